@@ -1,0 +1,273 @@
+package api
+
+import "time"
+
+// Life is the lifecycle stage of a model entity, as in Juju: alive, then
+// dying while it is torn down, then dead just before it is removed.
+type Life string
+
+const (
+	Alive Life = "alive"
+	Dying Life = "dying"
+	Dead  Life = "dead"
+)
+
+// Meta carries the raft indexes every stored object has.
+type Meta struct {
+	CreateIndex uint64 `json:"create-index"`
+	ModifyIndex uint64 `json:"modify-index"`
+}
+
+// Status is a workload, agent, application, machine or model status.
+type Status struct {
+	Status  string         `json:"status"`
+	Message string         `json:"message,omitempty"`
+	Data    map[string]any `json:"data,omitempty"`
+	Since   time.Time      `json:"since"`
+}
+
+// Controller describes the controller (spoke) as a whole.
+type Controller struct {
+	UUID   string `json:"uuid"`
+	Name   string `json:"name"`
+	CACert string `json:"ca-cert"`
+	Meta
+}
+
+// ControllerNode is one raft member of a controller.
+type ControllerNode struct {
+	ID       string `json:"id"`
+	RaftAddr string `json:"raft-address"`
+	APIAddr  string `json:"api-address"`
+	Voter    bool   `json:"voter"`
+	Meta
+}
+
+// User is a local user of a standalone controller.
+type User struct {
+	Name         string    `json:"name"`
+	DisplayName  string    `json:"display-name,omitempty"`
+	Access       string    `json:"access"` // "superuser" or "login"
+	PasswordHash string    `json:"-"`
+	CreatedAt    time.Time `json:"created-at"`
+	Disabled     bool      `json:"disabled,omitempty"`
+	Meta
+}
+
+// Credential is the hashed secret an agent or user authenticates with.
+// Tag is "user-NAME", "unit-APP-N" or "machine-MODELUUID-N".
+type Credential struct {
+	Tag       string `json:"tag"`
+	ModelUUID string `json:"model-uuid,omitempty"`
+	Hash      string `json:"hash"`
+	Meta
+}
+
+// Model is a Juju-style model: a namespace of applications.
+type Model struct {
+	UUID      string         `json:"uuid"`
+	Name      string         `json:"name"`
+	Owner     string         `json:"owner"`
+	Life      Life           `json:"life"`
+	Config    map[string]any `json:"config"`
+	Status    Status         `json:"status"`
+	CreatedAt time.Time      `json:"created-at"`
+	// Sequences handed out in Apply; never reused.
+	NextMachine  int `json:"next-machine"`
+	NextRelation int `json:"next-relation"`
+	NextTask     int `json:"next-task"`
+	Meta
+}
+
+// Endpoint is a charm relation endpoint.
+type Endpoint struct {
+	Name      string `json:"name"`
+	Role      string `json:"role"` // provider, requirer or peer
+	Interface string `json:"interface"`
+	Scope     string `json:"scope"` // global or container
+	Limit     int    `json:"limit,omitempty"`
+	Optional  bool   `json:"optional,omitempty"`
+}
+
+// Endpoint roles.
+const (
+	RoleProvider = "provider"
+	RoleRequirer = "requirer"
+	RolePeer     = "peer"
+)
+
+// Charm is an uploaded charm archive, content-addressed by sha256.
+type Charm struct {
+	SHA256       string     `json:"sha256"`
+	Name         string     `json:"name"`
+	Size         int64      `json:"size"`
+	Subordinate  bool       `json:"subordinate"`
+	Endpoints    []Endpoint `json:"endpoints"`
+	MetadataYAML string     `json:"metadata-yaml"`
+	ConfigYAML   string     `json:"config-yaml,omitempty"`
+	ActionsYAML  string     `json:"actions-yaml,omitempty"`
+	Meta
+}
+
+// Application is a deployed charm.
+type Application struct {
+	ModelUUID       string         `json:"model-uuid"`
+	Name            string         `json:"name"`
+	CharmSHA256     string         `json:"charm-sha256"`
+	CharmName       string         `json:"charm-name"`
+	CharmRevision   int            `json:"charm-revision"` // bumped on every charm change
+	Subordinate     bool           `json:"subordinate"`
+	Endpoints       []Endpoint     `json:"endpoints"`
+	Config          map[string]any `json:"config"` // user-set values only; typed
+	Constraints     string         `json:"constraints,omitempty"`
+	Exposed         bool           `json:"exposed"`
+	Scale           int            `json:"scale"`
+	Life            Life           `json:"life"`
+	Status          Status         `json:"status"`
+	WorkloadVersion string         `json:"workload-version,omitempty"`
+	NextUnit        int            `json:"next-unit"`
+	Meta
+}
+
+// Port is an opened port range, as open-port takes it.
+type Port struct {
+	Protocol  string   `json:"protocol"` // tcp, udp or icmp
+	From      int      `json:"from,omitempty"`
+	To        int      `json:"to,omitempty"`
+	Endpoints []string `json:"endpoints,omitempty"` // empty means all
+}
+
+// Unit is one instance of an application.
+type Unit struct {
+	ModelUUID       string `json:"model-uuid"`
+	Name            string `json:"name"` // app/N
+	Application     string `json:"application"`
+	MachineID       string `json:"machine,omitempty"`
+	Principal       string `json:"principal,omitempty"` // set for subordinate units
+	Life            Life   `json:"life"`
+	WorkloadStatus  Status `json:"workload-status"`
+	AgentStatus     Status `json:"agent-status"`
+	WorkloadVersion string `json:"workload-version,omitempty"`
+	OpenPorts       []Port `json:"open-ports,omitempty"`
+	// Resolved is "", "retry" or "no-retry": a pending `resolved` request.
+	Resolved string `json:"resolved,omitempty"`
+	// RetryVersion is bumped by every `resolved` so agents see repeats.
+	RetryVersion int `json:"retry-version,omitempty"`
+	Meta
+}
+
+// Machine is a host (or local directory + process) that runs unit agents.
+type Machine struct {
+	ModelUUID   string   `json:"model-uuid"`
+	ID          string   `json:"id"`
+	ProviderID  string   `json:"provider-id,omitempty"`
+	Addresses   []string `json:"addresses,omitempty"`
+	Base        string   `json:"base,omitempty"`
+	Constraints string   `json:"constraints,omitempty"`
+	Life        Life     `json:"life"`
+	// AgentStatus is the machine agent's status; InstanceStatus the provider's.
+	AgentStatus    Status `json:"agent-status"`
+	InstanceStatus Status `json:"instance-status"`
+	Meta
+}
+
+// RelationEndpoint is one side of a relation.
+type RelationEndpoint struct {
+	Application string `json:"application"`
+	Endpoint
+}
+
+// Relation is an integration between two endpoints (or one peer endpoint).
+type Relation struct {
+	ModelUUID string             `json:"model-uuid"`
+	ID        int                `json:"id"`
+	Key       string             `json:"key"` // "app:ep app2:ep2", sorted; "app:ep" for peers
+	Endpoints []RelationEndpoint `json:"endpoints"`
+	Life      Life               `json:"life"`
+	Meta
+}
+
+// RelationScope records that a unit has entered a relation's scope.
+type RelationScope struct {
+	ModelUUID  string `json:"model-uuid"`
+	RelationID int    `json:"relation-id"`
+	Unit       string `json:"unit"`
+	Meta
+}
+
+// RelationData is one data bag: a unit's or an application's.
+type RelationData struct {
+	ModelUUID  string            `json:"model-uuid"`
+	RelationID int               `json:"relation-id"`
+	Owner      string            `json:"owner"` // unit name, or application name when App
+	App        bool              `json:"app"`
+	Settings   map[string]string `json:"settings"`
+	Version    int               `json:"version"` // bumped on every effective change
+	Meta
+}
+
+// Lease is the leadership lease of an application.
+type Lease struct {
+	ModelUUID   string    `json:"model-uuid"`
+	Application string    `json:"application"`
+	Holder      string    `json:"holder"`
+	Start       time.Time `json:"start"`
+	Expiry      time.Time `json:"expiry"`
+	// Term counts leadership changes; leader-elected fires when it changes.
+	Term int `json:"term"`
+	Meta
+}
+
+// Task states, as Juju names them.
+const (
+	TaskPending   = "pending"
+	TaskRunning   = "running"
+	TaskCompleted = "completed"
+	TaskFailed    = "failed"
+	TaskCancelled = "cancelled"
+	TaskAborted   = "aborted"
+)
+
+// TaskLog is one action-log message.
+type TaskLog struct {
+	Time    time.Time `json:"time"`
+	Message string    `json:"message"`
+}
+
+// Task is one action run on one unit.
+type Task struct {
+	ModelUUID      string         `json:"model-uuid"`
+	ID             string         `json:"id"`
+	Receiver       string         `json:"receiver"` // unit name
+	Action         string         `json:"action"`
+	Params         map[string]any `json:"params"`
+	Parallel       bool           `json:"parallel,omitempty"`
+	ExecutionGroup string         `json:"execution-group,omitempty"`
+	Status         string         `json:"status"`
+	Message        string         `json:"message,omitempty"`
+	Results        map[string]any `json:"results,omitempty"`
+	Log            []TaskLog      `json:"log,omitempty"`
+	Enqueued       time.Time      `json:"enqueued"`
+	Started        time.Time      `json:"started,omitzero"`
+	Completed      time.Time      `json:"completed,omitzero"`
+	Meta
+}
+
+// Status history kinds.
+const (
+	StatusKindWorkload    = "workload"
+	StatusKindAgent       = "juju-unit"
+	StatusKindApplication = "application"
+	StatusKindMachine     = "machine"
+	StatusKindInstance    = "machine-instance"
+	StatusKindModel       = "model"
+)
+
+// StatusHistoryEntry is one recorded status of an entity.
+type StatusHistoryEntry struct {
+	ModelUUID string `json:"model-uuid"`
+	Entity    string `json:"entity"` // unit, application or machine name
+	Kind      string `json:"kind"`
+	Seq       uint64 `json:"seq"` // the raft index that recorded it
+	Status    Status `json:"status"`
+}
