@@ -1,0 +1,140 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"net"
+	"sync"
+)
+
+// ErrPartitioned is what a connection between two partitioned nodes sees.
+var ErrPartitioned = errors.New("network partitioned (fault injection)")
+
+// Faults injects network partitions between in-process nodes. Every raft
+// connection and node-to-node HTTP request goes through it, so a test can
+// cut any pair of nodes apart and heal them again. Production leaves it nil.
+type Faults struct {
+	mu      sync.Mutex
+	addrs   map[string]string // listen address -> node id
+	blocked map[[2]string]bool
+	conns   map[*faultConn]struct{}
+}
+
+// NewFaults makes an empty fault injector: everything connected.
+func NewFaults() *Faults {
+	return &Faults{addrs: map[string]string{}, blocked: map[[2]string]bool{}, conns: map[*faultConn]struct{}{}}
+}
+
+// Register tells the injector which node listens on addr.
+func (f *Faults) Register(node, addr string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.addrs[addr] = node
+}
+
+// Isolate cuts node off from every other node.
+func (f *Faults) Isolate(node string, others ...string) {
+	for _, o := range others {
+		if o != node {
+			f.Cut(node, o)
+		}
+	}
+}
+
+// Cut blocks traffic both ways between a and b and closes open connections.
+func (f *Faults) Cut(a, b string) {
+	f.mu.Lock()
+	f.blocked[[2]string{a, b}] = true
+	f.blocked[[2]string{b, a}] = true
+	var victims []*faultConn
+	for c := range f.conns {
+		if (c.local == a && c.remote == b) || (c.local == b && c.remote == a) {
+			victims = append(victims, c)
+		}
+	}
+	f.mu.Unlock()
+	for _, c := range victims {
+		c.Conn.Close()
+	}
+}
+
+// Heal removes every partition.
+func (f *Faults) Heal() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.blocked = map[[2]string]bool{}
+}
+
+func (f *Faults) isBlocked(local, remote string) bool {
+	if f == nil {
+		return false
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.blocked[[2]string{local, remote}]
+}
+
+func (f *Faults) nodeAt(addr string) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.addrs[addr]
+}
+
+// wrap tracks a connection between local and remote so Cut can close it.
+func (f *Faults) wrap(c net.Conn, local, remote string) net.Conn {
+	if f == nil || remote == "" {
+		return c
+	}
+	fc := &faultConn{Conn: c, f: f, local: local, remote: remote}
+	f.mu.Lock()
+	f.conns[fc] = struct{}{}
+	f.mu.Unlock()
+	return fc
+}
+
+// DialContext wraps a dialer so node-to-node HTTP obeys partitions too.
+func (f *Faults) DialContext(local string, d *net.Dialer) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		remote := f.nodeAt(addr)
+		if f.isBlocked(local, remote) {
+			return nil, ErrPartitioned
+		}
+		c, err := d.DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return f.wrap(c, local, remote), nil
+	}
+}
+
+type faultConn struct {
+	net.Conn
+	f             *Faults
+	local, remote string
+	once          sync.Once
+}
+
+func (c *faultConn) Read(b []byte) (int, error) {
+	if c.f.isBlocked(c.local, c.remote) {
+		c.Close()
+		return 0, ErrPartitioned
+	}
+	return c.Conn.Read(b)
+}
+
+func (c *faultConn) Write(b []byte) (int, error) {
+	if c.f.isBlocked(c.local, c.remote) {
+		c.Close()
+		return 0, ErrPartitioned
+	}
+	return c.Conn.Write(b)
+}
+
+func (c *faultConn) Close() error {
+	c.once.Do(func() {
+		c.f.mu.Lock()
+		delete(c.f.conns, c)
+		c.f.mu.Unlock()
+	})
+	return c.Conn.Close()
+}
