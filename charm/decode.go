@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -182,9 +183,9 @@ func getStringList(p *problems, field string, v any) []string {
 }
 
 // checkKeys reports keys of m that are not in allowed.
-func checkKeys(p *problems, field string, m map[string]any, allowed map[string]bool) {
+func checkKeys(p *problems, field string, m map[string]any, allowed ...string) {
 	for _, k := range sortedKeys(m) {
-		if !allowed[k] {
+		if !slices.Contains(allowed, k) {
 			p.add(join(field, k), "unknown key")
 		}
 	}

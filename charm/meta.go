@@ -92,27 +92,23 @@ type Meta struct {
 	Deployment     *Deployment
 }
 
-// metaV1Keys and metaV2Keys may not be mixed in one metadata.yaml.
-var (
-	metaV1Keys = []string{"series", "deployment", "min-juju-version"}
-	metaV2Keys = []string{"containers", "assumes", "charm-user"}
-)
-
-// metaKeys is every key metadata.yaml may contain. Besides Juju's schema it
-// includes the informational keys charmcraft pack writes (display-name,
-// docs, issues, maintainers, source, website) and the obsolete revision and
-// format keys Juju still tolerates; refusing those would reject charms that
-// Juju deploys.
-var metaKeys = map[string]bool{
-	"name": true, "summary": true, "description": true, "subordinate": true,
-	"provides": true, "requires": true, "peers": true, "extra-bindings": true,
-	"storage": true, "resources": true, "containers": true, "devices": true,
-	"payloads": true, "assumes": true, "charm-user": true, "terms": true,
-	"categories": true, "tags": true, "series": true, "min-juju-version": true,
-	"deployment": true,
-	"display-name": true, "docs": true, "issues": true, "maintainers": true,
-	"maintainer": true, "source": true, "website": true,
-	"revision": true, "format": true,
+// isMetaKey reports whether metadata.yaml may contain key. Besides Juju's
+// schema this includes the informational keys charmcraft pack writes
+// (display-name, docs, issues, maintainers, source, website) and the
+// obsolete revision and format keys Juju still tolerates; refusing those
+// would reject charms that Juju deploys.
+func isMetaKey(key string) bool {
+	switch key {
+	case "name", "summary", "description", "subordinate",
+		"provides", "requires", "peers", "extra-bindings",
+		"storage", "resources", "containers", "devices",
+		"payloads", "assumes", "charm-user", "terms",
+		"categories", "tags", "series", "min-juju-version", "deployment",
+		"display-name", "docs", "issues", "maintainers", "maintainer",
+		"source", "website", "revision", "format":
+		return true
+	}
+	return false
 }
 
 // ParseMeta parses and validates metadata.yaml content.
@@ -135,7 +131,11 @@ func metaFromValue(file string, v any) (*Meta, error) {
 		}
 		return nil, invalid(file, "", "must be a map, not %s", typeName(v))
 	}
-	checkKeys(p, "", top, metaKeys)
+	for _, k := range sortedKeys(top) {
+		if !isMetaKey(k) {
+			p.add(k, "unknown key")
+		}
+	}
 	m := &Meta{
 		Name:           getString(p, "name", top["name"]),
 		DisplayName:    getString(p, "display-name", top["display-name"]),
@@ -189,12 +189,12 @@ func metaFromValue(file string, v any) (*Meta, error) {
 // because Juju decides the metadata format from which keys are present.
 func checkVersions(p *problems, top map[string]any) {
 	var v1, v2 []string
-	for _, k := range metaV1Keys {
+	for _, k := range []string{"series", "deployment", "min-juju-version"} {
 		if _, ok := top[k]; ok {
 			v1 = append(v1, k)
 		}
 	}
-	for _, k := range metaV2Keys {
+	for _, k := range []string{"containers", "assumes", "charm-user"} {
 		if _, ok := top[k]; ok {
 			v2 = append(v2, k)
 		}
@@ -218,7 +218,7 @@ func parseEndpoints(p *problems, section string, role Role, v any) map[string]En
 		case string:
 			ep.Interface = t
 		case map[string]any:
-			checkKeys(p, field, t, map[string]bool{"interface": true, "limit": true, "scope": true, "optional": true})
+			checkKeys(p, field, t, "interface", "limit", "scope", "optional")
 			ep.Interface = getString(p, field+".interface", t["interface"])
 			if t["limit"] != nil {
 				if n, ok := getInt(p, field+".limit", t["limit"]); ok {

@@ -123,8 +123,6 @@ func parseStorage(p *problems, v any) map[string]Storage {
 	if !ok || len(m) == 0 {
 		return nil
 	}
-	allowed := map[string]bool{"type": true, "description": true, "shared": true, "read-only": true,
-		"multiple": true, "minimum-size": true, "location": true, "properties": true}
 	out := make(map[string]Storage, len(m))
 	for _, name := range sortedKeys(m) {
 		field := join("storage", name)
@@ -135,7 +133,8 @@ func parseStorage(p *problems, v any) map[string]Storage {
 		if !ok {
 			continue
 		}
-		checkKeys(p, field, sm, allowed)
+		checkKeys(p, field, sm, "type", "description", "shared", "read-only",
+			"multiple", "minimum-size", "location", "properties")
 		s := Storage{
 			Name:        name,
 			Type:        StorageType(getString(p, field+".type", sm["type"])),
@@ -164,7 +163,7 @@ func parseStorage(p *problems, v any) map[string]Storage {
 			}
 		}
 		if mult, ok := getMap(p, field+".multiple", sm["multiple"]); ok && mult != nil {
-			checkKeys(p, field+".multiple", mult, map[string]bool{"range": true})
+			checkKeys(p, field+".multiple", mult, "range")
 			r := rangeString(p, field+".multiple.range", mult["range"])
 			if r != "" {
 				s.CountMin, s.CountMax = parseRange(p, field+".multiple.range", r)
@@ -271,7 +270,7 @@ func parseResources(p *problems, v any) map[string]Resource {
 		if !ok {
 			continue
 		}
-		checkKeys(p, field, rm, map[string]bool{"type": true, "filename": true, "description": true})
+		checkKeys(p, field, rm, "type", "filename", "description")
 		r := Resource{
 			Name:        name,
 			Type:        ResourceType(getString(p, field+".type", rm["type"])),
@@ -311,7 +310,7 @@ func parseContainers(p *problems, v any) map[string]Container {
 		if !ok {
 			continue
 		}
-		checkKeys(p, field, cm, map[string]bool{"resource": true, "mounts": true, "uid": true, "gid": true, "bases": true})
+		checkKeys(p, field, cm, "resource", "mounts", "uid", "gid", "bases")
 		c := Container{Name: name, Resource: getString(p, field+".resource", cm["resource"])}
 		c.UID = parseID(p, field+".uid", cm["uid"])
 		c.GID = parseID(p, field+".gid", cm["gid"])
@@ -326,7 +325,7 @@ func parseContainers(p *problems, v any) map[string]Container {
 				if !ok {
 					continue
 				}
-				checkKeys(p, mf, mm, map[string]bool{"storage": true, "location": true})
+				checkKeys(p, mf, mm, "storage", "location")
 				mt := Mount{Storage: getString(p, mf+".storage", mm["storage"]), Location: getString(p, mf+".location", mm["location"])}
 				if mt.Storage == "" {
 					p.add(mf+".storage", "required")
@@ -403,7 +402,7 @@ func parseDevices(p *problems, v any) map[string]Device {
 		if !ok {
 			continue
 		}
-		checkKeys(p, field, dm, map[string]bool{"type": true, "description": true, "countmin": true, "countmax": true})
+		checkKeys(p, field, dm, "type", "description", "countmin", "countmax")
 		d := Device{
 			Name:        name,
 			Type:        getString(p, field+".type", dm["type"]),
@@ -442,7 +441,7 @@ func parsePayloads(p *problems, v any) map[string]Payload {
 		if !ok {
 			continue
 		}
-		checkKeys(p, field, pm, map[string]bool{"type": true})
+		checkKeys(p, field, pm, "type")
 		pl := Payload{Name: name, Type: getString(p, field+".type", pm["type"])}
 		if pl.Type == "" {
 			p.add(field+".type", "required")
@@ -457,7 +456,7 @@ func parseDeployment(p *problems, v any) *Deployment {
 	if !ok || m == nil {
 		return nil
 	}
-	checkKeys(p, "deployment", m, map[string]bool{"type": true, "service": true, "min-version": true, "mode": true})
+	checkKeys(p, "deployment", m, "type", "service", "min-version", "mode")
 	d := &Deployment{
 		Type:       getString(p, "deployment.type", m["type"]),
 		Service:    getString(p, "deployment.service", m["service"]),
