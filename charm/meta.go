@@ -56,7 +56,8 @@ type Endpoint struct {
 	// Limit is the maximum number of relations; 0 means unlimited.
 	// Juju does not enforce it; it is informational.
 	Limit int
-	// Optional is informational only, as in Juju.
+	// Optional is informational only, as in Juju. An endpoint may also carry
+	// a description, which is accepted and dropped.
 	Optional bool
 }
 
@@ -218,7 +219,7 @@ func parseEndpoints(p *problems, section string, role Role, v any) map[string]En
 		case string:
 			ep.Interface = t
 		case map[string]any:
-			checkKeys(p, field, t, "interface", "limit", "scope", "optional")
+			checkKeys(p, field, t, "interface", "limit", "scope", "optional", "description")
 			ep.Interface = getString(p, field+".interface", t["interface"])
 			if t["limit"] != nil {
 				if n, ok := getInt(p, field+".limit", t["limit"]); ok {

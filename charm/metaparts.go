@@ -270,7 +270,7 @@ func parseResources(p *problems, v any) map[string]Resource {
 		if !ok {
 			continue
 		}
-		checkKeys(p, field, rm, "type", "filename", "description")
+		checkKeys(p, field, rm, "type", "filename", "description", "upstream-source")
 		r := Resource{
 			Name:        name,
 			Type:        ResourceType(getString(p, field+".type", rm["type"])),
