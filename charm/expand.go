@@ -34,8 +34,8 @@ func ExpandArchiveLimits(data []byte, dest string, lim Limits) error {
 	if err != nil {
 		return err
 	}
-	if _, ok := ca.byName[MetadataFile]; !ok {
-		return invalid(MetadataFile, "", "missing from archive")
+	if e, ok := ca.byName[MetadataFile]; !ok || !e.mode.IsRegular() {
+		return invalid(MetadataFile, "", "missing from archive or not a regular file")
 	}
 	if err := os.MkdirAll(dest, 0o755); err != nil {
 		return err
