@@ -235,7 +235,7 @@ type zipEntry struct {
 	size    uint64 // if nonzero, overrides the declared uncompressed size
 }
 
-func buildZip(t *testing.T, entries []zipEntry) []byte {
+func buildZip(t testing.TB, entries []zipEntry) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	zw := zip.NewWriter(&buf)

@@ -2,6 +2,7 @@ package charm
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -147,7 +148,9 @@ func parseValue(t OptionType, s string) (any, error) {
 		return n, nil
 	case TypeFloat:
 		f, err := strconv.ParseFloat(s, 64)
-		if err != nil {
+		// NaN and infinities cannot be carried in JSON (config-get
+		// --format=json), so they are not valid option values.
+		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
 			return nil, fmt.Errorf("expected float, got %q", s)
 		}
 		return f, nil
