@@ -186,7 +186,8 @@ func TestMetadataYAMLWinsOverCharmcraft(t *testing.T) {
 	dir := t.TempDir()
 	writeTree(t, dir, map[string]string{
 		"metadata.yaml":   "name: legacy\n",
-		"charmcraft.yaml": "type: charm\nbases: [{name: ubuntu, channel: '20.04'}]\nconfig:\n  options:\n    x: {default: y}\n",
+		// future-key is tolerated: metadata does not come from this file.
+		"charmcraft.yaml": "type: charm\nfuture-key: 1\nbases: [{name: ubuntu, channel: '20.04'}]\nconfig:\n  options:\n    x: {default: y}\n",
 	})
 	c, err := ReadDir(dir)
 	if err != nil {
@@ -194,6 +195,17 @@ func TestMetadataYAMLWinsOverCharmcraft(t *testing.T) {
 	}
 	if c.Meta.Name != "legacy" || c.FromCharmcraft || c.Config.Options["x"].Default != "y" {
 		t.Errorf("got %+v", c)
+	}
+	// The packed charm carries a generated config.yaml for the agent.
+	dest := t.TempDir()
+	if err := ExpandArchive(pack(t, dir), dest); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(dest, ConfigFile)); err != nil || !strings.Contains(string(b), "default: \"y\"") && !strings.Contains(string(b), "default: y") {
+		t.Errorf("generated config.yaml: %q %v", b, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dest, MetadataFile)); string(b) != "name: legacy\n" {
+		t.Errorf("metadata.yaml was replaced: %q", b)
 	}
 }
 

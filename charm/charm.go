@@ -53,8 +53,9 @@ func load(read fileReader) (*Charm, error) {
 	c := &Charm{}
 	var proj *charmcraftProject
 	if data, ok := files[CharmcraftFile]; ok {
+		_, hasMeta := files[MetadataFile]
 		var err error
-		if proj, err = parseCharmcraft(data); err != nil {
+		if proj, err = parseCharmcraft(data, !hasMeta); err != nil {
 			return nil, err
 		}
 	}

@@ -48,7 +48,12 @@ type charmcraftProject struct {
 	hasConfig, hasActions bool
 }
 
-func parseCharmcraft(data []byte) (*charmcraftProject, error) {
+// parseCharmcraft splits charmcraft.yaml. With strict false (the charm also
+// has metadata.yaml, so charmcraft.yaml only supplies config and actions)
+// unknown keys are tolerated: a packed legacy charm may carry a
+// charmcraft.yaml written for a newer charmcraft, and its metadata is not
+// taken from there anyway.
+func parseCharmcraft(data []byte, strict bool) (*charmcraftProject, error) {
 	v, err := decodeYAML(CharmcraftFile, data)
 	if err != nil {
 		return nil, err
@@ -69,7 +74,7 @@ func parseCharmcraft(data []byte) (*charmcraftProject, error) {
 		switch {
 		case isMetaKey(k):
 			proj.meta[k] = top[k]
-		case !isCharmcraftOnlyKey(k):
+		case strict && !isCharmcraftOnlyKey(k):
 			p.add(k, "unknown key")
 		}
 	}
@@ -80,7 +85,9 @@ func parseCharmcraft(data []byte) (*charmcraftProject, error) {
 		for _, k := range sortedKeys(links) {
 			mk, known := linkKey(k)
 			if !known {
-				p.add(join("links", k), "unknown key")
+				if strict {
+					p.add(join("links", k), "unknown key")
+				}
 				continue
 			}
 			if _, dup := proj.meta[mk]; !dup {

@@ -35,12 +35,12 @@ func ArchiveDir(dir string, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if c.FromCharmcraft {
-		data, err := readLimitedOrNil(filepath.Join(dir, CharmcraftFile))
-		if err != nil {
-			return err
-		}
-		proj, err := parseCharmcraft(data)
+	// Generate whichever descriptor files the charm took from charmcraft.yaml,
+	// because the agent reads only metadata.yaml, config.yaml and actions.yaml.
+	if data, found, err := readLimited(filepath.Join(dir, CharmcraftFile), CharmcraftFile); err != nil {
+		return err
+	} else if found {
+		proj, err := parseCharmcraft(data, c.FromCharmcraft)
 		if err != nil {
 			return err
 		}
@@ -70,11 +70,6 @@ func ArchiveDir(dir string, w io.Writer) error {
 		}
 	}
 	return zw.Close()
-}
-
-func readLimitedOrNil(path string) ([]byte, error) {
-	data, _, err := readLimited(path, filepath.Base(path))
-	return data, err
 }
 
 // collect walks dir in lexical order and checks every entry.
