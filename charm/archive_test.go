@@ -185,7 +185,7 @@ actions:
 func TestMetadataYAMLWinsOverCharmcraft(t *testing.T) {
 	dir := t.TempDir()
 	writeTree(t, dir, map[string]string{
-		"metadata.yaml":   "name: legacy\n",
+		"metadata.yaml": "name: legacy\n",
 		// future-key is tolerated: metadata does not come from this file.
 		"charmcraft.yaml": "type: charm\nfuture-key: 1\nbases: [{name: ubuntu, channel: '20.04'}]\nconfig:\n  options:\n    x: {default: y}\n",
 	})
