@@ -30,6 +30,9 @@ import (
 // a function that stops it.
 type Constructor func(ctx context.Context, dir string) (load.Target, func() error, error)
 
+// ErrUnknownTarget means -targets named a target missing from registry.
+var ErrUnknownTarget = errors.New("unknown target")
+
 // baseline is the target every other target is compared against.
 const baseline = "etcd"
 
@@ -75,7 +78,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	reg := registry(o)
 	for _, name := range o.targets {
 		if reg[name] == nil {
-			return fmt.Errorf("unknown target %q (have %s)", name, strings.Join(slices.Sorted(maps.Keys(reg)), ", "))
+			return fmt.Errorf("%w %q (have %s)", ErrUnknownTarget, name, strings.Join(slices.Sorted(maps.Keys(reg)), ", "))
 		}
 	}
 	var results []load.Result
@@ -157,24 +160,37 @@ func benchTarget(ctx context.Context, o options, name string, construct Construc
 	return results, nil
 }
 
-// printTable prints one row per target and level; non-baseline rows also
-// show their throughput relative to the baseline at the same level.
+// printTable prints one row per target and level. When targets other than
+// the baseline ran, a last column gives their throughput relative to the
+// baseline at the same level (drover/etcd).
 func printTable(out io.Writer, results []load.Result) error {
 	base := map[int]float64{}
+	compare := false
 	for _, r := range results {
 		if r.Target == baseline {
 			base[r.Concurrency] = r.CommitsPerSec
+		} else {
+			compare = true
 		}
 	}
+	compare = compare && len(base) > 0
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "target\tconcurrency\tcommits/s\tp50\tp99\tmax\terrors\tvs etcd\t")
+	header := "target\tconcurrency\tcommits/s\tp50\tp99\tmax\terrors\t"
+	if compare {
+		header += "vs " + baseline + "\t"
+	}
+	fmt.Fprintln(tw, header)
 	for _, r := range results {
-		ratio := "-"
-		if b := base[r.Concurrency]; r.Target != baseline && b > 0 {
-			ratio = fmt.Sprintf("%.2fx", r.CommitsPerSec/b)
+		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%s\t%s\t%s\t%d\t", r.Target, r.Concurrency, r.CommitsPerSec,
+			round(r.P50), round(r.P99), round(r.Max), r.Errors)
+		if compare {
+			ratio := "-"
+			if b := base[r.Concurrency]; r.Target != baseline && b > 0 {
+				ratio = fmt.Sprintf("%.2fx", r.CommitsPerSec/b)
+			}
+			fmt.Fprintf(tw, "%s\t", ratio)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%s\t%s\t%s\t%d\t%s\t\n", r.Target, r.Concurrency, r.CommitsPerSec,
-			round(r.P50), round(r.P99), round(r.Max), r.Errors, ratio)
+		fmt.Fprintln(tw)
 	}
 	return tw.Flush()
 }
