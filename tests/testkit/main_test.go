@@ -1,0 +1,5 @@
+package testkit
+
+import "testing"
+
+func TestMain(m *testing.M) { VerifyTestMain(m) }

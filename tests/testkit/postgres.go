@@ -1,0 +1,228 @@
+package testkit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Timeouts for one server's life; generous because CI machines are small.
+const (
+	pgStartTimeout = 30 * time.Second
+	pgStopTimeout  = 10 * time.Second
+	pgRetryEvery   = 10 * time.Millisecond
+	unixSocketPort = 5432 // each server has its own socket dir, so no clash
+)
+
+// ErrPostgresExited means the server process ended before it was stopped.
+var ErrPostgresExited = errors.New("testkit: postgres exited")
+
+// Postgres is a private PostgreSQL server running as a child process.
+type Postgres struct {
+	dir  string // holds data/, the socket and postgres.log
+	host string // the socket dir, or 127.0.0.1 with TCP
+	port int
+	cmd  *exec.Cmd
+	done chan struct{} // closed when the process has exited
+	err  error         // the process's exit status, set before done closes
+
+	mu        sync.Mutex
+	templates map[string]*migratedTemplate
+}
+
+// PostgresOption configures a server started by StartPostgres or
+// StartPostgresServer.
+type PostgresOption func(*pgOptions)
+
+type pgOptions struct {
+	tcp     bool // also listen on 127.0.0.1
+	tcpPort int  // 0: pick a free port
+}
+
+// WithTCP makes the server also listen on 127.0.0.1:port; port 0 picks a
+// free port. DSN then uses TCP.
+func WithTCP(port int) PostgresOption {
+	return func(o *pgOptions) { o.tcp, o.tcpPort = true, port }
+}
+
+// StartPostgres starts a private server for the test in a fresh temporary
+// directory and stops it, removing the directory, when the test ends.
+// It fails the test if PostgreSQL is not installed.
+func StartPostgres(t testing.TB, opts ...PostgresOption) *Postgres {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "testkit-pg-") // short: socket paths are limited to 107 bytes
+	if err != nil {
+		t.Fatalf("testkit: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), pgStartTimeout)
+	defer cancel()
+	p, err := StartPostgresServer(ctx, dir, opts...)
+	if err != nil {
+		os.RemoveAll(dir)
+		t.Fatalf("%v", err)
+	}
+	t.Cleanup(func() {
+		if err := p.Stop(); err != nil {
+			t.Errorf("%v", err)
+		}
+		if err := os.RemoveAll(dir); err != nil {
+			t.Errorf("testkit: remove %s: %v", dir, err)
+		}
+	})
+	return p
+}
+
+// StartPostgresServer starts a server whose data lives in dir/data. An
+// existing data directory is reused, so a dev server keeps its data across
+// restarts; otherwise the cached initdb template is copied in. The caller
+// must call Stop; dir is left in place.
+func StartPostgresServer(ctx context.Context, dir string, opts ...PostgresOption) (*Postgres, error) {
+	var o pgOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	pg, err := findInstall()
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("testkit: %w", err)
+	}
+	if err := pg.chown(dir); err != nil {
+		return nil, err
+	}
+	data := filepath.Join(dir, "data")
+	if _, err := os.Stat(filepath.Join(data, "PG_VERSION")); err != nil {
+		tmpl, err := templateDataDir(pg)
+		if err != nil {
+			return nil, err
+		}
+		if err := copyDataDir(tmpl, data); err != nil {
+			return nil, err
+		}
+	}
+
+	p := &Postgres{dir: dir, host: dir, port: unixSocketPort, done: make(chan struct{}),
+		templates: make(map[string]*migratedTemplate)}
+	listen := ""
+	if o.tcp {
+		port := o.tcpPort
+		if port == 0 {
+			if port, err = ReservePort(); err != nil {
+				return nil, err
+			}
+		}
+		p.host, p.port, listen = "127.0.0.1", port, "127.0.0.1"
+	}
+	if err := p.start(pg, data, listen); err != nil {
+		return nil, err
+	}
+	if err := p.waitReady(ctx); err != nil {
+		return nil, errors.Join(err, p.Stop())
+	}
+	return p, nil
+}
+
+func (p *Postgres) start(pg *pgInstall, data, listen string) error {
+	logf, err := os.OpenFile(p.LogPath(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("testkit: postgres log: %w", err)
+	}
+	defer logf.Close() // the child holds its own descriptor
+	p.cmd = pg.command("postgres", "-D", data, "-k", p.dir, "-p", strconv.Itoa(p.port),
+		"-c", "listen_addresses="+listen,
+		"-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off")
+	p.cmd.Stdout, p.cmd.Stderr = logf, logf
+	if err := p.cmd.Start(); err != nil {
+		return fmt.Errorf("testkit: start postgres: %w", err)
+	}
+	// The process's only waiter: it records the exit so readiness polling
+	// and Stop can both observe it.
+	go func() {
+		p.err = p.cmd.Wait()
+		close(p.done)
+	}()
+	return nil
+}
+
+// waitReady connects every 10ms until the server answers a query.
+func (p *Postgres) waitReady(ctx context.Context) error {
+	var lastErr error
+	for {
+		conn, err := pgx.Connect(ctx, p.DSN("postgres"))
+		if err == nil {
+			_, err = conn.Exec(ctx, "SELECT 1")
+			err = errors.Join(err, conn.Close(ctx))
+			if err == nil {
+				return nil
+			}
+		}
+		lastErr = err
+		select {
+		case <-p.done:
+			return fmt.Errorf("%w before ready (%v); log %s:\n%s", ErrPostgresExited, p.err, p.LogPath(), p.logTail())
+		case <-ctx.Done():
+			return fmt.Errorf("testkit: postgres not ready: %w (last error: %v); log %s:\n%s",
+				context.Cause(ctx), lastErr, p.LogPath(), p.logTail())
+		case <-time.After(pgRetryEvery):
+		}
+	}
+}
+
+// Stop shuts the server down immediately (SIGQUIT) and waits for it to exit,
+// killing it if it does not. The data directory stays; crash recovery on
+// the next start replays anything not yet flushed.
+func (p *Postgres) Stop() error {
+	select {
+	case <-p.done:
+		return nil
+	default:
+	}
+	if err := p.cmd.Process.Signal(syscall.SIGQUIT); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return fmt.Errorf("testkit: signal postgres: %w", err)
+	}
+	select {
+	case <-p.done:
+		return nil
+	case <-time.After(pgStopTimeout):
+	}
+	if err := p.cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return fmt.Errorf("testkit: kill postgres: %w", err)
+	}
+	<-p.done
+	return fmt.Errorf("testkit: postgres ignored SIGQUIT for %v and was killed", pgStopTimeout)
+}
+
+// Dir is the server's directory (data, socket, log).
+func (p *Postgres) Dir() string { return p.dir }
+
+// Host is the socket directory, or 127.0.0.1 when listening on TCP.
+func (p *Postgres) Host() string { return p.host }
+
+// Port is the server's port (the socket's name suffix for unix sockets).
+func (p *Postgres) Port() int { return p.port }
+
+// LogPath is where the server's output goes.
+func (p *Postgres) LogPath() string { return filepath.Join(p.dir, "postgres.log") }
+
+func (p *Postgres) logTail() string {
+	b, err := os.ReadFile(p.LogPath())
+	if err != nil {
+		return err.Error()
+	}
+	const keep = 4000
+	if len(b) > keep {
+		b = b[len(b)-keep:]
+	}
+	return string(b)
+}

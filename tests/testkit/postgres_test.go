@@ -1,0 +1,111 @@
+package testkit
+
+import (
+	"context"
+	"errors"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+func TestPostgresTemplateDatabases(t *testing.T) {
+	CheckLeaks(t)
+	pg := StartPostgres(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+
+	migrations := 0
+	migrate := func(ctx context.Context, dsn string) error {
+		migrations++
+		conn, err := pgx.Connect(ctx, dsn)
+		if err != nil {
+			return err
+		}
+		_, err = conn.Exec(ctx, `CREATE TABLE models (name text PRIMARY KEY); INSERT INTO models VALUES ('seed')`)
+		return errors.Join(err, conn.Close(ctx))
+	}
+	tmpl, err := pg.MigratedTemplate(ctx, "models_tmpl", migrate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, err := pg.MigratedTemplate(ctx, "models_tmpl", migrate); err != nil || again != tmpl || migrations != 1 {
+		t.Fatalf("second MigratedTemplate = %q, %v after %d migrations; want cached %q", again, err, migrations, tmpl)
+	}
+
+	// Two databases from one template are independent copies.
+	var dsns []string
+	for range 2 {
+		dsns = append(dsns, pg.NewDatabase(t, tmpl))
+	}
+	conn, err := pgx.Connect(ctx, dsns[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `INSERT INTO models VALUES ('only-in-first')`); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []int{2, 1} {
+		c, err := pgx.Connect(ctx, dsns[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		var n int
+		err = c.QueryRow(ctx, `SELECT count(*) FROM models`).Scan(&n)
+		if cerr := c.Close(ctx); err == nil {
+			err = cerr
+		}
+		if err != nil || n != want {
+			t.Fatalf("database %d: count = %d, %v; want %d", i, n, err, want)
+		}
+	}
+}
+
+func TestPostgresTCPAndCreateDatabase(t *testing.T) {
+	CheckLeaks(t)
+	pg := StartPostgres(t, WithTCP(0))
+	if pg.Host() != "127.0.0.1" || pg.Port() == 0 {
+		t.Fatalf("host:port = %s:%d, want 127.0.0.1:<free>", pg.Host(), pg.Port())
+	}
+	ctx := t.Context()
+	if err := pg.CreateDatabase(ctx, "plain"); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pgx.Connect(ctx, pg.DSN("plain"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var db string
+	if err := conn.QueryRow(ctx, `SELECT current_database()`).Scan(&db); err != nil || db != "plain" {
+		t.Fatalf("current_database = %q, %v", db, err)
+	}
+}
+
+func TestPostgresServerRestartKeepsData(t *testing.T) {
+	CheckLeaks(t)
+	dir, err := os.MkdirTemp("", "testkit-pg-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	ctx := t.Context()
+	pg, err := StartPostgresServer(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = errors.Join(pg.CreateDatabase(ctx, "kept"), pg.Stop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pg, err = StartPostgresServer(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pg.Stop()
+	if err := pg.Exec(ctx, "kept", "SELECT 1"); err != nil {
+		t.Fatalf("database lost across restart: %v", err)
+	}
+}
