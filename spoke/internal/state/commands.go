@@ -374,6 +374,8 @@ type DestroyApplicationRequest struct {
 type AddRelationRequest struct {
 	ModelUUID string    `json:"model-uuid"`
 	Endpoints [2]string `json:"endpoints"`
+	// Now stamps the status of subordinate units a container relation creates.
+	Now time.Time `json:"now"`
 }
 
 // DestroyRelationRequest makes a relation dying, found by Endpoints when
