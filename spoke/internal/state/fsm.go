@@ -72,7 +72,8 @@ func (f *FSM) Apply(l *raft.Log) any {
 		if api.CodeOf(err) == api.CodeInternal {
 			f.logger.Error("raft command failed", "index", l.Index, "type", t, "err", err)
 		}
-		return ApplyResult{Err: fmt.Errorf("%v: %w", t, err)}
+		// Returned as is: the *api.Error's message is the user-facing text.
+		return ApplyResult{Err: err}
 	}
 	f.events.Publish(l.Index, events)
 	return ApplyResult{Value: v}

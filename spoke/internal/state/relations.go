@@ -119,6 +119,7 @@ func (r *reader) inferEndpoints(model string, specs [2]string) ([]api.RelationEn
 	for i, c := range cands {
 		keys[i] = fmt.Sprintf("%q", relationKey(c))
 	}
+	slices.Sort(keys)
 	return nil, nil, api.Errorf(api.CodeInvalid, "ambiguous relation: %q could refer to %s",
 		specs[0]+" "+specs[1], strings.Join(keys, "; "))
 }
