@@ -15,4 +15,18 @@
 //   - Stored objects are immutable once inserted; writers copy first.
 //   - Every object carries CreateIndex/ModifyIndex, and every write updates
 //     the index table for its table in the same transaction.
+//   - Numbers in untyped maps (config, params, results, status data) are
+//     json.Number after decoding, in commands and in snapshots alike, so
+//     every node holds and re-encodes exactly the same values.
+//   - A lease row lives as long as its application; expiry and revocation
+//     only vacate it (Holder ""), so Term never repeats for an application.
+//   - Events are computed from the transaction's own change set and
+//     published after commit; the broker never blocks the FSM.
+//   - Entity invariants: names unique per model; relations only between
+//     provider and requirer of one interface (or a peer endpoint);
+//     container-scoped relations involve a subordinate; application bags
+//     are written only by the unexpired lease holder; a unit is dead only
+//     after it left every scope and its subordinates are gone; a dying
+//     relation goes when its scope empties; a dying application goes when
+//     it has neither units nor relations.
 package state

@@ -15,7 +15,9 @@ func (r *reader) ScopeMembers(model string, relID int) ([]*api.RelationScope, er
 }
 
 // RelationDataBag returns a unit's (app false) or an application's bag, or
-// nil if nothing was ever written (change version 0).
+// nil if it does not exist. A unit's bag is created when it enters scope
+// (Version 0 if empty); an application's bag when the leader first writes
+// it, so a missing app bag means change version 0.
 func (r *reader) RelationDataBag(model string, relID int, owner string, app bool) (*api.RelationData, error) {
 	return first[api.RelationData](r, tableRelationData, "id", model, relID, app, owner)
 }
