@@ -1,0 +1,242 @@
+package state
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/droverhq/drover/api"
+	"github.com/hashicorp/go-memdb"
+)
+
+// Event kinds, one per watched table.
+const (
+	KindController     = "controller"
+	KindControllerNode = "controller-node"
+	KindUser           = "user"
+	KindModel          = "model"
+	KindCharm          = "charm"
+	KindApplication    = "application"
+	KindUnit           = "unit"
+	KindMachine        = "machine"
+	KindRelation       = "relation"
+	KindRelationScope  = "relation-scope"
+	KindRelationData   = "relation-data"
+	KindLease          = "lease"
+	KindTask           = "task"
+)
+
+// Event operations.
+const (
+	OpUpsert = "upsert"
+	OpDelete = "delete"
+)
+
+// Event is one object changed by one raft command. Object is the stored
+// object after the change (before it, for a delete) and must not be
+// modified.
+type Event struct {
+	Index     uint64 `json:"index"`
+	ModelUUID string `json:"model-uuid,omitempty"`
+	Kind      string `json:"kind"`
+	Key       string `json:"key"`
+	Op        string `json:"op"`
+	Object    any    `json:"object"`
+}
+
+// eventsFrom turns a transaction's changes into events, in the order the
+// changes were made. Credentials, status history and the index table
+// produce none: secrets stay out of streams, and history is read on demand.
+func eventsFrom(index uint64, changes memdb.Changes) []Event {
+	var out []Event
+	for _, c := range changes {
+		obj, op := c.After, OpUpsert
+		if c.Deleted() {
+			obj, op = c.Before, OpDelete
+		}
+		e := Event{Index: index, Op: op, Object: obj}
+		switch o := obj.(type) {
+		case *api.Controller:
+			e.Kind, e.Key = KindController, o.UUID
+		case *api.ControllerNode:
+			e.Kind, e.Key = KindControllerNode, o.ID
+		case *api.User:
+			u := *o
+			u.PasswordHash = ""
+			e.Kind, e.Key, e.Object = KindUser, o.Name, &u
+		case *api.Model:
+			e.Kind, e.Key, e.ModelUUID = KindModel, o.UUID, o.UUID
+		case *api.Charm:
+			e.Kind, e.Key = KindCharm, o.SHA256
+		case *api.Application:
+			e.Kind, e.Key, e.ModelUUID = KindApplication, o.Name, o.ModelUUID
+		case *api.Unit:
+			e.Kind, e.Key, e.ModelUUID = KindUnit, o.Name, o.ModelUUID
+		case *api.Machine:
+			e.Kind, e.Key, e.ModelUUID = KindMachine, o.ID, o.ModelUUID
+		case *api.Relation:
+			e.Kind, e.Key, e.ModelUUID = KindRelation, fmt.Sprint(o.ID), o.ModelUUID
+		case *api.RelationScope:
+			e.Kind, e.Key, e.ModelUUID = KindRelationScope, fmt.Sprintf("%d/%s", o.RelationID, o.Unit), o.ModelUUID
+		case *api.RelationData:
+			e.Kind, e.Key, e.ModelUUID = KindRelationData, bagKey(o), o.ModelUUID
+		case *api.Lease:
+			e.Kind, e.Key, e.ModelUUID = KindLease, o.Application, o.ModelUUID
+		case *api.Task:
+			e.Kind, e.Key, e.ModelUUID = KindTask, o.ID, o.ModelUUID
+		default:
+			continue
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+func bagKey(d *api.RelationData) string {
+	if d.App {
+		return fmt.Sprintf("%d/app/%s", d.RelationID, d.Owner)
+	}
+	return fmt.Sprintf("%d/unit/%s", d.RelationID, d.Owner)
+}
+
+// ErrSubscriptionReset tells a subscriber that events it needs are gone
+// (it fell behind the ring, or the store was restored): it must read a full
+// snapshot and subscribe again from that snapshot's index.
+var ErrSubscriptionReset = api.Errorf(api.CodeConflict, "event subscription reset: resynchronise from a snapshot")
+
+// DefaultEventBufferSize is the number of batches the broker keeps.
+const DefaultEventBufferSize = 4096
+
+type eventBatch struct {
+	index  uint64
+	events []Event
+}
+
+// EventBroker keeps the last batches of events in a bounded ring.
+// Publishing never waits for subscribers: a subscriber that falls behind
+// the ring gets ErrSubscriptionReset.
+type EventBroker struct {
+	size int
+
+	// mu guards the fields below.
+	mu sync.Mutex
+	// ring holds batches in index order, oldest first.
+	ring []eventBatch
+	// floor is the highest index whose events may be missing: a
+	// subscriber positioned before it cannot be served.
+	floor uint64
+	// gen is bumped by Reset so that every subscriber resynchronises.
+	gen uint64
+	// notify is closed (and replaced) on every publish and reset.
+	notify chan struct{}
+}
+
+// NewEventBroker returns a broker keeping size batches (default 4096).
+func NewEventBroker(size int) *EventBroker {
+	if size <= 0 {
+		size = DefaultEventBufferSize
+	}
+	return &EventBroker{size: size, notify: make(chan struct{})}
+}
+
+// Publish adds the events of the command at index. Call it after the
+// command's transaction committed.
+func (b *EventBroker) Publish(index uint64, events []Event) {
+	if len(events) == 0 {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.ring = append(b.ring, eventBatch{index: index, events: events})
+	if over := len(b.ring) - b.size; over > 0 {
+		b.floor = b.ring[over-1].index
+		// Reslicing is amortised: append copies only the live tail when it
+		// next grows the backing array.
+		b.ring = b.ring[over:]
+	}
+	b.wakeLocked()
+}
+
+// Reset drops every buffered batch and forces every subscriber to
+// resynchronise; index is the store's index after a restore.
+func (b *EventBroker) Reset(index uint64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.ring, b.floor = nil, index
+	b.gen++
+	b.wakeLocked()
+}
+
+func (b *EventBroker) wakeLocked() {
+	close(b.notify)
+	b.notify = make(chan struct{})
+}
+
+// SubscribeRequest selects the events of one model ("" for all) after
+// index Since.
+type SubscribeRequest struct {
+	ModelUUID string
+	Since     uint64
+}
+
+// Subscription reads events in index order. It holds no goroutine.
+type Subscription struct {
+	b     *EventBroker
+	model string
+	since uint64
+	gen   uint64
+}
+
+// Subscribe starts a subscription. Its first Next returns
+// ErrSubscriptionReset if events after Since are no longer buffered.
+func (b *EventBroker) Subscribe(ctx context.Context, req SubscribeRequest) (*Subscription, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return &Subscription{b: b, model: req.ModelUUID, since: req.Since, gen: b.gen}, nil
+}
+
+// Next blocks until there are events after the subscription's position
+// and returns them (each carries its index), or until ctx ends.
+func (s *Subscription) Next(ctx context.Context) ([]Event, error) {
+	for {
+		evs, wait, err := s.poll()
+		if err != nil || len(evs) > 0 {
+			return evs, err
+		}
+		select {
+		case <-wait:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// poll returns the buffered events after the position, or the channel to
+// wait on when there are none.
+func (s *Subscription) poll() ([]Event, <-chan struct{}, error) {
+	b := s.b
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if s.gen != b.gen || s.since < b.floor {
+		return nil, nil, ErrSubscriptionReset
+	}
+	var out []Event
+	for _, batch := range b.ring {
+		if batch.index <= s.since {
+			continue
+		}
+		s.since = batch.index
+		for _, e := range batch.events {
+			if s.model == "" || e.ModelUUID == s.model {
+				out = append(out, e)
+			}
+		}
+	}
+	return out, b.notify, nil
+}
+
+// Index is the index of the last batch the subscription has passed.
+func (s *Subscription) Index() uint64 { return s.since }

@@ -1,0 +1,132 @@
+package state
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"testing"
+	"time"
+
+	"github.com/droverhq/drover/api"
+)
+
+func TestEventsFromApply(t *testing.T) {
+	h := newHarness(t)
+	h.seed()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	sub, err := h.fsm.Events().Subscribe(ctx, SubscribeRequest{ModelUUID: testModel, Since: h.index})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.deploy("kv", "kv", 1)
+	evs, err := sub.Next(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]int{}
+	for _, e := range evs {
+		if e.Index != h.index || e.ModelUUID != testModel || e.Op != OpUpsert {
+			t.Errorf("event %+v", e)
+		}
+		kinds[e.Kind]++
+	}
+	for _, k := range []string{KindModel, KindApplication, KindUnit, KindMachine, KindRelation} {
+		if kinds[k] != 1 {
+			t.Errorf("%d %s events in %v", kinds[k], k, kinds)
+		}
+	}
+	h.must(DestroyUnitsType, &DestroyUnitsRequest{ModelUUID: testModel, Units: []string{"kv/0"}, Force: true})
+	evs, err = sub.Next(ctx)
+	if err != nil || len(evs) != 2 || evs[0].Op != OpDelete || evs[0].Key != "kv/0" {
+		t.Fatalf("force remove events %+v %v", evs, err)
+	}
+	// Users are published without their password hash; credentials never.
+	all, _ := h.fsm.Events().Subscribe(ctx, SubscribeRequest{Since: h.index})
+	h.must(UpsertUserType, &UpsertUserRequest{User: api.User{Name: "u", Access: "login"}, PasswordHash: "h"})
+	h.must(SetCredentialType, &SetCredentialRequest{Credential: api.Credential{Tag: "user-u", Hash: "h"}})
+	h.must(AddMachineType, &AddMachineRequest{ModelUUID: testModel})
+	evs, _ = all.Next(ctx)
+	if len(evs) != 3 || evs[0].Kind != KindUser || evs[0].Object.(*api.User).PasswordHash != "" || evs[1].Kind != KindMachine || evs[2].Kind != KindModel {
+		t.Fatalf("events %+v", evs)
+	}
+}
+
+func TestEventBrokerResumeAndReset(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	b := NewEventBroker(3)
+	ev := func(i uint64, model string) []Event {
+		return []Event{{Index: i, ModelUUID: model, Kind: KindUnit, Key: "u", Op: OpUpsert}}
+	}
+	b.Publish(1, ev(1, "a"))
+	b.Publish(2, ev(2, "b"))
+	b.Publish(3, ev(3, "a"))
+
+	s, _ := b.Subscribe(ctx, SubscribeRequest{ModelUUID: "a", Since: 1})
+	evs, err := s.Next(ctx)
+	if err != nil || len(evs) != 1 || evs[0].Index != 3 || s.Index() != 3 {
+		t.Fatalf("resume: %+v %v", evs, err)
+	}
+	// A blocked Next wakes on publish; the publisher never waits.
+	got := make(chan []Event, 1)
+	go func() {
+		evs, _ := s.Next(ctx)
+		got <- evs
+	}()
+	b.Publish(4, ev(4, "b")) // filtered out
+	b.Publish(5, ev(5, "a"))
+	if evs := <-got; len(evs) != 1 || evs[0].Index != 5 {
+		t.Fatalf("woken with %+v", evs)
+	}
+
+	// Batches 1 and 2 fell out of the ring: resuming from 1 is a gap.
+	old, _ := b.Subscribe(ctx, SubscribeRequest{Since: 1})
+	if _, err := old.Next(ctx); !errors.Is(err, ErrSubscriptionReset) {
+		t.Fatalf("gap: %v", err)
+	}
+	// A slow subscriber is overtaken and reset, without blocking Publish.
+	slow, _ := b.Subscribe(ctx, SubscribeRequest{Since: 5})
+	for i := uint64(6); i < 20; i++ {
+		b.Publish(i, ev(i, "a"))
+	}
+	if _, err := slow.Next(ctx); !errors.Is(err, ErrSubscriptionReset) {
+		t.Fatalf("slow subscriber: %v", err)
+	}
+	// A reset (restore) resets everyone, even subscribers up to date.
+	fresh, _ := b.Subscribe(ctx, SubscribeRequest{Since: 19})
+	b.Reset(19)
+	if _, err := fresh.Next(ctx); !errors.Is(err, ErrSubscriptionReset) {
+		t.Fatalf("after reset: %v", err)
+	}
+	// Resubscribing from the snapshot index works.
+	again, _ := b.Subscribe(ctx, SubscribeRequest{Since: 19})
+	b.Publish(20, ev(20, "a"))
+	if evs, err := again.Next(ctx); err != nil || evs[0].Index != 20 {
+		t.Fatalf("resubscribed: %+v %v", evs, err)
+	}
+	short, stop := context.WithCancel(ctx)
+	stop()
+	if _, err := again.Next(short); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled Next: %v", err)
+	}
+}
+
+func TestRestoreResetsSubscribers(t *testing.T) {
+	h := newHarness(t)
+	h.seed()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	sub, _ := h.fsm.Events().Subscribe(ctx, SubscribeRequest{Since: h.index})
+	var buf bytes.Buffer
+	if err := WriteSnapshot(h.snap(), &buf); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.fsm.Restore(io.NopCloser(&buf)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sub.Next(ctx); !errors.Is(err, ErrSubscriptionReset) {
+		t.Fatalf("subscriber not reset by restore: %v", err)
+	}
+}

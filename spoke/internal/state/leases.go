@@ -1,0 +1,99 @@
+package state
+
+import (
+	"github.com/droverhq/drover/api"
+)
+
+// LeaseByApp returns an application's lease, or nil. A lease whose Holder
+// is empty is vacant: it keeps its Term so that terms never repeat.
+func (r *reader) LeaseByApp(model, app string) (*api.Lease, error) {
+	return first[api.Lease](r, tableLeases, "id", model, app)
+}
+
+// ClaimLease grants or extends leadership of an application.
+func (t *Txn) ClaimLease(req *ClaimLeaseRequest) (*api.Lease, error) {
+	a, err := t.application(req.ModelUUID, req.App)
+	if err != nil {
+		return nil, err
+	}
+	u, err := t.unit(req.ModelUUID, req.Unit)
+	if err != nil {
+		return nil, err
+	}
+	if u.Application != a.Name {
+		return nil, api.Errorf(api.CodeInvalid, "unit %q is not a unit of %q", u.Name, a.Name)
+	}
+	if u.Life == api.Dead {
+		return nil, api.Errorf(api.CodeConflict, "unit %q is dead", u.Name)
+	}
+	if req.Duration <= 0 {
+		return nil, api.Errorf(api.CodeInvalid, "lease duration must be positive")
+	}
+	cur, err := t.LeaseByApp(a.ModelUUID, a.Name)
+	if err != nil {
+		return nil, err
+	}
+	l := &api.Lease{ModelUUID: a.ModelUUID, Application: a.Name}
+	if cur != nil {
+		held := cur.Holder != "" && req.Now.Before(cur.Expiry)
+		if held && cur.Holder != u.Name {
+			return nil, api.Errorf(api.CodeConflict, "leadership of %q held by %s", a.Name, cur.Holder)
+		}
+		l = copyLease(cur)
+		if held {
+			l.Expiry = req.Now.Add(req.Duration)
+			return l, t.put(tableLeases, l)
+		}
+	}
+	if l.Holder != u.Name {
+		l.Term++
+	}
+	l.Holder, l.Start, l.Expiry = u.Name, req.Now, req.Now.Add(req.Duration)
+	return l, t.put(tableLeases, l)
+}
+
+func copyLease(l *api.Lease) *api.Lease {
+	c := *l
+	return &c
+}
+
+// RevokeLease vacates Holder's lease early.
+func (t *Txn) RevokeLease(req *RevokeLeaseRequest) error {
+	l, err := t.LeaseByApp(req.ModelUUID, req.App)
+	if err != nil {
+		return err
+	}
+	if l == nil || l.Holder == "" {
+		return api.Errorf(api.CodeNotFound, "application %q has no leader", req.App)
+	}
+	if l.Holder != req.Holder {
+		return api.Errorf(api.CodeConflict, "leadership of %q held by %s", req.App, l.Holder)
+	}
+	return t.vacate(l)
+}
+
+func (t *Txn) vacate(l *api.Lease) error {
+	l = copyLease(l)
+	l.Holder = ""
+	return t.put(tableLeases, l)
+}
+
+// ExpireLeases vacates every lease expired at Now and returns their
+// "model/app" keys.
+func (t *Txn) ExpireLeases(req *ExpireLeasesRequest) ([]string, error) {
+	all, err := list[api.Lease](&t.reader, tableLeases, "id")
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, l := range all {
+		if l.Holder == "" || req.Now.Before(l.Expiry) {
+			continue
+		}
+		if err := t.vacate(l); err != nil {
+			return nil, err
+		}
+		out = append(out, l.ModelUUID+"/"+l.Application)
+	}
+	return out, nil
+}

@@ -1,0 +1,191 @@
+package state
+
+import (
+	"slices"
+
+	"github.com/droverhq/drover/api"
+)
+
+// modelTables are the tables whose rows belong to a model (indexed by
+// "model"); RemoveModel empties them for the model.
+var modelTables = []string{
+	tableApplications, tableUnits, tableMachines, tableRelations, tableRelationScopes,
+	tableRelationData, tableLeases, tableTasks, tableStatusHistory, tableCredentials,
+}
+
+// ModelByUUID returns a model, or nil.
+func (r *reader) ModelByUUID(uuid string) (*api.Model, error) {
+	return first[api.Model](r, tableModels, "id", uuid)
+}
+
+// ModelByName returns owner's model called name, or nil. With owner empty
+// it looks across owners and fails with ErrInvalid if the name is ambiguous.
+func (r *reader) ModelByName(owner, name string) (*api.Model, error) {
+	if owner != "" {
+		return first[api.Model](r, tableModels, "name", owner, name)
+	}
+	all, err := r.ListModels()
+	if err != nil {
+		return nil, err
+	}
+	var found *api.Model
+	for _, m := range all {
+		if m.Name != name {
+			continue
+		}
+		if found != nil {
+			return nil, api.Errorf(api.CodeInvalid, "model name %q is ambiguous: owned by %q and %q", name, found.Owner, m.Owner)
+		}
+		found = m
+	}
+	return found, nil
+}
+
+// ListModels returns every model, by UUID.
+func (r *reader) ListModels() ([]*api.Model, error) {
+	return list[api.Model](r, tableModels, "id")
+}
+
+// model returns a model or a NotFound error.
+func (r *reader) model(uuid string) (*api.Model, error) {
+	m, err := r.ModelByUUID(uuid)
+	if err != nil {
+		return nil, err
+	}
+	if m == nil {
+		return nil, api.Errorf(api.CodeNotFound, "model %q not found", uuid)
+	}
+	return m, nil
+}
+
+// aliveModel returns a model that accepts new entities.
+func (r *reader) aliveModel(uuid string) (*api.Model, error) {
+	m, err := r.model(uuid)
+	if err != nil {
+		return nil, err
+	}
+	if m.Life != api.Alive {
+		return nil, api.Errorf(api.CodeConflict, "model %q is %s", m.Name, m.Life)
+	}
+	return m, nil
+}
+
+// AddModel creates a model.
+func (t *Txn) AddModel(req *AddModelRequest) (*api.Model, error) {
+	if req.UUID == "" || req.Name == "" || req.Owner == "" {
+		return nil, api.Errorf(api.CodeInvalid, "model uuid, name and owner are required")
+	}
+	if err := validName("model", req.Name); err != nil {
+		return nil, err
+	}
+	if m, err := t.ModelByUUID(req.UUID); err != nil {
+		return nil, err
+	} else if m != nil {
+		return nil, api.Errorf(api.CodeAlreadyExists, "model %q already exists", req.UUID)
+	}
+	if m, err := t.ModelByName(req.Owner, req.Name); err != nil {
+		return nil, err
+	} else if m != nil {
+		return nil, api.Errorf(api.CodeAlreadyExists, "model %q already exists for %q", req.Name, req.Owner)
+	}
+	m := &api.Model{
+		UUID: req.UUID, Name: req.Name, Owner: req.Owner, Life: api.Alive,
+		Config:    copyAnyMap(req.Config),
+		Status:    api.Status{Status: "available", Since: req.Now},
+		CreatedAt: req.Now,
+	}
+	if m.Config == nil {
+		m.Config = map[string]any{}
+	}
+	return m, t.put(tableModels, m)
+}
+
+// SetModelConfig sets and unsets model config keys.
+func (t *Txn) SetModelConfig(req *SetModelConfigRequest) (*api.Model, error) {
+	m, err := t.aliveModel(req.ModelUUID)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkSetUnset(req.Set, req.Unset); err != nil {
+		return nil, err
+	}
+	m = copyModel(m)
+	m.Config = applyConfig(m.Config, req.Set, req.Unset)
+	return m, t.put(tableModels, m)
+}
+
+// checkSetUnset rejects empty keys and a key both set and unset.
+func checkSetUnset[V any](set map[string]V, unset []string) error {
+	for k := range set {
+		if k == "" {
+			return api.Errorf(api.CodeInvalid, "empty key")
+		}
+		if slices.Contains(unset, k) {
+			return api.Errorf(api.CodeInvalid, "key %q both set and unset", k)
+		}
+	}
+	return nil
+}
+
+func applyConfig(cfg, set map[string]any, unset []string) map[string]any {
+	if cfg == nil {
+		cfg = map[string]any{}
+	}
+	for k, v := range set {
+		cfg[k] = copyAny(v)
+	}
+	for _, k := range unset {
+		delete(cfg, k)
+	}
+	return cfg
+}
+
+// DestroyModel makes the model dying and destroys its applications.
+func (t *Txn) DestroyModel(req *DestroyModelRequest) (*api.Model, error) {
+	m, err := t.model(req.ModelUUID)
+	if err != nil {
+		return nil, err
+	}
+	if m.Life != api.Alive {
+		return m, nil
+	}
+	m = copyModel(m)
+	m.Life = api.Dying
+	m.Status = api.Status{Status: "destroying", Since: req.Now}
+	if err := t.put(tableModels, m); err != nil {
+		return nil, err
+	}
+	apps, err := t.ListApplications(m.UUID)
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range apps {
+		if err := t.destroyApplication(a, false); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+// RemoveModel deletes an empty or dead model and every row it still owns.
+func (t *Txn) RemoveModel(req *RemoveModelRequest) error {
+	m, err := t.model(req.ModelUUID)
+	if err != nil {
+		return err
+	}
+	if m.Life != api.Dead {
+		for _, tbl := range []string{tableApplications, tableMachines} {
+			if obj, err := t.txn.First(tbl, "model", m.UUID); err != nil {
+				return internalf("%s lookup: %v", tbl, err)
+			} else if obj != nil {
+				return api.Errorf(api.CodeConflict, "model %q is not empty", m.Name)
+			}
+		}
+	}
+	for _, tbl := range modelTables {
+		if _, err := t.txn.DeleteAll(tbl, "model", m.UUID); err != nil {
+			return internalf("delete from %s: %v", tbl, err)
+		}
+	}
+	return t.del(tableModels, m)
+}

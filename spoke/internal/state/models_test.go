@@ -1,0 +1,84 @@
+package state
+
+import (
+	"testing"
+
+	"github.com/droverhq/drover/api"
+)
+
+func TestModelCommands(t *testing.T) {
+	h := newHarness(t)
+	h.seed()
+	for _, tc := range []struct {
+		name string
+		typ  MessageType
+		req  any
+		want error
+	}{
+		{"duplicate uuid", AddModelType, &AddModelRequest{UUID: testModel, Name: "other", Owner: "admin"}, api.ErrAlreadyExists},
+		{"duplicate name", AddModelType, &AddModelRequest{UUID: "u2", Name: "m", Owner: "admin"}, api.ErrAlreadyExists},
+		{"bad name", AddModelType, &AddModelRequest{UUID: "u2", Name: "Bad_Name", Owner: "admin"}, api.ErrInvalid},
+		{"missing owner", AddModelType, &AddModelRequest{UUID: "u2", Name: "x"}, api.ErrInvalid},
+		{"config of missing model", SetModelConfigType, &SetModelConfigRequest{ModelUUID: "nope"}, api.ErrNotFound},
+		{"set and unset", SetModelConfigType, &SetModelConfigRequest{ModelUUID: testModel,
+			Set: map[string]any{"a": 1}, Unset: []string{"a"}}, api.ErrInvalid},
+		{"remove missing", RemoveModelType, &RemoveModelRequest{ModelUUID: "nope"}, api.ErrNotFound},
+	} {
+		t.Run(tc.name, func(t *testing.T) { h.t = t; h.fails(tc.typ, tc.req, tc.want) })
+	}
+	h.t = t
+	// Same name, other owner, is fine.
+	h.must(AddModelType, &AddModelRequest{UUID: "u2", Name: "m", Owner: "bob", Now: t0})
+	if _, err := h.snap().ModelByName("", "m"); !errorsIs(err, api.ErrInvalid) {
+		t.Errorf("ambiguous ModelByName: %v", err)
+	}
+	m := h.must(SetModelConfigType, &SetModelConfigRequest{ModelUUID: testModel,
+		Set: map[string]any{"update-status-hook-interval": "1m", "x": true}}).(*api.Model)
+	m = h.must(SetModelConfigType, &SetModelConfigRequest{ModelUUID: testModel, Unset: []string{"x"}}).(*api.Model)
+	if len(m.Config) != 1 || m.Config["update-status-hook-interval"] != "1m" {
+		t.Errorf("config %v", m.Config)
+	}
+
+	h.deploy("kv", "kv", 1)
+	h.fails(RemoveModelType, &RemoveModelRequest{ModelUUID: testModel}, api.ErrConflict)
+	h.must(DestroyModelType, &DestroyModelRequest{ModelUUID: testModel, Now: t0})
+	if h.app("kv").Life != api.Dying || h.unit("kv/0").Life != api.Dying {
+		t.Fatalf("destroy model did not cascade")
+	}
+	h.fails(AddApplicationType, &AddApplicationRequest{ModelUUID: testModel, Name: "web", CharmSHA256: sha("web")}, api.ErrConflict)
+	h.must(EnsureUnitDeadType, &EnsureUnitDeadRequest{ModelUUID: testModel, Unit: "kv/0"})
+	h.must(RemoveUnitType, &RemoveUnitRequest{ModelUUID: testModel, Unit: "kv/0"})
+	if h.app("kv") != nil {
+		t.Fatal("dying application without units and relations not removed")
+	}
+	h.fails(RemoveModelType, &RemoveModelRequest{ModelUUID: testModel}, api.ErrConflict) // machine 0 left
+	h.must(DestroyMachineType, &DestroyMachineRequest{ModelUUID: testModel, ID: "0"})
+	h.must(RemoveMachineType, &RemoveMachineRequest{ModelUUID: testModel, ID: "0"})
+	h.must(RemoveModelType, &RemoveModelRequest{ModelUUID: testModel})
+	if m, _ := h.snap().ModelByUUID(testModel); m != nil {
+		t.Fatal("model not removed")
+	}
+}
+
+func TestControllerCommands(t *testing.T) {
+	h := newHarness(t)
+	h.must(ControllerInitType, &ControllerInitRequest{UUID: "c1", Name: "east"})
+	h.fails(ControllerInitType, &ControllerInitRequest{UUID: "c2", Name: "east"}, api.ErrConflict)
+	h.must(UpsertControllerNodeType, &UpsertControllerNodeRequest{Node: api.ControllerNode{ID: "n1", RaftAddr: "a:1"}})
+	h.fails(UpsertControllerNodeType, &UpsertControllerNodeRequest{Node: api.ControllerNode{ID: "n2"}}, api.ErrInvalid)
+	h.fails(RemoveControllerNodeType, &RemoveControllerNodeRequest{ID: "n9"}, api.ErrNotFound)
+	h.must(UpsertUserType, &UpsertUserRequest{User: api.User{Name: "admin", Access: "superuser"}, PasswordHash: "h1"})
+	h.fails(UpsertUserType, &UpsertUserRequest{User: api.User{Name: "x", Access: "root"}}, api.ErrInvalid)
+	h.must(UpsertUserType, &UpsertUserRequest{User: api.User{Name: "admin", Access: "superuser", DisplayName: "A"}})
+	u, _ := h.snap().UserByName("admin")
+	if u.PasswordHash != "h1" || u.DisplayName != "A" {
+		t.Errorf("user %+v", u)
+	}
+	h.must(SetCredentialType, &SetCredentialRequest{Credential: api.Credential{Tag: "user-admin", Hash: "h"}})
+	h.fails(SetCredentialType, &SetCredentialRequest{Credential: api.Credential{Tag: "unit-x-0", Hash: "h", ModelUUID: "nope"}}, api.ErrNotFound)
+	h.must(RemoveUserType, &RemoveUserRequest{Name: "admin"})
+	if c, _ := h.snap().CredentialByTag("user-admin"); c != nil {
+		t.Error("user credential survived the user")
+	}
+	h.fails(RemoveCredentialType, &RemoveCredentialRequest{Tag: "user-admin"}, api.ErrNotFound)
+}

@@ -1,0 +1,145 @@
+package state
+
+import (
+	"strconv"
+
+	"github.com/droverhq/drover/api"
+)
+
+// TaskFilter narrows ListTasks; empty fields match everything.
+type TaskFilter struct {
+	Receiver string
+	Status   string
+}
+
+// TaskByID returns a task, or nil.
+func (r *reader) TaskByID(model, id string) (*api.Task, error) {
+	return first[api.Task](r, tableTasks, "id", model, id)
+}
+
+// ListTasks returns a model's tasks matching f.
+func (r *reader) ListTasks(model string, f TaskFilter) ([]*api.Task, error) {
+	var all []*api.Task
+	var err error
+	switch {
+	case f.Receiver != "":
+		all, err = list[api.Task](r, tableTasks, "receiver", model, f.Receiver)
+	case f.Status != "":
+		all, err = list[api.Task](r, tableTasks, "status", model, f.Status)
+	default:
+		all, err = list[api.Task](r, tableTasks, "model", model)
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := all[:0:0]
+	for _, t := range all {
+		if (f.Receiver == "" || t.Receiver == f.Receiver) && (f.Status == "" || t.Status == f.Status) {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+func (r *reader) task(model, id string) (*api.Task, error) {
+	t, err := r.TaskByID(model, id)
+	if err != nil {
+		return nil, err
+	}
+	if t == nil {
+		return nil, api.Errorf(api.CodeNotFound, "task %q not found", id)
+	}
+	return t, nil
+}
+
+// EnqueueTask queues an action on a unit; IDs count up from Model.NextTask.
+func (t *Txn) EnqueueTask(req *EnqueueTaskRequest) (*api.Task, error) {
+	m, err := t.aliveModel(req.ModelUUID)
+	if err != nil {
+		return nil, err
+	}
+	u, err := t.unit(req.ModelUUID, req.Receiver)
+	if err != nil {
+		return nil, err
+	}
+	if u.Life == api.Dead {
+		return nil, api.Errorf(api.CodeConflict, "unit %q is dead", u.Name)
+	}
+	if req.Action == "" {
+		return nil, api.Errorf(api.CodeInvalid, "action name is required")
+	}
+	m = copyModel(m)
+	task := &api.Task{
+		ModelUUID: m.UUID, ID: strconv.Itoa(m.NextTask), Receiver: u.Name, Action: req.Action,
+		Params: copyAnyMap(req.Params), Parallel: req.Parallel, ExecutionGroup: req.ExecutionGroup,
+		Status: api.TaskPending, Enqueued: req.Now,
+	}
+	m.NextTask++
+	if err := t.put(tableModels, m); err != nil {
+		return nil, err
+	}
+	return task, t.put(tableTasks, task)
+}
+
+// StartTask moves a pending task to running.
+func (t *Txn) StartTask(req *StartTaskRequest) (*api.Task, error) {
+	task, err := t.taskIn(req.ModelUUID, req.ID, api.TaskPending)
+	if err != nil {
+		return nil, err
+	}
+	task = copyTask(task)
+	task.Status, task.Started = api.TaskRunning, req.Now
+	return task, t.put(tableTasks, task)
+}
+
+// AppendTaskLog appends a log message to a running task.
+func (t *Txn) AppendTaskLog(req *AppendTaskLogRequest) (*api.Task, error) {
+	task, err := t.taskIn(req.ModelUUID, req.ID, api.TaskRunning)
+	if err != nil {
+		return nil, err
+	}
+	task = copyTask(task)
+	task.Log = append(task.Log, api.TaskLog{Time: req.Time, Message: req.Message})
+	return task, t.put(tableTasks, task)
+}
+
+// FinishTask ends a pending or running task.
+func (t *Txn) FinishTask(req *FinishTaskRequest) (*api.Task, error) {
+	switch req.Status {
+	case api.TaskCompleted, api.TaskFailed, api.TaskAborted:
+	default:
+		return nil, api.Errorf(api.CodeInvalid, "cannot finish a task as %q", req.Status)
+	}
+	task, err := t.taskIn(req.ModelUUID, req.ID, api.TaskPending, api.TaskRunning)
+	if err != nil {
+		return nil, err
+	}
+	task = copyTask(task)
+	task.Status, task.Message, task.Results, task.Completed = req.Status, req.Message, copyAnyMap(req.Results), req.Now
+	return task, t.put(tableTasks, task)
+}
+
+// CancelTask cancels a pending task.
+func (t *Txn) CancelTask(req *CancelTaskRequest) (*api.Task, error) {
+	task, err := t.taskIn(req.ModelUUID, req.ID, api.TaskPending)
+	if err != nil {
+		return nil, err
+	}
+	task = copyTask(task)
+	task.Status, task.Completed = api.TaskCancelled, req.Now
+	return task, t.put(tableTasks, task)
+}
+
+// taskIn returns a task whose status is one of statuses, else a Conflict.
+func (t *Txn) taskIn(model, id string, statuses ...string) (*api.Task, error) {
+	task, err := t.task(model, id)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range statuses {
+		if task.Status == s {
+			return task, nil
+		}
+	}
+	return nil, api.Errorf(api.CodeConflict, "task %s is %s", id, task.Status)
+}
