@@ -24,6 +24,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 	wal "github.com/hashicorp/raft-wal"
+	"github.com/hashicorp/raft-wal/metadb"
 )
 
 // Errors callers test with errors.Is.
@@ -86,6 +87,7 @@ type Node struct {
 	raft  *raft.Raft
 	trans *raft.NetworkTransport
 	log   *wal.WAL
+	meta  *metadb.BoltMetaDB
 }
 
 // Open starts the raft member on its data dir, bootstrapping a new cluster
@@ -100,24 +102,28 @@ func Open(cfg Config) (*Node, error) {
 		return nil, err
 	}
 	hlog := hclog.New(&hclog.LoggerOptions{Name: "raft", Level: hclog.Warn, Output: slogWriter{cfg.Logger}})
-	logs, err := wal.Open(filepath.Join(dir, "wal"), wal.WithLogger(hlog), wal.WithSegmentSize(16<<20))
+	// WAL.Close leaves its meta store open, so own it and close it ourselves.
+	meta := &metadb.BoltMetaDB{}
+	logs, err := wal.Open(filepath.Join(dir, "wal"), wal.WithLogger(hlog), wal.WithSegmentSize(16<<20), wal.WithMetaStore(meta))
 	if err != nil {
+		meta.Close()
 		return nil, fmt.Errorf("open raft log: %w", err)
 	}
+	closeLogs := func() { logs.Close(); meta.Close() }
 	snaps, err := raft.NewFileSnapshotStoreWithLogger(dir, 2, hlog)
 	if err != nil {
-		logs.Close()
+		closeLogs()
 		return nil, fmt.Errorf("open snapshot store: %w", err)
 	}
 	ln, err := net.Listen("tcp", cfg.BindAddr)
 	if err != nil {
-		logs.Close()
+		closeLogs()
 		return nil, fmt.Errorf("raft listen %s: %w", cfg.BindAddr, err)
 	}
 	adv, err := net.ResolveTCPAddr("tcp", cfg.Advertise)
 	if err != nil {
 		ln.Close()
-		logs.Close()
+		closeLogs()
 		return nil, fmt.Errorf("raft advertise address: %w", err)
 	}
 	if cfg.Faults != nil {
@@ -149,7 +155,7 @@ func Open(cfg Config) (*Node, error) {
 		has, err := raft.HasExistingState(logs, logs, snaps)
 		if err != nil {
 			trans.Close()
-			logs.Close()
+			closeLogs()
 			return nil, err
 		}
 		if !has {
@@ -158,7 +164,7 @@ func Open(cfg Config) (*Node, error) {
 			}}}
 			if err := raft.BootstrapCluster(rc, logs, logs, snaps, trans, conf); err != nil {
 				trans.Close()
-				logs.Close()
+				closeLogs()
 				return nil, fmt.Errorf("bootstrap raft: %w", err)
 			}
 		}
@@ -166,10 +172,10 @@ func Open(cfg Config) (*Node, error) {
 	r, err := raft.NewRaft(rc, cfg.FSM, logs, logs, snaps, trans)
 	if err != nil {
 		trans.Close()
-		logs.Close()
+		closeLogs()
 		return nil, fmt.Errorf("start raft: %w", err)
 	}
-	return &Node{cfg: cfg, raft: r, trans: trans, log: logs}, nil
+	return &Node{cfg: cfg, raft: r, trans: trans, log: logs, meta: meta}, nil
 }
 
 // ID is this node's raft server ID.
@@ -284,6 +290,9 @@ func (n *Node) Shutdown() error {
 	err := n.raft.Shutdown().Error()
 	n.trans.Close()
 	if cerr := n.log.Close(); err == nil && cerr != nil {
+		err = cerr
+	}
+	if cerr := n.meta.Close(); err == nil && cerr != nil {
 		err = cerr
 	}
 	return err
