@@ -1,0 +1,195 @@
+package api
+
+import "time"
+
+// Routes of the controller (spoke) API, all under /v1. The hub serves the
+// model routes under the same paths. {model} is a model UUID; {app} an
+// application name; a unit is addressed as {app}/{n}.
+//
+//	GET    /v1/controller                               ControllerInfo
+//	POST   /v1/controller/enable-ha       EnableHARequest → ControllerInfo
+//	POST   /v1/controller/join-tokens     JoinTokenRequest → JoinToken
+//	GET    /v1/whoami                                   WhoAmI
+//	GET    /v1/charms                                   []Charm
+//	POST   /v1/charms        (body: charm zip archive)  Charm
+//	GET    /v1/charms/{sha256}                          Charm
+//	GET    /v1/charms/{sha256}/archive                  the zip
+//	GET    /v1/models                                   []Model
+//	POST   /v1/models        AddModelRequest            Model
+//	GET    /v1/models/{model}                           Model
+//	DELETE /v1/models/{model}?force=true                Model (dying) or 204 when removed
+//	GET    /v1/models/{model}/config                    map[string]any
+//	PATCH  /v1/models/{model}/config  ConfigChange      map[string]any
+//	GET    /v1/models/{model}/status                    FullStatus
+//	GET    /v1/models/{model}/watch?since=N  (websocket) WatchFrame...
+//	GET    /v1/models/{model}/applications              []Application
+//	POST   /v1/models/{model}/applications DeployRequest DeployResult
+//	GET    /v1/models/{model}/applications/{app}        Application
+//	DELETE /v1/models/{model}/applications/{app}?force=true
+//	GET    /v1/models/{model}/applications/{app}/config ApplicationConfig
+//	PATCH  /v1/models/{model}/applications/{app}/config ConfigChange → ApplicationConfig
+//	POST   /v1/models/{model}/applications/{app}/units  AddUnitsRequest → DeployResult
+//	POST   /v1/models/{model}/applications/{app}/scale  ScaleRequest → Application
+//	POST   /v1/models/{model}/applications/{app}/expose ExposeRequest → Application
+//	POST   /v1/models/{model}/applications/{app}/charm  SetCharmRequest → Application
+//	GET    /v1/models/{model}/units                     []Unit
+//	GET    /v1/models/{model}/units/{app}/{n}           Unit
+//	DELETE /v1/models/{model}/units/{app}/{n}?force=true
+//	POST   /v1/models/{model}/units/{app}/{n}/resolved  ResolvedRequest → Unit
+//	GET    /v1/models/{model}/machines                  []Machine
+//	GET    /v1/models/{model}/machines/{id}             Machine
+//	DELETE /v1/models/{model}/machines/{id}?force=true
+//	GET    /v1/models/{model}/relations                 []Relation
+//	POST   /v1/models/{model}/relations IntegrateRequest Relation
+//	DELETE /v1/models/{model}/relations/{id}?force=true
+//	POST   /v1/models/{model}/actions   RunActionRequest → []Task
+//	GET    /v1/models/{model}/tasks?receiver=&status=   []Task
+//	GET    /v1/models/{model}/tasks/{id}?wait=30s       Task (wait: until finished)
+//	GET    /v1/models/{model}/status-history?entity=&kind=&limit= []StatusHistoryEntry
+//
+// Reads accept ?index=N (wait until the node has applied raft index N) and
+// ?consistent=true (linearizable: at least as new as every write
+// acknowledged before the read began). Every response carries the
+// X-Drover-Index header: the raft index the answer reflects. Errors are an
+// Error body with a stable Code.
+
+// Header names.
+const (
+	HeaderIndex = "X-Drover-Index"
+)
+
+// ControllerInfo describes a controller and its raft members.
+type ControllerInfo struct {
+	UUID    string     `json:"uuid"`
+	Name    string     `json:"name"`
+	CACert  string     `json:"ca-cert"`
+	Version string     `json:"version"`
+	Nodes   []NodeInfo `json:"nodes"`
+	// APIAddresses are every node's API address; clients and agents keep
+	// the whole list and fail over between them.
+	APIAddresses []string `json:"api-addresses"`
+}
+
+// NodeInfo is one controller node as a client sees it.
+type NodeInfo struct {
+	ID           string `json:"id"`
+	APIAddress   string `json:"api-address"`
+	RaftAddress  string `json:"raft-address"`
+	Voter        bool   `json:"voter"`
+	Leader       bool   `json:"leader"`
+	AppliedIndex uint64 `json:"applied-index,omitempty"`
+}
+
+// EnableHARequest asks a controller to grow to N voting nodes (3, 5 or 7).
+type EnableHARequest struct {
+	Nodes int `json:"nodes"`
+}
+
+// JoinTokenRequest asks for a token a new node joins with.
+type JoinTokenRequest struct {
+	TTL time.Duration `json:"ttl,omitempty"`
+}
+
+// JoinToken is a single-purpose secret for `droverd spoke --join`.
+type JoinToken struct {
+	Token   string    `json:"token"`
+	Expires time.Time `json:"expires"`
+}
+
+// WhoAmI is the authenticated identity.
+type WhoAmI struct {
+	User   string `json:"user"`
+	Access string `json:"access"`
+}
+
+// AddModelRequest creates a model. Owner defaults to the caller.
+type AddModelRequest struct {
+	Name   string         `json:"name"`
+	Owner  string         `json:"owner,omitempty"`
+	Config map[string]any `json:"config,omitempty"`
+}
+
+// ConfigChange changes application or model config. Set holds typed values
+// (JSON numbers, booleans, strings) and SetStrings user strings to be parsed
+// by each option's type (as `juju config app k=v` does); an empty string in
+// SetStrings resets. Reset lists keys to return to their defaults.
+type ConfigChange struct {
+	Set        map[string]any    `json:"set,omitempty"`
+	SetStrings map[string]string `json:"set-strings,omitempty"`
+	Reset      []string          `json:"reset,omitempty"`
+}
+
+// ConfigOption is one option of an application's config with its value.
+type ConfigOption struct {
+	Type        string `json:"type"`
+	Description string `json:"description,omitempty"`
+	Default     any    `json:"default,omitempty"`
+	Value       any    `json:"value,omitempty"`
+	Source      string `json:"source"` // "default", "user" or "unset"
+}
+
+// ApplicationConfig is `juju config APP`: every option with its source.
+type ApplicationConfig struct {
+	Application string                  `json:"application"`
+	Charm       string                  `json:"charm"`
+	Settings    map[string]ConfigOption `json:"settings"`
+}
+
+// DeployRequest deploys an uploaded charm (by sha256) as an application.
+type DeployRequest struct {
+	Application string            `json:"application"`
+	CharmSHA256 string            `json:"charm-sha256"`
+	NumUnits    int               `json:"num-units"`
+	Config      map[string]any    `json:"config,omitempty"`
+	ConfigStrs  map[string]string `json:"config-strings,omitempty"`
+	To          []string          `json:"to,omitempty"`
+	Constraints string            `json:"constraints,omitempty"`
+	Base        string            `json:"base,omitempty"`
+}
+
+// DeployResult lists what a deploy or add-unit created.
+type DeployResult struct {
+	Application Application `json:"application"`
+	Units       []string    `json:"units,omitempty"`
+	Machines    []string    `json:"machines,omitempty"`
+	Relations   []int       `json:"relations,omitempty"`
+}
+
+// AddUnitsRequest adds units to an application.
+type AddUnitsRequest struct {
+	NumUnits int      `json:"num-units"`
+	To       []string `json:"to,omitempty"`
+}
+
+// ScaleRequest sets the number of units.
+type ScaleRequest struct {
+	Scale int `json:"scale"`
+}
+
+// ExposeRequest exposes or unexposes an application.
+type ExposeRequest struct {
+	Exposed bool `json:"exposed"`
+}
+
+// SetCharmRequest upgrades an application to another uploaded charm.
+type SetCharmRequest struct {
+	CharmSHA256 string `json:"charm-sha256"`
+}
+
+// ResolvedRequest marks a unit's failed hook resolved.
+type ResolvedRequest struct {
+	NoRetry bool `json:"no-retry"`
+}
+
+// IntegrateRequest relates two endpoints, each "app" or "app:endpoint".
+type IntegrateRequest struct {
+	Endpoints [2]string `json:"endpoints"`
+}
+
+// RunActionRequest enqueues an action on units. A receiver is a unit name
+// or "app/leader".
+type RunActionRequest struct {
+	Receivers []string       `json:"receivers"`
+	Action    string         `json:"action"`
+	Params    map[string]any `json:"params,omitempty"`
+}
