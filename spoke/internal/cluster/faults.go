@@ -97,7 +97,7 @@ func (f *Faults) DialContext(local string, d *net.Dialer) func(ctx context.Conte
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
 		remote := f.nodeAt(addr)
 		if f.isBlocked(local, remote) {
-			return nil, ErrPartitioned
+			return nil, &net.OpError{Op: "dial", Net: network, Err: ErrPartitioned}
 		}
 		c, err := d.DialContext(ctx, network, addr)
 		if err != nil {

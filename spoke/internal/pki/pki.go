@@ -233,3 +233,12 @@ func writeFileAtomic(path string, data []byte, mode os.FileMode) error {
 	}
 	return os.Rename(tmp, path)
 }
+
+// ParseCertPEM parses the first certificate in PEM data.
+func ParseCertPEM(b []byte) (*x509.Certificate, error) {
+	blk, _ := pem.Decode(b)
+	if blk == nil || blk.Type != "CERTIFICATE" {
+		return nil, errors.New("no PEM certificate block")
+	}
+	return x509.ParseCertificate(blk.Bytes)
+}

@@ -1,0 +1,126 @@
+// Command droverd runs Drover's servers: `droverd spoke` (a controller
+// node) and `droverd dev` (everything local, for development).
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/droverhq/drover/spoke"
+)
+
+const usage = `Usage: droverd COMMAND [flags]
+
+Commands:
+  spoke     run a controller (spoke) node
+  dev       run a local controller on embedded defaults (used by 'make dev')
+  version   print the version
+
+Run 'droverd COMMAND --help' for a command's flags.
+`
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	var err error
+	switch args[0] {
+	case "spoke":
+		err = runSpoke(ctx, args[1:], stderr)
+	case "dev":
+		err = runDev(ctx, args[1:], stdout, stderr)
+	case "version", "--version":
+		fmt.Fprintln(stdout, spoke.Version)
+		return 0
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "droverd: unknown command %q\n\n%s", args[0], usage)
+		return 2
+	}
+	var ue usageError
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "ERROR %v\n", err)
+		return 2
+	default:
+		fmt.Fprintf(stderr, "ERROR %v\n", err)
+		return 1
+	}
+}
+
+type usageError struct{ error }
+
+func newLogger(w io.Writer, level string) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, usageError{fmt.Errorf("--log-level %q: want debug, info, warn or error", level)}
+	}
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l})), nil
+}
+
+func runSpoke(ctx context.Context, args []string, stderr io.Writer) error {
+	fs := flag.NewFlagSet("droverd spoke", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var cfg spoke.Config
+	var logLevel string
+	fs.StringVar(&cfg.DataDir, "data-dir", "", "node data directory (required)")
+	fs.StringVar(&cfg.Listen, "listen", "127.0.0.1:17070", "HTTPS API address")
+	fs.StringVar(&cfg.RaftListen, "raft-listen", "", "raft address (default: the API port + 1)")
+	fs.StringVar(&cfg.Advertise, "advertise", "", "API address other nodes and clients use (default: --listen)")
+	fs.StringVar(&cfg.Name, "name", "drover", "controller name (with --bootstrap)")
+	fs.BoolVar(&cfg.Bootstrap, "bootstrap", false, "create a new one-node controller if the data dir is empty")
+	fs.StringVar(&cfg.Join, "join", "", "API address of a node of the controller to join")
+	fs.StringVar(&cfg.JoinToken, "join-token", "", "join token from 'drover enable-ha' or POST /v1/controller/join-tokens")
+	fs.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	fs.Usage = func() {
+		fmt.Fprint(stderr, `Usage: droverd spoke --data-dir DIR [--listen HOST:PORT] (--bootstrap | --join ADDR --join-token T)
+
+Runs one controller node. With --bootstrap on an empty data dir it creates a
+controller: a CA (the API is HTTPS from the start; clients pin the CA), and an
+admin credential written to DIR/controller.json. With --join it joins an
+existing controller as a new raft voter. A node restarted on its data dir
+resumes where it was.
+
+Flags:
+`)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageError{err}
+	}
+	if fs.NArg() > 0 {
+		return usageError{fmt.Errorf("unexpected arguments: %v", fs.Args())}
+	}
+	if cfg.DataDir == "" {
+		return usageError{errors.New("--data-dir is required")}
+	}
+	logger, err := newLogger(stderr, logLevel)
+	if err != nil {
+		return err
+	}
+	cfg.Logger = logger
+	return spoke.Run(ctx, cfg)
+}

@@ -1,0 +1,170 @@
+package spoke
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+
+	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/spoke/internal/state"
+)
+
+// Charm archives live outside raft, content-addressed on every node. An
+// upload is pushed to a quorum of nodes before its metadata is committed,
+// so a committed charm survives the loss of any minority of nodes; the
+// blob-sync worker then fills in the remaining nodes (and nodes that join
+// later) from their peers.
+
+func (s *Server) peerAPIAddrs() []string {
+	nodes, err := s.Store().Snapshot().ListControllerNodes()
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, n := range nodes {
+		if n.ID != s.ident.NodeID && n.APIAddr != "" {
+			out = append(out, n.APIAddr)
+		}
+	}
+	return out
+}
+
+// ReplicateBlob pushes a locally stored blob to peers until a quorum of the
+// controller (this node included) holds it.
+func (s *Server) ReplicateBlob(ctx context.Context, sha string) error {
+	servers, err := s.node.Servers()
+	if err != nil {
+		return api.Errorf(api.CodeUnavailable, "raft configuration: %v", err)
+	}
+	voters := 0
+	for _, sv := range servers {
+		if sv.Voter {
+			voters++
+		}
+	}
+	need := voters/2 + 1 - 1 // this node has it
+	if need <= 0 {
+		return nil
+	}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	got := 0
+	var errs []error
+	for _, addr := range s.peerAPIAddrs() {
+		wg.Add(1)
+		go func() { // bounded fan-out, joined below
+			defer wg.Done()
+			err := s.pushBlob(ctx, addr, sha)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", addr, err))
+				return
+			}
+			got++
+		}()
+	}
+	wg.Wait()
+	if got < need {
+		return api.Errorf(api.CodeUnavailable, "charm stored on %d of %d controller nodes needed: %v", got+1, need+1, errors.Join(errs...))
+	}
+	return nil
+}
+
+func (s *Server) pushBlob(ctx context.Context, addr, sha string) error {
+	f, err := s.blobs.Open(sha)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPut, "https://"+addr+"/v1/internal/blobs/"+sha, f)
+	if err != nil {
+		return err
+	}
+	resp, err := s.peers.Do(req)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent && resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("push blob: %s", resp.Status)
+	}
+	return nil
+}
+
+// FetchBlob copies a blob this node lacks from any peer that has it.
+func (s *Server) FetchBlob(ctx context.Context, sha string) error {
+	if s.blobs.Has(sha) {
+		return nil
+	}
+	var errs []error
+	for _, addr := range s.peerAPIAddrs() {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+addr+"/v1/internal/blobs/"+sha, nil)
+		if err != nil {
+			return err
+		}
+		resp, err := s.peers.Do(req)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if resp.StatusCode != http.StatusOK {
+			resp.Body.Close()
+			errs = append(errs, fmt.Errorf("%s: %s", addr, resp.Status))
+			continue
+		}
+		_, _, err = s.blobs.Put(resp.Body, sha)
+		resp.Body.Close()
+		if err == nil {
+			return nil
+		}
+		errs = append(errs, err)
+	}
+	return api.Errorf(api.CodeNotFound, "charm archive %s is on no reachable controller node: %v", sha, errors.Join(errs...))
+}
+
+// runBlobSync fetches every charm archive this node is missing, at start
+// and whenever a charm is added.
+func (s *Server) runBlobSync(ctx context.Context) error {
+	sub, err := s.Events().Subscribe(ctx, state.SubscribeRequest{Since: s.node.AppliedIndex()})
+	if err != nil {
+		return err
+	}
+	s.syncAllBlobs(ctx)
+	for {
+		evs, err := sub.Next(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			if sub, err = s.Events().Subscribe(ctx, state.SubscribeRequest{Since: s.node.AppliedIndex()}); err != nil {
+				return err
+			}
+			s.syncAllBlobs(ctx)
+			continue
+		}
+		for _, ev := range evs {
+			if ev.Kind == state.KindCharm && ev.Op == state.OpUpsert && !s.blobs.Has(ev.Key) {
+				if err := s.FetchBlob(ctx, ev.Key); err != nil {
+					s.logger.Warn("charm archive not yet available", "sha256", ev.Key, "err", err)
+				}
+			}
+		}
+	}
+}
+
+func (s *Server) syncAllBlobs(ctx context.Context) {
+	charms, err := s.Store().Snapshot().ListCharms()
+	if err != nil {
+		return
+	}
+	for _, c := range charms {
+		if !s.blobs.Has(c.SHA256) {
+			if err := s.FetchBlob(ctx, c.SHA256); err != nil {
+				s.logger.Warn("charm archive not yet available", "sha256", c.SHA256, "err", err)
+			}
+		}
+	}
+}

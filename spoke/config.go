@@ -1,0 +1,109 @@
+// Package spoke is the regional controller: a raft-replicated model store
+// behind the /v1 API, serving clients, agents and the hub. One Server is one
+// controller node; several nodes form an HA controller.
+//
+// Shutdown order (the only place it is written): stop accepting HTTP, stop
+// node workers, shut raft down, close the blob store. Writes are
+// acknowledged only after the raft leader applied them, so a node killed at
+// any point loses no acknowledged write.
+package spoke
+
+import (
+	"errors"
+	"log/slog"
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/droverhq/drover/spoke/internal/cluster"
+)
+
+// Config configures one controller node.
+type Config struct {
+	// DataDir holds the node's identity, TLS material, raft log, snapshots
+	// and charm blobs.
+	DataDir string
+	// Listen is the HTTPS API address (host:port).
+	Listen string
+	// RaftListen is the raft address; default: Listen's port + 1.
+	RaftListen string
+	// Advertise is the API address other nodes and clients use; default
+	// Listen.
+	Advertise string
+	// Name names a new controller at bootstrap (default "drover").
+	Name string
+	// Bootstrap makes a new one-node controller if DataDir is empty.
+	Bootstrap bool
+	// Join is the API address of a node of an existing controller, with
+	// JoinToken from it, for a node with an empty DataDir.
+	Join      string
+	JoinToken string
+	// Logger receives structured logs; required.
+	Logger *slog.Logger
+	// Now is the clock; default time.Now.
+	Now func() time.Time
+	// Executable is the droverd binary started for enable-ha; default
+	// os.Executable().
+	Executable string
+	// MaxCharmSize bounds uploaded charm archives (default 256 MiB).
+	MaxCharmSize int64
+	// Faults injects network partitions (tests only).
+	Faults *cluster.Faults
+	// RaftTimeouts shortens raft's timers (tests only); zero: defaults.
+	RaftHeartbeat time.Duration
+	RaftElection  time.Duration
+	// SnapshotThreshold: raft logs between snapshots (0: default).
+	SnapshotThreshold uint64
+	// Ready, if set, is closed once the node serves its API.
+	Ready chan<- struct{}
+}
+
+func (c *Config) setDefaults() error {
+	if c.DataDir == "" {
+		return errors.New("spoke: DataDir is required")
+	}
+	if c.Listen == "" {
+		return errors.New("spoke: Listen is required")
+	}
+	if c.Logger == nil {
+		return errors.New("spoke: Logger is required")
+	}
+	if c.Bootstrap && c.Join != "" {
+		return errors.New("spoke: --bootstrap and --join are exclusive")
+	}
+	if c.Join != "" && c.JoinToken == "" {
+		return errors.New("spoke: --join needs --join-token")
+	}
+	if c.Name == "" {
+		c.Name = "drover"
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.MaxCharmSize == 0 {
+		c.MaxCharmSize = 256 << 20
+	}
+	if c.Advertise == "" {
+		c.Advertise = c.Listen
+	}
+	if c.RaftListen == "" {
+		p, err := nextPort(c.Listen)
+		if err != nil {
+			return err
+		}
+		c.RaftListen = p
+	}
+	return nil
+}
+
+func nextPort(addr string) (string, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", err
+	}
+	p, err := net.LookupPort("tcp", port)
+	if err != nil {
+		return "", err
+	}
+	return net.JoinHostPort(host, strconv.Itoa(p+1)), nil
+}

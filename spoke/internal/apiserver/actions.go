@@ -1,0 +1,168 @@
+package apiserver
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/hashicorp/go-memdb"
+
+	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/spoke/internal/state"
+)
+
+// runAction validates params against each receiver's charm action schema
+// (filling defaults) and enqueues one task per receiver. "app/leader"
+// names the application's current leader, as in `juju run app/leader`.
+func (s *Server) runAction(w http.ResponseWriter, r *http.Request) {
+	var req api.RunActionRequest
+	if err := decode(w, r, s.cfg.MaxBodySize, &req); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	if len(req.Receivers) == 0 || req.Action == "" {
+		writeError(w, r, api.Errorf(api.CodeBadRequest, "receivers and action are required"))
+		return
+	}
+	model := modelOf(r)
+	snap := s.b.Store().Snapshot()
+	type job struct {
+		unit   string
+		params map[string]any
+		par    bool
+		group  string
+	}
+	var jobs []job
+	for _, recv := range req.Receivers {
+		unit, err := s.resolveReceiver(snap, model, recv)
+		if err != nil {
+			writeError(w, r, err)
+			return
+		}
+		u, err := lookupUnit(snap, model, unit)
+		if err != nil {
+			writeError(w, r, err)
+			return
+		}
+		app, err := lookupApplication(snap, model, u.Application)
+		if err != nil {
+			writeError(w, r, err)
+			return
+		}
+		_, p, err := s.charmOf(snap, app.CharmSHA256)
+		if err != nil {
+			writeError(w, r, err)
+			return
+		}
+		spec, ok := p.actions.Spec(req.Action)
+		if !ok {
+			writeError(w, r, api.Errorf(api.CodeInvalid, "action %q not defined on application %q (its actions: %s)",
+				req.Action, app.Name, strings.Join(p.actions.Names(), ", ")))
+			return
+		}
+		params, err := p.actions.Validate(req.Action, numbersToGo(req.Params))
+		if err != nil {
+			writeError(w, r, api.Errorf(api.CodeInvalid, "%v", err))
+			return
+		}
+		jobs = append(jobs, job{unit: unit, params: params, par: spec.Parallel, group: spec.ExecutionGroup})
+	}
+	var tasks []api.Task
+	var last uint64
+	for _, j := range jobs {
+		var t api.Task
+		idx, err := s.propose(r, state.EnqueueTaskType, &state.EnqueueTaskRequest{
+			ModelUUID: model, Receiver: j.unit, Action: req.Action, Params: j.params,
+			Parallel: j.par, ExecutionGroup: j.group, Now: s.now(),
+		}, &t)
+		if err != nil {
+			writeError(w, r, err)
+			return
+		}
+		tasks, last = append(tasks, t), idx
+	}
+	writeIndexed(w, http.StatusCreated, last, tasks)
+}
+
+func (s *Server) resolveReceiver(snap *state.Snapshot, model, recv string) (string, error) {
+	app, rest, ok := strings.Cut(recv, "/")
+	if !ok || app == "" || rest == "" {
+		return "", api.Errorf(api.CodeInvalid, "bad receiver %q: want a unit (app/0) or app/leader", recv)
+	}
+	if rest != "leader" {
+		return recv, nil
+	}
+	l, err := snap.LeaseByApp(model, app)
+	if err != nil {
+		return "", err
+	}
+	if l == nil || l.Holder == "" {
+		return "", api.Errorf(api.CodeNotFound, "application %q has no leader yet", app)
+	}
+	return l.Holder, nil
+}
+
+func (s *Server) listTasks(w http.ResponseWriter, r *http.Request) {
+	snap, at, ok := s.read(w, r)
+	if !ok {
+		return
+	}
+	q := r.URL.Query()
+	list, err := snap.ListTasks(modelOf(r), state.TaskFilter{Receiver: q.Get("receiver"), Status: q.Get("status")})
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeIndexed(w, http.StatusOK, at, nonNil(list))
+}
+
+func taskDone(t *api.Task) bool {
+	switch t.Status {
+	case api.TaskCompleted, api.TaskFailed, api.TaskCancelled, api.TaskAborted:
+		return true
+	}
+	return false
+}
+
+// getTask answers at once, or with ?wait=DURATION when the task finishes
+// (or the wait ends), like `juju show-task --wait`.
+func (s *Server) getTask(w http.ResponseWriter, r *http.Request) {
+	var wait time.Duration
+	if v := r.URL.Query().Get("wait"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 || d > 10*time.Minute {
+			writeError(w, r, badParam("wait", v, "want a duration up to 10m"))
+			return
+		}
+		wait = d
+	}
+	if _, _, ok := s.read(w, r); !ok {
+		return
+	}
+	model, id := modelOf(r), chi.URLParam(r, "id")
+	ctx := r.Context()
+	if wait > 0 {
+		var cancel func()
+		ctx, cancel = context.WithTimeout(ctx, wait)
+		defer cancel()
+	}
+	var task *api.Task
+	_, _, err := s.b.Store().BlockingQuery(ctx, 0, func(ws memdb.WatchSet, snap *state.Snapshot) (any, uint64, error) {
+		t, err := lookupTask(snap, model, id)
+		if err != nil {
+			return nil, 1, err
+		}
+		task = t
+		if wait == 0 || taskDone(t) {
+			return t, 1, nil // done: an index above 0 ends the query
+		}
+		return t, 0, nil // keep waiting
+	})
+	if err != nil && task == nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, task)
+}

@@ -1,0 +1,307 @@
+package apiserver
+
+import (
+	"net/http"
+	"regexp"
+	"sort"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/charm"
+	"github.com/droverhq/drover/spoke/internal/state"
+)
+
+var appNameRe = regexp.MustCompile(`^[a-z][a-z0-9]*(-[a-z0-9]*[a-z][a-z0-9]*)*$`)
+
+func appOf(r *http.Request) string { return chi.URLParam(r, "app") }
+
+// typedConfig validates user config against the charm's options: typed
+// values (from JSON or YAML) and user strings (parsed by option type).
+// It returns the values to set and the keys to reset.
+func typedConfig(cfg *charm.Config, typed map[string]any, strs map[string]string, reset []string) (map[string]any, []string, error) {
+	set := map[string]any{}
+	if len(typed) > 0 {
+		v, err := cfg.ValidateSettings(numbersToGo(typed))
+		if err != nil {
+			return nil, nil, api.Errorf(api.CodeInvalid, "%v", err)
+		}
+		for k, val := range v {
+			if val == nil {
+				reset = append(reset, k)
+			} else {
+				set[k] = val
+			}
+		}
+	}
+	if len(strs) > 0 {
+		v, err := cfg.ParseSettings(strs)
+		if err != nil {
+			return nil, nil, api.Errorf(api.CodeInvalid, "%v", err)
+		}
+		for k, val := range v {
+			if val == nil {
+				reset = append(reset, k)
+			} else {
+				set[k] = val
+			}
+		}
+	}
+	for _, k := range reset {
+		if _, ok := cfg.Options[k]; !ok {
+			return nil, nil, api.Errorf(api.CodeInvalid, "unknown option %q", k)
+		}
+	}
+	sort.Strings(reset)
+	return set, reset, nil
+}
+
+func (s *Server) charmOf(snap *state.Snapshot, sha string) (*api.Charm, *parsedCharm, error) {
+	ch, err := lookupCharm(snap, sha)
+	if err != nil {
+		return nil, nil, err
+	}
+	p, err := s.charms.get(ch)
+	return ch, p, err
+}
+
+func (s *Server) deploy(w http.ResponseWriter, r *http.Request) {
+	var req api.DeployRequest
+	if err := decode(w, r, s.cfg.MaxBodySize, &req); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	if !appNameRe.MatchString(req.Application) {
+		writeError(w, r, api.Errorf(api.CodeInvalid, "invalid application name %q: use lowercase letters, digits and hyphens, starting with a letter", req.Application))
+		return
+	}
+	if req.NumUnits < 0 {
+		writeError(w, r, api.Errorf(api.CodeInvalid, "num-units must not be negative"))
+		return
+	}
+	if len(req.To) > req.NumUnits && req.NumUnits > 0 {
+		writeError(w, r, api.Errorf(api.CodeInvalid, "%d placement directives for %d units", len(req.To), req.NumUnits))
+		return
+	}
+	for _, p := range req.To {
+		if _, err := charm.ParsePlacement(p); err != nil {
+			writeError(w, r, api.Errorf(api.CodeInvalid, "placement %q: %v", p, err))
+			return
+		}
+	}
+	_, p, err := s.charmOf(s.b.Store().Snapshot(), req.CharmSHA256)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	set, _, err := typedConfig(p.config, req.Config, req.ConfigStrs, nil)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	var res state.AddApplicationResult
+	idx, err := s.propose(r, state.AddApplicationType, &state.AddApplicationRequest{
+		ModelUUID: modelOf(r), Name: req.Application, CharmSHA256: req.CharmSHA256, Config: set,
+		Constraints: req.Constraints, Base: req.Base, NumUnits: req.NumUnits, Placement: req.To, Now: s.now(),
+	}, &res)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeIndexed(w, http.StatusCreated, idx, deployResult(&res))
+}
+
+func deployResult(res *state.AddApplicationResult) *api.DeployResult {
+	out := &api.DeployResult{Units: res.Units, Machines: res.Machines, Relations: res.Relations}
+	if res.Application != nil {
+		out.Application = *res.Application
+	}
+	return out
+}
+
+func (s *Server) listApplications(w http.ResponseWriter, r *http.Request) {
+	snap, at, ok := s.read(w, r)
+	if !ok {
+		return
+	}
+	list, err := snap.ListApplications(modelOf(r))
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeIndexed(w, http.StatusOK, at, nonNil(list))
+}
+
+func (s *Server) getApplication(w http.ResponseWriter, r *http.Request) {
+	snap, at, ok := s.read(w, r)
+	if !ok {
+		return
+	}
+	a, err := lookupApplication(snap, modelOf(r), appOf(r))
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeIndexed(w, http.StatusOK, at, a)
+}
+
+func (s *Server) removeApplication(w http.ResponseWriter, r *http.Request) {
+	force, ok := boolParam(w, r, "force")
+	if !ok {
+		return
+	}
+	idx, err := s.propose(r, state.DestroyApplicationType, &state.DestroyApplicationRequest{ModelUUID: modelOf(r), App: appOf(r), Force: force}, nil)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	w.Header().Set(api.HeaderIndex, itoa(idx))
+	w.WriteHeader(http.StatusAccepted)
+}
+
+func (s *Server) applicationConfig(snap *state.Snapshot, model, app string) (*api.ApplicationConfig, error) {
+	a, err := lookupApplication(snap, model, app)
+	if err != nil {
+		return nil, err
+	}
+	_, p, err := s.charmOf(snap, a.CharmSHA256)
+	if err != nil {
+		return nil, err
+	}
+	out := &api.ApplicationConfig{Application: a.Name, Charm: a.CharmName, Settings: map[string]api.ConfigOption{}}
+	for name, o := range p.config.Options {
+		opt := api.ConfigOption{Type: string(o.Type), Description: o.Description, Default: o.Default, Source: "unset"}
+		if o.Default != nil {
+			opt.Value, opt.Source = o.Default, "default"
+		}
+		if v, ok := a.Config[name]; ok && v != nil {
+			opt.Value, opt.Source = v, "user"
+		}
+		out.Settings[name] = opt
+	}
+	return out, nil
+}
+
+func (s *Server) getApplicationConfig(w http.ResponseWriter, r *http.Request) {
+	snap, at, ok := s.read(w, r)
+	if !ok {
+		return
+	}
+	cfg, err := s.applicationConfig(snap, modelOf(r), appOf(r))
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeIndexed(w, http.StatusOK, at, cfg)
+}
+
+func (s *Server) setApplicationConfig(w http.ResponseWriter, r *http.Request) {
+	var req api.ConfigChange
+	if err := decode(w, r, s.cfg.MaxBodySize, &req); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	snap := s.b.Store().Snapshot()
+	a, err := lookupApplication(snap, modelOf(r), appOf(r))
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	_, p, err := s.charmOf(snap, a.CharmSHA256)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	set, reset, err := typedConfig(p.config, req.Set, req.SetStrings, req.Reset)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	idx, err := s.propose(r, state.SetApplicationConfigType, &state.SetApplicationConfigRequest{ModelUUID: a.ModelUUID, App: a.Name, Set: set, Unset: reset}, nil)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	if _, err := s.b.WaitRead(r.Context(), idx, false); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	cfg, err := s.applicationConfig(s.b.Store().Snapshot(), a.ModelUUID, a.Name)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeIndexed(w, http.StatusOK, idx, cfg)
+}
+
+func (s *Server) addUnits(w http.ResponseWriter, r *http.Request) {
+	var req api.AddUnitsRequest
+	if err := decode(w, r, s.cfg.MaxBodySize, &req); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	if req.NumUnits < 1 {
+		writeError(w, r, api.Errorf(api.CodeInvalid, "num-units must be at least 1"))
+		return
+	}
+	var res state.AddApplicationResult
+	idx, err := s.propose(r, state.AddUnitsType, &state.AddUnitsRequest{
+		ModelUUID: modelOf(r), App: appOf(r), N: req.NumUnits, Placement: req.To, Now: s.now(),
+	}, &res)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeIndexed(w, http.StatusCreated, idx, deployResult(&res))
+}
+
+func (s *Server) scale(w http.ResponseWriter, r *http.Request) {
+	var req api.ScaleRequest
+	if err := decode(w, r, s.cfg.MaxBodySize, &req); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	if req.Scale < 0 {
+		writeError(w, r, api.Errorf(api.CodeInvalid, "scale must not be negative"))
+		return
+	}
+	s.appCommand(w, r, state.ScaleApplicationType, &state.ScaleApplicationRequest{ModelUUID: modelOf(r), App: appOf(r), Scale: req.Scale, Now: s.now()})
+}
+
+func (s *Server) expose(w http.ResponseWriter, r *http.Request) {
+	var req api.ExposeRequest
+	if err := decode(w, r, s.cfg.MaxBodySize, &req); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	s.appCommand(w, r, state.SetExposedType, &state.SetExposedRequest{ModelUUID: modelOf(r), App: appOf(r), Exposed: req.Exposed})
+}
+
+func (s *Server) setCharm(w http.ResponseWriter, r *http.Request) {
+	var req api.SetCharmRequest
+	if err := decode(w, r, s.cfg.MaxBodySize, &req); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	s.appCommand(w, r, state.SetCharmType, &state.SetCharmRequest{ModelUUID: modelOf(r), App: appOf(r), CharmSHA256: req.CharmSHA256})
+}
+
+// appCommand proposes a command whose value is the application, and
+// answers with the application as it is after the command.
+func (s *Server) appCommand(w http.ResponseWriter, r *http.Request, t state.MessageType, req any) {
+	idx, err := s.propose(r, t, req, nil)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	if _, err := s.b.WaitRead(r.Context(), idx, false); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	a, err := lookupApplication(s.b.Store().Snapshot(), modelOf(r), appOf(r))
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeIndexed(w, http.StatusOK, idx, a)
+}

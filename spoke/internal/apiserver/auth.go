@@ -1,0 +1,79 @@
+package apiserver
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"net/http"
+
+	"github.com/droverhq/drover/api"
+)
+
+type ctxKey int
+
+const userKey ctxKey = iota
+
+// caller is the authenticated identity of a request.
+type caller struct {
+	Name   string
+	Access string
+}
+
+func callerOf(ctx context.Context) caller {
+	c, _ := ctx.Value(userKey).(caller)
+	return c
+}
+
+// authenticate checks HTTP Basic credentials against the replicated users.
+// Local users authenticate with generated secrets (see spoke.HashSecret).
+func (s *Server) authenticate(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		name, secret, ok := r.BasicAuth()
+		if !ok {
+			w.Header().Set("WWW-Authenticate", `Basic realm="drover"`)
+			writeError(w, r, api.Errorf(api.CodeUnauthorized, "authentication required: pass the controller's user and password"))
+			return
+		}
+		u, err := s.b.Store().Snapshot().UserByName(name)
+		if err != nil || u == nil || u.Disabled || !checkSecret(secret, u.PasswordHash) {
+			writeError(w, r, api.Errorf(api.CodeUnauthorized, "invalid user name or password"))
+			return
+		}
+		ctx := context.WithValue(r.Context(), userKey, caller{Name: u.Name, Access: u.Access})
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
+}
+
+func checkSecret(secret, hash string) bool {
+	sum := sha256.Sum256([]byte(secret))
+	want := "sha256:" + hex.EncodeToString(sum[:])
+	return subtle.ConstantTimeCompare([]byte(want), []byte(hash)) == 1
+}
+
+func requireSuperuser(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if callerOf(r.Context()).Access != "superuser" {
+			writeError(w, r, api.Errorf(api.CodeForbidden, "this operation needs controller superuser access"))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// requireNodeCert admits only callers presenting a certificate signed by
+// the controller CA: other controller nodes.
+func requireNodeCert(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.TLS == nil || len(r.TLS.VerifiedChains) == 0 {
+			writeError(w, r, api.Errorf(api.CodeForbidden, "node-to-node route: a controller node certificate is required"))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (s *Server) whoami(w http.ResponseWriter, r *http.Request) {
+	c := callerOf(r.Context())
+	writeJSON(w, http.StatusOK, api.WhoAmI{User: c.Name, Access: c.Access})
+}

@@ -1,0 +1,206 @@
+package apiserver
+
+import (
+	"archive/zip"
+	"bytes"
+	"errors"
+	"io"
+	"net/http"
+	"sync"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/charm"
+	"github.com/droverhq/drover/spoke/internal/state"
+)
+
+// charmCache keeps parsed config and action schemas by charm sha256, so
+// validating config or action params does not re-parse YAML each time.
+type charmCache struct {
+	mu   sync.Mutex
+	max  int
+	byID map[string]*parsedCharm
+}
+
+type parsedCharm struct {
+	config  *charm.Config
+	actions *charm.Actions
+}
+
+func newCharmCache(max int) *charmCache {
+	return &charmCache{max: max, byID: map[string]*parsedCharm{}}
+}
+
+func (c *charmCache) get(ch *api.Charm) (*parsedCharm, error) {
+	c.mu.Lock()
+	p, ok := c.byID[ch.SHA256]
+	c.mu.Unlock()
+	if ok {
+		return p, nil
+	}
+	p = &parsedCharm{config: &charm.Config{Options: map[string]charm.Option{}}}
+	var err error
+	if ch.ConfigYAML != "" {
+		if p.config, err = charm.ParseConfig([]byte(ch.ConfigYAML)); err != nil {
+			return nil, err
+		}
+	}
+	if ch.ActionsYAML != "" {
+		if p.actions, err = charm.ParseActions([]byte(ch.ActionsYAML)); err != nil {
+			return nil, err
+		}
+	}
+	c.mu.Lock()
+	if len(c.byID) >= c.max {
+		for k := range c.byID { // evict an arbitrary entry; parsing is cheap
+			delete(c.byID, k)
+			break
+		}
+	}
+	c.byID[ch.SHA256] = p
+	c.mu.Unlock()
+	return p, nil
+}
+
+func (s *Server) listCharms(w http.ResponseWriter, r *http.Request) {
+	snap, at, ok := s.read(w, r)
+	if !ok {
+		return
+	}
+	list, err := snap.ListCharms()
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeIndexed(w, http.StatusOK, at, nonNil(list))
+}
+
+func (s *Server) getCharm(w http.ResponseWriter, r *http.Request) {
+	snap, at, ok := s.read(w, r)
+	if !ok {
+		return
+	}
+	c, err := lookupCharm(snap, chi.URLParam(r, "sha"))
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeIndexed(w, http.StatusOK, at, c)
+}
+
+func (s *Server) downloadCharm(w http.ResponseWriter, r *http.Request) {
+	sha := chi.URLParam(r, "sha")
+	snap, _, ok := s.read(w, r)
+	if !ok {
+		return
+	}
+	if _, err := lookupCharm(snap, sha); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	if err := s.b.FetchBlob(r.Context(), sha); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	f, err := s.b.Blobs().Open(sha)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	defer f.Close()
+	w.Header().Set("Content-Type", "application/zip")
+	w.Header().Set("Content-Disposition", `attachment; filename="`+sha+`.charm"`)
+	io.Copy(w, f)
+}
+
+// uploadCharm validates a charm archive, stores it on a quorum of nodes,
+// then commits its metadata. Uploading the same archive again is a no-op.
+func (s *Server) uploadCharm(w http.ResponseWriter, r *http.Request) {
+	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxCharmSize))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			writeError(w, r, api.Errorf(api.CodeTooLarge, "charm archive is over %d bytes", s.cfg.MaxCharmSize))
+			return
+		}
+		writeError(w, r, api.Errorf(api.CodeBadRequest, "read charm archive: %v", err))
+		return
+	}
+	if len(data) == 0 {
+		writeError(w, r, api.Errorf(api.CodeBadRequest, "empty body: upload a charm archive (zip)"))
+		return
+	}
+	ch, err := charm.ReadArchiveBytes(data)
+	if err != nil {
+		writeError(w, r, api.Errorf(api.CodeInvalid, "invalid charm archive: %v", err))
+		return
+	}
+	raw, err := rawDescriptors(data)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	sha, _, err := s.b.Blobs().Put(bytes.NewReader(data), ch.SHA256)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	if err := s.b.ReplicateBlob(r.Context(), sha); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	rec := api.Charm{
+		SHA256: sha, Name: ch.Meta.Name, Size: int64(len(data)), Subordinate: ch.Meta.Subordinate,
+		MetadataYAML: raw[charm.MetadataFile], ConfigYAML: raw[charm.ConfigFile], ActionsYAML: raw[charm.ActionsFile],
+	}
+	for _, ep := range ch.Meta.Endpoints() {
+		rec.Endpoints = append(rec.Endpoints, api.Endpoint{
+			Name: ep.Name, Role: string(ep.Role), Interface: ep.Interface, Scope: string(ep.Scope),
+			Limit: ep.Limit, Optional: ep.Optional,
+		})
+	}
+	var out api.Charm
+	idx, err := s.propose(r, state.AddCharmType, &state.AddCharmRequest{Charm: rec}, &out)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeIndexed(w, http.StatusCreated, idx, &out)
+}
+
+// rawDescriptors returns the descriptor files' text as stored in the
+// archive; agents and clients see exactly what the charm shipped.
+func rawDescriptors(data []byte) (map[string]string, error) {
+	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		return nil, api.Errorf(api.CodeInvalid, "invalid charm archive: %v", err)
+	}
+	out := map[string]string{}
+	for _, f := range zr.File {
+		switch f.Name {
+		case charm.MetadataFile, charm.ConfigFile, charm.ActionsFile:
+			rc, err := f.Open()
+			if err != nil {
+				return nil, api.Errorf(api.CodeInvalid, "invalid charm archive: %s: %v", f.Name, err)
+			}
+			b, err := io.ReadAll(io.LimitReader(rc, 8<<20))
+			rc.Close()
+			if err != nil {
+				return nil, api.Errorf(api.CodeInvalid, "invalid charm archive: %s: %v", f.Name, err)
+			}
+			out[f.Name] = string(b)
+		}
+	}
+	if out[charm.MetadataFile] == "" {
+		return nil, api.Errorf(api.CodeInvalid, "invalid charm archive: no metadata.yaml at its root (pack source charms with `drover deploy DIR` or charmcraft)")
+	}
+	return out, nil
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}

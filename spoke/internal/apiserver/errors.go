@@ -1,0 +1,125 @@
+package apiserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+
+	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/charm"
+	"github.com/droverhq/drover/spoke/internal/blobs"
+)
+
+// CodeNotRaftLeader is the node-to-node answer of a node that is no longer
+// the raft leader; the forwarding node retries elsewhere. Never sent to
+// clients.
+const CodeNotRaftLeader api.Code = "not-raft-leader"
+
+// httpStatus is the one table from error codes to HTTP statuses.
+var httpStatus = map[api.Code]int{
+	api.CodeBadRequest:    http.StatusBadRequest,
+	api.CodeInvalid:       http.StatusUnprocessableEntity,
+	api.CodeNotFound:      http.StatusNotFound,
+	api.CodeAlreadyExists: http.StatusConflict,
+	api.CodeConflict:      http.StatusConflict,
+	api.CodeNotLeader:     http.StatusConflict,
+	api.CodeUnauthorized:  http.StatusUnauthorized,
+	api.CodeForbidden:     http.StatusForbidden,
+	api.CodeUnavailable:   http.StatusServiceUnavailable,
+	api.CodeTimeout:       http.StatusGatewayTimeout,
+	api.CodeTooLarge:      http.StatusRequestEntityTooLarge,
+	api.CodeInternal:      http.StatusInternalServerError,
+	CodeNotRaftLeader:     http.StatusMisdirectedRequest,
+}
+
+// toAPIError maps any error to an *api.Error. Typed errors from lower
+// layers keep their code; known sentinels get theirs; anything else is
+// internal, and its detail is logged rather than sent.
+func toAPIError(err error) *api.Error {
+	var e *api.Error
+	switch {
+	case errors.As(err, &e):
+		return e
+	case errors.Is(err, charm.ErrInvalid):
+		return &api.Error{Code: api.CodeInvalid, Message: err.Error()}
+	case errors.Is(err, blobs.ErrTooLarge):
+		return &api.Error{Code: api.CodeTooLarge, Message: err.Error()}
+	case errors.Is(err, blobs.ErrNotFound):
+		return &api.Error{Code: api.CodeNotFound, Message: err.Error()}
+	case errors.Is(err, blobs.ErrBadHash), errors.Is(err, blobs.ErrHashMismatch):
+		return &api.Error{Code: api.CodeBadRequest, Message: err.Error()}
+	case errors.Is(err, context.DeadlineExceeded):
+		return &api.Error{Code: api.CodeTimeout, Message: "the request timed out"}
+	case errors.Is(err, context.Canceled):
+		return &api.Error{Code: api.CodeUnavailable, Message: "the request was cancelled"}
+	}
+	return &api.Error{Code: api.CodeInternal, Message: "internal error"}
+}
+
+func writeError(w http.ResponseWriter, r *http.Request, err error) {
+	e := toAPIError(err)
+	status := e.Status
+	if status == 0 {
+		status = httpStatus[e.Code]
+	}
+	if status == 0 {
+		status = http.StatusInternalServerError
+	}
+	if e.Code == api.CodeInternal {
+		slog.Default().Error("internal error", "method", r.Method, "path", r.URL.Path, "err", err)
+	}
+	writeJSON(w, status, e)
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v) // the client may have gone; nothing to do
+}
+
+// writeIndexed writes v with the raft index it reflects.
+func writeIndexed(w http.ResponseWriter, status int, index uint64, v any) {
+	w.Header().Set(api.HeaderIndex, strconv.FormatUint(index, 10))
+	writeJSON(w, status, v)
+}
+
+// decode reads a JSON body strictly: unknown fields and trailing data are
+// errors, so typos in requests are reported rather than ignored.
+func decode(w http.ResponseWriter, r *http.Request, max int64, v any) error {
+	body := http.MaxBytesReader(w, r.Body, max)
+	dec := json.NewDecoder(body)
+	dec.DisallowUnknownFields()
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil {
+		var tooBig *http.MaxBytesError
+		switch {
+		case errors.As(err, &tooBig):
+			return api.Errorf(api.CodeTooLarge, "request body is over %d bytes", max)
+		case errors.Is(err, io.EOF):
+			return api.Errorf(api.CodeBadRequest, "request body is empty; expected a JSON object")
+		}
+		return api.Errorf(api.CodeBadRequest, "malformed JSON body: %v", err)
+	}
+	if dec.More() {
+		return api.Errorf(api.CodeBadRequest, "malformed JSON body: unexpected data after the JSON object")
+	}
+	return nil
+}
+
+func badParam(name, value, want string) error {
+	return api.Errorf(api.CodeBadRequest, "query parameter %s=%q: %s", name, value, want)
+}
+
+func unmarshalValue(raw json.RawMessage, v any) error {
+	if err := json.Unmarshal(raw, v); err != nil {
+		return fmt.Errorf("decode command result: %w", err)
+	}
+	return nil
+}

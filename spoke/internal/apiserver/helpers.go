@@ -1,0 +1,128 @@
+package apiserver
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/spoke/internal/state"
+)
+
+// read prepares a read as the query asks (?index=N, ?consistent=true) and
+// returns a snapshot of the local replica and the index it reflects.
+func (s *Server) read(w http.ResponseWriter, r *http.Request) (*state.Snapshot, uint64, bool) {
+	q := r.URL.Query()
+	var min uint64
+	if v := q.Get("index"); v != "" {
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			writeError(w, r, badParam("index", v, "want a raft index (an unsigned integer)"))
+			return nil, 0, false
+		}
+		min = n
+	}
+	consistent := false
+	if v := q.Get("consistent"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			writeError(w, r, badParam("consistent", v, "want true or false"))
+			return nil, 0, false
+		}
+		consistent = b
+	}
+	at, err := s.b.WaitRead(r.Context(), min, consistent)
+	if err != nil {
+		writeError(w, r, err)
+		return nil, 0, false
+	}
+	return s.b.Store().Snapshot(), at, true
+}
+
+// propose replicates a command and decodes its value into out (if not nil).
+func (s *Server) propose(r *http.Request, t state.MessageType, req, out any) (uint64, error) {
+	val, idx, err := s.b.Propose(r.Context(), t, req)
+	if err != nil {
+		return idx, err
+	}
+	if out != nil && len(val) > 0 {
+		if err := unmarshalValue(val, out); err != nil {
+			return idx, err
+		}
+	}
+	return idx, nil
+}
+
+func (s *Server) now() time.Time { return s.cfg.Now().UTC() }
+
+func modelOf(r *http.Request) string { return chi.URLParam(r, "model") }
+
+func (s *Server) modelCtx(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if m := modelOf(r); m == "" || len(m) > 64 {
+			writeError(w, r, api.Errorf(api.CodeBadRequest, "bad model UUID %q", m))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func boolParam(w http.ResponseWriter, r *http.Request, name string) (bool, bool) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return false, true
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		writeError(w, r, badParam(name, v, "want true or false"))
+		return false, false
+	}
+	return b, true
+}
+
+func (s *Server) getController(w http.ResponseWriter, r *http.Request) {
+	if _, _, ok := s.read(w, r); !ok {
+		return
+	}
+	info, err := s.b.ControllerInfo(r.Context())
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, info)
+}
+
+func (s *Server) enableHA(w http.ResponseWriter, r *http.Request) {
+	var req api.EnableHARequest
+	if err := decode(w, r, 1<<16, &req); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	if req.Nodes == 0 {
+		req.Nodes = 3
+	}
+	info, err := s.b.EnableHA(r.Context(), req.Nodes)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, info)
+}
+
+func (s *Server) createJoinToken(w http.ResponseWriter, r *http.Request) {
+	var req api.JoinTokenRequest
+	if r.ContentLength != 0 {
+		if err := decode(w, r, 1<<16, &req); err != nil {
+			writeError(w, r, err)
+			return
+		}
+	}
+	tok, err := s.b.NewJoinToken(req.TTL)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, tok)
+}

@@ -1,0 +1,54 @@
+package apiserver
+
+import (
+	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/spoke/internal/state"
+)
+
+// The store's getters answer nil for a missing object; these turn that into
+// the typed not-found errors clients see.
+
+func found[T any](v *T, err error, format string, args ...any) (*T, error) {
+	if err != nil {
+		return nil, err
+	}
+	if v == nil {
+		return nil, api.Errorf(api.CodeNotFound, format, args...)
+	}
+	return v, nil
+}
+
+func lookupModel(snap *state.Snapshot, uuid string) (*api.Model, error) {
+	v, err := lookupModel(snap, uuid)
+	return found(v, err, "model %q not found", uuid)
+}
+
+func lookupApplication(snap *state.Snapshot, model, name string) (*api.Application, error) {
+	v, err := lookupApplication(snap, model, name)
+	return found(v, err, "application %q not found", name)
+}
+
+func lookupUnit(snap *state.Snapshot, model, name string) (*api.Unit, error) {
+	v, err := lookupUnit(snap, model, name)
+	return found(v, err, "unit %q not found", name)
+}
+
+func lookupMachine(snap *state.Snapshot, model, id string) (*api.Machine, error) {
+	v, err := lookupMachine(snap, model, id)
+	return found(v, err, "machine %q not found", id)
+}
+
+func lookupCharm(snap *state.Snapshot, sha string) (*api.Charm, error) {
+	v, err := lookupCharm(snap, sha)
+	return found(v, err, "charm %q not found; upload it first", sha)
+}
+
+func lookupTask(snap *state.Snapshot, model, id string) (*api.Task, error) {
+	v, err := snap.TaskByID(model, id)
+	return found(v, err, "task %q not found", id)
+}
+
+func lookupController(snap *state.Snapshot) (*api.Controller, error) {
+	v, err := snap.Controller()
+	return found(v, err, "controller not initialised yet")
+}

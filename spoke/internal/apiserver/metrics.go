@@ -1,0 +1,75 @@
+package apiserver
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+type metrics struct {
+	requests *prometheus.CounterVec
+	latency  *prometheus.HistogramVec
+}
+
+func newMetrics(reg *prometheus.Registry, b Backend) *metrics {
+	m := &metrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "drover_api_requests_total", Help: "API requests by route, method and status code.",
+		}, []string{"route", "method", "code"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "drover_api_request_duration_seconds", Help: "API request latency by route and method.",
+			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16),
+		}, []string{"route", "method"}),
+	}
+	reg.MustRegister(m.requests, m.latency,
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "drover_raft_leader", Help: "1 if this node is the raft leader.",
+		}, func() float64 {
+			if b.IsLeader() {
+				return 1
+			}
+			return 0
+		}),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "drover_state_index", Help: "Latest raft index applied to the model store.",
+		}, func() float64 {
+			idx, _ := b.Store().Snapshot().LatestIndex()
+			return float64(idx)
+		}),
+	)
+	return m
+}
+
+type statusRecorder struct {
+	http.ResponseWriter
+	code int
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	r.code = code
+	r.ResponseWriter.WriteHeader(code)
+}
+
+// Unwrap lets http.ResponseController and the websocket upgrader reach the
+// underlying writer.
+func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+func (s *Server) instrument(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rec := &statusRecorder{ResponseWriter: w, code: http.StatusOK}
+		next.ServeHTTP(rec, r)
+		route := chi.RouteContext(r.Context()).RoutePattern()
+		if route == "" {
+			route = "unmatched"
+		}
+		s.metrics.requests.WithLabelValues(route, r.Method, strconv.Itoa(rec.code)).Inc()
+		s.metrics.latency.WithLabelValues(route, r.Method).Observe(time.Since(start).Seconds())
+		if rec.code >= 500 && rec.code != http.StatusServiceUnavailable {
+			s.log.Warn("request failed", "method", r.Method, "path", r.URL.Path, "code", rec.code, "duration", time.Since(start))
+		}
+	})
+}

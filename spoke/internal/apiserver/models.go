@@ -1,0 +1,307 @@
+package apiserver
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"regexp"
+	"strconv"
+	"time"
+
+	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/spoke/internal/state"
+)
+
+var modelNameRe = regexp.MustCompile(`^[a-z0-9]+[a-z0-9-]*$`)
+
+// DefaultModelConfig is the config every new model starts with.
+func DefaultModelConfig() map[string]any {
+	return map[string]any{
+		"update-status-hook-interval": "5m",
+		"automatically-retry-hooks":   true,
+		"logging-config":              "<root>=INFO",
+	}
+}
+
+// validateModelConfig types the keys Drover interprets; other keys are
+// kept as given (Juju accepts arbitrary keys too).
+func validateModelConfig(set map[string]any) (map[string]any, error) {
+	out := map[string]any{}
+	for k, v := range set {
+		switch k {
+		case "update-status-hook-interval":
+			str, ok := v.(string)
+			if !ok {
+				return nil, api.Errorf(api.CodeInvalid, "model config %s: want a duration such as \"5m\", got %v", k, v)
+			}
+			d, err := time.ParseDuration(str)
+			if err != nil || d < time.Second || d > 60*time.Minute {
+				return nil, api.Errorf(api.CodeInvalid, "model config %s: want a duration between 1s and 60m, got %q", k, str)
+			}
+			out[k] = str
+		case "automatically-retry-hooks":
+			switch b := v.(type) {
+			case bool:
+				out[k] = b
+			case string:
+				pb, err := strconv.ParseBool(b)
+				if err != nil {
+					return nil, api.Errorf(api.CodeInvalid, "model config %s: want true or false, got %q", k, b)
+				}
+				out[k] = pb
+			default:
+				return nil, api.Errorf(api.CodeInvalid, "model config %s: want true or false, got %v", k, v)
+			}
+		default:
+			if k == "" {
+				return nil, api.Errorf(api.CodeInvalid, "model config: empty key")
+			}
+			out[k] = v
+		}
+	}
+	return out, nil
+}
+
+func newUUID() string {
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		panic(err)
+	}
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	h := hex.EncodeToString(b)
+	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+}
+
+func (s *Server) listModels(w http.ResponseWriter, r *http.Request) {
+	snap, at, ok := s.read(w, r)
+	if !ok {
+		return
+	}
+	list, err := snap.ListModels()
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeIndexed(w, http.StatusOK, at, nonNil(list))
+}
+
+func (s *Server) addModel(w http.ResponseWriter, r *http.Request) {
+	var req api.AddModelRequest
+	if err := decode(w, r, s.cfg.MaxBodySize, &req); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	if !modelNameRe.MatchString(req.Name) || len(req.Name) > 63 {
+		writeError(w, r, api.Errorf(api.CodeInvalid, "invalid model name %q: use lowercase letters, digits and hyphens, starting with a letter or digit, at most 63 characters", req.Name))
+		return
+	}
+	if req.Owner == "" {
+		req.Owner = callerOf(r.Context()).Name
+	}
+	cfg := DefaultModelConfig()
+	extra, err := validateModelConfig(numbersToGo(req.Config))
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	for k, v := range extra {
+		cfg[k] = v
+	}
+	var m api.Model
+	idx, err := s.propose(r, state.AddModelType, &state.AddModelRequest{
+		UUID: newUUID(), Name: req.Name, Owner: req.Owner, Config: cfg, Now: s.now(),
+	}, &m)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeIndexed(w, http.StatusCreated, idx, &m)
+}
+
+func (s *Server) getModel(w http.ResponseWriter, r *http.Request) {
+	snap, at, ok := s.read(w, r)
+	if !ok {
+		return
+	}
+	m, err := lookupModel(snap, modelOf(r))
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeIndexed(w, http.StatusOK, at, m)
+}
+
+// destroyModel makes the model dying; an empty model is removed at once.
+// With force every application and machine is removed first.
+func (s *Server) destroyModel(w http.ResponseWriter, r *http.Request) {
+	force, ok := boolParam(w, r, "force")
+	if !ok {
+		return
+	}
+	uuid := modelOf(r)
+	snap := s.b.Store().Snapshot()
+	if _, err := lookupModel(snap, uuid); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	if force {
+		apps, _ := snap.ListApplications(uuid)
+		for _, a := range apps {
+			if _, err := s.propose(r, state.DestroyApplicationType, &state.DestroyApplicationRequest{ModelUUID: uuid, App: a.Name, Force: true}, nil); err != nil {
+				writeError(w, r, err)
+				return
+			}
+		}
+		machines, _ := s.b.Store().Snapshot().ListMachines(uuid)
+		for _, m := range machines {
+			if _, err := s.propose(r, state.DestroyMachineType, &state.DestroyMachineRequest{ModelUUID: uuid, ID: m.ID, Force: true}, nil); err != nil {
+				writeError(w, r, err)
+				return
+			}
+		}
+	}
+	var m api.Model
+	idx, err := s.propose(r, state.DestroyModelType, &state.DestroyModelRequest{ModelUUID: uuid, Now: s.now()}, &m)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	if removed, ridx := s.removeModelIfEmpty(r, uuid); removed {
+		w.Header().Set(api.HeaderIndex, strconv.FormatUint(ridx, 10))
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	writeIndexed(w, http.StatusAccepted, idx, &m)
+}
+
+func (s *Server) removeModelIfEmpty(r *http.Request, uuid string) (bool, uint64) {
+	snap := s.b.Store().Snapshot()
+	apps, _ := snap.ListApplications(uuid)
+	machines, _ := snap.ListMachines(uuid)
+	if len(apps) > 0 || len(machines) > 0 {
+		return false, 0
+	}
+	idx, err := s.propose(r, state.RemoveModelType, &state.RemoveModelRequest{ModelUUID: uuid}, nil)
+	return err == nil, idx
+}
+
+func (s *Server) getModelConfig(w http.ResponseWriter, r *http.Request) {
+	snap, at, ok := s.read(w, r)
+	if !ok {
+		return
+	}
+	m, err := lookupModel(snap, modelOf(r))
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeIndexed(w, http.StatusOK, at, m.Config)
+}
+
+func (s *Server) setModelConfig(w http.ResponseWriter, r *http.Request) {
+	var req api.ConfigChange
+	if err := decode(w, r, s.cfg.MaxBodySize, &req); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	set := numbersToGo(req.Set)
+	for k, v := range req.SetStrings {
+		if v == "" {
+			req.Reset = append(req.Reset, k)
+			continue
+		}
+		if set == nil {
+			set = map[string]any{}
+		}
+		set[k] = v
+	}
+	set, err := validateModelConfig(set)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	var m api.Model
+	idx, err := s.propose(r, state.SetModelConfigType, &state.SetModelConfigRequest{ModelUUID: modelOf(r), Set: set, Unset: req.Reset}, &m)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeIndexed(w, http.StatusOK, idx, m.Config)
+}
+
+// numbersToGo turns json.Number values (from a UseNumber decoder) into
+// int64 or float64, recursively.
+func numbersToGo(m map[string]any) map[string]any {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = numberToGo(v)
+	}
+	return out
+}
+
+func numberToGo(v any) any {
+	switch t := v.(type) {
+	case json.Number:
+		if i, err := t.Int64(); err == nil {
+			return i
+		}
+		if f, err := t.Float64(); err == nil {
+			return f
+		}
+		return t.String()
+	case map[string]any:
+		return numbersToGo(t)
+	case []any:
+		out := make([]any, len(t))
+		for i, e := range t {
+			out[i] = numberToGo(e)
+		}
+		return out
+	}
+	return v
+}
+
+func statusHistoryLimit(r *http.Request) (int, error) {
+	v := r.URL.Query().Get("limit")
+	if v == "" {
+		return 20, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > 1000 {
+		return 0, badParam("limit", v, "want a number from 1 to 1000")
+	}
+	return n, nil
+}
+
+func (s *Server) statusHistory(w http.ResponseWriter, r *http.Request) {
+	limit, err := statusHistoryLimit(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	q := r.URL.Query()
+	entity, kind := q.Get("entity"), q.Get("kind")
+	if entity == "" {
+		writeError(w, r, api.Errorf(api.CodeBadRequest, "query parameter entity is required (a unit, application or machine name)"))
+		return
+	}
+	if kind == "" {
+		kind = api.StatusKindWorkload
+	}
+	snap, at, ok := s.read(w, r)
+	if !ok {
+		return
+	}
+	h, err := snap.StatusHistory(modelOf(r), entity, kind, limit)
+	if err != nil {
+		writeError(w, r, fmt.Errorf("status history: %w", err))
+		return
+	}
+	writeIndexed(w, http.StatusOK, at, nonNil(h))
+}

@@ -1,0 +1,201 @@
+// Package apiserver is the controller's HTTP API: the /v1 routes of
+// api/requests.go for clients, the websocket model watch, the node-to-node
+// internal routes, health and metrics. Handlers validate input, turn it into
+// raft commands for the Backend, and map every error to a wire code in one
+// table (errors.go).
+package apiserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/spoke/internal/blobs"
+	"github.com/droverhq/drover/spoke/internal/state"
+)
+
+// Backend is the controller node the API serves.
+type Backend interface {
+	Store() *state.Store
+	Events() *state.EventBroker
+	Blobs() *blobs.Store
+	// Propose replicates a command (forwarding to the raft leader) and
+	// returns the FSM's value as JSON and the command's raft index.
+	Propose(ctx context.Context, t state.MessageType, req any) (json.RawMessage, uint64, error)
+	// WaitRead waits until the local replica may serve a read that
+	// reflects minIndex (and, if consistent, every acknowledged write).
+	WaitRead(ctx context.Context, minIndex uint64, consistent bool) (uint64, error)
+	ReplicateBlob(ctx context.Context, sha string) error
+	FetchBlob(ctx context.Context, sha string) error
+	ControllerInfo(ctx context.Context) (*api.ControllerInfo, error)
+	EnableHA(ctx context.Context, n int) (*api.ControllerInfo, error)
+	NewJoinToken(ttl time.Duration) (api.JoinToken, error)
+	IsLeader() bool
+	NodeID() string
+	CACert() []byte
+
+	// Node-to-node.
+	ForwardedApply(ctx context.Context, cmd []byte) (json.RawMessage, uint64, error)
+	ForwardedReadIndex(ctx context.Context) (uint64, error)
+	Admit(ctx context.Context, req AdmitRequest) (*AdmitResponse, error)
+	AddVoter(ctx context.Context, req AddVoterRequest) error
+}
+
+// Config holds the API server's dependencies.
+type Config struct {
+	Backend      Backend
+	Logger       *slog.Logger
+	Now          func() time.Time
+	MaxCharmSize int64
+	// MaxBodySize bounds JSON request bodies (default 16 MiB).
+	MaxBodySize int64
+}
+
+// Server is the http.Handler of a controller node.
+type Server struct {
+	cfg     Config
+	b       Backend
+	log     *slog.Logger
+	router  chi.Router
+	metrics *metrics
+	charms  *charmCache
+	closing chan struct{}
+}
+
+// New builds the router.
+func New(cfg Config) (*Server, error) {
+	if cfg.Backend == nil || cfg.Logger == nil {
+		return nil, errors.New("apiserver: Backend and Logger are required")
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.MaxBodySize == 0 {
+		cfg.MaxBodySize = 16 << 20
+	}
+	if cfg.MaxCharmSize == 0 {
+		cfg.MaxCharmSize = 256 << 20
+	}
+	s := &Server{cfg: cfg, b: cfg.Backend, log: cfg.Logger, charms: newCharmCache(256), closing: make(chan struct{})}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	s.metrics = newMetrics(reg, cfg.Backend)
+	s.router = s.routes(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	return s, nil
+}
+
+// Close ends long-lived streams (watches) so shutdown does not wait on them.
+func (s *Server) Close() {
+	select {
+	case <-s.closing:
+	default:
+		close(s.closing)
+	}
+}
+
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.router.ServeHTTP(w, r) }
+
+func (s *Server) routes(metricsHandler http.Handler) chi.Router {
+	r := chi.NewRouter()
+	r.Use(s.instrument)
+	r.Get("/healthz", s.healthz)
+	r.Get("/readyz", s.readyz)
+	r.Handle("/metrics", metricsHandler)
+
+	r.Route("/v1/internal", func(r chi.Router) {
+		r.Get("/ca", s.getCA)
+		r.Post("/admit", s.admit)
+		r.Group(func(r chi.Router) {
+			r.Use(requireNodeCert)
+			r.Post("/raft/apply", s.internalApply)
+			r.Post("/raft/read-index", s.internalReadIndex)
+			r.Post("/add-voter", s.internalAddVoter)
+			r.Get("/blobs/{sha}", s.internalGetBlob)
+			r.Put("/blobs/{sha}", s.internalPutBlob)
+		})
+	})
+
+	r.Route("/v1", func(r chi.Router) {
+		r.Use(s.authenticate)
+		r.Get("/whoami", s.whoami)
+		r.Get("/controller", s.getController)
+		r.With(requireSuperuser).Post("/controller/enable-ha", s.enableHA)
+		r.With(requireSuperuser).Post("/controller/join-tokens", s.createJoinToken)
+
+		r.Get("/charms", s.listCharms)
+		r.Post("/charms", s.uploadCharm)
+		r.Get("/charms/{sha}", s.getCharm)
+		r.Get("/charms/{sha}/archive", s.downloadCharm)
+
+		r.Get("/models", s.listModels)
+		r.Post("/models", s.addModel)
+		r.Route("/models/{model}", func(r chi.Router) {
+			r.Use(s.modelCtx)
+			r.Get("/", s.getModel)
+			r.Delete("/", s.destroyModel)
+			r.Get("/config", s.getModelConfig)
+			r.Patch("/config", s.setModelConfig)
+			r.Get("/status", s.getStatus)
+			r.Get("/watch", s.watch)
+			r.Get("/status-history", s.statusHistory)
+
+			r.Get("/applications", s.listApplications)
+			r.Post("/applications", s.deploy)
+			r.Get("/applications/{app}", s.getApplication)
+			r.Delete("/applications/{app}", s.removeApplication)
+			r.Get("/applications/{app}/config", s.getApplicationConfig)
+			r.Patch("/applications/{app}/config", s.setApplicationConfig)
+			r.Post("/applications/{app}/units", s.addUnits)
+			r.Post("/applications/{app}/scale", s.scale)
+			r.Post("/applications/{app}/expose", s.expose)
+			r.Post("/applications/{app}/charm", s.setCharm)
+
+			r.Get("/units", s.listUnits)
+			r.Get("/units/{app}/{n}", s.getUnit)
+			r.Delete("/units/{app}/{n}", s.removeUnit)
+			r.Post("/units/{app}/{n}/resolved", s.resolved)
+
+			r.Get("/machines", s.listMachines)
+			r.Get("/machines/{id}", s.getMachine)
+			r.Delete("/machines/{id}", s.removeMachine)
+
+			r.Get("/relations", s.listRelations)
+			r.Post("/relations", s.integrate)
+			r.Delete("/relations/{id}", s.removeRelation)
+
+			r.Post("/actions", s.runAction)
+			r.Get("/tasks", s.listTasks)
+			r.Get("/tasks/{id}", s.getTask)
+		})
+	})
+	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, r, api.Errorf(api.CodeNotFound, "no route for %s %s", r.Method, r.URL.Path))
+	})
+	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, r, &api.Error{Code: api.CodeBadRequest, Message: "method " + r.Method + " not allowed on " + r.URL.Path, Status: http.StatusMethodNotAllowed})
+	})
+	return r
+}
+
+func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// readyz is ready once the node knows a leader and has the controller
+// record (i.e. it has caught up far enough to serve).
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
+	if _, err := lookupController(s.b.Store().Snapshot()); err != nil {
+		writeError(w, r, api.Errorf(api.CodeUnavailable, "controller state not replicated yet"))
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+}

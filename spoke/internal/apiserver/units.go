@@ -1,0 +1,194 @@
+package apiserver
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/spoke/internal/state"
+)
+
+func itoa(i uint64) string { return strconv.FormatUint(i, 10) }
+
+// unitOf returns "app/n" from the route, checking n is a number.
+func unitOf(r *http.Request) (string, error) {
+	app, n := chi.URLParam(r, "app"), chi.URLParam(r, "n")
+	if _, err := strconv.Atoi(n); err != nil {
+		return "", api.Errorf(api.CodeBadRequest, "bad unit name %q: want application/number", app+"/"+n)
+	}
+	return app + "/" + n, nil
+}
+
+func (s *Server) listUnits(w http.ResponseWriter, r *http.Request) {
+	snap, at, ok := s.read(w, r)
+	if !ok {
+		return
+	}
+	var list []*api.Unit
+	var err error
+	if app := r.URL.Query().Get("application"); app != "" {
+		list, err = snap.UnitsByApplication(modelOf(r), app)
+	} else {
+		list, err = snap.ListUnits(modelOf(r))
+	}
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeIndexed(w, http.StatusOK, at, nonNil(list))
+}
+
+func (s *Server) getUnit(w http.ResponseWriter, r *http.Request) {
+	name, err := unitOf(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	snap, at, ok := s.read(w, r)
+	if !ok {
+		return
+	}
+	u, err := lookupUnit(snap, modelOf(r), name)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeIndexed(w, http.StatusOK, at, u)
+}
+
+func (s *Server) removeUnit(w http.ResponseWriter, r *http.Request) {
+	name, err := unitOf(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	force, ok := boolParam(w, r, "force")
+	if !ok {
+		return
+	}
+	idx, err := s.propose(r, state.DestroyUnitsType, &state.DestroyUnitsRequest{ModelUUID: modelOf(r), Units: []string{name}, Force: force}, nil)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	w.Header().Set(api.HeaderIndex, itoa(idx))
+	w.WriteHeader(http.StatusAccepted)
+}
+
+func (s *Server) resolved(w http.ResponseWriter, r *http.Request) {
+	name, err := unitOf(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	var req api.ResolvedRequest
+	if r.ContentLength != 0 {
+		if err := decode(w, r, s.cfg.MaxBodySize, &req); err != nil {
+			writeError(w, r, err)
+			return
+		}
+	}
+	mode := "retry"
+	if req.NoRetry {
+		mode = "no-retry"
+	}
+	var u api.Unit
+	idx, err := s.propose(r, state.SetResolvedType, &state.SetResolvedRequest{ModelUUID: modelOf(r), Unit: name, Mode: mode}, &u)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeIndexed(w, http.StatusOK, idx, &u)
+}
+
+func (s *Server) listMachines(w http.ResponseWriter, r *http.Request) {
+	snap, at, ok := s.read(w, r)
+	if !ok {
+		return
+	}
+	list, err := snap.ListMachines(modelOf(r))
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeIndexed(w, http.StatusOK, at, nonNil(list))
+}
+
+func (s *Server) getMachine(w http.ResponseWriter, r *http.Request) {
+	snap, at, ok := s.read(w, r)
+	if !ok {
+		return
+	}
+	m, err := lookupMachine(snap, modelOf(r), chi.URLParam(r, "id"))
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeIndexed(w, http.StatusOK, at, m)
+}
+
+func (s *Server) removeMachine(w http.ResponseWriter, r *http.Request) {
+	force, ok := boolParam(w, r, "force")
+	if !ok {
+		return
+	}
+	idx, err := s.propose(r, state.DestroyMachineType, &state.DestroyMachineRequest{ModelUUID: modelOf(r), ID: chi.URLParam(r, "id"), Force: force}, nil)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	w.Header().Set(api.HeaderIndex, itoa(idx))
+	w.WriteHeader(http.StatusAccepted)
+}
+
+func (s *Server) listRelations(w http.ResponseWriter, r *http.Request) {
+	snap, at, ok := s.read(w, r)
+	if !ok {
+		return
+	}
+	list, err := snap.ListRelations(modelOf(r))
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeIndexed(w, http.StatusOK, at, nonNil(list))
+}
+
+func (s *Server) integrate(w http.ResponseWriter, r *http.Request) {
+	var req api.IntegrateRequest
+	if err := decode(w, r, s.cfg.MaxBodySize, &req); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	for _, e := range req.Endpoints {
+		if e == "" || strings.Count(e, ":") > 1 {
+			writeError(w, r, api.Errorf(api.CodeInvalid, "bad endpoint %q: want application or application:endpoint", e))
+			return
+		}
+	}
+	var rel api.Relation
+	idx, err := s.propose(r, state.AddRelationType, &state.AddRelationRequest{ModelUUID: modelOf(r), Endpoints: req.Endpoints, Now: s.now()}, &rel)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeIndexed(w, http.StatusCreated, idx, &rel)
+}
+
+func (s *Server) removeRelation(w http.ResponseWriter, r *http.Request) {
+	id, err := strconv.Atoi(chi.URLParam(r, "id"))
+	if err != nil {
+		writeError(w, r, api.Errorf(api.CodeBadRequest, "bad relation id %q", chi.URLParam(r, "id")))
+		return
+	}
+	idx, err := s.propose(r, state.DestroyRelationType, &state.DestroyRelationRequest{ModelUUID: modelOf(r), ID: id}, nil)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	w.Header().Set(api.HeaderIndex, itoa(idx))
+	w.WriteHeader(http.StatusAccepted)
+}

@@ -1,0 +1,176 @@
+package apiserver
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/spoke/internal/state"
+)
+
+// KeepaliveInterval is how often an idle watch sends a keepalive frame.
+var KeepaliveInterval = 30 * time.Second
+
+// writeTimeout bounds one frame write: a consumer slower than this is cut
+// off (it reconnects with since=N); the event broker never waits for it.
+const writeTimeout = 10 * time.Second
+
+var upgrader = websocket.Upgrader{
+	ReadBufferSize:  1024,
+	WriteBufferSize: 16 << 10,
+	// Non-browser clients send no Origin; browsers must come from the same
+	// host as the API (the dashboard is served by the same server).
+	CheckOrigin: func(r *http.Request) bool {
+		o := r.Header.Get("Origin")
+		return o == "" || o == "https://"+r.Host
+	},
+}
+
+// excluded event kinds: relation data may hold secrets and is not status;
+// scopes and credentials are agent business.
+var excludedKinds = map[string]bool{state.KindRelationData: true, state.KindRelationScope: true}
+
+func (s *Server) getStatus(w http.ResponseWriter, r *http.Request) {
+	snap, at, ok := s.read(w, r)
+	if !ok {
+		return
+	}
+	st, err := BuildStatus(snap, modelOf(r), s.statusContext(snap))
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	st.Index = at
+	writeIndexed(w, http.StatusOK, at, st)
+}
+
+func (s *Server) statusContext(snap *state.Snapshot) StatusContext {
+	name := ""
+	if c, err := snap.Controller(); err == nil && c != nil {
+		name = c.Name
+	}
+	return StatusContext{ControllerName: name, Cloud: "localhost", Region: "localhost", Version: "0.1.0", Now: s.now()}
+}
+
+// watch streams a model's changes: a reset frame (full status) when the
+// client has no usable index, then delta frames by raft index, and
+// keepalives. A client resumes with ?since=<last index>.
+func (s *Server) watch(w http.ResponseWriter, r *http.Request) {
+	model := modelOf(r)
+	var since uint64
+	if v := r.URL.Query().Get("since"); v != "" {
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			writeError(w, r, badParam("since", v, "want a raft index"))
+			return
+		}
+		since = n
+	}
+	if _, err := lookupModel(s.b.Store().Snapshot(), model); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	conn, err := upgrader.Upgrade(w, r, nil)
+	if err != nil {
+		return // the upgrader has answered
+	}
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	defer conn.Close()
+	// Reader pump: notices the client going away; we expect no messages.
+	go func() {
+		defer cancel()
+		for {
+			if _, _, err := conn.ReadMessage(); err != nil {
+				return
+			}
+		}
+	}()
+	go func() { // close promptly on server shutdown
+		select {
+		case <-s.closing:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	if err := s.streamModel(ctx, conn, model, since); err != nil && ctx.Err() == nil {
+		s.log.Debug("watch ended", "model", model, "err", err)
+	}
+}
+
+func (s *Server) streamModel(ctx context.Context, conn *websocket.Conn, model string, since uint64) error {
+	send := func(f *api.WatchFrame) error {
+		conn.SetWriteDeadline(time.Now().Add(writeTimeout))
+		return conn.WriteJSON(f)
+	}
+	reset := func() (uint64, error) {
+		snap := s.b.Store().Snapshot()
+		idx, err := snap.LatestIndex()
+		if err != nil {
+			return 0, err
+		}
+		st, err := BuildStatus(snap, model, s.statusContext(snap))
+		if err != nil {
+			return 0, err
+		}
+		st.Index = idx
+		return idx, send(&api.WatchFrame{Type: api.FrameReset, Index: idx, Status: st})
+	}
+	var err error
+	if since == 0 {
+		if since, err = reset(); err != nil {
+			return err
+		}
+	}
+	for {
+		sub, err := s.b.Events().Subscribe(ctx, state.SubscribeRequest{ModelUUID: model, Since: since})
+		if err != nil {
+			return err
+		}
+		for {
+			nctx, ncancel := context.WithTimeout(ctx, KeepaliveInterval)
+			evs, err := sub.Next(nctx)
+			ncancel()
+			if err != nil {
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				if errors.Is(err, context.DeadlineExceeded) {
+					if err := send(&api.WatchFrame{Type: api.FrameKeepalive, Index: since}); err != nil {
+						return err
+					}
+					continue
+				}
+				if errors.Is(err, state.ErrSubscriptionReset) {
+					break // resubscribe after a reset frame
+				}
+				return err
+			}
+			frame := &api.WatchFrame{Type: api.FrameDelta}
+			for _, ev := range evs {
+				frame.Index = max(frame.Index, ev.Index)
+				if excludedKinds[ev.Kind] {
+					continue
+				}
+				frame.Deltas = append(frame.Deltas, api.WatchDelta{Kind: ev.Kind, Key: ev.Key, Op: ev.Op, Object: ev.Object})
+			}
+			if frame.Index > since {
+				since = frame.Index
+			}
+			if len(frame.Deltas) == 0 {
+				continue
+			}
+			if err := send(frame); err != nil {
+				return err
+			}
+		}
+		if since, err = reset(); err != nil {
+			return err
+		}
+	}
+}

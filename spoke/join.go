@@ -1,0 +1,187 @@
+package spoke
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/spoke/internal/apiserver"
+	"github.com/droverhq/drover/spoke/internal/pki"
+	"github.com/droverhq/drover/spoke/internal/state"
+)
+
+// NewJoinToken issues a token for `droverd spoke --join`.
+func (s *Server) NewJoinToken(ttl time.Duration) (api.JoinToken, error) {
+	if ttl <= 0 {
+		ttl = 30 * time.Minute
+	}
+	exp := s.cfg.Now().Add(ttl)
+	return api.JoinToken{Token: makeJoinToken(s.secret, s.ca.Fingerprint(), exp), Expires: exp}, nil
+}
+
+// Admit checks a join token and hands the new node its identity and the
+// controller's TLS material.
+func (s *Server) Admit(ctx context.Context, req apiserver.AdmitRequest) (*apiserver.AdmitResponse, error) {
+	if err := verifyJoinToken(s.secret, s.ca.Fingerprint(), req.Token, s.cfg.Now()); err != nil {
+		return nil, api.Errorf(api.CodeUnauthorized, "%v", err)
+	}
+	id := "node-" + randomHex(4)
+	_, certPEM, keyPEM, err := s.ca.Issue(id, req.Hosts, s.cfg.Now())
+	if err != nil {
+		return nil, err
+	}
+	s.logger.Info("admitting a new controller node", "new-node", id)
+	return &apiserver.AdmitResponse{
+		NodeID: id, ControllerUUID: s.ident.ControllerUUID, ControllerName: s.ident.ControllerName,
+		CACert: string(s.ca.CertPEM), CAKey: string(s.ca.KeyPEM),
+		NodeCert: string(certPEM), NodeKey: string(keyPEM), Secret: string(s.secret),
+	}, nil
+}
+
+// admit is the joining side: learn and pin the CA named by the token, then
+// ask to be admitted.
+func (s *Server) admit(ctx context.Context, files pki.Files) error {
+	p, _, _, err := parseJoinToken(s.cfg.JoinToken)
+	if err != nil {
+		return err
+	}
+	// The CA is fetched over unverified TLS and trusted only if its
+	// fingerprint is the one the token names.
+	insecure := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // pinned below by fingerprint
+	}}
+	caPEM, err := getBytes(ctx, insecure, "https://"+s.cfg.Join+"/v1/internal/ca")
+	if err != nil {
+		return fmt.Errorf("join %s: fetch CA: %w", s.cfg.Join, err)
+	}
+	pool, err := pki.Pool(caPEM)
+	if err != nil {
+		return fmt.Errorf("join: %w", err)
+	}
+	caCert, err := pki.ParseCertPEM(caPEM)
+	if err != nil {
+		return fmt.Errorf("join: %w", err)
+	}
+	if pki.Fingerprint(caCert) != p.CA {
+		return fmt.Errorf("join %s: the controller's CA does not match the join token", s.cfg.Join)
+	}
+	pinned := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12},
+	}}
+	body, _ := json.Marshal(apiserver.AdmitRequest{Token: s.cfg.JoinToken, Hosts: hostsOf(s.cfg.Advertise, s.cfg.Listen, s.cfg.RaftListen)})
+	resp, err := pinned.Post("https://"+s.cfg.Join+"/v1/internal/admit", "application/json", bytes.NewReader(body))
+	if err != nil {
+		return fmt.Errorf("join %s: %w", s.cfg.Join, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if resp.StatusCode != http.StatusOK {
+		var e api.Error
+		if json.Unmarshal(b, &e) == nil && e.Message != "" {
+			return fmt.Errorf("join %s: %w", s.cfg.Join, &e)
+		}
+		return fmt.Errorf("join %s: %s", s.cfg.Join, resp.Status)
+	}
+	var ar apiserver.AdmitResponse
+	if err := json.Unmarshal(b, &ar); err != nil {
+		return fmt.Errorf("join: %w", err)
+	}
+	ca, err := pki.ParseCA([]byte(ar.CACert), []byte(ar.CAKey))
+	if err != nil {
+		return err
+	}
+	if err := files.Save(ca, []byte(ar.NodeCert), []byte(ar.NodeKey)); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(files.Dir, "cluster.secret"), []byte(ar.Secret), 0o600); err != nil {
+		return err
+	}
+	id := &identity{NodeID: ar.NodeID, ControllerUUID: ar.ControllerUUID, ControllerName: ar.ControllerName}
+	if err := saveIdentity(s.cfg.DataDir, id); err != nil {
+		return err
+	}
+	s.ident = id
+	s.ca, s.cert, err = files.Load()
+	s.secret = []byte(ar.Secret)
+	return err
+}
+
+func getBytes(ctx context.Context, c *http.Client, url string) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("%s: %s", url, resp.Status)
+	}
+	return io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+}
+
+// AddVoter adds a node to the raft configuration and records its
+// addresses; forwarded to the leader when needed.
+func (s *Server) AddVoter(ctx context.Context, req apiserver.AddVoterRequest) error {
+	if !s.node.IsLeader() {
+		leaderID, _, err := s.node.Leader()
+		if err != nil {
+			return api.Errorf(api.CodeUnavailable, "no raft leader")
+		}
+		addr, err := s.apiAddrOf(leaderID)
+		if err != nil {
+			return api.Errorf(api.CodeUnavailable, "%v", err)
+		}
+		body, _ := json.Marshal(req)
+		var out struct{}
+		return s.peerCall(ctx, addr, "/v1/internal/add-voter", body, &out)
+	}
+	// Record the addresses first so that, once the node votes, every
+	// node can already forward to it.
+	if _, _, err := s.Propose(ctx, state.UpsertControllerNodeType, &state.UpsertControllerNodeRequest{
+		Node: api.ControllerNode{ID: req.NodeID, RaftAddr: req.RaftAddr, APIAddr: req.APIAddr, Voter: true},
+	}); err != nil {
+		return err
+	}
+	if err := s.node.AddVoter(ctx, req.NodeID, req.RaftAddr); err != nil {
+		return api.Errorf(api.CodeUnavailable, "add voter %s: %v", req.NodeID, err)
+	}
+	s.logger.Info("added controller node", "new-node", req.NodeID, "raft", req.RaftAddr, "api", req.APIAddr)
+	return nil
+}
+
+// completeJoin asks the cluster (through the node we joined via) to add us
+// as a voter. Retried until it succeeds; a restart repeats it harmlessly.
+func (s *Server) completeJoin(ctx context.Context) error {
+	if s.ident.Joined || s.cfg.Join == "" {
+		return nil
+	}
+	body, _ := json.Marshal(apiserver.AddVoterRequest{NodeID: s.ident.NodeID, RaftAddr: s.cfg.RaftListen, APIAddr: s.cfg.Advertise})
+	backoff := 100 * time.Millisecond
+	for {
+		var out struct{}
+		err := s.peerCall(ctx, s.cfg.Join, "/v1/internal/add-voter", body, &out)
+		if err == nil {
+			s.ident.Joined = true
+			return saveIdentity(s.cfg.DataDir, s.ident)
+		}
+		s.logger.Warn("joining the controller; will retry", "err", err)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 5*time.Second)
+	}
+}
+

@@ -1,0 +1,287 @@
+package spoke
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"syscall"
+	"time"
+
+	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/spoke/internal/apiserver"
+	"github.com/droverhq/drover/spoke/internal/blobs"
+	"github.com/droverhq/drover/spoke/internal/cluster"
+	"github.com/droverhq/drover/spoke/internal/pki"
+	"github.com/droverhq/drover/spoke/internal/state"
+)
+
+// Store is the node's local replica of the model state.
+func (s *Server) Store() *state.Store { return s.fsm.Store() }
+
+// Events is the node's event broker.
+func (s *Server) Events() *state.EventBroker { return s.fsm.Events() }
+
+// Blobs is the node's charm blob store.
+func (s *Server) Blobs() *blobs.Store { return s.blobs }
+
+// Propose encodes and replicates a command, forwarding it to the leader when
+// this node is a follower. It retries only where the command certainly was
+// not applied (no leader yet, the node asked was not the leader, the leader
+// could not be dialled); any other failure reports an unknown outcome.
+func (s *Server) Propose(ctx context.Context, t state.MessageType, req any) (json.RawMessage, uint64, error) {
+	cmd, err := state.Encode(t, req)
+	if err != nil {
+		return nil, 0, api.Errorf(api.CodeInternal, "encode command: %v", err)
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, 15*time.Second)
+		defer cancel()
+	}
+	backoff := 10 * time.Millisecond
+	for {
+		val, idx, err := s.proposeOnce(ctx, cmd)
+		if err == nil || !retryable(err) {
+			return val, idx, err
+		}
+		t := time.NewTimer(backoff)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, 0, api.Errorf(api.CodeUnavailable, "no raft leader reachable: %v", err)
+		case <-t.C:
+		}
+		if backoff < 200*time.Millisecond {
+			backoff *= 2
+		}
+	}
+}
+
+// errRetry marks a failure where the command was certainly not applied.
+type errRetry struct{ err error }
+
+func (e errRetry) Error() string { return e.err.Error() }
+func (e errRetry) Unwrap() error { return e.err }
+
+func retryable(err error) bool {
+	var r errRetry
+	return errors.As(err, &r) || errors.Is(err, cluster.ErrNotLeader) || errors.Is(err, cluster.ErrNoLeader)
+}
+
+func (s *Server) proposeOnce(ctx context.Context, cmd []byte) (json.RawMessage, uint64, error) {
+	if s.node.IsLeader() {
+		return s.applyLocal(ctx, cmd)
+	}
+	leaderID, _, err := s.node.Leader()
+	if err != nil {
+		return nil, 0, err
+	}
+	addr, err := s.apiAddrOf(leaderID)
+	if err != nil {
+		return nil, 0, errRetry{err}
+	}
+	var out apiserver.ApplyResponse
+	if err := s.peerCall(ctx, addr, "/v1/internal/raft/apply", cmd, &out); err != nil {
+		return nil, 0, err
+	}
+	if out.Error != nil {
+		if out.Error.Code == apiserver.CodeNotRaftLeader {
+			return nil, 0, errRetry{out.Error}
+		}
+		return nil, out.Index, out.Error
+	}
+	return out.Value, out.Index, nil
+}
+
+// applyLocal applies on this node, which believes it leads.
+func (s *Server) applyLocal(ctx context.Context, cmd []byte) (json.RawMessage, uint64, error) {
+	resp, idx, err := s.node.Apply(ctx, cmd)
+	if err != nil {
+		switch {
+		case errors.Is(err, cluster.ErrNotLeader):
+			return nil, 0, err
+		case errors.Is(err, cluster.ErrUnknownOutcome):
+			return nil, 0, api.Errorf(api.CodeTimeout, "leadership changed while the write was in flight; it may or may not have been applied")
+		case errors.Is(err, cluster.ErrShutdown):
+			return nil, 0, api.Errorf(api.CodeUnavailable, "controller node is shutting down")
+		}
+		return nil, 0, api.Errorf(api.CodeTimeout, "raft apply: %v", err)
+	}
+	res, ok := resp.(state.ApplyResult)
+	if !ok {
+		return nil, idx, api.Errorf(api.CodeInternal, "unexpected FSM response %T", resp)
+	}
+	if res.Err != nil {
+		return nil, idx, res.Err
+	}
+	val, err := json.Marshal(res.Value)
+	if err != nil {
+		return nil, idx, api.Errorf(api.CodeInternal, "encode result: %v", err)
+	}
+	return val, idx, nil
+}
+
+// ForwardedApply serves a follower's forwarded command.
+func (s *Server) ForwardedApply(ctx context.Context, cmd []byte) (json.RawMessage, uint64, error) {
+	if !s.node.IsLeader() {
+		return nil, 0, &api.Error{Code: apiserver.CodeNotRaftLeader, Message: "this node is not the raft leader"}
+	}
+	val, idx, err := s.applyLocal(ctx, cmd)
+	if errors.Is(err, cluster.ErrNotLeader) {
+		return nil, 0, &api.Error{Code: apiserver.CodeNotRaftLeader, Message: "this node is not the raft leader"}
+	}
+	return val, idx, err
+}
+
+// ForwardedReadIndex serves a follower's read-index request.
+func (s *Server) ForwardedReadIndex(ctx context.Context) (uint64, error) {
+	idx, err := s.node.ReadIndex(ctx)
+	if errors.Is(err, cluster.ErrNotLeader) {
+		return 0, &api.Error{Code: apiserver.CodeNotRaftLeader, Message: "this node is not the raft leader"}
+	}
+	return idx, err
+}
+
+// WaitRead prepares a read: with consistent it first learns the leader's
+// read index; then it waits until the local replica has applied at least
+// that and minIndex. It returns the index the read will reflect.
+func (s *Server) WaitRead(ctx context.Context, minIndex uint64, consistent bool) (uint64, error) {
+	if consistent {
+		idx, err := s.readIndex(ctx)
+		if err != nil {
+			return 0, err
+		}
+		minIndex = max(minIndex, idx)
+	}
+	if minIndex > 0 {
+		if err := s.node.WaitApplied(ctx, minIndex); err != nil {
+			return 0, api.Errorf(api.CodeTimeout, "waiting for raft index %d: %v", minIndex, err)
+		}
+	}
+	return s.node.AppliedIndex(), nil
+}
+
+func (s *Server) readIndex(ctx context.Context) (uint64, error) {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+	}
+	backoff := 10 * time.Millisecond
+	for {
+		idx, err := s.readIndexOnce(ctx)
+		if err == nil || !retryable(err) {
+			return idx, err
+		}
+		select {
+		case <-ctx.Done():
+			return 0, api.Errorf(api.CodeUnavailable, "no raft leader reachable: %v", err)
+		case <-time.After(backoff):
+		}
+		if backoff < 200*time.Millisecond {
+			backoff *= 2
+		}
+	}
+}
+
+func (s *Server) readIndexOnce(ctx context.Context) (uint64, error) {
+	if s.node.IsLeader() {
+		idx, err := s.node.ReadIndex(ctx)
+		if err != nil && !errors.Is(err, cluster.ErrNotLeader) {
+			return 0, api.Errorf(api.CodeUnavailable, "read index: %v", err)
+		}
+		return idx, err
+	}
+	leaderID, _, err := s.node.Leader()
+	if err != nil {
+		return 0, err
+	}
+	addr, err := s.apiAddrOf(leaderID)
+	if err != nil {
+		return 0, errRetry{err}
+	}
+	var out apiserver.ReadIndexResponse
+	if err := s.peerCall(ctx, addr, "/v1/internal/raft/read-index", nil, &out); err != nil {
+		// A read changes nothing: any failure may be retried.
+		return 0, errRetry{err}
+	}
+	if out.Error != nil {
+		return 0, errRetry{out.Error}
+	}
+	return out.Index, nil
+}
+
+// apiAddrOf maps a raft server ID to its API address from the replicated
+// controller-node records.
+func (s *Server) apiAddrOf(nodeID string) (string, error) {
+	nodes, err := s.fsm.Store().Snapshot().ListControllerNodes()
+	if err != nil {
+		return "", err
+	}
+	for _, n := range nodes {
+		if n.ID == nodeID && n.APIAddr != "" {
+			return n.APIAddr, nil
+		}
+	}
+	return "", fmt.Errorf("no API address known for node %s", nodeID)
+}
+
+// peerClient talks to other nodes with this node's certificate.
+func (s *Server) peerClient() *http.Client {
+	d := &net.Dialer{Timeout: 3 * time.Second}
+	dial := d.DialContext
+	if s.cfg.Faults != nil {
+		dial = s.cfg.Faults.DialContext(s.ident.NodeID, d)
+	}
+	return &http.Client{Transport: &http.Transport{
+		DialContext:         dial,
+		TLSClientConfig:     pki.PeerConfig(s.ca, s.cert),
+		MaxIdleConnsPerHost: 64,
+		IdleConnTimeout:     90 * time.Second,
+		ForceAttemptHTTP2:   true,
+	}}
+}
+
+// peerCall POSTs body to another node and decodes a JSON answer. A dial
+// failure is retryable: the request was certainly not delivered.
+func (s *Server) peerCall(ctx context.Context, addr, path string, body []byte, out any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "https://"+addr+path, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	resp, err := s.peers.Do(req)
+	if err != nil {
+		if isDialError(err) {
+			return errRetry{err}
+		}
+		return api.Errorf(api.CodeTimeout, "forwarding to the raft leader failed; outcome unknown: %v", err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return api.Errorf(api.CodeTimeout, "reading the leader's answer: %v", err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		var e api.Error
+		if json.Unmarshal(b, &e) == nil && e.Code != "" {
+			return &e
+		}
+		return api.Errorf(api.CodeInternal, "peer %s answered %s", addr, resp.Status)
+	}
+	return json.Unmarshal(b, out)
+}
+
+func isDialError(err error) bool {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" {
+		return true
+	}
+	var tlsErr *tls.CertificateVerificationError
+	return errors.Is(err, syscall.ECONNREFUSED) || errors.As(err, &tlsErr)
+}

@@ -1,0 +1,268 @@
+package spoke
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/spoke/internal/apiserver"
+	"github.com/droverhq/drover/spoke/internal/blobs"
+	"github.com/droverhq/drover/spoke/internal/cluster"
+	"github.com/droverhq/drover/spoke/internal/pki"
+	"github.com/droverhq/drover/spoke/internal/state"
+)
+
+// Version is the controller software version reported to clients.
+const Version = "0.1.0"
+
+// Server is one controller node.
+type Server struct {
+	cfg    Config
+	logger *slog.Logger
+	ident  *identity
+	ca     *pki.CA
+	cert   tls.Certificate
+	secret []byte
+
+	fsm   *state.FSM
+	node  *cluster.Node
+	blobs *blobs.Store
+	peers *http.Client
+	api   *apiserver.Server
+
+	mu       sync.Mutex
+	listener net.Listener
+}
+
+// Run starts the node and serves until ctx ends, then shuts down in order.
+func Run(ctx context.Context, cfg Config) error {
+	s, err := New(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	return s.Serve(ctx)
+}
+
+// New prepares a node: it bootstraps or joins as configured, opens raft and
+// binds the API listener. Serve runs it.
+func New(ctx context.Context, cfg Config) (*Server, error) {
+	if err := cfg.setDefaults(); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, logger: cfg.Logger}
+	ident, ok, err := loadIdentity(cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	tlsFiles := pki.Files{Dir: filepath.Join(cfg.DataDir, "tls")}
+	switch {
+	case ok:
+		s.ident = ident
+		if s.ca, s.cert, err = tlsFiles.Load(); err != nil {
+			return nil, err
+		}
+		if s.secret, err = os.ReadFile(filepath.Join(tlsFiles.Dir, "cluster.secret")); err != nil {
+			return nil, err
+		}
+	case cfg.Bootstrap:
+		if err := s.initBootstrap(tlsFiles); err != nil {
+			return nil, err
+		}
+	case cfg.Join != "":
+		if err := s.admit(ctx, tlsFiles); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, fmt.Errorf("spoke: %s has no controller state: pass --bootstrap or --join", cfg.DataDir)
+	}
+	s.logger = s.logger.With("node", s.ident.NodeID)
+	s.peers = s.peerClient()
+
+	if s.blobs, err = blobs.New(filepath.Join(cfg.DataDir, "blobs"), cfg.MaxCharmSize); err != nil {
+		return nil, err
+	}
+	if s.fsm, err = state.NewFSM(state.FSMConfig{Logger: s.logger}); err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return nil, fmt.Errorf("listen %s: %w", cfg.Listen, err)
+	}
+	s.listener = ln
+	if cfg.Faults != nil {
+		cfg.Faults.Register(s.ident.NodeID, cfg.Advertise)
+	}
+	s.node, err = cluster.Open(cluster.Config{
+		NodeID:            s.ident.NodeID,
+		DataDir:           cfg.DataDir,
+		BindAddr:          cfg.RaftListen,
+		ServerTLS:         pki.MutualConfig(s.ca, s.cert),
+		PeerTLS:           pki.PeerConfig(s.ca, s.cert),
+		FSM:               s.fsm,
+		Logger:            s.logger,
+		Bootstrap:         cfg.Bootstrap,
+		Faults:            cfg.Faults,
+		HeartbeatTimeout:  cfg.RaftHeartbeat,
+		ElectionTimeout:   cfg.RaftElection,
+		SnapshotThreshold: cfg.SnapshotThreshold,
+	})
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	s.api, err = apiserver.New(apiserver.Config{Backend: s, Logger: s.logger, Now: cfg.Now, MaxCharmSize: cfg.MaxCharmSize})
+	if err != nil {
+		ln.Close()
+		s.node.Shutdown()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Serve runs the API and the node's workers until ctx ends.
+func (s *Server) Serve(ctx context.Context) error {
+	srv := &http.Server{
+		Handler:           s.api,
+		TLSConfig:         pki.ServerConfig(s.ca, s.cert),
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(s.logger.Handler(), slog.LevelDebug),
+		BaseContext:       func(net.Listener) context.Context { return ctx },
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		err := srv.ServeTLS(s.listener, "", "")
+		if errors.Is(err, http.ErrServerClosed) {
+			return nil
+		}
+		return err
+	})
+	g.Go(func() error { return s.runWorkers(gctx) })
+	g.Go(func() error {
+		<-gctx.Done()
+		// Shutdown order: HTTP first so no request sees raft gone.
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		srv.Shutdown(sctx)
+		return nil
+	})
+	if s.cfg.Ready != nil {
+		close(s.cfg.Ready)
+	}
+	s.logger.Info("controller node serving", "api", s.cfg.Advertise, "raft", s.cfg.RaftListen,
+		"controller", s.ident.ControllerName)
+	err := g.Wait()
+	s.api.Close()
+	if serr := s.node.Shutdown(); err == nil && serr != nil && !errors.Is(serr, cluster.ErrShutdown) {
+		err = serr
+	}
+	if errors.Is(err, context.Canceled) {
+		err = nil
+	}
+	return err
+}
+
+// NodeID is this node's raft ID.
+func (s *Server) NodeID() string { return s.ident.NodeID }
+
+// APIAddr is the advertised API address.
+func (s *Server) APIAddr() string { return s.cfg.Advertise }
+
+// CACert is the controller CA in PEM.
+func (s *Server) CACert() []byte { return s.ca.CertPEM }
+
+// IsLeader reports whether this node leads the raft cluster.
+func (s *Server) IsLeader() bool { return s.node.IsLeader() }
+
+func (s *Server) initBootstrap(files pki.Files) error {
+	now := s.cfg.Now()
+	ca, err := pki.NewCA(s.cfg.Name, now)
+	if err != nil {
+		return err
+	}
+	id := &identity{NodeID: "node-" + randomHex(4), ControllerUUID: newUUID(), ControllerName: s.cfg.Name}
+	cert, certPEM, keyPEM, err := ca.Issue(id.NodeID, hostsOf(s.cfg.Advertise, s.cfg.Listen), now)
+	if err != nil {
+		return err
+	}
+	if err := files.Save(ca, certPEM, keyPEM); err != nil {
+		return err
+	}
+	secret := []byte(randomHex(32))
+	if err := os.WriteFile(filepath.Join(files.Dir, "cluster.secret"), secret, 0o600); err != nil {
+		return err
+	}
+	cred := &AdminCredential{
+		ControllerName: s.cfg.Name, ControllerUUID: id.ControllerUUID,
+		APIAddresses: []string{s.cfg.Advertise}, CACert: string(ca.CertPEM),
+		User: "admin", Password: randomHex(24),
+	}
+	if err := writeJSON(filepath.Join(s.cfg.DataDir, AdminCredentialFile), cred); err != nil {
+		return err
+	}
+	// The identity is written last: a crash before this point leaves a data
+	// dir that bootstraps afresh.
+	if err := saveIdentity(s.cfg.DataDir, id); err != nil {
+		return err
+	}
+	s.ident, s.ca, s.cert, s.secret = id, ca, cert, secret
+	return nil
+}
+
+func hostsOf(addrs ...string) []string {
+	var out []string
+	for _, a := range addrs {
+		if h, _, err := net.SplitHostPort(a); err == nil && h != "" {
+			out = append(out, h)
+		}
+	}
+	if hn, err := os.Hostname(); err == nil {
+		out = append(out, hn)
+	}
+	return out
+}
+
+// controllerInfo answers GET /v1/controller.
+func (s *Server) ControllerInfo(ctx context.Context) (*api.ControllerInfo, error) {
+	snap := s.fsm.Store().Snapshot()
+	ctl, err := snap.Controller()
+	if err != nil {
+		return nil, err
+	}
+	if ctl == nil {
+		return nil, api.Errorf(api.CodeUnavailable, "controller not initialised yet")
+	}
+	nodes, err := snap.ListControllerNodes()
+	if err != nil {
+		return nil, err
+	}
+	servers, _ := s.node.Servers()
+	voter := map[string]bool{}
+	for _, sv := range servers {
+		voter[sv.ID] = sv.Voter
+	}
+	leaderID, _, _ := s.node.Leader()
+	info := &api.ControllerInfo{UUID: ctl.UUID, Name: ctl.Name, CACert: ctl.CACert, Version: Version}
+	for _, n := range nodes {
+		ni := api.NodeInfo{ID: n.ID, APIAddress: n.APIAddr, RaftAddress: n.RaftAddr, Voter: voter[n.ID], Leader: n.ID == leaderID}
+		if n.ID == s.ident.NodeID {
+			ni.AppliedIndex = s.node.AppliedIndex()
+		}
+		info.Nodes = append(info.Nodes, ni)
+		info.APIAddresses = append(info.APIAddresses, n.APIAddr)
+	}
+	return info, nil
+}
