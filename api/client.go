@@ -1,0 +1,218 @@
+package api
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// ClientConfig configures a Client. Addresses and CACert are required.
+type ClientConfig struct {
+	// Addresses are host:port of every controller node. The client tries
+	// them in turn and sticks to the last one that answered.
+	Addresses []string
+	// CACert is the controller CA in PEM. It is pinned: the client trusts
+	// no other CA, and always speaks TLS.
+	CACert []byte
+	// User and Password authenticate with HTTP Basic auth; Token with a
+	// Bearer header. At most one of the two may be set.
+	User     string
+	Password string
+	Token    string
+	// HTTPClient is optional. Its *http.Transport (or a default one) is
+	// cloned and given the pinned TLS config; any other RoundTripper is used
+	// as is and is then responsible for TLS itself.
+	HTTPClient *http.Client
+	// Timeout bounds one attempt against one address (0: none). Task waits
+	// add their wait on top.
+	Timeout time.Duration
+	// FollowAddresses replaces Addresses with ControllerInfo.APIAddresses
+	// after the first successful call, and whenever ControllerInfo answers.
+	FollowAddresses bool
+	// ReadYourWrites makes every read that names no index of its own wait
+	// for the highest X-Drover-Index this client has seen (see Index).
+	ReadYourWrites bool
+	// WatchIdleTimeout, if positive, makes a watcher drop a connection that
+	// carried no frame (keepalives included) for that long and resume on
+	// another; it catches half-open connections to a partitioned node.
+	WatchIdleTimeout time.Duration
+	// Logger receives failover and address-refresh notes; nil discards.
+	Logger *slog.Logger
+}
+
+// ReadOptions tune a read. Index makes the node wait until it has applied
+// that raft index; Consistent asks for a linearizable read.
+type ReadOptions struct {
+	Index      uint64
+	Consistent bool
+}
+
+// Client is the typed client of the Drover API. It is safe for concurrent
+// use. Call Close when done to release idle connections.
+type Client struct {
+	http      *http.Client
+	transport *http.Transport // nil when the caller brought its own RoundTripper
+	tls       *tls.Config
+	user      string
+	password  string
+	token     string
+	timeout   time.Duration
+	follow    bool
+	ryw       bool
+	watchIdle time.Duration
+	logger    *slog.Logger
+
+	index    atomic.Uint64 // highest X-Drover-Index seen
+	followed atomic.Bool   // FollowAddresses refresh done
+
+	// mu guards the address list and the preferred position in it.
+	mu        sync.Mutex
+	addrs     []string
+	preferred int
+}
+
+// NewClient validates cfg and returns a client. It does not connect.
+func NewClient(cfg ClientConfig) (*Client, error) {
+	if len(cfg.Addresses) == 0 {
+		return nil, Errorf(CodeInvalid, "api client: no controller addresses")
+	}
+	if len(cfg.CACert) == 0 {
+		return nil, Errorf(CodeInvalid, "api client: CA certificate is required")
+	}
+	if cfg.Token != "" && (cfg.User != "" || cfg.Password != "") {
+		return nil, Errorf(CodeInvalid, "api client: both a token and a user/password given")
+	}
+	if cfg.Timeout < 0 {
+		return nil, Errorf(CodeInvalid, "api client: negative timeout")
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(cfg.CACert) {
+		return nil, Errorf(CodeInvalid, "api client: no certificate in CACert")
+	}
+	c := &Client{
+		tls:       &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12},
+		user:      cfg.User,
+		password:  cfg.Password,
+		token:     cfg.Token,
+		timeout:   cfg.Timeout,
+		follow:    cfg.FollowAddresses,
+		ryw:       cfg.ReadYourWrites,
+		logger:    cfg.Logger,
+		watchIdle: cfg.WatchIdleTimeout,
+		addrs:     slices.Clone(cfg.Addresses),
+	}
+	if c.logger == nil {
+		c.logger = slog.New(slog.DiscardHandler)
+	}
+	hc := &http.Client{}
+	if cfg.HTTPClient != nil {
+		*hc = *cfg.HTTPClient
+	}
+	switch rt := hc.Transport.(type) {
+	case nil:
+		c.transport = http.DefaultTransport.(*http.Transport).Clone()
+		c.transport.Proxy = nil
+	case *http.Transport:
+		c.transport = rt.Clone()
+	}
+	if c.transport != nil {
+		c.transport.TLSClientConfig = c.tls.Clone()
+		c.transport.ForceAttemptHTTP2 = true
+		hc.Transport = c.transport
+	}
+	// Redirects would carry credentials to another host; the API never
+	// redirects.
+	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	c.http = hc
+	return c, nil
+}
+
+// Close releases the client's idle connections. Watchers it started stay
+// open until they are closed themselves.
+func (c *Client) Close() {
+	if c.transport != nil {
+		c.transport.CloseIdleConnections()
+	}
+}
+
+// Index is the highest raft index (X-Drover-Index) any response has carried.
+func (c *Client) Index() uint64 { return c.index.Load() }
+
+func (c *Client) observeIndex(idx uint64) {
+	for {
+		cur := c.index.Load()
+		if idx <= cur || c.index.CompareAndSwap(cur, idx) {
+			return
+		}
+	}
+}
+
+// Addresses returns the current address list.
+func (c *Client) Addresses() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.addrs)
+}
+
+// SetAddresses replaces the address list. The address in use stays
+// preferred if it is still listed.
+func (c *Client) SetAddresses(addrs []string) error {
+	if len(addrs) == 0 {
+		return Errorf(CodeInvalid, "api client: no controller addresses")
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cur := c.addrs[c.preferred]
+	c.addrs = slices.Clone(addrs)
+	c.preferred = max(0, slices.Index(c.addrs, cur))
+	return nil
+}
+
+// rotation returns the addresses in the order to try them: the preferred
+// one first.
+func (c *Client) rotation() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]string, 0, len(c.addrs))
+	for i := range c.addrs {
+		out = append(out, c.addrs[(c.preferred+i)%len(c.addrs)])
+	}
+	return out
+}
+
+// prefer makes addr the first address to try, if it is still listed.
+func (c *Client) prefer(addr string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if i := slices.Index(c.addrs, addr); i >= 0 {
+		c.preferred = i
+	}
+}
+
+// setAuth adds the configured credentials to h.
+func (c *Client) setAuth(h http.Header) {
+	switch {
+	case c.token != "":
+		h.Set("Authorization", "Bearer "+c.token)
+	case c.user != "":
+		r := http.Request{Header: h}
+		r.SetBasicAuth(c.user, c.password)
+	}
+}
+
+// ErrWatcherClosed is returned by Watcher.Next after Close or once the
+// context given to Watch is done.
+var ErrWatcherClosed = errors.New("api: watcher closed")
+
+// unavailablef builds the error of a call that reached no controller; it
+// wraps cause so the transport error stays inspectable.
+func unavailablef(cause error, format string, args ...any) error {
+	return fmt.Errorf("%w: %w", Errorf(CodeUnavailable, format, args...), cause)
+}

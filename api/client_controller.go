@@ -1,0 +1,221 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+const pathController = "/v1/controller"
+
+// v1Path joins escaped segments under /v1.
+func v1Path(segments ...string) string {
+	var b strings.Builder
+	b.WriteString("/v1")
+	for _, s := range segments {
+		b.WriteByte('/')
+		b.WriteString(url.PathEscape(s))
+	}
+	return b.String()
+}
+
+// modelPath is /v1/models/{model}/segments...
+func modelPath(model string, segments ...string) string {
+	return v1Path(append([]string{"models", model}, segments...)...)
+}
+
+// readOpts folds the optional ReadOptions of a read into one.
+func readOpts(opts []ReadOptions) ReadOptions {
+	var o ReadOptions
+	for _, x := range opts {
+		o.Index = max(o.Index, x.Index)
+		o.Consistent = o.Consistent || x.Consistent
+	}
+	return o
+}
+
+func (c *Client) get(ctx context.Context, p string, q url.Values, opts []ReadOptions, out any) error {
+	return c.call(ctx, &request{method: http.MethodGet, path: p, query: q, read: readOpts(opts)}, out)
+}
+
+// write sends a JSON body (nil for none) with method and decodes the answer.
+func (c *Client) write(ctx context.Context, method, p string, q url.Values, in, out any) error {
+	r := &request{method: method, path: p, query: q}
+	if in != nil {
+		data, err := json.Marshal(in)
+		if err != nil {
+			return Errorf(CodeBadRequest, "api client: encode %s %s: %v", method, p, err)
+		}
+		r.body, r.contentType = data, "application/json"
+	}
+	return c.call(ctx, r, out)
+}
+
+func forceQuery(force bool) url.Values {
+	if !force {
+		return nil
+	}
+	return url.Values{"force": {"true"}}
+}
+
+// ControllerInfo describes the controller and its nodes. With
+// FollowAddresses the client adopts the API addresses it lists.
+func (c *Client) ControllerInfo(ctx context.Context, opts ...ReadOptions) (*ControllerInfo, error) {
+	var out ControllerInfo
+	if err := c.get(ctx, pathController, nil, opts, &out); err != nil {
+		return nil, err
+	}
+	c.followInfo(&out)
+	return &out, nil
+}
+
+// EnableHA grows the controller to nodes voting members (3, 5 or 7).
+func (c *Client) EnableHA(ctx context.Context, nodes int) (*ControllerInfo, error) {
+	var out ControllerInfo
+	err := c.write(ctx, http.MethodPost, v1Path("controller", "enable-ha"), nil, EnableHARequest{Nodes: nodes}, &out)
+	if err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// CreateJoinToken returns a token for `droverd spoke --join`; ttl 0 lets
+// the controller choose.
+func (c *Client) CreateJoinToken(ctx context.Context, ttl time.Duration) (*JoinToken, error) {
+	var out JoinToken
+	err := c.write(ctx, http.MethodPost, v1Path("controller", "join-tokens"), nil, JoinTokenRequest{TTL: ttl}, &out)
+	if err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// WhoAmI returns the authenticated identity.
+func (c *Client) WhoAmI(ctx context.Context) (*WhoAmI, error) {
+	var out WhoAmI
+	if err := c.get(ctx, v1Path("whoami"), nil, nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// UploadCharm uploads a charm zip archive. The archive is read into memory
+// first so that the upload can move to another node if the first cannot be
+// reached.
+func (c *Client) UploadCharm(ctx context.Context, archive io.Reader) (*Charm, error) {
+	data, err := io.ReadAll(archive)
+	if err != nil {
+		return nil, Errorf(CodeBadRequest, "api client: read charm archive: %v", err)
+	}
+	var out Charm
+	r := &request{method: http.MethodPost, path: v1Path("charms"), body: data, contentType: "application/zip"}
+	if err := c.call(ctx, r, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// Charm returns an uploaded charm's metadata.
+func (c *Client) Charm(ctx context.Context, sha256 string, opts ...ReadOptions) (*Charm, error) {
+	var out Charm
+	if err := c.get(ctx, v1Path("charms", sha256), nil, opts, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// Charms lists uploaded charms.
+func (c *Client) Charms(ctx context.Context, opts ...ReadOptions) ([]Charm, error) {
+	var out []Charm
+	return out, c.get(ctx, v1Path("charms"), nil, opts, &out)
+}
+
+// DownloadCharm streams a charm's zip archive; the caller closes it.
+func (c *Client) DownloadCharm(ctx context.Context, sha256 string) (io.ReadCloser, error) {
+	resp, err := c.send(ctx, &request{method: http.MethodGet, path: v1Path("charms", sha256, "archive")})
+	if err != nil {
+		return nil, err
+	}
+	return bodyCloser{Reader: resp.Body, r: resp}, nil
+}
+
+// Models lists the models the caller can see.
+func (c *Client) Models(ctx context.Context, opts ...ReadOptions) ([]Model, error) {
+	var out []Model
+	return out, c.get(ctx, v1Path("models"), nil, opts, &out)
+}
+
+// AddModel creates a model.
+func (c *Client) AddModel(ctx context.Context, req AddModelRequest) (*Model, error) {
+	var out Model
+	if err := c.write(ctx, http.MethodPost, v1Path("models"), nil, req, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// Model returns a model by UUID.
+func (c *Client) Model(ctx context.Context, uuid string, opts ...ReadOptions) (*Model, error) {
+	var out Model
+	if err := c.get(ctx, modelPath(uuid), nil, opts, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// DestroyModel destroys a model. It returns the dying model, or nil when
+// the model is already gone.
+func (c *Client) DestroyModel(ctx context.Context, uuid string, force bool) (*Model, error) {
+	var out *Model
+	if err := c.write(ctx, http.MethodDelete, modelPath(uuid), forceQuery(force), nil, &out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// ModelConfig returns a model's config.
+func (c *Client) ModelConfig(ctx context.Context, uuid string, opts ...ReadOptions) (map[string]any, error) {
+	var out map[string]any
+	return out, c.get(ctx, modelPath(uuid, "config"), nil, opts, &out)
+}
+
+// SetModelConfig changes a model's config and returns the new config.
+func (c *Client) SetModelConfig(ctx context.Context, uuid string, change ConfigChange) (map[string]any, error) {
+	var out map[string]any
+	return out, c.write(ctx, http.MethodPatch, modelPath(uuid, "config"), nil, change, &out)
+}
+
+// Status returns a model's full status, shaped like `juju status`.
+func (c *Client) Status(ctx context.Context, uuid string, opts ...ReadOptions) (*FullStatus, error) {
+	var out FullStatus
+	if err := c.get(ctx, modelPath(uuid, "status"), nil, opts, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// StatusHistoryFilter selects the status history of one entity.
+type StatusHistoryFilter struct {
+	Entity string // unit, application or machine name; the model UUID for the model
+	Kind   string // a StatusKind* constant; empty lets the server choose
+	Limit  int    // 0: the server's default
+}
+
+// StatusHistory returns an entity's recorded statuses, newest first.
+func (c *Client) StatusHistory(ctx context.Context, model string, f StatusHistoryFilter,
+	opts ...ReadOptions) ([]StatusHistoryEntry, error) {
+	q := url.Values{"entity": {f.Entity}}
+	if f.Kind != "" {
+		q.Set("kind", f.Kind)
+	}
+	if f.Limit > 0 {
+		q.Set("limit", strconv.Itoa(f.Limit))
+	}
+	var out []StatusHistoryEntry
+	return out, c.get(ctx, modelPath(model, "status-history"), q, opts, &out)
+}

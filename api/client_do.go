@@ -1,0 +1,281 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// maxErrorBody bounds how much of an error response is read.
+const maxErrorBody = 64 << 10
+
+// request is one API call before it is sent to an address.
+type request struct {
+	method      string
+	path        string // escaped, from /v1
+	query       url.Values
+	body        []byte
+	contentType string
+	read        ReadOptions
+	extra       time.Duration // added to the per-attempt timeout (task waits)
+}
+
+// idempotent reports whether the request may be sent again after it may
+// have reached a server. Only reads are: a write that reached a node may
+// have been applied even if no answer came back.
+func (r *request) idempotent() bool { return r.method == http.MethodGet }
+
+// response is a 2xx answer whose body the caller must close; closing it
+// also ends the attempt's timeout context.
+type response struct {
+	*http.Response
+	cancel context.CancelFunc
+}
+
+func (r *response) Close() error {
+	err := r.Body.Close()
+	r.cancel()
+	return err
+}
+
+// bodyCloser hands a streamed body to the caller with the attempt's cancel.
+type bodyCloser struct {
+	io.Reader
+	r *response
+}
+
+func (b bodyCloser) Close() error { return b.r.Close() }
+
+// call sends r and decodes a JSON answer into out (nil: discard it).
+func (c *Client) call(ctx context.Context, r *request, out any) error {
+	resp, err := c.send(ctx, r)
+	if err != nil {
+		return err
+	}
+	defer resp.Close()
+	if out == nil || resp.StatusCode == http.StatusNoContent {
+		_, err := io.Copy(io.Discard, resp.Body)
+		if err != nil && ctx.Err() == nil && r.idempotent() {
+			return unavailablef(err, "reading the answer to %s %s failed", r.method, r.path)
+		}
+		return nil
+	}
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("%s %s: %w", r.method, r.path, ctx.Err())
+		}
+		return fmt.Errorf("%w: %w", Errorf(CodeInternal, "cannot decode the answer to %s %s", r.method, r.path), err)
+	}
+	return nil
+}
+
+// send tries r against each address in turn, starting with the preferred
+// one, and returns the first 2xx response. It moves on to the next address
+// when the request certainly was not sent (dial or TLS handshake failure),
+// and for reads also when the connection failed mid-way or the node
+// answered unavailable. Any other answer is final.
+func (c *Client) send(ctx context.Context, r *request) (*response, error) {
+	addrs := c.rotation()
+	var lastErr error
+	for _, addr := range addrs {
+		resp, err := c.attempt(ctx, addr, r)
+		if err == nil {
+			c.prefer(addr)
+			c.maybeFollow(ctx, r)
+			return resp, nil
+		}
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("%s %s: %w", r.method, r.path, ctx.Err())
+		}
+		var apiErr *Error
+		if errors.As(err, &apiErr) {
+			if apiErr.Code == CodeUnavailable && r.idempotent() {
+				c.logger.Debug("api: node unavailable, failing over", "address", addr, "error", err)
+				lastErr = err
+				continue
+			}
+			return nil, err
+		}
+		if !notSent(err) && !r.idempotent() {
+			// The write may have been applied: never resend it.
+			if errors.Is(err, context.DeadlineExceeded) {
+				return nil, fmt.Errorf("%w: %w", Errorf(CodeTimeout,
+					"no answer from %s in time; the request may have been applied", addr), err)
+			}
+			return nil, fmt.Errorf("%w: %w", Errorf(CodeTimeout,
+				"connection to %s lost; the request may have been applied", addr), err)
+		}
+		c.logger.Debug("api: address failed, failing over", "address", addr, "error", err)
+		lastErr = err
+	}
+	var apiErr *Error
+	if errors.As(lastErr, &apiErr) {
+		return nil, lastErr
+	}
+	return nil, unavailablef(lastErr, "cannot reach the controller at %s", strings.Join(addrs, ", "))
+}
+
+// attempt sends r to one address.
+func (c *Client) attempt(ctx context.Context, addr string, r *request) (*response, error) {
+	actx, cancel := ctx, context.CancelFunc(func() {})
+	if c.timeout > 0 {
+		actx, cancel = context.WithTimeout(ctx, c.timeout+r.extra)
+	}
+	req, err := c.newRequest(actx, addr, r)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	if idx, err := strconv.ParseUint(resp.Header.Get(HeaderIndex), 10, 64); err == nil {
+		c.observeIndex(idx)
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		defer cancel()
+		defer resp.Body.Close()
+		return nil, decodeError(resp)
+	}
+	return &response{Response: resp, cancel: cancel}, nil
+}
+
+func (c *Client) newRequest(ctx context.Context, addr string, r *request) (*http.Request, error) {
+	q := url.Values{}
+	for k, v := range r.query {
+		q[k] = v
+	}
+	if r.idempotent() {
+		idx := r.read.Index
+		if c.ryw {
+			idx = max(idx, c.Index())
+		}
+		if idx > 0 {
+			q.Set("index", strconv.FormatUint(idx, 10))
+		}
+		if r.read.Consistent {
+			q.Set("consistent", "true")
+		}
+	}
+	u := "https://" + addr + r.path
+	if len(q) > 0 {
+		u += "?" + q.Encode()
+	}
+	var body io.Reader
+	if r.body != nil {
+		body = bytes.NewReader(r.body)
+	}
+	req, err := http.NewRequestWithContext(ctx, r.method, u, body)
+	if err != nil {
+		return nil, Errorf(CodeBadRequest, "api client: %v", err)
+	}
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("User-Agent", "drover-api-client")
+	if r.body != nil {
+		req.Header.Set("Content-Type", r.contentType)
+	}
+	c.setAuth(req.Header)
+	return req, nil
+}
+
+// decodeError turns a non-2xx response into an *Error: the JSON Error body
+// when there is one, otherwise a code mapped from the HTTP status.
+func decodeError(resp *http.Response) *Error {
+	data, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody)) // a short body still tells us something
+	var e Error
+	if err := json.Unmarshal(data, &e); err == nil && e.Code != "" {
+		e.Status = resp.StatusCode
+		return &e
+	}
+	msg := strings.TrimSpace(string(data))
+	if len(msg) > 200 {
+		msg = msg[:200] + "..."
+	}
+	if msg == "" {
+		msg = http.StatusText(resp.StatusCode)
+	}
+	return &Error{Code: codeForStatus(resp.StatusCode), Status: resp.StatusCode,
+		Message: fmt.Sprintf("HTTP %d: %s", resp.StatusCode, msg)}
+}
+
+// codeForStatus maps an HTTP status to a code for answers without an Error
+// body (a proxy, or a server crash before the handler ran).
+func codeForStatus(status int) Code {
+	switch status {
+	case http.StatusBadRequest:
+		return CodeBadRequest
+	case http.StatusUnauthorized:
+		return CodeUnauthorized
+	case http.StatusForbidden:
+		return CodeForbidden
+	case http.StatusNotFound:
+		return CodeNotFound
+	case http.StatusConflict:
+		return CodeConflict
+	case http.StatusRequestEntityTooLarge:
+		return CodeTooLarge
+	case http.StatusUnprocessableEntity:
+		return CodeInvalid
+	case http.StatusBadGateway, http.StatusServiceUnavailable:
+		return CodeUnavailable
+	case http.StatusRequestTimeout, http.StatusGatewayTimeout:
+		return CodeTimeout
+	}
+	return CodeInternal
+}
+
+// notSent reports whether err proves the request never left the client: the
+// TCP dial or the TLS handshake failed.
+func notSent(err error) bool {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" {
+		return true
+	}
+	var (
+		verr  *tls.CertificateVerificationError
+		rerr  tls.RecordHeaderError
+		aerr  tls.AlertError
+		uaerr x509.UnknownAuthorityError
+		herr  x509.HostnameError
+		cerr  x509.CertificateInvalidError
+	)
+	return errors.As(err, &verr) || errors.As(err, &rerr) || errors.As(err, &aerr) ||
+		errors.As(err, &uaerr) || errors.As(err, &herr) || errors.As(err, &cerr)
+}
+
+// maybeFollow refreshes the address list once, after the first successful
+// call, when FollowAddresses is set. A failure is logged and retried after
+// the next successful call: the call that triggered it has succeeded.
+func (c *Client) maybeFollow(ctx context.Context, r *request) {
+	if !c.follow || r.path == pathController || !c.followed.CompareAndSwap(false, true) {
+		return
+	}
+	if _, err := c.ControllerInfo(ctx); err != nil {
+		c.followed.Store(false)
+		c.logger.Warn("api: cannot refresh controller addresses", "error", err)
+	}
+}
+
+// followInfo adopts the API addresses a ControllerInfo answer lists.
+func (c *Client) followInfo(info *ControllerInfo) {
+	if !c.follow || len(info.APIAddresses) == 0 {
+		return
+	}
+	c.followed.Store(true)
+	if err := c.SetAddresses(info.APIAddresses); err != nil {
+		c.logger.Warn("api: cannot adopt controller addresses", "error", err)
+	}
+}

@@ -1,0 +1,160 @@
+package api_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"slices"
+	"strconv"
+	"sync/atomic"
+	"testing"
+
+	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/tests/testkit"
+	"github.com/gorilla/websocket"
+)
+
+// watchNode serves the watch route: each connection is handed to script
+// with the since it asked for. When down, handshakes get 503 unavailable.
+type watchNode struct {
+	t      *testing.T
+	down   atomic.Bool
+	sinces chan uint64
+	script func(conn *websocket.Conn, since uint64)
+}
+
+func (n *watchNode) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != "/v1/models/"+model+"/watch" {
+		http.Error(w, `{"code":"not-found","message":"no such model"}`, http.StatusNotFound)
+		return
+	}
+	if n.down.Load() {
+		http.Error(w, `{"code":"unavailable","message":"shutting down"}`, http.StatusServiceUnavailable)
+		return
+	}
+	since, err := strconv.ParseUint(r.URL.Query().Get("since"), 10, 64)
+	if err != nil {
+		http.Error(w, `{"code":"bad-request","message":"since"}`, http.StatusBadRequest)
+		return
+	}
+	up := websocket.Upgrader{}
+	conn, err := up.Upgrade(w, r, nil)
+	if err != nil {
+		n.t.Errorf("upgrade: %v", err)
+		return
+	}
+	n.sinces <- since
+	n.script(conn, since)
+}
+
+func send(t *testing.T, conn *websocket.Conn, f api.WatchFrame) {
+	t.Helper()
+	if err := conn.WriteJSON(f); err != nil {
+		t.Errorf("write frame: %v", err)
+	}
+}
+
+// drain reads until the client goes away, so the handler ends with it.
+func drain(conn *websocket.Conn) {
+	for {
+		if _, _, err := conn.ReadMessage(); err != nil {
+			_ = conn.Close()
+			return
+		}
+	}
+}
+
+func TestWatchResumesOnAnotherNode(t *testing.T) {
+	testkit.CheckLeaks(t)
+	ca := newTestCA(t)
+	sinces := make(chan uint64, 4)
+	a := &watchNode{t: t, sinces: sinces}
+	a.script = func(conn *websocket.Conn, since uint64) {
+		send(t, conn, api.WatchFrame{Type: api.FrameReset, Index: 5, Status: &api.FullStatus{Index: 5}})
+		send(t, conn, api.WatchFrame{Type: api.FrameDelta, Index: 6,
+			Deltas: []api.WatchDelta{{Kind: "unit", Key: "kv/0", Op: "upsert"}}})
+		send(t, conn, api.WatchFrame{Type: api.FrameKeepalive, Index: 7})
+		// The node goes away: handshakes are refused and the connection
+		// drops without a close frame.
+		a.down.Store(true)
+		_ = conn.Close()
+	}
+	b := &watchNode{t: t, sinces: sinces}
+	b.script = func(conn *websocket.Conn, since uint64) {
+		send(t, conn, api.WatchFrame{Type: api.FrameDelta, Index: since + 1,
+			Deltas: []api.WatchDelta{{Kind: "unit", Key: "kv/1", Op: "upsert"}}})
+		drain(conn)
+	}
+	srvA, srvB := ca.serve(t, a), ca.serve(t, b)
+	c := newClient(t, api.ClientConfig{Addresses: []string{addr(srvA), addr(srvB)}, CACert: ca.pem})
+
+	w, err := c.Watch(t.Context(), model, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	var got []uint64
+	for range 3 {
+		f, err := w.Next(t.Context())
+		if err != nil {
+			t.Fatalf("next after %v: %v", got, err)
+		}
+		if f.Type == api.FrameKeepalive {
+			t.Fatal("keepalive frame handed to the caller")
+		}
+		got = append(got, f.Index)
+	}
+	if want := []uint64{5, 6, 8}; !slices.Equal(got, want) {
+		t.Fatalf("frame indexes %v, want %v", got, want)
+	}
+	if s1, s2 := <-sinces, <-sinces; s1 != 0 || s2 != 7 {
+		t.Fatalf("connections asked since=%d then since=%d, want 0 then 7", s1, s2)
+	}
+	if w.Index() != 8 || c.Index() != 8 {
+		t.Fatalf("watcher index %d, client index %d; want 8", w.Index(), c.Index())
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Next(t.Context()); !errors.Is(err, api.ErrWatcherClosed) {
+		t.Fatalf("next after close: %v", err)
+	}
+}
+
+func TestWatchEndsWithItsContext(t *testing.T) {
+	testkit.CheckLeaks(t)
+	ca := newTestCA(t)
+	n := &watchNode{t: t, sinces: make(chan uint64, 1)}
+	n.script = func(conn *websocket.Conn, since uint64) { drain(conn) }
+	srv := ca.serve(t, n)
+	c := newClient(t, api.ClientConfig{Addresses: []string{addr(srv)}, CACert: ca.pem})
+
+	ctx, cancel := context.WithCancel(t.Context())
+	w, err := c.Watch(ctx, model, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if since := <-n.sinces; since != 3 {
+		t.Fatalf("since %d, want 3", since)
+	}
+	cancel()
+	if _, err := w.Next(t.Context()); !errors.Is(err, api.ErrWatcherClosed) {
+		t.Fatalf("next after the watch context ended: %v", err)
+	}
+	// Close after the context ended still waits for the reader.
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestWatchRefusedIsFinal(t *testing.T) {
+	testkit.CheckLeaks(t)
+	ca := newTestCA(t)
+	srv := ca.serve(t, &watchNode{t: t})
+	c := newClient(t, api.ClientConfig{Addresses: []string{addr(srv)}, CACert: ca.pem})
+	_, err := c.Watch(t.Context(), "other-model", 0)
+	var e *api.Error
+	if !errors.Is(err, api.ErrNotFound) || !errors.As(err, &e) || e.Status != http.StatusNotFound {
+		t.Fatalf("got %v, want not-found", err)
+	}
+}

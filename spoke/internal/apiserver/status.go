@@ -1,0 +1,357 @@
+package apiserver
+
+import (
+	"cmp"
+	"fmt"
+	"net"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/spoke/internal/state"
+)
+
+// StatusContext is what a status needs beyond the store: who answers, and
+// the time (leases are judged against Now; nothing reads a clock here).
+type StatusContext struct {
+	ControllerName string
+	Cloud          string // "localhost" when empty
+	Region         string
+	Version        string
+	Now            time.Time
+}
+
+// Juju's time formats for status output.
+const (
+	sinceFormat     = "02 Jan 2006 15:04:05Z07:00"
+	timestampFormat = "15:04:05Z07:00"
+)
+
+// workloadSeverity ranks workload statuses as Juju does when it derives an
+// application's status from its units: the most significant one wins.
+var workloadSeverity = map[string]int{
+	"error":       100,
+	"blocked":     90,
+	"maintenance": 80,
+	"waiting":     70,
+	"active":      60,
+	"terminated":  50,
+	"unknown":     40,
+}
+
+// BuildStatus assembles a model's status from one snapshot, shaped like
+// `juju status --format json`.
+func BuildStatus(snap *state.Snapshot, modelUUID string, ctl StatusContext) (*api.FullStatus, error) {
+	m, err := snap.ModelByUUID(modelUUID)
+	if err != nil {
+		return nil, err
+	}
+	if m == nil {
+		return nil, api.Errorf(api.CodeNotFound, "model %q not found", modelUUID)
+	}
+	idx, err := snap.LatestIndex()
+	if err != nil {
+		return nil, err
+	}
+	machines, err := snap.ListMachines(modelUUID)
+	if err != nil {
+		return nil, err
+	}
+	units, err := snap.ListUnits(modelUUID)
+	if err != nil {
+		return nil, err
+	}
+	apps, err := snap.ListApplications(modelUUID)
+	if err != nil {
+		return nil, err
+	}
+	rels, err := snap.ListRelations(modelUUID)
+	if err != nil {
+		return nil, err
+	}
+	b := &statusBuilder{snap: snap, model: modelUUID, ctl: ctl,
+		machines: make(map[string]*api.Machine, len(machines))}
+	for _, mc := range machines {
+		b.machines[mc.ID] = mc
+	}
+	out := &api.FullStatus{
+		Model:        b.modelStatus(m),
+		Machines:     make(map[string]api.MachineStatus, len(machines)),
+		Applications: make(map[string]api.ApplicationStatus, len(apps)),
+		Controller:   api.ControllerStatus{Name: ctl.ControllerName, Timestamp: formatTimestamp(ctl.Now)},
+		Index:        idx,
+	}
+	for _, mc := range machines {
+		out.Machines[mc.ID] = machineStatus(mc)
+	}
+	byApp := make(map[string][]*api.Unit)
+	for _, u := range units {
+		byApp[u.Application] = append(byApp[u.Application], u)
+	}
+	subsOf := make(map[string][]*api.Unit)
+	for _, u := range units {
+		if u.Principal != "" {
+			subsOf[u.Principal] = append(subsOf[u.Principal], u)
+		}
+	}
+	for _, a := range apps {
+		as, err := b.applicationStatus(a, byApp[a.Name], subsOf, rels)
+		if err != nil {
+			return nil, err
+		}
+		out.Applications[a.Name] = as
+	}
+	for _, r := range rels {
+		rs, err := b.relationStatus(r)
+		if err != nil {
+			return nil, err
+		}
+		out.Relations = append(out.Relations, rs)
+	}
+	slices.SortFunc(out.Relations, func(x, y api.RelationStatus) int { return cmp.Compare(x.ID, y.ID) })
+	return out, nil
+}
+
+type statusBuilder struct {
+	snap     *state.Snapshot
+	model    string
+	ctl      StatusContext
+	machines map[string]*api.Machine
+}
+
+func (b *statusBuilder) modelStatus(m *api.Model) api.ModelStatus {
+	cloud := b.ctl.Cloud
+	if cloud == "" {
+		cloud = "localhost"
+	}
+	st := detail(m.Status)
+	if st.Current == "" {
+		st.Current = "available"
+	}
+	ms := api.ModelStatus{
+		Name: m.Name, UUID: m.UUID, Type: "iaas", Controller: b.ctl.ControllerName,
+		Cloud: cloud, Region: b.ctl.Region, Version: b.ctl.Version, Status: st,
+	}
+	if m.Life != api.Alive {
+		ms.Life = m.Life
+	}
+	return ms
+}
+
+func machineStatus(mc *api.Machine) api.MachineStatus {
+	ms := api.MachineStatus{
+		JujuStatus:    detail(mc.AgentStatus),
+		MachineStatus: detail(mc.InstanceStatus),
+		InstanceID:    mc.ProviderID,
+		Constraints:   mc.Constraints,
+	}
+	if ms.InstanceID == "" {
+		ms.InstanceID = "pending"
+	}
+	if mc.Life != api.Alive {
+		ms.JujuStatus.Life = string(mc.Life)
+	}
+	if len(mc.Addresses) > 0 {
+		ms.DNSName = mc.Addresses[0]
+	}
+	for _, a := range mc.Addresses {
+		if net.ParseIP(a) != nil {
+			ms.IPAddresses = append(ms.IPAddresses, a)
+		}
+	}
+	if mc.Base != "" {
+		name, channel, _ := strings.Cut(mc.Base, "@")
+		ms.Base = &api.BaseStatus{Name: name, Channel: channel}
+	}
+	return ms
+}
+
+func (b *statusBuilder) applicationStatus(a *api.Application, units []*api.Unit,
+	subsOf map[string][]*api.Unit, rels []*api.Relation) (api.ApplicationStatus, error) {
+	as := api.ApplicationStatus{
+		Charm: a.CharmName, CharmOrigin: "local", CharmName: a.CharmName, CharmRev: a.CharmRevision,
+		CharmSHA256: a.CharmSHA256, Exposed: a.Exposed, Version: a.WorkloadVersion,
+		ApplicationStat:  b.appStatusDetail(a, units),
+		Relations:        map[string][]string{},
+		EndpointBindings: map[string]string{"": "alpha"},
+	}
+	if a.Life != api.Alive {
+		as.Life = string(a.Life)
+	}
+	for _, ep := range a.Endpoints {
+		as.EndpointBindings[ep.Name] = "alpha"
+	}
+	for _, r := range rels {
+		for _, ep := range r.Endpoints {
+			if ep.Application != a.Name {
+				continue
+			}
+			for _, other := range r.Endpoints {
+				if other.Application == a.Name && len(r.Endpoints) > 1 {
+					continue
+				}
+				as.Relations[ep.Name] = appendUnique(as.Relations[ep.Name], other.Application)
+				if a.Subordinate && ep.Scope == "container" && other.Application != a.Name {
+					as.SubordinateTo = appendUnique(as.SubordinateTo, other.Application)
+				}
+			}
+		}
+	}
+	for k := range as.Relations {
+		slices.Sort(as.Relations[k])
+	}
+	slices.Sort(as.SubordinateTo)
+	if len(as.Relations) == 0 {
+		as.Relations = nil
+	}
+	lease, err := b.snap.LeaseByApp(b.model, a.Name)
+	if err != nil {
+		return as, err
+	}
+	for _, u := range units {
+		if as.Version == "" {
+			as.Version = u.WorkloadVersion
+		}
+		if u.Principal != "" {
+			continue // nested under its principal instead
+		}
+		us, err := b.unitStatus(u, lease, subsOf)
+		if err != nil {
+			return as, err
+		}
+		if as.Units == nil {
+			as.Units = map[string]api.UnitStatus{}
+		}
+		as.Units[u.Name] = us
+	}
+	return as, nil
+}
+
+// appStatusDetail is the application's own status, or, while none was set
+// (still "unknown"), the most significant workload status of its units.
+func (b *statusBuilder) appStatusDetail(a *api.Application, units []*api.Unit) api.StatusDetail {
+	if a.Status.Status != "" && a.Status.Status != "unknown" {
+		return detail(a.Status)
+	}
+	st := a.Status
+	if st.Status == "" {
+		st.Status = "unknown"
+	}
+	for _, u := range units {
+		if workloadSeverity[u.WorkloadStatus.Status] > workloadSeverity[st.Status] {
+			st = u.WorkloadStatus
+		}
+	}
+	return detail(st)
+}
+
+func (b *statusBuilder) unitStatus(u *api.Unit, lease *api.Lease, subsOf map[string][]*api.Unit) (api.UnitStatus, error) {
+	us := api.UnitStatus{
+		WorkloadStatus: detail(u.WorkloadStatus),
+		JujuStatus:     detail(u.AgentStatus),
+		Machine:        u.MachineID,
+		Leader:         lease != nil && lease.Holder == u.Name && b.ctl.Now.Before(lease.Expiry),
+		OpenPorts:      formatPorts(u.OpenPorts),
+	}
+	if u.Life != api.Alive {
+		us.JujuStatus.Life = string(u.Life)
+	}
+	if mc := b.machines[u.MachineID]; mc != nil && len(mc.Addresses) > 0 {
+		us.PublicAddress = mc.Addresses[0]
+	}
+	for _, s := range subsOf[u.Name] {
+		subLease, err := b.snap.LeaseByApp(b.model, s.Application)
+		if err != nil {
+			return us, err
+		}
+		ss, err := b.unitStatus(s, subLease, subsOf)
+		if err != nil {
+			return us, err
+		}
+		if us.Subordinates == nil {
+			us.Subordinates = map[string]api.UnitStatus{}
+		}
+		us.Subordinates[s.Name] = ss
+	}
+	return us, nil
+}
+
+func (b *statusBuilder) relationStatus(r *api.Relation) (api.RelationStatus, error) {
+	rs := api.RelationStatus{ID: r.ID, Type: "regular", Status: "joined"}
+	for _, ep := range r.Endpoints {
+		name := ep.Application + ":" + ep.Name
+		rs.Interface = ep.Interface
+		switch ep.Role {
+		case api.RoleProvider:
+			rs.Provider = name
+		case api.RoleRequirer:
+			rs.Requirer = name
+		case api.RolePeer:
+			rs.Provider, rs.Requirer, rs.Type = name, name, "peer"
+		}
+		if ep.Scope == "container" {
+			rs.Type = "subordinate"
+		}
+	}
+	members, err := b.snap.ScopeMembers(b.model, r.ID)
+	if err != nil {
+		return rs, err
+	}
+	switch {
+	case r.Life != api.Alive:
+		rs.Status = "broken"
+	case len(members) == 0:
+		rs.Status = "joining"
+	}
+	return rs, nil
+}
+
+// detail converts a stored status to the way `juju status` prints it.
+func detail(s api.Status) api.StatusDetail {
+	return api.StatusDetail{Current: s.Status, Message: s.Message, Since: formatSince(s.Since)}
+}
+
+func formatSince(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(sinceFormat)
+}
+
+func formatTimestamp(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(timestampFormat)
+}
+
+// formatPorts renders port ranges as Juju does ("80/tcp", "1000-2000/udp",
+// "icmp"), once each, in a stable order.
+func formatPorts(ports []api.Port) []string {
+	ps := slices.Clone(ports)
+	slices.SortFunc(ps, func(x, y api.Port) int {
+		return cmp.Or(cmp.Compare(x.Protocol, y.Protocol), cmp.Compare(x.From, y.From), cmp.Compare(x.To, y.To))
+	})
+	var out []string
+	for _, p := range ps {
+		var s string
+		switch {
+		case p.Protocol == "icmp":
+			s = "icmp"
+		case p.To == 0 || p.To == p.From:
+			s = fmt.Sprintf("%d/%s", p.From, p.Protocol)
+		default:
+			s = fmt.Sprintf("%d-%d/%s", p.From, p.To, p.Protocol)
+		}
+		out = appendUnique(out, s)
+	}
+	return out
+}
+
+func appendUnique(list []string, s string) []string {
+	if slices.Contains(list, s) {
+		return list
+	}
+	return append(list, s)
+}
