@@ -45,7 +45,8 @@ func (s *Server) completeJoinAndRegister(ctx context.Context) error {
 	if err := s.completeJoin(ctx); err != nil {
 		return err
 	}
-	if s.cfg.Bootstrap {
+	if _, err := ReadAdminCredential(s.cfg.DataDir); err == nil {
+		// This node bootstrapped the controller.
 		if err := s.ensureBootstrapped(ctx); err != nil {
 			return err
 		}
