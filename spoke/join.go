@@ -184,4 +184,3 @@ func (s *Server) completeJoin(ctx context.Context) error {
 		backoff = min(2*backoff, 5*time.Second)
 	}
 }
-
