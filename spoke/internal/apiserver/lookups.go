@@ -19,27 +19,27 @@ func found[T any](v *T, err error, format string, args ...any) (*T, error) {
 }
 
 func lookupModel(snap *state.Snapshot, uuid string) (*api.Model, error) {
-	v, err := lookupModel(snap, uuid)
+	v, err := snap.ModelByUUID(uuid)
 	return found(v, err, "model %q not found", uuid)
 }
 
 func lookupApplication(snap *state.Snapshot, model, name string) (*api.Application, error) {
-	v, err := lookupApplication(snap, model, name)
+	v, err := snap.ApplicationByName(model, name)
 	return found(v, err, "application %q not found", name)
 }
 
 func lookupUnit(snap *state.Snapshot, model, name string) (*api.Unit, error) {
-	v, err := lookupUnit(snap, model, name)
+	v, err := snap.UnitByName(model, name)
 	return found(v, err, "unit %q not found", name)
 }
 
 func lookupMachine(snap *state.Snapshot, model, id string) (*api.Machine, error) {
-	v, err := lookupMachine(snap, model, id)
+	v, err := snap.MachineByID(model, id)
 	return found(v, err, "machine %q not found", id)
 }
 
 func lookupCharm(snap *state.Snapshot, sha string) (*api.Charm, error) {
-	v, err := lookupCharm(snap, sha)
+	v, err := snap.CharmBySHA(sha)
 	return found(v, err, "charm %q not found; upload it first", sha)
 }
 

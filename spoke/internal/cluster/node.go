@@ -88,6 +88,7 @@ type Node struct {
 	trans *raft.NetworkTransport
 	log   *wal.WAL
 	meta  *metadb.BoltMetaDB
+	fsm   *trackedFSM
 }
 
 // Open starts the raft member on its data dir, bootstrapping a new cluster
@@ -169,13 +170,14 @@ func Open(cfg Config) (*Node, error) {
 			}
 		}
 	}
-	r, err := raft.NewRaft(rc, cfg.FSM, logs, logs, snaps, trans)
+	fsm := newTrackedFSM(cfg.FSM)
+	r, err := raft.NewRaft(rc, fsm, logs, logs, snaps, trans)
 	if err != nil {
 		trans.Close()
 		closeLogs()
 		return nil, fmt.Errorf("start raft: %w", err)
 	}
-	return &Node{cfg: cfg, raft: r, trans: trans, log: logs, meta: meta}, nil
+	return &Node{cfg: cfg, raft: r, trans: trans, log: logs, meta: meta, fsm: fsm}, nil
 }
 
 // ID is this node's raft server ID.
@@ -222,28 +224,15 @@ func (n *Node) ReadIndex(ctx context.Context) (uint64, error) {
 	if err := n.raft.Barrier(timeoutOf(ctx, 10*time.Second)).Error(); err != nil {
 		return 0, mapRaftErr(err)
 	}
-	return n.raft.AppliedIndex(), nil
+	return n.fsm.applied.Load(), nil
 }
 
-// AppliedIndex is the last index applied to the local FSM.
-func (n *Node) AppliedIndex() uint64 { return n.raft.AppliedIndex() }
+// AppliedIndex is the index of the last command applied to the local FSM.
+func (n *Node) AppliedIndex() uint64 { return n.fsm.applied.Load() }
 
 // WaitApplied blocks until the local FSM has applied index, or ctx ends.
 func (n *Node) WaitApplied(ctx context.Context, index uint64) error {
-	delay := 200 * time.Microsecond
-	for n.raft.AppliedIndex() < index {
-		t := time.NewTimer(delay)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		case <-t.C:
-		}
-		if delay < 10*time.Millisecond {
-			delay *= 2
-		}
-	}
-	return nil
+	return n.fsm.wait(ctx, index)
 }
 
 // Server is one member of the raft configuration.
