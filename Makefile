@@ -18,7 +18,7 @@ deps:
 
 ## build: the three binaries into ./bin.
 build:
-	$(GO) build -o $(BIN)/ ./cmd/drover ./cmd/droverd ./cmd/drover-agent
+	$(GO) build -o $(BIN)/ ./cmd/...
 
 ## vet / fmt-check: static checks run by `make test`.
 vet:

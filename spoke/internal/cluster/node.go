@@ -1,5 +1,5 @@
 // Package cluster runs a controller node's raft member: the durable log
-// (raft-wal), file snapshots, the mutual-TLS transport, membership changes,
+// (bbolt), file snapshots, the mutual-TLS transport, membership changes,
 // and the read-index used for linearizable reads. It knows nothing about the
 // model state: it replicates opaque commands into the FSM it is given.
 //
@@ -23,8 +23,6 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
-	wal "github.com/hashicorp/raft-wal"
-	"github.com/hashicorp/raft-wal/metadb"
 )
 
 // Errors callers test with errors.Is.
@@ -86,8 +84,7 @@ type Node struct {
 	cfg   Config
 	raft  *raft.Raft
 	trans *raft.NetworkTransport
-	log   *wal.WAL
-	meta  *metadb.BoltMetaDB
+	log   *logStore
 	fsm   *trackedFSM
 }
 
@@ -99,18 +96,15 @@ func Open(cfg Config) (*Node, error) {
 		return nil, err
 	}
 	dir := filepath.Join(cfg.DataDir, "raft")
-	if err := os.MkdirAll(filepath.Join(dir, "wal"), 0o700); err != nil {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
 	hlog := hclog.New(&hclog.LoggerOptions{Name: "raft", Level: hclog.Warn, Output: slogWriter{cfg.Logger}})
-	// WAL.Close leaves its meta store open, so own it and close it ourselves.
-	meta := &metadb.BoltMetaDB{}
-	logs, err := wal.Open(filepath.Join(dir, "wal"), wal.WithLogger(hlog), wal.WithSegmentSize(16<<20), wal.WithMetaStore(meta))
+	logs, err := openLogStore(filepath.Join(dir, "log.db"))
 	if err != nil {
-		meta.Close()
-		return nil, fmt.Errorf("open raft log: %w", err)
+		return nil, err
 	}
-	closeLogs := func() { logs.Close(); meta.Close() }
+	closeLogs := func() { logs.Close() }
 	snaps, err := raft.NewFileSnapshotStoreWithLogger(dir, 2, hlog)
 	if err != nil {
 		closeLogs()
@@ -177,7 +171,7 @@ func Open(cfg Config) (*Node, error) {
 		closeLogs()
 		return nil, fmt.Errorf("start raft: %w", err)
 	}
-	return &Node{cfg: cfg, raft: r, trans: trans, log: logs, meta: meta, fsm: fsm}, nil
+	return &Node{cfg: cfg, raft: r, trans: trans, log: logs, fsm: fsm}, nil
 }
 
 // ID is this node's raft server ID.
@@ -279,9 +273,6 @@ func (n *Node) Shutdown() error {
 	err := n.raft.Shutdown().Error()
 	n.trans.Close()
 	if cerr := n.log.Close(); err == nil && cerr != nil {
-		err = cerr
-	}
-	if cerr := n.meta.Close(); err == nil && cerr != nil {
 		err = cerr
 	}
 	return err
