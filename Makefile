@@ -39,6 +39,7 @@ soak: deps build
 
 ## bench: benchmarks that print figures (see bench/README.md).
 bench: deps build
+	$(GO) build -o bench/bin/droverd ./cmd/droverd
 	cd bench && $(GO) build -o bin/etcd go.etcd.io/etcd/server/v3
 	cd bench && $(GO) run ./cmd/commitbench -targets drover,etcd -levels 1,64,256 -duration 5s
 

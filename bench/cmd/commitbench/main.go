@@ -2,8 +2,9 @@
 // replicated key-value stores at several concurrency levels, so Drover's
 // spoke cluster can be compared with etcd on the same machine.
 //
+//	go build -o bench/bin/droverd ./cmd/droverd
 //	cd bench && go build -o bin/etcd go.etcd.io/etcd/server/v3
-//	go run ./cmd/commitbench -duration 5s -levels 1,64,256 -targets etcd
+//	go run ./cmd/commitbench -duration 5s -levels 1,64,256 -targets drover,etcd
 package main
 
 import (
@@ -22,6 +23,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/droverhq/drover/bench/internal/drovercluster"
 	"github.com/droverhq/drover/bench/internal/etcdcluster"
 	"github.com/droverhq/drover/bench/internal/load"
 )
@@ -43,13 +45,21 @@ type options struct {
 	targets  []string
 	keyspace int
 	etcdBin  string
+	drover   string
 	keepDirs bool
 }
 
-// registry lists the targets commitbench can run. To add one (the Drover
-// 3-node spoke cluster), add an entry here; nothing else changes.
+// registry lists the targets commitbench can run. To add one, add an entry
+// here; nothing else changes.
 func registry(o options) map[string]Constructor {
 	return map[string]Constructor{
+		"drover": func(ctx context.Context, dir string) (load.Target, func() error, error) {
+			c, err := drovercluster.Start(ctx, drovercluster.Config{Binary: o.drover, Dir: dir, Nodes: 3})
+			if err != nil {
+				return nil, nil, err
+			}
+			return c.Target(), c.Stop, nil
+		},
 		"etcd": func(ctx context.Context, dir string) (load.Target, func() error, error) {
 			c, err := etcdcluster.Start(ctx, etcdcluster.Config{Binary: o.etcdBin, Dir: dir, Members: 3})
 			if err != nil {
@@ -102,6 +112,7 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&targets, "targets", "etcd", "comma-separated targets to run")
 	fs.IntVar(&o.keyspace, "keyspace", 10000, "distinct keys written round-robin")
 	fs.StringVar(&o.etcdBin, "etcd", "bin/etcd", "etcd binary (go build -o bin/etcd go.etcd.io/etcd/server/v3)")
+	fs.StringVar(&o.drover, "droverd", "bin/droverd", "droverd binary (cd .. && go build -o bench/bin/droverd ./cmd/droverd)")
 	fs.BoolVar(&o.keepDirs, "keep", false, "keep the targets' data directories and logs")
 	if err := fs.Parse(args); err != nil {
 		return o, err

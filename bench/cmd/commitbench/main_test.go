@@ -37,7 +37,7 @@ func TestParseFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(o.levels) != 2 || o.levels[1] != 512 || o.keyspace < 512 || len(o.targets) != 2 || o.duration != 3*time.Second {
+	if o.drover != "bin/droverd" || len(o.levels) != 2 || o.levels[1] != 512 || o.keyspace < 512 || len(o.targets) != 2 || o.duration != 3*time.Second {
 		t.Fatalf("options = %+v", o)
 	}
 	if _, err := parseFlags([]string{"-levels", "0"}); err == nil {

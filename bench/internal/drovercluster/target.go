@@ -1,0 +1,89 @@
+package drovercluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+
+	"github.com/droverhq/drover/api"
+)
+
+// Target adapts a Drover controller to load.Target: each Put sets one key of
+// one model's config through the public API, on the leader, and returns once
+// the leader has applied the raft-committed write.
+type Target struct {
+	client *api.Client
+	model  string
+}
+
+// NewTarget makes one client for every benchmark write, its address list
+// led by the node info marks as leader (as a client does after discovering
+// it), with a connection pool for MaxConcurrency writes in flight, and
+// creates the model the writes go to. cfg supplies the CA and credentials.
+func NewTarget(ctx context.Context, info *api.ControllerInfo, cfg api.ClientConfig) (*Target, error) {
+	addrs, err := leaderFirst(info)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Addresses = addrs
+	cfg.HTTPClient = &http.Client{Transport: poolTransport(MaxConcurrency)}
+	client, err := api.NewClient(cfg)
+	if err != nil {
+		return nil, err
+	}
+	m, err := client.AddModel(ctx, api.AddModelRequest{Name: "commitbench"})
+	if err != nil {
+		client.Close()
+		return nil, fmt.Errorf("drovercluster: add model: %w", err)
+	}
+	return &Target{client: client, model: m.UUID}, nil
+}
+
+// poolTransport keeps up to n connections per host open and idle between
+// requests, so n concurrent writers never redial (HTTP/1.1) and HTTP/2 may
+// open more connections when one reaches its stream limit.
+func poolTransport(n int) *http.Transport {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.Proxy = nil
+	tr.MaxIdleConns = n
+	tr.MaxIdleConnsPerHost = n
+	tr.MaxConnsPerHost = n
+	return tr
+}
+
+// leaderFirst lists the nodes' API addresses, the leader's first.
+func leaderFirst(info *api.ControllerInfo) ([]string, error) {
+	var addrs []string
+	leader := -1
+	for _, n := range info.Nodes {
+		if n.APIAddress == "" {
+			continue
+		}
+		if n.Leader {
+			leader = len(addrs)
+		}
+		addrs = append(addrs, n.APIAddress)
+	}
+	if leader < 0 {
+		return nil, errors.New("drovercluster: no node is marked leader")
+	}
+	addrs[0], addrs[leader] = addrs[leader], addrs[0]
+	return slices.Clip(addrs), nil
+}
+
+// Name is "drover".
+func (t *Target) Name() string { return "drover" }
+
+// Model is the UUID of the model the writes go to.
+func (t *Target) Model() string { return t.model }
+
+// Put sets model config key=value.
+func (t *Target) Put(ctx context.Context, key, value string) error {
+	_, err := t.client.SetModelConfig(ctx, t.model, api.ConfigChange{Set: map[string]any{key: value}})
+	return err
+}
+
+// Close releases the client's idle connections.
+func (t *Target) Close() { t.client.Close() }
