@@ -184,7 +184,8 @@ func (c *Client) ModelConfig(ctx context.Context, uuid string, opts ...ReadOptio
 	return out, c.get(ctx, modelPath(uuid, "config"), nil, opts, &out)
 }
 
-// SetModelConfig changes a model's config and returns the new config.
+// SetModelConfig changes a model's config and returns the new values of
+// the keys it changed (nil for a key now unset).
 func (c *Client) SetModelConfig(ctx context.Context, uuid string, change ConfigChange) (map[string]any, error) {
 	var out map[string]any
 	return out, c.write(ctx, http.MethodPatch, modelPath(uuid, "config"), nil, change, &out)

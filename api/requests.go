@@ -19,7 +19,7 @@ import "time"
 //	GET    /v1/models/{model}                           Model
 //	DELETE /v1/models/{model}?force=true                Model (dying) or 204 when removed
 //	GET    /v1/models/{model}/config                    map[string]any
-//	PATCH  /v1/models/{model}/config  ConfigChange      map[string]any
+//	PATCH  /v1/models/{model}/config  ConfigChange      map[string]any (the changed keys)
 //	GET    /v1/models/{model}/status                    FullStatus
 //	GET    /v1/models/{model}/watch?since=N  (websocket) WatchFrame...
 //	GET    /v1/models/{model}/applications              []Application

@@ -162,8 +162,11 @@ func TestClusterReplicatesCharmArchives(t *testing.T) {
 		}
 		return true, nil
 	}, "archive on every node")
-	c.stop(f)
 	other := (f + 1) % 3
+	if _, err := c.client(other).Charm(ctx, ch.SHA256, api.ReadOptions{Index: ch.ModifyIndex}); err != nil {
+		t.Fatalf("charm record on another node: %v", err)
+	}
+	c.stop(f)
 	rc, err := c.client(other).DownloadCharm(ctx, ch.SHA256)
 	if err != nil {
 		t.Fatal(err)

@@ -19,7 +19,7 @@ import (
 // testCluster is an in-process controller of several nodes on loopback,
 // with real raft over mutual TLS, real HTTPS, and fault injection.
 type testCluster struct {
-	t      *testing.T
+	t      testing.TB
 	faults *cluster.Faults
 	nodes  []*testNode
 	cred   *AdminCredential
@@ -32,15 +32,19 @@ type testNode struct {
 	done   chan error
 }
 
-func testLogger(t *testing.T) *slog.Logger {
+func testLogger(t testing.TB) *slog.Logger {
 	if os.Getenv("DROVER_TEST_LOG") != "" {
 		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 	return slog.New(slog.NewTextHandler(io.Discard, nil))
 }
 
+// testRaftTimeout shortens raft's timers so failover tests run fast;
+// benchmarks use production timers (0).
+var testRaftTimeout = 200 * time.Millisecond
+
 // newTestCluster bootstraps node 0 and joins n-1 more through the API.
-func newTestCluster(t *testing.T, n int) *testCluster {
+func newTestCluster(t testing.TB, n int) *testCluster {
 	t.Helper()
 	c := &testCluster{t: t, faults: cluster.NewFaults()}
 	root := t.TempDir()
@@ -52,8 +56,8 @@ func newTestCluster(t *testing.T, n int) *testCluster {
 			Name:          "test",
 			Logger:        testLogger(t).With("test-node", i),
 			Faults:        c.faults,
-			RaftHeartbeat: 200 * time.Millisecond,
-			RaftElection:  200 * time.Millisecond,
+			RaftHeartbeat: testRaftTimeout,
+			RaftElection:  testRaftTimeout,
 		}
 		if i == 0 {
 			cfg.Bootstrap = true

@@ -34,7 +34,9 @@ func (s *Server) Blobs() *blobs.Store { return s.blobs }
 // this node is a follower. It retries only where the command certainly was
 // not applied (no leader yet, the node asked was not the leader, the leader
 // could not be dialled); any other failure reports an unknown outcome.
-func (s *Server) Propose(ctx context.Context, t state.MessageType, req any) (json.RawMessage, uint64, error) {
+// The value is the FSM's Go value when this node applied the command, or
+// its JSON (json.RawMessage) when the leader did.
+func (s *Server) Propose(ctx context.Context, t state.MessageType, req any) (any, uint64, error) {
 	cmd, err := state.Encode(t, req)
 	if err != nil {
 		return nil, 0, api.Errorf(api.CodeInternal, "encode command: %v", err)
@@ -74,7 +76,7 @@ func retryable(err error) bool {
 	return errors.As(err, &r) || errors.Is(err, cluster.ErrNotLeader) || errors.Is(err, cluster.ErrNoLeader)
 }
 
-func (s *Server) proposeOnce(ctx context.Context, cmd []byte) (json.RawMessage, uint64, error) {
+func (s *Server) proposeOnce(ctx context.Context, cmd []byte) (any, uint64, error) {
 	if s.node.IsLeader() {
 		return s.applyLocal(ctx, cmd)
 	}
@@ -96,11 +98,11 @@ func (s *Server) proposeOnce(ctx context.Context, cmd []byte) (json.RawMessage, 
 		}
 		return nil, out.Index, out.Error
 	}
-	return out.Value, out.Index, nil
+	return json.RawMessage(out.Value), out.Index, nil
 }
 
 // applyLocal applies on this node, which believes it leads.
-func (s *Server) applyLocal(ctx context.Context, cmd []byte) (json.RawMessage, uint64, error) {
+func (s *Server) applyLocal(ctx context.Context, cmd []byte) (any, uint64, error) {
 	resp, idx, err := s.node.Apply(ctx, cmd)
 	if err != nil {
 		switch {
@@ -120,11 +122,7 @@ func (s *Server) applyLocal(ctx context.Context, cmd []byte) (json.RawMessage, u
 	if res.Err != nil {
 		return nil, idx, res.Err
 	}
-	val, err := json.Marshal(res.Value)
-	if err != nil {
-		return nil, idx, api.Errorf(api.CodeInternal, "encode result: %v", err)
-	}
-	return val, idx, nil
+	return res.Value, idx, nil
 }
 
 // ForwardedApply serves a follower's forwarded command.
@@ -136,7 +134,14 @@ func (s *Server) ForwardedApply(ctx context.Context, cmd []byte) (json.RawMessag
 	if errors.Is(err, cluster.ErrNotLeader) {
 		return nil, 0, &api.Error{Code: apiserver.CodeNotRaftLeader, Message: "this node is not the raft leader"}
 	}
-	return val, idx, err
+	if err != nil {
+		return nil, idx, err
+	}
+	raw, err := json.Marshal(val)
+	if err != nil {
+		return nil, idx, api.Errorf(api.CodeInternal, "encode result: %v", err)
+	}
+	return raw, idx, nil
 }
 
 // ForwardedReadIndex serves a follower's read-index request.

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"reflect"
 	"strconv"
 
 	"github.com/droverhq/drover/api"
@@ -117,9 +118,28 @@ func badParam(name, value, want string) error {
 	return api.Errorf(api.CodeBadRequest, "query parameter %s=%q: %s", name, value, want)
 }
 
-func unmarshalValue(raw json.RawMessage, v any) error {
-	if err := json.Unmarshal(raw, v); err != nil {
-		return fmt.Errorf("decode command result: %w", err)
+// assignValue stores a command's value in out (a pointer): directly when
+// it is out's type (applied on this node), by JSON otherwise (forwarded).
+func assignValue(v, out any) error {
+	if raw, ok := v.(json.RawMessage); ok {
+		if err := json.Unmarshal(raw, out); err != nil {
+			return fmt.Errorf("decode command result: %w", err)
+		}
+		return nil
 	}
-	return nil
+	dst := reflect.ValueOf(out).Elem()
+	src := reflect.ValueOf(v)
+	if src.Kind() == reflect.Pointer && src.Type().Elem() == dst.Type() {
+		dst.Set(src.Elem())
+		return nil
+	}
+	if src.Type() == dst.Type() {
+		dst.Set(src)
+		return nil
+	}
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encode command result: %w", err)
+	}
+	return assignValue(json.RawMessage(raw), out)
 }

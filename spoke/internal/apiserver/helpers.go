@@ -47,8 +47,8 @@ func (s *Server) propose(r *http.Request, t state.MessageType, req, out any) (ui
 	if err != nil {
 		return idx, err
 	}
-	if out != nil && len(val) > 0 {
-		if err := unmarshalValue(val, out); err != nil {
+	if out != nil && val != nil {
+		if err := assignValue(val, out); err != nil {
 			return idx, err
 		}
 	}

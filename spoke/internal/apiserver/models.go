@@ -229,7 +229,16 @@ func (s *Server) setModelConfig(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	writeIndexed(w, http.StatusOK, idx, m.Config)
+	// Answer with the changed keys only (null for a key now unset): a
+	// model's whole config can be large, and the caller knows the rest.
+	changed := make(map[string]any, len(set)+len(req.Reset))
+	for k := range set {
+		changed[k] = m.Config[k]
+	}
+	for _, k := range req.Reset {
+		changed[k] = m.Config[k]
+	}
+	writeIndexed(w, http.StatusOK, idx, changed)
 }
 
 // numbersToGo turns json.Number values (from a UseNumber decoder) into

@@ -29,8 +29,9 @@ type Backend interface {
 	Events() *state.EventBroker
 	Blobs() *blobs.Store
 	// Propose replicates a command (forwarding to the raft leader) and
-	// returns the FSM's value as JSON and the command's raft index.
-	Propose(ctx context.Context, t state.MessageType, req any) (json.RawMessage, uint64, error)
+	// returns the FSM's value (a Go value, or json.RawMessage when another
+	// node applied it) and the command's raft index.
+	Propose(ctx context.Context, t state.MessageType, req any) (any, uint64, error)
 	// WaitRead waits until the local replica may serve a read that
 	// reflects minIndex (and, if consistent, every acknowledged write).
 	WaitRead(ctx context.Context, minIndex uint64, consistent bool) (uint64, error)

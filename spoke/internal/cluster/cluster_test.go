@@ -75,7 +75,9 @@ type testNode struct {
 	node          *Node
 }
 
-func freeAddr(t *testing.T) string {
+func freeAddr(t *testing.T) string { return freeAddrB(t) }
+
+func freeAddrB(t testing.TB) string {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -84,7 +86,15 @@ func freeAddr(t *testing.T) string {
 	return ln.Addr().String()
 }
 
+func startNodeB(t testing.TB, ca *pki.CA, tn *testNode, bootstrap bool) {
+	startNodeTB(t, ca, tn, bootstrap, nil)
+}
+
 func startNode(t *testing.T, ca *pki.CA, tn *testNode, bootstrap bool, faults *Faults) {
+	startNodeTB(t, ca, tn, bootstrap, faults)
+}
+
+func startNodeTB(t testing.TB, ca *pki.CA, tn *testNode, bootstrap bool, faults *Faults) {
 	t.Helper()
 	cert, _, _, err := ca.Issue(tn.id, nil, time.Now())
 	if err != nil {
@@ -102,6 +112,21 @@ func startNode(t *testing.T, ca *pki.CA, tn *testNode, bootstrap bool, faults *F
 		t.Fatal(err)
 	}
 	tn.node = n
+}
+
+func waitLeaderB(ctx context.Context, nodes []*testNode) *testNode {
+	for {
+		for _, n := range nodes {
+			if n.node != nil && n.node.IsLeader() {
+				return n
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
 
 func waitLeader(ctx context.Context, t *testing.T, nodes []*testNode) *testNode {
