@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/droverhq/drover/agent/internal/hookctx"
 	"github.com/droverhq/drover/api"
 )
 
@@ -268,12 +267,4 @@ func (c *unitGet) init(e *env, args []string) error {
 
 func (c *unitGet) run(e *env) error {
 	return c.out.write(e, e.hc.Address(c.key == "public-address"))
-}
-
-// leaderError is what leader-only tools say to a non-leader.
-func leaderError(err error) error {
-	if errors.Is(err, hookctx.ErrNotLeader) {
-		return hookctx.ErrNotLeader
-	}
-	return err
 }
