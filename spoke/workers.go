@@ -17,6 +17,7 @@ func (s *Server) runWorkers(ctx context.Context) error {
 	g.Go(func() error { return s.supervise(ctx, "join", s.completeJoinAndRegister) })
 	g.Go(func() error { return s.supervise(ctx, "leadership", s.runLeadership) })
 	g.Go(func() error { return s.supervise(ctx, "blob-sync", s.runBlobSync) })
+	g.Go(func() error { return s.supervise(ctx, "agent-hub", s.api.RunAgentHub) })
 	return g.Wait()
 }
 
