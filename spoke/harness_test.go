@@ -54,6 +54,7 @@ func newTestCluster(t *testing.T, n int) *testCluster {
 			Faults:        c.faults,
 			RaftHeartbeat: 200 * time.Millisecond,
 			RaftElection:  200 * time.Millisecond,
+			NoProvisioner: true,
 		}
 		if i == 0 {
 			cfg.Bootstrap = true

@@ -70,8 +70,9 @@ type Config struct {
 
 // Provisioner runs machines as local agent processes.
 type Provisioner struct {
-	cfg   Config
-	procs map[string]*proc // by "<model>/<id>"
+	cfg    Config
+	procs  map[string]*proc // by "<model>/<id>"
+	warned bool             // the missing agent binary was reported
 }
 
 // proc is what the provisioner knows of one machine's agent.
@@ -155,6 +156,11 @@ func (p *Provisioner) reconcile(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	_, binErr := os.Stat(p.cfg.AgentBinary)
+	if binErr != nil && !p.warned {
+		p.cfg.Logger.Warn("agent binary not found: machines are not provisioned", "binary", p.cfg.AgentBinary, "err", binErr)
+		p.warned = true
+	}
 	seen := map[string]bool{}
 	for _, m := range models {
 		machines, err := snap.ListMachines(m.UUID)
@@ -173,7 +179,9 @@ func (p *Provisioner) reconcile(ctx context.Context) error {
 			}
 			switch {
 			case mc.ProviderID == "" && mc.Life == api.Alive:
-				err = p.provision(ctx, snap, mc)
+				if binErr == nil {
+					err = p.provision(ctx, snap, mc)
+				}
 			case mc.Life != api.Alive && len(units) == 0:
 				err = p.teardown(ctx, mc)
 			case mc.ProviderID != "":
