@@ -137,3 +137,9 @@ func (a *testAgent) call(method string, params, out any) error {
 		return fmt.Errorf("%s: no answer", method)
 	}
 }
+
+func testHTTPClient(ca string) *http.Client {
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM([]byte(ca))
+	return &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+}

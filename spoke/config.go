@@ -10,10 +10,10 @@ package spoke
 
 import (
 	"errors"
-	"os"
-	"path/filepath"
 	"log/slog"
 	"net"
+	"os"
+	"path/filepath"
 	"strconv"
 	"time"
 
