@@ -211,7 +211,7 @@ func (s *Server) expireLeases(ctx context.Context) {
 		apps, _ := snap.ListApplications(m.UUID)
 		for _, a := range apps {
 			l, err := snap.LeaseByApp(m.UUID, a.Name)
-			if err == nil && l.Holder != "" && now.After(l.Expiry) {
+			if err == nil && l != nil && l.Holder != "" && now.After(l.Expiry) {
 				if _, _, err := s.Propose(ctx, state.ExpireLeasesType, &state.ExpireLeasesRequest{Now: now}); err != nil {
 					s.logger.Warn("expire leases", "err", err)
 				}

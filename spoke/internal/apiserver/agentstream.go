@@ -91,13 +91,30 @@ func (s *Server) agentStream(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return // the upgrader has answered
 	}
-	defer ws.Close()
 	ws.SetReadLimit(maxAgentMessage)
-	ctx, cancel := context.WithCancel(r.Context())
-	defer cancel()
+	// The connection outlives this handler: returning frees the HTTP
+	// server's per-connection state (buffers, the handler's deep stack),
+	// which would otherwise stay pinned for the life of an idle agent.
+	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
 	c := &agentConn{s: s, ws: ws, model: model, machine: machine,
 		pokeCh: make(chan struct{}, 1), out: make(chan *api.AgentFrame, 4)}
 	c.in.machine = machine
+	s.conns.Add(2)
+	go func() { // the writer; joined by Server.Close
+		defer s.conns.Done()
+		defer cancel()
+		defer ws.Close()
+		c.run(ctx, since)
+	}()
+	go func() { // the reader; joined by Server.Close
+		defer s.conns.Done()
+		c.readLoop(ctx, cancel)
+	}()
+}
+
+// run is the writer side of a connection, from its first state frame on.
+func (c *agentConn) run(ctx context.Context, since uint64) {
+	s := c.s
 	if since > 0 {
 		// An agent failing over from a node that was ahead waits for this
 		// replica to catch up, so its state never goes backwards.
@@ -105,16 +122,15 @@ func (s *Server) agentStream(w http.ResponseWriter, r *http.Request) {
 		_, err := s.b.WaitRead(wctx, since, false)
 		wcancel()
 		if err != nil {
-			s.log.Debug("agent resumed ahead of this replica", "model", model, "machine", machine, "since", since)
+			s.log.Debug("agent resumed ahead of this replica", "model", c.model, "machine", c.machine, "since", since)
 		}
 	}
 	s.agents.register(c)
 	defer s.agents.unregister(c)
 	c.poke()
-	s.markMachineStarted(ctx, model, machine)
-	go c.readLoop(ctx, cancel) // joined: it ends when ws closes
+	s.markMachineStarted(ctx, c.model, c.machine)
 	if err := c.writeLoop(ctx); err != nil && ctx.Err() == nil {
-		s.log.Debug("agent stream ended", "model", model, "machine", machine, "err", err)
+		s.log.Debug("agent stream ended", "model", c.model, "machine", c.machine, "err", err)
 	}
 }
 

@@ -43,6 +43,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -103,6 +104,9 @@ type Server struct {
 	agents  *agentHub
 	logs    *logBook
 	closing chan struct{}
+	// conns counts agent connection goroutines, which outlive their
+	// handlers; Close waits for them.
+	conns sync.WaitGroup
 }
 
 // New builds the router.
@@ -128,13 +132,15 @@ func New(cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// Close ends long-lived streams (watches) so shutdown does not wait on them.
+// Close ends long-lived streams (watches, agent connections) and waits for
+// the agent connections' goroutines.
 func (s *Server) Close() {
 	select {
 	case <-s.closing:
 	default:
 		close(s.closing)
 	}
+	s.conns.Wait()
 }
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.router.ServeHTTP(w, r) }
