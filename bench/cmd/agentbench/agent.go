@@ -42,10 +42,10 @@ type agent struct {
 	latency atomic.Int64
 
 	// mu guards the fields below.
-	mu      sync.Mutex
-	started bool
-	target  int64
-	start   time.Time
+	mu        sync.Mutex
+	started   bool
+	target    int64
+	start     time.Time
 	reached   chan struct{} // closed by the reader at the target
 	reachedCh chan struct{} // the same channel, for the waiter
 	done      chan struct{}
