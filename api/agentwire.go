@@ -224,3 +224,33 @@ type AgentConfig struct {
 	CACert              string   `json:"ca-cert"`
 	DataDir             string   `json:"data-dir"`
 }
+
+// AgentUnitParams names a unit, for the methods whose params are "{unit}":
+// set-workload-version (with Version), unit-dead, goal-state, status-get
+// (with Application), charm-state and leader-settings.
+type AgentUnitParams struct {
+	Unit        string `json:"unit"`
+	Application bool   `json:"application,omitempty"`
+	Version     string `json:"version,omitempty"`
+}
+
+// AgentStatusResult answers status-get: the unit's workload status, and
+// with Application (leader only) the application status and every unit's
+// workload status.
+type AgentStatusResult struct {
+	Unit        Status            `json:"unit"`
+	Application *Status           `json:"application,omitempty"`
+	Units       map[string]Status `json:"units,omitempty"`
+}
+
+// LogRecord is one debug-log line: GET /v1/models/{model}/logs streams
+// them as newline-delimited JSON. Seq orders the records of one controller
+// node; records are kept per node (see the apiserver package).
+type LogRecord struct {
+	Seq     uint64    `json:"seq"`
+	Entity  string    `json:"entity"` // unit-app-N or machine-N
+	Time    time.Time `json:"time"`
+	Level   string    `json:"level"`
+	Module  string    `json:"module"`
+	Message string    `json:"message"`
+}

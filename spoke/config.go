@@ -12,6 +12,8 @@ import (
 	"errors"
 	"log/slog"
 	"net"
+	"os"
+	"path/filepath"
 	"strconv"
 	"time"
 
@@ -56,6 +58,16 @@ type Config struct {
 	SnapshotThreshold uint64
 	// Ready, if set, is closed once the node serves its API.
 	Ready chan<- struct{}
+	// AgentBinary is the drover-agent the local provisioner starts for each
+	// machine; default: drover-agent next to the running executable.
+	AgentBinary string
+	// MachineDir holds the local machines' directories; default
+	// <DataDir>/machines. Nodes on one host should share it, so a new raft
+	// leader re-adopts the agents the old one started.
+	MachineDir string
+	// NoProvisioner turns the local provisioner off (machines are then
+	// provisioned by someone else, e.g. a benchmark or a test).
+	NoProvisioner bool
 }
 
 func (c *Config) setDefaults() error {
@@ -85,6 +97,16 @@ func (c *Config) setDefaults() error {
 	}
 	if c.Advertise == "" {
 		c.Advertise = c.Listen
+	}
+	if c.MachineDir == "" {
+		c.MachineDir = filepath.Join(c.DataDir, "machines")
+	}
+	if c.AgentBinary == "" && !c.NoProvisioner {
+		exe, err := os.Executable()
+		if err != nil {
+			return err
+		}
+		c.AgentBinary = filepath.Join(filepath.Dir(exe), "drover-agent")
 	}
 	if c.RaftListen == "" {
 		p, err := nextPort(c.Listen)

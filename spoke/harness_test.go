@@ -58,6 +58,7 @@ func newTestCluster(t testing.TB, n int) *testCluster {
 			Faults:        c.faults,
 			RaftHeartbeat: testRaftTimeout,
 			RaftElection:  testRaftTimeout,
+			NoProvisioner: true,
 		}
 		if i == 0 {
 			cfg.Bootstrap = true

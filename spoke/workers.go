@@ -8,6 +8,7 @@ import (
 
 	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/spoke/internal/state"
+	"github.com/droverhq/drover/spoke/provider/local"
 )
 
 // runWorkers runs the node's long-lived workers; each is Run(ctx) error and
@@ -17,6 +18,7 @@ func (s *Server) runWorkers(ctx context.Context) error {
 	g.Go(func() error { return s.supervise(ctx, "join", s.completeJoinAndRegister) })
 	g.Go(func() error { return s.supervise(ctx, "leadership", s.runLeadership) })
 	g.Go(func() error { return s.supervise(ctx, "blob-sync", s.runBlobSync) })
+	g.Go(func() error { return s.supervise(ctx, "agent-hub", s.api.RunAgentHub) })
 	return g.Wait()
 }
 
@@ -153,17 +155,49 @@ func (s *Server) leaderSession(ctx context.Context) {
 	}
 	s.logger.Info("leader workers started")
 	defer s.logger.Info("leader workers stopped")
-	t := time.NewTicker(5 * time.Second)
-	defer t.Stop()
-	for {
-		s.expireLeases(ctx)
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	g, ctx := errgroup.WithContext(ctx)
+	if !s.cfg.NoProvisioner {
+		g.Go(func() error { return s.supervise(ctx, "local-provisioner", s.runProvisioner) })
 	}
+	g.Go(func() error {
+		t := time.NewTicker(5 * time.Second)
+		defer t.Stop()
+		for {
+			s.expireLeases(ctx)
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-t.C:
+			}
+		}
+	})
+	g.Wait()
 }
+
+// runProvisioner runs the local substrate's provisioner.
+func (s *Server) runProvisioner(ctx context.Context) error {
+	p, err := local.New(local.Config{
+		Store: s.Store(), Events: s.Events(), Propose: s.Propose, Dir: s.cfg.MachineDir,
+		AgentBinary: s.cfg.AgentBinary, CACert: s.CACert(), Logger: s.logger.With("worker", "local-provisioner"),
+		Now: s.cfg.Now,
+	})
+	if err != nil {
+		return err
+	}
+	return p.Run(ctx)
+}
+
+// SetAgentSecret sets the credential a machine agent authenticates with
+// (tag "machine-<model>-<id>"). The local provisioner does this itself;
+// other provisioners and tools (benchmarks) call it.
+func (s *Server) SetAgentSecret(ctx context.Context, model, machine, secret string) error {
+	_, _, err := s.Propose(ctx, state.SetCredentialType, &state.SetCredentialRequest{
+		Credential: api.Credential{Tag: local.Tag(model, machine), ModelUUID: model, Hash: HashSecret(secret)}})
+	return err
+}
+
+// AgentConnections is the number of agent streams this node serves.
+func (s *Server) AgentConnections() int { return s.api.AgentConnections() }
 
 // expireLeases clears leadership leases whose holder stopped renewing.
 func (s *Server) expireLeases(ctx context.Context) {
@@ -177,7 +211,7 @@ func (s *Server) expireLeases(ctx context.Context) {
 		apps, _ := snap.ListApplications(m.UUID)
 		for _, a := range apps {
 			l, err := snap.LeaseByApp(m.UUID, a.Name)
-			if err == nil && l.Holder != "" && now.After(l.Expiry) {
+			if err == nil && l != nil && l.Holder != "" && now.After(l.Expiry) {
 				if _, _, err := s.Propose(ctx, state.ExpireLeasesType, &state.ExpireLeasesRequest{Now: now}); err != nil {
 					s.logger.Warn("expire leases", "err", err)
 				}

@@ -1,6 +1,9 @@
 package apiserver
 
 import (
+	"bufio"
+	"errors"
+	"net"
 	"net/http"
 	"strconv"
 	"time"
@@ -56,6 +59,24 @@ func (r *statusRecorder) WriteHeader(code int) {
 // Unwrap lets http.ResponseController and the websocket upgrader reach the
 // underlying writer.
 func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+// Hijack is for gorilla/websocket, which asserts http.Hijacker directly
+// rather than going through Unwrap.
+func (r *statusRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	h, ok := r.ResponseWriter.(http.Hijacker)
+	if !ok {
+		return nil, nil, errors.New("response writer cannot be hijacked")
+	}
+	r.code = http.StatusSwitchingProtocols
+	return h.Hijack()
+}
+
+// Flush streams a response (debug-log follow).
+func (r *statusRecorder) Flush() {
+	if f, ok := r.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
 
 func (s *Server) instrument(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -3,6 +3,38 @@
 // internal routes, health and metrics. Handlers validate input, turn it into
 // raft commands for the Backend, and map every error to a wire code in one
 // table (errors.go).
+//
+// # Agent streams
+//
+// Each machine agent holds one websocket (GET /v1/agent/stream), served by
+// exactly two goroutines: the handler's goroutine is the writer, one more
+// reads and answers requests in order (answers go to the writer through a
+// four-slot channel). State frames are whole: the writer rebuilds the
+// machine's api.MachineState from a fresh store snapshot, hashes its JSON,
+// and sends it only if the hash differs from the last one sent; so a
+// reconnecting agent loses nothing by missing intermediate frames.
+//
+// Fan-out. One agentHub per node holds a single event-broker subscription
+// (RunAgentHub, a supervised node worker) and the connections grouped by
+// model. For each batch it visits only the connections of the batch's
+// models and, for each, tests the events against the interest the
+// connection recorded at its last build (its machine, units, their
+// applications, the relations they see with each relation's remote
+// application, the applications one of its units led). A relation-data
+// write by web/3 therefore wakes the kv units and web's peers, not every
+// web unit; a lease renewal wakes only the holder's machine. A connection
+// is woken by a non-blocking send on a one-slot channel, so the hub never
+// waits for a connection and repeated wakes coalesce; while a connection is
+// between its snapshot and publishing the new interest, every event of its
+// model wakes it again, so no change is lost in between. Keepalives come
+// from one hub ticker whose channel every writer selects on: an idle
+// connection owns no timer. A writer that cannot write a frame within
+// writeTimeout is disconnected; the agent reconnects (since=N) and gets the
+// current state.
+//
+// Memory per idle connection is kept small: 512-byte read buffers, write
+// buffers taken from a shared pool only while writing, no per-connection
+// timers, no copy of the last state (only its hash).
 package apiserver
 
 import (
@@ -11,6 +43,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -69,7 +102,12 @@ type Server struct {
 	router  chi.Router
 	metrics *metrics
 	charms  *charmCache
+	agents  *agentHub
+	logs    *logBook
 	closing chan struct{}
+	// conns counts agent connection goroutines, which outlive their
+	// handlers; Close waits for them.
+	conns sync.WaitGroup
 }
 
 // New builds the router.
@@ -86,7 +124,8 @@ func New(cfg Config) (*Server, error) {
 	if cfg.MaxCharmSize == 0 {
 		cfg.MaxCharmSize = 256 << 20
 	}
-	s := &Server{cfg: cfg, b: cfg.Backend, log: cfg.Logger, charms: newCharmCache(256), closing: make(chan struct{})}
+	s := &Server{cfg: cfg, b: cfg.Backend, log: cfg.Logger, charms: newCharmCache(256),
+		agents: newAgentHub(), logs: newLogBook(DefaultLogLines), closing: make(chan struct{})}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	s.metrics = newMetrics(reg, cfg.Backend)
@@ -94,13 +133,15 @@ func New(cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// Close ends long-lived streams (watches) so shutdown does not wait on them.
+// Close ends long-lived streams (watches, agent connections) and waits for
+// the agent connections' goroutines.
 func (s *Server) Close() {
 	select {
 	case <-s.closing:
 	default:
 		close(s.closing)
 	}
+	s.conns.Wait()
 }
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.router.ServeHTTP(w, r) }
@@ -126,57 +167,9 @@ func (s *Server) routes(metricsHandler http.Handler) chi.Router {
 	})
 
 	r.Route("/v1", func(r chi.Router) {
-		r.Use(s.authenticate)
-		r.Get("/whoami", s.whoami)
-		r.Get("/controller", s.getController)
-		r.With(requireSuperuser).Post("/controller/enable-ha", s.enableHA)
-		r.With(requireSuperuser).Post("/controller/join-tokens", s.createJoinToken)
-
-		r.Get("/charms", s.listCharms)
-		r.Post("/charms", s.uploadCharm)
-		r.Get("/charms/{sha}", s.getCharm)
-		r.Get("/charms/{sha}/archive", s.downloadCharm)
-
-		r.Get("/models", s.listModels)
-		r.Post("/models", s.addModel)
-		r.Route("/models/{model}", func(r chi.Router) {
-			r.Use(s.modelCtx)
-			r.Get("/", s.getModel)
-			r.Delete("/", s.destroyModel)
-			r.Get("/config", s.getModelConfig)
-			r.Patch("/config", s.setModelConfig)
-			r.Get("/status", s.getStatus)
-			r.Get("/watch", s.watch)
-			r.Get("/status-history", s.statusHistory)
-
-			r.Get("/applications", s.listApplications)
-			r.Post("/applications", s.deploy)
-			r.Get("/applications/{app}", s.getApplication)
-			r.Delete("/applications/{app}", s.removeApplication)
-			r.Get("/applications/{app}/config", s.getApplicationConfig)
-			r.Patch("/applications/{app}/config", s.setApplicationConfig)
-			r.Post("/applications/{app}/units", s.addUnits)
-			r.Post("/applications/{app}/scale", s.scale)
-			r.Post("/applications/{app}/expose", s.expose)
-			r.Post("/applications/{app}/charm", s.setCharm)
-
-			r.Get("/units", s.listUnits)
-			r.Get("/units/{app}/{n}", s.getUnit)
-			r.Delete("/units/{app}/{n}", s.removeUnit)
-			r.Post("/units/{app}/{n}/resolved", s.resolved)
-
-			r.Get("/machines", s.listMachines)
-			r.Get("/machines/{id}", s.getMachine)
-			r.Delete("/machines/{id}", s.removeMachine)
-
-			r.Get("/relations", s.listRelations)
-			r.Post("/relations", s.integrate)
-			r.Delete("/relations/{id}", s.removeRelation)
-
-			r.Post("/actions", s.runAction)
-			r.Get("/tasks", s.listTasks)
-			r.Get("/tasks/{id}", s.getTask)
-		})
+		// Agents authenticate with machine credentials, not as users.
+		r.Get("/agent/stream", s.agentStream)
+		r.Group(func(r chi.Router) { s.userRoutes(r) })
 	})
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, api.Errorf(api.CodeNotFound, "no route for %s %s", r.Method, r.URL.Path))
@@ -185,6 +178,62 @@ func (s *Server) routes(metricsHandler http.Handler) chi.Router {
 		writeError(w, r, &api.Error{Code: api.CodeBadRequest, Message: "method " + r.Method + " not allowed on " + r.URL.Path, Status: http.StatusMethodNotAllowed})
 	})
 	return r
+}
+
+// userRoutes are the /v1 routes of users (clients, the dashboard, the hub).
+func (s *Server) userRoutes(r chi.Router) {
+	r.Use(s.authenticate)
+	r.Get("/whoami", s.whoami)
+	r.Get("/controller", s.getController)
+	r.With(requireSuperuser).Post("/controller/enable-ha", s.enableHA)
+	r.With(requireSuperuser).Post("/controller/join-tokens", s.createJoinToken)
+
+	r.Get("/charms", s.listCharms)
+	r.Post("/charms", s.uploadCharm)
+	r.Get("/charms/{sha}", s.getCharm)
+	r.Get("/charms/{sha}/archive", s.downloadCharm)
+
+	r.Get("/models", s.listModels)
+	r.Post("/models", s.addModel)
+	r.Route("/models/{model}", func(r chi.Router) {
+		r.Use(s.modelCtx)
+		r.Get("/", s.getModel)
+		r.Delete("/", s.destroyModel)
+		r.Get("/config", s.getModelConfig)
+		r.Patch("/config", s.setModelConfig)
+		r.Get("/status", s.getStatus)
+		r.Get("/watch", s.watch)
+		r.Get("/status-history", s.statusHistory)
+
+		r.Get("/applications", s.listApplications)
+		r.Post("/applications", s.deploy)
+		r.Get("/applications/{app}", s.getApplication)
+		r.Delete("/applications/{app}", s.removeApplication)
+		r.Get("/applications/{app}/config", s.getApplicationConfig)
+		r.Patch("/applications/{app}/config", s.setApplicationConfig)
+		r.Post("/applications/{app}/units", s.addUnits)
+		r.Post("/applications/{app}/scale", s.scale)
+		r.Post("/applications/{app}/expose", s.expose)
+		r.Post("/applications/{app}/charm", s.setCharm)
+
+		r.Get("/units", s.listUnits)
+		r.Get("/units/{app}/{n}", s.getUnit)
+		r.Delete("/units/{app}/{n}", s.removeUnit)
+		r.Post("/units/{app}/{n}/resolved", s.resolved)
+
+		r.Get("/machines", s.listMachines)
+		r.Get("/machines/{id}", s.getMachine)
+		r.Delete("/machines/{id}", s.removeMachine)
+
+		r.Get("/relations", s.listRelations)
+		r.Post("/relations", s.integrate)
+		r.Delete("/relations/{id}", s.removeRelation)
+
+		r.Post("/actions", s.runAction)
+		r.Get("/tasks", s.listTasks)
+		r.Get("/tasks/{id}", s.getTask)
+		r.Get("/logs", s.getLogs)
+	})
 }
 
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {

@@ -33,7 +33,8 @@ var upgrader = websocket.Upgrader{
 
 // excluded event kinds: relation data may hold secrets and is not status;
 // scopes and credentials are agent business.
-var excludedKinds = map[string]bool{state.KindRelationData: true, state.KindRelationScope: true}
+var excludedKinds = map[string]bool{state.KindRelationData: true, state.KindRelationScope: true,
+	state.KindLeaderSettings: true}
 
 func (s *Server) getStatus(w http.ResponseWriter, r *http.Request) {
 	snap, at, ok := s.read(w, r)

@@ -326,5 +326,8 @@ func (t *Txn) maybeRemoveApplication(model, name string) error {
 	if err := t.deleteHistory(model, name, api.StatusKindApplication); err != nil {
 		return err
 	}
+	if _, err := t.txn.DeleteAll(tableLeaderSettings, "id", model, name); err != nil {
+		return internalf("delete leader settings: %v", err)
+	}
 	return t.del(tableApplications, a)
 }

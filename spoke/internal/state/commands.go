@@ -67,6 +67,7 @@ const (
 	SetMachineProvisionedType MessageType = 43
 	DestroyMachineType        MessageType = 44
 	RemoveMachineType         MessageType = 45
+	CommitHookChangesType     MessageType = 46
 	// Append new types here, with the next free number.
 )
 
@@ -118,6 +119,7 @@ var requestTypes = map[MessageType]any{
 	SetMachineProvisionedType: SetMachineProvisionedRequest{},
 	DestroyMachineType:        DestroyMachineRequest{},
 	RemoveMachineType:         RemoveMachineRequest{},
+	CommitHookChangesType:     CommitHookChangesRequest{},
 }
 
 // String names the type for logs, from its request struct.

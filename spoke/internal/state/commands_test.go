@@ -24,7 +24,7 @@ func TestMessageTypesArePinned(t *testing.T) {
 		"EnqueueTask": 32, "StartTask": 33, "AppendTaskLog": 34, "FinishTask": 35,
 		"CancelTask": 36, "SetStatus": 37, "SetUnitPorts": 38, "SetWorkloadVersion": 39,
 		"SetResolved": 40, "ClearResolved": 41, "AddMachine": 42, "SetMachineProvisioned": 43,
-		"DestroyMachine": 44, "RemoveMachine": 45,
+		"DestroyMachine": 44, "RemoveMachine": 45, "CommitHookChanges": 46,
 	}
 	if len(pinned) != len(requestTypes) {
 		t.Fatalf("%d pinned, %d registered: pin the new type here", len(pinned), len(requestTypes))

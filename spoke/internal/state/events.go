@@ -24,6 +24,7 @@ const (
 	KindRelationData   = "relation-data"
 	KindLease          = "lease"
 	KindTask           = "task"
+	KindLeaderSettings = "leader-settings"
 )
 
 // Event operations.
@@ -45,8 +46,9 @@ type Event struct {
 }
 
 // eventsFrom turns a transaction's changes into events, in the order the
-// changes were made. Credentials, status history and the index table
-// produce none: secrets stay out of streams, and history is read on demand.
+// changes were made. Credentials, status history, unit charm state and the
+// index table produce none: secrets stay out of streams, history is read on
+// demand, and charm state is read by its unit's agent on demand.
 func eventsFrom(index uint64, changes memdb.Changes) []Event {
 	var out []Event
 	for _, c := range changes {
@@ -84,6 +86,8 @@ func eventsFrom(index uint64, changes memdb.Changes) []Event {
 			e.Kind, e.Key, e.ModelUUID = KindLease, o.Application, o.ModelUUID
 		case *api.Task:
 			e.Kind, e.Key, e.ModelUUID = KindTask, o.ID, o.ModelUUID
+		case *LeaderSettings:
+			e.Kind, e.Key, e.ModelUUID = KindLeaderSettings, o.Application, o.ModelUUID
 		default:
 			continue
 		}

@@ -172,6 +172,8 @@ func applyRequest(tx *Txn, req any) (any, error) {
 		return nil, tx.DestroyMachine(r)
 	case *RemoveMachineRequest:
 		return nil, tx.RemoveMachine(r)
+	case *CommitHookChangesRequest:
+		return nil, tx.CommitHookChanges(r)
 	}
 	return nil, internalf("no handler for request %T", req)
 }

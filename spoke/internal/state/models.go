@@ -11,6 +11,7 @@ import (
 var modelTables = []string{
 	tableApplications, tableUnits, tableMachines, tableRelations, tableRelationScopes,
 	tableRelationData, tableLeases, tableTasks, tableStatusHistory, tableCredentials,
+	tableUnitState, tableLeaderSettings,
 }
 
 // ModelByUUID returns a model, or nil.

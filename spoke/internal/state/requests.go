@@ -312,11 +312,17 @@ type CancelTaskRequest struct {
 // SetStatusRequest sets one status (Kind is an api.StatusKind*) of a unit,
 // application, machine or the model (Entity = model UUID) and records it in
 // the status history, bounded to HistoryLimit entries per (entity, kind).
+//
+// Leader, when set (only with Kind application), makes the command apply
+// only while that unit holds the application's unexpired lease at Now: an
+// agent sets application status as the leader, checked atomically.
 type SetStatusRequest struct {
 	ModelUUID string     `json:"model-uuid"`
 	Kind      string     `json:"kind"`
 	Entity    string     `json:"entity"`
 	Status    api.Status `json:"status"`
+	Leader    string     `json:"leader,omitempty"`
+	Now       time.Time  `json:"now,omitzero"`
 }
 
 // SetUnitPortsRequest opens and closes port ranges of a unit. Value: *api.Unit.
@@ -378,4 +384,15 @@ type DestroyMachineRequest struct {
 type RemoveMachineRequest struct {
 	ModelUUID string `json:"model-uuid"`
 	ID        string `json:"id"`
+}
+
+// CommitHookChangesRequest commits the buffered writes of one successful
+// hook of Changes.Unit, all or nothing: relation bags (as SetRelationData,
+// app bags only while the unit holds the unexpired lease at Now), ports (as
+// SetUnitPorts), the unit's charm state, and the application's leader
+// settings (lease holder only).
+type CommitHookChangesRequest struct {
+	ModelUUID string               `json:"model-uuid"`
+	Changes   api.AgentHookChanges `json:"changes"`
+	Now       time.Time            `json:"now"`
 }

@@ -26,6 +26,8 @@ const (
 	tableLeases          = "leases"
 	tableTasks           = "tasks"
 	tableStatusHistory   = "status_history"
+	tableUnitState       = "unit_state"
+	tableLeaderSettings  = "leader_settings"
 )
 
 // allTables is the fixed order of tables in snapshots.
@@ -33,7 +35,7 @@ var allTables = []string{
 	tableIndex, tableController, tableControllerNodes, tableUsers, tableCredentials,
 	tableModels, tableCharms, tableApplications, tableUnits, tableMachines,
 	tableRelations, tableRelationScopes, tableRelationData, tableLeases, tableTasks,
-	tableStatusHistory,
+	tableStatusHistory, tableUnitState, tableLeaderSettings,
 }
 
 // IndexEntry records the last raft index that modified a table.
@@ -101,6 +103,8 @@ func schema() *memdb.DBSchema {
 		table(tableStatusHistory,
 			idIndex(compound(str("ModelUUID"), str("Entity"), str("Kind"), &memdb.UintFieldIndex{Field: "Seq"})),
 			modelIdx, byIndex("entity", compound(str("ModelUUID"), str("Entity"), str("Kind")), false)),
+		table(tableUnitState, idIndex(compound(str("ModelUUID"), str("Unit"))), modelIdx),
+		table(tableLeaderSettings, idIndex(compound(str("ModelUUID"), str("Application"))), modelIdx),
 	}
 	s := &memdb.DBSchema{Tables: map[string]*memdb.TableSchema{}}
 	for _, t := range tables {

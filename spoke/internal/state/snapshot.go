@@ -40,6 +40,8 @@ const (
 	recLease          recordType = 14
 	recTask           recordType = 15
 	recStatusHistory  recordType = 16
+	recUnitState      recordType = 17
+	recLeaderSettings recordType = 18
 )
 
 // userRecord carries the password hash that api.User keeps out of JSON.
@@ -102,6 +104,8 @@ var snapshotTables = map[string]snapshotTable{
 	tableLeases:         plain[api.Lease](recLease),
 	tableTasks:          plain[api.Task](recTask),
 	tableStatusHistory:  plain[api.StatusHistoryEntry](recStatusHistory),
+	tableUnitState:      plain[UnitCharmState](recUnitState),
+	tableLeaderSettings: plain[LeaderSettings](recLeaderSettings),
 }
 
 // unmarshal decodes numbers in untyped maps as json.Number, as Decode does,

@@ -37,6 +37,14 @@ func (t *Txn) SetStatus(req *SetStatusRequest) error {
 		return api.Errorf(api.CodeInvalid, "status is required")
 	}
 	st := copyStatus(req.Status)
+	if req.Leader != "" {
+		if req.Kind != api.StatusKindApplication {
+			return api.Errorf(api.CodeInvalid, "a leader check applies only to application status")
+		}
+		if err := t.checkLeader(req.ModelUUID, req.Entity, req.Leader, req.Now); err != nil {
+			return api.Errorf(api.CodeNotLeader, "this unit is not the leader")
+		}
+	}
 	switch req.Kind {
 	case api.StatusKindWorkload, api.StatusKindAgent:
 		u, err := t.unit(req.ModelUUID, req.Entity)

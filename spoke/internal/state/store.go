@@ -250,6 +250,10 @@ func metaOf(obj any) *api.Meta {
 		return &o.Meta
 	case *api.Task:
 		return &o.Meta
+	case *UnitCharmState:
+		return &o.Meta
+	case *LeaderSettings:
+		return &o.Meta
 	}
 	return nil
 }

@@ -319,7 +319,8 @@ func (t *Txn) RemoveUnit(req *RemoveUnitRequest) error {
 	return t.removeUnit(u)
 }
 
-// removeUnit deletes a unit with its bags, lease, history and credential,
+// removeUnit deletes a unit with its bags, lease, history, credential and
+// charm state,
 // then removes its application if that was waiting for it.
 func (t *Txn) removeUnit(u *api.Unit) error {
 	if _, err := t.txn.DeleteAll(tableRelationData, "owner", u.ModelUUID, u.Name); err != nil {
@@ -339,6 +340,9 @@ func (t *Txn) removeUnit(u *api.Unit) error {
 	}
 	if err := t.deleteCredential(unitTag(u.Name)); err != nil {
 		return err
+	}
+	if _, err := t.txn.DeleteAll(tableUnitState, "id", u.ModelUUID, u.Name); err != nil {
+		return internalf("delete unit state: %v", err)
 	}
 	if err := t.del(tableUnits, u); err != nil {
 		return err

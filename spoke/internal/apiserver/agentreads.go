@@ -1,0 +1,296 @@
+package apiserver
+
+import (
+	"context"
+	"encoding/json"
+	"maps"
+	"time"
+
+	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/spoke/internal/state"
+)
+
+// goalSinceFormat is goal-state's "since" layout.
+const goalSinceFormat = "2006-01-02 15:04:05Z"
+
+// agentReadSettings is relation-get: a unit bag or an application bag of a
+// relation the reader's application takes part in. Bags of departed units
+// stay readable while the relation lives.
+func (s *Server) agentReadSettings(ctx context.Context, c *agentConn, raw json.RawMessage) (any, uint64, error) {
+	var p api.AgentReadParams
+	snap, u, err := s.unitParams(c, raw, &p, func() string { return p.Unit })
+	if err != nil {
+		return nil, 0, err
+	}
+	idx, _ := snap.LatestIndex()
+	rel, err := snap.RelationByID(c.model, p.RelationID)
+	if err != nil {
+		return nil, idx, err
+	}
+	if rel == nil || !inRelation(rel, u.Application) {
+		return nil, idx, api.Errorf(api.CodeNotFound, "relation not found")
+	}
+	ownerApp := p.Owner
+	if !p.App {
+		ownerApp = unitAppOf(p.Owner)
+	}
+	if !inRelation(rel, ownerApp) {
+		return nil, idx, api.Errorf(api.CodeNotFound, "%q is not in relation %d", p.Owner, rel.ID)
+	}
+	if p.App && ownerApp == u.Application && len(rel.Endpoints) > 1 {
+		if l, err := snap.LeaseByApp(c.model, u.Application); err != nil {
+			return nil, idx, err
+		} else if l == nil || l.Holder != u.Name || !s.now().Before(l.Expiry) {
+			return nil, idx, api.Errorf(api.CodeNotLeader,
+				"cannot read relation settings: %s is not the leader of %s", u.Name, u.Application)
+		}
+	}
+	bag, err := snap.RelationDataBag(c.model, rel.ID, p.Owner, p.App)
+	if err != nil {
+		return nil, idx, err
+	}
+	out := map[string]string{}
+	if bag != nil {
+		maps.Copy(out, bag.Settings)
+	}
+	return out, idx, nil
+}
+
+func inRelation(rel *api.Relation, app string) bool {
+	for _, ep := range rel.Endpoints {
+		if ep.Application == app {
+			return true
+		}
+	}
+	return false
+}
+
+// ownTask checks the task is addressed to one of the agent's units.
+func (s *Server) ownTask(c *agentConn, raw json.RawMessage, p *api.AgentTaskParams) error {
+	snap, u, err := s.unitParams(c, raw, p, func() string { return p.Unit })
+	if err != nil {
+		return err
+	}
+	t, err := lookupTask(snap, c.model, p.ID)
+	if err != nil {
+		return err
+	}
+	if t.Receiver != u.Name {
+		return api.Errorf(api.CodeForbidden, "task %s is not for unit %s", p.ID, u.Name)
+	}
+	return nil
+}
+
+func (s *Server) agentStartTask(ctx context.Context, c *agentConn, raw json.RawMessage) (any, uint64, error) {
+	var p api.AgentTaskParams
+	if err := s.ownTask(c, raw, &p); err != nil {
+		return nil, 0, err
+	}
+	idx, err := s.proposeAgent(ctx, state.StartTaskType, &state.StartTaskRequest{ModelUUID: c.model, ID: p.ID, Now: s.now()}, nil)
+	return nil, idx, err
+}
+
+func (s *Server) agentLogTask(ctx context.Context, c *agentConn, raw json.RawMessage) (any, uint64, error) {
+	var p api.AgentTaskParams
+	if err := s.ownTask(c, raw, &p); err != nil {
+		return nil, 0, err
+	}
+	idx, err := s.proposeAgent(ctx, state.AppendTaskLogType, &state.AppendTaskLogRequest{ModelUUID: c.model,
+		ID: p.ID, Time: s.now(), Message: p.Message}, nil)
+	return nil, idx, err
+}
+
+func (s *Server) agentFinishTask(ctx context.Context, c *agentConn, raw json.RawMessage) (any, uint64, error) {
+	var p api.AgentTaskParams
+	if err := s.ownTask(c, raw, &p); err != nil {
+		return nil, 0, err
+	}
+	idx, err := s.proposeAgent(ctx, state.FinishTaskType, &state.FinishTaskRequest{ModelUUID: c.model, ID: p.ID,
+		Status: p.Status, Message: p.Message, Results: p.Results, Now: s.now()}, nil)
+	return nil, idx, err
+}
+
+// agentUnitDead ends a dying unit whose teardown is done: it must have left
+// every scope; then it is marked dead and removed.
+func (s *Server) agentUnitDead(ctx context.Context, c *agentConn, raw json.RawMessage) (any, uint64, error) {
+	var p api.AgentUnitParams
+	_, u, err := s.unitParams(c, raw, &p, func() string { return p.Unit })
+	if err != nil {
+		return nil, 0, err
+	}
+	if u.Life == api.Alive {
+		return nil, 0, api.Errorf(api.CodeConflict, "unit %q is alive", u.Name)
+	}
+	if _, err := s.proposeAgent(ctx, state.EnsureUnitDeadType, &state.EnsureUnitDeadRequest{ModelUUID: c.model, Unit: u.Name}, nil); err != nil {
+		return nil, 0, err
+	}
+	idx, err := s.proposeAgent(ctx, state.RemoveUnitType, &state.RemoveUnitRequest{ModelUUID: c.model, Unit: u.Name}, nil)
+	return nil, idx, err
+}
+
+// agentGoalState answers goal-state: the application's units and, per
+// endpoint, the remote applications and their units.
+func (s *Server) agentGoalState(ctx context.Context, c *agentConn, raw json.RawMessage) (any, uint64, error) {
+	var p api.AgentUnitParams
+	snap, u, err := s.unitParams(c, raw, &p, func() string { return p.Unit })
+	if err != nil {
+		return nil, 0, err
+	}
+	idx, _ := snap.LatestIndex()
+	gs := &api.GoalState{Units: map[string]api.GoalStatus{}, Relations: map[string]map[string]api.GoalStatus{}}
+	if gs.Units, err = goalUnits(snap, c.model, u.Application, ""); err != nil {
+		return nil, idx, err
+	}
+	rels, err := snap.RelationsByApplication(c.model, u.Application)
+	if err != nil {
+		return nil, idx, err
+	}
+	for _, r := range rels {
+		var local, remote string
+		for _, ep := range r.Endpoints {
+			if ep.Application == u.Application && local == "" {
+				local = ep.Name
+			} else {
+				remote = ep.Application
+			}
+		}
+		entries, err := goalUnits(snap, c.model, remote, u.Name)
+		if err != nil {
+			return nil, idx, err
+		}
+		if remote == "" { // peers: the other units of the application
+			if entries, err = goalUnits(snap, c.model, u.Application, u.Name); err != nil {
+				return nil, idx, err
+			}
+		} else if a, err := snap.ApplicationByName(c.model, remote); err != nil {
+			return nil, idx, err
+		} else if a != nil {
+			st := "joined"
+			if r.Life != api.Alive {
+				st = string(r.Life)
+			}
+			entries[remote] = api.GoalStatus{Status: st, Since: a.Status.Since.UTC().Format(goalSinceFormat)}
+		}
+		if gs.Relations[local] == nil {
+			gs.Relations[local] = map[string]api.GoalStatus{}
+		}
+		maps.Copy(gs.Relations[local], entries)
+	}
+	return gs, idx, nil
+}
+
+// goalUnits lists an application's units but skip, with their workload
+// status or "dying"; dead units are left out.
+func goalUnits(snap *state.Snapshot, model, app, skip string) (map[string]api.GoalStatus, error) {
+	out := map[string]api.GoalStatus{}
+	units, err := snap.UnitsByApplication(model, app)
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range units {
+		if o.Name == skip || o.Life == api.Dead {
+			continue
+		}
+		st := o.WorkloadStatus.Status
+		if o.Life == api.Dying {
+			st = "dying"
+		}
+		out[o.Name] = api.GoalStatus{Status: st, Since: o.WorkloadStatus.Since.UTC().Format(goalSinceFormat)}
+	}
+	return out, nil
+}
+
+// agentStatusGet is status-get; the application form is the leader's only.
+func (s *Server) agentStatusGet(ctx context.Context, c *agentConn, raw json.RawMessage) (any, uint64, error) {
+	var p api.AgentUnitParams
+	snap, u, err := s.unitParams(c, raw, &p, func() string { return p.Unit })
+	if err != nil {
+		return nil, 0, err
+	}
+	idx, _ := snap.LatestIndex()
+	res := &api.AgentStatusResult{Unit: u.WorkloadStatus}
+	if !p.Application {
+		return res, idx, nil
+	}
+	if err := s.isLeader(snap, u, s.now()); err != nil {
+		return nil, idx, err
+	}
+	a, err := lookupApplication(snap, c.model, u.Application)
+	if err != nil {
+		return nil, idx, err
+	}
+	st := a.Status
+	res.Application, res.Units = &st, map[string]api.Status{}
+	units, err := snap.UnitsByApplication(c.model, a.Name)
+	if err != nil {
+		return nil, idx, err
+	}
+	for _, o := range units {
+		res.Units[o.Name] = o.WorkloadStatus
+	}
+	return res, idx, nil
+}
+
+func (s *Server) isLeader(snap *state.Snapshot, u *api.Unit, now time.Time) error {
+	l, err := snap.LeaseByApp(u.ModelUUID, u.Application)
+	if err != nil {
+		return err
+	}
+	if l == nil || l.Holder != u.Name || !now.Before(l.Expiry) {
+		return api.Errorf(api.CodeNotLeader, "this unit is not the leader")
+	}
+	return nil
+}
+
+// agentLog records a log line in this node's debug-log buffer.
+func (s *Server) agentLog(ctx context.Context, c *agentConn, raw json.RawMessage) (any, uint64, error) {
+	var p api.AgentLogParams
+	if err := params(raw, &p); err != nil {
+		return nil, 0, err
+	}
+	entity := "machine-" + c.machine
+	if p.Unit != "" {
+		u, err := c.ownUnit(s.b.Store().Snapshot(), p.Unit)
+		if err != nil {
+			return nil, 0, err
+		}
+		entity = unitTagOf(u.Name)
+	}
+	if p.Time.IsZero() {
+		p.Time = s.now()
+	}
+	s.logs.append(c.model, api.LogRecord{Entity: entity, Time: p.Time, Level: p.Level, Module: p.Module, Message: p.Message})
+	return nil, 0, nil
+}
+
+func (s *Server) agentCharmState(ctx context.Context, c *agentConn, raw json.RawMessage) (any, uint64, error) {
+	var p api.AgentUnitParams
+	snap, u, err := s.unitParams(c, raw, &p, func() string { return p.Unit })
+	if err != nil {
+		return nil, 0, err
+	}
+	idx, _ := snap.LatestIndex()
+	out := map[string]string{}
+	if st, err := snap.UnitStateByName(c.model, u.Name); err != nil {
+		return nil, idx, err
+	} else if st != nil {
+		maps.Copy(out, st.State)
+	}
+	return out, idx, nil
+}
+
+func (s *Server) agentLeaderSettings(ctx context.Context, c *agentConn, raw json.RawMessage) (any, uint64, error) {
+	var p api.AgentUnitParams
+	snap, u, err := s.unitParams(c, raw, &p, func() string { return p.Unit })
+	if err != nil {
+		return nil, 0, err
+	}
+	idx, _ := snap.LatestIndex()
+	out := map[string]string{}
+	if ls, err := snap.LeaderSettingsByApp(c.model, u.Application); err != nil {
+		return nil, idx, err
+	} else if ls != nil {
+		maps.Copy(out, ls.Settings)
+	}
+	return out, idx, nil
+}

@@ -1,0 +1,201 @@
+package apiserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/spoke/internal/state"
+)
+
+// Lease durations an agent may claim: Juju's 1 min by default, bounded.
+const (
+	defaultLeaseDuration = time.Minute
+	maxLeaseDuration     = 5 * time.Minute
+)
+
+// agentMethod serves one agent method: it returns the result and the raft
+// index the answer reflects (the write's index, or the snapshot's).
+type agentMethod = func(*Server, context.Context, *agentConn, json.RawMessage) (any, uint64, error)
+
+// agentMethods is the one table of agent methods.
+var agentMethods = map[string]agentMethod{
+	api.AgentSetStatus:          (*Server).agentSetStatus,
+	api.AgentSetWorkloadVersion: (*Server).agentSetWorkloadVersion,
+	api.AgentClaimLeader:        (*Server).agentClaimLeader,
+	api.AgentEnterScope:         (*Server).agentEnterScope,
+	api.AgentLeaveScope:         (*Server).agentLeaveScope,
+	api.AgentCommitHook:         (*Server).agentCommitHook,
+	api.AgentReadSettings:       (*Server).agentReadSettings,
+	api.AgentStartTask:          (*Server).agentStartTask,
+	api.AgentLogTask:            (*Server).agentLogTask,
+	api.AgentFinishTask:         (*Server).agentFinishTask,
+	api.AgentUnitDead:           (*Server).agentUnitDead,
+	api.AgentGoalState:          (*Server).agentGoalState,
+	api.AgentStatusGet:          (*Server).agentStatusGet,
+	api.AgentLog:                (*Server).agentLog,
+	api.AgentCharmState:         (*Server).agentCharmState,
+	api.AgentLeaderSettings:     (*Server).agentLeaderSettings,
+}
+
+func (s *Server) handleAgentRequest(ctx context.Context, c *agentConn, req *agentRequestIn) (any, uint64, error) {
+	h, ok := agentMethods[req.Method]
+	if !ok {
+		return nil, 0, api.Errorf(api.CodeBadRequest, "unknown agent method %q", req.Method)
+	}
+	return h(s, ctx, c, req.Params)
+}
+
+// params decodes a request's params strictly.
+func params(raw json.RawMessage, v any) error {
+	if len(raw) == 0 {
+		return api.Errorf(api.CodeBadRequest, "agent request without params")
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil {
+		return api.Errorf(api.CodeBadRequest, "malformed agent request params: %v", err)
+	}
+	return nil
+}
+
+// ownUnit returns a unit on the agent's machine (principal or subordinate);
+// any other unit is forbidden, whether it exists or not.
+func (c *agentConn) ownUnit(snap *state.Snapshot, name string) (*api.Unit, error) {
+	u, err := snap.UnitByName(c.model, name)
+	if err != nil {
+		return nil, err
+	}
+	if u == nil || u.MachineID != c.machine {
+		return nil, api.Errorf(api.CodeForbidden, "unit %q is not on machine %s", name, c.machine)
+	}
+	return u, nil
+}
+
+// unitParams decodes params naming a unit and checks the unit is ours.
+func (s *Server) unitParams(c *agentConn, raw json.RawMessage, v any, unit func() string) (*state.Snapshot, *api.Unit, error) {
+	if err := params(raw, v); err != nil {
+		return nil, nil, err
+	}
+	snap := s.b.Store().Snapshot()
+	u, err := c.ownUnit(snap, unit())
+	return snap, u, err
+}
+
+func (s *Server) proposeAgent(ctx context.Context, t state.MessageType, req, out any) (uint64, error) {
+	val, idx, err := s.b.Propose(ctx, t, req)
+	if err != nil || out == nil || len(val) == 0 {
+		return idx, err
+	}
+	return idx, unmarshalValue(val, out)
+}
+
+func (s *Server) agentSetStatus(ctx context.Context, c *agentConn, raw json.RawMessage) (any, uint64, error) {
+	var p api.AgentStatusParams
+	_, u, err := s.unitParams(c, raw, &p, func() string { return p.Unit })
+	if err != nil {
+		return nil, 0, err
+	}
+	now := s.now()
+	if p.Status.Since.IsZero() {
+		p.Status.Since = now
+	}
+	req := &state.SetStatusRequest{ModelUUID: c.model, Kind: p.Kind, Entity: u.Name, Status: p.Status}
+	switch p.Kind {
+	case api.StatusKindWorkload, api.StatusKindAgent:
+	case api.StatusKindApplication:
+		req.Entity, req.Leader, req.Now = u.Application, u.Name, now
+	default:
+		return nil, 0, api.Errorf(api.CodeInvalid, "an agent cannot set %q status", p.Kind)
+	}
+	idx, err := s.proposeAgent(ctx, state.SetStatusType, req, nil)
+	return nil, idx, err
+}
+
+func (s *Server) agentSetWorkloadVersion(ctx context.Context, c *agentConn, raw json.RawMessage) (any, uint64, error) {
+	var p api.AgentUnitParams
+	_, u, err := s.unitParams(c, raw, &p, func() string { return p.Unit })
+	if err != nil {
+		return nil, 0, err
+	}
+	idx, err := s.proposeAgent(ctx, state.SetWorkloadVersionType,
+		&state.SetWorkloadVersionRequest{ModelUUID: c.model, Unit: u.Name, Version: p.Version}, nil)
+	return nil, idx, err
+}
+
+// agentClaimLeader claims or extends the lease. Another holder is not an
+// error: the answer is Leader false with the holder.
+func (s *Server) agentClaimLeader(ctx context.Context, c *agentConn, raw json.RawMessage) (any, uint64, error) {
+	var p api.AgentLeaderParams
+	_, u, err := s.unitParams(c, raw, &p, func() string { return p.Unit })
+	if err != nil {
+		return nil, 0, err
+	}
+	d := p.Duration
+	if d <= 0 {
+		d = defaultLeaseDuration
+	}
+	d = min(d, maxLeaseDuration)
+	var l api.Lease
+	idx, err := s.proposeAgent(ctx, state.ClaimLeaseType, &state.ClaimLeaseRequest{ModelUUID: c.model,
+		App: u.Application, Unit: u.Name, Now: s.now(), Duration: d}, &l)
+	if errors.Is(err, api.ErrConflict) {
+		res := &api.AgentLeaderResult{}
+		if cur, lerr := s.b.Store().Snapshot().LeaseByApp(c.model, u.Application); lerr == nil && cur != nil {
+			res.Holder, res.Expiry = cur.Holder, cur.Expiry
+		}
+		return res, idx, nil
+	}
+	if err != nil {
+		return nil, idx, err
+	}
+	return &api.AgentLeaderResult{Leader: true, Holder: l.Holder, Expiry: l.Expiry}, idx, nil
+}
+
+func (s *Server) agentEnterScope(ctx context.Context, c *agentConn, raw json.RawMessage) (any, uint64, error) {
+	var p api.AgentScopeParams
+	_, u, err := s.unitParams(c, raw, &p, func() string { return p.Unit })
+	if err != nil {
+		return nil, 0, err
+	}
+	idx, err := s.proposeAgent(ctx, state.EnterScopeType, &state.EnterScopeRequest{ModelUUID: c.model,
+		RelationID: p.RelationID, Unit: u.Name, Settings: p.Settings}, nil)
+	return nil, idx, relationNotFound(err)
+}
+
+func (s *Server) agentLeaveScope(ctx context.Context, c *agentConn, raw json.RawMessage) (any, uint64, error) {
+	var p api.AgentScopeParams
+	_, u, err := s.unitParams(c, raw, &p, func() string { return p.Unit })
+	if err != nil {
+		return nil, 0, err
+	}
+	idx, err := s.proposeAgent(ctx, state.LeaveScopeType, &state.LeaveScopeRequest{ModelUUID: c.model,
+		RelationID: p.RelationID, Unit: u.Name}, nil)
+	return nil, idx, err
+}
+
+func (s *Server) agentCommitHook(ctx context.Context, c *agentConn, raw json.RawMessage) (any, uint64, error) {
+	var p api.AgentHookChanges
+	_, u, err := s.unitParams(c, raw, &p, func() string { return p.Unit })
+	if err != nil {
+		return nil, 0, err
+	}
+	p.Unit = u.Name
+	idx, err := s.proposeAgent(ctx, state.CommitHookChangesType,
+		&state.CommitHookChangesRequest{ModelUUID: c.model, Changes: p, Now: s.now()}, nil)
+	return nil, idx, relationNotFound(err)
+}
+
+// relationNotFound rewrites the store's "relation N not found" as the
+// exact phrase the hook tools (and ops) match on.
+func relationNotFound(err error) error {
+	var e *api.Error
+	if errors.As(err, &e) && e.Code == api.CodeNotFound && bytes.HasPrefix([]byte(e.Message), []byte("relation ")) {
+		return api.Errorf(api.CodeNotFound, "relation not found")
+	}
+	return err
+}

@@ -1,0 +1,268 @@
+package apiserver
+
+import (
+	"cmp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/spoke/internal/state"
+)
+
+// Model config keys the agents read, with Juju's defaults.
+const (
+	cfgUpdateStatusInterval = "update-status-hook-interval"
+	cfgAutoRetry            = "automatically-retry-hooks"
+	defaultUpdateStatus     = 5 * time.Minute
+)
+
+// relInterest is one relation an agent connection's state depends on.
+type relInterest struct {
+	id        int
+	remoteApp string // the own app for peers
+}
+
+// interest is what a connection's last state was built from: the hub pokes
+// the connection only for events touching it (see the package comment).
+type interest struct {
+	machine    string
+	units      []string
+	apps       []string
+	leaderApps []string // apps one of our units led at the last build
+	rels       []relInterest
+}
+
+// buildMachineState assembles the whole remote state of one machine from a
+// snapshot, and the interest it depends on.
+func (s *Server) buildMachineState(snap *state.Snapshot, model, machine string, now time.Time) (*api.MachineState, interest, error) {
+	in := interest{machine: machine}
+	m, err := lookupModel(snap, model)
+	if err != nil {
+		return nil, in, err
+	}
+	ms := &api.MachineState{ModelUUID: m.UUID, ModelName: m.Name, Machine: machine, Life: api.Dead,
+		UpdateStatusInterval: configDuration(m.Config[cfgUpdateStatusInterval], defaultUpdateStatus),
+		AutoRetry:            configBool(m.Config[cfgAutoRetry], true),
+		Units:                map[string]*api.UnitRemoteState{}}
+	nodes, err := snap.ListControllerNodes()
+	if err != nil {
+		return nil, in, err
+	}
+	for _, n := range nodes {
+		if n.APIAddr != "" {
+			ms.ControllerAddresses = append(ms.ControllerAddresses, n.APIAddr)
+		}
+	}
+	mc, err := snap.MachineByID(model, machine)
+	if err != nil || mc == nil {
+		return ms, in, err // gone: dead, no units
+	}
+	ms.Life, ms.Addresses = mc.Life, mc.Addresses
+	units, err := snap.UnitsByMachine(model, machine)
+	if err != nil {
+		return nil, in, err
+	}
+	for _, u := range units {
+		urs, err := s.buildUnitState(snap, u, now, &in)
+		if err != nil {
+			return nil, in, err
+		}
+		ms.Units[u.Name] = urs
+	}
+	return ms, in, nil
+}
+
+func (s *Server) buildUnitState(snap *state.Snapshot, u *api.Unit, now time.Time, in *interest) (*api.UnitRemoteState, error) {
+	in.units = append(in.units, u.Name)
+	if !slices.Contains(in.apps, u.Application) {
+		in.apps = append(in.apps, u.Application)
+	}
+	a, err := lookupApplication(snap, u.ModelUUID, u.Application)
+	if err != nil {
+		return nil, err
+	}
+	urs := &api.UnitRemoteState{Unit: u.Name, Application: u.Application, Principal: u.Principal, Life: u.Life,
+		Resolved: u.Resolved, RetryVersion: u.RetryVersion, CharmSHA256: a.CharmSHA256, CharmRevision: a.CharmRevision,
+		OpenPorts: u.OpenPorts, WorkloadStatus: u.WorkloadStatus, Relations: map[int]*api.RelationRemoteState{}}
+	if urs.Config, err = s.effectiveConfig(snap, a); err != nil {
+		return nil, err
+	}
+	if l, err := snap.LeaseByApp(u.ModelUUID, a.Name); err != nil {
+		return nil, err
+	} else if l != nil && l.Holder == u.Name && l.Expiry.After(now) {
+		urs.Leader, urs.LeaseExpiry = true, l.Expiry
+		in.leaderApps = append(in.leaderApps, a.Name)
+	}
+	if ls, err := snap.LeaderSettingsByApp(u.ModelUUID, a.Name); err != nil {
+		return nil, err
+	} else if ls != nil {
+		urs.LeaderSettingsVersion = ls.Version
+	}
+	tasks, err := snap.ListTasks(u.ModelUUID, state.TaskFilter{Receiver: u.Name})
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(tasks, func(x, y *api.Task) int {
+		return cmp.Or(x.Enqueued.Compare(y.Enqueued), cmp.Compare(atoi(x.ID), atoi(y.ID)))
+	})
+	for _, t := range tasks {
+		if t.Status == api.TaskPending || t.Status == api.TaskRunning {
+			urs.Tasks = append(urs.Tasks, api.TaskRef{ID: t.ID, Action: t.Action, Params: t.Params,
+				Parallel: t.Parallel, ExecutionGroup: t.ExecutionGroup, Status: t.Status})
+		}
+	}
+	rels, err := snap.RelationsByApplication(u.ModelUUID, a.Name)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range rels {
+		rrs, err := buildRelationState(snap, u, r)
+		if err != nil {
+			return nil, err
+		}
+		if rrs != nil {
+			urs.Relations[r.ID] = rrs
+			in.rels = append(in.rels, relInterest{id: r.ID, remoteApp: rrs.RemoteApp})
+		}
+	}
+	return urs, nil
+}
+
+// buildRelationState is relation r as unit u sees it. Members are found
+// from the remote application's units (not by scanning the scope), so a
+// web unit related to a one-unit kv costs one lookup however many web
+// units share the relation. Container-scoped relations only show units on
+// u's machine.
+func buildRelationState(snap *state.Snapshot, u *api.Unit, r *api.Relation) (*api.RelationRemoteState, error) {
+	var local, remote *api.RelationEndpoint
+	for i := range r.Endpoints {
+		if r.Endpoints[i].Application == u.Application && local == nil {
+			local = &r.Endpoints[i]
+		} else {
+			remote = &r.Endpoints[i]
+		}
+	}
+	if local == nil {
+		return nil, nil
+	}
+	if remote == nil { // peers
+		remote = local
+	}
+	container := local.Scope == "container" || remote.Scope == "container"
+	if container && u.Principal == "" && remote.Application != u.Application {
+		// A principal sees a container relation only through its own subordinate.
+		if !hasSubordinateOf(snap, u, remote.Application) {
+			return nil, nil
+		}
+	}
+	rrs := &api.RelationRemoteState{ID: r.ID, Endpoint: local.Name, Interface: local.Interface, Role: local.Role,
+		Scope: local.Scope, RemoteApp: remote.Application, Life: r.Life, Members: map[string]int{}}
+	if container {
+		rrs.Scope = "container"
+	}
+	var err error
+	if rrs.Joined, err = snap.InScope(u.ModelUUID, r.ID, u.Name); err != nil {
+		return nil, err
+	}
+	others, err := snap.UnitsByApplication(u.ModelUUID, remote.Application)
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range others {
+		if o.Name == u.Name || (container && o.MachineID != u.MachineID) {
+			continue
+		}
+		in, err := snap.InScope(u.ModelUUID, r.ID, o.Name)
+		if err != nil {
+			return nil, err
+		}
+		if !in {
+			continue
+		}
+		v := 0
+		if bag, err := snap.RelationDataBag(u.ModelUUID, r.ID, o.Name, false); err != nil {
+			return nil, err
+		} else if bag != nil {
+			v = bag.Version
+		}
+		rrs.Members[o.Name] = v
+	}
+	if bag, err := snap.RelationDataBag(u.ModelUUID, r.ID, remote.Application, true); err != nil {
+		return nil, err
+	} else if bag != nil {
+		rrs.AppVersion = bag.Version
+	}
+	return rrs, nil
+}
+
+func hasSubordinateOf(snap *state.Snapshot, principal *api.Unit, app string) bool {
+	units, err := snap.UnitsByMachine(principal.ModelUUID, principal.MachineID)
+	if err != nil {
+		return false
+	}
+	for _, o := range units {
+		if o.Application == app && o.Principal == principal.Name {
+			return true
+		}
+	}
+	return false
+}
+
+// effectiveConfig is the charm's defaults overlaid with the user's values.
+func (s *Server) effectiveConfig(snap *state.Snapshot, a *api.Application) (map[string]any, error) {
+	out := map[string]any{}
+	if ch, err := snap.CharmBySHA(a.CharmSHA256); err != nil {
+		return nil, err
+	} else if ch != nil {
+		p, err := s.charms.get(ch)
+		if err != nil {
+			return nil, err
+		}
+		for k, v := range p.config.DefaultSettings() {
+			out[k] = v
+		}
+	}
+	for k, v := range a.Config {
+		out[k] = v
+	}
+	return out, nil
+}
+
+func configDuration(v any, def time.Duration) time.Duration {
+	switch x := v.(type) {
+	case string:
+		if d, err := time.ParseDuration(x); err == nil && d > 0 {
+			return d
+		}
+	case interface{ Int64() (int64, error) }: // json.Number: seconds
+		if n, err := x.Int64(); err == nil && n > 0 {
+			return time.Duration(n) * time.Second
+		}
+	}
+	return def
+}
+
+func configBool(v any, def bool) bool {
+	switch x := v.(type) {
+	case bool:
+		return x
+	case string:
+		if b, err := strconv.ParseBool(x); err == nil {
+			return b
+		}
+	}
+	return def
+}
+
+func atoi(s string) int {
+	n, _ := strconv.Atoi(s)
+	return n
+}
+
+// unitAppOf is the application of "app/N".
+func unitAppOf(unit string) string {
+	app, _, _ := strings.Cut(unit, "/")
+	return app
+}

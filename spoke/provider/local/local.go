@@ -1,0 +1,294 @@
+// Package local is the local substrate: a machine is a directory on the
+// controller's host plus a supervised drover-agent process.
+//
+// The Provisioner is a leader-only worker. For every alive machine without
+// a provider ID it creates <Dir>/<model-uuid>/<id>/, generates a secret,
+// stores its hash as the machine's credential, writes agent.conf (mode
+// 0600), starts `drover-agent machine --config <dir>/agent.conf` in its own
+// process group and records the PID in agent.pid, then marks the machine
+// provisioned ("local:<hostname>:<id>", 127.0.0.1).
+//
+// Invariants:
+//   - Agents outlive the provisioner: a spoke restart or a leadership change
+//     to another node sharing Dir re-adopts a running agent (agent.pid names
+//     a live process whose /proc/<pid>/cmdline carries this agent.conf) and
+//     starts it again otherwise.
+//   - Only processes it started are signalled: a PID is signalled only when
+//     its command line names the machine's agent.conf.
+//   - A crashed agent is restarted with exponential backoff (reset after it
+//     has run for a minute).
+//   - A dying or dead machine with no units has its agent stopped (SIGTERM,
+//     SIGKILL after StopGrace), is removed from the model, and its
+//     directory deleted. Directories of machines no longer in the store are
+//     torn down too.
+//   - Every step is idempotent, so a crash between steps is repaired by the
+//     next round: a machine without provider ID is provisioned afresh
+//     (stopping any agent an earlier attempt left behind).
+package local
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/spoke/internal/state"
+)
+
+// Config holds the provisioner's dependencies.
+type Config struct {
+	Store  *state.Store
+	Events *state.EventBroker
+	// Propose replicates a command through raft.
+	Propose func(ctx context.Context, t state.MessageType, req any) (json.RawMessage, uint64, error)
+	// Dir holds one directory per machine: <Dir>/<model-uuid>/<id>.
+	Dir string
+	// AgentBinary is the drover-agent executable.
+	AgentBinary string
+	// CACert is the controller CA (PEM) agents verify the API with.
+	CACert []byte
+	Logger *slog.Logger
+	Now    func() time.Time
+	// Hostname names the host in provider IDs; default os.Hostname().
+	Hostname string
+	// Interval is the longest pause between two reconciliations (default 1s);
+	// store events wake it earlier.
+	Interval time.Duration
+	// StopGrace is how long a stopped agent gets between SIGTERM and SIGKILL
+	// (default 10s).
+	StopGrace time.Duration
+}
+
+// Provisioner runs machines as local agent processes.
+type Provisioner struct {
+	cfg    Config
+	procs  map[string]*proc // by "<model>/<id>"
+	warned bool             // the missing agent binary was reported
+}
+
+// proc is what the provisioner knows of one machine's agent.
+type proc struct {
+	pid      int
+	started  time.Time
+	failures int
+	next     time.Time // earliest restart after a crash
+}
+
+// New validates cfg.
+func New(cfg Config) (*Provisioner, error) {
+	if cfg.Store == nil || cfg.Events == nil || cfg.Propose == nil || cfg.Logger == nil {
+		return nil, errors.New("local: Store, Events, Propose and Logger are required")
+	}
+	if cfg.Dir == "" || cfg.AgentBinary == "" {
+		return nil, errors.New("local: Dir and AgentBinary are required")
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Hostname == "" {
+		h, err := os.Hostname()
+		if err != nil {
+			return nil, err
+		}
+		cfg.Hostname = h
+	}
+	if cfg.Interval <= 0 {
+		cfg.Interval = time.Second
+	}
+	if cfg.StopGrace <= 0 {
+		cfg.StopGrace = 10 * time.Second
+	}
+	return &Provisioner{cfg: cfg, procs: map[string]*proc{}}, nil
+}
+
+// Tag is a machine agent's credential tag.
+func Tag(model, id string) string { return "machine-" + model + "-" + id }
+
+// HashSecret is the stored form of an agent secret (as spoke.HashSecret).
+func HashSecret(secret string) string {
+	sum := sha256.Sum256([]byte(secret))
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// Run reconciles until ctx ends. Agents keep running after it returns.
+func (p *Provisioner) Run(ctx context.Context) error {
+	for {
+		idx, err := p.cfg.Store.Snapshot().LatestIndex()
+		if err != nil {
+			return err
+		}
+		sub, err := p.cfg.Events.Subscribe(ctx, state.SubscribeRequest{Since: idx})
+		if err != nil {
+			return nil
+		}
+		for {
+			if err := p.reconcile(ctx); err != nil {
+				if ctx.Err() != nil {
+					return nil
+				}
+				return err
+			}
+			wctx, cancel := context.WithTimeout(ctx, p.cfg.Interval)
+			_, err := sub.Next(wctx)
+			cancel()
+			if ctx.Err() != nil {
+				return nil
+			}
+			if errors.Is(err, state.ErrSubscriptionReset) {
+				break
+			}
+		}
+	}
+}
+
+func (p *Provisioner) reconcile(ctx context.Context) error {
+	snap := p.cfg.Store.Snapshot()
+	models, err := snap.ListModels()
+	if err != nil {
+		return err
+	}
+	_, binErr := os.Stat(p.cfg.AgentBinary)
+	if binErr != nil && !p.warned {
+		p.cfg.Logger.Warn("agent binary not found: machines are not provisioned", "binary", p.cfg.AgentBinary, "err", binErr)
+		p.warned = true
+	}
+	seen := map[string]bool{}
+	for _, m := range models {
+		machines, err := snap.ListMachines(m.UUID)
+		if err != nil {
+			return err
+		}
+		for _, mc := range machines {
+			key := m.UUID + "/" + mc.ID
+			seen[key] = true
+			if mc.ProviderID != "" && !strings.HasPrefix(mc.ProviderID, "local:") {
+				continue
+			}
+			units, err := snap.UnitsByMachine(m.UUID, mc.ID)
+			if err != nil {
+				return err
+			}
+			switch {
+			case mc.ProviderID == "" && mc.Life == api.Alive:
+				if binErr == nil {
+					err = p.provision(ctx, snap, mc)
+				}
+			case mc.Life != api.Alive && len(units) == 0:
+				err = p.teardown(ctx, mc)
+			case mc.ProviderID != "":
+				err = p.ensureRunning(mc.ModelUUID, mc.ID)
+			}
+			if err != nil {
+				p.cfg.Logger.Warn("local provisioner", "model", m.UUID, "machine", mc.ID, "err", err)
+			}
+		}
+	}
+	return p.removeOrphans(seen)
+}
+
+func (p *Provisioner) machineDir(model, id string) string { return filepath.Join(p.cfg.Dir, model, id) }
+
+func (p *Provisioner) provision(ctx context.Context, snap *state.Snapshot, mc *api.Machine) error {
+	dir := p.machineDir(mc.ModelUUID, mc.ID)
+	conf := filepath.Join(dir, "agent.conf")
+	p.stop(mc.ModelUUID, mc.ID) // an earlier attempt's agent, if any
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return err
+	}
+	secret := hex.EncodeToString(b[:])
+	tag := Tag(mc.ModelUUID, mc.ID)
+	if _, _, err := p.cfg.Propose(ctx, state.SetCredentialType, &state.SetCredentialRequest{
+		Credential: api.Credential{Tag: tag, ModelUUID: mc.ModelUUID, Hash: HashSecret(secret)}}); err != nil {
+		return fmt.Errorf("set credential: %w", err)
+	}
+	nodes, err := snap.ListControllerNodes()
+	if err != nil {
+		return err
+	}
+	ac := api.AgentConfig{ModelUUID: mc.ModelUUID, Machine: mc.ID, Tag: tag, Secret: secret,
+		CACert: string(p.cfg.CACert), DataDir: dir}
+	for _, n := range nodes {
+		if n.APIAddr != "" {
+			ac.ControllerAddresses = append(ac.ControllerAddresses, n.APIAddr)
+		}
+	}
+	if err := writeFileAtomic(conf, ac); err != nil {
+		return err
+	}
+	if err := p.start(mc.ModelUUID, mc.ID); err != nil {
+		return err
+	}
+	_, _, err = p.cfg.Propose(ctx, state.SetMachineProvisionedType, &state.SetMachineProvisionedRequest{
+		ModelUUID: mc.ModelUUID, ID: mc.ID, ProviderID: "local:" + p.cfg.Hostname + ":" + mc.ID,
+		Addresses: []string{"127.0.0.1"}})
+	if err != nil {
+		return fmt.Errorf("set provisioned: %w", err)
+	}
+	p.cfg.Logger.Info("machine provisioned", "model", mc.ModelUUID, "machine", mc.ID, "pid", p.procs[mc.ModelUUID+"/"+mc.ID].pid)
+	return nil
+}
+
+func (p *Provisioner) teardown(ctx context.Context, mc *api.Machine) error {
+	p.stop(mc.ModelUUID, mc.ID)
+	if _, _, err := p.cfg.Propose(ctx, state.RemoveMachineType,
+		&state.RemoveMachineRequest{ModelUUID: mc.ModelUUID, ID: mc.ID}); err != nil && !errors.Is(err, api.ErrNotFound) {
+		return fmt.Errorf("remove machine: %w", err)
+	}
+	p.cfg.Logger.Info("machine removed", "model", mc.ModelUUID, "machine", mc.ID)
+	return os.RemoveAll(p.machineDir(mc.ModelUUID, mc.ID))
+}
+
+// removeOrphans tears down machine directories the store no longer knows.
+func (p *Provisioner) removeOrphans(seen map[string]bool) error {
+	models, err := os.ReadDir(p.cfg.Dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, m := range models {
+		ids, err := os.ReadDir(filepath.Join(p.cfg.Dir, m.Name()))
+		if err != nil {
+			continue
+		}
+		for _, id := range ids {
+			if seen[m.Name()+"/"+id.Name()] {
+				continue
+			}
+			p.stop(m.Name(), id.Name())
+			if err := os.RemoveAll(p.machineDir(m.Name(), id.Name())); err != nil {
+				return err
+			}
+		}
+		if rest, _ := os.ReadDir(filepath.Join(p.cfg.Dir, m.Name())); len(rest) == 0 {
+			os.Remove(filepath.Join(p.cfg.Dir, m.Name()))
+		}
+	}
+	return nil
+}
+
+func writeFileAtomic(path string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}

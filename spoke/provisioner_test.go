@@ -1,0 +1,114 @@
+package spoke
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/tests/testkit"
+)
+
+func buildFakeAgent(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "fakeagent")
+	out, err := exec.Command("go", "build", "-o", bin, "./testdata/fakeagent").CombinedOutput()
+	if err != nil {
+		t.Fatalf("build fake agent: %v\n%s", err, out)
+	}
+	return bin
+}
+
+func agentPID(t *testing.T, dir string) int {
+	b, err := os.ReadFile(filepath.Join(dir, "agent.pid"))
+	if err != nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	return n
+}
+
+func processAlive(pid int) bool {
+	return pid > 0 && syscall.Kill(pid, 0) == nil
+}
+
+// TestLocalProvisioner: a deployed unit's machine gets a directory, an
+// agent process that really connects, and a provider ID; the agent
+// survives a spoke restart (re-adopted, same PID), is restarted after a
+// crash, and is stopped with its machine.
+func TestLocalProvisioner(t *testing.T) {
+	bin := buildFakeAgent(t)
+	cl := newTestCluster(t, 1)
+	nd := cl.nodes[0]
+	cl.stop(0)
+	nd.cfg.NoProvisioner, nd.cfg.AgentBinary = false, bin
+	cl.start(0)
+	ctx := t.Context()
+	client := cl.client(0)
+	m, err := client.AddModel(ctx, api.AddModelRequest{Name: "local"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch, err := client.UploadCharm(ctx, bytes.NewReader(archive(t, "testdata/charms/kv")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.Deploy(ctx, m.UUID, api.DeployRequest{Application: "kv", CharmSHA256: ch.SHA256, NumUnits: 1}); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(nd.cfg.DataDir, "machines", m.UUID, "0")
+	t.Cleanup(func() { // agents outlive the spoke by design; not the test
+		if pid := agentPID(t, dir); processAlive(pid) {
+			syscall.Kill(-pid, syscall.SIGKILL)
+		}
+	})
+	testkit.EventuallyWithin(t, 30*time.Second, func() (bool, error) {
+		mc, err := client.Machine(ctx, m.UUID, "0")
+		return err == nil && strings.HasPrefix(mc.ProviderID, "local:") && mc.ProviderID != "" &&
+			mc.AgentStatus.Status == "started", nil
+	}, "machine provisioned and its agent connected")
+	if fi, err := os.Stat(filepath.Join(dir, "agent.conf")); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("agent.conf: %v %v", fi, err)
+	}
+	pid := agentPID(t, dir)
+	if !processAlive(pid) {
+		t.Fatalf("agent pid %d not running", pid)
+	}
+
+	// Restart the spoke: the running agent is re-adopted, not restarted.
+	cl.restart(0)
+	client = cl.client(0)
+	if _, err := client.Machine(ctx, m.UUID, "0", api.ReadOptions{Consistent: true}); err != nil {
+		t.Fatal(err)
+	}
+	testkit.EventuallyWithin(t, 20*time.Second, func() (bool, error) {
+		return cl.nodes[0].srv.AgentConnections() == 1, nil
+	}, "agent reconnected after the restart")
+	if got := agentPID(t, dir); got != pid || !processAlive(pid) {
+		t.Fatalf("agent not re-adopted: pid %d -> %d", pid, got)
+	}
+
+	// A crashed agent is started again.
+	syscall.Kill(pid, syscall.SIGKILL)
+	testkit.EventuallyWithin(t, 30*time.Second, func() (bool, error) {
+		n := agentPID(t, dir)
+		return n != pid && processAlive(n), nil
+	}, "crashed agent restarted")
+	pid = agentPID(t, dir)
+
+	// Removing the unit and the machine stops the agent and cleans up.
+	if err := client.RemoveMachine(ctx, m.UUID, "0", true); err != nil {
+		t.Fatal(err)
+	}
+	testkit.EventuallyWithin(t, 30*time.Second, func() (bool, error) {
+		_, err := client.Machine(ctx, m.UUID, "0")
+		_, serr := os.Stat(dir)
+		return err != nil && os.IsNotExist(serr) && !processAlive(pid), nil
+	}, "machine removed, agent stopped, directory gone")
+}
