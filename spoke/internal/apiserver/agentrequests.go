@@ -88,10 +88,10 @@ func (s *Server) unitParams(c *agentConn, raw json.RawMessage, v any, unit func(
 
 func (s *Server) proposeAgent(ctx context.Context, t state.MessageType, req, out any) (uint64, error) {
 	val, idx, err := s.b.Propose(ctx, t, req)
-	if err != nil || out == nil || len(val) == 0 {
+	if err != nil || out == nil || val == nil {
 		return idx, err
 	}
-	return idx, unmarshalValue(val, out)
+	return idx, assignValue(val, out)
 }
 
 func (s *Server) agentSetStatus(ctx context.Context, c *agentConn, raw json.RawMessage) (any, uint64, error) {
