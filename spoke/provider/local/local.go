@@ -49,7 +49,7 @@ type Config struct {
 	Store  *state.Store
 	Events *state.EventBroker
 	// Propose replicates a command through raft.
-	Propose func(ctx context.Context, t state.MessageType, req any) (json.RawMessage, uint64, error)
+	Propose func(ctx context.Context, t state.MessageType, req any) (any, uint64, error)
 	// Dir holds one directory per machine: <Dir>/<model-uuid>/<id>.
 	Dir string
 	// AgentBinary is the drover-agent executable.
