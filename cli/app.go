@@ -167,6 +167,7 @@ the same commands.`,
 	add(groupOps, a.statusCmd(), a.runCmd(), a.showTaskCmd(), a.actionsCmd(), a.resolvedCmd(),
 		a.showStatusLogCmd(), a.debugLogCmd())
 	add(groupClient, a.versionCmd(), a.completionCmd())
+	root.InitDefaultHelpCmd() // now, so that Find and the shell know it
 	return root
 }
 

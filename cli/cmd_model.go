@@ -289,7 +289,7 @@ func (a *App) destroyModel(ctx context.Context, ref string, force, yes, noWait b
 // waitModelGone follows the model's watch until the model is removed,
 // showing how many applications and units remain.
 func (a *App) waitModelGone(ctx context.Context, mc *modelConn, p *progress) error {
-	w, err := mc.client.Watch(ctx, mc.uuid, 0)
+	w, err := a.follow(ctx, mc)
 	if err != nil {
 		if api.CodeOf(err) == api.CodeNotFound {
 			return nil

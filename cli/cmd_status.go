@@ -84,7 +84,7 @@ func (a *App) renderStatus(fs *api.FullStatus, filters []string, format string, 
 // a reset frame carries the full status; after a delta the status is
 // fetched again at (at least) that frame's index.
 func (a *App) watchStatus(ctx context.Context, mc *modelConn, filters []string, format string, opt statusOptions) error {
-	w, err := mc.client.Watch(ctx, mc.uuid, 0)
+	w, err := a.follow(ctx, mc)
 	if err != nil {
 		return err
 	}
@@ -158,7 +158,7 @@ type logStream struct {
 }
 
 func (l *logStream) run(ctx context.Context, mc *modelConn, replay, once bool) error {
-	w, err := mc.client.Watch(ctx, mc.uuid, 0)
+	w, err := l.a.follow(ctx, mc)
 	if err != nil {
 		return err
 	}

@@ -160,6 +160,7 @@ func writeStatusTabular(w io.Writer, fs *api.FullStatus, opt statusOptions) erro
 				if s.Leader {
 					label += "*"
 				}
+				s.Machine = "" // Juju leaves it to the principal's row
 				unitRow(units, label, s)
 			}
 		}
