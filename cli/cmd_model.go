@@ -205,7 +205,7 @@ func (a *App) showModelCmd() *cobra.Command {
 			}
 			view := map[string]any{"name": m.Name, "model-uuid": m.UUID, "owner": m.Owner, "life": m.Life,
 				"controller-name": mc.name, "controller-uuid": mc.details.UUID,
-				"status": map[string]any{"current": m.Status.Status, "message": m.Status.Message, "since": m.Status.Since},
+				"status":     map[string]any{"current": m.Status.Status, "message": m.Status.Message, "since": m.Status.Since},
 				"created-at": m.CreatedAt, "config": m.Config}
 			return writeFormatted(a.Stdout, format.value, map[string]any{m.Name: view})
 		},

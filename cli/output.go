@@ -187,4 +187,4 @@ func statusColor(s string) string {
 }
 
 func colored(text, color string) cell { return cell{text: text, color: color} }
-func statusCell(s string) cell       { return cell{text: s, color: statusColor(s)} }
+func statusCell(s string) cell        { return cell{text: s, color: statusColor(s)} }
