@@ -112,7 +112,7 @@ func (a *App) waitTasks(ctx context.Context, mc *modelConn, tasks []api.Task, li
 		ctx, cancel = context.WithTimeout(ctx, limit)
 		defer cancel()
 	}
-	p := a.newProgress(fmt.Sprintf("Waiting for task %s...", tasks[0].ID))
+	p := a.newProgress(fmt.Sprintf("Waiting for task %s on %s (%s)...", tasks[0].ID, tasks[0].Receiver, tasks[0].Status))
 	defer p.Done("")
 	out := slices.Clone(tasks)
 	for i := range out {

@@ -268,6 +268,9 @@ func (a *App) destroyModel(ctx context.Context, ref string, force, yes, noWait b
 		if err := a.waitModelGone(wctx, mc, p); err != nil {
 			p.Done("")
 			if errors.Is(err, context.DeadlineExceeded) {
+				if force {
+					return fmt.Errorf("model %q is still dying after %s: its machines wait for the provisioner to release them; see 'drover status -m %s'", mc.model, timeout, mc.model)
+				}
 				return fmt.Errorf("model %q is still dying after %s; its units wait for their agents: see 'drover status -m %s', or retry with --force", mc.model, timeout, mc.model)
 			}
 			return err
