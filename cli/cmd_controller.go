@@ -387,4 +387,3 @@ func (a *App) whoamiCmd() *cobra.Command {
 	format.add(cmd, "tabular", "tabular", "json", "yaml")
 	return cmd
 }
-
