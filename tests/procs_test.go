@@ -25,7 +25,8 @@ var (
 	buildErr  error
 )
 
-// binaries builds the server binary once per test binary.
+// binaries builds the server and client binaries once per test binary, side
+// by side (drover bootstrap finds droverd next to itself).
 func binaries(t *testing.T) string {
 	t.Helper()
 	buildOnce.Do(func() {
@@ -33,7 +34,7 @@ func binaries(t *testing.T) string {
 		if buildErr != nil {
 			return
 		}
-		cmd := exec.Command("go", "build", "-o", binDir+"/", "github.com/droverhq/drover/cmd/droverd")
+		cmd := exec.Command("go", "build", "-o", binDir+"/", "github.com/droverhq/drover/cmd/droverd", "github.com/droverhq/drover/cmd/drover")
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
