@@ -3,6 +3,7 @@ package spoke
 import (
 	"bytes"
 	"errors"
+	"github.com/droverhq/drover/tests/testkit"
 	"io"
 	"net/http"
 	"strings"
@@ -215,9 +216,12 @@ func TestAgentFailsOverToAnotherNode(t *testing.T) {
 	since := a.index
 	e.c.stop(victim)
 	<-a.done // the connection drops with the node
-	if _, err := e.c.client(l).SetApplicationConfig(ctx, e.model, "kv", api.ConfigChange{Set: map[string]any{"mode": "disk"}}); err != nil {
-		t.Fatal(err)
-	}
+	// Setting config is idempotent: retry while the cluster settles after
+	// losing a node (an in-flight write may report an unknown outcome).
+	testkit.EventuallyWithin(t, 30*time.Second, func() (bool, error) {
+		_, err := e.c.client(l, (l+2)%3).SetApplicationConfig(ctx, e.model, "kv", api.ConfigChange{Set: map[string]any{"mode": "disk"}})
+		return err == nil, nil
+	}, "config write after the node loss")
 	var b *testAgent
 	for _, addr := range st.ControllerAddresses {
 		if addr == e.c.nodes[victim].cfg.Listen {

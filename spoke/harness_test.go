@@ -41,7 +41,7 @@ func testLogger(t testing.TB) *slog.Logger {
 
 // testRaftTimeout shortens raft's timers so failover tests run fast;
 // benchmarks use production timers (0).
-var testRaftTimeout = 200 * time.Millisecond
+var testRaftTimeout = 400 * time.Millisecond
 
 // newTestCluster bootstraps node 0 and joins n-1 more through the API.
 func newTestCluster(t testing.TB, n int) *testCluster {

@@ -187,6 +187,10 @@ func (s *Server) userRoutes(r chi.Router) {
 	r.Get("/controller", s.getController)
 	r.With(requireSuperuser).Post("/controller/enable-ha", s.enableHA)
 	r.With(requireSuperuser).Post("/controller/join-tokens", s.createJoinToken)
+	r.Group(func(r chi.Router) {
+		r.Use(requireSuperuser)
+		r.Mount("/debug/pprof", pprofRouter())
+	})
 
 	r.Get("/charms", s.listCharms)
 	r.Post("/charms", s.uploadCharm)

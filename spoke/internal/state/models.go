@@ -14,7 +14,9 @@ var modelTables = []string{
 	tableUnitState, tableLeaderSettings, tableModelConfig,
 }
 
-// ModelByUUID returns a model, or nil.
+// ModelByUUID returns a model with its config, or nil. ListModels leaves
+// Config nil: listings do not need it, and assembling it per model would
+// make every listing O(config keys).
 func (r *reader) ModelByUUID(uuid string) (*api.Model, error) {
 	m, err := first[api.Model](r, tableModels, "id", uuid)
 	if err != nil {
@@ -48,16 +50,7 @@ func (r *reader) ModelByName(owner, name string) (*api.Model, error) {
 
 // ListModels returns every model, by UUID.
 func (r *reader) ListModels() ([]*api.Model, error) {
-	all, err := list[api.Model](r, tableModels, "id")
-	if err != nil {
-		return nil, err
-	}
-	for i, m := range all {
-		if all[i], err = r.withConfig(m); err != nil {
-			return nil, err
-		}
-	}
-	return all, nil
+	return list[api.Model](r, tableModels, "id")
 }
 
 // model returns a model or a NotFound error.

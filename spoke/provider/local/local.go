@@ -137,14 +137,34 @@ func (p *Provisioner) Run(ctx context.Context) error {
 				}
 				return err
 			}
-			wctx, cancel := context.WithTimeout(ctx, p.cfg.Interval)
-			_, err := sub.Next(wctx)
-			cancel()
+			// Reconcile again when a machine or model changes (or on the
+			// interval, to restart crashed agents); other writes, such as
+			// config or relation data, never concern the provisioner.
+			err := p.waitRelevant(ctx, sub)
 			if ctx.Err() != nil {
 				return nil
 			}
 			if errors.Is(err, state.ErrSubscriptionReset) {
 				break
+			}
+		}
+	}
+}
+
+func (p *Provisioner) waitRelevant(ctx context.Context, sub *state.Subscription) error {
+	wctx, cancel := context.WithTimeout(ctx, p.cfg.Interval)
+	defer cancel()
+	for {
+		evs, err := sub.Next(wctx)
+		if err != nil {
+			if errors.Is(err, context.DeadlineExceeded) {
+				return nil
+			}
+			return err
+		}
+		for _, ev := range evs {
+			if ev.Kind == state.KindMachine || ev.Kind == state.KindModel || ev.Kind == state.KindControllerNode {
+				return nil
 			}
 		}
 	}
