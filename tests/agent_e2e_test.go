@@ -125,6 +125,9 @@ func TestAgentEndToEnd(t *testing.T) {
 
 	// Every unit's observed hook sequence is valid.
 	for _, u := range e.units() {
+		if testing.Verbose() {
+			t.Logf("%s observed:\n  %s", u.Name, strings.Join(e.hookLog(u), "\n  "))
+		}
 		if err := validSequence(e.hookLog(u), u.Application == "logfwd"); err != nil {
 			t.Errorf("%s: %v\n%s", u.Name, err, strings.Join(e.hookLog(u), "\n"))
 		}

@@ -19,6 +19,7 @@ type charmInfo struct {
 	sha      string
 	config   *charm.Config
 	bindings map[string]bool // endpoints, extra bindings, juju-info
+	declared map[string]bool // endpoints the charm declares
 }
 
 // deployCharm makes the charm directory hold charm sha: downloaded,
@@ -57,7 +58,7 @@ func (u *Uniter) charm() *charmInfo {
 	if ci != nil && ci.sha == u.local.DeployedSHA {
 		return ci
 	}
-	ci = &charmInfo{sha: u.local.DeployedSHA, bindings: map[string]bool{"juju-info": true}}
+	ci = &charmInfo{sha: u.local.DeployedSHA, bindings: map[string]bool{"juju-info": true}, declared: map[string]bool{}}
 	if data, err := os.ReadFile(filepath.Join(u.charmDir(), "config.yaml")); err == nil {
 		if c, err := charm.ParseConfig(data); err == nil {
 			ci.config = c
@@ -67,8 +68,11 @@ func (u *Uniter) charm() *charmInfo {
 	}
 	if data, err := os.ReadFile(filepath.Join(u.charmDir(), "metadata.yaml")); err == nil {
 		if m, err := charm.ParseMeta(data); err == nil {
-			for _, ep := range m.Endpoints() {
-				ci.bindings[ep.Name] = true
+			for _, sec := range []map[string]charm.Endpoint{m.Provides, m.Requires, m.Peers} {
+				for name := range sec {
+					ci.bindings[name] = true
+					ci.declared[name] = true
+				}
 			}
 			for _, b := range m.ExtraBindings {
 				ci.bindings[b] = true

@@ -73,7 +73,14 @@ func (u *Uniter) execute(ctx context.Context, h *HookInfo, task *api.TaskRef, ms
 			}
 			u.logRemote(ctx, level, module, line)
 		}}
-	res, err := ex.run(ctx)
+	var res result
+	if h != nil && h.IsRelation() && !ci.declared[h.Endpoint] {
+		// The implicit juju-info endpoint never runs hooks (CHARM-CONTRACT
+		// §1.2); its scope and members are still tracked.
+		res.missing = true
+	} else {
+		res, err = ex.run(ctx)
+	}
 	deactivate()
 	out := &execResult{res: res, remote: hr, baseState: state, outcome: hc.ActionOutcome()}
 	if err == nil && res.code == 0 {
