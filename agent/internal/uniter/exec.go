@@ -172,7 +172,8 @@ func (u *Uniter) runAction(ctx context.Context, op *Operation, ms *api.MachineSt
 	var task *api.TaskRef
 	for i := range urs.Tasks {
 		if urs.Tasks[i].ID == op.TaskID {
-			task = &urs.Tasks[i]
+			t := urs.Tasks[i] // a copy: the state may be replaced meanwhile
+			task = &t
 		}
 	}
 	if task == nil {
