@@ -31,11 +31,10 @@ type tracker struct {
 	known  bool
 	leader bool
 	expiry time.Time
-	kick   chan struct{}
 }
 
 func newTracker(unit string, call func(context.Context, string, any, any) error, now func() time.Time, wake func(), dying func() bool) *tracker {
-	return &tracker{unit: unit, call: call, now: now, wake: wake, dying: dying, kick: make(chan struct{}, 1)}
+	return &tracker{unit: unit, call: call, now: now, wake: wake, dying: dying}
 }
 
 // state reports (known, leader) as of now: a lease past its expiry is
@@ -108,17 +107,8 @@ func (t *tracker) run(ctx context.Context) error {
 		case <-ctx.Done():
 			timer.Stop()
 			return nil
-		case <-t.kick:
 		case <-timer.C:
 		}
 		timer.Stop()
-	}
-}
-
-// nudge makes run claim now (the remote state changed).
-func (t *tracker) nudge() {
-	select {
-	case t.kick <- struct{}{}:
-	default:
 	}
 }
