@@ -10,7 +10,9 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -37,6 +39,12 @@ type agentEnv struct {
 func newAgentEnv(t *testing.T, nodes int) *agentEnv {
 	t.Helper()
 	machineDir := filepath.Join(t.TempDir(), "m")
+	e := &agentEnv{t: t, machineDir: machineDir}
+	// Agents run in their own process groups and workloads detach with
+	// setsid, so stopping droverd leaves them behind: kill them by the PIDs
+	// they recorded. Registered before the nodes start, so this runs after
+	// they are killed (no provisioner left to restart an agent).
+	t.Cleanup(e.killLocalProcesses)
 	c := startProcClusterWith(t, nodes, []string{"--machine-dir", machineDir})
 	idx := make([]int, nodes)
 	for i := range idx {
@@ -47,7 +55,31 @@ func newAgentEnv(t *testing.T, nodes int) *agentEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &agentEnv{t: t, c: c, cl: cl, model: m.UUID, machineDir: machineDir}
+	e.c, e.cl, e.model = c, cl, m.UUID
+	return e
+}
+
+// killLocalProcesses SIGKILLs every agent (agent.pid, its process group)
+// and every charm workload (<charm dir>/*.pid) under the machine directory.
+func (e *agentEnv) killLocalProcesses() {
+	filepath.WalkDir(e.machineDir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".pid") {
+			return nil
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+		if err != nil || pid <= 1 {
+			return nil
+		}
+		if filepath.Base(path) == "agent.pid" {
+			syscall.Kill(-pid, syscall.SIGKILL)
+		}
+		syscall.Kill(pid, syscall.SIGKILL)
+		return nil
+	})
 }
 
 func (e *agentEnv) ctx(d time.Duration) context.Context { return ctxFor(e.t, d) }
