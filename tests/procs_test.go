@@ -25,7 +25,8 @@ var (
 	buildErr  error
 )
 
-// binaries builds the server and agent binaries once per test binary.
+// binaries builds the server, client and agent binaries once per test
+// binary, side by side (drover bootstrap finds droverd next to itself).
 func binaries(t *testing.T) string {
 	t.Helper()
 	buildOnce.Do(func() {
@@ -34,9 +35,9 @@ func binaries(t *testing.T) string {
 			return
 		}
 		// drover-agent sits next to droverd, where the local provisioner
-		// looks for it.
+		// looks for it; drover bootstrap finds droverd next to itself.
 		cmd := exec.Command("go", "build", "-o", binDir+"/", "github.com/droverhq/drover/cmd/droverd",
-			"github.com/droverhq/drover/cmd/drover-agent")
+			"github.com/droverhq/drover/cmd/drover", "github.com/droverhq/drover/cmd/drover-agent")
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			buildErr = fmt.Errorf("go build: %v\n%s", err, out)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"net/http"
 	"slices"
 
@@ -11,12 +12,19 @@ import (
 )
 
 // Target adapts a Drover controller to load.Target: each Put sets one key of
-// one model's config through the public API, on the leader, and returns once
-// the leader has applied the raft-committed write.
+// a model's config through the public API, on the leader, and returns once
+// the leader has applied the raft-committed write. Keys are spread over
+// Models models (by a hash of the key), as a controller's writes spread
+// over its models: a model's config is one stored object, so piling the
+// whole keyspace into one model would measure copying a 10,000-key map,
+// not commits.
 type Target struct {
 	client *api.Client
-	model  string
+	models []string
 }
+
+// Models is how many models the benchmark keys are spread over.
+const Models = 64
 
 // NewTarget makes one client for every benchmark write, its address list
 // led by the node info marks as leader (as a client does after discovering
@@ -33,12 +41,16 @@ func NewTarget(ctx context.Context, info *api.ControllerInfo, cfg api.ClientConf
 	if err != nil {
 		return nil, err
 	}
-	m, err := client.AddModel(ctx, api.AddModelRequest{Name: "commitbench"})
-	if err != nil {
-		client.Close()
-		return nil, fmt.Errorf("drovercluster: add model: %w", err)
+	t := &Target{client: client}
+	for i := 0; i < Models; i++ {
+		m, err := client.AddModel(ctx, api.AddModelRequest{Name: fmt.Sprintf("commitbench-%d", i)})
+		if err != nil {
+			client.Close()
+			return nil, fmt.Errorf("drovercluster: add model: %w", err)
+		}
+		t.models = append(t.models, m.UUID)
 	}
-	return &Target{client: client, model: m.UUID}, nil
+	return t, nil
 }
 
 // poolTransport keeps up to n connections per host open and idle between
@@ -76,12 +88,16 @@ func leaderFirst(info *api.ControllerInfo) ([]string, error) {
 // Name is "drover".
 func (t *Target) Name() string { return "drover" }
 
-// Model is the UUID of the model the writes go to.
-func (t *Target) Model() string { return t.model }
+// Model is the UUID of the model key's writes go to.
+func (t *Target) Model(key string) string {
+	h := fnv.New32a()
+	h.Write([]byte(key))
+	return t.models[h.Sum32()%uint32(len(t.models))]
+}
 
 // Put sets model config key=value.
 func (t *Target) Put(ctx context.Context, key, value string) error {
-	_, err := t.client.SetModelConfig(ctx, t.model, api.ConfigChange{Set: map[string]any{key: value}})
+	_, err := t.client.SetModelConfig(ctx, t.Model(key), api.ConfigChange{Set: map[string]any{key: value}})
 	return err
 }
 

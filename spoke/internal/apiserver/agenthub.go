@@ -220,6 +220,10 @@ func (in *interest) concerns(ev state.Event) bool {
 		return slices.Contains(in.units, o.Receiver)
 	case *state.LeaderSettings:
 		return slices.Contains(in.apps, o.Application)
+	case *state.ModelConfigEntry:
+		// Only the keys agents act on: other config writes must not make
+		// every agent of the model rebuild its state.
+		return o.Key == cfgUpdateStatusInterval || o.Key == cfgAutoRetry
 	}
 	return false
 }

@@ -193,9 +193,11 @@ func TestThreeNodesPartitionHealRestart(t *testing.T) {
 	}
 	for {
 		leader = waitLeader(ctx, t, rest)
-		if err := apply(ctx, leader, "b", "2"); err == nil {
+		err := apply(ctx, leader, "b", "2")
+		if err == nil {
 			break
 		}
+		t.Logf("write to %s during partition: %v", leader.id, err)
 	}
 	// The isolated node cannot commit anything.
 	short, c2 := context.WithTimeout(ctx, 500*time.Millisecond)

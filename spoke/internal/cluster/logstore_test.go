@@ -62,3 +62,16 @@ func TestLogStoreRoundTripAndReopen(t *testing.T) {
 		t.Fatal("a truncated entry decoded")
 	}
 }
+
+func TestBatchEncoding(t *testing.T) {
+	batch := []*proposal{{cmd: []byte("a")}, {cmd: nil}, {cmd: bytes.Repeat([]byte("x"), 300)}}
+	got, err := decodeBatch(encodeBatch(batch))
+	if err != nil || len(got) != 3 || string(got[0]) != "a" || len(got[1]) != 0 || len(got[2]) != 300 {
+		t.Fatalf("decode = %q, %v", got, err)
+	}
+	for _, bad := range [][]byte{nil, {BatchMarker}, {BatchMarker, 2, 1, 'a'}, {BatchMarker, 1, 5, 'a'}, {BatchMarker, 1, 1, 'a', 'b'}} {
+		if _, err := decodeBatch(bad); err == nil {
+			t.Errorf("decodeBatch(%v) succeeded", bad)
+		}
+	}
+}

@@ -86,6 +86,7 @@ type Node struct {
 	trans *raft.NetworkTransport
 	log   *logStore
 	fsm   *trackedFSM
+	batch *batcher
 }
 
 // Open starts the raft member on its data dir, bootstrapping a new cluster
@@ -171,7 +172,9 @@ func Open(cfg Config) (*Node, error) {
 		closeLogs()
 		return nil, fmt.Errorf("start raft: %w", err)
 	}
-	return &Node{cfg: cfg, raft: r, trans: trans, log: logs, fsm: fsm}, nil
+	node := &Node{cfg: cfg, raft: r, trans: trans, log: logs, fsm: fsm}
+	node.batch = &batcher{n: node}
+	return node, nil
 }
 
 // ID is this node's raft server ID.
@@ -201,11 +204,7 @@ func (n *Node) Apply(ctx context.Context, cmd []byte) (any, uint64, error) {
 	if n.raft.State() != raft.Leader {
 		return nil, 0, ErrNotLeader
 	}
-	f := n.raft.Apply(cmd, timeoutOf(ctx, 30*time.Second))
-	if err := f.Error(); err != nil {
-		return nil, 0, mapRaftErr(err)
-	}
-	return f.Response(), f.Index(), nil
+	return n.batch.propose(ctx, cmd)
 }
 
 // ReadIndex returns an index such that state at or after it reflects every

@@ -37,7 +37,12 @@ func (f *trackedFSM) advance(idx uint64) {
 }
 
 func (f *trackedFSM) Apply(l *raft.Log) any {
-	resp := f.inner.Apply(l)
+	var resp any
+	if len(l.Data) > 0 && l.Data[0] == BatchMarker {
+		resp = applyBatch(f.inner, l)
+	} else {
+		resp = f.inner.Apply(l)
+	}
 	f.advance(l.Index)
 	return resp
 }

@@ -331,3 +331,16 @@ func (t *Txn) maybeRemoveApplication(model, name string) error {
 	}
 	return t.del(tableApplications, a)
 }
+
+func applyConfig(cfg, set map[string]any, unset []string) map[string]any {
+	if cfg == nil {
+		cfg = map[string]any{}
+	}
+	for k, v := range set {
+		cfg[k] = copyAny(v)
+	}
+	for _, k := range unset {
+		delete(cfg, k)
+	}
+	return cfg
+}

@@ -16,7 +16,9 @@ import (
 //	A retired command keeps its number (and its request struct) forever,
 //	because old logs replay it.
 //
-// 0 is reserved as invalid so that a zeroed buffer never decodes.
+// 0 is reserved as invalid so that a zeroed buffer never decodes, and 255
+// is the cluster layer's group-commit marker (cluster.BatchMarker): the
+// cluster unwraps batch entries before the FSM sees them.
 type MessageType uint8
 
 // Raft command types. Explicit numbers, not iota, so that inserting a line

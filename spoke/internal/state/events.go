@@ -25,6 +25,7 @@ const (
 	KindLease          = "lease"
 	KindTask           = "task"
 	KindLeaderSettings = "leader-settings"
+	KindModelConfig    = "model-config"
 )
 
 // Event operations.
@@ -88,6 +89,8 @@ func eventsFrom(index uint64, changes memdb.Changes) []Event {
 			e.Kind, e.Key, e.ModelUUID = KindTask, o.ID, o.ModelUUID
 		case *LeaderSettings:
 			e.Kind, e.Key, e.ModelUUID = KindLeaderSettings, o.Application, o.ModelUUID
+		case *ModelConfigEntry:
+			e.Kind, e.Key, e.ModelUUID = KindModelConfig, o.Key, o.ModelUUID
 		default:
 			continue
 		}

@@ -62,21 +62,42 @@ func (f *FSM) Events() *EventBroker { return f.events }
 // changes nothing, so an older node keeps running until it is upgraded.
 // Apply is deterministic: the same log gives the same store on every node.
 func (f *FSM) Apply(l *raft.Log) any {
-	t, req, err := Decode(l.Data)
-	if err != nil {
-		f.logger.Error("cannot decode raft command; skipped", "index", l.Index, "type", t, "err", err)
-		return ApplyResult{Err: err}
+	res, events := f.apply(l.Index, l.Data)
+	f.events.Publish(l.Index, events)
+	return res
+}
+
+// ApplyBatch applies the commands of one group-committed raft entry in
+// order, each atomically on its own, and publishes their events once, at
+// the entry's index (watchers resume by index, so one index must be one
+// event batch).
+func (f *FSM) ApplyBatch(index uint64, cmds [][]byte) []any {
+	out := make([]any, len(cmds))
+	var all []Event
+	for i, c := range cmds {
+		res, events := f.apply(index, c)
+		out[i] = res
+		all = append(all, events...)
 	}
-	v, events, err := f.store.Update(l.Index, func(tx *Txn) (any, error) { return applyRequest(tx, req) })
+	f.events.Publish(index, all)
+	return out
+}
+
+func (f *FSM) apply(index uint64, data []byte) (ApplyResult, []Event) {
+	t, req, err := Decode(data)
+	if err != nil {
+		f.logger.Error("cannot decode raft command; skipped", "index", index, "type", t, "err", err)
+		return ApplyResult{Err: err}, nil
+	}
+	v, events, err := f.store.Update(index, func(tx *Txn) (any, error) { return applyRequest(tx, req) })
 	if err != nil {
 		if api.CodeOf(err) == api.CodeInternal {
-			f.logger.Error("raft command failed", "index", l.Index, "type", t, "err", err)
+			f.logger.Error("raft command failed", "index", index, "type", t, "err", err)
 		}
 		// Returned as is: the *api.Error's message is the user-facing text.
-		return ApplyResult{Err: err}
+		return ApplyResult{Err: err}, nil
 	}
-	f.events.Publish(l.Index, events)
-	return ApplyResult{Value: v}
+	return ApplyResult{Value: v}, events
 }
 
 // applyRequest is the one switch from request to store command.

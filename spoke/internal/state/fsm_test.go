@@ -20,6 +20,7 @@ func fillAll(h *harness) {
 	h.must(UpsertUserType, &UpsertUserRequest{User: api.User{Name: "admin", Access: "superuser", CreatedAt: t0}, PasswordHash: "secret-hash"})
 	h.seed()
 	h.must(SetCredentialType, &SetCredentialRequest{Credential: api.Credential{Tag: "unit-kv-0", ModelUUID: testModel, Hash: "h"}})
+	h.must(SetModelConfigType, &SetModelConfigRequest{ModelUUID: testModel, Set: map[string]any{"update-status-hook-interval": "1m", "n": 3}})
 	h.deploy("kv", "kv", 2)
 	h.deploy("web", "web", 1)
 	h.deploy("logger", "logger", 0)

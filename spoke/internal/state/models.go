@@ -11,12 +11,16 @@ import (
 var modelTables = []string{
 	tableApplications, tableUnits, tableMachines, tableRelations, tableRelationScopes,
 	tableRelationData, tableLeases, tableTasks, tableStatusHistory, tableCredentials,
-	tableUnitState, tableLeaderSettings,
+	tableUnitState, tableLeaderSettings, tableModelConfig,
 }
 
 // ModelByUUID returns a model, or nil.
 func (r *reader) ModelByUUID(uuid string) (*api.Model, error) {
-	return first[api.Model](r, tableModels, "id", uuid)
+	m, err := first[api.Model](r, tableModels, "id", uuid)
+	if err != nil {
+		return nil, err
+	}
+	return r.withConfig(m)
 }
 
 // ModelByName returns owner's model called name, or nil. With owner empty
@@ -44,12 +48,21 @@ func (r *reader) ModelByName(owner, name string) (*api.Model, error) {
 
 // ListModels returns every model, by UUID.
 func (r *reader) ListModels() ([]*api.Model, error) {
-	return list[api.Model](r, tableModels, "id")
+	all, err := list[api.Model](r, tableModels, "id")
+	if err != nil {
+		return nil, err
+	}
+	for i, m := range all {
+		if all[i], err = r.withConfig(m); err != nil {
+			return nil, err
+		}
+	}
+	return all, nil
 }
 
 // model returns a model or a NotFound error.
 func (r *reader) model(uuid string) (*api.Model, error) {
-	m, err := r.ModelByUUID(uuid)
+	m, err := first[api.Model](r, tableModels, "id", uuid)
 	if err != nil {
 		return nil, err
 	}
@@ -79,7 +92,7 @@ func (t *Txn) AddModel(req *AddModelRequest) (*api.Model, error) {
 	if err := validName("model", req.Name); err != nil {
 		return nil, err
 	}
-	if m, err := t.ModelByUUID(req.UUID); err != nil {
+	if m, err := first[api.Model](&t.reader, tableModels, "id", req.UUID); err != nil {
 		return nil, err
 	} else if m != nil {
 		return nil, api.Errorf(api.CodeAlreadyExists, "model %q already exists", req.UUID)
@@ -91,28 +104,28 @@ func (t *Txn) AddModel(req *AddModelRequest) (*api.Model, error) {
 	}
 	m := &api.Model{
 		UUID: req.UUID, Name: req.Name, Owner: req.Owner, Life: api.Alive,
-		Config:    copyAnyMap(req.Config),
 		Status:    api.Status{Status: "available", Since: req.Now},
 		CreatedAt: req.Now,
 	}
-	if m.Config == nil {
-		m.Config = map[string]any{}
+	if err := t.put(tableModels, m); err != nil {
+		return nil, err
 	}
-	return m, t.put(tableModels, m)
+	if _, err := t.setModelConfigKeys(m.UUID, req.Config, nil); err != nil {
+		return nil, err
+	}
+	return t.withConfig(m)
 }
 
-// SetModelConfig sets and unsets model config keys.
-func (t *Txn) SetModelConfig(req *SetModelConfigRequest) (*api.Model, error) {
-	m, err := t.aliveModel(req.ModelUUID)
-	if err != nil {
+// SetModelConfig sets and unsets model config keys. Value: the changed
+// keys with their new values (nil for an unset key).
+func (t *Txn) SetModelConfig(req *SetModelConfigRequest) (map[string]any, error) {
+	if _, err := t.aliveModel(req.ModelUUID); err != nil {
 		return nil, err
 	}
 	if err := checkSetUnset(req.Set, req.Unset); err != nil {
 		return nil, err
 	}
-	m = copyModel(m)
-	m.Config = applyConfig(m.Config, req.Set, req.Unset)
-	return m, t.put(tableModels, m)
+	return t.setModelConfigKeys(req.ModelUUID, req.Set, req.Unset)
 }
 
 // checkSetUnset rejects empty keys and a key both set and unset.
@@ -126,19 +139,6 @@ func checkSetUnset[V any](set map[string]V, unset []string) error {
 		}
 	}
 	return nil
-}
-
-func applyConfig(cfg, set map[string]any, unset []string) map[string]any {
-	if cfg == nil {
-		cfg = map[string]any{}
-	}
-	for k, v := range set {
-		cfg[k] = copyAny(v)
-	}
-	for _, k := range unset {
-		delete(cfg, k)
-	}
-	return cfg
 }
 
 // DestroyModel makes the model dying and destroys its applications.

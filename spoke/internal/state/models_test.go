@@ -32,9 +32,16 @@ func TestModelCommands(t *testing.T) {
 	if _, err := h.snap().ModelByName("", "m"); !errorsIs(err, api.ErrInvalid) {
 		t.Errorf("ambiguous ModelByName: %v", err)
 	}
-	m := h.must(SetModelConfigType, &SetModelConfigRequest{ModelUUID: testModel,
-		Set: map[string]any{"update-status-hook-interval": "1m", "x": true}}).(*api.Model)
-	m = h.must(SetModelConfigType, &SetModelConfigRequest{ModelUUID: testModel, Unset: []string{"x"}}).(*api.Model)
+	changed := h.must(SetModelConfigType, &SetModelConfigRequest{ModelUUID: testModel,
+		Set: map[string]any{"update-status-hook-interval": "1m", "x": true}}).(map[string]any)
+	if len(changed) != 2 || changed["x"] != true {
+		t.Errorf("changed %v", changed)
+	}
+	changed = h.must(SetModelConfigType, &SetModelConfigRequest{ModelUUID: testModel, Unset: []string{"x"}}).(map[string]any)
+	if v, ok := changed["x"]; !ok || v != nil {
+		t.Errorf("unset answer %v", changed)
+	}
+	m, _ := h.snap().ModelByUUID(testModel)
 	if len(m.Config) != 1 || m.Config["update-status-hook-interval"] != "1m" {
 		t.Errorf("config %v", m.Config)
 	}

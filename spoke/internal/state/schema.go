@@ -28,6 +28,7 @@ const (
 	tableStatusHistory   = "status_history"
 	tableUnitState       = "unit_state"
 	tableLeaderSettings  = "leader_settings"
+	tableModelConfig     = "model_config"
 )
 
 // allTables is the fixed order of tables in snapshots.
@@ -35,7 +36,7 @@ var allTables = []string{
 	tableIndex, tableController, tableControllerNodes, tableUsers, tableCredentials,
 	tableModels, tableCharms, tableApplications, tableUnits, tableMachines,
 	tableRelations, tableRelationScopes, tableRelationData, tableLeases, tableTasks,
-	tableStatusHistory, tableUnitState, tableLeaderSettings,
+	tableStatusHistory, tableUnitState, tableLeaderSettings, tableModelConfig,
 }
 
 // IndexEntry records the last raft index that modified a table.
@@ -104,6 +105,7 @@ func schema() *memdb.DBSchema {
 			idIndex(compound(str("ModelUUID"), str("Entity"), str("Kind"), &memdb.UintFieldIndex{Field: "Seq"})),
 			modelIdx, byIndex("entity", compound(str("ModelUUID"), str("Entity"), str("Kind")), false)),
 		table(tableUnitState, idIndex(compound(str("ModelUUID"), str("Unit"))), modelIdx),
+		table(tableModelConfig, idIndex(compound(str("ModelUUID"), str("Key"))), modelIdx),
 		table(tableLeaderSettings, idIndex(compound(str("ModelUUID"), str("Application"))), modelIdx),
 	}
 	s := &memdb.DBSchema{Tables: map[string]*memdb.TableSchema{}}

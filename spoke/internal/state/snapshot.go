@@ -42,6 +42,7 @@ const (
 	recStatusHistory  recordType = 16
 	recUnitState      recordType = 17
 	recLeaderSettings recordType = 18
+	recModelConfig    recordType = 19
 )
 
 // userRecord carries the password hash that api.User keeps out of JSON.
@@ -105,6 +106,7 @@ var snapshotTables = map[string]snapshotTable{
 	tableTasks:          plain[api.Task](recTask),
 	tableStatusHistory:  plain[api.StatusHistoryEntry](recStatusHistory),
 	tableUnitState:      plain[UnitCharmState](recUnitState),
+	tableModelConfig:    plain[ModelConfigEntry](recModelConfig),
 	tableLeaderSettings: plain[LeaderSettings](recLeaderSettings),
 }
 

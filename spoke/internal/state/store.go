@@ -250,6 +250,8 @@ func metaOf(obj any) *api.Meta {
 		return &o.Meta
 	case *api.Task:
 		return &o.Meta
+	case *ModelConfigEntry:
+		return &o.Meta
 	case *UnitCharmState:
 		return &o.Meta
 	case *LeaderSettings:

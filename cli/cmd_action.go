@@ -1,0 +1,382 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/charm"
+	"github.com/spf13/cobra"
+)
+
+// waitForever is the --wait value when given without a duration.
+const waitForever = "forever"
+
+func (a *App) runCmd() *cobra.Command {
+	var mo modelOpt
+	var format formatOpt
+	var wait string
+	var background, stringArgs bool
+	cmd := &cobra.Command{
+		Use:   "run UNIT|APP/leader [UNIT...] ACTION [KEY=VALUE...]",
+		Short: "Run an action on units and show its results",
+		Long: `Enqueues ACTION on each named unit (or on an application's leader with
+APP/leader), one task per unit, then waits for the tasks to finish and
+prints their results. Parameters are KEY=VALUE (a.b=VALUE nests); values
+are YAML unless --string-args. --background returns at once with the task
+ids; --wait=DURATION bounds the wait (default: until done). Follow a task
+later with 'drover show-task ID'.`,
+		Example: `  drover run kv/0 get key=foo
+  drover run kv/leader compact level=2 --wait=1m
+  drover run kv/0 kv/1 compact --background`,
+		Args: minArgs(2, "a unit and an action name"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := format.check(); err != nil {
+				return err
+			}
+			var receivers []string
+			i := 0
+			for ; i < len(args) && strings.Contains(args[i], "/"); i++ {
+				receivers = append(receivers, args[i])
+			}
+			if len(receivers) == 0 {
+				return usagef("run: the first argument must be a unit (app/N) or app/leader, not %q", args[0])
+			}
+			if i == len(args) || strings.Contains(args[i], "=") {
+				return usagef("run: missing the action name after the units")
+			}
+			action := args[i]
+			params, err := parseActionParams(args[i+1:], stringArgs)
+			if err != nil {
+				return err
+			}
+			var waitFor time.Duration // 0: until done
+			if wait != "" && wait != waitForever {
+				if waitFor, err = time.ParseDuration(wait); err != nil || waitFor < 0 {
+					return usagef("--wait %q: want a duration such as 30s or 5m", wait)
+				}
+			}
+			mc, err := a.dialModel(cmd.Context(), mo.ref)
+			if err != nil {
+				return err
+			}
+			defer mc.client.Close()
+			tasks, err := mc.client.RunAction(cmd.Context(), mc.uuid, api.RunActionRequest{Receivers: receivers, Action: action, Params: params})
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(a.Stderr, "Running %s with %d task(s)\n", action, len(tasks))
+			for _, t := range tasks {
+				fmt.Fprintf(a.Stderr, "  - task %s on unit-%s\n", t.ID, strings.ReplaceAll(t.Receiver, "/", "-"))
+			}
+			if background {
+				fmt.Fprintf(a.Stderr, "\nCheck the task status with 'drover show-task %s'\n", tasks[0].ID)
+				return nil
+			}
+			done, err := a.waitTasks(cmd.Context(), mc, tasks, waitFor)
+			if err != nil {
+				return err
+			}
+			if err := a.printTaskResults(done, format.value); err != nil {
+				return err
+			}
+			for _, t := range done {
+				if t.Status == api.TaskFailed || t.Status == api.TaskAborted || t.Status == api.TaskCancelled {
+					return fmt.Errorf("task %s on %s %s: %s", t.ID, t.Receiver, t.Status, t.Message)
+				}
+			}
+			return nil
+		},
+	}
+	mo.add(cmd)
+	format.add(cmd, "plain", "plain", "yaml", "json")
+	cmd.Flags().StringVar(&wait, "wait", "", "how long to wait for the results (default: until done)")
+	cmd.Flags().Lookup("wait").NoOptDefVal = waitForever
+	cmd.Flags().BoolVar(&background, "background", false, "return at once with the task ids")
+	cmd.Flags().BoolVar(&stringArgs, "string-args", false, "pass every value as a string")
+	return cmd
+}
+
+func finished(status string) bool {
+	return status != api.TaskPending && status != api.TaskRunning
+}
+
+// waitTasks waits until every task finishes or limit passes (0: no limit).
+func (a *App) waitTasks(ctx context.Context, mc *modelConn, tasks []api.Task, limit time.Duration) ([]api.Task, error) {
+	if limit > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, limit)
+		defer cancel()
+	}
+	p := a.newProgress(fmt.Sprintf("Waiting for task %s on %s (%s)...", tasks[0].ID, tasks[0].Receiver, tasks[0].Status))
+	defer p.Done("")
+	out := slices.Clone(tasks)
+	for i := range out {
+		for !finished(out[i].Status) {
+			p.Update("Waiting for task %s on %s (%s)...", out[i].ID, out[i].Receiver, out[i].Status)
+			// The server holds the answer until the task finishes or the
+			// hold passes; loop to bound each request.
+			hold := 30 * time.Second
+			if dl, ok := ctx.Deadline(); ok {
+				hold = min(hold, max(time.Until(dl), time.Millisecond))
+			}
+			t, err := mc.client.Task(ctx, mc.uuid, out[i].ID, hold)
+			if err != nil {
+				if errors.Is(err, context.DeadlineExceeded) {
+					return nil, fmt.Errorf("task %s on %s is still %s after %s; follow it with 'drover show-task %s'",
+						out[i].ID, out[i].Receiver, out[i].Status, limit, out[i].ID)
+				}
+				return nil, err
+			}
+			out[i] = *t
+			if !finished(t.Status) && ctx.Err() != nil {
+				return nil, fmt.Errorf("task %s on %s is still %s after %s; follow it with 'drover show-task %s'",
+					t.ID, t.Receiver, t.Status, limit, t.ID)
+			}
+		}
+	}
+	return out, nil
+}
+
+// taskView is a task as run and show-task print it.
+type taskView struct {
+	ID      string         `json:"id"`
+	Unit    string         `json:"unit"`
+	Action  string         `json:"action"`
+	Status  string         `json:"status"`
+	Message string         `json:"message,omitempty"`
+	Params  map[string]any `json:"parameters,omitempty"`
+	Results map[string]any `json:"results,omitempty"`
+	Log     []string       `json:"log,omitempty"`
+	Timing  map[string]any `json:"timing"`
+}
+
+func viewTask(t api.Task) taskView {
+	v := taskView{ID: t.ID, Unit: t.Receiver, Action: t.Action, Status: t.Status, Message: t.Message,
+		Params: t.Params, Results: t.Results, Timing: map[string]any{"enqueued": t.Enqueued.UTC().Format(time.RFC3339)}}
+	if !t.Started.IsZero() {
+		v.Timing["started"] = t.Started.UTC().Format(time.RFC3339)
+	}
+	if !t.Completed.IsZero() {
+		v.Timing["completed"] = t.Completed.UTC().Format(time.RFC3339)
+	}
+	for _, l := range t.Log {
+		v.Log = append(v.Log, l.Time.UTC().Format(time.RFC3339)+" "+l.Message)
+	}
+	return v
+}
+
+func (a *App) printTaskResults(tasks []api.Task, format string) error {
+	if format != "plain" {
+		out := map[string]taskView{}
+		for _, t := range tasks {
+			out[t.Receiver] = viewTask(t)
+		}
+		return writeFormatted(a.Stdout, format, out)
+	}
+	for _, t := range tasks {
+		if len(tasks) > 1 {
+			fmt.Fprintf(a.Stdout, "%s:\n", t.Receiver)
+		}
+		for _, l := range t.Log {
+			fmt.Fprintln(a.Stderr, l.Message)
+		}
+		if len(t.Results) > 0 {
+			if err := writeYAMLOut(a.Stdout, t.Results); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (a *App) showTaskCmd() *cobra.Command {
+	var mo modelOpt
+	var format formatOpt
+	var wait time.Duration
+	cmd := &cobra.Command{
+		Use:   "show-task ID",
+		Short: "Show a task: its status, parameters, results and log",
+		Long: `Shows a task (one action on one unit). With --wait, waits up to that long
+for it to finish first. A task stays pending until the unit's agent runs it.`,
+		Example: "  drover show-task 3\n  drover show-task 3 --wait 1m --format json",
+		Args:    exactArgs(1, "a task id"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := format.check(); err != nil {
+				return err
+			}
+			mc, err := a.dialModel(cmd.Context(), mo.ref)
+			if err != nil {
+				return err
+			}
+			defer mc.client.Close()
+			t, err := mc.client.Task(cmd.Context(), mc.uuid, args[0], wait)
+			if err != nil {
+				return err
+			}
+			if format.value == "plain" {
+				return a.printTaskResults([]api.Task{*t}, "plain")
+			}
+			return writeFormatted(a.Stdout, format.value, viewTask(*t))
+		},
+	}
+	mo.add(cmd)
+	format.add(cmd, "yaml", "yaml", "json", "plain")
+	cmd.Flags().DurationVar(&wait, "wait", 0, "wait up to this long for the task to finish")
+	return cmd
+}
+
+func (a *App) actionsCmd() *cobra.Command {
+	var mo modelOpt
+	var format formatOpt
+	var schema bool
+	cmd := &cobra.Command{
+		Use:     "actions APPLICATION",
+		Aliases: []string{"list-actions"},
+		Short:   "List an application's actions",
+		Example: "  drover actions kv\n  drover actions kv --schema --format yaml",
+		Args:    exactArgs(1, "an application name"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := format.check(); err != nil {
+				return err
+			}
+			mc, err := a.dialModel(cmd.Context(), mo.ref)
+			if err != nil {
+				return err
+			}
+			defer mc.client.Close()
+			app, err := mc.client.Application(cmd.Context(), mc.uuid, args[0])
+			if err != nil {
+				return err
+			}
+			ch, err := mc.client.Charm(cmd.Context(), app.CharmSHA256)
+			if err != nil {
+				return err
+			}
+			acts, err := charm.ParseActions([]byte(ch.ActionsYAML))
+			if err != nil {
+				return fmt.Errorf("charm %q has invalid actions: %w", ch.Name, err)
+			}
+			if format.value != "tabular" {
+				out := map[string]any{}
+				for _, n := range acts.Names() {
+					spec, _ := acts.Spec(n)
+					if schema {
+						out[n] = map[string]any{"description": spec.Description, "params": spec.Schema}
+					} else {
+						out[n] = spec.Description
+					}
+				}
+				return writeFormatted(a.Stdout, format.value, out)
+			}
+			if len(acts.Names()) == 0 {
+				fmt.Fprintf(a.Stderr, "No actions defined for %s.\n", args[0])
+				return nil
+			}
+			t := &table{}
+			t.row("Action", "Description")
+			for _, n := range acts.Names() {
+				spec, _ := acts.Spec(n)
+				t.row(n, spec.Description)
+			}
+			return t.write(a.Stdout)
+		},
+	}
+	mo.add(cmd)
+	format.add(cmd, "tabular", "tabular", "yaml", "json")
+	cmd.Flags().BoolVar(&schema, "schema", false, "show each action's parameter schema (yaml/json)")
+	return cmd
+}
+
+func (a *App) resolvedCmd() *cobra.Command {
+	var mo modelOpt
+	var noRetry bool
+	cmd := &cobra.Command{
+		Use:     "resolved UNIT...",
+		Aliases: []string{"resolve"},
+		Short:   "Mark a unit's failed hook resolved",
+		Long:    `Marks a unit in error resolved: the failed hook is retried, or skipped with --no-retry.`,
+		Example: "  drover resolved kv/0\n  drover resolved kv/0 --no-retry",
+		Args:    minArgs(1, "a unit"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			mc, err := a.dialModel(cmd.Context(), mo.ref)
+			if err != nil {
+				return err
+			}
+			defer mc.client.Close()
+			for _, u := range args {
+				if _, err := mc.client.Resolved(cmd.Context(), mc.uuid, u, noRetry); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	}
+	mo.add(cmd)
+	cmd.Flags().BoolVar(&noRetry, "no-retry", false, "skip the failed hook instead of retrying it")
+	return cmd
+}
+
+func (a *App) showStatusLogCmd() *cobra.Command {
+	var mo modelOpt
+	var format formatOpt
+	var kind string
+	var n int
+	cmd := &cobra.Command{
+		Use:     "show-status-log ENTITY",
+		Short:   "Show an entity's status history",
+		Long:    `Shows the recorded statuses of a unit, application or machine, oldest first.`,
+		Example: "  drover show-status-log kv/0\n  drover show-status-log kv/0 --type workload -n 5\n  drover show-status-log 0 --type machine",
+		Args:    exactArgs(1, "a unit, application or machine"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := format.check(); err != nil {
+				return err
+			}
+			switch kind {
+			case "", "unit":
+				kind = ""
+			case api.StatusKindWorkload, api.StatusKindAgent, api.StatusKindApplication, api.StatusKindMachine,
+				api.StatusKindInstance, api.StatusKindModel:
+			default:
+				return usagef("--type %q: want unit, workload, juju-unit, application, machine, machine-instance or model", kind)
+			}
+			mc, err := a.dialModel(cmd.Context(), mo.ref)
+			if err != nil {
+				return err
+			}
+			defer mc.client.Close()
+			entity := args[0]
+			if kind == api.StatusKindModel {
+				entity = mc.uuid
+			}
+			hist, err := mc.client.StatusHistory(cmd.Context(), mc.uuid, api.StatusHistoryFilter{Entity: entity, Kind: kind, Limit: n})
+			if err != nil {
+				return err
+			}
+			slices.SortStableFunc(hist, func(x, y api.StatusHistoryEntry) int {
+				if c := x.Status.Since.Compare(y.Status.Since); c != 0 {
+					return c
+				}
+				return int(x.Seq) - int(y.Seq)
+			})
+			if format.value != "tabular" {
+				return writeFormatted(a.Stdout, format.value, hist)
+			}
+			t := &table{color: a.Terminal}
+			t.row("Time", "Type", "Status", "Message")
+			for _, h := range hist {
+				t.row(h.Status.Since.UTC().Format("02 Jan 2006 15:04:05Z"), h.Kind, statusCell(h.Status.Status), h.Status.Message)
+			}
+			return t.write(a.Stdout)
+		},
+	}
+	mo.add(cmd)
+	format.add(cmd, "tabular", "tabular", "json", "yaml")
+	cmd.Flags().StringVar(&kind, "type", "", "status type: unit (workload and agent), workload, juju-unit, application, machine, model")
+	cmd.Flags().IntVarP(&n, "lines", "n", 0, "show at most this many entries (0: the server's default)")
+	return cmd
+}

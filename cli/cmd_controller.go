@@ -1,0 +1,389 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/droverhq/drover/api"
+	"github.com/spf13/cobra"
+)
+
+func (a *App) controllersCmd() *cobra.Command {
+	var format formatOpt
+	cmd := &cobra.Command{
+		Use:     "controllers",
+		Aliases: []string{"list-controllers"},
+		Short:   "List the controllers this client knows",
+		Long: `Lists the controllers in the client store. The current one is marked with *.
+Each controller is asked for its nodes and version; an unreachable one shows
+what was last seen.`,
+		Example: "  drover controllers\n  drover controllers --format json",
+		Args:    exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := format.check(); err != nil {
+				return err
+			}
+			return a.controllers(cmd.Context(), format.value)
+		},
+	}
+	format.add(cmd, "tabular", "tabular", "json", "yaml")
+	return cmd
+}
+
+type controllerListEntry struct {
+	Name         string `json:"-"`
+	Current      bool   `json:"current,omitempty"`
+	CurrentModel string `json:"current-model,omitempty"`
+	User         string `json:"user"`
+	Access       string `json:"access,omitempty"`
+	Nodes        int    `json:"controller-nodes"`
+	Voters       int    `json:"voters"`
+	Version      string `json:"agent-version,omitempty"`
+	Reachable    bool   `json:"reachable"`
+	Local        bool   `json:"local"`
+}
+
+func (a *App) controllers(ctx context.Context, format string) error {
+	s, err := a.store.Load()
+	if err != nil {
+		return err
+	}
+	entries := map[string]*controllerListEntry{}
+	for _, name := range s.ControllerNames() {
+		d := s.Controllers[name]
+		e := &controllerListEntry{Name: name, Current: name == s.CurrentController, Nodes: d.NodeCount, Voters: d.NodeCount,
+			Version: d.Version, Local: d.DataDir != ""}
+		if cm := s.Models[name]; cm != nil {
+			e.CurrentModel = cm.CurrentModel
+		}
+		if acct := s.Accounts[name]; acct != nil {
+			e.User, e.Access = acct.User, acct.Access
+		}
+		if c, err := newConn(name, d, s.Accounts[name]); err == nil {
+			cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+			if info, err := c.client.ControllerInfo(cctx); err == nil {
+				e.Reachable, e.Version, e.Nodes, e.Voters = true, info.Version, len(info.Nodes), 0
+				for _, n := range info.Nodes {
+					if n.Voter {
+						e.Voters++
+					}
+				}
+				a.cacheControllerInfo(name, info)
+			}
+			cancel()
+			c.client.Close()
+		}
+		entries[name] = e
+	}
+	if format != "tabular" {
+		return writeFormatted(a.Stdout, format, map[string]any{"controllers": entries, "current-controller": s.CurrentController})
+	}
+	if len(entries) == 0 {
+		fmt.Fprintln(a.Stderr, "No controllers registered. Run 'drover bootstrap' to create one.")
+		return nil
+	}
+	t := &table{color: a.Terminal}
+	t.row("Controller", "Model", "User", "Access", "Nodes", "HA", "Version")
+	for _, name := range sortedKeys(entries) {
+		e := entries[name]
+		n := name
+		if e.Current {
+			n += "*"
+		}
+		model := e.CurrentModel
+		if model == "" {
+			model = "-"
+		}
+		ha := "none"
+		if e.Voters > 1 {
+			ha = strconv.Itoa(e.Voters)
+		}
+		nodes := cell{text: strconv.Itoa(e.Nodes)}
+		if !e.Reachable {
+			nodes = colored("unreachable", colorRed)
+		}
+		t.row(n, model, e.User, e.Access, nodes, ha, e.Version)
+	}
+	return t.write(a.Stdout)
+}
+
+// cacheControllerInfo keeps the addresses, version and node count fresh.
+func (a *App) cacheControllerInfo(name string, info *api.ControllerInfo) {
+	_ = a.store.Update(func(s *State) error { // a cache: failing to save it changes nothing
+		d := s.Controllers[name]
+		if d == nil {
+			return nil
+		}
+		if len(info.APIAddresses) > 0 {
+			d.APIAddresses = info.APIAddresses
+		}
+		d.Version, d.NodeCount = info.Version, len(info.Nodes)
+		return nil
+	})
+}
+
+func (a *App) showControllerCmd() *cobra.Command {
+	var format formatOpt
+	cmd := &cobra.Command{
+		Use:   "show-controller [NAME]",
+		Short: "Show a controller's details and every node",
+		Long: `Shows a controller: its UUID, API addresses, version, every controller node
+with its API and raft address, whether it votes and whether it is the raft
+leader, and the models the client knows on it.`,
+		Example: "  drover show-controller\n  drover show-controller local --format json",
+		Args:    rangeArgs(0, 1, "at most a controller name"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := format.check(); err != nil {
+				return err
+			}
+			name := ""
+			if len(args) == 1 {
+				name = args[0]
+			}
+			return a.showController(cmd.Context(), name, format.value)
+		},
+	}
+	format.add(cmd, "yaml", "yaml", "json")
+	return cmd
+}
+
+type nodeView struct {
+	APIAddress   string `json:"api-address"`
+	RaftAddress  string `json:"raft-address"`
+	Voter        bool   `json:"voter"`
+	Leader       bool   `json:"leader"`
+	AppliedIndex uint64 `json:"applied-index,omitempty"`
+}
+
+func (a *App) showController(ctx context.Context, name, format string) error {
+	c, err := a.dial(name)
+	if err != nil {
+		return err
+	}
+	defer c.client.Close()
+	info, err := c.client.ControllerInfo(ctx)
+	if err != nil {
+		return err
+	}
+	a.cacheControllerInfo(c.name, info)
+	nodes := map[string]nodeView{}
+	for _, n := range info.Nodes {
+		nodes[n.ID] = nodeView{APIAddress: n.APIAddress, RaftAddress: n.RaftAddress, Voter: n.Voter, Leader: n.Leader, AppliedIndex: n.AppliedIndex}
+	}
+	s, err := a.store.Load()
+	if err != nil {
+		return err
+	}
+	details := map[string]any{
+		"uuid": info.UUID, "controller-name": info.Name, "api-endpoints": info.APIAddresses,
+		"agent-version": info.Version, "ca-cert": info.CACert,
+	}
+	if c.details.DataDir != "" {
+		details["local-data-dir"] = c.details.DataDir
+	}
+	view := map[string]any{"details": details, "controller-nodes": nodes,
+		"account": map[string]string{"user": c.account.User, "access": c.account.Access}}
+	if cm := s.Models[c.name]; cm != nil {
+		view["models"] = cm.Models
+		if cm.CurrentModel != "" {
+			view["current-model"] = cm.CurrentModel
+		}
+	}
+	return writeFormatted(a.Stdout, format, map[string]any{c.name: view})
+}
+
+func (a *App) switchCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "switch [[CONTROLLER:]MODEL | CONTROLLER]",
+		Short: "Show or change the current controller and model",
+		Long: `With no argument, prints the current controller:model. With an argument,
+makes it current: "ctl:model", "model" on the current controller, or a
+controller name (its last current model stays selected).`,
+		Example: "  drover switch\n  drover switch demo\n  drover switch local:demo\n  drover switch lab",
+		Args:    rangeArgs(0, 1, "at most one [controller:]model"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return a.printCurrent()
+			}
+			return a.switchTo(cmd.Context(), args[0])
+		},
+	}
+}
+
+func (a *App) printCurrent() error {
+	s, err := a.store.Load()
+	if err != nil {
+		return err
+	}
+	if s.CurrentController == "" {
+		return fmt.Errorf("no current controller; run 'drover bootstrap' or 'drover switch CONTROLLER'")
+	}
+	model := ""
+	if cm := s.Models[s.CurrentController]; cm != nil {
+		model = cm.CurrentModel
+	}
+	if model == "" {
+		fmt.Fprintln(a.Stdout, s.CurrentController)
+		return nil
+	}
+	fmt.Fprintf(a.Stdout, "%s:%s\n", s.CurrentController, model)
+	return nil
+}
+
+func (a *App) switchTo(ctx context.Context, target string) error {
+	s, err := a.store.Load()
+	if err != nil {
+		return err
+	}
+	ctl, model, hasColon := "", target, false
+	if c, m, ok := splitModelRefColon(target); ok {
+		ctl, model, hasColon = c, m, true
+	} else if _, isCtl := s.Controllers[target]; isCtl {
+		ctl, model = target, ""
+	}
+	if ctl == "" && !hasColon {
+		ctl = s.CurrentController
+	}
+	if ctl, err = a.controllerName(s, ctl); err != nil {
+		return err
+	}
+	from := s.CurrentController
+	if cm := s.Models[from]; cm != nil && cm.CurrentModel != "" {
+		from += ":" + cm.CurrentModel
+	}
+	if model != "" {
+		c, err := newConn(ctl, s.Controllers[ctl], s.Accounts[ctl])
+		if err != nil {
+			return err
+		}
+		defer c.client.Close()
+		m, err := a.findModel(ctx, c, model)
+		if err != nil {
+			return err
+		}
+		if err := a.rememberModel(ctl, *m, true); err != nil {
+			return err
+		}
+		model = m.Name
+	}
+	if err := a.store.Update(func(s *State) error { s.CurrentController = ctl; return nil }); err != nil {
+		return err
+	}
+	to := ctl
+	if model == "" {
+		if cm := s.Models[ctl]; cm != nil && cm.CurrentModel != "" {
+			to += ":" + cm.CurrentModel
+		}
+	} else {
+		to += ":" + model
+	}
+	if from == "" {
+		from = "(none)"
+	}
+	fmt.Fprintf(a.Stderr, "%s -> %s\n", from, to)
+	return nil
+}
+
+func splitModelRefColon(ref string) (string, string, bool) {
+	c, m := splitModelRef(ref)
+	return c, m, c != "" || (len(ref) > 0 && ref[0] == ':')
+}
+
+func (a *App) enableHACmd() *cobra.Command {
+	var ctl controllerOpt
+	var n int
+	cmd := &cobra.Command{
+		Use:   "enable-ha",
+		Short: "Grow the controller to 3, 5 or 7 voting nodes",
+		Long: `Makes the controller highly available: the controller starts new nodes
+(beside a locally bootstrapped node's data dir) and waits until every one
+votes in the raft cluster. The count can only grow.`,
+		Example: "  drover enable-ha\n  drover enable-ha -n 5 -c lab",
+		Args:    exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if n != 3 && n != 5 && n != 7 {
+				return usagef("-n %d: the number of controller nodes must be 3, 5 or 7", n)
+			}
+			return a.enableHA(cmd.Context(), ctl.name, n)
+		},
+	}
+	ctl.add(cmd)
+	cmd.Flags().IntVarP(&n, "num-controllers", "n", 3, "number of voting controller nodes (3, 5 or 7)")
+	return cmd
+}
+
+func (a *App) enableHA(ctx context.Context, name string, n int) error {
+	c, err := a.dial(name)
+	if err != nil {
+		return err
+	}
+	defer c.client.Close()
+	p := a.newProgress(fmt.Sprintf("Adding controller nodes to %q until %d vote", c.name, n))
+	info, err := c.client.EnableHA(ctx, n)
+	if err != nil {
+		p.Done("")
+		return err
+	}
+	a.cacheControllerInfo(c.name, info)
+	p.Done("")
+	t := &table{color: a.Terminal}
+	t.row("Node", "API address", "Voter", "Leader")
+	for _, nd := range info.Nodes {
+		leader := ""
+		if nd.Leader {
+			leader = "*"
+		}
+		t.row(nd.ID, nd.APIAddress, strconv.FormatBool(nd.Voter), leader)
+	}
+	if err := t.write(a.Stdout); err != nil {
+		return err
+	}
+	fmt.Fprintf(a.Stderr, "Controller %q now has %d nodes.\n", c.name, len(info.Nodes))
+	return nil
+}
+
+func (a *App) whoamiCmd() *cobra.Command {
+	var ctl controllerOpt
+	var format formatOpt
+	cmd := &cobra.Command{
+		Use:     "whoami",
+		Short:   "Show the current controller, model and user",
+		Example: "  drover whoami",
+		Args:    exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := format.check(); err != nil {
+				return err
+			}
+			c, err := a.dial(ctl.name)
+			if err != nil {
+				return err
+			}
+			defer c.client.Close()
+			who, err := c.client.WhoAmI(cmd.Context())
+			if err != nil {
+				return err
+			}
+			s, err := a.store.Load()
+			if err != nil {
+				return err
+			}
+			model := ""
+			if cm := s.Models[c.name]; cm != nil {
+				model = cm.CurrentModel
+			}
+			if format.value != "tabular" {
+				return writeFormatted(a.Stdout, format.value, map[string]string{"controller": c.name, "model": model, "user": who.User, "access": who.Access})
+			}
+			if model == "" {
+				model = "-"
+			}
+			fmt.Fprintf(a.Stdout, "Controller:  %s\nModel:       %s\nUser:        %s\nAccess:      %s\n", c.name, model, who.User, who.Access)
+			return nil
+		},
+	}
+	ctl.add(cmd)
+	format.add(cmd, "tabular", "tabular", "json", "yaml")
+	return cmd
+}

@@ -1,0 +1,390 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/droverhq/drover/api"
+	"github.com/spf13/cobra"
+)
+
+// confirm asks on a terminal; elsewhere it refuses, so scripts must say -y.
+func (a *App) confirm(what string) error {
+	if !a.StdinTerminal {
+		return usagef("%s\nrefusing without confirmation: pass -y (--no-prompt) to proceed", what)
+	}
+	fmt.Fprintf(a.Stderr, "%s\nContinue [y/N]? ", what)
+	line, _ := bufio.NewReader(a.Stdin).ReadString('\n') // EOF means no
+	if ans := strings.ToLower(strings.TrimSpace(line)); ans != "y" && ans != "yes" {
+		return errors.New("cancelled")
+	}
+	return nil
+}
+
+func (a *App) addModelCmd() *cobra.Command {
+	var ctl controllerOpt
+	var config []string
+	var noSwitch bool
+	cmd := &cobra.Command{
+		Use:   "add-model NAME",
+		Short: "Add a model and make it current",
+		Long: `Adds a model to the controller and switches to it (unless --no-switch).
+--config sets model config, as key=value (repeatable).`,
+		Example: "  drover add-model demo\n  drover add-model staging -c lab --config logging-config='<root>=DEBUG'",
+		Args:    exactArgs(1, "a model name"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			kv, err := parseKeyValues(config)
+			if err != nil {
+				return err
+			}
+			c, err := a.dial(ctl.name)
+			if err != nil {
+				return err
+			}
+			defer c.client.Close()
+			req := api.AddModelRequest{Name: args[0]}
+			if len(kv) > 0 {
+				req.Config = map[string]any{}
+				for k, v := range kv {
+					req.Config[k] = v
+				}
+			}
+			m, err := c.client.AddModel(cmd.Context(), req)
+			if err != nil {
+				return err
+			}
+			if err := a.rememberModel(c.name, *m, !noSwitch); err != nil {
+				return err
+			}
+			fmt.Fprintf(a.Stderr, "Added '%s' model on controller %q with owner %q\n", m.Name, c.name, m.Owner)
+			return nil
+		},
+	}
+	ctl.add(cmd)
+	cmd.Flags().StringArrayVar(&config, "config", nil, "model config key=value (repeatable)")
+	cmd.Flags().BoolVar(&noSwitch, "no-switch", false, "do not make the new model current")
+	return cmd
+}
+
+type modelSummary struct {
+	Name      string    `json:"name"`
+	UUID      string    `json:"model-uuid"`
+	Owner     string    `json:"owner"`
+	Life      api.Life  `json:"life"`
+	Status    string    `json:"status"`
+	Machines  int       `json:"machines"`
+	Units     int       `json:"units"`
+	Apps      int       `json:"applications"`
+	Current   bool      `json:"current,omitempty"`
+	CreatedAt time.Time `json:"created-at"`
+	Cloud     string    `json:"cloud,omitempty"`
+}
+
+func (a *App) modelsCmd() *cobra.Command {
+	var ctl controllerOpt
+	var format formatOpt
+	var uuid bool
+	cmd := &cobra.Command{
+		Use:     "models",
+		Aliases: []string{"list-models"},
+		Short:   "List the models on a controller",
+		Long:    `Lists the models you can see on the controller; the current one is marked with *.`,
+		Example: "  drover models\n  drover models -c lab --format json",
+		Args:    exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := format.check(); err != nil {
+				return err
+			}
+			return a.models(cmd.Context(), ctl.name, format.value, uuid)
+		},
+	}
+	ctl.add(cmd)
+	format.add(cmd, "tabular", "tabular", "json", "yaml")
+	cmd.Flags().BoolVar(&uuid, "uuid", false, "show model UUIDs")
+	return cmd
+}
+
+func (a *App) models(ctx context.Context, ctlName, format string, showUUID bool) error {
+	c, err := a.dial(ctlName)
+	if err != nil {
+		return err
+	}
+	defer c.client.Close()
+	models, err := c.client.Models(ctx)
+	if err != nil {
+		return err
+	}
+	s, err := a.store.Load()
+	if err != nil {
+		return err
+	}
+	current := ""
+	if cm := s.Models[c.name]; cm != nil {
+		current = cm.CurrentModel
+	}
+	sort.Slice(models, func(i, j int) bool { return models[i].Name < models[j].Name })
+	var out []modelSummary
+	for _, m := range models {
+		ms := modelSummary{Name: m.Name, UUID: m.UUID, Owner: m.Owner, Life: m.Life, Status: m.Status.Status,
+			Current: m.Name == current, CreatedAt: m.CreatedAt}
+		if st, err := c.client.Status(ctx, m.UUID); err == nil {
+			ms.Machines, ms.Apps, ms.Cloud = len(st.Machines), len(st.Applications), st.Model.Cloud
+			if st.Model.Region != "" {
+				ms.Cloud += "/" + st.Model.Region
+			}
+			for _, app := range st.Applications {
+				ms.Units += len(app.Units)
+			}
+		}
+		out = append(out, ms)
+	}
+	if format != "tabular" {
+		return writeFormatted(a.Stdout, format, map[string]any{"models": out, "current-model": current})
+	}
+	fmt.Fprintf(a.Stdout, "Controller: %s\n\n", c.name)
+	t := &table{color: a.Terminal}
+	hdr := []any{"Model", "Cloud/Region", "Status", "Owner", "Apps", "Machines", "Units"}
+	if showUUID {
+		hdr = append(hdr, "UUID")
+	}
+	t.row(hdr...)
+	for _, m := range out {
+		name := m.Name
+		if m.Current {
+			name += "*"
+		}
+		status := m.Status
+		if m.Life != api.Alive && m.Life != "" {
+			status = string(m.Life)
+		}
+		row := []any{name, orDash(m.Cloud), statusCell(status), m.Owner, m.Apps, m.Machines, m.Units}
+		if showUUID {
+			row = append(row, m.UUID)
+		}
+		t.row(row...)
+	}
+	return t.write(a.Stdout)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func (a *App) showModelCmd() *cobra.Command {
+	var mo modelOpt
+	var format formatOpt
+	cmd := &cobra.Command{
+		Use:     "show-model [[CONTROLLER:]MODEL]",
+		Short:   "Show a model's details",
+		Example: "  drover show-model\n  drover show-model local:demo --format json",
+		Args:    rangeArgs(0, 1, "at most one model"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := format.check(); err != nil {
+				return err
+			}
+			ref := mo.ref
+			if len(args) == 1 {
+				ref = args[0]
+			}
+			mc, err := a.dialModel(cmd.Context(), ref)
+			if err != nil {
+				return err
+			}
+			defer mc.client.Close()
+			m, err := mc.client.Model(cmd.Context(), mc.uuid)
+			if err != nil {
+				return err
+			}
+			view := map[string]any{"name": m.Name, "model-uuid": m.UUID, "owner": m.Owner, "life": m.Life,
+				"controller-name": mc.name, "controller-uuid": mc.details.UUID,
+				"status":     map[string]any{"current": m.Status.Status, "message": m.Status.Message, "since": m.Status.Since},
+				"created-at": m.CreatedAt, "config": m.Config}
+			return writeFormatted(a.Stdout, format.value, map[string]any{m.Name: view})
+		},
+	}
+	mo.add(cmd)
+	format.add(cmd, "yaml", "yaml", "json")
+	return cmd
+}
+
+func (a *App) destroyModelCmd() *cobra.Command {
+	var ctl controllerOpt
+	var force, yes, noWait bool
+	var timeout time.Duration
+	cmd := &cobra.Command{
+		Use:   "destroy-model [CONTROLLER:]MODEL",
+		Short: "Destroy a model and everything in it",
+		Long: `Destroys a model: its applications are removed (their agents run the
+teardown hooks), then the model. With --force everything is removed at once
+without waiting for agents. drover waits until the model is gone unless
+--no-wait.`,
+		Example: "  drover destroy-model demo -y\n  drover destroy-model local:demo --force -y",
+		Args:    exactArgs(1, "a model name"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ref := args[0]
+			if c, _ := splitModelRef(ref); c == "" && ctl.name != "" {
+				ref = ctl.name + ":" + ref
+			}
+			return a.destroyModel(cmd.Context(), ref, force, yes, noWait, timeout)
+		},
+	}
+	ctl.add(cmd)
+	cmd.Flags().BoolVar(&force, "force", false, "remove everything at once, without waiting for agents")
+	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask for confirmation")
+	cmd.Flags().BoolVar(&yes, "no-prompt", false, "same as --yes")
+	cmd.Flags().BoolVar(&noWait, "no-wait", false, "return once the model is dying")
+	cmd.Flags().DurationVar(&timeout, "timeout", 10*time.Minute, "how long to wait for the model to go")
+	return cmd
+}
+
+func (a *App) destroyModel(ctx context.Context, ref string, force, yes, noWait bool, timeout time.Duration) error {
+	mc, err := a.dialModel(ctx, ref)
+	if err != nil {
+		return err
+	}
+	defer mc.client.Close()
+	if !yes {
+		if err := a.confirm(fmt.Sprintf("This will destroy model %q on controller %q and everything in it.", mc.model, mc.name)); err != nil {
+			return err
+		}
+	}
+	p := a.newProgress(fmt.Sprintf("Destroying model %q", mc.model))
+	m, err := mc.client.DestroyModel(ctx, mc.uuid, force)
+	if err != nil {
+		p.Done("")
+		return err
+	}
+	if m != nil && !noWait {
+		wctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		if err := a.waitModelGone(wctx, mc, p); err != nil {
+			p.Done("")
+			if errors.Is(err, context.DeadlineExceeded) {
+				if force {
+					return fmt.Errorf("model %q is still dying after %s: its machines wait for the provisioner to release them; see 'drover status -m %s'", mc.model, timeout, mc.model)
+				}
+				return fmt.Errorf("model %q is still dying after %s; its units wait for their agents: see 'drover status -m %s', or retry with --force", mc.model, timeout, mc.model)
+			}
+			return err
+		}
+		m = nil
+	}
+	if err := a.forgetModel(mc.name, mc.model); err != nil {
+		p.Done("")
+		return err
+	}
+	if m != nil {
+		p.Done(fmt.Sprintf("Model %q is being destroyed.", mc.model))
+		return nil
+	}
+	p.Done(fmt.Sprintf("Model %q destroyed.", mc.model))
+	return nil
+}
+
+// waitModelGone follows the model's watch until the model is removed,
+// showing how many applications and units remain.
+func (a *App) waitModelGone(ctx context.Context, mc *modelConn, p *progress) error {
+	w, err := a.follow(ctx, mc)
+	if err != nil {
+		if api.CodeOf(err) == api.CodeNotFound {
+			return nil
+		}
+		return err
+	}
+	defer w.Close()
+	for {
+		if _, err := mc.client.Model(ctx, mc.uuid); api.CodeOf(err) == api.CodeNotFound {
+			return nil
+		} else if err != nil {
+			return err
+		}
+		if st, err := mc.client.Status(ctx, mc.uuid); err == nil {
+			units := 0
+			for _, app := range st.Applications {
+				units += len(app.Units)
+			}
+			p.Update("Waiting for model %q to go: %d applications, %d units, %d machines left", mc.model, len(st.Applications), units, len(st.Machines))
+		}
+		if _, err := w.Next(ctx); err != nil {
+			if api.CodeOf(err) == api.CodeNotFound {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+func (a *App) modelConfigCmd() *cobra.Command {
+	var mo modelOpt
+	var format formatOpt
+	var reset []string
+	cmd := &cobra.Command{
+		Use:   "model-config [KEY[=VALUE]...]",
+		Short: "Show or change a model's config",
+		Long: `With no arguments, lists the model's config. With KEY, prints that value.
+With KEY=VALUE, sets it (values are parsed as YAML: 3 is a number, true a
+boolean). --reset returns keys to their defaults.`,
+		Example: "  drover model-config\n  drover model-config update-status-hook-interval=10m\n  drover model-config --reset update-status-hook-interval",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := format.check(); err != nil {
+				return err
+			}
+			set, get := splitConfigArgs(args)
+			if len(get) > 0 && (len(set) > 0 || len(reset) > 0) {
+				return usagef("cannot get and set config in one command")
+			}
+			if len(get) > 1 {
+				return usagef("can only get one key at a time")
+			}
+			mc, err := a.dialModel(cmd.Context(), mo.ref)
+			if err != nil {
+				return err
+			}
+			defer mc.client.Close()
+			if len(set) > 0 || len(reset) > 0 {
+				params, err := parseActionParams(set, false)
+				if err != nil {
+					return err
+				}
+				_, err = mc.client.SetModelConfig(cmd.Context(), mc.uuid, api.ConfigChange{Set: params, Reset: splitList(reset)})
+				return err
+			}
+			cfg, err := mc.client.ModelConfig(cmd.Context(), mc.uuid)
+			if err != nil {
+				return err
+			}
+			if len(get) == 1 {
+				v, ok := cfg[get[0]]
+				if !ok {
+					return fmt.Errorf("key %q is not set in model %q", get[0], mc.model)
+				}
+				if format.value == "tabular" {
+					fmt.Fprintln(a.Stdout, v)
+					return nil
+				}
+				return writeFormatted(a.Stdout, format.value, v)
+			}
+			if format.value != "tabular" {
+				return writeFormatted(a.Stdout, format.value, cfg)
+			}
+			t := &table{}
+			t.row("Attribute", "Value")
+			for _, k := range sortedKeys(cfg) {
+				t.row(k, fmt.Sprint(cfg[k]))
+			}
+			return t.write(a.Stdout)
+		},
+	}
+	mo.add(cmd)
+	format.add(cmd, "tabular", "tabular", "json", "yaml")
+	cmd.Flags().StringArrayVar(&reset, "reset", nil, "keys to reset to their defaults (comma-separated or repeated)")
+	return cmd
+}

@@ -1,0 +1,212 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/droverhq/drover/api"
+	"github.com/spf13/cobra"
+)
+
+// callTimeout bounds one API attempt against one address.
+const callTimeout = 30 * time.Second
+
+// conn is an open connection to one controller.
+type conn struct {
+	name    string
+	details *ControllerDetails
+	account *Account
+	client  *api.Client
+}
+
+// modelConn is a connection plus the model a command works on.
+type modelConn struct {
+	*conn
+	model string // name
+	uuid  string
+}
+
+// controllerOpt is the -c flag of controller commands.
+type controllerOpt struct{ name string }
+
+func (o *controllerOpt) add(cmd *cobra.Command) {
+	cmd.Flags().StringVarP(&o.name, "controller", "c", "", "controller to operate on (default: the current one)")
+}
+
+// modelOpt is the -m flag of model commands.
+type modelOpt struct{ ref string }
+
+func (o *modelOpt) add(cmd *cobra.Command) {
+	cmd.Flags().StringVarP(&o.ref, "model", "m", "", "model to operate in: [controller:]model (default: the current one)")
+}
+
+// splitModelRef parses "[controller:]model"; either part may be empty.
+func splitModelRef(ref string) (controller, model string) {
+	if c, m, ok := strings.Cut(ref, ":"); ok {
+		return c, m
+	}
+	return "", ref
+}
+
+// controllerName resolves an explicit name or the current controller.
+func (a *App) controllerName(s *State, name string) (string, error) {
+	if name == "" {
+		name = s.CurrentController
+	}
+	if name == "" {
+		if len(s.Controllers) == 0 {
+			return "", errors.New("no controllers registered; run 'drover bootstrap' to create one")
+		}
+		return "", errors.New("no current controller; choose one with 'drover switch CONTROLLER'")
+	}
+	if _, ok := s.Controllers[name]; !ok {
+		return "", fmt.Errorf("controller %q not found; 'drover controllers' lists the known ones", name)
+	}
+	return name, nil
+}
+
+// dial opens a client to a controller (empty: the current one).
+func (a *App) dial(name string) (*conn, error) {
+	s, err := a.store.Load()
+	if err != nil {
+		return nil, err
+	}
+	name, err = a.controllerName(s, name)
+	if err != nil {
+		return nil, err
+	}
+	return newConn(name, s.Controllers[name], s.Accounts[name])
+}
+
+func newConn(name string, d *ControllerDetails, acct *Account) (*conn, error) {
+	if acct == nil {
+		return nil, fmt.Errorf("no credentials for controller %q in the client store", name)
+	}
+	c, err := api.NewClient(api.ClientConfig{
+		Addresses: d.APIAddresses, CACert: []byte(d.CACert),
+		User: acct.User, Password: acct.Password, Timeout: callTimeout,
+		ReadYourWrites: true,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("controller %q in the client store is unusable: %w", name, err)
+	}
+	return &conn{name: name, details: d, account: acct, client: c}, nil
+}
+
+// dialModel resolves -m (or the current model) and opens its controller.
+func (a *App) dialModel(ctx context.Context, ref string) (*modelConn, error) {
+	ctlName, model := splitModelRef(ref)
+	s, err := a.store.Load()
+	if err != nil {
+		return nil, err
+	}
+	ctlName, err = a.controllerName(s, ctlName)
+	if err != nil {
+		return nil, err
+	}
+	if model == "" {
+		if cm := s.Models[ctlName]; cm != nil {
+			model = cm.CurrentModel
+		}
+		if model == "" {
+			return nil, fmt.Errorf("no current model on controller %q; add one with 'drover add-model NAME' or choose one with 'drover switch %s:MODEL'", ctlName, ctlName)
+		}
+	}
+	c, err := newConn(ctlName, s.Controllers[ctlName], s.Accounts[ctlName])
+	if err != nil {
+		return nil, err
+	}
+	m, err := a.findModel(ctx, c, model)
+	if err != nil {
+		c.client.Close()
+		return nil, err
+	}
+	return &modelConn{conn: c, model: m.Name, uuid: m.UUID}, nil
+}
+
+// findModel looks a model up by name ("owner/name" or a UUID also work),
+// preferring the caller's own, and refreshes the store's cache.
+func (a *App) findModel(ctx context.Context, c *conn, ref string) (*api.Model, error) {
+	models, err := c.client.Models(ctx)
+	if err != nil {
+		return nil, err
+	}
+	owner, name, hasOwner := strings.Cut(ref, "/")
+	if !hasOwner {
+		owner, name = "", ref
+	}
+	var found []api.Model
+	for _, m := range models {
+		if m.UUID == ref {
+			return &m, nil
+		}
+		if m.Name == name && (owner == "" || m.Owner == owner) {
+			found = append(found, m)
+		}
+	}
+	if len(found) > 1 {
+		for _, m := range found {
+			if m.Owner == c.account.User {
+				return &m, nil
+			}
+		}
+		return nil, fmt.Errorf("model name %q is ambiguous; name it as OWNER/%s", name, name)
+	}
+	if len(found) == 0 {
+		_ = a.forgetModel(c.name, ref) // a stale cache entry is harmless
+		return nil, fmt.Errorf("model %q not found on controller %q; 'drover models' lists them", ref, c.name)
+	}
+	m := found[0]
+	return &m, a.rememberModel(c.name, m, false)
+}
+
+func (a *App) rememberModel(ctl string, m api.Model, makeCurrent bool) error {
+	return a.store.Update(func(s *State) error {
+		if _, ok := s.Controllers[ctl]; !ok {
+			return nil
+		}
+		cm := s.ModelsOf(ctl)
+		cm.Models[m.Name] = ModelDetails{UUID: m.UUID, Owner: m.Owner}
+		if makeCurrent {
+			cm.CurrentModel = m.Name
+		}
+		return nil
+	})
+}
+
+func (a *App) forgetModel(ctl, name string) error {
+	return a.store.Update(func(s *State) error {
+		cm := s.Models[ctl]
+		if cm == nil {
+			return nil
+		}
+		delete(cm.Models, name)
+		if cm.CurrentModel == name {
+			cm.CurrentModel = ""
+		}
+		return nil
+	})
+}
+
+// explain turns an error into text that says what to do about it.
+func explain(err error) string {
+	var ae *api.Error
+	if !errors.As(err, &ae) {
+		return err.Error()
+	}
+	msg := err.Error()
+	switch ae.Code {
+	case api.CodeUnavailable:
+		return msg + "\n(is the controller running? 'drover show-controller' lists its addresses; a local one is started by 'drover bootstrap')"
+	case api.CodeUnauthorized:
+		return msg + "\n(the controller rejected the credentials in the client store; re-register the controller)"
+	case api.CodeForbidden:
+		return msg + "\n(your user lacks the access this needs; ask a controller or model admin)"
+	case api.CodeTimeout:
+		return msg + "\n(check 'drover status' before retrying: the change may have been applied)"
+	}
+	return msg
+}

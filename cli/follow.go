@@ -1,0 +1,74 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/droverhq/drover/api"
+)
+
+// frameSource yields a model's change frames: the websocket watch, or, when
+// the controller refuses the websocket, full-status frames from polling.
+type frameSource interface {
+	Next(ctx context.Context) (*api.WatchFrame, error)
+	Close() error
+}
+
+// pollInterval is how often the polling fallback asks for status.
+const pollInterval = time.Second
+
+// follow opens the model's watch. If the controller refuses the websocket
+// for a reason other than the model or the caller (a proxy, an old
+// controller), it warns once and polls status instead, so --watch,
+// debug-log and waits keep working.
+func (a *App) follow(ctx context.Context, mc *modelConn) (frameSource, error) {
+	w, err := mc.client.Watch(ctx, mc.uuid, 0)
+	if err == nil {
+		return w, nil
+	}
+	switch api.CodeOf(err) {
+	case api.CodeNotFound, api.CodeUnauthorized, api.CodeForbidden, api.CodeUnavailable:
+		return nil, err
+	}
+	if ctx.Err() != nil {
+		return nil, err
+	}
+	fmt.Fprintf(a.Stderr, "WARNING the controller refused the event stream (%v); polling every %s instead\n", err, pollInterval)
+	return &pollSource{mc: mc}, nil
+}
+
+type pollSource struct {
+	mc    *modelConn
+	last  uint64
+	timer *time.Timer
+}
+
+// Next returns the status as a reset frame whenever its index moved.
+func (p *pollSource) Next(ctx context.Context) (*api.WatchFrame, error) {
+	for {
+		if p.timer != nil {
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-p.timer.C:
+			}
+		}
+		p.timer = time.NewTimer(pollInterval)
+		fs, err := p.mc.client.Status(ctx, p.mc.uuid)
+		if err != nil {
+			return nil, err
+		}
+		if fs.Index != p.last || p.last == 0 {
+			p.last = fs.Index
+			return &api.WatchFrame{Type: api.FrameReset, Index: fs.Index, Status: fs}, nil
+		}
+	}
+}
+
+func (p *pollSource) Close() error {
+	if p.timer != nil {
+		p.timer.Stop()
+	}
+	return nil
+}

@@ -1,0 +1,168 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/droverhq/drover/api"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+// golden compares got with testdata/name, or rewrites it with -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./cli -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file (run go test ./cli -update if intended)\n--- got\n%s\n--- want\n%s", name, got, want)
+	}
+}
+
+func fixtureStatus(t *testing.T) *api.FullStatus {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", "status-full.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fs api.FullStatus
+	if err := json.Unmarshal(data, &fs); err != nil {
+		t.Fatal(err)
+	}
+	return &fs
+}
+
+// testApp is an App with captured output, a fixed clock and a store in a
+// temporary directory.
+func testApp(t *testing.T) (*App, *bytes.Buffer, *bytes.Buffer) {
+	var out, errb bytes.Buffer
+	dir := t.TempDir()
+	a := &App{
+		Stdin: bytes.NewReader(nil), Stdout: &out, Stderr: &errb,
+		Getenv: func(k string) string {
+			if k == "DROVER_DATA" {
+				return dir
+			}
+			return ""
+		},
+		Now: func() time.Time { return time.Date(2026, 11, 21, 21, 33, 10, 0, time.UTC) },
+	}
+	return a, &out, &errb
+}
+
+func TestStatusGolden(t *testing.T) {
+	fs := fixtureStatus(t)
+	for _, tc := range []struct {
+		name, format string
+		filters      []string
+		opt          statusOptions
+	}{
+		{"status-tabular.golden", "tabular", nil, statusOptions{}},
+		{"status-tabular-color.golden", "tabular", nil, statusOptions{color: true}},
+		{"status-filtered.golden", "tabular", []string{"web"}, statusOptions{}},
+		{"status-json.golden", "json", nil, statusOptions{}},
+		{"status-yaml.golden", "yaml", nil, statusOptions{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a, out, _ := testApp(t)
+			if err := a.renderStatus(fs, tc.filters, tc.format, tc.opt, &bytes.Buffer{}); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, tc.name, out.Bytes())
+		})
+	}
+}
+
+// TestStatusJSONShape checks that --format json is exactly api.FullStatus:
+// decoding it back gives the fixture.
+func TestStatusJSONShape(t *testing.T) {
+	fs := fixtureStatus(t)
+	a, out, _ := testApp(t)
+	if err := a.renderStatus(fs, nil, "json", statusOptions{}, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	var back api.FullStatus
+	if err := json.Unmarshal(out.Bytes(), &back); err != nil {
+		t.Fatal(err)
+	}
+	want, _ := json.Marshal(fs)
+	got, _ := json.Marshal(&back)
+	if !bytes.Equal(got, want) {
+		t.Errorf("json status round trip differs:\n%s\n%s", got, want)
+	}
+}
+
+func TestHelpGolden(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"help.golden", []string{"help"}},
+		{"help-deploy.golden", []string{"help", "deploy"}},
+		{"help-status.golden", []string{"help", "status"}},
+		{"help-run.golden", []string{"help", "run"}},
+		{"help-integrate.golden", []string{"integrate", "--help"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a, out, errb := testApp(t)
+			if code := a.Run(context.Background(), tc.args); code != 0 {
+				t.Fatalf("exit %d: %s", code, errb)
+			}
+			golden(t, tc.name, out.Bytes())
+		})
+	}
+}
+
+// TestEveryCommandHasHelp makes sure no command ships without a summary
+// and an example.
+func TestEveryCommandHasHelp(t *testing.T) {
+	a, _, _ := testApp(t)
+	for _, c := range a.newRoot().Commands() {
+		if c.Name() == "help" {
+			continue
+		}
+		if c.Short == "" || c.Example == "" {
+			t.Errorf("command %q lacks a short description or an example", c.Name())
+		}
+	}
+}
+
+func TestExitCodes(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"no-such-command"}, 2, "ERROR unknown command \"no-such-command\""},
+		{[]string{"status", "--bogus"}, 2, "ERROR unknown flag: --bogus"},
+		{[]string{"scale", "kv"}, 2, "ERROR scale: expected an application name and a unit count"},
+		{[]string{"status"}, 1, "ERROR no controllers registered; run 'drover bootstrap' to create one"},
+		{[]string{"version"}, 0, ""},
+		{[]string{"completion", "bash"}, 0, ""},
+		{[]string{"completion", "zsh"}, 0, ""},
+		{[]string{"completion", "fish"}, 0, ""},
+	} {
+		a, _, errb := testApp(t)
+		if code := a.Run(context.Background(), tc.args); code != tc.code {
+			t.Errorf("%v: exit %d, want %d (%s)", tc.args, code, tc.code, errb)
+		}
+		if !bytes.HasPrefix(errb.Bytes(), []byte(tc.want)) {
+			t.Errorf("%v: stderr %q, want prefix %q", tc.args, errb, tc.want)
+		}
+	}
+}

@@ -1,0 +1,259 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/droverhq/drover/api"
+)
+
+// statusOptions shape the tabular status.
+type statusOptions struct {
+	color     bool
+	relations bool // show the Integration section even when empty
+}
+
+// filterStatus keeps the applications, units and machines that match any
+// pattern (an application, unit or machine name; shell globs allowed), plus
+// the machines hosting kept units and the relations among kept
+// applications. No patterns keeps everything.
+func filterStatus(fs *api.FullStatus, patterns []string) (*api.FullStatus, error) {
+	if len(patterns) == 0 {
+		return fs, nil
+	}
+	for _, p := range patterns {
+		if _, err := path.Match(p, ""); err != nil {
+			return nil, usagef("invalid status filter %q: %v", p, err)
+		}
+	}
+	match := func(name string) bool {
+		for _, p := range patterns {
+			if ok, _ := path.Match(p, name); ok {
+				return true
+			}
+		}
+		return false
+	}
+	out := *fs
+	out.Applications = map[string]api.ApplicationStatus{}
+	out.Machines = map[string]api.MachineStatus{}
+	keptMachines := map[string]bool{}
+	for id := range fs.Machines {
+		if match(id) {
+			keptMachines[id] = true
+		}
+	}
+	for name, app := range fs.Applications {
+		appMatch := match(name)
+		units := map[string]api.UnitStatus{}
+		for un, u := range app.Units {
+			subMatch := false
+			for sn := range u.Subordinates {
+				subMatch = subMatch || match(sn)
+			}
+			if appMatch || match(un) || subMatch || keptMachines[u.Machine] {
+				units[un] = u
+			}
+		}
+		if !appMatch && len(units) == 0 {
+			continue
+		}
+		app.Units = units
+		out.Applications[name] = app
+		for _, u := range units {
+			if u.Machine != "" {
+				keptMachines[u.Machine] = true
+			}
+		}
+	}
+	for id := range keptMachines {
+		if m, ok := fs.Machines[id]; ok {
+			out.Machines[id] = m
+		}
+	}
+	out.Relations = nil
+	for _, r := range fs.Relations {
+		pa, _, _ := strings.Cut(r.Provider, ":")
+		ra, _, _ := strings.Cut(r.Requirer, ":")
+		if _, ok := out.Applications[pa]; ok {
+			out.Relations = append(out.Relations, r)
+		} else if _, ok := out.Applications[ra]; ok {
+			out.Relations = append(out.Relations, r)
+		}
+	}
+	return &out, nil
+}
+
+// writeStatusTabular prints status the way `juju status` does: Model, App,
+// Unit, Machine and Integration sections separated by blank lines.
+func writeStatusTabular(w io.Writer, fs *api.FullStatus, opt statusOptions) error {
+	var sections []*table
+	add := func() *table {
+		t := &table{color: opt.color}
+		sections = append(sections, t)
+		return t
+	}
+
+	m := add()
+	region := fs.Model.Cloud
+	if fs.Model.Region != "" {
+		region += "/" + fs.Model.Region
+	}
+	hdr := []any{"Model", "Controller", "Cloud/Region", "Version", "Timestamp"}
+	row := []any{fs.Model.Name, fs.Model.Controller, region, fs.Model.Version, fs.Controller.Timestamp}
+	if fs.Model.Status.Message != "" || (fs.Model.Status.Current != "" && fs.Model.Status.Current != "available") {
+		note := fs.Model.Status.Current
+		if fs.Model.Status.Message != "" {
+			note += ": " + fs.Model.Status.Message
+		}
+		hdr, row = append(hdr, "Notes"), append(row, colored(note, statusColor(fs.Model.Status.Current)))
+	}
+	m.row(hdr...)
+	m.row(row...)
+
+	apps := sortedKeys(fs.Applications)
+	if len(apps) > 0 {
+		t := add()
+		t.row("App", "Version", "Status", "Scale", "Charm", "Channel", "Rev", "Exposed", "Message")
+		for _, name := range apps {
+			app := fs.Applications[name]
+			scale := ""
+			if len(app.SubordinateTo) == 0 {
+				scale = strconv.Itoa(len(app.Units))
+				if app.Scale != len(app.Units) && app.Scale > 0 {
+					scale = fmt.Sprintf("%d/%d", len(app.Units), app.Scale)
+				}
+			}
+			scaleCell := cell{text: scale}
+			if strings.Contains(scale, "/") {
+				scaleCell.color = colorYellow
+			}
+			exposed := colored("no", "")
+			if app.Exposed {
+				exposed = colored("yes", colorGreen)
+			}
+			t.row(name, app.Version, statusCell(app.ApplicationStat.Current), scaleCell, app.CharmName, "",
+				strconv.Itoa(app.CharmRev), exposed, app.ApplicationStat.Message)
+		}
+		t.right(3, 6)
+	}
+
+	units := add()
+	units.row("Unit", "Workload", "Agent", "Machine", "Public address", "Ports", "Message")
+	nunits := 0
+	for _, name := range apps {
+		app := fs.Applications[name]
+		for _, un := range sortedUnitNames(app.Units) {
+			u := app.Units[un]
+			if app.Units[un].Leader {
+				un += "*"
+			}
+			unitRow(units, un, u)
+			nunits++
+			for _, sn := range sortedUnitNames(u.Subordinates) {
+				s := u.Subordinates[sn]
+				label := "  " + sn
+				if s.Leader {
+					label += "*"
+				}
+				s.Machine = "" // Juju leaves it to the principal's row
+				unitRow(units, label, s)
+			}
+		}
+	}
+	if nunits == 0 {
+		sections = sections[:len(sections)-1]
+	}
+
+	if len(fs.Machines) > 0 {
+		t := add()
+		t.row("Machine", "State", "Address", "Inst id", "Base", "AZ", "Message")
+		ids := sortedKeys(fs.Machines)
+		sort.SliceStable(ids, func(i, j int) bool { return machineLess(ids[i], ids[j]) })
+		for _, id := range ids {
+			mc := fs.Machines[id]
+			addr := mc.DNSName
+			if addr == "" && len(mc.IPAddresses) > 0 {
+				addr = mc.IPAddresses[0]
+			}
+			base := ""
+			if mc.Base != nil {
+				base = mc.Base.Name + "@" + mc.Base.Channel
+			}
+			msg := mc.MachineStatus.Message
+			if msg == "" {
+				msg = mc.JujuStatus.Message
+			}
+			t.row(id, statusCell(mc.JujuStatus.Current), addr, mc.InstanceID, base, "", msg)
+		}
+	}
+
+	if len(fs.Relations) > 0 || opt.relations {
+		t := add()
+		t.row("Integration provider", "Requirer", "Interface", "Type", "Message")
+		rels := append([]api.RelationStatus(nil), fs.Relations...)
+		sort.SliceStable(rels, func(i, j int) bool {
+			if rels[i].Provider != rels[j].Provider {
+				return rels[i].Provider < rels[j].Provider
+			}
+			return rels[i].Requirer < rels[j].Requirer
+		})
+		for _, r := range rels {
+			msg := r.Message
+			if r.Status != "" && r.Status != "joined" && msg == "" {
+				msg = r.Status
+			}
+			t.row(r.Provider, r.Requirer, r.Interface, r.Type, colored(msg, statusColor(r.Status)))
+		}
+	}
+
+	for i, t := range sections {
+		if i > 0 {
+			if _, err := io.WriteString(w, "\n"); err != nil {
+				return err
+			}
+		}
+		if err := t.write(w); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func unitRow(t *table, label string, u api.UnitStatus) {
+	msg := u.WorkloadStatus.Message
+	if u.JujuStatus.Current == "executing" && u.JujuStatus.Message != "" {
+		op := strings.TrimSuffix(strings.TrimPrefix(u.JujuStatus.Message, "running "), " hook")
+		msg = strings.TrimSpace("(" + op + ") " + msg)
+	}
+	t.row(label, statusCell(u.WorkloadStatus.Current), statusCell(u.JujuStatus.Current), u.Machine, u.PublicAddress,
+		strings.Join(u.OpenPorts, ","), msg)
+}
+
+// sortedUnitNames orders units by application, then unit number.
+func sortedUnitNames(units map[string]api.UnitStatus) []string {
+	names := sortedKeys(units)
+	sort.SliceStable(names, func(i, j int) bool {
+		ai, ni, _ := strings.Cut(names[i], "/")
+		aj, nj, _ := strings.Cut(names[j], "/")
+		if ai != aj {
+			return ai < aj
+		}
+		return machineLess(ni, nj)
+	})
+	return names
+}
+
+// machineLess compares ids numerically when both are numbers.
+func machineLess(a, b string) bool {
+	x, errA := strconv.Atoi(a)
+	y, errB := strconv.Atoi(b)
+	if errA == nil && errB == nil {
+		return x < y
+	}
+	return a < b
+}

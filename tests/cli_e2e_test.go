@@ -1,0 +1,231 @@
+package tests
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/tests/testkit"
+)
+
+// droverCLI runs the built drover binary with its own client store.
+type droverCLI struct {
+	t     *testing.T
+	bin   string
+	store string
+}
+
+func newDroverCLI(t *testing.T) *droverCLI {
+	return &droverCLI{t: t, bin: filepath.Join(binaries(t), "drover"), store: filepath.Join(t.TempDir(), "store")}
+}
+
+func (d *droverCLI) env() []string {
+	return append(os.Environ(), "DROVER_DATA="+d.store, "TERM=xterm")
+}
+
+// run runs drover and returns stdout, stderr and the exit code.
+func (d *droverCLI) run(args ...string) (string, string, int) {
+	d.t.Helper()
+	cmd := exec.Command(d.bin, args...)
+	cmd.Env = d.env()
+	cmd.Dir = "testdata"
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		d.t.Fatalf("drover %v: %v", args, err)
+	}
+	return out.String(), errb.String(), code
+}
+
+// ok runs drover and fails the test unless it exits 0.
+func (d *droverCLI) ok(args ...string) string {
+	d.t.Helper()
+	out, errs, code := d.run(args...)
+	if code != 0 {
+		d.t.Fatalf("drover %s: exit %d\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), code, out, errs)
+	}
+	return out + errs
+}
+
+// TestCLIEndToEnd drives the built drover binary against a droverd it
+// bootstraps itself, through a whole model's life.
+func TestCLIEndToEnd(t *testing.T) {
+	d := newDroverCLI(t)
+	dataDir := filepath.Join(t.TempDir(), "ctl")
+	t.Cleanup(func() { killLeftover(dataDir) })
+
+	out := d.ok("bootstrap", "e2e", "--data-dir", dataDir, "--listen", testkit.FreeAddr(t), "--raft-listen", testkit.FreeAddr(t))
+	if !strings.Contains(out, `Bootstrap complete, controller "e2e"`) {
+		t.Fatalf("bootstrap output:\n%s", out)
+	}
+	pid, err := readPIDFile(dataDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out := d.ok("controllers"); !regexp.MustCompile(`(?m)^e2e\*\s+-\s+admin\s+superuser\s+1\s+none`).MatchString(out) {
+		t.Errorf("controllers:\n%s", out)
+	}
+	if out := d.ok("show-controller", "--format", "json"); !strings.Contains(out, `"leader":true`) {
+		t.Errorf("show-controller:\n%s", out)
+	}
+
+	d.ok("add-model", "demo")
+	if out := d.ok("switch"); strings.TrimSpace(out) != "e2e:demo" {
+		t.Errorf("switch: %q", out)
+	}
+	out = d.ok("deploy", "./bundle/bundle.yaml")
+	for _, want := range []string{`Deployed "kv"`, "Added web/0 on kv/0", `Exposed "web"`, "Related kv:kv web:db"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("deploy output lacks %q:\n%s", want, out)
+		}
+	}
+
+	// An ambiguous integration lists the candidates and exits 1.
+	_, errs, code := d.run("integrate", "web", "kv")
+	if code != 1 || !strings.Contains(errs, "ERROR ambiguous relation") || !strings.Contains(errs, "web:cache") {
+		t.Errorf("ambiguous integrate: exit %d\n%s", code, errs)
+	}
+	d.ok("integrate", "web:cache", "kv")
+
+	d.ok("config", "kv", "port=7005", "debug=true")
+	if out := d.ok("config", "kv", "port"); strings.TrimSpace(out) != "7005" {
+		t.Errorf("config get: %q", out)
+	}
+	d.ok("config", "kv", "--reset", "debug")
+	d.ok("scale", "kv", "3")
+	if out := d.ok("actions", "kv"); !strings.Contains(out, "get      Read a key.") {
+		t.Errorf("actions:\n%s", out)
+	}
+
+	// Without unit agents the task is created and stays pending.
+	out = d.ok("run", "kv/0", "get", "key=foo", "--background")
+	m := regexp.MustCompile(`task (\S+) on unit-kv-0`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("run output:\n%s", out)
+	}
+	var task struct {
+		ID, Unit, Action, Status string
+		Parameters               map[string]any
+	}
+	if err := json.Unmarshal([]byte(d.ok("show-task", m[1], "--format", "json")), &task); err != nil {
+		t.Fatal(err)
+	}
+	if task.Status != api.TaskPending || task.Unit != "kv/0" || task.Action != "get" || task.Parameters["key"] != "foo" {
+		t.Errorf("task: %+v", task)
+	}
+
+	// status --format json matches the model.
+	var fs api.FullStatus
+	if err := json.Unmarshal([]byte(d.ok("status", "--format", "json")), &fs); err != nil {
+		t.Fatal(err)
+	}
+	checkE2EStatus(t, &fs)
+	tab := d.ok("status")
+	for _, want := range []string{"kv/2", "  logfwd/0", "web:cache", "Integration provider"} {
+		if !strings.Contains(tab, want) {
+			t.Errorf("status lacks %q:\n%s", want, tab)
+		}
+	}
+	if out := d.ok("debug-log", "--no-tail", "--include", "kv/0"); !strings.Contains(out, "unit-kv-0:") {
+		t.Errorf("debug-log:\n%s", out)
+	}
+
+	// destroy-controller refuses while applications exist.
+	_, errs, code = d.run("destroy-controller", "e2e", "-y")
+	if code != 1 || !strings.Contains(errs, "--destroy-all-models") {
+		t.Errorf("destroy-controller with applications: exit %d\n%s", code, errs)
+	}
+
+	// Unprovisioned machines only go once a provisioner removes them, so
+	// do not wait for the model to disappear.
+	d.ok("destroy-model", "demo", "--force", "-y", "--no-wait")
+	if out := d.ok("models", "--format", "json"); strings.Contains(out, `"life":"alive"`) {
+		t.Errorf("model still alive after destroy-model:\n%s", out)
+	}
+
+	d.ok("kill-controller", "e2e", "-y")
+	if alive(pid) {
+		t.Errorf("droverd (pid %d) still runs after kill-controller", pid)
+	}
+	if _, err := os.Stat(dataDir); !os.IsNotExist(err) {
+		t.Errorf("data dir left behind: %v", err)
+	}
+	if out := d.ok("controllers"); !strings.Contains(out, "No controllers") {
+		t.Errorf("controllers after kill:\n%s", out)
+	}
+}
+
+func checkE2EStatus(t *testing.T, fs *api.FullStatus) {
+	t.Helper()
+	if fs.Model.Name != "demo" || fs.Model.Controller != "e2e" {
+		t.Errorf("model: %+v", fs.Model)
+	}
+	kv, web, lf := fs.Applications["kv"], fs.Applications["web"], fs.Applications["logfwd"]
+	if len(kv.Units) != 3 || len(web.Units) != 1 || len(lf.Units) != 0 || !web.Exposed || kv.Exposed {
+		t.Errorf("applications: kv %d units, web %d units (exposed %v), logfwd %d units", len(kv.Units), len(web.Units), web.Exposed, len(lf.Units))
+	}
+	if len(lf.SubordinateTo) != 1 || lf.SubordinateTo[0] != "kv" {
+		t.Errorf("logfwd subordinate-to %v", lf.SubordinateTo)
+	}
+	if u := kv.Units["kv/0"]; len(u.Subordinates) != 1 || web.Units["web/0"].Machine != u.Machine {
+		t.Errorf("kv/0 subordinates %v, web/0 on machine %q, kv/0 on %q", u.Subordinates, web.Units["web/0"].Machine, u.Machine)
+	}
+	want := map[string]bool{"kv:kv web:db": false, "kv:kv web:cache": false, "kv:juju-info logfwd:juju-info": false, "kv:cluster kv:cluster": false}
+	for _, r := range fs.Relations {
+		key := r.Provider + " " + r.Requirer
+		if _, ok := want[key]; ok {
+			want[key] = true
+		}
+	}
+	for k, seen := range want {
+		if !seen {
+			t.Errorf("relation %s missing from status: %+v", k, fs.Relations)
+		}
+	}
+	if len(fs.Machines) != 3 {
+		t.Errorf("%d machines, want 3", len(fs.Machines))
+	}
+}
+
+func readPIDFile(dir string) (int, error) {
+	data, err := os.ReadFile(filepath.Join(dir, "droverd.pid"))
+	if err != nil {
+		return 0, err
+	}
+	return strconv.Atoi(strings.TrimSpace(string(data)))
+}
+
+// alive reports whether pid runs and is not a zombie.
+func alive(pid int) bool {
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	i := bytes.LastIndexByte(stat, ')')
+	return i < 0 || i+2 >= len(stat) || (stat[i+2] != 'Z' && stat[i+2] != 'X')
+}
+
+// killLeftover kills the controller processes a failed test left running:
+// the bootstrap node and any HA nodes beside it.
+func killLeftover(dataDir string) {
+	dirs, _ := filepath.Glob(dataDir + "-ha-*")
+	for _, dir := range append([]string{dataDir}, dirs...) {
+		if pid, err := readPIDFile(dir); err == nil && alive(pid) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+}
