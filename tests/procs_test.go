@@ -25,8 +25,8 @@ var (
 	buildErr  error
 )
 
-// binaries builds the server and client binaries once per test binary, side
-// by side (drover bootstrap finds droverd next to itself).
+// binaries builds the server, client and agent binaries once per test
+// binary, side by side (drover bootstrap finds droverd next to itself).
 func binaries(t *testing.T) string {
 	t.Helper()
 	buildOnce.Do(func() {
@@ -34,7 +34,10 @@ func binaries(t *testing.T) string {
 		if buildErr != nil {
 			return
 		}
-		cmd := exec.Command("go", "build", "-o", binDir+"/", "github.com/droverhq/drover/cmd/droverd", "github.com/droverhq/drover/cmd/drover")
+		// drover-agent sits next to droverd, where the local provisioner
+		// looks for it; drover bootstrap finds droverd next to itself.
+		cmd := exec.Command("go", "build", "-o", binDir+"/", "github.com/droverhq/drover/cmd/droverd",
+			"github.com/droverhq/drover/cmd/drover", "github.com/droverhq/drover/cmd/drover-agent")
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
@@ -61,6 +64,7 @@ type proc struct {
 	listen  string
 	raft    string
 	args    []string
+	extra   []string // flags kept across restarts
 	cmd     *exec.Cmd
 	exited  chan struct{}
 	logFile *os.File
@@ -126,6 +130,13 @@ func (c *procCluster) client(idx ...int) *api.Client {
 // startProcCluster bootstraps one node and joins n-1 more.
 func startProcCluster(t *testing.T, n int) *procCluster {
 	t.Helper()
+	return startProcClusterWith(t, n, nil)
+}
+
+// startProcClusterWith is startProcCluster with extra droverd flags for
+// every node.
+func startProcClusterWith(t *testing.T, n int, extra []string) *procCluster {
+	t.Helper()
 	root := t.TempDir()
 	c := &procCluster{t: t}
 	for i := 0; i < n; i++ {
@@ -139,6 +150,8 @@ func startProcCluster(t *testing.T, n int) *procCluster {
 			}
 			p.args = []string{"--join", c.nodes[0].listen, "--join-token", tok.Token}
 		}
+		p.args = append(p.args, extra...)
+		p.extra = extra
 		c.nodes = append(c.nodes, p)
 		startProc(t, p)
 		if i == 0 {
@@ -167,7 +180,7 @@ func (c *procCluster) restart(i int) {
 	p := c.nodes[i]
 	p.kill()
 	if i != 0 {
-		p.args = nil
+		p.args = p.extra
 	}
 	startProc(c.t, p)
 }

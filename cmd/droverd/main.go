@@ -91,6 +91,7 @@ func runSpoke(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.BoolVar(&cfg.Bootstrap, "bootstrap", false, "create a new one-node controller if the data dir is empty")
 	fs.StringVar(&cfg.Join, "join", "", "API address of a node of the controller to join")
 	fs.StringVar(&cfg.JoinToken, "join-token", "", "join token from 'drover enable-ha' or POST /v1/controller/join-tokens")
+	fs.StringVar(&cfg.MachineDir, "machine-dir", "", "local machines' directory, shared by the nodes on one host (default: <data-dir>/machines)")
 	fs.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, `Usage: droverd spoke --data-dir DIR [--listen HOST:PORT] (--bootstrap | --join ADDR --join-token T)

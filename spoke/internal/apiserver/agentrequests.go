@@ -113,6 +113,12 @@ func (s *Server) agentSetStatus(ctx context.Context, c *agentConn, raw json.RawM
 		return nil, 0, api.Errorf(api.CodeInvalid, "an agent cannot set %q status", p.Kind)
 	}
 	idx, err := s.proposeAgent(ctx, state.SetStatusType, req, nil)
+	if err == nil && p.Kind == api.StatusKindAgent && p.Status.Status != "error" && u.Resolved != "" {
+		// The agent has left the error state: the resolved request is
+		// consumed, so the next failure can be resolved again.
+		idx, err = s.proposeAgent(ctx, state.ClearResolvedType,
+			&state.ClearResolvedRequest{ModelUUID: c.model, Unit: u.Name}, nil)
+	}
 	return nil, idx, err
 }
 

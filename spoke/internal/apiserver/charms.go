@@ -99,6 +99,36 @@ func (s *Server) downloadCharm(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
+	s.sendCharm(w, r, sha)
+}
+
+// agentDownloadCharm serves GET /v1/agent/charms/{sha} to machine agents:
+// only a charm an application of the agent's model uses.
+func (s *Server) agentDownloadCharm(w http.ResponseWriter, r *http.Request) {
+	model, _, err := s.authenticateAgent(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	sha := chi.URLParam(r, "sha")
+	snap := s.b.Store().Snapshot()
+	apps, err := snap.ListApplications(model)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	used := false
+	for _, a := range apps {
+		used = used || a.CharmSHA256 == sha
+	}
+	if !used {
+		writeError(w, r, api.Errorf(api.CodeNotFound, "charm %q is not used in this model", sha))
+		return
+	}
+	s.sendCharm(w, r, sha)
+}
+
+func (s *Server) sendCharm(w http.ResponseWriter, r *http.Request, sha string) {
 	if err := s.b.FetchBlob(r.Context(), sha); err != nil {
 		writeError(w, r, err)
 		return

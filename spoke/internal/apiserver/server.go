@@ -169,6 +169,7 @@ func (s *Server) routes(metricsHandler http.Handler) chi.Router {
 	r.Route("/v1", func(r chi.Router) {
 		// Agents authenticate with machine credentials, not as users.
 		r.Get("/agent/stream", s.agentStream)
+		r.Get("/agent/charms/{sha}", s.agentDownloadCharm)
 		r.Group(func(r chi.Router) { s.userRoutes(r) })
 	})
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {

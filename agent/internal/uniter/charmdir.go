@@ -1,0 +1,114 @@
+package uniter
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/droverhq/drover/charm"
+)
+
+// charmInfo is what the uniter reads from the deployed charm.
+type charmInfo struct {
+	sha      string
+	config   *charm.Config
+	bindings map[string]bool // endpoints, extra bindings, juju-info
+	declared map[string]bool // endpoints the charm declares
+}
+
+// deployCharm makes the charm directory hold charm sha: downloaded,
+// verified and expanded over the existing directory (files the charm
+// created are kept, CHARM-CONTRACT §1.1).
+func (u *Uniter) deployCharm(ctx context.Context, sha string) error {
+	if u.local.DeployedSHA == sha {
+		if _, err := os.Stat(filepath.Join(u.charmDir(), "metadata.yaml")); err == nil {
+			return nil
+		}
+	}
+	data, err := u.cfg.Download(ctx, sha)
+	if err != nil {
+		return err
+	}
+	sum := sha256.Sum256(data)
+	if got := hex.EncodeToString(sum[:]); got != sha {
+		return fmt.Errorf("downloaded charm has sha256 %s, want %s", got, sha)
+	}
+	if err := charm.ExpandArchive(data, u.charmDir()); err != nil {
+		return fmt.Errorf("expand charm: %w", err)
+	}
+	u.local.DeployedSHA = sha
+	u.mu.Lock()
+	u.charmCfg = nil
+	u.mu.Unlock()
+	u.log.Info("charm deployed", "sha256", sha)
+	return u.save()
+}
+
+// charm returns the deployed charm's config schema and bindings.
+func (u *Uniter) charm() *charmInfo {
+	u.mu.Lock()
+	ci := u.charmCfg
+	u.mu.Unlock()
+	if ci != nil && ci.sha == u.local.DeployedSHA {
+		return ci
+	}
+	ci = &charmInfo{sha: u.local.DeployedSHA, bindings: map[string]bool{"juju-info": true}, declared: map[string]bool{}}
+	if data, err := os.ReadFile(filepath.Join(u.charmDir(), "config.yaml")); err == nil {
+		if c, err := charm.ParseConfig(data); err == nil {
+			ci.config = c
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		u.log.Warn("cannot read config.yaml", "err", err)
+	}
+	if data, err := os.ReadFile(filepath.Join(u.charmDir(), "metadata.yaml")); err == nil {
+		if m, err := charm.ParseMeta(data); err == nil {
+			for _, sec := range []map[string]charm.Endpoint{m.Provides, m.Requires, m.Peers} {
+				for name := range sec {
+					ci.bindings[name] = true
+					ci.declared[name] = true
+				}
+			}
+			for _, b := range m.ExtraBindings {
+				ci.bindings[b] = true
+			}
+		}
+	}
+	u.mu.Lock()
+	u.charmCfg = ci
+	u.mu.Unlock()
+	return ci
+}
+
+// typedSettings converts the wire config (numbers as json.Number) to the
+// option types: int64, float64, bool or string.
+func typedSettings(cfg *charm.Config, in map[string]any) charm.Settings {
+	out := charm.Settings{}
+	for k, v := range in {
+		n, isNum := v.(json.Number)
+		var typ charm.OptionType
+		if cfg != nil {
+			typ = cfg.Options[k].Type
+		}
+		switch {
+		case isNum && typ == charm.TypeFloat:
+			f, _ := n.Float64()
+			out[k] = f
+		case isNum:
+			if i, err := n.Int64(); err == nil {
+				out[k] = i
+			} else {
+				f, _ := n.Float64()
+				out[k] = f
+			}
+		default:
+			out[k] = v
+		}
+	}
+	return out
+}

@@ -1,0 +1,284 @@
+package uniter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/droverhq/drover/api"
+)
+
+// errSkip means the prepared hook must not run (e.g. leader-elected after
+// leadership was lost again).
+var errSkip = errors.New("operation skipped")
+
+// runOp runs one operation through its steps; finished reports that the
+// unit's teardown is complete.
+func (u *Uniter) runOp(ctx context.Context, op *Operation, r *Remote, ms *api.MachineState) (bool, error) {
+	switch op.Kind {
+	case OpUnitDead:
+		err := u.cfg.Caller.Call(ctx, api.AgentUnitDead, api.AgentUnitParams{Unit: u.cfg.Unit}, nil)
+		if err != nil && !errors.Is(err, api.ErrNotFound) && !errors.Is(err, api.ErrForbidden) {
+			return false, err
+		}
+		u.log.Info("unit teardown complete")
+		return true, nil
+	case OpResign:
+		u.local.Leader, u.local.LeaderSettingsSeen = false, false
+		u.local.Op = Operation{}
+		return false, u.save()
+	case OpLeave:
+		return false, u.leaveScope(ctx, op.RelationID)
+	case OpRunAction:
+		if op.Step == Pending {
+			return false, u.recover(ctx)
+		}
+		return false, u.runAction(ctx, op, ms)
+	case OpRunHook:
+		return false, u.runHook(ctx, op, r, ms)
+	}
+	return false, fmt.Errorf("unknown operation %q", op.Kind)
+}
+
+func (u *Uniter) leaveScope(ctx context.Context, id int) error {
+	err := u.cfg.Caller.Call(ctx, api.AgentLeaveScope, api.AgentScopeParams{Unit: u.cfg.Unit, RelationID: id}, nil)
+	if err != nil && !errors.Is(err, api.ErrNotFound) {
+		return err
+	}
+	delete(u.local.Relations, id)
+	if u.local.Op.Kind == OpLeave {
+		u.local.Op = Operation{}
+	}
+	return u.save()
+}
+
+func (u *Uniter) runHook(ctx context.Context, op *Operation, r *Remote, ms *api.MachineState) error {
+	h := *op.Hook
+	if op.Failed && r.RetryVersion > u.local.RetryVersion && r.Resolved != "" {
+		u.local.RetryVersion = r.RetryVersion // this `resolved` is consumed
+	}
+	if op.Step == Done {
+		return u.commitHook(ctx, h)
+	}
+	if err := u.prepareHook(ctx, &h, r); err != nil {
+		if errors.Is(err, errSkip) {
+			u.local.Op = Operation{}
+			return u.save()
+		}
+		return err
+	}
+	next := Operation{Kind: OpRunHook, Step: Pending, Hook: &h, Failed: op.Failed, Attempts: op.Attempts, NextRetry: op.NextRetry}
+	u.local.Op = next
+	if err := u.save(); err != nil {
+		return err
+	}
+	release, err := u.cfg.Lock.Acquire(ctx, "machine")
+	if err != nil {
+		return err
+	}
+	if h.Kind != HookUpdateStatus {
+		msg := "running " + h.Name() + " hook"
+		if h.RemoteUnit != "" {
+			msg += " for " + h.RemoteUnit
+		}
+		u.setAgentStatus(ctx, api.Status{Status: "executing", Message: msg})
+	}
+	ex, err := u.execute(ctx, &h, nil, ms)
+	release()
+	if errors.Is(err, errKilled) {
+		// Killed, not failed: queued again (CHARM-CONTRACT §2.5).
+		u.log.Warn("hook killed; queued again", "hook", h.Name(), "err", err)
+		next.Step = Queued
+		u.local.Op = next
+		return errors.Join(err, u.save())
+	}
+	if err == nil && ex.res.code != 0 {
+		err = fmt.Errorf("exit status %d", ex.res.code)
+	}
+	if err == nil && !ex.changes.Empty() {
+		if cerr := u.cfg.Caller.Call(ctx, api.AgentCommitHook, wireChanges(u.cfg.Unit, ex.changes, ex.baseState), nil); cerr != nil {
+			err = fmt.Errorf("committing requested changes failed: %w", cerr)
+		}
+	}
+	if ex.remote != nil && ex.remote.statusSet {
+		u.local.StatusSet = true
+	}
+	if err != nil {
+		return u.hookFailed(ctx, &next, err)
+	}
+	if ex.res.missing {
+		u.log.Debug("skipped missing hook", "hook", h.Name())
+	} else {
+		u.log.Info("ran hook", "hook", h.Name(), "handler", ex.res.handler)
+	}
+	next.Step, next.Failed = Done, false
+	u.local.Op = next
+	if err := u.save(); err != nil {
+		return err
+	}
+	return u.commitHook(ctx, h)
+}
+
+// hookFailed puts the unit in error and schedules the retry.
+func (u *Uniter) hookFailed(ctx context.Context, op *Operation, cause error) error {
+	op.Failed = true
+	op.Attempts++
+	delay := u.cfg.RetryDelay << min(op.Attempts-1, 16)
+	if delay > u.cfg.RetryMax || delay <= 0 {
+		delay = u.cfg.RetryMax
+	}
+	delay = time.Duration(float64(delay) * (0.97 + 0.06*rand.Float64()))
+	op.NextRetry = u.cfg.Now().Add(delay)
+	u.local.Op = *op
+	u.log.Error("hook failed", "hook", op.Hook.Name(), "err", cause, "retry-in", delay)
+	u.logRemote(ctx, "ERROR", "juju.worker.uniter.operation", fmt.Sprintf("hook %q failed: %v", op.Hook.Name(), cause))
+	if err := u.save(); err != nil {
+		return err
+	}
+	u.setAgentStatus(ctx, u.idleStatus())
+	return nil
+}
+
+// prepareHook does what must precede the hook: the charm on disk, scope
+// entry, status, and the version the hook brings the unit to.
+func (u *Uniter) prepareHook(ctx context.Context, h *HookInfo, r *Remote) error {
+	if h.Kind != HookInstall && h.Kind != HookUpgradeCharm && u.local.DeployedSHA == "" {
+		if err := u.deployCharm(ctx, r.CharmSHA); err != nil {
+			return err
+		}
+	}
+	switch h.Kind {
+	case HookInstall:
+		if err := u.deployCharm(ctx, h.Hash); err != nil {
+			return err
+		}
+		if !u.local.StatusSet {
+			return u.setWorkloadStatus(ctx, "maintenance", "installing charm software")
+		}
+	case HookUpgradeCharm:
+		return u.deployCharm(ctx, h.Hash)
+	case HookConfigChanged:
+		if h.Hash == "" {
+			h.Hash = r.ConfigHash
+		}
+	case HookLeaderElected:
+		if _, leader := u.leader.state(); !leader {
+			return errSkip
+		}
+	case HookUpdateStatus:
+		u.mu.Lock()
+		u.updateDue = false
+		u.mu.Unlock()
+	case HookRelationCreated:
+		return u.enterScope(ctx, h, r)
+	case HookStop:
+		return u.setWorkloadStatus(ctx, "maintenance", "stopping charm software")
+	case HookRemove:
+		return u.setWorkloadStatus(ctx, "maintenance", "cleaning up prior to charm deletion")
+	}
+	return nil
+}
+
+// enterScope joins the relation before relation-created runs, so the hook's
+// own relation writes can be committed and the other side sees -joined.
+func (u *Uniter) enterScope(ctx context.Context, h *HookInfo, r *Remote) error {
+	rl := u.local.Relations[h.RelationID]
+	if rl == nil {
+		rr := r.Relations[h.RelationID]
+		rl = &RelationLocal{ID: h.RelationID, Endpoint: h.Endpoint, RemoteApp: h.RemoteApp,
+			Peer: rr != nil && rr.Role == "peer", Members: map[string]int{}}
+	}
+	if !rl.Joined {
+		addr := u.address()
+		settings := map[string]string{"private-address": addr, "ingress-address": addr, "egress-subnets": addr + "/32"}
+		err := u.cfg.Caller.Call(ctx, api.AgentEnterScope, api.AgentScopeParams{Unit: u.cfg.Unit, RelationID: h.RelationID, Settings: settings}, nil)
+		if err != nil {
+			return fmt.Errorf("enter scope of relation %d: %w", h.RelationID, err)
+		}
+		rl.Joined = true
+	}
+	u.local.Relations[h.RelationID] = rl
+	return u.save()
+}
+
+// commitHook is the local bookkeeping of a hook whose changes are
+// committed (or which was skipped by `resolved --no-retry`), with the
+// follow-up operations the contract queues (CHARM-CONTRACT §2.2).
+func (u *Uniter) commitHook(ctx context.Context, h HookInfo) error {
+	l := u.local
+	next := Operation{}
+	rl := l.Relations[h.RelationID]
+	switch h.Kind {
+	case HookInstall:
+		l.Installed, l.CharmSHA = true, h.Hash
+	case HookStart:
+		l.Started = true
+		if !l.StatusSet {
+			if err := u.setWorkloadStatus(ctx, "unknown", ""); err != nil {
+				return err
+			}
+		}
+	case HookConfigChanged:
+		l.ConfigHash = h.Hash
+		if !l.Started {
+			next = *hookOp(HookInfo{Kind: HookStart})
+		}
+	case HookUpgradeCharm:
+		l.CharmSHA = h.Hash
+		next = *hookOp(HookInfo{Kind: HookConfigChanged})
+	case HookLeaderElected:
+		l.Leader = true
+	case HookLeaderSettings:
+		l.LeaderSettingsSeen, l.LeaderSettingsVersion = true, h.Version
+	case HookStop:
+		l.Stopped = true
+		if err := u.setWorkloadStatus(ctx, "maintenance", ""); err != nil {
+			return err
+		}
+	case HookRemove:
+		l.Removed = true
+		if err := u.setWorkloadStatus(ctx, "terminated", ""); err != nil {
+			return err
+		}
+	case HookRelationCreated:
+		if rl != nil {
+			rl.Created = true
+		}
+	case HookRelationJoined:
+		if rl != nil {
+			rl.Members[h.RemoteUnit] = h.Version
+			rl.ChangedPending = h.RemoteUnit
+		}
+	case HookRelationChanged:
+		switch {
+		case rl == nil:
+		case h.RemoteUnit == "":
+			rl.AppVersion = h.Version
+		default:
+			rl.Members[h.RemoteUnit] = h.Version
+			if rl.ChangedPending == h.RemoteUnit {
+				rl.ChangedPending = ""
+			}
+		}
+	case HookRelationDeparted:
+		if rl != nil {
+			delete(rl.Members, h.RemoteUnit)
+		}
+	case HookRelationBroken:
+		if err := u.leaveScope(ctx, h.RelationID); err != nil {
+			return err
+		}
+	}
+	l.Op = next
+	return u.save()
+}
+
+// address is the unit's address on the machine.
+func (u *Uniter) address() string {
+	if ms, _ := u.cfg.States(); ms != nil && len(ms.Addresses) > 0 {
+		return ms.Addresses[0]
+	}
+	return "127.0.0.1"
+}

@@ -1,0 +1,275 @@
+package uniter
+
+import (
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/droverhq/drover/api"
+)
+
+// Remote is the resolver's view of the world outside the unit: the
+// controller's state for the unit plus the agent's own leadership claim and
+// timers.
+type Remote struct {
+	Unit       string
+	Life       api.Life
+	CharmSHA   string
+	ConfigHash string
+	// LeaderKnown is false until the first claim was answered.
+	LeaderKnown           bool
+	Leader                bool
+	LeaderSettingsVersion int
+	Relations             map[int]*api.RelationRemoteState
+	Tasks                 []api.TaskRef
+	Resolved              string
+	RetryVersion          int
+	AutoRetry             bool
+	UpdateStatusDue       bool
+	Now                   time.Time
+}
+
+// Decision is what the resolver wants next: an operation to run, or
+// nothing until the remote state changes or (if set) until Wake.
+type Decision struct {
+	Op   *Operation
+	Wake time.Time
+}
+
+func hookOp(h HookInfo) *Operation {
+	return &Operation{Kind: OpRunHook, Step: Queued, Hook: &h}
+}
+
+// Resolve decides the next operation from the local and remote state. It
+// is pure: the same inputs give the same answer (CHARM-CONTRACT §2.2).
+func Resolve(l *Local, r *Remote) Decision {
+	// A committed operation whose local bookkeeping is pending finishes
+	// first, whatever else changed.
+	if l.Op.Step == Done || (l.Op.Kind != OpNone && l.Op.Kind != OpRunHook && l.Op.Step != "") {
+		op := l.Op
+		return Decision{Op: &op}
+	}
+	if l.Removed {
+		return Decision{Op: &Operation{Kind: OpUnitDead, Step: Queued}}
+	}
+	inError := l.Op.Kind == OpRunHook && l.Op.Step == Pending
+	if l.Installed && !inError && r.Life == api.Alive {
+		if op := resolveCreated(l, r); op != nil {
+			return Decision{Op: op}
+		}
+		if op := resolveLeadership(l, r); op != nil {
+			return Decision{Op: op}
+		}
+	}
+	if l.Installed {
+		for _, t := range r.Tasks {
+			if !l.taskDone(t.ID) {
+				return Decision{Op: &Operation{Kind: OpRunAction, Step: Queued, TaskID: t.ID}}
+			}
+		}
+	}
+	switch {
+	case l.Op.Kind == OpRunHook && l.Op.Step == Queued:
+		op := l.Op
+		return Decision{Op: &op}
+	case inError:
+		return resolveError(l, r)
+	}
+	return resolveIdle(l, r)
+}
+
+// resolveError decides on a failed hook: a `resolved` request, or an
+// automatic retry once its backoff has passed. Nothing else runs.
+func resolveError(l *Local, r *Remote) Decision {
+	op := l.Op
+	if r.RetryVersion > l.RetryVersion && r.Resolved != "" {
+		if r.Resolved == "no-retry" {
+			op.Step = Done // skip: bookkeeping only, its changes are lost
+		}
+		op.Attempts = 0
+		return Decision{Op: &op}
+	}
+	if !r.AutoRetry {
+		return Decision{}
+	}
+	if r.Now.Before(op.NextRetry) {
+		return Decision{Wake: op.NextRetry}
+	}
+	return Decision{Op: &op}
+}
+
+// resolveCreated runs relation-created for relations that exist but the
+// unit has not yet seen, in relation id order.
+func resolveCreated(l *Local, r *Remote) *Operation {
+	for _, id := range sortedIDs(r.Relations) {
+		rr := r.Relations[id]
+		if rr.Life != api.Alive {
+			continue
+		}
+		if rl := l.Relations[id]; rl != nil && rl.Created {
+			continue
+		}
+		return hookOp(HookInfo{Kind: HookRelationCreated, RelationID: id, Endpoint: rr.Endpoint, RemoteApp: rr.RemoteApp})
+	}
+	return nil
+}
+
+// resolveLeadership accepts or resigns leadership and runs
+// leader-settings-changed on non-leaders.
+func resolveLeadership(l *Local, r *Remote) *Operation {
+	if !r.LeaderKnown {
+		return nil
+	}
+	switch {
+	case r.Leader && !l.Leader:
+		return hookOp(HookInfo{Kind: HookLeaderElected})
+	case !r.Leader && l.Leader:
+		return &Operation{Kind: OpResign, Step: Queued}
+	case !r.Leader && (!l.LeaderSettingsSeen || l.LeaderSettingsVersion != r.LeaderSettingsVersion):
+		return hookOp(HookInfo{Kind: HookLeaderSettings, Version: r.LeaderSettingsVersion})
+	}
+	return nil
+}
+
+func resolveIdle(l *Local, r *Remote) Decision {
+	if r.Life != api.Alive {
+		return resolveDying(l, r)
+	}
+	switch {
+	case !l.Installed:
+		return Decision{Op: hookOp(HookInfo{Kind: HookInstall, Hash: r.CharmSHA})}
+	case r.CharmSHA != "" && l.CharmSHA != r.CharmSHA:
+		return Decision{Op: hookOp(HookInfo{Kind: HookUpgradeCharm, Hash: r.CharmSHA})}
+	case l.ConfigHash != r.ConfigHash:
+		return Decision{Op: hookOp(HookInfo{Kind: HookConfigChanged, Hash: r.ConfigHash})}
+	}
+	if op := resolveRelations(l, r, false); op != nil {
+		return Decision{Op: op}
+	}
+	if r.UpdateStatusDue && l.Started {
+		return Decision{Op: hookOp(HookInfo{Kind: HookUpdateStatus})}
+	}
+	return Decision{}
+}
+
+// resolveDying tears a dying unit down: every relation departed and broken
+// (and its scope left), then stop, remove, and the unit-dead report.
+func resolveDying(l *Local, r *Remote) Decision {
+	if op := resolveRelations(l, r, true); op != nil {
+		return Decision{Op: op}
+	}
+	switch {
+	case l.Started && !l.Stopped:
+		return Decision{Op: hookOp(HookInfo{Kind: HookStop})}
+	case l.Installed && !l.Removed:
+		return Decision{Op: hookOp(HookInfo{Kind: HookRemove})}
+	}
+	return Decision{Op: &Operation{Kind: OpUnitDead, Step: Queued}}
+}
+
+// resolveRelations returns the next relation hook (or scope departure),
+// scanning relations in id order. dying treats every relation as going
+// away: all members depart, then it breaks.
+func resolveRelations(l *Local, r *Remote, dying bool) *Operation {
+	ids := sortedIDs(r.Relations)
+	for id := range l.Relations {
+		if !slices.Contains(ids, id) {
+			ids = append(ids, id)
+		}
+	}
+	sort.Ints(ids)
+	for _, id := range ids {
+		rl, rr := l.Relations[id], r.Relations[id]
+		if rl == nil {
+			continue // not created yet: relation-created comes first
+		}
+		if op := nextRelationHook(l, rl, rr, r.Unit, dying); op != nil {
+			return op
+		}
+	}
+	return nil
+}
+
+func nextRelationHook(l *Local, rl *RelationLocal, rr *api.RelationRemoteState, unit string, dying bool) *Operation {
+	info := HookInfo{RelationID: rl.ID, Endpoint: rl.Endpoint, RemoteApp: rl.RemoteApp}
+	if !rl.Created {
+		if rl.Joined && (dying || rr == nil || rr.Life != api.Alive) {
+			return &Operation{Kind: OpLeave, Step: Queued, RelationID: rl.ID}
+		}
+		return nil
+	}
+	if rl.ChangedPending != "" {
+		info.Kind, info.RemoteUnit = HookRelationChanged, rl.ChangedPending
+		info.Version = memberVersion(rr, rl.ChangedPending, rl.Members[rl.ChangedPending])
+		return hookOp(info)
+	}
+	// A relation going away (the unit or the relation dying, or the
+	// relation gone) departs every member, then breaks (CHARM-CONTRACT
+	// §2.3): its members are treated as empty.
+	going := dying || rr == nil || rr.Life != api.Alive
+	var remote map[string]int
+	if !going {
+		remote = rr.Members
+	}
+	for _, u := range slices.Sorted(keys(rl.Members)) {
+		if _, ok := remote[u]; !ok {
+			info.Kind, info.RemoteUnit, info.DepartingUnit = HookRelationDeparted, u, u
+			if dying {
+				info.DepartingUnit = unit
+			}
+			return hookOp(info)
+		}
+	}
+	if going {
+		if rl.Peer {
+			return &Operation{Kind: OpLeave, Step: Queued, RelationID: rl.ID}
+		}
+		info.Kind = HookRelationBroken
+		return hookOp(info)
+	}
+	for _, u := range slices.Sorted(keys(remote)) {
+		if _, ok := rl.Members[u]; !ok {
+			info.Kind, info.RemoteUnit, info.Version = HookRelationJoined, u, remote[u]
+			return hookOp(info)
+		}
+	}
+	for _, u := range slices.Sorted(keys(remote)) {
+		if v := remote[u]; v != rl.Members[u] {
+			info.Kind, info.RemoteUnit, info.Version = HookRelationChanged, u, v
+			return hookOp(info)
+		}
+	}
+	if rr.AppVersion > 0 && rr.AppVersion != rl.AppVersion {
+		info.Kind, info.Version = HookRelationChanged, rr.AppVersion
+		return hookOp(info)
+	}
+	return nil
+}
+
+func memberVersion(rr *api.RelationRemoteState, u string, def int) int {
+	if rr != nil {
+		if v, ok := rr.Members[u]; ok {
+			return v
+		}
+	}
+	return def
+}
+
+func sortedIDs(m map[int]*api.RelationRemoteState) []int {
+	ids := make([]int, 0, len(m))
+	for id := range m {
+		ids = append(ids, id)
+	}
+	sort.Ints(ids)
+	return ids
+}
+
+func keys[V any](m map[string]V) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}

@@ -1,0 +1,244 @@
+package uniter
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/droverhq/drover/agent/internal/hooktools"
+	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/charm"
+	"github.com/droverhq/drover/tests/testkit"
+)
+
+// fakeCtl is an in-memory controller: it answers agent requests and serves
+// one machine state.
+type fakeCtl struct {
+	mu     sync.Mutex
+	ms     *api.MachineState
+	notify chan struct{}
+	calls  []string
+	status []string // agent and workload statuses set, "kind:status"
+	tasks  map[string]api.AgentTaskParams
+}
+
+func (f *fakeCtl) Call(ctx context.Context, method string, params, out any) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, method)
+	switch method {
+	case api.AgentClaimLeader:
+		*out.(*api.AgentLeaderResult) = api.AgentLeaderResult{Leader: true, Expiry: time.Now().Add(time.Minute)}
+	case api.AgentSetStatus:
+		p := params.(api.AgentStatusParams)
+		f.status = append(f.status, p.Kind+":"+p.Status.Status)
+	case api.AgentFinishTask:
+		p := params.(api.AgentTaskParams)
+		f.tasks[p.ID] = p
+		u := f.ms.Units["app/0"]
+		u.Tasks = slices.DeleteFunc(u.Tasks, func(t api.TaskRef) bool { return t.ID == p.ID })
+		f.bumpLocked()
+	}
+	return nil
+}
+
+func (f *fakeCtl) States() (*api.MachineState, <-chan struct{}) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.ms, f.notify
+}
+
+func (f *fakeCtl) bumpLocked() {
+	close(f.notify)
+	f.notify = make(chan struct{})
+}
+
+type noLock struct{}
+
+func (noLock) Acquire(context.Context, string) (func(), error) { return func() {}, nil }
+
+// testCharm packs a bash charm whose hooks append their name to hooks.log.
+func testCharm(t *testing.T) ([]byte, string) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "metadata.yaml"), []byte("name: app\nsummary: s\ndescription: d\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "actions.yaml"), []byte("hello:\n  description: d\nmissing:\n  description: d\n"), 0o644)
+	os.MkdirAll(filepath.Join(dir, "hooks"), 0o755)
+	os.MkdirAll(filepath.Join(dir, "actions"), 0o755)
+	script := "#!/bin/sh\necho \"$JUJU_HOOK_NAME\" >>\"$CHARM_DIR/hooks.log\"\n"
+	for _, h := range []string{"install", "config-changed", "start", "leader-elected", "stop", "remove"} {
+		os.WriteFile(filepath.Join(dir, "hooks", h), []byte(script), 0o755)
+	}
+	os.WriteFile(filepath.Join(dir, "actions", "hello"), []byte("#!/bin/sh\naction-set greeting=\"hi $(action-get name)\"\n"), 0o755)
+	var buf bytes.Buffer
+	if err := charm.ArchiveDir(dir, &buf); err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(buf.Bytes())
+	return buf.Bytes(), hex.EncodeToString(sum[:])
+}
+
+type harness struct {
+	t     *testing.T
+	ctl   *fakeCtl
+	dir   string
+	data  []byte
+	sha   string
+	tools string
+}
+
+func newHarness(t *testing.T) *harness {
+	testkit.CheckLeaks(t)
+	data, sha := testCharm(t)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools := t.TempDir()
+	// The test binary is the hook tool (see TestMain).
+	if err := hooktools.InstallSymlinks(tools, exe); err != nil {
+		t.Fatal(err)
+	}
+	ms := &api.MachineState{ModelUUID: "m", ModelName: "model", Machine: "0", Life: api.Alive, AutoRetry: true,
+		Units: map[string]*api.UnitRemoteState{"app/0": {Unit: "app/0", Application: "app", Life: api.Alive,
+			CharmSHA256: sha, Config: map[string]any{"x": "1"}, Relations: map[int]*api.RelationRemoteState{}}}}
+	return &harness{t: t, ctl: &fakeCtl{ms: ms, notify: make(chan struct{}), tasks: map[string]api.AgentTaskParams{}},
+		dir: t.TempDir(), data: data, sha: sha, tools: tools}
+}
+
+// run runs a uniter until cond holds on its hook log, then stops it.
+func (h *harness) run(what string, cond func(hooks []string) bool) {
+	h.t.Helper()
+	defer func() {
+		if h.t.Failed() {
+			h.ctl.mu.Lock()
+			h.t.Logf("calls: %v", h.ctl.calls)
+			h.ctl.mu.Unlock()
+		}
+	}()
+	var b [8]byte
+	rand.Read(b[:])
+	u, err := New(Config{Unit: "app/0", Dir: h.dir, ToolsDir: h.tools, Caller: h.ctl, States: h.ctl.States,
+		Download: func(context.Context, string) ([]byte, error) { return h.data, nil }, Lock: noLock{},
+		Logger:        slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		SocketAddress: "@drover-uniter-test-" + hex.EncodeToString(b[:]), RetryDelay: 10 * time.Millisecond})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(h.t.Context())
+	done := make(chan error, 1)
+	go func() { done <- u.Run(ctx) }()
+	testkit.EventuallyWithin(h.t, 20*time.Second, func() (bool, error) { return cond(h.hooks()), nil }, what)
+	cancel()
+	if err := <-done; err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+func (h *harness) hooks() []string {
+	data, _ := os.ReadFile(filepath.Join(h.dir, "charm", "hooks.log"))
+	return strings.Fields(string(data))
+}
+
+func (h *harness) local() *Local {
+	l, err := StateFile{Path: filepath.Join(h.dir, "state.json")}.Load()
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return l
+}
+
+func started(h *harness) func([]string) bool {
+	return func([]string) bool { l := h.local(); return l.Started && l.Op.Kind == OpNone }
+}
+
+func TestUniterDeploySequence(t *testing.T) {
+	h := newHarness(t)
+	h.run("started", started(h))
+	if got, want := h.hooks(), []string{"install", "leader-elected", "config-changed", "start"}; !slices.Equal(got, want) {
+		t.Fatalf("hooks %v, want %v", got, want)
+	}
+	if !slices.Contains(h.ctl.status, "workload:maintenance") || !slices.Contains(h.ctl.status, "workload:unknown") {
+		t.Fatalf("statuses %v: want maintenance before install and unknown after start", h.ctl.status)
+	}
+	// A restart resumes with nothing to do.
+	h.run("idle again", started(h))
+	if n := len(h.hooks()); n != 4 {
+		t.Fatalf("a restarted uniter re-ran hooks: %v", h.hooks())
+	}
+}
+
+// TestUniterResumesAfterCrash seeds the state a kill at each step leaves
+// behind and checks the restarted uniter continues correctly.
+func TestUniterResumesAfterCrash(t *testing.T) {
+	seed := func(h *harness, step Step) {
+		if err := charm.ExpandArchive(h.data, filepath.Join(h.dir, "charm")); err != nil {
+			t.Fatal(err)
+		}
+		l := &Local{Installed: true, Leader: true, CharmSHA: h.sha, DeployedSHA: h.sha, Relations: map[int]*RelationLocal{},
+			Op: Operation{Kind: OpRunHook, Step: step, Hook: &HookInfo{Kind: HookConfigChanged, Hash: configHash(map[string]any{"x": "1"})}}}
+		if err := (StateFile{Path: filepath.Join(h.dir, "state.json")}).Save(l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Run("killed while the hook ran: failed, retried", func(t *testing.T) {
+		h := newHarness(t)
+		seed(h, Pending)
+		h.run("started", started(h))
+		if got, want := h.hooks(), []string{"config-changed", "start"}; !slices.Equal(got, want) {
+			t.Fatalf("hooks %v, want %v", got, want)
+		}
+		if !slices.Contains(h.ctl.status, "juju-unit:error") {
+			t.Fatalf("statuses %v: the interrupted hook must show as failed", h.ctl.status)
+		}
+	})
+	t.Run("killed after the commit: bookkeeping only", func(t *testing.T) {
+		h := newHarness(t)
+		seed(h, Done)
+		h.run("started", started(h))
+		if got, want := h.hooks(), []string{"start"}; !slices.Equal(got, want) {
+			t.Fatalf("hooks %v, want %v (config-changed must not run twice)", got, want)
+		}
+	})
+	t.Run("killed with start queued", func(t *testing.T) {
+		h := newHarness(t)
+		seed(h, Queued)
+		l := h.local()
+		l.ConfigHash, l.Op = l.Op.Hook.Hash, *hookOp(HookInfo{Kind: HookStart})
+		(StateFile{Path: filepath.Join(h.dir, "state.json")}).Save(l)
+		h.run("started", started(h))
+		if got, want := h.hooks(), []string{"start"}; !slices.Equal(got, want) {
+			t.Fatalf("hooks %v, want %v", got, want)
+		}
+	})
+}
+
+func TestUniterActions(t *testing.T) {
+	h := newHarness(t)
+	h.run("started", started(h))
+	h.ctl.mu.Lock()
+	h.ctl.ms.Units["app/0"].Tasks = []api.TaskRef{
+		{ID: "1", Action: "hello", Params: map[string]any{"name": "bob"}, Status: api.TaskPending},
+		{ID: "2", Action: "missing", Status: api.TaskPending}}
+	h.ctl.mu.Unlock()
+	h.run("tasks done", func([]string) bool {
+		h.ctl.mu.Lock()
+		defer h.ctl.mu.Unlock()
+		return len(h.ctl.tasks) == 2
+	})
+	if r := h.ctl.tasks["1"]; r.Status != api.TaskCompleted || r.Results["greeting"] != "hi bob" {
+		t.Fatalf("hello: %+v", r)
+	}
+	if r := h.ctl.tasks["2"]; r.Status != api.TaskFailed || r.Message != `action not implemented on unit "app/0"` {
+		t.Fatalf("missing action: %+v", r)
+	}
+}
