@@ -111,7 +111,7 @@ func TestCLIEndToEnd(t *testing.T) {
 		t.Errorf("actions:\n%s", out)
 	}
 
-	// Without unit agents the task is created and stays pending.
+	// The unit agent runs the action; its results come back.
 	out = d.ok("run", "kv/0", "get", "key=foo", "--background")
 	m := regexp.MustCompile(`task (\S+) on unit-kv-0`).FindStringSubmatch(out)
 	if m == nil {
@@ -119,12 +119,13 @@ func TestCLIEndToEnd(t *testing.T) {
 	}
 	var task struct {
 		ID, Unit, Action, Status string
-		Parameters               map[string]any
+		Parameters, Results      map[string]any
 	}
-	if err := json.Unmarshal([]byte(d.ok("show-task", m[1], "--format", "json")), &task); err != nil {
+	if err := json.Unmarshal([]byte(d.ok("show-task", m[1], "--wait", "2m", "--format", "json")), &task); err != nil {
 		t.Fatal(err)
 	}
-	if task.Status != api.TaskPending || task.Unit != "kv/0" || task.Action != "get" || task.Parameters["key"] != "foo" {
+	if task.Status != api.TaskCompleted || task.Unit != "kv/0" || task.Action != "get" || task.Parameters["key"] != "foo" ||
+		task.Results["value"] != "value-of-foo" {
 		t.Errorf("task: %+v", task)
 	}
 
