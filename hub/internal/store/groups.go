@@ -104,3 +104,14 @@ func (s *Store) GrantsOn(ctx context.Context, object string) ([]authz.Tuple, err
 	}
 	return pgx.CollectRows(rows, scanTuple)
 }
+
+// GroupByID returns one group.
+func (s *Store) GroupByID(ctx context.Context, id string) (Group, error) {
+	if _, err := uuid.Parse(id); err != nil {
+		return Group{}, fmt.Errorf("group %q: %w", id, ErrNotFound)
+	}
+	var g Group
+	err := s.pool.QueryRow(ctx, `SELECT id::text, org, name, created_at FROM groups WHERE id = $1`, id).
+		Scan(&g.ID, &g.Org, &g.Name, &g.CreatedAt)
+	return g, pgErr("group "+id, err)
+}
