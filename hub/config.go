@@ -112,3 +112,7 @@ func (c *Config) Validate() error {
 	}
 	return errors.Join(errs...)
 }
+
+// ServiceAccount is a client allowed client-credentials login, bound to an
+// organization.
+type ServiceAccount = store.ServiceAccount
