@@ -1,4 +1,8 @@
 // Package hub is the federation endpoint: OIDC login, OpenFGA permissions,
-// PostgreSQL state, audit and the single /v1 endpoint in front of every
-// spoke. See DESIGN.md (Hub). Not built yet: tracked by its own issue.
+// PostgreSQL state and audit in front of every spoke. See docs/hub.md.
+//
+// Invariants: every /v1 route is authenticated with a hub session token and
+// authorized with OpenFGA (Check for one object, ListObjects for listings);
+// every mutating request is audited whatever its result; permission tuples
+// change only through the store's transactional outbox.
 package hub

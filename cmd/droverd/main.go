@@ -1,5 +1,6 @@
 // Command droverd runs Drover's servers: `droverd spoke` (a controller
-// node) and `droverd dev` (everything local, for development).
+// node), `droverd hub` (the federation endpoint) and `droverd dev`
+// (everything local, for development).
 package main
 
 import (
@@ -20,6 +21,7 @@ const usage = `Usage: droverd COMMAND [flags]
 
 Commands:
   spoke     run a controller (spoke) node
+  hub       run a hub replica (OIDC, permissions, audit in front of every controller)
   dev       run a local controller on embedded defaults (used by 'make dev')
   version   print the version
 
@@ -41,6 +43,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "spoke":
 		err = runSpoke(ctx, args[1:], stderr)
+	case "hub":
+		err = runHub(ctx, args[1:], stderr)
 	case "dev":
 		err = runDev(ctx, args[1:], stdout, stderr)
 	case "version", "--version":

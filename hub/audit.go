@@ -1,0 +1,241 @@
+package hub
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/droverhq/drover/authz"
+	"github.com/droverhq/drover/hub/internal/store"
+)
+
+// auditedFields is the allow-list of request body fields copied into the
+// audit log; every other field is recorded as "[redacted]", so secrets
+// never reach it whatever a client sends.
+var auditedFields = map[string]bool{
+	"user": true, "group": true, "level": true, "model": true, "controller": true,
+	"organization": true, "org": true, "name": true, "region": true, "cloud": true,
+}
+
+// auditInfo is filled in by handlers for the audit middleware.
+type auditInfo struct {
+	Operation      string
+	Org            string
+	ModelUUID      string
+	ControllerUUID string
+	Details        map[string]any
+}
+
+type auditKey struct{}
+
+// annotate lets a handler describe what the request touched.
+func annotate(ctx context.Context, fn func(a *auditInfo)) {
+	if a, ok := ctx.Value(auditKey{}).(*auditInfo); ok {
+		fn(a)
+	}
+}
+
+// audit records every mutating request under /v1 after it completes,
+// whatever its result.
+func (s *Server) audit(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if safeMethod(r.Method) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		body, _ := io.ReadAll(io.LimitReader(r.Body, 64<<10))
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		info := &auditInfo{}
+		rec := &statusRecorder{ResponseWriter: w}
+		next.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), auditKey{}, info)))
+		p, _ := PrincipalFrom(r.Context())
+		op := info.Operation
+		if op == "" {
+			op = r.Method + " " + chi.RouteContext(r.Context()).RoutePattern()
+		}
+		details := info.Details
+		if details == nil {
+			details = map[string]any{}
+		}
+		if b := redact(body); b != nil {
+			details["body"] = b
+		}
+		org := info.Org
+		if org == "" {
+			org = p.Identity.Org
+		}
+		s.appendAudit(r, store.AuditEntry{IdentityID: p.Identity.ID, Actor: p.Identity.Name(), Org: org, Operation: op,
+			Method: r.Method, Path: r.URL.Path, ModelUUID: info.ModelUUID, ControllerUUID: info.ControllerUUID,
+			Status: max(rec.status, 200), Result: resultOf(max(rec.status, 200)), Details: details})
+	})
+}
+
+func resultOf(status int) string {
+	switch {
+	case status < 400:
+		return store.ResultOK
+	case status == http.StatusUnauthorized || status == http.StatusForbidden || status == http.StatusNotFound:
+		return store.ResultDenied
+	default:
+		return store.ResultError
+	}
+}
+
+func redact(body []byte) map[string]any {
+	var m map[string]any
+	if len(body) == 0 || json.Unmarshal(body, &m) != nil {
+		return nil
+	}
+	for k := range m {
+		if !auditedFields[k] {
+			m[k] = "[redacted]"
+		}
+	}
+	return m
+}
+
+// auditLogin records a login attempt.
+func (s *Server) auditLogin(r *http.Request, id store.Identity, op string, err error) {
+	e := store.AuditEntry{IdentityID: id.ID, Actor: id.Name(), Org: id.Org, Operation: op, Method: r.Method,
+		Path: r.URL.Path, Status: http.StatusOK, Result: store.ResultOK}
+	if err != nil {
+		e.Status, e.Result = http.StatusUnauthorized, store.ResultDenied
+	}
+	s.appendAudit(r, e)
+}
+
+func (s *Server) appendAudit(r *http.Request, e store.AuditEntry) {
+	e.At, e.RemoteAddr = s.cfg.Now(), r.RemoteAddr
+	// The request may have been cancelled; the record must still be written.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 5*time.Second)
+	defer cancel()
+	if err := s.store.AppendAudit(ctx, e); err != nil {
+		s.cfg.Logger.Error("audit write failed", "err", err, "operation", e.Operation)
+	}
+}
+
+// handleAudit answers GET /v1/audit for holders of audit_viewer: on the hub
+// (everything), or on organizations, controllers and models (their
+// entries), found with ListObjects.
+func (s *Server) handleAudit(w http.ResponseWriter, r *http.Request) {
+	p, _ := PrincipalFrom(r.Context())
+	q, err := parseAuditQuery(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	all, err := s.authz.Check(r.Context(), p.Object, authz.AuditViewer, authz.HubObject())
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	q.All = all
+	if !all {
+		for _, l := range []struct {
+			typ string
+			dst *[]string
+		}{{authz.TypeOrganization, &q.Orgs}, {authz.TypeController, &q.Controllers}, {authz.TypeModel, &q.Models}} {
+			objs, err := s.authz.ListObjects(r.Context(), p.Object, authz.AuditViewer, l.typ)
+			if err != nil {
+				s.writeError(w, r, err)
+				return
+			}
+			*l.dst = ids(objs)
+		}
+		if len(q.Orgs)+len(q.Controllers)+len(q.Models) == 0 {
+			s.writeError(w, r, errors.Join(errForbidden, errors.New("reading the audit log needs audit_viewer")))
+			return
+		}
+	}
+	entries, next, err := s.store.QueryAudit(r.Context(), q)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if r.URL.Query().Get("format") == "csv" {
+		writeAuditCSV(w, entries, next)
+		return
+	}
+	if entries == nil {
+		entries = []store.AuditEntry{}
+	}
+	resp := map[string]any{"entries": entries}
+	if next != 0 {
+		resp["next"] = strconv.FormatInt(next, 10)
+	}
+	writeJSON(w, http.StatusOK, resp)
+}
+
+func parseAuditQuery(r *http.Request) (store.AuditQuery, error) {
+	v := r.URL.Query()
+	q := store.AuditQuery{IdentityID: v.Get("user"), ModelUUID: v.Get("model"), ControllerUUID: v.Get("controller"),
+		Operation: v.Get("operation"), Actor: v.Get("actor"), Limit: 100}
+	var errs []error
+	parseTime := func(name string, dst *time.Time) {
+		if s := v.Get(name); s != "" {
+			t, err := time.Parse(time.RFC3339, s)
+			if err != nil {
+				errs = append(errs, errors.New(name+" must be RFC 3339"))
+			}
+			*dst = t
+		}
+	}
+	parseTime("since", &q.Since)
+	parseTime("until", &q.Until)
+	if s := v.Get("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > 1000 {
+			errs = append(errs, errors.New("limit must be 1..1000"))
+		}
+		q.Limit = n
+	}
+	if s := v.Get("after"); s != "" {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || n < 0 {
+			errs = append(errs, errors.New("after must be a cursor from a previous page"))
+		}
+		q.After = n
+	}
+	if f := v.Get("format"); f != "" && f != "json" && f != "csv" {
+		errs = append(errs, errors.New("format must be json or csv"))
+	}
+	if len(errs) > 0 {
+		return q, errors.Join(append([]error{errBadRequest}, errs...)...)
+	}
+	return q, nil
+}
+
+func writeAuditCSV(w http.ResponseWriter, entries []store.AuditEntry, next int64) {
+	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
+	if next != 0 {
+		w.Header().Set("X-Next-Cursor", strconv.FormatInt(next, 10))
+	}
+	cw := csv.NewWriter(w)
+	_ = cw.Write([]string{"id", "at", "actor", "identity_id", "org", "operation", "method", "path",
+		"model_uuid", "controller_uuid", "status", "result", "details"})
+	for _, e := range entries {
+		d, _ := json.Marshal(e.Details)
+		_ = cw.Write([]string{strconv.FormatInt(e.ID, 10), e.At.UTC().Format(time.RFC3339Nano), e.Actor, e.IdentityID,
+			e.Org, e.Operation, e.Method, e.Path, e.ModelUUID, e.ControllerUUID, strconv.Itoa(e.Status), e.Result, string(d)})
+	}
+	cw.Flush()
+}
+
+// ids strips the type from ListObjects' "type:id" answers.
+func ids(objs []string) []string {
+	out := make([]string, 0, len(objs))
+	for _, o := range objs {
+		if _, id, err := authz.ParseObject(o); err == nil {
+			out = append(out, id)
+		}
+	}
+	return out
+}

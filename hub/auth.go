@@ -1,0 +1,338 @@
+package hub
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/coreos/go-oidc/v3/oidc"
+	"github.com/go-jose/go-jose/v4/jwt"
+	"github.com/google/uuid"
+
+	"github.com/droverhq/drover/authz"
+	"github.com/droverhq/drover/hub/internal/store"
+	"github.com/droverhq/drover/hub/internal/token"
+)
+
+// Principal is the authenticated caller of a request.
+type Principal struct {
+	Identity store.Identity
+	// Object is the caller's OpenFGA user ("user:<id>").
+	Object string
+	// Cookie is true when the request authenticated with the browser
+	// session cookie rather than a bearer token.
+	Cookie bool
+}
+
+type principalKey struct{}
+
+// PrincipalFrom returns the request's caller; ok is false on routes that
+// are not authenticated.
+func PrincipalFrom(ctx context.Context) (Principal, bool) {
+	p, ok := ctx.Value(principalKey{}).(Principal)
+	return p, ok
+}
+
+// Cookie names. __Host- pins the access cookie to this origin, path / and
+// HTTPS.
+const (
+	accessCookie  = "__Host-drover_session"
+	refreshCookie = "__Secure-drover_refresh"
+)
+
+// authenticate accepts a hub session token as a bearer token or in the
+// browser cookie. Cookie-authenticated unsafe requests must come from the
+// hub's own origin (CSRF).
+func (s *Server) authenticate(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		raw, cookie := bearer(r), false
+		if raw == "" {
+			if c, err := r.Cookie(accessCookie); err == nil {
+				raw, cookie = c.Value, true
+			}
+		}
+		if raw == "" {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="drover"`)
+			s.writeError(w, r, errUnauthenticated)
+			return
+		}
+		if cookie && !safeMethod(r.Method) && r.Header.Get("Origin") != s.cfg.PublicURL {
+			s.writeError(w, r, errors.Join(errForbidden, errors.New("cross-origin request with a session cookie")))
+			return
+		}
+		claims, err := s.keys.Verify(raw, Audience)
+		if err != nil {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="drover", error="invalid_token"`)
+			s.writeError(w, r, err)
+			return
+		}
+		id, err := s.store.IdentityByID(r.Context(), claims.Subject)
+		if err != nil {
+			s.writeError(w, r, errors.Join(errUnauthenticated, err))
+			return
+		}
+		p := Principal{Identity: id, Object: authz.UserObject(id.ID), Cookie: cookie}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, p)))
+	})
+}
+
+func safeMethod(m string) bool {
+	return m == http.MethodGet || m == http.MethodHead || m == http.MethodOptions
+}
+
+func bearer(r *http.Request) string {
+	h := r.Header.Get("Authorization")
+	if len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
+		return strings.TrimSpace(h[7:])
+	}
+	return ""
+}
+
+// session is what the hub hands out after a login, shaped like an OAuth
+// 2.0 token response.
+type session struct {
+	AccessToken  string `json:"access_token"`
+	TokenType    string `json:"token_type"`
+	ExpiresIn    int64  `json:"expires_in"`
+	RefreshToken string `json:"refresh_token,omitempty"`
+}
+
+// MintAccessToken signs a hub session token for id with the given lifetime
+// and audience ("" means Audience).
+func (s *Server) MintAccessToken(id store.Identity, ttl time.Duration, audience string) (string, error) {
+	if audience == "" {
+		audience = Audience
+	}
+	now := s.cfg.Now()
+	return s.keys.Sign(token.Claims{Claims: jwt.Claims{Subject: id.ID, Audience: jwt.Audience{audience},
+		Expiry: jwt.NewNumericDate(now.Add(ttl)), NotBefore: jwt.NewNumericDate(now), ID: uuid.NewString()},
+		Org: id.Org, Kind: id.Kind, Name: id.Name()})
+}
+
+func hashRefresh(t string) []byte { h := sha256.Sum256([]byte(t)); return h[:] }
+
+func newSecret() string {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// newSession mints an access token and, when refresh is true, a refresh
+// token stored hashed.
+func (s *Server) newSession(ctx context.Context, id store.Identity, client string, refresh bool) (session, error) {
+	at, err := s.MintAccessToken(id, s.cfg.SessionTTL, "")
+	if err != nil {
+		return session{}, err
+	}
+	out := session{AccessToken: at, TokenType: "Bearer", ExpiresIn: int64(s.cfg.SessionTTL / time.Second)}
+	if refresh {
+		out.RefreshToken = newSecret()
+		if err := s.store.CreateSession(ctx, store.Session{ID: uuid.NewString(), IdentityID: id.ID,
+			RefreshHash: hashRefresh(out.RefreshToken), Client: client, ExpiresAt: s.cfg.Now().Add(s.cfg.RefreshTTL)}); err != nil {
+			return session{}, err
+		}
+	}
+	return out, nil
+}
+
+// login records a person's login from a verified ID token.
+func (s *Server) login(ctx context.Context, tok *oidc.IDToken, c idClaims) (store.Identity, error) {
+	in := store.Identity{Issuer: tok.Issuer, Subject: tok.Subject, Kind: store.KindUser, Email: c.Email, DisplayName: c.Name}
+	if c.EmailVerified != nil && !*c.EmailVerified {
+		in.Email = "" // an unverified email must not match grants made by email
+	}
+	id, created, err := s.store.Login(ctx, in, s.cfg.DefaultOrg, s.cfg.Now())
+	if err != nil {
+		return store.Identity{}, err
+	}
+	if created && in.Email != "" && slices.Contains(s.cfg.Admins, in.Email) {
+		if err := s.store.Grant(ctx, authz.Tuple{User: authz.UserObject(id.ID), Relation: authz.Administrator, Object: authz.HubObject()}); err != nil {
+			return store.Identity{}, err
+		}
+	}
+	if created {
+		s.outbox.Kick()
+	}
+	return id, nil
+}
+
+func (s *Server) handleDeviceStart(w http.ResponseWriter, r *http.Request) {
+	ds, err := s.oidc.startDevice(r.Context())
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, ds)
+}
+
+// handleDeviceToken is polled by the CLI with the device code. Until the
+// user approves it answers 400 authorization_pending (RFC 8628), then a
+// hub session.
+func (s *Server) handleDeviceToken(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		DeviceCode string `json:"device_code"`
+	}
+	if err := decode(r, &req); err != nil || req.DeviceCode == "" {
+		s.writeError(w, r, errors.Join(errBadRequest, errors.New("device_code is required")))
+		return
+	}
+	raw, err := s.oidc.pollDevice(r.Context(), req.DeviceCode)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	tok, claims, err := s.oidc.verify(r.Context(), s.oidc.verifier, raw)
+	if err != nil {
+		s.auditLogin(r, store.Identity{}, "login-device", err)
+		s.writeError(w, r, err)
+		return
+	}
+	s.finishLogin(w, r, tok, claims, "cli", "login-device")
+}
+
+func (s *Server) finishLogin(w http.ResponseWriter, r *http.Request, tok *oidc.IDToken, c idClaims, client, op string) {
+	id, err := s.login(r.Context(), tok, c)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	sess, err := s.newSession(r.Context(), id, client, true)
+	s.auditLogin(r, id, op, err)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, sess)
+}
+
+// handleToken is the hub's token endpoint: grant_type client_credentials
+// (service accounts; id and secret checked by the identity provider) or
+// refresh_token. Form-encoded as in OAuth 2.0; HTTP Basic also accepted for
+// client credentials.
+func (s *Server) handleToken(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, 16<<10)
+	if err := r.ParseForm(); err != nil {
+		s.writeError(w, r, errors.Join(errBadRequest, err))
+		return
+	}
+	switch r.PostForm.Get("grant_type") {
+	case "client_credentials":
+		s.clientCredentials(w, r)
+	case "refresh_token":
+		s.refresh(w, r, r.PostForm.Get("refresh_token"))
+	default:
+		writeJSON(w, http.StatusBadRequest, &oauthError{Code: "unsupported_grant_type"})
+	}
+}
+
+func (s *Server) clientCredentials(w http.ResponseWriter, r *http.Request) {
+	id, secret, ok := r.BasicAuth()
+	if !ok {
+		id, secret = r.PostForm.Get("client_id"), r.PostForm.Get("client_secret")
+	}
+	fail := func(err error) {
+		s.auditLogin(r, store.Identity{Subject: id}, "login-client-credentials", err)
+		writeJSON(w, http.StatusUnauthorized, &oauthError{Code: "invalid_client"})
+	}
+	if id == "" || secret == "" {
+		fail(errUnauthenticated)
+		return
+	}
+	sa, err := s.store.ServiceAccountByClientID(r.Context(), id)
+	if err != nil {
+		fail(err)
+		return
+	}
+	raw, err := s.oidc.clientCredentials(r.Context(), id, secret)
+	if err != nil {
+		if errors.Is(err, errUnauthenticated) {
+			fail(err)
+			return
+		}
+		s.writeError(w, r, err)
+		return
+	}
+	v := s.oidc.provider.Verifier(&oidc.Config{ClientID: id, SupportedSigningAlgs: oidcAlgorithms})
+	tok, _, err := s.oidc.verify(r.Context(), v, raw)
+	if err != nil {
+		fail(err)
+		return
+	}
+	ident, created, err := s.store.Login(r.Context(), store.Identity{Issuer: tok.Issuer, Subject: tok.Subject,
+		Kind: store.KindServiceAccount, DisplayName: id}, sa.Org, s.cfg.Now())
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if created {
+		s.outbox.Kick()
+	}
+	sess, err := s.newSession(r.Context(), ident, "service-account", false)
+	s.auditLogin(r, ident, "login-client-credentials", err)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, sess)
+}
+
+func (s *Server) refresh(w http.ResponseWriter, r *http.Request, rt string) {
+	sess, err := s.rotate(r.Context(), rt)
+	if err != nil {
+		writeJSON(w, http.StatusBadRequest, &oauthError{Code: "invalid_grant"})
+		return
+	}
+	writeJSON(w, http.StatusOK, sess)
+}
+
+// rotate exchanges a refresh token for a new session (and a new refresh
+// token; the old one stops working).
+func (s *Server) rotate(ctx context.Context, rt string) (session, error) {
+	if rt == "" {
+		return session{}, errUnauthenticated
+	}
+	next := newSecret()
+	now := s.cfg.Now()
+	se, err := s.store.RotateSession(ctx, hashRefresh(rt), hashRefresh(next), now.Add(s.cfg.RefreshTTL), now)
+	if err != nil {
+		return session{}, errors.Join(errUnauthenticated, err)
+	}
+	id, err := s.store.IdentityByID(ctx, se.IdentityID)
+	if err != nil {
+		return session{}, err
+	}
+	at, err := s.MintAccessToken(id, s.cfg.SessionTTL, "")
+	if err != nil {
+		return session{}, err
+	}
+	return session{AccessToken: at, TokenType: "Bearer", ExpiresIn: int64(s.cfg.SessionTTL / time.Second), RefreshToken: next}, nil
+}
+
+// handleLogout revokes the refresh token given in the body.
+func (s *Server) handleLogout(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		RefreshToken string `json:"refresh_token"`
+	}
+	if err := decode(r, &req); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if req.RefreshToken != "" {
+		if err := s.store.RevokeSession(r.Context(), hashRefresh(req.RefreshToken), s.cfg.Now()); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) handleWhoami(w http.ResponseWriter, r *http.Request) {
+	p, _ := PrincipalFrom(r.Context())
+	writeJSON(w, http.StatusOK, p.Identity)
+}

@@ -1,0 +1,179 @@
+package hub_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/droverhq/drover/hub/devidp"
+	"github.com/droverhq/drover/hub/internal/store"
+)
+
+type tokenResp struct {
+	AccessToken  string `json:"access_token"`
+	RefreshToken string `json:"refresh_token"`
+	Error        string `json:"error"`
+}
+
+func (e *env) form(path string, v url.Values) (int, tokenResp) {
+	e.t.Helper()
+	resp, err := http.PostForm(e.url+path, v)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var tr tokenResp
+	_ = json.NewDecoder(resp.Body).Decode(&tr)
+	return resp.StatusCode, tr
+}
+
+func (e *env) whoami(tok string) store.Identity {
+	e.t.Helper()
+	code, b := e.do("GET", "/v1/whoami", tok, nil)
+	if code != 200 {
+		e.t.Fatalf("whoami: %d %s", code, b)
+	}
+	var id store.Identity
+	if err := json.Unmarshal(b, &id); err != nil {
+		e.t.Fatal(err)
+	}
+	return id
+}
+
+// TestDeviceLoginThroughHub: the CLI's flow, with the user's side
+// completed programmatically against the real Dex; then refresh rotation.
+func TestDeviceLoginThroughHub(t *testing.T) {
+	e := newEnv(t)
+	code, b := e.do("POST", "/v1/auth/device", "", nil)
+	if code != 200 {
+		t.Fatalf("device start: %d %s", code, b)
+	}
+	var ds struct {
+		DeviceCode              string `json:"device_code"`
+		VerificationURIComplete string `json:"verification_uri_complete"`
+		Interval                int    `json:"interval"`
+	}
+	if err := json.Unmarshal(b, &ds); err != nil || ds.DeviceCode == "" {
+		t.Fatalf("device start: %s %v", b, err)
+	}
+	// Before approval the hub relays authorization_pending.
+	code, b = e.do("POST", "/v1/auth/device/token", "", map[string]string{"device_code": ds.DeviceCode})
+	if code != 400 || !strings.Contains(string(b), "authorization_pending") {
+		t.Fatalf("poll before approval: %d %s", code, b)
+	}
+	if err := devidp.ApproveDevice(t.Context(), ds.VerificationURIComplete, devidp.DemoEmail, devidp.DemoPassword); err != nil {
+		t.Fatal(err)
+	}
+	// Poll at the issuer's interval, as RFC 8628 requires (polling faster
+	// earns slow_down).
+	tick := time.NewTicker(time.Duration(ds.Interval) * time.Second)
+	defer tick.Stop()
+	var sess tokenResp
+	for sess.AccessToken == "" {
+		select {
+		case <-t.Context().Done():
+			t.Fatal("device login never completed")
+		case <-tick.C:
+		}
+		code, b = e.do("POST", "/v1/auth/device/token", "", map[string]string{"device_code": ds.DeviceCode})
+		if code == 200 {
+			if err := json.Unmarshal(b, &sess); err != nil {
+				t.Fatal(err)
+			}
+		} else if !strings.Contains(string(b), "authorization_pending") && !strings.Contains(string(b), "slow_down") {
+			t.Fatalf("poll: %d %s", code, b)
+		}
+	}
+	id := e.whoami(sess.AccessToken)
+	if id.Email != devidp.DemoEmail || id.Org != "acme" || id.Kind != store.KindUser {
+		t.Fatalf("whoami: %+v", id)
+	}
+	// Refresh rotates: the new token works, the old refresh token does not.
+	code, next := e.form("/v1/auth/token", url.Values{"grant_type": {"refresh_token"}, "refresh_token": {sess.RefreshToken}})
+	if code != 200 || next.AccessToken == "" || next.RefreshToken == sess.RefreshToken {
+		t.Fatalf("refresh: %d %+v", code, next)
+	}
+	e.whoami(next.AccessToken)
+	if code, r := e.form("/v1/auth/token", url.Values{"grant_type": {"refresh_token"}, "refresh_token": {sess.RefreshToken}}); code != 400 || r.Error != "invalid_grant" {
+		t.Fatalf("reused refresh token: %d %+v", code, r)
+	}
+	// The login is audited.
+	entries, _, err := e.st.QueryAudit(t.Context(), store.AuditQuery{All: true, Operation: "login-device", Limit: 10})
+	if err != nil || len(entries) != 1 || entries[0].IdentityID != id.ID {
+		t.Fatalf("login audit: %+v %v", entries, err)
+	}
+}
+
+// TestClientCredentialsLogin: service accounts log in with their client id
+// and secret, checked by the issuer, and land in their organization.
+func TestClientCredentialsLogin(t *testing.T) {
+	e := newEnv(t)
+	for _, c := range []struct {
+		sa  devidp.Client
+		org string
+	}{{saAcme, "acme"}, {saGlobex, "globex"}} {
+		code, tr := e.form("/v1/auth/token", url.Values{"grant_type": {"client_credentials"},
+			"client_id": {c.sa.ID}, "client_secret": {c.sa.Secret}})
+		if code != 200 || tr.AccessToken == "" || tr.RefreshToken != "" {
+			t.Fatalf("%s: %d %+v", c.sa.ID, code, tr)
+		}
+		if id := e.whoami(tr.AccessToken); id.Kind != store.KindServiceAccount || id.Org != c.org {
+			t.Fatalf("%s whoami: %+v", c.sa.ID, id)
+		}
+	}
+	for name, v := range map[string]url.Values{
+		"wrong secret":   {"client_id": {saAcme.ID}, "client_secret": {"nope"}},
+		"unregistered":   {"client_id": {devidp.HubClientID}, "client_secret": {"x"}},
+		"missing secret": {"client_id": {saAcme.ID}},
+	} {
+		v.Set("grant_type", "client_credentials")
+		if code, tr := e.form("/v1/auth/token", v); code != 401 || tr.Error != "invalid_client" {
+			t.Errorf("%s: %d %+v", name, code, tr)
+		}
+	}
+	if code, tr := e.form("/v1/auth/token", url.Values{"grant_type": {"password"}}); code != 400 || tr.Error != "unsupported_grant_type" {
+		t.Errorf("password grant: %d %+v", code, tr)
+	}
+}
+
+// TestWebLoginRedirectsWithPKCE checks the start of the dashboard flow.
+func TestWebLoginRedirectsWithPKCE(t *testing.T) {
+	e := newEnv(t)
+	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := c.Get(e.url + "/auth/login?return_to=//evil.example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	loc, _ := url.Parse(resp.Header.Get("Location"))
+	q := loc.Query()
+	if resp.StatusCode != 302 || !strings.HasPrefix(loc.String(), idp.URL()) || q.Get("code_challenge_method") != "S256" ||
+		q.Get("code_challenge") == "" || q.Get("nonce") == "" || q.Get("redirect_uri") != publicURL+"/auth/callback" {
+		t.Fatalf("login redirect: %d %s", resp.StatusCode, loc)
+	}
+	// A callback with an unknown state is refused.
+	resp, err = c.Get(e.url + "/auth/callback?state=forged&code=x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 401 {
+		t.Fatalf("forged callback: %d", resp.StatusCode)
+	}
+}
+
+func TestHealthMetricsJWKS(t *testing.T) {
+	e := newEnv(t)
+	for _, p := range []string{"/healthz", "/readyz", "/metrics", "/.well-known/jwks.json"} {
+		if code, b := e.do("GET", p, "", nil); code != 200 {
+			t.Errorf("%s: %d %s", p, code, b)
+		}
+	}
+	_, b := e.do("GET", "/.well-known/jwks.json", "", nil)
+	if !strings.Contains(string(b), `"alg":"ES256"`) {
+		t.Errorf("jwks: %s", b)
+	}
+}

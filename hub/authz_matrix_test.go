@@ -1,0 +1,209 @@
+package hub_test
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/droverhq/drover/authz"
+	"github.com/droverhq/drover/hub/internal/store"
+)
+
+// fixture: tenant acme with controller c1 and model m1; alice administers
+// acme, rita reads m1, will writes m1; olga administers another tenant.
+type fixture struct {
+	*env
+	alice, rita, will, olga, dave store.Identity
+	ctrl                          store.Controller
+	model                         store.Model
+	group                         store.Group
+}
+
+func newFixture(t *testing.T) *fixture {
+	e := newEnv(t)
+	f := &fixture{env: e}
+	f.alice, f.rita, f.will, f.dave = e.user("alice", "acme"), e.user("rita", "acme"), e.user("will", "acme"), e.user("dave", "acme")
+	f.olga = e.user("olga", "globex")
+	ctx := t.Context()
+	e.grant(authz.UserObject(f.alice.ID), authz.Administrator, authz.OrgObject("acme"))
+	e.grant(authz.UserObject(f.olga.ID), authz.Administrator, authz.OrgObject("globex"))
+	f.ctrl = store.Controller{UUID: uuid.NewString(), Name: "east", Org: "acme", Region: "east", APIAddresses: []string{"127.0.0.1:1"}}
+	if err := e.st.UpsertController(ctx, f.ctrl); err != nil {
+		t.Fatal(err)
+	}
+	f.model = store.Model{UUID: uuid.NewString(), Name: "prod", Org: "acme", Owner: f.alice.ID, ControllerUUID: f.ctrl.UUID}
+	if err := e.st.InsertModel(ctx, f.model); err != nil {
+		t.Fatal(err)
+	}
+	globexCtrl := store.Controller{UUID: uuid.NewString(), Name: "west", Org: "globex"}
+	if err := e.st.UpsertController(ctx, globexCtrl); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.st.InsertModel(ctx, store.Model{UUID: uuid.NewString(), Name: "prod", Org: "globex", Owner: f.olga.ID, ControllerUUID: globexCtrl.UUID}); err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range []struct {
+		who store.Identity
+		rel authz.Relation
+	}{{f.rita, authz.Reader}, {f.will, authz.Writer}} {
+		e.grant(authz.UserObject(g.who.ID), g.rel, authz.ModelObject(f.model.UUID))
+		e.grant(authz.UserObject(g.who.ID), authz.Reader, authz.ControllerObject(f.ctrl.UUID))
+	}
+	var err error
+	if f.group, err = e.st.CreateGroup(ctx, "acme", "ops"); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range []store.AuditEntry{
+		{Org: "acme", ModelUUID: f.model.UUID, Operation: "deploy", Actor: "alice@example.com"},
+		{Org: "globex", Operation: "deploy", Actor: "olga@example.com"},
+	} {
+		a.At, a.Result = time.Now(), store.ResultOK
+		if err := e.st.AppendAudit(ctx, a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.settle()
+	return f
+}
+
+type route struct {
+	name   string
+	method string
+	path   string
+	body   func(f *fixture, role string) any
+	before func(f *fixture)
+	// want is the status for reader, writer, admin and other-tenant.
+	want [4]int
+}
+
+func routes(f *fixture) []route {
+	grantBody := func(*fixture, string) any {
+		return map[string]string{"user": "dave@example.com", "level": "read", "model": f.model.UUID}
+	}
+	return []route{
+		{name: "whoami", method: "GET", path: "/v1/whoami", want: [4]int{200, 200, 200, 200}},
+		{name: "list orgs", method: "GET", path: "/v1/organizations", want: [4]int{200, 200, 200, 200}},
+		{name: "list models", method: "GET", path: "/v1/models", want: [4]int{200, 200, 200, 200}},
+		{name: "get model", method: "GET", path: "/v1/models/" + f.model.UUID, want: [4]int{200, 200, 200, 404}},
+		{name: "list controllers", method: "GET", path: "/v1/controllers", want: [4]int{200, 200, 200, 200}},
+		{name: "get controller", method: "GET", path: "/v1/controllers/east", want: [4]int{200, 200, 200, 404}},
+		{name: "grant", method: "POST", path: "/v1/grants", body: grantBody, want: [4]int{403, 403, 204, 404}},
+		{name: "revoke", method: "DELETE", path: "/v1/grants", body: grantBody,
+			before: func(f *fixture) { f.grant(authz.UserObject(f.dave.ID), authz.Reader, authz.ModelObject(f.model.UUID)) },
+			want:   [4]int{403, 403, 204, 404}},
+		{name: "add group", method: "POST", path: "/v1/groups",
+			body: func(_ *fixture, role string) any { return map[string]string{"org": "acme", "name": "g-" + role} },
+			want: [4]int{403, 403, 201, 404}},
+		{name: "add member", method: "POST", path: "/v1/groups/" + f.group.ID + "/members",
+			body: func(*fixture, string) any { return map[string]string{"user": "rita@example.com"} },
+			want: [4]int{403, 403, 204, 404}},
+		{name: "audit", method: "GET", path: "/v1/audit", want: [4]int{403, 403, 200, 200}},
+	}
+}
+
+// TestAuthorizationMatrix runs every route as every kind of caller against
+// real PostgreSQL and real OpenFGA.
+func TestAuthorizationMatrix(t *testing.T) {
+	f := newFixture(t)
+	roles := []struct {
+		name string
+		id   store.Identity
+	}{{"reader", f.rita}, {"writer", f.will}, {"admin", f.alice}, {"other-tenant", f.olga}}
+	for _, rt := range routes(f) {
+		t.Run(rt.name, func(t *testing.T) {
+			bad := map[string]string{
+				"no-token":       "",
+				"wrong-audience": f.token(f.alice, time.Minute, f.ctrl.UUID),
+				"expired":        f.token(f.alice, -time.Minute, ""),
+				"alg-none":       algNone(f.alice.ID),
+				"garbage":        "not.a.jwt",
+			}
+			for name, tok := range bad {
+				var body any
+				if rt.body != nil {
+					body = rt.body(f, name)
+				}
+				if code, b := f.do(rt.method, rt.path, tok, body); code != http.StatusUnauthorized {
+					t.Errorf("%s: got %d %s, want 401", name, code, b)
+				}
+			}
+			for i, role := range roles {
+				if rt.before != nil {
+					rt.before(f)
+					f.settle()
+				}
+				var body any
+				if rt.body != nil {
+					body = rt.body(f, role.name)
+				}
+				code, b := f.do(rt.method, rt.path, f.token(role.id, time.Minute, ""), body)
+				if code != rt.want[i] {
+					t.Errorf("%s: got %d %s, want %d", role.name, code, b, rt.want[i])
+				}
+			}
+		})
+	}
+}
+
+// algNone forges an unsigned token with alg "none".
+func algNone(sub string) string {
+	enc := base64.RawURLEncoding.EncodeToString
+	h, _ := json.Marshal(map[string]string{"alg": "none", "typ": "JWT"})
+	c, _ := json.Marshal(map[string]any{"iss": publicURL, "aud": "drover-hub", "sub": sub, "exp": time.Now().Add(time.Hour).Unix()})
+	return enc(h) + "." + enc(c) + "."
+}
+
+// TestTenantIsolationInListings checks what the listings contain, not only
+// their status.
+func TestTenantIsolationInListings(t *testing.T) {
+	f := newFixture(t)
+	list := func(who store.Identity, path, key string) []map[string]any {
+		code, b := f.do("GET", path, f.token(who, time.Minute, ""), nil)
+		if code != 200 {
+			t.Fatalf("%s %s: %d %s", who.Email, path, code, b)
+		}
+		var resp map[string][]map[string]any
+		if err := json.Unmarshal(b, &resp); err != nil {
+			t.Fatal(err)
+		}
+		return resp[key]
+	}
+	orgsOf := func(items []map[string]any) string {
+		var out []string
+		for _, it := range items {
+			out = append(out, fmt.Sprint(it["org"]))
+		}
+		return strings.Join(out, ",")
+	}
+	for _, c := range []struct {
+		who         store.Identity
+		models      string
+		controllers int
+		audit       string
+	}{
+		{f.rita, "acme", 1, ""},
+		{f.alice, "acme", 1, "acme"},
+		{f.olga, "globex", 1, "globex"},
+		{f.dave, "", 0, ""},
+	} {
+		if got := orgsOf(list(c.who, "/v1/models", "models")); got != c.models {
+			t.Errorf("%s models: orgs %q, want %q", c.who.Email, got, c.models)
+		}
+		if got := len(list(c.who, "/v1/controllers", "controllers")); got != c.controllers {
+			t.Errorf("%s controllers: %d, want %d", c.who.Email, got, c.controllers)
+		}
+		if c.audit != "" {
+			for _, e := range list(c.who, "/v1/audit", "entries") {
+				if e["org"] != c.audit {
+					t.Errorf("%s sees audit entry of org %v", c.who.Email, e["org"])
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,118 @@
+package hub
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/droverhq/drover/hub/internal/store"
+)
+
+// Config is everything the hub needs; Validate fills defaults.
+type Config struct {
+	// DSN is the PostgreSQL connection string (required).
+	DSN string
+	// OpenFGAURL is the OpenFGA HTTP API (required); OpenFGAStore is the
+	// store name (default "drover").
+	OpenFGAURL, OpenFGAStore string
+
+	// OIDCIssuer and OIDCClientID identify the hub at the identity
+	// provider (required). OIDCClientSecret is empty for a public client
+	// (device flow and PKCE need none).
+	OIDCIssuer, OIDCClientID, OIDCClientSecret string
+	// OIDCHTTPClient talks to the issuer (e.g. with a private CA).
+	OIDCHTTPClient *http.Client
+
+	// Listen is the HTTPS address; PublicURL is how clients reach it
+	// (default https://Listen). It is the session tokens' issuer.
+	Listen, PublicURL string
+	// StateDir holds the generated TLS CA and certificate (required unless
+	// TLSCert and TLSKey are given).
+	StateDir        string
+	TLSCert, TLSKey string
+
+	// DefaultOrg is the organization people join on first login.
+	DefaultOrg string
+	// Admins are emails made hub administrators on login (bootstrap).
+	Admins []string
+	// ServiceAccounts are registered at start.
+	ServiceAccounts []store.ServiceAccount
+
+	// SessionTTL is the lifetime of hub access tokens (default 15m);
+	// RefreshTTL that of refresh tokens (default 30 days).
+	SessionTTL, RefreshTTL time.Duration
+	// AuditRetention deletes audit entries older than this; 0 keeps all.
+	AuditRetention time.Duration
+
+	Logger *slog.Logger
+	Now    func() time.Time
+	// Ready, if set, is closed once the hub serves.
+	Ready chan<- struct{}
+}
+
+// Audience is the audience of the hub's session tokens. Spoke tokens carry
+// the spoke's UUID instead, so neither can be replayed against the other.
+const Audience = "drover-hub"
+
+// Validate checks c and fills defaults.
+func (c *Config) Validate() error {
+	var errs []error
+	need := func(v, name string) {
+		if v == "" {
+			errs = append(errs, fmt.Errorf("%s is required", name))
+		}
+	}
+	need(c.DSN, "--dsn")
+	need(c.OpenFGAURL, "--openfga-url")
+	need(c.OIDCIssuer, "--oidc-issuer")
+	need(c.OIDCClientID, "--oidc-client-id")
+	need(c.Listen, "--listen")
+	if (c.TLSCert == "") != (c.TLSKey == "") {
+		errs = append(errs, errors.New("--tls-cert and --tls-key go together"))
+	}
+	if c.TLSCert == "" && c.StateDir == "" {
+		errs = append(errs, errors.New("--state-dir is required without --tls-cert/--tls-key"))
+	}
+	if c.OIDCIssuer != "" {
+		if u, err := url.Parse(c.OIDCIssuer); err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
+			errs = append(errs, fmt.Errorf("--oidc-issuer %q is not an http(s) URL", c.OIDCIssuer))
+		}
+	}
+	if c.OpenFGAStore == "" {
+		c.OpenFGAStore = "drover"
+	}
+	if c.PublicURL == "" {
+		c.PublicURL = "https://" + c.Listen
+	}
+	c.PublicURL = strings.TrimRight(c.PublicURL, "/")
+	if c.DefaultOrg == "" {
+		c.DefaultOrg = "default"
+	}
+	if c.SessionTTL <= 0 {
+		c.SessionTTL = 15 * time.Minute
+	}
+	if c.RefreshTTL <= 0 {
+		c.RefreshTTL = 30 * 24 * time.Hour
+	}
+	if c.AuditRetention < 0 {
+		errs = append(errs, errors.New("audit retention must not be negative"))
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.OIDCHTTPClient == nil {
+		c.OIDCHTTPClient = &http.Client{Timeout: 30 * time.Second}
+	}
+	return errors.Join(errs...)
+}
+
+// ServiceAccount is a client allowed client-credentials login, bound to an
+// organization.
+type ServiceAccount = store.ServiceAccount

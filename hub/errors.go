@@ -1,0 +1,85 @@
+package hub
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+
+	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/authz"
+	"github.com/droverhq/drover/hub/internal/store"
+	"github.com/droverhq/drover/hub/internal/token"
+)
+
+// Errors of the hub's own making, mapped to wire codes in errorTable.
+var (
+	errUnauthenticated = errors.New("authentication required")
+	errForbidden       = errors.New("permission denied")
+	errNotFound        = errors.New("not found")
+	errBadRequest      = errors.New("bad request")
+)
+
+// errorTable maps errors to HTTP status and wire code: the one table for
+// this transport. The first match wins.
+var errorTable = []struct {
+	err    error
+	status int
+	code   api.Code
+	public string // message shown instead of err's text; "" shows err
+}{
+	{errUnauthenticated, http.StatusUnauthorized, api.CodeUnauthorized, "authentication required"},
+	{token.ErrInvalid, http.StatusUnauthorized, api.CodeUnauthorized, "authentication required"},
+	{errForbidden, http.StatusForbidden, api.CodeForbidden, ""},
+	{errNotFound, http.StatusNotFound, api.CodeNotFound, ""},
+	{store.ErrNotFound, http.StatusNotFound, api.CodeNotFound, ""},
+	{errBadRequest, http.StatusBadRequest, api.CodeBadRequest, ""},
+	{store.ErrInvalid, http.StatusBadRequest, api.CodeInvalid, ""},
+	{store.ErrAlreadyExists, http.StatusConflict, api.CodeAlreadyExists, ""},
+	{authz.ErrUnavailable, http.StatusServiceUnavailable, api.CodeUnavailable, "permission service unavailable"},
+}
+
+// writeError answers err with the status and code from errorTable;
+// anything unknown is a 500 whose detail stays in the log.
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	var oe *oauthError
+	if errors.As(err, &oe) {
+		writeJSON(w, oauthStatus(oe), oe)
+		return
+	}
+	for _, e := range errorTable {
+		if errors.Is(err, e.err) {
+			msg := e.public
+			if msg == "" {
+				msg = err.Error()
+			}
+			writeJSON(w, e.status, &api.Error{Code: e.code, Message: msg})
+			return
+		}
+	}
+	s.cfg.Logger.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+	writeJSON(w, http.StatusInternalServerError, &api.Error{Code: api.CodeInternal, Message: "internal error"})
+}
+
+func oauthStatus(oe *oauthError) int {
+	if oe.Status >= 400 && oe.Status < 500 {
+		return oe.Status
+	}
+	return http.StatusBadRequest
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// decode reads a JSON body of at most 64 KiB, rejecting unknown fields.
+func decode(r *http.Request, v any) error {
+	dec := json.NewDecoder(http.MaxBytesReader(nil, r.Body, 64<<10))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return errors.Join(errBadRequest, err)
+	}
+	return nil
+}

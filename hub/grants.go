@@ -1,0 +1,245 @@
+package hub
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/google/uuid"
+
+	"github.com/droverhq/drover/authz"
+	"github.com/droverhq/drover/hub/internal/store"
+)
+
+// GrantRequest is the body of POST and DELETE /v1/grants: one subject
+// (user or group), one level, one target.
+type GrantRequest struct {
+	// User is an email, an identity id, or "everyone" (read-like levels).
+	User string `json:"user,omitempty"`
+	// Group is "ORG/NAME".
+	Group string `json:"group,omitempty"`
+	Level string `json:"level"`
+	// Exactly one target: a model UUID, a controller name or an
+	// organization name.
+	Model        string `json:"model,omitempty"`
+	Controller   string `json:"controller,omitempty"`
+	Organization string `json:"organization,omitempty"`
+}
+
+// levels maps Juju-style access levels to relations, per target type;
+// public marks the levels that may be granted to everyone.
+var levels = map[string]map[string]struct {
+	rel    authz.Relation
+	public bool
+}{
+	authz.TypeModel: {"read": {authz.Reader, true}, "write": {authz.Writer, false},
+		"admin": {authz.Administrator, false}, "audit_viewer": {authz.AuditViewer, false}},
+	authz.TypeController: {"login": {authz.Reader, true}, "add-model": {authz.CanAddModel, true},
+		"superuser": {authz.Administrator, false}, "audit_viewer": {authz.AuditViewer, false}},
+	authz.TypeOrganization: {"member": {authz.Member, false}, "add-model": {authz.CanAddModel, false},
+		"admin": {authz.Administrator, false}, "audit_viewer": {authz.AuditViewer, false}},
+}
+
+// seeRelation is the relation that makes an object visible to a caller.
+var seeRelation = map[string]authz.Relation{
+	authz.TypeModel: authz.Reader, authz.TypeController: authz.Reader, authz.TypeOrganization: authz.Member,
+}
+
+// resolveGrant validates req and returns the tuple it names plus the audit
+// annotations. Only administrators of the target may grant on it.
+func (s *Server) resolveGrant(ctx context.Context, p Principal, req GrantRequest) (authz.Tuple, *auditInfo, error) {
+	bad := func(format string, args ...any) (authz.Tuple, *auditInfo, error) {
+		return authz.Tuple{}, nil, fmt.Errorf("%w: %s", errBadRequest, fmt.Sprintf(format, args...))
+	}
+	info := &auditInfo{}
+	var typ, object string
+	switch {
+	case req.Model != "" && req.Controller == "" && req.Organization == "":
+		if _, err := uuid.Parse(req.Model); err != nil {
+			return bad("model must be a UUID")
+		}
+		typ, object, info.ModelUUID = authz.TypeModel, authz.ModelObject(req.Model), req.Model
+	case req.Controller != "" && req.Model == "" && req.Organization == "":
+		c, err := s.store.ControllerByName(ctx, req.Controller)
+		if err != nil {
+			return authz.Tuple{}, nil, fmt.Errorf("%w: controller %q", errNotFound, req.Controller)
+		}
+		typ, object, info.ControllerUUID, info.Org = authz.TypeController, authz.ControllerObject(c.UUID), c.UUID, c.Org
+	case req.Organization != "" && req.Model == "" && req.Controller == "":
+		typ, object, info.Org = authz.TypeOrganization, authz.OrgObject(req.Organization), req.Organization
+	default:
+		return bad("give exactly one of model, controller and organization")
+	}
+	lv, ok := levels[typ][req.Level]
+	if !ok {
+		return bad("level %q is not valid for a %s", req.Level, typ)
+	}
+	if err := s.require(ctx, p, authz.Administrator, seeRelation[typ], object); err != nil {
+		return authz.Tuple{}, nil, err
+	}
+	if m, err := s.store.ModelByUUID(ctx, req.Model); typ == authz.TypeModel && err == nil {
+		info.Org, info.ControllerUUID = m.Org, m.ControllerUUID
+	}
+	var subject string
+	switch {
+	case req.User != "" && req.Group == "":
+		if req.User == "everyone" {
+			if !lv.public {
+				return bad("level %q cannot be granted to everyone", req.Level)
+			}
+			subject = authz.Everyone
+			break
+		}
+		id, err := s.identityByRef(ctx, req.User)
+		if err != nil {
+			return authz.Tuple{}, nil, err
+		}
+		subject = authz.UserObject(id.ID)
+	case req.Group != "" && req.User == "":
+		org, name, ok := strings.Cut(req.Group, "/")
+		if !ok {
+			return bad("group must be ORG/NAME")
+		}
+		g, err := s.store.GroupByName(ctx, org, name)
+		if err != nil {
+			return authz.Tuple{}, nil, fmt.Errorf("%w: group %q", errNotFound, req.Group)
+		}
+		subject = authz.GroupMembers(g.ID)
+	default:
+		return bad("give exactly one of user and group")
+	}
+	return authz.Tuple{User: subject, Relation: lv.rel, Object: object}, info, nil
+}
+
+func (s *Server) identityByRef(ctx context.Context, ref string) (store.Identity, error) {
+	var id store.Identity
+	var err error
+	if strings.Contains(ref, "@") {
+		id, err = s.store.IdentityByEmail(ctx, ref)
+	} else {
+		id, err = s.store.IdentityByID(ctx, ref)
+	}
+	if err != nil {
+		return id, fmt.Errorf("%w: user %q (users exist after their first login)", errNotFound, ref)
+	}
+	return id, nil
+}
+
+func (s *Server) handleGrant(w http.ResponseWriter, r *http.Request)  { s.changeGrant(w, r, true) }
+func (s *Server) handleRevoke(w http.ResponseWriter, r *http.Request) { s.changeGrant(w, r, false) }
+
+func (s *Server) changeGrant(w http.ResponseWriter, r *http.Request, grant bool) {
+	p, _ := PrincipalFrom(r.Context())
+	op := map[bool]string{true: "grant", false: "revoke"}[grant]
+	annotate(r.Context(), func(a *auditInfo) { a.Operation = op })
+	var req GrantRequest
+	if err := decode(r, &req); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	t, info, err := s.resolveGrant(r.Context(), p, req)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	annotate(r.Context(), func(a *auditInfo) {
+		a.Org, a.ModelUUID, a.ControllerUUID = info.Org, info.ModelUUID, info.ControllerUUID
+		a.Details = map[string]any{"tuple": t.String()}
+	})
+	if grant {
+		err = s.store.Grant(r.Context(), t)
+	} else {
+		err = s.store.Revoke(r.Context(), t)
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.outbox.Kick()
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// handleCreateGroup creates a group in an organization the caller
+// administers.
+func (s *Server) handleCreateGroup(w http.ResponseWriter, r *http.Request) {
+	p, _ := PrincipalFrom(r.Context())
+	annotate(r.Context(), func(a *auditInfo) { a.Operation = "add-group" })
+	var req struct {
+		Org  string `json:"org"`
+		Name string `json:"name"`
+	}
+	if err := decode(r, &req); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if req.Org == "" {
+		req.Org = p.Identity.Org
+	}
+	annotate(r.Context(), func(a *auditInfo) { a.Org = req.Org })
+	if err := s.require(r.Context(), p, authz.Administrator, authz.Member, authz.OrgObject(req.Org)); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	g, err := s.store.CreateGroup(r.Context(), req.Org, req.Name)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, g)
+}
+
+// groupForAdmin loads the {group} of the path (its id) and checks that the
+// caller administers the group's organization.
+func (s *Server) groupForAdmin(r *http.Request) (store.Group, error) {
+	p, _ := PrincipalFrom(r.Context())
+	g, err := s.store.GroupByID(r.Context(), chi.URLParam(r, "group"))
+	if err != nil {
+		return g, fmt.Errorf("%w: group", errNotFound)
+	}
+	annotate(r.Context(), func(a *auditInfo) { a.Org = g.Org })
+	return g, s.require(r.Context(), p, authz.Administrator, authz.Member, authz.OrgObject(g.Org))
+}
+
+func (s *Server) handleAddMember(w http.ResponseWriter, r *http.Request) {
+	annotate(r.Context(), func(a *auditInfo) { a.Operation = "add-member" })
+	var req struct {
+		User string `json:"user"`
+	}
+	if err := decode(r, &req); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	g, err := s.groupForAdmin(r)
+	if err == nil {
+		var id store.Identity
+		if id, err = s.identityByRef(r.Context(), req.User); err == nil {
+			err = s.store.AddGroupMember(r.Context(), g.ID, id.ID)
+		}
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.outbox.Kick()
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) handleRemoveMember(w http.ResponseWriter, r *http.Request) {
+	annotate(r.Context(), func(a *auditInfo) { a.Operation = "remove-member" })
+	g, err := s.groupForAdmin(r)
+	if err == nil {
+		var id store.Identity
+		if id, err = s.identityByRef(r.Context(), chi.URLParam(r, "member")); err == nil {
+			err = s.store.RemoveGroupMember(r.Context(), g.ID, id.ID)
+		}
+	}
+	if err != nil {
+		s.writeError(w, r, errors.Join(err))
+		return
+	}
+	s.outbox.Kick()
+	w.WriteHeader(http.StatusNoContent)
+}

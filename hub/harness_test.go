@@ -1,0 +1,111 @@
+package hub_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/droverhq/drover/authz"
+	"github.com/droverhq/drover/hub"
+	"github.com/droverhq/drover/hub/devidp"
+	"github.com/droverhq/drover/hub/internal/hubtest"
+	"github.com/droverhq/drover/hub/internal/store"
+	"github.com/droverhq/drover/tests/testkit"
+)
+
+const publicURL = "https://hub.test"
+
+type env struct {
+	t   *testing.T
+	hub *hub.Server
+	st  *store.Store
+	url string
+}
+
+// newEnv starts a hub on a fresh database and OpenFGA store, with its
+// outbox worker running, served over plain HTTP by httptest.
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	cfg := hub.Config{DSN: hubtest.DSN(t), OpenFGAURL: hubtest.OpenFGAURL(), OpenFGAStore: hubtest.StoreName(),
+		OIDCIssuer: idp.URL(), OIDCClientID: devidp.HubClientID, Listen: "127.0.0.1:0", PublicURL: publicURL,
+		StateDir: t.TempDir(), DefaultOrg: "acme",
+		ServiceAccounts: []hub.ServiceAccount{{ClientID: saAcme.ID, Org: "acme"}, {ClientID: saGlobex.ID, Org: "globex"}}}
+	s, err := hub.New(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- s.Outbox().Run(ctx) }()
+	srv := httptest.NewServer(s.Handler())
+	t.Cleanup(func() { srv.Close(); cancel(); <-done })
+	return &env{t: t, hub: s, st: s.Store(), url: srv.URL}
+}
+
+// user creates (logs in) a person in org.
+func (e *env) user(name, org string) store.Identity {
+	e.t.Helper()
+	id, _, err := e.st.Login(e.t.Context(), store.Identity{Issuer: idp.URL(), Subject: name, Email: name + "@example.com"}, org, time.Now())
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return id
+}
+
+func (e *env) grant(user string, rel authz.Relation, object string) {
+	e.t.Helper()
+	if err := e.st.Grant(e.t.Context(), authz.Tuple{User: user, Relation: rel, Object: object}); err != nil {
+		e.t.Fatal(err)
+	}
+	e.hub.Outbox().Kick()
+}
+
+// settle waits until the outbox has delivered everything to OpenFGA.
+func (e *env) settle() {
+	e.t.Helper()
+	e.hub.Outbox().Kick()
+	testkit.Eventually(e.t.Context(), e.t, func() (bool, error) {
+		p, err := e.st.PendingOutbox(e.t.Context(), 1)
+		return len(p) == 0, err
+	}, "authz outbox drained")
+}
+
+func (e *env) token(id store.Identity, ttl time.Duration, aud string) string {
+	e.t.Helper()
+	tok, err := e.hub.MintAccessToken(id, ttl, aud)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return tok
+}
+
+// do sends a request with an optional bearer token and JSON body, and
+// returns the status and body.
+func (e *env) do(method, path, token string, body any) (int, []byte) {
+	e.t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req, _ := http.NewRequestWithContext(e.t.Context(), method, e.url+path, rd)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, b
+}

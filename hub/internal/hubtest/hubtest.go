@@ -1,0 +1,87 @@
+// Package hubtest runs the real things hub tests need: one private
+// PostgreSQL server and one embedded OpenFGA server per test binary, one
+// database (cloned from a migrated template) and one OpenFGA store per test.
+package hubtest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync/atomic"
+	"testing"
+
+	"github.com/droverhq/drover/authz"
+	"github.com/droverhq/drover/authz/embedded"
+	"github.com/droverhq/drover/hub/internal/store"
+	"github.com/droverhq/drover/tests/testkit"
+)
+
+var (
+	pg     *testkit.Postgres
+	fgaURL string
+	seq    atomic.Int64
+)
+
+// Main starts the servers, runs the tests and stops the servers.
+func Main(m *testing.M) int {
+	ctx := context.Background()
+	dir, err := os.MkdirTemp("", "hubtest-pg-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	if pg, err = testkit.StartPostgresServer(ctx, dir); err != nil {
+		fmt.Fprintln(os.Stderr, "start postgres:", err)
+		return 1
+	}
+	defer pg.Stop()
+	fga, err := embedded.Start(ctx, embedded.Config{})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "start openfga:", err)
+		return 1
+	}
+	defer fga.Stop()
+	fgaURL = fga.URL()
+	return m.Run()
+}
+
+// Postgres is the shared server.
+func Postgres() *testkit.Postgres { return pg }
+
+// OpenFGAURL is the shared OpenFGA server's URL.
+func OpenFGAURL() string { return fgaURL }
+
+// DSN returns a fresh migrated database for the test.
+func DSN(t testing.TB) string {
+	t.Helper()
+	tmpl, err := pg.MigratedTemplate(t.Context(), "hub_template", store.MigrateDSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pg.NewDatabase(t, tmpl)
+}
+
+// Store opens a fresh migrated database for the test.
+func Store(t testing.TB) *store.Store {
+	t.Helper()
+	s, err := store.Open(t.Context(), DSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	return s
+}
+
+// StoreName returns an OpenFGA store name no other test uses.
+func StoreName() string { return fmt.Sprintf("hubtest-%d", seq.Add(1)) }
+
+// Authz returns a client of a fresh OpenFGA store.
+func Authz(t testing.TB) *authz.Client {
+	t.Helper()
+	c, err := authz.New(t.Context(), fgaURL, StoreName())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}

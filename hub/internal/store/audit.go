@@ -1,0 +1,141 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+)
+
+// Audit results.
+const (
+	ResultOK     = "ok"
+	ResultDenied = "denied"
+	ResultError  = "error"
+)
+
+// AuditEntry is one record of the audit log.
+type AuditEntry struct {
+	ID             int64          `json:"id"`
+	At             time.Time      `json:"at"`
+	IdentityID     string         `json:"identity-id,omitempty"`
+	Actor          string         `json:"actor,omitempty"`
+	Org            string         `json:"org,omitempty"`
+	Operation      string         `json:"operation"`
+	Method         string         `json:"method,omitempty"`
+	Path           string         `json:"path,omitempty"`
+	ModelUUID      string         `json:"model-uuid,omitempty"`
+	ControllerUUID string         `json:"controller-uuid,omitempty"`
+	Status         int            `json:"status,omitempty"`
+	Result         string         `json:"result"`
+	Details        map[string]any `json:"details,omitempty"`
+	RemoteAddr     string         `json:"remote-addr,omitempty"`
+}
+
+func nullUUID(s string) *uuid.UUID {
+	u, err := uuid.Parse(s)
+	if err != nil {
+		return nil
+	}
+	return &u
+}
+
+// AppendAudit writes one entry.
+func (s *Store) AppendAudit(ctx context.Context, e AuditEntry) error {
+	if e.Details == nil {
+		e.Details = map[string]any{}
+	}
+	_, err := s.pool.Exec(ctx, `INSERT INTO audit_log (at, identity_id, actor, org, operation, method, path,
+		model_uuid, controller_uuid, status, result, details, remote_addr)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
+		e.At, nullUUID(e.IdentityID), e.Actor, e.Org, e.Operation, e.Method, e.Path,
+		nullUUID(e.ModelUUID), nullUUID(e.ControllerUUID), e.Status, e.Result, e.Details, e.RemoteAddr)
+	return pgErr("append audit", err)
+}
+
+// AuditQuery filters the audit log. The scope fields restrict the answer to
+// what the reader may see: unless All, an entry is visible when its org is
+// in Orgs, its model in Models or its controller in Controllers.
+type AuditQuery struct {
+	All         bool
+	Orgs        []string
+	Models      []string
+	Controllers []string
+
+	IdentityID     string
+	Actor          string
+	ModelUUID      string
+	ControllerUUID string
+	Operation      string
+	Since, Until   time.Time
+	// After is the pagination cursor: entries with a smaller id than After
+	// (newest first). Zero starts at the newest.
+	After int64
+	Limit int
+}
+
+// QueryAudit returns entries newest first, and the cursor of the next page
+// (0 when there is none).
+func (s *Store) QueryAudit(ctx context.Context, q AuditQuery) ([]AuditEntry, int64, error) {
+	if q.Limit <= 0 || q.Limit > 1000 {
+		return nil, 0, fmt.Errorf("store: audit: %w: limit must be 1..1000", ErrInvalid)
+	}
+	var conds []string
+	var args []any
+	arg := func(v any) string { args = append(args, v); return fmt.Sprintf("$%d", len(args)) }
+	if !q.All {
+		conds = append(conds, fmt.Sprintf("(org = ANY(%s) OR model_uuid = ANY(%s::text[]::uuid[]) OR controller_uuid = ANY(%s::text[]::uuid[]))",
+			arg(q.Orgs), arg(q.Models), arg(q.Controllers)))
+	}
+	for _, f := range []struct {
+		col, v string
+	}{{"identity_id::text", q.IdentityID}, {"actor", q.Actor}, {"model_uuid::text", q.ModelUUID},
+		{"controller_uuid::text", q.ControllerUUID}, {"operation", q.Operation}} {
+		if f.v != "" {
+			conds = append(conds, f.col+" = "+arg(f.v))
+		}
+	}
+	if !q.Since.IsZero() {
+		conds = append(conds, "at >= "+arg(q.Since))
+	}
+	if !q.Until.IsZero() {
+		conds = append(conds, "at < "+arg(q.Until))
+	}
+	if q.After > 0 {
+		conds = append(conds, "id < "+arg(q.After))
+	}
+	where := "TRUE"
+	if len(conds) > 0 {
+		where = strings.Join(conds, " AND ")
+	}
+	rows, err := s.pool.Query(ctx, `SELECT id, at, coalesce(identity_id::text, ''), actor, org, operation, method, path,
+		coalesce(model_uuid::text, ''), coalesce(controller_uuid::text, ''), status, result, details, remote_addr
+		FROM audit_log WHERE `+where+` ORDER BY id DESC LIMIT `+arg(q.Limit+1), args...)
+	if err != nil {
+		return nil, 0, pgErr("query audit", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (AuditEntry, error) {
+		var e AuditEntry
+		err := r.Scan(&e.ID, &e.At, &e.IdentityID, &e.Actor, &e.Org, &e.Operation, &e.Method, &e.Path,
+			&e.ModelUUID, &e.ControllerUUID, &e.Status, &e.Result, &e.Details, &e.RemoteAddr)
+		return e, err
+	})
+	if err != nil {
+		return nil, 0, pgErr("query audit", err)
+	}
+	var next int64
+	if len(out) > q.Limit {
+		out = out[:q.Limit]
+		next = out[len(out)-1].ID
+	}
+	return out, next, nil
+}
+
+// DeleteAuditBefore deletes entries older than cutoff (retention).
+func (s *Store) DeleteAuditBefore(ctx context.Context, cutoff time.Time) (int64, error) {
+	tag, err := s.pool.Exec(ctx, `DELETE FROM audit_log WHERE at < $1`, cutoff)
+	return tag.RowsAffected(), pgErr("audit retention", err)
+}

@@ -1,0 +1,113 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+)
+
+// Session is a refresh-token session; only the token's hash is stored.
+type Session struct {
+	ID          string
+	IdentityID  string
+	RefreshHash []byte
+	Client      string
+	ExpiresAt   time.Time
+}
+
+// CreateSession stores a new session.
+func (s *Store) CreateSession(ctx context.Context, se Session) error {
+	_, err := s.pool.Exec(ctx, `INSERT INTO sessions (id, identity_id, refresh_hash, client, expires_at)
+		VALUES ($1, $2, $3, $4, $5)`, se.ID, se.IdentityID, se.RefreshHash, se.Client, se.ExpiresAt)
+	return pgErr("create session", err)
+}
+
+// RotateSession swaps a live session's refresh hash for next (refresh
+// token rotation) and returns the session. An unknown, expired or revoked
+// hash gives ErrNotFound.
+func (s *Store) RotateSession(ctx context.Context, old, next []byte, expires, now time.Time) (Session, error) {
+	var se Session
+	var id, ident uuid.UUID
+	err := s.pool.QueryRow(ctx, `UPDATE sessions SET refresh_hash = $2, expires_at = $3
+		WHERE refresh_hash = $1 AND revoked_at IS NULL AND expires_at > $4
+		RETURNING id, identity_id, client, expires_at`, old, next, expires, now).Scan(&id, &ident, &se.Client, &se.ExpiresAt)
+	se.ID, se.IdentityID, se.RefreshHash = id.String(), ident.String(), next
+	return se, pgErr("session", err)
+}
+
+// RevokeSession ends the session holding refresh hash h.
+func (s *Store) RevokeSession(ctx context.Context, h []byte, now time.Time) error {
+	tag, err := s.pool.Exec(ctx, `UPDATE sessions SET revoked_at = $2 WHERE refresh_hash = $1 AND revoked_at IS NULL`, h, now)
+	if err == nil && tag.RowsAffected() == 0 {
+		err = pgx.ErrNoRows
+	}
+	return pgErr("session", err)
+}
+
+// PruneSessions deletes sessions that expired or were revoked before cutoff.
+func (s *Store) PruneSessions(ctx context.Context, cutoff time.Time) error {
+	_, err := s.pool.Exec(ctx, `DELETE FROM sessions WHERE expires_at < $1 OR revoked_at < $1`, cutoff)
+	return pgErr("prune sessions", err)
+}
+
+// SigningKey is one of the hub's JWT signing keys.
+type SigningKey struct {
+	KID        string
+	Alg        string
+	PrivatePEM string
+	CreatedAt  time.Time
+	RetiredAt  *time.Time
+}
+
+// InsertSigningKey stores a new key.
+func (s *Store) InsertSigningKey(ctx context.Context, k SigningKey) error {
+	_, err := s.pool.Exec(ctx, `INSERT INTO signing_keys (kid, alg, private_pem, created_at) VALUES ($1, $2, $3, $4)`,
+		k.KID, k.Alg, k.PrivatePEM, k.CreatedAt)
+	return pgErr("signing key", err)
+}
+
+// RetireSigningKeys marks every unretired key except keep as retired.
+func (s *Store) RetireSigningKeys(ctx context.Context, keep string, now time.Time) error {
+	_, err := s.pool.Exec(ctx, `UPDATE signing_keys SET retired_at = $2 WHERE kid <> $1 AND retired_at IS NULL`, keep, now)
+	return pgErr("retire signing keys", err)
+}
+
+// SigningKeys returns keys not retired before since, newest first.
+func (s *Store) SigningKeys(ctx context.Context, since time.Time) ([]SigningKey, error) {
+	rows, err := s.pool.Query(ctx, `SELECT kid, alg, private_pem, created_at, retired_at FROM signing_keys
+		WHERE retired_at IS NULL OR retired_at > $1 ORDER BY created_at DESC, kid`, since)
+	if err != nil {
+		return nil, pgErr("signing keys", err)
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (SigningKey, error) {
+		var k SigningKey
+		return k, r.Scan(&k.KID, &k.Alg, &k.PrivatePEM, &k.CreatedAt, &k.RetiredAt)
+	})
+}
+
+// WebLogin is a pending browser login (authorization code + PKCE).
+type WebLogin struct {
+	State, Verifier, Nonce, ReturnTo string
+	ExpiresAt                        time.Time
+}
+
+// PutWebLogin stores a pending login.
+func (s *Store) PutWebLogin(ctx context.Context, w WebLogin) error {
+	_, err := s.pool.Exec(ctx, `INSERT INTO web_logins (state, verifier, nonce, return_to, expires_at) VALUES ($1, $2, $3, $4, $5)`,
+		w.State, w.Verifier, w.Nonce, w.ReturnTo, w.ExpiresAt)
+	return pgErr("web login", err)
+}
+
+// TakeWebLogin removes and returns a pending login; it can be taken once.
+func (s *Store) TakeWebLogin(ctx context.Context, state string, now time.Time) (WebLogin, error) {
+	w := WebLogin{State: state}
+	err := s.pool.QueryRow(ctx, `DELETE FROM web_logins WHERE state = $1 RETURNING verifier, nonce, return_to, expires_at`, state).
+		Scan(&w.Verifier, &w.Nonce, &w.ReturnTo, &w.ExpiresAt)
+	if err == nil && !now.Before(w.ExpiresAt) {
+		return WebLogin{}, fmt.Errorf("web login: %w (expired)", ErrNotFound)
+	}
+	return w, pgErr("web login", err)
+}

@@ -1,0 +1,165 @@
+package store_test
+
+import (
+	"errors"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/droverhq/drover/authz"
+	"github.com/droverhq/drover/hub/internal/store"
+	"github.com/droverhq/drover/tests/testkit"
+)
+
+var (
+	pgOnce sync.Once
+	pg     *testkit.Postgres
+	pgErr  error
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if pg != nil {
+		pg.Stop()
+	}
+	os.Exit(code)
+}
+
+// newStore gives the test its own database cloned from the migrated template.
+func newStore(t *testing.T) (*store.Store, string) {
+	t.Helper()
+	pgOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "hub-store-pg-")
+		if err != nil {
+			pgErr = err
+			return
+		}
+		pg, pgErr = testkit.StartPostgresServer(t.Context(), dir)
+	})
+	if pgErr != nil {
+		t.Fatal(pgErr)
+	}
+	tmpl, err := pg.MigratedTemplate(t.Context(), "hub_template", store.MigrateDSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dsn := pg.NewDatabase(t, tmpl)
+	s, err := store.Open(t.Context(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	return s, dsn
+}
+
+func TestMigrateIsIdempotentAndRefusesNewerSchema(t *testing.T) {
+	s, dsn := newStore(t)
+	if err := s.Migrate(t.Context()); err != nil {
+		t.Fatalf("second migrate: %v", err)
+	}
+	if _, err := s.Pool().Exec(t.Context(), `INSERT INTO schema_migrations (version, name) VALUES ($1, 'future')`,
+		store.SchemaVersion()+1); err != nil {
+		t.Fatal(err)
+	}
+	_, err := store.Open(t.Context(), dsn)
+	if !errors.Is(err, store.ErrSchemaTooNew) {
+		t.Fatalf("open newer schema: got %v, want ErrSchemaTooNew", err)
+	}
+}
+
+func TestLoginCreatesIdentityOrgAndMembershipTuples(t *testing.T) {
+	s, _ := newStore(t)
+	ctx := t.Context()
+	now := time.Now()
+	in := store.Identity{Issuer: "https://idp", Subject: "alice", Email: "alice@example.com"}
+	a, created, err := s.Login(ctx, in, "acme", now)
+	if err != nil || !created {
+		t.Fatalf("first login: %v created=%v", err, created)
+	}
+	in.DisplayName = "Alice"
+	b, created, err := s.Login(ctx, in, "other", now)
+	if err != nil || created || b.ID != a.ID || b.Org != "acme" || b.DisplayName != "Alice" {
+		t.Fatalf("second login: %+v created=%v err=%v", b, created, err)
+	}
+	want := map[authz.Tuple]bool{
+		{User: authz.HubObject(), Relation: authz.RelHub, Object: authz.OrgObject("acme")}:      true,
+		{User: authz.UserObject(a.ID), Relation: authz.Member, Object: authz.OrgObject("acme")}: true,
+	}
+	got, err := s.ExpectedTuples(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("tuples %v, want %v", got, want)
+	}
+	for _, tu := range got {
+		if !want[tu] {
+			t.Fatalf("unexpected tuple %v", tu)
+		}
+	}
+	pending, err := s.PendingOutbox(ctx, 10)
+	if err != nil || len(pending) != 2 {
+		t.Fatalf("outbox %v %v", pending, err)
+	}
+}
+
+func TestTypedErrors(t *testing.T) {
+	s, _ := newStore(t)
+	ctx := t.Context()
+	if _, err := s.IdentityByID(ctx, "not-a-uuid"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("bad id: %v", err)
+	}
+	if _, err := s.CreateGroup(ctx, "nope", "g"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("group in missing org: %v", err)
+	}
+	if err := s.EnsureOrganization(ctx, "acme"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CreateGroup(ctx, "acme", "Bad Name"); !errors.Is(err, store.ErrInvalid) {
+		t.Fatalf("bad group name: %v", err)
+	}
+	if _, err := s.CreateGroup(ctx, "acme", "ops"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CreateGroup(ctx, "acme", "ops"); !errors.Is(err, store.ErrAlreadyExists) {
+		t.Fatalf("duplicate group: %v", err)
+	}
+	tu := authz.Tuple{User: authz.UserObject("x"), Relation: authz.Reader, Object: authz.ModelObject("m")}
+	if err := s.Revoke(ctx, tu); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("revoke missing: %v", err)
+	}
+}
+
+func TestAuditQueryScopesFiltersAndPages(t *testing.T) {
+	s, _ := newStore(t)
+	ctx := t.Context()
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := range 5 {
+		org := "a"
+		if i%2 == 1 {
+			org = "b"
+		}
+		if err := s.AppendAudit(ctx, store.AuditEntry{At: base.Add(time.Duration(i) * time.Minute), Org: org,
+			Operation: "op", Result: store.ResultOK, Actor: "x"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	page, next, err := s.QueryAudit(ctx, store.AuditQuery{Orgs: []string{"a"}, Limit: 2})
+	if err != nil || len(page) != 2 || next == 0 {
+		t.Fatalf("page 1: %v next=%d err=%v", page, next, err)
+	}
+	rest, next2, err := s.QueryAudit(ctx, store.AuditQuery{Orgs: []string{"a"}, Limit: 2, After: next})
+	if err != nil || len(rest) != 1 || next2 != 0 {
+		t.Fatalf("page 2: %v next=%d err=%v", rest, next2, err)
+	}
+	for _, e := range append(page, rest...) {
+		if e.Org != "a" {
+			t.Fatalf("entry of another org: %+v", e)
+		}
+	}
+	n, err := s.DeleteAuditBefore(ctx, base.Add(2*time.Minute))
+	if err != nil || n != 2 {
+		t.Fatalf("retention deleted %d, %v", n, err)
+	}
+}

@@ -1,0 +1,151 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/droverhq/drover/authz"
+)
+
+// addTuples records tuples as expected and queues their delivery to
+// OpenFGA, inside the caller's transaction. A tuple already expected queues
+// nothing.
+func addTuples(ctx context.Context, tx pgx.Tx, ts ...authz.Tuple) error {
+	for _, t := range ts {
+		tag, err := tx.Exec(ctx, `INSERT INTO authz_tuples ("user", relation, object) VALUES ($1, $2, $3)
+			ON CONFLICT DO NOTHING`, t.User, string(t.Relation), t.Object)
+		if err != nil {
+			return pgErr("add tuple", err)
+		}
+		if tag.RowsAffected() == 0 {
+			continue
+		}
+		if err := enqueue(ctx, tx, "write", t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// removeTuples is addTuples' inverse.
+func removeTuples(ctx context.Context, tx pgx.Tx, ts ...authz.Tuple) error {
+	for _, t := range ts {
+		tag, err := tx.Exec(ctx, `DELETE FROM authz_tuples WHERE "user" = $1 AND relation = $2 AND object = $3`,
+			t.User, string(t.Relation), t.Object)
+		if err != nil {
+			return pgErr("remove tuple", err)
+		}
+		if tag.RowsAffected() == 0 {
+			continue
+		}
+		if err := enqueue(ctx, tx, "delete", t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func enqueue(ctx context.Context, tx pgx.Tx, op string, t authz.Tuple) error {
+	_, err := tx.Exec(ctx, `INSERT INTO authz_outbox (op, "user", relation, object) VALUES ($1, $2, $3, $4)`,
+		op, t.User, string(t.Relation), t.Object)
+	return pgErr("enqueue tuple", err)
+}
+
+// OutboxEntry is one queued OpenFGA change.
+type OutboxEntry struct {
+	ID       int64
+	Delete   bool
+	Tuple    authz.Tuple
+	Attempts int
+}
+
+// PendingOutbox returns up to limit undelivered entries, oldest first.
+func (s *Store) PendingOutbox(ctx context.Context, limit int) ([]OutboxEntry, error) {
+	rows, err := s.pool.Query(ctx, `SELECT id, op, "user", relation, object, attempts FROM authz_outbox
+		WHERE delivered_at IS NULL ORDER BY id LIMIT $1`, limit)
+	if err != nil {
+		return nil, pgErr("pending outbox", err)
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (OutboxEntry, error) {
+		var e OutboxEntry
+		var op, rel string
+		err := r.Scan(&e.ID, &op, &e.Tuple.User, &rel, &e.Tuple.Object, &e.Attempts)
+		e.Delete, e.Tuple.Relation = op == "delete", authz.Relation(rel)
+		return e, err
+	})
+}
+
+// MarkDelivered records that entries reached OpenFGA.
+func (s *Store) MarkDelivered(ctx context.Context, ids []int64, at time.Time) error {
+	_, err := s.pool.Exec(ctx, `UPDATE authz_outbox SET delivered_at = $2, attempts = attempts + 1
+		WHERE id = ANY($1)`, ids, at)
+	return pgErr("mark delivered", err)
+}
+
+// MarkFailed records a failed delivery attempt.
+func (s *Store) MarkFailed(ctx context.Context, ids []int64, cause error) error {
+	_, err := s.pool.Exec(ctx, `UPDATE authz_outbox SET attempts = attempts + 1, last_error = $2
+		WHERE id = ANY($1)`, ids, cause.Error())
+	return pgErr("mark failed", err)
+}
+
+// PruneOutbox deletes entries delivered before cutoff.
+func (s *Store) PruneOutbox(ctx context.Context, cutoff time.Time) (int64, error) {
+	tag, err := s.pool.Exec(ctx, `DELETE FROM authz_outbox WHERE delivered_at < $1`, cutoff)
+	return tag.RowsAffected(), pgErr("prune outbox", err)
+}
+
+// ExpectedTuples returns every tuple the hub expects OpenFGA to hold.
+func (s *Store) ExpectedTuples(ctx context.Context) ([]authz.Tuple, error) {
+	rows, err := s.pool.Query(ctx, `SELECT "user", relation, object FROM authz_tuples ORDER BY object, relation, "user"`)
+	if err != nil {
+		return nil, pgErr("expected tuples", err)
+	}
+	return pgx.CollectRows(rows, scanTuple)
+}
+
+func scanTuple(r pgx.CollectableRow) (authz.Tuple, error) {
+	var t authz.Tuple
+	var rel string
+	err := r.Scan(&t.User, &rel, &t.Object)
+	t.Relation = authz.Relation(rel)
+	return t, err
+}
+
+// EnqueueRepairs queues the reconciler's repairs: a write for each tuple of
+// missing that is still expected and a delete for each tuple of extra that
+// is still not expected. Re-checking under the transaction keeps a repair
+// from undoing a grant or revoke committed after the reconciler's snapshot;
+// the outbox's id order keeps it behind that change's own entry.
+func (s *Store) EnqueueRepairs(ctx context.Context, missing, extra []authz.Tuple) (int, error) {
+	n := 0
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		n = 0
+		for _, t := range missing {
+			tag, err := tx.Exec(ctx, `INSERT INTO authz_outbox (op, "user", relation, object)
+				SELECT 'write', $1, $2, $3 WHERE EXISTS (SELECT 1 FROM authz_tuples
+				WHERE "user" = $1 AND relation = $2 AND object = $3)`, t.User, string(t.Relation), t.Object)
+			if err != nil {
+				return pgErr("enqueue repair", err)
+			}
+			n += int(tag.RowsAffected())
+		}
+		for _, t := range extra {
+			tag, err := tx.Exec(ctx, `INSERT INTO authz_outbox (op, "user", relation, object)
+				SELECT 'delete', $1, $2, $3 WHERE NOT EXISTS (SELECT 1 FROM authz_tuples
+				WHERE "user" = $1 AND relation = $2 AND object = $3)`, t.User, string(t.Relation), t.Object)
+			if err != nil {
+				return pgErr("enqueue repair", err)
+			}
+			n += int(tag.RowsAffected())
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("store: repairs: %w", err)
+	}
+	return n, nil
+}

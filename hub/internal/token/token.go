@@ -1,0 +1,233 @@
+// Package token mints and verifies the hub's own session tokens: short-lived
+// JWTs signed with the hub's keys (ES256), kept in PostgreSQL so every hub
+// replica signs and verifies with the same set. The current key signs; the
+// previous keys stay published in the JWKS (and accepted) until every token
+// they signed has expired, so rotation never logs anyone out. The same keys
+// and JWKS are meant for the per-request JWTs the hub will send to spokes.
+//
+// Verification accepts only the algorithms in Algorithms (never "none"),
+// only tokens whose kid is one of the hub's keys, and checks issuer,
+// audience, expiry and not-before.
+package token
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/go-jose/go-jose/v4"
+	"github.com/go-jose/go-jose/v4/jwt"
+
+	"github.com/droverhq/drover/hub/internal/store"
+)
+
+// Algorithms is the allow-list for verification.
+var Algorithms = []jose.SignatureAlgorithm{jose.ES256, jose.RS256, jose.EdDSA}
+
+// ErrInvalid means a token was malformed, badly signed, expired, or meant
+// for another issuer or audience. Callers answer 401 without detail.
+var ErrInvalid = errors.New("token: invalid")
+
+// Leeway tolerates clock skew between hub replicas.
+const Leeway = 5 * time.Second
+
+// Claims are the hub session token's claims.
+type Claims struct {
+	jwt.Claims
+	Org  string `json:"org,omitempty"`
+	Kind string `json:"kind,omitempty"`
+	Name string `json:"name,omitempty"`
+}
+
+// Config configures a Keys.
+type Config struct {
+	Store  *store.Store
+	Issuer string // the hub's URL
+	// RotateAfter is the age at which a new signing key is generated.
+	RotateAfter time.Duration
+	// KeepFor is how long a retired key is still published and accepted:
+	// at least the longest token lifetime signed with it.
+	KeepFor time.Duration
+	Now     func() time.Time
+}
+
+// Keys holds the hub's signing keys.
+type Keys struct {
+	cfg Config
+
+	mu      sync.Mutex
+	current *key
+	byKID   map[string]*key
+}
+
+type key struct {
+	kid  string
+	priv *ecdsa.PrivateKey
+}
+
+// New loads the keys, generating the first (or a rotated) key if needed.
+func New(ctx context.Context, cfg Config) (*Keys, error) {
+	if cfg.Store == nil || cfg.Issuer == "" {
+		return nil, errors.New("token: store and issuer are required")
+	}
+	if cfg.RotateAfter <= 0 {
+		cfg.RotateAfter = 30 * 24 * time.Hour
+	}
+	if cfg.KeepFor <= 0 {
+		cfg.KeepFor = 24 * time.Hour
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	k := &Keys{cfg: cfg}
+	if err := k.Refresh(ctx); err != nil {
+		return nil, err
+	}
+	return k, nil
+}
+
+// Refresh reloads the keys from the store and rotates when the current key
+// is older than RotateAfter (or absent).
+func (k *Keys) Refresh(ctx context.Context) error {
+	now := k.cfg.Now()
+	rows, err := k.cfg.Store.SigningKeys(ctx, now.Add(-k.cfg.KeepFor))
+	if err != nil {
+		return err
+	}
+	if len(rows) == 0 || rows[0].RetiredAt != nil || now.Sub(rows[0].CreatedAt) > k.cfg.RotateAfter {
+		if err := k.Rotate(ctx); err != nil {
+			return err
+		}
+		if rows, err = k.cfg.Store.SigningKeys(ctx, now.Add(-k.cfg.KeepFor)); err != nil {
+			return err
+		}
+	}
+	byKID := make(map[string]*key, len(rows))
+	var current *key
+	for _, r := range rows {
+		kk, err := parseKey(r)
+		if err != nil {
+			return err
+		}
+		byKID[kk.kid] = kk
+		if current == nil && r.RetiredAt == nil {
+			current = kk
+		}
+	}
+	if current == nil {
+		return errors.New("token: no current signing key")
+	}
+	k.mu.Lock()
+	k.current, k.byKID = current, byKID
+	k.mu.Unlock()
+	return nil
+}
+
+// Rotate generates a new current key and retires the others (they stay
+// valid for KeepFor).
+func (k *Keys) Rotate(ctx context.Context) error {
+	priv, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return fmt.Errorf("token: generate key: %w", err)
+	}
+	der, err := x509.MarshalPKCS8PrivateKey(priv)
+	if err != nil {
+		return fmt.Errorf("token: encode key: %w", err)
+	}
+	kidBytes := make([]byte, 12)
+	if _, err := rand.Read(kidBytes); err != nil {
+		return err
+	}
+	now := k.cfg.Now()
+	kid := base64.RawURLEncoding.EncodeToString(kidBytes)
+	if err := k.cfg.Store.InsertSigningKey(ctx, store.SigningKey{KID: kid, Alg: string(jose.ES256),
+		PrivatePEM: string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})), CreatedAt: now}); err != nil {
+		return err
+	}
+	return k.cfg.Store.RetireSigningKeys(ctx, kid, now)
+}
+
+func parseKey(r store.SigningKey) (*key, error) {
+	b, _ := pem.Decode([]byte(r.PrivatePEM))
+	if b == nil {
+		return nil, fmt.Errorf("token: key %s: bad PEM", r.KID)
+	}
+	p, err := x509.ParsePKCS8PrivateKey(b.Bytes)
+	if err != nil {
+		return nil, fmt.Errorf("token: key %s: %w", r.KID, err)
+	}
+	ec, ok := p.(*ecdsa.PrivateKey)
+	if !ok {
+		return nil, fmt.Errorf("token: key %s: not an ECDSA key", r.KID)
+	}
+	return &key{kid: r.KID, priv: ec}, nil
+}
+
+// Sign signs claims with the current key. Issuer and IssuedAt are filled
+// in; the caller sets subject, audience, expiry and ID.
+func (k *Keys) Sign(c Claims) (string, error) {
+	k.mu.Lock()
+	cur := k.current
+	k.mu.Unlock()
+	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.ES256, Key: jose.JSONWebKey{Key: cur.priv, KeyID: cur.kid}},
+		(&jose.SignerOptions{}).WithType("JWT"))
+	if err != nil {
+		return "", fmt.Errorf("token: signer: %w", err)
+	}
+	if c.Issuer == "" {
+		c.Issuer = k.cfg.Issuer
+	}
+	if c.IssuedAt == nil {
+		c.IssuedAt = jwt.NewNumericDate(k.cfg.Now())
+	}
+	return jwt.Signed(signer).Claims(c).Serialize()
+}
+
+// Verify checks raw's algorithm, signature, issuer, audience and time
+// window, and returns its claims. Every failure wraps ErrInvalid.
+func (k *Keys) Verify(raw, audience string) (Claims, error) {
+	tok, err := jwt.ParseSigned(raw, Algorithms)
+	if err != nil {
+		return Claims{}, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	if len(tok.Headers) != 1 {
+		return Claims{}, fmt.Errorf("%w: want one signature", ErrInvalid)
+	}
+	k.mu.Lock()
+	kk := k.byKID[tok.Headers[0].KeyID]
+	k.mu.Unlock()
+	if kk == nil {
+		return Claims{}, fmt.Errorf("%w: unknown key id", ErrInvalid)
+	}
+	var c Claims
+	if err := tok.Claims(&kk.priv.PublicKey, &c); err != nil {
+		return Claims{}, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	if err := c.ValidateWithLeeway(jwt.Expected{Issuer: k.cfg.Issuer, AnyAudience: jwt.Audience{audience},
+		Time: k.cfg.Now()}, Leeway); err != nil {
+		return Claims{}, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	if c.Expiry == nil || c.Subject == "" {
+		return Claims{}, fmt.Errorf("%w: exp and sub are required", ErrInvalid)
+	}
+	return c, nil
+}
+
+// JWKS returns the public keys (current and those still accepted).
+func (k *Keys) JWKS() jose.JSONWebKeySet {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	var set jose.JSONWebKeySet
+	for _, kk := range k.byKID {
+		set.Keys = append(set.Keys, jose.JSONWebKey{Key: &kk.priv.PublicKey, KeyID: kk.kid, Algorithm: string(jose.ES256), Use: "sig"})
+	}
+	return set
+}

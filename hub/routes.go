@@ -1,0 +1,135 @@
+package hub
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/droverhq/drover/authz"
+	"github.com/droverhq/drover/hub/internal/store"
+)
+
+// Check reports whether the caller has relation on object. Code mounted
+// with Mount uses it for its own routes.
+func (s *Server) Check(ctx context.Context, p Principal, rel authz.Relation, object string) (bool, error) {
+	return s.authz.Check(ctx, p.Object, rel, object)
+}
+
+// require answers nil when the caller has rel on object. Otherwise it
+// answers errNotFound when the caller cannot even see the object (see is
+// the relation that reveals it), so nobody learns what exists in another
+// tenant, and errForbidden when they can see it but not do this.
+func (s *Server) require(ctx context.Context, p Principal, rel, see authz.Relation, object string) error {
+	ok, err := s.Check(ctx, p, rel, object)
+	if err != nil || ok {
+		return err
+	}
+	if see != rel {
+		visible, err := s.Check(ctx, p, see, object)
+		if err != nil {
+			return err
+		}
+		if visible {
+			return fmt.Errorf("%w: %s needs %s on %s", errForbidden, p.Identity.Name(), rel, object)
+		}
+	}
+	return fmt.Errorf("%w: %s", errNotFound, object)
+}
+
+// list returns the ids of the objects of typ on which the caller has rel:
+// one ListObjects call, never a Check per row.
+func (s *Server) list(ctx context.Context, p Principal, rel authz.Relation, typ string) ([]string, error) {
+	objs, err := s.authz.ListObjects(ctx, p.Object, rel, typ)
+	return ids(objs), err
+}
+
+func (s *Server) handleListOrgs(w http.ResponseWriter, r *http.Request) {
+	p, _ := PrincipalFrom(r.Context())
+	names, err := s.list(r.Context(), p, authz.Member, authz.TypeOrganization)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	orgs, err := s.store.ListOrganizations(r.Context(), names)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"organizations": nonNil(orgs)})
+}
+
+func (s *Server) handleListControllers(w http.ResponseWriter, r *http.Request) {
+	p, _ := PrincipalFrom(r.Context())
+	uuids, err := s.list(r.Context(), p, authz.Reader, authz.TypeController)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	cs, err := s.store.ListControllers(r.Context(), uuids, false)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	for i := range cs {
+		cs[i].CACert = "" // the list stays small; GET /v1/controllers/{name} has it
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"controllers": nonNil(cs)})
+}
+
+func (s *Server) handleGetController(w http.ResponseWriter, r *http.Request) {
+	p, _ := PrincipalFrom(r.Context())
+	c, err := s.store.ControllerByName(r.Context(), chi.URLParam(r, "name"))
+	if errors.Is(err, store.ErrNotFound) {
+		err = fmt.Errorf("%w: controller %q", errNotFound, chi.URLParam(r, "name"))
+	}
+	if err == nil {
+		err = s.require(r.Context(), p, authz.Reader, authz.Reader, authz.ControllerObject(c.UUID))
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, c)
+}
+
+// handleListModels answers from the model index: the models the caller can
+// read (one ListObjects) joined with PostgreSQL, no fan-out to spokes.
+func (s *Server) handleListModels(w http.ResponseWriter, r *http.Request) {
+	p, _ := PrincipalFrom(r.Context())
+	uuids, err := s.list(r.Context(), p, authz.Reader, authz.TypeModel)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	ms, err := s.store.ListModels(r.Context(), uuids)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"models": nonNil(ms)})
+}
+
+func (s *Server) handleGetModel(w http.ResponseWriter, r *http.Request) {
+	p, _ := PrincipalFrom(r.Context())
+	id := chi.URLParam(r, "uuid")
+	if err := s.require(r.Context(), p, authz.Reader, authz.Reader, authz.ModelObject(id)); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	m, err := s.store.ModelByUUID(r.Context(), id)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, m)
+}
+
+func nonNil[T any](xs []T) []T {
+	if xs == nil {
+		return []T{}
+	}
+	return xs
+}

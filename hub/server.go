@@ -1,0 +1,245 @@
+package hub
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/droverhq/drover/authz"
+	"github.com/droverhq/drover/hub/internal/outbox"
+	"github.com/droverhq/drover/hub/internal/store"
+	"github.com/droverhq/drover/hub/internal/token"
+)
+
+// Server is a hub replica. Build it with New, serve with Run.
+type Server struct {
+	cfg    Config
+	store  *store.Store
+	authz  *authz.Client
+	keys   *token.Keys
+	oidc   *oidcClient
+	outbox *outbox.Worker
+	router chi.Router
+	api    chi.Router // /v1, authenticated and audited
+	reg    *prometheus.Registry
+	reqs   *prometheus.CounterVec
+}
+
+// New connects to PostgreSQL (migrating it), OpenFGA and the OIDC issuer,
+// and builds the routes. Close releases what New opened.
+func New(ctx context.Context, cfg Config) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, reg: prometheus.NewRegistry()}
+	var err error
+	if s.store, err = store.Open(ctx, cfg.DSN); err != nil {
+		return nil, err
+	}
+	fail := func(err error) (*Server, error) { s.store.Close(); return nil, err }
+	if s.authz, err = authz.New(ctx, cfg.OpenFGAURL, cfg.OpenFGAStore); err != nil {
+		return fail(err)
+	}
+	if s.keys, err = token.New(ctx, token.Config{Store: s.store, Issuer: cfg.PublicURL, KeepFor: cfg.RefreshTTL, Now: cfg.Now}); err != nil {
+		return fail(err)
+	}
+	if s.oidc, err = newOIDC(ctx, &cfg); err != nil {
+		return fail(err)
+	}
+	if s.outbox, err = outbox.New(outbox.Config{Store: s.store, Authz: s.authz, Logger: cfg.Logger.With("worker", "authz-outbox"),
+		Now: cfg.Now, ReconcileEvery: 10 * time.Minute}); err != nil {
+		return fail(err)
+	}
+	for _, sa := range cfg.ServiceAccounts {
+		if err := s.store.UpsertServiceAccount(ctx, sa); err != nil {
+			return fail(err)
+		}
+	}
+	s.reqs = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "drover_hub_http_requests_total",
+		Help: "HTTP requests by route pattern and status class."}, []string{"route", "code"})
+	s.reg.MustRegister(s.reqs, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	s.routes()
+	return s, nil
+}
+
+// Close releases the database pool.
+func (s *Server) Close() { s.store.Close() }
+
+// Handler is the hub's HTTP handler (for tests and embedding).
+func (s *Server) Handler() http.Handler { return s.router }
+
+// Mount adds routes under the authenticated, audited /v1 API. fn receives a
+// router whose handlers can call Principal(r.Context()) and s.Check. It
+// must be called before Run. This is the seam for the federation work
+// (controllers registration, model proxying, watches).
+func (s *Server) Mount(fn func(r chi.Router)) { fn(s.api) }
+
+// Store, Authz and Keys expose the hub's dependencies to code mounted with
+// Mount (federation signs spoke JWTs with Keys).
+func (s *Server) Store() *store.Store    { return s.store }
+func (s *Server) Authz() *authz.Client   { return s.authz }
+func (s *Server) Keys() *token.Keys      { return s.keys }
+func (s *Server) Outbox() *outbox.Worker { return s.outbox }
+
+// Run serves HTTPS and runs the hub's workers until ctx ends, then shuts
+// down in order: stop accepting, drain requests, stop workers.
+func (s *Server) Run(ctx context.Context) error {
+	cert, err := loadTLS(&s.cfg)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", s.cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("hub: listen: %w", err)
+	}
+	srv := &http.Server{Handler: s.router, ReadHeaderTimeout: 10 * time.Second,
+		TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}}
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		if err := srv.ServeTLS(ln, "", ""); !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+		return nil
+	})
+	g.Go(func() error { return ignoreCanceled(s.outbox.Run(gctx)) })
+	g.Go(func() error { return ignoreCanceled(s.janitor(gctx)) })
+	g.Go(func() error {
+		<-gctx.Done()
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(gctx), 10*time.Second)
+		defer cancel()
+		return srv.Shutdown(sctx)
+	})
+	s.cfg.Logger.Info("hub serving", "url", s.cfg.PublicURL, "addr", ln.Addr().String())
+	if s.cfg.Ready != nil {
+		close(s.cfg.Ready)
+	}
+	return g.Wait()
+}
+
+func ignoreCanceled(err error) error {
+	if errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
+}
+
+// janitor applies the retention settings and refreshes signing keys.
+func (s *Server) janitor(ctx context.Context) error {
+	t := time.NewTicker(time.Minute)
+	defer t.Stop()
+	for {
+		now := s.cfg.Now()
+		if s.cfg.AuditRetention > 0 {
+			if n, err := s.store.DeleteAuditBefore(ctx, now.Add(-s.cfg.AuditRetention)); err != nil {
+				s.cfg.Logger.Warn("audit retention failed", "err", err)
+			} else if n > 0 {
+				s.cfg.Logger.Info("audit retention", "deleted", n)
+			}
+		}
+		if err := s.store.PruneSessions(ctx, now.Add(-24*time.Hour)); err != nil {
+			s.cfg.Logger.Warn("session pruning failed", "err", err)
+		}
+		if _, err := s.store.PruneOutbox(ctx, now.Add(-24*time.Hour)); err != nil {
+			s.cfg.Logger.Warn("outbox pruning failed", "err", err)
+		}
+		if err := s.keys.Refresh(ctx); err != nil {
+			s.cfg.Logger.Warn("signing key refresh failed", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+func (s *Server) routes() {
+	r := chi.NewRouter()
+	r.Use(s.metrics)
+	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	r.Get("/readyz", s.handleReady)
+	r.Handle("/metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{}))
+	r.Get("/.well-known/jwks.json", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, s.keys.JWKS()) })
+	r.Get("/auth/login", s.handleWebLogin)
+	r.Get("/auth/callback", s.handleWebCallback)
+	r.Post("/auth/refresh", s.handleWebRefresh)
+	r.Post("/auth/logout", s.handleWebLogout)
+	r.Post("/v1/auth/device", s.handleDeviceStart)
+	r.Post("/v1/auth/device/token", s.handleDeviceToken)
+	r.Post("/v1/auth/token", s.handleToken)
+	r.Route("/v1", func(api chi.Router) {
+		api.Use(s.authenticate, s.audit)
+		api.Get("/whoami", s.handleWhoami)
+		api.Post("/auth/logout", s.handleLogout)
+		api.Get("/organizations", s.handleListOrgs)
+		api.Get("/controllers", s.handleListControllers)
+		api.Get("/controllers/{name}", s.handleGetController)
+		api.Get("/models", s.handleListModels)
+		api.Get("/models/{uuid}", s.handleGetModel)
+		api.Post("/grants", s.handleGrant)
+		api.Delete("/grants", s.handleRevoke)
+		api.Post("/groups", s.handleCreateGroup)
+		api.Post("/groups/{group}/members", s.handleAddMember)
+		api.Delete("/groups/{group}/members/{member}", s.handleRemoveMember)
+		api.Get("/audit", s.handleAudit)
+		s.api = api
+	})
+	s.router = r
+}
+
+func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
+	defer cancel()
+	if err := s.store.Ping(ctx); err != nil {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "postgres unavailable"})
+		return
+	}
+	if _, err := s.authz.Check(ctx, authz.UserObject("readyz"), authz.AuditViewer, authz.HubObject()); err != nil {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "openfga unavailable"})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+}
+
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	if r.status == 0 {
+		r.status = code
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *statusRecorder) Write(b []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	return r.ResponseWriter.Write(b)
+}
+
+func (s *Server) metrics(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := &statusRecorder{ResponseWriter: w}
+		next.ServeHTTP(rec, r)
+		route := chi.RouteContext(r.Context()).RoutePattern()
+		if route == "" {
+			route = "unmatched"
+		}
+		s.reqs.WithLabelValues(route, fmt.Sprintf("%dxx", max(rec.status, 200)/100)).Inc()
+	})
+}

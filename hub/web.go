@@ -1,0 +1,117 @@
+package hub
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/coreos/go-oidc/v3/oidc"
+	"golang.org/x/oauth2"
+
+	"github.com/droverhq/drover/hub/internal/store"
+)
+
+// webLoginTTL bounds how long a browser may take at the identity provider.
+const webLoginTTL = 10 * time.Minute
+
+// handleWebLogin starts the dashboard's authorization code + PKCE flow.
+// The pending login lives in PostgreSQL so any replica can finish it.
+func (s *Server) handleWebLogin(w http.ResponseWriter, r *http.Request) {
+	ret := r.URL.Query().Get("return_to")
+	if !strings.HasPrefix(ret, "/") || strings.HasPrefix(ret, "//") {
+		ret = "/" // only local paths: no open redirect
+	}
+	wl := store.WebLogin{State: newSecret(), Verifier: oauth2.GenerateVerifier(), Nonce: newSecret(),
+		ReturnTo: ret, ExpiresAt: s.cfg.Now().Add(webLoginTTL)}
+	if err := s.store.PutWebLogin(r.Context(), wl); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	u := s.oidc.oauth.AuthCodeURL(wl.State, oauth2.S256ChallengeOption(wl.Verifier), oidc.Nonce(wl.Nonce))
+	http.Redirect(w, r, u, http.StatusFound)
+}
+
+// handleWebCallback finishes the flow: exchange the code with the PKCE
+// verifier, verify the ID token and its nonce, and set the session cookies.
+func (s *Server) handleWebCallback(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	if e := q.Get("error"); e != "" {
+		s.writeError(w, r, errors.Join(errUnauthenticated, errors.New(e)))
+		return
+	}
+	wl, err := s.store.TakeWebLogin(r.Context(), q.Get("state"), s.cfg.Now())
+	if err != nil {
+		s.writeError(w, r, errors.Join(errUnauthenticated, err))
+		return
+	}
+	tok, err := s.oidc.oauth.Exchange(s.oidc.ctx(r.Context()), q.Get("code"), oauth2.VerifierOption(wl.Verifier))
+	if err != nil {
+		s.writeError(w, r, errors.Join(errUnauthenticated, err))
+		return
+	}
+	raw, _ := tok.Extra("id_token").(string)
+	idt, claims, err := s.oidc.verify(r.Context(), s.oidc.verifier, raw)
+	if err == nil && claims.Nonce != wl.Nonce {
+		err = errors.Join(errUnauthenticated, errors.New("nonce mismatch"))
+	}
+	if err != nil {
+		s.auditLogin(r, store.Identity{}, "login-web", err)
+		s.writeError(w, r, err)
+		return
+	}
+	id, err := s.login(r.Context(), idt, claims)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	sess, err := s.newSession(r.Context(), id, "web", true)
+	s.auditLogin(r, id, "login-web", err)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.setCookies(w, sess)
+	http.Redirect(w, r, wl.ReturnTo, http.StatusFound)
+}
+
+func (s *Server) setCookies(w http.ResponseWriter, sess session) {
+	http.SetCookie(w, &http.Cookie{Name: accessCookie, Value: sess.AccessToken, Path: "/", Secure: true, HttpOnly: true,
+		SameSite: http.SameSiteLaxMode, MaxAge: int(sess.ExpiresIn)})
+	http.SetCookie(w, &http.Cookie{Name: refreshCookie, Value: sess.RefreshToken, Path: "/auth", Secure: true, HttpOnly: true,
+		SameSite: http.SameSiteStrictMode, MaxAge: int(s.cfg.RefreshTTL / time.Second)})
+}
+
+// handleWebRefresh rotates the browser session (called by the dashboard
+// before the access cookie expires).
+func (s *Server) handleWebRefresh(w http.ResponseWriter, r *http.Request) {
+	if r.Header.Get("Origin") != s.cfg.PublicURL {
+		s.writeError(w, r, errForbidden)
+		return
+	}
+	c, err := r.Cookie(refreshCookie)
+	if err != nil {
+		s.writeError(w, r, errUnauthenticated)
+		return
+	}
+	sess, err := s.rotate(r.Context(), c.Value)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.setCookies(w, sess)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) handleWebLogout(w http.ResponseWriter, r *http.Request) {
+	if r.Header.Get("Origin") != s.cfg.PublicURL {
+		s.writeError(w, r, errForbidden)
+		return
+	}
+	if c, err := r.Cookie(refreshCookie); err == nil {
+		_ = s.store.RevokeSession(r.Context(), hashRefresh(c.Value), s.cfg.Now()) // already gone is fine
+	}
+	http.SetCookie(w, &http.Cookie{Name: accessCookie, Path: "/", Secure: true, HttpOnly: true, MaxAge: -1})
+	http.SetCookie(w, &http.Cookie{Name: refreshCookie, Path: "/auth", Secure: true, HttpOnly: true, MaxAge: -1})
+	w.WriteHeader(http.StatusNoContent)
+}
