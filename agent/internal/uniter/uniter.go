@@ -295,6 +295,8 @@ func (u *Uniter) recover(ctx context.Context) error {
 		if err := u.save(); err != nil {
 			return err
 		}
+		// Show the failure before the retry, whenever the retry comes.
+		u.setAgentStatus(ctx, u.idleStatus())
 	case op.Kind == OpRunAction && op.Step == Pending:
 		id := op.TaskID
 		err := u.cfg.Caller.Call(ctx, api.AgentFinishTask, api.AgentTaskParams{Unit: u.cfg.Unit, ID: id,
