@@ -73,6 +73,27 @@ func (f *FSM) Apply(l *raft.Log) any {
 // event batch).
 func (f *FSM) ApplyBatch(index uint64, cmds [][]byte) []any {
 	out := make([]any, len(cmds))
+	// Fast path: every command decodes and succeeds, in one transaction.
+	fns := make([]func(tx *Txn) (any, error), 0, len(cmds))
+	for _, c := range cmds {
+		_, req, err := Decode(c)
+		if err != nil {
+			fns = nil
+			break
+		}
+		fns = append(fns, func(tx *Txn) (any, error) { return applyRequest(tx, req) })
+	}
+	if fns != nil {
+		if vals, events, ok := f.store.UpdateAll(index, fns); ok {
+			for i, v := range vals {
+				out[i] = ApplyResult{Value: v}
+			}
+			f.events.Publish(index, events)
+			return out
+		}
+	}
+	// Slow path: one transaction per command, so a failing one changes
+	// nothing and the others still apply.
 	var all []Event
 	for i, c := range cmds {
 		res, events := f.apply(index, c)

@@ -84,6 +84,46 @@ func (s *Store) Update(index uint64, fn func(tx *Txn) (any, error)) (any, []Even
 		txn.Abort()
 		return nil, nil, err
 	}
+	events, err := s.finish(txn, index)
+	if err != nil {
+		return nil, nil, err
+	}
+	return v, events, nil
+}
+
+// UpdateAll runs fns in order in one write transaction at raft index
+// index, committing only if every one succeeds: ok is false (and nothing
+// is applied) as soon as one fails, and the caller then applies them one by
+// one. Sharing one transaction lets a group-committed batch pay for one
+// commit, one index update and one change set instead of one per command;
+// the end state is the same as applying them in turn, since each fn reads
+// the writes of those before it.
+func (s *Store) UpdateAll(index uint64, fns []func(tx *Txn) (any, error)) ([]any, []Event, bool) {
+	s.mu.RLock()
+	db := s.db
+	s.mu.RUnlock()
+	txn := db.Txn(true)
+	txn.TrackChanges()
+	tx := &Txn{reader: reader{txn: txn}, index: index}
+	out := make([]any, len(fns))
+	for i, fn := range fns {
+		v, err := fn(tx)
+		if err != nil {
+			txn.Abort()
+			return nil, nil, false
+		}
+		out[i] = v
+	}
+	events, err := s.finish(txn, index)
+	if err != nil {
+		return nil, nil, false
+	}
+	return out, events, true
+}
+
+// finish bumps the index table for every table the transaction touched,
+// computes its events and commits it.
+func (s *Store) finish(txn *memdb.Txn, index uint64) ([]Event, error) {
 	changes := txn.Changes()
 	var touched []string
 	for _, c := range changes {
@@ -94,12 +134,12 @@ func (s *Store) Update(index uint64, fn func(tx *Txn) (any, error)) (any, []Even
 	for _, t := range touched {
 		if err := txn.Insert(tableIndex, &IndexEntry{Key: t, Value: index}); err != nil {
 			txn.Abort()
-			return nil, nil, internalf("index table: %v", err)
+			return nil, internalf("index table: %v", err)
 		}
 	}
 	events := eventsFrom(index, changes)
 	txn.Commit()
-	return v, events, nil
+	return events, nil
 }
 
 // replace swaps in a fully built database and wakes every blocking query.
