@@ -72,6 +72,11 @@ func (a *App) destroyController(ctx context.Context, name string, kill, destroyA
 		p.Done("")
 		return err
 	}
+	// Then power off the local machines: their agents and workloads.
+	if err := a.teardownMachines(ctx, nodes); err != nil {
+		p.Done("")
+		return err
+	}
 	if !keepData {
 		for _, n := range nodes {
 			if err := os.RemoveAll(n.dataDir); err != nil {

@@ -215,3 +215,20 @@ func stopNodes(ctx context.Context, nodes []localNode, kill bool, grace time.Dur
 		}
 	}
 }
+
+// teardownMachines stops the local machines (agents and the workloads their
+// charms started) of a stopped controller, through `droverd teardown`: the
+// CLI knows no server internals.
+func (a *App) teardownMachines(ctx context.Context, nodes []localNode) error {
+	exe, err := a.findDroverd()
+	if err != nil {
+		return err
+	}
+	for _, n := range nodes {
+		out, err := exec.CommandContext(ctx, exe, "teardown", "--data-dir", n.dataDir).CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("controller stopped, but its machines could not all be stopped: %v: %s", err, strings.TrimSpace(string(out)))
+		}
+	}
+	return nil
+}

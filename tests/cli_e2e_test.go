@@ -162,6 +162,9 @@ func TestCLIEndToEnd(t *testing.T) {
 	if alive(pid) {
 		t.Errorf("droverd (pid %d) still runs after kill-controller", pid)
 	}
+	if left := processesNaming(dataDir); len(left) > 0 {
+		t.Errorf("machine agents or workloads still run after kill-controller: %v", left)
+	}
 	if _, err := os.Stat(dataDir); !os.IsNotExist(err) {
 		t.Errorf("data dir left behind: %v", err)
 	}
@@ -229,4 +232,26 @@ func killLeftover(dataDir string) {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
 	}
+}
+
+// processesNaming lists live processes whose command line or working
+// directory is under dir.
+func processesNaming(dir string) []string {
+	entries, _ := os.ReadDir("/proc")
+	var out []string
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		base := "/proc/" + e.Name()
+		if st, err := os.ReadFile(base + "/stat"); err != nil || strings.Contains(string(st), ") Z ") {
+			continue
+		}
+		cmd, _ := os.ReadFile(base + "/cmdline")
+		cwd, _ := os.Readlink(base + "/cwd")
+		if strings.Contains(string(cmd), dir) || strings.HasPrefix(cwd, dir) {
+			out = append(out, e.Name()+": "+strings.ReplaceAll(string(cmd), "\x00", " "))
+		}
+	}
+	return out
 }

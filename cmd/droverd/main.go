@@ -24,6 +24,7 @@ Commands:
   spoke     run a controller (spoke) node
   hub       run a hub replica (OIDC, permissions, audit in front of every controller)
   dev       run a local controller on embedded defaults (used by 'make dev')
+  teardown  stop every local machine agent and workload of a controller's data dir
   version   print the version
 
 Run 'droverd COMMAND --help' for a command's flags.
@@ -54,6 +55,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = runHub(ctx, args[1:], stderr)
 	case "dev":
 		err = runDev(ctx, args[1:], stdout, stderr)
+	case "teardown":
+		err = runTeardown(args[1:], stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintln(stdout, spoke.Version)
 		return 0

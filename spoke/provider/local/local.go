@@ -263,6 +263,9 @@ func (p *Provisioner) provision(ctx context.Context, snap *state.Snapshot, mc *a
 
 func (p *Provisioner) teardown(ctx context.Context, mc *api.Machine) error {
 	p.stop(mc.ModelUUID, mc.ID)
+	// Workloads a charm left running (a forced removal runs no stop hook)
+	// go with the machine.
+	KillProcessesUnder(p.machineDir(mc.ModelUUID, mc.ID), p.cfg.StopGrace)
 	if _, _, err := p.cfg.Propose(ctx, state.RemoveMachineType,
 		&state.RemoveMachineRequest{ModelUUID: mc.ModelUUID, ID: mc.ID}); err != nil && !errors.Is(err, api.ErrNotFound) {
 		return fmt.Errorf("remove machine: %w", err)

@@ -1,0 +1,47 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+	"time"
+
+	"github.com/droverhq/drover/spoke/provider/local"
+)
+
+// runTeardown powers off every local machine of a controller node's data
+// dir: machine agents and the workloads their charms started. `drover
+// kill-controller` and `destroy-controller` run it after stopping the
+// controller's nodes, when no hook can run any more.
+func runTeardown(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("droverd teardown", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dataDir := fs.String("data-dir", "", "controller node data directory (required)")
+	machineDir := fs.String("machine-dir", "", "local machines directory (default DATA_DIR/machines)")
+	grace := fs.Duration("grace", 10*time.Second, "time between SIGTERM and SIGKILL")
+	fs.Usage = func() {
+		fmt.Fprint(stderr, "Usage: droverd teardown --data-dir DIR [--machine-dir DIR] [--grace 10s]\n\n"+
+			"Stops every machine agent and workload process of a local controller's machines.\n\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return err
+		}
+		return usageError{err}
+	}
+	if *dataDir == "" && *machineDir == "" {
+		return usageError{fmt.Errorf("--data-dir is required")}
+	}
+	dir := *machineDir
+	if dir == "" {
+		dir = filepath.Join(*dataDir, "machines")
+	}
+	left := local.KillProcessesUnder(dir, *grace)
+	if left > 0 {
+		return fmt.Errorf("%d processes under %s could not be stopped", left, dir)
+	}
+	fmt.Fprintf(stdout, "stopped every process under %s\n", dir)
+	return nil
+}
