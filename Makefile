@@ -35,7 +35,7 @@ test: deps fmt-check vet build
 
 ## soak: the long linearizability and crash runs.
 soak: deps build
-	DROVER_SOAK=1 $(GO) test -count=1 -timeout 60m -run 'Linearizab|Crash' -v ./tests/... ./spoke/...
+	DROVER_SOAK=1 $(GO) test -count=1 -timeout 60m -run 'Linearizab|Kill9' -v ./tests/... ./spoke/...
 
 ## bench: benchmarks that print figures (see bench/README.md).
 bench: deps build
