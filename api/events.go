@@ -35,3 +35,11 @@ type ModelSummary struct {
 	UnitCount        int    `json:"unit-count"`
 	MachineCount     int    `json:"machine-count"`
 }
+
+// ControllerIdentity is GET /v1/internal/identity (no authentication): what
+// a hub registering the controller learns before any trust exists.
+type ControllerIdentity struct {
+	UUID         string   `json:"uuid"`
+	Name         string   `json:"name"`
+	APIAddresses []string `json:"api-addresses"`
+}

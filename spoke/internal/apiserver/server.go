@@ -157,6 +157,7 @@ func (s *Server) routes(metricsHandler http.Handler) chi.Router {
 
 	r.Route("/v1/internal", func(r chi.Router) {
 		r.Get("/ca", s.getCA)
+		r.Get("/identity", s.getIdentity)
 		r.Post("/admit", s.admit)
 		r.Group(func(r chi.Router) {
 			r.Use(requireNodeCert)
