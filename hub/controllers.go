@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"regexp"
 	"time"
 
@@ -101,3 +102,25 @@ func (s *Server) registerController(ctx context.Context, p Principal, req AddCon
 	s.indexer.kick()
 	return s.store.ControllerByName(ctx, req.Name)
 }
+
+// RegisterController registers a controller without a caller: the
+// bootstrap path of `droverd dev` (the operator is the process owner). With
+// public, everyone may see the controller and add models to it.
+func (s *Server) RegisterController(ctx context.Context, req AddControllerRequest, public bool) (store.Controller, error) {
+	c, err := s.registerController(ctx, Principal{}, req)
+	if err != nil {
+		return c, err
+	}
+	if public {
+		for _, rel := range []authz.Relation{authz.Reader, authz.CanAddModel} {
+			if err := s.store.Grant(ctx, authz.Tuple{User: authz.Everyone, Relation: rel, Object: authz.ControllerObject(c.UUID)}); err != nil {
+				return c, err
+			}
+		}
+		s.outbox.Kick()
+	}
+	return c, nil
+}
+
+// CACertFile is where a hub with a generated certificate keeps its CA.
+func CACertFile(stateDir string) string { return filepath.Join(stateDir, caCertFile) }
