@@ -23,16 +23,16 @@ import (
 
 // Server is a hub replica. Build it with New, serve with Run.
 type Server struct {
-	cfg    Config
-	store  *store.Store
-	authz  *authz.Client
-	keys   *token.Keys
-	oidc   *oidcClient
-	outbox *outbox.Worker
-	router chi.Router
-	api    chi.Router // /v1, authenticated and audited
-	reg    *prometheus.Registry
-	reqs   *prometheus.CounterVec
+	cfg     Config
+	store   *store.Store
+	authz   *authz.Client
+	keys    *token.Keys
+	oidc    *oidcClient
+	outbox  *outbox.Worker
+	router  chi.Router
+	api     chi.Router // /v1, authenticated and audited
+	reg     *prometheus.Registry
+	reqs    *prometheus.CounterVec
 	spokes  spokeSet
 	indexer *indexer
 }
