@@ -236,3 +236,13 @@ func (c *Client) StatusHistory(ctx context.Context, model string, f StatusHistor
 	var out []StatusHistoryEntry
 	return out, c.get(ctx, modelPath(model, "status-history"), q, opts, &out)
 }
+
+// Call sends a JSON request to any route (nil in: no body; nil out:
+// discard the answer). The hub's own routes (grants, groups, audit,
+// controllers) are called through it.
+func (c *Client) Call(ctx context.Context, method, path string, q url.Values, in, out any) error {
+	if method == http.MethodGet {
+		return c.get(ctx, path, q, nil, out)
+	}
+	return c.write(ctx, method, path, q, in, out)
+}
