@@ -236,9 +236,10 @@ func (a *App) deviceLogin(ctx context.Context, hc *http.Client, base string) (hu
 func (a *App) logoutCmd() *cobra.Command {
 	var ctl controllerOpt
 	cmd := &cobra.Command{
-		Use:   "logout",
-		Short: "Log out of a hub (revokes the session and forgets the token)",
-		Args:  exactArgs(0, "no arguments"),
+		Use:     "logout",
+		Short:   "Log out of a hub (revokes the session and forgets the token)",
+		Example: "  drover logout\n  drover logout -c hub",
+		Args:    exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := a.dial(ctl.name)
 			if err != nil {
