@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
@@ -26,6 +27,11 @@ type ClientConfig struct {
 	User     string
 	Password string
 	Token    string
+	// RefreshToken, if set with Token, is called when the server rejects
+	// the token as unauthorized (it expired): it returns a new token, and
+	// the request is retried once with it. A hub session is refreshed
+	// this way without the caller noticing.
+	RefreshToken func(ctx context.Context) (string, error)
 	// HTTPClient is optional. Its *http.Transport (or a default one) is
 	// cloned and given the pinned TLS config; any other RoundTripper is used
 	// as is and is then responsible for TLS itself.
@@ -62,15 +68,18 @@ type Client struct {
 	tls       *tls.Config
 	user      string
 	password  string
-	token     string
+	refresh   func(ctx context.Context) (string, error)
 	timeout   time.Duration
 	follow    bool
 	ryw       bool
 	watchIdle time.Duration
 	logger    *slog.Logger
 
+	token    atomic.Pointer[string]
 	index    atomic.Uint64 // highest X-Drover-Index seen
 	followed atomic.Bool   // FollowAddresses refresh done
+
+	refreshMu sync.Mutex // one refresh at a time
 
 	// mu guards the address list and the preferred position in it.
 	mu        sync.Mutex
@@ -100,7 +109,7 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 		tls:       &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12},
 		user:      cfg.User,
 		password:  cfg.Password,
-		token:     cfg.Token,
+		refresh:   cfg.RefreshToken,
 		timeout:   cfg.Timeout,
 		follow:    cfg.FollowAddresses,
 		ryw:       cfg.ReadYourWrites,
@@ -111,6 +120,7 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 	if c.logger == nil {
 		c.logger = slog.New(slog.DiscardHandler)
 	}
+	c.token.Store(&cfg.Token)
 	hc := &http.Client{}
 	if cfg.HTTPClient != nil {
 		*hc = *cfg.HTTPClient
@@ -204,13 +214,33 @@ func (c *Client) prefer(addr string) {
 
 // setAuth adds the configured credentials to h.
 func (c *Client) setAuth(h http.Header) {
-	switch {
-	case c.token != "":
-		h.Set("Authorization", "Bearer "+c.token)
+	switch tok := *c.token.Load(); {
+	case tok != "":
+		h.Set("Authorization", "Bearer "+tok)
 	case c.user != "":
 		r := http.Request{Header: h}
 		r.SetBasicAuth(c.user, c.password)
 	}
+}
+
+// refreshToken replaces the token after an unauthorized answer; false
+// when there is no way to (no RefreshToken, or it failed).
+func (c *Client) refreshToken(ctx context.Context, used string) bool {
+	if c.refresh == nil || used == "" {
+		return false
+	}
+	c.refreshMu.Lock()
+	defer c.refreshMu.Unlock()
+	if cur := *c.token.Load(); cur != used {
+		return true // another request refreshed it meanwhile
+	}
+	tok, err := c.refresh(ctx)
+	if err != nil || tok == "" {
+		c.logger.Debug("api: token refresh failed", "error", err)
+		return false
+	}
+	c.token.Store(&tok)
+	return true
 }
 
 // ErrWatcherClosed is returned by Watcher.Next after Close or once the

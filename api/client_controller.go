@@ -120,6 +120,22 @@ func (c *Client) UploadCharm(ctx context.Context, archive io.Reader) (*Charm, er
 	return &out, nil
 }
 
+// UploadModelCharm uploads a charm for use in one model. A hub forwards it
+// to the controller that owns the model; a controller treats it as
+// UploadCharm.
+func (c *Client) UploadModelCharm(ctx context.Context, model string, archive io.Reader) (*Charm, error) {
+	data, err := io.ReadAll(archive)
+	if err != nil {
+		return nil, Errorf(CodeBadRequest, "api client: read charm archive: %v", err)
+	}
+	var out Charm
+	r := &request{method: http.MethodPost, path: modelPath(model, "charms"), body: data, contentType: "application/zip"}
+	if err := c.call(ctx, r, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
 // Charm returns an uploaded charm's metadata.
 func (c *Client) Charm(ctx context.Context, sha256 string, opts ...ReadOptions) (*Charm, error) {
 	var out Charm
@@ -146,7 +162,7 @@ func (c *Client) DownloadCharm(ctx context.Context, sha256 string) (io.ReadClose
 
 // Models lists the models the caller can see.
 func (c *Client) Models(ctx context.Context, opts ...ReadOptions) ([]Model, error) {
-	var out []Model
+	var out modelList
 	return out, c.get(ctx, v1Path("models"), nil, opts, &out)
 }
 
@@ -219,4 +235,14 @@ func (c *Client) StatusHistory(ctx context.Context, model string, f StatusHistor
 	}
 	var out []StatusHistoryEntry
 	return out, c.get(ctx, modelPath(model, "status-history"), q, opts, &out)
+}
+
+// Call sends a JSON request to any route (nil in: no body; nil out:
+// discard the answer). The hub's own routes (grants, groups, audit,
+// controllers) are called through it.
+func (c *Client) Call(ctx context.Context, method, path string, q url.Values, in, out any) error {
+	if method == http.MethodGet {
+		return c.get(ctx, path, q, nil, out)
+	}
+	return c.write(ctx, method, path, q, in, out)
 }

@@ -90,6 +90,16 @@ func (c *Client) call(ctx context.Context, r *request, out any) error {
 // and for reads also when the connection failed mid-way or the node
 // answered unavailable. Any other answer is final.
 func (c *Client) send(ctx context.Context, r *request) (*response, error) {
+	used := *c.token.Load()
+	resp, err := c.sendOnce(ctx, r)
+	var apiErr *Error
+	if errors.As(err, &apiErr) && apiErr.Code == CodeUnauthorized && c.refreshToken(ctx, used) {
+		return c.sendOnce(ctx, r)
+	}
+	return resp, err
+}
+
+func (c *Client) sendOnce(ctx context.Context, r *request) (*response, error) {
 	addrs := c.rotation()
 	var lastErr error
 	for _, addr := range addrs {

@@ -107,6 +107,11 @@ type AddModelRequest struct {
 	Name   string         `json:"name"`
 	Owner  string         `json:"owner,omitempty"`
 	Config map[string]any `json:"config,omitempty"`
+	// Placement hints for a hub (a controller ignores them): the region
+	// or cloud to place the model in, or one controller by name.
+	Region     string `json:"region,omitempty"`
+	Cloud      string `json:"cloud,omitempty"`
+	Controller string `json:"controller,omitempty"`
 }
 
 // ConfigChange changes application or model config. Set holds typed values

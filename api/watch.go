@@ -216,10 +216,12 @@ func (c *Client) dialWatch(ctx context.Context, model string, since uint64) (*we
 	}
 	h := http.Header{}
 	c.setAuth(h)
+	used, refreshed := *c.token.Load(), false
 	p := modelPath(model, "watch") + "?since=" + strconv.FormatUint(since, 10)
 	addrs := c.rotation()
 	var lastErr error
-	for _, addr := range addrs {
+	for i := 0; i < len(addrs); i++ {
+		addr := addrs[i]
 		conn, resp, err := d.DialContext(ctx, "wss://"+addr+p, h)
 		if err == nil {
 			c.prefer(addr)
@@ -230,6 +232,12 @@ func (c *Client) dialWatch(ctx context.Context, model string, since uint64) (*we
 		}
 		if resp != nil && errors.Is(err, websocket.ErrBadHandshake) {
 			apiErr := decodeError(resp)
+			if apiErr.Code == CodeUnauthorized && !refreshed && c.refreshToken(ctx, used) {
+				used, refreshed = *c.token.Load(), true
+				c.setAuth(h)
+				i-- // the same address again, with the new token
+				continue
+			}
 			if apiErr.Code != CodeUnavailable {
 				return nil, apiErr
 			}

@@ -216,7 +216,7 @@ func (r *bundleRun) run(ctx context.Context, st bundleStep, override map[string]
 	case stepDeploy:
 		sha, ok := r.charms[st.spec.Charm]
 		if !ok {
-			ch, err := r.a.uploadCharm(ctx, c, st.spec.Charm)
+			ch, err := r.a.uploadCharm(ctx, c, r.mc.uuid, st.spec.Charm)
 			if err != nil {
 				return err
 			}

@@ -17,7 +17,7 @@ import (
 
 // uploadCharm packs a charm directory (or reads a .charm archive),
 // validates it locally for a clear error, and uploads it.
-func (a *App) uploadCharm(ctx context.Context, c *api.Client, path string) (*api.Charm, error) {
+func (a *App) uploadCharm(ctx context.Context, c *api.Client, model, path string) (*api.Charm, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, fmt.Errorf("charm %s: %w", path, err)
@@ -35,7 +35,7 @@ func (a *App) uploadCharm(ctx context.Context, c *api.Client, path string) (*api
 	if _, err := charm.ReadArchiveBytes(data); err != nil {
 		return nil, fmt.Errorf("invalid charm %s: %w", path, err)
 	}
-	return c.UploadCharm(ctx, bytes.NewReader(data))
+	return c.UploadModelCharm(ctx, model, bytes.NewReader(data))
 }
 
 // deployKind tells a charm from a bundle.
@@ -154,7 +154,7 @@ then relations). The application name defaults to the charm's name.
 				return a.deployBundle(cmd.Context(), mc, b, files)
 			}
 			p := a.newProgress("Uploading charm " + args[0])
-			ch, err := a.uploadCharm(cmd.Context(), mc.client, args[0])
+			ch, err := a.uploadCharm(cmd.Context(), mc.client, mc.uuid, args[0])
 			if err != nil {
 				p.Done("")
 				return err

@@ -61,6 +61,11 @@ func (a *App) controllers(ctx context.Context, format string) error {
 		if acct := s.Accounts[name]; acct != nil {
 			e.User, e.Access = acct.User, acct.Access
 		}
+		if d.Hub {
+			e.Reachable, e.Version = true, "hub"
+			entries[name] = e
+			continue
+		}
 		if c, err := newConn(name, d, s.Accounts[name]); err == nil {
 			cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 			if info, err := c.client.ControllerInfo(cctx); err == nil {
@@ -106,7 +111,18 @@ func (a *App) controllers(ctx context.Context, format string) error {
 		}
 		t.row(n, model, e.User, e.Access, nodes, ha, e.Version)
 	}
-	return t.write(a.Stdout)
+	if err := t.write(a.Stdout); err != nil {
+		return err
+	}
+	for _, name := range sortedKeys(entries) {
+		if d := s.Controllers[name]; d.Hub {
+			fmt.Fprintf(a.Stdout, "\nControllers behind hub %s:\n", name)
+			if err := a.hubControllers(ctx, name); err != nil {
+				fmt.Fprintf(a.Stdout, "  (unreachable: %v)\n", err)
+			}
+		}
+	}
+	return nil
 }
 
 // cacheControllerInfo keeps the addresses, version and node count fresh.

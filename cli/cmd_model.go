@@ -30,11 +30,14 @@ func (a *App) addModelCmd() *cobra.Command {
 	var ctl controllerOpt
 	var config []string
 	var noSwitch bool
+	var region, cloud string
 	cmd := &cobra.Command{
 		Use:   "add-model NAME",
 		Short: "Add a model and make it current",
 		Long: `Adds a model to the controller and switches to it (unless --no-switch).
---config sets model config, as key=value (repeatable).`,
+--config sets model config, as key=value (repeatable). At a hub, the hub
+places the model by --region/--cloud, controller health and load; -c names
+a controller behind the hub to place it on.`,
 		Example: "  drover add-model demo\n  drover add-model staging -c lab --config logging-config='<root>=DEBUG'",
 		Args:    exactArgs(1, "a model name"),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -42,12 +45,17 @@ func (a *App) addModelCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			req := api.AddModelRequest{Name: args[0], Region: region, Cloud: cloud}
+			if st, err := a.store.Load(); err == nil && ctl.name != "" && st.Controllers[ctl.name] == nil {
+				if cur := st.Controllers[st.CurrentController]; cur != nil && cur.Hub {
+					req.Controller, ctl.name = ctl.name, "" // a controller behind the current hub
+				}
+			}
 			c, err := a.dial(ctl.name)
 			if err != nil {
 				return err
 			}
 			defer c.client.Close()
-			req := api.AddModelRequest{Name: args[0]}
 			if len(kv) > 0 {
 				req.Config = map[string]any{}
 				for k, v := range kv {
@@ -68,6 +76,8 @@ func (a *App) addModelCmd() *cobra.Command {
 	ctl.add(cmd)
 	cmd.Flags().StringArrayVar(&config, "config", nil, "model config key=value (repeatable)")
 	cmd.Flags().BoolVar(&noSwitch, "no-switch", false, "do not make the new model current")
+	cmd.Flags().StringVar(&region, "region", "", "at a hub: the region to place the model in")
+	cmd.Flags().StringVar(&cloud, "cloud", "", "at a hub: the cloud to place the model in")
 	return cmd
 }
 

@@ -85,11 +85,21 @@ func newConn(name string, d *ControllerDetails, acct *Account) (*conn, error) {
 	if acct == nil {
 		return nil, fmt.Errorf("no credentials for controller %q in the client store", name)
 	}
-	c, err := api.NewClient(api.ClientConfig{
+	cfg := api.ClientConfig{
 		Addresses: d.APIAddresses, CACert: []byte(d.CACert),
 		User: acct.User, Password: acct.Password, Timeout: callTimeout,
 		ReadYourWrites: true,
-	})
+	}
+	if d.Hub {
+		// Raft indexes belong to each controller behind the hub: one
+		// client-wide index would make reads wait on the wrong one.
+		cfg.ReadYourWrites = false
+	}
+	if acct.Token != "" {
+		cfg.User, cfg.Password, cfg.Token = "", "", acct.Token
+		cfg.RefreshToken = func(ctx context.Context) (string, error) { return refreshHubSession(ctx, name, d, acct) }
+	}
+	c, err := api.NewClient(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("controller %q in the client store is unusable: %w", name, err)
 	}

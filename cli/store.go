@@ -36,6 +36,8 @@ type ControllerDetails struct {
 	// Cached from the last contact, for `drover controllers`.
 	Version   string `yaml:"agent-version,omitempty" json:"agent-version,omitempty"`
 	NodeCount int    `yaml:"controller-machine-count,omitempty" json:"controller-machine-count,omitempty"`
+	// Hub is set for a hub (drover login HUB) rather than a controller.
+	Hub bool `yaml:"hub,omitempty" json:"hub,omitempty"`
 }
 
 // ModelDetails is a model the client has seen.
@@ -55,6 +57,14 @@ type Account struct {
 	User     string `yaml:"user"`
 	Password string `yaml:"password,omitempty"`
 	Access   string `yaml:"last-known-access,omitempty"`
+	// A hub session (drover login HUB): the access token, and what renews
+	// it (a refresh token, or a service account's client credentials).
+	Token        string `yaml:"token,omitempty"`
+	RefreshToken string `yaml:"refresh-token,omitempty"`
+	ClientID     string `yaml:"client-id,omitempty"`
+	ClientSecret string `yaml:"client-secret,omitempty"`
+	// store saves a renewed session; set when the account was loaded.
+	store *Store
 }
 
 // State is the whole client store in memory.
@@ -136,6 +146,18 @@ func DefaultStoreDir(getenv func(string) string) (string, error) {
 
 // Load reads the store; missing files are an empty store.
 func (st *Store) Load() (*State, error) {
+	s, err := st.load()
+	if err == nil {
+		for _, acct := range s.Accounts {
+			if acct != nil {
+				acct.store = st
+			}
+		}
+	}
+	return s, err
+}
+
+func (st *Store) load() (*State, error) {
 	s := &State{Controllers: map[string]*ControllerDetails{}, Models: map[string]*ControllerModels{}, Accounts: map[string]*Account{}}
 	if err := readYAML(filepath.Join(st.Dir, controllersFile), s); err != nil {
 		return nil, err

@@ -52,7 +52,12 @@ func (s *Server) audit(next http.Handler) http.Handler {
 			return
 		}
 		body, _ := io.ReadAll(io.LimitReader(r.Body, 64<<10))
-		r.Body = io.NopCloser(bytes.NewReader(body))
+		// The handler still reads the whole body (charm archives are larger
+		// than what the audit log looks at).
+		r.Body = struct {
+			io.Reader
+			io.Closer
+		}{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
 		info := &auditInfo{}
 		rec := &statusRecorder{ResponseWriter: w}
 		next.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), auditKey{}, info)))

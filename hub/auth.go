@@ -334,5 +334,10 @@ func (s *Server) handleLogout(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) handleWhoami(w http.ResponseWriter, r *http.Request) {
 	p, _ := PrincipalFrom(r.Context())
-	writeJSON(w, http.StatusOK, p.Identity)
+	// user and access make the answer readable as a controller's WhoAmI.
+	writeJSON(w, http.StatusOK, struct {
+		store.Identity
+		User   string `json:"user"`
+		Access string `json:"access"`
+	}{p.Identity, p.Identity.Name(), "hub"})
 }

@@ -35,6 +35,7 @@ var errorTable = []struct {
 	{errBadRequest, http.StatusBadRequest, api.CodeBadRequest, ""},
 	{store.ErrInvalid, http.StatusBadRequest, api.CodeInvalid, ""},
 	{store.ErrAlreadyExists, http.StatusConflict, api.CodeAlreadyExists, ""},
+	{errSpokeUnavailable, http.StatusBadGateway, api.CodeUnavailable, ""},
 	{authz.ErrUnavailable, http.StatusServiceUnavailable, api.CodeUnavailable, "permission service unavailable"},
 }
 

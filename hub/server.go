@@ -23,16 +23,18 @@ import (
 
 // Server is a hub replica. Build it with New, serve with Run.
 type Server struct {
-	cfg    Config
-	store  *store.Store
-	authz  *authz.Client
-	keys   *token.Keys
-	oidc   *oidcClient
-	outbox *outbox.Worker
-	router chi.Router
-	api    chi.Router // /v1, authenticated and audited
-	reg    *prometheus.Registry
-	reqs   *prometheus.CounterVec
+	cfg     Config
+	store   *store.Store
+	authz   *authz.Client
+	keys    *token.Keys
+	oidc    *oidcClient
+	outbox  *outbox.Worker
+	router  chi.Router
+	api     chi.Router // /v1, authenticated and audited
+	reg     *prometheus.Registry
+	reqs    *prometheus.CounterVec
+	spokes  spokeSet
+	indexer *indexer
 }
 
 // New connects to PostgreSQL (migrating it), OpenFGA and the OIDC issuer,
@@ -68,6 +70,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.reqs = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "drover_hub_http_requests_total",
 		Help: "HTTP requests by route pattern and status class."}, []string{"route", "code"})
 	s.reg.MustRegister(s.reqs, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	s.indexer = newIndexer(s)
 	s.routes()
 	return s, nil
 }
@@ -113,6 +116,7 @@ func (s *Server) Run(ctx context.Context) error {
 	})
 	g.Go(func() error { return ignoreCanceled(s.outbox.Run(gctx)) })
 	g.Go(func() error { return ignoreCanceled(s.janitor(gctx)) })
+	g.Go(func() error { return ignoreCanceled(s.indexer.Run(gctx)) })
 	g.Go(func() error {
 		<-gctx.Done()
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(gctx), 10*time.Second)
@@ -194,6 +198,10 @@ func (s *Server) routes() {
 		api.Post("/groups/{group}/members", s.handleAddMember)
 		api.Delete("/groups/{group}/members/{member}", s.handleRemoveMember)
 		api.Get("/audit", s.handleAudit)
+		api.Post("/controllers", s.handleAddController)
+		api.Post("/models", s.handleAddModel)
+		api.Delete("/models/{uuid}", s.handleModelProxy)
+		api.HandleFunc("/models/{uuid}/*", s.handleModelProxy)
 		s.api = api
 	})
 	s.router = r
@@ -224,6 +232,10 @@ func (r *statusRecorder) WriteHeader(code int) {
 	}
 	r.ResponseWriter.WriteHeader(code)
 }
+
+// Unwrap lets http.ResponseController (the reverse proxy's websocket
+// hijack and flushes) reach the connection.
+func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
 func (r *statusRecorder) Write(b []byte) (int, error) {
 	if r.status == 0 {

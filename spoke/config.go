@@ -65,6 +65,13 @@ type Config struct {
 	// <DataDir>/machines. Nodes on one host should share it, so a new raft
 	// leader re-adopts the agents the old one started.
 	MachineDir string
+	// HubURL, if set, makes the controller trust that hub: it accepts
+	// bearer tokens the hub signs (audience = this controller's UUID),
+	// verified against the hub's JWKS (HubJWKSURL, default
+	// HubURL/.well-known/jwks.json) fetched over TLS pinned to HubCACert.
+	HubURL     string
+	HubJWKSURL string
+	HubCACert  []byte
 	// NoProvisioner turns the local provisioner off (machines are then
 	// provisioned by someone else, e.g. a benchmark or a test).
 	NoProvisioner bool

@@ -46,6 +46,13 @@ var testRaftTimeout = 400 * time.Millisecond
 // newTestCluster bootstraps node 0 and joins n-1 more through the API.
 func newTestCluster(t testing.TB, n int) *testCluster {
 	t.Helper()
+	return newTestClusterWith(t, n, nil)
+}
+
+// newTestClusterWith is newTestCluster with a hook that adjusts each node's
+// config before it starts.
+func newTestClusterWith(t testing.TB, n int, adjust func(*Config)) *testCluster {
+	t.Helper()
 	c := &testCluster{t: t, faults: cluster.NewFaults()}
 	root := t.TempDir()
 	for i := 0; i < n; i++ {
@@ -68,6 +75,9 @@ func newTestCluster(t testing.TB, n int) *testCluster {
 				t.Fatalf("join token: %v", err)
 			}
 			cfg.Join, cfg.JoinToken = c.nodes[0].cfg.Listen, tok.Token
+		}
+		if adjust != nil {
+			adjust(&cfg)
 		}
 		c.nodes = append(c.nodes, &testNode{cfg: cfg})
 		c.start(i)

@@ -19,6 +19,7 @@ import (
 	"github.com/droverhq/drover/spoke/internal/apiserver"
 	"github.com/droverhq/drover/spoke/internal/blobs"
 	"github.com/droverhq/drover/spoke/internal/cluster"
+	"github.com/droverhq/drover/spoke/internal/hubtrust"
 	"github.com/droverhq/drover/spoke/internal/pki"
 	"github.com/droverhq/drover/spoke/internal/state"
 )
@@ -124,7 +125,17 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		ln.Close()
 		return nil, err
 	}
-	s.api, err = apiserver.New(apiserver.Config{Backend: s, Logger: s.logger, Now: cfg.Now, MaxCharmSize: cfg.MaxCharmSize})
+	var hub apiserver.TokenVerifier
+	if cfg.HubURL != "" {
+		v, err := hubtrust.New(hubtrust.Config{Issuer: cfg.HubURL, JWKSURL: cfg.HubJWKSURL, CACert: cfg.HubCACert, Now: cfg.Now})
+		if err != nil {
+			ln.Close()
+			s.node.Shutdown()
+			return nil, err
+		}
+		hub = v
+	}
+	s.api, err = apiserver.New(apiserver.Config{Backend: s, Logger: s.logger, Now: cfg.Now, MaxCharmSize: cfg.MaxCharmSize, Hub: hub})
 	if err != nil {
 		ln.Close()
 		s.node.Shutdown()

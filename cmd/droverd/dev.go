@@ -2,71 +2,269 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"time"
 
+	"github.com/jackc/pgx/v5"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/droverhq/drover/authz/embedded"
+	"github.com/droverhq/drover/hub"
+	"github.com/droverhq/drover/hub/devidp"
 	"github.com/droverhq/drover/spoke"
+	"github.com/droverhq/drover/tests/testkit"
 )
 
-// runDev starts a local controller on embedded defaults and prints how to
-// reach it. The hub, identity provider and second region join it as their
-// issues land (see README).
+// devOptions are the flags of `droverd dev`.
+type devOptions struct {
+	stateDir, hubListen, idpListen, eastListen, westListen, logLevel string
+}
+
+// DevInfo is dev.json: what scripts need to use the local federation.
+type DevInfo struct {
+	HubURL          string           `json:"hub-url"`
+	CAFile          string           `json:"ca-file"`
+	Issuer          string           `json:"oidc-issuer"`
+	User            DevUser          `json:"user"`
+	ServiceAccounts []DevServiceAcct `json:"service-accounts"`
+	Controllers     []DevController  `json:"controllers"`
+}
+
+// DevUser is the demo person (device-flow login).
+type DevUser struct {
+	Email    string `json:"email"`
+	Password string `json:"password"`
+	Org      string `json:"org"`
+}
+
+// DevServiceAcct is a client-credentials login bound to an organization.
+type DevServiceAcct struct {
+	ClientID     string `json:"client-id"`
+	ClientSecret string `json:"client-secret"`
+	Org          string `json:"org"`
+}
+
+// DevController is one local spoke.
+type DevController struct {
+	Name    string `json:"name"`
+	Region  string `json:"region"`
+	URL     string `json:"url"`
+	DataDir string `json:"data-dir"`
+}
+
+const (
+	devOrg   = "demo"
+	otherOrg = "globex"
+)
+
+// runDev starts a whole federation on one machine: a private PostgreSQL in
+// the state dir, an embedded OpenFGA (memory; the hub's reconciler
+// restores its tuples from PostgreSQL at start), the embedded Dex issuer,
+// the hub, and two spokes (regions east and west) that trust the hub and
+// are registered with it. Shutdown runs in reverse order of start.
 func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("droverd dev", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	home, _ := os.UserHomeDir()
-	stateDir := fs.String("state-dir", filepath.Join(home, ".local", "share", "drover", "dev"), "where the local federation keeps its state across restarts")
-	listen := fs.String("listen", "127.0.0.1:17070", "controller API address")
-	logLevel := fs.String("log-level", "warn", "log level")
+	var o devOptions
+	fs.StringVar(&o.stateDir, "state-dir", filepath.Join(home, ".local", "share", "drover", "dev"), "where the local federation keeps its state across restarts")
+	fs.StringVar(&o.hubListen, "hub-listen", "127.0.0.1:17080", "hub HTTPS address")
+	fs.StringVar(&o.idpListen, "idp-listen", "127.0.0.1:17090", "development OIDC issuer address (kept stable: identities are bound to the issuer URL)")
+	fs.StringVar(&o.eastListen, "east-listen", "127.0.0.1:17070", "API address of the east controller (raft: port+1)")
+	fs.StringVar(&o.westListen, "west-listen", "127.0.0.1:17072", "API address of the west controller (raft: port+1)")
+	fs.StringVar(&o.logLevel, "log-level", "warn", "log level")
 	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
+		if errors.Is(err, flag.ErrHelp) {
 			return err
 		}
 		return usageError{err}
 	}
-	logger, err := newLogger(stderr, *logLevel)
+	logger, err := newLogger(stderr, o.logLevel)
 	if err != nil {
 		return err
 	}
-	dir := filepath.Join(*stateDir, "spoke-east")
-	ready := make(chan struct{})
-	errc := make(chan error, 1)
-	go func() {
-		errc <- spoke.Run(ctx, spoke.Config{DataDir: dir, Listen: *listen, Name: "east", Bootstrap: true, Logger: logger, Ready: ready})
-	}()
-	select {
-	case err := <-errc:
+	// PostgreSQL runs as the postgres user, who must be able to traverse
+	// the state dir to reach its data dir (secrets inside stay 0600).
+	if err := os.MkdirAll(o.stateDir, 0o711); err != nil {
 		return err
-	case <-ready:
 	}
-	cred, err := spoke.ReadAdminCredential(dir)
+	if err := os.Chmod(o.stateDir, 0o711); err != nil {
+		return err
+	}
+	secrets, err := devSecrets(filepath.Join(o.stateDir, "service-accounts.json"))
 	if err != nil {
 		return err
 	}
-	caFile := filepath.Join(*stateDir, "ca.crt")
-	if err := os.WriteFile(caFile, []byte(cred.CACert), 0o644); err != nil {
+
+	pg, err := testkit.StartPostgresServer(ctx, filepath.Join(o.stateDir, "postgres"))
+	if err != nil {
+		return fmt.Errorf("postgres (the postgres user needs to traverse every parent of --state-dir): %w", err)
+	}
+	defer pg.Stop()
+	if err := ensureDatabase(ctx, pg, "hub"); err != nil {
 		return err
 	}
-	info := map[string]any{
-		"controller": cred.ControllerName, "api-addresses": cred.APIAddresses, "ca-file": caFile,
-		"user": cred.User, "password": cred.Password,
+	fga, err := embedded.Start(ctx, embedded.Config{})
+	if err != nil {
+		return fmt.Errorf("openfga: %w", err)
 	}
+	defer fga.Stop()
+	hubURL := "https://" + o.hubListen
+	idp, err := devidp.Start(ctx, devidp.Config{Listen: o.idpListen, HubRedirectURIs: []string{hubURL + "/auth/callback"},
+		ServiceAccounts: []devidp.Client{{ID: secrets[0].ClientID, Secret: secrets[0].ClientSecret},
+			{ID: secrets[1].ClientID, Secret: secrets[1].ClientSecret}}, Logger: logger})
+	if err != nil {
+		return fmt.Errorf("identity provider: %w", err)
+	}
+	defer idp.Stop()
+
+	hubDir := filepath.Join(o.stateDir, "hub")
+	hubReady := make(chan struct{})
+	h, err := hub.New(ctx, hub.Config{DSN: pg.DSN("hub"), OpenFGAURL: fga.URL(), OIDCIssuer: idp.URL(),
+		OIDCClientID: devidp.HubClientID, Listen: o.hubListen, PublicURL: hubURL, StateDir: hubDir,
+		DefaultOrg: devOrg, Admins: []string{devidp.DemoEmail}, Logger: logger.With("component", "hub"),
+		ServiceAccounts: []hub.ServiceAccount{{ClientID: secrets[0].ClientID, Org: secrets[0].Org},
+			{ClientID: secrets[1].ClientID, Org: secrets[1].Org}}, Ready: hubReady})
+	if err != nil {
+		return fmt.Errorf("hub: %w", err)
+	}
+	defer h.Close()
+
+	runCtx, stop := context.WithCancel(ctx)
+	g, gctx := errgroup.WithContext(runCtx)
+	// On any early return, stop the servers before the deferred closes
+	// above release what they use.
+	defer func() { stop(); _ = g.Wait() }()
+	g.Go(func() error { return h.Run(gctx) })
+	if err := waitReady(gctx, hubReady, g); err != nil {
+		return err
+	}
+	hubCA, err := os.ReadFile(hub.CACertFile(hubDir))
+	if err != nil {
+		return err
+	}
+	info := DevInfo{HubURL: hubURL, CAFile: hub.CACertFile(hubDir), Issuer: idp.URL(),
+		User: DevUser{Email: devidp.DemoEmail, Password: devidp.DemoPassword, Org: devOrg}, ServiceAccounts: secrets}
+	for _, sp := range []struct{ name, listen string }{{"east", o.eastListen}, {"west", o.westListen}} {
+		dir := filepath.Join(o.stateDir, "spoke-"+sp.name)
+		ready := make(chan struct{})
+		cfg := spoke.Config{DataDir: dir, Listen: sp.listen, Name: sp.name, Bootstrap: true, Ready: ready,
+			Logger: logger.With("component", "spoke", "controller", sp.name), HubURL: hubURL, HubCACert: hubCA}
+		g.Go(func() error { return spoke.Run(gctx, cfg) })
+		if err := waitReady(gctx, ready, g); err != nil {
+			return err
+		}
+		cred, err := spoke.ReadAdminCredential(dir)
+		if err != nil {
+			return err
+		}
+		req := hub.AddControllerRequest{Name: sp.name, URL: "https://" + sp.listen, CACert: cred.CACert, Region: sp.name, Cloud: "localhost"}
+		if err := registerWhenReady(gctx, h, req); err != nil {
+			return fmt.Errorf("register controller %s: %w", sp.name, err)
+		}
+		info.Controllers = append(info.Controllers, DevController{Name: sp.name, Region: sp.name, URL: "https://" + sp.listen, DataDir: dir})
+	}
+	devFile := filepath.Join(o.stateDir, "dev.json")
 	b, _ := json.MarshalIndent(info, "", "  ")
-	if err := os.WriteFile(filepath.Join(*stateDir, "dev.json"), append(b, '\n'), 0o600); err != nil {
+	if err := os.WriteFile(devFile, append(b, '\n'), 0o600); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, `Drover dev controller %q is running.
-  API:       https://%s  (CA: %s)
-  user:      %s
-  password:  %s
-  details:   %s
-Try:  curl --cacert %s -u %s:%s https://%s/v1/controller
+	printDev(stdout, info, devFile, o.stateDir)
+	logger.Log(ctx, slog.LevelInfo, "dev federation running")
+	err = g.Wait()
+	if errors.Is(err, context.Canceled) {
+		err = nil
+	}
+	return err
+}
+
+func printDev(w io.Writer, info DevInfo, devFile, stateDir string) {
+	fmt.Fprintf(w, `Drover dev federation is running.
+  hub:          %s  (CA: %s)
+  controllers:  east, west (regions east and west), registered with the hub
+  log in:       drover login %s --ca %s
+                (device flow: open the URL it prints and sign in as %s / %s)
+  scripts:      drover login %s --ca %s --client-id %s --client-secret %s
+  details:      %s
 Press Ctrl-C to stop; state is kept in %s.
-`, cred.ControllerName, cred.APIAddresses[0], caFile, cred.User, cred.Password,
-		filepath.Join(*stateDir, "dev.json"), caFile, cred.User, cred.Password, cred.APIAddresses[0], *stateDir)
-	return <-errc
+`, info.HubURL, info.CAFile, info.HubURL, info.CAFile, info.User.Email, info.User.Password,
+		info.HubURL, info.CAFile, info.ServiceAccounts[0].ClientID, info.ServiceAccounts[0].ClientSecret, devFile, stateDir)
+}
+
+// registerWhenReady registers a freshly started controller, retrying while
+// it finishes bootstrapping (its identity is replicated state).
+func registerWhenReady(ctx context.Context, h *hub.Server, req hub.AddControllerRequest) error {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	delay := 50 * time.Millisecond
+	for {
+		_, err := h.RegisterController(ctx, req, true)
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, time.Second)
+	}
+}
+
+// waitReady waits for a component's ready signal, or the group's failure.
+func waitReady(ctx context.Context, ready <-chan struct{}, g *errgroup.Group) error {
+	select {
+	case <-ready:
+		return nil
+	case <-ctx.Done():
+		if err := g.Wait(); err != nil {
+			return err
+		}
+		return ctx.Err()
+	}
+}
+
+// devSecrets loads (or creates once) the two service accounts.
+func devSecrets(path string) ([]DevServiceAcct, error) {
+	var out []DevServiceAcct
+	if b, err := os.ReadFile(path); err == nil {
+		if err := json.Unmarshal(b, &out); err == nil && len(out) == 2 {
+			return out, nil
+		}
+	}
+	for _, org := range []string{devOrg, otherOrg} {
+		sec := make([]byte, 24)
+		if _, err := rand.Read(sec); err != nil {
+			return nil, err
+		}
+		out = append(out, DevServiceAcct{ClientID: "ci-" + org, ClientSecret: base64.RawURLEncoding.EncodeToString(sec), Org: org})
+	}
+	b, _ := json.MarshalIndent(out, "", "  ")
+	return out, os.WriteFile(path, b, 0o600)
+}
+
+func ensureDatabase(ctx context.Context, pg *testkit.Postgres, name string) error {
+	conn, err := pgx.Connect(ctx, pg.DSN("postgres"))
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	var exists bool
+	if err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)`, name).Scan(&exists); err != nil {
+		return err
+	}
+	if exists {
+		return nil
+	}
+	_, err = conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize())
+	return err
 }

@@ -106,6 +106,10 @@ func runSpoke(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.StringVar(&cfg.Join, "join", "", "API address of a node of the controller to join")
 	fs.StringVar(&cfg.JoinToken, "join-token", "", "join token from 'drover enable-ha' or POST /v1/controller/join-tokens")
 	fs.StringVar(&cfg.MachineDir, "machine-dir", "", "local machines' directory, shared by the nodes on one host (default: <data-dir>/machines)")
+	var hubCA string
+	fs.StringVar(&cfg.HubURL, "hub-url", "", "trust this hub: accept its signed bearer tokens (its JWKS is HUB/.well-known/jwks.json)")
+	fs.StringVar(&cfg.HubJWKSURL, "hub-jwks", "", "the hub's JWKS URL (default: --hub-url + /.well-known/jwks.json)")
+	fs.StringVar(&hubCA, "hub-ca", "", "PEM file of the hub's CA (to fetch its JWKS)")
 	fs.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, `Usage: droverd spoke --data-dir DIR [--listen HOST:PORT] (--bootstrap | --join ADDR --join-token T)
@@ -131,6 +135,16 @@ Flags:
 	}
 	if cfg.DataDir == "" {
 		return usageError{errors.New("--data-dir is required")}
+	}
+	if hubCA != "" {
+		b, err := os.ReadFile(hubCA)
+		if err != nil {
+			return usageError{fmt.Errorf("--hub-ca: %w", err)}
+		}
+		cfg.HubCACert = b
+	}
+	if (hubCA != "" || cfg.HubJWKSURL != "") && cfg.HubURL == "" {
+		return usageError{errors.New("--hub-ca and --hub-jwks need --hub-url")}
 	}
 	logger, err := newLogger(stderr, logLevel)
 	if err != nil {

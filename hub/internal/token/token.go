@@ -45,6 +45,11 @@ type Claims struct {
 	Org  string `json:"org,omitempty"`
 	Kind string `json:"kind,omitempty"`
 	Name string `json:"name,omitempty"`
+	// Access and Model are set on per-request spoke tokens: the permission
+	// the hub decided ("read", "write", "admin" on Model, or "superuser"
+	// on the whole controller).
+	Access string `json:"access,omitempty"`
+	Model  string `json:"model,omitempty"`
 }
 
 // Config configures a Keys.

@@ -18,6 +18,10 @@ const userKey ctxKey = iota
 type caller struct {
 	Name   string
 	Access string
+	// Hub is set for a hub token: Model is the one model it may touch
+	// (empty for a controller superuser token).
+	Hub   bool
+	Model string
 }
 
 func callerOf(ctx context.Context) caller {
@@ -25,10 +29,15 @@ func callerOf(ctx context.Context) caller {
 	return c
 }
 
-// authenticate checks HTTP Basic credentials against the replicated users.
-// Local users authenticate with generated secrets (see spoke.HashSecret).
+// authenticate checks HTTP Basic credentials against the replicated users
+// (local users authenticate with generated secrets, see spoke.HashSecret),
+// or a hub's bearer token when the controller trusts a hub (hubauth.go).
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if raw, ok := bearerToken(r); ok {
+			s.authenticateHub(w, r, raw, next)
+			return
+		}
 		name, secret, ok := r.BasicAuth()
 		if !ok {
 			w.Header().Set("WWW-Authenticate", `Basic realm="drover"`)

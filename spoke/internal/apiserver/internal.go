@@ -99,6 +99,18 @@ func (s *Server) getCA(w http.ResponseWriter, r *http.Request) {
 	w.Write(s.b.CACert())
 }
 
+// getIdentity answers without authentication what a hub needs to register
+// the controller before trust exists: its UUID (the audience of the hub's
+// tokens), name and addresses. The CA is public already (getCA).
+func (s *Server) getIdentity(w http.ResponseWriter, r *http.Request) {
+	info, err := s.b.ControllerInfo(r.Context())
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, api.ControllerIdentity{UUID: info.UUID, Name: info.Name, APIAddresses: info.APIAddresses})
+}
+
 func (s *Server) admit(w http.ResponseWriter, r *http.Request) {
 	var req AdmitRequest
 	if err := decode(w, r, 1<<20, &req); err != nil {

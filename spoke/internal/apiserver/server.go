@@ -92,6 +92,8 @@ type Config struct {
 	MaxCharmSize int64
 	// MaxBodySize bounds JSON request bodies (default 16 MiB).
 	MaxBodySize int64
+	// Hub, if set, admits bearer tokens signed by the trusted hub.
+	Hub TokenVerifier
 }
 
 // Server is the http.Handler of a controller node.
@@ -155,6 +157,7 @@ func (s *Server) routes(metricsHandler http.Handler) chi.Router {
 
 	r.Route("/v1/internal", func(r chi.Router) {
 		r.Get("/ca", s.getCA)
+		r.Get("/identity", s.getIdentity)
 		r.Post("/admit", s.admit)
 		r.Group(func(r chi.Router) {
 			r.Use(requireNodeCert)
@@ -185,6 +188,7 @@ func (s *Server) routes(metricsHandler http.Handler) chi.Router {
 func (s *Server) userRoutes(r chi.Router) {
 	r.Use(s.authenticate)
 	r.Get("/whoami", s.whoami)
+	r.With(requireSuperuser).Get("/events", s.events)
 	r.Get("/controller", s.getController)
 	r.With(requireSuperuser).Post("/controller/enable-ha", s.enableHA)
 	r.With(requireSuperuser).Post("/controller/join-tokens", s.createJoinToken)
@@ -208,6 +212,7 @@ func (s *Server) userRoutes(r chi.Router) {
 		r.Patch("/config", s.setModelConfig)
 		r.Get("/status", s.getStatus)
 		r.Get("/watch", s.watch)
+		r.Post("/charms", s.uploadCharm) // the hub forwards model-scoped uploads here
 		r.Get("/status-history", s.statusHistory)
 
 		r.Get("/applications", s.listApplications)

@@ -1,0 +1,45 @@
+package api
+
+// The controller's model-summary stream for the hub:
+//
+//	GET /v1/events?since=N  (websocket, controller superuser) EventFrame...
+//
+// The first frame is a reset (every model's summary) unless the controller
+// still holds the events after since; then come "models" frames with the
+// summary of each model that changed (Removed: models that are gone) and
+// keepalives. Summaries are whole, so a consumer that applies frames in
+// order is current at Index; it resumes with since=<last Index>, and a
+// reset frame replaces everything it knew about this controller.
+const (
+	EventFrameReset     = "reset"
+	EventFrameModels    = "models"
+	EventFrameKeepalive = "keepalive"
+)
+
+// EventFrame is one frame of /v1/events.
+type EventFrame struct {
+	Type    string         `json:"type"`
+	Index   uint64         `json:"index"`
+	Models  []ModelSummary `json:"models,omitempty"`
+	Removed []string       `json:"removed,omitempty"`
+}
+
+// ModelSummary is a model as the hub's index keeps it.
+type ModelSummary struct {
+	UUID             string `json:"uuid"`
+	Name             string `json:"name"`
+	Owner            string `json:"owner"`
+	Life             Life   `json:"life"`
+	Status           string `json:"status"`
+	ApplicationCount int    `json:"application-count"`
+	UnitCount        int    `json:"unit-count"`
+	MachineCount     int    `json:"machine-count"`
+}
+
+// ControllerIdentity is GET /v1/internal/identity (no authentication): what
+// a hub registering the controller learns before any trust exists.
+type ControllerIdentity struct {
+	UUID         string   `json:"uuid"`
+	Name         string   `json:"name"`
+	APIAddresses []string `json:"api-addresses"`
+}

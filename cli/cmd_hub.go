@@ -1,0 +1,290 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+// hubSession is a hub token answer (RFC 6749 names).
+type hubSession struct {
+	AccessToken  string `json:"access_token"`
+	RefreshToken string `json:"refresh_token"`
+	ExpiresIn    int    `json:"expires_in"`
+	Error        string `json:"error"`
+}
+
+type deviceStart struct {
+	DeviceCode              string `json:"device_code"`
+	UserCode                string `json:"user_code"`
+	VerificationURI         string `json:"verification_uri"`
+	VerificationURIComplete string `json:"verification_uri_complete"`
+	Interval                int    `json:"interval"`
+}
+
+// hubHTTP is a client pinned to the hub's CA for the login routes, which
+// sit outside the API client's authenticated calls.
+func hubHTTP(caPEM []byte) (*http.Client, error) {
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(caPEM) {
+		return nil, errors.New("no certificate in the hub CA")
+	}
+	return &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}}, nil
+}
+
+func hubPost(ctx context.Context, hc *http.Client, u, contentType string, body []byte, out any) (int, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Content-Type", contentType)
+	resp, err := hc.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if len(b) > 0 && out != nil {
+		_ = json.Unmarshal(b, out)
+	}
+	return resp.StatusCode, nil
+}
+
+// refreshHubSession renews an expired hub session (refresh token, or the
+// service account's credentials) and saves it to the client store.
+func refreshHubSession(ctx context.Context, name string, d *ControllerDetails, acct *Account) (string, error) {
+	hc, err := hubHTTP([]byte(d.CACert))
+	if err != nil {
+		return "", err
+	}
+	form := url.Values{}
+	switch {
+	case acct.RefreshToken != "":
+		form.Set("grant_type", "refresh_token")
+		form.Set("refresh_token", acct.RefreshToken)
+	case acct.ClientID != "":
+		form.Set("grant_type", "client_credentials")
+		form.Set("client_id", acct.ClientID)
+		form.Set("client_secret", acct.ClientSecret)
+	default:
+		return "", errors.New("the hub session cannot be renewed: run 'drover login' again")
+	}
+	var s hubSession
+	status, err := hubPost(ctx, hc, "https://"+d.APIAddresses[0]+"/v1/auth/token", "application/x-www-form-urlencoded", []byte(form.Encode()), &s)
+	if err != nil {
+		return "", err
+	}
+	if status != http.StatusOK || s.AccessToken == "" {
+		return "", fmt.Errorf("the hub refused to renew the session (%s): run 'drover login' again", s.Error)
+	}
+	acct.Token = s.AccessToken
+	if s.RefreshToken != "" {
+		acct.RefreshToken = s.RefreshToken
+	}
+	return s.AccessToken, saveAccount(name, acct)
+}
+
+func saveAccount(name string, acct *Account) error {
+	if acct.store == nil {
+		return nil
+	}
+	return acct.store.Update(func(s *State) error {
+		if s.Accounts == nil {
+			s.Accounts = map[string]*Account{}
+		}
+		cp := *acct
+		s.Accounts[name] = &cp
+		return nil
+	})
+}
+
+func (a *App) loginCmd() *cobra.Command {
+	var caFile, name, clientID, clientSecret string
+	cmd := &cobra.Command{
+		Use:   "login HUB",
+		Short: "Log in to a hub (device flow, or a service account's client credentials)",
+		Long: `Logs in to a hub and makes it the current controller. Without --client-id the
+hub starts a device login: open the URL printed, sign in, and the command
+finishes by itself. The hub session is renewed transparently when it
+expires. HUB is https://HOST:PORT; --ca names the hub's CA certificate.`,
+		Example: "  drover login https://127.0.0.1:17080 --ca ~/.local/share/drover/dev/hub/hub-ca.crt\n" +
+			"  drover login https://hub.example.com --ca hub-ca.crt --client-id ci --client-secret S",
+		Args: exactArgs(1, "the hub's URL"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.login(cmd.Context(), args[0], caFile, name, clientID, clientSecret)
+		},
+	}
+	cmd.Flags().StringVar(&caFile, "ca", "", "the hub's CA certificate (PEM file)")
+	cmd.Flags().StringVar(&name, "name", "hub", "name of the hub in the client store")
+	cmd.Flags().StringVar(&clientID, "client-id", "", "service account client id")
+	cmd.Flags().StringVar(&clientSecret, "client-secret", "", "service account client secret")
+	return cmd
+}
+
+func (a *App) login(ctx context.Context, hubURL, caFile, name, clientID, clientSecret string) error {
+	u, err := url.Parse(hubURL)
+	if err != nil || u.Host == "" {
+		if u, err = url.Parse("https://" + hubURL); err != nil || u.Host == "" {
+			return usageError{fmt.Errorf("hub %q: want https://HOST:PORT", hubURL)}
+		}
+	}
+	if caFile == "" {
+		return usageError{errors.New("--ca is required (the hub's CA certificate)")}
+	}
+	ca, err := os.ReadFile(caFile)
+	if err != nil {
+		return err
+	}
+	hc, err := hubHTTP(ca)
+	if err != nil {
+		return err
+	}
+	base := "https://" + u.Host
+	acct := &Account{store: a.store}
+	var sess hubSession
+	if clientID != "" {
+		form := url.Values{"grant_type": {"client_credentials"}, "client_id": {clientID}, "client_secret": {clientSecret}}
+		status, err := hubPost(ctx, hc, base+"/v1/auth/token", "application/x-www-form-urlencoded", []byte(form.Encode()), &sess)
+		if err != nil {
+			return err
+		}
+		if status != http.StatusOK {
+			return fmt.Errorf("login refused: %s", sess.Error)
+		}
+		acct.ClientID, acct.ClientSecret = clientID, clientSecret
+	} else {
+		if sess, err = a.deviceLogin(ctx, hc, base); err != nil {
+			return err
+		}
+	}
+	acct.Token, acct.RefreshToken = sess.AccessToken, sess.RefreshToken
+	d := &ControllerDetails{APIAddresses: []string{u.Host}, CACert: string(ca), Hub: true}
+	c, err := newConn(name, d, acct)
+	if err != nil {
+		return err
+	}
+	defer c.client.Close()
+	who, err := c.client.WhoAmI(ctx)
+	if err != nil {
+		return err
+	}
+	acct.User = who.User
+	if err := a.store.Update(func(s *State) error {
+		s.Controllers[name] = d
+		s.Accounts[name] = acct
+		s.CurrentController = name
+		return nil
+	}); err != nil {
+		return err
+	}
+	fmt.Fprintf(a.Stdout, "Logged in to %s as %s.\n", name, who.User)
+	return nil
+}
+
+func (a *App) deviceLogin(ctx context.Context, hc *http.Client, base string) (hubSession, error) {
+	var ds deviceStart
+	status, err := hubPost(ctx, hc, base+"/v1/auth/device", "application/json", []byte("{}"), &ds)
+	if err != nil {
+		return hubSession{}, err
+	}
+	if status != http.StatusOK || ds.DeviceCode == "" {
+		return hubSession{}, fmt.Errorf("the hub could not start a device login (HTTP %d)", status)
+	}
+	verify := ds.VerificationURIComplete
+	if verify == "" {
+		verify = ds.VerificationURI
+	}
+	fmt.Fprintf(a.Stdout, "Open %s\nand enter the code %s to log in.\n", verify, ds.UserCode)
+	interval := time.Duration(max(ds.Interval, 1)) * time.Second
+	body, _ := json.Marshal(map[string]string{"device_code": ds.DeviceCode})
+	for {
+		select {
+		case <-ctx.Done():
+			return hubSession{}, ctx.Err()
+		case <-time.After(interval):
+		}
+		var s hubSession
+		status, err := hubPost(ctx, hc, base+"/v1/auth/device/token", "application/json", body, &s)
+		if err != nil {
+			return hubSession{}, err
+		}
+		switch {
+		case status == http.StatusOK && s.AccessToken != "":
+			return s, nil
+		case s.Error == "authorization_pending":
+		case s.Error == "slow_down":
+			interval += 5 * time.Second
+		default:
+			return hubSession{}, fmt.Errorf("device login failed: %s", s.Error)
+		}
+	}
+}
+
+func (a *App) logoutCmd() *cobra.Command {
+	var ctl controllerOpt
+	cmd := &cobra.Command{
+		Use:     "logout",
+		Short:   "Log out of a hub (revokes the session and forgets the token)",
+		Example: "  drover logout\n  drover logout -c hub",
+		Args:    exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := a.dial(ctl.name)
+			if err != nil {
+				return err
+			}
+			defer c.client.Close()
+			if c.account.RefreshToken != "" {
+				_ = c.client.Call(cmd.Context(), http.MethodPost, "/v1/auth/logout", nil,
+					map[string]string{"refresh_token": c.account.RefreshToken}, nil)
+			}
+			return a.store.Update(func(s *State) error {
+				if acct := s.Accounts[c.name]; acct != nil {
+					acct.Token, acct.RefreshToken, acct.ClientSecret = "", "", ""
+				}
+				return nil
+			})
+		},
+	}
+	ctl.add(cmd)
+	return cmd
+}
+
+// hubCall runs one call against a hub's own API and prints the answer.
+func (a *App) hubCall(ctx context.Context, ctl, method, path string, q url.Values, in any, show func(any) error) error {
+	c, err := a.dial(ctl)
+	if err != nil {
+		return err
+	}
+	defer c.client.Close()
+	if !c.details.Hub {
+		return fmt.Errorf("controller %q is not a hub: log in to one with 'drover login HUB'", c.name)
+	}
+	var out any
+	if err := c.client.Call(ctx, method, path, q, in, &out); err != nil {
+		return err
+	}
+	if show != nil {
+		return show(out)
+	}
+	return nil
+}
+
+func splitLevelTarget(target string) (string, string) {
+	if strings.Count(target, "-") == 4 && len(target) == 36 {
+		return "model", target
+	}
+	return "controller", target
+}

@@ -1,0 +1,215 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+)
+
+func (a *App) addControllerCmd() *cobra.Command {
+	var ctl controllerOpt
+	var caFile, region, cloud, org string
+	cmd := &cobra.Command{
+		Use:   "add-controller NAME URL",
+		Short: "Register a controller with the hub (hub administrators)",
+		Long: `Registers a controller with the hub. The controller must trust the hub
+(droverd spoke --hub-url HUB --hub-ca HUB_CA); the hub pins the controller's CA.`,
+		Example: "  drover add-controller east https://10.0.0.5:17070 --ca east-ca.crt --region east",
+		Args:    exactArgs(2, "NAME and URL"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ca, err := os.ReadFile(caFile)
+			if err != nil {
+				return usageError{fmt.Errorf("--ca: %w", err)}
+			}
+			body := map[string]string{"name": args[0], "url": args[1], "ca-cert": string(ca), "region": region, "cloud": cloud, "org": org}
+			return a.hubCall(cmd.Context(), ctl.name, http.MethodPost, "/v1/controllers", nil, body, func(out any) error {
+				fmt.Fprintf(a.Stdout, "Controller %q registered in region %s.\n", args[0], region)
+				return nil
+			})
+		},
+	}
+	cmd.Flags().StringVar(&caFile, "ca", "", "the controller's CA certificate (PEM file, required)")
+	cmd.Flags().StringVar(&region, "region", "", "region (required)")
+	cmd.Flags().StringVar(&cloud, "cloud", "", "cloud")
+	cmd.Flags().StringVar(&org, "org", "", "make the controller private to an organization")
+	ctl.add(cmd)
+	return cmd
+}
+
+// grantCmd is grant or revoke.
+func (a *App) grantCmd(revoke bool) *cobra.Command {
+	var ctl controllerOpt
+	var group bool
+	use, short, method := "grant", "Grant a user or group access to a model, controller or organization", http.MethodPost
+	if revoke {
+		use, short, method = "revoke", "Revoke a user's or group's access", http.MethodDelete
+	}
+	cmd := &cobra.Command{
+		Use:   use + " USER|GROUP LEVEL MODEL|CONTROLLER",
+		Short: short,
+		Long: `Levels: on a model read, write, admin, audit_viewer; on a controller login,
+add-model, superuser, audit_viewer; on an organization (org:NAME) member,
+add-model, admin, audit_viewer. A model is named by UUID or by name; USER is
+an email, or "everyone"; with --group, ORG/NAME.`,
+		Example: "  drover grant bob@example.com read prod\n  drover grant --group demo/ops write prod",
+		Args:    exactArgs(3, "USER|GROUP, LEVEL and MODEL|CONTROLLER"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			body := map[string]string{"level": args[1]}
+			if group {
+				body["group"] = args[0]
+			} else {
+				body["user"] = args[0]
+			}
+			target := args[2]
+			switch {
+			case strings.HasPrefix(target, "org:"):
+				body["organization"] = strings.TrimPrefix(target, "org:")
+			case a.isHubController(cmd.Context(), ctl.name, target):
+				body["controller"] = target
+			default:
+				uuid, err := a.hubModelUUID(cmd, ctl.name, target)
+				if err != nil {
+					return err
+				}
+				body["model"] = uuid
+			}
+			return a.hubCall(cmd.Context(), ctl.name, method, "/v1/grants", nil, body, nil)
+		},
+	}
+	cmd.Flags().BoolVar(&group, "group", false, "the subject is a group (ORG/NAME)")
+	ctl.add(cmd)
+	return cmd
+}
+
+func (a *App) isHubController(ctx context.Context, ctl, name string) bool {
+	c, err := a.dial(ctl)
+	if err != nil {
+		return false
+	}
+	defer c.client.Close()
+	return c.client.Call(ctx, http.MethodGet, "/v1/controllers/"+url.PathEscape(name), nil, nil, nil) == nil
+}
+
+func (a *App) hubModelUUID(cmd *cobra.Command, ctl, ref string) (string, error) {
+	c, err := a.dial(ctl)
+	if err != nil {
+		return "", err
+	}
+	defer c.client.Close()
+	m, err := a.findModel(cmd.Context(), c, ref)
+	if err != nil {
+		return "", err
+	}
+	return m.UUID, nil
+}
+
+func (a *App) addGroupCmd() *cobra.Command {
+	var ctl controllerOpt
+	cmd := &cobra.Command{
+		Use:     "add-group ORG/NAME",
+		Short:   "Create a group in an organization",
+		Example: "  drover add-group demo/ops",
+		Args:    exactArgs(1, "ORG/NAME"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			org, name, ok := strings.Cut(args[0], "/")
+			if !ok {
+				return usageError{fmt.Errorf("group %q: want ORG/NAME", args[0])}
+			}
+			return a.hubCall(cmd.Context(), ctl.name, http.MethodPost, "/v1/groups", nil, map[string]string{"org": org, "name": name}, nil)
+		},
+	}
+	ctl.add(cmd)
+	return cmd
+}
+
+func (a *App) addMemberCmd() *cobra.Command {
+	var ctl controllerOpt
+	cmd := &cobra.Command{
+		Use:     "add-member ORG/GROUP USER",
+		Short:   "Add a user to a group",
+		Example: "  drover add-member demo/ops bob@example.com",
+		Args:    exactArgs(2, "ORG/GROUP and USER"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.hubCall(cmd.Context(), ctl.name, http.MethodPost, "/v1/groups/"+url.PathEscape(args[0])+"/members", nil,
+				map[string]string{"user": args[1]}, nil)
+		},
+	}
+	ctl.add(cmd)
+	return cmd
+}
+
+func (a *App) auditCmd() *cobra.Command {
+	var ctl controllerOpt
+	var user, model, since, format string
+	cmd := &cobra.Command{
+		Use:     "audit",
+		Short:   "Show the hub's audit log (audit viewers)",
+		Example: "  drover audit --model prod --since 2026-01-01T00:00:00Z --format csv",
+		Args:    exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			q := url.Values{}
+			for k, v := range map[string]string{"user": user, "model": model, "since": since} {
+				if v != "" {
+					q.Set(k, v)
+				}
+			}
+			return a.hubCall(cmd.Context(), ctl.name, http.MethodGet, "/v1/audit", q, nil, func(out any) error {
+				return a.printAudit(out, format)
+			})
+		},
+	}
+	cmd.Flags().StringVar(&user, "user", "", "only this user")
+	cmd.Flags().StringVar(&model, "model", "", "only this model (UUID)")
+	cmd.Flags().StringVar(&since, "since", "", "only entries after this time (RFC 3339)")
+	cmd.Flags().StringVar(&format, "format", "tabular", "tabular, json or csv")
+	ctl.add(cmd)
+	return cmd
+}
+
+func (a *App) printAudit(out any, format string) error {
+	doc, _ := out.(map[string]any)
+	entries, _ := doc["entries"].([]any)
+	if format == "json" {
+		enc := json.NewEncoder(a.Stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(entries)
+	}
+	sep := "\t"
+	if format == "csv" {
+		sep = ","
+	}
+	tw := tabwriter.NewWriter(a.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, strings.Join([]string{"TIME", "ACTOR", "OPERATION", "MODEL", "STATUS", "RESULT"}, sep))
+	for _, e := range entries {
+		m, _ := e.(map[string]any)
+		fmt.Fprintln(tw, strings.Join([]string{fmt.Sprint(m["at"]), fmt.Sprint(m["actor"]), fmt.Sprint(m["operation"]),
+			fmt.Sprint(m["model-uuid"]), fmt.Sprint(m["status"]), fmt.Sprint(m["result"])}, sep))
+	}
+	return tw.Flush()
+}
+
+// hubControllers prints the controllers registered with a hub.
+func (a *App) hubControllers(ctx context.Context, ctl string) error {
+	return a.hubCall(ctx, ctl, http.MethodGet, "/v1/controllers", nil, nil, func(out any) error {
+		doc, _ := out.(map[string]any)
+		list, _ := doc["controllers"].([]any)
+		tw := tabwriter.NewWriter(a.Stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "Controller\tRegion\tCloud\tHealth\tLast contact\tEvent index")
+		for _, e := range list {
+			m, _ := e.(map[string]any)
+			seen := "-"
+			if v, ok := m["last-seen"].(string); ok {
+				seen = v
+			}
+			fmt.Fprintf(tw, "%v\t%v\t%v\t%v\t%v\t%v\n", m["name"], m["region"], m["cloud"], m["status"], seen, m["event-index"])
+		}
+		return tw.Flush()
+	})
+}

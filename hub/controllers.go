@@ -1,0 +1,126 @@
+package hub
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"path/filepath"
+	"regexp"
+	"time"
+
+	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/authz"
+	"github.com/droverhq/drover/hub/internal/store"
+)
+
+// AddControllerRequest is the body of POST /v1/controllers.
+type AddControllerRequest struct {
+	Name string `json:"name"`
+	// URL is https://HOST:PORT of one node of the controller.
+	URL string `json:"url"`
+	// CACert is the controller's CA (PEM); the hub pins it.
+	CACert string `json:"ca-cert"`
+	Region string `json:"region"`
+	Cloud  string `json:"cloud,omitempty"`
+	// Org, if set, makes the controller private to that organization.
+	Org string `json:"org,omitempty"`
+}
+
+var controllerNameRe = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
+
+// handleAddController registers a spoke. The hub learns the controller's
+// UUID from its public identity route, then proves the trust is mutual by
+// calling /v1/controller with a superuser token: a controller started
+// without --hub-url for this hub refuses it, and registration fails.
+func (s *Server) handleAddController(w http.ResponseWriter, r *http.Request) {
+	p, _ := PrincipalFrom(r.Context())
+	var req AddControllerRequest
+	err := decode(r, &req)
+	if err == nil {
+		target := authz.HubObject()
+		if req.Org != "" {
+			target = authz.OrgObject(req.Org)
+		}
+		err = s.require(r.Context(), p, authz.CanAddController, authz.CanAddController, target)
+	}
+	var c store.Controller
+	if err == nil {
+		c, err = s.registerController(r.Context(), p, req)
+	}
+	annotate(r.Context(), func(a *auditInfo) { a.Operation, a.ControllerUUID = "add-controller", c.UUID })
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	c.CACert = ""
+	writeJSON(w, http.StatusCreated, c)
+}
+
+func (s *Server) registerController(ctx context.Context, p Principal, req AddControllerRequest) (store.Controller, error) {
+	if !controllerNameRe.MatchString(req.Name) {
+		return store.Controller{}, fmt.Errorf("%w: controller name %q: lowercase letters, digits and hyphens", errBadRequest, req.Name)
+	}
+	if req.Region == "" {
+		return store.Controller{}, fmt.Errorf("%w: region is required", errBadRequest)
+	}
+	u, err := url.Parse(req.URL)
+	if err != nil || u.Scheme != "https" || u.Host == "" {
+		return store.Controller{}, fmt.Errorf("%w: url %q: want https://HOST:PORT", errBadRequest, req.URL)
+	}
+	sc, err := newSpokeClient(req.CACert, []string{u.Host})
+	if err != nil {
+		return store.Controller{}, err
+	}
+	defer sc.transport.CloseIdleConnections()
+	cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	var id api.ControllerIdentity
+	if err := doSpoke(cctx, sc.http, "https://"+u.Host+"/v1/internal/identity", http.MethodGet, "", nil, &id); err != nil {
+		return store.Controller{}, fmt.Errorf("%w: %s: %w", errSpokeUnavailable, u.Host, err)
+	}
+	addrs := id.APIAddresses
+	if len(addrs) == 0 {
+		addrs = []string{u.Host}
+	}
+	c := store.Controller{UUID: id.UUID, Name: req.Name, Org: req.Org, Region: req.Region, Cloud: req.Cloud,
+		APIAddresses: addrs, CACert: req.CACert}
+	var info api.ControllerInfo
+	if err := s.spokeCall(cctx, c, Principal{}, spokeSuperuser, "", http.MethodGet, "/v1/controller", nil, &info); err != nil {
+		var ae *api.Error
+		if errors.As(err, &ae) && ae.Code == api.CodeUnauthorized {
+			return store.Controller{}, fmt.Errorf("%w: controller %s does not trust this hub: start it with --hub-url %s --hub-ca HUB_CA",
+				errBadRequest, id.Name, s.cfg.PublicURL)
+		}
+		return store.Controller{}, err
+	}
+	if err := s.store.UpsertController(ctx, c); err != nil {
+		return store.Controller{}, err
+	}
+	s.outbox.Kick()
+	s.indexer.kick()
+	return s.store.ControllerByName(ctx, req.Name)
+}
+
+// RegisterController registers a controller without a caller: the
+// bootstrap path of `droverd dev` (the operator is the process owner). With
+// public, everyone may see the controller and add models to it.
+func (s *Server) RegisterController(ctx context.Context, req AddControllerRequest, public bool) (store.Controller, error) {
+	c, err := s.registerController(ctx, Principal{}, req)
+	if err != nil {
+		return c, err
+	}
+	if public {
+		for _, rel := range []authz.Relation{authz.Reader, authz.CanAddModel} {
+			if err := s.store.Grant(ctx, authz.Tuple{User: authz.Everyone, Relation: rel, Object: authz.ControllerObject(c.UUID)}); err != nil {
+				return c, err
+			}
+		}
+		s.outbox.Kick()
+	}
+	return c, nil
+}
+
+// CACertFile is where a hub with a generated certificate keeps its CA.
+func CACertFile(stateDir string) string { return filepath.Join(stateDir, caCertFile) }

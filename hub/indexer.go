@@ -1,0 +1,231 @@
+package hub
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/hub/internal/store"
+)
+
+// Controller health as the indexer sees it.
+const (
+	statusConnected    = "connected"
+	statusDisconnected = "disconnected"
+)
+
+// indexerLockKey is the PostgreSQL advisory lock held by the one hub
+// replica that runs the indexer.
+const indexerLockKey int64 = 0x64726f7665720001
+
+// indexer keeps the model index current: one /v1/events subscription per
+// registered controller, resumed from controllers.event_index, applying
+// model summaries to the index. Only the replica holding indexerLockKey
+// runs it; the others wait for the lock.
+type indexer struct {
+	s     *Server
+	kickc chan struct{}
+	// Poll is how often a replica without the lock retries, and how often
+	// the leader re-lists controllers without a kick.
+	poll time.Duration
+}
+
+func newIndexer(s *Server) *indexer {
+	return &indexer{s: s, kickc: make(chan struct{}, 1), poll: 5 * time.Second}
+}
+
+// kick makes the leader re-list controllers now (a controller was added).
+func (ix *indexer) kick() {
+	select {
+	case ix.kickc <- struct{}{}:
+	default:
+	}
+}
+
+// Run competes for the lock and, while holding it, follows every
+// controller. It returns when ctx ends.
+func (ix *indexer) Run(ctx context.Context) error {
+	for {
+		release, ok, err := ix.s.store.TryAdvisoryLock(ctx, indexerLockKey)
+		if err != nil && ctx.Err() == nil {
+			ix.s.cfg.Logger.Warn("indexer: advisory lock", "err", err)
+		}
+		if ok {
+			ix.s.cfg.Logger.Info("indexer: leading")
+			err = ix.lead(ctx)
+			release()
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			ix.s.cfg.Logger.Warn("indexer: lost leadership", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(ix.poll):
+		case <-ix.kickc:
+		}
+	}
+}
+
+// lead runs one follower per controller until ctx ends.
+func (ix *indexer) lead(ctx context.Context) error {
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	following := map[string]bool{}
+	for {
+		cs, err := ix.s.store.ListControllers(ctx, nil, true)
+		if err != nil {
+			return err
+		}
+		for _, c := range cs {
+			if following[c.UUID] {
+				continue
+			}
+			following[c.UUID] = true
+			wg.Add(1)
+			go func() { // one supervised follower per controller
+				defer wg.Done()
+				ix.follow(ctx, c.UUID)
+			}()
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-ix.kickc:
+		case <-time.After(ix.poll * 6):
+		}
+	}
+}
+
+// follow subscribes to one controller until ctx ends, reconnecting with
+// backoff and recording health on every change.
+func (ix *indexer) follow(ctx context.Context, id string) {
+	backoff := 200 * time.Millisecond
+	for ctx.Err() == nil {
+		c, err := ix.s.store.ControllerByUUID(ctx, id)
+		if err != nil {
+			return // unregistered
+		}
+		start := time.Now()
+		err = ix.subscribe(ctx, c)
+		if ctx.Err() != nil {
+			return
+		}
+		health := map[string]any{"error": err.Error()}
+		seen := time.Time{}
+		if c.LastSeen != nil {
+			seen = *c.LastSeen
+		}
+		if herr := ix.s.store.SetControllerHealth(context.WithoutCancel(ctx), id, statusDisconnected, health, 0, seen); herr != nil {
+			ix.s.cfg.Logger.Warn("indexer: record health", "controller", c.Name, "err", herr)
+		}
+		ix.s.cfg.Logger.Info("indexer: controller disconnected", "controller", c.Name, "err", err)
+		if time.Since(start) > time.Minute {
+			backoff = 200 * time.Millisecond
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(backoff):
+		}
+		backoff = min(backoff*2, 30*time.Second)
+	}
+}
+
+// readTimeout drops a silent connection: the controller sends keepalives
+// every 30 seconds.
+const readTimeout = 75 * time.Second
+
+func (ix *indexer) subscribe(ctx context.Context, c store.Controller) error {
+	sc, err := ix.s.spokes.get(c)
+	if err != nil {
+		return err
+	}
+	if len(sc.addrs) == 0 {
+		return errors.New("no address")
+	}
+	tok, err := ix.s.spokeToken(Principal{}, c.UUID, spokeSuperuser, "")
+	if err != nil {
+		return err
+	}
+	var conn *websocket.Conn
+	for _, addr := range sc.addrs {
+		u := url.URL{Scheme: "wss", Host: addr, Path: "/v1/events", RawQuery: "since=" + strconv.FormatUint(c.EventIndex, 10)}
+		d := websocket.Dialer{TLSClientConfig: sc.transport.TLSClientConfig, HandshakeTimeout: 10 * time.Second}
+		var resp *http.Response
+		conn, resp, err = d.DialContext(ctx, u.String(), http.Header{"Authorization": {"Bearer " + tok}})
+		if resp != nil && resp.Body != nil {
+			resp.Body.Close()
+		}
+		if err == nil {
+			break
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("subscribe: %w", err)
+	}
+	defer conn.Close()
+	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	defer stop()
+	ix.s.cfg.Logger.Info("indexer: following controller", "controller", c.Name, "since", c.EventIndex)
+	for {
+		conn.SetReadDeadline(time.Now().Add(readTimeout))
+		var f api.EventFrame
+		if err := conn.ReadJSON(&f); err != nil {
+			return err
+		}
+		if err := ix.apply(ctx, c, &f); err != nil {
+			return err
+		}
+	}
+}
+
+// apply brings the index up to date with one frame and records the
+// controller as connected at the frame's index.
+func (ix *indexer) apply(ctx context.Context, c store.Controller, f *api.EventFrame) error {
+	st := ix.s.store
+	now := ix.s.cfg.Now()
+	if f.Type == api.EventFrameReset {
+		known, err := st.ControllerModelUUIDs(ctx, c.UUID)
+		if err != nil {
+			return err
+		}
+		listed := map[string]bool{}
+		for _, m := range f.Models {
+			listed[m.UUID] = true
+		}
+		for _, id := range known {
+			if !listed[id] {
+				f.Removed = append(f.Removed, id)
+			}
+		}
+	}
+	for _, m := range f.Models {
+		if err := st.UpdateModelSummary(ctx, store.Model{UUID: m.UUID, Life: string(m.Life), Status: m.Status,
+			ApplicationCount: m.ApplicationCount, UnitCount: m.UnitCount, MachineCount: m.MachineCount,
+			EventIndex: f.Index}, now); err != nil {
+			return err
+		}
+	}
+	for _, id := range f.Removed {
+		if m, err := st.ModelByUUID(ctx, id); err != nil || m.ControllerUUID != c.UUID {
+			continue
+		}
+		if err := st.DeleteModel(ctx, id); err != nil {
+			return err
+		}
+		ix.s.outbox.Kick()
+	}
+	return st.SetControllerHealth(ctx, c.UUID, statusConnected, map[string]any{}, f.Index, now)
+}

@@ -1,0 +1,128 @@
+package hub
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+
+	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/authz"
+	"github.com/droverhq/drover/hub/internal/store"
+)
+
+// handleAddModel places a new model: among the controllers where the caller
+// may add models (one ListObjects), filtered by the requested controller,
+// region and cloud, connected ones first, then the least loaded (fewest
+// indexed models). It creates the model on the first candidate as that
+// controller's superuser, and moves on to the next candidate when one
+// fails for a reason of its own (unreachable, internal error). The model
+// joins the index in the caller's organization with the caller as owner
+// (administrator).
+func (s *Server) handleAddModel(w http.ResponseWriter, r *http.Request) {
+	p, _ := PrincipalFrom(r.Context())
+	var req api.AddModelRequest
+	err := decode(r, &req)
+	var m store.Model
+	if err == nil {
+		m, err = s.addModel(r.Context(), p, req)
+	}
+	annotate(r.Context(), func(a *auditInfo) {
+		a.Operation, a.ModelUUID, a.ControllerUUID = "add-model", m.UUID, m.ControllerUUID
+	})
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, m)
+}
+
+func (s *Server) addModel(ctx context.Context, p Principal, req api.AddModelRequest) (store.Model, error) {
+	if req.Name == "" {
+		return store.Model{}, fmt.Errorf("%w: a model name is required", errBadRequest)
+	}
+	if req.Owner != "" && req.Owner != p.Identity.Name() && req.Owner != p.Identity.ID {
+		return store.Model{}, fmt.Errorf("%w: a model added through the hub is owned by its creator", errBadRequest)
+	}
+	if _, err := s.store.ModelByName(ctx, p.Identity.Org, req.Name); err == nil {
+		return store.Model{}, fmt.Errorf("%w: model %q in organization %s", store.ErrAlreadyExists, req.Name, p.Identity.Org)
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return store.Model{}, err
+	}
+	cands, err := s.placementCandidates(ctx, p, req)
+	if err != nil {
+		return store.Model{}, err
+	}
+	var errs []error
+	for _, c := range cands {
+		var created api.Model
+		err := s.spokeCall(ctx, c, p, spokeSuperuser, "", http.MethodPost, "/v1/models",
+			api.AddModelRequest{Name: req.Name, Owner: p.Identity.Name(), Config: req.Config}, &created)
+		var ae *api.Error
+		if errors.As(err, &ae) && ae.Status < 500 {
+			return store.Model{}, err // the request itself is wrong: another controller would say the same
+		}
+		if err != nil {
+			s.cfg.Logger.Warn("placement: controller failed, trying the next", "controller", c.Name, "err", err)
+			errs = append(errs, fmt.Errorf("%s: %w", c.Name, err))
+			continue
+		}
+		m := store.Model{UUID: created.UUID, Name: req.Name, Org: p.Identity.Org, Owner: p.Identity.ID,
+			ControllerUUID: c.UUID, Life: string(created.Life), Status: "available"}
+		if err := s.store.InsertModel(ctx, m); err != nil {
+			// Lost a race for the name: undo on the controller.
+			if uerr := s.spokeCall(context.WithoutCancel(ctx), c, p, spokeSuperuser, "", http.MethodDelete,
+				"/v1/models/"+created.UUID+"?force=true", nil, nil); uerr != nil {
+				s.cfg.Logger.Error("placement: could not remove an orphan model", "controller", c.Name, "model", created.UUID, "err", uerr)
+			}
+			return store.Model{}, err
+		}
+		s.outbox.Kick()
+		return s.store.ModelByUUID(ctx, m.UUID)
+	}
+	return store.Model{}, fmt.Errorf("%w: no controller could add the model: %w", errSpokeUnavailable, errors.Join(errs...))
+}
+
+// placementCandidates orders the controllers that may host the model.
+func (s *Server) placementCandidates(ctx context.Context, p Principal, req api.AddModelRequest) ([]store.Controller, error) {
+	uuids, err := s.list(ctx, p, authz.CanAddModel, authz.TypeController)
+	if err != nil {
+		return nil, err
+	}
+	all, err := s.store.ListControllers(ctx, uuids, false)
+	if err != nil {
+		return nil, err
+	}
+	counts, err := s.store.ModelCounts(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var cands []store.Controller
+	for _, c := range all {
+		if (req.Controller == "" || c.Name == req.Controller) && (req.Region == "" || c.Region == req.Region) &&
+			(req.Cloud == "" || c.Cloud == req.Cloud) {
+			cands = append(cands, c)
+		}
+	}
+	if len(cands) == 0 {
+		what := "any controller"
+		switch {
+		case req.Controller != "":
+			what = "controller " + req.Controller
+		case req.Region != "":
+			what = "a controller in region " + req.Region
+		}
+		return nil, fmt.Errorf("%w: you may not add models to %s", errNotFound, what)
+	}
+	slices.SortStableFunc(cands, func(a, b store.Controller) int {
+		if ah, bh := a.Status == statusConnected, b.Status == statusConnected; ah != bh {
+			if ah {
+				return -1
+			}
+			return 1
+		}
+		return counts[a.UUID] - counts[b.UUID]
+	})
+	return cands, nil
+}

@@ -1,0 +1,98 @@
+package hub
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httputil"
+	"strings"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/authz"
+	"github.com/droverhq/drover/hub/internal/store"
+)
+
+// handleModelProxy serves every model route of the controller API at the
+// hub (api/requests.go, websocket watches included): it checks the caller's
+// permission on the model (reader for reads, writer for changes,
+// administrator to destroy it), annotates the audit record, and forwards
+// the request unchanged to the owning controller with a per-request token
+// carrying that decision. The hub's own session token never leaves it.
+func (s *Server) handleModelProxy(w http.ResponseWriter, r *http.Request) {
+	p, _ := PrincipalFrom(r.Context())
+	id := chi.URLParam(r, "uuid")
+	rest := strings.TrimPrefix(r.URL.Path, "/v1/models/"+id)
+	rel, access := authz.Writer, spokeWrite
+	switch {
+	case safeMethod(r.Method):
+		rel, access = authz.Reader, spokeRead
+	case r.Method == http.MethodDelete && (rest == "" || rest == "/"):
+		rel, access = authz.Administrator, spokeAdmin
+	}
+	annotate(r.Context(), func(a *auditInfo) {
+		a.Operation, a.ModelUUID = "model "+r.Method+" "+routeOf(rest), id
+	})
+	if err := s.require(r.Context(), p, rel, authz.Reader, authz.ModelObject(id)); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	m, err := s.store.ModelByUUID(r.Context(), id)
+	if errors.Is(err, store.ErrNotFound) {
+		err = fmt.Errorf("%w: model %s", errNotFound, id)
+	}
+	var c store.Controller
+	if err == nil {
+		c, err = s.store.ControllerByUUID(r.Context(), m.ControllerUUID)
+	}
+	annotate(r.Context(), func(a *auditInfo) { a.Org, a.ControllerUUID = m.Org, m.ControllerUUID })
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.forward(w, r, c, p, access, id)
+}
+
+// routeOf turns the part of a model path after the UUID into an operation
+// name: units/web/0 stays as it is; the model itself is "model".
+func routeOf(rest string) string {
+	rest = strings.Trim(rest, "/")
+	if rest == "" {
+		return "/"
+	}
+	return rest
+}
+
+// forward proxies r to controller c as p with access on model.
+func (s *Server) forward(w http.ResponseWriter, r *http.Request, c store.Controller, p Principal, access, model string) {
+	sc, err := s.spokes.get(c)
+	if err == nil && len(sc.addrs) == 0 {
+		err = fmt.Errorf("%w: controller %s has no address", errSpokeUnavailable, c.Name)
+	}
+	var tok string
+	if err == nil {
+		tok, err = s.spokeToken(p, c.UUID, access, model)
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	addr := sc.addrs[0]
+	rp := &httputil.ReverseProxy{
+		Transport:     sc.transport,
+		FlushInterval: -1, // stream (watches, task waits) as it comes
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.Out.URL.Scheme, pr.Out.URL.Host, pr.Out.Host = "https", addr, addr
+			pr.Out.Header.Del("Cookie")
+			pr.Out.Header.Del("Origin") // the hub checked the caller; the controller sees the hub
+			pr.Out.Header.Set("Authorization", "Bearer "+tok)
+		},
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			s.cfg.Logger.Warn("forward to controller failed", "controller", c.Name, "path", r.URL.Path, "err", err)
+			writeJSON(w, http.StatusBadGateway, &api.Error{Code: api.CodeUnavailable,
+				Message: fmt.Sprintf("controller %s is unavailable", c.Name)})
+		},
+	}
+	rp.ServeHTTP(w, r)
+}

@@ -1,0 +1,185 @@
+package hub
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/go-jose/go-jose/v4/jwt"
+
+	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/hub/internal/store"
+	"github.com/droverhq/drover/hub/internal/token"
+)
+
+// Access levels in the hub's spoke tokens (see spoke/internal/hubtrust).
+const (
+	spokeRead      = "read"
+	spokeWrite     = "write"
+	spokeAdmin     = "admin"
+	spokeSuperuser = "superuser"
+)
+
+// spokeTokenTTL bounds a per-request spoke token. Watches outlive it: the
+// spoke checks the token when the websocket opens.
+const spokeTokenTTL = time.Minute
+
+// errSpokeUnavailable means no address of the owning controller answered.
+var errSpokeUnavailable = errors.New("controller unavailable")
+
+// spokeClient talks to one controller: TLS pinned to its CA.
+type spokeClient struct {
+	fingerprint [32]byte // of the CA and addresses it was built for
+	addrs       []string
+	http        *http.Client
+	transport   *http.Transport
+}
+
+// spokeSet caches one client per controller; a client is rebuilt when the
+// controller's CA or addresses change.
+type spokeSet struct {
+	mu sync.Mutex
+	m  map[string]*spokeClient
+}
+
+func fingerprint(ca string, addrs []string) [32]byte {
+	h := sha256.New()
+	io.WriteString(h, ca)
+	for _, a := range addrs {
+		io.WriteString(h, "\x00"+a)
+	}
+	var out [32]byte
+	copy(out[:], h.Sum(nil))
+	return out
+}
+
+func newSpokeClient(ca string, addrs []string) (*spokeClient, error) {
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM([]byte(ca)) {
+		return nil, fmt.Errorf("%w: no certificate in the controller CA", errBadRequest)
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.Proxy = nil
+	tr.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	tr.ForceAttemptHTTP2 = false
+	tr.MaxIdleConnsPerHost = 256
+	return &spokeClient{fingerprint: fingerprint(ca, addrs), addrs: addrs, transport: tr,
+		http: &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}, nil
+}
+
+func (ss *spokeSet) get(c store.Controller) (*spokeClient, error) {
+	fp := fingerprint(c.CACert, c.APIAddresses)
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if sc := ss.m[c.UUID]; sc != nil && sc.fingerprint == fp {
+		return sc, nil
+	}
+	sc, err := newSpokeClient(c.CACert, c.APIAddresses)
+	if err != nil {
+		return nil, err
+	}
+	if old := ss.m[c.UUID]; old != nil {
+		old.transport.CloseIdleConnections()
+	}
+	if ss.m == nil {
+		ss.m = map[string]*spokeClient{}
+	}
+	ss.m[c.UUID] = sc
+	return sc, nil
+}
+
+// spokeToken mints the per-request token the hub sends to a controller:
+// audience = its UUID, subject = the caller, and the access the hub decided.
+func (s *Server) spokeToken(p Principal, controllerUUID, access, model string) (string, error) {
+	jti := make([]byte, 12)
+	_, _ = rand.Read(jti)
+	now := s.cfg.Now()
+	sub, name := "hub", "hub"
+	if p.Identity.ID != "" {
+		sub, name = p.Identity.ID, p.Identity.Name()
+	}
+	return s.keys.Sign(token.Claims{Claims: jwt.Claims{Subject: sub, Audience: jwt.Audience{controllerUUID},
+		Expiry: jwt.NewNumericDate(now.Add(spokeTokenTTL)), NotBefore: jwt.NewNumericDate(now.Add(-token.Leeway)),
+		ID: base64.RawURLEncoding.EncodeToString(jti)}, Name: name, Access: access, Model: model})
+}
+
+// spokeCall sends one JSON request to a controller as p with access, trying
+// its addresses in turn, and decodes the answer into out. A controller's
+// own error comes back as *api.Error.
+func (s *Server) spokeCall(ctx context.Context, c store.Controller, p Principal, access, model, method, path string, in, out any) error {
+	sc, err := s.spokes.get(c)
+	if err != nil {
+		return err
+	}
+	tok, err := s.spokeToken(p, c.UUID, access, model)
+	if err != nil {
+		return err
+	}
+	var body []byte
+	if in != nil {
+		if body, err = json.Marshal(in); err != nil {
+			return err
+		}
+	}
+	var lastErr error = errSpokeUnavailable
+	for _, addr := range sc.addrs {
+		actx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		err := doSpoke(actx, sc.http, "https://"+addr+path, method, tok, body, out)
+		cancel()
+		var ae *api.Error
+		if err == nil || errors.As(err, &ae) {
+			return err
+		}
+		lastErr = fmt.Errorf("%w: %s: %w", errSpokeUnavailable, addr, err)
+	}
+	return lastErr
+}
+
+func doSpoke(ctx context.Context, hc *http.Client, url, method, tok string, body []byte, out any) error {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, url, rd)
+	if err != nil {
+		return err
+	}
+	if tok != "" {
+		req.Header.Set("Authorization", "Bearer "+tok)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode >= 300 {
+		ae := &api.Error{Status: resp.StatusCode}
+		if json.Unmarshal(b, ae) != nil || ae.Code == "" {
+			ae.Code, ae.Message = api.CodeInternal, fmt.Sprintf("controller answered %s", resp.Status)
+		}
+		ae.Status = resp.StatusCode
+		return ae
+	}
+	if out != nil && len(b) > 0 {
+		return json.Unmarshal(b, out)
+	}
+	return nil
+}

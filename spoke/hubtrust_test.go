@@ -1,0 +1,189 @@
+package spoke
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-jose/go-jose/v4"
+	"github.com/go-jose/go-jose/v4/jwt"
+
+	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/tests/testkit"
+)
+
+// fakeHub publishes a JWKS and signs tokens the way the hub does.
+type fakeHub struct {
+	srv  *httptest.Server
+	mu   sync.Mutex
+	keys map[string]*ecdsa.PrivateKey
+}
+
+func newFakeHub(t *testing.T) *fakeHub {
+	h := &fakeHub{keys: map[string]*ecdsa.PrivateKey{}}
+	h.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		var set jose.JSONWebKeySet
+		for kid, k := range h.keys {
+			set.Keys = append(set.Keys, jose.JSONWebKey{Key: &k.PublicKey, KeyID: kid, Algorithm: "ES256", Use: "sig"})
+		}
+		_ = json.NewEncoder(w).Encode(set)
+	}))
+	t.Cleanup(h.srv.Close)
+	return h
+}
+
+func newECKey(t *testing.T) *ecdsa.PrivateKey {
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+func (h *fakeHub) publish(kid string, k *ecdsa.PrivateKey) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.keys[kid] = k
+}
+
+type hubClaims struct {
+	jwt.Claims
+	Access string `json:"access,omitempty"`
+	Model  string `json:"model,omitempty"`
+}
+
+func sign(t *testing.T, kid string, k *ecdsa.PrivateKey, c hubClaims) string {
+	t.Helper()
+	s, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.ES256, Key: jose.JSONWebKey{Key: k, KeyID: kid}},
+		(&jose.SignerOptions{}).WithType("JWT"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := jwt.Signed(s).Claims(c).Serialize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
+}
+
+func TestHubTokens(t *testing.T) {
+	hub := newFakeHub(t)
+	k1 := newECKey(t)
+	hub.publish("k1", k1)
+	c := newTestClusterWith(t, 1, func(cfg *Config) { cfg.HubURL = hub.srv.URL })
+	admin := c.client(0)
+	ctx := t.Context()
+	info, err := admin.ControllerInfo(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	claims := func(access, model string) hubClaims {
+		return hubClaims{Claims: jwt.Claims{Issuer: hub.srv.URL, Subject: "alice@example.com",
+			Audience: jwt.Audience{info.UUID}, Expiry: jwt.NewNumericDate(now.Add(time.Minute)),
+			IssuedAt: jwt.NewNumericDate(now)}, Access: access, Model: model}
+	}
+	client := func(tok string) *api.Client {
+		cl, err := api.NewClient(api.ClientConfig{Addresses: []string{c.nodes[0].cfg.Listen},
+			CACert: []byte(c.cred.CACert), Token: tok, Timeout: 10 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(cl.Close)
+		return cl
+	}
+	wantCode := func(err error, code api.Code, what string) {
+		t.Helper()
+		var ae *api.Error
+		if !errors.As(err, &ae) || ae.Code != code {
+			t.Fatalf("%s: got %v, want %s", what, err, code)
+		}
+	}
+
+	su := client(sign(t, "k1", k1, claims("superuser", "")))
+	m, err := su.AddModel(ctx, api.AddModelRequest{Name: "fed", Owner: "alice@example.com"})
+	if err != nil {
+		t.Fatalf("superuser token: %v", err)
+	}
+	if m.Owner != "alice@example.com" {
+		t.Fatalf("owner %q", m.Owner)
+	}
+
+	reader := client(sign(t, "k1", k1, claims("read", m.UUID)))
+	if _, err := reader.Status(ctx, m.UUID); err != nil {
+		t.Fatalf("read token, read route: %v", err)
+	}
+	_, err = reader.SetModelConfig(ctx, m.UUID, api.ConfigChange{Set: map[string]any{"x": "y"}})
+	wantCode(err, api.CodeForbidden, "read token on a write route")
+	_, err = reader.Models(ctx)
+	wantCode(err, api.CodeForbidden, "model token on the controller's model list")
+
+	other, err := su.AddModel(ctx, api.AddModelRequest{Name: "other", Owner: "bob@example.com"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = reader.Status(ctx, other.UUID)
+	wantCode(err, api.CodeForbidden, "model token on another model")
+
+	writer := client(sign(t, "k1", k1, claims("write", m.UUID)))
+	if _, err := writer.SetModelConfig(ctx, m.UUID, api.ConfigChange{Set: map[string]any{"x": "y"}}); err != nil {
+		t.Fatalf("write token, write route: %v", err)
+	}
+	_, err = writer.DestroyModel(ctx, m.UUID, false)
+	wantCode(err, api.CodeForbidden, "write token destroying the model")
+
+	wrongAud := claims("superuser", "")
+	wrongAud.Audience = jwt.Audience{"another-controller"}
+	expired := claims("superuser", "")
+	expired.Expiry = jwt.NewNumericDate(now.Add(-time.Minute))
+	wrongIss := claims("superuser", "")
+	wrongIss.Issuer = "https://evil.example.com"
+	noScope := claims("write", "")
+	stranger := newECKey(t)
+	for name, tok := range map[string]string{
+		"wrong audience":               sign(t, "k1", k1, wrongAud),
+		"expired":                      sign(t, "k1", k1, expired),
+		"wrong issuer":                 sign(t, "k1", k1, wrongIss),
+		"model access without a model": sign(t, "k1", k1, noScope),
+		"other key, known kid":         sign(t, "k1", stranger, claims("superuser", "")),
+		"other key, unknown kid":       sign(t, "k9", stranger, claims("superuser", "")),
+		"alg none":                     algNone(claims("superuser", "")),
+	} {
+		_, err := client(tok).WhoAmI(ctx)
+		wantCode(err, api.CodeUnauthorized, name)
+	}
+
+	// Key rotation: a token signed with a key published after the first
+	// JWKS fetch is accepted once the spoke refetches (rate-limited).
+	k2 := newECKey(t)
+	hub.publish("k2", k2)
+	rotated := client(sign(t, "k2", k2, claims("superuser", "")))
+	testkit.EventuallyWithin(t, 10*time.Second, func() (bool, error) {
+		_, err := rotated.WhoAmI(ctx)
+		return err == nil, nil
+	}, "token signed with the rotated key accepted")
+
+	// Local Basic auth keeps working.
+	if _, err := admin.Models(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// algNone builds an unsigned token, which must never be accepted.
+func algNone(c hubClaims) string {
+	enc := base64.RawURLEncoding
+	h, _ := json.Marshal(map[string]string{"alg": "none", "typ": "JWT", "kid": "k1"})
+	p, _ := json.Marshal(c)
+	return strings.Join([]string{enc.EncodeToString(h), enc.EncodeToString(p), ""}, ".")
+}

@@ -1,0 +1,168 @@
+package apiserver
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/spoke/internal/state"
+)
+
+// events streams model summaries to the hub (api/events.go): a reset frame
+// when the caller has no usable index, then one frame per batch of changes
+// naming the summaries of the models it touched, and keepalives.
+func (s *Server) events(w http.ResponseWriter, r *http.Request) {
+	var since uint64
+	if v := r.URL.Query().Get("since"); v != "" {
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			writeError(w, r, badParam("since", v, "want a raft index"))
+			return
+		}
+		since = n
+	}
+	conn, err := upgrader.Upgrade(w, r, nil)
+	if err != nil {
+		return
+	}
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	defer conn.Close()
+	go func() { // reader pump: notices the client going away
+		defer cancel()
+		for {
+			if _, _, err := conn.ReadMessage(); err != nil {
+				return
+			}
+		}
+	}()
+	go func() {
+		select {
+		case <-s.closing:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	if err := s.streamSummaries(ctx, conn, since); err != nil && ctx.Err() == nil {
+		s.log.Debug("event stream ended", "err", err)
+	}
+}
+
+func (s *Server) streamSummaries(ctx context.Context, conn *websocket.Conn, since uint64) error {
+	send := func(f *api.EventFrame) error {
+		conn.SetWriteDeadline(time.Now().Add(writeTimeout))
+		return conn.WriteJSON(f)
+	}
+	reset := func() (uint64, error) {
+		snap := s.b.Store().Snapshot()
+		idx, err := snap.LatestIndex()
+		if err != nil {
+			return 0, err
+		}
+		models, err := snap.ListModels()
+		if err != nil {
+			return 0, err
+		}
+		f := &api.EventFrame{Type: api.EventFrameReset, Index: idx, Models: []api.ModelSummary{}}
+		for _, m := range models {
+			f.Models = append(f.Models, summarize(snap, m))
+		}
+		return idx, send(f)
+	}
+	var err error
+	if since == 0 {
+		if since, err = reset(); err != nil {
+			return err
+		}
+	}
+	for {
+		sub, err := s.b.Events().Subscribe(ctx, state.SubscribeRequest{Since: since})
+		if err != nil {
+			return err
+		}
+		for {
+			nctx, ncancel := context.WithTimeout(ctx, KeepaliveInterval)
+			evs, err := sub.Next(nctx)
+			ncancel()
+			if err != nil {
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				if errors.Is(err, context.DeadlineExceeded) {
+					if err := send(&api.EventFrame{Type: api.EventFrameKeepalive, Index: since}); err != nil {
+						return err
+					}
+					continue
+				}
+				if errors.Is(err, state.ErrSubscriptionReset) {
+					break
+				}
+				return err
+			}
+			var touched []string
+			idx := since
+			for _, ev := range evs {
+				idx = max(idx, ev.Index)
+				if ev.ModelUUID != "" && !slices.Contains(touched, ev.ModelUUID) && summaryKinds[ev.Kind] {
+					touched = append(touched, ev.ModelUUID)
+				}
+			}
+			since = idx
+			if len(touched) == 0 {
+				continue
+			}
+			snap := s.b.Store().Snapshot()
+			f := &api.EventFrame{Type: api.EventFrameModels, Index: idx}
+			for _, id := range touched {
+				m, err := snap.ModelByUUID(id)
+				if err != nil || m == nil {
+					f.Removed = append(f.Removed, id)
+					continue
+				}
+				f.Models = append(f.Models, summarize(snap, m))
+			}
+			if err := send(f); err != nil {
+				return err
+			}
+		}
+		if since, err = reset(); err != nil {
+			return err
+		}
+	}
+}
+
+// summaryKinds are the event kinds that can change a model's summary.
+var summaryKinds = map[string]bool{state.KindModel: true, state.KindApplication: true, state.KindUnit: true,
+	state.KindMachine: true}
+
+// statusRank orders workload statuses from best to worst; a model's status
+// is its worst unit's.
+var statusRank = map[string]int{"": 0, "unknown": 1, "active": 2, "maintenance": 3, "waiting": 4, "blocked": 5, "error": 6}
+
+func summarize(snap *state.Snapshot, m *api.Model) api.ModelSummary {
+	sum := api.ModelSummary{UUID: m.UUID, Name: m.Name, Owner: m.Owner, Life: m.Life, Status: "available"}
+	apps, _ := snap.ListApplications(m.UUID)
+	units, _ := snap.ListUnits(m.UUID)
+	machines, _ := snap.ListMachines(m.UUID)
+	sum.ApplicationCount, sum.UnitCount, sum.MachineCount = len(apps), len(units), len(machines)
+	worst := ""
+	for _, u := range units {
+		st := u.WorkloadStatus.Status
+		if u.AgentStatus.Status == "error" {
+			st = "error"
+		}
+		if statusRank[st] > statusRank[worst] {
+			worst = st
+		}
+	}
+	if worst != "" {
+		sum.Status = worst
+	}
+	return sum
+}

@@ -1,0 +1,209 @@
+// Package hubtrust verifies the per-request JWTs a hub sends to a spoke.
+//
+// Invariants: a token is accepted only if its algorithm is in Algorithms
+// (never "none"), its key id is in the hub's JWKS (fetched over TLS pinned
+// to the hub's CA, cached, and refetched when an unknown key id shows up, at
+// most once per MinRefresh, so key rotation needs no restart while a flood
+// of forged kids cannot turn into a flood of fetches), its issuer is the
+// hub, its audience is this controller's UUID, it has not expired, and it
+// names a subject and a known access level. A model-scoped token must name
+// its model.
+package hubtrust
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-jose/go-jose/v4"
+	"github.com/go-jose/go-jose/v4/jwt"
+)
+
+// Algorithms is the allow-list.
+var Algorithms = []jose.SignatureAlgorithm{jose.ES256, jose.RS256, jose.EdDSA}
+
+// Access levels a hub token can carry.
+const (
+	AccessRead      = "read"
+	AccessWrite     = "write"
+	AccessAdmin     = "admin"
+	AccessSuperuser = "superuser"
+)
+
+// ErrInvalid wraps every verification failure.
+var ErrInvalid = errors.New("hub token invalid")
+
+// Leeway tolerates clock skew between the hub and the spoke.
+const Leeway = 5 * time.Second
+
+// Config configures a Verifier.
+type Config struct {
+	// Issuer is the hub's URL (its tokens' iss).
+	Issuer string
+	// JWKSURL defaults to Issuer + "/.well-known/jwks.json".
+	JWKSURL string
+	// CACert (PEM) is the hub's CA; empty uses the system roots.
+	CACert []byte
+	// HTTPClient overrides the client that fetches the JWKS (tests).
+	HTTPClient *http.Client
+	// MinRefresh is the minimum time between two JWKS fetches triggered
+	// by unknown key ids (default 1s; negative: no limit).
+	MinRefresh time.Duration
+	Now        func() time.Time
+}
+
+// Claims are what the spoke learns from a valid token.
+type Claims struct {
+	Subject string
+	Name    string
+	Access  string
+	Model   string // "" for a controller-wide (superuser) token
+}
+
+type wireClaims struct {
+	jwt.Claims
+	Name   string `json:"name,omitempty"`
+	Access string `json:"access"`
+	Model  string `json:"model,omitempty"`
+}
+
+// Verifier checks hub tokens. It is safe for concurrent use.
+type Verifier struct {
+	cfg  Config
+	http *http.Client
+
+	mu      sync.Mutex
+	keys    jose.JSONWebKeySet
+	fetched time.Time
+}
+
+// New validates cfg. It does not contact the hub: the JWKS is fetched on
+// first use, so a spoke may start before its hub.
+func New(cfg Config) (*Verifier, error) {
+	if cfg.Issuer == "" {
+		return nil, errors.New("hubtrust: the hub URL is required")
+	}
+	cfg.Issuer = strings.TrimRight(cfg.Issuer, "/")
+	if cfg.JWKSURL == "" {
+		cfg.JWKSURL = cfg.Issuer + "/.well-known/jwks.json"
+	}
+	if cfg.MinRefresh == 0 {
+		cfg.MinRefresh = time.Second
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	hc := cfg.HTTPClient
+	if hc == nil {
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.Proxy = nil
+		if len(cfg.CACert) > 0 {
+			pool := x509.NewCertPool()
+			if !pool.AppendCertsFromPEM(cfg.CACert) {
+				return nil, errors.New("hubtrust: no certificate in the hub CA")
+			}
+			tr.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+		}
+		hc = &http.Client{Transport: tr, Timeout: 10 * time.Second}
+	}
+	return &Verifier{cfg: cfg, http: hc}, nil
+}
+
+// Issuer is the hub URL tokens must come from.
+func (v *Verifier) Issuer() string { return v.cfg.Issuer }
+
+// Verify checks raw for audience (this controller's UUID).
+func (v *Verifier) Verify(ctx context.Context, raw, audience string) (Claims, error) {
+	tok, err := jwt.ParseSigned(raw, Algorithms)
+	if err != nil {
+		return Claims{}, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	if len(tok.Headers) != 1 {
+		return Claims{}, fmt.Errorf("%w: want one signature", ErrInvalid)
+	}
+	key, err := v.key(ctx, tok.Headers[0].KeyID)
+	if err != nil {
+		return Claims{}, err
+	}
+	if key.Algorithm != "" && key.Algorithm != tok.Headers[0].Algorithm {
+		return Claims{}, fmt.Errorf("%w: algorithm does not match the key", ErrInvalid)
+	}
+	var c wireClaims
+	if err := tok.Claims(key.Key, &c); err != nil {
+		return Claims{}, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	if err := c.ValidateWithLeeway(jwt.Expected{Issuer: v.cfg.Issuer, AnyAudience: jwt.Audience{audience},
+		Time: v.cfg.Now()}, Leeway); err != nil {
+		return Claims{}, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	if c.Expiry == nil || c.Subject == "" {
+		return Claims{}, fmt.Errorf("%w: exp and sub are required", ErrInvalid)
+	}
+	switch c.Access {
+	case AccessSuperuser:
+	case AccessRead, AccessWrite, AccessAdmin:
+		if c.Model == "" {
+			return Claims{}, fmt.Errorf("%w: %s access needs a model", ErrInvalid, c.Access)
+		}
+	default:
+		return Claims{}, fmt.Errorf("%w: unknown access %q", ErrInvalid, c.Access)
+	}
+	return Claims{Subject: c.Subject, Name: c.Name, Access: c.Access, Model: c.Model}, nil
+}
+
+// key returns the hub key kid, refetching the JWKS once if it is unknown.
+func (v *Verifier) key(ctx context.Context, kid string) (jose.JSONWebKey, error) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if ks := v.keys.Key(kid); len(ks) > 0 {
+		return ks[0], nil
+	}
+	if !v.fetched.IsZero() && v.cfg.MinRefresh > 0 && v.cfg.Now().Sub(v.fetched) < v.cfg.MinRefresh {
+		return jose.JSONWebKey{}, fmt.Errorf("%w: unknown key id", ErrInvalid)
+	}
+	if err := v.fetchLocked(ctx); err != nil {
+		return jose.JSONWebKey{}, err
+	}
+	if ks := v.keys.Key(kid); len(ks) > 0 {
+		return ks[0], nil
+	}
+	return jose.JSONWebKey{}, fmt.Errorf("%w: unknown key id", ErrInvalid)
+}
+
+// ErrUnavailable means the hub's JWKS could not be fetched.
+var ErrUnavailable = errors.New("hub JWKS unavailable")
+
+func (v *Verifier) fetchLocked(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, v.cfg.JWKSURL, nil)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrUnavailable, err)
+	}
+	resp, err := v.http.Do(req)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrUnavailable, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%w: %s answered %s", ErrUnavailable, v.cfg.JWKSURL, resp.Status)
+	}
+	var set jose.JSONWebKeySet
+	if err := json.NewDecoder(http.MaxBytesReader(nil, resp.Body, 1<<20)).Decode(&set); err != nil {
+		return fmt.Errorf("%w: decode: %w", ErrUnavailable, err)
+	}
+	for _, k := range set.Keys {
+		if !k.IsPublic() {
+			return fmt.Errorf("%w: the JWKS holds a private key", ErrUnavailable)
+		}
+	}
+	v.keys, v.fetched = set, v.cfg.Now()
+	return nil
+}
