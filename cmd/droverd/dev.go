@@ -8,6 +8,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/droverhq/drover/spoke/provider/local"
 	"io"
 	"log/slog"
 	"os"
@@ -74,9 +75,8 @@ const (
 func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("droverd dev", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	home, _ := os.UserHomeDir()
 	var o devOptions
-	fs.StringVar(&o.stateDir, "state-dir", filepath.Join(home, ".local", "share", "drover", "dev"), "where the local federation keeps its state across restarts")
+	fs.StringVar(&o.stateDir, "state-dir", defaultDevStateDir(), "where the local federation keeps its state across restarts")
 	fs.StringVar(&o.hubListen, "hub-listen", "127.0.0.1:17080", "hub HTTPS address")
 	fs.StringVar(&o.idpListen, "idp-listen", "127.0.0.1:17090", "development OIDC issuer address (kept stable: identities are bound to the issuer URL)")
 	fs.StringVar(&o.eastListen, "east-listen", "127.0.0.1:17070", "API address of the east controller (raft: port+1)")
@@ -181,10 +181,26 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	printDev(stdout, info, devFile, o.stateDir)
 	logger.Log(ctx, slog.LevelInfo, "dev federation running")
 	err = g.Wait()
+	// Ctrl-C stops everything: the spokes' local machines too (their
+	// agents and charm workloads), so nothing keeps running or holds ports.
+	for _, c := range info.Controllers {
+		local.KillProcessesUnder(filepath.Join(c.DataDir, "machines"), 5*time.Second)
+	}
 	if errors.Is(err, context.Canceled) {
 		err = nil
 	}
 	return err
+}
+
+// defaultDevStateDir is ~/.local/share/drover/dev, except as root: the
+// private PostgreSQL then runs as the postgres user, who cannot enter
+// /root, so the state lives in /var/lib/drover/dev.
+func defaultDevStateDir() string {
+	if os.Geteuid() == 0 {
+		return "/var/lib/drover/dev"
+	}
+	home, _ := os.UserHomeDir()
+	return filepath.Join(home, ".local", "share", "drover", "dev")
 }
 
 func printDev(w io.Writer, info DevInfo, devFile, stateDir string) {
