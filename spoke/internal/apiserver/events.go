@@ -2,7 +2,6 @@ package apiserver
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"slices"
 	"strconv"
@@ -75,47 +74,18 @@ func (s *Server) streamSummaries(ctx context.Context, conn *websocket.Conn, sinc
 		}
 		return idx, send(f)
 	}
-	var err error
-	if since == 0 {
-		if since, err = reset(); err != nil {
-			return err
-		}
-	}
-	for {
-		sub, err := s.b.Events().Subscribe(ctx, state.SubscribeRequest{Since: since})
-		if err != nil {
-			return err
-		}
-		for {
-			nctx, ncancel := context.WithTimeout(ctx, KeepaliveInterval)
-			evs, err := sub.Next(nctx)
-			ncancel()
-			if err != nil {
-				if ctx.Err() != nil {
-					return ctx.Err()
-				}
-				if errors.Is(err, context.DeadlineExceeded) {
-					if err := send(&api.EventFrame{Type: api.EventFrameKeepalive, Index: since}); err != nil {
-						return err
-					}
-					continue
-				}
-				if errors.Is(err, state.ErrSubscriptionReset) {
-					break
-				}
-				return err
-			}
+	return s.follow(ctx, since, follower{
+		reset:     reset,
+		keepalive: func(idx uint64) error { return send(&api.EventFrame{Type: api.EventFrameKeepalive, Index: idx}) },
+		events: func(idx uint64, evs []state.Event) error {
 			var touched []string
-			idx := since
 			for _, ev := range evs {
-				idx = max(idx, ev.Index)
 				if ev.ModelUUID != "" && !slices.Contains(touched, ev.ModelUUID) && summaryKinds[ev.Kind] {
 					touched = append(touched, ev.ModelUUID)
 				}
 			}
-			since = idx
 			if len(touched) == 0 {
-				continue
+				return nil
 			}
 			snap := s.b.Store().Snapshot()
 			f := &api.EventFrame{Type: api.EventFrameModels, Index: idx}
@@ -127,14 +97,9 @@ func (s *Server) streamSummaries(ctx context.Context, conn *websocket.Conn, sinc
 				}
 				f.Models = append(f.Models, summarize(snap, m))
 			}
-			if err := send(f); err != nil {
-				return err
-			}
-		}
-		if since, err = reset(); err != nil {
-			return err
-		}
-	}
+			return send(f)
+		},
+	})
 }
 
 // summaryKinds are the event kinds that can change a model's summary.

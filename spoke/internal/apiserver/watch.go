@@ -2,7 +2,6 @@ package apiserver
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"strconv"
 	"time"
@@ -122,56 +121,21 @@ func (s *Server) streamModel(ctx context.Context, conn *websocket.Conn, model st
 		st.Index = idx
 		return idx, send(&api.WatchFrame{Type: api.FrameReset, Index: idx, Status: st})
 	}
-	var err error
-	if since == 0 {
-		if since, err = reset(); err != nil {
-			return err
-		}
-	}
-	for {
-		sub, err := s.b.Events().Subscribe(ctx, state.SubscribeRequest{ModelUUID: model, Since: since})
-		if err != nil {
-			return err
-		}
-		for {
-			nctx, ncancel := context.WithTimeout(ctx, KeepaliveInterval)
-			evs, err := sub.Next(nctx)
-			ncancel()
-			if err != nil {
-				if ctx.Err() != nil {
-					return ctx.Err()
-				}
-				if errors.Is(err, context.DeadlineExceeded) {
-					if err := send(&api.WatchFrame{Type: api.FrameKeepalive, Index: since}); err != nil {
-						return err
-					}
-					continue
-				}
-				if errors.Is(err, state.ErrSubscriptionReset) {
-					break // resubscribe after a reset frame
-				}
-				return err
-			}
-			frame := &api.WatchFrame{Type: api.FrameDelta}
+	return s.follow(ctx, since, follower{
+		model:     model,
+		reset:     reset,
+		keepalive: func(idx uint64) error { return send(&api.WatchFrame{Type: api.FrameKeepalive, Index: idx}) },
+		events: func(idx uint64, evs []state.Event) error {
+			frame := &api.WatchFrame{Type: api.FrameDelta, Index: idx}
 			for _, ev := range evs {
-				frame.Index = max(frame.Index, ev.Index)
-				if excludedKinds[ev.Kind] {
-					continue
+				if !excludedKinds[ev.Kind] {
+					frame.Deltas = append(frame.Deltas, api.WatchDelta{Kind: ev.Kind, Key: ev.Key, Op: ev.Op, Object: ev.Object})
 				}
-				frame.Deltas = append(frame.Deltas, api.WatchDelta{Kind: ev.Kind, Key: ev.Key, Op: ev.Op, Object: ev.Object})
-			}
-			if frame.Index > since {
-				since = frame.Index
 			}
 			if len(frame.Deltas) == 0 {
-				continue
+				return nil
 			}
-			if err := send(frame); err != nil {
-				return err
-			}
-		}
-		if since, err = reset(); err != nil {
-			return err
-		}
-	}
+			return send(frame)
+		},
+	})
 }
