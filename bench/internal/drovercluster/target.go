@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"hash/fnv"
 	"net/http"
+	"os"
 	"slices"
+	"sync/atomic"
 
 	"github.com/droverhq/drover/api"
 )
@@ -19,9 +21,15 @@ import (
 // whole keyspace into one model would measure copying a 10,000-key map,
 // not commits.
 type Target struct {
-	client *api.Client
-	models []string
+	client  *api.Client   // leader first; setup and the leader-only mode
+	clients []*api.Client // one per node, for spreading writes
+	next    atomic.Uint64
+	models  []string
 }
+
+// Spread sends writes round-robin to every node (as etcd's client does with
+// several endpoints) instead of only to the leader.
+var Spread = os.Getenv("DROVER_BENCH_LEADER_ONLY") == ""
 
 // Models is how many models the benchmark keys are spread over.
 const Models = 64
@@ -42,6 +50,21 @@ func NewTarget(ctx context.Context, info *api.ControllerInfo, cfg api.ClientConf
 		return nil, err
 	}
 	t := &Target{client: client}
+	if Spread {
+		// Like etcd's clientv3 with every endpoint: requests go round-robin
+		// to all nodes, and followers forward writes to the leader.
+		for i := range addrs {
+			c := cfg
+			c.Addresses = append(append([]string{}, addrs[i:]...), addrs[:i]...)
+			c.HTTPClient = &http.Client{Transport: poolTransport(MaxConcurrency)}
+			nc, err := api.NewClient(c)
+			if err != nil {
+				client.Close()
+				return nil, err
+			}
+			t.clients = append(t.clients, nc)
+		}
+	}
 	for i := 0; i < Models; i++ {
 		m, err := client.AddModel(ctx, api.AddModelRequest{Name: fmt.Sprintf("commitbench-%d", i)})
 		if err != nil {
@@ -97,9 +120,18 @@ func (t *Target) Model(key string) string {
 
 // Put sets model config key=value.
 func (t *Target) Put(ctx context.Context, key, value string) error {
-	_, err := t.client.SetModelConfig(ctx, t.Model(key), api.ConfigChange{Set: map[string]any{key: value}})
+	c := t.client
+	if len(t.clients) > 0 {
+		c = t.clients[t.next.Add(1)%uint64(len(t.clients))]
+	}
+	_, err := c.SetModelConfig(ctx, t.Model(key), api.ConfigChange{Set: map[string]any{key: value}})
 	return err
 }
 
 // Close releases the client's idle connections.
-func (t *Target) Close() { t.client.Close() }
+func (t *Target) Close() {
+	t.client.Close()
+	for _, c := range t.clients {
+		c.Close()
+	}
+}
