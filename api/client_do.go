@@ -29,6 +29,9 @@ type request struct {
 	contentType string
 	read        ReadOptions
 	extra       time.Duration // added to the per-attempt timeout (task waits)
+	// stream bounds only the wait for the answer's headers by the
+	// per-attempt timeout, not the reading of its body (log streams).
+	stream bool
 }
 
 // idempotent reports whether the request may be sent again after it may
@@ -143,7 +146,13 @@ func (c *Client) sendOnce(ctx context.Context, r *request) (*response, error) {
 // attempt sends r to one address.
 func (c *Client) attempt(ctx context.Context, addr string, r *request) (*response, error) {
 	actx, cancel := ctx, context.CancelFunc(func() {})
-	if c.timeout > 0 {
+	headers := func() {}
+	switch {
+	case c.timeout > 0 && r.stream:
+		actx, cancel = context.WithCancel(ctx)
+		t := time.AfterFunc(c.timeout+r.extra, cancel)
+		headers = func() { t.Stop() }
+	case c.timeout > 0:
 		actx, cancel = context.WithTimeout(ctx, c.timeout+r.extra)
 	}
 	req, err := c.newRequest(actx, addr, r)
@@ -152,6 +161,7 @@ func (c *Client) attempt(ctx context.Context, addr string, r *request) (*respons
 		return nil, err
 	}
 	resp, err := c.http.Do(req)
+	headers()
 	if err != nil {
 		cancel()
 		return nil, err

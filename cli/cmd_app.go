@@ -101,6 +101,7 @@ func (a *App) deployCmd() *cobra.Command {
 	var n int
 	var to, config []string
 	var constraints, base string
+	var wait waitOpt
 	cmd := &cobra.Command{
 		Use:   "deploy CHARM_DIR|CHARM.charm|BUNDLE.yaml [APPLICATION]",
 		Short: "Deploy a charm or a bundle",
@@ -110,13 +111,22 @@ then relations). The application name defaults to the charm's name.
 
 --config takes key=value (repeatable) or a YAML file of the form
 {application: {key: value}}; a value @path reads the file's content.
---to places units: a machine id, lxd:ID, or APP/N (next to that unit).`,
+--to places units: a machine id, lxd:ID, or APP/N (next to that unit).
+
+--wait waits until every unit of the deployed application(s) is settled:
+its agent idle and its workload active, blocked, waiting or unknown. It
+fails as soon as a unit is in error (a hook failed), and with
+--wait=DURATION when that time passes, listing the units still pending.`,
 		Example: `  drover deploy ./charms/kv
   drover deploy ./charms/kv store -n 3 --config port=7001
   drover deploy ./web.charm --to 0
-  drover deploy ./bundle.yaml --config overrides.yaml`,
+  drover deploy ./bundle.yaml --config overrides.yaml --wait=10m`,
 		Args: rangeArgs(1, 2, "a charm or bundle path and an optional application name"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			waiting, limit, err := wait.parse()
+			if err != nil {
+				return err
+			}
 			files, strs, err := deployConfig(config)
 			if err != nil {
 				return err
@@ -151,7 +161,10 @@ then relations). The application name defaults to the charm's name.
 				if err := b.ResolveCharmPaths(filepath.Dir(bundleFile)); err != nil {
 					return err
 				}
-				return a.deployBundle(cmd.Context(), mc, b, files)
+				if err := a.deployBundle(cmd.Context(), mc, b, files); err != nil || !waiting {
+					return err
+				}
+				return a.waitSettled(cmd.Context(), mc, waitSpec{apps: sortedKeys(b.Applications)}, limit)
 			}
 			p := a.newProgress("Uploading charm " + args[0])
 			ch, err := a.uploadCharm(cmd.Context(), mc.client, mc.uuid, args[0])
@@ -179,10 +192,14 @@ then relations). The application name defaults to the charm's name.
 				return err
 			}
 			p.Done(fmt.Sprintf("Deployed %q from local charm %q (sha256 %.12s) with %d unit(s)", name, ch.Name, ch.SHA256, len(res.Units)))
-			return nil
+			if !waiting {
+				return nil
+			}
+			return a.waitSettled(cmd.Context(), mc, waitSpec{apps: []string{name}, units: res.Units}, limit)
 		},
 	}
 	mo.add(cmd)
+	wait.add(cmd)
 	cmd.Flags().IntVarP(&n, "num-units", "n", 1, "number of units")
 	cmd.Flags().StringSliceVar(&to, "to", nil, "placement directives, one per unit (comma-separated)")
 	cmd.Flags().StringArrayVar(&config, "config", nil, "config key=value or a YAML file (repeatable)")
@@ -276,12 +293,17 @@ func (a *App) addUnitCmd() *cobra.Command {
 	var mo modelOpt
 	var n int
 	var to []string
+	var wait waitOpt
 	cmd := &cobra.Command{
 		Use:     "add-unit APPLICATION",
 		Short:   "Add units to an application",
-		Example: "  drover add-unit kv\n  drover add-unit kv -n 2 --to 0,web/0",
+		Example: "  drover add-unit kv\n  drover add-unit kv -n 2 --to 0,web/0 --wait=5m",
 		Args:    exactArgs(1, "an application name"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			waiting, limit, err := wait.parse()
+			if err != nil {
+				return err
+			}
 			if n < 1 {
 				return usagef("-n must be at least 1")
 			}
@@ -301,10 +323,14 @@ func (a *App) addUnitCmd() *cobra.Command {
 				return err
 			}
 			fmt.Fprintf(a.Stderr, "Added %s\n", strings.Join(res.Units, ", "))
-			return nil
+			if !waiting {
+				return nil
+			}
+			return a.waitSettled(cmd.Context(), mc, waitSpec{apps: []string{args[0]}, units: res.Units}, limit)
 		},
 	}
 	mo.add(cmd)
+	wait.add(cmd)
 	cmd.Flags().IntVarP(&n, "num-units", "n", 1, "number of units to add")
 	cmd.Flags().StringSliceVar(&to, "to", nil, "placement directives, one per unit (comma-separated)")
 	return cmd
@@ -352,13 +378,18 @@ func (a *App) removeUnitCmd() *cobra.Command {
 
 func (a *App) scaleCmd() *cobra.Command {
 	var mo modelOpt
+	var wait waitOpt
 	cmd := &cobra.Command{
 		Use:     "scale APPLICATION N",
 		Aliases: []string{"scale-application"},
 		Short:   "Set an application's number of units",
-		Example: "  drover scale kv 3",
+		Example: "  drover scale kv 3\n  drover scale kv 1 --wait",
 		Args:    exactArgs(2, "an application name and a unit count"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			waiting, limit, err := wait.parse()
+			if err != nil {
+				return err
+			}
 			var n int
 			if _, err := fmt.Sscan(args[1], &n); err != nil || n < 0 || fmt.Sprint(n) != args[1] {
 				return usagef("scale: %q is not a number of units", args[1])
@@ -373,10 +404,14 @@ func (a *App) scaleCmd() *cobra.Command {
 				return err
 			}
 			fmt.Fprintf(a.Stderr, "%s scaled to %d units\n", app.Name, app.Scale)
-			return nil
+			if !waiting {
+				return nil
+			}
+			return a.waitSettled(cmd.Context(), mc, waitSpec{apps: []string{app.Name}, scale: map[string]int{app.Name: app.Scale}}, limit)
 		},
 	}
 	mo.add(cmd)
+	wait.add(cmd)
 	return cmd
 }
 

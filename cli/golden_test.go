@@ -116,6 +116,7 @@ func TestHelpGolden(t *testing.T) {
 		{"help-deploy.golden", []string{"help", "deploy"}},
 		{"help-status.golden", []string{"help", "status"}},
 		{"help-run.golden", []string{"help", "run"}},
+		{"help-debug-log.golden", []string{"help", "debug-log"}},
 		{"help-integrate.golden", []string{"integrate", "--help"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -87,8 +87,10 @@ func TestCLIEndToEnd(t *testing.T) {
 	if out := d.ok("switch"); strings.TrimSpace(out) != "e2e:demo" {
 		t.Errorf("switch: %q", out)
 	}
-	out = d.ok("deploy", "./bundle/bundle.yaml")
-	for _, want := range []string{`Deployed "kv"`, "Added web/0 on kv/0", `Exposed "web"`, "Related kv:kv web:db"} {
+	// --wait follows the model until every unit of the bundle (the
+	// subordinate logfwd units included) has run its hooks and is idle.
+	out = d.ok("deploy", "./bundle/bundle.yaml", "--wait=5m")
+	for _, want := range []string{`Deployed "kv"`, "Added web/0 on kv/0", `Exposed "web"`, "Related kv:kv web:db", "5/5 units settled"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("deploy output lacks %q:\n%s", want, out)
 		}
@@ -106,7 +108,9 @@ func TestCLIEndToEnd(t *testing.T) {
 		t.Errorf("config get: %q", out)
 	}
 	d.ok("config", "kv", "--reset", "debug")
-	d.ok("scale", "kv", "3")
+	if out := d.ok("scale", "kv", "3", "--wait=5m"); !strings.Contains(out, "units settled") {
+		t.Errorf("scale --wait:\n%s", out)
+	}
 	if out := d.ok("actions", "kv"); !strings.Contains(out, "get      Read a key.") {
 		t.Errorf("actions:\n%s", out)
 	}
@@ -141,8 +145,16 @@ func TestCLIEndToEnd(t *testing.T) {
 			t.Errorf("status lacks %q:\n%s", want, tab)
 		}
 	}
-	if out := d.ok("debug-log", "--no-tail", "--include", "kv/0"); !strings.Contains(out, "unit-kv-0:") {
-		t.Errorf("debug-log:\n%s", out)
+	// The kv charm's install hook wrote a line with juju-log; the agent sent
+	// it to the controller, and debug-log replays it, for kv/0 only.
+	out = d.ok("debug-log", "--replay", "--no-tail", "--include", "kv/0")
+	if !regexp.MustCompile(`(?m)^unit-kv-0: \d\d:\d\d:\d\d INFO unit\.kv/0\.juju-log kv installed on kv/0$`).MatchString(out) ||
+		strings.Contains(out, "unit-kv-1:") {
+		t.Errorf("debug-log --replay --no-tail --include kv/0:\n%s", out)
+	}
+	if out := d.ok("debug-log", "--no-tail", "-n", "1", "--include", "kv/1", "--level", "INFO"); strings.Count(out, "\n") != 1 ||
+		!strings.HasPrefix(out, "unit-kv-1: ") {
+		t.Errorf("debug-log -n 1 --include kv/1:\n%s", out)
 	}
 
 	// destroy-controller refuses while applications exist.
