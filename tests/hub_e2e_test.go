@@ -130,11 +130,13 @@ func checkOtherTenant(t *testing.T, s *devStack, eastUUID, westUUID string) {
 	}
 	other := newDroverCLI(t)
 	other.ok("login", s.info.HubURL, "--ca", s.info.CAFile, "--client-id", sa.ClientID, "--client-secret", sa.ClientSecret)
-	var ms []map[string]any
+	var ms struct {
+		Models []map[string]any `json:"models"`
+	}
 	if err := json.Unmarshal([]byte(other.ok("models", "--format", "json")), &ms); err != nil {
 		t.Fatalf("models as %s: %v", sa.ClientID, err)
 	}
-	if len(ms) != 0 {
+	if len(ms.Models) != 0 {
 		t.Errorf("%s (org %s) sees models: %+v", sa.ClientID, sa.Org, ms)
 	}
 	cl := hubClient(t, other, s)
