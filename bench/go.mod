@@ -242,3 +242,11 @@ require (
 )
 
 replace github.com/droverhq/drover => ../
+
+// commitbench's reference is etcd 3.6.8: keep the whole etcd release at
+// 3.6.8 although OpenFGA (hubbench) asks for newer etcd client modules.
+replace (
+	go.etcd.io/etcd/api/v3 => go.etcd.io/etcd/api/v3 v3.6.8
+	go.etcd.io/etcd/client/pkg/v3 => go.etcd.io/etcd/client/pkg/v3 v3.6.8
+	go.etcd.io/etcd/client/v3 => go.etcd.io/etcd/client/v3 v3.6.8
+)
