@@ -53,7 +53,11 @@ func Resolve(l *Local, r *Remote) Decision {
 		return Decision{Op: &Operation{Kind: OpUnitDead, Step: Queued}}
 	}
 	inError := l.Op.Kind == OpRunHook && l.Op.Step == Pending
-	if l.Installed && !inError && r.Life == api.Alive {
+	// A hook the contract queued (start after the first config-changed,
+	// config-changed after upgrade-charm) runs before anything else: running
+	// another hook first would replace it in l.Op and lose it.
+	queued := l.Op.Kind == OpRunHook && l.Op.Step == Queued
+	if l.Installed && !inError && !queued && r.Life == api.Alive {
 		if op := resolveCreated(l, r); op != nil {
 			return Decision{Op: op}
 		}

@@ -70,6 +70,8 @@ func TestResolve(t *testing.T) {
 		{"deposed leader resigns", func(l *Local) { l.Leader = true }, nil, "resign-leadership"},
 		{"config-changed after install", func(l *Local) { l.ConfigHash = ""; l.Started = false }, nil, "config-changed"},
 		{"queued start runs next", func(l *Local) { l.Started = false; l.Op = *hookOp(HookInfo{Kind: HookStart}) }, nil, "start"},
+		{"queued start is not lost to a new relation or leadership", func(l *Local) { l.Started = false; l.Op = *hookOp(HookInfo{Kind: HookStart}) },
+			func(r *Remote) { r.Leader = true; r.Relations[3] = rel(3, api.Alive, nil, 0) }, "start"},
 		{"upgrade-charm on a new charm", nil, func(r *Remote) { r.CharmSHA = "c2" }, "upgrade-charm"},
 		{"upgrade before config", nil, func(r *Remote) { r.CharmSHA = "c2"; r.ConfigHash = "h2" }, "upgrade-charm"},
 		{"joined for a new member", func(l *Local) { l.Relations[1] = localRel(1, map[string]int{}) },

@@ -1,0 +1,189 @@
+// Command hubbench measures the hub (acceptance 3 of the hub issue):
+//
+//   - `GET /v1/models` answered from the index: 10 synthetic controllers ×
+//     1,000 models registered through the hub's store (their OpenFGA tuples
+//     delivered by the outbox worker), for a user who can see 1% of them
+//     (reader grants on 100 models) and one who sees 100% (administrator of
+//     the organization). p50/p99 over -list-reqs sequential requests each,
+//     through the hub's HTTPS API. Target: p99 ≤ 50 ms.
+//   - proxied `status`: the same model on one real spoke, read through the
+//     hub (`/v1/models/{uuid}/status`) and directly from the spoke with the
+//     token the hub would forward, same api.Client settings, -status-reqs
+//     sequential requests each, interleaved in rounds. Target: overhead
+//     (p50 and p99) ≤ 10%.
+//
+// Everything runs in this process on 127.0.0.1: a private PostgreSQL (from
+// the system binaries), embedded OpenFGA, the development issuer, the hub
+// and the spoke.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"net/http"
+	"os"
+	"os/signal"
+	"slices"
+	"syscall"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/authz"
+	"github.com/droverhq/drover/hub/hubload"
+)
+
+type options struct {
+	controllers, models, listReqs, statusReqs, rounds, apps int
+	keep                                                    bool
+}
+
+func main() {
+	var o options
+	flag.IntVar(&o.controllers, "controllers", 10, "synthetic controllers")
+	flag.IntVar(&o.models, "models", 1000, "models per synthetic controller")
+	flag.IntVar(&o.listReqs, "list-reqs", 300, "GET /v1/models requests per user")
+	flag.IntVar(&o.statusReqs, "status-reqs", 400, "status requests per path (hub, direct)")
+	flag.IntVar(&o.rounds, "rounds", 8, "interleaved rounds the status requests are split into")
+	flag.IntVar(&o.apps, "apps", 10, "applications (no units) in the status model")
+	flag.BoolVar(&o.keep, "keep", false, "keep the state directory")
+	flag.Parse()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, o); err != nil {
+		fmt.Fprintln(os.Stderr, "hubbench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, o options) error {
+	// PostgreSQL runs as the postgres user: the root must be traversable.
+	root, err := os.MkdirTemp("/tmp", "hubbench-")
+	if err != nil {
+		return err
+	}
+	if !o.keep {
+		defer os.RemoveAll(root)
+	}
+	if err := os.Chmod(root, 0o755); err != nil {
+		return err
+	}
+	total := o.controllers * o.models
+	st, err := startStack(ctx, root, uint32(total+1000))
+	if err != nil {
+		return err
+	}
+	defer st.close()
+	l := hubload.New(st.hub)
+
+	t0 := time.Now()
+	owner, err := l.User(ctx, st.issuer, "owner", "owner@example.com", "bench")
+	if err != nil {
+		return err
+	}
+	all, err := l.User(ctx, st.issuer, "all", "all@example.com", "bench")
+	if err != nil {
+		return err
+	}
+	some, err := l.User(ctx, st.issuer, "some", "some@example.com", "bench")
+	if err != nil {
+		return err
+	}
+	if err := l.Grant(ctx, all, authz.Administrator, authz.OrgObject("bench")); err != nil {
+		return err
+	}
+	for c := range o.controllers {
+		cu := uuid.NewString()
+		if err := l.AddController(ctx, cu, fmt.Sprintf("syn-%02d", c), "bench", fmt.Sprintf("r%d", c)); err != nil {
+			return err
+		}
+		for m := range o.models {
+			mu := uuid.NewString()
+			if err := l.AddModel(ctx, mu, fmt.Sprintf("m-%02d-%04d", c, m), "bench", owner, cu); err != nil {
+				return err
+			}
+			if (c*o.models+m)%100 == 0 { // 1%
+				if err := l.Grant(ctx, some, authz.Reader, authz.ModelObject(mu)); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	inserted := time.Since(t0)
+	sctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
+	defer cancel()
+	if err := l.Settle(sctx); err != nil {
+		return err
+	}
+	fmt.Printf("hubbench: %d controllers × %d models = %d index rows inserted in %v, tuples delivered by the outbox after %v\n",
+		o.controllers, o.models, total, inserted.Round(time.Millisecond), time.Since(t0).Round(time.Millisecond))
+
+	for _, u := range []struct {
+		name, id string
+		want     int
+	}{{"1%", some, total / 100}, {"100%", all, total}} {
+		tok, err := l.Token(ctx, u.id, time.Hour)
+		if err != nil {
+			return err
+		}
+		cl, err := client([]string{st.hubAddr}, st.hubCA, tok)
+		if err != nil {
+			return err
+		}
+		lat, n, err := measureList(ctx, cl, o.listReqs)
+		cl.Close()
+		if err != nil {
+			return err
+		}
+		if n < u.want {
+			return fmt.Errorf("user %s sees %d models, want at least %d", u.name, n, u.want)
+		}
+		p50, p99 := pct(lat, 50), pct(lat, 99)
+		fmt.Printf("GET /v1/models  user sees %-4s (%5d models)  n=%d  p50 %7s  p99 %7s  target p99 ≤ 50ms: %s\n",
+			u.name, n, len(lat), ms(p50), ms(p99), verdict(p99 <= 50*time.Millisecond))
+	}
+	return benchStatus(ctx, o, st, l, all)
+}
+
+// client is the api.Client both status paths use: one address, pinned CA,
+// a Bearer token, the same timeout and transport defaults.
+func client(addrs []string, ca []byte, tok string) (*api.Client, error) {
+	return api.NewClient(api.ClientConfig{Addresses: addrs, CACert: ca, Token: tok, Timeout: 30 * time.Second})
+}
+
+func measureList(ctx context.Context, cl *api.Client, n int) ([]time.Duration, int, error) {
+	var out struct {
+		Models []struct {
+			UUID string `json:"uuid"`
+		} `json:"models"`
+	}
+	lat := make([]time.Duration, 0, n)
+	for i := range n + 10 { // 10 unmeasured warm-up requests
+		t := time.Now()
+		if err := cl.Call(ctx, http.MethodGet, "/v1/models", nil, nil, &out); err != nil {
+			return nil, 0, err
+		}
+		if i >= 10 {
+			lat = append(lat, time.Since(t))
+		}
+	}
+	return lat, len(out.Models), nil
+}
+
+func pct(d []time.Duration, p int) time.Duration {
+	s := slices.Clone(d)
+	slices.Sort(s)
+	i := (len(s)*p + 99) / 100
+	return s[max(0, min(len(s)-1, i-1))]
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.2fms", float64(d)/float64(time.Millisecond)) }
+
+func verdict(ok bool) string {
+	if ok {
+		return "met"
+	}
+	return "NOT MET"
+}

@@ -1,0 +1,159 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/droverhq/drover/authz/embedded"
+	"github.com/droverhq/drover/hub"
+	"github.com/droverhq/drover/hub/devidp"
+	"github.com/droverhq/drover/spoke"
+	"github.com/droverhq/drover/tests/testkit"
+)
+
+// stack is the system under test, in this process: a private PostgreSQL,
+// embedded OpenFGA, the development issuer, one hub and one real spoke
+// that trusts it and is registered with it.
+type stack struct {
+	hub       *hub.Server
+	hubAddr   string
+	hubCA     []byte
+	spokeAddr string
+	spokeCA   []byte
+	spokeUUID string
+	issuer    string
+	stops     []func()
+	g         *errgroup.Group
+	cancel    context.CancelFunc
+}
+
+func (s *stack) close() {
+	s.cancel()
+	if err := s.g.Wait(); err != nil && !errors.Is(err, context.Canceled) {
+		fmt.Fprintln(os.Stderr, "hubbench: shutdown:", err)
+	}
+	for i := len(s.stops) - 1; i >= 0; i-- {
+		s.stops[i]()
+	}
+}
+
+func addr() (string, error) {
+	p, err := testkit.ReservePort()
+	return fmt.Sprintf("127.0.0.1:%d", p), err
+}
+
+// startStack starts everything under root (which the postgres user must
+// be able to traverse). On error, whatever started is stopped.
+func startStack(ctx context.Context, root string, maxList uint32) (_ *stack, err error) {
+	rctx, cancel := context.WithCancel(ctx)
+	g, gctx := errgroup.WithContext(rctx)
+	s := &stack{g: g, cancel: cancel}
+	defer func() {
+		if err != nil {
+			s.close()
+		}
+	}()
+	pg, err := testkit.StartPostgresServer(ctx, filepath.Join(root, "postgres"))
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	s.stops = append(s.stops, func() { _ = pg.Stop() })
+	fga, err := embedded.Start(ctx, embedded.Config{ListObjectsMaxResults: maxList})
+	if err != nil {
+		return nil, fmt.Errorf("openfga: %w", err)
+	}
+	s.stops = append(s.stops, func() { _ = fga.Stop() })
+	idp, err := devidp.Start(ctx, devidp.Config{})
+	if err != nil {
+		return nil, err
+	}
+	s.issuer = idp.URL()
+	s.stops = append(s.stops, func() { _ = idp.Stop() })
+	if s.hubAddr, err = addr(); err != nil {
+		return nil, err
+	}
+	quiet := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+	hubDir := filepath.Join(root, "hub")
+	ready := make(chan struct{})
+	// The hub migrates the instance's postgres database (throwaway).
+	s.hub, err = hub.New(ctx, hub.Config{DSN: pg.DSN("postgres"), OpenFGAURL: fga.URL(), OIDCIssuer: idp.URL(),
+		OIDCClientID: devidp.HubClientID, Listen: s.hubAddr, PublicURL: "https://" + s.hubAddr, StateDir: hubDir,
+		DefaultOrg: "bench", Logger: quiet, Ready: ready, SessionTTL: time.Hour})
+	if err != nil {
+		return nil, fmt.Errorf("hub: %w", err)
+	}
+	s.stops = append(s.stops, s.hub.Close)
+	g.Go(func() error { return s.hub.Run(gctx) })
+	if err := wait(gctx, ready); err != nil {
+		return nil, err
+	}
+	if s.hubCA, err = os.ReadFile(hub.CACertFile(hubDir)); err != nil {
+		return nil, err
+	}
+	if s.spokeAddr, err = addr(); err != nil {
+		return nil, err
+	}
+	raft, err := addr()
+	if err != nil {
+		return nil, err
+	}
+	spokeDir := filepath.Join(root, "spoke")
+	sready := make(chan struct{})
+	sp, err := spoke.New(ctx, spoke.Config{DataDir: spokeDir, Listen: s.spokeAddr, RaftListen: raft, Name: "real",
+		Bootstrap: true, Ready: sready, Logger: quiet, HubURL: "https://" + s.hubAddr, HubCACert: s.hubCA})
+	if err != nil {
+		return nil, fmt.Errorf("spoke: %w", err)
+	}
+	g.Go(func() error { return sp.Serve(gctx) })
+	if err := wait(gctx, sready); err != nil {
+		return nil, err
+	}
+	cred, err := spoke.ReadAdminCredential(spokeDir)
+	if err != nil {
+		return nil, err
+	}
+	s.spokeCA = []byte(cred.CACert)
+	req := hub.AddControllerRequest{Name: "real", URL: "https://" + s.spokeAddr, CACert: cred.CACert, Region: "real", Cloud: "localhost"}
+	deadline := time.Now().Add(time.Minute)
+	for delay := 50 * time.Millisecond; ; delay = min(2*delay, time.Second) {
+		c, err := s.hub.RegisterController(ctx, req, true)
+		if err == nil {
+			s.spokeUUID = c.UUID
+			break
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("register the spoke: %w", err)
+		}
+		if err := sleepCtx(ctx, delay); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+func wait(ctx context.Context, ready <-chan struct{}) error {
+	select {
+	case <-ready:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// sleepCtx is the registration retry's backoff (the spoke finishes
+// bootstrapping its identity), not a wait for correctness.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	select {
+	case <-time.After(d):
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

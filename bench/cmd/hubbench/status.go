@@ -1,0 +1,107 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"runtime"
+	"time"
+
+	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/charm"
+	"github.com/droverhq/drover/hub/hubload"
+)
+
+// benchStatus creates a model on the real spoke through the hub (as the
+// user who sees everything), gives it o.apps applications without units,
+// and compares status through the hub with status from the spoke directly.
+func benchStatus(ctx context.Context, o options, st *stack, l *hubload.Loader, user string) error {
+	tok, err := l.Token(ctx, user, time.Hour)
+	if err != nil {
+		return err
+	}
+	viaHub, err := client([]string{st.hubAddr}, st.hubCA, tok)
+	if err != nil {
+		return err
+	}
+	defer viaHub.Close()
+	var m struct {
+		UUID string `json:"uuid"`
+	}
+	if err := viaHub.Call(ctx, http.MethodPost, "/v1/models", nil, map[string]string{"name": "status-bench", "region": "real"}, &m); err != nil {
+		return fmt.Errorf("add model through the hub: %w", err)
+	}
+	if o.apps > 0 {
+		if err := addApps(ctx, viaHub, m.UUID, o.apps); err != nil {
+			return err
+		}
+	}
+	// The direct path carries what the hub's proxy forwards: a hub-signed
+	// read token for this model, audience = the spoke.
+	stok, err := l.SpokeToken(user, st.spokeUUID, "read", m.UUID, time.Hour)
+	if err != nil {
+		return err
+	}
+	direct, err := client([]string{st.spokeAddr}, st.spokeCA, stok)
+	if err != nil {
+		return err
+	}
+	defer direct.Close()
+
+	paths := []*api.Client{viaHub, direct}
+	lat := [2][]time.Duration{}
+	per := max(1, o.statusReqs/o.rounds)
+	for _, c := range paths { // warm-up: connections, JWKS, caches
+		for range 20 {
+			if _, err := c.Status(ctx, m.UUID); err != nil {
+				return err
+			}
+		}
+	}
+	var apps int
+	for r := range o.rounds {
+		for k := range 2 {
+			i := (r + k) % 2 // alternate which path goes first
+			for range per {
+				t := time.Now()
+				fs, err := paths[i].Status(ctx, m.UUID)
+				if err != nil {
+					return err
+				}
+				lat[i] = append(lat[i], time.Since(t))
+				apps = len(fs.Applications)
+			}
+		}
+	}
+	h50, h99, d50, d99 := pct(lat[0], 50), pct(lat[0], 99), pct(lat[1], 50), pct(lat[1], 99)
+	over := func(h, d time.Duration) float64 { return 100 * (float64(h) - float64(d)) / float64(d) }
+	fmt.Printf("status (model with %d applications), n=%d per path, interleaved in %d rounds:\n", apps, len(lat[0]), o.rounds)
+	fmt.Printf("  direct to the spoke  p50 %7s  p99 %7s\n", ms(d50), ms(d99))
+	fmt.Printf("  through the hub      p50 %7s  p99 %7s\n", ms(h50), ms(h99))
+	fmt.Printf("  overhead             p50 %+6.1f%% (%s)  p99 %+6.1f%% (%s)  target ≤ 10%%: %s\n",
+		over(h50, d50), ms(h50-d50), over(h99, d99), ms(h99-d99), verdict(over(h50, d50) <= 10 && over(h99, d99) <= 10))
+	return nil
+}
+
+// addApps uploads the kvstore sample charm through the hub and deploys it
+// n times without units, so status has something to say.
+func addApps(ctx context.Context, c *api.Client, model string, n int) error {
+	_, file, _, _ := runtime.Caller(0)
+	dir := filepath.Join(filepath.Dir(file), "..", "..", "..", "charms", "kvstore")
+	var buf bytes.Buffer
+	if err := charm.ArchiveDir(dir, &buf); err != nil {
+		return err
+	}
+	ch, err := c.UploadModelCharm(ctx, model, &buf)
+	if err != nil {
+		return fmt.Errorf("upload charm through the hub: %w", err)
+	}
+	for i := range n {
+		if _, err := c.Deploy(ctx, model, api.DeployRequest{Application: fmt.Sprintf("kv%d", i), CharmSHA256: ch.SHA256}); err != nil {
+			return fmt.Errorf("deploy through the hub: %w", err)
+		}
+	}
+	return nil
+}

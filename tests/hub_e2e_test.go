@@ -1,0 +1,226 @@
+package tests
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/tests/testkit"
+)
+
+// TestHubEndToEnd is the hub's acceptance test with real processes: the
+// `droverd dev` stack (PostgreSQL, OpenFGA, Dex, hub, spokes east and
+// west), the demo user logging in with the device flow through the built
+// drover binary, models placed by region on both spokes, sample charms
+// deployed and integrated through the hub until their units are active, a
+// status watch through the hub's websocket, tenant isolation for a service
+// account of another organization, and the audit log of every step.
+func TestHubEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs real processes (PostgreSQL, hub, two spokes, agents)")
+	}
+	s := startDevStack(t)
+	demo := newDroverCLI(t)
+	if out := deviceLogin(t, demo, s); !strings.Contains(out, "Logged in to hub as "+s.info.User.Email) {
+		t.Fatalf("drover login output:\n%s", out)
+	}
+
+	// Placement by region: one model on each spoke.
+	models := map[string]string{} // region -> model name
+	for _, region := range []string{"east", "west"} {
+		name := "e2e-" + region
+		demo.ok("add-model", name, "--region", region)
+		models[region] = name
+	}
+	cl := hubClient(t, demo, s)
+	idx, err := cl.Models(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	uuids := map[string]string{} // model name -> UUID
+	for _, m := range idx {
+		uuids[m.Name] = m.UUID
+	}
+	for region, name := range models {
+		if uuids[name] == "" {
+			t.Fatalf("model %s (region %s) not in the hub's index: %+v", name, region, idx)
+		}
+	}
+
+	// Deploy and integrate the sample charms through the hub: kvstore and
+	// webapp on east, kvstore on west.
+	charms := filepath.Join(repoRoot(t), "charms")
+	east, west := models["east"], models["west"]
+	demo.ok("deploy", filepath.Join(charms, "kvstore"), "kvstore", "-m", east, "--config", fmt.Sprintf("port=%d", testkit.FreePort(t)))
+	demo.ok("deploy", filepath.Join(charms, "webapp"), "webapp", "-m", east, "--config", fmt.Sprintf("port=%d", testkit.FreePort(t)))
+	demo.ok("deploy", filepath.Join(charms, "kvstore"), "kvstore", "-m", west, "--config", fmt.Sprintf("port=%d", testkit.FreePort(t)))
+	demo.ok("integrate", "webapp", "kvstore", "-m", east)
+	for model, apps := range map[string][]string{east: {"kvstore", "webapp"}, west: {"kvstore"}} {
+		var last *api.FullStatus
+		testkit.EventuallyWithin(t, 2*time.Minute, func() (bool, error) {
+			fs, err := statusOf(demo, model)
+			if err != nil {
+				return false, err
+			}
+			last = fs
+			if want := map[string]string{east: "east", west: "west"}[model]; fs.Controller.Name != want {
+				return false, fmt.Errorf("model %s answered by controller %q, want %q (placement by region)", model, fs.Controller.Name, want)
+			}
+			return unitsActive(fs, 1, apps...), nil
+		}, "units of %v active in %s (through the hub); last:\n%s", apps, model, describeStatusLazy(&last))
+	}
+
+	// Watch through the hub's websocket: a config change arrives as a delta.
+	watchConfigChange(t, cl, demo, uuids[east], east)
+
+	// A service account of another organization sees none of it.
+	checkOtherTenant(t, s, uuids[east], uuids[west])
+
+	checkAudit(t, demo, s, uuids[east], uuids[west])
+}
+
+// describeStatusLazy renders the last status seen when a wait fails.
+type lazyStatus struct{ fs **api.FullStatus }
+
+func (l lazyStatus) String() string { return describeStatus(*l.fs) }
+
+func describeStatusLazy(fs **api.FullStatus) fmt.Stringer { return lazyStatus{fs} }
+
+func watchConfigChange(t *testing.T, cl *api.Client, demo *droverCLI, uuid, model string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	w, err := cl.Watch(ctx, uuid, 0)
+	if err != nil {
+		t.Fatalf("watch through the hub: %v", err)
+	}
+	defer w.Close()
+	f, err := w.Next(ctx)
+	if err != nil || f.Type != api.FrameReset || f.Status == nil || len(f.Status.Applications["webapp"].Units) != 1 {
+		t.Fatalf("first watch frame: %+v, %v", f, err)
+	}
+	demo.ok("config", "webapp", "title=changed through the hub", "-m", model)
+	for {
+		f, err := w.Next(ctx)
+		if err != nil {
+			t.Fatalf("watch: no delta for the webapp config change: %v", err)
+		}
+		for _, d := range f.Deltas {
+			if d.Kind == "application" && d.Key == "webapp" {
+				b, _ := json.Marshal(d.Object)
+				if strings.Contains(string(b), "changed through the hub") {
+					return
+				}
+			}
+		}
+	}
+}
+
+func checkOtherTenant(t *testing.T, s *devStack, eastUUID, westUUID string) {
+	t.Helper()
+	sa := s.info.ServiceAccounts[1]
+	if sa.Org == s.info.User.Org {
+		t.Fatalf("service account %s is in the demo user's org %s", sa.ClientID, sa.Org)
+	}
+	other := newDroverCLI(t)
+	other.ok("login", s.info.HubURL, "--ca", s.info.CAFile, "--client-id", sa.ClientID, "--client-secret", sa.ClientSecret)
+	var ms struct {
+		Models []map[string]any `json:"models"`
+	}
+	if err := json.Unmarshal([]byte(other.ok("models", "--format", "json")), &ms); err != nil {
+		t.Fatalf("models as %s: %v", sa.ClientID, err)
+	}
+	if len(ms.Models) != 0 {
+		t.Errorf("%s (org %s) sees models: %+v", sa.ClientID, sa.Org, ms)
+	}
+	cl := hubClient(t, other, s)
+	for _, uuid := range []string{eastUUID, westUUID} {
+		ctx := ctxFor(t, 30*time.Second)
+		if _, err := cl.Model(ctx, uuid); apiStatus(err) != http.StatusNotFound {
+			t.Errorf("GET model %s as %s: %v, want 404", uuid, sa.ClientID, err)
+		}
+		if _, err := cl.Status(ctx, uuid); apiStatus(err) != http.StatusNotFound {
+			t.Errorf("status of %s as %s: %v, want 404", uuid, sa.ClientID, err)
+		}
+		_, err := cl.SetApplicationConfig(ctx, uuid, "kvstore", api.ConfigChange{Set: map[string]any{"port": 1}})
+		if apiStatus(err) != http.StatusNotFound {
+			t.Errorf("config of %s as %s: %v, want 404", uuid, sa.ClientID, err)
+		}
+		if _, err := cl.Watch(ctx, uuid, 0); apiStatus(err) != http.StatusNotFound {
+			t.Errorf("watch of %s as %s: %v, want 404", uuid, sa.ClientID, err)
+		}
+	}
+	// The audit log: a service account without audit_viewer is refused
+	// (403), and in no case is an entry of the demo org disclosed.
+	out, errs, code := other.run("audit", "--format", "json")
+	switch {
+	case code == 0:
+		var entries []map[string]any
+		if err := json.Unmarshal([]byte(out), &entries); err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			if e["org"] != sa.Org {
+				t.Errorf("%s sees an audit entry of org %v: %+v", sa.ClientID, e["org"], e)
+			}
+		}
+	case !strings.Contains(errs, "audit_viewer"):
+		t.Errorf("audit as %s: exit %d: %s%s", sa.ClientID, code, out, errs)
+	}
+}
+
+// checkAudit reads the audit log as the demo user (hub administrator, so
+// audit_viewer everywhere) and looks for every step of the test.
+func checkAudit(t *testing.T, demo *droverCLI, s *devStack, eastUUID, westUUID string) {
+	t.Helper()
+	var entries []struct {
+		Actor     string `json:"actor"`
+		Org       string `json:"org"`
+		Operation string `json:"operation"`
+		Method    string `json:"method"`
+		Path      string `json:"path"`
+		ModelUUID string `json:"model-uuid"`
+		Status    int    `json:"status"`
+		Result    string `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(demo.ok("audit", "--format", "json")), &entries); err != nil {
+		t.Fatal(err)
+	}
+	var seen []string
+	for _, e := range entries {
+		seen = append(seen, fmt.Sprintf("%s %s %s %s %d %s", e.Actor, e.Org, e.Operation, e.ModelUUID, e.Status, e.Result))
+	}
+	want := []struct {
+		what  string
+		match func(op, model string) bool
+	}{
+		{"device login", func(op, _ string) bool { return op == "login-device" }},
+		{"add-model east", func(op, m string) bool { return op == "add-model" && m == eastUUID }},
+		{"add-model west", func(op, m string) bool { return op == "add-model" && m == westUUID }},
+		{"deploy east", func(op, m string) bool { return op == "model POST applications" && m == eastUUID }},
+		{"deploy west", func(op, m string) bool { return op == "model POST applications" && m == westUUID }},
+		{"integrate", func(op, m string) bool { return strings.HasPrefix(op, "model POST relations") && m == eastUUID }},
+		{"config", func(op, m string) bool { return strings.HasSuffix(op, "applications/webapp/config") && m == eastUUID }},
+		{"other tenant's refused config", func(op, m string) bool {
+			return strings.HasSuffix(op, "applications/kvstore/config") && m == eastUUID
+		}},
+	}
+	for _, w := range want {
+		found := false
+		for _, e := range entries {
+			if w.match(e.Operation, e.ModelUUID) && (e.Actor == s.info.User.Email || w.what == "other tenant's refused config") {
+				found = true
+				break
+			}
+		}
+		if !found {
+			t.Errorf("audit log lacks %s; entries:\n%s", w.what, strings.Join(seen, "\n"))
+		}
+	}
+}
