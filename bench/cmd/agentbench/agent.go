@@ -39,13 +39,12 @@ type agent struct {
 	initial chan struct{}
 	resp    chan *api.AgentFrame
 	nextID  uint64
-	latency atomic.Int64
+	arrived atomic.Int64 // wall clock (UnixNano) of the frame reaching target
 
 	// mu guards the fields below.
 	mu        sync.Mutex
 	started   bool
 	target    int64
-	start     time.Time
 	reached   chan struct{} // closed by the reader at the target
 	reachedCh chan struct{} // the same channel, for the waiter
 	done      chan struct{}
@@ -92,7 +91,7 @@ func (a *agent) read() {
 				close(a.initial)
 			}
 			if a.reached != nil && v >= a.target {
-				a.latency.Store(int64(time.Since(a.start)))
+				a.arrived.Store(time.Now().UnixNano())
 				close(a.reached)
 				a.reached = nil
 			}
@@ -106,12 +105,12 @@ func (a *agent) read() {
 	}
 }
 
-// arm starts waiting for app-version target; the returned channel of
-// reached closes when a frame carries it.
-func (a *agent) arm(target int64, start time.Time) {
+// arm starts waiting for app-version target; reachedCh closes when a
+// frame carries it.
+func (a *agent) arm(target int64) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.target, a.start = target, start
+	a.target = target
 	ch := make(chan struct{})
 	a.reached = ch
 	a.reachedCh = ch
