@@ -46,7 +46,7 @@ func main() {
 	reps := flag.Int("reps", 5, "fan-out repetitions")
 	conc := flag.Int("concurrency", 64, "concurrent dials and setup proposals")
 	keep := flag.Bool("keep", false, "keep the data directory")
-	memProfile := flag.String("memprofile", "", "write a heap profile of the spoke with idle connections here")
+	memProfile := flag.String("memprofile", "", "write heap profiles of the spoke with idle connections here (and before them to <file>.base)")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the spoke during the fan-outs here")
 	agents := flag.Bool("agents", false, "internal: run as the simulated agents' process")
 	var child childConfig
@@ -134,6 +134,11 @@ func run(n, reps, conc int, keep bool, memProfile, cpuProfile string) error {
 	}
 
 	mem0 := memory()
+	if memProfile != "" {
+		if err := writeProfile(memProfile+".base", "heap"); err != nil {
+			return err
+		}
+	}
 	t0 = time.Now()
 	proc, err := startAgents(ctx, childConfig{addr: srv.APIAddr(), model: model, caFile: caFile, n: n, conc: conc})
 	if err != nil {

@@ -143,6 +143,7 @@ func (s *Server) Close() {
 	default:
 		close(s.closing)
 	}
+	s.agents.closeAll()
 	s.conns.Wait()
 }
 
