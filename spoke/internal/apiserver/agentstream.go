@@ -269,7 +269,8 @@ func (c *agentConn) build() ([]byte, uint64, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	ms, in, err := c.s.buildMachineState(snap, c.model, c.machine, c.s.now())
+	v := storeVersion{gen: snap.Generation(), index: idx}
+	ms, in, err := c.s.buildMachineState(snap, v, &c.s.agentMemo, c.model, c.machine, c.s.now())
 	if err != nil {
 		return nil, 0, err
 	}

@@ -105,8 +105,10 @@ type Server struct {
 	metrics *metrics
 	charms  *charmCache
 	agents  *agentHub
-	logs    *logBook
-	closing chan struct{}
+	// agentMemo shares machine-state parts between agent connections.
+	agentMemo buildMemo
+	logs      *logBook
+	closing   chan struct{}
 	// conns counts agent connection goroutines, which outlive their
 	// handlers; Close waits for them.
 	conns sync.WaitGroup
