@@ -20,11 +20,20 @@ type storeVersion struct {
 // connections, which then build from the same version, so a change to
 // kv's application bag costs one relation lookup for all N web units
 // instead of N. Parts are shared read-only by the states that use them.
-// A build from an older version than the memo's computes everything
-// itself; one from a newer version starts a new memo.
+// A few recent versions are kept, since writes keep landing while a
+// fan-out is under way; a build from an older version computes everything
+// itself.
 type buildMemo struct {
 	// mu guards the fields below; parts are computed under it.
-	mu     sync.Mutex
+	mu       sync.Mutex
+	versions [memoVersions]*memoVersion
+}
+
+// memoVersions is how many store versions the memo keeps.
+const memoVersions = 4
+
+// memoVersion holds the parts of one store version.
+type memoVersion struct {
 	v      storeVersion
 	models map[string]*modelPart
 	apps   map[appKey]*appPart
@@ -56,45 +65,62 @@ type appPart struct {
 	rels          []*api.Relation
 }
 
-// lockFor takes mu if the memo serves version v (starting a new memo if v
-// is newer) and reports whether it did.
-func (b *buildMemo) lockFor(v storeVersion) bool {
-	if b == nil {
-		return false
-	}
-	b.mu.Lock()
-	switch {
-	case v == b.v && b.models != nil:
-	case v.gen > b.v.gen || (v.gen == b.v.gen && v.index > b.v.index) || b.models == nil:
-		b.v = v
-		b.models = map[string]*modelPart{}
-		b.apps = map[appKey]*appPart{}
-		b.rels = map[relKey]*api.RelationRemoteState{}
-	default:
-		b.mu.Unlock()
-		return false
-	}
-	return true
+func (v storeVersion) before(w storeVersion) bool {
+	return v.gen < w.gen || (v.gen == w.gen && v.index < w.index)
 }
 
-// memoized returns m[k], computing and recording it on a miss.
-func memoized[K comparable, V any](b *buildMemo, v storeVersion, m func() map[K]V, k K, compute func() (V, error)) (V, error) {
-	if !b.lockFor(v) {
+// lockFor takes mu and returns the parts of version v, making room for it
+// if it is newer than the oldest kept; it returns nil, without mu, if v is
+// too old.
+func (b *buildMemo) lockFor(v storeVersion) *memoVersion {
+	if b == nil {
+		return nil
+	}
+	b.mu.Lock()
+	oldest := 0
+	for i, e := range b.versions {
+		if e == nil {
+			oldest = i
+			break
+		}
+		if e.v == v {
+			return e
+		}
+		if e.v.before(b.versions[oldest].v) {
+			oldest = i
+		}
+	}
+	if o := b.versions[oldest]; o != nil && !o.v.before(v) {
+		b.mu.Unlock()
+		return nil
+	}
+	e := &memoVersion{v: v, models: map[string]*modelPart{}, apps: map[appKey]*appPart{},
+		rels: map[relKey]*api.RelationRemoteState{}}
+	b.versions[oldest] = e
+	return e
+}
+
+// memoized returns part(e)[k] for version v, computing and recording it on
+// a miss.
+func memoized[K comparable, V any](b *buildMemo, v storeVersion, part func(e *memoVersion) map[K]V, k K, compute func() (V, error)) (V, error) {
+	e := b.lockFor(v)
+	if e == nil {
 		return compute()
 	}
 	defer b.mu.Unlock()
-	if p, ok := m()[k]; ok {
+	m := part(e)
+	if p, ok := m[k]; ok {
 		return p, nil
 	}
 	p, err := compute()
 	if err == nil {
-		m()[k] = p
+		m[k] = p
 	}
 	return p, err
 }
 
 func (b *buildMemo) model(snap *state.Snapshot, v storeVersion, uuid string) (*modelPart, error) {
-	return memoized(b, v, func() map[string]*modelPart { return b.models }, uuid, func() (*modelPart, error) {
+	return memoized(b, v, func(e *memoVersion) map[string]*modelPart { return e.models }, uuid, func() (*modelPart, error) {
 		m, err := lookupModel(snap, uuid)
 		if err != nil {
 			return nil, err
@@ -115,7 +141,7 @@ func (b *buildMemo) model(snap *state.Snapshot, v storeVersion, uuid string) (*m
 }
 
 func (b *buildMemo) app(s *Server, snap *state.Snapshot, v storeVersion, model, name string) (*appPart, error) {
-	return memoized(b, v, func() map[appKey]*appPart { return b.apps }, appKey{model, name}, func() (*appPart, error) {
+	return memoized(b, v, func(e *memoVersion) map[appKey]*appPart { return e.apps }, appKey{model, name}, func() (*appPart, error) {
 		a, err := lookupApplication(snap, model, name)
 		if err != nil {
 			return nil, err
@@ -143,7 +169,7 @@ func (b *buildMemo) app(s *Server, snap *state.Snapshot, v storeVersion, model, 
 // but with Joined unset and, for peers, the unit itself among Members.
 func (b *buildMemo) relation(snap *state.Snapshot, v storeVersion, model string, r *api.Relation, local, remote *api.RelationEndpoint) (*api.RelationRemoteState, error) {
 	k := relKey{model, r.ID, local.Application}
-	return memoized(b, v, func() map[relKey]*api.RelationRemoteState { return b.rels }, k, func() (*api.RelationRemoteState, error) {
+	return memoized(b, v, func(e *memoVersion) map[relKey]*api.RelationRemoteState { return e.rels }, k, func() (*api.RelationRemoteState, error) {
 		rrs := &api.RelationRemoteState{ID: r.ID, Endpoint: local.Name, Interface: local.Interface, Role: local.Role,
 			Scope: local.Scope, RemoteApp: remote.Application, Life: r.Life, Members: map[string]int{}}
 		others, err := snap.UnitsByApplication(model, remote.Application)
