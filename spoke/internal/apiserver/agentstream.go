@@ -245,22 +245,35 @@ func (c *agentConn) writeKeepalive() error {
 
 // writeState sends the machine's state if it differs from the last sent.
 func (c *agentConn) writeState() error {
-	data, h, err := c.build()
+	fp, h, err := c.build()
 	if err != nil {
 		return err
 	}
+	defer putFrame(fp)
 	if h == c.last {
 		return nil
 	}
-	if err := c.write(data); err != nil {
+	if err := c.write(*fp); err != nil {
 		return err
 	}
 	c.last = h
 	return nil
 }
 
-// build returns the state frame and the hash of its state.
-func (c *agentConn) build() ([]byte, uint64, error) {
+// framePool recycles state frames: one is in use per writer, and only
+// while it builds and writes.
+var framePool = sync.Pool{New: func() any { b := make([]byte, 0, 2048); return &b }}
+
+// putFrame recycles fp unless it grew large for one big state.
+func putFrame(fp *[]byte) {
+	if cap(*fp) <= 64<<10 {
+		framePool.Put(fp)
+	}
+}
+
+// build returns the state frame (from framePool; the caller puts it back)
+// and the hash of its state.
+func (c *agentConn) build() (*[]byte, uint64, error) {
 	c.mu.Lock()
 	c.building = true
 	c.mu.Unlock()
@@ -277,19 +290,19 @@ func (c *agentConn) build() ([]byte, uint64, error) {
 	c.mu.Lock()
 	c.building, c.in = false, in
 	c.mu.Unlock()
-	body, err := json.Marshal(ms)
-	if err != nil {
+	fp := framePool.Get().(*[]byte)
+	frame := append((*fp)[:0], `{"type":"state","index":`...)
+	frame = strconv.AppendUint(frame, idx, 10)
+	frame = append(frame, `,"state":`...)
+	start := len(frame)
+	if frame, err = appendMachineState(frame, ms); err != nil {
+		putFrame(fp)
 		return nil, 0, err
 	}
 	h := fnv.New64a()
-	h.Write(body)
-	frame := make([]byte, 0, len(body)+64)
-	frame = append(frame, `{"type":"state","index":`...)
-	frame = strconv.AppendUint(frame, idx, 10)
-	frame = append(frame, `,"state":`...)
-	frame = append(frame, body...)
-	frame = append(frame, '}')
-	return frame, h.Sum64(), nil
+	h.Write(frame[start:])
+	*fp = append(frame, '}')
+	return fp, h.Sum64(), nil
 }
 
 // agentRequestIn is an AgentRequest as received, params still raw.
