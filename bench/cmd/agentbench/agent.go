@@ -44,6 +44,7 @@ type agent struct {
 	// mu guards the fields below.
 	mu        sync.Mutex
 	started   bool
+	units     []string // from the first state frame
 	target    int64
 	reached   chan struct{} // closed by the reader at the target
 	reachedCh chan struct{} // the same channel, for the waiter
@@ -87,6 +88,12 @@ func (a *agent) read() {
 			}
 			a.mu.Lock()
 			if !a.started {
+				var f api.AgentFrame
+				if err := json.Unmarshal(data, &f); err == nil && f.State != nil {
+					for u := range f.State.Units {
+						a.units = append(a.units, u)
+					}
+				}
 				a.started = true
 				close(a.initial)
 			}

@@ -8,7 +8,9 @@ package main
 // Protocol, one line per message, parent on the child's stdin, child on its
 // stdout:
 //
-//	child:  ready                       every agent connected and holds its initial state
+//	child:  connected                   every agent connected and holds its initial state
+//	parent: request
+//	child:  ready                       every agent has had one request (set-status) answered
 //	parent: arm <v>                     wait for app-version >= v
 //	child:  armed
 //	child:  arrivals <ns> <ns> ...      per agent, the wall clock (UnixNano) at which
@@ -27,6 +29,8 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
+
+	"github.com/droverhq/drover/api"
 )
 
 // childConfig is what the parent passes to the agents process.
@@ -68,9 +72,32 @@ func runAgents(cfg childConfig) error {
 		<-a.initial
 	}
 	out := bufio.NewWriter(os.Stdout)
-	fmt.Fprintln(out, "ready")
+	fmt.Fprintln(out, "connected")
 	out.Flush()
 	in := bufio.NewScanner(os.Stdin)
+	if !in.Scan() || in.Text() != "request" {
+		return fmt.Errorf("want request, got %q (%v)", in.Text(), in.Err())
+	}
+	// Every agent makes one request, as a real one does on connecting.
+	g, _ = errgroup.WithContext(ctx)
+	g.SetLimit(cfg.conc)
+	for _, a := range agents {
+		g.Go(func() error {
+			a.mu.Lock()
+			units := a.units
+			a.mu.Unlock()
+			if len(units) == 0 {
+				return fmt.Errorf("an agent's machine has no unit")
+			}
+			return a.call(api.AgentSetStatus, api.AgentStatusParams{Unit: units[0], Kind: api.StatusKindWorkload,
+				Status: api.Status{Status: "active", Message: "bench"}})
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	fmt.Fprintln(out, "ready")
+	out.Flush()
 	for in.Scan() {
 		cmd, arg, _ := strings.Cut(in.Text(), " ")
 		switch cmd {

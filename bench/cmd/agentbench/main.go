@@ -144,7 +144,7 @@ func run(n, reps, conc int, keep bool, memProfile, cpuProfile string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := proc.expect("ready"); err != nil {
+	if _, err := proc.expect("connected"); err != nil {
 		return err
 	}
 	fmt.Printf("connected %d agents, all initial states received: %v\n", n, time.Since(t0).Round(time.Millisecond))
@@ -155,6 +155,15 @@ func run(n, reps, conc int, keep bool, memProfile, cpuProfile string) error {
 			return err
 		}
 	}
+	t0 = time.Now()
+	if _, err := fmt.Fprintln(proc.in, "request"); err != nil {
+		return err
+	}
+	if _, err := proc.expect("ready"); err != nil {
+		return err
+	}
+	fmt.Printf("one set-status request per agent answered: %v\n", time.Since(t0).Round(time.Millisecond))
+	mem2 := memory()
 
 	// kv's agent lives in this process: one connection, measured after.
 	kv, err := newDialer([]byte(cred.CACert)).dial(ctx, srv.APIAddr(), "machine-"+model+"-0", secretOf(0))
@@ -207,14 +216,21 @@ func run(n, reps, conc int, keep bool, memProfile, cpuProfile string) error {
 	slices.Sort(all)
 	fmt.Println("---")
 	fmt.Printf("connections held:        %d (server count; target 10000)\n", held)
-	fmt.Printf("memory per idle conn:    %.1f KB heap+stacks (%.1f heap, %.1f stacks), %.1f KB RSS, %.1f goroutines (spoke process: server side only; target <= 30 KB)\n",
-		float64(mem1.heap+mem1.stack-mem0.heap-mem0.stack)/float64(n)/1024,
-		float64(mem1.heap-mem0.heap)/float64(n)/1024, float64(mem1.stack-mem0.stack)/float64(n)/1024,
-		float64(mem1.rss-mem0.rss)/float64(n)/1024, float64(mem1.goroutines-mem0.goroutines)/float64(n))
+	fmt.Printf("memory per idle conn:    %s (spoke process: server side only; target <= 30 KB)\n", perConn(mem0, mem1, n))
+	fmt.Printf("  after one request each: %s (includes the store's growth from %d status writes)\n", perConn(mem0, mem2, n), n)
 	fmt.Printf("fan-out to all (%d x %d): p50 %v  p99 %v  max %v (target p99 <= 1s)\n",
 		reps, n, pct(all, 50), pct(all, 99), all[len(all)-1])
 	kv.close()
 	return proc.quit()
+}
+
+// perConn formats the memory delta between a and b per connection.
+func perConn(a, b memStats, n int) string {
+	kb := func(x, y uint64) float64 { return (float64(y) - float64(x)) / float64(n) / 1024 }
+	return fmt.Sprintf("%.1f KB heap+stacks (%.1f heap, %.1f stacks), %.1f KB RSS (%.1f anonymous), %.1f goroutines",
+		kb(a.heap+a.stack, b.heap+b.stack), kb(a.heap, b.heap), kb(a.stack, b.stack),
+		float64(b.rss-a.rss)/float64(n)/1024, float64(b.anon-a.anon)/float64(n)/1024,
+		float64(b.goroutines-a.goroutines)/float64(n))
 }
 
 func writeProfile(path, name string) error {
@@ -241,7 +257,7 @@ func secretOf(i int) string { return fmt.Sprintf("bench-secret-%08d", i) }
 
 type memStats struct {
 	heap, stack uint64
-	rss         int64
+	rss, anon   int64 // VmRSS, and its anonymous part (RssAnon: not file-backed pages)
 	goroutines  int
 }
 
@@ -255,9 +271,11 @@ func memory() memStats {
 	st := memStats{heap: ms.HeapAlloc, stack: ms.StackInuse, goroutines: runtime.NumGoroutine()}
 	b, _ := os.ReadFile("/proc/self/status")
 	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			kb, _ := strconv.ParseInt(strings.Fields(v)[0], 10, 64)
-			st.rss = kb << 10
+		for key, dst := range map[string]*int64{"VmRSS:": &st.rss, "RssAnon:": &st.anon} {
+			if v, ok := strings.CutPrefix(line, key); ok {
+				kb, _ := strconv.ParseInt(strings.Fields(v)[0], 10, 64)
+				*dst = kb << 10
+			}
 		}
 	}
 	return st

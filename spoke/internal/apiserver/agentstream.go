@@ -159,7 +159,12 @@ func (c *agentConn) run(ctx context.Context, since uint64) {
 	}
 	defer s.agents.unregister(c)
 	c.poke()
-	s.markMachineStarted(ctx, c.model, c.machine)
+	// Off the reader's stack, for the reason readLoop gives.
+	s.conns.Add(1)
+	go func() { // joined by Server.Close
+		defer s.conns.Done()
+		s.markMachineStarted(ctx, c.model, c.machine)
+	}()
 	c.readLoop(ctx)
 }
 
@@ -314,27 +319,23 @@ type agentRequestIn struct {
 
 // readLoop answers requests in order until the connection fails. An
 // answer waits in c.out (four slots) for the writer.
+//
+// Each request is served on a short-lived goroutine that the reader waits
+// for. The reader spends nearly all its life parked in ReadMessage, which
+// needs a small stack; serving a request (a raft proposal, JSON) needs a
+// deep one, and a stack only shrinks while it is four times what it uses,
+// so a reader that served requests itself would keep twice the stack for
+// the life of the connection.
 func (c *agentConn) readLoop(ctx context.Context) {
 	for {
 		_, data, err := c.ws.ReadMessage()
 		if err != nil {
 			return
 		}
-		var req agentRequestIn
-		f := &api.AgentFrame{Type: api.AgentFrameResponse}
-		if err := json.Unmarshal(data, &req); err != nil {
-			f.Error = api.Errorf(api.CodeBadRequest, "malformed agent request: %v", err)
-		} else {
-			f.ID = req.ID
-			res, idx, err := c.s.handleAgentRequest(ctx, c, &req)
-			f.Result, f.Index = res, idx
-			if err != nil {
-				f.Error = toAPIError(err)
-				if f.Error.Code == api.CodeInternal {
-					c.s.log.Error("agent request failed", "method", req.Method, "model", c.model, "machine", c.machine, "err", err)
-				}
-			}
-		}
+		var f *api.AgentFrame
+		var wg sync.WaitGroup
+		wg.Go(func() { f = c.serve(ctx, data) })
+		wg.Wait()
 		select {
 		case c.out <- f:
 		case <-ctx.Done():
@@ -344,4 +345,24 @@ func (c *agentConn) readLoop(ctx context.Context) {
 		c.startWriterLocked()
 		c.mu.Unlock()
 	}
+}
+
+// serve answers one request.
+func (c *agentConn) serve(ctx context.Context, data []byte) *api.AgentFrame {
+	var req agentRequestIn
+	f := &api.AgentFrame{Type: api.AgentFrameResponse}
+	if err := json.Unmarshal(data, &req); err != nil {
+		f.Error = api.Errorf(api.CodeBadRequest, "malformed agent request: %v", err)
+		return f
+	}
+	f.ID = req.ID
+	res, idx, err := c.s.handleAgentRequest(ctx, c, &req)
+	f.Result, f.Index = res, idx
+	if err != nil {
+		f.Error = toAPIError(err)
+		if f.Error.Code == api.CodeInternal {
+			c.s.log.Error("agent request failed", "method", req.Method, "model", c.model, "machine", c.machine, "err", err)
+		}
+	}
+	return f
 }
