@@ -223,7 +223,7 @@ func (c *agentConn) writer() {
 		}
 		if err != nil {
 			c.mu.Lock()
-			c.writing = false
+			c.writing, c.closed = false, true // no writer after a failed write
 			c.mu.Unlock()
 			if !errors.Is(err, net.ErrClosed) {
 				c.s.log.Debug("agent stream ended", "model", c.model, "machine", c.machine, "err", err)
