@@ -42,7 +42,7 @@ bench: deps build
 	$(GO) build -o bench/bin/droverd ./cmd/droverd
 	cd bench && $(GO) build -o bin/etcd go.etcd.io/etcd/server/v3
 	cd bench && $(GO) run ./cmd/commitbench -targets drover,etcd -levels 1,64,256 -duration 5s
-	cd bench && $(GO) run ./cmd/agentbench -n 9700 -reps 5
+	cd bench && $(GO) run ./cmd/agentbench -n 10000 -reps 5
 	cd bench && $(GO) run ./cmd/hubbench
 
 ## dev: run Drover locally on embedded defaults (see README).

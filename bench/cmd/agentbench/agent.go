@@ -39,13 +39,13 @@ type agent struct {
 	initial chan struct{}
 	resp    chan *api.AgentFrame
 	nextID  uint64
-	latency atomic.Int64
+	arrived atomic.Int64 // wall clock (UnixNano) of the frame reaching target
 
 	// mu guards the fields below.
 	mu        sync.Mutex
 	started   bool
+	units     []string // from the first state frame
 	target    int64
-	start     time.Time
 	reached   chan struct{} // closed by the reader at the target
 	reachedCh chan struct{} // the same channel, for the waiter
 	done      chan struct{}
@@ -88,11 +88,17 @@ func (a *agent) read() {
 			}
 			a.mu.Lock()
 			if !a.started {
+				var f api.AgentFrame
+				if err := json.Unmarshal(data, &f); err == nil && f.State != nil {
+					for u := range f.State.Units {
+						a.units = append(a.units, u)
+					}
+				}
 				a.started = true
 				close(a.initial)
 			}
 			if a.reached != nil && v >= a.target {
-				a.latency.Store(int64(time.Since(a.start)))
+				a.arrived.Store(time.Now().UnixNano())
 				close(a.reached)
 				a.reached = nil
 			}
@@ -106,12 +112,12 @@ func (a *agent) read() {
 	}
 }
 
-// arm starts waiting for app-version target; the returned channel of
-// reached closes when a frame carries it.
-func (a *agent) arm(target int64, start time.Time) {
+// arm starts waiting for app-version target; reachedCh closes when a
+// frame carries it.
+func (a *agent) arm(target int64) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.target, a.start = target, start
+	a.target = target
 	ch := make(chan struct{})
 	a.reached = ch
 	a.reachedCh = ch

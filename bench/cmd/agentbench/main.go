@@ -1,18 +1,20 @@
 // Command agentbench measures the spoke's agent streams at scale: it starts
 // one controller node in-process, deploys "web" with N units (each on its
 // own machine, so N machine agents) related to a one-unit "kv", opens N
-// agent websockets in this same process (each authenticated as its
-// machine), and reports
+// agent websockets from a child process (agentbench re-executed with
+// -agents; see child.go), each authenticated as its machine, and reports
 //
-//   - connections held (as the server counts them),
-//   - memory per idle connection: Go heap + goroutine stacks delta / N, and
-//     process RSS delta / N. Both ends of every connection (server and
-//     simulated agent) live in this process, so these figures include the
-//     client side too; they are an upper bound for the server's share;
+//   - connections held (as the server counts them);
+//   - memory per idle connection, measured in the spoke's process, which
+//     holds only the server end of every connection: Go heap + goroutine
+//     stacks delta / N (runtime.ReadMemStats after a forced GC), and RSS
+//     delta / N (/proc/self/status after returning freed memory to the OS);
 //   - fan-out: kv's leader commits an application-bag change and the time
 //     until each of the N connections has received a state frame with the
 //     new app-version (p50/p99/max over connections, per repetition and
-//     over all repetitions).
+//     over all repetitions). Both processes run on one host and stamp
+//     times with the wall clock (time.Now().UnixNano()), the one clock
+//     they share.
 //
 // Simulated agents recognise the frame by scanning it for "app-version"
 // rather than decoding it whole, so the harness spends its CPU on the
@@ -20,16 +22,13 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"flag"
 	"fmt"
-	"io"
-	"log/slog"
-	"net"
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"runtime/pprof"
 	"slices"
 	"strconv"
@@ -40,8 +39,6 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/droverhq/drover/api"
-	"github.com/droverhq/drover/charm"
-	"github.com/droverhq/drover/spoke"
 )
 
 func main() {
@@ -49,14 +46,29 @@ func main() {
 	reps := flag.Int("reps", 5, "fan-out repetitions")
 	conc := flag.Int("concurrency", 64, "concurrent dials and setup proposals")
 	keep := flag.Bool("keep", false, "keep the data directory")
-	flag.StringVar(&memProfile, "memprofile", "", "write a heap profile of the idle connections here")
+	memProfile := flag.String("memprofile", "", "write heap profiles of the spoke with idle connections here (and before them to <file>.base)")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the spoke during the fan-outs here")
+	agents := flag.Bool("agents", false, "internal: run as the simulated agents' process")
+	var child childConfig
+	flag.StringVar(&child.addr, "addr", "", "internal: spoke API address (-agents)")
+	flag.StringVar(&child.model, "model", "", "internal: model UUID (-agents)")
+	flag.StringVar(&child.caFile, "ca", "", "internal: CA certificate file (-agents)")
 	flag.Parse()
-	if err := run(*n, *reps, *conc, *keep); err != nil {
+	var err error
+	if *agents {
+		child.n, child.conc = *n, *conc
+		err = runAgents(child)
+	} else {
+		err = run(*n, *reps, *conc, *keep, *memProfile, *cpuProfile)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "agentbench:", err)
 		os.Exit(1)
 	}
 }
 
+// raiseNoFile sets the soft fd limit to want, or to the hard limit if that
+// is lower and cannot be raised.
 func raiseNoFile(want uint64) error {
 	var lim syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
@@ -73,29 +85,18 @@ func raiseNoFile(want uint64) error {
 	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &cur); err == nil {
 		return nil
 	}
-	// No privilege to raise the hard limit: take all of it, and say so if
-	// that is not enough (both ends of every connection are in this process).
 	lim.Cur = lim.Max
 	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
 		return err
 	}
 	if lim.Max < want {
-		return fmt.Errorf("RLIMIT_NOFILE hard limit is %d, %d needed for 2 fds per agent; run with -n %d or raise the limit", lim.Max, want, (lim.Max-600)/2)
+		return fmt.Errorf("RLIMIT_NOFILE hard limit is %d, %d needed for one fd per agent; run with -n %d or raise the limit", lim.Max, want, lim.Max-500)
 	}
 	return nil
 }
 
-func freeAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer l.Close()
-	return l.Addr().String(), nil
-}
-
-func run(n, reps, conc int, keep bool) error {
-	if err := raiseNoFile(uint64(2*n + 500)); err != nil {
+func run(n, reps, conc int, keep bool, memProfile, cpuProfile string) error {
+	if err := raiseNoFile(uint64(n + 500)); err != nil {
 		return err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -111,7 +112,7 @@ func run(n, reps, conc int, keep bool) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("agentbench: N=%d reps=%d GOMAXPROCS=%d\n", n, reps, runtime.GOMAXPROCS(0))
+	fmt.Printf("agentbench: N=%d reps=%d GOMAXPROCS=%d (agents in a child process)\n", n, reps, runtime.GOMAXPROCS(0))
 
 	t0 := time.Now()
 	model, err := deploy(ctx, cl, dir, n)
@@ -127,42 +128,45 @@ func run(n, reps, conc int, keep bool) error {
 		return err
 	}
 	fmt.Printf("setup: model with %d+1 units and machines, credentials: %v\n", n, time.Since(t0).Round(time.Millisecond))
-
-	heap0, stack0, rss0 := memory()
-	dialer := newDialer([]byte(cred.CACert))
-	addr := srv.APIAddr()
-	agents := make([]*agent, n)
-	t0 = time.Now()
-	g, gctx = errgroup.WithContext(ctx)
-	g.SetLimit(conc)
-	for i := range n {
-		g.Go(func() error {
-			a, err := dialer.dial(gctx, addr, "machine-"+model+"-"+strconv.Itoa(i+1), secretOf(i+1))
-			agents[i] = a
-			return err
-		})
-	}
-	if err := g.Wait(); err != nil {
+	caFile := filepath.Join(dir, "ca.pem")
+	if err := os.WriteFile(caFile, []byte(cred.CACert), 0o644); err != nil {
 		return err
 	}
-	for _, a := range agents {
-		<-a.initial
-	}
-	fmt.Printf("connected %d agents, all initial states received: %v\n", n, time.Since(t0).Round(time.Millisecond))
-	heap1, stack1, rss1 := memory()
+
+	mem0 := memory()
 	if memProfile != "" {
-		f, err := os.Create(memProfile)
-		if err != nil {
+		if err := writeProfile(memProfile+".base", "heap"); err != nil {
 			return err
 		}
-		pprof.Lookup("heap").WriteTo(f, 0)
-		f.Close()
 	}
+	t0 = time.Now()
+	proc, err := startAgents(ctx, childConfig{addr: srv.APIAddr(), model: model, caFile: caFile, n: n, conc: conc})
+	if err != nil {
+		return err
+	}
+	if _, err := proc.expect("connected"); err != nil {
+		return err
+	}
+	fmt.Printf("connected %d agents, all initial states received: %v\n", n, time.Since(t0).Round(time.Millisecond))
+	mem1 := memory()
 	held := srv.AgentConnections()
-	perHeap := float64(heap1+stack1-heap0-stack0) / float64(n)
-	perRSS := float64(rss1-rss0) / float64(n)
+	if memProfile != "" {
+		if err := writeProfile(memProfile, "heap"); err != nil {
+			return err
+		}
+	}
+	t0 = time.Now()
+	if _, err := fmt.Fprintln(proc.in, "request"); err != nil {
+		return err
+	}
+	if _, err := proc.expect("ready"); err != nil {
+		return err
+	}
+	fmt.Printf("one set-status request per agent answered: %v\n", time.Since(t0).Round(time.Millisecond))
+	mem2 := memory()
 
-	kv, err := dialer.dial(ctx, addr, "machine-"+model+"-0", secretOf(0))
+	// kv's agent lives in this process: one connection, measured after.
+	kv, err := newDialer([]byte(cred.CACert)).dial(ctx, srv.APIAddr(), "machine-"+model+"-0", secretOf(0))
 	if err != nil {
 		return err
 	}
@@ -173,25 +177,37 @@ func run(n, reps, conc int, keep bool) error {
 	if err := kv.call(api.AgentClaimLeader, api.AgentLeaderParams{Unit: "kv/0", Duration: 5 * time.Minute}); err != nil {
 		return err
 	}
+	if cpuProfile != "" {
+		f, err := os.Create(cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	var all []time.Duration
 	for rep := 1; rep <= reps; rep++ {
-		start := time.Now()
-		for _, a := range agents {
-			a.arm(int64(rep), start)
+		if err := proc.arm(rep); err != nil {
+			return err
 		}
+		start := time.Now().UnixNano()
 		if err := kv.call(api.AgentCommitHook, api.AgentHookChanges{Unit: "kv/0", Relations: []api.SettingsChange{
 			{RelationID: 0, App: true, Set: map[string]string{"rev": strconv.Itoa(rep)}}}}); err != nil {
 			return err
 		}
-		lat := make([]time.Duration, 0, n)
-		deadline := time.After(2 * time.Minute)
-		for _, a := range agents {
-			select {
-			case <-a.reachedCh:
-			case <-deadline:
-				return fmt.Errorf("rep %d: not every agent saw app-version %d within 2m", rep, rep)
-			}
-			lat = append(lat, time.Duration(a.latency.Load()))
+		arr, err := proc.arrivals()
+		if err != nil {
+			return err
+		}
+		if len(arr) != n {
+			return fmt.Errorf("rep %d: %d arrivals for %d agents", rep, len(arr), n)
+		}
+		lat := make([]time.Duration, n)
+		for i, t := range arr {
+			lat[i] = time.Duration(t - start)
 		}
 		slices.Sort(lat)
 		all = append(all, lat...)
@@ -200,15 +216,33 @@ func run(n, reps, conc int, keep bool) error {
 	slices.Sort(all)
 	fmt.Println("---")
 	fmt.Printf("connections held:        %d (server count; target 10000)\n", held)
-	fmt.Printf("memory per idle conn:    %.1f KB heap+stacks (%.1f heap, %.1f stacks), %.1f KB RSS (server AND simulated agent side; target <= 30 KB)\n",
-		perHeap/1024, float64(heap1-heap0)/float64(n)/1024, float64(stack1-stack0)/float64(n)/1024, perRSS/1024)
+	fmt.Printf("memory per idle conn:    %s (spoke process: server side only; target <= 30 KB)\n", perConn(mem0, mem1, n))
+	fmt.Printf("  after one request each: %s (includes the store's growth from %d status writes)\n", perConn(mem0, mem2, n), n)
 	fmt.Printf("fan-out to all (%d x %d): p50 %v  p99 %v  max %v (target p99 <= 1s)\n",
 		reps, n, pct(all, 50), pct(all, 99), all[len(all)-1])
 	kv.close()
-	for _, a := range agents {
-		a.close()
+	return proc.quit()
+}
+
+// perConn formats the memory delta between a and b per connection.
+func perConn(a, b memStats, n int) string {
+	kb := func(x, y uint64) float64 { return (float64(y) - float64(x)) / float64(n) / 1024 }
+	return fmt.Sprintf("%.1f KB heap+stacks (%.1f heap, %.1f stacks), %.1f KB RSS (%.1f anonymous), %.1f goroutines",
+		kb(a.heap+a.stack, b.heap+b.stack), kb(a.heap, b.heap), kb(a.stack, b.stack),
+		float64(b.rss-a.rss)/float64(n)/1024, float64(b.anon-a.anon)/float64(n)/1024,
+		float64(b.goroutines-a.goroutines)/float64(n))
+}
+
+func writeProfile(path, name string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
 	}
-	return nil
+	if err := pprof.Lookup(name).WriteTo(f, 0); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 func pct(sorted []time.Duration, p int) time.Duration {
@@ -219,98 +253,30 @@ func pct(sorted []time.Duration, p int) time.Duration {
 	return sorted[max(0, min(i, len(sorted))-1)].Round(time.Microsecond)
 }
 
-var memProfile string
-
 func secretOf(i int) string { return fmt.Sprintf("bench-secret-%08d", i) }
 
-func memory() (heap, stack uint64, rss int64) {
+type memStats struct {
+	heap, stack uint64
+	rss, anon   int64 // VmRSS, and its anonymous part (RssAnon: not file-backed pages)
+	goroutines  int
+}
+
+// memory is this process's live heap, stacks and RSS after a GC that also
+// returns freed pages to the OS, so RSS counts what is held, not garbage.
+func memory() memStats {
 	runtime.GC()
-	runtime.GC()
+	debug.FreeOSMemory()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
+	st := memStats{heap: ms.HeapAlloc, stack: ms.StackInuse, goroutines: runtime.NumGoroutine()}
 	b, _ := os.ReadFile("/proc/self/status")
 	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			kb, _ := strconv.ParseInt(strings.Fields(v)[0], 10, 64)
-			rss = kb << 10
+		for key, dst := range map[string]*int64{"VmRSS:": &st.rss, "RssAnon:": &st.anon} {
+			if v, ok := strings.CutPrefix(line, key); ok {
+				kb, _ := strconv.ParseInt(strings.Fields(v)[0], 10, 64)
+				*dst = kb << 10
+			}
 		}
 	}
-	return ms.HeapAlloc, ms.StackInuse, rss
-}
-
-func startSpoke(ctx context.Context, dir string) (*spoke.Server, *api.Client, *spoke.AdminCredential, error) {
-	addr, err := freeAddr()
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	raftAddr, err := freeAddr()
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	ready := make(chan struct{})
-	srv, err := spoke.New(ctx, spoke.Config{DataDir: filepath.Join(dir, "node"), Listen: addr, RaftListen: raftAddr,
-		Bootstrap: true, Name: "bench", Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		NoProvisioner: true, Ready: ready})
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	go srv.Serve(ctx) // ends with ctx
-	<-ready
-	cred, err := spoke.ReadAdminCredential(filepath.Join(dir, "node"))
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	cl, err := api.NewClient(api.ClientConfig{Addresses: []string{addr}, CACert: []byte(cred.CACert),
-		User: cred.User, Password: cred.Password, Timeout: 60 * time.Second})
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	for deadline := time.Now().Add(30 * time.Second); ; {
-		if _, err := cl.WhoAmI(ctx); err == nil {
-			break
-		} else if time.Now().After(deadline) {
-			return nil, nil, nil, fmt.Errorf("bootstrap: %w", err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return srv, cl, cred, nil
-}
-
-// deploy creates kv (1 unit, machine 0) and web (n units, machines 1..n)
-// related web:db–kv:db (relation 0).
-func deploy(ctx context.Context, cl *api.Client, dir string, n int) (string, error) {
-	m, err := cl.AddModel(ctx, api.AddModelRequest{Name: "bench"})
-	if err != nil {
-		return "", err
-	}
-	for _, c := range []struct {
-		name, meta string
-		units      int
-	}{
-		{"kv", "name: kv\nsummary: kv\ndescription: kv\nprovides:\n  db:\n    interface: kv\n", 1},
-		{"web", "name: web\nsummary: web\ndescription: web\nrequires:\n  db:\n    interface: kv\n", n},
-	} {
-		cdir := filepath.Join(dir, "charms", c.name)
-		if err := os.MkdirAll(cdir, 0o755); err != nil {
-			return "", err
-		}
-		if err := os.WriteFile(filepath.Join(cdir, "metadata.yaml"), []byte(c.meta), 0o644); err != nil {
-			return "", err
-		}
-		var buf bytes.Buffer
-		if err := charm.ArchiveDir(cdir, &buf); err != nil {
-			return "", err
-		}
-		ch, err := cl.UploadCharm(ctx, &buf)
-		if err != nil {
-			return "", err
-		}
-		if _, err := cl.Deploy(ctx, m.UUID, api.DeployRequest{Application: c.name, CharmSHA256: ch.SHA256, NumUnits: c.units}); err != nil {
-			return "", err
-		}
-	}
-	if _, err := cl.Integrate(ctx, m.UUID, "web:db", "kv:db"); err != nil {
-		return "", err
-	}
-	return m.UUID, nil
+	return st
 }

@@ -17,30 +17,35 @@ import (
 // subscription for the whole node (not one per connection), groups each
 // batch by model, and for every connection of that model decides from the
 // connection's interest whether the batch can change its machine's state;
-// only those connections are poked (a non-blocking send on a one-slot
-// channel, so the hub never waits for a connection). It also owns the one
+// only those connections are poked (a flag set under the connection's
+// lock, which starts its writer goroutine if none runs, so the hub never
+// waits for a connection and repeated wakes coalesce). It also owns the one
 // keepalive ticker every connection shares.
 type agentHub struct {
 	// mu guards the fields below.
 	mu     sync.Mutex
 	models map[string]map[*agentConn]struct{}
-	// tick is closed and replaced every keepalive interval.
-	tick chan struct{}
+	closed bool // Server.Close has shut every connection
 }
 
 func newAgentHub() *agentHub {
-	return &agentHub{models: map[string]map[*agentConn]struct{}{}, tick: make(chan struct{})}
+	return &agentHub{models: map[string]map[*agentConn]struct{}{}}
 }
 
-func (h *agentHub) register(c *agentConn) {
+// register adds c, unless the server is closing.
+func (h *agentHub) register(c *agentConn) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if h.closed {
+		return false
+	}
 	m := h.models[c.model]
 	if m == nil {
 		m = map[*agentConn]struct{}{}
 		h.models[c.model] = m
 	}
 	m[c] = struct{}{}
+	return true
 }
 
 func (h *agentHub) unregister(c *agentConn) {
@@ -52,10 +57,30 @@ func (h *agentHub) unregister(c *agentConn) {
 	}
 }
 
-func (h *agentHub) ticker() <-chan struct{} {
+// keepalive makes every connection send a keepalive frame.
+func (h *agentHub) keepalive() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.tick
+	for _, m := range h.models {
+		for c := range m {
+			c.mu.Lock()
+			c.keepalive = true
+			c.startWriterLocked()
+			c.mu.Unlock()
+		}
+	}
+}
+
+// closeAll shuts every connection and refuses new ones.
+func (h *agentHub) closeAll() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.closed = true
+	for _, m := range h.models {
+		for c := range m {
+			c.shut()
+		}
+	}
 }
 
 // Connections returns the number of agent connections on this node.
@@ -82,10 +107,7 @@ func (s *Server) RunAgentHub(ctx context.Context) error {
 			case <-ctx.Done():
 				return nil
 			case <-t.C:
-				s.agents.mu.Lock()
-				close(s.agents.tick)
-				s.agents.tick = make(chan struct{})
-				s.agents.mu.Unlock()
+				s.agents.keepalive()
 			}
 		}
 	})

@@ -35,26 +35,18 @@ type interest struct {
 }
 
 // buildMachineState assembles the whole remote state of one machine from a
-// snapshot, and the interest it depends on.
-func (s *Server) buildMachineState(snap *state.Snapshot, model, machine string, now time.Time) (*api.MachineState, interest, error) {
+// snapshot of version v, and the interest it depends on. Parts shared with
+// other machines come from memo (which may be nil) and must not be
+// modified.
+func (s *Server) buildMachineState(snap *state.Snapshot, v storeVersion, memo *buildMemo, model, machine string, now time.Time) (*api.MachineState, interest, error) {
 	in := interest{machine: machine}
-	m, err := lookupModel(snap, model)
+	mp, err := memo.model(snap, v, model)
 	if err != nil {
 		return nil, in, err
 	}
-	ms := &api.MachineState{ModelUUID: m.UUID, ModelName: m.Name, Machine: machine, Life: api.Dead,
-		UpdateStatusInterval: configDuration(m.Config[cfgUpdateStatusInterval], defaultUpdateStatus),
-		AutoRetry:            configBool(m.Config[cfgAutoRetry], true),
-		Units:                map[string]*api.UnitRemoteState{}}
-	nodes, err := snap.ListControllerNodes()
-	if err != nil {
-		return nil, in, err
-	}
-	for _, n := range nodes {
-		if n.APIAddr != "" {
-			ms.ControllerAddresses = append(ms.ControllerAddresses, n.APIAddr)
-		}
-	}
+	ms := &api.MachineState{ModelUUID: mp.m.UUID, ModelName: mp.m.Name, Machine: machine, Life: api.Dead,
+		UpdateStatusInterval: mp.interval, AutoRetry: mp.autoRetry, ControllerAddresses: mp.controllers,
+		Units: map[string]*api.UnitRemoteState{}}
 	mc, err := snap.MachineByID(model, machine)
 	if err != nil || mc == nil {
 		return ms, in, err // gone: dead, no units
@@ -65,7 +57,7 @@ func (s *Server) buildMachineState(snap *state.Snapshot, model, machine string, 
 		return nil, in, err
 	}
 	for _, u := range units {
-		urs, err := s.buildUnitState(snap, u, now, &in)
+		urs, err := s.buildUnitState(snap, v, memo, u, now, &in)
 		if err != nil {
 			return nil, in, err
 		}
@@ -74,31 +66,23 @@ func (s *Server) buildMachineState(snap *state.Snapshot, model, machine string, 
 	return ms, in, nil
 }
 
-func (s *Server) buildUnitState(snap *state.Snapshot, u *api.Unit, now time.Time, in *interest) (*api.UnitRemoteState, error) {
+func (s *Server) buildUnitState(snap *state.Snapshot, v storeVersion, memo *buildMemo, u *api.Unit, now time.Time, in *interest) (*api.UnitRemoteState, error) {
 	in.units = append(in.units, u.Name)
 	if !slices.Contains(in.apps, u.Application) {
 		in.apps = append(in.apps, u.Application)
 	}
-	a, err := lookupApplication(snap, u.ModelUUID, u.Application)
+	ap, err := memo.app(s, snap, v, u.ModelUUID, u.Application)
 	if err != nil {
 		return nil, err
 	}
+	a := ap.a
 	urs := &api.UnitRemoteState{Unit: u.Name, Application: u.Application, Principal: u.Principal, Life: u.Life,
 		Resolved: u.Resolved, RetryVersion: u.RetryVersion, CharmSHA256: a.CharmSHA256, CharmRevision: a.CharmRevision,
-		OpenPorts: u.OpenPorts, WorkloadStatus: u.WorkloadStatus, Relations: map[int]*api.RelationRemoteState{}}
-	if urs.Config, err = s.effectiveConfig(snap, a); err != nil {
-		return nil, err
-	}
-	if l, err := snap.LeaseByApp(u.ModelUUID, a.Name); err != nil {
-		return nil, err
-	} else if l != nil && l.Holder == u.Name && l.Expiry.After(now) {
+		OpenPorts: u.OpenPorts, WorkloadStatus: u.WorkloadStatus, Config: ap.config,
+		LeaderSettingsVersion: ap.leaderVersion, Relations: map[int]*api.RelationRemoteState{}}
+	if l := ap.lease; l != nil && l.Holder == u.Name && l.Expiry.After(now) {
 		urs.Leader, urs.LeaseExpiry = true, l.Expiry
 		in.leaderApps = append(in.leaderApps, a.Name)
-	}
-	if ls, err := snap.LeaderSettingsByApp(u.ModelUUID, a.Name); err != nil {
-		return nil, err
-	} else if ls != nil {
-		urs.LeaderSettingsVersion = ls.Version
 	}
 	tasks, err := snap.ListTasks(u.ModelUUID, state.TaskFilter{Receiver: u.Name})
 	if err != nil {
@@ -113,12 +97,8 @@ func (s *Server) buildUnitState(snap *state.Snapshot, u *api.Unit, now time.Time
 				Parallel: t.Parallel, ExecutionGroup: t.ExecutionGroup, Status: t.Status})
 		}
 	}
-	rels, err := snap.RelationsByApplication(u.ModelUUID, a.Name)
-	if err != nil {
-		return nil, err
-	}
-	for _, r := range rels {
-		rrs, err := buildRelationState(snap, u, r)
+	for _, r := range ap.rels {
+		rrs, err := buildRelationState(snap, v, memo, u, r)
 		if err != nil {
 			return nil, err
 		}
@@ -133,9 +113,10 @@ func (s *Server) buildUnitState(snap *state.Snapshot, u *api.Unit, now time.Time
 // buildRelationState is relation r as unit u sees it. Members are found
 // from the remote application's units (not by scanning the scope), so a
 // web unit related to a one-unit kv costs one lookup however many web
-// units share the relation. Container-scoped relations only show units on
-// u's machine.
-func buildRelationState(snap *state.Snapshot, u *api.Unit, r *api.Relation) (*api.RelationRemoteState, error) {
+// units share the relation, and a non-container relation is looked up once
+// per application and store version (buildMemo). Container-scoped
+// relations only show units on u's machine.
+func buildRelationState(snap *state.Snapshot, v storeVersion, memo *buildMemo, u *api.Unit, r *api.Relation) (*api.RelationRemoteState, error) {
 	var local, remote *api.RelationEndpoint
 	for i := range r.Endpoints {
 		if r.Endpoints[i].Application == u.Application && local == nil {
@@ -157,42 +138,46 @@ func buildRelationState(snap *state.Snapshot, u *api.Unit, r *api.Relation) (*ap
 			return nil, nil
 		}
 	}
-	rrs := &api.RelationRemoteState{ID: r.ID, Endpoint: local.Name, Interface: local.Interface, Role: local.Role,
-		Scope: local.Scope, RemoteApp: remote.Application, Life: r.Life, Members: map[string]int{}}
+	var rrs *api.RelationRemoteState
 	if container {
-		rrs.Scope = "container"
+		rrs = &api.RelationRemoteState{ID: r.ID, Endpoint: local.Name, Interface: local.Interface, Role: local.Role,
+			Scope: "container", RemoteApp: remote.Application, Life: r.Life, Members: map[string]int{}}
+		others, err := snap.UnitsByApplication(u.ModelUUID, remote.Application)
+		if err != nil {
+			return nil, err
+		}
+		for _, o := range others {
+			if o.Name == u.Name || o.MachineID != u.MachineID {
+				continue
+			}
+			if err := addMember(snap, u.ModelUUID, r.ID, o.Name, rrs.Members); err != nil {
+				return nil, err
+			}
+		}
+		if bag, err := snap.RelationDataBag(u.ModelUUID, r.ID, remote.Application, true); err != nil {
+			return nil, err
+		} else if bag != nil {
+			rrs.AppVersion = bag.Version
+		}
+	} else {
+		shared, err := memo.relation(snap, v, u.ModelUUID, r, local, remote)
+		if err != nil {
+			return nil, err
+		}
+		c := *shared
+		rrs = &c
+		if _, self := shared.Members[u.Name]; self { // peers: all but u
+			rrs.Members = make(map[string]int, len(shared.Members)-1)
+			for k, n := range shared.Members {
+				if k != u.Name {
+					rrs.Members[k] = n
+				}
+			}
+		}
 	}
 	var err error
 	if rrs.Joined, err = snap.InScope(u.ModelUUID, r.ID, u.Name); err != nil {
 		return nil, err
-	}
-	others, err := snap.UnitsByApplication(u.ModelUUID, remote.Application)
-	if err != nil {
-		return nil, err
-	}
-	for _, o := range others {
-		if o.Name == u.Name || (container && o.MachineID != u.MachineID) {
-			continue
-		}
-		in, err := snap.InScope(u.ModelUUID, r.ID, o.Name)
-		if err != nil {
-			return nil, err
-		}
-		if !in {
-			continue
-		}
-		v := 0
-		if bag, err := snap.RelationDataBag(u.ModelUUID, r.ID, o.Name, false); err != nil {
-			return nil, err
-		} else if bag != nil {
-			v = bag.Version
-		}
-		rrs.Members[o.Name] = v
-	}
-	if bag, err := snap.RelationDataBag(u.ModelUUID, r.ID, remote.Application, true); err != nil {
-		return nil, err
-	} else if bag != nil {
-		rrs.AppVersion = bag.Version
 	}
 	return rrs, nil
 }

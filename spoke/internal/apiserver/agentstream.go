@@ -3,7 +3,9 @@ package apiserver
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"hash/fnv"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -29,27 +31,56 @@ var agentUpgrader = websocket.Upgrader{
 // maxAgentMessage bounds one request: a relation bag may be 16 MiB.
 const maxAgentMessage = 20 << 20
 
-// agentConn is one machine agent's websocket. The handler goroutine is the
-// writer; one reader goroutine serves requests.
+// agentConn is one machine agent's websocket. Its reader goroutine lives as
+// long as the connection and serves requests in order; a writer goroutine
+// exists only while there is something to send (see the package comment).
 type agentConn struct {
 	s       *Server
 	ws      *websocket.Conn
 	model   string
 	machine string
-	pokeCh  chan struct{}        // one slot: "your state may have changed"
+	cancel  context.CancelFunc   // ends the reader's context
 	out     chan *api.AgentFrame // responses from the reader
+	last    uint64               // hash of the last state sent; the one writer's own
 
-	// mu guards the fields below; the hub reads them.
-	mu       sync.Mutex
-	building bool
-	in       interest
+	// mu guards the fields below; the hub reads and sets them.
+	mu        sync.Mutex
+	building  bool
+	in        interest
+	dirty     bool // the state may have changed since the last build
+	keepalive bool // a keepalive frame is due
+	writing   bool // a writer goroutine runs
+	closed    bool // the connection is done: no more writers
 }
 
+// poke says "your state may have changed".
 func (c *agentConn) poke() {
-	select {
-	case c.pokeCh <- struct{}{}:
-	default:
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.dirty = true
+	c.startWriterLocked()
+}
+
+// startWriterLocked starts the writer unless it runs. Callers hold c.mu,
+// and either are c's reader or hold the hub's lock with c registered, so
+// the reader has not yet left and Server.conns is above zero for the Add.
+func (c *agentConn) startWriterLocked() {
+	if c.writing || c.closed {
+		return
 	}
+	c.writing = true
+	c.s.conns.Add(1)
+	go c.writer() // joined by Server.Close
+}
+
+// shut ends the connection: the reader's read fails, a writer's write
+// fails, and no writer starts again.
+func (c *agentConn) shut() {
+	c.mu.Lock()
+	c.closed = true
+	c.mu.Unlock()
+	c.cancel()
+	c.ws.Close()
 }
 
 // authenticateAgent checks a machine agent's Basic credentials and returns
@@ -70,7 +101,8 @@ func (s *Server) authenticateAgent(r *http.Request) (model, machine string, err 
 	if !ok || machine == "" {
 		return "", "", api.Errorf(api.CodeUnauthorized, "invalid agent tag or secret")
 	}
-	return cred.ModelUUID, machine, nil
+	// Copies, so the connection does not pin the decoded header.
+	return cred.ModelUUID, strings.Clone(machine), nil
 }
 
 // agentStream serves GET /v1/agent/stream?since=N.
@@ -96,25 +128,22 @@ func (s *Server) agentStream(w http.ResponseWriter, r *http.Request) {
 	// server's per-connection state (buffers, the handler's deep stack),
 	// which would otherwise stay pinned for the life of an idle agent.
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
-	c := &agentConn{s: s, ws: ws, model: model, machine: machine,
-		pokeCh: make(chan struct{}, 1), out: make(chan *api.AgentFrame, 4)}
+	c := &agentConn{s: s, ws: ws, model: model, machine: machine, cancel: cancel,
+		out: make(chan *api.AgentFrame, 4)}
 	c.in.machine = machine
-	s.conns.Add(2)
-	go func() { // the writer; joined by Server.Close
-		defer s.conns.Done()
-		defer cancel()
-		defer ws.Close()
-		c.run(ctx, since)
-	}()
+	s.conns.Add(1)
 	go func() { // the reader; joined by Server.Close
 		defer s.conns.Done()
-		c.readLoop(ctx, cancel)
+		c.run(ctx, since)
 	}()
 }
 
-// run is the writer side of a connection, from its first state frame on.
+// run is the reader side of a connection: it registers with the hub, asks
+// for the first state frame, and serves requests until the connection
+// fails or the server closes.
 func (c *agentConn) run(ctx context.Context, since uint64) {
 	s := c.s
+	defer c.shut()
 	if since > 0 {
 		// An agent failing over from a node that was ahead waits for this
 		// replica to catch up, so its state never goes backwards.
@@ -125,13 +154,18 @@ func (c *agentConn) run(ctx context.Context, since uint64) {
 			s.log.Debug("agent resumed ahead of this replica", "model", c.model, "machine", c.machine, "since", since)
 		}
 	}
-	s.agents.register(c)
+	if !s.agents.register(c) {
+		return // the server is closing
+	}
 	defer s.agents.unregister(c)
 	c.poke()
-	s.markMachineStarted(ctx, c.model, c.machine)
-	if err := c.writeLoop(ctx); err != nil && ctx.Err() == nil {
-		s.log.Debug("agent stream ended", "model", c.model, "machine", c.machine, "err", err)
-	}
+	// Off the reader's stack, for the reason readLoop gives.
+	s.conns.Add(1)
+	go func() { // joined by Server.Close
+		defer s.conns.Done()
+		s.markMachineStarted(ctx, c.model, c.machine)
+	}()
+	c.readLoop(ctx)
 }
 
 // markMachineStarted records that the machine agent is connected.
@@ -152,46 +186,99 @@ func (c *agentConn) write(data []byte) error {
 	return c.ws.WriteMessage(websocket.TextMessage, data)
 }
 
-func (c *agentConn) writeLoop(ctx context.Context) error {
-	var last uint64 // hash of the last state sent
+// writer sends what is due (responses first, then a changed state, then a
+// keepalive) and exits when nothing is. A failed write ends the connection.
+func (c *agentConn) writer() {
+	defer c.s.conns.Done()
 	for {
+		// c.out is polled under c.mu: the reader queues an answer and then
+		// takes c.mu to start a writer, so an answer is never stranded.
+		var f *api.AgentFrame
+		c.mu.Lock()
 		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-c.s.closing:
-			return nil
-		case f := <-c.out:
-			data, err := json.Marshal(f)
-			if err != nil {
-				return err
+		case f = <-c.out:
+		default:
+		}
+		dirty, keepalive := c.dirty, c.keepalive
+		if f == nil && !dirty && !keepalive {
+			c.writing = false
+			c.mu.Unlock()
+			return
+		}
+		if f == nil {
+			c.dirty = false
+			if !dirty {
+				c.keepalive = false
 			}
-			if err := c.write(data); err != nil {
-				return err
+		}
+		c.mu.Unlock()
+		var err error
+		switch {
+		case f != nil:
+			err = c.writeResponse(f)
+		case dirty:
+			err = c.writeState()
+		default:
+			err = c.writeKeepalive()
+		}
+		if err != nil {
+			c.mu.Lock()
+			c.writing, c.closed = false, true // no writer after a failed write
+			c.mu.Unlock()
+			if !errors.Is(err, net.ErrClosed) {
+				c.s.log.Debug("agent stream ended", "model", c.model, "machine", c.machine, "err", err)
 			}
-		case <-c.s.agents.ticker():
-			idx, _ := c.s.b.Store().Snapshot().LatestIndex()
-			data, _ := json.Marshal(&api.AgentFrame{Type: api.AgentFrameKeepalive, Index: idx})
-			if err := c.write(data); err != nil {
-				return err
-			}
-		case <-c.pokeCh:
-			data, h, err := c.build()
-			if err != nil {
-				return err
-			}
-			if h == last {
-				continue
-			}
-			if err := c.write(data); err != nil {
-				return err
-			}
-			last = h
+			c.shut()
+			return
 		}
 	}
 }
 
-// build returns the state frame and the hash of its state.
-func (c *agentConn) build() ([]byte, uint64, error) {
+func (c *agentConn) writeResponse(f *api.AgentFrame) error {
+	data, err := json.Marshal(f)
+	if err != nil {
+		return err
+	}
+	return c.write(data)
+}
+
+func (c *agentConn) writeKeepalive() error {
+	idx, _ := c.s.b.Store().Snapshot().LatestIndex()
+	data, _ := json.Marshal(&api.AgentFrame{Type: api.AgentFrameKeepalive, Index: idx})
+	return c.write(data)
+}
+
+// writeState sends the machine's state if it differs from the last sent.
+func (c *agentConn) writeState() error {
+	fp, h, err := c.build()
+	if err != nil {
+		return err
+	}
+	defer putFrame(fp)
+	if h == c.last {
+		return nil
+	}
+	if err := c.write(*fp); err != nil {
+		return err
+	}
+	c.last = h
+	return nil
+}
+
+// framePool recycles state frames: one is in use per writer, and only
+// while it builds and writes.
+var framePool = sync.Pool{New: func() any { b := make([]byte, 0, 2048); return &b }}
+
+// putFrame recycles fp unless it grew large for one big state.
+func putFrame(fp *[]byte) {
+	if cap(*fp) <= 64<<10 {
+		framePool.Put(fp)
+	}
+}
+
+// build returns the state frame (from framePool; the caller puts it back)
+// and the hash of its state.
+func (c *agentConn) build() (*[]byte, uint64, error) {
 	c.mu.Lock()
 	c.building = true
 	c.mu.Unlock()
@@ -200,26 +287,27 @@ func (c *agentConn) build() ([]byte, uint64, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	ms, in, err := c.s.buildMachineState(snap, c.model, c.machine, c.s.now())
+	v := storeVersion{gen: snap.Generation(), index: idx}
+	ms, in, err := c.s.buildMachineState(snap, v, &c.s.agentMemo, c.model, c.machine, c.s.now())
 	if err != nil {
 		return nil, 0, err
 	}
 	c.mu.Lock()
 	c.building, c.in = false, in
 	c.mu.Unlock()
-	body, err := json.Marshal(ms)
-	if err != nil {
+	fp := framePool.Get().(*[]byte)
+	frame := append((*fp)[:0], `{"type":"state","index":`...)
+	frame = strconv.AppendUint(frame, idx, 10)
+	frame = append(frame, `,"state":`...)
+	start := len(frame)
+	if frame, err = appendMachineState(frame, ms); err != nil {
+		putFrame(fp)
 		return nil, 0, err
 	}
 	h := fnv.New64a()
-	h.Write(body)
-	frame := make([]byte, 0, len(body)+64)
-	frame = append(frame, `{"type":"state","index":`...)
-	frame = strconv.AppendUint(frame, idx, 10)
-	frame = append(frame, `,"state":`...)
-	frame = append(frame, body...)
-	frame = append(frame, '}')
-	return frame, h.Sum64(), nil
+	h.Write(frame[start:])
+	*fp = append(frame, '}')
+	return fp, h.Sum64(), nil
 }
 
 // agentRequestIn is an AgentRequest as received, params still raw.
@@ -229,33 +317,52 @@ type agentRequestIn struct {
 	Params json.RawMessage `json:"params"`
 }
 
-// readLoop answers requests in order until the connection fails.
-func (c *agentConn) readLoop(ctx context.Context, cancel context.CancelFunc) {
-	defer cancel()
+// readLoop answers requests in order until the connection fails. An
+// answer waits in c.out (four slots) for the writer.
+//
+// Each request is served on a short-lived goroutine that the reader waits
+// for. The reader spends nearly all its life parked in ReadMessage, which
+// needs a small stack; serving a request (a raft proposal, JSON) needs a
+// deep one, and a stack only shrinks while it is four times what it uses,
+// so a reader that served requests itself would keep twice the stack for
+// the life of the connection.
+func (c *agentConn) readLoop(ctx context.Context) {
 	for {
 		_, data, err := c.ws.ReadMessage()
 		if err != nil {
 			return
 		}
-		var req agentRequestIn
-		f := &api.AgentFrame{Type: api.AgentFrameResponse}
-		if err := json.Unmarshal(data, &req); err != nil {
-			f.Error = api.Errorf(api.CodeBadRequest, "malformed agent request: %v", err)
-		} else {
-			f.ID = req.ID
-			res, idx, err := c.s.handleAgentRequest(ctx, c, &req)
-			f.Result, f.Index = res, idx
-			if err != nil {
-				f.Error = toAPIError(err)
-				if f.Error.Code == api.CodeInternal {
-					c.s.log.Error("agent request failed", "method", req.Method, "model", c.model, "machine", c.machine, "err", err)
-				}
-			}
-		}
+		var f *api.AgentFrame
+		var wg sync.WaitGroup
+		wg.Go(func() { f = c.serve(ctx, data) })
+		wg.Wait()
 		select {
 		case c.out <- f:
 		case <-ctx.Done():
 			return
 		}
+		c.mu.Lock()
+		c.startWriterLocked()
+		c.mu.Unlock()
 	}
+}
+
+// serve answers one request.
+func (c *agentConn) serve(ctx context.Context, data []byte) *api.AgentFrame {
+	var req agentRequestIn
+	f := &api.AgentFrame{Type: api.AgentFrameResponse}
+	if err := json.Unmarshal(data, &req); err != nil {
+		f.Error = api.Errorf(api.CodeBadRequest, "malformed agent request: %v", err)
+		return f
+	}
+	f.ID = req.ID
+	res, idx, err := c.s.handleAgentRequest(ctx, c, &req)
+	f.Result, f.Index = res, idx
+	if err != nil {
+		f.Error = toAPIError(err)
+		if f.Error.Code == api.CodeInternal {
+			c.s.log.Error("agent request failed", "method", req.Method, "model", c.model, "machine", c.machine, "err", err)
+		}
+	}
+	return f
 }

@@ -6,13 +6,17 @@
 //
 // # Agent streams
 //
-// Each machine agent holds one websocket (GET /v1/agent/stream), served by
-// exactly two goroutines: the handler's goroutine is the writer, one more
-// reads and answers requests in order (answers go to the writer through a
-// four-slot channel). State frames are whole: the writer rebuilds the
-// machine's api.MachineState from a fresh store snapshot, hashes its JSON,
-// and sends it only if the hash differs from the last one sent; so a
-// reconnecting agent loses nothing by missing intermediate frames.
+// Each machine agent holds one websocket (GET /v1/agent/stream). One
+// reader goroutine lives as long as the connection and answers requests in
+// order; a writer goroutine exists only while something is due (an answer,
+// which waits in a four-slot channel, a possibly changed state, a
+// keepalive) and exits when nothing is, so an idle connection costs one
+// goroutine. Waking a connection sets a flag under its lock and starts the
+// writer if none runs: writes to one connection stay serial, and wakes
+// coalesce. State frames are whole: the writer rebuilds the machine's
+// api.MachineState from a fresh store snapshot, hashes its JSON, and sends
+// it only if the hash differs from the last one sent; so a reconnecting
+// agent loses nothing by missing intermediate frames.
 //
 // Fan-out. One agentHub per node holds a single event-broker subscription
 // (RunAgentHub, a supervised node worker) and the connections grouped by
@@ -22,19 +26,26 @@
 // applications, the relations they see with each relation's remote
 // application, the applications one of its units led). A relation-data
 // write by web/3 therefore wakes the kv units and web's peers, not every
-// web unit; a lease renewal wakes only the holder's machine. A connection
-// is woken by a non-blocking send on a one-slot channel, so the hub never
-// waits for a connection and repeated wakes coalesce; while a connection is
-// between its snapshot and publishing the new interest, every event of its
-// model wakes it again, so no change is lost in between. Keepalives come
-// from one hub ticker whose channel every writer selects on: an idle
-// connection owns no timer. A writer that cannot write a frame within
-// writeTimeout is disconnected; the agent reconnects (since=N) and gets the
-// current state.
+// web unit; a lease renewal wakes only the holder's machine. The hub never
+// waits for a connection; while a connection is between its snapshot and
+// publishing the new interest, every event of its model wakes it again, so
+// no change is lost in between. Keepalives come from one hub ticker that
+// wakes every connection: an idle connection owns no timer. A writer that
+// cannot write a frame within writeTimeout ends the connection; the agent
+// reconnects (since=N) and gets the current state. Server.Close shuts
+// every connection through the hub.
 //
-// Memory per idle connection is kept small: 512-byte read buffers, write
-// buffers taken from a shared pool only while writing, no per-connection
-// timers, no copy of the last state (only its hash).
+// Building is cheap when one change wakes many connections: the parts of a
+// state that do not depend on the machine (model settings, an
+// application's config, lease and relations, a non-container relation as
+// its application's units see it) are computed once per store version and
+// shared (buildMemo), and frames are encoded without reflection
+// (appendMachineState, byte-identical to encoding/json).
+//
+// Memory per idle connection is kept small: one goroutine, 512-byte read
+// buffers, write buffers and frames taken from shared pools only while
+// writing, no per-connection timers, no copy of the last state (only its
+// hash).
 package apiserver
 
 import (
@@ -105,8 +116,10 @@ type Server struct {
 	metrics *metrics
 	charms  *charmCache
 	agents  *agentHub
-	logs    *logBook
-	closing chan struct{}
+	// agentMemo shares machine-state parts between agent connections.
+	agentMemo buildMemo
+	logs      *logBook
+	closing   chan struct{}
 	// conns counts agent connection goroutines, which outlive their
 	// handlers; Close waits for them.
 	conns sync.WaitGroup
@@ -143,6 +156,7 @@ func (s *Server) Close() {
 	default:
 		close(s.closing)
 	}
+	s.agents.closeAll()
 	s.conns.Wait()
 }
 

@@ -20,6 +20,7 @@ type Store struct {
 	mu        sync.RWMutex
 	db        *memdb.MemDB
 	abandonCh chan struct{}
+	gen       uint64 // bumped by every Restore
 }
 
 // NewStore returns an empty store.
@@ -35,7 +36,7 @@ func NewStore() (*Store, error) {
 func (s *Store) Snapshot() *Snapshot {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return &Snapshot{reader{txn: s.db.Txn(false)}}
+	return &Snapshot{reader: reader{txn: s.db.Txn(false)}, gen: s.gen}
 }
 
 // AbandonCh is closed when a Restore replaces the store's contents.
@@ -55,7 +56,7 @@ func (s *Store) BlockingQuery(ctx context.Context, minIndex uint64,
 	for {
 		ws := memdb.NewWatchSet()
 		s.mu.RLock()
-		snap := &Snapshot{reader{txn: s.db.Txn(false), ws: ws}}
+		snap := &Snapshot{reader: reader{txn: s.db.Txn(false), ws: ws}, gen: s.gen}
 		ws.Add(s.abandonCh)
 		s.mu.RUnlock()
 		resp, idx, err := fn(ws, snap)
@@ -147,6 +148,7 @@ func (s *Store) replace(db *memdb.MemDB) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.db = db
+	s.gen++
 	close(s.abandonCh)
 	s.abandonCh = make(chan struct{})
 }
@@ -154,7 +156,13 @@ func (s *Store) replace(db *memdb.MemDB) {
 // Snapshot is a consistent read-only view of the store.
 type Snapshot struct {
 	reader
+	gen uint64
 }
+
+// Generation counts the store's restores before this snapshot was taken.
+// Two snapshots with equal Generation and LatestIndex hold the same data:
+// every write transaction that changes anything bumps the index table.
+func (s *Snapshot) Generation() uint64 { return s.gen }
 
 // Txn is a write transaction; it reads its own writes.
 type Txn struct {

@@ -1,0 +1,239 @@
+package apiserver
+
+import (
+	"encoding/json"
+	"slices"
+	"strconv"
+
+	"github.com/droverhq/drover/api"
+)
+
+// appendMachineState appends the JSON of ms, byte for byte what
+// json.Marshal produces (TestAppendMachineStateMatchesMarshal holds it to
+// that, and fails when a field is added to these types), without
+// reflection on the hot path: a fan-out encodes one state per connection.
+// Free-form values (config, task params, status data, ports) go through
+// encoding/json.
+func appendMachineState(b []byte, ms *api.MachineState) ([]byte, error) {
+	b = append(b, `{"model-uuid":`...)
+	b = appendJSONString(b, ms.ModelUUID)
+	b = append(b, `,"model-name":`...)
+	b = appendJSONString(b, ms.ModelName)
+	b = append(b, `,"machine":`...)
+	b = appendJSONString(b, ms.Machine)
+	b = append(b, `,"life":`...)
+	b = appendJSONString(b, string(ms.Life))
+	if len(ms.Addresses) > 0 {
+		b = append(b, `,"addresses":`...)
+		b = appendStrings(b, ms.Addresses)
+	}
+	b = append(b, `,"controller-addresses":`...)
+	b = appendStrings(b, ms.ControllerAddresses)
+	b = append(b, `,"update-status-interval":`...)
+	b = strconv.AppendInt(b, int64(ms.UpdateStatusInterval), 10)
+	b = append(b, `,"automatically-retry-hooks":`...)
+	b = strconv.AppendBool(b, ms.AutoRetry)
+	b = append(b, `,"units":`...)
+	if ms.Units == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '{')
+		for i, name := range sortedKeys(ms.Units) {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendJSONString(b, name)
+			b = append(b, ':')
+			var err error
+			if b, err = appendUnitState(b, ms.Units[name]); err != nil {
+				return nil, err
+			}
+		}
+		b = append(b, '}')
+	}
+	return append(b, '}'), nil
+}
+
+func appendUnitState(b []byte, u *api.UnitRemoteState) ([]byte, error) {
+	if u == nil {
+		return append(b, "null"...), nil
+	}
+	b = append(b, `{"unit":`...)
+	b = appendJSONString(b, u.Unit)
+	b = append(b, `,"application":`...)
+	b = appendJSONString(b, u.Application)
+	if u.Principal != "" {
+		b = append(b, `,"principal":`...)
+		b = appendJSONString(b, u.Principal)
+	}
+	b = append(b, `,"life":`...)
+	b = appendJSONString(b, string(u.Life))
+	if u.Resolved != "" {
+		b = append(b, `,"resolved":`...)
+		b = appendJSONString(b, u.Resolved)
+	}
+	b = append(b, `,"retry-version":`...)
+	b = strconv.AppendInt(b, int64(u.RetryVersion), 10)
+	b = append(b, `,"charm-sha256":`...)
+	b = appendJSONString(b, u.CharmSHA256)
+	b = append(b, `,"charm-revision":`...)
+	b = strconv.AppendInt(b, int64(u.CharmRevision), 10)
+	b = append(b, `,"config":`...)
+	var err error
+	if b, err = appendMarshal(b, u.Config, len(u.Config) == 0 && u.Config != nil, "{}"); err != nil {
+		return nil, err
+	}
+	b = append(b, `,"leader":`...)
+	b = strconv.AppendBool(b, u.Leader)
+	if !u.LeaseExpiry.IsZero() {
+		b = append(b, `,"lease-expiry":`...)
+		if b, err = appendMarshal(b, u.LeaseExpiry, false, ""); err != nil {
+			return nil, err
+		}
+	}
+	b = append(b, `,"leader-settings-version":`...)
+	b = strconv.AppendInt(b, int64(u.LeaderSettingsVersion), 10)
+	b = append(b, `,"relations":`...)
+	if u.Relations == nil {
+		b = append(b, "null"...)
+	} else {
+		// encoding/json orders integer keys as strings.
+		ids := make([]string, 0, len(u.Relations))
+		for id := range u.Relations {
+			ids = append(ids, strconv.Itoa(id))
+		}
+		slices.Sort(ids)
+		b = append(b, '{')
+		for i, id := range ids {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, '"')
+			b = append(b, id...)
+			b = append(b, `":`...)
+			n, _ := strconv.Atoi(id)
+			b = appendRelationState(b, u.Relations[n])
+		}
+		b = append(b, '}')
+	}
+	if len(u.Tasks) > 0 {
+		b = append(b, `,"tasks":`...)
+		if b, err = appendMarshal(b, u.Tasks, false, ""); err != nil {
+			return nil, err
+		}
+	}
+	if len(u.OpenPorts) > 0 {
+		b = append(b, `,"open-ports":`...)
+		if b, err = appendMarshal(b, u.OpenPorts, false, ""); err != nil {
+			return nil, err
+		}
+	}
+	b = append(b, `,"workload-status":{"status":`...)
+	st := &u.WorkloadStatus
+	b = appendJSONString(b, st.Status)
+	if st.Message != "" {
+		b = append(b, `,"message":`...)
+		b = appendJSONString(b, st.Message)
+	}
+	if len(st.Data) > 0 {
+		b = append(b, `,"data":`...)
+		if b, err = appendMarshal(b, st.Data, false, ""); err != nil {
+			return nil, err
+		}
+	}
+	b = append(b, `,"since":`...)
+	if b, err = appendMarshal(b, st.Since, false, ""); err != nil {
+		return nil, err
+	}
+	return append(b, "}}"...), nil
+}
+
+func appendRelationState(b []byte, r *api.RelationRemoteState) []byte {
+	if r == nil {
+		return append(b, "null"...)
+	}
+	b = append(b, `{"id":`...)
+	b = strconv.AppendInt(b, int64(r.ID), 10)
+	b = append(b, `,"endpoint":`...)
+	b = appendJSONString(b, r.Endpoint)
+	b = append(b, `,"interface":`...)
+	b = appendJSONString(b, r.Interface)
+	b = append(b, `,"role":`...)
+	b = appendJSONString(b, r.Role)
+	b = append(b, `,"scope":`...)
+	b = appendJSONString(b, r.Scope)
+	b = append(b, `,"remote-app":`...)
+	b = appendJSONString(b, r.RemoteApp)
+	b = append(b, `,"life":`...)
+	b = appendJSONString(b, string(r.Life))
+	b = append(b, `,"joined":`...)
+	b = strconv.AppendBool(b, r.Joined)
+	b = append(b, `,"members":`...)
+	if r.Members == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '{')
+		for i, name := range sortedKeys(r.Members) {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendJSONString(b, name)
+			b = append(b, ':')
+			b = strconv.AppendInt(b, int64(r.Members[name]), 10)
+		}
+		b = append(b, '}')
+	}
+	b = append(b, `,"app-version":`...)
+	b = strconv.AppendInt(b, int64(r.AppVersion), 10)
+	return append(b, '}')
+}
+
+// appendMarshal appends json.Marshal(v), or short if useShort.
+func appendMarshal(b []byte, v any, useShort bool, short string) ([]byte, error) {
+	if useShort {
+		return append(b, short...), nil
+	}
+	data, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return append(b, data...), nil
+}
+
+func appendStrings(b []byte, ss []string) []byte {
+	if ss == nil {
+		return append(b, "null"...)
+	}
+	b = append(b, '[')
+	for i, s := range ss {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSONString(b, s)
+	}
+	return append(b, ']')
+}
+
+// appendJSONString quotes s as encoding/json does: printable ASCII other
+// than '"', '\\', '<', '>' and '&' is copied, anything else takes the slow
+// path through json.Marshal.
+func appendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			data, _ := json.Marshal(s) // a string always marshals
+			return append(b, data...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
