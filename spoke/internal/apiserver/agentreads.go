@@ -264,33 +264,39 @@ func (s *Server) agentLog(ctx context.Context, c *agentConn, raw json.RawMessage
 }
 
 func (s *Server) agentCharmState(ctx context.Context, c *agentConn, raw json.RawMessage) (any, uint64, error) {
-	var p api.AgentUnitParams
-	snap, u, err := s.unitParams(c, raw, &p, func() string { return p.Unit })
-	if err != nil {
-		return nil, 0, err
-	}
-	idx, _ := snap.LatestIndex()
-	out := map[string]string{}
-	if st, err := snap.UnitStateByName(c.model, u.Name); err != nil {
-		return nil, idx, err
-	} else if st != nil {
-		maps.Copy(out, st.State)
-	}
-	return out, idx, nil
+	return s.agentUnitMap(c, raw, func(snap *state.Snapshot, u *api.Unit) (map[string]string, error) {
+		st, err := snap.UnitStateByName(c.model, u.Name)
+		if err != nil || st == nil {
+			return nil, err
+		}
+		return st.State, nil
+	})
 }
 
 func (s *Server) agentLeaderSettings(ctx context.Context, c *agentConn, raw json.RawMessage) (any, uint64, error) {
+	return s.agentUnitMap(c, raw, func(snap *state.Snapshot, u *api.Unit) (map[string]string, error) {
+		ls, err := snap.LeaderSettingsByApp(c.model, u.Application)
+		if err != nil || ls == nil {
+			return nil, err
+		}
+		return ls.Settings, nil
+	})
+}
+
+// agentUnitMap answers a read of one of a unit's string maps (charm state,
+// leader settings) with a copy, empty when nothing was ever written.
+func (s *Server) agentUnitMap(c *agentConn, raw json.RawMessage, get func(*state.Snapshot, *api.Unit) (map[string]string, error)) (any, uint64, error) {
 	var p api.AgentUnitParams
 	snap, u, err := s.unitParams(c, raw, &p, func() string { return p.Unit })
 	if err != nil {
 		return nil, 0, err
 	}
 	idx, _ := snap.LatestIndex()
-	out := map[string]string{}
-	if ls, err := snap.LeaderSettingsByApp(c.model, u.Application); err != nil {
+	m, err := get(snap, u)
+	if err != nil {
 		return nil, idx, err
-	} else if ls != nil {
-		maps.Copy(out, ls.Settings)
 	}
+	out := map[string]string{}
+	maps.Copy(out, m)
 	return out, idx, nil
 }
