@@ -15,7 +15,16 @@ import (
 // Check reports whether the caller has relation on object. Code mounted
 // with Mount uses it for its own routes.
 func (s *Server) Check(ctx context.Context, p Principal, rel authz.Relation, object string) (bool, error) {
-	return s.authz.Check(ctx, p.Object, rel, object)
+	key := decisionKey{user: p.Object, rel: rel, object: object}
+	if ok, hit := s.decisions.get(key); hit {
+		return ok, nil
+	}
+	gen := s.decisions.generation()
+	ok, err := s.authz.Check(ctx, p.Object, rel, object)
+	if err == nil {
+		s.decisions.put(key, ok, gen)
+	}
+	return ok, err
 }
 
 // require answers nil when the caller has rel on object. Otherwise it

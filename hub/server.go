@@ -23,18 +23,20 @@ import (
 
 // Server is a hub replica. Build it with New, serve with Run.
 type Server struct {
-	cfg     Config
-	store   *store.Store
-	authz   *authz.Client
-	keys    *token.Keys
-	oidc    *oidcClient
-	outbox  *outbox.Worker
-	router  chi.Router
-	api     chi.Router // /v1, authenticated and audited
-	reg     *prometheus.Registry
-	reqs    *prometheus.CounterVec
-	spokes  spokeSet
-	indexer *indexer
+	cfg    Config
+	store  *store.Store
+	authz  *authz.Client
+	keys   *token.Keys
+	oidc   *oidcClient
+	outbox *outbox.Worker
+	// decisions caches Check answers briefly (decisions.go).
+	decisions *decisionCache
+	router    chi.Router
+	api       chi.Router // /v1, authenticated and audited
+	reg       *prometheus.Registry
+	reqs      *prometheus.CounterVec
+	spokes    spokeSet
+	indexer   *indexer
 }
 
 // New connects to PostgreSQL (migrating it), OpenFGA and the OIDC issuer,
@@ -58,8 +60,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if s.oidc, err = newOIDC(ctx, &cfg); err != nil {
 		return fail(err)
 	}
+	s.decisions = newDecisionCache(cfg.Now, decisionTTL)
 	if s.outbox, err = outbox.New(outbox.Config{Store: s.store, Authz: s.authz, Logger: cfg.Logger.With("worker", "authz-outbox"),
-		Now: cfg.Now, ReconcileEvery: 10 * time.Minute}); err != nil {
+		Now: cfg.Now, ReconcileEvery: 10 * time.Minute, Changed: s.decisions.clear}); err != nil {
 		return fail(err)
 	}
 	for _, sa := range cfg.ServiceAccounts {

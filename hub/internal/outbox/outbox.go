@@ -35,6 +35,9 @@ type Config struct {
 	// run around the OpenFGA write and may cancel the worker's context to
 	// simulate a crash at that point.
 	BeforeWrite, AfterWrite func()
+	// Changed, if set, runs after every successful OpenFGA write, so
+	// caches of permission decisions can be dropped.
+	Changed func()
 }
 
 // Worker delivers the outbox. Run it under a supervisor; one per hub
@@ -152,6 +155,9 @@ func (w *Worker) DeliverOnce(ctx context.Context) (int, error) {
 			}
 		}
 		return 0, err
+	}
+	if w.cfg.Changed != nil {
+		w.cfg.Changed()
 	}
 	if w.cfg.AfterWrite != nil {
 		w.cfg.AfterWrite()
