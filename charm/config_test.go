@@ -112,18 +112,7 @@ func TestParseSettings(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := c.ParseSettings(tt.in)
-			if tt.err != "" {
-				if err == nil || !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tt.err) {
-					t.Fatalf("error %v, want %q", err, tt.err)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !reflect.DeepEqual(got, tt.want) {
-				t.Errorf("got %#v, want %#v", got, tt.want)
-			}
+			checkResult(t, got, err, tt.want, tt.err)
 		})
 	}
 }
@@ -159,18 +148,7 @@ func TestValidateSettings(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := c.ValidateSettings(tt.in)
-			if tt.err != "" {
-				if err == nil || !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tt.err) {
-					t.Fatalf("error %v, want %q", err, tt.err)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !reflect.DeepEqual(got, tt.want) {
-				t.Errorf("got %#v, want %#v", got, tt.want)
-			}
+			checkResult(t, got, err, tt.want, tt.err)
 		})
 	}
 }
@@ -182,5 +160,23 @@ func TestSettingsCollectAllProblems(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("error %v missing %q", err, want)
 		}
+	}
+}
+
+// checkResult fails t unless err is an ErrInvalid containing wantErr, or,
+// when wantErr is empty, err is nil and got deep-equals want.
+func checkResult(t *testing.T, got any, err error, want any, wantErr string) {
+	t.Helper()
+	if wantErr != "" {
+		if err == nil || !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), wantErr) {
+			t.Fatalf("error %v, want %q", err, wantErr)
+		}
+		return
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %#v, want %#v", got, want)
 	}
 }

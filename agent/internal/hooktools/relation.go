@@ -3,7 +3,6 @@ package hooktools
 import (
 	"errors"
 	"fmt"
-	"maps"
 
 	"github.com/droverhq/drover/agent/internal/hookctx"
 )
@@ -148,21 +147,14 @@ func (c *relationSet) init(e *env, args []string) error {
 }
 
 func (c *relationSet) run(e *env) error {
-	settings := map[string]string{}
-	if c.file != "" {
-		data, err := e.readFile(c.file)
-		if err != nil {
-			return err
-		}
-		if settings, err = parseStringMap(data); err != nil {
-			return err
-		}
+	settings, err := fileThenArgs(e, c.file, c.settings)
+	if err != nil {
+		return err
 	}
 	if c.format != "" {
 		fmt.Fprintf(e.stderr, "--format flag deprecated for command %q", "relation-set")
 	}
-	maps.Copy(settings, c.settings)
-	err := e.hc.SetSettings(e.ctx, c.relID, c.app, settings)
+	err = e.hc.SetSettings(e.ctx, c.relID, c.app, settings)
 	if errors.Is(err, hookctx.ErrNotLeader) {
 		return errors.New("cannot write relation settings")
 	}

@@ -104,18 +104,28 @@ func (c *stateSet) init(e *env, args []string) error {
 }
 
 func (c *stateSet) run(e *env) error {
+	settings, err := fileThenArgs(e, c.file, c.settings)
+	if err != nil {
+		return err
+	}
+	return e.hc.SetState(settings)
+}
+
+// fileThenArgs reads the key/value map of --file (if given; "-" is stdin)
+// and lets the k=v arguments override it, as relation-set and state-set do.
+func fileThenArgs(e *env, file string, args map[string]string) (map[string]string, error) {
 	settings := map[string]string{}
-	if c.file != "" {
-		data, err := e.readFile(c.file)
+	if file != "" {
+		data, err := e.readFile(file)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if settings, err = parseStringMap(data); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	maps.Copy(settings, c.settings)
-	return e.hc.SetState(settings)
+	maps.Copy(settings, args)
+	return settings, nil
 }
 
 type stateDelete struct{ key string }
