@@ -181,6 +181,18 @@ func TestThreeNodesPartitionHealRestart(t *testing.T) {
 	if err := apply(ctx, leader, "a", "1"); err != nil {
 		t.Fatal(err)
 	}
+	// Every node must hold the final configuration before the leader is
+	// cut off: a node that missed the last AddVoter would refuse to vote
+	// for the one that holds it, and neither could win an election.
+	for _, n := range nodes {
+		for n.fsm.get("a") != "1" {
+			select {
+			case <-ctx.Done():
+				t.Fatalf("%s did not catch up", n.id)
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+	}
 
 	// Isolate the leader: the majority elects a new one and keeps writing.
 	old := leader
