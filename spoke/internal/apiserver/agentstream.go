@@ -90,22 +90,12 @@ func (s *Server) authenticateAgent(r *http.Request) (model, machine string, err 
 	if !ok || !strings.HasPrefix(tag, "machine-") {
 		return "", "", api.Errorf(api.CodeUnauthorized, "authentication required: pass the machine agent's tag and secret")
 	}
-	valid := func() (*api.Credential, bool, error) {
-		cred, err := s.b.Store().Snapshot().CredentialByTag(tag)
-		if err != nil {
-			return nil, false, err
-		}
-		return cred, cred != nil && cred.ModelUUID != "" && checkSecret(secret, cred.Hash), nil
-	}
-	cred, ok, err := valid()
-	if err == nil && !ok {
-		// A new agent may reach a node that has not yet applied its
-		// credential (the provisioner wrote it through the leader): look
-		// again once the node has caught up with every acknowledged write.
-		if _, werr := s.b.WaitRead(r.Context(), 0, true); werr == nil {
-			cred, ok, err = valid()
-		}
-	}
+	var cred *api.Credential
+	ok, err = s.checkCredential(r.Context(), func() (bool, bool, error) {
+		var err error
+		cred, err = s.b.Store().Snapshot().CredentialByTag(tag)
+		return err == nil && cred != nil && cred.ModelUUID != "" && checkSecret(secret, cred.Hash), cred != nil, err
+	})
 	if err != nil {
 		return "", "", err
 	}

@@ -44,8 +44,13 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			writeError(w, r, api.Errorf(api.CodeUnauthorized, "authentication required: pass the controller's user and password"))
 			return
 		}
-		u, err := s.b.Store().Snapshot().UserByName(name)
-		if err != nil || u == nil || u.Disabled || !checkSecret(secret, u.PasswordHash) {
+		var u *api.User
+		ok, err := s.checkCredential(r.Context(), func() (bool, bool, error) {
+			var err error
+			u, err = s.b.Store().Snapshot().UserByName(name)
+			return err == nil && u != nil && !u.Disabled && checkSecret(secret, u.PasswordHash), u != nil, err
+		})
+		if err != nil || !ok {
 			writeError(w, r, api.Errorf(api.CodeUnauthorized, "invalid user name or password"))
 			return
 		}
@@ -85,4 +90,22 @@ func requireNodeCert(next http.Handler) http.Handler {
 func (s *Server) whoami(w http.ResponseWriter, r *http.Request) {
 	c := callerOf(r.Context())
 	writeJSON(w, http.StatusOK, api.WhoAmI{User: c.Name, Access: c.Access})
+}
+
+// checkCredential runs check (ok, found, err) against the local replica
+// and, when the credential is not found there, once more after a
+// consistent read: a node that joined recently, or lags, may not yet have
+// applied a user or agent credential the leader has (the admin user, a new
+// machine's secret). A wrong secret for a known name is refused at once,
+// so guessing costs no raft round trip.
+func (s *Server) checkCredential(ctx context.Context, check func() (bool, bool, error)) (bool, error) {
+	ok, found, err := check()
+	if err != nil || ok || found {
+		return ok, err
+	}
+	if _, werr := s.b.WaitRead(ctx, 0, true); werr != nil {
+		return false, nil
+	}
+	ok, _, err = check()
+	return ok, err
 }
