@@ -7,79 +7,99 @@ import (
 	"github.com/droverhq/drover/authz"
 )
 
-// decisionTTL bounds how long a permission decision is reused. This hub
-// replica drops every cached decision as soon as its outbox writes a tuple
-// to OpenFGA, so grants and revocations made through it apply at once;
-// one made through another replica applies within the TTL.
+// decisionTTL bounds how long a permission decision or listing is reused.
+// This hub replica drops every cached one as soon as its outbox writes a
+// tuple to OpenFGA, so grants and revocations made through it apply at
+// once; one made through another replica applies within the TTL.
 const decisionTTL = 2 * time.Second
 
-// maxDecisions bounds the cache; when full it is emptied rather than
-// tracking recency (a refill costs one Check per key).
-const maxDecisions = 100_000
+// maxCached bounds each cache; when full it is emptied rather than
+// tracking recency (a refill costs one lookup per key).
+const maxCached = 100_000
 
+// decisionKey names a Check (object set) or a ListObjects (typ set).
 type decisionKey struct {
 	user   string
 	rel    authz.Relation
 	object string
+	typ    string
 }
 
-type decision struct {
-	allowed bool
+type cached[V any] struct {
+	v       V
 	expires time.Time
 }
 
-// decisionCache remembers recent Check answers, so a burst of requests on
-// one model (status polls, a CLI session, a watch reconnect) pays for one
-// OpenFGA round trip rather than one per request.
-type decisionCache struct {
+// ttlCache remembers recent answers for a short time, so a burst of
+// requests (status polls, a CLI session, a watch reconnect) pays for one
+// OpenFGA or PostgreSQL round trip rather than one per request.
+type ttlCache[K comparable, V any] struct {
 	now func() time.Time
 	ttl time.Duration
 
 	mu  sync.Mutex
-	gen uint64 // bumped by clear: a Check begun before it must not be cached
-	m   map[decisionKey]decision
+	gen uint64 // bumped by clear: a lookup begun before it must not be cached
+	m   map[K]cached[V]
 }
 
-func newDecisionCache(now func() time.Time, ttl time.Duration) *decisionCache {
+func newTTLCache[K comparable, V any](now func() time.Time, ttl time.Duration) *ttlCache[K, V] {
 	if now == nil {
 		now = time.Now
 	}
-	return &decisionCache{now: now, ttl: ttl, m: map[decisionKey]decision{}}
+	return &ttlCache[K, V]{now: now, ttl: ttl, m: map[K]cached[V]{}}
 }
 
-func (c *decisionCache) get(k decisionKey) (allowed, hit bool) {
+func (c *ttlCache[K, V]) get(k K) (v V, hit bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	d, ok := c.m[k]
-	if !ok || c.now().After(d.expires) {
-		return false, false
+	e, ok := c.m[k]
+	if !ok || c.now().After(e.expires) {
+		return v, false
 	}
-	return d.allowed, true
+	return e.v, true
 }
 
-func (c *decisionCache) generation() uint64 {
+func (c *ttlCache[K, V]) generation() uint64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.gen
 }
 
-// put stores a decision unless the cache was cleared since the Check that
-// produced it began (its answer may predate a tuple change).
-func (c *decisionCache) put(k decisionKey, allowed bool, gen uint64) {
+// put stores v until the TTL passes or until, if sooner, until. Nothing is
+// stored when the cache was cleared since the lookup that produced v began
+// (gen from generation), since its answer may predate the change.
+func (c *ttlCache[K, V]) put(k K, v V, gen uint64, until time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if gen != c.gen {
 		return
 	}
-	if len(c.m) >= maxDecisions {
-		c.m = map[decisionKey]decision{}
+	if len(c.m) >= maxCached {
+		c.m = map[K]cached[V]{}
 	}
-	c.m[k] = decision{allowed: allowed, expires: c.now().Add(c.ttl)}
+	exp := c.now().Add(c.ttl)
+	if !until.IsZero() && until.Before(exp) {
+		exp = until
+	}
+	c.m[k] = cached[V]{v: v, expires: exp}
 }
 
-func (c *decisionCache) clear() {
+// lookup answers from the cache or calls fill and caches its answer.
+func (c *ttlCache[K, V]) lookup(k K, fill func() (V, error)) (V, error) {
+	if v, hit := c.get(k); hit {
+		return v, nil
+	}
+	gen := c.generation()
+	v, err := fill()
+	if err == nil {
+		c.put(k, v, gen, time.Time{})
+	}
+	return v, err
+}
+
+func (c *ttlCache[K, V]) clear() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.gen++
-	c.m = map[decisionKey]decision{}
+	c.m = map[K]cached[V]{}
 }

@@ -7,9 +7,9 @@ import (
 
 func TestDecisionCacheExpiresAndClears(t *testing.T) {
 	now := time.Unix(1000, 0)
-	c := newDecisionCache(func() time.Time { return now }, 2*time.Second)
+	c := newTTLCache[decisionKey, bool](func() time.Time { return now }, 2*time.Second)
 	k := decisionKey{user: "user:a", rel: "reader", object: "model:m"}
-	c.put(k, true, c.generation())
+	c.put(k, true, c.generation(), time.Time{})
 	if ok, hit := c.get(k); !hit || !ok {
 		t.Fatalf("fresh decision: ok=%v hit=%v", ok, hit)
 	}
@@ -19,11 +19,11 @@ func TestDecisionCacheExpiresAndClears(t *testing.T) {
 	}
 	gen := c.generation()
 	c.clear() // a tuple changed while a Check was in flight
-	c.put(k, true, gen)
+	c.put(k, true, gen, time.Time{})
 	if _, hit := c.get(k); hit {
 		t.Fatal("a decision from before a tuple change was cached")
 	}
-	c.put(k, false, c.generation())
+	c.put(k, false, c.generation(), time.Time{})
 	c.clear()
 	if _, hit := c.get(k); hit {
 		t.Fatal("clear kept a decision")

@@ -69,10 +69,15 @@ func oauthStatus(oe *oauthError) int {
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
+	writeJSONHeader(w, status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// writeJSONHeader sends the status and headers of a JSON answer.
+func writeJSONHeader(w http.ResponseWriter, status int) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
 }
 
 // decode reads a JSON body of at most 64 KiB, rejecting unknown fields.

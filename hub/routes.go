@@ -15,16 +15,9 @@ import (
 // Check reports whether the caller has relation on object. Code mounted
 // with Mount uses it for its own routes.
 func (s *Server) Check(ctx context.Context, p Principal, rel authz.Relation, object string) (bool, error) {
-	key := decisionKey{user: p.Object, rel: rel, object: object}
-	if ok, hit := s.decisions.get(key); hit {
-		return ok, nil
-	}
-	gen := s.decisions.generation()
-	ok, err := s.authz.Check(ctx, p.Object, rel, object)
-	if err == nil {
-		s.decisions.put(key, ok, gen)
-	}
-	return ok, err
+	return s.decisions.lookup(decisionKey{user: p.Object, rel: rel, object: object}, func() (bool, error) {
+		return s.authz.Check(ctx, p.Object, rel, object)
+	})
 }
 
 // require answers nil when the caller has rel on object. Otherwise it
@@ -49,10 +42,12 @@ func (s *Server) require(ctx context.Context, p Principal, rel, see authz.Relati
 }
 
 // list returns the ids of the objects of typ on which the caller has rel:
-// one ListObjects call, never a Check per row.
+// one ListObjects call, never a Check per row, reused for decisionTTL.
 func (s *Server) list(ctx context.Context, p Principal, rel authz.Relation, typ string) ([]string, error) {
-	objs, err := s.authz.ListObjects(ctx, p.Object, rel, typ)
-	return ids(objs), err
+	return s.listings.lookup(decisionKey{user: p.Object, rel: rel, typ: typ}, func() ([]string, error) {
+		objs, err := s.authz.ListObjects(ctx, p.Object, rel, typ)
+		return ids(objs), err
+	})
 }
 
 func (s *Server) handleListOrgs(w http.ResponseWriter, r *http.Request) {
@@ -102,23 +97,6 @@ func (s *Server) handleGetController(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, c)
-}
-
-// handleListModels answers from the model index: the models the caller can
-// read (one ListObjects) joined with PostgreSQL, no fan-out to spokes.
-func (s *Server) handleListModels(w http.ResponseWriter, r *http.Request) {
-	p, _ := PrincipalFrom(r.Context())
-	uuids, err := s.list(r.Context(), p, authz.Reader, authz.TypeModel)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	ms, err := s.store.ListModels(r.Context(), uuids)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"models": nonNil(ms)})
 }
 
 func (s *Server) handleGetModel(w http.ResponseWriter, r *http.Request) {

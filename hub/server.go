@@ -29,8 +29,10 @@ type Server struct {
 	keys   *token.Keys
 	oidc   *oidcClient
 	outbox *outbox.Worker
-	// decisions caches Check answers briefly (decisions.go).
-	decisions *decisionCache
+	// decisions caches Check and ListObjects answers briefly
+	// (decisions.go); cleared whenever the outbox writes a tuple.
+	decisions *ttlCache[decisionKey, bool]
+	listings  *ttlCache[decisionKey, []string]
 	router    chi.Router
 	api       chi.Router // /v1, authenticated and audited
 	reg       *prometheus.Registry
@@ -60,9 +62,10 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if s.oidc, err = newOIDC(ctx, &cfg); err != nil {
 		return fail(err)
 	}
-	s.decisions = newDecisionCache(cfg.Now, decisionTTL)
+	s.decisions = newTTLCache[decisionKey, bool](cfg.Now, decisionTTL)
+	s.listings = newTTLCache[decisionKey, []string](cfg.Now, decisionTTL)
 	if s.outbox, err = outbox.New(outbox.Config{Store: s.store, Authz: s.authz, Logger: cfg.Logger.With("worker", "authz-outbox"),
-		Now: cfg.Now, ReconcileEvery: 10 * time.Minute, Changed: s.decisions.clear}); err != nil {
+		Now: cfg.Now, ReconcileEvery: 10 * time.Minute, Changed: func() { s.decisions.clear(); s.listings.clear() }}); err != nil {
 		return fail(err)
 	}
 	for _, sa := range cfg.ServiceAccounts {

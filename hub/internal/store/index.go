@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"encoding/binary"
+	"errors"
 	"fmt"
 	"time"
 
@@ -134,11 +136,11 @@ const modelCols = `uuid, name, org, coalesce(owner::text, ''), controller_uuid, 
 
 func scanModel(r pgx.CollectableRow) (Model, error) {
 	var m Model
-	var id, cid uuid.UUID
+	var id, cid [16]byte // scanned binary; uuid.UUID would take the text path
 	var idx int64
 	err := r.Scan(&id, &m.Name, &m.Org, &m.Owner, &cid, &m.Life, &m.Status,
 		&m.ApplicationCount, &m.UnitCount, &m.MachineCount, &idx, &m.CreatedAt, &m.UpdatedAt)
-	m.UUID, m.ControllerUUID, m.EventIndex = id.String(), cid.String(), uint64(idx)
+	m.UUID, m.ControllerUUID, m.EventIndex = uuid.UUID(id).String(), uuid.UUID(cid).String(), uint64(idx)
 	return m, err
 }
 
@@ -192,11 +194,110 @@ func (s *Store) ModelByUUID(ctx context.Context, id string) (Model, error) {
 	return m, pgErr("model "+id, err)
 }
 
-// ListModels returns the indexed models among uuids, sorted by org and name.
-func (s *Store) ListModels(ctx context.Context, uuids []string) ([]Model, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+modelCols+` FROM models WHERE uuid = ANY($1::text[]::uuid[]) ORDER BY org, name`, uuids)
-	if err != nil {
-		return nil, pgErr("list models", err)
+// Visibility describes the models a caller can read (hub/listing.go): those
+// of the organizations in Orgs, those on the controllers in Controllers,
+// and those on which one of Subjects (OpenFGA users: "user:<id>",
+// "user:*", "group:<name>#member") holds one of Relations directly in the
+// hub's expected tuples.
+type Visibility struct {
+	Orgs        []string
+	Controllers []string // UUIDs
+	Subjects    []string
+	Relations   []authz.Relation
+}
+
+// ModelRow is one model of a listing, decoded from PostgreSQL's binary
+// row without allocating: its slices point into the driver's buffer and
+// are valid only during the VisibleModels callback that receives it.
+type ModelRow struct {
+	UUID, ControllerUUID, Owner [16]byte
+	HasOwner                    bool
+	Name, Org, Life, Status     []byte
+	ApplicationCount, UnitCount int32
+	MachineCount                int32
+	EventIndex                  int64
+	CreatedAt, UpdatedAt        time.Time
+}
+
+// VisibleModels calls each with the indexed models v describes, sorted by
+// org and name, from one query, as rows arrive: a listing of tens of
+// thousands is never held whole, and no row allocates.
+func (s *Store) VisibleModels(ctx context.Context, v Visibility, each func(*ModelRow) error) error {
+	ctrls := make([]uuid.UUID, 0, len(v.Controllers))
+	for _, c := range v.Controllers {
+		if u, err := uuid.Parse(c); err == nil {
+			ctrls = append(ctrls, u)
+		}
 	}
-	return pgx.CollectRows(rows, scanModel)
+	rels := make([]string, len(v.Relations))
+	for i, r := range v.Relations {
+		rels[i] = string(r)
+	}
+	rows, err := s.pool.Query(ctx, `SELECT uuid, name, org, owner, controller_uuid, life, status,
+			application_count, unit_count, machine_count, event_index, created_at, updated_at
+		FROM models
+		WHERE org = ANY($1::text[]) OR controller_uuid = ANY($2::uuid[])
+		   OR uuid IN (SELECT substr(object, 7)::uuid FROM authz_tuples
+		               WHERE "user" = ANY($3::text[]) AND relation = ANY($4::text[]) AND starts_with(object, 'model:'))
+		ORDER BY org, name`, pgx.QueryResultFormats{pgx.BinaryFormatCode}, v.Orgs, ctrls, v.Subjects, rels)
+	if err != nil {
+		return pgErr("list models", err)
+	}
+	defer rows.Close()
+	var m ModelRow
+	for rows.Next() {
+		if err := m.decode(rows.RawValues()); err != nil {
+			return err
+		}
+		if err := each(&m); err != nil {
+			return err
+		}
+	}
+	return pgErr("list models", rows.Err())
+}
+
+// errRow marks a listing row whose binary layout is not what the query
+// asked for.
+var errRow = errors.New("store: malformed model row")
+
+// decode reads the binary columns of VisibleModels' query.
+func (m *ModelRow) decode(v [][]byte) error {
+	if len(v) != 13 {
+		return fmt.Errorf("%w: %d columns", errRow, len(v))
+	}
+	ok := fixed(v[0], m.UUID[:]) && fixed(v[4], m.ControllerUUID[:])
+	m.HasOwner = v[3] != nil
+	if m.HasOwner {
+		ok = ok && fixed(v[3], m.Owner[:])
+	}
+	m.Name, m.Org, m.Life, m.Status = v[1], v[2], v[5], v[6]
+	var i4 [3][4]byte
+	var i8 [3][8]byte
+	ok = ok && fixed(v[7], i4[0][:]) && fixed(v[8], i4[1][:]) && fixed(v[9], i4[2][:]) &&
+		fixed(v[10], i8[0][:]) && fixed(v[11], i8[1][:]) && fixed(v[12], i8[2][:])
+	if !ok {
+		return errRow
+	}
+	be := binary.BigEndian
+	m.ApplicationCount, m.UnitCount, m.MachineCount = int32(be.Uint32(i4[0][:])), int32(be.Uint32(i4[1][:])), int32(be.Uint32(i4[2][:]))
+	m.EventIndex = int64(be.Uint64(i8[0][:]))
+	m.CreatedAt, m.UpdatedAt = pgTime(int64(be.Uint64(i8[1][:]))), pgTime(int64(be.Uint64(i8[2][:])))
+	return nil
+}
+
+// fixed copies a fixed-size binary value, false when its size is wrong.
+func fixed(src, dst []byte) bool {
+	if len(src) != len(dst) {
+		return false
+	}
+	copy(dst, src)
+	return true
+}
+
+// pgEpoch is where PostgreSQL's binary timestamps count microseconds from.
+var pgEpoch = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC).Unix()
+
+// pgTime converts a binary timestamptz, in UTC.
+func pgTime(us int64) time.Time {
+	return time.Unix(pgEpoch+us/1e6, (us%1e6)*1e3).UTC()
 }

@@ -27,7 +27,7 @@ func TestMain(m *testing.M) {
 }
 
 // newStore gives the test its own database cloned from the migrated template.
-func newStore(t *testing.T) (*store.Store, string) {
+func newStore(t testing.TB) (*store.Store, string) {
 	t.Helper()
 	pgOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "hub-store-pg-")

@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/internal/jsonw"
 )
 
 // appendMachineState appends the JSON of ms, byte for byte what
@@ -16,13 +17,13 @@ import (
 // encoding/json.
 func appendMachineState(b []byte, ms *api.MachineState) ([]byte, error) {
 	b = append(b, `{"model-uuid":`...)
-	b = appendJSONString(b, ms.ModelUUID)
+	b = jsonw.String(b, ms.ModelUUID)
 	b = append(b, `,"model-name":`...)
-	b = appendJSONString(b, ms.ModelName)
+	b = jsonw.String(b, ms.ModelName)
 	b = append(b, `,"machine":`...)
-	b = appendJSONString(b, ms.Machine)
+	b = jsonw.String(b, ms.Machine)
 	b = append(b, `,"life":`...)
-	b = appendJSONString(b, string(ms.Life))
+	b = jsonw.String(b, string(ms.Life))
 	if len(ms.Addresses) > 0 {
 		b = append(b, `,"addresses":`...)
 		b = appendStrings(b, ms.Addresses)
@@ -42,7 +43,7 @@ func appendMachineState(b []byte, ms *api.MachineState) ([]byte, error) {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendJSONString(b, name)
+			b = jsonw.String(b, name)
 			b = append(b, ':')
 			var err error
 			if b, err = appendUnitState(b, ms.Units[name]); err != nil {
@@ -59,23 +60,23 @@ func appendUnitState(b []byte, u *api.UnitRemoteState) ([]byte, error) {
 		return append(b, "null"...), nil
 	}
 	b = append(b, `{"unit":`...)
-	b = appendJSONString(b, u.Unit)
+	b = jsonw.String(b, u.Unit)
 	b = append(b, `,"application":`...)
-	b = appendJSONString(b, u.Application)
+	b = jsonw.String(b, u.Application)
 	if u.Principal != "" {
 		b = append(b, `,"principal":`...)
-		b = appendJSONString(b, u.Principal)
+		b = jsonw.String(b, u.Principal)
 	}
 	b = append(b, `,"life":`...)
-	b = appendJSONString(b, string(u.Life))
+	b = jsonw.String(b, string(u.Life))
 	if u.Resolved != "" {
 		b = append(b, `,"resolved":`...)
-		b = appendJSONString(b, u.Resolved)
+		b = jsonw.String(b, u.Resolved)
 	}
 	b = append(b, `,"retry-version":`...)
 	b = strconv.AppendInt(b, int64(u.RetryVersion), 10)
 	b = append(b, `,"charm-sha256":`...)
-	b = appendJSONString(b, u.CharmSHA256)
+	b = jsonw.String(b, u.CharmSHA256)
 	b = append(b, `,"charm-revision":`...)
 	b = strconv.AppendInt(b, int64(u.CharmRevision), 10)
 	b = append(b, `,"config":`...)
@@ -130,10 +131,10 @@ func appendUnitState(b []byte, u *api.UnitRemoteState) ([]byte, error) {
 	}
 	b = append(b, `,"workload-status":{"status":`...)
 	st := &u.WorkloadStatus
-	b = appendJSONString(b, st.Status)
+	b = jsonw.String(b, st.Status)
 	if st.Message != "" {
 		b = append(b, `,"message":`...)
-		b = appendJSONString(b, st.Message)
+		b = jsonw.String(b, st.Message)
 	}
 	if len(st.Data) > 0 {
 		b = append(b, `,"data":`...)
@@ -155,17 +156,17 @@ func appendRelationState(b []byte, r *api.RelationRemoteState) []byte {
 	b = append(b, `{"id":`...)
 	b = strconv.AppendInt(b, int64(r.ID), 10)
 	b = append(b, `,"endpoint":`...)
-	b = appendJSONString(b, r.Endpoint)
+	b = jsonw.String(b, r.Endpoint)
 	b = append(b, `,"interface":`...)
-	b = appendJSONString(b, r.Interface)
+	b = jsonw.String(b, r.Interface)
 	b = append(b, `,"role":`...)
-	b = appendJSONString(b, r.Role)
+	b = jsonw.String(b, r.Role)
 	b = append(b, `,"scope":`...)
-	b = appendJSONString(b, r.Scope)
+	b = jsonw.String(b, r.Scope)
 	b = append(b, `,"remote-app":`...)
-	b = appendJSONString(b, r.RemoteApp)
+	b = jsonw.String(b, r.RemoteApp)
 	b = append(b, `,"life":`...)
-	b = appendJSONString(b, string(r.Life))
+	b = jsonw.String(b, string(r.Life))
 	b = append(b, `,"joined":`...)
 	b = strconv.AppendBool(b, r.Joined)
 	b = append(b, `,"members":`...)
@@ -177,7 +178,7 @@ func appendRelationState(b []byte, r *api.RelationRemoteState) []byte {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendJSONString(b, name)
+			b = jsonw.String(b, name)
 			b = append(b, ':')
 			b = strconv.AppendInt(b, int64(r.Members[name]), 10)
 		}
@@ -209,24 +210,9 @@ func appendStrings(b []byte, ss []string) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendJSONString(b, s)
+		b = jsonw.String(b, s)
 	}
 	return append(b, ']')
-}
-
-// appendJSONString quotes s as encoding/json does: printable ASCII other
-// than '"', '\\', '<', '>' and '&' is copied, anything else takes the slow
-// path through json.Marshal.
-func appendJSONString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			data, _ := json.Marshal(s) // a string always marshals
-			return append(b, data...)
-		}
-	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"')
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -1,0 +1,46 @@
+package store_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/google/uuid"
+
+	"github.com/droverhq/drover/authz"
+	"github.com/droverhq/drover/hub/internal/store"
+)
+
+// BenchmarkVisibleModels lists 10,000 models visible through an
+// organization, the query behind GET /v1/models for an administrator.
+func BenchmarkVisibleModels(b *testing.B) {
+	s, _ := newStore(b)
+	ctx := b.Context()
+	if err := s.EnsureOrganization(ctx, "bench"); err != nil {
+		b.Fatal(err)
+	}
+	var ctrls []string
+	for i := range 10 {
+		c := store.Controller{UUID: uuid.NewString(), Name: fmt.Sprintf("c%d", i), Org: "bench", APIAddresses: []string{"127.0.0.1:1"}}
+		if err := s.UpsertController(ctx, c); err != nil {
+			b.Fatal(err)
+		}
+		ctrls = append(ctrls, c.UUID)
+	}
+	if _, err := s.Pool().Exec(ctx, `INSERT INTO models (uuid, name, org, controller_uuid, status, application_count)
+		SELECT gen_random_uuid(), 'm-' || i, 'bench', ($1::uuid[])[1 + i % 10], 'available', i % 7
+		FROM generate_series(1, 10000) AS i`, ctrls); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := s.Pool().Exec(ctx, `ANALYZE`); err != nil {
+		b.Fatal(err)
+	}
+	v := store.Visibility{Orgs: []string{"bench"}, Controllers: ctrls, Subjects: []string{"user:x", authz.Everyone},
+		Relations: []authz.Relation{authz.Reader, authz.Writer, authz.Administrator}}
+	for b.Loop() {
+		n := 0
+		err := s.VisibleModels(ctx, v, func(*store.ModelRow) error { n++; return nil })
+		if err != nil || n != 10000 {
+			b.Fatalf("%d models, %v", n, err)
+		}
+	}
+}

@@ -1,0 +1,44 @@
+package hub
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/droverhq/drover/hub/internal/store"
+)
+
+func TestAppendModelMatchesMarshal(t *testing.T) {
+	// appendModel spells out every field of store.Model; a new one must be
+	// added there and to store.ModelRow too (and counted here).
+	if n := reflect.TypeFor[store.Model]().NumField(); n != 13 {
+		t.Fatalf("store.Model has %d fields, appendModel knows 13: update it", n)
+	}
+	at := time.Date(2026, 11, 21, 23, 59, 1, 123456000, time.UTC)
+	rows := []store.ModelRow{
+		{},
+		{UUID: uuid.New(), Name: []byte("prod"), Org: []byte("acme"), Owner: uuid.New(), HasOwner: true,
+			ControllerUUID: uuid.New(), Life: []byte("alive"), Status: []byte("available"), ApplicationCount: 3,
+			UnitCount: -1, MachineCount: 1 << 30, EventIndex: 1<<63 - 1, CreatedAt: at, UpdatedAt: at.Add(time.Hour)},
+		{Name: []byte("q\"<&>\\\n\u2028✓\x00"), Status: []byte("\x7f"), CreatedAt: at.Truncate(time.Second)},
+	}
+	for _, r := range rows {
+		m := store.Model{UUID: uuid.UUID(r.UUID).String(), Name: string(r.Name), Org: string(r.Org),
+			ControllerUUID: uuid.UUID(r.ControllerUUID).String(), Life: string(r.Life), Status: string(r.Status),
+			ApplicationCount: int(r.ApplicationCount), UnitCount: int(r.UnitCount), MachineCount: int(r.MachineCount),
+			EventIndex: uint64(r.EventIndex), CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
+		if r.HasOwner {
+			m.Owner = uuid.UUID(r.Owner).String()
+		}
+		want, err := json.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := appendModel(nil, &r); string(got) != string(want) {
+			t.Errorf("appendModel:\n got %s\nwant %s", got, want)
+		}
+	}
+}

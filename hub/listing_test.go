@@ -1,0 +1,182 @@
+package hub_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/droverhq/drover/authz"
+	"github.com/droverhq/drover/hub/internal/store"
+)
+
+// TestVisibleModelsMatchesListObjects holds the model listing (one
+// PostgreSQL query over OpenFGA's answers for organizations, controllers
+// and groups; hub/listing.go) equal to what OpenFGA's ListObjects(reader,
+// model) says, on random grants: direct grants of every level to users,
+// groups (nested) and everyone, organization, controller and hub
+// administrators.
+func TestVisibleModelsMatchesListObjects(t *testing.T) {
+	e := newEnv(t)
+	ctx := t.Context()
+	rng := rand.New(rand.NewPCG(5, 7))
+
+	orgs := []string{"acme", "globex"}
+	var users []store.Identity
+	for i := range 8 {
+		users = append(users, e.user(fmt.Sprintf("u%d", i), orgs[i%2]))
+	}
+	var ctrls []store.Controller
+	for i, org := range []string{"acme", "globex", ""} { // "" is a shared controller
+		c := store.Controller{UUID: uuid.NewString(), Name: fmt.Sprintf("c%d", i), Org: org, Region: "r",
+			APIAddresses: []string{"127.0.0.1:1"}}
+		if err := e.st.UpsertController(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+		ctrls = append(ctrls, c)
+	}
+	var models []string
+	for i := range 40 {
+		c := ctrls[rng.IntN(len(ctrls))]
+		org := c.Org
+		if org == "" {
+			org = orgs[rng.IntN(2)]
+		}
+		m := store.Model{UUID: uuid.NewString(), Name: fmt.Sprintf("m%02d", i), Org: org,
+			Owner: users[rng.IntN(len(users))].ID, ControllerUUID: c.UUID}
+		if err := e.st.InsertModel(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+		models = append(models, m.UUID)
+	}
+	var groups []store.Group
+	for i := range 3 {
+		g, err := e.st.CreateGroup(ctx, orgs[i%2], fmt.Sprintf("g%d", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		groups = append(groups, g)
+	}
+	// g2's members are members of g1, whose members are members of g0.
+	e.grant(authz.GroupMembers(groups[1].ID), authz.Member, authz.GroupObject(groups[0].ID))
+	e.grant(authz.GroupMembers(groups[2].ID), authz.Member, authz.GroupObject(groups[1].ID))
+	for _, u := range users[:5] {
+		if err := e.st.AddGroupMember(ctx, groups[rng.IntN(3)].ID, u.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	levels := []authz.Relation{authz.Reader, authz.Writer, authz.Administrator}
+	for range 60 {
+		subject := authz.UserObject(users[rng.IntN(len(users))].ID)
+		switch rng.IntN(6) {
+		case 0:
+			subject = authz.GroupMembers(groups[rng.IntN(3)].ID)
+		case 1:
+			subject = authz.Everyone
+		}
+		rel := levels[rng.IntN(3)]
+		if subject == authz.Everyone {
+			rel = authz.Reader // the model allows user:* on reader only
+		}
+		e.grant(subject, rel, authz.ModelObject(models[rng.IntN(len(models))]))
+	}
+	e.grant(authz.UserObject(users[1].ID), authz.Administrator, authz.OrgObject("globex"))
+	e.grant(authz.UserObject(users[2].ID), authz.Administrator, authz.ControllerObject(ctrls[2].UUID))
+	e.grant(authz.GroupMembers(groups[2].ID), authz.Administrator, authz.ControllerObject(ctrls[0].UUID))
+	e.grant(authz.UserObject(users[3].ID), authz.Administrator, authz.HubObject())
+	e.settle()
+
+	for _, u := range users {
+		objs, err := e.hub.Authz().ListObjects(ctx, authz.UserObject(u.ID), authz.Reader, authz.TypeModel)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []string
+		for _, o := range objs {
+			_, id, _ := authz.ParseObject(o)
+			want = append(want, id)
+		}
+		code, body := e.do(http.MethodGet, "/v1/models", e.token(u, time.Minute, ""), nil)
+		if code != http.StatusOK {
+			t.Fatalf("%s: GET /v1/models = %d %s", u.Email, code, body)
+		}
+		var got struct{ Models []store.Model }
+		if err := json.Unmarshal(body, &got); err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for i, m := range got.Models {
+			ids = append(ids, m.UUID)
+			if i > 0 && (m.Org < got.Models[i-1].Org || m.Org == got.Models[i-1].Org && m.Name < got.Models[i-1].Name) {
+				t.Errorf("%s: listing not sorted by org and name at %s/%s", u.Email, m.Org, m.Name)
+			}
+		}
+		slices.Sort(want)
+		slices.Sort(ids)
+		if !slices.Equal(ids, want) {
+			t.Errorf("%s sees %d models, ListObjects says %d:\n got %v\nwant %v", u.Email, len(ids), len(want), ids, want)
+		}
+		t.Logf("%s sees %d of %d models", u.Email, len(ids), len(models))
+	}
+}
+
+// TestModelListingStreamsLargeAnswers lists more models than fit in one
+// written chunk: the answer must still be one valid, sorted document.
+func TestModelListingStreamsLargeAnswers(t *testing.T) {
+	e := newEnv(t)
+	ctx := t.Context()
+	admin := e.user("admin", "acme")
+	c := store.Controller{UUID: uuid.NewString(), Name: "c", Org: "acme", APIAddresses: []string{"127.0.0.1:1"}}
+	if err := e.st.UpsertController(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	const n = 400 // about 130 KB of JSON: several chunks
+	for i := range n {
+		if err := e.st.InsertModel(ctx, store.Model{UUID: uuid.NewString(), Name: fmt.Sprintf("m%03d", (i*7)%n),
+			Org: "acme", ControllerUUID: c.UUID}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.grant(authz.UserObject(admin.ID), authz.Administrator, authz.OrgObject("acme"))
+	e.settle()
+	code, body := e.do(http.MethodGet, "/v1/models", e.token(admin, time.Minute, ""), nil)
+	if code != http.StatusOK {
+		t.Fatalf("GET /v1/models = %d %s", code, body)
+	}
+	if len(body) < 3*32<<10 {
+		t.Fatalf("answer is %d bytes, want several chunks", len(body))
+	}
+	var got struct{ Models []store.Model }
+	if err := json.Unmarshal(body, &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Models) != n {
+		t.Fatalf("listed %d models, want %d", len(got.Models), n)
+	}
+	for i, m := range got.Models {
+		if want := fmt.Sprintf("m%03d", i); m.Name != want {
+			t.Fatalf("model %d is %s, want %s (sorted by name)", i, m.Name, want)
+		}
+		if i%97 != 0 {
+			continue
+		}
+		// The listing, decoded from PostgreSQL's binary rows, says what the
+		// single-model route says.
+		want, err := e.st.ModelByUUID(ctx, m.UUID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !m.CreatedAt.Equal(want.CreatedAt) || !m.UpdatedAt.Equal(want.UpdatedAt) {
+			t.Errorf("%s: times %v %v, want %v %v", m.Name, m.CreatedAt, m.UpdatedAt, want.CreatedAt, want.UpdatedAt)
+		}
+		m.CreatedAt, m.UpdatedAt = want.CreatedAt, want.UpdatedAt
+		if m != want {
+			t.Errorf("listed %+v\nwant   %+v", m, want)
+		}
+	}
+}
