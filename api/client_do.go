@@ -124,7 +124,7 @@ func (c *Client) sendOnce(ctx context.Context, r *request) (*response, error) {
 			}
 			return nil, err
 		}
-		if !notSent(err) && !r.idempotent() {
+		if !NotSent(err) && !r.idempotent() {
 			// The write may have been applied: never resend it.
 			if errors.Is(err, context.DeadlineExceeded) {
 				return nil, fmt.Errorf("%w: %w", Errorf(CodeTimeout,
@@ -261,9 +261,9 @@ func codeForStatus(status int) Code {
 	return CodeInternal
 }
 
-// notSent reports whether err proves the request never left the client: the
+// NotSent reports whether err proves a request never left the client: the
 // TCP dial or the TLS handshake failed.
-func notSent(err error) bool {
+func NotSent(err error) bool {
 	var op *net.OpError
 	if errors.As(err, &op) && op.Op == "dial" {
 		return true

@@ -66,18 +66,14 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			s.writeError(w, r, errors.Join(errForbidden, errors.New("cross-origin request with a session cookie")))
 			return
 		}
-		claims, err := s.keys.Verify(raw, Audience)
+		p, badToken, err := s.principal(r.Context(), raw, cookie)
 		if err != nil {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="drover", error="invalid_token"`)
+			if badToken {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="drover", error="invalid_token"`)
+			}
 			s.writeError(w, r, err)
 			return
 		}
-		id, err := s.store.IdentityByID(r.Context(), claims.Subject)
-		if err != nil {
-			s.writeError(w, r, errors.Join(errUnauthenticated, err))
-			return
-		}
-		p := Principal{Identity: id, Object: authz.UserObject(id.ID), Cookie: cookie}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, p)))
 	})
 }

@@ -29,3 +29,31 @@ func TestDecisionCacheExpiresAndClears(t *testing.T) {
 		t.Fatal("clear kept a decision")
 	}
 }
+
+// A cached answer never outlives the credential it came from: put's until
+// (a token's expiry) cuts the TTL short.
+func TestTTLCacheUntil(t *testing.T) {
+	now := time.Unix(1000, 0)
+	c := newTTLCache[string, int](func() time.Time { return now }, 2*time.Second)
+	c.put("short", 1, c.generation(), now.Add(500*time.Millisecond))
+	c.put("long", 2, c.generation(), now.Add(time.Hour))
+	now = now.Add(time.Second)
+	if _, hit := c.get("short"); hit {
+		t.Fatal("an answer was served past its until")
+	}
+	if v, hit := c.get("long"); !hit || v != 2 {
+		t.Fatalf("long = %v, %v; want 2 within the TTL", v, hit)
+	}
+	now = now.Add(2 * time.Second)
+	if _, hit := c.get("long"); hit {
+		t.Fatal("an answer was served past the TTL")
+	}
+	calls := 0
+	fill := func() (int, error) { calls++; return calls, nil }
+	if v, _ := c.lookup("k", fill); v != 1 {
+		t.Fatalf("lookup = %d", v)
+	}
+	if v, _ := c.lookup("k", fill); v != 1 || calls != 1 {
+		t.Fatalf("second lookup = %d after %d fills, want the cached 1", v, calls)
+	}
+}

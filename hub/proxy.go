@@ -38,13 +38,9 @@ func (s *Server) handleModelProxy(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	m, err := s.store.ModelByUUID(r.Context(), id)
+	m, c, err := s.modelRoute(r.Context(), id)
 	if errors.Is(err, store.ErrNotFound) {
 		err = fmt.Errorf("%w: model %s", errNotFound, id)
-	}
-	var c store.Controller
-	if err == nil {
-		c, err = s.store.ControllerByUUID(r.Context(), m.ControllerUUID)
 	}
 	annotate(r.Context(), func(a *auditInfo) { a.Org, a.ControllerUUID = m.Org, m.ControllerUUID })
 	if err != nil {
@@ -72,18 +68,17 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, c store.Control
 	}
 	var tok string
 	if err == nil {
-		tok, err = s.spokeToken(p, c.UUID, access, model)
+		tok, err = s.cachedSpokeToken(p, c.UUID, access, model)
 	}
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	addr := sc.addrs[0]
 	rp := &httputil.ReverseProxy{
-		Transport:     sc.transport,
+		Transport:     sc, // picks the address, failing over between them
 		FlushInterval: -1, // stream (watches, task waits) as it comes
 		Rewrite: func(pr *httputil.ProxyRequest) {
-			pr.Out.URL.Scheme, pr.Out.URL.Host, pr.Out.Host = "https", addr, addr
+			pr.Out.URL.Scheme, pr.Out.URL.Host = "https", sc.addrs[0]
 			pr.Out.Header.Del("Cookie")
 			pr.Out.Header.Del("Origin") // the hub checked the caller; the controller sees the hub
 			pr.Out.Header.Set("Authorization", "Bearer "+tok)

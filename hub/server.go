@@ -33,12 +33,18 @@ type Server struct {
 	// (decisions.go); cleared whenever the outbox writes a tuple.
 	decisions *ttlCache[decisionKey, bool]
 	listings  *ttlCache[decisionKey, []string]
-	router    chi.Router
-	api       chi.Router // /v1, authenticated and audited
-	reg       *prometheus.Registry
-	reqs      *prometheus.CounterVec
-	spokes    spokeSet
-	indexer   *indexer
+	// principals, routeModels, routeCtrls and spokeTokens cache the
+	// per-request work of authentication and proxying (fastpath.go).
+	principals  *ttlCache[principalCacheKey, Principal]
+	routeModels *ttlCache[string, store.Model]
+	routeCtrls  *ttlCache[string, store.Controller]
+	spokeTokens *ttlCache[spokeTokenKey, string]
+	router      chi.Router
+	api         chi.Router // /v1, authenticated and audited
+	reg         *prometheus.Registry
+	reqs        *prometheus.CounterVec
+	spokes      spokeSet
+	indexer     *indexer
 }
 
 // New connects to PostgreSQL (migrating it), OpenFGA and the OIDC issuer,
@@ -64,6 +70,10 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	s.decisions = newTTLCache[decisionKey, bool](cfg.Now, decisionTTL)
 	s.listings = newTTLCache[decisionKey, []string](cfg.Now, decisionTTL)
+	s.principals = newTTLCache[principalCacheKey, Principal](cfg.Now, decisionTTL)
+	s.routeModels = newTTLCache[string, store.Model](cfg.Now, decisionTTL)
+	s.routeCtrls = newTTLCache[string, store.Controller](cfg.Now, decisionTTL)
+	s.spokeTokens = newTTLCache[spokeTokenKey, string](cfg.Now, spokeTokenReuse)
 	if s.outbox, err = outbox.New(outbox.Config{Store: s.store, Authz: s.authz, Logger: cfg.Logger.With("worker", "authz-outbox"),
 		Now: cfg.Now, ReconcileEvery: 10 * time.Minute, Changed: func() { s.decisions.clear(); s.listings.clear() }}); err != nil {
 		return fail(err)

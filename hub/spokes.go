@@ -14,6 +14,7 @@ import (
 	"io"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-jose/go-jose/v4/jwt"
@@ -38,12 +39,41 @@ const spokeTokenTTL = time.Minute
 // errSpokeUnavailable means no address of the owning controller answered.
 var errSpokeUnavailable = errors.New("controller unavailable")
 
-// spokeClient talks to one controller: TLS pinned to its CA.
+// spokeClient talks to one controller: TLS pinned to its CA. Callers of
+// http choose the address; as an http.RoundTripper (the proxy's) it
+// chooses, failing over between the addresses.
 type spokeClient struct {
 	fingerprint [32]byte // of the CA and addresses it was built for
 	addrs       []string
+	preferred   atomic.Int32 // index in addrs of the last address that answered
 	http        *http.Client
 	transport   *http.Transport
+}
+
+// RoundTrip sends req to the address that answered last and, when the
+// request certainly was not sent (the dial or the TLS handshake failed, as
+// when that node is down), to the next one in turn. Any other failure is
+// final: the request may have reached the controller.
+func (sc *spokeClient) RoundTrip(req *http.Request) (*http.Response, error) {
+	if len(sc.addrs) == 0 {
+		return nil, errSpokeUnavailable
+	}
+	start := int(sc.preferred.Load())
+	var err error
+	for i := range sc.addrs {
+		j := (start + i) % len(sc.addrs)
+		out := req.Clone(req.Context())
+		out.URL.Host, out.Host = sc.addrs[j], sc.addrs[j]
+		var resp *http.Response
+		if resp, err = sc.transport.RoundTrip(out); err == nil {
+			sc.preferred.Store(int32(j))
+			return resp, nil
+		}
+		if !api.NotSent(err) || req.Context().Err() != nil {
+			break
+		}
+	}
+	return nil, err
 }
 
 // spokeSet caches one client per controller; a client is rebuilt when the
@@ -74,8 +104,9 @@ func newSpokeClient(ca string, addrs []string) (*spokeClient, error) {
 	tr.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
 	tr.ForceAttemptHTTP2 = false
 	tr.MaxIdleConnsPerHost = 256
-	return &spokeClient{fingerprint: fingerprint(ca, addrs), addrs: addrs, transport: tr,
-		http: &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}, nil
+	sc := &spokeClient{fingerprint: fingerprint(ca, addrs), addrs: addrs, transport: tr}
+	sc.http = &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	return sc, nil
 }
 
 func (ss *spokeSet) get(c store.Controller) (*spokeClient, error) {

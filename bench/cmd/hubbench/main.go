@@ -38,9 +38,9 @@ import (
 )
 
 type options struct {
-	controllers, models, listReqs, statusReqs, rounds, apps int
-	keep                                                    bool
-	cpuprofile                                              string
+	controllers, models, listReqs, statusReqs, rounds, apps, units int
+	keep                                                           bool
+	cpuprofile                                                     string
 }
 
 func main() {
@@ -50,7 +50,8 @@ func main() {
 	flag.IntVar(&o.listReqs, "list-reqs", 300, "GET /v1/models requests per user")
 	flag.IntVar(&o.statusReqs, "status-reqs", 400, "status requests per path (hub, direct)")
 	flag.IntVar(&o.rounds, "rounds", 8, "interleaved rounds the status requests are split into")
-	flag.IntVar(&o.apps, "apps", 10, "applications (no units) in the status model")
+	flag.IntVar(&o.apps, "apps", 10, "applications in the status models")
+	flag.IntVar(&o.units, "units", 3, "units per application in the typical status model")
 	flag.BoolVar(&o.keep, "keep", false, "keep the state directory")
 	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of the measured phases (listing and status) to this file")
 	flag.Parse()

@@ -107,7 +107,8 @@ func startStack(ctx context.Context, root string, maxList uint32) (_ *stack, err
 	spokeDir := filepath.Join(root, "spoke")
 	sready := make(chan struct{})
 	sp, err := spoke.New(ctx, spoke.Config{DataDir: spokeDir, Listen: s.spokeAddr, RaftListen: raft, Name: "real",
-		Bootstrap: true, Ready: sready, Logger: quiet, HubURL: "https://" + s.hubAddr, HubCACert: s.hubCA})
+		Bootstrap: true, Ready: sready, Logger: quiet, HubURL: "https://" + s.hubAddr, HubCACert: s.hubCA,
+		NoProvisioner: true}) // units' machines stay pending: no agent processes
 	if err != nil {
 		return nil, fmt.Errorf("spoke: %w", err)
 	}

@@ -1,0 +1,80 @@
+package hub
+
+import (
+	"context"
+	"errors"
+
+	"github.com/droverhq/drover/authz"
+	"github.com/droverhq/drover/hub/internal/store"
+)
+
+// The hub's per-request work on a proxied call (authentication, the model's
+// route, the spoke token) is reused for a short time, so a status poll or a
+// CLI session costs the hub little more than the extra hop. Each cache is a
+// ttlCache (decisions.go); what each may serve stale, and for how long, is
+// said where it is declared.
+
+// principalKey identifies a presented credential: the raw token, and
+// whether it came in the session cookie (which changes CSRF rules).
+type principalCacheKey struct {
+	raw    string
+	cookie bool
+}
+
+// principal authenticates a hub session token: its signature, issuer,
+// audience and expiry, then the identity it names. The answer is reused
+// for decisionTTL and never past the token's expiry, so a token is
+// verified, and its identity read from PostgreSQL, at most once every 2 s.
+// badToken distinguishes a token that failed verification from an identity
+// that could not be loaded.
+func (s *Server) principal(ctx context.Context, raw string, cookie bool) (p Principal, badToken bool, err error) {
+	k := principalCacheKey{raw: raw, cookie: cookie}
+	if p, hit := s.principals.get(k); hit {
+		return p, false, nil
+	}
+	gen := s.principals.generation()
+	claims, err := s.keys.Verify(raw, Audience)
+	if err != nil {
+		return Principal{}, true, err
+	}
+	id, err := s.store.IdentityByID(ctx, claims.Subject)
+	if err != nil {
+		return Principal{}, false, errors.Join(errUnauthenticated, err)
+	}
+	p = Principal{Identity: id, Object: authz.UserObject(id.ID), Cookie: cookie}
+	s.principals.put(k, p, gen, claims.Expiry.Time())
+	return p, false, nil
+}
+
+// modelRoute returns the index row of a model and its controller. Both are
+// reused for decisionTTL: a model that moved to another controller
+// (migration) or a controller whose addresses changed through another hub
+// replica may be reached at the old place for that long, and the
+// controller answers for itself (not found, or unavailable).
+func (s *Server) modelRoute(ctx context.Context, id string) (store.Model, store.Controller, error) {
+	m, err := s.routeModels.lookup(id, func() (store.Model, error) { return s.store.ModelByUUID(ctx, id) })
+	if err != nil {
+		return m, store.Controller{}, err
+	}
+	c, err := s.routeCtrls.lookup(m.ControllerUUID, func() (store.Controller, error) {
+		return s.store.ControllerByUUID(ctx, m.ControllerUUID)
+	})
+	return m, c, err
+}
+
+// spokeTokenKey names a spoke token by everything it carries.
+type spokeTokenKey struct {
+	sub, name, controller, access, model string
+}
+
+// cachedSpokeToken returns a spoke token for p on controller with access
+// on model, minting one when none was minted in the last half of
+// spokeTokenTTL: a token handed to a controller always has at least 30 s
+// to live.
+func (s *Server) cachedSpokeToken(p Principal, controller, access, model string) (string, error) {
+	k := spokeTokenKey{sub: p.Identity.ID, name: p.Identity.Name(), controller: controller, access: access, model: model}
+	return s.spokeTokens.lookup(k, func() (string, error) { return s.spokeToken(p, controller, access, model) })
+}
+
+// spokeTokenReuse is how long a minted spoke token is handed out again.
+const spokeTokenReuse = spokeTokenTTL / 2

@@ -1,0 +1,45 @@
+package hub_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/droverhq/drover/authz"
+	"github.com/droverhq/drover/tests/testkit"
+)
+
+// TestProxyFailsOverBetweenControllerAddresses registers a controller
+// whose first address has nothing listening (a node that is down): the
+// proxy must reach the model through the next address.
+func TestProxyFailsOverBetweenControllerAddresses(t *testing.T) {
+	e := newEnv(t)
+	alice := e.user("alice", "acme")
+	startSpoke(t, e)
+	c, err := e.st.ControllerByName(t.Context(), "east")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.APIAddresses = append([]string{testkit.FreeAddr(t)}, c.APIAddresses...)
+	if err := e.st.UpsertController(t.Context(), c); err != nil {
+		t.Fatal(err)
+	}
+	e.grant(authz.UserObject(alice.ID), authz.Administrator, authz.OrgObject("acme"))
+	e.settle()
+	tok := e.token(alice, time.Minute, "")
+	code, b := e.do(http.MethodPost, "/v1/models", tok, map[string]string{"name": "prod", "region": "east"})
+	if code != http.StatusCreated && code != http.StatusOK {
+		t.Fatalf("add model: %d %s", code, b)
+	}
+	var m struct{ UUID string }
+	if err := json.Unmarshal(b, &m); err != nil || m.UUID == "" {
+		t.Fatalf("add model answer %s: %v", b, err)
+	}
+	e.settle()
+	for range 3 { // the first fails over; the next go straight to the node that answered
+		if code, b := e.do(http.MethodGet, "/v1/models/"+m.UUID+"/status", tok, nil); code != http.StatusOK {
+			t.Fatalf("status through the hub with the first address down: %d %s", code, b)
+		}
+	}
+}
