@@ -77,6 +77,8 @@ type Model struct {
 	NextRelation int `json:"next-relation"`
 	NextTask     int `json:"next-task"`
 	Meta
+	// Index is set on models listed by a hub (hubcompat.go).
+	Index *ModelIndex `json:"-"`
 }
 
 // Endpoint is a charm relation endpoint.

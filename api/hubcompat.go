@@ -9,6 +9,22 @@ import (
 // entries carry the status as a plain string. The client reads both that
 // and a controller's bare array, so callers see one shape.
 
+// ModelIndex is what a hub's model index says about a model besides the
+// Model fields: where it runs and how big it is, kept current from the
+// controller's event stream. A listing from a hub sets Model.Index, so a
+// caller needs no status call per model.
+type ModelIndex struct {
+	Org            string `json:"org"`
+	OwnerID        string `json:"owner-id,omitempty"`
+	Controller     string `json:"controller,omitempty"`
+	ControllerUUID string `json:"controller-uuid"`
+	Cloud          string `json:"cloud,omitempty"`
+	Region         string `json:"region,omitempty"`
+	Applications   int    `json:"application-count"`
+	Units          int    `json:"unit-count"`
+	Machines       int    `json:"machine-count"`
+}
+
 // modelList decodes a controller's or a hub's model list.
 type modelList []Model
 
@@ -16,12 +32,20 @@ func (l *modelList) UnmarshalJSON(b []byte) error {
 	b = bytes.TrimSpace(b)
 	if len(b) > 0 && b[0] == '{' {
 		var wrapped struct {
-			Models []Model `json:"models"`
+			Models []struct {
+				Model
+				ModelIndex
+			} `json:"models"`
 		}
 		if err := json.Unmarshal(b, &wrapped); err != nil {
 			return err
 		}
-		*l = wrapped.Models
+		*l = make(modelList, len(wrapped.Models))
+		for i := range wrapped.Models {
+			m := &wrapped.Models[i]
+			(*l)[i] = m.Model
+			(*l)[i].Index = &m.ModelIndex
+		}
 		return nil
 	}
 	var ms []Model

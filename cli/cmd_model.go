@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -93,6 +94,8 @@ type modelSummary struct {
 	Current   bool      `json:"current,omitempty"`
 	CreatedAt time.Time `json:"created-at"`
 	Cloud     string    `json:"cloud,omitempty"`
+	// Controller is the controller behind a hub that hosts the model.
+	Controller string `json:"controller,omitempty"`
 }
 
 func (a *App) modelsCmd() *cobra.Command {
@@ -142,7 +145,11 @@ func (a *App) models(ctx context.Context, ctlName, format string, showUUID bool)
 	for _, m := range models {
 		ms := modelSummary{Name: m.Name, UUID: m.UUID, Owner: m.Owner, Life: m.Life, Status: m.Status.Status,
 			Current: m.Name == current, CreatedAt: m.CreatedAt}
-		if st, err := c.client.Status(ctx, m.UUID); err == nil {
+		if x := m.Index; x != nil {
+			// A hub answers from its index: no call per model.
+			ms.Apps, ms.Machines, ms.Units, ms.Controller = x.Applications, x.Machines, x.Units, x.Controller
+			ms.Cloud = strings.Trim(x.Cloud+"/"+x.Region, "/")
+		} else if st, err := c.client.Status(ctx, m.UUID); err == nil {
 			ms.Machines, ms.Apps, ms.Cloud = len(st.Machines), len(st.Applications), st.Model.Cloud
 			if st.Model.Region != "" {
 				ms.Cloud += "/" + st.Model.Region
@@ -159,6 +166,10 @@ func (a *App) models(ctx context.Context, ctlName, format string, showUUID bool)
 	fmt.Fprintf(a.Stdout, "Controller: %s\n\n", c.name)
 	t := &table{color: a.Terminal}
 	hdr := []any{"Model", "Cloud/Region", "Status", "Owner", "Apps", "Machines", "Units"}
+	hub := slices.ContainsFunc(out, func(m modelSummary) bool { return m.Controller != "" })
+	if hub {
+		hdr = slices.Insert(hdr, 1, any("Controller"))
+	}
 	if showUUID {
 		hdr = append(hdr, "UUID")
 	}
@@ -173,6 +184,9 @@ func (a *App) models(ctx context.Context, ctlName, format string, showUUID bool)
 			status = string(m.Life)
 		}
 		row := []any{name, orDash(m.Cloud), statusCell(status), m.Owner, m.Apps, m.Machines, m.Units}
+		if hub {
+			row = slices.Insert(row, 1, any(orDash(m.Controller)))
+		}
 		if showUUID {
 			row = append(row, m.UUID)
 		}

@@ -112,10 +112,22 @@ func appendModel(b []byte, m *store.ModelRow) []byte {
 	b = jsonw.UUID(jsonw.Field(b, "uuid", true), m.UUID)
 	b = jsonw.String(jsonw.Field(b, "name", false), m.Name)
 	b = jsonw.String(jsonw.Field(b, "org", false), m.Org)
+	if len(m.OwnerName) > 0 {
+		b = jsonw.String(jsonw.Field(b, "owner", false), m.OwnerName)
+	}
 	if m.HasOwner {
-		b = jsonw.UUID(jsonw.Field(b, "owner", false), m.Owner)
+		b = jsonw.UUID(jsonw.Field(b, "owner-id", false), m.Owner)
+	}
+	if len(m.Controller) > 0 {
+		b = jsonw.String(jsonw.Field(b, "controller", false), m.Controller)
 	}
 	b = jsonw.UUID(jsonw.Field(b, "controller-uuid", false), m.ControllerUUID)
+	if len(m.Cloud) > 0 {
+		b = jsonw.String(jsonw.Field(b, "cloud", false), m.Cloud)
+	}
+	if len(m.Region) > 0 {
+		b = jsonw.String(jsonw.Field(b, "region", false), m.Region)
+	}
 	b = jsonw.String(jsonw.Field(b, "life", false), m.Life)
 	if len(m.Status) > 0 {
 		b = jsonw.String(jsonw.Field(b, "status", false), m.Status)

@@ -14,19 +14,21 @@ import (
 func TestAppendModelMatchesMarshal(t *testing.T) {
 	// appendModel spells out every field of store.Model; a new one must be
 	// added there and to store.ModelRow too (and counted here).
-	if n := reflect.TypeFor[store.Model]().NumField(); n != 13 {
-		t.Fatalf("store.Model has %d fields, appendModel knows 13: update it", n)
+	if n := reflect.TypeFor[store.Model]().NumField(); n != 17 {
+		t.Fatalf("store.Model has %d fields, appendModel knows 17: update it", n)
 	}
 	at := time.Date(2026, 11, 21, 23, 59, 1, 123456000, time.UTC)
 	rows := []store.ModelRow{
 		{},
 		{UUID: uuid.New(), Name: []byte("prod"), Org: []byte("acme"), Owner: uuid.New(), HasOwner: true,
+			OwnerName: []byte("alice@example.com"), Controller: []byte("east"), Cloud: []byte("lxd"), Region: []byte("r1"),
 			ControllerUUID: uuid.New(), Life: []byte("alive"), Status: []byte("available"), ApplicationCount: 3,
 			UnitCount: -1, MachineCount: 1 << 30, EventIndex: 1<<63 - 1, CreatedAt: at, UpdatedAt: at.Add(time.Hour)},
 		{Name: []byte("q\"<&>\\\n\u2028✓\x00"), Status: []byte("\x7f"), CreatedAt: at.Truncate(time.Second)},
 	}
 	for _, r := range rows {
 		m := store.Model{UUID: uuid.UUID(r.UUID).String(), Name: string(r.Name), Org: string(r.Org),
+			OwnerName: string(r.OwnerName), Controller: string(r.Controller), Cloud: string(r.Cloud), Region: string(r.Region),
 			ControllerUUID: uuid.UUID(r.ControllerUUID).String(), Life: string(r.Life), Status: string(r.Status),
 			ApplicationCount: int(r.ApplicationCount), UnitCount: int(r.UnitCount), MachineCount: int(r.MachineCount),
 			EventIndex: uint64(r.EventIndex), CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}

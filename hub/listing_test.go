@@ -131,14 +131,17 @@ func TestModelListingStreamsLargeAnswers(t *testing.T) {
 	e := newEnv(t)
 	ctx := t.Context()
 	admin := e.user("admin", "acme")
-	c := store.Controller{UUID: uuid.NewString(), Name: "c", Org: "acme", APIAddresses: []string{"127.0.0.1:1"}}
+	c := store.Controller{UUID: uuid.NewString(), Name: "c", Org: "acme", Region: "r1", Cloud: "lxd", APIAddresses: []string{"127.0.0.1:1"}}
 	if err := e.st.UpsertController(ctx, c); err != nil {
 		t.Fatal(err)
 	}
 	const n = 400 // about 130 KB of JSON: several chunks
 	for i := range n {
-		if err := e.st.InsertModel(ctx, store.Model{UUID: uuid.NewString(), Name: fmt.Sprintf("m%03d", (i*7)%n),
-			Org: "acme", ControllerUUID: c.UUID}); err != nil {
+		m := store.Model{UUID: uuid.NewString(), Name: fmt.Sprintf("m%03d", (i*7)%n), Org: "acme", ControllerUUID: c.UUID}
+		if i%2 == 0 {
+			m.Owner = admin.ID
+		}
+		if err := e.st.InsertModel(ctx, m); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -161,6 +164,12 @@ func TestModelListingStreamsLargeAnswers(t *testing.T) {
 	for i, m := range got.Models {
 		if want := fmt.Sprintf("m%03d", i); m.Name != want {
 			t.Fatalf("model %d is %s, want %s (sorted by name)", i, m.Name, want)
+		}
+		if m.Controller != "c" || m.ControllerUUID != c.UUID {
+			t.Fatalf("model %s is on %q (%s), want c (%s)", m.Name, m.Controller, m.ControllerUUID, c.UUID)
+		}
+		if m.Owner != "" && (m.Owner != admin.ID || m.OwnerName != admin.Email) {
+			t.Fatalf("model %s owner %q (%s), want %q (%s)", m.Name, m.OwnerName, m.Owner, admin.Email, admin.ID)
 		}
 		if i%97 != 0 {
 			continue

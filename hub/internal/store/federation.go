@@ -57,7 +57,7 @@ func (s *Store) ModelCounts(ctx context.Context) (map[string]int, error) {
 
 // ModelByName returns the model named name in org.
 func (s *Store) ModelByName(ctx context.Context, org, name string) (Model, error) {
-	rows, _ := s.pool.Query(ctx, `SELECT `+modelCols+` FROM models WHERE org = $1 AND name = $2`, org, name)
+	rows, _ := s.pool.Query(ctx, `SELECT `+modelCols+` FROM `+modelFrom+` WHERE m.org = $1 AND m.name = $2`, org, name)
 	m, err := pgx.CollectExactlyOneRow(rows, scanModel)
 	return m, pgErr("model "+org+"/"+name, err)
 }

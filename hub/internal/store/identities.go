@@ -40,8 +40,11 @@ type Identity struct {
 
 // Name is how the identity appears to people (audit actor, whoami).
 func (i Identity) Name() string {
-	if i.Email != "" {
+	switch {
+	case i.Email != "":
 		return i.Email
+	case i.Kind == KindServiceAccount && i.DisplayName != "":
+		return i.DisplayName // its client id
 	}
 	return i.Subject
 }

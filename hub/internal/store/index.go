@@ -114,13 +114,19 @@ func (s *Store) ListControllers(ctx context.Context, uuids []string, all bool) (
 	return pgx.CollectRows(rows, scanController)
 }
 
-// Model is one entry of the model index.
+// Model is one entry of the model index. Owner and ControllerUUID are
+// what is stored; OwnerName, Controller, Cloud and Region are read from the
+// owner's identity and the controller, so a listing needs nothing else.
 type Model struct {
 	UUID             string    `json:"uuid"`
 	Name             string    `json:"name"`
 	Org              string    `json:"org"`
-	Owner            string    `json:"owner,omitempty"` // identity id
+	OwnerName        string    `json:"owner,omitempty"`    // Identity.Name
+	Owner            string    `json:"owner-id,omitempty"` // identity id
+	Controller       string    `json:"controller,omitempty"`
 	ControllerUUID   string    `json:"controller-uuid"`
+	Cloud            string    `json:"cloud,omitempty"`
+	Region           string    `json:"region,omitempty"`
 	Life             string    `json:"life"`
 	Status           string    `json:"status,omitempty"`
 	ApplicationCount int       `json:"application-count"`
@@ -131,14 +137,21 @@ type Model struct {
 	UpdatedAt        time.Time `json:"updated-at"`
 }
 
-const modelCols = `uuid, name, org, coalesce(owner::text, ''), controller_uuid, life, status,
-	application_count, unit_count, machine_count, event_index, created_at, updated_at`
+// modelCols, from modelFrom, are the columns of Model in its order.
+const (
+	modelCols = `m.uuid, m.name, m.org, ` + ownerName + `, coalesce(m.owner::text, ''), c.name, m.controller_uuid,
+	c.cloud, c.region, m.life, m.status, m.application_count, m.unit_count, m.machine_count, m.event_index,
+	m.created_at, m.updated_at`
+	modelFrom = `models m JOIN controllers c ON c.uuid = m.controller_uuid LEFT JOIN identities i ON i.id = m.owner`
+	// ownerName is Identity.Name of i, or '' for no owner.
+	ownerName = `coalesce(nullif(i.email, ''), nullif(CASE WHEN i.kind = 'service-account' THEN i.display_name END, ''), i.subject, '')`
+)
 
 func scanModel(r pgx.CollectableRow) (Model, error) {
 	var m Model
 	var id, cid [16]byte // scanned binary; uuid.UUID would take the text path
 	var idx int64
-	err := r.Scan(&id, &m.Name, &m.Org, &m.Owner, &cid, &m.Life, &m.Status,
+	err := r.Scan(&id, &m.Name, &m.Org, &m.OwnerName, &m.Owner, &m.Controller, &cid, &m.Cloud, &m.Region, &m.Life, &m.Status,
 		&m.ApplicationCount, &m.UnitCount, &m.MachineCount, &idx, &m.CreatedAt, &m.UpdatedAt)
 	m.UUID, m.ControllerUUID, m.EventIndex = uuid.UUID(id).String(), uuid.UUID(cid).String(), uint64(idx)
 	return m, err
@@ -189,7 +202,7 @@ func (s *Store) ModelByUUID(ctx context.Context, id string) (Model, error) {
 	if _, err := uuid.Parse(id); err != nil {
 		return Model{}, fmt.Errorf("model %q: %w", id, ErrNotFound)
 	}
-	rows, _ := s.pool.Query(ctx, `SELECT `+modelCols+` FROM models WHERE uuid = $1`, id)
+	rows, _ := s.pool.Query(ctx, `SELECT `+modelCols+` FROM `+modelFrom+` WHERE m.uuid = $1`, id)
 	m, err := pgx.CollectExactlyOneRow(rows, scanModel)
 	return m, pgErr("model "+id, err)
 }
@@ -212,7 +225,9 @@ type Visibility struct {
 type ModelRow struct {
 	UUID, ControllerUUID, Owner [16]byte
 	HasOwner                    bool
-	Name, Org, Life, Status     []byte
+	Name, Org, OwnerName        []byte
+	Controller, Cloud, Region   []byte
+	Life, Status                []byte
 	ApplicationCount, UnitCount int32
 	MachineCount                int32
 	EventIndex                  int64
@@ -233,13 +248,14 @@ func (s *Store) VisibleModels(ctx context.Context, v Visibility, each func(*Mode
 	for i, r := range v.Relations {
 		rels[i] = string(r)
 	}
-	rows, err := s.pool.Query(ctx, `SELECT uuid, name, org, owner, controller_uuid, life, status,
-			application_count, unit_count, machine_count, event_index, created_at, updated_at
-		FROM models
-		WHERE org = ANY($1::text[]) OR controller_uuid = ANY($2::uuid[])
-		   OR uuid IN (SELECT substr(object, 7)::uuid FROM authz_tuples
+	rows, err := s.pool.Query(ctx, `SELECT m.uuid, m.name, m.org, `+ownerName+`, m.owner, c.name, m.controller_uuid,
+			c.cloud, c.region, m.life, m.status, m.application_count, m.unit_count, m.machine_count, m.event_index,
+			m.created_at, m.updated_at
+		FROM `+modelFrom+`
+		WHERE m.org = ANY($1::text[]) OR m.controller_uuid = ANY($2::uuid[])
+		   OR m.uuid IN (SELECT substr(object, 7)::uuid FROM authz_tuples
 		               WHERE "user" = ANY($3::text[]) AND relation = ANY($4::text[]) AND starts_with(object, 'model:'))
-		ORDER BY org, name`, pgx.QueryResultFormats{pgx.BinaryFormatCode}, v.Orgs, ctrls, v.Subjects, rels)
+		ORDER BY m.org, m.name`, pgx.QueryResultFormats{pgx.BinaryFormatCode}, v.Orgs, ctrls, v.Subjects, rels)
 	if err != nil {
 		return pgErr("list models", err)
 	}
@@ -262,19 +278,20 @@ var errRow = errors.New("store: malformed model row")
 
 // decode reads the binary columns of VisibleModels' query.
 func (m *ModelRow) decode(v [][]byte) error {
-	if len(v) != 13 {
+	if len(v) != 17 {
 		return fmt.Errorf("%w: %d columns", errRow, len(v))
 	}
-	ok := fixed(v[0], m.UUID[:]) && fixed(v[4], m.ControllerUUID[:])
-	m.HasOwner = v[3] != nil
+	ok := fixed(v[0], m.UUID[:]) && fixed(v[6], m.ControllerUUID[:])
+	m.HasOwner = v[4] != nil
 	if m.HasOwner {
-		ok = ok && fixed(v[3], m.Owner[:])
+		ok = ok && fixed(v[4], m.Owner[:])
 	}
-	m.Name, m.Org, m.Life, m.Status = v[1], v[2], v[5], v[6]
+	m.Name, m.Org, m.OwnerName, m.Controller = v[1], v[2], v[3], v[5]
+	m.Cloud, m.Region, m.Life, m.Status = v[7], v[8], v[9], v[10]
 	var i4 [3][4]byte
 	var i8 [3][8]byte
-	ok = ok && fixed(v[7], i4[0][:]) && fixed(v[8], i4[1][:]) && fixed(v[9], i4[2][:]) &&
-		fixed(v[10], i8[0][:]) && fixed(v[11], i8[1][:]) && fixed(v[12], i8[2][:])
+	ok = ok && fixed(v[11], i4[0][:]) && fixed(v[12], i4[1][:]) && fixed(v[13], i4[2][:]) &&
+		fixed(v[14], i8[0][:]) && fixed(v[15], i8[1][:]) && fixed(v[16], i8[2][:])
 	if !ok {
 		return errRow
 	}
