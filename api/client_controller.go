@@ -145,6 +145,16 @@ func (c *Client) Charm(ctx context.Context, sha256 string, opts ...ReadOptions) 
 	return &out, nil
 }
 
+// ModelCharm describes an uploaded charm through a model's route, which a
+// hub forwards (the controller-wide Charm is not reachable through a hub).
+func (c *Client) ModelCharm(ctx context.Context, model, sha256 string, opts ...ReadOptions) (*Charm, error) {
+	var out Charm
+	if err := c.get(ctx, modelPath(model, "charms", sha256), nil, opts, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
 // Charms lists uploaded charms.
 func (c *Client) Charms(ctx context.Context, opts ...ReadOptions) ([]Charm, error) {
 	var out []Charm

@@ -253,7 +253,7 @@ func (a *App) actionsCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			ch, err := mc.client.Charm(cmd.Context(), app.CharmSHA256)
+			ch, err := mc.client.ModelCharm(cmd.Context(), mc.uuid, app.CharmSHA256)
 			if err != nil {
 				return err
 			}

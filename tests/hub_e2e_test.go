@@ -61,6 +61,15 @@ func TestHubEndToEnd(t *testing.T) {
 	demo.ok("deploy", filepath.Join(charms, "webapp"), "webapp", "-m", east, "--config", fmt.Sprintf("port=%d", testkit.FreePort(t)))
 	demo.ok("deploy", filepath.Join(charms, "kvstore"), "kvstore", "-m", west, "--config", fmt.Sprintf("port=%d", testkit.FreePort(t)))
 	demo.ok("integrate", "webapp", "kvstore", "-m", east)
+	// Reading a charm's actions goes through the model's route.
+	if out := demo.ok("actions", "kvstore", "-m", east); !strings.Contains(out, "get") {
+		t.Errorf("actions through the hub:\n%s", out)
+	}
+	// models at a hub: one request, with the controller and counts from
+	// the index.
+	if out := demo.ok("models"); !strings.Contains(out, "Controller") || !strings.Contains(out, east) {
+		t.Errorf("models through the hub:\n%s", out)
+	}
 	for model, apps := range map[string][]string{east: {"kvstore", "webapp"}, west: {"kvstore"}} {
 		var last *api.FullStatus
 		testkit.EventuallyWithin(t, 2*time.Minute, func() (bool, error) {

@@ -226,7 +226,8 @@ func (s *Server) userRoutes(r chi.Router) {
 		r.Patch("/config", s.setModelConfig)
 		r.Get("/status", s.getStatus)
 		r.Get("/watch", s.watch)
-		r.Post("/charms", s.uploadCharm) // the hub forwards model-scoped uploads here
+		r.Post("/charms", s.uploadCharm)   // the hub forwards model-scoped uploads here
+		r.Get("/charms/{sha}", s.getCharm) // and reads, for its model-scoped tokens
 		r.Get("/status-history", s.statusHistory)
 
 		r.Get("/applications", s.listApplications)
