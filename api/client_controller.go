@@ -187,11 +187,17 @@ func (c *Client) AddModel(ctx context.Context, req AddModelRequest) (*Model, err
 
 // Model returns a model by UUID.
 func (c *Client) Model(ctx context.Context, uuid string, opts ...ReadOptions) (*Model, error) {
-	var out Model
+	var out struct {
+		Model
+		ModelIndex
+	}
 	if err := c.get(ctx, modelPath(uuid), nil, opts, &out); err != nil {
 		return nil, err
 	}
-	return &out, nil
+	if out.ControllerUUID != "" { // a hub's index entry
+		out.Model.Index = &out.ModelIndex
+	}
+	return &out.Model, nil
 }
 
 // DestroyModel destroys a model. It returns the dying model, or nil when

@@ -231,6 +231,15 @@ func (a *App) showModelCmd() *cobra.Command {
 				"controller-name": mc.name, "controller-uuid": mc.details.UUID,
 				"status":     map[string]any{"current": m.Status.Status, "message": m.Status.Message, "since": m.Status.Since},
 				"created-at": m.CreatedAt, "config": m.Config}
+			if x := m.Index; x != nil {
+				// A hub answers from its index; the config is the
+				// controller's, read through the hub.
+				view["controller-name"], view["controller-uuid"] = mc.name+"/"+x.Controller, x.ControllerUUID
+				view["cloud"], view["region"], view["organization"] = x.Cloud, x.Region, x.Org
+				if view["config"], err = mc.client.ModelConfig(cmd.Context(), mc.uuid); err != nil {
+					return err
+				}
+			}
 			return writeFormatted(a.Stdout, format.value, map[string]any{m.Name: view})
 		},
 	}

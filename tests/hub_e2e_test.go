@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -69,6 +70,10 @@ func TestHubEndToEnd(t *testing.T) {
 	// the index.
 	if out := demo.ok("models"); !strings.Contains(out, "Controller") || !strings.Contains(out, east) {
 		t.Errorf("models through the hub:\n%s", out)
+	}
+	if out := demo.ok("show-model", east); !regexp.MustCompile(`controller-uuid: [0-9a-f]{8}-`).MatchString(out) ||
+		!strings.Contains(out, "region: east") || !strings.Contains(out, "logging-config") {
+		t.Errorf("show-model through the hub:\n%s", out)
 	}
 	for model, apps := range map[string][]string{east: {"kvstore", "webapp"}, west: {"kvstore"}} {
 		var last *api.FullStatus
