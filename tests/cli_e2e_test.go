@@ -149,6 +149,8 @@ func TestCLIEndToEnd(t *testing.T) {
 	// it to the controller, and debug-log replays it, for kv/0 only.
 	out = d.ok("debug-log", "--replay", "--no-tail", "--include", "kv/0")
 	if !regexp.MustCompile(`(?m)^unit-kv-0: \d\d:\d\d:\d\d INFO unit\.kv/0\.juju-log kv installed on kv/0$`).MatchString(out) ||
+		// and, as Juju's uniter does, every hook it ran
+		!regexp.MustCompile(`(?m)^unit-kv-0: \d\d:\d\d:\d\d INFO juju\.worker\.uniter\.operation ran "install" hook \(via `).MatchString(out) ||
 		strings.Contains(out, "unit-kv-1:") {
 		t.Errorf("debug-log --replay --no-tail --include kv/0:\n%s", out)
 	}

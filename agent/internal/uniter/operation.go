@@ -112,6 +112,7 @@ func (u *Uniter) runHook(ctx context.Context, op *Operation, r *Remote, ms *api.
 		u.log.Debug("skipped missing hook", "hook", h.Name())
 	} else {
 		u.log.Info("ran hook", "hook", h.Name(), "handler", ex.res.handler)
+		u.logRemote(ctx, "INFO", "juju.worker.uniter.operation", fmt.Sprintf("ran %q hook (via %s)", h.Name(), via(ex.res.handler)))
 	}
 	next.Step, next.Failed = Done, false
 	u.local.Op = next
@@ -119,6 +120,14 @@ func (u *Uniter) runHook(ctx context.Context, op *Operation, r *Remote, ms *api.
 		return err
 	}
 	return u.commitHook(ctx, h)
+}
+
+// via says how a hook ran, in Juju's debug-log words.
+func via(handler string) string {
+	if handler == "dispatch" {
+		return "hook dispatching script: dispatch"
+	}
+	return "explicit, bespoke hook script"
 }
 
 // hookFailed puts the unit in error and schedules the retry.
