@@ -37,6 +37,14 @@ func (s *Server) authenticateHub(w http.ResponseWriter, r *http.Request, raw str
 	snap := s.b.Store().Snapshot()
 	ctrl, err := lookupController(snap)
 	if err != nil {
+		// A node that joined a moment ago may not have applied the
+		// controller record yet.
+		if _, werr := s.b.WaitRead(r.Context(), 0, true); werr == nil {
+			snap = s.b.Store().Snapshot()
+			ctrl, err = lookupController(snap)
+		}
+	}
+	if err != nil {
 		writeError(w, r, api.Errorf(api.CodeUnavailable, "controller state not replicated yet"))
 		return
 	}

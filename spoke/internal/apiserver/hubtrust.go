@@ -73,6 +73,7 @@ func (s *Server) removeHubTrust(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
+	s.log.Info("controller trusts no hub any more", "by", callerOf(r.Context()).Name)
 	w.Header().Set(api.HeaderIndex, strconv.FormatUint(idx, 10))
 	w.WriteHeader(http.StatusNoContent)
 }
