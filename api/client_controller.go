@@ -262,3 +262,30 @@ func (c *Client) Call(ctx context.Context, method, path string, q url.Values, in
 	}
 	return c.write(ctx, method, path, q, in, out)
 }
+
+// CreateHubToken returns a single-use token with which a hub registers this
+// controller (`drover add-controller ... --join-token T` on the hub); ttl 0
+// lets the controller choose (1 hour).
+func (c *Client) CreateHubToken(ctx context.Context, ttl time.Duration) (*JoinToken, error) {
+	var out JoinToken
+	err := c.write(ctx, http.MethodPost, v1Path("controller", "hub-tokens"), nil, JoinTokenRequest{TTL: ttl}, &out)
+	if err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// HubTrust returns the hub this controller trusts (ErrNotFound: none).
+func (c *Client) HubTrust(ctx context.Context, opts ...ReadOptions) (*HubTrust, error) {
+	var out HubTrust
+	if err := c.get(ctx, v1Path("controller", "hub"), nil, opts, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// RemoveHubTrust makes the controller trust no hub: tokens signed by the
+// hub it trusted are refused from then on.
+func (c *Client) RemoveHubTrust(ctx context.Context) error {
+	return c.write(ctx, http.MethodDelete, v1Path("controller", "hub"), nil, nil, nil)
+}

@@ -116,7 +116,9 @@ func (a *App) bootstrap(ctx context.Context, name, dataDir, listen, raftListen s
 		p.Done("")
 		return err
 	}
-	p.Done(fmt.Sprintf("Bootstrap complete, controller %q (%s) is now available at %s.", name, info.Version, info.APIAddresses[0]))
+	// The controller's own node record may not be replicated yet (info
+	// then lists no address); the credential's address is the same one.
+	p.Done(fmt.Sprintf("Bootstrap complete, controller %q (%s) is now available at %s.", name, info.Version, c.details.APIAddresses[0]))
 	fmt.Fprintf(a.Stderr, "Now you can run\n\tdrover add-model <model-name>\nto create a new model to deploy workloads.\n")
 	return nil
 }

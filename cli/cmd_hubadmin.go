@@ -15,13 +15,16 @@ import (
 
 func (a *App) addControllerCmd() *cobra.Command {
 	var ctl controllerOpt
-	var caFile, region, cloud, org string
+	var caFile, region, cloud, org, joinToken string
 	cmd := &cobra.Command{
 		Use:   "add-controller NAME URL",
 		Short: "Register a controller with the hub (hub administrators)",
-		Long: `Registers a controller with the hub. The controller must trust the hub
-(droverd spoke --hub-url HUB --hub-ca HUB_CA); the hub pins the controller's CA.`,
-		Example: "  drover add-controller east https://10.0.0.5:17070 --ca east-ca.crt --region east",
+		Long: `Registers a controller with the hub, which pins the controller's CA.
+With --join-token (from 'drover create-hub-token', run against the
+controller) the hub first makes the controller trust it: it sends the token
+with the hub's URL and CA. Without one, the controller must already trust
+the hub (droverd spoke --hub-url HUB --hub-ca HUB_CA).`,
+		Example: "  drover add-controller east https://10.0.0.5:17070 --ca east-ca.crt --region east --join-token drv1.eyJ...",
 		Args:    exactArgs(2, "NAME and URL"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ca, err := os.ReadFile(caFile)
@@ -29,6 +32,9 @@ func (a *App) addControllerCmd() *cobra.Command {
 				return usageError{fmt.Errorf("--ca: %w", err)}
 			}
 			body := map[string]string{"name": args[0], "url": args[1], "ca-cert": string(ca), "region": region, "cloud": cloud, "org": org}
+			if joinToken != "" {
+				body["join-token"] = joinToken
+			}
 			return a.hubCall(cmd.Context(), ctl.name, http.MethodPost, "/v1/controllers", nil, body, func(out any) error {
 				fmt.Fprintf(a.Stdout, "Controller %q registered in region %s.\n", args[0], region)
 				return nil
@@ -39,6 +45,7 @@ func (a *App) addControllerCmd() *cobra.Command {
 	cmd.Flags().StringVar(&region, "region", "", "region (required)")
 	cmd.Flags().StringVar(&cloud, "cloud", "", "cloud")
 	cmd.Flags().StringVar(&org, "org", "", "make the controller private to an organization")
+	cmd.Flags().StringVar(&joinToken, "join-token", "", "hub token from 'drover create-hub-token' on the controller")
 	ctl.add(cmd)
 	return cmd
 }

@@ -118,6 +118,7 @@ func TestHelpGolden(t *testing.T) {
 		{"help-run.golden", []string{"help", "run"}},
 		{"help-debug-log.golden", []string{"help", "debug-log"}},
 		{"help-integrate.golden", []string{"integrate", "--help"}},
+		{"help-create-hub-token.golden", []string{"help", "create-hub-token"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a, out, errb := testApp(t)

@@ -34,6 +34,11 @@ type Config struct {
 	// TLSCert and TLSKey are given).
 	StateDir        string
 	TLSCert, TLSKey string
+	// TLSCA is the PEM file of the CA that signed TLSCert. The hub hands
+	// it to controllers it registers with a join token, which pin it to
+	// fetch the JWKS. Default: the generated CA; with TLSCert and no
+	// TLSCA, controllers use their system roots.
+	TLSCA string
 
 	// DefaultOrg is the organization people join on first login.
 	DefaultOrg string

@@ -2,10 +2,12 @@ package hub
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
+	"os"
 	"path/filepath"
 	"regexp"
 	"time"
@@ -26,14 +28,20 @@ type AddControllerRequest struct {
 	Cloud  string `json:"cloud,omitempty"`
 	// Org, if set, makes the controller private to that organization.
 	Org string `json:"org,omitempty"`
+	// JoinToken, if set, is a hub token created on the controller
+	// (`drover create-hub-token`): the hub first asks the controller to
+	// trust it, then registers it. Without one the controller must
+	// already trust the hub (droverd spoke --hub-url). Never audited.
+	JoinToken string `json:"join-token,omitempty"`
 }
 
 var controllerNameRe = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
 
 // handleAddController registers a spoke. The hub learns the controller's
-// UUID from its public identity route, then proves the trust is mutual by
-// calling /v1/controller with a superuser token: a controller started
-// without --hub-url for this hub refuses it, and registration fails.
+// UUID from its public identity route; with a join token it makes the
+// controller trust it (trustHub); then it proves the trust is mutual by
+// calling /v1/controller with a superuser token: a controller that does not
+// trust this hub refuses it, and registration fails.
 func (s *Server) handleAddController(w http.ResponseWriter, r *http.Request) {
 	p, _ := PrincipalFrom(r.Context())
 	var req AddControllerRequest
@@ -80,6 +88,11 @@ func (s *Server) registerController(ctx context.Context, p Principal, req AddCon
 	if err := doSpoke(cctx, sc.http, "https://"+u.Host+"/v1/internal/identity", http.MethodGet, "", nil, &id); err != nil {
 		return store.Controller{}, fmt.Errorf("%w: %s: %w", errSpokeUnavailable, u.Host, err)
 	}
+	if req.JoinToken != "" {
+		if err := s.trustHub(cctx, sc, u.Host, req.JoinToken); err != nil {
+			return store.Controller{}, err
+		}
+	}
 	addrs := id.APIAddresses
 	if len(addrs) == 0 {
 		addrs = []string{u.Host}
@@ -90,7 +103,7 @@ func (s *Server) registerController(ctx context.Context, p Principal, req AddCon
 	if err := s.spokeCall(cctx, c, Principal{}, spokeSuperuser, "", http.MethodGet, "/v1/controller", nil, &info); err != nil {
 		var ae *api.Error
 		if errors.As(err, &ae) && ae.Code == api.CodeUnauthorized {
-			return store.Controller{}, fmt.Errorf("%w: controller %s does not trust this hub: start it with --hub-url %s --hub-ca HUB_CA",
+			return store.Controller{}, fmt.Errorf("%w: controller %s does not trust this hub: pass --join-token from 'drover create-hub-token' run against it (or start it with --hub-url %s --hub-ca HUB_CA)",
 				errBadRequest, id.Name, s.cfg.PublicURL)
 		}
 		return store.Controller{}, err
@@ -101,6 +114,54 @@ func (s *Server) registerController(ctx context.Context, p Principal, req AddCon
 	s.outbox.Kick()
 	s.indexer.kick()
 	return s.store.ControllerByName(ctx, req.Name)
+}
+
+// trustHub hands a controller the hub token with the hub's public URL and
+// CA, over TLS pinned to the controller's CA, so that it trusts this hub.
+// The controller's refusal (401 unknown or expired token, 403 used) comes
+// back as a bad request naming the reason.
+func (s *Server) trustHub(ctx context.Context, sc *spokeClient, host, token string) error {
+	ca, err := s.hubCA()
+	if err != nil {
+		return err
+	}
+	body, err := json.Marshal(api.TrustHubRequest{Token: token, HubURL: s.cfg.PublicURL, HubCA: ca})
+	if err != nil {
+		return err
+	}
+	var out api.HubTrust
+	err = doSpoke(ctx, sc.http, "https://"+host+"/v1/internal/hub-trust", http.MethodPost, "", body, &out)
+	if err == nil {
+		return nil
+	}
+	var ae *api.Error
+	if errors.As(err, &ae) {
+		switch ae.Code {
+		case api.CodeNotFound:
+			return fmt.Errorf("%w: the controller at %s predates hub tokens: start it with --hub-url %s --hub-ca HUB_CA and register without --join-token",
+				errBadRequest, host, s.cfg.PublicURL)
+		case api.CodeUnauthorized, api.CodeForbidden, api.CodeInvalid, api.CodeBadRequest:
+			return fmt.Errorf("%w: the controller refused the join token: %s", errBadRequest, ae.Message)
+		}
+	}
+	return fmt.Errorf("%w: %s: %w", errSpokeUnavailable, host, err)
+}
+
+// hubCA is the CA (PEM) controllers pin to fetch the hub's JWKS: --tls-ca,
+// or the generated CA; "" for a certificate from a public CA.
+func (s *Server) hubCA() (string, error) {
+	path := s.cfg.TLSCA
+	if path == "" && s.cfg.TLSCert == "" {
+		path = CACertPath(s.cfg.StateDir)
+	}
+	if path == "" {
+		return "", nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("hub CA for controllers: %w", err)
+	}
+	return string(b), nil
 }
 
 // RegisterController registers a controller without a caller: the

@@ -25,6 +25,8 @@ type env struct {
 	hub *hub.Server
 	st  *store.Store
 	url string
+	// client reaches url (default http.DefaultClient).
+	client *http.Client
 }
 
 // newEnv starts a hub on a fresh database and OpenFGA store, with its
@@ -101,7 +103,11 @@ func (e *env) do(method, path, token string, body any) (int, []byte) {
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	resp, err := http.DefaultClient.Do(req)
+	hc := e.client
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	resp, err := hc.Do(req)
 	if err != nil {
 		e.t.Fatal(err)
 	}

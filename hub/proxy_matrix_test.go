@@ -38,12 +38,30 @@ type proxyFixture struct {
 // registers it (everyone in the hub may see it and add models).
 func startSpoke(t *testing.T, e *env) {
 	t.Helper()
+	listen, cred := runSpoke(t, "east", func(cfg *spoke.Config) {
+		cfg.HubURL, cfg.HubJWKSURL = publicURL, e.url+"/.well-known/jwks.json"
+	})
+	req := hub.AddControllerRequest{Name: "east", URL: "https://" + listen, CACert: cred.CACert, Region: "east", Cloud: "localhost"}
+	testkit.EventuallyWithin(t, 30*time.Second, func() (bool, error) {
+		_, err := e.hub.RegisterController(t.Context(), req, true)
+		return err == nil, err
+	}, "spoke registered with the hub")
+}
+
+// runSpoke runs an in-process one-node controller until the test ends and
+// returns its API address and admin credential.
+func runSpoke(t *testing.T, name string, adjust func(*spoke.Config)) (string, *spoke.AdminCredential) {
+	t.Helper()
 	listen := testkit.FreeAddr(t)
 	ready := make(chan struct{})
 	dir := t.TempDir()
-	s, err := spoke.New(t.Context(), spoke.Config{DataDir: dir, Listen: listen, RaftListen: testkit.FreeAddr(t), Name: "east",
-		Bootstrap: true, Ready: ready, HubURL: publicURL, HubJWKSURL: e.url + "/.well-known/jwks.json",
-		RaftHeartbeat: 100 * time.Millisecond, RaftElection: 100 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)})
+	cfg := spoke.Config{DataDir: dir, Listen: listen, RaftListen: testkit.FreeAddr(t), Name: name,
+		Bootstrap: true, Ready: ready,
+		RaftHeartbeat: 100 * time.Millisecond, RaftElection: 100 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)}
+	if adjust != nil {
+		adjust(&cfg)
+	}
+	s, err := spoke.New(t.Context(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,11 +83,7 @@ func startSpoke(t *testing.T, e *env) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req := hub.AddControllerRequest{Name: "east", URL: "https://" + listen, CACert: cred.CACert, Region: "east", Cloud: "localhost"}
-	testkit.EventuallyWithin(t, 30*time.Second, func() (bool, error) {
-		_, err := e.hub.RegisterController(t.Context(), req, true)
-		return err == nil, err
-	}, "spoke registered with the hub")
+	return listen, cred
 }
 
 func newProxyFixture(t *testing.T) *proxyFixture {

@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -30,7 +31,27 @@ type fakeHub struct {
 
 func newFakeHub(t *testing.T) *fakeHub {
 	h := &fakeHub{keys: map[string]*ecdsa.PrivateKey{}}
-	h.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	h.srv = httptest.NewServer(h.jwks())
+	t.Cleanup(h.srv.Close)
+	return h
+}
+
+// newFakeHubTLS is a fake hub over HTTPS with its own CA, which a
+// controller must pin to fetch the JWKS.
+func newFakeHubTLS(t *testing.T) *fakeHub {
+	h := &fakeHub{keys: map[string]*ecdsa.PrivateKey{}}
+	h.srv = httptest.NewTLSServer(h.jwks())
+	t.Cleanup(h.srv.Close)
+	return h
+}
+
+// caPEM is the certificate a controller pins for a TLS fake hub.
+func (h *fakeHub) caPEM() string {
+	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: h.srv.Certificate().Raw}))
+}
+
+func (h *fakeHub) jwks() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h.mu.Lock()
 		defer h.mu.Unlock()
 		var set jose.JSONWebKeySet
@@ -38,9 +59,7 @@ func newFakeHub(t *testing.T) *fakeHub {
 			set.Keys = append(set.Keys, jose.JSONWebKey{Key: &k.PublicKey, KeyID: kid, Algorithm: "ES256", Use: "sig"})
 		}
 		_ = json.NewEncoder(w).Encode(set)
-	}))
-	t.Cleanup(h.srv.Close)
-	return h
+	})
 }
 
 func newECKey(t *testing.T) *ecdsa.PrivateKey {
@@ -84,6 +103,11 @@ func TestHubTokens(t *testing.T) {
 	c := newTestClusterWith(t, 1, func(cfg *Config) { cfg.HubURL = hub.srv.URL })
 	admin := c.client(0)
 	ctx := t.Context()
+	// The flags propose the trust once the node is up.
+	testkit.EventuallyWithin(t, 20*time.Second, func() (bool, error) {
+		tr, err := admin.HubTrust(ctx)
+		return err == nil && tr.URL == hub.srv.URL && tr.Source == api.HubTrustFromFlags, nil
+	}, "trust from --hub-url replicated")
 	info, err := admin.ControllerInfo(ctx)
 	if err != nil {
 		t.Fatal(err)

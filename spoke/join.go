@@ -24,13 +24,13 @@ func (s *Server) NewJoinToken(ttl time.Duration) (api.JoinToken, error) {
 		ttl = 30 * time.Minute
 	}
 	exp := s.cfg.Now().Add(ttl)
-	return api.JoinToken{Token: makeJoinToken(s.secret, s.ca.Fingerprint(), exp), Expires: exp}, nil
+	return api.JoinToken{Token: makeJoinToken(s.secret, s.ca.Fingerprint(), purposeJoin, exp), Expires: exp}, nil
 }
 
 // Admit checks a join token and hands the new node its identity and the
 // controller's TLS material.
 func (s *Server) Admit(ctx context.Context, req apiserver.AdmitRequest) (*apiserver.AdmitResponse, error) {
-	if err := verifyJoinToken(s.secret, s.ca.Fingerprint(), req.Token, s.cfg.Now()); err != nil {
+	if err := verifyJoinToken(s.secret, s.ca.Fingerprint(), purposeJoin, req.Token, s.cfg.Now()); err != nil {
 		return nil, api.Errorf(api.CodeUnauthorized, "%v", err)
 	}
 	id := "node-" + randomHex(4)

@@ -17,6 +17,10 @@ import (
 // before trusting anything it is sent) and an expiry, and mac is an
 // HMAC-SHA256 over it with the cluster secret every node holds. Any node
 // can therefore check a token without shared mutable state.
+//
+// Hub tokens (hubtoken.go) have the same form with the purpose "hub" in
+// the payload, so neither kind is accepted in place of the other; they are
+// also recorded in raft, which makes them single use.
 
 const tokenPrefix = "drv1"
 
@@ -27,10 +31,19 @@ type tokenPayload struct {
 	CA      string `json:"ca"`
 	Expires int64  `json:"exp"`
 	Nonce   string `json:"n"`
+	// Use is the token's purpose: "" for a node join token (the only
+	// kind before hub tokens), purposeHub for a hub token.
+	Use string `json:"use,omitempty"`
 }
 
-func makeJoinToken(secret []byte, caFingerprint string, expires time.Time) string {
-	p, _ := json.Marshal(tokenPayload{CA: caFingerprint, Expires: expires.Unix(), Nonce: randomHex(8)})
+// Token purposes.
+const (
+	purposeJoin = ""
+	purposeHub  = "hub"
+)
+
+func makeJoinToken(secret []byte, caFingerprint, purpose string, expires time.Time) string {
+	p, _ := json.Marshal(tokenPayload{CA: caFingerprint, Expires: expires.Unix(), Nonce: randomHex(16), Use: purpose})
 	enc := base64.RawURLEncoding.EncodeToString(p)
 	return tokenPrefix + "." + enc + "." + base64.RawURLEncoding.EncodeToString(mac(secret, enc))
 }
@@ -63,13 +76,16 @@ func parseJoinToken(tok string) (tokenPayload, string, []byte, error) {
 	return p, parts[1], sig, nil
 }
 
-func verifyJoinToken(secret []byte, caFingerprint, tok string, now time.Time) error {
+func verifyJoinToken(secret []byte, caFingerprint, purpose, tok string, now time.Time) error {
 	p, enc, sig, err := parseJoinToken(tok)
 	if err != nil {
 		return err
 	}
 	if subtle.ConstantTimeCompare(sig, mac(secret, enc)) != 1 {
 		return fmt.Errorf("%w: signature mismatch", ErrBadToken)
+	}
+	if p.Use != purpose {
+		return fmt.Errorf("%w: a token for another purpose", ErrBadToken)
 	}
 	if p.CA != caFingerprint {
 		return fmt.Errorf("%w: issued for another controller", ErrBadToken)

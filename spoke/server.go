@@ -65,6 +65,11 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, logger: cfg.Logger}
+	if t, _, ok := s.flagsTrust(); ok {
+		if err := checkHubTrust(t); err != nil {
+			return nil, fmt.Errorf("spoke: --hub-url/--hub-ca/--hub-jwks: %w", err)
+		}
+	}
 	ident, ok, err := loadIdentity(cfg.DataDir)
 	if err != nil {
 		return nil, err
@@ -125,16 +130,10 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		ln.Close()
 		return nil, err
 	}
-	var hub apiserver.TokenVerifier
-	if cfg.HubURL != "" {
-		v, err := hubtrust.New(hubtrust.Config{Issuer: cfg.HubURL, JWKSURL: cfg.HubJWKSURL, CACert: cfg.HubCACert, Now: cfg.Now})
-		if err != nil {
-			ln.Close()
-			s.node.Shutdown()
-			return nil, err
-		}
-		hub = v
-	}
+	// The hub the controller trusts is replicated state (the start flags
+	// only propose it, see applyHubFlags); the follower verifies against
+	// whatever it is at each request.
+	hub := hubtrust.NewFollower(hubtrust.Config{Now: cfg.Now})
 	s.api, err = apiserver.New(apiserver.Config{Backend: s, Logger: s.logger, Now: cfg.Now, MaxCharmSize: cfg.MaxCharmSize, Hub: hub})
 	if err != nil {
 		ln.Close()

@@ -15,7 +15,14 @@ import (
 // restarts with backoff after a failure until ctx ends.
 func (s *Server) runWorkers(ctx context.Context) error {
 	g, ctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return s.supervise(ctx, "join", s.completeJoinAndRegister) })
+	g.Go(func() error {
+		return s.supervise(ctx, "join", func(ctx context.Context) error {
+			if err := s.completeJoinAndRegister(ctx); err != nil {
+				return err
+			}
+			return s.applyHubFlags(ctx)
+		})
+	})
 	g.Go(func() error { return s.supervise(ctx, "leadership", s.runLeadership) })
 	g.Go(func() error { return s.supervise(ctx, "blob-sync", s.runBlobSync) })
 	g.Go(func() error { return s.supervise(ctx, "agent-hub", s.api.RunAgentHub) })

@@ -18,6 +18,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/authz/embedded"
 	"github.com/droverhq/drover/hub"
 	"github.com/droverhq/drover/hub/devidp"
@@ -70,8 +71,8 @@ const (
 // runDev starts a whole federation on one machine: a private PostgreSQL in
 // the state dir, an embedded OpenFGA (memory; the hub's reconciler
 // restores its tuples from PostgreSQL at start), the embedded Dex issuer,
-// the hub, and two spokes (regions east and west) that trust the hub and
-// are registered with it. Shutdown runs in reverse order of start.
+// the hub, and two spokes (regions east and west) registered with the hub
+// with hub tokens (so they trust it). Shutdown runs in reverse order of start.
 func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("droverd dev", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -148,17 +149,13 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := waitReady(gctx, hubReady, g); err != nil {
 		return err
 	}
-	hubCA, err := os.ReadFile(hub.CACertFile(hubDir))
-	if err != nil {
-		return err
-	}
 	info := DevInfo{HubURL: hubURL, CAFile: hub.CACertFile(hubDir), Issuer: idp.URL(),
 		User: DevUser{Email: devidp.DemoEmail, Password: devidp.DemoPassword, Org: devOrg}, ServiceAccounts: secrets}
 	for _, sp := range []struct{ name, listen string }{{"east", o.eastListen}, {"west", o.westListen}} {
 		dir := filepath.Join(o.stateDir, "spoke-"+sp.name)
 		ready := make(chan struct{})
 		cfg := spoke.Config{DataDir: dir, Listen: sp.listen, Name: sp.name, Bootstrap: true, Ready: ready,
-			Logger: logger.With("component", "spoke", "controller", sp.name), HubURL: hubURL, HubCACert: hubCA}
+			Logger: logger.With("component", "spoke", "controller", sp.name)}
 		g.Go(func() error { return spoke.Run(gctx, cfg) })
 		if err := waitReady(gctx, ready, g); err != nil {
 			return err
@@ -168,7 +165,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			return err
 		}
 		req := hub.AddControllerRequest{Name: sp.name, URL: "https://" + sp.listen, CACert: cred.CACert, Region: sp.name, Cloud: "localhost"}
-		if err := registerWhenReady(gctx, h, req); err != nil {
+		if err := registerWhenReady(gctx, h, req, cred); err != nil {
 			return fmt.Errorf("register controller %s: %w", sp.name, err)
 		}
 		info.Controllers = append(info.Controllers, DevController{Name: sp.name, Region: sp.name, URL: "https://" + sp.listen, DataDir: dir})
@@ -216,14 +213,27 @@ Press Ctrl-C to stop; state is kept in %s.
 		info.HubURL, info.CAFile, info.ServiceAccounts[0].ClientID, info.ServiceAccounts[0].ClientSecret, devFile, stateDir)
 }
 
-// registerWhenReady registers a freshly started controller, retrying while
-// it finishes bootstrapping (its identity is replicated state).
-func registerWhenReady(ctx context.Context, h *hub.Server, req hub.AddControllerRequest) error {
+// registerWhenReady registers a freshly started controller as an
+// administrator would: a hub token created on the controller with its admin
+// credential, handed to the hub, which makes the controller trust it. It
+// retries while the controller finishes bootstrapping (its identity is
+// replicated state), with a new token each time (a token works once).
+func registerWhenReady(ctx context.Context, h *hub.Server, req hub.AddControllerRequest, cred *spoke.AdminCredential) error {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
+	cl, err := api.NewClient(api.ClientConfig{Addresses: cred.APIAddresses, CACert: []byte(cred.CACert),
+		User: cred.User, Password: cred.Password, Timeout: 10 * time.Second})
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
 	delay := 50 * time.Millisecond
 	for {
-		_, err := h.RegisterController(ctx, req, true)
+		tok, err := cl.CreateHubToken(ctx, 10*time.Minute)
+		if err == nil {
+			req.JoinToken = tok.Token
+			_, err = h.RegisterController(ctx, req, true)
+		}
 		if err == nil {
 			return nil
 		}

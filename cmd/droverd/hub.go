@@ -34,6 +34,7 @@ func runHub(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.StringVar(&cfg.StateDir, "state-dir", "", "directory for the generated TLS CA and certificate")
 	fs.StringVar(&cfg.TLSCert, "tls-cert", "", "TLS certificate file (instead of a generated one)")
 	fs.StringVar(&cfg.TLSKey, "tls-key", "", "TLS key file")
+	fs.StringVar(&cfg.TLSCA, "tls-ca", "", "PEM file of the CA that signed --tls-cert, handed to controllers registered with a join token (default: the generated CA; none: their system roots)")
 	fs.StringVar(&cfg.DefaultOrg, "default-org", "default", "organization people join on first login")
 	fs.Var(&admins, "admin", "email made hub administrator on first login (repeatable)")
 	fs.Var(&serviceAccounts, "service-account", "CLIENT_ID=ORG: a client allowed client-credentials login (repeatable)")

@@ -8,11 +8,13 @@ import (
 
 	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/spoke/internal/hubtrust"
+	"github.com/droverhq/drover/spoke/internal/state"
 )
 
-// TokenVerifier verifies a hub's per-request tokens (hubtrust.Verifier).
+// TokenVerifier verifies a hub's per-request tokens against the hub the
+// controller trusts at that moment (hubtrust.Follower).
 type TokenVerifier interface {
-	Verify(ctx context.Context, raw, audience string) (hubtrust.Claims, error)
+	Verify(ctx context.Context, hub *hubtrust.Hub, raw, audience string) (hubtrust.Claims, error)
 }
 
 func bearerToken(r *http.Request) (string, bool) {
@@ -24,27 +26,45 @@ func bearerToken(r *http.Request) (string, bool) {
 }
 
 // authenticateHub admits a request carrying a hub token: audience = this
-// controller's UUID, and the hub's decision (access on one model, or
-// superuser) is enforced route by route by hubScope.
+// controller's UUID, issuer = the hub the replicated state trusts, and the
+// hub's decision (access on one model, or superuser) is enforced route by
+// route by hubScope.
 func (s *Server) authenticateHub(w http.ResponseWriter, r *http.Request, raw string, next http.Handler) {
 	if s.cfg.Hub == nil {
 		writeError(w, r, api.Errorf(api.CodeUnauthorized, "this controller trusts no hub: use the controller's user and password"))
 		return
 	}
-	ctrl, err := lookupController(s.b.Store().Snapshot())
+	snap := s.b.Store().Snapshot()
+	ctrl, err := lookupController(snap)
+	if err != nil {
+		// A node that joined a moment ago may not have applied the
+		// controller record yet.
+		if _, werr := s.b.WaitRead(r.Context(), 0, true); werr == nil {
+			snap = s.b.Store().Snapshot()
+			ctrl, err = lookupController(snap)
+		}
+	}
 	if err != nil {
 		writeError(w, r, api.Errorf(api.CodeUnavailable, "controller state not replicated yet"))
 		return
 	}
-	c, err := s.cfg.Hub.Verify(r.Context(), raw, ctrl.UUID)
+	hub, err := s.trustedHub(r.Context(), snap, raw)
 	if err != nil {
-		if errors.Is(err, hubtrust.ErrUnavailable) {
+		writeError(w, r, err)
+		return
+	}
+	c, err := s.cfg.Hub.Verify(r.Context(), hub, raw, ctrl.UUID)
+	if err != nil {
+		switch {
+		case errors.Is(err, hubtrust.ErrNoHub):
+			writeError(w, r, api.Errorf(api.CodeUnauthorized, "this controller trusts no hub: use the controller's user and password"))
+		case errors.Is(err, hubtrust.ErrUnavailable):
 			s.log.Warn("hub token not verified", "err", err)
 			writeError(w, r, api.Errorf(api.CodeUnavailable, "the hub's signing keys cannot be fetched"))
-			return
+		default:
+			s.log.Debug("hub token refused", "err", err)
+			writeError(w, r, api.Errorf(api.CodeUnauthorized, "invalid hub token"))
 		}
-		s.log.Debug("hub token refused", "err", err)
-		writeError(w, r, api.Errorf(api.CodeUnauthorized, "invalid hub token"))
 		return
 	}
 	name := c.Name
@@ -57,6 +77,30 @@ func (s *Server) authenticateHub(w http.ResponseWriter, r *http.Request, raw str
 		return
 	}
 	next.ServeHTTP(w, r.WithContext(ctx))
+}
+
+// trustedHub returns the hub the replicated state trusts (nil: none). When
+// the local replica trusts no hub, or another issuer than the token names,
+// it may lag behind a trust just set through another node (a hub that
+// registered this controller calls it at once), so it looks again after a
+// consistent read. A token naming the trusted issuer costs no round trip,
+// whatever its signature.
+func (s *Server) trustedHub(ctx context.Context, snap *state.Snapshot, raw string) (*hubtrust.Hub, error) {
+	t, err := snap.HubTrust()
+	if err != nil {
+		return nil, err
+	}
+	if t == nil || strings.TrimRight(t.URL, "/") != hubtrust.UnverifiedIssuer(raw) {
+		if _, werr := s.b.WaitRead(ctx, 0, true); werr == nil {
+			if t, err = s.b.Store().Snapshot().HubTrust(); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if t == nil {
+		return nil, nil
+	}
+	return &hubtrust.Hub{URL: t.URL, JWKSURL: t.JWKSURL, CACert: []byte(t.CACert)}, nil
 }
 
 // hubScope enforces a model-scoped hub token: only its model's routes, GETs

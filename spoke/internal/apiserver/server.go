@@ -84,6 +84,10 @@ type Backend interface {
 	ControllerInfo(ctx context.Context) (*api.ControllerInfo, error)
 	EnableHA(ctx context.Context, n int) (*api.ControllerInfo, error)
 	NewJoinToken(ttl time.Duration) (api.JoinToken, error)
+	// NewHubToken records and returns a single-use hub token; TrustHub
+	// consumes one and trusts the hub in one command (hubtrust.go).
+	NewHubToken(ctx context.Context, ttl time.Duration) (api.JoinToken, uint64, error)
+	TrustHub(ctx context.Context, req api.TrustHubRequest) (*api.HubTrust, uint64, error)
 	IsLeader() bool
 	NodeID() string
 	CACert() []byte
@@ -173,6 +177,7 @@ func (s *Server) routes(metricsHandler http.Handler) chi.Router {
 		r.Get("/ca", s.getCA)
 		r.Get("/identity", s.getIdentity)
 		r.Post("/admit", s.admit)
+		r.Post("/hub-trust", s.trustHub) // authenticated by the hub token in the body
 		r.Group(func(r chi.Router) {
 			r.Use(requireNodeCert)
 			r.Post("/raft/apply", s.internalApply)
@@ -206,6 +211,9 @@ func (s *Server) userRoutes(r chi.Router) {
 	r.Get("/controller", s.getController)
 	r.With(requireSuperuser).Post("/controller/enable-ha", s.enableHA)
 	r.With(requireSuperuser).Post("/controller/join-tokens", s.createJoinToken)
+	r.With(requireSuperuser).Post("/controller/hub-tokens", s.createHubToken)
+	r.With(requireSuperuser).Get("/controller/hub", s.getHubTrust)
+	r.With(requireSuperuser).Delete("/controller/hub", s.removeHubTrust)
 	r.Group(func(r chi.Router) {
 		r.Use(requireSuperuser)
 		r.Mount("/debug/pprof", pprofRouter())

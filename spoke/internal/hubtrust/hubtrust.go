@@ -76,8 +76,9 @@ type wireClaims struct {
 
 // Verifier checks hub tokens. It is safe for concurrent use.
 type Verifier struct {
-	cfg  Config
-	http *http.Client
+	cfg      Config
+	http     *http.Client
+	ownsHTTP bool
 
 	mu      sync.Mutex
 	keys    jose.JSONWebKeySet
@@ -111,7 +112,7 @@ func New(cfg Config) (*Verifier, error) {
 			}
 			tr.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
 		}
-		hc = &http.Client{Transport: tr, Timeout: 10 * time.Second}
+		return &Verifier{cfg: cfg, http: &http.Client{Transport: tr, Timeout: 10 * time.Second}, ownsHTTP: true}, nil
 	}
 	return &Verifier{cfg: cfg, http: hc}, nil
 }

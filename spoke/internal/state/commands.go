@@ -70,6 +70,9 @@ const (
 	DestroyMachineType        MessageType = 44
 	RemoveMachineType         MessageType = 45
 	CommitHookChangesType     MessageType = 46
+	CreateHubTokenType        MessageType = 47
+	SetHubTrustType           MessageType = 48
+	RemoveHubTrustType        MessageType = 49
 	// Append new types here, with the next free number.
 )
 
@@ -122,6 +125,9 @@ var requestTypes = map[MessageType]any{
 	DestroyMachineType:        DestroyMachineRequest{},
 	RemoveMachineType:         RemoveMachineRequest{},
 	CommitHookChangesType:     CommitHookChangesRequest{},
+	CreateHubTokenType:        CreateHubTokenRequest{},
+	SetHubTrustType:           SetHubTrustRequest{},
+	RemoveHubTrustType:        RemoveHubTrustRequest{},
 }
 
 // String names the type for logs, from its request struct.

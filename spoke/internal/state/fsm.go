@@ -216,6 +216,12 @@ func applyRequest(tx *Txn, req any) (any, error) {
 		return nil, tx.RemoveMachine(r)
 	case *CommitHookChangesRequest:
 		return nil, tx.CommitHookChanges(r)
+	case *CreateHubTokenRequest:
+		return nil, tx.CreateHubToken(r)
+	case *SetHubTrustRequest:
+		return tx.SetHubTrust(r)
+	case *RemoveHubTrustRequest:
+		return nil, tx.RemoveHubTrust(r)
 	}
 	return nil, internalf("no handler for request %T", req)
 }

@@ -42,6 +42,9 @@ func fillAll(h *harness) {
 		Unit: "kv/0", StateSet: map[string]string{"s": "1"},
 		LeaderSettings: &api.SettingsChange{Set: map[string]string{"ls": "v"}}}})
 	h.must(DestroyUnitsType, &DestroyUnitsRequest{ModelUUID: testModel, Units: []string{"kv/1"}})
+	h.must(CreateHubTokenType, &CreateHubTokenRequest{Hash: "tok-hash", Expires: t0.Add(time.Hour), Now: t0})
+	h.must(SetHubTrustType, &SetHubTrustRequest{Trust: api.HubTrust{URL: "https://hub.example.com", Source: api.HubTrustFromFlags},
+		FlagsNode: "n1", FlagsDigest: "d1", Now: t0})
 }
 
 func snapshotBytes(t testing.TB, s *Store) []byte {

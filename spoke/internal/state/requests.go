@@ -12,6 +12,29 @@ import (
 // are allocated inside Apply from the model's and application's counters,
 // which is deterministic. "Value:" says what ApplyResult.Value holds.
 
+// CreateHubTokenRequest records a hub join token by the SHA-256 (hex) of
+// its text and drops tokens expired before Now.
+type CreateHubTokenRequest struct {
+	Hash    string    `json:"hash"`
+	Expires time.Time `json:"expires"`
+	Now     time.Time `json:"now"`
+}
+
+// SetHubTrustRequest makes the controller trust a hub (Trust.SetAt is
+// taken from Now). TokenHash, if set, names the hub join token consumed by
+// the same command; FlagsNode and FlagsDigest, if set, say that a node's
+// start flags propose it (see Txn.SetHubTrust). Value: *api.HubTrust.
+type SetHubTrustRequest struct {
+	Trust       api.HubTrust `json:"trust"`
+	TokenHash   string       `json:"token-hash,omitempty"`
+	FlagsNode   string       `json:"flags-node,omitempty"`
+	FlagsDigest string       `json:"flags-digest,omitempty"`
+	Now         time.Time    `json:"now"`
+}
+
+// RemoveHubTrustRequest makes the controller trust no hub.
+type RemoveHubTrustRequest struct{}
+
 // ControllerInitRequest records the controller itself. Idempotent for the
 // same UUID; a different UUID is a conflict. Value: *api.Controller.
 type ControllerInitRequest struct {

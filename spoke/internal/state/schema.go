@@ -29,6 +29,8 @@ const (
 	tableUnitState       = "unit_state"
 	tableLeaderSettings  = "leader_settings"
 	tableModelConfig     = "model_config"
+	tableHubTrust        = "hub_trust"
+	tableHubTokens       = "hub_tokens"
 )
 
 // allTables is the fixed order of tables in snapshots.
@@ -37,6 +39,7 @@ var allTables = []string{
 	tableModels, tableCharms, tableApplications, tableUnits, tableMachines,
 	tableRelations, tableRelationScopes, tableRelationData, tableLeases, tableTasks,
 	tableStatusHistory, tableUnitState, tableLeaderSettings, tableModelConfig,
+	tableHubTrust, tableHubTokens,
 }
 
 // IndexEntry records the last raft index that modified a table.
@@ -107,6 +110,8 @@ func schema() *memdb.DBSchema {
 		table(tableUnitState, idIndex(compound(str("ModelUUID"), str("Unit"))), modelIdx),
 		table(tableModelConfig, idIndex(compound(str("ModelUUID"), str("Key"))), modelIdx),
 		table(tableLeaderSettings, idIndex(compound(str("ModelUUID"), str("Application"))), modelIdx),
+		table(tableHubTrust, idIndex(str("Key"))),
+		table(tableHubTokens, idIndex(str("Hash"))),
 	}
 	s := &memdb.DBSchema{Tables: map[string]*memdb.TableSchema{}}
 	for _, t := range tables {

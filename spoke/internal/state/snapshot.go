@@ -43,6 +43,8 @@ const (
 	recUnitState      recordType = 17
 	recLeaderSettings recordType = 18
 	recModelConfig    recordType = 19
+	recHubTrust       recordType = 20
+	recHubToken       recordType = 21
 )
 
 // userRecord carries the password hash that api.User keeps out of JSON.
@@ -108,6 +110,8 @@ var snapshotTables = map[string]snapshotTable{
 	tableUnitState:      plain[UnitCharmState](recUnitState),
 	tableModelConfig:    plain[ModelConfigEntry](recModelConfig),
 	tableLeaderSettings: plain[LeaderSettings](recLeaderSettings),
+	tableHubTrust:       plain[HubTrustRecord](recHubTrust),
+	tableHubTokens:      plain[HubToken](recHubToken),
 }
 
 // unmarshal decodes numbers in untyped maps as json.Number, as Decode does,

@@ -304,6 +304,10 @@ func metaOf(obj any) *api.Meta {
 		return &o.Meta
 	case *LeaderSettings:
 		return &o.Meta
+	case *HubTrustRecord:
+		return &o.Meta
+	case *HubToken:
+		return &o.Meta
 	}
 	return nil
 }

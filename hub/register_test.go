@@ -1,0 +1,146 @@
+package hub_test
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/authz"
+	"github.com/droverhq/drover/hub"
+	"github.com/droverhq/drover/hub/devidp"
+	"github.com/droverhq/drover/hub/internal/hubtest"
+	"github.com/droverhq/drover/tests/testkit"
+)
+
+// newServedEnv runs a hub as production does: Run serves HTTPS with the
+// certificate it generates in its state dir (and runs the outbox and the
+// indexer), and its public URL is where controllers fetch its JWKS.
+func newServedEnv(t *testing.T) *env {
+	t.Helper()
+	listen := testkit.FreeAddr(t)
+	stateDir := t.TempDir()
+	ready := make(chan struct{})
+	s, err := hub.New(t.Context(), hub.Config{DSN: hubtest.DSN(t), OpenFGAURL: hubtest.OpenFGAURL(), OpenFGAStore: hubtest.StoreName(),
+		OIDCIssuer: idp.URL(), OIDCClientID: devidp.HubClientID, Listen: listen, StateDir: stateDir, DefaultOrg: "acme", Ready: ready})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("hub: %v", err)
+		}
+		s.Close()
+	})
+	select {
+	case <-ready:
+	case err := <-done:
+		t.Fatalf("hub stopped: %v", err)
+	}
+	ca, err := os.ReadFile(hub.CACertPath(stateDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(ca)
+	hc := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	t.Cleanup(hc.CloseIdleConnections)
+	return &env{t: t, hub: s, st: s.Store(), url: "https://" + listen, client: hc}
+}
+
+// TestRegisterWithJoinToken registers a controller started without
+// --hub-url: the administrator creates a hub token on it, the hub hands
+// the token, its URL and CA to the controller, and models placed on it are
+// then reached through the hub.
+func TestRegisterWithJoinToken(t *testing.T) {
+	e := newServedEnv(t)
+	root := e.user("root", "acme")
+	e.grant(authz.UserObject(root.ID), authz.Administrator, authz.HubObject())
+	e.settle()
+	tok := e.token(root, 5*time.Minute, "")
+
+	listen, cred := runSpoke(t, "east", nil)
+	admin, err := api.NewClient(api.ClientConfig{Addresses: []string{listen}, CACert: []byte(cred.CACert),
+		User: cred.User, Password: cred.Password, Timeout: 20 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(admin.Close)
+	testkit.EventuallyWithin(t, 30*time.Second, func() (bool, error) {
+		_, err := admin.WhoAmI(t.Context())
+		return err == nil, nil
+	}, "controller bootstrapped")
+
+	body := func(name, joinToken string) map[string]string {
+		return map[string]string{"name": name, "url": "https://" + listen, "ca-cert": cred.CACert,
+			"region": "east", "cloud": "localhost", "join-token": joinToken}
+	}
+	wantError := func(what string, b map[string]string, status int, text string) {
+		t.Helper()
+		code, out := e.do("POST", "/v1/controllers", tok, b)
+		if code != status || !strings.Contains(string(out), text) {
+			t.Fatalf("%s: %d %s (want %d with %q)", what, code, out, status, text)
+		}
+	}
+	wantError("no token, no trust", body("east", ""), http.StatusBadRequest, "create-hub-token")
+	wantError("forged token", body("east", "drv1.e30.AAAA"), http.StatusBadRequest, "refused the join token")
+
+	ht, err := admin.CreateHubToken(t.Context(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, out := e.do("POST", "/v1/controllers", tok, body("east", ht.Token))
+	if code != http.StatusCreated {
+		t.Fatalf("register with a join token: %d %s", code, out)
+	}
+	trust, err := admin.HubTrust(t.Context())
+	if err != nil || trust.URL != e.url || trust.Source != api.HubTrustFromToken || !strings.Contains(trust.CACert, "BEGIN CERTIFICATE") {
+		t.Fatalf("controller's hub trust: %+v %v", trust, err)
+	}
+	wantError("reused token", body("east-again", ht.Token), http.StatusBadRequest, "already used")
+
+	// The token never reaches the audit log.
+	code, out = e.do("GET", "/v1/audit?operation=add-controller", tok, nil)
+	if code != http.StatusOK {
+		t.Fatalf("audit: %d %s", code, out)
+	}
+	var audit struct{ Entries []map[string]any }
+	if err := json.Unmarshal(out, &audit); err != nil || len(audit.Entries) < 4 {
+		t.Fatalf("audit entries: %s (%v)", out, err)
+	}
+	if strings.Contains(string(out), ht.Token) || strings.Contains(string(out), "drv1.") {
+		t.Fatalf("the join token is in the audit log: %s", out)
+	}
+
+	// A model placed on the controller is reached through the hub.
+	code, out = e.do("POST", "/v1/models", tok, map[string]string{"name": "prod", "region": "east"})
+	if code != http.StatusCreated {
+		t.Fatalf("add model: %d %s", code, out)
+	}
+	var m struct{ UUID string }
+	if err := json.Unmarshal(out, &m); err != nil || m.UUID == "" {
+		t.Fatalf("add model answer %s: %v", out, err)
+	}
+	code, out = e.do("GET", "/v1/models/"+m.UUID+"/status", tok, nil)
+	if code != http.StatusOK || !strings.Contains(string(out), `"prod"`) {
+		t.Fatalf("status through the hub: %d %s", code, out)
+	}
+
+	// Once the controller stops trusting the hub, the proxy is refused.
+	if err := admin.RemoveHubTrust(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if code, out = e.do("GET", "/v1/models/"+m.UUID+"/status", tok, nil); code < 400 {
+		t.Fatalf("status after the trust was removed: %d %s", code, out)
+	}
+}

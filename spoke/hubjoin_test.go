@@ -1,0 +1,197 @@
+package spoke
+
+import (
+	"bytes"
+	"crypto/ecdsa"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/go-jose/go-jose/v4/jwt"
+
+	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/tests/testkit"
+)
+
+// trustHubCall is the call a hub makes to a node while registering the
+// controller: unauthenticated but for the hub token in the body.
+func (c *testCluster) trustHubCall(t *testing.T, node int, req api.TrustHubRequest) (int, api.Error) {
+	t.Helper()
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM([]byte(c.cred.CACert))
+	hc := &http.Client{Timeout: 20 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	defer hc.CloseIdleConnections()
+	body, _ := json.Marshal(req)
+	resp, err := hc.Post("https://"+c.nodes[node].cfg.Listen+"/v1/internal/hub-trust", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var e api.Error
+	if resp.StatusCode != http.StatusOK {
+		if err := json.NewDecoder(resp.Body).Decode(&e); err != nil {
+			t.Fatalf("error body: %v", err)
+		}
+	}
+	return resp.StatusCode, e
+}
+
+// hubClient is a client of one node carrying a hub-signed token.
+func (c *testCluster) hubClient(t *testing.T, node int, tok string) *api.Client {
+	cl, err := api.NewClient(api.ClientConfig{Addresses: []string{c.nodes[node].cfg.Listen},
+		CACert: []byte(c.cred.CACert), Token: tok, Timeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	return cl
+}
+
+func (h *fakeHub) superuserToken(t *testing.T, kid string, k *ecdsa.PrivateKey, controller string) string {
+	now := time.Now()
+	return sign(t, kid, k, hubClaims{Claims: jwt.Claims{Issuer: h.srv.URL, Subject: "hub",
+		Audience: jwt.Audience{controller}, Expiry: jwt.NewNumericDate(now.Add(5 * time.Minute)),
+		IssuedAt: jwt.NewNumericDate(now)}, Access: "superuser"})
+}
+
+// TestHubTrustAtRuntime: a controller started without --hub-url learns to
+// trust a hub through a hub token handed to a follower; every node then
+// accepts the hub's tokens; a second hub replaces the first; removing the
+// trust makes every node refuse them again.
+func TestHubTrustAtRuntime(t *testing.T) {
+	c := newTestCluster(t, 3)
+	ctx := t.Context()
+	admin := c.client(0)
+	info, err := admin.ControllerInfo(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leader := c.leader()
+	follower := (leader + 1) % 3
+	hub1, k1 := newFakeHubTLS(t), newECKey(t)
+	hub1.publish("k1", k1)
+	tok1 := hub1.superuserToken(t, "k1", k1, info.UUID)
+
+	// wantRefused: every node refuses tok; with eventually, a follower may
+	// take until it applies the change that made it so.
+	wantRefused := func(what string, tok string, eventually bool) {
+		t.Helper()
+		for i := range c.nodes {
+			cl := c.hubClient(t, i, tok)
+			if !eventually {
+				if _, err := cl.WhoAmI(ctx); !errors.Is(err, api.ErrUnauthorized) {
+					t.Fatalf("%s: node %d: %v", what, i, err)
+				}
+				continue
+			}
+			testkit.EventuallyWithin(t, 10*time.Second, func() (bool, error) {
+				_, err := cl.WhoAmI(ctx)
+				return errors.Is(err, api.ErrUnauthorized), nil
+			}, "%s (node %d)", what, i)
+		}
+	}
+	wantAccepted := func(what string, tok string) {
+		t.Helper()
+		for i := range c.nodes {
+			// No waiting: a node that has not applied the trust yet reads
+			// it again consistently before it refuses a token.
+			who, err := c.hubClient(t, i, tok).WhoAmI(ctx)
+			if err != nil || who.Access != "superuser" {
+				t.Fatalf("%s: node %d: %+v %v", what, i, who, err)
+			}
+		}
+	}
+	wantRefused("no hub trusted yet", tok1, false)
+	if _, err := admin.HubTrust(ctx); !errors.Is(err, api.ErrNotFound) {
+		t.Fatalf("hub trust before any: %v", err)
+	}
+
+	ht, err := c.client(follower).CreateHubToken(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Until(ht.Expires); d < 59*time.Minute || d > 61*time.Minute {
+		t.Fatalf("default TTL: expires in %s", d)
+	}
+	req := api.TrustHubRequest{Token: ht.Token, HubURL: hub1.srv.URL, HubCA: hub1.caPEM()}
+
+	// Bad tokens change nothing.
+	joinTok, err := admin.CreateJoinToken(ctx, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := c.nodes[leader].srv
+	expired := makeJoinToken(srv.secret, srv.ca.Fingerprint(), purposeHub, time.Now().Add(-time.Minute))
+	unrecorded := makeJoinToken(srv.secret, srv.ca.Fingerprint(), purposeHub, time.Now().Add(time.Hour))
+	for name, tc := range map[string]struct {
+		tok  string
+		code int
+	}{
+		"garbage":              {"drv1.x.y", http.StatusUnauthorized},
+		"node join token":      {joinTok.Token, http.StatusUnauthorized},
+		"expired":              {expired, http.StatusUnauthorized},
+		"never recorded":       {unrecorded, http.StatusUnauthorized},
+		"another controller's": {makeJoinToken([]byte("other-secret"), srv.ca.Fingerprint(), purposeHub, time.Now().Add(time.Hour)), http.StatusUnauthorized},
+	} {
+		bad := req
+		bad.Token = tc.tok
+		if code, e := c.trustHubCall(t, follower, bad); code != tc.code || e.Code != api.CodeUnauthorized {
+			t.Errorf("%s: %d %+v", name, code, e)
+		}
+	}
+	bad := req
+	bad.HubCA = "not a certificate"
+	if code, e := c.trustHubCall(t, follower, bad); code != http.StatusUnprocessableEntity || e.Code != api.CodeInvalid {
+		t.Errorf("bad CA: %d %+v", code, e)
+	}
+	if _, err := admin.HubTrust(ctx, api.ReadOptions{Consistent: true}); !errors.Is(err, api.ErrNotFound) {
+		t.Fatalf("bad requests set a trust: %v", err)
+	}
+
+	// The good token, through a follower (forwarded to the leader).
+	if code, e := c.trustHubCall(t, follower, req); code != http.StatusOK {
+		t.Fatalf("trust hub: %d %+v", code, e)
+	}
+	wantAccepted("hub 1 trusted", tok1)
+	for i := range c.nodes {
+		tr, err := c.client(i).HubTrust(ctx)
+		if err != nil || tr.URL != hub1.srv.URL || tr.Source != api.HubTrustFromToken || tr.CACert != hub1.caPEM() {
+			t.Fatalf("node %d hub trust: %+v %v", i, tr, err)
+		}
+	}
+	// Single use, even once the trust is set.
+	if code, e := c.trustHubCall(t, leader, req); code != http.StatusForbidden || e.Code != api.CodeForbidden {
+		t.Fatalf("reused token: %d %+v", code, e)
+	}
+
+	// A second hub replaces the first without a restart.
+	hub2, k2 := newFakeHubTLS(t), newECKey(t)
+	hub2.publish("k2", k2)
+	tok2 := hub2.superuserToken(t, "k2", k2, info.UUID)
+	ht2, err := admin.CreateHubToken(ctx, 10*time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, e := c.trustHubCall(t, (follower+1)%3, api.TrustHubRequest{Token: ht2.Token, HubURL: hub2.srv.URL, HubCA: hub2.caPEM()}); code != http.StatusOK {
+		t.Fatalf("trust hub 2: %d %+v", code, e)
+	}
+	wantAccepted("hub 2 trusted", tok2)
+	wantRefused("hub 1 replaced", tok1, true)
+
+	// Removing the trust, through a follower: every node refuses hub 2.
+	if err := c.client(follower).RemoveHubTrust(ctx); err != nil {
+		t.Fatal(err)
+	}
+	wantRefused("trust removed", tok2, true)
+	if err := c.client(follower).RemoveHubTrust(ctx); !errors.Is(err, api.ErrNotFound) {
+		t.Fatalf("second removal: %v", err)
+	}
+	// Local users are unaffected throughout.
+	if _, err := admin.Models(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
