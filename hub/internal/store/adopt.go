@@ -1,0 +1,114 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/droverhq/drover/authz"
+)
+
+// Adoption is a model the hub found on a controller's event stream without
+// having created it (it was added on the controller directly).
+type Adoption struct {
+	// Model carries the UUID, the controller's name for the model, the
+	// hosting controller, the summary and the frame's event index. Org is
+	// the owning organization; Owner is ignored (an adopted model has none).
+	Model Model
+	// ControllerName is used for the first fallback name.
+	ControllerName string
+	// SpokeOwner is the controller's local owner of the model, recorded in
+	// the audit entry only: it is not a hub identity.
+	SpokeOwner string
+	At         time.Time
+}
+
+// AdoptionNames are the names an adopted model may take in its
+// organization, in order: the controller's name for it, then
+// NAME-CONTROLLER, then NAME-<first 8 hex digits of its UUID>. The first
+// one free in the organization wins.
+func AdoptionNames(name, controllerName, modelUUID string) []string {
+	short := modelUUID
+	if len(short) > 8 {
+		short = short[:8]
+	}
+	return []string{name, name + "-" + controllerName, name + "-" + short}
+}
+
+// AdoptModel indexes a model found on a controller: owner NULL, the
+// structural tuples only (hosting controller, owning organization: their
+// administrators see it, nobody else), and one audit entry (actor "hub",
+// operation "model adopted"), all in one transaction. Creating the
+// organization if it does not exist yet.
+//
+// It returns the indexed model and true, or false when the model was
+// already indexed (nothing changes: adoption is idempotent, and a row
+// inserted by the hub's own placement is never touched). When every
+// candidate name (AdoptionNames) is taken in the organization it fails
+// with ErrAlreadyExists and changes nothing.
+func (s *Store) AdoptModel(ctx context.Context, a Adoption) (Model, bool, error) {
+	m := a.Model
+	m.Owner = ""
+	if m.Life == "" {
+		m.Life = "alive"
+	}
+	names := AdoptionNames(m.Name, a.ControllerName, m.UUID)
+	var adopted bool
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		adopted = false
+		if err := ensureOrg(ctx, tx, m.Org); err != nil {
+			return err
+		}
+		for _, name := range names {
+			// DO NOTHING on either key: a concurrent insert of the same UUID
+			// (placement) or of the same name is waited for, then skipped.
+			rows, _ := tx.Query(ctx, `INSERT INTO models (uuid, name, org, owner, controller_uuid, life, status,
+				application_count, unit_count, machine_count, event_index, updated_at)
+				VALUES ($1, $2, $3, NULL, $4, $5, $6, $7, $8, $9, $10, $11)
+				ON CONFLICT DO NOTHING RETURNING `+modelCols, m.UUID, name, m.Org, m.ControllerUUID, m.Life, m.Status,
+				m.ApplicationCount, m.UnitCount, m.MachineCount, int64(m.EventIndex), a.At)
+			got, err := pgx.CollectRows(rows, scanModel)
+			if err != nil {
+				return pgErr("adopt model "+name, err)
+			}
+			if len(got) == 1 {
+				m, adopted = got[0], true
+				break
+			}
+			var indexed bool
+			if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM models WHERE uuid = $1)`, m.UUID).Scan(&indexed); err != nil {
+				return pgErr("model "+m.UUID, err)
+			}
+			if indexed {
+				return nil
+			}
+		}
+		if !adopted {
+			return fmt.Errorf("adopt model %s: %w: names %q are all taken in organization %s", m.UUID, ErrAlreadyExists, names, m.Org)
+		}
+		obj := authz.ModelObject(m.UUID)
+		if err := addTuples(ctx, tx,
+			authz.Tuple{User: authz.ControllerObject(m.ControllerUUID), Relation: authz.RelController, Object: obj},
+			authz.Tuple{User: authz.OrgObject(m.Org), Relation: authz.RelOrganization, Object: obj}); err != nil {
+			return err
+		}
+		details := map[string]any{"name": m.Name, "controller-name": a.ControllerName}
+		if m.Name != names[0] {
+			details["spoke-name"] = names[0]
+		}
+		if a.SpokeOwner != "" {
+			details["spoke-owner"] = a.SpokeOwner
+		}
+		return appendAudit(ctx, tx, AuditEntry{At: a.At, Actor: "hub", Org: m.Org, Operation: OpModelAdopted,
+			ModelUUID: m.UUID, ControllerUUID: m.ControllerUUID, Result: ResultOK, Details: details})
+	})
+	if err != nil || !adopted {
+		return Model{}, false, err
+	}
+	return m, true, nil
+}
+
+// OpModelAdopted is the audit operation of AdoptModel.
+const OpModelAdopted = "model adopted"
