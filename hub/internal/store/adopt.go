@@ -44,8 +44,10 @@ func AdoptionNames(name, controllerName, modelUUID string) []string {
 // organization if it does not exist yet.
 //
 // It returns the indexed model and true, or false when the model was
-// already indexed (nothing changes: adoption is idempotent, and a row
-// inserted by the hub's own placement is never touched). When every
+// already indexed: then only its summary is applied, as
+// UpdateModelSummary would (adoption is idempotent, and the owner, name
+// and grants of a row inserted by the hub's own placement are never
+// touched). When every
 // candidate name (AdoptionNames) is taken in the organization it fails
 // with ErrAlreadyExists and changes nothing.
 func (s *Store) AdoptModel(ctx context.Context, a Adoption) (Model, bool, error) {
@@ -77,9 +79,12 @@ func (s *Store) AdoptModel(ctx context.Context, a Adoption) (Model, bool, error)
 				m, adopted = got[0], true
 				break
 			}
-			var indexed bool
-			if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM models WHERE uuid = $1)`, m.UUID).Scan(&indexed); err != nil {
-				return pgErr("model "+m.UUID, err)
+			// Not inserted: either the name is taken, or the model is indexed
+			// (by a placement that committed after the caller looked): then
+			// the summary still applies.
+			indexed, err := updateSummary(ctx, tx, m, a.At)
+			if err != nil {
+				return err
 			}
 			if indexed {
 				return nil

@@ -12,6 +12,7 @@ import (
 
 	"github.com/droverhq/drover/authz"
 	"github.com/droverhq/drover/hub/internal/store"
+	"github.com/droverhq/drover/tests/testkit"
 )
 
 // adoptFixture is a store with organizations acme and globex, a shared
@@ -210,7 +211,9 @@ func TestPlacementWinsOverAdoption(t *testing.T) {
 		if _, ok := f.adopt(t, id, "stage", 3); ok {
 			t.Fatal("adopted a placed model")
 		}
-		f.checkPlaced(t, id, "stage")
+		if m := f.checkPlaced(t, id, "stage"); m.EventIndex != 3 || m.UnitCount != 3 {
+			t.Fatalf("the event's summary was not applied to the placed model: %+v", m)
+		}
 		if n := f.adoptions(t, id); n != 0 {
 			t.Fatalf("%d adoption audit entries for a placed model", n)
 		}
@@ -226,6 +229,52 @@ func TestPlacementWinsOverAdoption(t *testing.T) {
 			t.Fatalf("second insert of a placed model: %v, want ErrAlreadyExists", err)
 		}
 		f.checkPlaced(t, id, "once")
+	})
+
+	// The placement's transaction has inserted the row but not committed
+	// when the event is applied: the summary update does not see the row,
+	// the adoption waits for it, then applies the summary to it.
+	t.Run("event during the insert", func(t *testing.T) {
+		id := uuid.NewString()
+		tx, err := f.s.Pool().Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx.Rollback(ctx)
+		if _, err := tx.Exec(ctx, `INSERT INTO models (uuid, name, org, owner, controller_uuid) VALUES ($1, 'held', 'globex', $2, $3)`,
+			id, f.bob.ID, f.ctrl); err != nil {
+			t.Fatal(err)
+		}
+		sum := store.Model{UUID: id, Name: "held", Org: "acme", ControllerUUID: f.ctrl, Life: "alive", Status: "active",
+			UnitCount: 3, EventIndex: 4}
+		if indexed, err := f.s.UpdateModelSummary(ctx, sum, time.Now()); err != nil || indexed {
+			t.Fatalf("summary of a model inserted by an open transaction: %v %v, want not indexed", indexed, err)
+		}
+		type result struct {
+			ok  bool
+			err error
+		}
+		done := make(chan result, 1)
+		go func() {
+			_, ok, err := f.s.AdoptModel(ctx, store.Adoption{Model: sum, ControllerName: "east", At: time.Now()})
+			done <- result{ok, err}
+		}()
+		testkit.Eventually(ctx, t, func() (bool, error) {
+			var waiting bool
+			err := f.s.Pool().QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_stat_activity
+				WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'INSERT INTO models%')`).Scan(&waiting)
+			return waiting, err
+		}, "the adoption waits for the open insert")
+		if err := tx.Commit(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if r := <-done; r.err != nil || r.ok {
+			t.Fatalf("adoption after the insert committed: %v %v, want not adopted", r.ok, r.err)
+		}
+		m, err := f.s.ModelByUUID(ctx, id)
+		if err != nil || m.Owner != f.bob.ID || m.Org != "globex" || m.EventIndex != 4 || m.UnitCount != 3 {
+			t.Fatalf("placed model after a concurrent event: %+v %v", m, err)
+		}
 	})
 
 	t.Run("concurrent", func(t *testing.T) {

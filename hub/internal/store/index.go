@@ -209,9 +209,19 @@ func (s *Store) InsertModel(ctx context.Context, m Model) error {
 // index holds the model at all (false: a model the hub has not seen, which
 // the indexer adopts).
 func (s *Store) UpdateModelSummary(ctx context.Context, m Model, now time.Time) (indexed bool, err error) {
+	return updateSummary(ctx, s.pool, m, now)
+}
+
+// querier is a pool or a transaction.
+type querier interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+func updateSummary(ctx context.Context, db querier, m Model, now time.Time) (indexed bool, err error) {
 	// One statement: the second EXISTS sees the row as it was before the
-	// update, so a stale summary still counts as indexed.
-	err = s.pool.QueryRow(ctx, `WITH u AS (
+	// update, so a stale summary still counts as indexed. A row inserted
+	// by a transaction still running is not seen (AdoptModel waits for it).
+	err = db.QueryRow(ctx, `WITH u AS (
 			UPDATE models SET life = $2, status = $3, application_count = $4, unit_count = $5,
 				machine_count = $6, event_index = $7, updated_at = $8 WHERE uuid = $1 AND event_index <= $7 RETURNING 1)
 		SELECT EXISTS (SELECT 1 FROM u) OR EXISTS (SELECT 1 FROM models WHERE uuid = $1)`,
