@@ -72,7 +72,7 @@ func (e *env) listed(id store.Identity) []string {
 // else does; a taken name falls back to NAME-CONTROLLER; each adoption is
 // audited; destroying the model on the controller removes it from the
 // index with its tuples; and a model placed through the hub meanwhile stays
-// its creator's.
+// its creator's, never adopted.
 func TestIndexAdoptsModelsCreatedOnControllers(t *testing.T) {
 	e := newEnv(t) // default organization: acme
 	ctx := t.Context()
@@ -210,9 +210,13 @@ func TestIndexAdoptsModelsCreatedOnControllers(t *testing.T) {
 	// Placement while the indexer follows the controller: the placed row
 	// wins whichever is applied first, and the event reaches it.
 	live := place(alice, "live", "east")
+	if _, err := east.Admin.Model(ctx, live); err != nil { // reads at or after the model's creation
+		t.Fatal(err)
+	}
+	created := east.Admin.Index()
 	testkit.EventuallyWithin(t, time.Minute, func() (bool, error) {
-		m, err := e.st.ModelByUUID(ctx, live)
-		return err == nil && m.EventIndex > 0, err
+		c, err := e.st.ControllerByUUID(ctx, east.UUID)
+		return err == nil && c.EventIndex >= created, err
 	}, "the controller's event for a placed model applied")
 	m, err := e.st.ModelByUUID(ctx, live)
 	if err != nil || m.Owner != alice.ID || m.Org != "acme" || m.Name != "live" {
@@ -221,5 +225,9 @@ func TestIndexAdoptsModelsCreatedOnControllers(t *testing.T) {
 	ts, err := e.st.GrantsOn(ctx, authz.ModelObject(live))
 	if err != nil || !slices.Contains(ts, authz.Tuple{User: authz.UserObject(alice.ID), Relation: authz.Administrator, Object: authz.ModelObject(live)}) {
 		t.Fatalf("tuples of a placed model: %v %v", ts, err)
+	}
+	// The placement's claim kept the indexer from adopting it meanwhile.
+	if es, _, err := e.st.QueryAudit(ctx, store.AuditQuery{All: true, Operation: store.OpModelAdopted, ModelUUID: live, Limit: 10}); err != nil || len(es) != 0 {
+		t.Fatalf("a model placed through the hub was adopted: %+v %v", es, err)
 	}
 }

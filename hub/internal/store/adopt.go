@@ -37,6 +37,27 @@ func AdoptionNames(name, controllerName, modelUUID string) []string {
 	return []string{name, name + "-" + controllerName, name + "-" + short}
 }
 
+// ClaimPlacement records, for ttl, that the hub is creating the model name
+// owned by spokeOwner (the controller's owner: the caller's email) on a
+// controller: AdoptModel leaves that model to the placement, so its
+// controller's event, if it comes first, does not hand it to another
+// organization even briefly. ReleasePlacement ends the claim once the
+// model is indexed (or the placement failed).
+func (s *Store) ClaimPlacement(ctx context.Context, controllerUUID, name, spokeOwner string, ttl time.Duration) error {
+	_, err := s.pool.Exec(ctx, `INSERT INTO placements (controller_uuid, name, spoke_owner, expires_at)
+		VALUES ($1, $2, $3, now() + make_interval(secs => $4))
+		ON CONFLICT (controller_uuid, name, spoke_owner) DO UPDATE SET expires_at = excluded.expires_at`,
+		controllerUUID, name, spokeOwner, ttl.Seconds())
+	return pgErr("claim placement "+name, err)
+}
+
+// ReleasePlacement ends a claim, and any claim that has expired.
+func (s *Store) ReleasePlacement(ctx context.Context, controllerUUID, name, spokeOwner string) error {
+	_, err := s.pool.Exec(ctx, `DELETE FROM placements WHERE (controller_uuid = $1 AND name = $2 AND spoke_owner = $3)
+		OR expires_at < now()`, controllerUUID, name, spokeOwner)
+	return pgErr("release placement "+name, err)
+}
+
 // AdoptModel indexes a model found on a controller: owner NULL, the
 // structural tuples only (hosting controller, owning organization: their
 // administrators see it, nobody else), and one audit entry (actor "hub",
@@ -44,7 +65,8 @@ func AdoptionNames(name, controllerName, modelUUID string) []string {
 // organization if it does not exist yet.
 //
 // It returns the indexed model and true, or false when the model was
-// already indexed: then only its summary is applied, as
+// already indexed or a placement claims it (ClaimPlacement): then only its
+// summary is applied, as
 // UpdateModelSummary would (adoption is idempotent, and the owner, name
 // and grants of a row inserted by the hub's own placement are never
 // touched). When every
@@ -60,6 +82,18 @@ func (s *Store) AdoptModel(ctx context.Context, a Adoption) (Model, bool, error)
 	var adopted bool
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		adopted = false
+		var claimed bool
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM placements WHERE controller_uuid = $1 AND name = $2
+			AND spoke_owner = $3 AND expires_at > now())`, m.ControllerUUID, m.Name, a.SpokeOwner).Scan(&claimed); err != nil {
+			return pgErr("placements", err)
+		}
+		if claimed {
+			// The hub is placing this model: its insert will index it. Until
+			// then there is no row to apply the summary to, and none is
+			// lost: it is the new model's, which the insert writes too.
+			_, err := updateSummary(ctx, tx, m, a.At)
+			return err
+		}
 		if err := ensureOrg(ctx, tx, m.Org); err != nil {
 			return err
 		}

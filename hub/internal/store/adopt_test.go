@@ -203,6 +203,48 @@ func TestPlacementWinsOverAdoption(t *testing.T) {
 		f.checkPlaced(t, id, "prod")
 	})
 
+	// The hub claims the model before creating it on the controller: an
+	// event that comes before the insert leaves it alone, so it never
+	// belongs to another organization, even for a moment.
+	t.Run("claimed", func(t *testing.T) {
+		id := uuid.NewString()
+		if err := f.s.ClaimPlacement(ctx, f.ctrl, "claimed", "bob@example.com", time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		sum := store.Adoption{Model: store.Model{UUID: id, Name: "claimed", Org: "acme", ControllerUUID: f.ctrl, Life: "alive",
+			EventIndex: 2}, ControllerName: "east", SpokeOwner: "bob@example.com", At: time.Now()}
+		if _, ok, err := f.s.AdoptModel(ctx, sum); err != nil || ok {
+			t.Fatalf("adopting a claimed model: %v %v", ok, err)
+		}
+		if _, err := f.s.ModelByUUID(ctx, id); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("a claimed model was indexed by the adoption: %v", err)
+		}
+		// Another owner's model of the same name is not claimed.
+		other := sum
+		other.Model.UUID, other.SpokeOwner = uuid.NewString(), "admin"
+		if _, ok, err := f.s.AdoptModel(ctx, other); err != nil || !ok {
+			t.Fatalf("adopting a model the claim does not name: %v %v", ok, err)
+		}
+		if err := f.s.InsertModel(ctx, f.placed(id, "claimed")); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.s.ReleasePlacement(ctx, f.ctrl, "claimed", "bob@example.com"); err != nil {
+			t.Fatal(err)
+		}
+		f.checkPlaced(t, id, "claimed")
+		if f.adoptions(t, id) != 0 {
+			t.Fatal("a claimed model was audited as adopted")
+		}
+		// An expired claim does not hold adoption back.
+		late := uuid.NewString()
+		if err := f.s.ClaimPlacement(ctx, f.ctrl, "late", "bob@example.com", -time.Second); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := f.adopt(t, late, "late", 3); !ok {
+			t.Fatal("an expired claim held the adoption back")
+		}
+	})
+
 	t.Run("insert first", func(t *testing.T) {
 		id := uuid.NewString()
 		if err := f.s.InsertModel(ctx, f.placed(id, "stage")); err != nil {
