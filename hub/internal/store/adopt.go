@@ -89,8 +89,9 @@ func (s *Store) AdoptModel(ctx context.Context, a Adoption) (Model, bool, error)
 		}
 		if claimed {
 			// The hub is placing this model: its insert will index it. Until
-			// then there is no row to apply the summary to, and none is
-			// lost: it is the new model's, which the insert writes too.
+			// then there is no row to apply the summary to; it describes the
+			// model just created, as the insert does, and later events
+			// update the row.
 			_, err := updateSummary(ctx, tx, m, a.At)
 			return err
 		}
