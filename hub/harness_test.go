@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"testing"
 	"time"
 
@@ -35,7 +37,7 @@ func newEnv(t *testing.T) *env {
 	t.Helper()
 	cfg := hub.Config{DSN: hubtest.DSN(t), OpenFGAURL: hubtest.OpenFGAURL(), OpenFGAStore: hubtest.StoreName(),
 		OIDCIssuer: idp.URL(), OIDCClientID: devidp.HubClientID, Listen: "127.0.0.1:0", PublicURL: publicURL,
-		StateDir: t.TempDir(), DefaultOrg: "acme",
+		StateDir: t.TempDir(), DefaultOrg: "acme", Logger: testLogger(t),
 		ServiceAccounts: []hub.ServiceAccount{{ClientID: saAcme.ID, Org: "acme"}, {ClientID: saGlobex.ID, Org: "globex"}}}
 	s, err := hub.New(t.Context(), cfg)
 	if err != nil {
@@ -115,3 +117,16 @@ func (e *env) do(method, path, token string, body any) (int, []byte) {
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, b
 }
+
+// testLogger sends the hub's log to the test's when HUB_TEST_LOG is set
+// (debugging); nil (discard) otherwise.
+func testLogger(t *testing.T) *slog.Logger {
+	if os.Getenv("HUB_TEST_LOG") == "" {
+		return nil
+	}
+	return slog.New(slog.NewTextHandler(tlogW{t}, nil))
+}
+
+type tlogW struct{ t *testing.T }
+
+func (w tlogW) Write(b []byte) (int, error) { w.t.Log(string(b)); return len(b), nil }

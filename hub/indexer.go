@@ -212,10 +212,17 @@ func (ix *indexer) apply(ctx context.Context, c store.Controller, f *api.EventFr
 		}
 	}
 	for _, m := range f.Models {
-		if err := st.UpdateModelSummary(ctx, store.Model{UUID: m.UUID, Life: string(m.Life), Status: m.Status,
+		sum := store.Model{UUID: m.UUID, Name: m.Name, ControllerUUID: c.UUID, Life: string(m.Life), Status: m.Status,
 			ApplicationCount: m.ApplicationCount, UnitCount: m.UnitCount, MachineCount: m.MachineCount,
-			EventIndex: f.Index}, now); err != nil {
+			EventIndex: f.Index}
+		indexed, err := st.UpdateModelSummary(ctx, sum, now)
+		if err != nil {
 			return err
+		}
+		if !indexed && m.Life == api.Alive {
+			if err := ix.adopt(ctx, c, sum, m.Owner); err != nil {
+				return err
+			}
 		}
 	}
 	for _, id := range f.Removed {
@@ -228,4 +235,30 @@ func (ix *indexer) apply(ctx context.Context, c store.Controller, f *api.EventFr
 		ix.s.outbox.Kick()
 	}
 	return st.SetControllerHealth(ctx, c.UUID, statusConnected, map[string]any{}, f.Index, now)
+}
+
+// adopt indexes a model created on the controller directly (not through
+// the hub), so that the controller's and its organization's administrators
+// find it at the hub: owned by the controller's organization (the hub's
+// default organization for a shared controller), with no owner and no
+// grant but the structural ones. A model whose every candidate name is
+// taken is skipped (and tried again on its next event or reset): one
+// model never stops the frame.
+func (ix *indexer) adopt(ctx context.Context, c store.Controller, m store.Model, spokeOwner string) error {
+	m.Org = c.Org
+	if m.Org == "" {
+		m.Org = ix.s.cfg.DefaultOrg
+	}
+	got, adopted, err := ix.s.store.AdoptModel(ctx, store.Adoption{Model: m, ControllerName: c.Name,
+		SpokeOwner: spokeOwner, At: ix.s.cfg.Now()})
+	if errors.Is(err, store.ErrAlreadyExists) {
+		ix.s.cfg.Logger.Warn("indexer: cannot adopt model", "controller", c.Name, "model", m.UUID, "err", err)
+		return nil
+	}
+	if err != nil || !adopted {
+		return err
+	}
+	ix.s.outbox.Kick()
+	ix.s.cfg.Logger.Info("indexer: adopted model", "controller", c.Name, "model", got.UUID, "name", got.Name, "org", got.Org)
+	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"time"
 
 	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/authz"
@@ -56,32 +57,60 @@ func (s *Server) addModel(ctx context.Context, p Principal, req api.AddModelRequ
 	}
 	var errs []error
 	for _, c := range cands {
-		var created api.Model
-		err := s.spokeCall(ctx, c, p, spokeSuperuser, "", http.MethodPost, "/v1/models",
-			api.AddModelRequest{Name: req.Name, Owner: p.Identity.Name(), Config: req.Config}, &created)
-		var ae *api.Error
-		if errors.As(err, &ae) && ae.Status < 500 {
-			return store.Model{}, err // the request itself is wrong: another controller would say the same
+		m, next, err := s.placeOn(ctx, c, p, req)
+		if err == nil {
+			s.outbox.Kick()
+			return s.store.ModelByUUID(ctx, m.UUID)
 		}
-		if err != nil {
-			s.cfg.Logger.Warn("placement: controller failed, trying the next", "controller", c.Name, "err", err)
-			errs = append(errs, fmt.Errorf("%s: %w", c.Name, err))
-			continue
-		}
-		m := store.Model{UUID: created.UUID, Name: req.Name, Org: p.Identity.Org, Owner: p.Identity.ID,
-			ControllerUUID: c.UUID, Life: string(created.Life), Status: "available"}
-		if err := s.store.InsertModel(ctx, m); err != nil {
-			// Lost a race for the name: undo on the controller.
-			if uerr := s.spokeCall(context.WithoutCancel(ctx), c, p, spokeSuperuser, "", http.MethodDelete,
-				"/v1/models/"+created.UUID+"?force=true", nil, nil); uerr != nil {
-				s.cfg.Logger.Error("placement: could not remove an orphan model", "controller", c.Name, "model", created.UUID, "err", uerr)
-			}
+		if !next {
 			return store.Model{}, err
 		}
-		s.outbox.Kick()
-		return s.store.ModelByUUID(ctx, m.UUID)
+		s.cfg.Logger.Warn("placement: controller failed, trying the next", "controller", c.Name, "err", err)
+		errs = append(errs, fmt.Errorf("%s: %w", c.Name, err))
 	}
 	return store.Model{}, fmt.Errorf("%w: no controller could add the model: %w", errSpokeUnavailable, errors.Join(errs...))
+}
+
+// placementClaim is how long the indexer leaves a model being placed to
+// the placement (store.ClaimPlacement): longer than creating it on every
+// address of a controller may take.
+const placementClaim = 5 * time.Minute
+
+// placeOn creates the model on one controller as its superuser and indexes
+// it in the caller's organization with the caller as owner; next reports a
+// failure of the controller's own (unreachable, internal error), after
+// which the next candidate may be tried. Meanwhile a claim keeps the
+// indexer from adopting the model when the controller's event comes
+// first; if it adopted it anyway (the claim expired), the insert takes the
+// row over (store.InsertModel).
+func (s *Server) placeOn(ctx context.Context, c store.Controller, p Principal, req api.AddModelRequest) (m store.Model, next bool, err error) {
+	owner := p.Identity.Name()
+	if err := s.store.ClaimPlacement(ctx, c.UUID, req.Name, owner, placementClaim); err != nil {
+		return store.Model{}, false, err
+	}
+	defer func() {
+		if err := s.store.ReleasePlacement(context.WithoutCancel(ctx), c.UUID, req.Name, owner); err != nil {
+			s.cfg.Logger.Warn("placement: release claim", "controller", c.Name, "model", req.Name, "err", err)
+		}
+	}()
+	var created api.Model
+	if err := s.spokeCall(ctx, c, p, spokeSuperuser, "", http.MethodPost, "/v1/models",
+		api.AddModelRequest{Name: req.Name, Owner: owner, Config: req.Config}, &created); err != nil {
+		var ae *api.Error
+		// A 4xx is about the request itself: another controller would say the same.
+		return store.Model{}, !errors.As(err, &ae) || ae.Status >= 500, err
+	}
+	m = store.Model{UUID: created.UUID, Name: req.Name, Org: p.Identity.Org, Owner: p.Identity.ID,
+		ControllerUUID: c.UUID, Life: string(created.Life), Status: "available"}
+	if err := s.store.InsertModel(ctx, m); err != nil {
+		// Lost a race for the name: undo on the controller.
+		if uerr := s.spokeCall(context.WithoutCancel(ctx), c, p, spokeSuperuser, "", http.MethodDelete,
+			"/v1/models/"+created.UUID+"?force=true", nil, nil); uerr != nil {
+			s.cfg.Logger.Error("placement: could not remove an orphan model", "controller", c.Name, "model", created.UUID, "err", uerr)
+		}
+		return store.Model{}, false, err
+	}
+	return m, false, nil
 }
 
 // placementCandidates orders the controllers that may host the model.

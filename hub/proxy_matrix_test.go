@@ -16,6 +16,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/authz"
 	"github.com/droverhq/drover/charm"
 	"github.com/droverhq/drover/hub"
@@ -34,18 +35,38 @@ type proxyFixture struct {
 	charmSHA                string
 }
 
-// startSpoke runs an in-process controller that trusts the test hub and
-// registers it (everyone in the hub may see it and add models).
-func startSpoke(t *testing.T, e *env) {
+// testSpoke is an in-process controller registered with the test hub.
+type testSpoke struct {
+	UUID string
+	// Admin is the controller's local administrator (HTTP Basic auth):
+	// what `drover` uses against the controller directly, bypassing the hub.
+	Admin *api.Client
+}
+
+// startSpoke runs an in-process controller "east" that trusts the test hub
+// and registers it (everyone in the hub may see it and add models).
+func startSpoke(t *testing.T, e *env) testSpoke { return startNamedSpoke(t, e, "east", "", true) }
+
+// startNamedSpoke runs an in-process controller that trusts the test hub
+// and registers it: private to org if set, public (everyone may see it and
+// add models to it) if asked.
+func startNamedSpoke(t *testing.T, e *env, name, org string, public bool) testSpoke {
 	t.Helper()
-	listen, cred := runSpoke(t, "east", func(cfg *spoke.Config) {
+	listen, cred := runSpoke(t, name, func(cfg *spoke.Config) {
 		cfg.HubURL, cfg.HubJWKSURL = publicURL, e.url+"/.well-known/jwks.json"
 	})
-	req := hub.AddControllerRequest{Name: "east", URL: "https://" + listen, CACert: cred.CACert, Region: "east", Cloud: "localhost"}
+	req := hub.AddControllerRequest{Name: name, URL: "https://" + listen, CACert: cred.CACert, Region: name, Cloud: "localhost", Org: org}
 	testkit.EventuallyWithin(t, 30*time.Second, func() (bool, error) {
-		_, err := e.hub.RegisterController(t.Context(), req, true)
+		_, err := e.hub.RegisterController(t.Context(), req, public)
 		return err == nil, err
 	}, "spoke registered with the hub")
+	admin, err := api.NewClient(api.ClientConfig{Addresses: []string{listen}, CACert: []byte(cred.CACert),
+		User: cred.User, Password: cred.Password, Timeout: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(admin.Close)
+	return testSpoke{UUID: cred.ControllerUUID, Admin: admin}
 }
 
 // runSpoke runs an in-process one-node controller until the test ends and
@@ -231,18 +252,23 @@ func TestProxyAuthorizationMatrix(t *testing.T) {
 			}
 		})
 	}
-	// Every proxied change was audited with its model, allowed or not.
-	entries, _, err := f.st.QueryAudit(t.Context(), store.AuditQuery{All: true, ModelUUID: f.model, Limit: 1000})
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := map[string]int{}
-	for _, e := range entries {
-		got[fmt.Sprintf("%s %d", e.Operation, e.Status)]++
-	}
-	for _, want := range []string{"model PATCH config 403", "model PATCH config 200", "model POST applications 201", "model DELETE / 204", "model DELETE / 403"} {
-		if got[want] == 0 {
-			t.Errorf("audit lacks %q: %v", want, got)
+	// Every proxied change was audited with its model, allowed or not. The
+	// entry is written once the handler returns, which may be after the
+	// client has read the answer: wait for the last one.
+	testkit.EventuallyWithin(t, 10*time.Second, func() (bool, error) {
+		entries, _, err := f.st.QueryAudit(t.Context(), store.AuditQuery{All: true, ModelUUID: f.model, Limit: 1000})
+		if err != nil {
+			return false, err
 		}
-	}
+		got := map[string]int{}
+		for _, e := range entries {
+			got[fmt.Sprintf("%s %d", e.Operation, e.Status)]++
+		}
+		for _, want := range []string{"model PATCH config 403", "model PATCH config 200", "model POST applications 201", "model DELETE / 204", "model DELETE / 403"} {
+			if got[want] == 0 {
+				return false, fmt.Errorf("audit lacks %q: %v", want, got)
+			}
+		}
+		return true, nil
+	}, "every proxied change audited")
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // Audit results.
@@ -45,10 +46,21 @@ func nullUUID(s string) *uuid.UUID {
 
 // AppendAudit writes one entry.
 func (s *Store) AppendAudit(ctx context.Context, e AuditEntry) error {
+	return appendAudit(ctx, s.pool, e)
+}
+
+// execer is a pool or a transaction.
+type execer interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+}
+
+// appendAudit writes one entry, in a transaction when the entry must exist
+// exactly when the change it records does.
+func appendAudit(ctx context.Context, db execer, e AuditEntry) error {
 	if e.Details == nil {
 		e.Details = map[string]any{}
 	}
-	_, err := s.pool.Exec(ctx, `INSERT INTO audit_log (at, identity_id, actor, org, operation, method, path,
+	_, err := db.Exec(ctx, `INSERT INTO audit_log (at, identity_id, actor, org, operation, method, path,
 		model_uuid, controller_uuid, status, result, details, remote_addr)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
 		e.At, nullUUID(e.IdentityID), e.Actor, e.Org, e.Operation, e.Method, e.Path,

@@ -160,6 +160,14 @@ func scanModel(r pgx.CollectableRow) (Model, error) {
 // InsertModel adds a model to the index with its structural tuples (hosting
 // controller, owning organization) and makes the owner its administrator,
 // as Juju does.
+//
+// A row the indexer adopted for the same model on the same controller
+// (owner NULL: the controller's event arrived before the hub's own
+// placement inserted the row) is taken over instead: name, organization
+// and owner become the given ones, the adopted organization's tuple is
+// removed, and the summary the indexer applied is kept. Any other existing
+// row with that UUID, or the name taken in the organization, is
+// ErrAlreadyExists.
 func (s *Store) InsertModel(ctx context.Context, m Model) error {
 	if m.Life == "" {
 		m.Life = "alive"
@@ -169,14 +177,35 @@ func (s *Store) InsertModel(ctx context.Context, m Model) error {
 		if m.Owner != "" {
 			owner = &m.Owner
 		}
-		_, err := tx.Exec(ctx, `INSERT INTO models (uuid, name, org, owner, controller_uuid, life, status,
+		// The conflict arbiter is the UUID only: a name taken by another
+		// model stays a unique violation.
+		tag, err := tx.Exec(ctx, `INSERT INTO models (uuid, name, org, owner, controller_uuid, life, status,
 			application_count, unit_count, machine_count, event_index)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`, m.UUID, m.Name, m.Org, owner, m.ControllerUUID,
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+			ON CONFLICT (uuid) DO UPDATE SET name = excluded.name, org = excluded.org, owner = excluded.owner,
+				updated_at = now()
+			WHERE models.owner IS NULL AND excluded.owner IS NOT NULL
+				AND models.controller_uuid = excluded.controller_uuid`, m.UUID, m.Name, m.Org, owner, m.ControllerUUID,
 			m.Life, m.Status, m.ApplicationCount, m.UnitCount, m.MachineCount, int64(m.EventIndex))
 		if err != nil {
 			return pgErr("model "+m.Name, err)
 		}
+		if tag.RowsAffected() == 0 {
+			return fmt.Errorf("model %s: %w", m.UUID, ErrAlreadyExists)
+		}
 		obj := authz.ModelObject(m.UUID)
+		// After a takeover, the organization that adopted the model loses it.
+		rows, _ := tx.Query(ctx, `SELECT "user" FROM authz_tuples WHERE object = $1 AND relation = $2 AND "user" <> $3`,
+			obj, string(authz.RelOrganization), authz.OrgObject(m.Org))
+		stale, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			return pgErr("model tuples", err)
+		}
+		for _, u := range stale {
+			if err := removeTuples(ctx, tx, authz.Tuple{User: u, Relation: authz.RelOrganization, Object: obj}); err != nil {
+				return err
+			}
+		}
 		ts := []authz.Tuple{
 			{User: authz.ControllerObject(m.ControllerUUID), Relation: authz.RelController, Object: obj},
 			{User: authz.OrgObject(m.Org), Relation: authz.RelOrganization, Object: obj},
@@ -189,12 +218,28 @@ func (s *Store) InsertModel(ctx context.Context, m Model) error {
 }
 
 // UpdateModelSummary applies a spoke's view of a model to the index, unless
-// the index already holds a newer event index.
-func (s *Store) UpdateModelSummary(ctx context.Context, m Model, now time.Time) error {
-	_, err := s.pool.Exec(ctx, `UPDATE models SET life = $2, status = $3, application_count = $4, unit_count = $5,
-		machine_count = $6, event_index = $7, updated_at = $8 WHERE uuid = $1 AND event_index <= $7`,
-		m.UUID, m.Life, m.Status, m.ApplicationCount, m.UnitCount, m.MachineCount, int64(m.EventIndex), now)
-	return pgErr("model "+m.UUID, err)
+// the index already holds a newer event index. indexed reports whether the
+// index holds the model at all (false: a model the hub has not seen, which
+// the indexer adopts).
+func (s *Store) UpdateModelSummary(ctx context.Context, m Model, now time.Time) (indexed bool, err error) {
+	return updateSummary(ctx, s.pool, m, now)
+}
+
+// querier is a pool or a transaction.
+type querier interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+func updateSummary(ctx context.Context, db querier, m Model, now time.Time) (indexed bool, err error) {
+	// One statement: the second EXISTS sees the row as it was before the
+	// update, so a stale summary still counts as indexed. A row inserted
+	// by a transaction still running is not seen (AdoptModel waits for it).
+	err = db.QueryRow(ctx, `WITH u AS (
+			UPDATE models SET life = $2, status = $3, application_count = $4, unit_count = $5,
+				machine_count = $6, event_index = $7, updated_at = $8 WHERE uuid = $1 AND event_index <= $7 RETURNING 1)
+		SELECT EXISTS (SELECT 1 FROM u) OR EXISTS (SELECT 1 FROM models WHERE uuid = $1)`,
+		m.UUID, m.Life, m.Status, m.ApplicationCount, m.UnitCount, m.MachineCount, int64(m.EventIndex), now).Scan(&indexed)
+	return indexed, pgErr("model "+m.UUID, err)
 }
 
 // ModelByUUID returns one model of the index.

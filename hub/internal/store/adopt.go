@@ -1,0 +1,154 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/droverhq/drover/authz"
+)
+
+// Adoption is a model the hub found on a controller's event stream without
+// having created it (it was added on the controller directly).
+type Adoption struct {
+	// Model carries the UUID, the controller's name for the model, the
+	// hosting controller, the summary and the frame's event index. Org is
+	// the owning organization; Owner is ignored (an adopted model has none).
+	Model Model
+	// ControllerName is used for the first fallback name.
+	ControllerName string
+	// SpokeOwner is the controller's local owner of the model, recorded in
+	// the audit entry only: it is not a hub identity.
+	SpokeOwner string
+	At         time.Time
+}
+
+// AdoptionNames are the names an adopted model may take in its
+// organization, in order: the controller's name for it, then
+// NAME-CONTROLLER, then NAME-<first 8 hex digits of its UUID>. The first
+// one free in the organization wins.
+func AdoptionNames(name, controllerName, modelUUID string) []string {
+	short := modelUUID
+	if len(short) > 8 {
+		short = short[:8]
+	}
+	return []string{name, name + "-" + controllerName, name + "-" + short}
+}
+
+// ClaimPlacement records, for ttl, that the hub is creating the model name
+// owned by spokeOwner (the controller's owner: the caller's email) on a
+// controller: AdoptModel leaves that model to the placement, so its
+// controller's event, if it comes first, does not hand it to another
+// organization even briefly. ReleasePlacement ends the claim once the
+// model is indexed (or the placement failed).
+func (s *Store) ClaimPlacement(ctx context.Context, controllerUUID, name, spokeOwner string, ttl time.Duration) error {
+	_, err := s.pool.Exec(ctx, `INSERT INTO placements (controller_uuid, name, spoke_owner, expires_at)
+		VALUES ($1, $2, $3, now() + make_interval(secs => $4))
+		ON CONFLICT (controller_uuid, name, spoke_owner) DO UPDATE SET expires_at = excluded.expires_at`,
+		controllerUUID, name, spokeOwner, ttl.Seconds())
+	return pgErr("claim placement "+name, err)
+}
+
+// ReleasePlacement ends a claim, and any claim that has expired.
+func (s *Store) ReleasePlacement(ctx context.Context, controllerUUID, name, spokeOwner string) error {
+	_, err := s.pool.Exec(ctx, `DELETE FROM placements WHERE (controller_uuid = $1 AND name = $2 AND spoke_owner = $3)
+		OR expires_at < now()`, controllerUUID, name, spokeOwner)
+	return pgErr("release placement "+name, err)
+}
+
+// AdoptModel indexes a model found on a controller: owner NULL, the
+// structural tuples only (hosting controller, owning organization: their
+// administrators see it, nobody else), and one audit entry (actor "hub",
+// operation "model adopted"), all in one transaction. Creating the
+// organization if it does not exist yet.
+//
+// It returns the indexed model and true, or false when the model was
+// already indexed or a placement claims it (ClaimPlacement): then only its
+// summary is applied, as
+// UpdateModelSummary would (adoption is idempotent, and the owner, name
+// and grants of a row inserted by the hub's own placement are never
+// touched). When every
+// candidate name (AdoptionNames) is taken in the organization it fails
+// with ErrAlreadyExists and changes nothing.
+func (s *Store) AdoptModel(ctx context.Context, a Adoption) (Model, bool, error) {
+	m := a.Model
+	m.Owner = ""
+	if m.Life == "" {
+		m.Life = "alive"
+	}
+	names := AdoptionNames(m.Name, a.ControllerName, m.UUID)
+	var adopted bool
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		adopted = false
+		var claimed bool
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM placements WHERE controller_uuid = $1 AND name = $2
+			AND spoke_owner = $3 AND expires_at > now())`, m.ControllerUUID, m.Name, a.SpokeOwner).Scan(&claimed); err != nil {
+			return pgErr("placements", err)
+		}
+		if claimed {
+			// The hub is placing this model: its insert will index it. Until
+			// then there is no row to apply the summary to; it describes the
+			// model just created, as the insert does, and later events
+			// update the row.
+			_, err := updateSummary(ctx, tx, m, a.At)
+			return err
+		}
+		if err := ensureOrg(ctx, tx, m.Org); err != nil {
+			return err
+		}
+		for _, name := range names {
+			// DO NOTHING on either key: a concurrent insert of the same UUID
+			// (placement) or of the same name is waited for, then skipped.
+			rows, _ := tx.Query(ctx, `INSERT INTO models (uuid, name, org, owner, controller_uuid, life, status,
+				application_count, unit_count, machine_count, event_index, updated_at)
+				VALUES ($1, $2, $3, NULL, $4, $5, $6, $7, $8, $9, $10, $11)
+				ON CONFLICT DO NOTHING RETURNING `+modelCols, m.UUID, name, m.Org, m.ControllerUUID, m.Life, m.Status,
+				m.ApplicationCount, m.UnitCount, m.MachineCount, int64(m.EventIndex), a.At)
+			got, err := pgx.CollectRows(rows, scanModel)
+			if err != nil {
+				return pgErr("adopt model "+name, err)
+			}
+			if len(got) == 1 {
+				m, adopted = got[0], true
+				break
+			}
+			// Not inserted: either the name is taken, or the model is indexed
+			// (by a placement that committed after the caller looked): then
+			// the summary still applies.
+			indexed, err := updateSummary(ctx, tx, m, a.At)
+			if err != nil {
+				return err
+			}
+			if indexed {
+				return nil
+			}
+		}
+		if !adopted {
+			return fmt.Errorf("adopt model %s: %w: names %q are all taken in organization %s", m.UUID, ErrAlreadyExists, names, m.Org)
+		}
+		obj := authz.ModelObject(m.UUID)
+		if err := addTuples(ctx, tx,
+			authz.Tuple{User: authz.ControllerObject(m.ControllerUUID), Relation: authz.RelController, Object: obj},
+			authz.Tuple{User: authz.OrgObject(m.Org), Relation: authz.RelOrganization, Object: obj}); err != nil {
+			return err
+		}
+		details := map[string]any{"name": m.Name, "controller-name": a.ControllerName}
+		if m.Name != names[0] {
+			details["spoke-name"] = names[0]
+		}
+		if a.SpokeOwner != "" {
+			details["spoke-owner"] = a.SpokeOwner
+		}
+		return appendAudit(ctx, tx, AuditEntry{At: a.At, Actor: "hub", Org: m.Org, Operation: OpModelAdopted,
+			ModelUUID: m.UUID, ControllerUUID: m.ControllerUUID, Result: ResultOK, Details: details})
+	})
+	if err != nil || !adopted {
+		return Model{}, false, err
+	}
+	return m, true, nil
+}
+
+// OpModelAdopted is the audit operation of AdoptModel.
+const OpModelAdopted = "model adopted"
