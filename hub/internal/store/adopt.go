@@ -101,17 +101,20 @@ func (s *Store) AdoptModel(ctx context.Context, a Adoption) (Model, bool, error)
 		for _, name := range names {
 			// DO NOTHING on either key: a concurrent insert of the same UUID
 			// (placement) or of the same name is waited for, then skipped.
-			rows, _ := tx.Query(ctx, `INSERT INTO models (uuid, name, org, owner, controller_uuid, life, status,
+			tag, err := tx.Exec(ctx, `INSERT INTO models (uuid, name, org, owner, controller_uuid, life, status,
 				application_count, unit_count, machine_count, event_index, updated_at)
 				VALUES ($1, $2, $3, NULL, $4, $5, $6, $7, $8, $9, $10, $11)
-				ON CONFLICT DO NOTHING RETURNING `+modelCols, m.UUID, name, m.Org, m.ControllerUUID, m.Life, m.Status,
+				ON CONFLICT DO NOTHING`, m.UUID, name, m.Org, m.ControllerUUID, m.Life, m.Status,
 				m.ApplicationCount, m.UnitCount, m.MachineCount, int64(m.EventIndex), a.At)
-			got, err := pgx.CollectRows(rows, scanModel)
 			if err != nil {
 				return pgErr("adopt model "+name, err)
 			}
-			if len(got) == 1 {
-				m, adopted = got[0], true
+			if tag.RowsAffected() == 1 {
+				rows, _ := tx.Query(ctx, `SELECT `+modelCols+` FROM `+modelFrom+` WHERE m.uuid = $1`, m.UUID)
+				if m, err = pgx.CollectExactlyOneRow(rows, scanModel); err != nil {
+					return pgErr("adopt model "+name, err)
+				}
+				adopted = true
 				break
 			}
 			// Not inserted: either the name is taken, or the model is indexed

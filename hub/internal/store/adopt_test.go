@@ -301,7 +301,12 @@ func TestPlacementWinsOverAdoption(t *testing.T) {
 			_, ok, err := f.s.AdoptModel(ctx, store.Adoption{Model: sum, ControllerName: "east", At: time.Now()})
 			done <- result{ok, err}
 		}()
-		testkit.Eventually(ctx, t, func() (bool, error) {
+		testkit.EventuallyWithin(t, 30*time.Second, func() (bool, error) {
+			select {
+			case r := <-done: // it must wait for the insert, not finish first
+				t.Fatalf("adoption finished while the insert was open: %v %v", r.ok, r.err)
+			default:
+			}
 			var waiting bool
 			err := f.s.Pool().QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_stat_activity
 				WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'INSERT INTO models%')`).Scan(&waiting)
