@@ -153,7 +153,7 @@ func (s *Server) login(ctx context.Context, tok *oidc.IDToken, c idClaims) (stor
 		}
 	}
 	if created {
-		s.outbox.Kick()
+		s.awaitAuthz(ctx)
 	}
 	return id, nil
 }
@@ -267,7 +267,7 @@ func (s *Server) clientCredentials(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if created {
-		s.outbox.Kick()
+		s.awaitAuthz(r.Context())
 	}
 	sess, err := s.newSession(r.Context(), ident, "service-account", false)
 	s.auditLogin(r, ident, "login-client-credentials", err)

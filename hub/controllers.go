@@ -111,7 +111,7 @@ func (s *Server) registerController(ctx context.Context, p Principal, req AddCon
 	if err := s.store.UpsertController(ctx, c); err != nil {
 		return store.Controller{}, err
 	}
-	s.outbox.Kick()
+	s.awaitAuthz(ctx)
 	s.indexer.kick()
 	return s.store.ControllerByName(ctx, req.Name)
 }
@@ -178,7 +178,7 @@ func (s *Server) RegisterController(ctx context.Context, req AddControllerReques
 				return c, err
 			}
 		}
-		s.outbox.Kick()
+		s.awaitAuthz(ctx)
 	}
 	return c, nil
 }

@@ -1,6 +1,7 @@
 package hub
 
 import (
+	"context"
 	"sync"
 	"time"
 
@@ -102,4 +103,40 @@ func (c *ttlCache[K, V]) clear() {
 	defer c.mu.Unlock()
 	c.gen++
 	c.m = map[K]cached[V]{}
+}
+
+// authzSyncTimeout bounds how long a request that changed tuples waits for
+// OpenFGA to hold them (awaitAuthz).
+const authzSyncTimeout = 5 * time.Second
+
+// awaitAuthz makes a change of tuples visible to the caller's next request
+// (read your writes through the outbox): it wakes the outbox worker and
+// waits, at most authzSyncTimeout, until every entry committed so far has
+// reached OpenFGA on this or another replica. Without it `drover add-model
+// m && drover status -m m` could be refused for a few milliseconds. The
+// change is committed either way; a timeout (OpenFGA down) is only logged,
+// and the worker keeps delivering.
+func (s *Server) awaitAuthz(ctx context.Context) {
+	s.outbox.Kick()
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), authzSyncTimeout)
+	defer cancel()
+	head, err := s.store.OutboxHead(ctx)
+	delay := time.Millisecond
+	for err == nil {
+		var done bool
+		if done, err = s.store.OutboxDeliveredThrough(ctx, head); done || err != nil {
+			break
+		}
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			err = ctx.Err()
+		case <-t.C:
+		}
+		t.Stop()
+		delay = min(2*delay, 50*time.Millisecond)
+	}
+	if err != nil {
+		s.cfg.Logger.Warn("permission changes not yet in OpenFGA; they will be delivered", "err", err)
+	}
 }

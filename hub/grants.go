@@ -158,7 +158,7 @@ func (s *Server) changeGrant(w http.ResponseWriter, r *http.Request, grant bool)
 		s.writeError(w, r, err)
 		return
 	}
-	s.outbox.Kick()
+	s.awaitAuthz(r.Context())
 	w.WriteHeader(http.StatusNoContent)
 }
 
@@ -223,7 +223,7 @@ func (s *Server) handleAddMember(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	s.outbox.Kick()
+	s.awaitAuthz(r.Context())
 	w.WriteHeader(http.StatusNoContent)
 }
 
@@ -240,6 +240,6 @@ func (s *Server) handleRemoveMember(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, errors.Join(err))
 		return
 	}
-	s.outbox.Kick()
+	s.awaitAuthz(r.Context())
 	w.WriteHeader(http.StatusNoContent)
 }

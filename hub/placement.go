@@ -59,7 +59,7 @@ func (s *Server) addModel(ctx context.Context, p Principal, req api.AddModelRequ
 	for _, c := range cands {
 		m, next, err := s.placeOn(ctx, c, p, req)
 		if err == nil {
-			s.outbox.Kick()
+			s.awaitAuthz(ctx)
 			return s.store.ModelByUUID(ctx, m.UUID)
 		}
 		if !next {

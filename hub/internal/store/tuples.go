@@ -149,3 +149,18 @@ func (s *Store) EnqueueRepairs(ctx context.Context, missing, extra []authz.Tuple
 	}
 	return n, nil
 }
+
+// OutboxHead returns the id of the newest outbox entry (0 for none).
+func (s *Store) OutboxHead(ctx context.Context) (int64, error) {
+	var id int64
+	err := s.pool.QueryRow(ctx, `SELECT coalesce(max(id), 0) FROM authz_outbox`).Scan(&id)
+	return id, pgErr("outbox head", err)
+}
+
+// OutboxDeliveredThrough reports whether every outbox entry up to id has
+// reached OpenFGA.
+func (s *Store) OutboxDeliveredThrough(ctx context.Context, id int64) (bool, error) {
+	var pending bool
+	err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM authz_outbox WHERE delivered_at IS NULL AND id <= $1)`, id).Scan(&pending)
+	return !pending, pgErr("outbox delivered", err)
+}
