@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"strings"
+	"sync"
 
 	"github.com/go-chi/chi/v5"
 
@@ -75,6 +76,7 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, c store.Control
 		return
 	}
 	rp := &httputil.ReverseProxy{
+		BufferPool:    proxyBuffers,
 		Transport:     sc, // picks the address, failing over between them
 		FlushInterval: -1, // stream (watches, task waits) as it comes
 		Rewrite: func(pr *httputil.ProxyRequest) {
@@ -91,3 +93,12 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, c store.Control
 	}
 	rp.ServeHTTP(w, r)
 }
+
+// proxyBuffers recycles the buffers the proxy copies answers through (32
+// KiB each, allocated per request otherwise).
+var proxyBuffers = &bufferPool{pool: sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}}
+
+type bufferPool struct{ pool sync.Pool }
+
+func (p *bufferPool) Get() []byte  { return *p.pool.Get().(*[]byte) }
+func (p *bufferPool) Put(b []byte) { p.pool.Put(&b) }
