@@ -8,7 +8,10 @@ import (
 // table, a row per key, so that setting one key costs the same however
 // large the config is (a config stored inside the model row had to be
 // copied whole on every write, which dominated the FSM under write load).
-// Readers see the assembled map in api.Model.Config.
+// Readers see the assembled map in api.Model.Config. The table has no
+// "model" index: its primary key (model, key) already lists a model's rows
+// by prefix, and a second index would double the radix-tree work of every
+// config write, which every node pays.
 type ModelConfigEntry struct {
 	ModelUUID string `json:"model-uuid"`
 	Key       string `json:"key"`
@@ -18,7 +21,8 @@ type ModelConfigEntry struct {
 
 // ModelConfig returns a model's config as a map (empty if none is set).
 func (r *reader) ModelConfig(model string) (map[string]any, error) {
-	rows, err := list[ModelConfigEntry](r, tableModelConfig, "model", model)
+	index, args := byModel(tableModelConfig, model)
+	rows, err := list[ModelConfigEntry](r, tableModelConfig, index, args...)
 	if err != nil {
 		return nil, err
 	}
