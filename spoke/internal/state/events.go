@@ -1,8 +1,10 @@
 package state
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/droverhq/drover/api"
@@ -206,7 +208,8 @@ func (b *EventBroker) Subscribe(ctx context.Context, req SubscribeRequest) (*Sub
 }
 
 // Next blocks until there are events after the subscription's position
-// and returns them (each carries its index), or until ctx ends.
+// and returns them (each carries its index), or until ctx ends. The slice
+// may be shared with other subscribers: read it, never modify it.
 func (s *Subscription) Next(ctx context.Context) ([]Event, error) {
 	for {
 		evs, wait, err := s.poll()
@@ -230,12 +233,23 @@ func (s *Subscription) poll() ([]Event, <-chan struct{}, error) {
 	if s.gen != b.gen || s.since < b.floor {
 		return nil, nil, ErrSubscriptionReset
 	}
+	// The ring is in index order: skip what the subscriber has seen
+	// without walking it (it holds thousands of batches).
+	i, _ := slices.BinarySearchFunc(b.ring, s.since+1, func(e eventBatch, idx uint64) int {
+		return cmp.Compare(e.index, idx)
+	})
+	newer := b.ring[i:]
+	if len(newer) == 0 {
+		return nil, b.notify, nil
+	}
+	s.since = newer[len(newer)-1].index
+	if len(newer) == 1 && s.model == "" {
+		// The usual case under load: one batch, every model. Published
+		// batches are never modified, so it is handed out as is.
+		return slices.Clip(newer[0].events), b.notify, nil
+	}
 	var out []Event
-	for _, batch := range b.ring {
-		if batch.index <= s.since {
-			continue
-		}
-		s.since = batch.index
+	for _, batch := range newer {
 		for _, e := range batch.events {
 			if s.model == "" || e.ModelUUID == s.model {
 				out = append(out, e)
