@@ -66,8 +66,7 @@ type Client struct {
 	http      *http.Client
 	transport *http.Transport // nil when the caller brought its own RoundTripper
 	tls       *tls.Config
-	user      string
-	password  string
+	basicAuth string // the Authorization value for User and Password, if set
 	refresh   func(ctx context.Context) (string, error)
 	timeout   time.Duration
 	follow    bool
@@ -107,8 +106,6 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 	}
 	c := &Client{
 		tls:       &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12},
-		user:      cfg.User,
-		password:  cfg.Password,
 		refresh:   cfg.RefreshToken,
 		timeout:   cfg.Timeout,
 		follow:    cfg.FollowAddresses,
@@ -119,6 +116,11 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 	}
 	if c.logger == nil {
 		c.logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.User != "" {
+		r := http.Request{Header: http.Header{}}
+		r.SetBasicAuth(cfg.User, cfg.Password)
+		c.basicAuth = r.Header.Get("Authorization")
 	}
 	c.token.Store(&cfg.Token)
 	hc := &http.Client{}
@@ -217,9 +219,8 @@ func (c *Client) setAuth(h http.Header) {
 	switch tok := *c.token.Load(); {
 	case tok != "":
 		h.Set("Authorization", "Bearer "+tok)
-	case c.user != "":
-		r := http.Request{Header: h}
-		r.SetBasicAuth(c.user, c.password)
+	case c.basicAuth != "":
+		h.Set("Authorization", c.basicAuth)
 	}
 }
 

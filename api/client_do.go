@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -74,17 +75,36 @@ func (c *Client) call(ctx context.Context, r *request, out any) error {
 		}
 		return nil
 	}
-	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+	// The body is read to its end, so the connection goes back to the pool
+	// instead of being closed (a new TLS handshake per request tripled
+	// write latency), into a reused buffer: json.Decoder would allocate
+	// its own and hold the whole value in it just the same.
+	buf := bodyBuffers.Get().(*bytes.Buffer)
+	defer putBodyBuffer(buf)
+	_, err = buf.ReadFrom(resp.Body)
+	if err == nil {
+		err = json.Unmarshal(buf.Bytes(), out)
+	}
+	if err != nil {
 		if ctx.Err() != nil {
 			return fmt.Errorf("%s %s: %w", r.method, r.path, ctx.Err())
 		}
 		return fmt.Errorf("%w: %w", Errorf(CodeInternal, "cannot decode the answer to %s %s", r.method, r.path), err)
 	}
-	// Drain what follows the JSON value (its newline) so the connection
-	// goes back to the pool instead of being closed: a new TLS handshake
-	// per request tripled write latency.
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	return nil
+}
+
+// bodyBuffers holds buffers for reading answers; one of more than
+// maxPooledBody is dropped rather than kept for every later small answer.
+var bodyBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+const maxPooledBody = 256 << 10
+
+func putBodyBuffer(b *bytes.Buffer) {
+	if b.Cap() <= maxPooledBody {
+		b.Reset()
+		bodyBuffers.Put(b)
+	}
 }
 
 // send tries r against each address in turn, starting with the preferred
@@ -178,14 +198,17 @@ func (c *Client) attempt(ctx context.Context, addr string, r *request) (*respons
 }
 
 func (c *Client) newRequest(ctx context.Context, addr string, r *request) (*http.Request, error) {
-	q := url.Values{}
-	for k, v := range r.query {
-		q[k] = v
-	}
+	q := r.query
 	if r.idempotent() {
 		idx := r.read.Index
 		if c.ryw {
 			idx = max(idx, c.Index())
+		}
+		if idx > 0 || r.read.Consistent {
+			q = url.Values{}
+			for k, v := range r.query {
+				q[k] = v
+			}
 		}
 		if idx > 0 {
 			q.Set("index", strconv.FormatUint(idx, 10))
