@@ -106,7 +106,7 @@ func schema() *memdb.DBSchema {
 			idIndex(compound(str("ModelUUID"), str("Entity"), str("Kind"), &memdb.UintFieldIndex{Field: "Seq"})),
 			modelIdx, byIndex("entity", compound(str("ModelUUID"), str("Entity"), str("Kind")), false)),
 		table(tableUnitState, idIndex(compound(str("ModelUUID"), str("Unit"))), modelIdx),
-		table(tableModelConfig, idIndex(compound(str("ModelUUID"), str("Key")))), // by model: byModel
+		table(tableModelConfig, idIndex(modelConfigID{})), // by model: byModel
 		table(tableLeaderSettings, idIndex(compound(str("ModelUUID"), str("Application"))), modelIdx),
 	}
 	s := &memdb.DBSchema{Tables: map[string]*memdb.TableSchema{}}
