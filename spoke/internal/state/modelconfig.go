@@ -56,7 +56,7 @@ func (t *Txn) setModelConfigKeys(model string, set map[string]any, unset []strin
 	changed := make(map[string]any, len(set)+len(unset))
 	for k, v := range set {
 		e := &ModelConfigEntry{ModelUUID: model, Key: k, Value: copyAny(v)}
-		if old, err := first[ModelConfigEntry](&t.reader, tableModelConfig, "id", model, k); err != nil {
+		if old, err := t.configRow(model, k); err != nil {
 			return nil, err
 		} else if old != nil {
 			e.CreateIndex = old.CreateIndex
@@ -64,10 +64,11 @@ func (t *Txn) setModelConfigKeys(model string, set map[string]any, unset []strin
 		if err := t.put(tableModelConfig, e); err != nil {
 			return nil, err
 		}
+		t.config.wrote(model, k, e)
 		changed[k] = e.Value
 	}
 	for _, k := range unset {
-		old, err := first[ModelConfigEntry](&t.reader, tableModelConfig, "id", model, k)
+		old, err := t.configRow(model, k)
 		if err != nil {
 			return nil, err
 		}
@@ -75,10 +76,64 @@ func (t *Txn) setModelConfigKeys(model string, set map[string]any, unset []strin
 			if err := t.del(tableModelConfig, old); err != nil {
 				return nil, err
 			}
+			t.config.wrote(model, k, nil)
 		}
 		changed[k] = nil
 	}
 	return changed, nil
+}
+
+// configRow returns model's config row for key as the transaction sees it:
+// written (or deleted) earlier in the transaction, else as stored before
+// it. It never reads the config table through the write transaction:
+// memdb answers a read of an index the transaction has modified from a
+// clone of it, and cloning makes the radix tree forget every node the
+// transaction has already copied, so each config write of a
+// group-committed batch would copy its whole path from the root again.
+func (t *Txn) configRow(model, key string) (*ModelConfigEntry, error) {
+	if e, ok := t.config.row(model, key); ok {
+		return e, nil
+	}
+	return first[ModelConfigEntry](&t.before, tableModelConfig, "id", model, key)
+}
+
+// configWrites records the config rows a transaction has written, so that
+// configRow sees them: every write to the config table goes through
+// setModelConfigKeys or RemoveModel, which record it here.
+type configWrites struct {
+	rows    map[configKey]*ModelConfigEntry // nil: deleted
+	removed map[string]bool                 // models whose stored rows are all gone
+}
+
+type configKey struct{ model, key string }
+
+func (w *configWrites) wrote(model, key string, e *ModelConfigEntry) {
+	if w.rows == nil {
+		w.rows = map[configKey]*ModelConfigEntry{}
+	}
+	w.rows[configKey{model, key}] = e
+}
+
+// removedModel records that every config row of model is deleted.
+func (w *configWrites) removedModel(model string) {
+	for k := range w.rows {
+		if k.model == model {
+			delete(w.rows, k)
+		}
+	}
+	if w.removed == nil {
+		w.removed = map[string]bool{}
+	}
+	w.removed[model] = true
+}
+
+// row is the transaction's own version of a row, if it has one (nil when
+// deleted).
+func (w *configWrites) row(model, key string) (*ModelConfigEntry, bool) {
+	if e, ok := w.rows[configKey{model, key}]; ok {
+		return e, true
+	}
+	return nil, w.removed[model]
 }
 
 // modelConfigID is the primary index of model config, byte for byte the

@@ -192,5 +192,6 @@ func (t *Txn) RemoveModel(req *RemoveModelRequest) error {
 			return internalf("delete from %s: %v", tbl, err)
 		}
 	}
+	t.config.removedModel(m.UUID)
 	return t.del(tableModels, m)
 }
