@@ -80,10 +80,15 @@ type Client struct {
 
 	refreshMu sync.Mutex // one refresh at a time
 
-	// mu guards the address list and the preferred position in it.
+	// mu guards the address list and the preferred position in it, and
+	// serialises updates of order.
 	mu        sync.Mutex
 	addrs     []string
 	preferred int
+	// order is the addresses in the order to try them, the preferred one
+	// first; replaced whole, never modified, so a request reads it
+	// without locking.
+	order atomic.Pointer[[]string]
 }
 
 // NewClient validates cfg and returns a client. It does not connect.
@@ -114,6 +119,7 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 		watchIdle: cfg.WatchIdleTimeout,
 		addrs:     slices.Clone(cfg.Addresses),
 	}
+	c.reorderLocked() // not yet shared
 	if c.logger == nil {
 		c.logger = slog.New(slog.DiscardHandler)
 	}
@@ -190,27 +196,34 @@ func (c *Client) SetAddresses(addrs []string) error {
 	cur := c.addrs[c.preferred]
 	c.addrs = slices.Clone(addrs)
 	c.preferred = max(0, slices.Index(c.addrs, cur))
+	c.reorderLocked()
 	return nil
 }
 
 // rotation returns the addresses in the order to try them: the preferred
-// one first.
-func (c *Client) rotation() []string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+// one first. The slice is shared: never modify it.
+func (c *Client) rotation() []string { return *c.order.Load() }
+
+func (c *Client) reorderLocked() {
 	out := make([]string, 0, len(c.addrs))
 	for i := range c.addrs {
 		out = append(out, c.addrs[(c.preferred+i)%len(c.addrs)])
 	}
-	return out
+	c.order.Store(&out)
 }
 
-// prefer makes addr the first address to try, if it is still listed.
+// prefer makes addr the first address to try, if it is still listed. It
+// runs after every successful call, so the usual case (addr is already
+// first) takes no lock.
 func (c *Client) prefer(addr string) {
+	if order := c.rotation(); order[0] == addr {
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if i := slices.Index(c.addrs, addr); i >= 0 {
+	if i := slices.Index(c.addrs, addr); i >= 0 && i != c.preferred {
 		c.preferred = i
+		c.reorderLocked()
 	}
 }
 
