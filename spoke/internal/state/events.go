@@ -127,8 +127,9 @@ type eventBatch struct {
 type EventBroker struct {
 	size int
 
-	// mu guards the fields below.
-	mu sync.Mutex
+	// mu guards the fields below. Subscribers only read them, and each
+	// publish wakes them all at once, so they share it.
+	mu sync.RWMutex
 	// ring holds batches in index order, oldest first.
 	ring []eventBatch
 	// floor is the highest index whose events may be missing: a
@@ -188,7 +189,8 @@ type SubscribeRequest struct {
 	Since     uint64
 }
 
-// Subscription reads events in index order. It holds no goroutine.
+// Subscription reads events in index order. It holds no goroutine; use it
+// from one goroutine at a time.
 type Subscription struct {
 	b     *EventBroker
 	model string
@@ -202,8 +204,8 @@ func (b *EventBroker) Subscribe(ctx context.Context, req SubscribeRequest) (*Sub
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	b.mu.RLock()
+	defer b.mu.RUnlock()
 	return &Subscription{b: b, model: req.ModelUUID, since: req.Since, gen: b.gen}, nil
 }
 
@@ -228,8 +230,8 @@ func (s *Subscription) Next(ctx context.Context) ([]Event, error) {
 // wait on when there are none.
 func (s *Subscription) poll() ([]Event, <-chan struct{}, error) {
 	b := s.b
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	b.mu.RLock()
+	defer b.mu.RUnlock()
 	if s.gen != b.gen || s.since < b.floor {
 		return nil, nil, ErrSubscriptionReset
 	}
