@@ -65,6 +65,7 @@ type ReadOptions struct {
 type Client struct {
 	http      *http.Client
 	transport *http.Transport // nil when the caller brought its own RoundTripper
+	direct    bool            // send through transport, bypassing http (see do)
 	tls       *tls.Config
 	basicAuth string // the Authorization value for User and Password, if set
 	refresh   func(ctx context.Context) (string, error)
@@ -155,6 +156,7 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 	// redirects.
 	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	c.http = hc
+	c.direct = c.transport != nil && hc.Timeout == 0 && hc.Jar == nil
 	return c, nil
 }
 

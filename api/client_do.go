@@ -180,7 +180,7 @@ func (c *Client) attempt(ctx context.Context, addr string, r *request) (*respons
 		cancel()
 		return nil, err
 	}
-	resp, err := c.http.Do(req)
+	resp, err := c.do(req)
 	headers()
 	if err != nil {
 		cancel()
@@ -195,6 +195,22 @@ func (c *Client) attempt(ctx context.Context, addr string, r *request) (*respons
 		return nil, decodeError(resp)
 	}
 	return &response{Response: resp, cancel: cancel}, nil
+}
+
+// do sends one request. With no timeout or cookie jar of its own and no
+// redirect to follow (the API never redirects), http.Client adds nothing
+// to the transport's round trip but work: it copies every request's
+// headers in case of a redirect. Errors keep http.Client's shape.
+func (c *Client) do(req *http.Request) (*http.Response, error) {
+	if !c.direct {
+		return c.http.Do(req)
+	}
+	resp, err := c.transport.RoundTrip(req)
+	if err != nil {
+		op := req.Method[:1] + strings.ToLower(req.Method[1:])
+		return nil, &url.Error{Op: op, URL: req.URL.String(), Err: err}
+	}
+	return resp, nil
 }
 
 func (c *Client) newRequest(ctx context.Context, addr string, r *request) (*http.Request, error) {
