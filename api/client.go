@@ -65,9 +65,9 @@ type ReadOptions struct {
 type Client struct {
 	http      *http.Client
 	transport *http.Transport // nil when the caller brought its own RoundTripper
+	direct    bool            // send through transport, bypassing http (see do)
 	tls       *tls.Config
-	user      string
-	password  string
+	basicAuth string // the Authorization value for User and Password, if set
 	refresh   func(ctx context.Context) (string, error)
 	timeout   time.Duration
 	follow    bool
@@ -81,10 +81,15 @@ type Client struct {
 
 	refreshMu sync.Mutex // one refresh at a time
 
-	// mu guards the address list and the preferred position in it.
+	// mu guards the address list and the preferred position in it, and
+	// serialises updates of order.
 	mu        sync.Mutex
 	addrs     []string
 	preferred int
+	// order is the addresses in the order to try them, the preferred one
+	// first; replaced whole, never modified, so a request reads it
+	// without locking.
+	order atomic.Pointer[[]string]
 }
 
 // NewClient validates cfg and returns a client. It does not connect.
@@ -107,8 +112,6 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 	}
 	c := &Client{
 		tls:       &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12},
-		user:      cfg.User,
-		password:  cfg.Password,
 		refresh:   cfg.RefreshToken,
 		timeout:   cfg.Timeout,
 		follow:    cfg.FollowAddresses,
@@ -117,8 +120,14 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 		watchIdle: cfg.WatchIdleTimeout,
 		addrs:     slices.Clone(cfg.Addresses),
 	}
+	c.reorderLocked() // not yet shared
 	if c.logger == nil {
 		c.logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.User != "" {
+		r := http.Request{Header: http.Header{}}
+		r.SetBasicAuth(cfg.User, cfg.Password)
+		c.basicAuth = r.Header.Get("Authorization")
 	}
 	c.token.Store(&cfg.Token)
 	hc := &http.Client{}
@@ -147,6 +156,7 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 	// redirects.
 	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	c.http = hc
+	c.direct = c.transport != nil && hc.Timeout == 0 && hc.Jar == nil
 	return c, nil
 }
 
@@ -188,27 +198,34 @@ func (c *Client) SetAddresses(addrs []string) error {
 	cur := c.addrs[c.preferred]
 	c.addrs = slices.Clone(addrs)
 	c.preferred = max(0, slices.Index(c.addrs, cur))
+	c.reorderLocked()
 	return nil
 }
 
 // rotation returns the addresses in the order to try them: the preferred
-// one first.
-func (c *Client) rotation() []string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+// one first. The slice is shared: never modify it.
+func (c *Client) rotation() []string { return *c.order.Load() }
+
+func (c *Client) reorderLocked() {
 	out := make([]string, 0, len(c.addrs))
 	for i := range c.addrs {
 		out = append(out, c.addrs[(c.preferred+i)%len(c.addrs)])
 	}
-	return out
+	c.order.Store(&out)
 }
 
-// prefer makes addr the first address to try, if it is still listed.
+// prefer makes addr the first address to try, if it is still listed. It
+// runs after every successful call, so the usual case (addr is already
+// first) takes no lock.
 func (c *Client) prefer(addr string) {
+	if order := c.rotation(); order[0] == addr {
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if i := slices.Index(c.addrs, addr); i >= 0 {
+	if i := slices.Index(c.addrs, addr); i >= 0 && i != c.preferred {
 		c.preferred = i
+		c.reorderLocked()
 	}
 }
 
@@ -217,9 +234,8 @@ func (c *Client) setAuth(h http.Header) {
 	switch tok := *c.token.Load(); {
 	case tok != "":
 		h.Set("Authorization", "Bearer "+tok)
-	case c.user != "":
-		r := http.Request{Header: h}
-		r.SetBasicAuth(c.user, c.password)
+	case c.basicAuth != "":
+		h.Set("Authorization", c.basicAuth)
 	}
 }
 

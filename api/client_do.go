@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -74,17 +75,36 @@ func (c *Client) call(ctx context.Context, r *request, out any) error {
 		}
 		return nil
 	}
-	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+	// The body is read to its end, so the connection goes back to the pool
+	// instead of being closed (a new TLS handshake per request tripled
+	// write latency), into a reused buffer: json.Decoder would allocate
+	// its own and hold the whole value in it just the same.
+	buf := bodyBuffers.Get().(*bytes.Buffer)
+	defer putBodyBuffer(buf)
+	_, err = buf.ReadFrom(resp.Body)
+	if err == nil {
+		err = json.Unmarshal(buf.Bytes(), out)
+	}
+	if err != nil {
 		if ctx.Err() != nil {
 			return fmt.Errorf("%s %s: %w", r.method, r.path, ctx.Err())
 		}
 		return fmt.Errorf("%w: %w", Errorf(CodeInternal, "cannot decode the answer to %s %s", r.method, r.path), err)
 	}
-	// Drain what follows the JSON value (its newline) so the connection
-	// goes back to the pool instead of being closed: a new TLS handshake
-	// per request tripled write latency.
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	return nil
+}
+
+// bodyBuffers holds buffers for reading answers; one of more than
+// maxPooledBody is dropped rather than kept for every later small answer.
+var bodyBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+const maxPooledBody = 256 << 10
+
+func putBodyBuffer(b *bytes.Buffer) {
+	if b.Cap() <= maxPooledBody {
+		b.Reset()
+		bodyBuffers.Put(b)
+	}
 }
 
 // send tries r against each address in turn, starting with the preferred
@@ -160,7 +180,7 @@ func (c *Client) attempt(ctx context.Context, addr string, r *request) (*respons
 		cancel()
 		return nil, err
 	}
-	resp, err := c.http.Do(req)
+	resp, err := c.do(req)
 	headers()
 	if err != nil {
 		cancel()
@@ -177,15 +197,34 @@ func (c *Client) attempt(ctx context.Context, addr string, r *request) (*respons
 	return &response{Response: resp, cancel: cancel}, nil
 }
 
-func (c *Client) newRequest(ctx context.Context, addr string, r *request) (*http.Request, error) {
-	q := url.Values{}
-	for k, v := range r.query {
-		q[k] = v
+// do sends one request. With no timeout or cookie jar of its own and no
+// redirect to follow (the API never redirects), http.Client adds nothing
+// to the transport's round trip but work: it copies every request's
+// headers in case of a redirect. Errors keep http.Client's shape.
+func (c *Client) do(req *http.Request) (*http.Response, error) {
+	if !c.direct {
+		return c.http.Do(req)
 	}
+	resp, err := c.transport.RoundTrip(req)
+	if err != nil {
+		op := req.Method[:1] + strings.ToLower(req.Method[1:])
+		return nil, &url.Error{Op: op, URL: req.URL.String(), Err: err}
+	}
+	return resp, nil
+}
+
+func (c *Client) newRequest(ctx context.Context, addr string, r *request) (*http.Request, error) {
+	q := r.query
 	if r.idempotent() {
 		idx := r.read.Index
 		if c.ryw {
 			idx = max(idx, c.Index())
+		}
+		if idx > 0 || r.read.Consistent {
+			q = url.Values{}
+			for k, v := range r.query {
+				q[k] = v
+			}
 		}
 		if idx > 0 {
 			q.Set("index", strconv.FormatUint(idx, 10))

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"slices"
+	"sync/atomic"
 	"testing"
 
 	"github.com/droverhq/drover/api"
@@ -49,6 +50,44 @@ func TestFailoverPastRefusedAddress(t *testing.T) {
 	}
 	if n := len(node.received()); n != 2 {
 		t.Fatalf("node saw %d requests, want 2", n)
+	}
+}
+
+// TestSticksToTheAddressThatAnswered checks that after failing over, the
+// client tries the address that answered first from then on.
+func TestSticksToTheAddressThatAnswered(t *testing.T) {
+	testkit.CheckLeaks(t)
+	ca := newTestCA(t)
+	srv := ca.serve(t, newFakeNode())
+	broken, err := net.Listen("tcp", "127.0.0.1:0") // accepts, then hangs up
+	if err != nil {
+		t.Fatal(err)
+	}
+	var accepted atomic.Int64
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			conn, err := broken.Accept()
+			if err != nil {
+				return
+			}
+			accepted.Add(1)
+			conn.Close()
+		}
+	}()
+	t.Cleanup(func() { broken.Close(); <-done })
+	c := newClient(t, api.ClientConfig{Addresses: []string{broken.Addr().String(), addr(srv)}, CACert: ca.pem})
+	for i := range 3 {
+		if _, err := c.Applications(t.Context(), model); err != nil {
+			t.Fatalf("read %d: %v", i, err)
+		}
+	}
+	if n := accepted.Load(); n != 1 {
+		t.Fatalf("the broken address was tried %d times, want once", n)
+	}
+	if got := c.Addresses(); !slices.Equal(got, []string{broken.Addr().String(), addr(srv)}) {
+		t.Fatalf("addresses changed: %v", got)
 	}
 }
 

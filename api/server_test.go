@@ -30,7 +30,7 @@ type testCA struct {
 	pem  []byte
 }
 
-func newTestCA(t *testing.T) *testCA {
+func newTestCA(t testing.TB) *testCA {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -57,7 +57,7 @@ func pemCert(der []byte) []byte {
 }
 
 // leaf issues a serving certificate for 127.0.0.1.
-func (ca *testCA) leaf(t *testing.T) tls.Certificate {
+func (ca *testCA) leaf(t testing.TB) tls.Certificate {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -78,7 +78,7 @@ func (ca *testCA) leaf(t *testing.T) tls.Certificate {
 }
 
 // serve starts a TLS server with a certificate from ca; it stops at cleanup.
-func (ca *testCA) serve(t *testing.T, h http.Handler) *httptest.Server {
+func (ca *testCA) serve(t testing.TB, h http.Handler) *httptest.Server {
 	t.Helper()
 	srv := httptest.NewUnstartedServer(h)
 	srv.TLS = &tls.Config{Certificates: []tls.Certificate{ca.leaf(t)}}
@@ -170,7 +170,7 @@ func (n *fakeNode) received() []call {
 	return append([]call(nil), n.calls...)
 }
 
-func newClient(t *testing.T, cfg api.ClientConfig) *api.Client {
+func newClient(t testing.TB, cfg api.ClientConfig) *api.Client {
 	t.Helper()
 	c, err := api.NewClient(cfg)
 	if err != nil {

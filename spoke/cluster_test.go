@@ -42,8 +42,21 @@ func TestClusterForwardsWritesAndServesConsistentReads(t *testing.T) {
 		t.Fatalf("read at index on another follower: %+v, %v", got, err)
 	}
 	// A consistent read on a follower sees a write acknowledged elsewhere.
-	if _, err := c.client(l).SetModelConfig(ctx, m.UUID, api.ConfigChange{Set: map[string]any{"k": "v1"}}); err != nil {
+	// A config write answers with the new values of the keys it changed,
+	// whether the leader applied it for this node or for a follower.
+	changed, err := c.client(l).SetModelConfig(ctx, m.UUID, api.ConfigChange{Set: map[string]any{"k": "v1", "n": 7}})
+	if err != nil {
 		t.Fatal(err)
+	}
+	if len(changed) != 2 || changed["k"] != "v1" || changed["n"] != float64(7) {
+		t.Fatalf("config write through the leader answered %v", changed)
+	}
+	changed, err = c.client(f1).SetModelConfig(ctx, m.UUID, api.ConfigChange{Set: map[string]any{"j": true}, Reset: []string{"n"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := changed["n"]; len(changed) != 2 || changed["j"] != true || !ok || v != nil {
+		t.Fatalf("config write through a follower answered %v", changed)
 	}
 	cfg, err := other.ModelConfig(ctx, m.UUID, api.ReadOptions{Consistent: true})
 	if err != nil || cfg["k"] != "v1" {

@@ -41,6 +41,16 @@ func (s *Server) Propose(ctx context.Context, t state.MessageType, req any) (any
 	if err != nil {
 		return nil, 0, api.Errorf(api.CodeInternal, "encode command: %v", err)
 	}
+	if s.node.IsLeader() {
+		// The usual case needs no deadline of its own (a timer per write
+		// measured 5% of the leader's CPU under load): raft answers every
+		// proposal it accepted, on commit, on losing leadership or on
+		// shutdown, and ctx ends with the request.
+		val, idx, err := s.applyLocal(ctx, cmd)
+		if err == nil || !retryable(err) {
+			return val, idx, err
+		}
+	}
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, 15*time.Second)

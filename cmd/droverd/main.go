@@ -12,7 +12,6 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"syscall"
 
 	"github.com/droverhq/drover/spoke"
@@ -31,11 +30,9 @@ Run 'droverd COMMAND --help' for a command's flags.
 `
 
 func main() {
-	// The controller keeps its model state in memory and allocates per
-	// request; collecting at 300% rather than 100% heap growth halves GC
-	// CPU under write load for a modest amount of memory. GOGC overrides.
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(300)
+	if err := setGCPolicy(); err != nil { // see gc.go
+		fmt.Fprintf(os.Stderr, "ERROR %v\n", err)
+		os.Exit(2)
 	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }

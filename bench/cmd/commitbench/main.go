@@ -16,6 +16,7 @@ import (
 	"maps"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -47,6 +48,7 @@ type options struct {
 	etcdBin  string
 	drover   string
 	keepDirs bool
+	cpuProf  string
 }
 
 // registry lists the targets commitbench can run. To add one, add an entry
@@ -91,6 +93,21 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 			return fmt.Errorf("%w %q (have %s)", ErrUnknownTarget, name, strings.Join(slices.Sorted(maps.Keys(reg)), ", "))
 		}
 	}
+	if o.cpuProf != "" {
+		f, err := os.Create(o.cpuProf)
+		if err != nil {
+			return err
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return errors.Join(err, f.Close())
+		}
+		defer func() {
+			pprof.StopCPUProfile()
+			if cerr := f.Close(); cerr != nil {
+				fmt.Fprintln(os.Stderr, "commitbench: cpuprofile:", cerr)
+			}
+		}()
+	}
 	var results []load.Result
 	for _, name := range o.targets {
 		rs, err := benchTarget(ctx, o, name, reg[name])
@@ -114,6 +131,7 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.etcdBin, "etcd", "bin/etcd", "etcd binary (go build -o bin/etcd go.etcd.io/etcd/server/v3)")
 	fs.StringVar(&o.drover, "droverd", "bin/droverd", "droverd binary (cd .. && go build -o bench/bin/droverd ./cmd/droverd)")
 	fs.BoolVar(&o.keepDirs, "keep", false, "keep the targets' data directories and logs")
+	fs.StringVar(&o.cpuProf, "cpuprofile", "", "write a CPU profile of this process (the benchmark client) to this file")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -15,6 +16,55 @@ import (
 type metrics struct {
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
+	// series caches each (route, method, code)'s counter and histogram:
+	// building the route label and finding the series by label values
+	// cost several allocations and hashes per request.
+	series sync.Map // seriesKey -> *routeSeries
+}
+
+// seriesKey identifies a route by chi's pattern parts (one per router it
+// crossed), so the joined pattern is built once per route.
+type seriesKey struct {
+	parts  [maxPatternParts]string
+	method string
+	code   int
+}
+
+const maxPatternParts = 4
+
+type routeSeries struct {
+	requests prometheus.Counter
+	latency  prometheus.Observer
+}
+
+// seriesFor returns the series of a request that ran through rctx's
+// routes (nil: no route matched) with method and answered code.
+func (m *metrics) seriesFor(rctx *chi.Context, method string, code int) *routeSeries {
+	var parts []string
+	if rctx != nil {
+		parts = rctx.RoutePatterns
+	}
+	if len(parts) > maxPatternParts {
+		return m.newSeries(rctx, method, code) // deeper than any route of ours; not cached
+	}
+	k := seriesKey{method: method, code: code}
+	copy(k.parts[:], parts)
+	if v, ok := m.series.Load(k); ok {
+		return v.(*routeSeries)
+	}
+	v, _ := m.series.LoadOrStore(k, m.newSeries(rctx, method, code))
+	return v.(*routeSeries)
+}
+
+func (m *metrics) newSeries(rctx *chi.Context, method string, code int) *routeSeries {
+	route := rctx.RoutePattern()
+	if route == "" {
+		route = "unmatched"
+	}
+	return &routeSeries{
+		requests: m.requests.WithLabelValues(route, method, strconv.Itoa(code)),
+		latency:  m.latency.WithLabelValues(route, method),
+	}
 }
 
 func newMetrics(reg *prometheus.Registry, b Backend) *metrics {
@@ -83,12 +133,9 @@ func (s *Server) instrument(next http.Handler) http.Handler {
 		start := time.Now()
 		rec := &statusRecorder{ResponseWriter: w, code: http.StatusOK}
 		next.ServeHTTP(rec, r)
-		route := chi.RouteContext(r.Context()).RoutePattern()
-		if route == "" {
-			route = "unmatched"
-		}
-		s.metrics.requests.WithLabelValues(route, r.Method, strconv.Itoa(rec.code)).Inc()
-		s.metrics.latency.WithLabelValues(route, r.Method).Observe(time.Since(start).Seconds())
+		series := s.metrics.seriesFor(chi.RouteContext(r.Context()), r.Method, rec.code)
+		series.requests.Inc()
+		series.latency.Observe(time.Since(start).Seconds())
 		if rec.code >= 500 && rec.code != http.StatusServiceUnavailable {
 			s.log.Warn("request failed", "method", r.Method, "path", r.URL.Path, "code", rec.code, "duration", time.Since(start))
 		}

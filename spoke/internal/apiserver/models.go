@@ -223,20 +223,17 @@ func (s *Server) setModelConfig(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	var m api.Model
-	idx, err := s.propose(r, state.SetModelConfigType, &state.SetModelConfigRequest{ModelUUID: modelOf(r), Set: set, Unset: req.Reset}, &m)
+	// The command's value is the changed keys only (nil for a key now
+	// unset): a model's whole config can be large, and the caller knows
+	// the rest.
+	var changed map[string]any
+	idx, err := s.propose(r, state.SetModelConfigType, &state.SetModelConfigRequest{ModelUUID: modelOf(r), Set: set, Unset: req.Reset}, &changed)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	// Answer with the changed keys only (null for a key now unset): a
-	// model's whole config can be large, and the caller knows the rest.
-	changed := make(map[string]any, len(set)+len(req.Reset))
-	for k := range set {
-		changed[k] = m.Config[k]
-	}
-	for _, k := range req.Reset {
-		changed[k] = m.Config[k]
+	if changed == nil {
+		changed = map[string]any{}
 	}
 	writeIndexed(w, http.StatusOK, idx, changed)
 }

@@ -37,6 +37,10 @@ var (
 	ErrShutdown = errors.New("cluster: node is shut down")
 )
 
+// logCacheEntries is how many recent log entries are kept in memory for
+// replication (a group-committed entry holds up to maxBatch commands).
+const logCacheEntries = 256
+
 // Config is what a Node needs. Every field without a default is required.
 type Config struct {
 	NodeID    string
@@ -166,7 +170,16 @@ func Open(cfg Config) (*Node, error) {
 		}
 	}
 	fsm := newTrackedFSM(cfg.FSM)
-	r, err := raft.NewRaft(rc, fsm, logs, logs, snaps, trans)
+	// The leader reads every entry back once per follower to replicate
+	// it; the cache serves those reads from memory instead of a bbolt
+	// transaction and a copy each (entries enter it only once stored).
+	cached, err := raft.NewLogCache(logCacheEntries, logs)
+	if err != nil {
+		trans.Close()
+		closeLogs()
+		return nil, err
+	}
+	r, err := raft.NewRaft(rc, fsm, cached, logs, snaps, trans)
 	if err != nil {
 		trans.Close()
 		closeLogs()

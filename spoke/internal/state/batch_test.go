@@ -3,6 +3,8 @@ package state
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"maps"
 	"testing"
 
 	"github.com/droverhq/drover/api"
@@ -55,5 +57,79 @@ func TestApplyBatchMatchesOneByOne(t *testing.T) {
 				t.Fatalf("model m2 after the batch: %+v", m)
 			}
 		})
+	}
+}
+
+// TestBatchedConfigWritesSeeEachOther checks config writes of one batch
+// against applying them one at a time: a write reads the rows it replaces
+// from the store before the batch plus the batch's own writes (configRow),
+// so a key set, reset, unset and set again in one batch, or whose model is
+// removed and added again, must end with the same rows and CreateIndex.
+func TestBatchedConfigWritesSeeEachOther(t *testing.T) {
+	enc := func(typ MessageType, req any) []byte {
+		b, err := Encode(typ, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	set := func(model string, kv map[string]any, unset ...string) []byte {
+		return enc(SetModelConfigType, &SetModelConfigRequest{ModelUUID: model, Set: kv, Unset: unset})
+	}
+	before := [][]byte{
+		enc(AddModelType, &AddModelRequest{UUID: "m2", Name: "two", Owner: "admin", Now: t0, Config: map[string]any{"a": "0", "gone": "x"}}),
+		enc(AddModelType, &AddModelRequest{UUID: "m3", Name: "three", Owner: "admin", Now: t0}),
+		set("m3", map[string]any{"a": "3", "b": "3"}),
+	}
+	batch := [][]byte{
+		set("m2", map[string]any{"a": "1", "new": "n"}),            // a keeps its CreateIndex
+		set("m2", map[string]any{"a": "2", "new": "n2"}),           // and again; new keeps this batch's
+		set("m2", nil, "gone"),                                     // stored before, deleted
+		set("m2", map[string]any{"gone": "back"}),                  // re-created in the batch
+		set("m2", nil, "new"),                                      // written in the batch, deleted
+		enc(RemoveModelType, &RemoveModelRequest{ModelUUID: "m3"}), // every stored row of m3 gone
+		enc(AddModelType, &AddModelRequest{UUID: "m3", Name: "three", Owner: "admin", Now: t0}),
+		set("m3", map[string]any{"a": "new"}), // a new row, not the removed one
+	}
+	batched, single := newHarness(t), newHarness(t)
+	for _, h := range []*harness{batched, single} {
+		h.seed()
+		for _, c := range before {
+			h.index++
+			if r := h.fsm.Apply(&raft.Log{Index: h.index, Type: raft.LogCommand, Data: c}).(ApplyResult); r.Err != nil {
+				t.Fatal(r.Err)
+			}
+		}
+	}
+	const idx = 100
+	for i, r := range batched.fsm.ApplyBatch(idx, batch) {
+		if err := r.(ApplyResult).Err; err != nil {
+			t.Fatalf("batched command %d: %v", i, err)
+		}
+	}
+	for i, c := range batch {
+		if r := single.fsm.Apply(&raft.Log{Index: idx, Type: raft.LogCommand, Data: c}).(ApplyResult); r.Err != nil {
+			t.Fatalf("command %d: %v", i, r.Err)
+		}
+	}
+	if !bytes.Equal(snapshotBytes(t, batched.fsm.Store()), snapshotBytes(t, single.fsm.Store())) {
+		t.Fatal("batched and one-by-one application left different stores")
+	}
+	rows, err := list[ModelConfigEntry](&batched.snap().reader, tableModelConfig, "id_prefix", "m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, e := range rows {
+		got[e.ModelUUID+"/"+e.Key] = fmt.Sprintf("%v@%d-%d", e.Value, e.CreateIndex, e.ModifyIndex)
+	}
+	cfgIdx := batched.index - 2 // AddModel m2 applied its config at this index
+	want := map[string]string{
+		"m2/a":    fmt.Sprintf("2@%d-100", cfgIdx),
+		"m2/gone": "back@100-100",
+		"m3/a":    "new@100-100",
+	}
+	if !maps.Equal(got, want) {
+		t.Fatalf("config rows after the batch:\n got %v\nwant %v", got, want)
 	}
 }

@@ -1,8 +1,10 @@
 package state
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/droverhq/drover/api"
@@ -125,8 +127,9 @@ type eventBatch struct {
 type EventBroker struct {
 	size int
 
-	// mu guards the fields below.
-	mu sync.Mutex
+	// mu guards the fields below. Subscribers only read them, and each
+	// publish wakes them all at once, so they share it.
+	mu sync.RWMutex
 	// ring holds batches in index order, oldest first.
 	ring []eventBatch
 	// floor is the highest index whose events may be missing: a
@@ -186,7 +189,8 @@ type SubscribeRequest struct {
 	Since     uint64
 }
 
-// Subscription reads events in index order. It holds no goroutine.
+// Subscription reads events in index order. It holds no goroutine; use it
+// from one goroutine at a time.
 type Subscription struct {
 	b     *EventBroker
 	model string
@@ -200,13 +204,14 @@ func (b *EventBroker) Subscribe(ctx context.Context, req SubscribeRequest) (*Sub
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	b.mu.RLock()
+	defer b.mu.RUnlock()
 	return &Subscription{b: b, model: req.ModelUUID, since: req.Since, gen: b.gen}, nil
 }
 
 // Next blocks until there are events after the subscription's position
-// and returns them (each carries its index), or until ctx ends.
+// and returns them (each carries its index), or until ctx ends. The slice
+// may be shared with other subscribers: read it, never modify it.
 func (s *Subscription) Next(ctx context.Context) ([]Event, error) {
 	for {
 		evs, wait, err := s.poll()
@@ -225,17 +230,28 @@ func (s *Subscription) Next(ctx context.Context) ([]Event, error) {
 // wait on when there are none.
 func (s *Subscription) poll() ([]Event, <-chan struct{}, error) {
 	b := s.b
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	b.mu.RLock()
+	defer b.mu.RUnlock()
 	if s.gen != b.gen || s.since < b.floor {
 		return nil, nil, ErrSubscriptionReset
 	}
+	// The ring is in index order: skip what the subscriber has seen
+	// without walking it (it holds thousands of batches).
+	i, _ := slices.BinarySearchFunc(b.ring, s.since+1, func(e eventBatch, idx uint64) int {
+		return cmp.Compare(e.index, idx)
+	})
+	newer := b.ring[i:]
+	if len(newer) == 0 {
+		return nil, b.notify, nil
+	}
+	s.since = newer[len(newer)-1].index
+	if len(newer) == 1 && s.model == "" {
+		// The usual case under load: one batch, every model. Published
+		// batches are never modified, so it is handed out as is.
+		return slices.Clip(newer[0].events), b.notify, nil
+	}
 	var out []Event
-	for _, batch := range b.ring {
-		if batch.index <= s.since {
-			continue
-		}
-		s.since = batch.index
+	for _, batch := range newer {
 		for _, e := range batch.events {
 			if s.model == "" || e.ModelUUID == s.model {
 				out = append(out, e)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"slices"
 	"testing"
 	"time"
 
@@ -110,6 +111,48 @@ func TestEventBrokerResumeAndReset(t *testing.T) {
 	stop()
 	if _, err := again.Next(short); !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled Next: %v", err)
+	}
+}
+
+// TestSubscriptionPositions checks that a subscription resumes after its
+// position whatever it falls on (batch indexes have gaps: a raft index
+// without events publishes nothing), one batch or several at a time.
+func TestSubscriptionPositions(t *testing.T) {
+	ctx := t.Context()
+	b := NewEventBroker(100)
+	for i := uint64(10); i <= 50; i += 10 {
+		b.Publish(i, []Event{{Index: i, ModelUUID: "a"}, {Index: i, ModelUUID: "b"}})
+	}
+	indexes := func(evs []Event) []uint64 {
+		var out []uint64
+		for _, e := range evs {
+			out = append(out, e.Index)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		since uint64
+		model string
+		want  []uint64
+	}{
+		{0, "", []uint64{10, 10, 20, 20, 30, 30, 40, 40, 50, 50}},
+		{15, "", []uint64{20, 20, 30, 30, 40, 40, 50, 50}},
+		{40, "", []uint64{50, 50}},
+		{40, "b", []uint64{50}},
+		{20, "a", []uint64{30, 40, 50}},
+	} {
+		s, _ := b.Subscribe(ctx, SubscribeRequest{ModelUUID: tc.model, Since: tc.since})
+		evs, err := s.Next(ctx)
+		if err != nil || !slices.Equal(indexes(evs), tc.want) || s.Index() != 50 {
+			t.Errorf("since %d model %q: %v (index %d), %v; want %v", tc.since, tc.model, indexes(evs), s.Index(), err, tc.want)
+		}
+	}
+	// Up to date: nothing to return, Next waits for the next publish.
+	s, _ := b.Subscribe(ctx, SubscribeRequest{Since: 50})
+	short, cancel := context.WithTimeout(ctx, 10*time.Millisecond)
+	defer cancel()
+	if evs, err := s.Next(short); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("up to date: %v, %v", evs, err)
 	}
 }
 

@@ -6,12 +6,22 @@ import (
 	"github.com/droverhq/drover/api"
 )
 
-// modelTables are the tables whose rows belong to a model (indexed by
-// "model"); RemoveModel empties them for the model.
+// modelTables are the tables whose rows belong to a model; RemoveModel
+// empties them for the model, finding its rows with byModel.
 var modelTables = []string{
 	tableApplications, tableUnits, tableMachines, tableRelations, tableRelationScopes,
 	tableRelationData, tableLeases, tableTasks, tableStatusHistory, tableCredentials,
 	tableUnitState, tableLeaderSettings, tableModelConfig,
+}
+
+// byModel is the index and arguments that find a model's rows in a model
+// table: its "model" index, or for model config (which has none) the
+// prefix of its primary key (model, key).
+func byModel(table, model string) (string, []any) {
+	if table == tableModelConfig {
+		return "id_prefix", []any{model, ""}
+	}
+	return "model", []any{model}
 }
 
 // ModelByUUID returns a model with its config, or nil. ListModels leaves
@@ -177,9 +187,11 @@ func (t *Txn) RemoveModel(req *RemoveModelRequest) error {
 		}
 	}
 	for _, tbl := range modelTables {
-		if _, err := t.txn.DeleteAll(tbl, "model", m.UUID); err != nil {
+		index, args := byModel(tbl, m.UUID)
+		if _, err := t.txn.DeleteAll(tbl, index, args...); err != nil {
 			return internalf("delete from %s: %v", tbl, err)
 		}
 	}
+	t.config.removedModel(m.UUID)
 	return t.del(tableModels, m)
 }

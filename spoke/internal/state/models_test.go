@@ -67,6 +67,32 @@ func TestModelCommands(t *testing.T) {
 	}
 }
 
+// TestModelConfigIsPerModel checks that a model's config rows, found by
+// the prefix of their primary key, never include those of a model whose
+// UUID extends it, and that removing a model removes only its own rows.
+func TestModelConfigIsPerModel(t *testing.T) {
+	h := newHarness(t)
+	for _, uuid := range []string{"m1", "m10", "m"} {
+		h.must(AddModelType, &AddModelRequest{UUID: uuid, Name: "n" + uuid, Owner: "admin", Now: t0})
+		h.must(SetModelConfigType, &SetModelConfigRequest{ModelUUID: uuid, Set: map[string]any{"of": uuid, uuid: true}})
+	}
+	for _, uuid := range []string{"m1", "m10", "m"} {
+		cfg, err := h.snap().ModelConfig(uuid)
+		if err != nil || len(cfg) != 2 || cfg["of"] != uuid || cfg[uuid] != true {
+			t.Fatalf("config of %s: %v, %v", uuid, cfg, err)
+		}
+	}
+	h.must(RemoveModelType, &RemoveModelRequest{ModelUUID: "m1"})
+	if cfg, _ := h.snap().ModelConfig("m1"); len(cfg) != 0 {
+		t.Fatalf("config of removed model: %v", cfg)
+	}
+	for _, uuid := range []string{"m10", "m"} {
+		if cfg, _ := h.snap().ModelConfig(uuid); len(cfg) != 2 {
+			t.Fatalf("config of %s after removing m1: %v", uuid, cfg)
+		}
+	}
+}
+
 func TestControllerCommands(t *testing.T) {
 	h := newHarness(t)
 	h.must(ControllerInitType, &ControllerInitRequest{UUID: "c1", Name: "east"})

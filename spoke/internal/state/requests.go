@@ -85,7 +85,8 @@ type AddModelRequest struct {
 	Now    time.Time      `json:"now"`
 }
 
-// SetModelConfigRequest sets and unsets model config keys. Value: *api.Model.
+// SetModelConfigRequest sets and unsets model config keys. Value: the
+// changed keys with their new values (nil for a key unset), map[string]any.
 type SetModelConfigRequest struct {
 	ModelUUID string         `json:"model-uuid"`
 	Set       map[string]any `json:"set,omitempty"`

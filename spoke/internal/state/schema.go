@@ -69,7 +69,8 @@ func table(name string, ix ...*memdb.IndexSchema) *memdb.TableSchema {
 }
 
 // schema builds the memdb schema. Model-scoped tables key on (model, name)
-// and have a "model" index so a model's contents can be listed and removed.
+// and have a "model" index so a model's contents can be listed and removed
+// (model config lists them by primary-key prefix instead; see byModel).
 func schema() *memdb.DBSchema {
 	modelIdx := byIndex("model", str("ModelUUID"), false)
 	relIdx := byIndex("relation", compound(str("ModelUUID"), &memdb.IntFieldIndex{Field: "RelationID"}), false)
@@ -108,7 +109,7 @@ func schema() *memdb.DBSchema {
 			idIndex(compound(str("ModelUUID"), str("Entity"), str("Kind"), &memdb.UintFieldIndex{Field: "Seq"})),
 			modelIdx, byIndex("entity", compound(str("ModelUUID"), str("Entity"), str("Kind")), false)),
 		table(tableUnitState, idIndex(compound(str("ModelUUID"), str("Unit"))), modelIdx),
-		table(tableModelConfig, idIndex(compound(str("ModelUUID"), str("Key"))), modelIdx),
+		table(tableModelConfig, idIndex(modelConfigID{})), // by model: byModel
 		table(tableLeaderSettings, idIndex(compound(str("ModelUUID"), str("Application"))), modelIdx),
 		table(tableHubTrust, idIndex(str("Key"))),
 		table(tableHubTokens, idIndex(str("Hash"))),

@@ -77,9 +77,8 @@ func (s *Store) Update(index uint64, fn func(tx *Txn) (any, error)) (any, []Even
 	s.mu.RLock()
 	db := s.db
 	s.mu.RUnlock()
-	txn := db.Txn(true)
-	txn.TrackChanges()
-	tx := &Txn{reader: reader{txn: txn}, index: index}
+	tx := newTxn(db, index)
+	txn := tx.txn
 	v, err := fn(tx)
 	if err != nil {
 		txn.Abort()
@@ -103,9 +102,8 @@ func (s *Store) UpdateAll(index uint64, fns []func(tx *Txn) (any, error)) ([]any
 	s.mu.RLock()
 	db := s.db
 	s.mu.RUnlock()
-	txn := db.Txn(true)
-	txn.TrackChanges()
-	tx := &Txn{reader: reader{txn: txn}, index: index}
+	tx := newTxn(db, index)
+	txn := tx.txn
 	out := make([]any, len(fns))
 	for i, fn := range fns {
 		v, err := fn(tx)
@@ -168,6 +166,21 @@ func (s *Snapshot) Generation() uint64 { return s.gen }
 type Txn struct {
 	reader
 	index uint64
+	// before is the store as the transaction began; with config it lets
+	// config writes find the rows they replace without reading through
+	// the write transaction (see configRow).
+	before reader
+	config configWrites
+}
+
+// newTxn starts the write transaction of raft index index, tracking its
+// changes for events. Only the FSM writes, one transaction at a time, so a
+// read transaction opened just before shows the state it starts from.
+func newTxn(db *memdb.MemDB, index uint64) *Txn {
+	before := db.Txn(false)
+	txn := db.Txn(true)
+	txn.TrackChanges()
+	return &Txn{reader: reader{txn: txn}, index: index, before: reader{txn: before}}
 }
 
 // Index is the raft index the transaction is applying.

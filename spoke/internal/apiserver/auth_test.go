@@ -1,0 +1,31 @@
+package apiserver
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"testing"
+)
+
+func TestCheckSecret(t *testing.T) {
+	sum := sha256.Sum256([]byte("s3cret"))
+	hash := "sha256:" + hex.EncodeToString(sum[:])
+	for _, tc := range []struct {
+		secret, hash string
+		want         bool
+	}{
+		{"s3cret", hash, true},
+		{"s3creT", hash, false},
+		{"", hash, false},
+		{"s3cret", hash[:len(hash)-1], false},
+		{"s3cret", hash + "0", false},
+		{"s3cret", "sha512:" + hash[len("sha256:"):], false},
+		{"s3cret", "", false},
+	} {
+		if got := checkSecret(tc.secret, tc.hash); got != tc.want {
+			t.Errorf("checkSecret(%q, %q) = %v", tc.secret, tc.hash, got)
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() { checkSecret("s3cret", hash) }); n != 0 {
+		t.Errorf("checkSecret allocates %v times", n)
+	}
+}
