@@ -23,6 +23,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -39,6 +40,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/bench/internal/prof"
 )
 
 func main() {
@@ -177,17 +179,11 @@ func run(n, reps, conc int, keep bool, memProfile, cpuProfile string) error {
 	if err := kv.call(api.AgentClaimLeader, api.AgentLeaderParams{Unit: "kv/0", Duration: 5 * time.Minute}); err != nil {
 		return err
 	}
-	if cpuProfile != "" {
-		f, err := os.Create(cpuProfile)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
+	stopProf, err := prof.StartCPU(cpuProfile)
+	if err != nil {
+		return err
 	}
+	defer func() { err = errors.Join(err, stopProf()) }()
 	var all []time.Duration
 	for rep := 1; rep <= reps; rep++ {
 		if err := proc.arm(rep); err != nil {

@@ -16,7 +16,6 @@ import (
 	"maps"
 	"os"
 	"os/signal"
-	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -27,6 +26,7 @@ import (
 	"github.com/droverhq/drover/bench/internal/drovercluster"
 	"github.com/droverhq/drover/bench/internal/etcdcluster"
 	"github.com/droverhq/drover/bench/internal/load"
+	"github.com/droverhq/drover/bench/internal/prof"
 )
 
 // Constructor starts a target whose files live under dir and returns it with
@@ -93,21 +93,15 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 			return fmt.Errorf("%w %q (have %s)", ErrUnknownTarget, name, strings.Join(slices.Sorted(maps.Keys(reg)), ", "))
 		}
 	}
-	if o.cpuProf != "" {
-		f, err := os.Create(o.cpuProf)
-		if err != nil {
-			return err
-		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return errors.Join(err, f.Close())
-		}
-		defer func() {
-			pprof.StopCPUProfile()
-			if cerr := f.Close(); cerr != nil {
-				fmt.Fprintln(os.Stderr, "commitbench: cpuprofile:", cerr)
-			}
-		}()
+	stopProf, err := prof.StartCPU(o.cpuProf)
+	if err != nil {
+		return err
 	}
+	defer func() {
+		if cerr := stopProf(); cerr != nil {
+			fmt.Fprintln(os.Stderr, "commitbench: cpuprofile:", cerr)
+		}
+	}()
 	var results []load.Result
 	for _, name := range o.targets {
 		rs, err := benchTarget(ctx, o, name, reg[name])

@@ -19,13 +19,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"net/http"
 	"os"
 	"os/signal"
 	"runtime/debug"
-	"runtime/pprof"
 	"slices"
 	"syscall"
 	"time"
@@ -34,6 +34,7 @@ import (
 
 	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/authz"
+	"github.com/droverhq/drover/bench/internal/prof"
 	"github.com/droverhq/drover/hub/hubload"
 )
 
@@ -130,17 +131,11 @@ func run(ctx context.Context, o options) error {
 	fmt.Printf("hubbench: %d controllers × %d models = %d index rows inserted in %v, tuples delivered by the outbox after %v\n",
 		o.controllers, o.models, total, inserted.Round(time.Millisecond), time.Since(t0).Round(time.Millisecond))
 
-	if o.cpuprofile != "" {
-		f, err := os.Create(o.cpuprofile)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
+	stopProf, err := prof.StartCPU(o.cpuprofile)
+	if err != nil {
+		return err
 	}
+	defer func() { err = errors.Join(err, stopProf()) }()
 	for _, u := range []struct {
 		name, id string
 		want     int
