@@ -14,6 +14,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/droverhq/drover/internal/gcpolicy"
 	"github.com/droverhq/drover/spoke"
 )
 
@@ -30,7 +31,7 @@ Run 'droverd COMMAND --help' for a command's flags.
 `
 
 func main() {
-	if err := setGCPolicy(); err != nil { // see gc.go
+	if err := gcpolicy.Apply(); err != nil {
 		fmt.Fprintf(os.Stderr, "ERROR %v\n", err)
 		os.Exit(2)
 	}

@@ -25,7 +25,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"slices"
 	"syscall"
 	"time"
@@ -36,6 +35,7 @@ import (
 	"github.com/droverhq/drover/authz"
 	"github.com/droverhq/drover/bench/internal/prof"
 	"github.com/droverhq/drover/hub/hubload"
+	"github.com/droverhq/drover/internal/gcpolicy"
 )
 
 type options struct {
@@ -56,10 +56,11 @@ func main() {
 	flag.BoolVar(&o.keep, "keep", false, "keep the state directory")
 	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of the measured phases (listing and status) to this file")
 	flag.Parse()
-	// The hub runs in this process; give it droverd's GC setting
-	// (cmd/droverd/main.go). GOGC overrides.
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(300)
+	// The hub and the spoke run in this process: give them droverd's GC
+	// policy (internal/gcpolicy). GOGC overrides.
+	if err := gcpolicy.Apply(); err != nil {
+		fmt.Fprintln(os.Stderr, "hubbench:", err)
+		os.Exit(2)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -1,4 +1,6 @@
-package main
+// Package gcpolicy is droverd's garbage-collector policy, shared with the
+// bench programs that run a controller or hub in their own process.
+package gcpolicy
 
 import (
 	"fmt"
@@ -31,8 +33,8 @@ const (
 	envGCMinHeap    = "DROVER_GC_MIN_HEAP_MB"
 )
 
-// setGCPolicy applies the policy above to this process.
-func setGCPolicy() error {
+// Apply applies the policy above to this process.
+func Apply() error {
 	if os.Getenv("GOGC") != "" {
 		return nil
 	}
@@ -98,7 +100,7 @@ type gcSentinel [32]byte
 var liveHeapSample = []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 
 // liveHeap is the heap marked live by the last collection. Only the
-// cleanup goroutine and setGCPolicy (before it is armed) call it.
+// cleanup goroutine and Apply (before it is armed) call it.
 func liveHeap() uint64 {
 	metrics.Read(liveHeapSample)
 	if liveHeapSample[0].Value.Kind() != metrics.KindUint64 {
