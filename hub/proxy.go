@@ -76,11 +76,13 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, c store.Control
 		return
 	}
 	rp := &httputil.ReverseProxy{
-		BufferPool:    proxyBuffers,
-		Transport:     sc, // picks the address, failing over between them
-		FlushInterval: -1, // stream (watches, task waits) as it comes
+		BufferPool: proxyBuffers,
+		Transport:  sc, // picks the address, failing over between them
+		// No FlushInterval: an answer without a length (the log stream) is
+		// flushed as it comes anyway, and websockets are spliced.
 		Rewrite: func(pr *httputil.ProxyRequest) {
-			pr.Out.URL.Scheme, pr.Out.URL.Host = "https", sc.addrs[0]
+			addr := sc.address()
+			pr.Out.URL.Scheme, pr.Out.URL.Host, pr.Out.Host = "https", addr, addr
 			pr.Out.Header.Del("Cookie")
 			pr.Out.Header.Del("Origin") // the hub checked the caller; the controller sees the hub
 			pr.Out.Header.Set("Authorization", "Bearer "+tok)

@@ -50,6 +50,14 @@ type spokeClient struct {
 	transport   *http.Transport
 }
 
+// address is the address that answered last, where requests go first.
+func (sc *spokeClient) address() string {
+	if len(sc.addrs) == 0 {
+		return ""
+	}
+	return sc.addrs[int(sc.preferred.Load())%len(sc.addrs)]
+}
+
 // RoundTrip sends req to the address that answered last and, when the
 // request certainly was not sent (the dial or the TLS handshake failed, as
 // when that node is down), to the next one in turn. Any other failure is
@@ -62,8 +70,11 @@ func (sc *spokeClient) RoundTrip(req *http.Request) (*http.Response, error) {
 	var err error
 	for i := range sc.addrs {
 		j := (start + i) % len(sc.addrs)
-		out := req.Clone(req.Context())
-		out.URL.Host, out.Host = sc.addrs[j], sc.addrs[j]
+		out := req
+		if out.URL.Host != sc.addrs[j] { // the proxy named sc.address(); a retry goes elsewhere
+			out = req.Clone(req.Context())
+			out.URL.Host, out.Host = sc.addrs[j], sc.addrs[j]
+		}
 		var resp *http.Response
 		if resp, err = sc.transport.RoundTrip(out); err == nil {
 			sc.preferred.Store(int32(j))

@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"net/http"
 	"reflect"
 	"strconv"
+	"sync"
 
 	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/charm"
@@ -77,13 +79,37 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	writeJSON(w, status, e)
 }
 
+// writeJSON answers v with its length: encoding/json builds the whole
+// value in memory anyway, and a known length lets clients and the hub's
+// proxy read the answer without chunked framing or a flush per chunk.
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	enc := json.NewEncoder(w)
+	buf := jsonBuffers.Get().(*bytes.Buffer)
+	defer func() {
+		if buf.Cap() <= 1<<20 { // do not keep what one huge answer grew
+			buf.Reset()
+			jsonBuffers.Put(buf)
+		}
+	}()
+	buf.Reset()
+	enc := json.NewEncoder(buf)
 	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v) // the client may have gone; nothing to do
+	if err := enc.Encode(v); err != nil {
+		// A value encoding/json refuses (a NaN, an unsupported type) is a
+		// bug here, not the client's: say so rather than send half of it.
+		slog.Default().Error("cannot encode an answer", "err", err)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusInternalServerError)
+		fmt.Fprintf(w, `{"code":%q,"message":"cannot encode the answer"}`+"\n", api.CodeInternal)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(buf.Len()))
+	w.WriteHeader(status)
+	_, _ = w.Write(buf.Bytes()) // the client may have gone; nothing to do
 }
+
+var jsonBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // writeIndexed writes v with the raft index it reflects.
 func writeIndexed(w http.ResponseWriter, status int, index uint64, v any) {
