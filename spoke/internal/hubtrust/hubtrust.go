@@ -7,7 +7,9 @@
 // of forged kids cannot turn into a flood of fetches), its issuer is the
 // hub, its audience is this controller's UUID, it has not expired, and it
 // names a subject and a known access level. A model-scoped token must name
-// its model.
+// its model. A token that passed is reused, for the same audience, until
+// its expiry or for 30 s at most (the hub hands one token out for 30 s):
+// one signature check per token, not per request.
 package hubtrust
 
 import (
@@ -83,7 +85,29 @@ type Verifier struct {
 	mu      sync.Mutex
 	keys    jose.JSONWebKeySet
 	fetched time.Time
+
+	// verified remembers tokens that passed, by exact token and audience:
+	// the hub hands the same token out for half its minute, and checking
+	// its ES256 signature is most of a proxied read's cost here.
+	vmu      sync.Mutex
+	verified map[verifiedKey]verifiedToken
 }
+
+type verifiedKey struct{ raw, audience string }
+
+type verifiedToken struct {
+	claims Claims
+	until  time.Time
+}
+
+// Bounds of the verified-token cache: an entry lives until the token's
+// expiry (without the leeway) or for verifiedFor, whichever is sooner, so
+// a hub key withdrawn from the JWKS stops working within verifiedFor; when
+// maxVerified entries are held the cache starts over.
+const (
+	verifiedFor = 30 * time.Second
+	maxVerified = 10_000
+)
 
 // New validates cfg. It does not contact the hub: the JWKS is fetched on
 // first use, so a spoke may start before its hub.
@@ -120,43 +144,72 @@ func New(cfg Config) (*Verifier, error) {
 // Issuer is the hub URL tokens must come from.
 func (v *Verifier) Issuer() string { return v.cfg.Issuer }
 
-// Verify checks raw for audience (this controller's UUID).
+// Verify checks raw for audience (this controller's UUID). A token that
+// passed is not checked again while its entry in the verified-token cache
+// lives (see verifiedFor); any other string, even one byte apart, is.
 func (v *Verifier) Verify(ctx context.Context, raw, audience string) (Claims, error) {
-	tok, err := jwt.ParseSigned(raw, Algorithms)
-	if err != nil {
-		return Claims{}, fmt.Errorf("%w: %w", ErrInvalid, err)
+	k := verifiedKey{raw: raw, audience: audience}
+	now := v.cfg.Now()
+	v.vmu.Lock()
+	e, ok := v.verified[k]
+	v.vmu.Unlock()
+	if ok && now.Before(e.until) {
+		return e.claims, nil
 	}
-	if len(tok.Headers) != 1 {
-		return Claims{}, fmt.Errorf("%w: want one signature", ErrInvalid)
-	}
-	key, err := v.key(ctx, tok.Headers[0].KeyID)
+	c, exp, err := v.verify(ctx, raw, audience)
 	if err != nil {
 		return Claims{}, err
 	}
+	v.vmu.Lock()
+	if v.verified == nil || len(v.verified) >= maxVerified {
+		v.verified = map[verifiedKey]verifiedToken{}
+	}
+	until := now.Add(verifiedFor)
+	if exp.Before(until) {
+		until = exp
+	}
+	v.verified[k] = verifiedToken{claims: c, until: until}
+	v.vmu.Unlock()
+	return c, nil
+}
+
+// verify checks raw's signature and claims; exp is the token's expiry.
+func (v *Verifier) verify(ctx context.Context, raw, audience string) (_ Claims, exp time.Time, _ error) {
+	tok, err := jwt.ParseSigned(raw, Algorithms)
+	if err != nil {
+		return Claims{}, exp, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	if len(tok.Headers) != 1 {
+		return Claims{}, exp, fmt.Errorf("%w: want one signature", ErrInvalid)
+	}
+	key, err := v.key(ctx, tok.Headers[0].KeyID)
+	if err != nil {
+		return Claims{}, exp, err
+	}
 	if key.Algorithm != "" && key.Algorithm != tok.Headers[0].Algorithm {
-		return Claims{}, fmt.Errorf("%w: algorithm does not match the key", ErrInvalid)
+		return Claims{}, exp, fmt.Errorf("%w: algorithm does not match the key", ErrInvalid)
 	}
 	var c wireClaims
 	if err := tok.Claims(key.Key, &c); err != nil {
-		return Claims{}, fmt.Errorf("%w: %w", ErrInvalid, err)
+		return Claims{}, exp, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	if err := c.ValidateWithLeeway(jwt.Expected{Issuer: v.cfg.Issuer, AnyAudience: jwt.Audience{audience},
 		Time: v.cfg.Now()}, Leeway); err != nil {
-		return Claims{}, fmt.Errorf("%w: %w", ErrInvalid, err)
+		return Claims{}, exp, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	if c.Expiry == nil || c.Subject == "" {
-		return Claims{}, fmt.Errorf("%w: exp and sub are required", ErrInvalid)
+		return Claims{}, exp, fmt.Errorf("%w: exp and sub are required", ErrInvalid)
 	}
 	switch c.Access {
 	case AccessSuperuser:
 	case AccessRead, AccessWrite, AccessAdmin:
 		if c.Model == "" {
-			return Claims{}, fmt.Errorf("%w: %s access needs a model", ErrInvalid, c.Access)
+			return Claims{}, exp, fmt.Errorf("%w: %s access needs a model", ErrInvalid, c.Access)
 		}
 	default:
-		return Claims{}, fmt.Errorf("%w: unknown access %q", ErrInvalid, c.Access)
+		return Claims{}, exp, fmt.Errorf("%w: unknown access %q", ErrInvalid, c.Access)
 	}
-	return Claims{Subject: c.Subject, Name: c.Name, Access: c.Access, Model: c.Model}, nil
+	return Claims{Subject: c.Subject, Name: c.Name, Access: c.Access, Model: c.Model}, c.Expiry.Time(), nil
 }
 
 // key returns the hub key kid, refetching the JWKS once if it is unknown.
