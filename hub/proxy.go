@@ -75,6 +75,15 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, c store.Control
 		s.writeError(w, r, err)
 		return
 	}
+	if r.Header.Get("Upgrade") == "" {
+		if err := s.forwardDirect(w, r, sc, tok); err != nil {
+			s.cfg.Logger.Warn("forward to controller failed", "controller", c.Name, "path", r.URL.Path, "err", err)
+			writeJSON(w, http.StatusBadGateway, &api.Error{Code: api.CodeUnavailable,
+				Message: fmt.Sprintf("controller %s is unavailable", c.Name)})
+		}
+		return
+	}
+	// Websocket upgrades (watches) are spliced by the standard proxy.
 	rp := &httputil.ReverseProxy{
 		BufferPool: proxyBuffers,
 		Transport:  sc, // picks the address, failing over between them

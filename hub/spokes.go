@@ -46,6 +46,7 @@ type spokeClient struct {
 	fingerprint [32]byte // of the CA and addresses it was built for
 	addrs       []string
 	preferred   atomic.Int32 // index in addrs of the last address that answered
+	pool        connPool     // the proxy's own connections (fastproxy.go)
 	http        *http.Client
 	transport   *http.Transport
 }
@@ -133,6 +134,7 @@ func (ss *spokeSet) get(c store.Controller) (*spokeClient, error) {
 	}
 	if old := ss.m[c.UUID]; old != nil {
 		old.transport.CloseIdleConnections()
+		old.pool.closeAll()
 	}
 	if ss.m == nil {
 		ss.m = map[string]*spokeClient{}
