@@ -152,7 +152,14 @@ func exchange(c *spokeConn, out *http.Request) (*http.Response, error) {
 	if err := c.bw.Flush(); err != nil {
 		return nil, err
 	}
-	return http.ReadResponse(c.br, out)
+	for {
+		resp, err := http.ReadResponse(c.br, out)
+		// Skip informational answers (100 Continue, 103 Early Hints): the
+		// hub already answered the caller's Expect itself.
+		if err != nil || resp.StatusCode >= 200 || resp.StatusCode == http.StatusSwitchingProtocols {
+			return resp, err
+		}
+	}
 }
 
 // forwardDirect proxies a plain (non-upgrade) request r to sc with tok,
@@ -166,6 +173,7 @@ func (s *Server) forwardDirect(w http.ResponseWriter, r *http.Request, sc *spoke
 	dropHopHeaders(out.Header)
 	out.Header.Del("Cookie")
 	out.Header.Del("Origin") // the hub checked the caller; the controller sees the hub
+	out.Header.Del("Expect") // the hub's server answered it; the body follows at once
 	out.Header.Set("Authorization", "Bearer "+tok)
 	if r.ContentLength == 0 {
 		out.Body = nil

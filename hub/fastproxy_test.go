@@ -21,7 +21,8 @@ func TestRoundTripDirectReusesAndRecovers(t *testing.T) {
 			http.Error(w, "no token", http.StatusUnauthorized)
 			return
 		}
-		io.WriteString(w, "answer to "+r.URL.Path)
+		body, _ := io.ReadAll(r.Body) // sends 100 Continue to an Expect
+		io.WriteString(w, "answer to "+r.URL.Path+string(body))
 	}))
 	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
 		if s == http.StateNew {
@@ -62,5 +63,21 @@ func TestRoundTripDirectReusesAndRecovers(t *testing.T) {
 	srv.CloseClientConnections() // the controller drops the idle connection
 	if got := get("/c"); got != "answer to /c" || conns.Load() != 2 {
 		t.Fatalf("after the connection was dropped: %q over %d connections, want a fresh second one", got, conns.Load())
+	}
+
+	// An informational answer (100 Continue) is skipped, not forwarded as
+	// the answer.
+	out, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, "https://"+addr+"/d", strings.NewReader(" with a body"))
+	out.Header.Set("Authorization", "Bearer tok")
+	out.Header.Set("Expect", "100-continue")
+	resp, c, err := sc.roundTripDirect(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	c.conn.Close()
+	if resp.StatusCode != http.StatusOK || string(b) != "answer to /d with a body" {
+		t.Fatalf("POST with Expect: %d %q", resp.StatusCode, b)
 	}
 }
