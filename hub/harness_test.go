@@ -130,3 +130,28 @@ func testLogger(t *testing.T) *slog.Logger {
 type tlogW struct{ t *testing.T }
 
 func (w tlogW) Write(b []byte) (int, error) { w.t.Log(string(b)); return len(b), nil }
+
+// serveUntilReady runs serve until the test ends and waits for ready to
+// close. At the end it cancels serve, reports the error serve returned
+// (strict: any error; otherwise only one from before the cancel), then
+// runs after.
+func serveUntilReady(t *testing.T, what string, ready <-chan struct{}, serve func(context.Context) error, strict bool, after func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- serve(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil && (strict || ctx.Err() == nil) {
+			t.Errorf("%s: %v", what, err)
+		}
+		if after != nil {
+			after()
+		}
+	})
+	select {
+	case <-ready:
+	case err := <-done:
+		t.Fatalf("%s stopped: %v", what, err)
+	}
+}

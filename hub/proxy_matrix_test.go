@@ -86,20 +86,7 @@ func runSpoke(t *testing.T, name string, adjust func(*spoke.Config)) (string, *s
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() { done <- s.Serve(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil && ctx.Err() == nil {
-			t.Errorf("spoke: %v", err)
-		}
-	})
-	select {
-	case <-ready:
-	case err := <-done:
-		t.Fatalf("spoke stopped: %v", err)
-	}
+	serveUntilReady(t, "spoke", ready, s.Serve, false, nil)
 	cred, err := spoke.ReadAdminCredential(dir)
 	if err != nil {
 		t.Fatal(err)

@@ -1,7 +1,6 @@
 package hub_test
 
 import (
-	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
@@ -32,21 +31,7 @@ func newServedEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() { done <- s.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("hub: %v", err)
-		}
-		s.Close()
-	})
-	select {
-	case <-ready:
-	case err := <-done:
-		t.Fatalf("hub stopped: %v", err)
-	}
+	serveUntilReady(t, "hub", ready, s.Run, true, s.Close)
 	ca, err := os.ReadFile(hub.CACertPath(stateDir))
 	if err != nil {
 		t.Fatal(err)
