@@ -28,6 +28,8 @@ type Principal struct {
 	// Cookie is true when the request authenticated with the browser
 	// session cookie rather than a bearer token.
 	Cookie bool
+	// Expires is when the presented token expires (zero when unknown).
+	Expires time.Time
 }
 
 type principalKey struct{}
@@ -51,12 +53,7 @@ const (
 // hub's own origin (CSRF).
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		raw, cookie := bearer(r), false
-		if raw == "" {
-			if c, err := r.Cookie(accessCookie); err == nil {
-				raw, cookie = c.Value, true
-			}
-		}
+		raw, cookie := credential(r)
 		if raw == "" {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="drover"`)
 			s.writeError(w, r, errUnauthenticated)
@@ -80,6 +77,18 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 
 func safeMethod(m string) bool {
 	return m == http.MethodGet || m == http.MethodHead || m == http.MethodOptions
+}
+
+// credential returns the token r presents: its bearer token, or else its
+// session cookie (cookie true).
+func credential(r *http.Request) (raw string, cookie bool) {
+	if raw = bearer(r); raw != "" {
+		return raw, false
+	}
+	if c, err := r.Cookie(accessCookie); err == nil {
+		return c.Value, true
+	}
+	return "", false
 }
 
 func bearer(r *http.Request) string {

@@ -5,3 +5,10 @@ import "context"
 // RunIndexer runs the model indexer alone (Run starts it with the HTTPS
 // server), for tests that serve the hub with httptest.
 func (s *Server) RunIndexer(ctx context.Context) error { return s.indexer.Run(ctx) }
+
+// RemembersRead reports whether the proxy holds a remembered read route
+// for the bearer token raw on model (fastpath.go).
+func (s *Server) RemembersRead(raw, model string) bool {
+	_, hit := s.proxyRoutes.get(proxyRouteKey{raw: raw, model: model})
+	return hit
+}

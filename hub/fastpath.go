@@ -3,6 +3,8 @@ package hub
 import (
 	"context"
 	"errors"
+	"net/http"
+	"strings"
 
 	"github.com/droverhq/drover/authz"
 	"github.com/droverhq/drover/hub/internal/store"
@@ -41,7 +43,7 @@ func (s *Server) principal(ctx context.Context, raw string, cookie bool) (p Prin
 	if err != nil {
 		return Principal{}, false, errors.Join(errUnauthenticated, err)
 	}
-	p = Principal{Identity: id, Object: authz.UserObject(id.ID), Cookie: cookie}
+	p = Principal{Identity: id, Object: authz.UserObject(id.ID), Cookie: cookie, Expires: claims.Expiry.Time()}
 	s.principals.put(k, p, gen, claims.Expiry.Time())
 	return p, false, nil
 }
@@ -78,3 +80,66 @@ func (s *Server) cachedSpokeToken(p Principal, controller, access, model string)
 
 // spokeTokenReuse is how long a minted spoke token is handed out again.
 const spokeTokenReuse = spokeTokenTTL / 2
+
+// The proxy's read calls are also remembered whole: once a caller's token
+// was authenticated, authorized to read a model and routed to its
+// controller with a spoke token (handleModelProxy, the one place that
+// decides), the same token's next reads of that model skip the router, the
+// middleware and the five lookups, for decisionTTL and never past the
+// token's expiry. The memo is cleared with the decisions whenever the
+// outbox writes a tuple, so a revocation made here applies at once.
+
+// proxyRouteKey names a remembered read route: the presented token, how it
+// was presented, and the model.
+type proxyRouteKey struct {
+	raw    string
+	cookie bool
+	model  string
+}
+
+// proxyRoute is what a remembered read needs.
+type proxyRoute struct {
+	controller string // its name, for errors
+	sc         *spokeClient
+	tok        string
+}
+
+// modelCallRoute is the route pattern proxied model calls are counted under.
+const modelCallRoute = "/v1/models/{uuid}/*"
+
+// memoizableCall reports whether r is a read the proxy may serve from a
+// remembered route, and the model it reads: a GET or HEAD (never audited)
+// of a path under /v1/models/{uuid}/, not a websocket upgrade, its path
+// unescaped as the router sees it.
+func memoizableCall(r *http.Request) (string, bool) {
+	if (r.Method != http.MethodGet && r.Method != http.MethodHead) || r.URL.RawPath != "" || len(r.Header["Upgrade"]) > 0 {
+		return "", false
+	}
+	rest, ok := strings.CutPrefix(r.URL.Path, "/v1/models/")
+	if !ok {
+		return "", false
+	}
+	id, _, ok := strings.Cut(rest, "/")
+	if !ok || id == "" {
+		return "", false
+	}
+	return id, true
+}
+
+// ServeHTTP serves a remembered read straight to its controller, and
+// everything else through the router.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if id, ok := memoizableCall(r); ok {
+		if raw, cookie := credential(r); raw != "" {
+			if pr, hit := s.proxyRoutes.get(proxyRouteKey{raw: raw, cookie: cookie, model: id}); hit {
+				rec := &statusRecorder{ResponseWriter: w}
+				if err := s.forwardDirect(rec, r, pr.sc, pr.tok); err != nil {
+					s.unavailable(rec, r, pr.controller, err)
+				}
+				s.reqs.inc(modelCallRoute, rec.status)
+				return
+			}
+		}
+	}
+	s.router.ServeHTTP(w, r)
+}

@@ -4,9 +4,12 @@ import (
 	"bufio"
 	"context"
 	"crypto/tls"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/http/httputil"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -100,14 +103,89 @@ func dropHopHeaders(h http.Header) {
 	}
 }
 
-// roundTripDirect sends out (its URL's host is ignored) on an idle
+// notForwarded reports whether the caller's header k stays at the hub:
+// hop-by-hop headers (and those its Connection header names), its
+// credentials and cookies (the controller gets the hub's token), its
+// Origin (the hub checked it) and Expect (the hub's server answered it),
+// and the framing the hub writes itself.
+func notForwarded(k string, connection []string) bool {
+	switch k {
+	case "Authorization", "Cookie", "Origin", "Expect", "Content-Length", "Host":
+		return true
+	}
+	if slices.Contains(hopHeaders, k) {
+		return true
+	}
+	for _, v := range connection {
+		for f := range strings.SplitSeq(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(f), k) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// writeRequest writes the caller's request r to a controller at host, with
+// tok as its credential, and flushes it. It writes the HTTP/1.1 message
+// itself: building an http.Request copied the caller's headers on every
+// call.
+func writeRequest(bw *bufio.Writer, r *http.Request, host, tok string) error {
+	bw.WriteString(r.Method)
+	bw.WriteByte(' ')
+	bw.WriteString(r.URL.RequestURI())
+	bw.WriteString(" HTTP/1.1\r\nHost: ")
+	bw.WriteString(host)
+	bw.WriteString("\r\nAuthorization: Bearer ")
+	bw.WriteString(tok)
+	bw.WriteString("\r\n")
+	connection := r.Header["Connection"]
+	for k, vs := range r.Header {
+		if notForwarded(k, connection) {
+			continue
+		}
+		for _, v := range vs { // the hub's server checked them: no CR or LF
+			bw.WriteString(k)
+			bw.WriteString(": ")
+			bw.WriteString(v)
+			bw.WriteString("\r\n")
+		}
+	}
+	switch {
+	case r.ContentLength > 0:
+		bw.WriteString("Content-Length: ")
+		bw.WriteString(strconv.FormatInt(r.ContentLength, 10))
+		bw.WriteString("\r\n\r\n")
+		if n, err := io.CopyN(bw, r.Body, r.ContentLength); err != nil {
+			return fmt.Errorf("request body: %d of %d bytes: %w", n, r.ContentLength, err)
+		}
+	case r.ContentLength < 0: // length unknown: the caller sent it chunked
+		bw.WriteString("Transfer-Encoding: chunked\r\n\r\n")
+		cw := httputil.NewChunkedWriter(bw)
+		if _, err := io.Copy(cw, r.Body); err != nil {
+			return fmt.Errorf("request body: %w", err)
+		}
+		if err := cw.Close(); err != nil {
+			return err
+		}
+		bw.WriteString("\r\n")
+	case safeMethod(r.Method) || r.Method == http.MethodDelete:
+		bw.WriteString("\r\n")
+	default: // an empty body, said so for a method that usually has one
+		bw.WriteString("Content-Length: 0\r\n\r\n")
+	}
+	return bw.Flush()
+}
+
+// roundTripDirect sends the caller's request r with tok on an idle
 // connection to the preferred address, or a new one, failing over between
 // the addresses when a dial fails. A GET whose reused connection turns out
 // closed is sent once more on a fresh one. It returns the answer and the
-// connection it is being read from; the caller releases the connection
-// (release) once the body is read to its end.
-func (sc *spokeClient) roundTripDirect(out *http.Request) (*http.Response, *spokeConn, error) {
-	ctx := out.Context()
+// connection it is being read from, and a stop function for the watch that
+// closes that connection if r's context ends; the caller stops the watch
+// and releases the connection (pool.put) once the body is read to its end.
+func (sc *spokeClient) roundTripDirect(r *http.Request, tok string) (*http.Response, *spokeConn, func() bool, error) {
+	ctx := r.Context()
 	var err error
 	start := int(sc.preferred.Load())
 	for i := range sc.addrs {
@@ -122,40 +200,36 @@ func (sc *spokeClient) roundTripDirect(out *http.Request) (*http.Response, *spok
 				}
 				reused = false
 			}
+			stop := context.AfterFunc(ctx, func() { c.conn.Close() })
 			var resp *http.Response
-			resp, err = exchange(c, out)
+			resp, err = exchange(c, r, addr, tok)
 			if err == nil {
 				sc.preferred.Store(int32(j))
-				return resp, c, nil
+				return resp, c, stop, nil
 			}
+			stop()
 			c.conn.Close()
 			c = nil
-			if !reused || out.Method != http.MethodGet || ctx.Err() != nil {
-				return nil, nil, err
+			if !reused || r.Method != http.MethodGet || ctx.Err() != nil {
+				return nil, nil, nil, err
 			}
 		}
 		if !api.NotSent(err) || ctx.Err() != nil {
 			break
 		}
 	}
-	return nil, nil, err
+	return nil, nil, nil, err
 }
 
-// exchange writes out on c and reads the answer's head; the context ends
-// the exchange by closing the connection.
-func exchange(c *spokeConn, out *http.Request) (*http.Response, error) {
-	stop := context.AfterFunc(out.Context(), func() { c.conn.Close() })
-	defer stop()
-	if err := out.Write(c.bw); err != nil {
-		return nil, err
-	}
-	if err := c.bw.Flush(); err != nil {
+// exchange writes r on c and reads the answer's head.
+func exchange(c *spokeConn, r *http.Request, host, tok string) (*http.Response, error) {
+	if err := writeRequest(c.bw, r, host, tok); err != nil {
 		return nil, err
 	}
 	for {
-		resp, err := http.ReadResponse(c.br, out)
-		// Skip informational answers (100 Continue, 103 Early Hints): the
-		// hub already answered the caller's Expect itself.
+		resp, err := http.ReadResponse(c.br, r)
+		// Skip informational answers (103 Early Hints; no 100 Continue:
+		// the caller's Expect stays at the hub).
 		if err != nil || resp.StatusCode >= 200 || resp.StatusCode == http.StatusSwitchingProtocols {
 			return resp, err
 		}
@@ -166,23 +240,10 @@ func exchange(c *spokeConn, out *http.Request) (*http.Response, error) {
 // copying the answer as it comes. An error means nothing was written: no
 // node answered.
 func (s *Server) forwardDirect(w http.ResponseWriter, r *http.Request, sc *spokeClient, tok string) error {
-	out := r.Clone(r.Context())
-	out.RequestURI = ""
-	out.URL.Scheme, out.URL.Host, out.Host = "https", sc.address(), sc.address()
-	out.Close = false
-	dropHopHeaders(out.Header)
-	out.Header.Del("Cookie")
-	out.Header.Del("Origin") // the hub checked the caller; the controller sees the hub
-	out.Header.Del("Expect") // the hub's server answered it; the body follows at once
-	out.Header.Set("Authorization", "Bearer "+tok)
-	if r.ContentLength == 0 {
-		out.Body = nil
-	}
-	resp, c, err := sc.roundTripDirect(out)
+	resp, c, stop, err := sc.roundTripDirect(r, tok)
 	if err != nil {
 		return err
 	}
-	stop := context.AfterFunc(r.Context(), func() { c.conn.Close() })
 	h := w.Header()
 	for k, v := range resp.Header {
 		h[k] = v
@@ -190,6 +251,15 @@ func (s *Server) forwardDirect(w http.ResponseWriter, r *http.Request, sc *spoke
 	dropHopHeaders(h)
 	if resp.ContentLength >= 0 {
 		h.Set("Content-Length", strconv.FormatInt(resp.ContentLength, 10))
+		if cc := corkOf(r.Context(), r.ProtoMajor); cc != nil && resp.ContentLength <= maxCorked {
+			// The whole answer in one send: held until the handler's
+			// buffers are flushed below.
+			cc.cork()
+			defer func() {
+				_ = http.NewResponseController(w).Flush()
+				_ = cc.uncork()
+			}()
+		}
 	}
 	w.WriteHeader(resp.StatusCode)
 	buf := proxyBuffers.Get()

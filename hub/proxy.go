@@ -32,6 +32,7 @@ func (s *Server) handleModelProxy(w http.ResponseWriter, r *http.Request) {
 	case r.Method == http.MethodDelete && (rest == "" || rest == "/"):
 		rel, access = authz.Administrator, spokeAdmin
 	}
+	gen := s.proxyRoutes.generation() // before the decision it may remember
 	annotate(r.Context(), func(a *auditInfo) {
 		a.Operation, a.ModelUUID = "model "+r.Method+" "+routeOf(rest), id
 	})
@@ -48,7 +49,18 @@ func (s *Server) handleModelProxy(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	s.forward(w, r, c, p, access, id)
+	sc, tok, err := s.spokeFor(c, p, access, id)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if raw, cookie := credential(r); raw != "" {
+		if mid, ok := memoizableCall(r); ok && mid == id {
+			s.proxyRoutes.put(proxyRouteKey{raw: raw, cookie: cookie, model: id},
+				proxyRoute{controller: c.Name, sc: sc, tok: tok}, gen, p.Expires)
+		}
+	}
+	s.forward(w, r, c.Name, sc, tok)
 }
 
 // routeOf turns the part of a model path after the UUID into an operation
@@ -61,25 +73,25 @@ func routeOf(rest string) string {
 	return rest
 }
 
-// forward proxies r to controller c as p with access on model.
-func (s *Server) forward(w http.ResponseWriter, r *http.Request, c store.Controller, p Principal, access, model string) {
+// spokeFor returns the client for controller c and the token that carries
+// p's access on model there.
+func (s *Server) spokeFor(c store.Controller, p Principal, access, model string) (*spokeClient, string, error) {
 	sc, err := s.spokes.get(c)
 	if err == nil && len(sc.addrs) == 0 {
 		err = fmt.Errorf("%w: controller %s has no address", errSpokeUnavailable, c.Name)
 	}
-	var tok string
-	if err == nil {
-		tok, err = s.cachedSpokeToken(p, c.UUID, access, model)
-	}
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return nil, "", err
 	}
+	tok, err := s.cachedSpokeToken(p, c.UUID, access, model)
+	return sc, tok, err
+}
+
+// forward proxies r to the controller named controller through sc, with tok.
+func (s *Server) forward(w http.ResponseWriter, r *http.Request, controller string, sc *spokeClient, tok string) {
 	if r.Header.Get("Upgrade") == "" {
 		if err := s.forwardDirect(w, r, sc, tok); err != nil {
-			s.cfg.Logger.Warn("forward to controller failed", "controller", c.Name, "path", r.URL.Path, "err", err)
-			writeJSON(w, http.StatusBadGateway, &api.Error{Code: api.CodeUnavailable,
-				Message: fmt.Sprintf("controller %s is unavailable", c.Name)})
+			s.unavailable(w, r, controller, err)
 		}
 		return
 	}
@@ -96,13 +108,16 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, c store.Control
 			pr.Out.Header.Del("Origin") // the hub checked the caller; the controller sees the hub
 			pr.Out.Header.Set("Authorization", "Bearer "+tok)
 		},
-		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
-			s.cfg.Logger.Warn("forward to controller failed", "controller", c.Name, "path", r.URL.Path, "err", err)
-			writeJSON(w, http.StatusBadGateway, &api.Error{Code: api.CodeUnavailable,
-				Message: fmt.Sprintf("controller %s is unavailable", c.Name)})
-		},
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) { s.unavailable(w, r, controller, err) },
 	}
 	rp.ServeHTTP(w, r)
+}
+
+// unavailable answers a call no node of the controller answered.
+func (s *Server) unavailable(w http.ResponseWriter, r *http.Request, controller string, err error) {
+	s.cfg.Logger.Warn("forward to controller failed", "controller", controller, "path", r.URL.Path, "err", err)
+	writeJSON(w, http.StatusBadGateway, &api.Error{Code: api.CodeUnavailable,
+		Message: fmt.Sprintf("controller %s is unavailable", controller)})
 }
 
 // proxyBuffers recycles the buffers the proxy copies answers through (32

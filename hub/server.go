@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"runtime/pprof"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -39,10 +40,11 @@ type Server struct {
 	routeModels *ttlCache[string, store.Model]
 	routeCtrls  *ttlCache[string, store.Controller]
 	spokeTokens *ttlCache[spokeTokenKey, string]
+	proxyRoutes *ttlCache[proxyRouteKey, proxyRoute]
 	router      chi.Router
 	api         chi.Router // /v1, authenticated and audited
 	reg         *prometheus.Registry
-	reqs        *prometheus.CounterVec
+	reqs        *requestCounters
 	spokes      spokeSet
 	indexer     *indexer
 }
@@ -74,8 +76,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.routeModels = newTTLCache[string, store.Model](cfg.Now, decisionTTL)
 	s.routeCtrls = newTTLCache[string, store.Controller](cfg.Now, decisionTTL)
 	s.spokeTokens = newTTLCache[spokeTokenKey, string](cfg.Now, spokeTokenReuse)
+	s.proxyRoutes = newTTLCache[proxyRouteKey, proxyRoute](cfg.Now, decisionTTL)
 	if s.outbox, err = outbox.New(outbox.Config{Store: s.store, Authz: s.authz, Logger: cfg.Logger.With("worker", "authz-outbox"),
-		Now: cfg.Now, ReconcileEvery: 10 * time.Minute, Changed: func() { s.decisions.clear(); s.listings.clear() }}); err != nil {
+		Now: cfg.Now, ReconcileEvery: 10 * time.Minute, Changed: func() { s.decisions.clear(); s.listings.clear(); s.proxyRoutes.clear() }}); err != nil {
 		return fail(err)
 	}
 	for _, sa := range cfg.ServiceAccounts {
@@ -83,9 +86,8 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 			return fail(err)
 		}
 	}
-	s.reqs = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "drover_hub_http_requests_total",
-		Help: "HTTP requests by route pattern and status class."}, []string{"route", "code"})
-	s.reg.MustRegister(s.reqs, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	s.reqs = newRequestCounters()
+	s.reg.MustRegister(s.reqs.vec, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	s.indexer = newIndexer(s)
 	s.routes()
 	return s, nil
@@ -95,7 +97,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 func (s *Server) Close() { s.store.Close() }
 
 // Handler is the hub's HTTP handler (for tests and embedding).
-func (s *Server) Handler() http.Handler { return s.router }
+func (s *Server) Handler() http.Handler { return s }
 
 // Mount adds routes under the authenticated, audited /v1 API. fn receives a
 // router whose handlers can call Principal(r.Context()) and s.Check. It
@@ -121,11 +123,17 @@ func (s *Server) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("hub: listen: %w", err)
 	}
-	srv := &http.Server{Handler: s.router, ReadHeaderTimeout: 10 * time.Second,
+	ln = corkListener{ln}
+	srv := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, ConnContext: withCorkConn,
 		TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}}
 	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error {
-		if err := srv.ServeTLS(ln, "", ""); !errors.Is(err, http.ErrServerClosed) {
+	g.Go(func() (err error) {
+		// Connection goroutines inherit the label: CPU profiles of a
+		// process running several servers (tests, benchmarks) tell them apart.
+		pprof.Do(gctx, pprof.Labels("server", "hub"), func(context.Context) {
+			err = srv.ServeTLS(ln, "", "")
+		})
+		if !errors.Is(err, http.ErrServerClosed) {
 			return err
 		}
 		return nil
@@ -268,6 +276,6 @@ func (s *Server) metrics(next http.Handler) http.Handler {
 		if route == "" {
 			route = "unmatched"
 		}
-		s.reqs.WithLabelValues(route, fmt.Sprintf("%dxx", max(rec.status, 200)/100)).Inc()
+		s.reqs.inc(route, rec.status)
 	})
 }

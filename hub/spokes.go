@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/base64"
@@ -13,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -43,12 +43,12 @@ var errSpokeUnavailable = errors.New("controller unavailable")
 // http choose the address; as an http.RoundTripper (the proxy's) it
 // chooses, failing over between the addresses.
 type spokeClient struct {
-	fingerprint [32]byte // of the CA and addresses it was built for
-	addrs       []string
-	preferred   atomic.Int32 // index in addrs of the last address that answered
-	pool        connPool     // the proxy's own connections (fastproxy.go)
-	http        *http.Client
-	transport   *http.Transport
+	ca        string // the CA it was built for, with addrs
+	addrs     []string
+	preferred atomic.Int32 // index in addrs of the last address that answered
+	pool      connPool     // the proxy's own connections (fastproxy.go)
+	http      *http.Client
+	transport *http.Transport
 }
 
 // address is the address that answered last, where requests go first.
@@ -95,17 +95,6 @@ type spokeSet struct {
 	m  map[string]*spokeClient
 }
 
-func fingerprint(ca string, addrs []string) [32]byte {
-	h := sha256.New()
-	io.WriteString(h, ca)
-	for _, a := range addrs {
-		io.WriteString(h, "\x00"+a)
-	}
-	var out [32]byte
-	copy(out[:], h.Sum(nil))
-	return out
-}
-
 func newSpokeClient(ca string, addrs []string) (*spokeClient, error) {
 	pool := x509.NewCertPool()
 	if !pool.AppendCertsFromPEM([]byte(ca)) {
@@ -116,16 +105,15 @@ func newSpokeClient(ca string, addrs []string) (*spokeClient, error) {
 	tr.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
 	tr.ForceAttemptHTTP2 = false
 	tr.MaxIdleConnsPerHost = 256
-	sc := &spokeClient{fingerprint: fingerprint(ca, addrs), addrs: addrs, transport: tr}
+	sc := &spokeClient{ca: ca, addrs: slices.Clone(addrs), transport: tr}
 	sc.http = &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	return sc, nil
 }
 
 func (ss *spokeSet) get(c store.Controller) (*spokeClient, error) {
-	fp := fingerprint(c.CACert, c.APIAddresses)
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	if sc := ss.m[c.UUID]; sc != nil && sc.fingerprint == fp {
+	if sc := ss.m[c.UUID]; sc != nil && sc.ca == c.CACert && slices.Equal(sc.addrs, c.APIAddresses) {
 		return sc, nil
 	}
 	sc, err := newSpokeClient(c.CACert, c.APIAddresses)

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"sync"
 	"time"
 
@@ -153,8 +154,12 @@ func (s *Server) Serve(ctx context.Context) error {
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 	}
 	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error {
-		err := srv.ServeTLS(s.listener, "", "")
+	g.Go(func() (err error) {
+		// Connection goroutines inherit the label: CPU profiles of a
+		// process running several servers (tests, benchmarks) tell them apart.
+		pprof.Do(gctx, pprof.Labels("server", "spoke"), func(context.Context) {
+			err = srv.ServeTLS(s.listener, "", "")
+		})
 		if errors.Is(err, http.ErrServerClosed) {
 			return nil
 		}
