@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/internal/corkconn"
 )
 
 // The proxy's plain requests (every one but websocket upgrades) go over
@@ -251,15 +252,8 @@ func (s *Server) forwardDirect(w http.ResponseWriter, r *http.Request, sc *spoke
 	dropHopHeaders(h)
 	if resp.ContentLength >= 0 {
 		h.Set("Content-Length", strconv.FormatInt(resp.ContentLength, 10))
-		if cc := corkOf(r.Context(), r.ProtoMajor); cc != nil && resp.ContentLength <= maxCorked {
-			// The whole answer in one send: held until the handler's
-			// buffers are flushed below.
-			cc.cork()
-			defer func() {
-				_ = http.NewResponseController(w).Flush()
-				_ = cc.uncork()
-			}()
-		}
+		// The whole answer in one send.
+		defer corkconn.Hold(corkconn.FromContext(r.Context(), r.ProtoMajor), w, resp.ContentLength)()
 	}
 	w.WriteHeader(resp.StatusCode)
 	buf := proxyBuffers.Get()

@@ -12,6 +12,9 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/droverhq/drover/internal/corkconn"
+	"github.com/droverhq/drover/tests/testkit"
 )
 
 // TestRoundTripDirectReusesAndRecovers: the proxy's own connections are
@@ -169,24 +172,6 @@ func TestWriteRequestForwardsTheCallersMessage(t *testing.T) {
 	}
 }
 
-// countingListener counts the writes made on its connections.
-type countingListener struct {
-	net.Listener
-	writes *atomic.Int64
-}
-
-func (l countingListener) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	return countingConn{Conn: c, writes: l.writes}, err
-}
-
-type countingConn struct {
-	net.Conn
-	writes *atomic.Int64
-}
-
-func (c countingConn) Write(p []byte) (int, error) { c.writes.Add(1); return c.Conn.Write(p) }
-
 // TestProxiedAnswerGoesOutInOneWrite: an answer of known length the proxy
 // relays leaves the hub in one write however many TLS records it takes,
 // where net/http's 4 KiB buffer made it two or three.
@@ -204,19 +189,14 @@ func TestProxiedAnswerGoesOutInOneWrite(t *testing.T) {
 	}
 	defer sc.pool.closeAll()
 
-	var writes atomic.Int64
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	hub := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := (&Server{}).forwardDirect(w, r, sc, "tok"); err != nil {
 			t.Error(err)
 		}
 	}))
-	hub.Listener.Close()
-	hub.Listener = corkListener{countingListener{Listener: ln, writes: &writes}}
-	hub.Config.ConnContext = withCorkConn
+	counted, writes := testkit.CountWrites(hub.Listener)
+	hub.Listener = corkconn.Listener{Listener: counted}
+	hub.Config.ConnContext = corkconn.ConnContext
 	hub.StartTLS()
 	defer hub.Close()
 	get := func() {

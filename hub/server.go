@@ -20,6 +20,7 @@ import (
 	"github.com/droverhq/drover/hub/internal/outbox"
 	"github.com/droverhq/drover/hub/internal/store"
 	"github.com/droverhq/drover/hub/internal/token"
+	"github.com/droverhq/drover/internal/corkconn"
 )
 
 // Server is a hub replica. Build it with New, serve with Run.
@@ -123,8 +124,8 @@ func (s *Server) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("hub: listen: %w", err)
 	}
-	ln = corkListener{ln}
-	srv := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, ConnContext: withCorkConn,
+	ln = corkconn.Listener{Listener: ln}
+	srv := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, ConnContext: corkconn.ConnContext,
 		TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}}
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() (err error) {

@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/internal/corkconn"
 	"github.com/droverhq/drover/spoke/internal/apiserver"
 	"github.com/droverhq/drover/spoke/internal/blobs"
 	"github.com/droverhq/drover/spoke/internal/cluster"
@@ -148,6 +149,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 func (s *Server) Serve(ctx context.Context) error {
 	srv := &http.Server{
 		Handler:           s.api,
+		ConnContext:       corkconn.ConnContext, // answers leave in one write (internal/corkconn)
 		TLSConfig:         pki.ServerConfig(s.ca, s.cert),
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(s.logger.Handler(), slog.LevelDebug),
@@ -158,7 +160,7 @@ func (s *Server) Serve(ctx context.Context) error {
 		// Connection goroutines inherit the label: CPU profiles of a
 		// process running several servers (tests, benchmarks) tell them apart.
 		pprof.Do(gctx, pprof.Labels("server", "spoke"), func(context.Context) {
-			err = srv.ServeTLS(s.listener, "", "")
+			err = srv.ServeTLS(corkconn.Listener{Listener: s.listener}, "", "")
 		})
 		if errors.Is(err, http.ErrServerClosed) {
 			return nil

@@ -15,6 +15,7 @@ import (
 
 	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/charm"
+	"github.com/droverhq/drover/internal/corkconn"
 	"github.com/droverhq/drover/spoke/internal/blobs"
 )
 
@@ -105,6 +106,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("Content-Length", strconv.Itoa(buf.Len()))
+	defer corkconn.Hold(corkOf(w), w, int64(buf.Len()))() // the whole answer in one send
 	w.WriteHeader(status)
 	_, _ = w.Write(buf.Bytes()) // the client may have gone; nothing to do
 }

@@ -11,6 +11,8 @@ import (
 
 	"github.com/go-chi/chi/v5"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/droverhq/drover/internal/corkconn"
 )
 
 type metrics struct {
@@ -99,6 +101,21 @@ func newMetrics(reg *prometheus.Registry, b Backend) *metrics {
 type statusRecorder struct {
 	http.ResponseWriter
 	code int
+	conn *corkconn.Conn // the request's corkable connection, if any
+}
+
+// corkOf returns the corkable connection under w, or nil.
+func corkOf(w http.ResponseWriter) *corkconn.Conn {
+	for {
+		switch x := w.(type) {
+		case *statusRecorder:
+			return x.conn
+		case interface{ Unwrap() http.ResponseWriter }:
+			w = x.Unwrap()
+		default:
+			return nil
+		}
+	}
 }
 
 func (r *statusRecorder) WriteHeader(code int) {
@@ -131,7 +148,7 @@ func (r *statusRecorder) Flush() {
 func (s *Server) instrument(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		rec := &statusRecorder{ResponseWriter: w, code: http.StatusOK}
+		rec := &statusRecorder{ResponseWriter: w, code: http.StatusOK, conn: corkconn.FromContext(r.Context(), r.ProtoMajor)}
 		next.ServeHTTP(rec, r)
 		series := s.metrics.seriesFor(chi.RouteContext(r.Context()), r.Method, rec.code)
 		series.requests.Inc()
