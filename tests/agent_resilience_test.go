@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/spoke/provider/local"
 	"github.com/droverhq/drover/tests/testkit"
 )
 
@@ -72,6 +73,17 @@ func TestAgentSurvivesKills(t *testing.T) {
 	})
 	e.c.restart(leader)
 
+	// 3. power the first blocker's machine off (agent and workloads, as
+	// droverd dev's Ctrl-C does) and let the provisioner power it on: a new
+	// boot, so the started unit runs start again (reboot detection).
+	starts := countLine(e.hookLog(unit), "start")
+	if left := local.KillProcessesUnder(filepath.Join(e.machineDir, e.model, unit.MachineID), 10*time.Second); left != 0 {
+		t.Fatalf("%d processes of machine %s left after the power-off", left, unit.MachineID)
+	}
+	testkit.EventuallyWithin(t, 90*time.Second, func() (bool, error) {
+		return countLine(e.hookLog(unit), "start") > starts, nil
+	}, "start run again after the machine's power cycle")
+
 	for _, u := range e.units() {
 		log := e.hookLog(u)
 		if err := validSequence(log, false); err != nil {
@@ -89,13 +101,16 @@ func TestAgentSurvivesKills(t *testing.T) {
 	}
 }
 
-func containsLine(lines []string, want string) bool {
+func containsLine(lines []string, want string) bool { return countLine(lines, want) > 0 }
+
+func countLine(lines []string, want string) int {
+	n := 0
 	for _, l := range lines {
 		if l == want {
-			return true
+			n++
 		}
 	}
-	return false
+	return n
 }
 
 func (e *agentEnv) trace(u api.Unit) string {

@@ -96,6 +96,22 @@ func New(cfg Config) (*Agent, error) {
 	return a, nil
 }
 
+// bootID identifies the machine's current boot, for the uniters' reboot
+// detection: the boot-id file a provider that runs machines as process
+// trees keeps in the agent's data directory (the local provider starts a
+// new one at each power-on), else the kernel's boot id; "" if neither can
+// be read.
+func bootID(dataDir string) string {
+	for _, path := range []string{filepath.Join(dataDir, "boot-id"), "/proc/sys/kernel/random/boot_id"} {
+		if b, err := os.ReadFile(path); err == nil {
+			if f := strings.Fields(string(b)); len(f) > 0 {
+				return f[0]
+			}
+		}
+	}
+	return ""
+}
+
 func dedupe(in []string) []string {
 	var out []string
 	seen := map[string]bool{}
@@ -220,7 +236,8 @@ func (a *Agent) startUniter(ctx context.Context, name, toolsDir string, exited c
 	sum := sha256.Sum256([]byte(dir))
 	u, err := uniter.New(uniter.Config{Unit: name, Dir: dir, ToolsDir: toolsDir, Caller: a.conn,
 		Download: a.conn.Download, States: a.conn.State, APIAddresses: a.conn.Addresses, Lock: a.locks,
-		Logger: a.log, SocketAddress: "@drover-agent-" + hex.EncodeToString(sum[:10]) + "-" + filepath.Base(dir)})
+		Logger: a.log, SocketAddress: "@drover-agent-" + hex.EncodeToString(sum[:10]) + "-" + filepath.Base(dir),
+		BootID: bootID(a.dataDir)})
 	if err != nil {
 		return nil, err
 	}

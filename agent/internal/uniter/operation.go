@@ -224,6 +224,9 @@ func (u *Uniter) commitHook(ctx context.Context, h HookInfo) error {
 		l.Installed, l.CharmSHA = true, h.Hash
 	case HookStart:
 		l.Started = true
+		if h.BootID != "" {
+			l.BootID = h.BootID
+		}
 		if !l.StatusSet {
 			if err := u.setWorkloadStatus(ctx, "unknown", ""); err != nil {
 				return err

@@ -26,7 +26,9 @@ type Remote struct {
 	RetryVersion          int
 	AutoRetry             bool
 	UpdateStatusDue       bool
-	Now                   time.Time
+	// BootID is the machine's current boot ("" when unknown).
+	BootID string
+	Now    time.Time
 }
 
 // Decision is what the resolver wants next: an operation to run, or
@@ -57,6 +59,11 @@ func Resolve(l *Local, r *Remote) Decision {
 	// config-changed after upgrade-charm) runs before anything else: running
 	// another hook first would replace it in l.Op and lose it.
 	queued := l.Op.Kind == OpRunHook && l.Op.Step == Queued
+	if rebooted(l, r) && !inError && !queued && r.Life == api.Alive {
+		// Reboot detection comes first (CHARM-CONTRACT §2.2): a started
+		// unit runs start again, so its workload comes back up.
+		return Decision{Op: hookOp(HookInfo{Kind: HookStart, BootID: r.BootID})}
+	}
 	if l.Installed && !inError && !queued && r.Life == api.Alive {
 		if op := resolveCreated(l, r); op != nil {
 			return Decision{Op: op}
@@ -80,6 +87,13 @@ func Resolve(l *Local, r *Remote) Decision {
 		return resolveError(l, r)
 	}
 	return resolveIdle(l, r)
+}
+
+// rebooted reports whether the machine booted again since the started unit
+// last saw it. The first boot a unit sees, and a boot seen before its own
+// start, are recorded without a hook (Uniter.Run).
+func rebooted(l *Local, r *Remote) bool {
+	return r.BootID != "" && l.BootID != "" && l.BootID != r.BootID && l.Installed && l.Started && !l.Stopped
 }
 
 // resolveError decides on a failed hook: a `resolved` request, or an

@@ -56,6 +56,21 @@ func TestResolve(t *testing.T) {
 		want  string
 	}{
 		{"nothing to do", nil, nil, ""},
+		{"same boot: nothing", func(l *Local) { l.BootID = "b1" }, func(r *Remote) { r.BootID = "b1" }, ""},
+		{"a reboot runs start again, before relations and leadership", func(l *Local) { l.BootID = "b1"; l.ConfigHash = "" },
+			func(r *Remote) { r.BootID = "b2"; r.Leader = true; r.Relations[3] = rel(3, api.Alive, nil, 0) }, "start"},
+		{"boot unknown: no reboot", func(l *Local) { l.BootID = "b1" }, nil, ""},
+		{"first boot seen is no reboot", nil, func(r *Remote) { r.BootID = "b2" }, ""},
+		{"a unit not yet started starts the usual way", func(l *Local) { l.BootID, l.Started = "b1", false },
+			func(r *Remote) { r.BootID = "b2" }, ""},
+		{"a reboot waits for a failed hook", func(l *Local) {
+			l.BootID = "b1"
+			l.Op = Operation{Kind: OpRunHook, Step: Pending, Failed: true, Hook: &HookInfo{Kind: HookConfigChanged}, NextRetry: time.Unix(2000, 0)}
+		}, func(r *Remote) { r.BootID = "b2" }, ""},
+		{"a dying unit stops rather than starts", func(l *Local) { l.BootID = "b1" },
+			func(r *Remote) { r.BootID = "b2"; r.Life = api.Dying }, "stop"},
+		{"a stopped unit does not start again", func(l *Local) { l.BootID, l.Stopped = "b1", true },
+			func(r *Remote) { r.BootID = "b2" }, ""},
 		{"install first", func(l *Local) { *l = Local{Relations: map[int]*RelationLocal{}} }, nil, "install"},
 		{"nothing but install before install: not even leadership or relations",
 			func(l *Local) { *l = Local{Relations: map[int]*RelationLocal{}} },

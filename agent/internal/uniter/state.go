@@ -70,6 +70,9 @@ type HookInfo struct {
 	// config hash or the charm sha.
 	Version int    `json:"version,omitempty"`
 	Hash    string `json:"hash,omitempty"`
+	// BootID is set on the start hook run because the machine rebooted:
+	// the boot it acknowledges.
+	BootID string `json:"boot-id,omitempty"`
 }
 
 // IsRelation reports whether h is a relation hook.
@@ -114,11 +117,13 @@ type RelationLocal struct {
 
 // Local is the unit's persisted operation state.
 type Local struct {
-	Installed bool   `json:"installed,omitempty"`
-	Started   bool   `json:"started,omitempty"`
-	Stopped   bool   `json:"stopped,omitempty"`
-	Removed   bool   `json:"removed,omitempty"`
-	CharmSHA  string `json:"charm-sha,omitempty"` // the charm installed or upgraded to
+	Installed bool `json:"installed,omitempty"`
+	Started   bool `json:"started,omitempty"`
+	Stopped   bool `json:"stopped,omitempty"`
+	Removed   bool `json:"removed,omitempty"`
+	// BootID is the machine boot the unit last saw (reboot detection).
+	BootID   string `json:"boot-id,omitempty"`
+	CharmSHA string `json:"charm-sha,omitempty"` // the charm installed or upgraded to
 	// DeployedSHA is the charm on disk (it runs ahead of CharmSHA while an
 	// upgrade is pending).
 	DeployedSHA string `json:"deployed-sha,omitempty"`

@@ -71,6 +71,10 @@ type Config struct {
 	// RetryDelay is the first automatic retry delay of a failed hook
 	// (default 5s, doubling to RetryMax, default 5m).
 	RetryDelay, RetryMax time.Duration
+	// BootID identifies the machine's current boot; when it differs from
+	// the one a started unit last saw, the unit runs start again. Empty
+	// turns reboot detection off.
+	BootID string
 }
 
 // Uniter runs one unit.
@@ -144,6 +148,13 @@ func (u *Uniter) Run(ctx context.Context) error {
 		return err
 	}
 	u.local = local
+	if b := u.cfg.BootID; b != "" && local.BootID != b {
+		if local.BootID != "" && local.Started && !local.Stopped {
+			u.log.Info("machine rebooted since the unit last ran: start runs again", "boot", b)
+		} else if err := u.recordBoot(b); err != nil { // the first sighting, or start is still to come
+			return err
+		}
+	}
 	tools, err := hooktools.Listen("unix", u.cfg.SocketAddress)
 	if err != nil {
 		return err
@@ -200,7 +211,7 @@ func (u *Uniter) remote(ms *api.MachineState) *Remote {
 	return &Remote{Unit: u.cfg.Unit, Life: urs.Life, CharmSHA: urs.CharmSHA256, ConfigHash: configHash(urs.Config),
 		LeaderKnown: known, Leader: leader, LeaderSettingsVersion: urs.LeaderSettingsVersion,
 		Relations: urs.Relations, Tasks: urs.Tasks, Resolved: urs.Resolved, RetryVersion: urs.RetryVersion,
-		AutoRetry: ms.AutoRetry, UpdateStatusDue: due, Now: u.cfg.Now()}
+		AutoRetry: ms.AutoRetry, UpdateStatusDue: due, BootID: u.cfg.BootID, Now: u.cfg.Now()}
 }
 
 func configHash(cfg map[string]any) string {
@@ -313,6 +324,12 @@ func (u *Uniter) recover(ctx context.Context) error {
 }
 
 func (u *Uniter) save() error { return u.state.Save(u.local) }
+
+// recordBoot notes the machine's boot as seen without running a hook.
+func (u *Uniter) recordBoot(b string) error {
+	u.local.BootID = b
+	return u.save()
+}
 
 func (u *Uniter) idleStatus() api.Status {
 	if u.local.Op.Kind == OpRunHook && u.local.Op.Step == Pending && u.local.Op.Failed {

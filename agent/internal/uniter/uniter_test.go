@@ -94,6 +94,7 @@ type harness struct {
 	data  []byte
 	sha   string
 	tools string
+	boot  string // the machine boot the next run sees
 }
 
 func newHarness(t *testing.T) *harness {
@@ -130,7 +131,7 @@ func (h *harness) run(what string, cond func(hooks []string) bool) {
 	u, err := New(Config{Unit: "app/0", Dir: h.dir, ToolsDir: h.tools, Caller: h.ctl, States: h.ctl.States,
 		Download: func(context.Context, string) ([]byte, error) { return h.data, nil }, Lock: noLock{},
 		Logger:        slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
-		SocketAddress: "@drover-uniter-test-" + hex.EncodeToString(b[:]), RetryDelay: 10 * time.Millisecond})
+		SocketAddress: "@drover-uniter-test-" + hex.EncodeToString(b[:]), RetryDelay: 10 * time.Millisecond, BootID: h.boot})
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -174,6 +175,33 @@ func TestUniterDeploySequence(t *testing.T) {
 	h.run("idle again", started(h))
 	if n := len(h.hooks()); n != 4 {
 		t.Fatalf("a restarted uniter re-ran hooks: %v", h.hooks())
+	}
+}
+
+// TestUniterRunsStartAfterReboot: a started unit runs start again when the
+// machine booted since it last ran (its workload comes back up), once per
+// boot; a restart within the same boot runs nothing.
+func TestUniterRunsStartAfterReboot(t *testing.T) {
+	h := newHarness(t)
+	h.boot = "boot-1"
+	h.run("started", started(h))
+	if got := h.local().BootID; got != "boot-1" {
+		t.Fatalf("the first boot was recorded as %q", got)
+	}
+	h.run("idle in the same boot", started(h))
+	if got := h.hooks(); len(got) != 4 {
+		t.Fatalf("a restart in the same boot ran hooks: %v", got)
+	}
+	h.boot = "boot-2"
+	h.run("start after the reboot", func([]string) bool { l := h.local(); return l.BootID == "boot-2" && l.Op.Kind == OpNone })
+	if got, want := h.hooks(), []string{"install", "leader-elected", "config-changed", "start", "start"}; !slices.Equal(got, want) {
+		t.Fatalf("hooks %v, want %v", got, want)
+	}
+	h.run("idle after the reboot's start", started(h))
+	h.boot = "" // unknown: no reboot detection
+	h.run("idle without a boot id", started(h))
+	if got := h.hooks(); len(got) != 5 || h.local().BootID != "boot-2" {
+		t.Fatalf("hooks %v, boot %q: nothing should run when the boot is unknown", got, h.local().BootID)
 	}
 }
 

@@ -25,6 +25,9 @@ const (
 func (p *Provisioner) start(model, id string) error {
 	dir := p.machineDir(model, id)
 	conf := filepath.Join(dir, "agent.conf")
+	if err := ensureBoot(dir); err != nil {
+		return err
+	}
 	logf, err := os.OpenFile(filepath.Join(dir, "agent.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return err

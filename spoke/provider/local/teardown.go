@@ -15,8 +15,9 @@ import (
 // command line names a path under dir (machine agents name their
 // agent.conf, charm workloads usually their charm directory). This is how a
 // local "machine" is powered off when there is no time for hooks
-// (kill-controller, forced removal): SIGTERM first, SIGKILL after grace.
-// It returns how many processes it signalled.
+// (kill-controller, forced removal, droverd dev's Ctrl-C): SIGTERM first,
+// SIGKILL after grace. Once none is left, the machines' boot markers are
+// removed (boot.go). It returns how many processes are left.
 func KillProcessesUnder(dir string, grace time.Duration) int {
 	dir, err := filepath.Abs(dir)
 	if err != nil {
@@ -47,7 +48,11 @@ func KillProcessesUnder(dir string, grace time.Duration) int {
 		}
 		time.Sleep(20 * time.Millisecond) // other processes' exits: nothing to wait on
 	}
-	return len(processesUnder(prefix))
+	left := len(processesUnder(prefix))
+	if left == 0 {
+		forgetBoots(dir) // powered off: the next start is a new boot
+	}
+	return left
 }
 
 func processesUnder(prefix string) []int {
