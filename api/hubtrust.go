@@ -5,8 +5,8 @@ import "time"
 // Hub trust routes of the controller (spoke) API:
 //
 //	GET    /v1/controller/hub                            HubTrust (superuser; 404 when none)
-//	DELETE /v1/controller/hub                            204 (superuser): trust no hub
-//	POST   /v1/controller/hub-tokens  JoinTokenRequest → JoinToken (superuser; single use)
+//	DELETE /v1/controller/hub                            204 (local superuser, not a hub): trust no hub
+//	POST   /v1/controller/hub-tokens  JoinTokenRequest → JoinToken (local superuser, not a hub; single use)
 //	POST   /v1/internal/hub-trust     TrustHubRequest  → HubTrust (authenticated by the token)
 
 // Sources of a controller's hub trust.

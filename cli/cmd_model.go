@@ -227,9 +227,12 @@ func (a *App) showModelCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			status := map[string]any{"current": m.Status.Status, "message": m.Status.Message}
+			if !m.Status.Since.IsZero() { // a hub's index keeps no "since"
+				status["since"] = m.Status.Since
+			}
 			view := map[string]any{"name": m.Name, "model-uuid": m.UUID, "owner": m.Owner, "life": m.Life,
-				"controller-name": mc.name, "controller-uuid": mc.details.UUID,
-				"status":     map[string]any{"current": m.Status.Status, "message": m.Status.Message, "since": m.Status.Since},
+				"controller-name": mc.name, "controller-uuid": mc.details.UUID, "status": status,
 				"created-at": m.CreatedAt, "config": m.Config}
 			if x := m.Index; x != nil {
 				// A hub answers from its index; the config is the

@@ -143,6 +143,22 @@ func TestHubTokens(t *testing.T) {
 	if m.Owner != "alice@example.com" {
 		t.Fatalf("owner %q", m.Owner)
 	}
+	// Who runs the controller and which hub it trusts stay with its own
+	// administrators: the hub's superuser token may read the trust, not
+	// change it, mint tokens for another hub or add nodes.
+	if _, err := su.HubTrust(ctx); err != nil {
+		t.Fatalf("the hub reading its trust: %v", err)
+	}
+	_, err = su.CreateHubToken(ctx, time.Hour)
+	wantCode(err, api.CodeForbidden, "hub token creating hub tokens")
+	wantCode(su.RemoveHubTrust(ctx), api.CodeForbidden, "hub token removing the hub's trust")
+	_, err = su.CreateJoinToken(ctx, time.Hour)
+	wantCode(err, api.CodeForbidden, "hub token creating node join tokens")
+	_, err = su.EnableHA(ctx, 3)
+	wantCode(err, api.CodeForbidden, "hub token enabling HA")
+	if _, err := admin.CreateHubToken(ctx, time.Hour); err != nil {
+		t.Fatalf("the local administrator creating a hub token: %v", err)
+	}
 
 	reader := client(sign(t, "k1", k1, claims("read", m.UUID)))
 	if _, err := reader.Status(ctx, m.UUID); err != nil {

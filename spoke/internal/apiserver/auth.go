@@ -89,6 +89,21 @@ func requireSuperuser(next http.Handler) http.Handler {
 	})
 }
 
+// requireLocalSuperuser admits a controller superuser who is not a hub:
+// what decides who runs and who manages the controller (its nodes, the hub
+// it trusts, tokens for a hub to join) stays with the controller's own
+// administrators. A hub's superuser token, which it uses to place models,
+// cannot hand the controller to another hub or drop its own trust.
+func requireLocalSuperuser(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if c := callerOf(r.Context()); c.Access != "superuser" || c.Hub {
+			writeError(w, r, api.Errorf(api.CodeForbidden, "this operation needs a local controller superuser (not a hub)"))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
 // requireNodeCert admits only callers presenting a certificate signed by
 // the controller CA: other controller nodes.
 func requireNodeCert(next http.Handler) http.Handler {
