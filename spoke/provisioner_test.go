@@ -2,6 +2,7 @@ package spoke
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -34,8 +35,23 @@ func agentPID(t *testing.T, dir string) int {
 	return n
 }
 
-func processAlive(pid int) bool {
-	return pid > 0 && syscall.Kill(pid, 0) == nil
+// agentRunning reports whether pid is a live agent (not a zombie) of the
+// machine in dir. A bare kill(pid, 0) is true for a zombie, and on a busy
+// host for another process that was given the PID again.
+func agentRunning(pid int, dir string) bool {
+	if pid <= 0 {
+		return false
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// The state follows the command name, which is in parentheses.
+	if i := bytes.LastIndexByte(stat, ')'); i < 0 || i+2 >= len(stat) || stat[i+2] == 'Z' {
+		return false
+	}
+	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	return err == nil && bytes.Contains(cmdline, []byte(filepath.Join(dir, "agent.conf")+"\x00"))
 }
 
 // TestLocalProvisioner: a deployed unit's machine gets a directory, an
@@ -64,7 +80,7 @@ func TestLocalProvisioner(t *testing.T) {
 	}
 	dir := filepath.Join(nd.cfg.DataDir, "machines", m.UUID, "0")
 	t.Cleanup(func() { // agents outlive the spoke by design; not the test
-		if pid := agentPID(t, dir); processAlive(pid) {
+		if pid := agentPID(t, dir); agentRunning(pid, dir) {
 			syscall.Kill(-pid, syscall.SIGKILL)
 		}
 	})
@@ -77,7 +93,7 @@ func TestLocalProvisioner(t *testing.T) {
 		t.Fatalf("agent.conf: %v %v", fi, err)
 	}
 	pid := agentPID(t, dir)
-	if !processAlive(pid) {
+	if !agentRunning(pid, dir) {
 		t.Fatalf("agent pid %d not running", pid)
 	}
 
@@ -90,7 +106,7 @@ func TestLocalProvisioner(t *testing.T) {
 	testkit.EventuallyWithin(t, 20*time.Second, func() (bool, error) {
 		return cl.nodes[0].srv.AgentConnections() == 1, nil
 	}, "agent reconnected after the restart")
-	if got := agentPID(t, dir); got != pid || !processAlive(pid) {
+	if got := agentPID(t, dir); got != pid || !agentRunning(pid, dir) {
 		t.Fatalf("agent not re-adopted: pid %d -> %d", pid, got)
 	}
 
@@ -98,7 +114,7 @@ func TestLocalProvisioner(t *testing.T) {
 	syscall.Kill(pid, syscall.SIGKILL)
 	testkit.EventuallyWithin(t, 30*time.Second, func() (bool, error) {
 		n := agentPID(t, dir)
-		return n != pid && processAlive(n), nil
+		return n != pid && agentRunning(n, dir), nil
 	}, "crashed agent restarted")
 	pid = agentPID(t, dir)
 
@@ -109,6 +125,6 @@ func TestLocalProvisioner(t *testing.T) {
 	testkit.EventuallyWithin(t, 30*time.Second, func() (bool, error) {
 		_, err := client.Machine(ctx, m.UUID, "0")
 		_, serr := os.Stat(dir)
-		return err != nil && os.IsNotExist(serr) && !processAlive(pid), nil
+		return err != nil && os.IsNotExist(serr) && !agentRunning(pid, dir), nil
 	}, "machine removed, agent stopped, directory gone")
 }
