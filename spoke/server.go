@@ -136,7 +136,8 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	// only propose it, see applyHubFlags); the follower verifies against
 	// whatever it is at each request.
 	hub := hubtrust.NewFollower(hubtrust.Config{Now: cfg.Now})
-	s.api, err = apiserver.New(apiserver.Config{Backend: s, Logger: s.logger, Now: cfg.Now, MaxCharmSize: cfg.MaxCharmSize, Hub: hub})
+	s.api, err = apiserver.New(apiserver.Config{Backend: s, Logger: s.logger, Now: cfg.Now, MaxCharmSize: cfg.MaxCharmSize, Hub: hub,
+		LogDir: filepath.Join(cfg.DataDir, "logs")})
 	if err != nil {
 		ln.Close()
 		s.node.Shutdown()

@@ -2,7 +2,9 @@ package apiserver
 
 import (
 	"encoding/json"
+	"log/slog"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -12,11 +14,13 @@ import (
 
 // DefaultLogLines is how many debug-log records a node keeps per model.
 //
-// Logs are kept per controller node, in memory, not replicated through
-// raft: an agent's lines live on the node it is connected to, and a
-// debug-log client sees the lines of the node it asks. Replicating every
-// hook's output through the raft log would make logging as expensive as a
-// model change; Juju too keeps logs outside its replicated model store.
+// Logs are kept per controller node, not replicated through raft: an
+// agent's lines live on the node it is connected to, and a debug-log client
+// sees the lines of the node it asks. Replicating every hook's output
+// through the raft log would make logging as expensive as a model change;
+// Juju too keeps logs outside its replicated model store. With a data
+// directory (Config.LogDir) they are also written to disk and read back
+// when the node starts (logfiles.go).
 const DefaultLogLines = 5000
 
 // logBook is the per-model ring buffers of debug-log records of this node.
@@ -27,10 +31,31 @@ type logBook struct {
 	seq    uint64
 	models map[string][]api.LogRecord // oldest first, at most max
 	notify chan struct{}              // closed and replaced on append
+	disk   *logFiles                  // nil: memory only
 }
 
-func newLogBook(max int) *logBook {
-	return &logBook{max: max, models: map[string][]api.LogRecord{}, notify: make(chan struct{})}
+// newLogBook keeps max records per model, also in dir unless it is "",
+// starting from what dir holds (sequence numbers continue from it).
+func newLogBook(max int, dir string, log *slog.Logger) *logBook {
+	b := &logBook{max: max, models: map[string][]api.LogRecord{}, notify: make(chan struct{})}
+	if dir == "" {
+		return b
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		log.Warn("debug-log kept in memory only", "dir", dir, "err", err)
+		return b
+	}
+	b.disk = &logFiles{dir: dir, log: log, files: map[string]*logFile{}}
+	b.models, b.seq = b.disk.load(max)
+	return b
+}
+
+func (b *logBook) close() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.disk != nil {
+		b.disk.close()
+	}
 }
 
 func (b *logBook) append(model string, rec api.LogRecord) {
@@ -43,6 +68,9 @@ func (b *logBook) append(model string, rec api.LogRecord) {
 		ring = append(ring[:0:0], ring[len(ring)-b.max:]...)
 	}
 	b.models[model] = ring
+	if b.disk != nil {
+		b.disk.append(model, rec, ring, b.max)
+	}
 	close(b.notify)
 	b.notify = make(chan struct{})
 }

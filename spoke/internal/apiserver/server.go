@@ -109,6 +109,8 @@ type Config struct {
 	MaxBodySize int64
 	// Hub, if set, admits bearer tokens signed by the trusted hub.
 	Hub TokenVerifier
+	// LogDir, if set, is where debug-log records are kept across restarts.
+	LogDir string
 }
 
 // Server is the http.Handler of a controller node.
@@ -144,7 +146,7 @@ func New(cfg Config) (*Server, error) {
 		cfg.MaxCharmSize = 256 << 20
 	}
 	s := &Server{cfg: cfg, b: cfg.Backend, log: cfg.Logger, charms: newCharmCache(256),
-		agents: newAgentHub(), logs: newLogBook(DefaultLogLines), closing: make(chan struct{})}
+		agents: newAgentHub(), logs: newLogBook(DefaultLogLines, cfg.LogDir, cfg.Logger), closing: make(chan struct{})}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	s.metrics = newMetrics(reg, cfg.Backend)
@@ -162,6 +164,7 @@ func (s *Server) Close() {
 	}
 	s.agents.closeAll()
 	s.conns.Wait()
+	s.logs.close()
 }
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.router.ServeHTTP(w, r) }
