@@ -35,6 +35,10 @@ func (l Listener) Accept() (net.Conn, error) {
 // through (a large answer gains nothing from one send).
 const MaxHeld = 256 << 10
 
+// MinHeld is the smallest answer Hold corks for: a smaller one and its
+// head fit net/http's 4 KiB buffer and leave in one write anyway.
+const MinHeld = 3 << 10
+
 // Conn is a connection whose writes can be held and sent together.
 type Conn struct {
 	net.Conn
@@ -120,11 +124,11 @@ func FromContext(ctx context.Context, proto int) *Conn {
 	return cc
 }
 
-// Hold corks c, when there is one, for an answer of length bytes that the
-// caller writes whole to w. The returned function, deferred by the caller,
+// Hold corks c, when there is one, for an answer of length bytes (between
+// MinHeld and MaxHeld) that the caller writes whole to w. The returned function, deferred by the caller,
 // flushes w and sends the answer in one write.
 func Hold(c *Conn, w http.ResponseWriter, length int64) (release func()) {
-	if c == nil || length > MaxHeld {
+	if c == nil || length < MinHeld || length > MaxHeld {
 		return func() {}
 	}
 	c.Cork()

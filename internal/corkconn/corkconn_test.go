@@ -86,7 +86,17 @@ func TestFromContext(t *testing.T) {
 	if FromContext(ConnContext(t.Context(), &net.TCPConn{}), 1) != nil {
 		t.Error("a plain connection is not corkable")
 	}
-	Hold(nil, httptest.NewRecorder(), 10)() // no connection: a no-op
+	Hold(nil, httptest.NewRecorder(), 10<<10)() // no connection: a no-op
+	release := Hold(c, httptest.NewRecorder(), 100)
+	if c.corked {
+		t.Error("an answer under MinHeld was corked")
+	}
+	release()
+	release = Hold(c, httptest.NewRecorder(), 13<<10)
+	if !c.corked {
+		t.Error("a 13 KiB answer was not corked")
+	}
+	release()
 }
 
 // TestCloseWhileCorked: closing a corked connection closes it at once
