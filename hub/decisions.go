@@ -60,6 +60,14 @@ func (c *ttlCache[K, V]) get(k K) (v V, hit bool) {
 	return e.v, true
 }
 
+// expiry returns when k's cached answer expires, if it is cached.
+func (c *ttlCache[K, V]) expiry(k K) (time.Time, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.m[k]
+	return e.expires, ok
+}
+
 func (c *ttlCache[K, V]) generation() uint64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()

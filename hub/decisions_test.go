@@ -57,3 +57,23 @@ func TestTTLCacheUntil(t *testing.T) {
 		t.Fatalf("second lookup = %d after %d fills, want the cached 1", v, calls)
 	}
 }
+
+// TestTTLCacheExpiry: a cached answer's expiry is what a remembered proxy
+// route is bounded by (handleModelProxy): the TTL from when it was cached,
+// or the sooner limit it was put with.
+func TestTTLCacheExpiry(t *testing.T) {
+	now := time.Unix(1000, 0)
+	c := newTTLCache[string, bool](func() time.Time { return now }, 2*time.Second)
+	if _, ok := c.expiry("a"); ok {
+		t.Fatal("expiry of an answer never cached")
+	}
+	c.put("a", true, c.generation(), time.Time{})
+	c.put("b", true, c.generation(), now.Add(time.Second))
+	now = now.Add(500 * time.Millisecond)
+	if exp, ok := c.expiry("a"); !ok || !exp.Equal(time.Unix(1002, 0)) {
+		t.Fatalf("expiry of a: %v %v, want the TTL from when it was cached", exp, ok)
+	}
+	if exp, ok := c.expiry("b"); !ok || !exp.Equal(time.Unix(1001, 0)) {
+		t.Fatalf("expiry of b: %v %v, want its sooner limit", exp, ok)
+	}
+}

@@ -86,8 +86,10 @@ const spokeTokenReuse = spokeTokenTTL / 2
 // controller with a spoke token (handleModelProxy, the one place that
 // decides), the same token's next reads of that model skip the router, the
 // middleware and the five lookups, for decisionTTL and never past the
-// token's expiry. The memo is cleared with the decisions whenever the
-// outbox writes a tuple, so a revocation made here applies at once.
+// token's expiry or the cached decision's. The memo is cleared with the
+// decisions whenever the outbox writes a tuple, so a revocation made here
+// applies at once, and one made through another replica within the
+// decisions' 2 s, as before.
 
 // proxyRouteKey names a remembered read route: the presented token, how it
 // was presented, and the model.

@@ -56,8 +56,15 @@ func (s *Server) handleModelProxy(w http.ResponseWriter, r *http.Request) {
 	}
 	if raw, cookie := credential(r); raw != "" {
 		if mid, ok := memoizableCall(r); ok && mid == id {
+			// Remembered no longer than the token and the cached decision
+			// it rests on live.
+			until := p.Expires
+			if exp, ok := s.decisions.expiry(decisionKey{user: p.Object, rel: rel, object: authz.ModelObject(id)}); ok &&
+				(until.IsZero() || exp.Before(until)) {
+				until = exp
+			}
 			s.proxyRoutes.put(proxyRouteKey{raw: raw, cookie: cookie, model: id},
-				proxyRoute{controller: c.Name, sc: sc, tok: tok}, gen, p.Expires)
+				proxyRoute{controller: c.Name, sc: sc, tok: tok}, gen, until)
 		}
 	}
 	s.forward(w, r, c.Name, sc, tok)
