@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 
@@ -18,12 +19,18 @@ func ToolMain(argv0 string, args []string, getenv func(string) string, stdin io.
 }
 
 // RunMachine runs the machine agent configured by the agent.conf at
-// configPath until ctx ends. agentBinary is the drover-agent executable the
-// hook tool symlinks point at.
+// configPath until ctx ends, or until a hook had it reboot the machine
+// (juju-reboot): then it returns nil once the machine is powered off, and
+// the provider starts the agent again. agentBinary is the drover-agent
+// executable the hook tool symlinks point at.
 func RunMachine(ctx context.Context, configPath, agentBinary string, log *slog.Logger) error {
 	a, err := machine.New(machine.Config{ConfigPath: configPath, AgentBinary: agentBinary, Logger: log})
 	if err != nil {
 		return err
 	}
-	return a.Run(ctx)
+	if err := a.Run(ctx); !errors.Is(err, machine.ErrRebooted) {
+		return err
+	}
+	log.Info("machine powered off for a reboot; the provider starts it again")
+	return nil
 }

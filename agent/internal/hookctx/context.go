@@ -45,6 +45,12 @@ type Config struct {
 	Remote Remote
 	Log    LogFunc
 	Now    func() time.Time // the clock; time.Now when nil
+
+	// CanReboot is true when the machine agent can reboot its machine
+	// (juju-reboot); RebootNow, if set, is called by `juju-reboot --now`
+	// to end the hook at once.
+	CanReboot bool
+	RebootNow func()
 }
 
 // Validate checks that the Config can build a Context.
@@ -78,7 +84,17 @@ type Context struct {
 	ports       portBuffer
 	outcome     ActionOutcome
 	statusSet   bool
+	reboot      RebootRequest
 }
+
+// RebootRequest is what juju-reboot asked of the machine.
+type RebootRequest int
+
+const (
+	NoReboot    RebootRequest = iota
+	RebootAfter               // once the hook has succeeded
+	RebootNow                 // at once: the hook is killed and runs again after the reboot
+)
 
 // New builds a Context from a validated Config. The Config's maps and slices
 // are copied, so the caller may reuse them.
@@ -279,4 +295,31 @@ func (c *Context) Log(level, message string) {
 		}
 	}
 	c.cfg.Log(level, "unit."+c.cfg.Unit+".juju-log", message)
+}
+
+// RequestReboot records juju-reboot's request (now: `--now`). It fails
+// when the machine cannot be rebooted by its agent; actions may not call
+// it (the tool checks).
+func (c *Context) RequestReboot(now bool) error {
+	if !c.cfg.CanReboot {
+		return errors.New("juju-reboot is not supported on this machine")
+	}
+	c.mu.Lock()
+	if now {
+		c.reboot = RebootNow
+	} else if c.reboot == NoReboot {
+		c.reboot = RebootAfter
+	}
+	c.mu.Unlock()
+	if now && c.cfg.RebootNow != nil {
+		c.cfg.RebootNow()
+	}
+	return nil
+}
+
+// Reboot is what juju-reboot asked for during the hook.
+func (c *Context) Reboot() RebootRequest {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.reboot
 }

@@ -18,10 +18,7 @@ func init() {
 		return &unsupported{name: "credential-get", purpose: "Access cloud credentials.",
 			err: "cannot access cloud credentials: credential-get is not supported on this cloud", format: true}
 	})
-	register("juju-reboot", func() tool {
-		return &unsupported{name: "juju-reboot", purpose: "Reboot the host machine.",
-			err: "juju-reboot is not supported on this machine", now: true}
-	})
+	register("juju-reboot", func() tool { return &jujuReboot{} })
 	register("resource-get", func() tool { return &resourceGet{} })
 }
 
@@ -240,13 +237,49 @@ func (c *resourceGet) run(e *env) error {
 	return fmt.Errorf("could not download resource: resource %q not found", c.name)
 }
 
+// jujuReboot asks the machine agent to reboot the machine: after the hook
+// succeeds, or with --now at once (the hook is killed and runs again after
+// the reboot).
+type jujuReboot struct{ now bool }
+
+func (c *jujuReboot) info() info {
+	return info{name: "juju-reboot", purpose: "Reboot the host machine.", doc: `
+juju-reboot causes the host machine to reboot, after stopping all containers
+hosted on the machine.
+
+An invocation without arguments will allow the current hook to complete, and
+will only cause a reboot if the hook completes successfully.
+
+If the --now flag is passed, the current hook will terminate immediately, and
+be restarted from scratch after reboot. This allows charm authors to write
+hooks that need to reboot more than once in the course of installing software.
+
+The --now flag cannot terminate a debug-hooks session; hooks using --now should
+be sure to terminate on unexpected errors, so as to guarantee expected
+behaviour in all situations.
+
+juju-reboot is not supported when running actions.`}
+}
+
+func (c *jujuReboot) setFlags(fs *flagSet, e *env) {
+	fs.boolVar(&c.now, "Reboot immediately, killing the invoking process", "now")
+}
+
+func (c *jujuReboot) init(e *env, args []string) error { return checkEmpty(args) }
+
+func (c *jujuReboot) run(e *env) error {
+	if _, inAction := e.hc.Action(); inAction {
+		return errors.New("juju-reboot is not supported when running an action")
+	}
+	return e.hc.RequestReboot(c.now)
+}
+
 // unsupported is a tool this cloud cannot serve; it parses Juju's flags so
 // that only the runtime error differs.
 type unsupported struct {
 	name, purpose, err string
-	format, now        bool
+	format             bool
 	out                output
-	nowFlag            bool
 }
 
 func (c *unsupported) info() info { return info{name: c.name, purpose: c.purpose} }
@@ -255,16 +288,10 @@ func (c *unsupported) setFlags(fs *flagSet, e *env) {
 	if c.format {
 		c.out.addFlags(fs, "smart")
 	}
-	if c.now {
-		fs.boolVar(&c.nowFlag, "Reboot immediately, killing the invoking process", "now")
-	}
 }
 
 func (c *unsupported) init(e *env, args []string) error { return checkEmpty(args) }
 
 func (c *unsupported) run(e *env) error {
-	if _, inAction := e.hc.Action(); inAction && c.name == "juju-reboot" {
-		return errors.New("juju-reboot is not supported when running an action")
-	}
 	return errors.New(strings.TrimSpace(c.err))
 }

@@ -3,6 +3,8 @@ package hooktools
 import (
 	"errors"
 	"testing"
+
+	"github.com/droverhq/drover/agent/internal/hookctx"
 )
 
 func action(params map[string]any) func(*fixture) {
@@ -147,5 +149,37 @@ func TestHelp(t *testing.T) {
 	want := "Usage: relation-get [options] <key> <unit id>\n\nSummary:\nGet relation settings.\n\nOptions:\n--app  (= false)\n"
 	if got := string(res.Stdout); len(got) < len(want) || got[:len(want)] != want {
 		t.Errorf("help = %q", got)
+	}
+}
+
+// TestJujuReboot: on a machine its agent can reboot, juju-reboot records a
+// reboot after the hook, and --now one at once, ending the hook; in an
+// action it fails.
+func TestJujuReboot(t *testing.T) {
+	for _, tc := range []struct {
+		argv   []string
+		action bool
+		want   hookctx.RebootRequest
+		code   int
+		killed bool
+	}{
+		{argv: []string{"juju-reboot"}, want: hookctx.RebootAfter},
+		{argv: []string{"juju-reboot", "--now"}, want: hookctx.RebootNow, killed: true},
+		{argv: []string{"juju-reboot", "extra"}, code: 2},
+		{argv: []string{"juju-reboot"}, action: true, code: 1},
+	} {
+		f := newFixture()
+		f.cfg.CanReboot = true
+		killed := false
+		f.cfg.RebootNow = func() { killed = true }
+		if tc.action {
+			f.action(nil)
+		}
+		hc := f.ctx(t)
+		res := run(t, hc, nil, tc.argv[0], tc.argv[1:]...)
+		if res.Code != tc.code || hc.Reboot() != tc.want || killed != tc.killed {
+			t.Errorf("%v (action %v): code %d, request %v, hook ended %v (stderr %q); want %d, %v, %v",
+				tc.argv, tc.action, res.Code, hc.Reboot(), killed, res.Stderr, tc.code, tc.want, tc.killed)
+		}
 	}
 }

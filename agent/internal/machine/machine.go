@@ -25,6 +25,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -50,6 +51,9 @@ type Agent struct {
 	conn    *apiconn.Conn
 	locks   *locks
 	log     *slog.Logger
+	// stop ends Run's context; rebooting says why (juju-reboot).
+	stop      context.CancelFunc
+	rebooting atomic.Bool
 }
 
 // LoadConfig reads agent.conf.
@@ -145,8 +149,11 @@ func (a *Agent) saveAddresses(addrs []string) {
 	}
 }
 
-// Run runs the agent until ctx ends.
+// Run runs the agent until ctx ends, or until a hook asked for a reboot:
+// then it powers the machine off and returns ErrRebooted.
 func (a *Agent) Run(ctx context.Context) error {
+	ctx, a.stop = context.WithCancel(ctx)
+	defer a.stop()
 	toolsDir := filepath.Join(a.dataDir, "tools")
 	if err := hooktools.InstallSymlinks(toolsDir, a.cfg.AgentBinary); err != nil {
 		return err
@@ -155,7 +162,11 @@ func (a *Agent) Run(ctx context.Context) error {
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return a.conn.Run(gctx) })
 	g.Go(func() error { return a.supervise(gctx, toolsDir) })
-	return g.Wait()
+	err := g.Wait()
+	if a.rebooting.Load() {
+		return a.powerOff()
+	}
+	return err
 }
 
 // running is one uniter under supervision.
@@ -237,7 +248,7 @@ func (a *Agent) startUniter(ctx context.Context, name, toolsDir string, exited c
 	u, err := uniter.New(uniter.Config{Unit: name, Dir: dir, ToolsDir: toolsDir, Caller: a.conn,
 		Download: a.conn.Download, States: a.conn.State, APIAddresses: a.conn.Addresses, Lock: a.locks,
 		Logger: a.log, SocketAddress: "@drover-agent-" + hex.EncodeToString(sum[:10]) + "-" + filepath.Base(dir),
-		BootID: bootID(a.dataDir)})
+		BootID: bootID(a.dataDir), Reboot: a.rebootFunc()})
 	if err != nil {
 		return nil, err
 	}

@@ -20,6 +20,7 @@ type execResult struct {
 	outcome   hookctx.ActionOutcome
 	remote    *hookRemote
 	baseState map[string]string
+	reboot    hookctx.RebootRequest // what juju-reboot asked
 }
 
 // execute runs one hook (h) or action (task) process in a fresh hook
@@ -36,6 +37,13 @@ func (u *Uniter) execute(ctx context.Context, h *HookInfo, task *api.TaskRef, ms
 		Charm: ci.config, Settings: typedSettings(ci.config, urs.Config), OpenedPorts: urs.OpenPorts, State: state,
 		PrivateAddress: hr.address, PublicAddress: hr.address, Remote: hr, Now: u.cfg.Now,
 		Log: func(level, module, message string) { u.logRemote(ctx, level, module, message) }}
+	// `juju-reboot --now` ends the hook at once: its process group is
+	// killed before the tool answers, and the hook counts as killed.
+	runCtx, endHook := context.WithCancel(ctx)
+	defer endHook()
+	ex := &execution{}
+	hcfg.CanReboot = u.cfg.Reboot != nil && task == nil
+	hcfg.RebootNow = func() { ex.kill(); endHook() }
 	name, dispatch := "", ""
 	if h != nil {
 		name = h.Name()
@@ -64,25 +72,25 @@ func (u *Uniter) execute(ctx context.Context, h *HookInfo, task *api.TaskRef, ms
 	id := newContextID(u.cfg.Unit, strings.ReplaceAll(name, "/", "-"))
 	deactivate := u.tools.Activate(id, hc)
 	module := "unit." + u.cfg.Unit + "." + name
-	ex := &execution{charmDir: u.charmDir(), dispatchPath: dispatch, env: u.environ(id, dispatch, h, task, ms),
-		capture: task != nil,
-		logLine: func(isErr bool, line string) {
-			level := "DEBUG"
-			if isErr {
-				level = "WARNING"
-			}
-			u.logRemote(ctx, level, module, line)
-		}}
+	ex.charmDir, ex.dispatchPath, ex.env = u.charmDir(), dispatch, u.environ(id, dispatch, h, task, ms)
+	ex.capture = task != nil
+	ex.logLine = func(isErr bool, line string) {
+		level := "DEBUG"
+		if isErr {
+			level = "WARNING"
+		}
+		u.logRemote(ctx, level, module, line)
+	}
 	var res result
 	if h != nil && h.IsRelation() && !ci.declared[h.Endpoint] {
 		// The implicit juju-info endpoint never runs hooks (CHARM-CONTRACT
 		// §1.2); its scope and members are still tracked.
 		res.missing = true
 	} else {
-		res, err = ex.run(ctx)
+		res, err = ex.run(runCtx)
 	}
 	deactivate()
-	out := &execResult{res: res, remote: hr, baseState: state, outcome: hc.ActionOutcome()}
+	out := &execResult{res: res, remote: hr, baseState: state, outcome: hc.ActionOutcome(), reboot: hc.Reboot()}
 	if err == nil && res.code == 0 {
 		out.changes = hc.Flush()
 	}

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/droverhq/drover/agent/internal/hookctx"
 	"github.com/droverhq/drover/api"
 )
 
@@ -89,9 +90,16 @@ func (u *Uniter) runHook(ctx context.Context, op *Operation, r *Remote, ms *api.
 	release()
 	if errors.Is(err, errKilled) {
 		// Killed, not failed: queued again (CHARM-CONTRACT §2.5).
-		u.log.Warn("hook killed; queued again", "hook", h.Name(), "err", err)
 		next.Step = Queued
 		u.local.Op = next
+		if ex.reboot == hookctx.RebootNow && ctx.Err() == nil {
+			// juju-reboot --now: the hook runs again after the reboot.
+			if err := u.save(); err != nil {
+				return err
+			}
+			return u.reboot(ctx, h)
+		}
+		u.log.Warn("hook killed; queued again", "hook", h.Name(), "err", err)
 		return errors.Join(err, u.save())
 	}
 	if err == nil && ex.res.code != 0 {
@@ -119,7 +127,28 @@ func (u *Uniter) runHook(ctx context.Context, op *Operation, r *Remote, ms *api.
 	if err := u.save(); err != nil {
 		return err
 	}
-	return u.commitHook(ctx, h)
+	if err := u.commitHook(ctx, h); err != nil {
+		return err
+	}
+	if ex.reboot != hookctx.NoReboot {
+		return u.reboot(ctx, h)
+	}
+	return nil
+}
+
+// reboot hands the machine to the agent for the reboot juju-reboot asked
+// for and runs nothing more: the agent stops this uniter, and the unit
+// carries on after the machine's next boot (start runs again, and a hook
+// ended by --now runs from scratch).
+func (u *Uniter) reboot(ctx context.Context, h HookInfo) error {
+	u.log.Info("rebooting the machine", "hook", h.Name())
+	u.logRemote(ctx, "INFO", "juju.worker.uniter", fmt.Sprintf("%q hook asked for a reboot", h.Name()))
+	u.setAgentStatus(ctx, api.Status{Status: "rebooting"})
+	if err := u.cfg.Reboot(ctx); err != nil {
+		return fmt.Errorf("reboot: %w", err)
+	}
+	<-ctx.Done()
+	return nil
 }
 
 // via says how a hook ran, in Juju's debug-log words.

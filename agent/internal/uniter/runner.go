@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -40,6 +41,18 @@ type execution struct {
 	logLine func(stderr bool, line string)
 	// capture keeps stdout and stderr (actions report them).
 	capture bool
+	// pgid is the running process group, 0 before the start and after the
+	// end (kill).
+	pgid atomic.Int64
+}
+
+// kill ends the running process group at once, if any: by the time it
+// returns, no process of the hook (a hook tool waiting on the agent among
+// them) runs another instruction.
+func (e *execution) kill() {
+	if p := e.pgid.Load(); p > 0 {
+		_ = syscall.Kill(-int(p), syscall.SIGKILL)
+	}
 }
 
 // result of an execution.
@@ -107,6 +120,8 @@ func (e *execution) run(ctx context.Context) (result, error) {
 	if err := cmd.Start(); err != nil {
 		return result{}, err
 	}
+	e.pgid.Store(int64(cmd.Process.Pid))
+	defer e.pgid.Store(0)
 	stop := context.AfterFunc(ctx, func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
 	defer stop()
 	var wg sync.WaitGroup

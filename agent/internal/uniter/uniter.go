@@ -75,6 +75,9 @@ type Config struct {
 	// the one a started unit last saw, the unit runs start again. Empty
 	// turns reboot detection off.
 	BootID string
+	// Reboot, if set, has the machine agent reboot the machine (juju-reboot);
+	// the agent then stops this uniter. Nil: juju-reboot is unsupported.
+	Reboot func(ctx context.Context) error
 }
 
 // Uniter runs one unit.

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -67,8 +68,9 @@ type noLock struct{}
 
 func (noLock) Acquire(context.Context, string) (func(), error) { return func() {}, nil }
 
-// testCharm packs a bash charm whose hooks append their name to hooks.log.
-func testCharm(t *testing.T) ([]byte, string) {
+// testCharm packs a bash charm whose hooks append their name to hooks.log;
+// config-changed then runs configChanged, if any.
+func testCharm(t *testing.T, configChanged ...string) ([]byte, string) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "metadata.yaml"), []byte("name: app\nsummary: s\ndescription: d\n"), 0o644)
 	os.WriteFile(filepath.Join(dir, "actions.yaml"), []byte("hello:\n  description: d\nmissing:\n  description: d\n"), 0o644)
@@ -76,7 +78,11 @@ func testCharm(t *testing.T) ([]byte, string) {
 	os.MkdirAll(filepath.Join(dir, "actions"), 0o755)
 	script := "#!/bin/sh\necho \"$JUJU_HOOK_NAME\" >>\"$CHARM_DIR/hooks.log\"\n"
 	for _, h := range []string{"install", "config-changed", "start", "leader-elected", "stop", "remove"} {
-		os.WriteFile(filepath.Join(dir, "hooks", h), []byte(script), 0o755)
+		s := script
+		if h == "config-changed" {
+			s += strings.Join(configChanged, "\n") + "\n"
+		}
+		os.WriteFile(filepath.Join(dir, "hooks", h), []byte(s), 0o755)
 	}
 	os.WriteFile(filepath.Join(dir, "actions", "hello"), []byte("#!/bin/sh\naction-set greeting=\"hi $(action-get name)\"\n"), 0o755)
 	var buf bytes.Buffer
@@ -95,11 +101,15 @@ type harness struct {
 	sha   string
 	tools string
 	boot  string // the machine boot the next run sees
+	// reboots counts juju-reboot's requests to the machine agent, when
+	// canReboot offers them.
+	canReboot bool
+	reboots   atomic.Int32
 }
 
-func newHarness(t *testing.T) *harness {
+func newHarness(t *testing.T, configChanged ...string) *harness {
 	testkit.CheckLeaks(t)
-	data, sha := testCharm(t)
+	data, sha := testCharm(t, configChanged...)
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -132,6 +142,9 @@ func (h *harness) run(what string, cond func(hooks []string) bool) {
 		Download: func(context.Context, string) ([]byte, error) { return h.data, nil }, Lock: noLock{},
 		Logger:        slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		SocketAddress: "@drover-uniter-test-" + hex.EncodeToString(b[:]), RetryDelay: 10 * time.Millisecond, BootID: h.boot})
+	if h.canReboot {
+		u.cfg.Reboot = func(context.Context) error { h.reboots.Add(1); return nil }
+	}
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -282,5 +295,58 @@ func TestUniterActions(t *testing.T) {
 	}
 	if r := h.ctl.tasks["2"]; r.Status != api.TaskFailed || r.Message != `action not implemented on unit "app/0"` {
 		t.Fatalf("missing action: %+v", r)
+	}
+}
+
+// TestUniterJujuReboot: juju-reboot has the machine agent reboot the
+// machine after the hook committed, or with --now at once, the hook killed
+// and queued to run again; the agent status says rebooting; after the
+// reboot (a new boot) the unit carries on.
+func TestUniterJujuReboot(t *testing.T) {
+	for _, tc := range []struct {
+		name, flags    string
+		before, after  []string
+		queuedAfterNow bool
+	}{
+		{name: "after the hook", before: []string{"install", "leader-elected", "config-changed", "after-juju-reboot"},
+			after: []string{"install", "leader-elected", "config-changed", "after-juju-reboot", "start"}},
+		{name: "now", flags: "--now", before: []string{"install", "leader-elected", "config-changed"},
+			after: []string{"install", "leader-elected", "config-changed", "config-changed", "start"}, queuedAfterNow: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, `if [ ! -e "$CHARM_DIR/../asked" ]; then touch "$CHARM_DIR/../asked"`,
+				`  juju-reboot `+tc.flags+` || echo juju-reboot-failed >>"$CHARM_DIR/hooks.log"`,
+				`  echo after-juju-reboot >>"$CHARM_DIR/hooks.log"`, `fi`)
+			h.canReboot, h.boot = true, "boot-1"
+			h.run("reboot asked", func([]string) bool { return h.reboots.Load() == 1 })
+			if got := h.hooks(); !slices.Equal(got, tc.before) {
+				t.Fatalf("hooks before the reboot %v, want %v", got, tc.before)
+			}
+			l := h.local()
+			if tc.queuedAfterNow && (l.Op.Step != Queued || l.Op.Hook == nil || l.Op.Hook.Kind != HookConfigChanged) {
+				t.Fatalf("after juju-reboot --now the hook is not queued again: %+v", l.Op)
+			}
+			if !tc.queuedAfterNow && l.ConfigHash == "" {
+				t.Fatal("the hook that asked for a reboot was not committed")
+			}
+			h.ctl.mu.Lock()
+			rebooting := slices.Contains(h.ctl.status, "juju-unit:rebooting")
+			h.ctl.mu.Unlock()
+			if !rebooting {
+				t.Fatalf("statuses %v: want the agent rebooting", h.ctl.status)
+			}
+			h.boot = "boot-2" // the machine came back
+			h.run("started after the reboot", started(h))
+			if got := h.hooks(); !slices.Equal(got, tc.after) || h.reboots.Load() != 1 {
+				t.Fatalf("hooks after the reboot %v (reboots %d), want %v", got, h.reboots.Load(), tc.after)
+			}
+		})
+	}
+
+	// Where the agent cannot reboot the machine, juju-reboot fails.
+	h := newHarness(t, `juju-reboot || echo juju-reboot-failed >>"$CHARM_DIR/hooks.log"`)
+	h.run("started", started(h))
+	if got := h.hooks(); !slices.Contains(got, "juju-reboot-failed") {
+		t.Fatalf("juju-reboot on a machine that cannot reboot: hooks %v", got)
 	}
 }

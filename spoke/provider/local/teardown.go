@@ -1,103 +1,22 @@
 package local
 
 import (
-	"bytes"
-	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
-	"syscall"
 	"time"
+
+	"github.com/droverhq/drover/internal/proctree"
 )
 
-// KillProcessesUnder ends every process that belongs to a local machine
-// directory tree: a process whose working directory is under dir, or whose
-// command line names a path under dir (machine agents name their
-// agent.conf, charm workloads usually their charm directory). This is how a
-// local "machine" is powered off when there is no time for hooks
-// (kill-controller, forced removal, droverd dev's Ctrl-C): SIGTERM first,
-// SIGKILL after grace. Once none is left, the machines' boot markers are
-// removed (boot.go). It returns how many processes are left.
+// KillProcessesUnder powers off the local machines under dir (one machine
+// directory, or a directory of models' machine directories): it ends every
+// process that works in or names a path under it (internal/proctree) and,
+// once none is left, removes the machines' boot markers, so their next
+// start is a new boot (boot.go). This is how a local machine is powered off
+// when there is no time for hooks (kill-controller, forced removal, droverd
+// dev's Ctrl-C). It returns how many processes are left.
 func KillProcessesUnder(dir string, grace time.Duration) int {
-	dir, err := filepath.Abs(dir)
-	if err != nil {
-		return 0
-	}
-	prefix := strings.TrimSuffix(dir, "/") + "/"
-	victims := processesUnder(prefix)
-	for _, pid := range victims {
-		syscall.Kill(pid, syscall.SIGTERM)
-	}
-	deadline := time.Now().Add(grace)
-	for len(victims) > 0 {
-		var still []int
-		for _, pid := range victims {
-			if belongs(pid, prefix) {
-				still = append(still, pid)
-			}
-		}
-		victims = still
-		if len(victims) == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			for _, pid := range victims {
-				syscall.Kill(pid, syscall.SIGKILL)
-			}
-			deadline = time.Now().Add(grace)
-		}
-		time.Sleep(20 * time.Millisecond) // other processes' exits: nothing to wait on
-	}
-	left := len(processesUnder(prefix))
+	left := proctree.KillUnder(dir, grace)
 	if left == 0 {
-		forgetBoots(dir) // powered off: the next start is a new boot
+		forgetBoots(dir)
 	}
 	return left
-}
-
-func processesUnder(prefix string) []int {
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil
-	}
-	self := os.Getpid()
-	var out []int
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == self || pid <= 1 {
-			continue
-		}
-		if belongs(pid, prefix) {
-			out = append(out, pid)
-		}
-	}
-	return out
-}
-
-// belongs reports whether a live (not zombie) process works in or names a
-// path under prefix.
-func belongs(pid int, prefix string) bool {
-	base := "/proc/" + strconv.Itoa(pid)
-	if st, err := os.ReadFile(base + "/stat"); err != nil || zombie(st) {
-		return false
-	}
-	if cwd, err := os.Readlink(base + "/cwd"); err == nil && strings.HasPrefix(cwd+"/", prefix) {
-		return true
-	}
-	cmdline, err := os.ReadFile(base + "/cmdline")
-	if err != nil {
-		return false
-	}
-	for _, a := range bytes.Split(bytes.TrimRight(cmdline, "\x00"), []byte{0}) {
-		if bytes.HasPrefix(a, []byte(prefix)) {
-			return true
-		}
-	}
-	return false
-}
-
-func zombie(stat []byte) bool {
-	// The state follows the command name in parentheses: "pid (comm) S ...".
-	i := bytes.LastIndexByte(stat, ')')
-	return i >= 0 && i+2 < len(stat) && stat[i+2] == 'Z'
 }
