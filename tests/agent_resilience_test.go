@@ -84,6 +84,23 @@ func TestAgentSurvivesKills(t *testing.T) {
 		return countLine(e.hookLog(unit), "start") > starts, nil
 	}, "start run again after the machine's power cycle")
 
+	// 4. juju-reboot --now from config-changed: the hook is killed, the
+	// agent powers its machine off, the provider starts it again, and the
+	// hook runs again from scratch before start (the new boot).
+	starts, pid = countLine(e.hookLog(unit), "start"), e.agentPID(unit)
+	begun := strings.Count(e.trace(unit), "begin config-changed")
+	if _, err := e.cl.SetApplicationConfig(e.ctx(10*time.Second), e.model, "blocker",
+		api.ConfigChange{Set: map[string]any{"reboot": "now"}}); err != nil {
+		t.Fatal(err)
+	}
+	testkit.EventuallyWithin(t, 120*time.Second, func() (bool, error) {
+		return strings.Count(e.trace(unit), "begin config-changed") >= begun+2 &&
+			countLine(e.hookLog(unit), "start") > starts && e.agentPID(unit) != pid, nil
+	}, "config-changed killed by juju-reboot --now, run again after the reboot, then start")
+	e.waitUnits("blocker active after the reboots", 60*time.Second, func(us map[string]api.Unit) bool {
+		return allStatus(us, "blocker", 2, "active", "ready")
+	})
+
 	for _, u := range e.units() {
 		log := e.hookLog(u)
 		if err := validSequence(log, false); err != nil {
