@@ -93,14 +93,29 @@ func (sc *spokeClient) dial(ctx context.Context, addr string) (*spokeConn, error
 var hopHeaders = []string{"Connection", "Keep-Alive", "Proxy-Authenticate", "Proxy-Authorization",
 	"Proxy-Connection", "Te", "Trailer", "Transfer-Encoding", "Upgrade"}
 
-func dropHopHeaders(h http.Header) {
-	for _, f := range strings.Split(h.Get("Connection"), ",") {
-		if f = strings.TrimSpace(f); f != "" {
-			h.Del(f)
+// hopByHop reports whether header k is connection-level: one of
+// hopHeaders, or named by the message's Connection header.
+func hopByHop(k string, connection []string) bool {
+	if slices.Contains(hopHeaders, k) {
+		return true
+	}
+	for _, v := range connection {
+		for f := range strings.SplitSeq(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(f), k) {
+				return true
+			}
 		}
 	}
-	for _, k := range hopHeaders {
-		h.Del(k)
+	return false
+}
+
+// dropHopHeaders removes a controller answer's connection-level headers.
+func dropHopHeaders(h http.Header) {
+	connection := h["Connection"]
+	for k := range h {
+		if hopByHop(k, connection) {
+			delete(h, k)
+		}
 	}
 }
 
@@ -114,17 +129,7 @@ func notForwarded(k string, connection []string) bool {
 	case "Authorization", "Cookie", "Origin", "Expect", "Content-Length", "Host":
 		return true
 	}
-	if slices.Contains(hopHeaders, k) {
-		return true
-	}
-	for _, v := range connection {
-		for f := range strings.SplitSeq(v, ",") {
-			if strings.EqualFold(strings.TrimSpace(f), k) {
-				return true
-			}
-		}
-	}
-	return false
+	return hopByHop(k, connection)
 }
 
 // writeRequest writes the caller's request r to a controller at host, with

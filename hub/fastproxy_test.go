@@ -249,3 +249,14 @@ func TestMemoizableCall(t *testing.T) {
 		}
 	}
 }
+
+// TestDropHopHeaders: a controller's answer loses its connection-level
+// headers, those its Connection header names included, and keeps the rest.
+func TestDropHopHeaders(t *testing.T) {
+	h := http.Header{"Connection": {"X-Conn, keep-alive"}, "X-Conn": {"1"}, "Keep-Alive": {"timeout=5"},
+		"Transfer-Encoding": {"chunked"}, "Content-Type": {"application/json"}, "X-Drover-Index": {"7"}}
+	dropHopHeaders(h)
+	if len(h) != 2 || h.Get("Content-Type") == "" || h.Get("X-Drover-Index") != "7" {
+		t.Fatalf("after dropping hop-by-hop headers: %v", h)
+	}
+}
