@@ -12,3 +12,7 @@ func (s *Server) RemembersRead(raw, model string) bool {
 	_, hit := s.proxyRoutes.get(proxyRouteKey{raw: raw, model: model})
 	return hit
 }
+
+// Taken returns how many connections the hub took over from net/http and
+// how many it handed back (takeover.go).
+func (s *Server) Taken() (takeovers, handbacks int64) { return s.takeovers.Load(), s.handbacks.Load() }

@@ -2,6 +2,7 @@ package hub
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"net/http"
 	"strings"
@@ -131,14 +132,21 @@ func memoizableCall(r *http.Request) (string, bool) {
 // ServeHTTP serves a remembered read straight to its controller, and
 // everything else through the router.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.TLS == nil { // a connection handed back (handback.go) was TLS
+		r.TLS, _ = r.Context().Value(tlsStateKey{}).(*tls.ConnectionState)
+	}
 	if id, ok := memoizableCall(r); ok {
 		if raw, cookie := credential(r); raw != "" {
 			if pr, hit := s.proxyRoutes.get(proxyRouteKey{raw: raw, cookie: cookie, model: id}); hit {
 				rec := &statusRecorder{ResponseWriter: w}
-				if err := s.forwardDirect(rec, r, pr.sc, pr.tok); err != nil {
+				err := s.forwardDirect(rec, r, pr.sc, pr.tok)
+				if err != nil {
 					s.unavailable(rec, r, pr.controller, err)
 				}
 				s.reqs.inc(modelCallRoute, rec.status)
+				if err == nil {
+					s.takeOver(w, r) // serve the caller's next reads here (takeover.go)
+				}
 				return
 			}
 		}

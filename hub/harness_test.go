@@ -48,6 +48,7 @@ func newEnv(t *testing.T) *env {
 	done := make(chan error, 1)
 	go func() { done <- s.Outbox().Run(ctx) }()
 	srv := httptest.NewServer(s.Handler())
+	go srv.Config.Serve(s.HandbackListener())
 	t.Cleanup(func() { srv.Close(); cancel(); <-done })
 	return &env{t: t, hub: s, st: s.Store(), url: srv.URL}
 }

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"runtime/pprof"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -42,6 +43,10 @@ type Server struct {
 	routeCtrls  *ttlCache[string, store.Controller]
 	spokeTokens *ttlCache[spokeTokenKey, string]
 	proxyRoutes *ttlCache[proxyRouteKey, proxyRoute]
+	handback    *handback  // taken connections back to net/http (takeover.go)
+	taken       takenConns // connections the hub serves itself
+	takeovers   atomic.Int64
+	handbacks   atomic.Int64
 	router      chi.Router
 	api         chi.Router // /v1, authenticated and audited
 	reg         *prometheus.Registry
@@ -56,7 +61,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, reg: prometheus.NewRegistry()}
+	s := &Server{cfg: cfg, reg: prometheus.NewRegistry(), handback: newHandback()}
 	var err error
 	if s.store, err = store.Open(ctx, cfg.DSN); err != nil {
 		return nil, err
@@ -88,14 +93,26 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		}
 	}
 	s.reqs = newRequestCounters()
-	s.reg.MustRegister(s.reqs.vec, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	s.reg.MustRegister(s.reqs.vec, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "drover_hub_taken_connections_total",
+			Help: "Connections the hub took from net/http to serve remembered reads itself."},
+			func() float64 { return float64(s.takeovers.Load()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "drover_hub_handed_back_connections_total",
+			Help: "Taken connections handed back to net/http for a request that was not a remembered read."},
+			func() float64 { return float64(s.handbacks.Load()) }))
 	s.indexer = newIndexer(s)
 	s.routes()
 	return s, nil
 }
 
 // Close releases the database pool.
-func (s *Server) Close() { s.store.Close() }
+func (s *Server) Close() {
+	s.handback.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	s.taken.shutdown(ctx)
+	s.store.Close()
+}
 
 // Handler is the hub's HTTP handler (for tests and embedding).
 func (s *Server) Handler() http.Handler { return s }
@@ -125,7 +142,7 @@ func (s *Server) Run(ctx context.Context) error {
 		return fmt.Errorf("hub: listen: %w", err)
 	}
 	ln = corkconn.Listener{Listener: ln}
-	srv := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, ConnContext: corkconn.ConnContext,
+	srv := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, ConnContext: connContext,
 		TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}}
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() (err error) {
@@ -139,6 +156,15 @@ func (s *Server) Run(ctx context.Context) error {
 		}
 		return nil
 	})
+	g.Go(func() (err error) {
+		pprof.Do(gctx, pprof.Labels("server", "hub"), func(context.Context) {
+			err = srv.Serve(s.HandbackListener())
+		})
+		if !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+		return nil
+	})
 	g.Go(func() error { return ignoreCanceled(s.outbox.Run(gctx)) })
 	g.Go(func() error { return ignoreCanceled(s.janitor(gctx)) })
 	g.Go(func() error { return ignoreCanceled(s.indexer.Run(gctx)) })
@@ -146,7 +172,9 @@ func (s *Server) Run(ctx context.Context) error {
 		<-gctx.Done()
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(gctx), 10*time.Second)
 		defer cancel()
-		return srv.Shutdown(sctx)
+		err := srv.Shutdown(sctx)
+		s.taken.shutdown(sctx)
+		return err
 	})
 	s.cfg.Logger.Info("hub serving", "url", s.cfg.PublicURL, "addr", ln.Addr().String())
 	if s.cfg.Ready != nil {

@@ -90,6 +90,18 @@ func TestHubEndToEnd(t *testing.T) {
 		}, "units of %v active in %s (through the hub); last:\n%s", apps, model, describeStatusLazy(&last))
 	}
 
+	// Repeated reads on one keep-alive connection: from the second on, the
+	// hub serves them on the connection itself (hub/takeover.go).
+	for range 3 {
+		fs, err := cl.Status(t.Context(), uuids[east])
+		if err != nil || fs.Applications["webapp"].Charm == "" || fs.Applications["kvstore"].Charm == "" {
+			t.Fatalf("status through the hub's API: %v %s", err, describeStatusLazy(&fs))
+		}
+	}
+	if n := hubMetric(t, s, "drover_hub_taken_connections_total"); n < 1 {
+		t.Errorf("the hub took no connection over after repeated reads (%v)", n)
+	}
+
 	// Watch through the hub's websocket: a config change arrives as a delta.
 	watchConfigChange(t, cl, demo, uuids[east], east)
 

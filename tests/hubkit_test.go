@@ -4,10 +4,14 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -245,6 +249,39 @@ func hubClient(t *testing.T, d *droverCLI, s *devStack) *api.Client {
 	}
 	t.Cleanup(cl.Close)
 	return cl
+}
+
+// hubMetric reads one unlabelled metric from the hub's /metrics.
+func hubMetric(t *testing.T, s *devStack, name string) float64 {
+	t.Helper()
+	ca, err := os.ReadFile(s.info.CAFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(ca)
+	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}, Timeout: 30 * time.Second}
+	defer hc.CloseIdleConnections()
+	resp, err := hc.Get("https://" + s.hubAddr() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("hub /metrics: %d %v", resp.StatusCode, err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, name+" "); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				t.Fatalf("%s: %v", l, err)
+			}
+			return f
+		}
+	}
+	t.Fatalf("hub /metrics has no %s", name)
+	return 0
 }
 
 // statusOf reads a model's status through the hub with the CLI.

@@ -13,7 +13,6 @@ package corkconn
 
 import (
 	"context"
-	"crypto/tls"
 	"net"
 	"net/http"
 	"sync"
@@ -103,10 +102,11 @@ func (c *Conn) Close() error {
 type key struct{}
 
 // ConnContext is an http.Server's ConnContext: it records the connection's
-// corkable layer (under TLS) for FromContext.
+// corkable layer (under TLS, or any wrapper with a NetConn method) for
+// FromContext.
 func ConnContext(ctx context.Context, c net.Conn) context.Context {
-	if tc, ok := c.(*tls.Conn); ok {
-		c = tc.NetConn()
+	if nc, ok := c.(interface{ NetConn() net.Conn }); ok {
+		c = nc.NetConn()
 	}
 	if cc, ok := c.(*Conn); ok {
 		return context.WithValue(ctx, key{}, cc)
@@ -136,4 +136,10 @@ func Hold(c *Conn, w http.ResponseWriter, length int64) (release func()) {
 		_ = http.NewResponseController(w).Flush()
 		_ = c.Uncork()
 	}
+}
+
+// NewContext returns ctx carrying c, for a server that reads requests off
+// a connection itself (FromContext).
+func NewContext(ctx context.Context, c *Conn) context.Context {
+	return context.WithValue(ctx, key{}, c)
 }

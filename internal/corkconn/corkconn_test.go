@@ -86,6 +86,12 @@ func TestFromContext(t *testing.T) {
 	if FromContext(ConnContext(t.Context(), &net.TCPConn{}), 1) != nil {
 		t.Error("a plain connection is not corkable")
 	}
+	if FromContext(ConnContext(t.Context(), wrapped{c}), 1) != c {
+		t.Error("a wrapper's NetConn (tls.Conn, a hub's handed-back connection): not found")
+	}
+	if FromContext(NewContext(t.Context(), c), 1) != c {
+		t.Error("NewContext: not found")
+	}
 	Hold(nil, httptest.NewRecorder(), 10<<10)() // no connection: a no-op
 	release := Hold(c, httptest.NewRecorder(), 100)
 	if c.corked {
@@ -116,3 +122,8 @@ func TestCloseWhileCorked(t *testing.T) {
 		t.Error("write after close succeeded")
 	}
 }
+
+// wrapped is a connection over another, as tls.Conn is.
+type wrapped struct{ net.Conn }
+
+func (w wrapped) NetConn() net.Conn { return w.Conn }
