@@ -16,11 +16,15 @@ import (
 // database): one file of JSON lines per model in dir, appended as records
 // arrive. A file that holds twice the records a model keeps is rewritten
 // with the newest ones. A torn last line (the node died while writing it)
-// is skipped when the file is read.
+// is skipped when the file is read. Sequence numbers are reserved on disk
+// in blocks (logseq.go), so none is handed out twice across a crash.
 type logFiles struct {
 	dir   string
 	log   *slog.Logger
 	files map[string]*logFile
+	// reserved is the highest sequence number reserved on disk (or meant
+	// to be, when the write failed): numbers up to it may be handed out.
+	reserved uint64
 }
 
 type logFile struct {
@@ -37,13 +41,18 @@ func (d *logFiles) modelFileName(model string) string {
 	return filepath.Join(d.dir, model+".log")
 }
 
-// load reads every model's records, keeping the newest keep of each.
+// load reads every model's records, keeping the newest keep of each, and
+// the sequence number to continue after: the highest of the records and
+// of the reservation, as numbers up to it may have been handed out.
 func (d *logFiles) load(keep int) (map[string][]api.LogRecord, uint64) {
 	out := map[string][]api.LogRecord{}
-	var seq uint64
+	seq := d.readReserved()
 	paths, _ := filepath.Glob(filepath.Join(d.dir, "*.log"))
 	for _, path := range paths {
 		model := strings.TrimSuffix(filepath.Base(path), ".log")
+		if d.modelFileName(model) == "" {
+			continue // not a model's file (".x.log")
+		}
 		f, err := os.Open(path)
 		if err != nil {
 			d.log.Warn("debug-log file unreadable", "file", path, "err", err)
@@ -66,6 +75,7 @@ func (d *logFiles) load(keep int) (map[string][]api.LogRecord, uint64) {
 		}
 		out[model] = recs
 	}
+	d.reserved = seq
 	return out, seq
 }
 

@@ -46,7 +46,9 @@ func TestLogBookOnDisk(t *testing.T) {
 		t.Fatalf("model-b after a restart: %q", messages(recs))
 	}
 	b.append("model-b", api.LogRecord{Message: "b2"})
-	if recs, _ := b.since("model-b", 6); messages(recs) != "7:b2" { // ../escape's 7 was never written
+	// ../escape's 7 was never written, but was handed out: numbers continue
+	// after the reservation (logseq_test.go).
+	if recs, _ := b.since("model-b", 6); len(recs) != 1 || recs[0].Message != "b2" || recs[0].Seq <= 7 {
 		t.Fatalf("sequence numbers do not continue after a restart: %q", messages(recs))
 	}
 	if entries, _ := os.ReadDir(filepath.Dir(dir)); len(entries) != 1 {

@@ -35,7 +35,8 @@ type logBook struct {
 }
 
 // newLogBook keeps max records per model, also in dir unless it is "",
-// starting from what dir holds (sequence numbers continue from it).
+// starting from what dir holds (sequence numbers continue after every
+// number handed out before, even one whose record never reached dir).
 func newLogBook(max int, dir string, log *slog.Logger) *logBook {
 	b := &logBook{max: max, models: map[string][]api.LogRecord{}, notify: make(chan struct{})}
 	if dir == "" {
@@ -62,6 +63,9 @@ func (b *logBook) append(model string, rec api.LogRecord) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.seq++
+	if b.disk != nil {
+		b.disk.reserve(b.seq) // before anyone sees the number
+	}
 	rec.Seq = b.seq
 	ring := append(b.models[model], rec)
 	if len(ring) > b.max {
