@@ -35,7 +35,13 @@ type env struct {
 // outbox worker running, served over plain HTTP by httptest.
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	cfg := hub.Config{DSN: hubtest.DSN(t), OpenFGAURL: hubtest.OpenFGAURL(), OpenFGAStore: hubtest.StoreName(),
+	return newEnvOn(t, hubtest.DSN(t))
+}
+
+// newEnvOn is newEnv on the migrated database dsn.
+func newEnvOn(t *testing.T, dsn string) *env {
+	t.Helper()
+	cfg := hub.Config{DSN: dsn, OpenFGAURL: hubtest.OpenFGAURL(), OpenFGAStore: hubtest.StoreName(),
 		OIDCIssuer: idp.URL(), OIDCClientID: devidp.HubClientID, Listen: "127.0.0.1:0", PublicURL: publicURL,
 		StateDir: t.TempDir(), DefaultOrg: "acme", Logger: testLogger(t),
 		ServiceAccounts: []hub.ServiceAccount{{ClientID: saAcme.ID, Org: "acme"}, {ClientID: saGlobex.ID, Org: "globex"}}}

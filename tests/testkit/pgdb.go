@@ -47,9 +47,40 @@ func (p *Postgres) Exec(ctx context.Context, db, sql string, args ...any) error 
 	return errors.Join(err, conn.Close(ctx))
 }
 
-// CreateDatabase creates an empty database name (from template1).
-func (p *Postgres) CreateDatabase(ctx context.Context, name string) error {
-	return p.Exec(ctx, "postgres", "CREATE DATABASE "+pgx.Identifier{name}.Sanitize())
+// DatabaseOption configures a database made by CreateDatabase or
+// MigratedTemplate.
+type DatabaseOption func(*dbOptions)
+
+type dbOptions struct {
+	icuLocale string // "": the server's locale (C)
+}
+
+// EnglishICULocale is an ICU locale that sorts like glibc's en_US.UTF-8:
+// punctuation is ignored at first ("a1" < "ab" < "a-c", "m10" < "m-9"),
+// where byte order puts '-' first ("a-c" < "a1" < "ab"). ICU's root locale
+// ("und") would not do: on [a-z0-9-] it agrees with byte order.
+const EnglishICULocale = "en-US-u-ka-shifted"
+
+// WithICULocale gives the database the ICU locale as its default
+// collation instead of the server's C, so a test can hold an order that
+// must not depend on the deployment's collation (PostgreSQL 15 or later).
+func WithICULocale(locale string) DatabaseOption {
+	return func(o *dbOptions) { o.icuLocale = locale }
+}
+
+// CreateDatabase creates an empty database name (from template1, or
+// template0 with WithICULocale).
+func (p *Postgres) CreateDatabase(ctx context.Context, name string, opts ...DatabaseOption) error {
+	var o dbOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	sql := "CREATE DATABASE " + pgx.Identifier{name}.Sanitize()
+	if o.icuLocale != "" {
+		// A locale other than the template's needs template0.
+		sql += " TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE '" + strings.ReplaceAll(o.icuLocale, "'", "''") + "'"
+	}
+	return p.Exec(ctx, "postgres", sql)
 }
 
 // DropDatabase drops name, disconnecting any sessions still using it.
@@ -102,12 +133,13 @@ type migratedTemplate struct {
 	ready bool
 }
 
-// MigratedTemplate creates database name, runs migrate against it once per
-// server, and marks it as a template; it returns name for NewDatabase. A
-// failed migration drops the database and is retried on the next call.
-// migrate must close its connections before returning, since PostgreSQL
-// cannot copy a database that has sessions.
-func (p *Postgres) MigratedTemplate(ctx context.Context, name string, migrate func(ctx context.Context, dsn string) error) (string, error) {
+// MigratedTemplate creates database name (with opts), runs migrate
+// against it once per server, and marks it as a template; it returns name
+// for NewDatabase, whose copies keep its locale. A failed migration drops
+// the database and is retried on the next call. migrate must close its
+// connections before returning, since PostgreSQL cannot copy a database
+// that has sessions.
+func (p *Postgres) MigratedTemplate(ctx context.Context, name string, migrate func(ctx context.Context, dsn string) error, opts ...DatabaseOption) (string, error) {
 	p.mu.Lock()
 	mt, ok := p.templates[name]
 	if !ok {
@@ -121,7 +153,7 @@ func (p *Postgres) MigratedTemplate(ctx context.Context, name string, migrate fu
 	if mt.ready {
 		return name, nil
 	}
-	if err := p.CreateDatabase(ctx, name); err != nil {
+	if err := p.CreateDatabase(ctx, name, opts...); err != nil {
 		return "", err
 	}
 	if err := migrate(ctx, p.DSN(name)); err != nil {

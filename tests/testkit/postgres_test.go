@@ -109,3 +109,31 @@ func TestPostgresServerRestartKeepsData(t *testing.T) {
 		t.Fatalf("database lost across restart: %v", err)
 	}
 }
+
+// TestPostgresICULocaleTemplate: a template made WithICULocale, and its
+// copies, sort by that locale, which disagrees with byte order (the
+// server's C) the way glibc's en_US.UTF-8 does.
+func TestPostgresICULocaleTemplate(t *testing.T) {
+	CheckLeaks(t)
+	pg := StartPostgres(t)
+	ctx := t.Context()
+	noop := func(context.Context, string) error { return nil }
+	tmpl, err := pg.MigratedTemplate(ctx, "en_tmpl", noop, WithICULocale(EnglishICULocale))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for db, want := range map[string]string{pg.NewDatabase(t, tmpl): "a1 ab a-c", pg.NewDatabase(t, ""): "a-c a1 ab"} {
+		conn, err := pgx.Connect(ctx, db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got string
+		err = conn.QueryRow(ctx, `SELECT string_agg(n, ' ' ORDER BY n) FROM unnest('{ab,a-c,a1}'::text[]) n`).Scan(&got)
+		if cerr := conn.Close(ctx); err == nil {
+			err = cerr
+		}
+		if err != nil || got != want {
+			t.Errorf("%s sorts %q, %v; want %q", db, got, err, want)
+		}
+	}
+}

@@ -55,7 +55,22 @@ func OpenFGAURL() string { return fgaURL }
 // DSN returns a fresh migrated database for the test.
 func DSN(t testing.TB) string {
 	t.Helper()
-	tmpl, err := pg.MigratedTemplate(t.Context(), "hub_template", store.MigrateDSN)
+	return newDatabase(t, "hub_template")
+}
+
+// EnglishDSN returns a fresh migrated database whose default collation is
+// English (testkit.EnglishICULocale) rather than the server's C, as on a
+// deployment initialised with en_US.UTF-8: for tests that hold an order
+// that must not depend on the deployment.
+func EnglishDSN(t testing.TB) string {
+	t.Helper()
+	return newDatabase(t, "hub_template_en", testkit.WithICULocale(testkit.EnglishICULocale))
+}
+
+// newDatabase copies template, made with opts and migrated once.
+func newDatabase(t testing.TB, template string, opts ...testkit.DatabaseOption) string {
+	t.Helper()
+	tmpl, err := pg.MigratedTemplate(t.Context(), template, store.MigrateDSN, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -74,7 +74,8 @@ func (s *Store) OrganizationByName(ctx context.Context, name string) (Organizati
 	return o, pgErr("organization "+name, err)
 }
 
-// ListOrganizations returns the named organizations that exist, sorted.
+// ListOrganizations returns the named organizations that exist, in byte
+// order.
 func (s *Store) ListOrganizations(ctx context.Context, names []string) ([]Organization, error) {
 	rows, err := s.pool.Query(ctx, `SELECT name, display_name, created_at FROM organizations
 		WHERE name = ANY($1) ORDER BY name`, names)

@@ -103,8 +103,8 @@ func (s *Store) ControllerByUUID(ctx context.Context, id string) (Controller, er
 	return c, pgErr("controller "+id, err)
 }
 
-// ListControllers returns the controllers among uuids, by name; all
-// controllers when all is true.
+// ListControllers returns the controllers among uuids, by name in byte
+// order; all controllers when all is true.
 func (s *Store) ListControllers(ctx context.Context, uuids []string, all bool) ([]Controller, error) {
 	rows, err := s.pool.Query(ctx, `SELECT `+controllerCols+` FROM controllers
 		WHERE $2 OR uuid = ANY($1::text[]::uuid[]) ORDER BY name`, uuids, all)
@@ -280,8 +280,8 @@ type ModelRow struct {
 }
 
 // VisibleModels calls each with the indexed models v describes, sorted by
-// org and name, from one query, as rows arrive: a listing of tens of
-// thousands is never held whole, and no row allocates.
+// org and name in byte order, from one query, as rows arrive: a listing of
+// tens of thousands is never held whole, and no row allocates.
 func (s *Store) VisibleModels(ctx context.Context, v Visibility, each func(*ModelRow) error) error {
 	ctrls := make([]uuid.UUID, 0, len(v.Controllers))
 	for _, c := range v.Controllers {
@@ -306,10 +306,7 @@ func (s *Store) VisibleModels(ctx context.Context, v Visibility, each func(*Mode
 	if err != nil {
 		return err
 	}
-	rows, err := s.pool.Query(ctx, `SELECT m.uuid, m.name, m.org, m.owner, m.controller_uuid, m.life, m.status,
-			m.application_count, m.unit_count, m.machine_count, m.event_index, m.created_at, m.updated_at
-		FROM models m WHERE `+visibleModel+` ORDER BY m.org, m.name`,
-		append([]any{pgx.QueryResultFormats{pgx.BinaryFormatCode}}, args...)...)
+	rows, err := s.pool.Query(ctx, listModels, append([]any{pgx.QueryResultFormats{pgx.BinaryFormatCode}}, args...)...)
 	if err != nil {
 		return pgErr("list models", err)
 	}
@@ -331,6 +328,13 @@ func (s *Store) VisibleModels(ctx context.Context, v Visibility, each func(*Mode
 	}
 	return pgErr("list models", rows.Err())
 }
+
+// listModels is VisibleModels' query. org and name are byte-ordered (the
+// "C" collation, migrations/0004_byte_order.sql), so the order is the same
+// on every deployment and is still that of the (org, name) index.
+const listModels = `SELECT m.uuid, m.name, m.org, m.owner, m.controller_uuid, m.life, m.status,
+		m.application_count, m.unit_count, m.machine_count, m.event_index, m.created_at, m.updated_at
+	FROM models m WHERE ` + visibleModel + ` ORDER BY m.org, m.name`
 
 // visibleModel is VisibleModels' condition on models m; its arguments are
 // the organizations, the controller UUIDs, the subjects and the relations.

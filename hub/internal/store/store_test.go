@@ -29,6 +29,13 @@ func TestMain(m *testing.M) {
 // newStore gives the test its own database cloned from the migrated template.
 func newStore(t testing.TB) (*store.Store, string) {
 	t.Helper()
+	return newStoreFrom(t, "hub_template")
+}
+
+// newStoreFrom gives the test its own database cloned from template,
+// migrated once and created with opts (its locale, for one).
+func newStoreFrom(t testing.TB, template string, opts ...testkit.DatabaseOption) (*store.Store, string) {
+	t.Helper()
 	pgOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "hub-store-pg-")
 		if err != nil {
@@ -40,7 +47,7 @@ func newStore(t testing.TB) (*store.Store, string) {
 	if pgErr != nil {
 		t.Fatal(pgErr)
 	}
-	tmpl, err := pg.MigratedTemplate(t.Context(), "hub_template", store.MigrateDSN)
+	tmpl, err := pg.MigratedTemplate(t.Context(), template, store.MigrateDSN, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

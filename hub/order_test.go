@@ -1,0 +1,102 @@
+package hub_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/droverhq/drover/authz"
+	"github.com/droverhq/drover/hub/internal/hubtest"
+	"github.com/droverhq/drover/hub/internal/store"
+)
+
+// TestListingsAreInByteOrderOverHTTP: a hub whose database sorts text as
+// en_US.UTF-8 does lists models, organizations and controllers in byte
+// order, as a hub on a C database does, so `drover models` and its pages
+// read the same on every deployment.
+func TestListingsAreInByteOrderOverHTTP(t *testing.T) {
+	e := newEnvOn(t, hubtest.EnglishDSN(t))
+	ctx := t.Context()
+	// Byte order: a-c < a1 < ab, m-10 < m-9 < m10; en_US: a1 < ab < a-c,
+	// m-10 < m10 < m-9.
+	names := []string{"ab", "m10", "a-c", "m-9", "a1", "m-10"}
+	sorted := slices.Sorted(slices.Values(names))
+	op := e.user("op", "acme")
+	e.grant(authz.UserObject(op.ID), authz.Administrator, authz.HubObject())
+
+	var ctrls []string
+	for _, n := range names {
+		if err := e.st.EnsureOrganization(ctx, n); err != nil {
+			t.Fatal(err)
+		}
+		c := store.Controller{UUID: uuid.NewString(), Name: n, APIAddresses: []string{"127.0.0.1:1"}}
+		if err := e.st.UpsertController(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+		ctrls = append(ctrls, c.UUID)
+	}
+	var want []string
+	for _, org := range sorted {
+		for _, name := range sorted {
+			want = append(want, org+"/"+name)
+		}
+	}
+	for i, org := range names {
+		for j, name := range names {
+			m := store.Model{UUID: uuid.NewString(), Name: name, Org: org, ControllerUUID: ctrls[(i+j)%len(ctrls)]}
+			if err := e.st.InsertModel(ctx, m); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	e.settle()
+	tok := e.token(op, time.Minute, "")
+
+	var models struct{ Models []store.Model }
+	e.get("/v1/models", tok, &models)
+	var got []string
+	for _, m := range models.Models {
+		got = append(got, m.Org+"/"+m.Name)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("GET /v1/models lists\n %q\nwant byte order\n %q", got, want)
+	}
+
+	var orgs struct{ Organizations []store.Organization }
+	e.get("/v1/organizations", tok, &orgs)
+	got = got[:0]
+	for _, o := range orgs.Organizations {
+		if slices.Contains(names, o.Name) { // not the harness's own
+			got = append(got, o.Name)
+		}
+	}
+	if !slices.Equal(got, sorted) {
+		t.Errorf("GET /v1/organizations lists %q, want byte order %q", got, sorted)
+	}
+
+	var cs struct{ Controllers []store.Controller }
+	e.get("/v1/controllers", tok, &cs)
+	got = got[:0]
+	for _, c := range cs.Controllers {
+		got = append(got, c.Name)
+	}
+	if !slices.Equal(got, sorted) {
+		t.Errorf("GET /v1/controllers lists %q, want byte order %q", got, sorted)
+	}
+}
+
+// get GETs path with token and decodes the 200 answer into v.
+func (e *env) get(path, token string, v any) {
+	e.t.Helper()
+	code, body := e.do(http.MethodGet, path, token, nil)
+	if code != http.StatusOK {
+		e.t.Fatalf("GET %s = %d %s", path, code, body)
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		e.t.Fatalf("GET %s: %v", path, err)
+	}
+}
