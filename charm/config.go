@@ -174,29 +174,12 @@ func validSecretURI(s string) bool {
 // ParseSettings parses user-supplied strings by option type. An empty
 // string resets the option and is returned as a nil value.
 func (c *Config) ParseSettings(in map[string]string) (Settings, error) {
-	p := &problems{}
-	out := make(Settings, len(in))
-	for _, name := range sortedKeys(in) {
-		o, ok := c.Options[name]
-		if !ok {
-			p.add("", "unknown option %q", name)
-			continue
+	return settings(c, in, func(o Option, s string) (any, error) {
+		if s == "" {
+			return nil, nil
 		}
-		if in[name] == "" {
-			out[name] = nil
-			continue
-		}
-		v, err := parseValue(o.Type, in[name])
-		if err != nil {
-			p.add(name, "%v", err)
-			continue
-		}
-		out[name] = v
-	}
-	if !p.ok() {
-		return nil, p.err()
-	}
-	return out, nil
+		return parseValue(o.Type, s)
+	})
 }
 
 // ValidateSettings validates typed values from YAML or JSON (a bundle or a
@@ -204,6 +187,26 @@ func (c *Config) ParseSettings(in map[string]string) (Settings, error) {
 // resets the option. Integers may arrive as any integer type, an integral
 // float64 or a json.Number; strings are parsed as ParseSettings does.
 func (c *Config) ValidateSettings(in map[string]any) (Settings, error) {
+	return settings(c, in, func(o Option, v any) (any, error) {
+		if v == nil {
+			return nil, nil
+		}
+		if s, isString := v.(string); isString && s == "" {
+			// The same reset convention as on the command line; except for
+			// strings, where "" is a legitimate value in a typed file.
+			if o.Type == TypeString {
+				return "", nil
+			}
+			return nil, nil
+		}
+		return coerce(o.Type, v)
+	})
+}
+
+// settings converts each of in's values with conv, by its option, and
+// reports every problem at once: each unknown option, and each value conv
+// refuses under its option's name.
+func settings[V any](c *Config, in map[string]V, conv func(Option, V) (any, error)) (Settings, error) {
 	p := &problems{}
 	out := make(Settings, len(in))
 	for _, name := range sortedKeys(in) {
@@ -212,27 +215,12 @@ func (c *Config) ValidateSettings(in map[string]any) (Settings, error) {
 			p.add("", "unknown option %q", name)
 			continue
 		}
-		v := in[name]
-		if v == nil {
-			out[name] = nil
-			continue
-		}
-		if s, isString := v.(string); isString && s == "" {
-			// The same reset convention as on the command line; except for
-			// strings, where "" is a legitimate value in a typed file.
-			if o.Type == TypeString {
-				out[name] = ""
-			} else {
-				out[name] = nil
-			}
-			continue
-		}
-		val, err := coerce(o.Type, v)
+		v, err := conv(o, in[name])
 		if err != nil {
 			p.add(name, "%v", err)
 			continue
 		}
-		out[name] = val
+		out[name] = v
 	}
 	if !p.ok() {
 		return nil, p.err()

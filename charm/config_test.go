@@ -136,7 +136,7 @@ func TestValidateSettings(t *testing.T) {
 		{"uint64", map[string]any{"port": uint64(1)}, Settings{"port": int64(1)}, ""},
 		{"quoted", map[string]any{"port": "81", "debug": "false"}, Settings{"port": int64(81), "debug": false}, ""},
 		{"nil resets", map[string]any{"port": nil}, Settings{"port": nil}, ""},
-		{"empty string keeps string", map[string]any{"name": "", "port": ""}, Settings{"name": "", "port": nil}, ""},
+		{"empty string keeps string", map[string]any{"name": "", "port": "", "password": ""}, Settings{"name": "", "port": nil, "password": nil}, ""},
 		{"non integral", map[string]any{"port": 80.5}, nil, "port: expected int, got number"},
 		{"bool for int", map[string]any{"port": true}, nil, "port: expected int, got boolean"},
 		{"int for bool", map[string]any{"debug": 1}, nil, "debug: expected boolean, got integer"},
@@ -155,10 +155,13 @@ func TestValidateSettings(t *testing.T) {
 
 func TestSettingsCollectAllProblems(t *testing.T) {
 	c, _ := ParseConfig([]byte(sampleConfig))
-	_, err := c.ParseSettings(map[string]string{"port": "x", "debug": "y", "zz": "1"})
-	for _, want := range []string{"port:", "debug:", `"zz"`} {
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("error %v missing %q", err, want)
+	_, perr := c.ParseSettings(map[string]string{"port": "x", "debug": "y", "zz": "1"})
+	_, verr := c.ValidateSettings(map[string]any{"port": true, "debug": 1, "zz": 1})
+	for _, err := range []error{perr, verr} {
+		for _, want := range []string{"port:", "debug:", `"zz"`} {
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("error %v missing %q", err, want)
+			}
 		}
 	}
 }

@@ -15,7 +15,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/internal/corkconn"
 )
 
@@ -185,46 +184,49 @@ func writeRequest(bw *bufio.Writer, r *http.Request, host, tok string) error {
 
 // roundTripDirect sends the caller's request r with tok on an idle
 // connection to the preferred address, or a new one, failing over between
-// the addresses when a dial fails. A GET whose reused connection turns out
+// the addresses when a dial fails (sc.failover). A GET whose reused connection turns out
 // closed is sent once more on a fresh one. It returns the answer and the
 // connection it is being read from, and a stop function for the watch that
 // closes that connection if r's context ends; the caller stops the watch
 // and releases the connection (pool.put) once the body is read to its end.
 func (sc *spokeClient) roundTripDirect(r *http.Request, tok string) (*http.Response, *spokeConn, func() bool, error) {
 	ctx := r.Context()
-	var err error
-	start := int(sc.preferred.Load())
-	for i := range sc.addrs {
-		j := (start + i) % len(sc.addrs)
-		addr := sc.addrs[j]
+	var (
+		resp *http.Response
+		conn *spokeConn
+		stop func() bool
+	)
+	err := sc.failover(ctx, func(addr string) (bool, error) {
 		reused := true
 		c := sc.pool.get(addr)
-		for attempt := 0; attempt < 2; attempt++ {
+		for {
 			if c == nil {
+				var err error
 				if c, err = sc.dial(ctx, addr); err != nil {
-					break
+					return false, err // nothing sent: the next address may answer
 				}
 				reused = false
 			}
-			stop := context.AfterFunc(ctx, func() { c.conn.Close() })
-			var resp *http.Response
-			resp, err = exchange(c, r, addr, tok)
+			watch := context.AfterFunc(ctx, func() { c.conn.Close() })
+			rsp, err := exchange(c, r, addr, tok)
 			if err == nil {
-				sc.preferred.Store(int32(j))
-				return resp, c, stop, nil
+				resp, conn, stop = rsp, c, watch
+				return true, nil
 			}
-			stop()
+			watch()
 			c.conn.Close()
 			c = nil
+			// Only a GET on a reused connection is sent again, once, on a
+			// fresh one: anything else may have reached the controller.
 			if !reused || r.Method != http.MethodGet || ctx.Err() != nil {
-				return nil, nil, nil, err
+				return true, err
 			}
 		}
-		if !api.NotSent(err) || ctx.Err() != nil {
-			break
-		}
+	})
+	if err != nil {
+		return nil, nil, nil, err
 	}
-	return nil, nil, nil, err
+	return resp, conn, stop, nil
 }
 
 // exchange writes r on c and reads the answer's head.

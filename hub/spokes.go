@@ -64,28 +64,50 @@ func (sc *spokeClient) address() string {
 // when that node is down), to the next one in turn. Any other failure is
 // final: the request may have reached the controller.
 func (sc *spokeClient) RoundTrip(req *http.Request) (*http.Response, error) {
+	var resp *http.Response
+	err := sc.failover(req.Context(), func(addr string) (bool, error) {
+		out := req
+		if out.URL.Host != addr { // the proxy named sc.address(); a retry goes elsewhere
+			out = req.Clone(req.Context())
+			out.URL.Host, out.Host = addr, addr
+		}
+		var err error
+		resp, err = sc.transport.RoundTrip(out)
+		return err == nil, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// failover calls try with the controller's addresses in turn, starting
+// with the one that answered last, until try is done: answered (a nil
+// error; that address is remembered) or failed for good. It moves on to
+// the next address only when the request certainly was not sent
+// (api.NotSent) and ctx is still alive: a request that may have reached
+// the controller is not sent again. It returns try's last error, or
+// errSpokeUnavailable when there is no address to try.
+func (sc *spokeClient) failover(ctx context.Context, try func(addr string) (done bool, err error)) error {
 	if len(sc.addrs) == 0 {
-		return nil, errSpokeUnavailable
+		return errSpokeUnavailable
 	}
 	start := int(sc.preferred.Load())
 	var err error
 	for i := range sc.addrs {
 		j := (start + i) % len(sc.addrs)
-		out := req
-		if out.URL.Host != sc.addrs[j] { // the proxy named sc.address(); a retry goes elsewhere
-			out = req.Clone(req.Context())
-			out.URL.Host, out.Host = sc.addrs[j], sc.addrs[j]
+		var done bool
+		if done, err = try(sc.addrs[j]); done {
+			if err == nil {
+				sc.preferred.Store(int32(j))
+			}
+			return err
 		}
-		var resp *http.Response
-		if resp, err = sc.transport.RoundTrip(out); err == nil {
-			sc.preferred.Store(int32(j))
-			return resp, nil
-		}
-		if !api.NotSent(err) || req.Context().Err() != nil {
+		if !api.NotSent(err) || ctx.Err() != nil {
 			break
 		}
 	}
-	return nil, err
+	return err
 }
 
 // spokeSet caches one client per controller; a client is rebuilt when the

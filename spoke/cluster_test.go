@@ -24,6 +24,24 @@ func archive(t *testing.T, dir string) []byte {
 	return buf.Bytes()
 }
 
+// deployKV adds a model named model through cl and deploys the kv test
+// charm in it, one unit, as application kv. It returns the model's UUID.
+func deployKV(t *testing.T, cl *api.Client, model string) string {
+	t.Helper()
+	m, err := cl.AddModel(t.Context(), api.AddModelRequest{Name: model})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch, err := cl.UploadCharm(t.Context(), bytes.NewReader(archive(t, "testdata/charms/kv")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cl.Deploy(t.Context(), m.UUID, api.DeployRequest{Application: "kv", CharmSHA256: ch.SHA256, NumUnits: 1}); err != nil {
+		t.Fatal(err)
+	}
+	return m.UUID
+}
+
 func TestClusterForwardsWritesAndServesConsistentReads(t *testing.T) {
 	c := newTestCluster(t, 3)
 	ctx := t.Context()

@@ -67,25 +67,15 @@ func TestLocalProvisioner(t *testing.T) {
 	cl.start(0)
 	ctx := t.Context()
 	client := cl.client(0)
-	m, err := client.AddModel(ctx, api.AddModelRequest{Name: "local"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ch, err := client.UploadCharm(ctx, bytes.NewReader(archive(t, "testdata/charms/kv")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := client.Deploy(ctx, m.UUID, api.DeployRequest{Application: "kv", CharmSHA256: ch.SHA256, NumUnits: 1}); err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(nd.cfg.DataDir, "machines", m.UUID, "0")
+	model := deployKV(t, client, "local")
+	dir := filepath.Join(nd.cfg.DataDir, "machines", model, "0")
 	t.Cleanup(func() { // agents outlive the spoke by design; not the test
 		if pid := agentPID(t, dir); agentRunning(pid, dir) {
 			syscall.Kill(-pid, syscall.SIGKILL)
 		}
 	})
 	testkit.EventuallyWithin(t, 30*time.Second, func() (bool, error) {
-		mc, err := client.Machine(ctx, m.UUID, "0")
+		mc, err := client.Machine(ctx, model, "0")
 		return err == nil && strings.HasPrefix(mc.ProviderID, "local:") && mc.ProviderID != "" &&
 			mc.AgentStatus.Status == "started", nil
 	}, "machine provisioned and its agent connected")
@@ -100,7 +90,7 @@ func TestLocalProvisioner(t *testing.T) {
 	// Restart the spoke: the running agent is re-adopted, not restarted.
 	cl.restart(0)
 	client = cl.client(0)
-	if _, err := client.Machine(ctx, m.UUID, "0", api.ReadOptions{Consistent: true}); err != nil {
+	if _, err := client.Machine(ctx, model, "0", api.ReadOptions{Consistent: true}); err != nil {
 		t.Fatal(err)
 	}
 	testkit.EventuallyWithin(t, 20*time.Second, func() (bool, error) {
@@ -119,11 +109,11 @@ func TestLocalProvisioner(t *testing.T) {
 	pid = agentPID(t, dir)
 
 	// Removing the unit and the machine stops the agent and cleans up.
-	if err := client.RemoveMachine(ctx, m.UUID, "0", true); err != nil {
+	if err := client.RemoveMachine(ctx, model, "0", true); err != nil {
 		t.Fatal(err)
 	}
 	testkit.EventuallyWithin(t, 30*time.Second, func() (bool, error) {
-		_, err := client.Machine(ctx, m.UUID, "0")
+		_, err := client.Machine(ctx, model, "0")
 		_, serr := os.Stat(dir)
 		return err != nil && os.IsNotExist(serr) && !agentRunning(pid, dir), nil
 	}, "machine removed, agent stopped, directory gone")

@@ -21,10 +21,9 @@ func appOf(r *http.Request) string { return chi.URLParam(r, "app") }
 // It returns the values to set and the keys to reset.
 func typedConfig(cfg *charm.Config, typed map[string]any, strs map[string]string, reset []string) (map[string]any, []string, error) {
 	set := map[string]any{}
-	if len(typed) > 0 {
-		v, err := cfg.ValidateSettings(numbersToGo(typed))
+	split := func(v charm.Settings, err error) error {
 		if err != nil {
-			return nil, nil, api.Errorf(api.CodeInvalid, "%v", err)
+			return api.Errorf(api.CodeInvalid, "%v", err)
 		}
 		for k, val := range v {
 			if val == nil {
@@ -32,19 +31,17 @@ func typedConfig(cfg *charm.Config, typed map[string]any, strs map[string]string
 			} else {
 				set[k] = val
 			}
+		}
+		return nil
+	}
+	if len(typed) > 0 {
+		if err := split(cfg.ValidateSettings(numbersToGo(typed))); err != nil {
+			return nil, nil, err
 		}
 	}
 	if len(strs) > 0 {
-		v, err := cfg.ParseSettings(strs)
-		if err != nil {
-			return nil, nil, api.Errorf(api.CodeInvalid, "%v", err)
-		}
-		for k, val := range v {
-			if val == nil {
-				reset = append(reset, k)
-			} else {
-				set[k] = val
-			}
+		if err := split(cfg.ParseSettings(strs)); err != nil {
+			return nil, nil, err
 		}
 	}
 	for _, k := range reset {
@@ -217,21 +214,8 @@ func (s *Server) setApplicationConfig(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	idx, err := s.propose(r, state.SetApplicationConfigType, &state.SetApplicationConfigRequest{ModelUUID: a.ModelUUID, App: a.Name, Set: set, Unset: reset}, nil)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	if _, err := s.b.WaitRead(r.Context(), idx, false); err != nil {
-		writeError(w, r, err)
-		return
-	}
-	cfg, err := s.applicationConfig(s.b.Store().Snapshot(), a.ModelUUID, a.Name)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	writeIndexed(w, http.StatusOK, idx, cfg)
+	s.proposeAndShow(w, r, state.SetApplicationConfigType, &state.SetApplicationConfigRequest{ModelUUID: a.ModelUUID, App: a.Name, Set: set, Unset: reset},
+		func(snap *state.Snapshot) (any, error) { return s.applicationConfig(snap, a.ModelUUID, a.Name) })
 }
 
 func (s *Server) addUnits(w http.ResponseWriter, r *http.Request) {
@@ -289,6 +273,13 @@ func (s *Server) setCharm(w http.ResponseWriter, r *http.Request) {
 // appCommand proposes a command whose value is the application, and
 // answers with the application as it is after the command.
 func (s *Server) appCommand(w http.ResponseWriter, r *http.Request, t state.MessageType, req any) {
+	s.proposeAndShow(w, r, t, req, func(snap *state.Snapshot) (any, error) { return lookupApplication(snap, modelOf(r), appOf(r)) })
+}
+
+// proposeAndShow proposes a command and, once this node has applied it,
+// answers with what show reads from the state as it is after the command,
+// at the command's index: a write's answer reads its own effect.
+func (s *Server) proposeAndShow(w http.ResponseWriter, r *http.Request, t state.MessageType, req any, show func(*state.Snapshot) (any, error)) {
 	idx, err := s.propose(r, t, req, nil)
 	if err != nil {
 		writeError(w, r, err)
@@ -298,10 +289,10 @@ func (s *Server) appCommand(w http.ResponseWriter, r *http.Request, t state.Mess
 		writeError(w, r, err)
 		return
 	}
-	a, err := lookupApplication(s.b.Store().Snapshot(), modelOf(r), appOf(r))
+	v, err := show(s.b.Store().Snapshot())
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	writeIndexed(w, http.StatusOK, idx, a)
+	writeIndexed(w, http.StatusOK, idx, v)
 }
