@@ -207,7 +207,8 @@ func (sc *spokeClient) roundTripDirect(r *http.Request, tok string) (*http.Respo
 				}
 				reused = false
 			}
-			watch := context.AfterFunc(ctx, func() { c.conn.Close() })
+			cc := c // c is set to nil below, perhaps while the watch runs
+			watch := context.AfterFunc(ctx, func() { cc.conn.Close() })
 			rsp, err := exchange(c, r, addr, tok)
 			if err == nil {
 				resp, conn, stop = rsp, c, watch

@@ -133,14 +133,7 @@ func TestTakenConnectionHandsBack(t *testing.T) {
 				t.Fatalf("read %d: %d %s", i, a.resp.StatusCode, a.body)
 			}
 		}
-		// The connection is taken once the second answer has left.
-		testkit.EventuallyWithin(t, 10*time.Second, func() (bool, error) {
-			after, _ := f.hub.Taken()
-			if after > before+1 {
-				return false, fmt.Errorf("two reads took the connection %d times", after-before)
-			}
-			return after == before+1, nil
-		})
+		waitTaken(t, f, before+1)
 	}
 	backs := func(want int64) {
 		t.Helper()
@@ -191,14 +184,25 @@ func TestCloseEndsTakenConnections(t *testing.T) {
 	rita := f.token(f.rita, time.Minute, "")
 	c := dialRaw(t, f.url)
 	c.send(get("/v1/models/"+f.model+"/status", rita)+get("/v1/models/"+f.model+"/status", rita), "GET", 2)
-	if taken, _ := f.hub.Taken(); taken != 1 {
-		t.Fatalf("taken %d times", taken)
-	}
+	waitTaken(t, f, 1)
 	f.hub.Close()
 	c.conn.SetReadDeadline(time.Now().Add(10 * time.Second))
 	if _, err := c.br.ReadByte(); !errors.Is(err, io.EOF) {
 		t.Fatalf("the idle taken connection after Close: %v, want EOF", err)
 	}
+}
+
+// waitTaken waits until the hub has taken n connections in all: it takes
+// one just after the answer that decided it has left.
+func waitTaken(t *testing.T, f *proxyFixture, n int64) {
+	t.Helper()
+	testkit.EventuallyWithin(t, 10*time.Second, func() (bool, error) {
+		taken, _ := f.hub.Taken()
+		if taken > n {
+			return false, fmt.Errorf("taken %d times, want %d", taken, n)
+		}
+		return taken == n, nil
+	})
 }
 
 func itoa(n int) string {
