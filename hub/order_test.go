@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/droverhq/drover/authz"
 	"github.com/droverhq/drover/hub/internal/hubtest"
 	"github.com/droverhq/drover/hub/internal/store"
@@ -21,37 +19,14 @@ import (
 func TestListingsAreInByteOrderOverHTTP(t *testing.T) {
 	e := newEnvOn(t, hubtest.EnglishDSN(t))
 	ctx := t.Context()
-	// Byte order: a-c < a1 < ab, m-10 < m-9 < m10; en_US: a1 < ab < a-c,
-	// m-10 < m10 < m-9.
-	names := []string{"ab", "m10", "a-c", "m-9", "a1", "m-10"}
+	names := hubtest.OrderNames
 	sorted := slices.Sorted(slices.Values(names))
 	op := e.user("op", "acme")
 	e.grant(authz.UserObject(op.ID), authz.Administrator, authz.HubObject())
 
-	var ctrls []string
-	for _, n := range names {
-		if err := e.st.EnsureOrganization(ctx, n); err != nil {
-			t.Fatal(err)
-		}
-		c := store.Controller{UUID: uuid.NewString(), Name: n, APIAddresses: []string{"127.0.0.1:1"}}
-		if err := e.st.UpsertController(ctx, c); err != nil {
-			t.Fatal(err)
-		}
-		ctrls = append(ctrls, c.UUID)
-	}
-	var want []string
-	for _, org := range sorted {
-		for _, name := range sorted {
-			want = append(want, org+"/"+name)
-		}
-	}
-	for i, org := range names {
-		for j, name := range names {
-			m := store.Model{UUID: uuid.NewString(), Name: name, Org: org, ControllerUUID: ctrls[(i+j)%len(ctrls)]}
-			if err := e.st.InsertModel(ctx, m); err != nil {
-				t.Fatal(err)
-			}
-		}
+	want, err := hubtest.SeedOrder(ctx, e.st, names)
+	if err != nil {
+		t.Fatal(err)
 	}
 	e.settle()
 	tok := e.token(op, time.Minute, "")

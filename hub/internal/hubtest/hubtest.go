@@ -7,8 +7,11 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"sync/atomic"
 	"testing"
+
+	"github.com/google/uuid"
 
 	"github.com/droverhq/drover/authz"
 	"github.com/droverhq/drover/authz/embedded"
@@ -99,4 +102,42 @@ func Authz(t testing.TB) *authz.Client {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// OrderNames sort differently in byte order ("a-c" < "a1" < "ab", "m-10" <
+// "m-9" < "m10") and under en_US.UTF-8 ("a1" < "ab" < "a-c", "m-10" <
+// "m10" < "m-9"): listing-order tests use them.
+var OrderNames = []string{"ab", "m10", "a-c", "m-9", "a1", "m-10"}
+
+// SeedOrder creates an organization and a controller named after each of
+// names, and a model of every name in every organization, spread over the
+// controllers. It returns the models' "org/name" in byte order.
+func SeedOrder(ctx context.Context, st *store.Store, names []string) ([]string, error) {
+	var ctrls []string
+	for _, n := range names {
+		if err := st.EnsureOrganization(ctx, n); err != nil {
+			return nil, err
+		}
+		c := store.Controller{UUID: uuid.NewString(), Name: n, APIAddresses: []string{"127.0.0.1:1"}}
+		if err := st.UpsertController(ctx, c); err != nil {
+			return nil, err
+		}
+		ctrls = append(ctrls, c.UUID)
+	}
+	for i, org := range names {
+		for j, name := range names {
+			m := store.Model{UUID: uuid.NewString(), Name: name, Org: org, ControllerUUID: ctrls[(i+j)%len(ctrls)]}
+			if err := st.InsertModel(ctx, m); err != nil {
+				return nil, err
+			}
+		}
+	}
+	sorted := slices.Sorted(slices.Values(names))
+	var want []string
+	for _, org := range sorted {
+		for _, name := range sorted {
+			want = append(want, org+"/"+name)
+		}
+	}
+	return want, nil
 }

@@ -11,14 +11,13 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/droverhq/drover/authz"
+	"github.com/droverhq/drover/hub/internal/hubtest"
 	"github.com/droverhq/drover/hub/internal/store"
 	"github.com/droverhq/drover/tests/testkit"
 )
 
-// orderNames sort differently in byte order ("a-c" < "a1" < "ab", "m-10" <
-// "m-9" < "m10") and under en_US.UTF-8 ("a1" < "ab" < "a-c", "m-10" < "m10"
-// < "m-9").
-var orderNames = []string{"ab", "m10", "a-c", "m-9", "a1", "m-10"}
+// orderNames sort differently in byte order and under en_US.UTF-8.
+var orderNames = hubtest.OrderNames
 
 // newEnglishStore gives the test a database whose default collation is
 // English (testkit.EnglishICULocale), as on a deployment initialised with
@@ -47,35 +46,18 @@ func TestListingsAreInByteOrder(t *testing.T) {
 	ctx := t.Context()
 	sorted := slices.Sorted(slices.Values(orderNames))
 
-	var ctrls []string
-	for _, n := range orderNames {
-		if err := s.EnsureOrganization(ctx, n); err != nil {
-			t.Fatal(err)
-		}
-		c := store.Controller{UUID: uuid.NewString(), Name: n, APIAddresses: []string{"127.0.0.1:1"}}
-		if err := s.UpsertController(ctx, c); err != nil {
-			t.Fatal(err)
-		}
-		ctrls = append(ctrls, c.UUID)
-	}
-	var want []string
-	for _, org := range sorted {
-		for _, name := range sorted {
-			want = append(want, org+"/"+name)
-		}
-	}
-	for i, org := range orderNames {
-		for j, name := range orderNames {
-			m := store.Model{UUID: uuid.NewString(), Name: name, Org: org, ControllerUUID: ctrls[(i+j)%len(ctrls)]}
-			if err := s.InsertModel(ctx, m); err != nil {
-				t.Fatal(err)
-			}
-		}
+	want, err := hubtest.SeedOrder(ctx, s, orderNames)
+	if err != nil {
+		t.Fatal(err)
 	}
 
 	// The keys rebuilt under "C" still hold: (org, name) is unique and org
 	// names an organization.
-	dup := store.Model{UUID: uuid.NewString(), Name: "a-c", Org: "ab", ControllerUUID: ctrls[0]}
+	ctrls, err := s.ListControllers(ctx, nil, true)
+	if err != nil || len(ctrls) == 0 {
+		t.Fatalf("controllers: %v %v", ctrls, err)
+	}
+	dup := store.Model{UUID: uuid.NewString(), Name: "a-c", Org: "ab", ControllerUUID: ctrls[0].UUID}
 	if err := s.InsertModel(ctx, dup); !errors.Is(err, store.ErrAlreadyExists) {
 		t.Fatalf("duplicate (org, name): %v, want ErrAlreadyExists", err)
 	}
