@@ -24,8 +24,8 @@ import (
 // connection from net/http (Hijack) and serves the next remembered reads
 // on it itself, without net/http's per-request machinery: a request
 // context, a background reader goroutine started and stopped around every
-// request, and three layers of response writers. That is a quarter of
-// what the hub adds to a proxied read.
+// request, and three layers of response writers: about a quarter of what
+// the hub added to a proxied read at p50 (bench/README.md).
 //
 // Anything else goes back to net/http with the connection: a request that
 // is not a remembered read for its credential (a write, a websocket, a
