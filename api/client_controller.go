@@ -195,7 +195,7 @@ func (c *Client) Model(ctx context.Context, uuid string, opts ...ReadOptions) (*
 		return nil, err
 	}
 	if out.ControllerUUID != "" { // a hub's index entry
-		out.Model.Index = &out.ModelIndex
+		out.Model.applyIndex(&out.ModelIndex)
 	}
 	return &out.Model, nil
 }

@@ -3,6 +3,7 @@ package api
 import (
 	"bytes"
 	"encoding/json"
+	"time"
 )
 
 // A hub answers model listings from its index: {"models": [...]} whose
@@ -23,6 +24,18 @@ type ModelIndex struct {
 	Applications   int    `json:"application-count"`
 	Units          int    `json:"unit-count"`
 	Machines       int    `json:"machine-count"`
+	// StatusSince is when the hub saw the model's status change (absent
+	// when it does not know); the client fills Model.Status.Since from it.
+	StatusSince *time.Time `json:"status-since,omitempty"`
+}
+
+// applyIndex records x as m's index entry, and what it says that the
+// Model fields of a hub's answer leave out.
+func (m *Model) applyIndex(x *ModelIndex) {
+	m.Index = x
+	if x.StatusSince != nil && m.Status.Since.IsZero() {
+		m.Status.Since = *x.StatusSince
+	}
 }
 
 // modelList decodes a controller's or a hub's model list.
@@ -44,7 +57,7 @@ func (l *modelList) UnmarshalJSON(b []byte) error {
 		for i := range wrapped.Models {
 			m := &wrapped.Models[i]
 			(*l)[i] = m.Model
-			(*l)[i].Index = &m.ModelIndex
+			(*l)[i].applyIndex(&m.ModelIndex)
 		}
 		return nil
 	}

@@ -228,7 +228,7 @@ func (a *App) showModelCmd() *cobra.Command {
 				return err
 			}
 			status := map[string]any{"current": m.Status.Status, "message": m.Status.Message}
-			if !m.Status.Since.IsZero() { // a hub's index keeps no "since"
+			if !m.Status.Since.IsZero() { // unknown at a hub for a model indexed before it kept one
 				status["since"] = m.Status.Since
 			}
 			view := map[string]any{"name": m.Name, "model-uuid": m.UUID, "owner": m.Owner, "life": m.Life,

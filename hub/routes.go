@@ -106,7 +106,7 @@ func (s *Server) handleGetModel(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	m, err := s.store.ModelByUUID(r.Context(), id)
+	m, err := s.store.ModelDetailByUUID(r.Context(), id)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

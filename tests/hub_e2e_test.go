@@ -71,7 +71,8 @@ func TestHubEndToEnd(t *testing.T) {
 	if out := demo.ok("models"); !strings.Contains(out, "Controller") || !strings.Contains(out, east) {
 		t.Errorf("models through the hub:\n%s", out)
 	}
-	if out := demo.ok("show-model", east); !regexp.MustCompile(`controller-uuid: [0-9a-f]{8}-`).MatchString(out) || strings.Contains(out, "0001-01-01") ||
+	if out := demo.ok("show-model", east); !regexp.MustCompile(`controller-uuid: [0-9a-f]{8}-`).MatchString(out) ||
+		strings.Contains(out, "0001-01-01") || !strings.Contains(out, "since:") ||
 		!strings.Contains(out, "region: east") || !strings.Contains(out, "logging-config") {
 		t.Errorf("show-model through the hub:\n%s", out)
 	}

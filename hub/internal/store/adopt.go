@@ -102,8 +102,8 @@ func (s *Store) AdoptModel(ctx context.Context, a Adoption) (Model, bool, error)
 			// DO NOTHING on either key: a concurrent insert of the same UUID
 			// (placement) or of the same name is waited for, then skipped.
 			tag, err := tx.Exec(ctx, `INSERT INTO models (uuid, name, org, owner, controller_uuid, life, status,
-				application_count, unit_count, machine_count, event_index, updated_at)
-				VALUES ($1, $2, $3, NULL, $4, $5, $6, $7, $8, $9, $10, $11)
+				application_count, unit_count, machine_count, event_index, updated_at, status_since)
+				VALUES ($1, $2, $3, NULL, $4, $5, $6, $7, $8, $9, $10, $11, $11)
 				ON CONFLICT DO NOTHING`, m.UUID, name, m.Org, m.ControllerUUID, m.Life, m.Status,
 				m.ApplicationCount, m.UnitCount, m.MachineCount, int64(m.EventIndex), a.At)
 			if err != nil {

@@ -86,6 +86,9 @@ func TestAdoptModelNamesOwnerTuplesAndAudit(t *testing.T) {
 	if !ok || m.Name != "web" || m.Org != "acme" || m.Owner != "" || m.UnitCount != 3 || m.EventIndex != 7 {
 		t.Fatalf("adopted: %+v %v", m, ok)
 	}
+	if d, err := f.s.ModelDetailByUUID(ctx, id); err != nil || d.StatusSince == nil || !d.StatusSince.Equal(m.UpdatedAt) {
+		t.Fatalf("status of an adopted model since %v (%v), want the adoption's time %v", d.StatusSince, err, m.UpdatedAt)
+	}
 	want := []string{"controller:" + f.ctrl + " controller", "organization:acme organization"}
 	if got := f.tuples(t, id); !slices.Equal(got, want) {
 		t.Fatalf("tuples of an adopted model: %q, want only the structural %q", got, want)

@@ -151,10 +151,40 @@ func scanModel(r pgx.CollectableRow) (Model, error) {
 	var m Model
 	var id, cid [16]byte // scanned binary; uuid.UUID would take the text path
 	var idx int64
-	err := r.Scan(&id, &m.Name, &m.Org, &m.OwnerName, &m.Owner, &m.Controller, &cid, &m.Cloud, &m.Region, &m.Life, &m.Status,
-		&m.ApplicationCount, &m.UnitCount, &m.MachineCount, &idx, &m.CreatedAt, &m.UpdatedAt)
+	err := r.Scan(modelDest(&m, &id, &cid, &idx)...)
 	m.UUID, m.ControllerUUID, m.EventIndex = uuid.UUID(id).String(), uuid.UUID(cid).String(), uint64(idx)
 	return m, err
+}
+
+// modelDest is where the columns of modelCols are scanned to.
+func modelDest(m *Model, id, cid *[16]byte, idx *int64) []any {
+	return []any{id, &m.Name, &m.Org, &m.OwnerName, &m.Owner, &m.Controller, cid, &m.Cloud, &m.Region, &m.Life, &m.Status,
+		&m.ApplicationCount, &m.UnitCount, &m.MachineCount, idx, &m.CreatedAt, &m.UpdatedAt}
+}
+
+// ModelDetail is a model of the index with what only the single-model
+// route answers: when the hub saw its status change (migration 0005; nil
+// for a model indexed before the hub kept it).
+type ModelDetail struct {
+	Model
+	StatusSince *time.Time `json:"status-since,omitempty"`
+}
+
+// ModelDetailByUUID returns one model of the index with its details.
+func (s *Store) ModelDetailByUUID(ctx context.Context, id string) (ModelDetail, error) {
+	if _, err := uuid.Parse(id); err != nil {
+		return ModelDetail{}, fmt.Errorf("model %q: %w", id, ErrNotFound)
+	}
+	rows, _ := s.pool.Query(ctx, `SELECT `+modelCols+`, m.status_since FROM `+modelFrom+` WHERE m.uuid = $1`, id)
+	d, err := pgx.CollectExactlyOneRow(rows, func(r pgx.CollectableRow) (ModelDetail, error) {
+		var d ModelDetail
+		var id, cid [16]byte
+		var idx int64
+		err := r.Scan(append(modelDest(&d.Model, &id, &cid, &idx), &d.StatusSince)...)
+		d.UUID, d.ControllerUUID, d.EventIndex = uuid.UUID(id).String(), uuid.UUID(cid).String(), uint64(idx)
+		return d, err
+	})
+	return d, pgErr("model "+id, err)
 }
 
 // InsertModel adds a model to the index with its structural tuples (hosting
@@ -236,7 +266,9 @@ func updateSummary(ctx context.Context, db querier, m Model, now time.Time) (ind
 	// by a transaction still running is not seen (AdoptModel waits for it).
 	err = db.QueryRow(ctx, `WITH u AS (
 			UPDATE models SET life = $2, status = $3, application_count = $4, unit_count = $5,
-				machine_count = $6, event_index = $7, updated_at = $8 WHERE uuid = $1 AND event_index <= $7 RETURNING 1)
+				machine_count = $6, event_index = $7, updated_at = $8,
+				status_since = CASE WHEN status IS DISTINCT FROM $3 THEN $8 ELSE status_since END
+			WHERE uuid = $1 AND event_index <= $7 RETURNING 1)
 		SELECT EXISTS (SELECT 1 FROM u) OR EXISTS (SELECT 1 FROM models WHERE uuid = $1)`,
 		m.UUID, m.Life, m.Status, m.ApplicationCount, m.UnitCount, m.MachineCount, int64(m.EventIndex), now).Scan(&indexed)
 	return indexed, pgErr("model "+m.UUID, err)
