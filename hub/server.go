@@ -142,8 +142,7 @@ func (s *Server) Run(ctx context.Context) error {
 		return fmt.Errorf("hub: listen: %w", err)
 	}
 	ln = corkconn.Listener{Listener: ln}
-	srv := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, ConnContext: connContext,
-		TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}}
+	srv := newHTTPServer(s, cert)
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() (err error) {
 		// Connection goroutines inherit the label: CPU profiles of a
@@ -181,6 +180,18 @@ func (s *Server) Run(ctx context.Context) error {
 		close(s.cfg.Ready)
 	}
 	return g.Wait()
+}
+
+// newHTTPServer is the hub's HTTPS server for h. It serves two listeners
+// (Run): its own, under TLS, and the handback of taken connections. Both
+// Serve calls set HTTP/2 up once, whichever comes first, and Serve on a
+// listener does so only when the TLS config names "h2": so it does, or
+// HTTP/2 would be left unset while TLS still offers it, and an HTTP/2
+// client's connection would be dropped.
+func newHTTPServer(h http.Handler, cert tls.Certificate) *http.Server {
+	return &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ConnContext: connContext,
+		TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12,
+			NextProtos: []string{"h2", "http/1.1"}}}
 }
 
 func ignoreCanceled(err error) error {
