@@ -207,8 +207,11 @@ func (sc *spokeClient) roundTripDirect(r *http.Request, tok string) (*http.Respo
 				}
 				reused = false
 			}
-			cc := c // c is set to nil below, perhaps while the watch runs
-			watch := context.AfterFunc(ctx, func() { cc.conn.Close() })
+			watch := neverStopped
+			if ctx.Done() != nil { // a request that can be canceled
+				cc := c // c is set to nil below, perhaps while the watch runs
+				watch = context.AfterFunc(ctx, func() { cc.conn.Close() })
+			}
 			rsp, err := exchange(c, r, addr, tok)
 			if err == nil {
 				resp, conn, stop = rsp, c, watch
@@ -230,13 +233,16 @@ func (sc *spokeClient) roundTripDirect(r *http.Request, tok string) (*http.Respo
 	return resp, conn, stop, nil
 }
 
+// neverStopped is the watch of a request that cannot be canceled.
+func neverStopped() bool { return true }
+
 // exchange writes r on c and reads the answer's head.
 func exchange(c *spokeConn, r *http.Request, host, tok string) (*http.Response, error) {
 	if err := writeRequest(c.bw, r, host, tok); err != nil {
 		return nil, err
 	}
 	for {
-		resp, err := http.ReadResponse(c.br, r)
+		resp, err := readAnswer(c.br, r)
 		// Skip informational answers (103 Early Hints; no 100 Continue:
 		// the caller's Expect stays at the hub).
 		if err != nil || resp.StatusCode >= 200 || resp.StatusCode == http.StatusSwitchingProtocols {
@@ -264,9 +270,12 @@ func (s *Server) forwardDirect(w http.ResponseWriter, r *http.Request, sc *spoke
 		defer corkconn.Hold(corkconn.FromContext(r.Context(), r.ProtoMajor), w, resp.ContentLength)()
 	}
 	w.WriteHeader(resp.StatusCode)
+	stream := resp.ContentLength < 0
+	if stream { // the head now, as the controller sent it: a stream may wait long for its first data
+		_ = http.NewResponseController(w).Flush()
+	}
 	buf := proxyBuffers.Get()
 	defer proxyBuffers.Put(buf)
-	stream := resp.ContentLength < 0
 	var werr, rerr error
 	for {
 		var n int

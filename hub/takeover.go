@@ -74,31 +74,34 @@ func (s *Server) serveTaken(conn net.Conn, br *bufio.Reader, cc *corkconn.Conn) 
 		return
 	}
 	defer s.taken.remove(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	// Nothing cancels a request here (net/http's would be on a read
+	// error of its background reader, which is not running): the
+	// controller's answer is waited for, as on any keep-alive connection.
+	ctx := context.Background()
 	if cc != nil {
 		ctx = corkconn.NewContext(ctx, cc)
 	}
 	bw := bufio.NewWriterSize(conn, 4<<10)
-	rd := bufio.NewReaderSize(nil, 4<<10)
+	var last parsedHead
 	for {
 		if _, err := br.Peek(1); err != nil || !s.taken.busy(t) {
 			conn.Close() // the caller left, or the hub shuts down
 			return
 		}
-		conn.SetReadDeadline(time.Now().Add(takenHeaderTimeout))
-		head, err := readHead(br)
-		conn.SetReadDeadline(time.Time{})
-		if err != nil && !errors.Is(err, errHeadTooLong) {
-			conn.Close()
-			return
+		head, ok := bufferedHead(br)
+		var err error
+		if !ok {
+			conn.SetReadDeadline(time.Now().Add(takenHeaderTimeout))
+			head, err = readHead(br)
+			conn.SetReadDeadline(time.Time{})
+			if err != nil && !errors.Is(err, errHeadTooLong) {
+				conn.Close()
+				return
+			}
 		}
 		var req *http.Request
-		if err == nil && plainHead(head) {
-			rd.Reset(bytes.NewReader(head))
-			if req, err = http.ReadRequest(rd); err != nil {
-				req = nil
-			}
+		if err == nil {
+			req = last.parse(head)
 		}
 		pr, ok := s.takenRoute(req)
 		if !ok {
@@ -178,6 +181,37 @@ func (s *Server) serveTakenRead(tw *takenWriter, req *http.Request, pr proxyRout
 
 var errHeadTooLong = errors.New("request head too long")
 
+// parsedHead remembers the last request head parsed on a taken
+// connection: a poller sends the same bytes again and again, and the same
+// bytes parse the same.
+type parsedHead struct {
+	head []byte
+	req  *http.Request
+	rd   *bufio.Reader
+}
+
+// parse returns the request head parses to, nil when net/http's server
+// would not take it.
+func (p *parsedHead) parse(head []byte) *http.Request {
+	if p.req != nil && bytes.Equal(head, p.head) {
+		return p.req
+	}
+	p.head, p.req = nil, nil
+	if !plainHead(head) {
+		return nil
+	}
+	if p.rd == nil {
+		p.rd = bufio.NewReaderSize(nil, 4<<10)
+	}
+	p.rd.Reset(bytes.NewReader(head))
+	req, err := http.ReadRequest(p.rd)
+	if err != nil {
+		return nil
+	}
+	p.head, p.req = head, req
+	return req
+}
+
 // readHead reads a request head, through its blank line, from br. It
 // returns errHeadTooLong, with what it read, past maxTakenHead.
 func readHead(br *bufio.Reader) ([]byte, error) {
@@ -229,7 +263,7 @@ func (t *takenWriter) WriteHeader(code int) {
 	t.bw.WriteByte(' ')
 	t.bw.WriteString(http.StatusText(code))
 	t.bw.WriteString("\r\n")
-	_ = t.h.Write(t.bw)
+	writeHeader(t.bw, t.h)
 	t.bw.WriteString("\r\n")
 }
 
@@ -246,8 +280,10 @@ func (t *takenWriter) Write(p []byte) (int, error) {
 	return t.bw.Write(p)
 }
 
-// Flush sends what was written (http.ResponseController).
-func (t *takenWriter) Flush() error {
+// FlushError sends what was written: http.ResponseController's Flush,
+// with which the proxy sends a streamed answer as it comes and
+// corkconn.Hold ends a held one.
+func (t *takenWriter) FlushError() error {
 	if t.status == 0 {
 		t.WriteHeader(http.StatusOK)
 	}

@@ -209,3 +209,31 @@ func itoa(n int) string {
 	b, _ := json.Marshal(n)
 	return string(b)
 }
+
+// TestTakenConnectionStreams: a streamed read on a taken connection (the
+// debug log, followed) reaches the caller as the controller flushes it,
+// not once the hub's buffer fills.
+func TestTakenConnectionStreams(t *testing.T) {
+	f := newProxyFixture(t)
+	rita := f.token(f.rita, time.Minute, "")
+	c := dialRaw(t, f.url)
+	c.send(get("/v1/models/"+f.model+"/status", rita)+get("/v1/models/"+f.model+"/status", rita), "GET", 2)
+	waitTaken(t, f, 1)
+	c.conn.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := io.WriteString(c.conn, get("/v1/models/"+f.model+"/logs?follow=true", rita)); err != nil {
+		t.Fatal(err)
+	}
+	// The controller sends the head (and any records) at once, then waits
+	// for more: the head must arrive while the answer is still open.
+	resp, err := http.ReadResponse(c.br, &http.Request{Method: http.MethodGet})
+	if err != nil {
+		t.Fatalf("the followed log's head did not arrive: %v", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "application/x-ndjson" {
+		t.Fatalf("followed log: %d %v", resp.StatusCode, resp.Header)
+	}
+	if taken, back := f.hub.Taken(); taken != 1 || back != 0 {
+		t.Fatalf("taken %d, handed back %d: want it served on the taken connection", taken, back)
+	}
+}

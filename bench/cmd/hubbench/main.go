@@ -211,6 +211,10 @@ func pct(d []time.Duration, p int) time.Duration {
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.2fms", float64(d)/float64(time.Millisecond)) }
 
+// us prints a difference in microseconds (the hub's cost is a tenth of a
+// millisecond: two decimals of one hide it).
+func us(d time.Duration) string { return fmt.Sprintf("%+.0fµs", float64(d)/float64(time.Microsecond)) }
+
 func verdict(ok bool) string {
 	if ok {
 		return "met"

@@ -106,7 +106,7 @@ func benchStatusModel(ctx context.Context, o options, st *stack, l *hubload.Load
 		verdictText = "target ≤ 10%: " + verdict(over(h50, d50) <= 10 && over(h99, d99) <= 10)
 	}
 	fmt.Printf("  overhead             p50 %+6.1f%% (%s)  p99 %+6.1f%% (%s)  %s\n",
-		over(h50, d50), ms(h50-d50), over(h99, d99), ms(h99-d99), verdictText)
+		over(h50, d50), us(h50-d50), over(h99, d99), us(h99-d99), verdictText)
 	return nil
 }
 
