@@ -109,34 +109,34 @@ func (s *Server) visibleModels(ctx context.Context, p Principal, each func(*stor
 // store.Model it describes (TestAppendModelMatchesMarshal).
 func appendModel(b []byte, m *store.ModelRow) []byte {
 	b = append(b, '{')
-	b = jsonw.UUID(jsonw.Field(b, "uuid", true), m.UUID)
-	b = jsonw.String(jsonw.Field(b, "name", false), m.Name)
-	b = jsonw.String(jsonw.Field(b, "org", false), m.Org)
+	b = jsonw.UUID(append(b, `"uuid":`...), m.UUID)
+	b = jsonw.String(append(b, `,"name":`...), m.Name)
+	b = jsonw.String(append(b, `,"org":`...), m.Org)
 	if len(m.OwnerName) > 0 {
-		b = jsonw.String(jsonw.Field(b, "owner", false), m.OwnerName)
+		b = jsonw.String(append(b, `,"owner":`...), m.OwnerName)
 	}
 	if m.HasOwner {
-		b = jsonw.UUID(jsonw.Field(b, "owner-id", false), m.Owner)
+		b = jsonw.UUID(append(b, `,"owner-id":`...), m.Owner)
 	}
 	if len(m.Controller) > 0 {
-		b = jsonw.String(jsonw.Field(b, "controller", false), m.Controller)
+		b = jsonw.String(append(b, `,"controller":`...), m.Controller)
 	}
-	b = jsonw.UUID(jsonw.Field(b, "controller-uuid", false), m.ControllerUUID)
+	b = jsonw.UUID(append(b, `,"controller-uuid":`...), m.ControllerUUID)
 	if len(m.Cloud) > 0 {
-		b = jsonw.String(jsonw.Field(b, "cloud", false), m.Cloud)
+		b = jsonw.String(append(b, `,"cloud":`...), m.Cloud)
 	}
 	if len(m.Region) > 0 {
-		b = jsonw.String(jsonw.Field(b, "region", false), m.Region)
+		b = jsonw.String(append(b, `,"region":`...), m.Region)
 	}
-	b = jsonw.String(jsonw.Field(b, "life", false), m.Life)
+	b = jsonw.String(append(b, `,"life":`...), m.Life)
 	if len(m.Status) > 0 {
-		b = jsonw.String(jsonw.Field(b, "status", false), m.Status)
+		b = jsonw.String(append(b, `,"status":`...), m.Status)
 	}
-	b = jsonw.Int(jsonw.Field(b, "application-count", false), int64(m.ApplicationCount))
-	b = jsonw.Int(jsonw.Field(b, "unit-count", false), int64(m.UnitCount))
-	b = jsonw.Int(jsonw.Field(b, "machine-count", false), int64(m.MachineCount))
-	b = jsonw.Int(jsonw.Field(b, "event-index", false), m.EventIndex)
-	b = jsonw.Time(jsonw.Field(b, "created-at", false), m.CreatedAt)
-	b = jsonw.Time(jsonw.Field(b, "updated-at", false), m.UpdatedAt)
+	b = jsonw.Int(append(b, `,"application-count":`...), int64(m.ApplicationCount))
+	b = jsonw.Int(append(b, `,"unit-count":`...), int64(m.UnitCount))
+	b = jsonw.Int(append(b, `,"machine-count":`...), int64(m.MachineCount))
+	b = jsonw.Int(append(b, `,"event-index":`...), m.EventIndex)
+	b = jsonw.Time(append(b, `,"created-at":`...), m.CreatedAt)
+	b = jsonw.Time(append(b, `,"updated-at":`...), m.UpdatedAt)
 	return append(b, '}')
 }

@@ -47,15 +47,16 @@ func Field(b []byte, name string, first bool) []byte {
 // ("xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx"), as uuid.UUID.String writes it.
 func UUID(b []byte, u [16]byte) []byte {
 	const hexdigits = "0123456789abcdef"
-	b = append(b, '"')
+	q := [38]byte{0: '"', 9: '-', 14: '-', 19: '-', 24: '-', 37: '"'} // written whole, appended once
 	for i, c := range u {
-		if i == 4 || i == 6 || i == 8 || i == 10 {
-			b = append(b, '-')
-		}
-		b = append(b, hexdigits[c>>4], hexdigits[c&0xf])
+		p := uuidDigits[i]
+		q[p], q[p+1] = hexdigits[c>>4], hexdigits[c&0xf]
 	}
-	return append(b, '"')
+	return append(b, q[:]...)
 }
+
+// uuidDigits is where each byte of a UUID goes in its quoted form.
+var uuidDigits = [16]uint8{1, 3, 5, 7, 10, 12, 15, 17, 20, 22, 25, 27, 29, 31, 33, 35}
 
 // Int appends i.
 func Int(b []byte, i int64) []byte { return strconv.AppendInt(b, i, 10) }
@@ -91,35 +92,37 @@ var localIsUTC = func() bool {
 func appendUTC(b []byte, t time.Time) []byte {
 	y, mo, d := t.Date()
 	h, mi, s := t.Clock()
-	b = pad(b, y, 4)
-	b = pad(append(b, '-'), int(mo), 2)
-	b = pad(append(b, '-'), d, 2)
-	b = pad(append(b, 'T'), h, 2)
-	b = pad(append(b, ':'), mi, 2)
-	b = pad(append(b, ':'), s, 2)
+	var q [30]byte // "2006-01-02T15:04:05.999999999Z", written whole
+	two(q[:], 0, y/100)
+	two(q[:], 2, y%100)
+	q[4] = '-'
+	two(q[:], 5, int(mo))
+	q[7] = '-'
+	two(q[:], 8, d)
+	q[10] = 'T'
+	two(q[:], 11, h)
+	q[13] = ':'
+	two(q[:], 14, mi)
+	q[16] = ':'
+	two(q[:], 17, s)
+	n := 19
 	if ns := t.Nanosecond(); ns != 0 {
-		b = append(b, '.')
-		digits := 9
-		for ns%10 == 0 {
-			ns /= 10
-			digits--
+		q[n] = '.'
+		for div := 100000000; ns != 0; div /= 10 { // trailing zeros dropped
+			n++
+			q[n] = byte('0' + ns/div)
+			ns %= div
 		}
-		b = pad(b, ns, digits)
+		n++
 	}
-	return append(b, 'Z')
+	q[n] = 'Z'
+	return append(b, q[:n+1]...)
 }
 
-// pad appends v, which must be non-negative, in at least width digits.
-func pad(b []byte, v, width int) []byte {
-	var buf [20]byte
-	i := len(buf)
-	for v >= 10 || width > 1 {
-		i--
-		buf[i] = byte('0' + v%10)
-		v /= 10
-		width--
-	}
-	i--
-	buf[i] = byte('0' + v)
-	return append(b, buf[i:]...)
+// two writes v (0-99) in two digits at q[i:].
+func two(q []byte, i, v int) {
+	const digits = "00010203040506070809101112131415161718192021222324252627282930313233343536373839" +
+		"4041424344454647484950515253545556575859606162636465666768697071727374757677787980818283848586878889" +
+		"90919293949596979899"
+	q[i], q[i+1] = digits[2*v], digits[2*v+1]
 }
