@@ -202,3 +202,24 @@ func TestWriteHeader(t *testing.T) {
 		}
 	}
 }
+
+func TestParsedHeadAgain(t *testing.T) {
+	var p parsedHead
+	a := "GET /v1/models/m/status HTTP/1.1\r\nHost: hub\r\n\r\n"
+	br := bufio.NewReader(strings.NewReader(a + a + "GET /other HTTP/1.1\r\nHost: hub\r\n\r\n"))
+	br.Peek(1)
+	if h, r := p.again(br); h != nil || r != nil {
+		t.Fatal("nothing parsed yet, but a head came again")
+	}
+	head, _ := bufferedHead(br)
+	first := p.parse(head)
+	if h, r := p.again(br); string(h) != a || r != first {
+		t.Fatalf("the same head again: %q %v", h, r == first)
+	}
+	if h, r := p.again(br); h != nil || r != nil {
+		t.Fatalf("another head taken for the last: %q", h)
+	}
+	if rest, _ := io.ReadAll(br); !strings.HasPrefix(string(rest), "GET /other ") {
+		t.Fatalf("left %q", rest)
+	}
+}

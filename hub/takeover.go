@@ -88,7 +88,11 @@ func (s *Server) serveTaken(conn net.Conn, br *bufio.Reader, cc *corkconn.Conn) 
 			conn.Close() // the caller left, or the hub shuts down
 			return
 		}
-		head, ok := bufferedHead(br)
+		head, req := last.again(br)
+		ok := req != nil
+		if !ok {
+			head, ok = bufferedHead(br)
+		}
 		var err error
 		if !ok {
 			conn.SetReadDeadline(time.Now().Add(takenHeaderTimeout))
@@ -99,8 +103,7 @@ func (s *Server) serveTaken(conn net.Conn, br *bufio.Reader, cc *corkconn.Conn) 
 				return
 			}
 		}
-		var req *http.Request
-		if err == nil {
+		if req == nil && err == nil {
 			req = last.parse(head)
 		}
 		pr, ok := s.takenRoute(req)
@@ -188,6 +191,20 @@ type parsedHead struct {
 	head []byte
 	req  *http.Request
 	rd   *bufio.Reader
+}
+
+// again consumes and returns the last head and its request when br starts
+// with the same bytes (a head ends at its first blank line, so what
+// follows does not change where it ends); otherwise nil and nothing read.
+func (p *parsedHead) again(br *bufio.Reader) ([]byte, *http.Request) {
+	if p.req == nil || br.Buffered() < len(p.head) {
+		return nil, nil
+	}
+	if b, _ := br.Peek(len(p.head)); !bytes.Equal(b, p.head) {
+		return nil, nil
+	}
+	br.Discard(len(p.head))
+	return p.head, p.req
 }
 
 // parse returns the request head parses to, nil when net/http's server
