@@ -180,16 +180,24 @@ func TestTakenConnectionHandsBack(t *testing.T) {
 // TestCloseEndsTakenConnections: the hub's Close (Run's shutdown) closes
 // an idle taken connection, which net/http no longer tracks.
 func TestCloseEndsTakenConnections(t *testing.T) {
-	f := newProxyFixture(t)
-	rita := f.token(f.rita, time.Minute, "")
-	c := dialRaw(t, f.url)
-	c.send(get("/v1/models/"+f.model+"/status", rita)+get("/v1/models/"+f.model+"/status", rita), "GET", 2)
-	waitTaken(t, f, 1)
+	f, c, _ := takenConnection(t)
 	f.hub.Close()
 	c.conn.SetReadDeadline(time.Now().Add(10 * time.Second))
 	if _, err := c.br.ReadByte(); !errors.Is(err, io.EOF) {
 		t.Fatalf("the idle taken connection after Close: %v, want EOF", err)
 	}
+}
+
+// takenConnection returns a fixture and a connection the hub has taken,
+// after two status reads of a reader (whose token it returns).
+func takenConnection(t *testing.T) (*proxyFixture, *rawConn, string) {
+	t.Helper()
+	f := newProxyFixture(t)
+	rita := f.token(f.rita, time.Minute, "")
+	c := dialRaw(t, f.url)
+	c.send(get("/v1/models/"+f.model+"/status", rita)+get("/v1/models/"+f.model+"/status", rita), "GET", 2)
+	waitTaken(t, f, 1)
+	return f, c, rita
 }
 
 // waitTaken waits until the hub has taken n connections in all: it takes
@@ -214,11 +222,7 @@ func itoa(n int) string {
 // debug log, followed) reaches the caller as the controller flushes it,
 // not once the hub's buffer fills.
 func TestTakenConnectionStreams(t *testing.T) {
-	f := newProxyFixture(t)
-	rita := f.token(f.rita, time.Minute, "")
-	c := dialRaw(t, f.url)
-	c.send(get("/v1/models/"+f.model+"/status", rita)+get("/v1/models/"+f.model+"/status", rita), "GET", 2)
-	waitTaken(t, f, 1)
+	f, c, rita := takenConnection(t)
 	c.conn.SetDeadline(time.Now().Add(10 * time.Second))
 	if _, err := io.WriteString(c.conn, get("/v1/models/"+f.model+"/logs?follow=true", rita)); err != nil {
 		t.Fatal(err)
