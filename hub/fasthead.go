@@ -52,9 +52,9 @@ func readAnswer(br *bufio.Reader, req *http.Request) (*http.Response, error) {
 	if _, err := br.Peek(1); err == nil {
 		b, _ := br.Peek(min(br.Buffered(), maxTakenHead))
 		if n := headEnd(b); n > 0 {
-			if resp := plainAnswer(b[:n], req); resp != nil {
+			if resp, head := plainAnswer(b[:n], req); resp != nil {
 				br.Discard(n)
-				resp.Body = &fixedBody{r: br, n: resp.ContentLength}
+				resp.Body = &fixedBody{r: br, n: resp.ContentLength, head: head}
 				return resp, nil
 			}
 		}
@@ -66,20 +66,22 @@ func readAnswer(br *bufio.Reader, req *http.Request) (*http.Response, error) {
 // it has the plain shape: HTTP/1.1, a final status with a body, canonical
 // valid header names with valid values, one Content-Length, and no
 // connection-level header. Otherwise it returns nil. The Body is left to
-// the caller.
-func plainAnswer(head []byte, req *http.Request) *http.Response {
+// the caller. It also returns the head as a string (names and values are
+// parts of it), fit to be sent on as it is.
+func plainAnswer(head []byte, req *http.Request) (*http.Response, string) {
 	if req.Method == http.MethodHead {
-		return nil
+		return nil, ""
 	}
-	s := string(head[:len(head)-4]) // one copy: names and values share it
+	raw := string(head) // one copy: names and values share it
+	s := raw[:len(raw)-4]
 	line, rest, _ := strings.Cut(s, "\r\n")
 	code, ok := strings.CutPrefix(line, "HTTP/1.1 ")
 	if !ok || len(code) < 4 || code[3] != ' ' {
-		return nil
+		return nil, ""
 	}
 	status, err := strconv.Atoi(code[:3])
-	if err != nil || status < 200 || status > 599 || !bodyAllowed(status) {
-		return nil
+	if err != nil || status < 200 || status > 599 || !bodyAllowed(status) || !validReason(code[4:]) {
+		return nil, ""
 	}
 	n := strings.Count(rest, "\r\n") + 1
 	h := make(http.Header, n)
@@ -90,14 +92,14 @@ func plainAnswer(head []byte, req *http.Request) *http.Response {
 		v = strings.Trim(v, " \t")
 		if !ok || !httpguts.ValidHeaderFieldName(k) || http.CanonicalHeaderKey(k) != k ||
 			!httpguts.ValidHeaderFieldValue(v) || slices.Contains(hopHeaders, k) {
-			return nil
+			return nil, ""
 		}
 		if k == "Content-Length" {
 			if length >= 0 {
-				return nil
+				return nil, ""
 			}
 			if length, err = strconv.ParseInt(v, 10, 64); err != nil || length < 0 || v[0] == '+' {
-				return nil
+				return nil, ""
 			}
 		}
 		if prev, dup := h[k]; dup {
@@ -108,16 +110,29 @@ func plainAnswer(head []byte, req *http.Request) *http.Response {
 		}
 	}
 	if length < 0 {
-		return nil
+		return nil, ""
 	}
 	return &http.Response{Status: code, StatusCode: status, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
-		Header: h, ContentLength: length, Request: req}
+		Header: h, ContentLength: length, Request: req}, raw
+}
+
+// validReason reports whether s is a valid reason phrase (RFC 9112, 4:
+// tabs, spaces, visible characters and obs-text).
+func validReason(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c != '\t' && (c < ' ' || c == 0x7f) {
+			return false
+		}
+	}
+	return true
 }
 
 // fixedBody reads an answer's body of known length from its connection.
+// head is the answer's head, when it is plain (plainAnswer).
 type fixedBody struct {
-	r io.Reader
-	n int64
+	r    io.Reader
+	n    int64
+	head string
 }
 
 func (b *fixedBody) Read(p []byte) (int, error) {

@@ -98,10 +98,11 @@ func TestReadAnswer(t *testing.T) {
 		{"lower-case name", strings.Replace(plainAnswerText, "Content-Type", "content-type", 1), get, false},
 		{"folded", strings.Replace(plainAnswerText, "Date:", "X-A: 1\r\n 2\r\nDate:", 1), get, false},
 		{"repeated", strings.Replace(plainAnswerText, "Date:", "Vary: A\r\nVary: B\r\nDate:", 1), get, true},
+		{"control in the reason", strings.Replace(plainAnswerText, "200 OK", "200 O\x01K", 1), get, false},
 	} {
 		var plain *http.Response
 		if n := headEnd([]byte(c.in)); n > 0 {
-			plain = plainAnswer([]byte(c.in[:n]), c.req)
+			plain, _ = plainAnswer([]byte(c.in[:n]), c.req)
 		}
 		if (plain != nil) != c.plain {
 			t.Errorf("%s: read as plain %v, want %v", c.name, plain != nil, c.plain)
@@ -143,9 +144,12 @@ func FuzzPlainAnswer(f *testing.F) {
 			return
 		}
 		get := &http.Request{Method: http.MethodGet}
-		resp := plainAnswer(in[:n], get)
+		resp, head := plainAnswer(in[:n], get)
 		if resp == nil {
 			return
+		}
+		if head != string(in[:n]) {
+			t.Fatalf("head %q, read %q", head, in[:n])
 		}
 		want, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(in)), get)
 		if err != nil {

@@ -259,6 +259,14 @@ func (s *Server) forwardDirect(w http.ResponseWriter, r *http.Request, sc *spoke
 	if err != nil {
 		return err
 	}
+	copyAnswer(w, r, resp, c, stop, sc)
+	return nil
+}
+
+// copyAnswer copies the controller's answer resp, read from c (watched by
+// stop), to w as it comes, and releases c to sc's pool once it is read to
+// its end. An answer that breaks off aborts w's (http.ErrAbortHandler).
+func copyAnswer(w http.ResponseWriter, r *http.Request, resp *http.Response, c *spokeConn, stop func() bool, sc *spokeClient) {
 	h := w.Header()
 	for k, v := range resp.Header {
 		h[k] = v
@@ -303,5 +311,4 @@ func (s *Server) forwardDirect(w http.ResponseWriter, r *http.Request, sc *spoke
 		// so the client sees a failure, not a short answer.
 		panic(http.ErrAbortHandler)
 	}
-	return nil
 }

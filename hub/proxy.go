@@ -129,7 +129,9 @@ func (s *Server) unavailable(w http.ResponseWriter, r *http.Request, controller 
 
 // proxyBuffers recycles the buffers the proxy copies answers through (32
 // KiB each, allocated per request otherwise).
-var proxyBuffers = &bufferPool{pool: sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}}
+var proxyBuffers = &bufferPool{pool: sync.Pool{New: func() any { b := make([]byte, proxyBufferSize); return &b }}}
+
+const proxyBufferSize = 32 << 10
 
 type bufferPool struct{ pool sync.Pool }
 

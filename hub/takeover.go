@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -168,18 +169,51 @@ func (s *Server) takenRoute(req *http.Request) (proxyRoute, bool) {
 }
 
 // serveTakenRead forwards req and reports whether its answer went out
-// whole: false when the controller's answer broke off (forwardDirect
-// aborts), and the connection must end.
+// whole: false when the controller's answer broke off (copyAnswer aborts),
+// and the connection must end. A plain answer that fits a proxy buffer is
+// relayed as it came (relayAnswer); any other is copied as it comes.
 func (s *Server) serveTakenRead(tw *takenWriter, req *http.Request, pr proxyRoute) (whole bool) {
 	defer func() {
 		if v := recover(); v != nil && v != http.ErrAbortHandler {
 			panic(v)
 		}
 	}()
-	if err := s.forwardDirect(tw, req, pr.sc, pr.tok); err != nil {
+	resp, c, stop, err := pr.sc.roundTripDirect(req, pr.tok)
+	if err != nil {
 		s.unavailable(tw, req, pr.controller, err)
+		return true
 	}
+	// A proxy must add a Date the answer lacks (RFC 9110, 6.6.1): such an
+	// answer is copied (takenWriter.WriteHeader adds it).
+	if fb, ok := resp.Body.(*fixedBody); ok && fb.head != "" && len(resp.Header["Date"]) > 0 &&
+		int64(len(fb.head))+resp.ContentLength <= proxyBufferSize {
+		return relayAnswer(tw, req, resp, fb, c, stop, pr.sc)
+	}
+	copyAnswer(tw, req, resp, c, stop, pr.sc)
 	return true
+}
+
+// relayAnswer sends a plain answer (plainAnswer checked its head: nothing
+// in it is the connection's, nothing in it is invalid) to the caller as
+// the controller sent it, head and body in one write, once all of it has
+// arrived. It reports false, having sent nothing, when the answer broke
+// off: the caller's connection must end, as copyAnswer's abort ends it.
+func relayAnswer(tw *takenWriter, req *http.Request, resp *http.Response, fb *fixedBody, c *spokeConn, stop func() bool, sc *spokeClient) bool {
+	buf := proxyBuffers.Get()
+	defer proxyBuffers.Put(buf)
+	b := append(buf[:0], fb.head...)
+	n := len(b)
+	b = b[:n+int(resp.ContentLength)]
+	_, err := io.ReadFull(fb, b[n:])
+	if !stop() || err != nil {
+		c.conn.Close()
+		return false
+	}
+	sc.pool.put(c)
+	tw.status = resp.StatusCode
+	defer corkconn.Hold(corkconn.FromContext(req.Context(), 1), tw, int64(len(b)))()
+	_, err = tw.bw.Write(b)
+	return err == nil
 }
 
 var errHeadTooLong = errors.New("request head too long")

@@ -4,10 +4,13 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -151,4 +154,55 @@ func FuzzTakenHead(f *testing.F) {
 			t.Fatalf("vetted Host %q, net/http parsed %q", host, req.Host)
 		}
 	})
+}
+
+// TestServeTakenReadRelays: on a taken connection a plain answer goes to
+// the caller as the controller sent it, byte for byte; one without a Date
+// gets the hub's; one that breaks off sends nothing and ends the
+// connection.
+func TestServeTakenReadRelays(t *testing.T) {
+	var raw atomic.Value // what the controller sent last
+	ctrl := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, _, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer c.Close()
+		answer := map[string]string{
+			"/plain":   "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nDate: Sun, 22 Nov 2026 07:00:00 GMT\r\nContent-Length: 8\r\n\r\n{\"a\":1}\n",
+			"/no-date": "HTTP/1.1 404 Not Found\r\nContent-Length: 2\r\n\r\n{}",
+			"/cut":     "HTTP/1.1 200 OK\r\nDate: Sun, 22 Nov 2026 07:00:00 GMT\r\nContent-Length: 100\r\n\r\nshort",
+		}[r.URL.Path]
+		raw.Store(answer)
+		io.WriteString(c, answer)
+	}))
+	defer ctrl.Close()
+	sc, err := newSpokeClient(string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ctrl.Certificate().Raw})),
+		[]string{strings.TrimPrefix(ctrl.URL, "https://")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sc.pool.closeAll()
+	read := func(path string) (string, bool) {
+		var out bytes.Buffer
+		tw := &takenWriter{h: http.Header{}, bw: bufio.NewWriter(&out)}
+		req, _ := http.NewRequest(http.MethodGet, path, nil)
+		whole := (&Server{}).serveTakenRead(tw, req, proxyRoute{sc: sc, tok: "t"})
+		if whole {
+			tw.finish()
+		}
+		return out.String(), whole
+	}
+	if got, whole := read("/plain"); !whole || got != raw.Load().(string) {
+		t.Fatalf("plain answer: sent %q (whole %v), the controller sent %q", got, whole, raw.Load())
+	}
+	got, whole := read("/no-date")
+	resp, err := http.ReadResponse(bufio.NewReader(strings.NewReader(got)), nil)
+	if !whole || err != nil || resp.StatusCode != http.StatusNotFound || resp.Header.Get("Date") == "" {
+		t.Fatalf("answer without a Date: %q (whole %v)", got, whole)
+	}
+	if got, whole := read("/cut"); whole || got != "" {
+		t.Fatalf("answer cut short: sent %q, whole %v", got, whole)
+	}
 }
