@@ -3,6 +3,7 @@ package hub
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"net/http"
@@ -59,7 +60,7 @@ func FuzzBufferedHead(f *testing.F) {
 }
 
 func TestParsedHeadRemembers(t *testing.T) {
-	var p parsedHead
+	p := parsedHead{ctx: context.Background()}
 	a := []byte("GET /v1/models/m/status HTTP/1.1\r\nHost: hub\r\nAuthorization: Bearer t\r\n\r\n")
 	r1 := p.parse(bytes.Clone(a))
 	if r1 == nil || r1.URL.Path != "/v1/models/m/status" || r1.Header.Get("Authorization") != "Bearer t" {
@@ -208,7 +209,7 @@ func TestWriteHeader(t *testing.T) {
 }
 
 func TestParsedHeadAgain(t *testing.T) {
-	var p parsedHead
+	p := parsedHead{ctx: context.Background()}
 	a := "GET /v1/models/m/status HTTP/1.1\r\nHost: hub\r\n\r\n"
 	br := bufio.NewReader(strings.NewReader(a + a + "GET /other HTTP/1.1\r\nHost: hub\r\n\r\n"))
 	br.Peek(1)
@@ -225,5 +226,33 @@ func TestParsedHeadAgain(t *testing.T) {
 	}
 	if rest, _ := io.ReadAll(br); !strings.HasPrefix(string(rest), "GET /other ") {
 		t.Fatalf("left %q", rest)
+	}
+}
+
+// A poller's request is written to the controller as writeRequest writes
+// it, built once while the request, the controller and the token stay the
+// same.
+func TestSpokeConnWritesAgain(t *testing.T) {
+	var out bytes.Buffer
+	c := &spokeConn{bw: bufio.NewWriter(&out)}
+	p := parsedHead{ctx: context.Background()}
+	r := p.parse([]byte("GET /v1/models/m/status HTTP/1.1\r\nHost: hub\r\nAuthorization: Bearer caller\r\nAccept: */*\r\n\r\n"))
+	var want bytes.Buffer
+	bw := bufio.NewWriter(&want)
+	if err := writeRequest(bw, r, "ctrl:1", "t1"); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 { // directly, then built, then as built
+		out.Reset()
+		if err := c.write(r, "ctrl:1", "t1"); err != nil || out.String() != want.String() {
+			t.Fatalf("wrote %q (%v), want %q", out.String(), err, want.String())
+		}
+	}
+	if c.sent.wire == nil {
+		t.Fatal("the request sent three times was never kept")
+	}
+	out.Reset()
+	if err := c.write(r, "ctrl:1", "t2"); err != nil || !strings.Contains(out.String(), "Bearer t2\r\n") || c.sent.wire != nil {
+		t.Fatalf("another token: %q (%v), kept %q", out.String(), err, c.sent.wire)
 	}
 }

@@ -2,6 +2,7 @@ package hub
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/tls"
 	"fmt"
@@ -32,6 +33,16 @@ type spokeConn struct {
 	conn *tls.Conn
 	br   *bufio.Reader
 	bw   *bufio.Writer
+	sent sentRequest // the last request written, to write again as it is
+}
+
+// sentRequest is a request as written to a controller: a taken
+// connection's poller sends the same request (the same *http.Request,
+// parsedHead) with the same token again and again.
+type sentRequest struct {
+	r         *http.Request
+	host, tok string
+	wire      []byte
 }
 
 // maxIdleSpokeConns bounds the idle connections kept per controller.
@@ -233,12 +244,39 @@ func (sc *spokeClient) roundTripDirect(r *http.Request, tok string) (*http.Respo
 	return resp, conn, stop, nil
 }
 
+// write writes r to c as writeRequest does. A request without a body sent
+// again with the same host and token (a taken connection's, whose request
+// is the same *http.Request while its head is) is built once, the second
+// time, and its bytes are written as they are from then on.
+func (c *spokeConn) write(r *http.Request, host, tok string) error {
+	if r.ContentLength != 0 || r.Body != nil && r.Body != http.NoBody {
+		c.sent = sentRequest{}
+		return writeRequest(c.bw, r, host, tok)
+	}
+	if c.sent.r != r || c.sent.host != host || c.sent.tok != tok {
+		c.sent = sentRequest{r: r, host: host, tok: tok} // a request seen once is written directly
+		return writeRequest(c.bw, r, host, tok)
+	}
+	if c.sent.wire == nil {
+		var b bytes.Buffer
+		bw := bufio.NewWriter(&b)
+		if err := writeRequest(bw, r, host, tok); err != nil {
+			return err
+		}
+		c.sent.wire = b.Bytes()
+	}
+	if _, err := c.bw.Write(c.sent.wire); err != nil {
+		return err
+	}
+	return c.bw.Flush()
+}
+
 // neverStopped is the watch of a request that cannot be canceled.
 func neverStopped() bool { return true }
 
 // exchange writes r on c and reads the answer's head.
 func exchange(c *spokeConn, r *http.Request, host, tok string) (*http.Response, error) {
-	if err := writeRequest(c.bw, r, host, tok); err != nil {
+	if err := c.write(r, host, tok); err != nil {
 		return nil, err
 	}
 	for {

@@ -83,7 +83,7 @@ func (s *Server) serveTaken(conn net.Conn, br *bufio.Reader, cc *corkconn.Conn) 
 		ctx = corkconn.NewContext(ctx, cc)
 	}
 	bw := bufio.NewWriterSize(conn, 4<<10)
-	var last parsedHead
+	last := parsedHead{ctx: ctx}
 	for {
 		if _, err := br.Peek(1); err != nil || !s.taken.busy(t) {
 			conn.Close() // the caller left, or the hub shuts down
@@ -113,7 +113,6 @@ func (s *Server) serveTaken(conn net.Conn, br *bufio.Reader, cc *corkconn.Conn) 
 			s.handback.give(conn, br, head)
 			return
 		}
-		req = req.WithContext(ctx)
 		tw := &takenWriter{h: http.Header{}, bw: bw, head: req.Method == http.MethodHead}
 		if !s.serveTakenRead(tw, req, pr) || tw.finish() != nil || req.Close {
 			conn.Close()
@@ -222,6 +221,7 @@ var errHeadTooLong = errors.New("request head too long")
 // connection: a poller sends the same bytes again and again, and the same
 // bytes parse the same.
 type parsedHead struct {
+	ctx  context.Context // the connection's, which its requests carry
 	head []byte
 	req  *http.Request
 	rd   *bufio.Reader
@@ -259,6 +259,7 @@ func (p *parsedHead) parse(head []byte) *http.Request {
 	if err != nil {
 		return nil
 	}
+	req = req.WithContext(p.ctx)
 	p.head, p.req = head, req
 	return req
 }
