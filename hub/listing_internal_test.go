@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"reflect"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,7 +15,6 @@ import (
 
 	"github.com/droverhq/drover/hub/internal/store"
 	"github.com/droverhq/drover/internal/corkconn"
-	"github.com/droverhq/drover/tests/testkit"
 )
 
 func TestAppendModelMatchesMarshal(t *testing.T) {
@@ -67,15 +67,36 @@ func BenchmarkAppendModel(b *testing.B) {
 	b.SetBytes(int64(len(buf)))
 }
 
+// countingListener counts the writes to the connections it accepts.
+type countingListener struct {
+	net.Listener
+	writes *atomic.Int32
+}
+
+func (l countingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	return countingConn{Conn: c, writes: l.writes}, err
+}
+
+type countingConn struct {
+	net.Conn
+	writes *atomic.Int32
+}
+
+func (c countingConn) Write(p []byte) (int, error) {
+	c.writes.Add(1)
+	return c.Conn.Write(p)
+}
+
 // TestSendChunkWritesOnce: each chunk of a listing reaches the connection
 // in one write (through net/http's chunked framing and buffers).
 func TestSendChunkWritesOnce(t *testing.T) {
+	var writes atomic.Int32
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	counted, writes := testkit.CountWrites(ln)
-	perChunk := make(chan int64, 3)
+	perChunk := make(chan int32, 3)
 	srv := &http.Server{ConnContext: corkconn.ConnContext, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		cc := corkconn.FromContext(r.Context(), r.ProtoMajor)
 		if cc == nil {
@@ -91,7 +112,7 @@ func TestSendChunkWritesOnce(t *testing.T) {
 			perChunk <- writes.Load() - before
 		}
 	})}
-	go srv.Serve(corkconn.Listener{Listener: counted})
+	go srv.Serve(corkconn.Listener{Listener: countingListener{Listener: ln, writes: &writes}})
 	defer srv.Close()
 	resp, err := http.Get("http://" + ln.Addr().String())
 	if err != nil {
