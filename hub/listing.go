@@ -7,7 +7,6 @@ import (
 
 	"github.com/droverhq/drover/authz"
 	"github.com/droverhq/drover/hub/internal/store"
-	"github.com/droverhq/drover/internal/corkconn"
 	"github.com/droverhq/drover/internal/jsonw"
 )
 
@@ -19,7 +18,6 @@ import (
 // short list).
 func (s *Server) handleListModels(w http.ResponseWriter, r *http.Request) {
 	p, _ := PrincipalFrom(r.Context())
-	cc := corkconn.FromContext(r.Context(), r.ProtoMajor)
 	b := make([]byte, 0, listChunk+1024)
 	b = append(b, `{"models":[`...)
 	started, n := false, 0
@@ -36,7 +34,7 @@ func (s *Server) handleListModels(w http.ResponseWriter, r *http.Request) {
 			writeJSONHeader(w, http.StatusOK)
 			started = true
 		}
-		err := sendChunk(w, cc, b)
+		_, err := w.Write(b)
 		b = b[:0]
 		return err
 	})
@@ -55,25 +53,6 @@ func (s *Server) handleListModels(w http.ResponseWriter, r *http.Request) {
 
 // listChunk is how much of a listing is written at a time.
 const listChunk = 32 << 10
-
-// sendChunk writes b, a chunk of a listing, to w and sends it on: in one
-// write to the connection when it is corkable (cc), where each chunk took
-// several (its chunked framing and TLS's records, each a system call).
-func sendChunk(w http.ResponseWriter, cc *corkconn.Conn, b []byte) error {
-	if cc == nil {
-		_, err := w.Write(b)
-		return err
-	}
-	cc.Cork()
-	_, err := w.Write(b)
-	if err == nil {
-		_ = http.NewResponseController(w).Flush() // what is not flushed goes with the next chunk
-	}
-	if uerr := cc.Uncork(); err == nil {
-		err = uerr
-	}
-	return err
-}
 
 // visibleModels returns the models p can read, sorted by organization and
 // name. The authorization model (authz/model.fga) makes model#reader the

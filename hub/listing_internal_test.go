@@ -1,20 +1,14 @@
 package hub
 
 import (
-	"bytes"
 	"encoding/json"
-	"io"
-	"net"
-	"net/http"
 	"reflect"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/droverhq/drover/hub/internal/store"
-	"github.com/droverhq/drover/internal/corkconn"
 )
 
 func TestAppendModelMatchesMarshal(t *testing.T) {
@@ -65,67 +59,4 @@ func BenchmarkAppendModel(b *testing.B) {
 		buf = appendModel(buf[:0], m)
 	}
 	b.SetBytes(int64(len(buf)))
-}
-
-// countingListener counts the writes to the connections it accepts.
-type countingListener struct {
-	net.Listener
-	writes *atomic.Int32
-}
-
-func (l countingListener) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	return countingConn{Conn: c, writes: l.writes}, err
-}
-
-type countingConn struct {
-	net.Conn
-	writes *atomic.Int32
-}
-
-func (c countingConn) Write(p []byte) (int, error) {
-	c.writes.Add(1)
-	return c.Conn.Write(p)
-}
-
-// TestSendChunkWritesOnce: each chunk of a listing reaches the connection
-// in one write (through net/http's chunked framing and buffers).
-func TestSendChunkWritesOnce(t *testing.T) {
-	var writes atomic.Int32
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	perChunk := make(chan int32, 3)
-	srv := &http.Server{ConnContext: corkconn.ConnContext, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		cc := corkconn.FromContext(r.Context(), r.ProtoMajor)
-		if cc == nil {
-			t.Error("no corkable connection")
-		}
-		writeJSONHeader(w, http.StatusOK)
-		chunk := bytes.Repeat([]byte("x"), listChunk)
-		for range 3 {
-			before := writes.Load()
-			if err := sendChunk(w, cc, chunk); err != nil {
-				t.Error(err)
-			}
-			perChunk <- writes.Load() - before
-		}
-	})}
-	go srv.Serve(corkconn.Listener{Listener: countingListener{Listener: ln, writes: &writes}})
-	defer srv.Close()
-	resp, err := http.Get("http://" + ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if err != nil || len(b) != 3*listChunk {
-		t.Fatalf("read %d bytes (%v), want %d", len(b), err, 3*listChunk)
-	}
-	for i := range 3 {
-		if n := <-perChunk; n != 1 {
-			t.Errorf("chunk %d took %d writes, want 1", i, n)
-		}
-	}
 }
