@@ -1,4 +1,25 @@
 package store
 
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
 // ListModelsSQL is VisibleModels' query, for tests that EXPLAIN it.
 const ListModelsSQL = listModels
+
+// MigrateDSNTo brings the database at dsn to schema version v (and no
+// further), for tests of a migration over rows written before it.
+func MigrateDSNTo(ctx context.Context, dsn string, v int) error {
+	ms, err := migrations()
+	if err != nil {
+		return err
+	}
+	pool, err := pgxpool.New(ctx, dsn)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	return (&Store{pool: pool}).migrateTo(ctx, ms[:v])
+}

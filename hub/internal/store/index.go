@@ -139,12 +139,12 @@ type Model struct {
 
 // modelCols, from modelFrom, are the columns of Model in its order.
 const (
-	modelCols = `m.uuid, m.name, m.org, ` + ownerName + `, coalesce(m.owner::text, ''), c.name, m.controller_uuid,
+	modelCols = `m.uuid, m.name, m.org, m.owner_name, coalesce(m.owner::text, ''), c.name, m.controller_uuid,
 	c.cloud, c.region, m.life, m.status, m.application_count, m.unit_count, m.machine_count, m.event_index,
 	m.created_at, m.updated_at`
-	modelFrom = `models m JOIN controllers c ON c.uuid = m.controller_uuid LEFT JOIN identities i ON i.id = m.owner`
-	// ownerName is Identity.Name of i, or '' for no owner.
-	ownerName = `coalesce(nullif(i.email, ''), nullif(CASE WHEN i.kind = 'service-account' THEN i.display_name END, ''), i.subject, '')`
+	// models.owner_name is the owner's Identity.Name, or '' for no owner
+	// (migrations/0006_owner_name.sql).
+	modelFrom = `models m JOIN controllers c ON c.uuid = m.controller_uuid`
 )
 
 func scanModel(r pgx.CollectableRow) (Model, error) {
@@ -325,20 +325,15 @@ func (s *Store) VisibleModels(ctx context.Context, v Visibility, each func(*Mode
 	for i, r := range v.Relations {
 		rels[i] = string(r)
 	}
-	args := []any{v.Orgs, ctrls, v.Subjects, rels}
 	// The listing is read from models alone, in the order of its (org,
 	// name) index, so PostgreSQL neither joins nor sorts 10,000 rows (that
-	// doubled the query's time); the few controllers and owners it names
-	// are read first and joined here.
+	// doubled the query's time): each row carries its owner's name, and
+	// the few controllers are read first and joined here.
 	places, err := s.controllerPlaces(ctx)
 	if err != nil {
 		return err
 	}
-	owners, err := s.ownerNames(ctx, args)
-	if err != nil {
-		return err
-	}
-	rows, err := s.pool.Query(ctx, listModels, append([]any{pgx.QueryResultFormats{pgx.BinaryFormatCode}}, args...)...)
+	rows, err := s.pool.Query(ctx, listModels, pgx.QueryResultFormats{pgx.BinaryFormatCode}, v.Orgs, ctrls, v.Subjects, rels)
 	if err != nil {
 		return pgErr("list models", err)
 	}
@@ -347,10 +342,6 @@ func (s *Store) VisibleModels(ctx context.Context, v Visibility, each func(*Mode
 	for rows.Next() {
 		if err := m.decode(rows.RawValues()); err != nil {
 			return err
-		}
-		m.OwnerName = nil
-		if m.HasOwner {
-			m.OwnerName = owners[m.Owner]
 		}
 		p := places[m.ControllerUUID]
 		m.Controller, m.Cloud, m.Region = p.name, p.cloud, p.region
@@ -365,7 +356,8 @@ func (s *Store) VisibleModels(ctx context.Context, v Visibility, each func(*Mode
 // "C" collation, migrations/0004_byte_order.sql), so the order is the same
 // on every deployment and is still that of the (org, name) index.
 const listModels = `SELECT m.uuid, m.name, m.org, m.owner, m.controller_uuid, m.life, m.status,
-		m.application_count, m.unit_count, m.machine_count, m.event_index, m.created_at, m.updated_at
+		m.application_count, m.unit_count, m.machine_count, m.event_index, m.created_at, m.updated_at,
+		m.owner_name
 	FROM models m WHERE ` + visibleModel + ` ORDER BY m.org, m.name`
 
 // visibleModel is VisibleModels' condition on models m; its arguments are
@@ -394,32 +386,14 @@ func (s *Store) controllerPlaces(ctx context.Context) (map[[16]byte]place, error
 	return out, pgErr("list models", err)
 }
 
-// ownerNames returns Identity.Name of the owners of the models
-// visibleModel selects with args, by identity id.
-func (s *Store) ownerNames(ctx context.Context, args []any) (map[[16]byte][]byte, error) {
-	rows, err := s.pool.Query(ctx, `SELECT i.id, `+ownerName+` FROM identities i
-		WHERE i.id IN (SELECT m.owner FROM models m WHERE `+visibleModel+`)`, args...)
-	if err != nil {
-		return nil, pgErr("list models", err)
-	}
-	out := map[[16]byte][]byte{}
-	var id [16]byte
-	var name string
-	_, err = pgx.ForEachRow(rows, []any{&id, &name}, func() error {
-		out[id] = []byte(name)
-		return nil
-	})
-	return out, pgErr("list models", err)
-}
-
 // errRow marks a listing row whose binary layout is not what the query
 // asked for.
 var errRow = errors.New("store: malformed model row")
 
-// decode reads the binary columns of VisibleModels' query; the owner's
-// name and the controller's place are the caller's to fill.
+// decode reads the binary columns of VisibleModels' query; the
+// controller's place is the caller's to fill.
 func (m *ModelRow) decode(v [][]byte) error {
-	if len(v) != 13 {
+	if len(v) != 14 {
 		return fmt.Errorf("%w: %d columns", errRow, len(v))
 	}
 	ok := fixed(v[0], m.UUID[:]) && fixed(v[4], m.ControllerUUID[:])
@@ -427,7 +401,7 @@ func (m *ModelRow) decode(v [][]byte) error {
 	if m.HasOwner {
 		ok = ok && fixed(v[3], m.Owner[:])
 	}
-	m.Name, m.Org, m.Life, m.Status = v[1], v[2], v[5], v[6]
+	m.Name, m.Org, m.Life, m.Status, m.OwnerName = v[1], v[2], v[5], v[6], v[13]
 	var i4 [3][4]byte
 	var i8 [3][8]byte
 	ok = ok && fixed(v[7], i4[0][:]) && fixed(v[8], i4[1][:]) && fixed(v[9], i4[2][:]) &&

@@ -71,6 +71,11 @@ func (s *Store) Migrate(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	return s.migrateTo(ctx, ms)
+}
+
+// migrateTo applies those of ms the database has not had yet.
+func (s *Store) migrateTo(ctx context.Context, ms []migration) error {
 	return s.inTx(ctx, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", migrationLock); err != nil {
 			return fmt.Errorf("store: migration lock: %w", err)

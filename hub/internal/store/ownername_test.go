@@ -1,0 +1,149 @@
+package store_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/droverhq/drover/authz"
+	"github.com/droverhq/drover/hub/internal/store"
+)
+
+// TestOwnerNameFollowsIdentity: a model's owner is named as its identity
+// is now, by ModelByUUID and by the listing alike: from insertion, after a
+// login that changes the identity's email, and as a service account's
+// client id when it has no email. A login that changes no name rewrites no
+// model row.
+func TestOwnerNameFollowsIdentity(t *testing.T) {
+	f := newAdoptFixture(t)
+	ctx := t.Context()
+	login := func(subject, email, display string, kind string) store.Identity {
+		t.Helper()
+		id, _, err := f.s.Login(ctx, store.Identity{Issuer: "https://idp.test", Subject: subject, Email: email,
+			DisplayName: display, Kind: kind}, "acme", time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	alice := login("alice-sub", "alice@example.com", "Alice", store.KindUser)
+	robot := login("robot-sub", "", "ci-robot", store.KindServiceAccount)
+	owned := map[string]string{} // model UUID → owner id ("" for none)
+	for name, owner := range map[string]string{"a1": alice.ID, "a2": alice.ID, "r1": robot.ID, "none": ""} {
+		m := store.Model{UUID: uuid.NewString(), Name: name, Org: "acme", Owner: owner, ControllerUUID: f.ctrl}
+		if err := f.s.InsertModel(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+		owned[m.UUID] = owner
+	}
+	check := func(want map[string]string) { // owner id → name
+		t.Helper()
+		listed := map[string]string{}
+		err := f.s.VisibleModels(ctx, store.Visibility{Orgs: []string{"acme"}, Relations: []authz.Relation{authz.Reader}},
+			func(m *store.ModelRow) error {
+				listed[uuid.UUID(m.UUID).String()] = string(m.OwnerName)
+				return nil
+			})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(listed) != len(owned) {
+			t.Fatalf("listed %d models, want %d", len(listed), len(owned))
+		}
+		for id, owner := range owned {
+			m, err := f.s.ModelByUUID(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m.OwnerName != want[owner] || listed[id] != want[owner] {
+				t.Errorf("model %s (owner %q): named %q by ModelByUUID, %q by the listing; want %q",
+					m.Name, owner, m.OwnerName, listed[id], want[owner])
+			}
+		}
+	}
+	check(map[string]string{alice.ID: "alice@example.com", robot.ID: "ci-robot", "": ""})
+
+	versions := func() map[string]string {
+		t.Helper()
+		out := map[string]string{}
+		rows, err := f.s.Pool().Query(ctx, `SELECT uuid::text, xmin::text FROM models`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var id, xmin string
+		for rows.Next() {
+			if err := rows.Scan(&id, &xmin); err != nil {
+				t.Fatal(err)
+			}
+			out[id] = xmin
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	before := versions()
+	login("alice-sub", "alice@example.com", "Alice Liddell", store.KindUser) // display name only: not her name
+	if after := versions(); len(after) != len(before) || !sameVersions(before, after) {
+		t.Errorf("a login that kept every name rewrote model rows: %v, then %v", before, after)
+	}
+	login("alice-sub", "alice@wonderland.example", "Alice", store.KindUser)
+	login("robot-sub", "robot@example.com", "ci-robot", store.KindServiceAccount)
+	check(map[string]string{alice.ID: "alice@wonderland.example", robot.ID: "robot@example.com", "": ""})
+}
+
+func sameVersions(a, b map[string]string) bool {
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// TestMigrationNamesExistingOwners: models indexed before owner names were
+// kept on the row get their owner's name when the hub migrates.
+func TestMigrationNamesExistingOwners(t *testing.T) {
+	newStore(t) // starts the server
+	ctx := t.Context()
+	dsn := pg.NewDatabase(t, "")
+	if err := store.MigrateDSNTo(ctx, dsn, 5); err != nil {
+		t.Fatal(err)
+	}
+	ctrl, owner, m, unowned := uuid.NewString(), uuid.NewString(), uuid.NewString(), uuid.NewString()
+	s5, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []struct {
+		sql  string
+		args []any
+	}{
+		{`INSERT INTO organizations (name) VALUES ('acme')`, nil},
+		{`INSERT INTO identities (id, issuer, subject, email, org) VALUES ($1, 'https://idp.test', 'bob', 'bob@example.com', 'acme')`, []any{owner}},
+		{`INSERT INTO controllers (uuid, name) VALUES ($1, 'east')`, []any{ctrl}},
+		{`INSERT INTO models (uuid, name, org, owner, controller_uuid) VALUES ($1, 'prod', 'acme', $2, $3)`, []any{m, owner, ctrl}},
+		{`INSERT INTO models (uuid, name, org, controller_uuid) VALUES ($1, 'orphan', 'acme', $2)`, []any{unowned, ctrl}},
+	} {
+		if _, err := s5.Exec(ctx, q.sql, q.args...); err != nil {
+			t.Fatalf("%s: %v", q.sql, err)
+		}
+	}
+	s5.Close(ctx)
+	s, err := store.Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for id, want := range map[string]string{m: "bob@example.com", unowned: ""} {
+		got, err := s.ModelByUUID(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.OwnerName != want {
+			t.Errorf("model %s after migrating: owner named %q, want %q", got.Name, got.OwnerName, want)
+		}
+	}
+}
