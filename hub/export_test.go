@@ -16,3 +16,9 @@ func (s *Server) RemembersRead(raw, model string) bool {
 // Taken returns how many connections the hub took over from net/http and
 // how many it handed back (takeover.go).
 func (s *Server) Taken() (takeovers, handbacks int64) { return s.takeovers.Load(), s.handbacks.Load() }
+
+// ListedModels returns how many listed models the hub took from its cache
+// of their JSON and how many it read whole (listcache.go).
+func (s *Server) ListedModels() (cached, read int64) {
+	return s.modelJSON.hits.Load(), s.modelJSON.misses.Load()
+}

@@ -11,51 +11,148 @@ import (
 )
 
 // handleListModels answers from the model index, with no fan-out to spokes
-// and no permission check per model (visibleModels). The answer is
-// streamed as PostgreSQL returns rows, in chunks of listChunk bytes, so
-// the client decodes while the hub still reads; a failure after the first
-// chunk aborts the response (the client sees a broken stream, never a
-// short list).
+// and no permission check per model (visibility). It reads the visible
+// models' keys (UUID and row version) in order, takes the JSON of the rows
+// that have not changed since they were last listed from modelJSON, and
+// reads only the others whole. When most are unknown (the first listing
+// after a start), it reads the listing whole instead, streamed as
+// PostgreSQL returns rows. Either way the answer goes out in chunks of
+// listChunk bytes; a failure after the first chunk aborts the response
+// (the client sees a broken stream, never a short list).
 func (s *Server) handleListModels(w http.ResponseWriter, r *http.Request) {
-	p, _ := PrincipalFrom(r.Context())
-	b := make([]byte, 0, listChunk+1024)
-	b = append(b, `{"models":[`...)
-	started, n := false, 0
-	err := s.visibleModels(r.Context(), p, func(m *store.ModelRow) error {
-		if n > 0 {
-			b = append(b, ',')
-		}
-		b = appendModel(b, m)
-		n++
-		if len(b) < listChunk {
-			return nil
-		}
-		if !started {
-			writeJSONHeader(w, http.StatusOK)
-			started = true
-		}
-		_, err := w.Write(b)
-		b = b[:0]
-		return err
-	})
+	ctx := r.Context()
+	p, _ := PrincipalFrom(ctx)
+	lw := &listWriter{w: w}
+	err := s.listModels(ctx, p, lw)
 	switch {
-	case err != nil && started:
+	case err != nil && lw.started:
 		s.cfg.Logger.Warn("model listing aborted", "err", err)
 		panic(http.ErrAbortHandler)
 	case err != nil:
 		s.writeError(w, r, err)
-		return
-	case !started:
-		writeJSONHeader(w, http.StatusOK)
+	default:
+		lw.finish()
 	}
-	_, _ = w.Write(append(b, "]}\n"...))
+}
+
+// listModels writes the models p can read to lw.
+func (s *Server) listModels(ctx context.Context, p Principal, lw *listWriter) error {
+	v, err := s.visibility(ctx, p)
+	if err != nil {
+		return err
+	}
+	keys, err := s.store.VisibleModelKeys(ctx, v, nil)
+	if err != nil {
+		return err
+	}
+	places, err := s.store.ControllerPlaces(ctx)
+	if err != nil {
+		return err
+	}
+	lw.places = placeJSON{places: places, json: map[[16]byte][]byte{}}
+	listed := make([]*listedModel, len(keys))
+	missing := s.modelJSON.lookup(keys, listed)
+	if missing > len(keys)/2 {
+		return s.store.VisibleModels(ctx, v, func(m *store.ModelRow) error {
+			e := newListedModel(m)
+			s.modelJSON.put(m.UUID, e)
+			return lw.add(e)
+		})
+	}
+	if missing > 0 {
+		at := make(map[[16]byte]int, missing)
+		ids := make([][16]byte, 0, missing)
+		for i, e := range listed {
+			if e == nil {
+				at[keys[i].UUID] = i
+				ids = append(ids, keys[i].UUID)
+			}
+		}
+		// A row written since its key was read comes newer; one deleted
+		// since does not come, and is not listed.
+		if err := s.store.ModelRowsByUUID(ctx, ids, func(m *store.ModelRow) error {
+			e := newListedModel(m)
+			s.modelJSON.put(m.UUID, e)
+			listed[at[m.UUID]] = e
+			return nil
+		}); err != nil {
+			return err
+		}
+	}
+	for _, e := range listed {
+		if e == nil {
+			continue
+		}
+		if err := lw.add(e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// listWriter writes a listing's JSON in chunks of listChunk bytes.
+type listWriter struct {
+	w       http.ResponseWriter
+	places  placeJSON
+	b       []byte
+	n       int
+	started bool
+}
+
+func (lw *listWriter) add(e *listedModel) error {
+	if lw.b == nil {
+		lw.b = append(make([]byte, 0, listChunk+1024), `{"models":[`...)
+	}
+	if lw.n > 0 {
+		lw.b = append(lw.b, ',')
+	}
+	lw.n++
+	lw.b = append(lw.b, e.json[:e.split]...)
+	lw.b = lw.places.append(lw.b, e.ctrl)
+	lw.b = append(lw.b, e.json[e.split:]...)
+	if len(lw.b) < listChunk {
+		return nil
+	}
+	if !lw.started {
+		writeJSONHeader(lw.w, http.StatusOK)
+		lw.started = true
+	}
+	_, err := lw.w.Write(lw.b)
+	lw.b = lw.b[:0]
+	return err
+}
+
+// finish writes the rest of a listing that succeeded.
+func (lw *listWriter) finish() {
+	if !lw.started {
+		writeJSONHeader(lw.w, http.StatusOK)
+	}
+	if lw.b == nil {
+		lw.b = append(lw.b, `{"models":[`...)
+	}
+	_, _ = lw.w.Write(append(lw.b, "]}\n"...))
+}
+
+// placeJSON writes where each controller is, each controller's JSON made
+// once per listing.
+type placeJSON struct {
+	places map[[16]byte]store.Place
+	json   map[[16]byte][]byte
+}
+
+func (p placeJSON) append(b []byte, ctrl [16]byte) []byte {
+	j, ok := p.json[ctrl]
+	if !ok {
+		j = appendPlace(nil, ctrl, p.places[ctrl])
+		p.json[ctrl] = j
+	}
+	return append(b, j...)
 }
 
 // listChunk is how much of a listing is written at a time.
 const listChunk = 32 << 10
 
-// visibleModels returns the models p can read, sorted by organization and
-// name. The authorization model (authz/model.fga) makes model#reader the
+// visibility describes the models p can read. The authorization model (authz/model.fga) makes model#reader the
 // union of
 //
 //   - the direct grants on the model (reader, writer or administrator) to
@@ -73,7 +170,7 @@ const listChunk = 32 << 10
 // outbox delivers to OpenFGA) takes the union. TestVisibleModelsMatchesListObjects
 // holds this equal to ListObjects on random grants; see
 // docs/decisions/0005-model-listing.md.
-func (s *Server) visibleModels(ctx context.Context, p Principal, each func(*store.ModelRow) error) error {
+func (s *Server) visibility(ctx context.Context, p Principal) (store.Visibility, error) {
 	asks := [...]struct {
 		rel authz.Relation
 		typ string
@@ -93,7 +190,7 @@ func (s *Server) visibleModels(ctx context.Context, p Principal, each func(*stor
 	wg.Wait()
 	for _, err := range errs {
 		if err != nil {
-			return err
+			return store.Visibility{}, err
 		}
 	}
 	subjects := make([]string, 0, 2+len(got[2]))
@@ -101,13 +198,20 @@ func (s *Server) visibleModels(ctx context.Context, p Principal, each func(*stor
 	for _, g := range got[2] {
 		subjects = append(subjects, authz.GroupMembers(g))
 	}
-	return s.store.VisibleModels(ctx, store.Visibility{Orgs: got[0], Controllers: got[1], Subjects: subjects,
-		Relations: []authz.Relation{authz.Reader, authz.Writer, authz.Administrator}}, each)
+	return store.Visibility{Orgs: got[0], Controllers: got[1], Subjects: subjects,
+		Relations: []authz.Relation{authz.Reader, authz.Writer, authz.Administrator}}, nil
 }
 
-// appendModel appends the JSON of m, byte for byte json.Marshal of the
-// store.Model it describes (TestAppendModelMatchesMarshal).
-func appendModel(b []byte, m *store.ModelRow) []byte {
+// appendModel appends the JSON of m on the controller at p, byte for byte
+// json.Marshal of the store.Model it describes
+// (TestAppendModelMatchesMarshal). A listing appends the three parts
+// separately, the first and last kept by modelJSON.
+func appendModel(b []byte, m *store.ModelRow, p store.Place) []byte {
+	return appendModelTail(appendPlace(appendModelHead(b, m), m.ControllerUUID, p), m)
+}
+
+// appendModelHead appends m's JSON from its start to its owner.
+func appendModelHead(b []byte, m *store.ModelRow) []byte {
 	b = append(b, '{')
 	b = jsonw.UUID(append(b, `"uuid":`...), m.UUID)
 	b = jsonw.String(append(b, `,"name":`...), m.Name)
@@ -118,16 +222,27 @@ func appendModel(b []byte, m *store.ModelRow) []byte {
 	if m.HasOwner {
 		b = jsonw.UUID(append(b, `,"owner-id":`...), m.Owner)
 	}
-	if len(m.Controller) > 0 {
-		b = jsonw.String(append(b, `,"controller":`...), m.Controller)
+	return b
+}
+
+// appendPlace appends a model's controller, controller UUID, cloud and
+// region.
+func appendPlace(b []byte, ctrl [16]byte, p store.Place) []byte {
+	if len(p.Name) > 0 {
+		b = jsonw.String(append(b, `,"controller":`...), p.Name)
 	}
-	b = jsonw.UUID(append(b, `,"controller-uuid":`...), m.ControllerUUID)
-	if len(m.Cloud) > 0 {
-		b = jsonw.String(append(b, `,"cloud":`...), m.Cloud)
+	b = jsonw.UUID(append(b, `,"controller-uuid":`...), ctrl)
+	if len(p.Cloud) > 0 {
+		b = jsonw.String(append(b, `,"cloud":`...), p.Cloud)
 	}
-	if len(m.Region) > 0 {
-		b = jsonw.String(append(b, `,"region":`...), m.Region)
+	if len(p.Region) > 0 {
+		b = jsonw.String(append(b, `,"region":`...), p.Region)
 	}
+	return b
+}
+
+// appendModelTail appends m's JSON from its life to its end.
+func appendModelTail(b []byte, m *store.ModelRow) []byte {
 	b = jsonw.String(append(b, `,"life":`...), m.Life)
 	if len(m.Status) > 0 {
 		b = jsonw.String(append(b, `,"status":`...), m.Status)

@@ -18,17 +18,21 @@ func TestAppendModelMatchesMarshal(t *testing.T) {
 		t.Fatalf("store.Model has %d fields, appendModel knows 17: update it", n)
 	}
 	at := time.Date(2026, 11, 21, 23, 59, 1, 123456000, time.UTC)
-	rows := []store.ModelRow{
+	rows := []struct {
+		store.ModelRow
+		store.Place
+	}{
 		{},
-		{UUID: uuid.New(), Name: []byte("prod"), Org: []byte("acme"), Owner: uuid.New(), HasOwner: true,
-			OwnerName: []byte("alice@example.com"), Controller: []byte("east"), Cloud: []byte("lxd"), Region: []byte("r1"),
-			ControllerUUID: uuid.New(), Life: []byte("alive"), Status: []byte("available"), ApplicationCount: 3,
-			UnitCount: -1, MachineCount: 1 << 30, EventIndex: 1<<63 - 1, CreatedAt: at, UpdatedAt: at.Add(time.Hour)},
-		{Name: []byte("q\"<&>\\\n\u2028✓\x00"), Status: []byte("\x7f"), CreatedAt: at.Truncate(time.Second)},
+		{store.ModelRow{UUID: uuid.New(), Name: []byte("prod"), Org: []byte("acme"), Owner: uuid.New(), HasOwner: true,
+			OwnerName: []byte("alice@example.com"), ControllerUUID: uuid.New(), Life: []byte("alive"), Status: []byte("available"),
+			ApplicationCount: 3, UnitCount: -1, MachineCount: 1 << 30, EventIndex: 1<<63 - 1, CreatedAt: at, UpdatedAt: at.Add(time.Hour)},
+			store.Place{Name: []byte("east"), Cloud: []byte("lxd"), Region: []byte("r1")}},
+		{store.ModelRow{Name: []byte("q\"<&>\\\n\u2028✓\x00"), Status: []byte("\x7f"), CreatedAt: at.Truncate(time.Second)},
+			store.Place{Region: []byte("<r>")}},
 	}
 	for _, r := range rows {
-		m := store.Model{UUID: uuid.UUID(r.UUID).String(), Name: string(r.Name), Org: string(r.Org),
-			OwnerName: string(r.OwnerName), Controller: string(r.Controller), Cloud: string(r.Cloud), Region: string(r.Region),
+		m := store.Model{UUID: uuid.UUID(r.UUID).String(), Name: string(r.ModelRow.Name), Org: string(r.Org),
+			OwnerName: string(r.OwnerName), Controller: string(r.Place.Name), Cloud: string(r.Cloud), Region: string(r.Region),
 			ControllerUUID: uuid.UUID(r.ControllerUUID).String(), Life: string(r.Life), Status: string(r.Status),
 			ApplicationCount: int(r.ApplicationCount), UnitCount: int(r.UnitCount), MachineCount: int(r.MachineCount),
 			EventIndex: uint64(r.EventIndex), CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
@@ -39,8 +43,16 @@ func TestAppendModelMatchesMarshal(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := appendModel(nil, &r); string(got) != string(want) {
+		if got := appendModel(nil, &r.ModelRow, r.Place); string(got) != string(want) {
 			t.Errorf("appendModel:\n got %s\nwant %s", got, want)
+		}
+		// As a listing writes it, the place between the two kept parts.
+		lw := listWriter{places: placeJSON{places: map[[16]byte]store.Place{r.ControllerUUID: r.Place}, json: map[[16]byte][]byte{}}}
+		if err := lw.add(newListedModel(&r.ModelRow)); err != nil {
+			t.Fatal(err)
+		}
+		if got := string(lw.b[len(`{"models":[`):]); got != string(want) {
+			t.Errorf("listed:\n got %s\nwant %s", got, want)
 		}
 	}
 }
@@ -49,14 +61,51 @@ func TestAppendModelMatchesMarshal(t *testing.T) {
 // hubbench's 100% listing).
 func BenchmarkAppendModel(b *testing.B) {
 	m := &store.ModelRow{UUID: [16]byte{1, 2, 3}, ControllerUUID: [16]byte{4, 5}, Owner: [16]byte{7}, HasOwner: true,
-		Name: []byte("m-03-0042"), Org: []byte("bench"), OwnerName: []byte("owner@example.com"), Controller: []byte("syn-03"),
-		Cloud: []byte("synthetic"), Region: []byte("r3"), Life: []byte("alive"), Status: []byte("available"),
+		Name: []byte("m-03-0042"), Org: []byte("bench"), OwnerName: []byte("owner@example.com"), Life: []byte("alive"), Status: []byte("available"),
 		ApplicationCount: 3, UnitCount: 9, MachineCount: 9, EventIndex: 12345,
 		CreatedAt: time.Date(2026, 11, 22, 6, 1, 2, 123456000, time.Local), UpdatedAt: time.Date(2026, 11, 22, 6, 1, 3, 999000, time.Local)}
+	p := store.Place{Name: []byte("syn-03"), Cloud: []byte("synthetic"), Region: []byte("r3")}
 	buf := make([]byte, 0, 1<<20)
 	b.ReportAllocs()
 	for b.Loop() {
-		buf = appendModel(buf[:0], m)
+		buf = appendModel(buf[:0], m, p)
 	}
 	b.SetBytes(int64(len(buf)))
+}
+
+// TestModelJSONCacheBound: the cache keeps at most limit bytes, counts
+// what it holds exactly when entries are replaced and evicted, answers
+// only for the version it holds, and keeps nothing larger than its limit.
+func TestModelJSONCacheBound(t *testing.T) {
+	row := func(i int, version uint32) (*store.ModelRow, store.ModelKey) {
+		m := &store.ModelRow{UUID: [16]byte{byte(i)}, Name: []byte("model"), Version: version}
+		return m, store.ModelKey{UUID: m.UUID, Version: version}
+	}
+	one := len(newListedModel(&store.ModelRow{Name: []byte("model")}).json) + listedOverhead
+	c := newModelJSONCache(5 * one)
+	held := func() int {
+		n := 0
+		for _, e := range c.m {
+			n += len(e.json) + listedOverhead
+		}
+		return n
+	}
+	for i := range 20 {
+		m, k := row(i, 1)
+		c.put(m.UUID, newListedModel(m))
+		m, k2 := row(i, 2) // replaced by a newer version
+		c.put(m.UUID, newListedModel(m))
+		if c.size != held() || c.size > c.limit || len(c.m) > 5 {
+			t.Fatalf("after %d puts: size %d, holding %d bytes in %d entries, limit %d", i+1, c.size, held(), len(c.m), c.limit)
+		}
+		out := make([]*listedModel, 2)
+		if missing := c.lookup([]store.ModelKey{k, k2}, out); missing != 1 || out[0] != nil || out[1] == nil {
+			t.Fatalf("lookup of versions 1 and 2 of the model just put: %d missing, %v", missing, out)
+		}
+	}
+	big := &store.ModelRow{UUID: [16]byte{99}, Name: make([]byte, 5*one)}
+	c.put(big.UUID, newListedModel(big))
+	if _, ok := c.m[big.UUID]; ok {
+		t.Error("kept an entry larger than the limit")
+	}
 }

@@ -189,3 +189,99 @@ func TestModelListingStreamsLargeAnswers(t *testing.T) {
 		}
 	}
 }
+
+// TestModelListingFollowsIndex: listings keep each model's JSON for its
+// row version (listcache.go) and still say exactly what the index says
+// after every kind of change — a summary, an owner's new email, a
+// controller's new region and name, a model added and one deleted. The
+// first listing reads every model whole (streamed), the second none, and
+// the one after the changes only the rows that changed.
+func TestModelListingFollowsIndex(t *testing.T) {
+	e := newEnv(t)
+	ctx := t.Context()
+	admin, owner := e.user("admin", "acme"), e.user("owner", "acme")
+	c := store.Controller{UUID: uuid.NewString(), Name: "c", Org: "acme", Region: "r1", Cloud: "lxd", APIAddresses: []string{"127.0.0.1:1"}}
+	if err := e.st.UpsertController(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{}
+	add := func(name string, owned bool) string {
+		t.Helper()
+		m := store.Model{UUID: uuid.NewString(), Name: name, Org: "acme", ControllerUUID: c.UUID}
+		if owned {
+			m.Owner = owner.ID
+		}
+		if err := e.st.InsertModel(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+		want[m.UUID] = true
+		return m.UUID
+	}
+	var ids []string
+	for i := range 30 {
+		ids = append(ids, add(fmt.Sprintf("m%02d", i), i%5 == 0))
+	}
+	e.grant(authz.UserObject(admin.ID), authz.Administrator, authz.OrgObject("acme"))
+	e.settle()
+	tok := e.token(admin, time.Minute, "")
+	list := func(wantCached, wantRead int64) {
+		t.Helper()
+		cached0, read0 := e.hub.ListedModels()
+		code, body := e.do(http.MethodGet, "/v1/models", tok, nil)
+		if code != http.StatusOK {
+			t.Fatalf("GET /v1/models = %d %s", code, body)
+		}
+		var got struct{ Models []store.Model }
+		if err := json.Unmarshal(body, &got); err != nil {
+			t.Fatal(err)
+		}
+		if len(got.Models) != len(want) {
+			t.Errorf("listed %d models, want %d", len(got.Models), len(want))
+		}
+		for _, m := range got.Models {
+			if !want[m.UUID] {
+				t.Errorf("listed %s (%s), which is not indexed", m.Name, m.UUID)
+				continue
+			}
+			idx, err := e.st.ModelByUUID(ctx, m.UUID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !m.CreatedAt.Equal(idx.CreatedAt) || !m.UpdatedAt.Equal(idx.UpdatedAt) {
+				t.Errorf("%s: times %v %v, index says %v %v", m.Name, m.CreatedAt, m.UpdatedAt, idx.CreatedAt, idx.UpdatedAt)
+			}
+			m.CreatedAt, m.UpdatedAt = idx.CreatedAt, idx.UpdatedAt
+			if m != idx {
+				t.Errorf("listed %+v\nindex  %+v", m, idx)
+			}
+		}
+		cached, read := e.hub.ListedModels()
+		if cached-cached0 != wantCached || read-read0 != wantRead {
+			t.Errorf("listing took %d models from the cache and read %d, want %d and %d",
+				cached-cached0, read-read0, wantCached, wantRead)
+		}
+	}
+	list(0, 30)
+	list(30, 0)
+
+	sum := store.Model{UUID: ids[3], Name: "m03", Org: "acme", ControllerUUID: c.UUID, Life: "alive", Status: "blocked",
+		ApplicationCount: 2, UnitCount: 5, MachineCount: 1, EventIndex: 9}
+	if indexed, err := e.st.UpdateModelSummary(ctx, sum, time.Now()); err != nil || !indexed {
+		t.Fatalf("summary: indexed %v, %v", indexed, err)
+	}
+	if _, _, err := e.st.Login(ctx, store.Identity{Issuer: owner.Issuer, Subject: owner.Subject, Email: "owner@elsewhere.example"},
+		"acme", time.Now()); err != nil { // renames the owner of six models
+		t.Fatal(err)
+	}
+	c.Region, c.Name = "r2", "c-renamed"
+	if err := e.st.UpsertController(ctx, c); err != nil { // changes no model row
+		t.Fatal(err)
+	}
+	add("new", false)
+	if err := e.st.DeleteModel(ctx, ids[7]); err != nil {
+		t.Fatal(err)
+	}
+	delete(want, ids[7])
+	list(22, 8) // read: the summary, the six renamed, the new one
+	list(30, 0)
+}

@@ -36,6 +36,8 @@ type Server struct {
 	// (decisions.go); cleared whenever the outbox writes a tuple.
 	decisions *ttlCache[decisionKey, bool]
 	listings  *ttlCache[decisionKey, []string]
+	// modelJSON keeps listed models' JSON by row version (listcache.go).
+	modelJSON *modelJSONCache
 	// principals, routeModels, routeCtrls and spokeTokens cache the
 	// per-request work of authentication and proxying (fastpath.go).
 	principals  *ttlCache[principalCacheKey, Principal]
@@ -78,6 +80,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	s.decisions = newTTLCache[decisionKey, bool](cfg.Now, decisionTTL)
 	s.listings = newTTLCache[decisionKey, []string](cfg.Now, decisionTTL)
+	s.modelJSON = newModelJSONCache(modelJSONLimit)
 	s.principals = newTTLCache[principalCacheKey, Principal](cfg.Now, decisionTTL)
 	s.routeModels = newTTLCache[string, store.Model](cfg.Now, decisionTTL)
 	s.routeCtrls = newTTLCache[string, store.Controller](cfg.Now, decisionTTL)
@@ -99,7 +102,13 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 			func() float64 { return float64(s.takeovers.Load()) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "drover_hub_handed_back_connections_total",
 			Help: "Taken connections handed back to net/http for a request that was not a remembered read."},
-			func() float64 { return float64(s.handbacks.Load()) }))
+			func() float64 { return float64(s.handbacks.Load()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "drover_hub_listed_models_cached_total",
+			Help: "Models in GET /v1/models answers whose JSON was kept from an earlier listing (the row unchanged)."},
+			func() float64 { return float64(s.modelJSON.hits.Load()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "drover_hub_listed_models_read_total",
+			Help: "Models in GET /v1/models answers read whole from PostgreSQL (new or changed since they were last listed)."},
+			func() float64 { return float64(s.modelJSON.misses.Load()) }))
 	s.indexer = newIndexer(s)
 	s.routes()
 	return s, nil

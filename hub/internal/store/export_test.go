@@ -6,8 +6,12 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// ListModelsSQL is VisibleModels' query, for tests that EXPLAIN it.
-const ListModelsSQL = listModels
+// ListModelsSQL and ListModelKeysSQL are VisibleModels' and
+// VisibleModelKeys' queries, for tests that EXPLAIN them.
+const (
+	ListModelsSQL    = listModels
+	ListModelKeysSQL = listModelKeys
+)
 
 // MigrateDSNTo brings the database at dsn to schema version v (and no
 // further), for tests of a migration over rows written before it.

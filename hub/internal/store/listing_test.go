@@ -1,6 +1,8 @@
 package store_test
 
 import (
+	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -145,5 +147,69 @@ func TestMigrationNamesExistingOwners(t *testing.T) {
 		if got.OwnerName != want {
 			t.Errorf("model %s after migrating: owner named %q, want %q", got.Name, got.OwnerName, want)
 		}
+	}
+}
+
+// TestModelKeysAndRows: VisibleModelKeys lists what VisibleModels lists,
+// in its order and with its row versions; a write to a row changes its
+// version and no other's; ModelRowsByUUID reads those rows as
+// VisibleModels does and skips UUIDs that are not indexed.
+func TestModelKeysAndRows(t *testing.T) {
+	f := newAdoptFixture(t)
+	ctx := t.Context()
+	for i := range 5 {
+		if err := f.s.InsertModel(ctx, store.Model{UUID: uuid.NewString(), Name: fmt.Sprintf("m%d", 4-i), Org: "acme",
+			Owner: f.bob.ID, ControllerUUID: f.ctrl, Status: "active"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	v := store.Visibility{Orgs: []string{"acme"}, Relations: []authz.Relation{authz.Reader}}
+	read := func() (keys []store.ModelKey, rows map[[16]byte]string) {
+		t.Helper()
+		rows = map[[16]byte]string{}
+		if err := f.s.VisibleModels(ctx, v, func(m *store.ModelRow) error {
+			keys = append(keys, store.ModelKey{UUID: m.UUID, Version: m.Version})
+			rows[m.UUID] = fmt.Sprintf("%s %s %s %s %d", m.Name, m.OwnerName, m.Status, m.UpdatedAt, m.EventIndex)
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		got, err := f.s.VisibleModelKeys(ctx, v, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got, keys) {
+			t.Fatalf("VisibleModelKeys lists %v, VisibleModels %v", got, keys)
+		}
+		return keys, rows
+	}
+	keys, rows := read()
+	if len(keys) != 5 {
+		t.Fatalf("listed %d models, want 5", len(keys))
+	}
+	changed := keys[2]
+	if indexed, err := f.s.UpdateModelSummary(ctx, store.Model{UUID: uuid.UUID(changed.UUID).String(), Name: "m2", Org: "acme",
+		ControllerUUID: f.ctrl, Life: "alive", Status: "blocked", EventIndex: 4}, time.Now()); err != nil || !indexed {
+		t.Fatalf("summary: indexed %v, %v", indexed, err)
+	}
+	after, rowsAfter := read()
+	for i, k := range after {
+		if moved := k.Version != keys[i].Version; moved != (k.UUID == changed.UUID) {
+			t.Errorf("model %d: version %d, then %d after a write to model 2", i, keys[i].Version, k.Version)
+		}
+	}
+	ids := [][16]byte{changed.UUID, keys[0].UUID, uuid.New()}
+	got := map[[16]byte]string{}
+	if err := f.s.ModelRowsByUUID(ctx, ids, func(m *store.ModelRow) error {
+		got[m.UUID] = fmt.Sprintf("%s %s %s %s %d", m.Name, m.OwnerName, m.Status, m.UpdatedAt, m.EventIndex)
+		if m.UUID == changed.UUID && m.Version != after[2].Version {
+			t.Errorf("ModelRowsByUUID reads version %d of model 2, the listing %d", m.Version, after[2].Version)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[changed.UUID] != rowsAfter[changed.UUID] || got[keys[0].UUID] != rows[keys[0].UUID] {
+		t.Errorf("ModelRowsByUUID read %q, want %q and %q", got, rowsAfter[changed.UUID], rows[keys[0].UUID])
 	}
 }
