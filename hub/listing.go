@@ -3,6 +3,7 @@ package hub
 import (
 	"context"
 	"net/http"
+	"strconv"
 	"sync"
 
 	"github.com/droverhq/drover/authz"
@@ -79,6 +80,15 @@ func (s *Server) listModels(ctx context.Context, p Principal, lw *listWriter) er
 			return err
 		}
 	}
+	// Every model is known: the answer's length is too, so it goes out
+	// with a Content-Length, not chunked (a third fewer TLS records).
+	n := len(listHead) + len(listTail) - 1
+	for _, e := range listed {
+		if e != nil {
+			n += len(e.json) + len(lw.places.of(e.ctrl)) + 1
+		}
+	}
+	lw.w.Header().Set("Content-Length", strconv.Itoa(max(n, len(listHead)+len(listTail))))
 	for _, e := range listed {
 		if e == nil {
 			continue
@@ -101,14 +111,14 @@ type listWriter struct {
 
 func (lw *listWriter) add(e *listedModel) error {
 	if lw.b == nil {
-		lw.b = append(make([]byte, 0, listChunk+1024), `{"models":[`...)
+		lw.b = append(make([]byte, 0, listChunk+1024), listHead...)
 	}
 	if lw.n > 0 {
 		lw.b = append(lw.b, ',')
 	}
 	lw.n++
 	lw.b = append(lw.b, e.json[:e.split]...)
-	lw.b = lw.places.append(lw.b, e.ctrl)
+	lw.b = append(lw.b, lw.places.of(e.ctrl)...)
 	lw.b = append(lw.b, e.json[e.split:]...)
 	if len(lw.b) < listChunk {
 		return nil
@@ -128,10 +138,13 @@ func (lw *listWriter) finish() {
 		writeJSONHeader(lw.w, http.StatusOK)
 	}
 	if lw.b == nil {
-		lw.b = append(lw.b, `{"models":[`...)
+		lw.b = append(lw.b, listHead...)
 	}
-	_, _ = lw.w.Write(append(lw.b, "]}\n"...))
+	_, _ = lw.w.Write(append(lw.b, listTail...))
 }
+
+// A listing is listHead, the models separated by commas, and listTail.
+const listHead, listTail = `{"models":[`, "]}\n"
 
 // placeJSON writes where each controller is, each controller's JSON made
 // once per listing.
@@ -140,13 +153,14 @@ type placeJSON struct {
 	json   map[[16]byte][]byte
 }
 
-func (p placeJSON) append(b []byte, ctrl [16]byte) []byte {
+// of returns the JSON of where ctrl is, from ',"controller"' to the region.
+func (p placeJSON) of(ctrl [16]byte) []byte {
 	j, ok := p.json[ctrl]
 	if !ok {
 		j = appendPlace(nil, ctrl, p.places[ctrl])
 		p.json[ctrl] = j
 	}
-	return append(b, j...)
+	return j
 }
 
 // listChunk is how much of a listing is written at a time.

@@ -3,6 +3,7 @@ package hub_test
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net/http"
 	"slices"
@@ -227,9 +228,22 @@ func TestModelListingFollowsIndex(t *testing.T) {
 	list := func(wantCached, wantRead int64) {
 		t.Helper()
 		cached0, read0 := e.hub.ListedModels()
-		code, body := e.do(http.MethodGet, "/v1/models", tok, nil)
-		if code != http.StatusOK {
-			t.Fatalf("GET /v1/models = %d %s", code, body)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, e.url+"/v1/models", nil)
+		req.Header.Set("Authorization", "Bearer "+tok)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET /v1/models = %d %.300s, %v", resp.StatusCode, body, err)
+		}
+		// Read whole, the answer is sent chunked; otherwise its length is
+		// known and declared.
+		if chunked := wantRead == int64(len(want)); chunked != (resp.ContentLength == -1) ||
+			!chunked && resp.ContentLength != int64(len(body)) {
+			t.Errorf("Content-Length %d for %d bytes (read whole: %v)", resp.ContentLength, len(body), chunked)
 		}
 		var got struct{ Models []store.Model }
 		if err := json.Unmarshal(body, &got); err != nil {
