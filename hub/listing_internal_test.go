@@ -3,6 +3,7 @@ package hub
 import (
 	"encoding/json"
 	"reflect"
+	"sync"
 	"testing"
 	"time"
 
@@ -107,5 +108,34 @@ func TestModelJSONCacheBound(t *testing.T) {
 	c.put(big.UUID, newListedModel(big))
 	if _, ok := c.m[big.UUID]; ok {
 		t.Error("kept an entry larger than the limit")
+	}
+}
+
+// TestModelJSONCacheConcurrent: listings put and look up at once (run with
+// -race); the bytes counted stay those held.
+func TestModelJSONCacheConcurrent(t *testing.T) {
+	one := len(newListedModel(&store.ModelRow{}).json) + listedOverhead
+	c := newModelJSONCache(50 * one)
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			out := make([]*listedModel, 1)
+			for i := range 2000 {
+				m := &store.ModelRow{UUID: [16]byte{byte(i % 80)}, Version: uint32(g)}
+				c.put(m.UUID, newListedModel(m))
+				c.lookup([]store.ModelKey{{UUID: m.UUID, Version: m.Version}}, out)
+			}
+		})
+	}
+	wg.Wait()
+	held := 0
+	for _, e := range c.m {
+		held += len(e.json) + listedOverhead
+	}
+	if c.size != held || c.size > c.limit {
+		t.Fatalf("size %d, holding %d bytes, limit %d", c.size, held, c.limit)
+	}
+	if hits, misses := c.hits.Load(), c.misses.Load(); hits+misses != 4*2000 {
+		t.Fatalf("%d hits and %d misses for %d lookups", hits, misses, 4*2000)
 	}
 }
