@@ -50,7 +50,7 @@ func main() {
 	flag.IntVar(&o.models, "models", 1000, "models per synthetic controller")
 	flag.IntVar(&o.listReqs, "list-reqs", 300, "GET /v1/models requests per user")
 	flag.IntVar(&o.statusReqs, "status-reqs", 2000, "status requests per path (hub, direct)")
-	flag.IntVar(&o.rounds, "rounds", 20, "interleaved rounds the status requests are split into")
+	flag.IntVar(&o.rounds, "rounds", 1000, "interleaved rounds the status requests are split into (each round runs both paths, taking turns to go first)")
 	flag.IntVar(&o.apps, "apps", 10, "applications in the status models")
 	flag.IntVar(&o.units, "units", 3, "units per application in the typical status model")
 	flag.BoolVar(&o.keep, "keep", false, "keep the state directory")
