@@ -177,17 +177,23 @@ func TestModelListingStreamsLargeAnswers(t *testing.T) {
 		}
 		// The listing, decoded from PostgreSQL's binary rows, says what the
 		// single-model route says.
-		want, err := e.st.ModelByUUID(ctx, m.UUID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !m.CreatedAt.Equal(want.CreatedAt) || !m.UpdatedAt.Equal(want.UpdatedAt) {
-			t.Errorf("%s: times %v %v, want %v %v", m.Name, m.CreatedAt, m.UpdatedAt, want.CreatedAt, want.UpdatedAt)
-		}
-		m.CreatedAt, m.UpdatedAt = want.CreatedAt, want.UpdatedAt
-		if m != want {
-			t.Errorf("listed %+v\nwant   %+v", m, want)
-		}
+		e.sameAsIndexed(m)
+	}
+}
+
+// sameAsIndexed checks that a listed model is what the index holds.
+func (e *env) sameAsIndexed(m store.Model) {
+	e.t.Helper()
+	idx, err := e.st.ModelByUUID(e.t.Context(), m.UUID)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if !m.CreatedAt.Equal(idx.CreatedAt) || !m.UpdatedAt.Equal(idx.UpdatedAt) {
+		e.t.Errorf("%s: times %v %v, index says %v %v", m.Name, m.CreatedAt, m.UpdatedAt, idx.CreatedAt, idx.UpdatedAt)
+	}
+	m.CreatedAt, m.UpdatedAt = idx.CreatedAt, idx.UpdatedAt
+	if m != idx {
+		e.t.Errorf("listed %+v\nindex  %+v", m, idx)
 	}
 }
 
@@ -257,17 +263,7 @@ func TestModelListingFollowsIndex(t *testing.T) {
 				t.Errorf("listed %s (%s), which is not indexed", m.Name, m.UUID)
 				continue
 			}
-			idx, err := e.st.ModelByUUID(ctx, m.UUID)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !m.CreatedAt.Equal(idx.CreatedAt) || !m.UpdatedAt.Equal(idx.UpdatedAt) {
-				t.Errorf("%s: times %v %v, index says %v %v", m.Name, m.CreatedAt, m.UpdatedAt, idx.CreatedAt, idx.UpdatedAt)
-			}
-			m.CreatedAt, m.UpdatedAt = idx.CreatedAt, idx.UpdatedAt
-			if m != idx {
-				t.Errorf("listed %+v\nindex  %+v", m, idx)
-			}
+			e.sameAsIndexed(m)
 		}
 		cached, read := e.hub.ListedModels()
 		if cached-cached0 != wantCached || read-read0 != wantRead {
