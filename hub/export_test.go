@@ -22,3 +22,7 @@ func (s *Server) Taken() (takeovers, handbacks int64) { return s.takeovers.Load(
 func (s *Server) ListedModels() (cached, read int64) {
 	return s.modelJSON.hits.Load(), s.modelJSON.misses.Load()
 }
+
+// SetModelJSONLimit bounds the hub's cache of listed models' JSON to n
+// bytes (listcache.go), emptying it.
+func (s *Server) SetModelJSONLimit(n int) { s.modelJSON = newModelJSONCache(n) }

@@ -75,6 +75,10 @@ func (c *modelJSONCache) lookup(keys []store.ModelKey, out []*listedModel) (miss
 	return missing
 }
 
+// fits reports whether n models' JSON would fit in the cache, at the
+// listing's typical 500 bytes a model.
+func (c *modelJSONCache) fits(n int) bool { return n*(400+listedOverhead) <= c.limit }
+
 // put keeps e as model id's JSON, making room past the limit.
 func (c *modelJSONCache) put(id [16]byte, e *listedModel) {
 	n := len(e.json) + listedOverhead

@@ -54,9 +54,14 @@ func (s *Server) listModels(ctx context.Context, p Principal, lw *listWriter) er
 	listed := make([]*listedModel, len(keys))
 	missing := s.modelJSON.lookup(keys, listed)
 	if missing > len(keys)/2 {
+		// A listing larger than the cache would only churn it: it is
+		// read whole every time, as before the cache.
+		keep := s.modelJSON.fits(len(keys))
 		return s.store.VisibleModels(ctx, v, func(m *store.ModelRow) error {
 			e := newListedModel(m)
-			s.modelJSON.put(m.UUID, e)
+			if keep {
+				s.modelJSON.put(m.UUID, e)
+			}
 			return lw.add(e)
 		})
 	}

@@ -294,4 +294,10 @@ func TestModelListingFollowsIndex(t *testing.T) {
 	delete(want, ids[7])
 	list(22, 8) // read: the summary, the six renamed, the new one
 	list(30, 0)
+
+	// A listing larger than the cache is read whole every time and kept
+	// out of it.
+	e.hub.SetModelJSONLimit(10 * 500)
+	list(0, 30)
+	list(0, 30)
 }
