@@ -8,7 +8,7 @@ import (
 )
 
 // modelJSONCache keeps the JSON of listed models by UUID, each for one
-// version of its row (store.ModelRow.Version, PostgreSQL's xmin). A
+// version of its row (store.ModelRow.Version). A
 // listing reads every visible model's key from PostgreSQL and takes the
 // JSON of those whose row has not changed from here, so it never shows
 // what the index no longer says: any write to a row, a rename of its
@@ -16,9 +16,7 @@ import (
 // cloud, region) is not kept: a listing reads it fresh.
 //
 // The cache is bounded by limit bytes; past it, arbitrary entries go
-// (those of models that no longer exist among them). It lives as long as
-// the process: restoring the database from a dump under a running hub
-// would reuse row versions, so restart the hub after such a restore.
+// (those of models that no longer exist among them).
 type modelJSONCache struct {
 	mu    sync.RWMutex
 	m     map[[16]byte]*listedModel
@@ -32,7 +30,7 @@ type modelJSONCache struct {
 // listedModel is one model's JSON less its controller's place:
 // json[:split] is up to and with the owner, json[split:] from its life on.
 type listedModel struct {
-	version uint32
+	version int64
 	ctrl    [16]byte
 	json    []byte
 	split   int

@@ -78,7 +78,7 @@ func BenchmarkAppendModel(b *testing.B) {
 // what it holds exactly when entries are replaced and evicted, answers
 // only for the version it holds, and keeps nothing larger than its limit.
 func TestModelJSONCacheBound(t *testing.T) {
-	row := func(i int, version uint32) (*store.ModelRow, store.ModelKey) {
+	row := func(i int, version int64) (*store.ModelRow, store.ModelKey) {
 		m := &store.ModelRow{UUID: [16]byte{byte(i)}, Name: []byte("model"), Version: version}
 		return m, store.ModelKey{UUID: m.UUID, Version: version}
 	}
@@ -121,7 +121,7 @@ func TestModelJSONCacheConcurrent(t *testing.T) {
 		wg.Go(func() {
 			out := make([]*listedModel, 1)
 			for i := range 2000 {
-				m := &store.ModelRow{UUID: [16]byte{byte(i % 80)}, Version: uint32(g)}
+				m := &store.ModelRow{UUID: [16]byte{byte(i % 80)}, Version: int64(g)}
 				c.put(m.UUID, newListedModel(m))
 				c.lookup([]store.ModelKey{{UUID: m.UUID, Version: m.Version}}, out)
 			}

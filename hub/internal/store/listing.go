@@ -53,16 +53,17 @@ type ModelRow struct {
 	MachineCount                int32
 	EventIndex                  int64
 	CreatedAt, UpdatedAt        time.Time
-	// Version is the row's version (its xmin): every write to the row
-	// changes it, so two reads with the same Version read the same row.
-	Version uint32
+	// Version is the row's version: every write to the row gives it a
+	// new one (migrations/0007_model_versions.sql), so two reads with the
+	// same Version read the same row.
+	Version int64
 }
 
 // ModelKey is one model of a listing by UUID and row version
 // (ModelRow.Version).
 type ModelKey struct {
 	UUID    [16]byte
-	Version uint32
+	Version int64
 }
 
 // VisibleModels calls each with the indexed models v describes, sorted by
@@ -88,11 +89,11 @@ func (s *Store) VisibleModelKeys(ctx context.Context, v Visibility, dst []ModelK
 	defer rows.Close()
 	for rows.Next() {
 		var k ModelKey
-		var xmin [4]byte
-		if v := rows.RawValues(); len(v) != 2 || !fixed(v[0], k.UUID[:]) || !fixed(v[1], xmin[:]) {
+		var version [8]byte
+		if v := rows.RawValues(); len(v) != 2 || !fixed(v[0], k.UUID[:]) || !fixed(v[1], version[:]) {
 			return dst, errRow
 		}
-		k.Version = binary.BigEndian.Uint32(xmin[:])
+		k.Version = int64(binary.BigEndian.Uint64(version[:]))
 		dst = append(dst, k)
 	}
 	return dst, pgErr("list models", rows.Err())
@@ -127,7 +128,7 @@ func (s *Store) modelRows(ctx context.Context, what, query string, args []any, e
 // listCols are the columns ModelRow.decode reads.
 const listCols = `m.uuid, m.name, m.org, m.owner, m.controller_uuid, m.life, m.status,
 		m.application_count, m.unit_count, m.machine_count, m.event_index, m.created_at, m.updated_at,
-		m.owner_name, m.xmin`
+		m.owner_name, m.version`
 
 // listModels is VisibleModels' query. org and name are byte-ordered (the
 // "C" collation, migrations/0004_byte_order.sql), so the order is the same
@@ -135,7 +136,7 @@ const listCols = `m.uuid, m.name, m.org, m.owner, m.controller_uuid, m.life, m.s
 const listModels = `SELECT ` + listCols + ` FROM models m WHERE ` + visibleModel + ` ORDER BY m.org, m.name`
 
 // listModelKeys is VisibleModelKeys' query, in listModels' order.
-const listModelKeys = `SELECT m.uuid, m.xmin FROM models m WHERE ` + visibleModel + ` ORDER BY m.org, m.name`
+const listModelKeys = `SELECT m.uuid, m.version FROM models m WHERE ` + visibleModel + ` ORDER BY m.org, m.name`
 
 // visibleModel is VisibleModels' condition on models m; its arguments are
 // the organizations, the controller UUIDs, the subjects and the relations.
@@ -178,16 +179,16 @@ func (m *ModelRow) decode(v [][]byte) error {
 		ok = ok && fixed(v[3], m.Owner[:])
 	}
 	m.Name, m.Org, m.Life, m.Status, m.OwnerName = v[1], v[2], v[5], v[6], v[13]
-	var i4 [4][4]byte
-	var i8 [3][8]byte
-	ok = ok && fixed(v[7], i4[0][:]) && fixed(v[8], i4[1][:]) && fixed(v[9], i4[2][:]) && fixed(v[14], i4[3][:]) &&
-		fixed(v[10], i8[0][:]) && fixed(v[11], i8[1][:]) && fixed(v[12], i8[2][:])
+	var i4 [3][4]byte
+	var i8 [4][8]byte
+	ok = ok && fixed(v[7], i4[0][:]) && fixed(v[8], i4[1][:]) && fixed(v[9], i4[2][:]) &&
+		fixed(v[10], i8[0][:]) && fixed(v[11], i8[1][:]) && fixed(v[12], i8[2][:]) && fixed(v[14], i8[3][:])
 	if !ok {
 		return errRow
 	}
 	be := binary.BigEndian
 	m.ApplicationCount, m.UnitCount, m.MachineCount = int32(be.Uint32(i4[0][:])), int32(be.Uint32(i4[1][:])), int32(be.Uint32(i4[2][:]))
-	m.Version = be.Uint32(i4[3][:])
+	m.Version = int64(be.Uint64(i8[3][:]))
 	m.EventIndex = int64(be.Uint64(i8[0][:]))
 	m.CreatedAt, m.UpdatedAt = pgTime(int64(be.Uint64(i8[1][:]))), pgTime(int64(be.Uint64(i8[2][:])))
 	return nil

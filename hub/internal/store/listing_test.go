@@ -213,3 +213,69 @@ func TestModelKeysAndRows(t *testing.T) {
 		t.Errorf("ModelRowsByUUID read %q, want %q and %q", got, rowsAfter[changed.UUID], rows[keys[0].UUID])
 	}
 }
+
+// TestModelVersions: rows indexed before versions existed get one each
+// when the hub migrates; every write gives a row a version it never had,
+// even one that changes nothing, and so does deleting a model and
+// indexing the same UUID again.
+func TestModelVersions(t *testing.T) {
+	newStore(t) // starts the server
+	ctx := t.Context()
+	dsn := pg.NewDatabase(t, "")
+	if err := store.MigrateDSNTo(ctx, dsn, 6); err != nil {
+		t.Fatal(err)
+	}
+	ctrl := uuid.NewString()
+	old := []string{uuid.NewString(), uuid.NewString()}
+	db, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		`INSERT INTO organizations (name) VALUES ('acme')`,
+		`INSERT INTO controllers (uuid, name) VALUES ('` + ctrl + `', 'east')`,
+		`INSERT INTO models (uuid, name, org, controller_uuid) VALUES ('` + old[0] + `', 'a', 'acme', '` + ctrl + `'), ('` + old[1] + `', 'b', 'acme', '` + ctrl + `')`,
+	} {
+		if _, err := db.Exec(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	db.Close(ctx)
+	s, err := store.Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+
+	seen := map[int64]string{}
+	version := func(what, id string) {
+		t.Helper()
+		var got []int64
+		if err := s.ModelRowsByUUID(ctx, [][16]byte{uuid.MustParse(id)}, func(m *store.ModelRow) error {
+			got = append(got, m.Version)
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 1 {
+			t.Fatalf("%s: read %d rows of model %s", what, len(got), id)
+		}
+		if before, ok := seen[got[0]]; ok {
+			t.Errorf("%s: version %d again (first seen %s)", what, got[0], before)
+		}
+		seen[got[0]] = what
+	}
+	version("migrated a", old[0])
+	version("migrated b", old[1])
+	if _, err := s.Pool().Exec(ctx, `UPDATE models SET status = status WHERE uuid = $1`, old[0]); err != nil {
+		t.Fatal(err)
+	}
+	version("a written unchanged", old[0])
+	if err := s.DeleteModel(ctx, old[1]); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.InsertModel(ctx, store.Model{UUID: old[1], Name: "b", Org: "acme", ControllerUUID: ctrl}); err != nil {
+		t.Fatal(err)
+	}
+	version("b indexed again", old[1])
+}
