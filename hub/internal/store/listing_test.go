@@ -108,37 +108,15 @@ func sameVersions(a, b map[string]string) bool {
 // TestMigrationNamesExistingOwners: models indexed before owner names were
 // kept on the row get their owner's name when the hub migrates.
 func TestMigrationNamesExistingOwners(t *testing.T) {
-	newStore(t) // starts the server
 	ctx := t.Context()
-	dsn := pg.NewDatabase(t, "")
-	if err := store.MigrateDSNTo(ctx, dsn, 5); err != nil {
-		t.Fatal(err)
-	}
 	ctrl, owner, m, unowned := uuid.NewString(), uuid.NewString(), uuid.NewString(), uuid.NewString()
-	s5, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, q := range []struct {
-		sql  string
-		args []any
-	}{
+	s := storeMigratedOver(t, 5, []sqlArgs{
 		{`INSERT INTO organizations (name) VALUES ('acme')`, nil},
 		{`INSERT INTO identities (id, issuer, subject, email, org) VALUES ($1, 'https://idp.test', 'bob', 'bob@example.com', 'acme')`, []any{owner}},
 		{`INSERT INTO controllers (uuid, name) VALUES ($1, 'east')`, []any{ctrl}},
 		{`INSERT INTO models (uuid, name, org, owner, controller_uuid) VALUES ($1, 'prod', 'acme', $2, $3)`, []any{m, owner, ctrl}},
 		{`INSERT INTO models (uuid, name, org, controller_uuid) VALUES ($1, 'orphan', 'acme', $2)`, []any{unowned, ctrl}},
-	} {
-		if _, err := s5.Exec(ctx, q.sql, q.args...); err != nil {
-			t.Fatalf("%s: %v", q.sql, err)
-		}
-	}
-	s5.Close(ctx)
-	s, err := store.Open(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	})
 	for id, want := range map[string]string{m: "bob@example.com", unowned: ""} {
 		got, err := s.ModelByUUID(ctx, id)
 		if err != nil {
@@ -219,33 +197,14 @@ func TestModelKeysAndRows(t *testing.T) {
 // even one that changes nothing, and so does deleting a model and
 // indexing the same UUID again.
 func TestModelVersions(t *testing.T) {
-	newStore(t) // starts the server
 	ctx := t.Context()
-	dsn := pg.NewDatabase(t, "")
-	if err := store.MigrateDSNTo(ctx, dsn, 6); err != nil {
-		t.Fatal(err)
-	}
 	ctrl := uuid.NewString()
 	old := []string{uuid.NewString(), uuid.NewString()}
-	db, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, q := range []string{
-		`INSERT INTO organizations (name) VALUES ('acme')`,
-		`INSERT INTO controllers (uuid, name) VALUES ('` + ctrl + `', 'east')`,
-		`INSERT INTO models (uuid, name, org, controller_uuid) VALUES ('` + old[0] + `', 'a', 'acme', '` + ctrl + `'), ('` + old[1] + `', 'b', 'acme', '` + ctrl + `')`,
-	} {
-		if _, err := db.Exec(ctx, q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-	db.Close(ctx)
-	s, err := store.Open(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := storeMigratedOver(t, 6, []sqlArgs{
+		{`INSERT INTO organizations (name) VALUES ('acme')`, nil},
+		{`INSERT INTO controllers (uuid, name) VALUES ($1, 'east')`, []any{ctrl}},
+		{`INSERT INTO models (uuid, name, org, controller_uuid) VALUES ($1, 'a', 'acme', $3), ($2, 'b', 'acme', $3)`, []any{old[0], old[1], ctrl}},
+	})
 
 	seen := map[int64]string{}
 	version := func(what, id string) {
@@ -278,4 +237,39 @@ func TestModelVersions(t *testing.T) {
 		t.Fatal(err)
 	}
 	version("b indexed again", old[1])
+}
+
+// sqlArgs is a statement and its arguments.
+type sqlArgs struct {
+	sql  string
+	args []any
+}
+
+// storeMigratedOver opens a fresh database at schema version v, runs
+// stmts on it (rows as a hub of that version wrote them), and returns the
+// store opened on it, which migrates it to the newest version.
+func storeMigratedOver(t *testing.T, v int, stmts []sqlArgs) *store.Store {
+	t.Helper()
+	newStore(t) // starts the server
+	ctx := t.Context()
+	dsn := pg.NewDatabase(t, "")
+	if err := store.MigrateDSNTo(ctx, dsn, v); err != nil {
+		t.Fatal(err)
+	}
+	db, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range stmts {
+		if _, err := db.Exec(ctx, q.sql, q.args...); err != nil {
+			t.Fatalf("%s: %v", q.sql, err)
+		}
+	}
+	db.Close(ctx)
+	s, err := store.Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	return s
 }
