@@ -33,33 +33,19 @@ func TestListingsAreInByteOrderOverHTTP(t *testing.T) {
 
 	var models struct{ Models []store.Model }
 	e.get("/v1/models", tok, &models)
-	var got []string
-	for _, m := range models.Models {
-		got = append(got, m.Org+"/"+m.Name)
-	}
-	if !slices.Equal(got, want) {
+	if got := hubtest.Names(models.Models, func(m store.Model) string { return m.Org + "/" + m.Name }); !slices.Equal(got, want) {
 		t.Errorf("GET /v1/models lists\n %q\nwant byte order\n %q", got, want)
 	}
-
 	var orgs struct{ Organizations []store.Organization }
 	e.get("/v1/organizations", tok, &orgs)
-	got = got[:0]
-	for _, o := range orgs.Organizations {
-		if slices.Contains(names, o.Name) { // not the harness's own
-			got = append(got, o.Name)
-		}
-	}
+	got := slices.DeleteFunc(hubtest.Names(orgs.Organizations, func(o store.Organization) string { return o.Name }),
+		func(n string) bool { return !slices.Contains(names, n) }) // not the harness's own
 	if !slices.Equal(got, sorted) {
 		t.Errorf("GET /v1/organizations lists %q, want byte order %q", got, sorted)
 	}
-
 	var cs struct{ Controllers []store.Controller }
 	e.get("/v1/controllers", tok, &cs)
-	got = got[:0]
-	for _, c := range cs.Controllers {
-		got = append(got, c.Name)
-	}
-	if !slices.Equal(got, sorted) {
+	if got := hubtest.Names(cs.Controllers, func(c store.Controller) string { return c.Name }); !slices.Equal(got, sorted) {
 		t.Errorf("GET /v1/controllers lists %q, want byte order %q", got, sorted)
 	}
 }

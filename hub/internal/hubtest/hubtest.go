@@ -141,3 +141,13 @@ func SeedOrder(ctx context.Context, st *store.Store, names []string) ([]string, 
 	}
 	return want, nil
 }
+
+// Names returns name(x) for each of xs, in order: what a listing test
+// compares with the order it wants.
+func Names[T any](xs []T, name func(T) string) []string {
+	out := make([]string, 0, len(xs))
+	for _, x := range xs {
+		out = append(out, name(x))
+	}
+	return out
+}

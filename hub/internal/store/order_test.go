@@ -82,23 +82,14 @@ func TestListingsAreInByteOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got = got[:0]
-	for _, o := range orgs {
-		got = append(got, o.Name)
-	}
-	if !slices.Equal(got, sorted) {
+	if got := hubtest.Names(orgs, func(o store.Organization) string { return o.Name }); !slices.Equal(got, sorted) {
 		t.Errorf("ListOrganizations lists %q, want byte order %q", got, sorted)
 	}
-
 	cs, err := s.ListControllers(ctx, nil, true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got = got[:0]
-	for _, c := range cs {
-		got = append(got, c.Name)
-	}
-	if !slices.Equal(got, sorted) {
+	if got := hubtest.Names(cs, func(c store.Controller) string { return c.Name }); !slices.Equal(got, sorted) {
 		t.Errorf("ListControllers lists %q, want byte order %q", got, sorted)
 	}
 }
