@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"testing"
 	"time"
@@ -88,21 +89,12 @@ func TestOwnerNameFollowsIdentity(t *testing.T) {
 	}
 	before := versions()
 	login("alice-sub", "alice@example.com", "Alice Liddell", store.KindUser) // display name only: not her name
-	if after := versions(); len(after) != len(before) || !sameVersions(before, after) {
+	if after := versions(); !maps.Equal(before, after) {
 		t.Errorf("a login that kept every name rewrote model rows: %v, then %v", before, after)
 	}
 	login("alice-sub", "alice@wonderland.example", "Alice", store.KindUser)
 	login("robot-sub", "robot@example.com", "ci-robot", store.KindServiceAccount)
 	check(map[string]string{alice.ID: "alice@wonderland.example", robot.ID: "robot@example.com", "": ""})
-}
-
-func sameVersions(a, b map[string]string) bool {
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	return true
 }
 
 // TestMigrationNamesExistingOwners: models indexed before owner names were
