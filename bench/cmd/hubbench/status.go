@@ -65,6 +65,7 @@ func benchStatusModel(ctx context.Context, o options, st *stack, l *hubload.Load
 
 	paths := []*api.Client{viaHub, direct}
 	lat := [2][]time.Duration{}
+	costs := [2]*cost{newCost(), newCost()}
 	per := max(1, o.statusReqs/o.rounds)
 	for _, c := range paths { // warm-up: connections, JWKS, caches
 		for range 20 {
@@ -78,12 +79,15 @@ func benchStatusModel(ctx context.Context, o options, st *stack, l *hubload.Load
 		for k := range 2 {
 			i := (r + k) % 2 // alternate which path goes first
 			for range per {
+				costs[i].begin()
 				t := time.Now()
 				fs, err := paths[i].Status(ctx, m.UUID)
+				d := time.Since(t)
+				costs[i].end()
 				if err != nil {
 					return err
 				}
-				lat[i] = append(lat[i], time.Since(t))
+				lat[i] = append(lat[i], d)
 				apps, nunits = len(fs.Applications), 0
 				for _, a := range fs.Applications {
 					nunits += len(a.Units)
@@ -101,6 +105,7 @@ func benchStatusModel(ctx context.Context, o options, st *stack, l *hubload.Load
 		apps, nunits, float64(size)/1024, len(lat[0]), o.rounds)
 	fmt.Printf("  direct to the spoke  p50 %7s  p99 %7s\n", ms(d50), ms(d99))
 	fmt.Printf("  through the hub      p50 %7s  p99 %7s\n", ms(h50), ms(h99))
+	printCosts(costs[0], costs[1])
 	verdictText := "(the hub's fixed cost per request)"
 	if judged {
 		verdictText = "target ≤ 10%: " + verdict(over(h50, d50) <= 10 && over(h99, d99) <= 10)

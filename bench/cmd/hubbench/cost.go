@@ -1,0 +1,70 @@
+package main
+
+import (
+	"fmt"
+	"runtime/metrics"
+	"syscall"
+	"time"
+)
+
+// cost is what this process spent on one path's status calls: CPU time
+// (user and system, all threads) and heap allocations (which the runtime
+// counts as it refills its per-CPU caches: exact over many calls, not for
+// one). The hub, the spoke and the client all run here, and the two paths
+// are interleaved call by call, so the difference between the paths is
+// what the hub's hop costs the machine. Background work (the indexer,
+// OpenFGA, raft) falls on both paths alike. A call's latency is mostly
+// CPU, since the calls are sequential.
+type cost struct {
+	cpu          time.Duration
+	objs, bytes  uint64
+	calls        int
+	samples      [2][]metrics.Sample
+	start, split syscall.Rusage
+}
+
+func newCost() *cost {
+	c := &cost{}
+	for i := range c.samples {
+		c.samples[i] = []metrics.Sample{{Name: "/gc/heap/allocs:objects"}, {Name: "/gc/heap/allocs:bytes"}}
+	}
+	return c
+}
+
+// begin is called just before a call is timed, end just after.
+func (c *cost) begin() {
+	metrics.Read(c.samples[0])
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &c.start)
+}
+
+func (c *cost) end() {
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &c.split)
+	metrics.Read(c.samples[1])
+	c.cpu += cpuTime(c.split) - cpuTime(c.start)
+	c.objs += c.samples[1][0].Value.Uint64() - c.samples[0][0].Value.Uint64()
+	c.bytes += c.samples[1][1].Value.Uint64() - c.samples[0][1].Value.Uint64()
+	c.calls++
+}
+
+func micros(d time.Duration) string {
+	return fmt.Sprintf("%.0fµs", float64(d)/float64(time.Microsecond))
+}
+
+func cpuTime(r syscall.Rusage) time.Duration {
+	return time.Duration(r.Utime.Nano() + r.Stime.Nano())
+}
+
+func (c *cost) perCall() (cpu time.Duration, objs, bytes float64) {
+	n := max(1, c.calls)
+	return c.cpu / time.Duration(n), float64(c.objs) / float64(n), float64(c.bytes) / float64(n)
+}
+
+// printCosts prints both paths' costs per call and the hub's share.
+func printCosts(hub, direct *cost) {
+	hc, ho, hb := hub.perCall()
+	dc, do, db := direct.perCall()
+	fmt.Printf("  CPU per call         direct %s  through the hub %s  hub's hop %s (%+.1f%%)\n",
+		micros(dc), micros(hc), us(hc-dc), 100*(float64(hc)-float64(dc))/float64(dc))
+	fmt.Printf("  heap allocs per call direct %.0f (%.1f KB)  through the hub %.0f (%.1f KB)  hub's hop %+.0f (%+.1f KB)\n",
+		do, db/1024, ho, hb/1024, ho-do, (hb-db)/1024)
+}
