@@ -106,8 +106,11 @@ func (a *App) controllers(ctx context.Context, format string) error {
 			ha = strconv.Itoa(e.Voters)
 		}
 		nodes := cell{text: strconv.Itoa(e.Nodes)}
-		if !e.Reachable {
+		switch {
+		case !e.Reachable:
 			nodes = colored("unreachable", colorRed)
+		case s.Controllers[name].Hub: // its controllers are listed below it
+			nodes, ha = cell{text: "-"}, "-"
 		}
 		t.row(n, model, e.User, e.Access, nodes, ha, e.Version)
 	}

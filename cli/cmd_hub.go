@@ -181,7 +181,7 @@ func (a *App) login(ctx context.Context, hubURL, caFile, name, clientID, clientS
 	if err != nil {
 		return err
 	}
-	acct.User = who.User
+	acct.User, acct.Access = who.User, who.Access
 	if err := a.store.Update(func(s *State) error {
 		s.Controllers[name] = d
 		s.Accounts[name] = acct

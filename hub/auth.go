@@ -337,12 +337,24 @@ func (s *Server) handleLogout(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
+// handleWhoami answers who the caller is. user and access make the answer
+// readable as a controller's WhoAmI, in Juju's controller access levels:
+// "superuser" for the hub's administrators, "login" for everyone else
+// (what they may do beyond that comes from their grants).
 func (s *Server) handleWhoami(w http.ResponseWriter, r *http.Request) {
 	p, _ := PrincipalFrom(r.Context())
-	// user and access make the answer readable as a controller's WhoAmI.
+	admin, err := s.authz.Check(r.Context(), p.Object, authz.Administrator, authz.HubObject())
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	access := "login"
+	if admin {
+		access = "superuser"
+	}
 	writeJSON(w, http.StatusOK, struct {
 		store.Identity
 		User   string `json:"user"`
 		Access string `json:"access"`
-	}{p.Identity, p.Identity.Name(), "hub"})
+	}{p.Identity, p.Identity.Name(), access})
 }

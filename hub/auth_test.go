@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/authz"
 	"github.com/droverhq/drover/hub/devidp"
 	"github.com/droverhq/drover/hub/internal/store"
 )
@@ -175,5 +177,29 @@ func TestHealthMetricsJWKS(t *testing.T) {
 	_, b := e.do("GET", "/.well-known/jwks.json", "", nil)
 	if !strings.Contains(string(b), `"alg":"ES256"`) {
 		t.Errorf("jwks: %s", b)
+	}
+}
+
+// TestWhoamiAccess: whoami answers in Juju's controller access levels, from
+// the caller's grants: superuser for the hub's administrators, login for
+// everyone else, an organization's administrator included.
+func TestWhoamiAccess(t *testing.T) {
+	e := newEnv(t)
+	root, orgAdmin, plain := e.user("root", "acme"), e.user("boss", "acme"), e.user("pat", "acme")
+	e.grant(authz.UserObject(root.ID), authz.Administrator, authz.HubObject())
+	e.grant(authz.UserObject(orgAdmin.ID), authz.Administrator, authz.OrgObject("acme"))
+	e.settle()
+	for _, c := range []struct {
+		id   store.Identity
+		want string
+	}{{root, "superuser"}, {orgAdmin, "login"}, {plain, "login"}} {
+		code, b := e.do("GET", "/v1/whoami", e.token(c.id, time.Minute, ""), nil)
+		var who api.WhoAmI
+		if err := json.Unmarshal(b, &who); code != 200 || err != nil {
+			t.Fatalf("%s: %d %s %v", c.id.Subject, code, b, err)
+		}
+		if who.Access != c.want || who.User != c.id.Name() {
+			t.Errorf("%s: whoami %+v, want user %q access %q", c.id.Subject, who, c.id.Name(), c.want)
+		}
 	}
 }

@@ -157,6 +157,23 @@ func checkOtherTenant(t *testing.T, s *devStack, eastUUID, westUUID string) {
 	}
 	other := newDroverCLI(t)
 	other.ok("login", s.info.HubURL, "--ca", s.info.CAFile, "--client-id", sa.ClientID, "--client-secret", sa.ClientSecret)
+	var cs struct {
+		Controllers map[string]struct {
+			User   string `json:"user"`
+			Access string `json:"access"`
+		} `json:"controllers"`
+	}
+	if err := json.Unmarshal([]byte(other.ok("controllers", "--format", "json")), &cs); err != nil {
+		t.Fatalf("controllers as %s: %v", sa.ClientID, err)
+	}
+	if len(cs.Controllers) != 1 {
+		t.Errorf("%s's controllers: %+v, want the hub alone", sa.ClientID, cs.Controllers)
+	}
+	for name, c := range cs.Controllers { // Juju's levels: a tenant's account logs in, no more
+		if c.User != sa.ClientID || c.Access != "login" {
+			t.Errorf("%s's account on %s: %+v, want user %s with access login", sa.ClientID, name, c, sa.ClientID)
+		}
+	}
 	var ms struct {
 		Models []map[string]any `json:"models"`
 	}
