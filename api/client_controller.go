@@ -284,6 +284,17 @@ func (c *Client) HubTrust(ctx context.Context, opts ...ReadOptions) (*HubTrust, 
 	return &out, nil
 }
 
+// SetPlacement records the cloud and region a hub placed the controller
+// in (a superuser's call: the hub makes it when it registers the
+// controller); its status then names them.
+func (c *Client) SetPlacement(ctx context.Context, p Placement) (*Placement, error) {
+	var out Placement
+	if err := c.write(ctx, http.MethodPut, v1Path("controller", "placement"), nil, p, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
 // RemoveHubTrust makes the controller trust no hub: tokens signed by the
 // hub it trusted are refused from then on.
 func (c *Client) RemoveHubTrust(ctx context.Context) error {

@@ -31,6 +31,10 @@ type Controller struct {
 	UUID   string `json:"uuid"`
 	Name   string `json:"name"`
 	CACert string `json:"ca-cert"`
+	// Cloud and Region are where a hub placed the controller (set when the
+	// hub registers it); empty: localhost/localhost, the local provider's.
+	Cloud  string `json:"cloud,omitempty"`
+	Region string `json:"region,omitempty"`
 	Meta
 }
 

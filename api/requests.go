@@ -9,6 +9,7 @@ import "time"
 //	GET    /v1/controller                               ControllerInfo
 //	POST   /v1/controller/enable-ha       EnableHARequest → ControllerInfo
 //	POST   /v1/controller/join-tokens     JoinTokenRequest → JoinToken
+//	PUT    /v1/controller/placement       Placement → Placement
 //	GET    /v1/whoami                                   WhoAmI
 //	GET    /v1/charms                                   []Charm
 //	POST   /v1/charms        (body: charm zip archive)  Charm
@@ -60,11 +61,14 @@ const (
 
 // ControllerInfo describes a controller and its raft members.
 type ControllerInfo struct {
-	UUID    string     `json:"uuid"`
-	Name    string     `json:"name"`
-	CACert  string     `json:"ca-cert"`
-	Version string     `json:"version"`
-	Nodes   []NodeInfo `json:"nodes"`
+	UUID    string `json:"uuid"`
+	Name    string `json:"name"`
+	CACert  string `json:"ca-cert"`
+	Version string `json:"version"`
+	// Cloud and Region: where a hub placed the controller (Placement).
+	Cloud  string     `json:"cloud,omitempty"`
+	Region string     `json:"region,omitempty"`
+	Nodes  []NodeInfo `json:"nodes"`
 	// APIAddresses are every node's API address; clients and agents keep
 	// the whole list and fail over between them.
 	APIAddresses []string `json:"api-addresses"`

@@ -73,6 +73,9 @@ func (s *Server) registerController(ctx context.Context, p Principal, req AddCon
 	if req.Region == "" {
 		return store.Controller{}, fmt.Errorf("%w: region is required", errBadRequest)
 	}
+	if err := api.CheckPlacement(req.Cloud, req.Region); err != nil {
+		return store.Controller{}, fmt.Errorf("%w: %w", errBadRequest, err)
+	}
 	u, err := url.Parse(req.URL)
 	if err != nil || u.Scheme != "https" || u.Host == "" {
 		return store.Controller{}, fmt.Errorf("%w: url %q: want https://HOST:PORT", errBadRequest, req.URL)
@@ -108,12 +111,31 @@ func (s *Server) registerController(ctx context.Context, p Principal, req AddCon
 		}
 		return store.Controller{}, err
 	}
+	if err := s.placeController(cctx, c); err != nil {
+		return store.Controller{}, err
+	}
 	if err := s.store.UpsertController(ctx, c); err != nil {
 		return store.Controller{}, err
 	}
 	s.awaitAuthz(ctx)
 	s.indexer.kick()
 	return s.store.ControllerByName(ctx, req.Name)
+}
+
+// placeController tells the controller the cloud and region it is
+// registered in, so that its status (and so the hub's, which relays it)
+// names the same place as the hub's model listing. A controller too old to
+// take it keeps showing its own, localhost/localhost.
+func (s *Server) placeController(ctx context.Context, c store.Controller) error {
+	err := s.spokeCall(ctx, c, Principal{}, spokeSuperuser, "", http.MethodPut, "/v1/controller/placement",
+		api.Placement{Cloud: c.Cloud, Region: c.Region}, nil)
+	var ae *api.Error
+	if errors.As(err, &ae) && ae.Code == api.CodeNotFound {
+		s.cfg.Logger.Warn("controller cannot record its placement: its status shows its own cloud and region",
+			"controller", c.Name, "err", err)
+		return nil
+	}
+	return err
 }
 
 // trustHub hands a controller the hub token with the hub's public URL and

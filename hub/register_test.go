@@ -68,7 +68,7 @@ func TestRegisterWithJoinToken(t *testing.T) {
 
 	body := func(name, joinToken string) map[string]string {
 		return map[string]string{"name": name, "url": "https://" + listen, "ca-cert": cred.CACert,
-			"region": "east", "cloud": "localhost", "join-token": joinToken}
+			"region": "eu-west-1", "cloud": "lab", "join-token": joinToken}
 	}
 	wantError := func(what string, b map[string]string, status int, text string) {
 		t.Helper()
@@ -79,6 +79,9 @@ func TestRegisterWithJoinToken(t *testing.T) {
 	}
 	wantError("no token, no trust", body("east", ""), http.StatusBadRequest, "create-hub-token")
 	wantError("forged token", body("east", "drv1.e30.AAAA"), http.StatusBadRequest, "refused the join token")
+	spaced := body("east", "")
+	spaced["region"] = "East US"
+	wantError("a region no cloud spells so", spaced, http.StatusBadRequest, `region \"East US\"`)
 
 	ht, err := admin.CreateHubToken(t.Context(), 0)
 	if err != nil {
@@ -108,7 +111,7 @@ func TestRegisterWithJoinToken(t *testing.T) {
 	}
 
 	// A model placed on the controller is reached through the hub.
-	code, out = e.do("POST", "/v1/models", tok, map[string]string{"name": "prod", "region": "east"})
+	code, out = e.do("POST", "/v1/models", tok, map[string]string{"name": "prod", "region": "eu-west-1"})
 	if code != http.StatusCreated {
 		t.Fatalf("add model: %d %s", code, out)
 	}
@@ -117,8 +120,21 @@ func TestRegisterWithJoinToken(t *testing.T) {
 		t.Fatalf("add model answer %s: %v", out, err)
 	}
 	code, out = e.do("GET", "/v1/models/"+m.UUID+"/status", tok, nil)
-	if code != http.StatusOK || !strings.Contains(string(out), `"prod"`) {
-		t.Fatalf("status through the hub: %d %s", code, out)
+	var st api.FullStatus
+	if err := json.Unmarshal(out, &st); code != http.StatusOK || err != nil || st.Model.Name != "prod" {
+		t.Fatalf("status through the hub: %d %s %v", code, out, err)
+	}
+	// The controller was told where the hub placed it: its status names the
+	// same cloud and region as the hub's listing.
+	if st.Model.Cloud != "lab" || st.Model.Region != "eu-west-1" {
+		t.Errorf("status through the hub: model in %s/%s, want lab/eu-west-1", st.Model.Cloud, st.Model.Region)
+	}
+	if info, err := admin.ControllerInfo(t.Context()); err != nil || info.Cloud != "lab" || info.Region != "eu-west-1" {
+		t.Errorf("controller info: %+v %v, want lab/eu-west-1", info, err)
+	}
+	code, out = e.do("GET", "/v1/models/"+m.UUID, tok, nil)
+	if code != http.StatusOK || !strings.Contains(string(out), `"cloud":"lab"`) || !strings.Contains(string(out), `"region":"eu-west-1"`) {
+		t.Errorf("the hub's index entry: %d %s", code, out)
 	}
 
 	// Once the controller stops trusting the hub, the proxy is refused.

@@ -160,10 +160,23 @@ func TestHubTokens(t *testing.T) {
 		t.Fatalf("the local administrator creating a hub token: %v", err)
 	}
 
+	// The hub tells the controller where it placed it; status names it.
+	if p, err := su.SetPlacement(ctx, api.Placement{Cloud: "lab", Region: "eu-west-1"}); err != nil || p.Region != "eu-west-1" {
+		t.Fatalf("the hub setting the placement: %+v %v", p, err)
+	}
+	_, err = su.SetPlacement(ctx, api.Placement{Region: "eu west"})
+	wantCode(err, api.CodeInvalid, "a placement with a space")
+
 	reader := client(sign(t, "k1", k1, claims("read", m.UUID)))
-	if _, err := reader.Status(ctx, m.UUID); err != nil {
+	st, err := reader.Status(ctx, m.UUID)
+	if err != nil {
 		t.Fatalf("read token, read route: %v", err)
 	}
+	if st.Model.Cloud != "lab" || st.Model.Region != "eu-west-1" {
+		t.Errorf("status: model in %s/%s, want lab/eu-west-1", st.Model.Cloud, st.Model.Region)
+	}
+	_, err = client(sign(t, "k1", k1, claims("admin", m.UUID))).SetPlacement(ctx, api.Placement{Region: "elsewhere"})
+	wantCode(err, api.CodeForbidden, "a model's admin token setting the placement")
 	_, err = reader.SetModelConfig(ctx, m.UUID, api.ConfigChange{Set: map[string]any{"x": "y"}})
 	wantCode(err, api.CodeForbidden, "read token on a write route")
 	_, err = reader.Models(ctx)

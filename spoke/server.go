@@ -273,7 +273,7 @@ func (s *Server) ControllerInfo(ctx context.Context) (*api.ControllerInfo, error
 		voter[sv.ID] = sv.Voter
 	}
 	leaderID, _, _ := s.node.Leader()
-	info := &api.ControllerInfo{UUID: ctl.UUID, Name: ctl.Name, CACert: ctl.CACert, Version: Version}
+	info := &api.ControllerInfo{UUID: ctl.UUID, Name: ctl.Name, CACert: ctl.CACert, Version: Version, Cloud: ctl.Cloud, Region: ctl.Region}
 	for _, n := range nodes {
 		ni := api.NodeInfo{ID: n.ID, APIAddress: n.APIAddr, RaftAddress: n.RaftAddr, Voter: voter[n.ID], Leader: n.ID == leaderID}
 		if n.ID == s.ident.NodeID {

@@ -94,6 +94,23 @@ func (s *Server) getController(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, info)
 }
 
+// setPlacement records the cloud and region a hub placed the controller
+// in. Only a superuser (the hub registering the controller is one) may.
+func (s *Server) setPlacement(w http.ResponseWriter, r *http.Request) {
+	var req api.Placement
+	if err := decode(w, r, 1<<12, &req); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	var c api.Controller
+	idx, err := s.propose(r, state.SetPlacementType, &state.SetPlacementRequest{Cloud: req.Cloud, Region: req.Region}, &c)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeIndexed(w, http.StatusOK, idx, api.Placement{Cloud: c.Cloud, Region: c.Region})
+}
+
 func (s *Server) enableHA(w http.ResponseWriter, r *http.Request) {
 	var req api.EnableHARequest
 	if err := decode(w, r, 1<<16, &req); err != nil {

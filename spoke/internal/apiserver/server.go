@@ -212,6 +212,7 @@ func (s *Server) userRoutes(r chi.Router) {
 	r.Get("/whoami", s.whoami)
 	r.With(requireSuperuser).Get("/events", s.events)
 	r.Get("/controller", s.getController)
+	r.With(requireSuperuser).Put("/controller/placement", s.setPlacement)
 	r.With(requireLocalSuperuser).Post("/controller/enable-ha", s.enableHA)
 	r.With(requireLocalSuperuser).Post("/controller/join-tokens", s.createJoinToken)
 	r.With(requireLocalSuperuser).Post("/controller/hub-tokens", s.createHubToken)

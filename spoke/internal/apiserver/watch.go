@@ -49,12 +49,20 @@ func (s *Server) getStatus(w http.ResponseWriter, r *http.Request) {
 	writeIndexed(w, http.StatusOK, at, st)
 }
 
+// statusContext names the controller, and the cloud and region a hub
+// placed it in (the local provider's localhost/localhost otherwise).
 func (s *Server) statusContext(snap *state.Snapshot) StatusContext {
-	name := ""
+	sc := StatusContext{Cloud: "localhost", Region: "localhost", Version: "0.1.0", Now: s.now()}
 	if c, err := snap.Controller(); err == nil && c != nil {
-		name = c.Name
+		sc.ControllerName = c.Name
+		if c.Region != "" {
+			sc.Region = c.Region
+		}
+		if c.Cloud != "" {
+			sc.Cloud = c.Cloud
+		}
 	}
-	return StatusContext{ControllerName: name, Cloud: "localhost", Region: "localhost", Version: "0.1.0", Now: s.now()}
+	return sc
 }
 
 // watch streams a model's changes: a reset frame (full status) when the

@@ -73,6 +73,7 @@ const (
 	CreateHubTokenType        MessageType = 47
 	SetHubTrustType           MessageType = 48
 	RemoveHubTrustType        MessageType = 49
+	SetPlacementType          MessageType = 50
 	// Append new types here, with the next free number.
 )
 
@@ -128,6 +129,7 @@ var requestTypes = map[MessageType]any{
 	CreateHubTokenType:        CreateHubTokenRequest{},
 	SetHubTrustType:           SetHubTrustRequest{},
 	RemoveHubTrustType:        RemoveHubTrustRequest{},
+	SetPlacementType:          SetPlacementRequest{},
 }
 
 // String names the type for logs, from its request struct.

@@ -48,9 +48,26 @@ func (t *Txn) ControllerInit(req *ControllerInitRequest) (*api.Controller, error
 		if cur.UUID != req.UUID {
 			return nil, api.Errorf(api.CodeConflict, "controller already initialised as %q", cur.UUID)
 		}
-		c.Meta = cur.Meta
+		c.Cloud, c.Region, c.Meta = cur.Cloud, cur.Region, cur.Meta
 	}
 	return c, t.put(tableController, c)
+}
+
+// SetPlacement records where a hub placed the controller (api.CheckPlacement).
+func (t *Txn) SetPlacement(req *SetPlacementRequest) (*api.Controller, error) {
+	if err := api.CheckPlacement(req.Cloud, req.Region); err != nil {
+		return nil, err
+	}
+	cur, err := t.Controller()
+	if err != nil {
+		return nil, err
+	}
+	if cur == nil {
+		return nil, api.Errorf(api.CodeNotFound, "controller not initialised yet")
+	}
+	c := *cur
+	c.Cloud, c.Region = req.Cloud, req.Region
+	return &c, t.put(tableController, &c)
 }
 
 // UpsertControllerNode adds or updates a raft member.

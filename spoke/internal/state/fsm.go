@@ -126,6 +126,8 @@ func applyRequest(tx *Txn, req any) (any, error) {
 	switch r := req.(type) {
 	case *ControllerInitRequest:
 		return tx.ControllerInit(r)
+	case *SetPlacementRequest:
+		return tx.SetPlacement(r)
 	case *UpsertControllerNodeRequest:
 		return tx.UpsertControllerNode(r)
 	case *RemoveControllerNodeRequest:

@@ -16,6 +16,7 @@ import (
 // fillAll applies a command log that leaves rows in every table.
 func fillAll(h *harness) {
 	h.must(ControllerInitType, &ControllerInitRequest{UUID: "c1", Name: "east", CACert: "PEM"})
+	h.must(SetPlacementType, &SetPlacementRequest{Cloud: "lab", Region: "eu-west-1"})
 	h.must(UpsertControllerNodeType, &UpsertControllerNodeRequest{Node: api.ControllerNode{ID: "n1", RaftAddr: "a:1", Voter: true}})
 	h.must(UpsertUserType, &UpsertUserRequest{User: api.User{Name: "admin", Access: "superuser", CreatedAt: t0}, PasswordHash: "secret-hash"})
 	h.seed()

@@ -35,6 +35,13 @@ type SetHubTrustRequest struct {
 // RemoveHubTrustRequest makes the controller trust no hub.
 type RemoveHubTrustRequest struct{}
 
+// SetPlacementRequest records the cloud and region a hub placed the
+// controller in, which its status then shows. Value: *api.Controller.
+type SetPlacementRequest struct {
+	Cloud  string `json:"cloud"`
+	Region string `json:"region"`
+}
+
 // ControllerInitRequest records the controller itself. Idempotent for the
 // same UUID; a different UUID is a conflict. Value: *api.Controller.
 type ControllerInitRequest struct {
