@@ -19,6 +19,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -314,16 +315,43 @@ func mapRaftErr(err error) error {
 	return err
 }
 
-// slogWriter sends hclog's output to slog, one record per line.
+// slogWriter sends hclog's output to slog, one record per line, at the
+// line's own level and without hclog's time stamp and level tag.
 type slogWriter struct{ l *slog.Logger }
 
 func (w slogWriter) Write(p []byte) (int, error) {
-	msg := string(p)
-	for len(msg) > 0 && msg[len(msg)-1] == '\n' {
-		msg = msg[:len(msg)-1]
+	for line := range strings.SplitSeq(strings.TrimRight(string(p), "\n"), "\n") {
+		level, msg := raftLine(line)
+		w.l.Log(context.Background(), level, msg, "component", "raft")
 	}
-	w.l.Warn(msg, "component", "raft")
 	return len(p), nil
+}
+
+// raftLine reads one line of hclog's text format, "TIME [LEVEL]  raft:
+// message: key=value ...". The first election after a node starts (no
+// leader known yet: an empty last-leader-addr) is how every start of a
+// one-node controller goes, so it is information, not a warning; losing a
+// known leader stays a warning.
+func raftLine(line string) (slog.Level, string) {
+	level, msg := slog.LevelWarn, line
+	if _, rest, ok := strings.Cut(line, " ["); ok {
+		if tag, text, ok := strings.Cut(rest, "]"); ok {
+			switch tag {
+			case "ERROR":
+				level = slog.LevelError
+			case "INFO":
+				level = slog.LevelInfo
+			case "DEBUG", "TRACE":
+				level = slog.LevelDebug
+			}
+			msg = strings.TrimPrefix(strings.TrimSpace(text), "raft: ")
+		}
+	}
+	if level == slog.LevelWarn && strings.HasPrefix(msg, "heartbeat timeout reached, starting election") &&
+		strings.Contains(msg, "last-leader-addr= ") {
+		level = slog.LevelInfo
+	}
+	return level, msg
 }
 
 var _ io.Writer = slogWriter{}
