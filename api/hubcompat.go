@@ -27,6 +27,19 @@ type ModelIndex struct {
 	// StatusSince is when the hub saw the model's status change (absent
 	// when it does not know); the client fills Model.Status.Since from it.
 	StatusSince *time.Time `json:"status-since,omitempty"`
+	// Users are who hold a grant on the model itself; a hub shows them to
+	// the model's administrators (GET /v1/models/{uuid}).
+	Users []ModelUser `json:"users,omitempty"`
+}
+
+// ModelUser is a user, a group or everyone with access to a model, as
+// Juju's show-model lists them.
+type ModelUser struct {
+	Name        string     `json:"name"`
+	DisplayName string     `json:"display-name,omitempty"`
+	Kind        string     `json:"kind"`   // "user", "service-account", "group" or "everyone"
+	Access      string     `json:"access"` // "admin", "write" or "read"
+	LastLogin   *time.Time `json:"last-connection,omitempty"`
 }
 
 // applyIndex records x as m's index entry, and what it says that the

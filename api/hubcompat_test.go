@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/json"
+	"reflect"
 	"testing"
 	"time"
 )
@@ -25,7 +26,7 @@ func TestModelListReadsHubIndexAndControllerShapes(t *testing.T) {
 	}
 	got := *l[0].Index
 	got.StatusSince = nil
-	if got != want {
+	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("index = %+v, want %+v", got, want)
 	}
 	// The hub's index says when the status changed: the Model's since.

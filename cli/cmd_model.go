@@ -239,6 +239,9 @@ func (a *App) showModelCmd() *cobra.Command {
 				// controller's, read through the hub.
 				view["controller-name"], view["controller-uuid"] = mc.name+"/"+x.Controller, x.ControllerUUID
 				view["cloud"], view["region"], view["organization"] = x.Cloud, x.Region, x.Org
+				if len(x.Users) > 0 {
+					view["users"] = modelUsersView(x.Users)
+				}
 				if view["config"], err = mc.client.ModelConfig(cmd.Context(), mc.uuid); err != nil {
 					return err
 				}
@@ -249,6 +252,32 @@ func (a *App) showModelCmd() *cobra.Command {
 	mo.add(cmd)
 	format.add(cmd, "yaml", "yaml", "json")
 	return cmd
+}
+
+// modelUsersView is show-model's users section, keyed by name as Juju's
+// is: display name, access and last connection; groups and everyone say
+// what they are.
+func modelUsersView(us []api.ModelUser) map[string]any {
+	out := map[string]any{}
+	for _, u := range us {
+		v := map[string]any{"access": u.Access}
+		if u.DisplayName != "" && u.DisplayName != u.Name {
+			v["display-name"] = u.DisplayName
+		}
+		if u.LastLogin != nil {
+			v["last-connection"] = *u.LastLogin
+		}
+		key := u.Name
+		switch u.Kind {
+		case "group", "everyone", "unknown":
+			v["kind"] = u.Kind
+			if u.Kind == "group" {
+				key = "group " + u.Name
+			}
+		}
+		out[key] = v
+	}
+	return out
 }
 
 func (a *App) destroyModelCmd() *cobra.Command {

@@ -111,6 +111,16 @@ func (s *Server) handleGetModel(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
+	// Its users, as Juju's show-model lists them, for those who manage
+	// who may use it: the model's administrators.
+	admin, err := s.Check(r.Context(), p, authz.Administrator, authz.ModelObject(id))
+	if err == nil && admin {
+		m.Users, err = s.store.ModelUsers(r.Context(), id)
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
 	writeJSON(w, http.StatusOK, m)
 }
 

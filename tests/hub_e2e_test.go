@@ -73,8 +73,9 @@ func TestHubEndToEnd(t *testing.T) {
 	}
 	if out := demo.ok("show-model", east); !regexp.MustCompile(`controller-uuid: [0-9a-f]{8}-`).MatchString(out) ||
 		strings.Contains(out, "0001-01-01") || !strings.Contains(out, "since:") ||
-		!strings.Contains(out, "region: east") || !strings.Contains(out, "logging-config") {
-		t.Errorf("show-model through the hub:\n%s", out)
+		!strings.Contains(out, "region: east") || !strings.Contains(out, "logging-config") ||
+		!regexp.MustCompile(`(?m)^  users:\n    `+regexp.QuoteMeta(s.info.User.Email)+`:\n      access: admin\n`).MatchString(out) {
+		t.Errorf("show-model through the hub (its owner sees herself as its admin):\n%s", out)
 	}
 	for model, apps := range map[string][]string{east: {"kvstore", "webapp"}, west: {"kvstore"}} {
 		var last *api.FullStatus

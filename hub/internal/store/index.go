@@ -166,6 +166,8 @@ func modelDest(m *Model, id, cid *[16]byte, idx *int64) []any {
 type ModelDetail struct {
 	Model
 	StatusSince *time.Time `json:"status-since,omitempty"`
+	// Users is set by the caller (ModelUsers), for the model's administrators.
+	Users []ModelUser `json:"users,omitempty"`
 }
 
 // ModelDetailByUUID returns one model of the index with its details.
