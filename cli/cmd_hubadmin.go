@@ -64,7 +64,8 @@ func (a *App) grantCmd(revoke bool) *cobra.Command {
 		Long: `Levels: on a model read, write, admin, audit_viewer; on a controller login,
 add-model, superuser, audit_viewer; on an organization (org:NAME) member,
 add-model, admin, audit_viewer. A model is named by UUID or by name; USER is
-an email, or "everyone"; with --group, ORG/NAME.`,
+an email, a service account's client id, or "everyone"; with --group,
+ORG/NAME.`,
 		Example: "  drover grant bob@example.com read prod\n  drover grant --group demo/ops write prod",
 		Args:    exactArgs(3, "USER|GROUP, LEVEL and MODEL|CONTROLLER"),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -136,16 +137,31 @@ func (a *App) addGroupCmd() *cobra.Command {
 	return cmd
 }
 
-func (a *App) addMemberCmd() *cobra.Command {
+// memberCmd is add-member (add) or remove-member. USER is an email, a
+// service account's client id, or an identity id.
+func (a *App) memberCmd(add bool) *cobra.Command {
 	var ctl controllerOpt
+	use, short, example := "add-member", "Add a user or service account to a group", "  drover add-member demo/ops bob@example.com\n  drover add-member demo/ops ci-deployer"
+	if !add {
+		use, short, example = "remove-member", "Remove a user or service account from a group", "  drover remove-member demo/ops bob@example.com"
+	}
 	cmd := &cobra.Command{
-		Use:     "add-member ORG/GROUP USER",
-		Short:   "Add a user to a group",
-		Example: "  drover add-member demo/ops bob@example.com",
+		Use:   use + " ORG/GROUP USER",
+		Short: short,
+		Long: short + ` (administrators of the group's organization). USER is an email, a
+service account's client id, or an identity id; people and service accounts
+exist once they have logged in.`,
+		Example: example,
 		Args:    exactArgs(2, "ORG/GROUP and USER"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.hubCall(cmd.Context(), ctl.name, http.MethodPost, "/v1/groups/"+url.PathEscape(args[0])+"/members", nil,
-				map[string]string{"user": args[1]}, nil)
+			if _, _, ok := strings.Cut(args[0], "/"); !ok {
+				return usageError{fmt.Errorf("group %q: want ORG/GROUP", args[0])}
+			}
+			members := "/v1/groups/" + url.PathEscape(args[0]) + "/members"
+			if add {
+				return a.hubCall(cmd.Context(), ctl.name, http.MethodPost, members, nil, map[string]string{"user": args[1]}, nil)
+			}
+			return a.hubCall(cmd.Context(), ctl.name, http.MethodDelete, members+"/"+url.PathEscape(args[1]), nil, nil, nil)
 		},
 	}
 	ctl.add(cmd)

@@ -2,9 +2,9 @@ package hub
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/go-chi/chi/v5"
@@ -114,13 +114,18 @@ func (s *Server) resolveGrant(ctx context.Context, p Principal, req GrantRequest
 	return authz.Tuple{User: subject, Relation: lv.rel, Object: object}, info, nil
 }
 
+// identityByRef finds a user by email, a service account by its client
+// id, or either by identity id.
 func (s *Server) identityByRef(ctx context.Context, ref string) (store.Identity, error) {
 	var id store.Identity
 	var err error
-	if strings.Contains(ref, "@") {
+	switch {
+	case strings.Contains(ref, "@"):
 		id, err = s.store.IdentityByEmail(ctx, ref)
-	} else {
+	case uuid.Validate(ref) == nil:
 		id, err = s.store.IdentityByID(ctx, ref)
+	default:
+		id, err = s.store.ServiceAccountIdentity(ctx, ref)
 	}
 	if err != nil {
 		return id, fmt.Errorf("%w: user %q (users exist after their first login)", errNotFound, ref)
@@ -191,13 +196,22 @@ func (s *Server) handleCreateGroup(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, g)
 }
 
-// groupForAdmin loads the {group} of the path (its id) and checks that the
-// caller administers the group's organization.
+// groupForAdmin loads the {group} of the path, its id or ORG/NAME (the
+// slash escaped), and checks that the caller administers the group's
+// organization.
 func (s *Server) groupForAdmin(r *http.Request) (store.Group, error) {
 	p, _ := PrincipalFrom(r.Context())
-	g, err := s.store.GroupByID(r.Context(), chi.URLParam(r, "group"))
+	ref, err := url.PathUnescape(chi.URLParam(r, "group"))
+	var g store.Group
+	if err == nil {
+		if org, name, ok := strings.Cut(ref, "/"); ok {
+			g, err = s.store.GroupByName(r.Context(), org, name)
+		} else {
+			g, err = s.store.GroupByID(r.Context(), ref)
+		}
+	}
 	if err != nil {
-		return g, fmt.Errorf("%w: group", errNotFound)
+		return g, fmt.Errorf("%w: group %q", errNotFound, ref)
 	}
 	annotate(r.Context(), func(a *auditInfo) { a.Org = g.Org })
 	return g, s.require(r.Context(), p, authz.Administrator, authz.Member, authz.OrgObject(g.Org))
@@ -229,17 +243,28 @@ func (s *Server) handleAddMember(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) handleRemoveMember(w http.ResponseWriter, r *http.Request) {
 	annotate(r.Context(), func(a *auditInfo) { a.Operation = "remove-member" })
-	g, err := s.groupForAdmin(r)
-	if err == nil {
-		var id store.Identity
-		if id, err = s.identityByRef(r.Context(), chi.URLParam(r, "member")); err == nil {
-			err = s.store.RemoveGroupMember(r.Context(), g.ID, id.ID)
-		}
-	}
-	if err != nil {
-		s.writeError(w, r, errors.Join(err))
+	if err := s.removeMember(r); err != nil {
+		s.writeError(w, r, err)
 		return
 	}
 	s.awaitAuthz(r.Context())
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// removeMember removes the {member} of the path (an email, a service
+// account's client id or an identity id) from the {group}.
+func (s *Server) removeMember(r *http.Request) error {
+	g, err := s.groupForAdmin(r)
+	if err != nil {
+		return err
+	}
+	member, err := url.PathUnescape(chi.URLParam(r, "member"))
+	if err != nil {
+		return fmt.Errorf("%w: member: %w", errBadRequest, err)
+	}
+	id, err := s.identityByRef(r.Context(), member)
+	if err != nil {
+		return err
+	}
+	return s.store.RemoveGroupMember(r.Context(), g.ID, id.ID)
 }

@@ -77,6 +77,15 @@ func TestHubEndToEnd(t *testing.T) {
 		!regexp.MustCompile(`(?m)^  users:\n    `+regexp.QuoteMeta(s.info.User.Email)+`:\n      access: admin\n`).MatchString(out) {
 		t.Errorf("show-model through the hub (its owner sees herself as its admin):\n%s", out)
 	}
+	// Groups by name: a group granted read shows among the model's users.
+	org := s.info.User.Org
+	demo.ok("add-group", org+"/ops")
+	demo.ok("add-member", org+"/ops", s.info.User.Email)
+	demo.ok("grant", "--group", org+"/ops", "read", west)
+	if out := demo.ok("show-model", west); !strings.Contains(out, "    group ops:\n      access: read\n      kind: group\n") {
+		t.Errorf("show-model after granting a group read:\n%s", out)
+	}
+	demo.ok("remove-member", org+"/ops", s.info.User.Email)
 	for model, apps := range map[string][]string{east: {"kvstore", "webapp"}, west: {"kvstore"}} {
 		var last *api.FullStatus
 		testkit.EventuallyWithin(t, 2*time.Minute, func() (bool, error) {

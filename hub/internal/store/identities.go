@@ -144,6 +144,12 @@ func (s *Store) IdentityByID(ctx context.Context, id string) (Identity, error) {
 	return s.identityWhere(ctx, "id = $1", id)
 }
 
+// ServiceAccountIdentity returns the identity a service account logs in
+// as, by its client id (the name it shows under), once it has logged in.
+func (s *Store) ServiceAccountIdentity(ctx context.Context, clientID string) (Identity, error) {
+	return s.identityWhere(ctx, "kind = 'service-account' AND display_name = $1 ORDER BY created_at LIMIT 1", clientID)
+}
+
 // IdentityByEmail returns the identity with that email (people only).
 func (s *Store) IdentityByEmail(ctx context.Context, email string) (Identity, error) {
 	return s.identityWhere(ctx, "email = $1 AND kind = 'user'", email)
