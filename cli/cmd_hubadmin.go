@@ -10,6 +10,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/google/uuid"
 	"github.com/spf13/cobra"
 )
 
@@ -177,6 +178,13 @@ func (a *App) auditCmd() *cobra.Command {
 		Example: "  drover audit --model prod --since 2026-01-01T00:00:00Z --format csv",
 		Args:    exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if model != "" && uuid.Validate(model) != nil { // a name: the model as it is now
+				id, err := a.hubModelUUID(cmd, ctl.name, model)
+				if err != nil {
+					return err
+				}
+				model = id
+			}
 			q := url.Values{}
 			for k, v := range map[string]string{"user": user, "model": model, "since": since} {
 				if v != "" {
@@ -188,8 +196,8 @@ func (a *App) auditCmd() *cobra.Command {
 			})
 		},
 	}
-	cmd.Flags().StringVar(&user, "user", "", "only this user")
-	cmd.Flags().StringVar(&model, "model", "", "only this model (UUID)")
+	cmd.Flags().StringVar(&user, "user", "", "only this user (an email, a service account's client id, or an identity id)")
+	cmd.Flags().StringVar(&model, "model", "", "only this model (a name, or the UUID of one that may be gone)")
 	cmd.Flags().StringVar(&since, "since", "", "only entries after this time (RFC 3339)")
 	cmd.Flags().StringVar(&format, "format", "tabular", "tabular, json or csv")
 	ctl.add(cmd)
@@ -212,8 +220,14 @@ func (a *App) printAudit(out any, format string) error {
 	fmt.Fprintln(tw, strings.Join([]string{"TIME", "ACTOR", "OPERATION", "MODEL", "STATUS", "RESULT"}, sep))
 	for _, e := range entries {
 		m, _ := e.(map[string]any)
+		model := "-"
+		for _, k := range []string{"model-uuid", "model"} { // its name now; the UUID of a model gone
+			if v, ok := m[k].(string); ok && v != "" {
+				model = v
+			}
+		}
 		fmt.Fprintln(tw, strings.Join([]string{fmt.Sprint(m["at"]), fmt.Sprint(m["actor"]), fmt.Sprint(m["operation"]),
-			fmt.Sprint(m["model-uuid"]), fmt.Sprint(m["status"]), fmt.Sprint(m["result"])}, sep))
+			fmt.Sprint(model), fmt.Sprint(m["status"]), fmt.Sprint(m["result"])}, sep))
 	}
 	return tw.Flush()
 }

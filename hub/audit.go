@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/google/uuid"
 
 	"github.com/droverhq/drover/authz"
 	"github.com/droverhq/drover/hub/internal/store"
@@ -133,6 +134,13 @@ func (s *Server) appendAudit(r *http.Request, e store.AuditEntry) {
 func (s *Server) handleAudit(w http.ResponseWriter, r *http.Request) {
 	p, _ := PrincipalFrom(r.Context())
 	q, err := parseAuditQuery(r)
+	if err == nil && q.IdentityID != "" && uuid.Validate(q.IdentityID) != nil {
+		// user= names a person by email or a service account by client id
+		// as well as by identity id.
+		var id store.Identity
+		id, err = s.identityByRef(r.Context(), q.IdentityID)
+		q.IdentityID = id.ID
+	}
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -225,11 +233,11 @@ func writeAuditCSV(w http.ResponseWriter, entries []store.AuditEntry, next int64
 	}
 	cw := csv.NewWriter(w)
 	_ = cw.Write([]string{"id", "at", "actor", "identity_id", "org", "operation", "method", "path",
-		"model_uuid", "controller_uuid", "status", "result", "details"})
+		"model_uuid", "controller_uuid", "status", "result", "details", "model"})
 	for _, e := range entries {
 		d, _ := json.Marshal(e.Details)
 		_ = cw.Write([]string{strconv.FormatInt(e.ID, 10), e.At.UTC().Format(time.RFC3339Nano), e.Actor, e.IdentityID,
-			e.Org, e.Operation, e.Method, e.Path, e.ModelUUID, e.ControllerUUID, strconv.Itoa(e.Status), e.Result, string(d)})
+			e.Org, e.Operation, e.Method, e.Path, e.ModelUUID, e.ControllerUUID, strconv.Itoa(e.Status), e.Result, string(d), e.Model})
 	}
 	cw.Flush()
 }

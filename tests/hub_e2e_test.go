@@ -277,4 +277,16 @@ func checkAudit(t *testing.T, demo *droverCLI, s *devStack, eastUUID, westUUID s
 			t.Errorf("audit log lacks %s; entries:\n%s", w.what, strings.Join(seen, "\n"))
 		}
 	}
+	// A model is named as people name it: --model takes its name, and the
+	// table shows names.
+	out := demo.ok("audit", "--model", "e2e-west")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) < 3 || !strings.Contains(out, "add-model") {
+		t.Errorf("audit --model e2e-west:\n%s", out)
+	}
+	for _, l := range lines[1:] {
+		if f := strings.Fields(l); len(f) < 4 || f[len(f)-3] != "e2e-west" {
+			t.Errorf("audit --model e2e-west shows another model: %q", l)
+		}
+	}
 }

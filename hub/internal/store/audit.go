@@ -29,6 +29,7 @@ type AuditEntry struct {
 	Method         string         `json:"method,omitempty"`
 	Path           string         `json:"path,omitempty"`
 	ModelUUID      string         `json:"model-uuid,omitempty"`
+	Model          string         `json:"model,omitempty"` // its name when read; none once the model is gone
 	ControllerUUID string         `json:"controller-uuid,omitempty"`
 	Status         int            `json:"status,omitempty"`
 	Result         string         `json:"result"`
@@ -124,7 +125,8 @@ func (s *Store) QueryAudit(ctx context.Context, q AuditQuery) ([]AuditEntry, int
 		where = strings.Join(conds, " AND ")
 	}
 	rows, err := s.pool.Query(ctx, `SELECT id, at, coalesce(identity_id::text, ''), actor, org, operation, method, path,
-		coalesce(model_uuid::text, ''), coalesce(controller_uuid::text, ''), status, result, details, remote_addr
+		coalesce(model_uuid::text, ''), coalesce((SELECT name FROM models WHERE uuid = audit_log.model_uuid), ''),
+		coalesce(controller_uuid::text, ''), status, result, details, remote_addr
 		FROM audit_log WHERE `+where+` ORDER BY id DESC LIMIT `+arg(q.Limit+1), args...)
 	if err != nil {
 		return nil, 0, pgErr("query audit", err)
@@ -132,7 +134,7 @@ func (s *Store) QueryAudit(ctx context.Context, q AuditQuery) ([]AuditEntry, int
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (AuditEntry, error) {
 		var e AuditEntry
 		err := r.Scan(&e.ID, &e.At, &e.IdentityID, &e.Actor, &e.Org, &e.Operation, &e.Method, &e.Path,
-			&e.ModelUUID, &e.ControllerUUID, &e.Status, &e.Result, &e.Details, &e.RemoteAddr)
+			&e.ModelUUID, &e.Model, &e.ControllerUUID, &e.Status, &e.Result, &e.Details, &e.RemoteAddr)
 		return e, err
 	})
 	if err != nil {

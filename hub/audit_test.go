@@ -1,0 +1,69 @@
+package hub_test
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/droverhq/drover/hub/internal/store"
+)
+
+// TestAuditFiltersAndCSV: GET /v1/audit names the user as people do (an
+// email, not only an identity id), and exports CSV with the model's name.
+func TestAuditFiltersAndCSV(t *testing.T) {
+	f := newFixture(t)
+	ctx := t.Context()
+	for _, e := range []store.AuditEntry{
+		{Org: "acme", ModelUUID: f.model.UUID, Operation: "config", IdentityID: f.will.ID, Actor: "will@example.com"},
+		{Org: "acme", Operation: "add-group", IdentityID: f.alice.ID, Actor: "alice@example.com"},
+	} {
+		e.At, e.Result = time.Now(), store.ResultOK
+		if err := f.st.AppendAudit(ctx, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	admin := f.token(f.alice, time.Minute, "")
+	ops := func(query string) []string {
+		t.Helper()
+		var out struct{ Entries []store.AuditEntry }
+		f.get("/v1/audit?"+query, admin, &out)
+		var got []string
+		for _, e := range out.Entries {
+			got = append(got, e.Actor+" "+e.Operation+" "+e.Model)
+		}
+		return got
+	}
+	for _, user := range []string{"will@example.com", f.will.ID} {
+		if got, want := ops("user="+user), []string{"will@example.com config prod"}; !slices.Equal(got, want) {
+			t.Errorf("user=%s: %q, want %q", user, got, want)
+		}
+	}
+	if code, b := f.do(http.MethodGet, "/v1/audit?user=nobody@example.com", admin, nil); code != http.StatusNotFound {
+		t.Errorf("an unknown user: %d %s", code, b)
+	}
+
+	code, b := f.do(http.MethodGet, "/v1/audit?format=csv&operation=config", admin, nil)
+	if code != http.StatusOK {
+		t.Fatalf("csv: %d %s", code, b)
+	}
+	rows, err := csv.NewReader(strings.NewReader(string(b))).ReadAll()
+	if err != nil || len(rows) != 2 {
+		t.Fatalf("csv rows %q: %v", rows, err)
+	}
+	col := map[string]int{}
+	for i, h := range rows[0] {
+		col[h] = i
+	}
+	r := rows[1]
+	if r[col["actor"]] != "will@example.com" || r[col["model_uuid"]] != f.model.UUID || r[col["model"]] != "prod" || r[col["result"]] != "ok" {
+		t.Errorf("csv row %q (header %q)", r, rows[0])
+	}
+	var details map[string]any
+	if err := json.Unmarshal([]byte(r[col["details"]]), &details); err != nil {
+		t.Errorf("csv details %q: %v", r[col["details"]], err)
+	}
+}

@@ -1,0 +1,34 @@
+package store_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/droverhq/drover/hub/internal/store"
+)
+
+// TestAuditNamesModels: an audit entry carries its model's name as it is
+// now, and none once the model is gone from the index.
+func TestAuditNamesModels(t *testing.T) {
+	f := newAdoptFixture(t)
+	ctx := t.Context()
+	live, gone := uuid.NewString(), uuid.NewString()
+	if err := f.s.InsertModel(ctx, store.Model{UUID: live, Name: "prod", Org: "acme", Owner: f.bob.ID, ControllerUUID: f.ctrl, Status: "active"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []string{live, gone} {
+		if err := f.s.AppendAudit(ctx, store.AuditEntry{At: time.Now(), Org: "acme", Operation: "deploy", ModelUUID: m, Result: store.ResultOK}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	es, _, err := f.s.QueryAudit(ctx, store.AuditQuery{All: true, Operation: "deploy", Limit: 10})
+	if err != nil || len(es) != 2 {
+		t.Fatalf("audit: %+v %v", es, err)
+	}
+	names := map[string]string{es[0].ModelUUID: es[0].Model, es[1].ModelUUID: es[1].Model}
+	if names[live] != "prod" || names[gone] != "" {
+		t.Errorf("model names in the audit: %v, want prod for %s and none for %s", names, live, gone)
+	}
+}
