@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strings"
 
 	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/authz"
@@ -50,8 +51,8 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	for _, e := range errorTable {
 		if errors.Is(err, e.err) {
 			msg := e.public
-			if msg == "" {
-				msg = err.Error()
+			if msg == "" { // the store's own words, without its package's name
+				msg = strings.ReplaceAll(err.Error(), "store: ", "")
 			}
 			writeJSON(w, e.status, &api.Error{Code: e.code, Message: msg})
 			return

@@ -43,7 +43,12 @@ func TestGroupMembersByName(t *testing.T) {
 	want("by group id too", http.StatusNoContent, admin, http.MethodDelete, "/v1/groups/"+f.group.ID+"/members/ci-deployer", nil)
 	want("the service account removed", http.StatusNotFound, bot, http.MethodGet, model, nil)
 
-	code, b := f.do(http.MethodPost, "/v1/groups/acme%2Fnope/members", admin, map[string]string{"user": "dave@example.com"})
+	// Errors speak of groups, not of the hub's packages.
+	code, b := f.do(http.MethodPost, "/v1/groups", admin, map[string]string{"org": "acme", "name": "ops"})
+	if code != http.StatusConflict || !strings.Contains(string(b), "already exists") || strings.Contains(string(b), "store:") {
+		t.Errorf("the group again: %d %s", code, b)
+	}
+	code, b = f.do(http.MethodPost, "/v1/groups/acme%2Fnope/members", admin, map[string]string{"user": "dave@example.com"})
 	if code != http.StatusNotFound || !strings.Contains(string(b), "acme/nope") {
 		t.Errorf("an unknown group: %d %s", code, b)
 	}
