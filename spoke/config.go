@@ -49,6 +49,9 @@ type Config struct {
 	Executable string
 	// MaxCharmSize bounds uploaded charm archives (default 256 MiB).
 	MaxCharmSize int64
+	// KeepaliveInterval is how long a watch or event stream may stay
+	// silent before it sends a keepalive frame (default 30 s).
+	KeepaliveInterval time.Duration
 	// Faults injects network partitions (tests only).
 	Faults *cluster.Faults
 	// RaftTimeouts shortens raft's timers (tests only); zero: defaults.

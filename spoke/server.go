@@ -137,7 +137,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	// whatever it is at each request.
 	hub := hubtrust.NewFollower(hubtrust.Config{Now: cfg.Now})
 	s.api, err = apiserver.New(apiserver.Config{Backend: s, Logger: s.logger, Now: cfg.Now, MaxCharmSize: cfg.MaxCharmSize, Hub: hub,
-		LogDir: filepath.Join(cfg.DataDir, "logs")})
+		LogDir: filepath.Join(cfg.DataDir, "logs"), KeepaliveInterval: cfg.KeepaliveInterval})
 	if err != nil {
 		ln.Close()
 		s.node.Shutdown()

@@ -100,7 +100,7 @@ func (s *Server) AgentConnections() int {
 func (s *Server) RunAgentHub(ctx context.Context) error {
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
-		t := time.NewTicker(KeepaliveInterval)
+		t := time.NewTicker(s.keepaliveInterval())
 		defer t.Stop()
 		for {
 			select {

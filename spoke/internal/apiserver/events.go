@@ -77,7 +77,7 @@ func (s *Server) streamSummaries(ctx context.Context, conn *websocket.Conn, sinc
 	return s.follow(ctx, since, follower{
 		reset:     reset,
 		keepalive: func(idx uint64) error { return send(&api.EventFrame{Type: api.EventFrameKeepalive, Index: idx}) },
-		events: func(idx uint64, evs []state.Event) error {
+		events: func(idx uint64, evs []state.Event) (bool, error) {
 			var touched []string
 			for _, ev := range evs {
 				if ev.ModelUUID != "" && !slices.Contains(touched, ev.ModelUUID) && summaryKinds[ev.Kind] {
@@ -85,7 +85,7 @@ func (s *Server) streamSummaries(ctx context.Context, conn *websocket.Conn, sinc
 				}
 			}
 			if len(touched) == 0 {
-				return nil
+				return false, nil
 			}
 			snap := s.b.Store().Snapshot()
 			f := &api.EventFrame{Type: api.EventFrameModels, Index: idx}
@@ -97,7 +97,7 @@ func (s *Server) streamSummaries(ctx context.Context, conn *websocket.Conn, sinc
 				}
 				f.Models = append(f.Models, summarize(snap, m))
 			}
-			return send(f)
+			return true, send(f)
 		},
 	})
 }

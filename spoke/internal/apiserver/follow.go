@@ -3,6 +3,7 @@ package apiserver
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/droverhq/drover/spoke/internal/state"
 )
@@ -12,12 +13,19 @@ import (
 // keepalives when idle, and a new reset whenever the subscription falls
 // behind the broker's ring (a slow consumer never blocks the producer).
 type follower struct {
-	model     string // "" follows every model
-	reset     func() (uint64, error)
-	events    func(index uint64, evs []state.Event) error
+	model string // "" follows every model
+	reset func() (uint64, error)
+	// events sends what of evs the stream carries, if anything, and says
+	// whether it sent a frame.
+	events    func(index uint64, evs []state.Event) (sent bool, err error)
 	keepalive func(index uint64) error
 }
 
+// follow runs f from since. A keepalive goes out whenever the stream has
+// sent nothing for its keepalive interval, however many events it read and
+// left out meanwhile: a controller whose agents renew leases every few
+// seconds changes no summary for minutes, and its client must still hear
+// from it (a silent stream is a dead one to the hub's indexer).
 func (s *Server) follow(ctx context.Context, since uint64, f follower) error {
 	var err error
 	if since == 0 {
@@ -30,36 +38,48 @@ func (s *Server) follow(ctx context.Context, since uint64, f follower) error {
 		if err != nil {
 			return err
 		}
+		due := time.Now().Add(s.keepaliveInterval())
 		for {
-			nctx, ncancel := context.WithTimeout(ctx, KeepaliveInterval)
+			nctx, ncancel := context.WithDeadline(ctx, due)
 			evs, err := sub.Next(nctx)
 			ncancel()
-			if err != nil {
-				if ctx.Err() != nil {
-					return ctx.Err()
-				}
-				if errors.Is(err, context.DeadlineExceeded) {
-					if err := f.keepalive(since); err != nil {
-						return err
-					}
-					continue
-				}
-				if errors.Is(err, state.ErrSubscriptionReset) {
-					break // resubscribe after a reset
-				}
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if errors.Is(err, state.ErrSubscriptionReset) {
+				break // resubscribe after a reset
+			}
+			if err != nil && !errors.Is(err, context.DeadlineExceeded) {
 				return err
 			}
-			idx := since
-			for _, ev := range evs {
-				idx = max(idx, ev.Index)
+			if err == nil {
+				for _, ev := range evs {
+					since = max(since, ev.Index)
+				}
+				sent, err := f.events(since, evs)
+				if err != nil {
+					return err
+				}
+				if sent {
+					due = time.Now().Add(s.keepaliveInterval())
+				}
 			}
-			since = idx
-			if err := f.events(idx, evs); err != nil {
-				return err
+			if !time.Now().Before(due) {
+				if err := f.keepalive(since); err != nil {
+					return err
+				}
+				due = time.Now().Add(s.keepaliveInterval())
 			}
 		}
 		if since, err = f.reset(); err != nil {
 			return err
 		}
 	}
+}
+
+func (s *Server) keepaliveInterval() time.Duration {
+	if s.cfg.KeepaliveInterval > 0 {
+		return s.cfg.KeepaliveInterval
+	}
+	return KeepaliveInterval
 }

@@ -111,6 +111,9 @@ type Config struct {
 	Hub TokenVerifier
 	// LogDir, if set, is where debug-log records are kept across restarts.
 	LogDir string
+	// KeepaliveInterval is how long a stream may stay silent before it
+	// sends a keepalive (default: the package's KeepaliveInterval).
+	KeepaliveInterval time.Duration
 }
 
 // Server is the http.Handler of a controller node.

@@ -12,8 +12,9 @@ import (
 	"github.com/droverhq/drover/spoke/internal/state"
 )
 
-// KeepaliveInterval is how often an idle watch sends a keepalive frame.
-var KeepaliveInterval = 30 * time.Second
+// KeepaliveInterval is how often an idle watch sends a keepalive frame
+// (Config.KeepaliveInterval overrides it).
+const KeepaliveInterval = 30 * time.Second
 
 // writeTimeout bounds one frame write: a consumer slower than this is cut
 // off (it reconnects with since=N); the event broker never waits for it.
@@ -133,7 +134,7 @@ func (s *Server) streamModel(ctx context.Context, conn *websocket.Conn, model st
 		model:     model,
 		reset:     reset,
 		keepalive: func(idx uint64) error { return send(&api.WatchFrame{Type: api.FrameKeepalive, Index: idx}) },
-		events: func(idx uint64, evs []state.Event) error {
+		events: func(idx uint64, evs []state.Event) (bool, error) {
 			frame := &api.WatchFrame{Type: api.FrameDelta, Index: idx}
 			for _, ev := range evs {
 				if !excludedKinds[ev.Kind] {
@@ -141,9 +142,9 @@ func (s *Server) streamModel(ctx context.Context, conn *websocket.Conn, model st
 				}
 			}
 			if len(frame.Deltas) == 0 {
-				return nil
+				return false, nil
 			}
-			return send(frame)
+			return true, send(frame)
 		},
 	})
 }

@@ -1,0 +1,81 @@
+package spoke
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/droverhq/drover/api"
+)
+
+// TestEventStreamKeepsAliveThroughFilteredEvents: a controller busy with
+// changes its event stream leaves out (here model config, which changes no
+// summary; in life, agents renewing leases) still sends a keepalive every
+// interval, carrying the latest index. Before, each such change restarted
+// the idle timer, so a busy controller's stream fell silent and the hub's
+// indexer timed it out and showed it disconnected.
+func TestEventStreamKeepsAliveThroughFilteredEvents(t *testing.T) {
+	const interval = 300 * time.Millisecond
+	c := newTestClusterWith(t, 1, func(cfg *Config) { cfg.KeepaliveInterval = interval })
+	admin := c.client(0)
+	ctx := t.Context()
+	m, err := admin.AddModel(ctx, api.AddModelRequest{Name: "busy"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM([]byte(c.cred.CACert))
+	d := websocket.Dialer{TLSClientConfig: &tls.Config{RootCAs: pool}, HandshakeTimeout: 10 * time.Second}
+	req, _ := http.NewRequest(http.MethodGet, "https://x", nil)
+	req.SetBasicAuth(c.cred.User, c.cred.Password)
+	ws, _, err := d.DialContext(ctx, "wss://"+c.nodes[0].cfg.Listen+"/v1/events", http.Header{"Authorization": req.Header["Authorization"]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	var reset api.EventFrame
+	if err := ws.ReadJSON(&reset); err != nil || reset.Type != api.EventFrameReset {
+		t.Fatalf("first frame %+v, %v", reset, err)
+	}
+
+	// Change the model's config every 50 ms for 12 intervals.
+	busy, stop := context.WithTimeout(ctx, 12*interval)
+	defer stop()
+	changed := make(chan uint64, 1)
+	go func() {
+		var last uint64
+		defer func() { changed <- last }()
+		for n := 0; busy.Err() == nil; n++ {
+			if _, err := admin.SetModelConfig(busy, m.UUID, api.ConfigChange{Set: map[string]any{"n": n}}); err == nil {
+				last = max(last, admin.Index())
+			}
+			select {
+			case <-busy.Done():
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	}()
+	// Four keepalives are due while the changes go on (at 1 to 4 intervals).
+	var keepalives []uint64
+	deadline, _ := busy.Deadline()
+	ws.SetReadDeadline(deadline)
+	for len(keepalives) < 4 {
+		var f api.EventFrame
+		if err := ws.ReadJSON(&f); err != nil {
+			t.Fatalf("%d keepalives while the model's config changed for %v (%v): want 4", len(keepalives), 12*interval, err)
+		}
+		if f.Type == api.EventFrameKeepalive {
+			keepalives = append(keepalives, f.Index)
+		}
+	}
+	stop()
+	last := <-changed
+	if keepalives[0] <= reset.Index || keepalives[3] <= keepalives[0] || keepalives[3] > last {
+		t.Errorf("keepalive indexes %v after a reset at %d, changes up to %d: want them to follow the changes", keepalives, reset.Index, last)
+	}
+}
