@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"strconv"
 	"time"
 
@@ -182,6 +183,9 @@ func (a *App) showController(ctx context.Context, name, format string) error {
 		return err
 	}
 	defer c.client.Close()
+	if c.details.Hub {
+		return a.showHub(ctx, c, format)
+	}
 	info, err := c.client.ControllerInfo(ctx)
 	if err != nil {
 		return err
@@ -190,10 +194,6 @@ func (a *App) showController(ctx context.Context, name, format string) error {
 	nodes := map[string]nodeView{}
 	for _, n := range info.Nodes {
 		nodes[n.ID] = nodeView{APIAddress: n.APIAddress, RaftAddress: n.RaftAddress, Voter: n.Voter, Leader: n.Leader, AppliedIndex: n.AppliedIndex}
-	}
-	s, err := a.store.Load()
-	if err != nil {
-		return err
 	}
 	details := map[string]any{
 		"uuid": info.UUID, "controller-name": info.Name, "api-endpoints": info.APIAddresses,
@@ -204,13 +204,52 @@ func (a *App) showController(ctx context.Context, name, format string) error {
 	}
 	view := map[string]any{"details": details, "controller-nodes": nodes,
 		"account": map[string]string{"user": c.account.User, "access": c.account.Access}}
-	if cm := s.Models[c.name]; cm != nil {
+	a.addModelsView(c.name, view)
+	return writeFormatted(a.Stdout, format, map[string]any{c.name: view})
+}
+
+// showHub is show-controller for a hub: where it is, who the caller is
+// there, and the controllers behind it that the caller may see, each with
+// its region, cloud and health.
+func (a *App) showHub(ctx context.Context, c *conn, format string) error {
+	who, err := c.client.WhoAmI(ctx)
+	if err != nil {
+		return err
+	}
+	var list struct {
+		Controllers []map[string]any `json:"controllers"`
+	}
+	if err := c.client.Call(ctx, http.MethodGet, "/v1/controllers", nil, nil, &list); err != nil {
+		return err
+	}
+	behind := map[string]any{}
+	for _, ctl := range list.Controllers {
+		name, _ := ctl["name"].(string)
+		delete(ctl, "name")
+		behind[name] = ctl
+	}
+	view := map[string]any{
+		"details":     map[string]any{"hub": true, "api-endpoints": c.details.APIAddresses, "ca-cert": c.details.CACert},
+		"controllers": behind,
+		"account":     map[string]string{"user": who.User, "access": who.Access},
+	}
+	a.addModelsView(c.name, view)
+	return writeFormatted(a.Stdout, format, map[string]any{c.name: view})
+}
+
+// addModelsView adds the models this client knows on ctl, and its current
+// one, to a show-controller view.
+func (a *App) addModelsView(ctl string, view map[string]any) {
+	s, err := a.store.Load()
+	if err != nil {
+		return
+	}
+	if cm := s.Models[ctl]; cm != nil {
 		view["models"] = cm.Models
 		if cm.CurrentModel != "" {
 			view["current-model"] = cm.CurrentModel
 		}
 	}
-	return writeFormatted(a.Stdout, format, map[string]any{c.name: view})
 }
 
 func (a *App) switchCmd() *cobra.Command {

@@ -77,6 +77,12 @@ func TestHubEndToEnd(t *testing.T) {
 		!regexp.MustCompile(`(?m)^  users:\n    `+regexp.QuoteMeta(s.info.User.Email)+`:\n      access: admin\n`).MatchString(out) {
 		t.Errorf("show-model through the hub (its owner sees herself as its admin):\n%s", out)
 	}
+	// show-controller at a hub: the caller's access there, and the
+	// controllers behind it with their regions and health.
+	if out := demo.ok("show-controller"); !strings.Contains(out, "    access: superuser\n") ||
+		!regexp.MustCompile(`(?s)  controllers:\n    east:\n.*region: east\n.*status: connected\n.*    west:\n`).MatchString(out) {
+		t.Errorf("show-controller at the hub:\n%s", out)
+	}
 	// Groups by name: a group granted read shows among the model's users.
 	org := s.info.User.Org
 	demo.ok("add-group", org+"/ops")
