@@ -178,6 +178,11 @@ func (ix *indexer) subscribe(ctx context.Context, c store.Controller) error {
 	defer conn.Close()
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
+	// Subscribed is connected, before the first frame: a controller with
+	// nothing to report sends its first keepalive only after 30 s.
+	if err := ix.s.store.SetControllerHealth(ctx, c.UUID, statusConnected, nil, c.EventIndex, ix.s.cfg.Now()); err != nil {
+		return err
+	}
 	ix.s.cfg.Logger.Info("indexer: following controller", "controller", c.Name, "since", c.EventIndex)
 	for {
 		conn.SetReadDeadline(time.Now().Add(readTimeout))

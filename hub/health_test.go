@@ -1,0 +1,106 @@
+package hub_test
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/authz"
+	"github.com/droverhq/drover/spoke"
+	"github.com/droverhq/drover/tests/testkit"
+)
+
+// TestControllerHealthFollowsTheController: the health GET /v1/controllers
+// shows (drover controllers) follows the controller: connected while the
+// hub's event subscription runs, disconnected with the reason once the
+// controller stops, and connected again as soon as the hub is subscribed
+// anew, not at the controller's next frame.
+func TestControllerHealthFollowsTheController(t *testing.T) {
+	e := newServedEnv(t)
+	root := e.user("root", "acme")
+	e.grant(authz.UserObject(root.ID), authz.Administrator, authz.HubObject())
+	e.settle()
+	tok := e.token(root, 5*time.Minute, "")
+
+	cfg := spoke.Config{DataDir: t.TempDir(), Listen: testkit.FreeAddr(t), RaftListen: testkit.FreeAddr(t), Name: "east",
+		Bootstrap: true, RaftHeartbeat: 100 * time.Millisecond, RaftElection: 100 * time.Millisecond,
+		Logger: slog.New(slog.DiscardHandler), NoProvisioner: true}
+	start := func() (stop func()) {
+		t.Helper()
+		c := cfg
+		ready := make(chan struct{})
+		c.Ready = ready
+		s, err := spoke.New(t.Context(), c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		go func() { done <- s.Serve(ctx) }()
+		select {
+		case <-ready:
+		case err := <-done:
+			t.Fatalf("spoke stopped: %v", err)
+		}
+		return func() { cancel(); <-done }
+	}
+	stop := start()
+	defer func() { stop() }()
+	cred, err := spoke.ReadAdminCredential(cfg.DataDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin, err := api.NewClient(api.ClientConfig{Addresses: []string{cfg.Listen}, CACert: []byte(cred.CACert),
+		User: cred.User, Password: cred.Password, Timeout: 20 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	var ht *api.JoinToken
+	testkit.EventuallyWithin(t, 30*time.Second, func() (bool, error) {
+		ht, err = admin.CreateHubToken(t.Context(), 0)
+		return err == nil, nil
+	}, "controller bootstrapped")
+	if code, out := e.do(http.MethodPost, "/v1/controllers", tok, map[string]string{"name": "east", "url": "https://" + cfg.Listen,
+		"ca-cert": cred.CACert, "region": "east", "join-token": ht.Token}); code != http.StatusCreated {
+		t.Fatalf("register: %d %s", code, out)
+	}
+
+	health := func() (status, reason string) {
+		var out struct {
+			Controllers []struct {
+				Name   string         `json:"name"`
+				Status string         `json:"status"`
+				Health map[string]any `json:"health"`
+			} `json:"controllers"`
+		}
+		e.get("/v1/controllers", tok, &out)
+		for _, c := range out.Controllers {
+			if c.Name == "east" {
+				r, _ := c.Health["error"].(string)
+				return c.Status, r
+			}
+		}
+		return "", ""
+	}
+	waitFor := func(want string, within time.Duration) {
+		t.Helper()
+		testkit.EventuallyWithin(t, within, func() (bool, error) {
+			got, _ := health()
+			return got == want, nil
+		}, "controller "+want)
+	}
+	waitFor("connected", 30*time.Second)
+	stop()
+	waitFor("disconnected", 30*time.Second)
+	if _, reason := health(); reason == "" {
+		t.Errorf("disconnected without a reason")
+	}
+	stop = start() // same data dir and addresses: the hub resubscribes by itself
+	// The controller sends a keepalive only after 30 s of silence: being
+	// connected sooner shows the subscription itself counts.
+	waitFor("connected", 20*time.Second)
+}
