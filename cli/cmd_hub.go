@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -114,17 +115,25 @@ func saveAccount(name string, acct *Account) error {
 func (a *App) loginCmd() *cobra.Command {
 	var caFile, name, clientID, clientSecret string
 	cmd := &cobra.Command{
-		Use:   "login HUB",
+		Use:   "login [HUB]",
 		Short: "Log in to a hub (device flow, or a service account's client credentials)",
 		Long: `Logs in to a hub and makes it the current controller. Without --client-id the
 hub starts a device login: open the URL printed, sign in, and the command
 finishes by itself. The hub session is renewed transparently when it
-expires. HUB is https://HOST:PORT; --ca names the hub's CA certificate.`,
+expires. HUB is https://HOST:PORT; --ca names the hub's CA certificate.
+A hub logged in to before needs neither: 'drover login' alone logs in to
+the current hub again (after 'drover logout'), and HUB alone reuses the
+CA and name the client store has for it.`,
 		Example: "  drover login https://127.0.0.1:17080 --ca ~/.local/share/drover/dev/hub/hub-ca.crt\n" +
-			"  drover login https://hub.example.com --ca hub-ca.crt --client-id ci --client-secret S",
-		Args: exactArgs(1, "the hub's URL"),
+			"  drover login https://hub.example.com --ca hub-ca.crt --client-id ci --client-secret S\n" +
+			"  drover login",
+		Args: rangeArgs(0, 1, "at most the hub's URL"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.login(cmd.Context(), args[0], caFile, name, clientID, clientSecret)
+			hub := ""
+			if len(args) == 1 {
+				hub = args[0]
+			}
+			return a.login(cmd.Context(), hub, caFile, name, cmd.Flags().Changed("name"), clientID, clientSecret)
 		},
 	}
 	cmd.Flags().StringVar(&caFile, "ca", "", "the hub's CA certificate (PEM file)")
@@ -134,19 +143,45 @@ expires. HUB is https://HOST:PORT; --ca names the hub's CA certificate.`,
 	return cmd
 }
 
-func (a *App) login(ctx context.Context, hubURL, caFile, name, clientID, clientSecret string) error {
+func (a *App) login(ctx context.Context, hubURL, caFile, name string, named bool, clientID, clientSecret string) error {
+	s, err := a.store.Load()
+	if err != nil {
+		return err
+	}
+	if hubURL == "" { // the current hub, again
+		d := s.Controllers[s.CurrentController]
+		if d == nil || !d.Hub || len(d.APIAddresses) == 0 {
+			return usageError{errors.New("no current hub to log in to again: give its URL, as in 'drover login https://HOST:PORT --ca FILE'")}
+		}
+		hubURL = "https://" + d.APIAddresses[0]
+		if !named {
+			name = s.CurrentController
+		}
+	}
 	u, err := url.Parse(hubURL)
 	if err != nil || u.Host == "" {
 		if u, err = url.Parse("https://" + hubURL); err != nil || u.Host == "" {
 			return usageError{fmt.Errorf("hub %q: want https://HOST:PORT", hubURL)}
 		}
 	}
-	if caFile == "" {
-		return usageError{errors.New("--ca is required (the hub's CA certificate)")}
-	}
-	ca, err := os.ReadFile(caFile)
-	if err != nil {
-		return err
+	var ca []byte
+	if caFile != "" {
+		if ca, err = os.ReadFile(caFile); err != nil {
+			return err
+		}
+	} else { // a hub this client knows: its CA, and its name unless given
+		for _, known := range s.ControllerNames() {
+			if d := s.Controllers[known]; d.Hub && slices.Contains(d.APIAddresses, u.Host) {
+				ca = []byte(d.CACert)
+				if !named {
+					name = known
+				}
+				break
+			}
+		}
+		if ca == nil {
+			return usageError{errors.New("--ca is required for a hub this client has not logged in to (the hub's CA certificate)")}
+		}
 	}
 	hc, err := hubHTTP(ca)
 	if err != nil {
@@ -243,6 +278,12 @@ func (a *App) logoutCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := a.dial(ctl.name)
 			if err != nil {
+				if s, lerr := a.store.Load(); lerr == nil {
+					name, nerr := a.controllerName(s, ctl.name)
+					if acct := s.Accounts[name]; nerr == nil && s.Controllers[name].Hub && acct != nil && acct.Token == "" {
+						return nil // logged out already
+					}
+				}
 				return err
 			}
 			defer c.client.Close()

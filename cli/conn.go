@@ -85,6 +85,9 @@ func newConn(name string, d *ControllerDetails, acct *Account) (*conn, error) {
 	if acct == nil {
 		return nil, fmt.Errorf("no credentials for controller %q in the client store", name)
 	}
+	if d.Hub && acct.Token == "" {
+		return nil, fmt.Errorf("not logged in to hub %q; run 'drover login' to log in again", name)
+	}
 	cfg := api.ClientConfig{
 		Addresses: d.APIAddresses, CACert: []byte(d.CACert),
 		User: acct.User, Password: acct.Password, Timeout: callTimeout,

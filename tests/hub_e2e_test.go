@@ -190,6 +190,13 @@ func checkOtherTenant(t *testing.T, s *devStack, eastUUID, westUUID string) {
 			t.Errorf("%s's account on %s: %+v, want user %s with access login", sa.ClientID, name, c, sa.ClientID)
 		}
 	}
+	// Juju's habits: after logout, calls say so, and 'login' alone (with
+	// the service account's credentials) logs in to the same hub again.
+	other.ok("logout")
+	if _, stderr, code := other.run("models"); code == 0 || !strings.Contains(stderr, "not logged in") {
+		t.Errorf("models after logout: exit %d, %s", code, stderr)
+	}
+	other.ok("login", "--client-id", sa.ClientID, "--client-secret", sa.ClientSecret)
 	var ms struct {
 		Models []map[string]any `json:"models"`
 	}
