@@ -2,28 +2,23 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/droverhq/drover/spoke/provider/local"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/droverhq/drover/api"
-	"github.com/droverhq/drover/authz/embedded"
 	"github.com/droverhq/drover/hub"
 	"github.com/droverhq/drover/hub/devidp"
 	"github.com/droverhq/drover/spoke"
-	"github.com/droverhq/drover/tests/testkit"
+	"github.com/droverhq/drover/spoke/provider/local"
 )
 
 // devOptions are the flags of `droverd dev`.
@@ -93,44 +88,33 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	// PostgreSQL runs as the postgres user, who must be able to traverse
-	// the state dir to reach its data dir (secrets inside stay 0600).
-	if err := os.MkdirAll(o.stateDir, 0o711); err != nil {
+	if err := prepareStateDir(o.stateDir); err != nil {
 		return err
 	}
-	if err := os.Chmod(o.stateDir, 0o711); err != nil {
-		return err
-	}
-	secrets, err := devSecrets(filepath.Join(o.stateDir, "service-accounts.json"))
+	secrets, err := serviceAccountSecrets(filepath.Join(o.stateDir, "service-accounts.json"),
+		[]hub.ServiceAccount{{ClientID: "ci-" + devOrg, Org: devOrg}, {ClientID: "ci-" + otherOrg, Org: otherOrg}})
 	if err != nil {
 		return err
 	}
-
-	pg, err := testkit.StartPostgresServer(ctx, filepath.Join(o.stateDir, "postgres"))
+	var deps embeddedDeps
+	defer deps.close()
+	dsn, err := deps.postgres(ctx, o.stateDir, "hub")
 	if err != nil {
-		return fmt.Errorf("postgres (the postgres user needs to traverse every parent of --state-dir): %w", err)
-	}
-	defer pg.Stop()
-	if err := ensureDatabase(ctx, pg, "hub"); err != nil {
 		return err
 	}
-	fga, err := embedded.Start(ctx, embedded.Config{})
+	fgaURL, err := deps.openfga(ctx)
 	if err != nil {
-		return fmt.Errorf("openfga: %w", err)
+		return err
 	}
-	defer fga.Stop()
 	hubURL := "https://" + o.hubListen
-	idp, err := devidp.Start(ctx, devidp.Config{Listen: o.idpListen, HubRedirectURIs: []string{hubURL + "/auth/callback"},
-		ServiceAccounts: []devidp.Client{{ID: secrets[0].ClientID, Secret: secrets[0].ClientSecret},
-			{ID: secrets[1].ClientID, Secret: secrets[1].ClientSecret}}, Logger: logger})
+	issuer, err := deps.issuer(ctx, o.idpListen, hubURL, secrets, logger)
 	if err != nil {
-		return fmt.Errorf("identity provider: %w", err)
+		return err
 	}
-	defer idp.Stop()
 
 	hubDir := filepath.Join(o.stateDir, "hub")
 	hubReady := make(chan struct{})
-	h, err := hub.New(ctx, hub.Config{DSN: pg.DSN("hub"), OpenFGAURL: fga.URL(), OIDCIssuer: idp.URL(),
+	h, err := hub.New(ctx, hub.Config{DSN: dsn, OpenFGAURL: fgaURL, OIDCIssuer: issuer,
 		OIDCClientID: devidp.HubClientID, Listen: o.hubListen, PublicURL: hubURL, StateDir: hubDir,
 		DefaultOrg: devOrg, Admins: []string{devidp.DemoEmail}, Logger: logger.With("component", "hub"),
 		ServiceAccounts: []hub.ServiceAccount{{ClientID: secrets[0].ClientID, Org: secrets[0].Org},
@@ -149,7 +133,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := waitReady(gctx, hubReady, g); err != nil {
 		return err
 	}
-	info := DevInfo{HubURL: hubURL, CAFile: hub.CACertFile(hubDir), Issuer: idp.URL(),
+	info := DevInfo{HubURL: hubURL, CAFile: hub.CACertFile(hubDir), Issuer: issuer,
 		User: DevUser{Email: devidp.DemoEmail, Password: devidp.DemoPassword, Org: devOrg}, ServiceAccounts: secrets}
 	for _, sp := range []struct{ name, listen string }{{"east", o.eastListen}, {"west", o.westListen}} {
 		dir := filepath.Join(o.stateDir, "spoke-"+sp.name)
@@ -257,40 +241,4 @@ func waitReady(ctx context.Context, ready <-chan struct{}, g *errgroup.Group) er
 		}
 		return ctx.Err()
 	}
-}
-
-// devSecrets loads (or creates once) the two service accounts.
-func devSecrets(path string) ([]DevServiceAcct, error) {
-	var out []DevServiceAcct
-	if b, err := os.ReadFile(path); err == nil {
-		if err := json.Unmarshal(b, &out); err == nil && len(out) == 2 {
-			return out, nil
-		}
-	}
-	for _, org := range []string{devOrg, otherOrg} {
-		sec := make([]byte, 24)
-		if _, err := rand.Read(sec); err != nil {
-			return nil, err
-		}
-		out = append(out, DevServiceAcct{ClientID: "ci-" + org, ClientSecret: base64.RawURLEncoding.EncodeToString(sec), Org: org})
-	}
-	b, _ := json.MarshalIndent(out, "", "  ")
-	return out, os.WriteFile(path, b, 0o600)
-}
-
-func ensureDatabase(ctx context.Context, pg *testkit.Postgres, name string) error {
-	conn, err := pgx.Connect(ctx, pg.DSN("postgres"))
-	if err != nil {
-		return err
-	}
-	defer conn.Close(context.WithoutCancel(ctx))
-	var exists bool
-	if err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)`, name).Scan(&exists); err != nil {
-		return err
-	}
-	if exists {
-		return nil
-	}
-	_, err = conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize())
-	return err
 }

@@ -1,14 +1,17 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 
 	"github.com/droverhq/drover/hub"
+	"github.com/droverhq/drover/hub/devidp"
 )
 
 // stringList is a repeatable flag.
@@ -23,11 +26,13 @@ func runHub(ctx context.Context, args []string, stderr io.Writer) error {
 	var cfg hub.Config
 	var logLevel string
 	var admins, serviceAccounts stringList
-	fs.StringVar(&cfg.DSN, "dsn", "", "PostgreSQL connection string (required)")
-	fs.StringVar(&cfg.OpenFGAURL, "openfga-url", "", "OpenFGA HTTP API URL (required)")
+	var idpListen string
+	fs.StringVar(&cfg.DSN, "dsn", "", "PostgreSQL connection string (default: a private PostgreSQL in --state-dir)")
+	fs.StringVar(&cfg.OpenFGAURL, "openfga-url", "", "OpenFGA HTTP API URL (default: an embedded OpenFGA in memory, filled from PostgreSQL at start)")
 	fs.StringVar(&cfg.OpenFGAStore, "openfga-store", "drover", "OpenFGA store name")
-	fs.StringVar(&cfg.OIDCIssuer, "oidc-issuer", "", "OIDC issuer URL (required)")
-	fs.StringVar(&cfg.OIDCClientID, "oidc-client-id", "", "the hub's OIDC client id (required)")
+	fs.StringVar(&cfg.OIDCIssuer, "oidc-issuer", "", "OIDC issuer URL (default: the embedded development issuer on --idp-listen)")
+	fs.StringVar(&cfg.OIDCClientID, "oidc-client-id", "", "the hub's OIDC client id (required with --oidc-issuer)")
+	fs.StringVar(&idpListen, "idp-listen", "127.0.0.1:17090", "address of the embedded development issuer (without --oidc-issuer)")
 	fs.StringVar(&cfg.OIDCClientSecret, "oidc-client-secret", "", "the hub's OIDC client secret (empty for a public client)")
 	fs.StringVar(&cfg.Listen, "listen", "127.0.0.1:17080", "HTTPS address")
 	fs.StringVar(&cfg.PublicURL, "public-url", "", "URL clients use (default https://LISTEN)")
@@ -42,11 +47,20 @@ func runHub(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.DurationVar(&cfg.AuditRetention, "audit-retention", 0, "delete audit entries older than this (0 keeps them)")
 	fs.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fs.Usage = func() {
-		fmt.Fprint(stderr, `Usage: droverd hub --dsn DSN --openfga-url URL --oidc-issuer URL --oidc-client-id ID [flags]
+		fmt.Fprint(stderr, `Usage: droverd hub [--dsn DSN] [--openfga-url URL] [--oidc-issuer URL --oidc-client-id ID] [flags]
 
 Runs a hub replica: OIDC login, OpenFGA permissions, PostgreSQL state and
 audit in front of every controller. Replicas sharing one database are
 interchangeable. Schema migrations are applied at start.
+
+Each of PostgreSQL, OpenFGA and the OIDC issuer has an embedded default,
+for one replica on one machine: without --dsn a private PostgreSQL in
+--state-dir/postgres; without --openfga-url an OpenFGA in memory, which
+the hub fills from PostgreSQL at start; without --oidc-issuer the
+development issuer (Dex) on --idp-listen, with the user demo@example.com /
+drover-demo (made hub administrator unless --admin names others) and a
+secret for each --service-account in --state-dir/service-accounts.json.
+Name real ones in production.
 
 Flags:
 `)
@@ -74,6 +88,11 @@ Flags:
 		return err
 	}
 	cfg.Logger = logger
+	var deps embeddedDeps
+	defer deps.close()
+	if err := embeddedDefaults(ctx, &cfg, &deps, idpListen); err != nil {
+		return err
+	}
 	if err := cfg.Validate(); err != nil {
 		return usageError{err}
 	}
@@ -83,4 +102,52 @@ Flags:
 	}
 	defer s.Close()
 	return s.Run(ctx)
+}
+
+// embeddedDefaults starts an embedded PostgreSQL, OpenFGA or issuer for
+// each the flags leave out, and points cfg at them.
+func embeddedDefaults(ctx context.Context, cfg *hub.Config, deps *embeddedDeps, idpListen string) error {
+	if cfg.DSN != "" && cfg.OpenFGAURL != "" && cfg.OIDCIssuer != "" {
+		return nil
+	}
+	if cfg.StateDir == "" {
+		return usageError{errors.New("--state-dir is required for the embedded defaults (give --dsn, --openfga-url and --oidc-issuer to run without them)")}
+	}
+	if err := prepareStateDir(cfg.StateDir); err != nil {
+		return err
+	}
+	var err error
+	if cfg.DSN == "" {
+		if cfg.DSN, err = deps.postgres(ctx, cfg.StateDir, "hub"); err != nil {
+			return err
+		}
+		cfg.Logger.Info("no --dsn: using a private PostgreSQL", "dir", filepath.Join(cfg.StateDir, "postgres"))
+	}
+	if cfg.OpenFGAURL == "" {
+		if cfg.OpenFGAURL, err = deps.openfga(ctx); err != nil {
+			return err
+		}
+		cfg.Logger.Info("no --openfga-url: using an embedded OpenFGA in memory (one replica only)")
+	}
+	if cfg.OIDCIssuer == "" {
+		if cfg.OIDCClientID != "" {
+			return usageError{errors.New("--oidc-client-id names the hub at --oidc-issuer: give both or neither")}
+		}
+		secretsFile := filepath.Join(cfg.StateDir, "service-accounts.json")
+		secrets, err := serviceAccountSecrets(secretsFile, cfg.ServiceAccounts)
+		if err != nil {
+			return err
+		}
+		publicURL := cmp.Or(cfg.PublicURL, "https://"+cfg.Listen)
+		if cfg.OIDCIssuer, err = deps.issuer(ctx, idpListen, strings.TrimRight(publicURL, "/"), secrets, cfg.Logger); err != nil {
+			return err
+		}
+		cfg.OIDCClientID = devidp.HubClientID
+		if len(cfg.Admins) == 0 {
+			cfg.Admins = []string{devidp.DemoEmail}
+		}
+		cfg.Logger.Warn("no --oidc-issuer: using the embedded development issuer; name a real one in production",
+			"issuer", cfg.OIDCIssuer, "user", devidp.DemoEmail, "service-account-secrets", secretsFile)
+	}
+	return nil
 }

@@ -1,0 +1,138 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/droverhq/drover/authz/embedded"
+	"github.com/droverhq/drover/hub"
+	"github.com/droverhq/drover/hub/devidp"
+	"github.com/droverhq/drover/tests/testkit"
+)
+
+// embeddedDeps starts what a hub uses when it is not given its own
+// (droverd hub without --dsn, --openfga-url or --oidc-issuer, and droverd
+// dev): a private PostgreSQL in the state dir, an in-memory OpenFGA (the
+// hub's reconciler fills it from PostgreSQL at start), and the development
+// issuer (Dex). close stops them in reverse order of start.
+type embeddedDeps struct {
+	stops []func()
+}
+
+func (e *embeddedDeps) close() {
+	for i := len(e.stops) - 1; i >= 0; i-- {
+		e.stops[i]()
+	}
+	e.stops = nil
+}
+
+// prepareStateDir makes dir, traversable by the postgres user who runs the
+// private PostgreSQL (secrets inside stay 0600).
+func prepareStateDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o711); err != nil {
+		return err
+	}
+	return os.Chmod(dir, 0o711)
+}
+
+// postgres starts PostgreSQL in stateDir/postgres and returns the DSN of
+// its database db, created on first use.
+func (e *embeddedDeps) postgres(ctx context.Context, stateDir, db string) (string, error) {
+	pg, err := testkit.StartPostgresServer(ctx, filepath.Join(stateDir, "postgres"))
+	if err != nil {
+		return "", fmt.Errorf("postgres (the postgres user needs to traverse every parent of --state-dir): %w", err)
+	}
+	e.stops = append(e.stops, func() { _ = pg.Stop() })
+	if err := ensureDatabase(ctx, pg, db); err != nil {
+		return "", err
+	}
+	return pg.DSN(db), nil
+}
+
+// openfga starts an in-memory OpenFGA and returns its URL.
+func (e *embeddedDeps) openfga(ctx context.Context) (string, error) {
+	fga, err := embedded.Start(ctx, embedded.Config{})
+	if err != nil {
+		return "", fmt.Errorf("openfga: %w", err)
+	}
+	e.stops = append(e.stops, func() { _ = fga.Stop() })
+	return fga.URL(), nil
+}
+
+// issuer starts the development issuer on listen for a hub at hubURL, with
+// the demo user and the given service accounts, and returns its URL.
+func (e *embeddedDeps) issuer(ctx context.Context, listen, hubURL string, accounts []DevServiceAcct, logger *slog.Logger) (string, error) {
+	clients := make([]devidp.Client, 0, len(accounts))
+	for _, a := range accounts {
+		clients = append(clients, devidp.Client{ID: a.ClientID, Secret: a.ClientSecret})
+	}
+	idp, err := devidp.Start(ctx, devidp.Config{Listen: listen, HubRedirectURIs: []string{hubURL + "/auth/callback"},
+		ServiceAccounts: clients, Logger: logger})
+	if err != nil {
+		return "", fmt.Errorf("identity provider: %w", err)
+	}
+	e.stops = append(e.stops, func() { _ = idp.Stop() })
+	return idp.URL(), nil
+}
+
+// serviceAccountSecrets returns a secret for each of the service accounts,
+// kept in path (0600) across restarts: the ones path already has, new ones
+// for the rest. The embedded issuer checks them; a hub with its own issuer
+// never needs them.
+func serviceAccountSecrets(path string, want []hub.ServiceAccount) ([]DevServiceAcct, error) {
+	var known []DevServiceAcct
+	if b, err := os.ReadFile(path); err == nil {
+		if err := json.Unmarshal(b, &known); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	out := make([]DevServiceAcct, 0, len(want))
+	changed := false
+	for _, w := range want {
+		i := slices.IndexFunc(known, func(k DevServiceAcct) bool { return k.ClientID == w.ClientID })
+		if i >= 0 && known[i].ClientSecret != "" {
+			a := known[i]
+			changed = changed || a.Org != w.Org
+			a.Org = w.Org
+			out = append(out, a)
+			continue
+		}
+		sec := make([]byte, 24)
+		if _, err := rand.Read(sec); err != nil {
+			return nil, err
+		}
+		out = append(out, DevServiceAcct{ClientID: w.ClientID, ClientSecret: base64.RawURLEncoding.EncodeToString(sec), Org: w.Org})
+		changed = true
+	}
+	if !changed && len(known) == len(out) {
+		return out, nil
+	}
+	b, _ := json.MarshalIndent(out, "", "  ")
+	return out, os.WriteFile(path, append(b, '\n'), 0o600)
+}
+
+func ensureDatabase(ctx context.Context, pg *testkit.Postgres, name string) error {
+	conn, err := pgx.Connect(ctx, pg.DSN("postgres"))
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	var exists bool
+	if err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)`, name).Scan(&exists); err != nil {
+		return err
+	}
+	if exists {
+		return nil
+	}
+	_, err = conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize())
+	return err
+}

@@ -1,0 +1,168 @@
+package tests
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/cli"
+	"github.com/droverhq/drover/tests/testkit"
+)
+
+// TestHubEmbeddedDefaults: droverd hub given only a state dir runs on its
+// embedded PostgreSQL, OpenFGA and issuer; a service account logs in with
+// the secret the hub wrote for it; Ctrl-C stops it cleanly; a restart on
+// the same state dir keeps the secret and what the account may do.
+func TestHubEmbeddedDefaults(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs droverd hub with a private PostgreSQL")
+	}
+	bin := binaries(t)
+	// The postgres user must traverse the parents of its data dir.
+	root, err := os.MkdirTemp("/tmp", "drover-hub-embedded-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(root) })
+	if err := os.Chmod(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	state := filepath.Join(root, "state")
+	listen, idp := testkit.FreeAddr(t), testkit.FreeAddr(t)
+	caFile := filepath.Join(state, "hub-ca.crt")
+
+	run := func() (stop func()) {
+		t.Helper()
+		logf, err := os.Create(filepath.Join(root, "hub.log"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(filepath.Join(bin, "droverd"), "hub", "--state-dir", state, "--listen", listen,
+			"--idp-listen", idp, "--service-account", "ci=acme", "--default-org", "acme")
+		cmd.Stdout, cmd.Stderr = logf, logf
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		exited := make(chan struct{})
+		go func() { cmd.Wait(); logf.Close(); close(exited) }()
+		logTail := func() string { b, _ := os.ReadFile(logf.Name()); return string(b) }
+		testkit.EventuallyWithin(t, 2*time.Minute, func() (bool, error) {
+			select {
+			case <-exited:
+				return false, fmt.Errorf("droverd hub exited: %s\n%s", cmd.ProcessState, logTail())
+			default:
+			}
+			return readyz(caFile, listen), nil
+		}, "droverd hub ready on its embedded defaults")
+		return func() {
+			t.Helper()
+			cmd.Process.Signal(os.Interrupt)
+			select {
+			case <-exited:
+				if !cmd.ProcessState.Success() {
+					t.Errorf("droverd hub did not stop cleanly on Ctrl-C: %s\n%s", cmd.ProcessState, logTail())
+				}
+			case <-time.After(30 * time.Second):
+				cmd.Process.Signal(syscall.SIGKILL)
+				<-exited
+				t.Errorf("droverd hub still ran 30 s after Ctrl-C\n%s", logTail())
+			}
+		}
+	}
+	secret := func() string {
+		t.Helper()
+		var accounts []struct {
+			ClientID     string `json:"client-id"`
+			ClientSecret string `json:"client-secret"`
+			Org          string `json:"org"`
+		}
+		b, err := os.ReadFile(filepath.Join(state, "service-accounts.json"))
+		if err == nil {
+			err = json.Unmarshal(b, &accounts)
+		}
+		if err != nil || len(accounts) != 1 || accounts[0].ClientID != "ci" || accounts[0].Org != "acme" || accounts[0].ClientSecret == "" {
+			t.Fatalf("service-accounts.json: %s (%v)", b, err)
+		}
+		return accounts[0].ClientSecret
+	}
+
+	stop := run()
+	first := secret()
+	ci := newDroverCLI(t)
+	ci.ok("login", "https://"+listen, "--ca", caFile, "--client-id", "ci", "--client-secret", first)
+	if out := ci.ok("whoami"); !strings.Contains(out, "User:        ci\n") {
+		t.Errorf("whoami:\n%s", out)
+	}
+	// The account's membership of its organization is a tuple in OpenFGA,
+	// which is in memory: after a restart the hub must have put it back.
+	orgs := func() string {
+		t.Helper()
+		st, err := (&cli.Store{Dir: ci.store}).Load()
+		if err != nil || st.Accounts["hub"] == nil {
+			t.Fatalf("client store: %v", err)
+		}
+		ca, _ := os.ReadFile(caFile)
+		cl, err := api.NewClient(api.ClientConfig{Addresses: []string{listen}, CACert: ca, Token: st.Accounts["hub"].Token, Timeout: 30 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cl.Close()
+		var out struct {
+			Organizations []struct{ Name string } `json:"organizations"`
+		}
+		if err := cl.Call(t.Context(), http.MethodGet, "/v1/organizations", nil, nil, &out); err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, o := range out.Organizations {
+			names = append(names, o.Name)
+		}
+		return strings.Join(names, ",")
+	}
+	if got := orgs(); got != "acme" {
+		t.Errorf("organizations before the restart: %q, want acme", got)
+	}
+	stop()
+
+	stop = run()
+	defer func() { stop() }()
+	if again := secret(); again != first {
+		t.Errorf("the service account's secret changed across a restart")
+	}
+	ci.ok("login", "--client-id", "ci", "--client-secret", first)
+	testkit.EventuallyWithin(t, 30*time.Second, func() (bool, error) {
+		return orgs() == "acme", nil
+	}, "the account's organization back in OpenFGA after the restart")
+}
+
+// readyz reports whether the hub at addr answers /readyz (PostgreSQL and
+// OpenFGA up) over TLS pinned to the CA in caFile.
+func readyz(caFile, addr string) bool {
+	ca, err := os.ReadFile(caFile)
+	if err != nil {
+		return false
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(ca) {
+		return false
+	}
+	hc := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	defer hc.CloseIdleConnections()
+	resp, err := hc.Get("https://" + addr + "/readyz")
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
