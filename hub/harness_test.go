@@ -69,6 +69,16 @@ func (e *env) user(name, org string) store.Identity {
 	return id
 }
 
+// hubAdmin logs in a person ("root" in acme) made administrator of the
+// hub, and returns a token of theirs.
+func (e *env) hubAdmin() string {
+	e.t.Helper()
+	root := e.user("root", "acme")
+	e.grant(authz.UserObject(root.ID), authz.Administrator, authz.HubObject())
+	e.settle()
+	return e.token(root, 5*time.Minute, "")
+}
+
 func (e *env) grant(user string, rel authz.Relation, object string) {
 	e.t.Helper()
 	if err := e.st.Grant(e.t.Context(), authz.Tuple{User: user, Relation: rel, Object: object}); err != nil {

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/api"
-	"github.com/droverhq/drover/authz"
 	"github.com/droverhq/drover/spoke"
 	"github.com/droverhq/drover/tests/testkit"
 )
@@ -20,10 +19,7 @@ import (
 // anew, not at the controller's next frame.
 func TestControllerHealthFollowsTheController(t *testing.T) {
 	e := newServedEnv(t)
-	root := e.user("root", "acme")
-	e.grant(authz.UserObject(root.ID), authz.Administrator, authz.HubObject())
-	e.settle()
-	tok := e.token(root, 5*time.Minute, "")
+	tok := e.hubAdmin()
 
 	cfg := spoke.Config{DataDir: t.TempDir(), Listen: testkit.FreeAddr(t), RaftListen: testkit.FreeAddr(t), Name: "east",
 		Bootstrap: true, RaftHeartbeat: 100 * time.Millisecond, RaftElection: 100 * time.Millisecond,

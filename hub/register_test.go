@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/api"
-	"github.com/droverhq/drover/authz"
 	"github.com/droverhq/drover/hub"
 	"github.com/droverhq/drover/hub/devidp"
 	"github.com/droverhq/drover/hub/internal/hubtest"
@@ -49,10 +48,7 @@ func newServedEnv(t *testing.T) *env {
 // then reached through the hub.
 func TestRegisterWithJoinToken(t *testing.T) {
 	e := newServedEnv(t)
-	root := e.user("root", "acme")
-	e.grant(authz.UserObject(root.ID), authz.Administrator, authz.HubObject())
-	e.settle()
-	tok := e.token(root, 5*time.Minute, "")
+	tok := e.hubAdmin()
 
 	listen, cred := runSpoke(t, "east", nil)
 	admin, err := api.NewClient(api.ClientConfig{Addresses: []string{listen}, CACert: []byte(cred.CACert),

@@ -28,15 +28,7 @@ func TestHubEmbeddedDefaults(t *testing.T) {
 		t.Skip("runs droverd hub with a private PostgreSQL")
 	}
 	bin := binaries(t)
-	// The postgres user must traverse the parents of its data dir.
-	root, err := os.MkdirTemp("/tmp", "drover-hub-embedded-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(root) })
-	if err := os.Chmod(root, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	root := postgresRoot(t, "drover-hub-embedded-")
 	state := filepath.Join(root, "state")
 	listen, idp := testkit.FreeAddr(t), testkit.FreeAddr(t)
 	caFile := filepath.Join(state, "hub-ca.crt")

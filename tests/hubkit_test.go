@@ -66,16 +66,7 @@ type devStack struct {
 func startDevStack(t *testing.T) *devStack {
 	t.Helper()
 	bin := binaries(t)
-	// PostgreSQL runs as the postgres user, who must traverse the parents
-	// of its data dir: t.TempDir() is 0700, so use a 0755 dir under /tmp.
-	root, err := os.MkdirTemp("/tmp", "drover-hub-e2e-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(root) })
-	if err := os.Chmod(root, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	root := postgresRoot(t, "drover-hub-e2e-")
 	state := filepath.Join(root, "state")
 	s := &devStack{t: t, state: state, log: filepath.Join(root, "dev.log"), exited: make(chan struct{})}
 	for _, sp := range []string{"east", "west"} {
@@ -118,6 +109,23 @@ func startDevStack(t *testing.T) *devStack {
 		t.Fatalf("dev.json: %+v", s.info)
 	}
 	return s
+}
+
+// postgresRoot is a directory for a test's private PostgreSQL, removed at
+// its end. PostgreSQL runs as the postgres user, who must traverse the
+// parents of its data dir: t.TempDir() is 0700, so this is a 0755 dir
+// under /tmp.
+func postgresRoot(t *testing.T, prefix string) string {
+	t.Helper()
+	root, err := os.MkdirTemp("/tmp", prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(root) })
+	if err := os.Chmod(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return root
 }
 
 // stop interrupts droverd dev and waits for it; SIGKILL if it hangs.
