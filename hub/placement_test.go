@@ -1,0 +1,82 @@
+package hub_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/droverhq/drover/authz"
+	"github.com/droverhq/drover/hub/internal/store"
+	"github.com/droverhq/drover/tests/testkit"
+)
+
+// TestPlacementByHealthThenLoadWithRetry: add-model tries the connected
+// controllers before the others, the least loaded first, and moves on to
+// the next when one fails. Here: "dead" (connected as far as the index
+// knows, no models, but nothing listens at its address) is tried first
+// and fails; "light" (one model) takes the model, before "heavy" (two) and
+// before "idle" (no models, but disconnected), both of which would have
+// taken it.
+func TestPlacementByHealthThenLoadWithRetry(t *testing.T) {
+	e := newEnv(t)
+	ctx := t.Context()
+	alice := e.user("alice", "acme")
+	light, heavy, idle := startNamedSpoke(t, e, "light", "", true), startNamedSpoke(t, e, "heavy", "", true),
+		startNamedSpoke(t, e, "idle", "", true)
+	info, err := light.Admin.ControllerInfo(ctx) // a valid CA; nothing listens at the address
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := store.Controller{UUID: uuid.NewString(), Name: "dead", Region: "r1", Cloud: "localhost",
+		APIAddresses: []string{testkit.FreeAddr(t)}, CACert: info.CACert}
+	if err := e.st.UpsertController(ctx, dead); err != nil {
+		t.Fatal(err)
+	}
+	e.grant(authz.Everyone, authz.CanAddModel, authz.ControllerObject(dead.UUID))
+	e.grant(authz.Everyone, authz.Reader, authz.ControllerObject(dead.UUID))
+	for uuid, models := range map[string]int{light.UUID: 1, heavy.UUID: 2} {
+		for range models {
+			if err := e.st.InsertModel(ctx, store.Model{UUID: newUUID(), Name: "load-" + newUUID()[:8], Org: "acme",
+				Owner: alice.ID, ControllerUUID: uuid}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	now := time.Now()
+	for uuid, status := range map[string]string{dead.UUID: "connected", light.UUID: "connected", heavy.UUID: "connected",
+		idle.UUID: "disconnected"} {
+		if err := e.st.SetControllerHealth(ctx, uuid, status, nil, 0, now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.settle()
+
+	code, b := e.do(http.MethodPost, "/v1/models", e.token(alice, time.Minute, ""), map[string]string{"name": "placed"})
+	if code != http.StatusCreated {
+		t.Fatalf("add model: %d %s", code, b)
+	}
+	var m struct {
+		ControllerUUID string `json:"controller-uuid"`
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	if m.ControllerUUID != light.UUID {
+		names := map[string]string{dead.UUID: "dead", light.UUID: "light", heavy.UUID: "heavy", idle.UUID: "idle"}
+		t.Errorf("the model went to %q, want light", names[m.ControllerUUID])
+	}
+	// It exists on light, and nowhere else.
+	if ms, err := light.Admin.Models(ctx); err != nil || len(ms) != 1 || ms[0].Name != "placed" {
+		t.Errorf("light's models: %+v %v", ms, err)
+	}
+	for _, other := range []testSpoke{heavy, idle} {
+		if ms, err := other.Admin.Models(ctx); err != nil || len(ms) != 0 {
+			t.Errorf("another controller's models: %+v %v", ms, err)
+		}
+	}
+}
+
+func newUUID() string { return uuid.NewString() }
