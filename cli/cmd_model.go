@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"sort"
 	"strings"
@@ -33,20 +34,32 @@ func (a *App) addModelCmd() *cobra.Command {
 	var noSwitch bool
 	var region, cloud string
 	cmd := &cobra.Command{
-		Use:   "add-model NAME",
+		Use:   "add-model NAME [CLOUD/REGION|REGION|CLOUD]",
 		Short: "Add a model and make it current",
 		Long: `Adds a model to the controller and switches to it (unless --no-switch).
 --config sets model config, as key=value (repeatable). At a hub, the hub
 places the model by --region/--cloud, controller health and load; -c names
-a controller behind the hub to place it on.`,
-		Example: "  drover add-model demo\n  drover add-model staging -c lab --config logging-config='<root>=DEBUG'",
-		Args:    exactArgs(1, "a model name"),
+a controller behind the hub to place it on. As in Juju, the place may also
+follow the name: CLOUD/REGION, or one name, a cloud if a controller behind
+the hub is in a cloud of that name, else a region.`,
+		Example: "  drover add-model demo\n  drover add-model demo west\n  drover add-model demo localhost/west\n" +
+			"  drover add-model staging -c lab --config logging-config='<root>=DEBUG'",
+		Args: rangeArgs(1, 2, "a model name and at most a place"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			kv, err := parseKeyValues(config)
 			if err != nil {
 				return err
 			}
 			req := api.AddModelRequest{Name: args[0], Region: region, Cloud: cloud}
+			if len(args) == 2 {
+				if region != "" || cloud != "" {
+					return usageError{errors.New("give the place once: as an argument or with --region/--cloud")}
+				}
+				req.Cloud, req.Region, _ = strings.Cut(args[1], "/")
+				if !strings.Contains(args[1], "/") {
+					req.Cloud, req.Region = "", args[1] // resolved below, at a hub
+				}
+			}
 			if st, err := a.store.Load(); err == nil && ctl.name != "" && st.Controllers[ctl.name] == nil {
 				if cur := st.Controllers[st.CurrentController]; cur != nil && cur.Hub {
 					req.Controller, ctl.name = ctl.name, "" // a controller behind the current hub
@@ -57,6 +70,9 @@ a controller behind the hub to place it on.`,
 				return err
 			}
 			defer c.client.Close()
+			if len(args) == 2 && !strings.Contains(args[1], "/") && c.details.Hub && a.isHubCloud(cmd.Context(), c, args[1]) {
+				req.Cloud, req.Region = args[1], ""
+			}
 			if len(kv) > 0 {
 				req.Config = map[string]any{}
 				for k, v := range kv {
@@ -80,6 +96,25 @@ a controller behind the hub to place it on.`,
 	cmd.Flags().StringVar(&region, "region", "", "at a hub: the region to place the model in")
 	cmd.Flags().StringVar(&cloud, "cloud", "", "at a hub: the cloud to place the model in")
 	return cmd
+}
+
+// isHubCloud reports whether a controller behind the hub c is in a cloud
+// named name (add-model's one-word place is then a cloud, as in Juju).
+func (a *App) isHubCloud(ctx context.Context, c *conn, name string) bool {
+	var out struct {
+		Controllers []struct {
+			Cloud string `json:"cloud"`
+		} `json:"controllers"`
+	}
+	if err := c.client.Call(ctx, http.MethodGet, "/v1/controllers", nil, nil, &out); err != nil {
+		return false
+	}
+	for _, ctl := range out.Controllers {
+		if ctl.Cloud == name {
+			return true
+		}
+	}
+	return false
 }
 
 type modelSummary struct {

@@ -32,13 +32,11 @@ func TestHubEndToEnd(t *testing.T) {
 		t.Fatalf("drover login output:\n%s", out)
 	}
 
-	// Placement by region: one model on each spoke.
-	models := map[string]string{} // region -> model name
-	for _, region := range []string{"east", "west"} {
-		name := "e2e-" + region
-		demo.ok("add-model", name, "--region", region)
-		models[region] = name
-	}
+	// Placement by region: one model on each spoke, the place given as
+	// Juju users give it (a region, or CLOUD/REGION).
+	models := map[string]string{"east": "e2e-east", "west": "e2e-west"} // region -> model name
+	demo.ok("add-model", "e2e-east", "east")
+	demo.ok("add-model", "e2e-west", "localhost/west")
 	cl := hubClient(t, demo, s)
 	idx, err := cl.Models(t.Context())
 	if err != nil {
