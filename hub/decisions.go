@@ -146,5 +146,38 @@ func (s *Server) awaitAuthz(ctx context.Context) {
 	}
 	if err != nil {
 		s.cfg.Logger.Warn("permission changes not yet in OpenFGA; they will be delivered", "err", err)
+		return
+	}
+	// Whichever replica delivered them, this one's next request must see
+	// them (its own notification may still be on its way).
+	s.dropAuthzCaches()
+}
+
+// dropAuthzCaches forgets the permission decisions, listings and
+// remembered routes this replica holds.
+func (s *Server) dropAuthzCaches() {
+	s.decisions.clear()
+	s.listings.clear()
+	s.proxyRoutes.clear()
+}
+
+// followAuthz drops this replica's cached decisions whenever any replica
+// has delivered permission changes to OpenFGA (announced through
+// PostgreSQL), so a grant or a revoke made through one replica holds on
+// every other one from its next request, not when the 2 s cache expires.
+// It listens again after a failure, dropping the caches for what it may
+// have missed.
+func (s *Server) followAuthz(ctx context.Context) error {
+	for {
+		err := s.store.ListenAuthzChanges(ctx, s.dropAuthzCaches, s.dropAuthzCaches)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		s.cfg.Logger.Warn("permission change notifications interrupted; listening again", "err", err)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Second):
+		}
 	}
 }

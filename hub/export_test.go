@@ -6,6 +6,10 @@ import "context"
 // server), for tests that serve the hub with httptest.
 func (s *Server) RunIndexer(ctx context.Context) error { return s.indexer.Run(ctx) }
 
+// FollowAuthz runs the listener for other replicas' permission changes
+// alone (Run starts it), for tests that serve the hub with httptest.
+func (s *Server) FollowAuthz(ctx context.Context) error { return s.followAuthz(ctx) }
+
 // RemembersRead reports whether the proxy holds a remembered read route
 // for the bearer token raw on model (fastpath.go).
 func (s *Server) RemembersRead(raw, model string) bool {

@@ -29,6 +29,7 @@ type env struct {
 	url string
 	// client reaches url (default http.DefaultClient).
 	client *http.Client
+	cfg    hub.Config
 }
 
 // newEnv starts a hub on a fresh database and OpenFGA store, with its
@@ -45,18 +46,35 @@ func newEnvOn(t *testing.T, dsn string) *env {
 		OIDCIssuer: idp.URL(), OIDCClientID: devidp.HubClientID, Listen: "127.0.0.1:0", PublicURL: publicURL,
 		StateDir: t.TempDir(), DefaultOrg: "acme", Logger: testLogger(t),
 		ServiceAccounts: []hub.ServiceAccount{{ClientID: saAcme.ID, Org: "acme"}, {ClientID: saGlobex.ID, Org: "globex"}}}
+	return serveHub(t, cfg)
+}
+
+// serveHub starts a hub replica with cfg, its outbox worker and its
+// listener for other replicas' permission changes running, served over
+// plain HTTP by httptest.
+func serveHub(t *testing.T, cfg hub.Config) *env {
+	t.Helper()
 	s, err := hub.New(t.Context(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(s.Close)
 	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
+	done := make(chan error, 2)
 	go func() { done <- s.Outbox().Run(ctx) }()
+	go func() { done <- s.FollowAuthz(ctx) }()
 	srv := httptest.NewServer(s.Handler())
 	go srv.Config.Serve(s.HandbackListener())
-	t.Cleanup(func() { srv.Close(); cancel(); <-done })
-	return &env{t: t, hub: s, st: s.Store(), url: srv.URL}
+	t.Cleanup(func() { srv.Close(); cancel(); <-done; <-done })
+	return &env{t: t, hub: s, st: s.Store(), url: srv.URL, cfg: cfg}
+}
+
+// replica starts another hub replica on e's database and OpenFGA store.
+func (e *env) replica() *env {
+	e.t.Helper()
+	cfg := e.cfg
+	cfg.StateDir = e.t.TempDir()
+	return serveHub(e.t, cfg)
 }
 
 // user creates (logs in) a person in org.

@@ -87,7 +87,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.spokeTokens = newTTLCache[spokeTokenKey, string](cfg.Now, spokeTokenReuse)
 	s.proxyRoutes = newTTLCache[proxyRouteKey, proxyRoute](cfg.Now, decisionTTL)
 	if s.outbox, err = outbox.New(outbox.Config{Store: s.store, Authz: s.authz, Logger: cfg.Logger.With("worker", "authz-outbox"),
-		Now: cfg.Now, ReconcileEvery: 10 * time.Minute, Changed: func() { s.decisions.clear(); s.listings.clear(); s.proxyRoutes.clear() }}); err != nil {
+		Now: cfg.Now, ReconcileEvery: 10 * time.Minute, Changed: s.dropAuthzCaches}); err != nil {
 		return fail(err)
 	}
 	for _, sa := range cfg.ServiceAccounts {
@@ -174,6 +174,7 @@ func (s *Server) Run(ctx context.Context) error {
 		return nil
 	})
 	g.Go(func() error { return ignoreCanceled(s.outbox.Run(gctx)) })
+	g.Go(func() error { return ignoreCanceled(s.followAuthz(gctx)) })
 	g.Go(func() error { return ignoreCanceled(s.janitor(gctx)) })
 	g.Go(func() error { return ignoreCanceled(s.indexer.Run(gctx)) })
 	g.Go(func() error {

@@ -82,7 +82,37 @@ func (s *Store) PendingOutbox(ctx context.Context, limit int) ([]OutboxEntry, er
 func (s *Store) MarkDelivered(ctx context.Context, ids []int64, at time.Time) error {
 	_, err := s.pool.Exec(ctx, `UPDATE authz_outbox SET delivered_at = $2, attempts = attempts + 1
 		WHERE id = ANY($1)`, ids, at)
+	if err == nil { // every replica drops the decisions it cached (ListenAuthzChanges)
+		_, err = s.pool.Exec(ctx, `SELECT pg_notify($1, '')`, authzChannel)
+	}
 	return pgErr("mark delivered", err)
+}
+
+// authzChannel is the PostgreSQL notification channel on which deliveries
+// to OpenFGA are announced.
+const authzChannel = "drover_authz_delivered"
+
+// ListenAuthzChanges calls changed whenever any replica has delivered
+// permission changes to OpenFGA, until ctx ends or the connection fails
+// (then the caller listens again, and treats the gap as a change).
+func (s *Store) ListenAuthzChanges(ctx context.Context, listening, changed func()) error {
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return pgErr("listen", err)
+	}
+	// The connection leaves the pool: LISTEN is a session's state.
+	pc := conn.Hijack()
+	defer pc.Close(context.WithoutCancel(ctx))
+	if _, err := pc.Exec(ctx, "LISTEN "+authzChannel); err != nil {
+		return pgErr("listen", err)
+	}
+	listening()
+	for {
+		if _, err := pc.WaitForNotification(ctx); err != nil {
+			return pgErr("listen", err)
+		}
+		changed()
+	}
 }
 
 // MarkFailed records a failed delivery attempt.
