@@ -40,6 +40,16 @@ var errorTable = []struct {
 	{authz.ErrUnavailable, http.StatusServiceUnavailable, api.CodeUnavailable, "permission service unavailable"},
 }
 
+// relayedCodes are the controller's answers about the caller's request
+// that the hub passes on, with their status.
+var relayedCodes = map[api.Code]int{
+	api.CodeBadRequest:    http.StatusBadRequest,
+	api.CodeInvalid:       http.StatusUnprocessableEntity,
+	api.CodeAlreadyExists: http.StatusConflict,
+	api.CodeConflict:      http.StatusConflict,
+	api.CodeTooLarge:      http.StatusRequestEntityTooLarge,
+}
+
 // writeError answers err with the status and code from errorTable;
 // anything unknown is a 500 whose detail stays in the log.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
@@ -57,6 +67,19 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 			writeJSON(w, e.status, &api.Error{Code: e.code, Message: msg})
 			return
 		}
+	}
+	// A controller's refusal of what the caller asked for (an invalid
+	// name, a taken one) is the caller's to read, as the controller said
+	// it; its other failures are the hub's trouble reaching it.
+	var ae *api.Error
+	if errors.As(err, &ae) {
+		if status, ok := relayedCodes[ae.Code]; ok {
+			writeJSON(w, status, &api.Error{Code: ae.Code, Message: ae.Message, Details: ae.Details})
+			return
+		}
+		s.cfg.Logger.Warn("controller failed a request", "method", r.Method, "path", r.URL.Path, "err", err)
+		writeJSON(w, http.StatusBadGateway, &api.Error{Code: api.CodeUnavailable, Message: "controller: " + ae.Error()})
+		return
 	}
 	s.cfg.Logger.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 	writeJSON(w, http.StatusInternalServerError, &api.Error{Code: api.CodeInternal, Message: "internal error"})

@@ -3,6 +3,7 @@ package hub_test
 import (
 	"encoding/json"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -75,6 +76,17 @@ func TestPlacementByHealthThenLoadWithRetry(t *testing.T) {
 	for _, other := range []testSpoke{heavy, idle} {
 		if ms, err := other.Admin.Models(ctx); err != nil || len(ms) != 0 {
 			t.Errorf("another controller's models: %+v %v", ms, err)
+		}
+	}
+	// A name the controller refuses is the caller's mistake: said as the
+	// controller says it, and not tried elsewhere.
+	code, b = e.do(http.MethodPost, "/v1/models", e.token(alice, time.Minute, ""), map[string]string{"name": "bad name!"})
+	if code != http.StatusUnprocessableEntity || !strings.Contains(string(b), "invalid model name") {
+		t.Errorf("a bad model name: %d %s", code, b)
+	}
+	for _, other := range []testSpoke{heavy, idle} {
+		if ms, err := other.Admin.Models(ctx); err != nil || len(ms) != 0 {
+			t.Errorf("a controller tried after the refusal: %+v %v", ms, err)
 		}
 	}
 }
