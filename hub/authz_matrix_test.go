@@ -3,9 +3,12 @@ package hub_test
 import (
 	"encoding/base64"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -104,8 +107,31 @@ func routes(f *fixture) []route {
 			body: func(*fixture, string) any { return map[string]string{"user": "rita@example.com"} },
 			want: [4]int{403, 403, 204, 404}},
 		{name: "audit", method: "GET", path: "/v1/audit", want: [4]int{403, 403, 200, 200}},
+		// Registering a controller: on the hub only its administrators may
+		// (everyone knows the hub: 403); on an organization its
+		// administrators (alice passes, and her controller is unreachable:
+		// 502), its members are refused (403), others learn nothing (404).
+		{name: "add controller to the hub", method: "POST", path: "/v1/controllers",
+			body: func(_ *fixture, role string) any { return addControllerBody(role, "") },
+			want: [4]int{403, 403, 403, 403}},
+		{name: "add controller to an org", method: "POST", path: "/v1/controllers",
+			body: func(_ *fixture, role string) any { return addControllerBody(role, "acme") },
+			want: [4]int{403, 403, 502, 404}},
 	}
 }
+
+// addControllerBody registers a controller nothing answers for.
+func addControllerBody(name, org string) map[string]string {
+	return map[string]string{"name": "c-" + strings.ToLower(name), "url": "https://127.0.0.1:1", "ca-cert": someCA(),
+		"region": "r1", "org": org}
+}
+
+// someCA is a certificate in PEM, good as a CA nobody serves with.
+var someCA = sync.OnceValue(func() string {
+	srv := httptest.NewTLSServer(nil)
+	defer srv.Close()
+	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}))
+})
 
 // TestAuthorizationMatrix runs every route as every kind of caller against
 // real PostgreSQL and real OpenFGA.

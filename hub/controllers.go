@@ -47,11 +47,7 @@ func (s *Server) handleAddController(w http.ResponseWriter, r *http.Request) {
 	var req AddControllerRequest
 	err := decode(r, &req)
 	if err == nil {
-		target := authz.HubObject()
-		if req.Org != "" {
-			target = authz.OrgObject(req.Org)
-		}
-		err = s.require(r.Context(), p, authz.CanAddController, authz.CanAddController, target)
+		err = s.mayAddController(r.Context(), p, req.Org)
 	}
 	var c store.Controller
 	if err == nil {
@@ -134,6 +130,21 @@ func (s *Server) placeController(ctx context.Context, c store.Controller) error 
 		s.cfg.Logger.Warn("controller cannot record its placement: its status shows its own cloud and region",
 			"controller", c.Name, "err", err)
 		return nil
+	}
+	return err
+}
+
+// mayAddController checks can_add_controller on org, or on the hub when
+// org is empty. Everyone knows the hub exists, and an organization's
+// members that it does: they are told they lack the permission (403);
+// others are told nothing exists (404).
+func (s *Server) mayAddController(ctx context.Context, p Principal, org string) error {
+	if org != "" {
+		return s.require(ctx, p, authz.CanAddController, authz.Member, authz.OrgObject(org))
+	}
+	ok, err := s.Check(ctx, p, authz.CanAddController, authz.HubObject())
+	if err == nil && !ok {
+		err = fmt.Errorf("%w: %s may not add controllers to the hub (a hub administrator may)", errForbidden, p.Identity.Name())
 	}
 	return err
 }
