@@ -3,8 +3,10 @@ package hub
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/go-chi/chi/v5"
@@ -75,7 +77,7 @@ func (s *Server) resolveGrant(ctx context.Context, p Principal, req GrantRequest
 	}
 	lv, ok := levels[typ][req.Level]
 	if !ok {
-		return bad("level %q is not valid for a %s", req.Level, typ)
+		return bad("level %q is not valid on %s (%s)", req.Level, article(typ), strings.Join(slices.Sorted(maps.Keys(levels[typ])), ", "))
 	}
 	if err := s.require(ctx, p, authz.Administrator, seeRelation[typ], object); err != nil {
 		return authz.Tuple{}, nil, err
@@ -116,6 +118,14 @@ func (s *Server) resolveGrant(ctx context.Context, p Principal, req GrantRequest
 
 // identityByRef finds a user by email, a service account by its client
 // id, or either by identity id.
+// article names an object type with its indefinite article.
+func article(typ string) string {
+	if strings.ContainsRune("aeiou", rune(typ[0])) {
+		return "an " + typ
+	}
+	return "a " + typ
+}
+
 func (s *Server) identityByRef(ctx context.Context, ref string) (store.Identity, error) {
 	var id store.Identity
 	var err error

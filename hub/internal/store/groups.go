@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"regexp"
 	"slices"
 	"time"
 
@@ -22,8 +23,14 @@ type Group struct {
 	CreatedAt time.Time `json:"created-at"`
 }
 
+// groupName is what a group may be called (the groups table checks it too).
+var groupName = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,62}$`)
+
 // CreateGroup creates a group in org.
 func (s *Store) CreateGroup(ctx context.Context, org, name string) (Group, error) {
+	if !groupName.MatchString(name) {
+		return Group{}, fmt.Errorf("group name %q: %w: lowercase letters, digits, dots, hyphens and underscores, starting with a letter or digit, at most 63", name, ErrInvalid)
+	}
 	g := Group{ID: uuid.NewString(), Org: org, Name: name}
 	err := s.pool.QueryRow(ctx, `INSERT INTO groups (id, org, name) VALUES ($1, $2, $3) RETURNING created_at`,
 		g.ID, org, name).Scan(&g.CreatedAt)

@@ -101,6 +101,10 @@ func pgErr(what string, err error) error {
 			return fmt.Errorf("%s: %w: %s", what, ErrNotFound, pe.Detail)
 		case "23514", "22P02": // check_violation, invalid_text_representation
 			return fmt.Errorf("%s: %w: %s", what, ErrInvalid, pe.Message)
+		case "22021", "22P05": // character_not_in_repertoire, untranslatable_character
+			return fmt.Errorf("%s: %w: text with a NUL byte or that is not UTF-8", what, ErrInvalid)
+		case "22001": // string_data_right_truncation
+			return fmt.Errorf("%s: %w: too long", what, ErrInvalid)
 		}
 	}
 	return fmt.Errorf("%s: %w", what, err)

@@ -1,0 +1,48 @@
+package hub_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/droverhq/drover/api"
+)
+
+// TestBadInputsGetClearErrors: what a client can send wrong to the hub's
+// own routes comes back as a 4xx saying what is wrong, never a 500.
+func TestBadInputsGetClearErrors(t *testing.T) {
+	f := newFixture(t)
+	admin := f.token(f.alice, time.Minute, "")
+	model := f.model.UUID
+	for _, c := range []struct {
+		method, path string
+		body         any
+		code         int
+		says         string
+	}{
+		{"POST", "/v1/groups", map[string]string{"org": "acme", "name": "Bad Name"}, 400, `group name "Bad Name"`},
+		{"POST", "/v1/groups", map[string]string{"org": "acme", "name": ""}, 400, "lowercase letters"},
+		{"POST", "/v1/groups", map[string]string{"org": "acme", "name": "nul\x00byte"}, 400, "lowercase letters"},
+		{"POST", "/v1/groups", map[string]string{"org": "acme", "name": strings.Repeat("a", 300)}, 400, "at most 63"},
+		{"POST", "/v1/grants", map[string]string{"user": "nul\x00@example.com", "level": "read", "model": model}, 404, "first login"},
+		{"POST", "/v1/grants", map[string]string{"user": "everyone", "level": "admin", "model": model}, 400, "cannot be granted to everyone"},
+		{"POST", "/v1/grants", map[string]string{"group": "acme", "level": "read", "model": model}, 400, "ORG/NAME"},
+		{"POST", "/v1/grants", map[string]string{"user": "rita@example.com", "level": "read", "organization": "acme"}, 400,
+			`level "read" is not valid on an organization (add-model, admin, audit_viewer, member)`},
+		{"POST", "/v1/grants", map[string]string{"user": "rita@example.com", "level": "read", "controller": "nope"}, 404, `controller "nope"`},
+		{"POST", "/v1/grants", map[string]string{"user": "rita@example.com", "level": "read"}, 400, "exactly one of model, controller and organization"},
+		{"POST", "/v1/models", map[string]string{"name": "x", "owner": "someone-else"}, 400, "owned by its creator"},
+		{"POST", "/v1/models", map[string]string{"nam": "x"}, 400, `unknown field "nam"`},
+		{"GET", "/v1/audit?after=-1", nil, 400, "cursor"},
+		{"GET", "/v1/audit?until=2020", nil, 400, "RFC 3339"},
+		{"GET", "/v1/audit?limit=5000", nil, 400, "1..1000"},
+		{"DELETE", "/v1/groups/acme%2Fops/members/nobody@example.com", nil, 404, "first login"},
+	} {
+		code, b := f.do(c.method, c.path, admin, c.body)
+		var e api.Error
+		if err := json.Unmarshal(b, &e); err != nil || code != c.code || !strings.Contains(e.Message, c.says) {
+			t.Errorf("%s %s %q: %d %s, want %d saying %q", c.method, c.path, c.body, code, b, c.code, c.says)
+		}
+	}
+}
