@@ -3,10 +3,12 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -171,13 +173,21 @@ exist once they have logged in.`,
 
 func (a *App) auditCmd() *cobra.Command {
 	var ctl controllerOpt
-	var user, model, since, format string
+	var user, model, since, until, operation, after, format string
+	var limit int
 	cmd := &cobra.Command{
-		Use:     "audit",
-		Short:   "Show the hub's audit log (audit viewers)",
-		Example: "  drover audit --model prod --since 2026-01-01T00:00:00Z --format csv",
+		Use:   "audit",
+		Short: "Show the hub's audit log (audit viewers)",
+		Long: `Shows the audit log's entries you may read, newest first: every change,
+login and permission change through the hub. --limit bounds how many
+(0: all of them, page by page); when more remain, the command says how to
+read on (--after).`,
+		Example: "  drover audit --model prod --since 2026-01-01T00:00:00Z --format csv\n  drover audit --user bob@example.com --limit 0",
 		Args:    exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if limit < 0 {
+				return usageError{errors.New("--limit must be 0 (all) or more")}
+			}
 			if model != "" && uuid.Validate(model) != nil { // a name: the model as it is now
 				id, err := a.hubModelUUID(cmd, ctl.name, model)
 				if err != nil {
@@ -186,19 +196,51 @@ func (a *App) auditCmd() *cobra.Command {
 				model = id
 			}
 			q := url.Values{}
-			for k, v := range map[string]string{"user": user, "model": model, "since": since} {
+			for k, v := range map[string]string{"user": user, "model": model, "since": since, "until": until,
+				"operation": operation, "after": after} {
 				if v != "" {
 					q.Set(k, v)
 				}
 			}
-			return a.hubCall(cmd.Context(), ctl.name, http.MethodGet, "/v1/audit", q, nil, func(out any) error {
-				return a.printAudit(out, format)
-			})
+			var all []any
+			var next string
+			for {
+				page := 1000
+				if limit > 0 {
+					page = min(page, limit-len(all))
+				}
+				q.Set("limit", strconv.Itoa(page))
+				var doc map[string]any
+				if err := a.hubCall(cmd.Context(), ctl.name, http.MethodGet, "/v1/audit", q, nil, func(out any) error {
+					doc, _ = out.(map[string]any)
+					return nil
+				}); err != nil {
+					return err
+				}
+				entries, _ := doc["entries"].([]any)
+				all = append(all, entries...)
+				next, _ = doc["next"].(string)
+				if next == "" || (limit > 0 && len(all) >= limit) {
+					break
+				}
+				q.Set("after", next)
+			}
+			if err := a.printAudit(map[string]any{"entries": all}, format); err != nil {
+				return err
+			}
+			if next != "" {
+				fmt.Fprintf(a.Stderr, "More entries: add --after %s (or --limit 0 for all).\n", next)
+			}
+			return nil
 		},
 	}
 	cmd.Flags().StringVar(&user, "user", "", "only this user (an email, a service account's client id, or an identity id)")
 	cmd.Flags().StringVar(&model, "model", "", "only this model (a name, or the UUID of one that may be gone)")
-	cmd.Flags().StringVar(&since, "since", "", "only entries after this time (RFC 3339)")
+	cmd.Flags().StringVar(&since, "since", "", "only entries at or after this time (RFC 3339)")
+	cmd.Flags().StringVar(&until, "until", "", "only entries before this time (RFC 3339)")
+	cmd.Flags().StringVar(&operation, "operation", "", "only this operation (as the OPERATION column shows it)")
+	cmd.Flags().StringVar(&after, "after", "", "read on from this cursor (the one a previous run printed)")
+	cmd.Flags().IntVar(&limit, "limit", 100, "at most this many entries (0: all)")
 	cmd.Flags().StringVar(&format, "format", "tabular", "tabular, json or csv")
 	ctl.add(cmd)
 	return cmd

@@ -288,6 +288,20 @@ func checkAudit(t *testing.T, demo *droverCLI, s *devStack, eastUUID, westUUID s
 			t.Errorf("audit log lacks %s; entries:\n%s", w.what, strings.Join(seen, "\n"))
 		}
 	}
+	// Paging: --limit bounds the entries, and the command says how to read on.
+	first, more, code := demo.run("audit", "--limit", "1", "--format", "json")
+	cursor := regexp.MustCompile(`--after (\d+)`).FindStringSubmatch(more)
+	var page1, page2 []struct{ ID int64 }
+	if code != 0 || json.Unmarshal([]byte(first), &page1) != nil || len(page1) != 1 || cursor == nil {
+		t.Fatalf("audit --limit 1: exit %d, %s / %s", code, first, more)
+	}
+	next, _, _ := demo.run("audit", "--limit", "1", "--after", cursor[1], "--format", "json")
+	if err := json.Unmarshal([]byte(next), &page2); err != nil || len(page2) != 1 || page2[0].ID >= page1[0].ID {
+		t.Errorf("the next page: %+v after %+v (%v)", page2, page1, err)
+	}
+	if err := json.Unmarshal([]byte(demo.ok("audit", "--limit", "0", "--format", "json")), &page2); err != nil || len(page2) < len(entries) {
+		t.Errorf("audit --limit 0: %d entries, the first page had %d (%v)", len(page2), len(entries), err)
+	}
 	// A model is named as people name it: --model takes its name, and the
 	// table shows names.
 	out := demo.ok("audit", "--model", "e2e-west")
