@@ -201,7 +201,7 @@ func (a *App) models(ctx context.Context, ctlName, format string, showUUID bool)
 	fmt.Fprintf(a.Stdout, "Controller: %s\n\n", c.name)
 	t := &table{color: a.Terminal}
 	hdr := []any{"Model", "Cloud/Region", "Status", "Owner", "Apps", "Machines", "Units"}
-	hub := slices.ContainsFunc(out, func(m modelSummary) bool { return m.Controller != "" })
+	hub := c.details.Hub || slices.ContainsFunc(out, func(m modelSummary) bool { return m.Controller != "" })
 	if hub {
 		hdr = slices.Insert(hdr, 1, any("Controller"))
 	}

@@ -195,6 +195,9 @@ func checkOtherTenant(t *testing.T, s *devStack, eastUUID, westUUID string) {
 		t.Errorf("models after logout: exit %d, %s", code, stderr)
 	}
 	other.ok("login", "--client-id", sa.ClientID, "--client-secret", sa.ClientSecret)
+	if out := other.ok("models"); !regexp.MustCompile(`Model\s+Controller\s+Cloud/Region`).MatchString(out) {
+		t.Errorf("an empty listing at a hub keeps the hub's columns:\n%s", out)
+	}
 	var ms struct {
 		Models []map[string]any `json:"models"`
 	}
