@@ -93,3 +93,9 @@ func (s *Status) UnmarshalJSON(b []byte) error {
 	type plain Status
 	return json.Unmarshal(b, (*plain)(s))
 }
+
+// HubInfo is a hub's GET /v1/hub: its release and the URL its tokens name.
+type HubInfo struct {
+	Version string `json:"version"`
+	URL     string `json:"url"`
+}

@@ -20,10 +20,12 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/droverhq/drover/internal/version"
 )
 
 // Version is the client version; the build may override it.
-var Version = "0.1.0"
+var Version = version.Version
 
 // App is one drover invocation's environment.
 type App struct {

@@ -64,6 +64,12 @@ func (a *App) controllers(ctx context.Context, format string) error {
 		}
 		if d.Hub {
 			e.Reachable, e.Version = true, "hub"
+			if c, err := newConn(name, d, s.Accounts[name]); err == nil {
+				if info, err := hubInfo(ctx, c); err == nil {
+					e.Version = info.Version
+				}
+				c.client.Close()
+			}
 			entries[name] = e
 			continue
 		}
@@ -228,13 +234,25 @@ func (a *App) showHub(ctx context.Context, c *conn, format string) error {
 		delete(ctl, "name")
 		behind[name] = ctl
 	}
+	details := map[string]any{"hub": true, "api-endpoints": c.details.APIAddresses, "ca-cert": c.details.CACert}
+	if info, err := hubInfo(ctx, c); err == nil {
+		details["agent-version"], details["url"] = info.Version, info.URL
+	}
 	view := map[string]any{
-		"details":     map[string]any{"hub": true, "api-endpoints": c.details.APIAddresses, "ca-cert": c.details.CACert},
+		"details":     details,
 		"controllers": behind,
 		"account":     map[string]string{"user": who.User, "access": who.Access},
 	}
 	a.addModelsView(c.name, view)
 	return writeFormatted(a.Stdout, format, map[string]any{c.name: view})
+}
+
+// hubInfo is the hub's GET /v1/hub, within 3 s.
+func hubInfo(ctx context.Context, c *conn) (api.HubInfo, error) {
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	var info api.HubInfo
+	return info, c.client.Call(ctx, http.MethodGet, "/v1/hub", nil, nil, &info)
 }
 
 // addModelsView adds the models this client knows on ctl, and its current

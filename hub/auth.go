@@ -15,9 +15,11 @@ import (
 	"github.com/go-jose/go-jose/v4/jwt"
 	"github.com/google/uuid"
 
+	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/authz"
 	"github.com/droverhq/drover/hub/internal/store"
 	"github.com/droverhq/drover/hub/internal/token"
+	"github.com/droverhq/drover/internal/version"
 )
 
 // Principal is the authenticated caller of a request.
@@ -335,6 +337,10 @@ func (s *Server) handleLogout(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) handleHubInfo(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, api.HubInfo{Version: version.Version, URL: s.cfg.PublicURL})
 }
 
 // handleWhoami answers who the caller is. user and access make the answer

@@ -260,6 +260,7 @@ func (s *Server) routes() {
 	r.Route("/v1", func(api chi.Router) {
 		api.Use(s.authenticate, s.audit)
 		api.Get("/whoami", s.handleWhoami)
+		api.Get("/hub", s.handleHubInfo)
 		api.Post("/auth/logout", s.handleLogout)
 		api.Get("/organizations", s.handleListOrgs)
 		api.Get("/controllers", s.handleListControllers)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/internal/corkconn"
+	"github.com/droverhq/drover/internal/version"
 	"github.com/droverhq/drover/spoke/internal/apiserver"
 	"github.com/droverhq/drover/spoke/internal/blobs"
 	"github.com/droverhq/drover/spoke/internal/cluster"
@@ -27,7 +28,7 @@ import (
 )
 
 // Version is the controller software version reported to clients.
-const Version = "0.1.0"
+const Version = version.Version
 
 // Server is one controller node.
 type Server struct {

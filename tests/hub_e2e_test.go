@@ -78,8 +78,12 @@ func TestHubEndToEnd(t *testing.T) {
 	// show-controller at a hub: the caller's access there, and the
 	// controllers behind it with their regions and health.
 	if out := demo.ok("show-controller"); !strings.Contains(out, "    access: superuser\n") ||
+		!regexp.MustCompile(`    agent-version: \d+\.\d+\.\d+\n`).MatchString(out) ||
 		!regexp.MustCompile(`(?s)  controllers:\n    east:\n.*region: east\n.*status: connected\n.*    west:\n`).MatchString(out) {
 		t.Errorf("show-controller at the hub:\n%s", out)
+	}
+	if out := demo.ok("controllers"); !regexp.MustCompile(`(?m)^hub\*.*\s\d+\.\d+\.\d+\s*$`).MatchString(out) {
+		t.Errorf("controllers: the hub's row without its version:\n%s", out)
 	}
 	// Groups by name: a group granted read shows among the model's users.
 	org := s.info.User.Org

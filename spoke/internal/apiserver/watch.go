@@ -9,6 +9,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/internal/version"
 	"github.com/droverhq/drover/spoke/internal/state"
 )
 
@@ -53,7 +54,7 @@ func (s *Server) getStatus(w http.ResponseWriter, r *http.Request) {
 // statusContext names the controller, and the cloud and region a hub
 // placed it in (the local provider's localhost/localhost otherwise).
 func (s *Server) statusContext(snap *state.Snapshot) StatusContext {
-	sc := StatusContext{Cloud: "localhost", Region: "localhost", Version: "0.1.0", Now: s.now()}
+	sc := StatusContext{Cloud: "localhost", Region: "localhost", Version: version.Version, Now: s.now()}
 	if c, err := snap.Controller(); err == nil && c != nil {
 		sc.ControllerName = c.Name
 		if c.Region != "" {
