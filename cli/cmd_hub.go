@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -14,6 +15,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -21,10 +23,37 @@ import (
 
 // hubSession is a hub token answer (RFC 6749 names).
 type hubSession struct {
-	AccessToken  string `json:"access_token"`
-	RefreshToken string `json:"refresh_token"`
-	ExpiresIn    int    `json:"expires_in"`
-	Error        string `json:"error"`
+	AccessToken      string `json:"access_token"`
+	RefreshToken     string `json:"refresh_token"`
+	ExpiresIn        int    `json:"expires_in"`
+	Error            string `json:"error"`
+	ErrorDescription string `json:"error_description"`
+}
+
+// loginError says why a login call to the hub at base failed and what to
+// check: the CA, the address, that it is a hub at all, the credentials.
+func loginError(base string, status int, sess hubSession, err error) error {
+	var uae x509.UnknownAuthorityError
+	var cie x509.CertificateInvalidError
+	var hne x509.HostnameError
+	switch {
+	case err == nil && status == http.StatusNotFound:
+		return fmt.Errorf("%s is not a hub: it has no login route (log in to the hub's URL; a controller behind it is reached through it)", base)
+	case err == nil:
+		msg := "login refused: " + cmp.Or(sess.Error, http.StatusText(status))
+		if sess.ErrorDescription != "" {
+			msg += ": " + sess.ErrorDescription
+		}
+		if sess.Error == "invalid_client" {
+			msg += " (check --client-id and --client-secret)"
+		}
+		return errors.New(msg)
+	case errors.As(err, &uae), errors.As(err, &cie), errors.As(err, &hne):
+		return fmt.Errorf("%w\n(--ca must be the certificate of the CA that signed the hub's; for droverd dev it is STATE_DIR/hub/hub-ca.crt)", err)
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return fmt.Errorf("%w\n(is a hub running at %s?)", err, base)
+	}
+	return err
 }
 
 type deviceStart struct {
@@ -193,11 +222,8 @@ func (a *App) login(ctx context.Context, hubURL, caFile, name string, named bool
 	if clientID != "" {
 		form := url.Values{"grant_type": {"client_credentials"}, "client_id": {clientID}, "client_secret": {clientSecret}}
 		status, err := hubPost(ctx, hc, base+"/v1/auth/token", "application/x-www-form-urlencoded", []byte(form.Encode()), &sess)
-		if err != nil {
-			return err
-		}
-		if status != http.StatusOK {
-			return fmt.Errorf("login refused: %s", sess.Error)
+		if err != nil || status != http.StatusOK {
+			return loginError(base, status, sess, err)
 		}
 		acct.ClientID, acct.ClientSecret = clientID, clientSecret
 	} else {
@@ -232,8 +258,8 @@ func (a *App) login(ctx context.Context, hubURL, caFile, name string, named bool
 func (a *App) deviceLogin(ctx context.Context, hc *http.Client, base string) (hubSession, error) {
 	var ds deviceStart
 	status, err := hubPost(ctx, hc, base+"/v1/auth/device", "application/json", []byte("{}"), &ds)
-	if err != nil {
-		return hubSession{}, err
+	if err != nil || status == http.StatusNotFound {
+		return hubSession{}, loginError(base, status, hubSession{}, err)
 	}
 	if status != http.StatusOK || ds.DeviceCode == "" {
 		return hubSession{}, fmt.Errorf("the hub could not start a device login (HTTP %d)", status)
