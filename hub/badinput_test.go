@@ -38,6 +38,8 @@ func TestBadInputsGetClearErrors(t *testing.T) {
 		{"GET", "/v1/audit?until=2020", nil, 400, "RFC 3339"},
 		{"GET", "/v1/audit?limit=5000", nil, 400, "1..1000"},
 		{"DELETE", "/v1/groups/acme%2Fops/members/nobody@example.com", nil, 404, "first login"},
+		{"DELETE", "/v1/grants", map[string]string{"user": "rita@example.com", "level": "write", "model": model}, 404,
+			"rita@example.com holds no write access on model prod (nothing to revoke"},
 	} {
 		code, b := f.do(c.method, c.path, admin, c.body)
 		var e api.Error

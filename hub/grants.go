@@ -1,7 +1,9 @@
 package hub
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"net/http"
@@ -166,8 +168,10 @@ func (s *Server) changeGrant(w http.ResponseWriter, r *http.Request, grant bool)
 	})
 	if grant {
 		err = s.store.Grant(r.Context(), t)
-	} else {
-		err = s.store.Revoke(r.Context(), t)
+	} else if err = s.store.Revoke(r.Context(), t); errors.Is(err, store.ErrNotFound) {
+		// Named as the caller named them, not as tuples.
+		err = fmt.Errorf("%w: %s holds no %s access on %s (nothing to revoke; inherited access is revoked where it is granted)",
+			errNotFound, cmp.Or(req.User, "group "+req.Group), req.Level, s.grantTarget(r.Context(), req))
 	}
 	if err != nil {
 		s.writeError(w, r, err)
@@ -175,6 +179,20 @@ func (s *Server) changeGrant(w http.ResponseWriter, r *http.Request, grant bool)
 	}
 	s.awaitAuthz(r.Context())
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// grantTarget names a grant's target as people do: a model by its name.
+func (s *Server) grantTarget(ctx context.Context, req GrantRequest) string {
+	switch {
+	case req.Model != "":
+		if m, err := s.store.ModelByUUID(ctx, req.Model); err == nil {
+			return "model " + m.Name
+		}
+		return "model " + req.Model
+	case req.Controller != "":
+		return "controller " + req.Controller
+	}
+	return "organization " + req.Organization
 }
 
 // handleCreateGroup creates a group in an organization the caller
