@@ -222,14 +222,12 @@ func (a *App) showHub(ctx context.Context, c *conn, format string) error {
 	if err != nil {
 		return err
 	}
-	var list struct {
-		Controllers []map[string]any `json:"controllers"`
-	}
-	if err := c.client.Call(ctx, http.MethodGet, "/v1/controllers", nil, nil, &list); err != nil {
+	ctls, err := hubControllerList(ctx, c)
+	if err != nil {
 		return err
 	}
 	behind := map[string]any{}
-	for _, ctl := range list.Controllers {
+	for _, ctl := range ctls {
 		name, _ := ctl["name"].(string)
 		delete(ctl, "name")
 		behind[name] = ctl
@@ -245,6 +243,16 @@ func (a *App) showHub(ctx context.Context, c *conn, format string) error {
 	}
 	a.addModelsView(c.name, view)
 	return writeFormatted(a.Stdout, format, map[string]any{c.name: view})
+}
+
+// hubControllerList is the hub's GET /v1/controllers: the controllers
+// behind it the caller may see, as the hub describes them.
+func hubControllerList(ctx context.Context, c *conn) ([]map[string]any, error) {
+	var list struct {
+		Controllers []map[string]any `json:"controllers"`
+	}
+	err := c.client.Call(ctx, http.MethodGet, "/v1/controllers", nil, nil, &list)
+	return list.Controllers, err
 }
 
 // hubInfo is the hub's GET /v1/hub, within 3 s.

@@ -302,14 +302,11 @@ func (a *App) logoutCmd() *cobra.Command {
 		Example: "  drover logout\n  drover logout -c hub",
 		Args:    exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if a.loggedOut(ctl.name) {
+				return nil
+			}
 			c, err := a.dial(ctl.name)
 			if err != nil {
-				if s, lerr := a.store.Load(); lerr == nil {
-					name, nerr := a.controllerName(s, ctl.name)
-					if acct := s.Accounts[name]; nerr == nil && s.Controllers[name].Hub && acct != nil && acct.Token == "" {
-						return nil // logged out already
-					}
-				}
 				return err
 			}
 			defer c.client.Close()
@@ -327,6 +324,18 @@ func (a *App) logoutCmd() *cobra.Command {
 	}
 	ctl.add(cmd)
 	return cmd
+}
+
+// loggedOut reports whether ctl (empty: the current controller) is a hub
+// this client has logged out of.
+func (a *App) loggedOut(ctl string) bool {
+	s, err := a.store.Load()
+	if err != nil {
+		return false
+	}
+	name, err := a.controllerName(s, ctl)
+	d, acct := s.Controllers[name], s.Accounts[name]
+	return err == nil && d != nil && d.Hub && acct != nil && acct.Token == ""
 }
 
 // hubCall runs one call against a hub's own API and prints the answer.

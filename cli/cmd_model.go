@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"slices"
 	"sort"
 	"strings"
@@ -51,13 +50,14 @@ the hub is in a cloud of that name, else a region.`,
 				return err
 			}
 			req := api.AddModelRequest{Name: args[0], Region: region, Cloud: cloud}
+			oneWord := false // a cloud or a region, told apart once dialled
 			if len(args) == 2 {
 				if region != "" || cloud != "" {
 					return usageError{errors.New("give the place once: as an argument or with --region/--cloud")}
 				}
-				req.Cloud, req.Region, _ = strings.Cut(args[1], "/")
-				if !strings.Contains(args[1], "/") {
-					req.Cloud, req.Region = "", args[1] // resolved below, at a hub
+				var slash bool
+				if req.Cloud, req.Region, slash = strings.Cut(args[1], "/"); !slash {
+					req.Cloud, req.Region, oneWord = "", args[1], true
 				}
 			}
 			if st, err := a.store.Load(); err == nil && ctl.name != "" && st.Controllers[ctl.name] == nil {
@@ -70,8 +70,8 @@ the hub is in a cloud of that name, else a region.`,
 				return err
 			}
 			defer c.client.Close()
-			if len(args) == 2 && !strings.Contains(args[1], "/") && c.details.Hub && a.isHubCloud(cmd.Context(), c, args[1]) {
-				req.Cloud, req.Region = args[1], ""
+			if oneWord && c.details.Hub && isHubCloud(cmd.Context(), c, req.Region) {
+				req.Cloud, req.Region = req.Region, ""
 			}
 			if len(kv) > 0 {
 				req.Config = map[string]any{}
@@ -100,21 +100,9 @@ the hub is in a cloud of that name, else a region.`,
 
 // isHubCloud reports whether a controller behind the hub c is in a cloud
 // named name (add-model's one-word place is then a cloud, as in Juju).
-func (a *App) isHubCloud(ctx context.Context, c *conn, name string) bool {
-	var out struct {
-		Controllers []struct {
-			Cloud string `json:"cloud"`
-		} `json:"controllers"`
-	}
-	if err := c.client.Call(ctx, http.MethodGet, "/v1/controllers", nil, nil, &out); err != nil {
-		return false
-	}
-	for _, ctl := range out.Controllers {
-		if ctl.Cloud == name {
-			return true
-		}
-	}
-	return false
+func isHubCloud(ctx context.Context, c *conn, name string) bool {
+	ctls, err := hubControllerList(ctx, c)
+	return err == nil && slices.ContainsFunc(ctls, func(ctl map[string]any) bool { return ctl["cloud"] == name })
 }
 
 type modelSummary struct {

@@ -118,8 +118,6 @@ func (s *Server) resolveGrant(ctx context.Context, p Principal, req GrantRequest
 	return authz.Tuple{User: subject, Relation: lv.rel, Object: object}, info, nil
 }
 
-// identityByRef finds a user by email, a service account by its client
-// id, or either by identity id.
 // article names an object type with its indefinite article.
 func article(typ string) string {
 	if strings.ContainsRune("aeiou", rune(typ[0])) {
@@ -128,6 +126,8 @@ func article(typ string) string {
 	return "a " + typ
 }
 
+// identityByRef finds a user by email, a service account by its client
+// id, or either by identity id.
 func (s *Server) identityByRef(ctx context.Context, ref string) (store.Identity, error) {
 	var id store.Identity
 	var err error
