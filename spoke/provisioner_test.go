@@ -77,8 +77,8 @@ func TestLocalProvisioner(t *testing.T) {
 	testkit.EventuallyWithin(t, 30*time.Second, func() (bool, error) {
 		mc, err := client.Machine(ctx, model, "0")
 		return err == nil && strings.HasPrefix(mc.ProviderID, "local:") && mc.ProviderID != "" &&
-			mc.AgentStatus.Status == "started", nil
-	}, "machine provisioned and its agent connected")
+			mc.AgentStatus.Status == "started" && mc.InstanceStatus.Status == "running", nil
+	}, "machine provisioned, its instance running and its agent connected")
 	if fi, err := os.Stat(filepath.Join(dir, "agent.conf")); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("agent.conf: %v %v", fi, err)
 	}

@@ -3,6 +3,7 @@ package tests
 import (
 	"encoding/json"
 	"fmt"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -23,8 +24,26 @@ func TestAgentEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	kvPort, webPort := testkit.FreePort(t), testkit.FreePort(t)
+	// Other processes hold the charms' ports: the units say so, and serve
+	// once the ports are free (update-status tries again).
+	var squatters []net.Listener
+	for _, port := range []int{kvPort, webPort} {
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		squatters = append(squatters, l)
+	}
 	e.deploy("kvstore", "kvstore", 1, map[string]any{"port": kvPort})
 	e.deploy("webapp", "webapp", 1, map[string]any{"port": webPort, "title": "hello"})
+	e.waitUnits("units blocked on their ports", 90*time.Second, func(us map[string]api.Unit) bool {
+		return allStatus(us, "kvstore", 1, "blocked", fmt.Sprintf("port %d is in use by another process", kvPort)) &&
+			allStatus(us, "webapp", 1, "blocked", fmt.Sprintf("port %d is in use by another process", webPort))
+	})
+	for _, l := range squatters {
+		l.Close()
+	}
 	e.waitUnits("kvstore active", 90*time.Second, func(us map[string]api.Unit) bool {
 		return allStatus(us, "kvstore", 1, "active", fmt.Sprintf("serving on port %d", kvPort))
 	})

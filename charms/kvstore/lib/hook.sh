@@ -5,6 +5,7 @@ cd "$CHARM_DIR"
 name=$(basename "$0")
 port=$(config-get port)
 pidfile="$CHARM_DIR/server.pid"
+whyfile="$CHARM_DIR/server.why" # why the last start failed
 
 running() { [ -f "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null; }
 
@@ -13,10 +14,17 @@ start_server() {
   setsid nohup python3 "$CHARM_DIR/lib/server.py" "$1" "$CHARM_DIR/data.json" >>"$CHARM_DIR/server.log" 2>&1 </dev/null &
   echo $! >"$pidfile"
   for _ in $(seq 1 100); do
-    python3 "$CHARM_DIR/lib/kv.py" GET "$1" >/dev/null 2>&1 && return 0
+    running || break
+    KV_TIMEOUT=0.5 python3 "$CHARM_DIR/lib/kv.py" GET "$1" >/dev/null 2>&1 && running && { rm -f "$whyfile"; return 0; }
     sleep 0.1
   done
-  juju-log -l ERROR "server did not come up on port $1"
+  if tail -n 5 "$CHARM_DIR/server.log" | grep -q "Address already in use"; then
+    echo "port $1 is in use by another process" >"$whyfile"
+  else
+    echo "server did not come up on port $1" >"$whyfile"
+  fi
+  juju-log -l ERROR "$(cat "$whyfile") (see $CHARM_DIR/server.log)"
+  stop_server
   return 1
 }
 
@@ -47,9 +55,17 @@ clients() { # count related client units
 report() {
   if running; then
     status-set active "serving on port $port ($(clients) clients)"
+  elif [ -f "$whyfile" ]; then
+    status-set blocked "$(cat "$whyfile")"
   else
     status-set blocked "server not running"
   fi
+}
+
+started() { [ "$(state-get started || true)" = true ]; }
+
+serving() { # actions need the server
+  running || { action-fail "the server is not running"; exit 0; }
 }
 
 case "$name" in
@@ -59,18 +75,21 @@ install)
   ;;
 config-changed)
   old=$(state-get port || true)
-  if [ -n "$old" ] && [ "$old" != "$port" ] && running; then
+  if [ -n "$old" ] && [ "$old" != "$port" ]; then
     stop_server
     close-port "$old/tcp"
-    start_server "$port"
   fi
   state-set port="$port"
   open-port "$port/tcp"
   publish
-  if running; then report; fi
+  if started; then
+    start_server "$port" || true
+    report
+  fi
   ;;
 start)
-  start_server "$port"
+  state-set started=true
+  start_server "$port" || true # report says why it is not serving
   open-port "$port/tcp"
   application-version-set "1.0"
   report
@@ -93,17 +112,20 @@ kv-relation-departed)
   report
   ;;
 update-status)
+  if started; then start_server "$port" || true; fi # it died, or its port was taken
   report
   ;;
 stop)
   stop_server
   ;;
 get)
+  serving
   key=$(action-get key)
   out=$(python3 lib/kv.py GET "$port" "$key") || { action-fail "key $key not found"; exit 0; }
   action-set value="$(python3 -c 'import json,sys; print(json.load(sys.stdin)["value"])' <<<"$out")"
   ;;
 set)
+  serving
   key=$(action-get key)
   value=$(action-get value)
   action-log "setting $key"
@@ -111,6 +133,7 @@ set)
   action-set stored=true
   ;;
 flush)
+  serving
   prefix=$(action-get prefix)
   out=$(python3 lib/kv.py FLUSH "$port" "$prefix")
   action-set deleted="$(python3 -c 'import json,sys; print(json.load(sys.stdin)["deleted"])' <<<"$out")"

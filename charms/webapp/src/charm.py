@@ -29,6 +29,7 @@ class WebappCharm:
         self.unit = os.environ["JUJU_UNIT_NAME"]
         self.config = tool_json("config-get")
         self.pidfile = os.path.join(CHARM_DIR, "web.pid")
+        self.whyfile = os.path.join(CHARM_DIR, "web.why")  # why the last start failed
         self.sitefile = os.path.join(CHARM_DIR, "site.json")
 
     # --- helpers -------------------------------------------------------
@@ -70,22 +71,41 @@ class WebappCharm:
         os.replace(tmp, self.sitefile)
         return site
 
+    def started(self):
+        return tool("state-get", "started", check=False).strip() == "true"
+
     def start_server(self):
+        """Start the web server; False, with the reason kept for report,
+        if it does not come up (its port taken, most likely)."""
         if self.running():
-            return
+            return True
         port = str(self.config["port"])
-        log = open(os.path.join(CHARM_DIR, "web.log"), "a")
-        p = subprocess.Popen([sys.executable, os.path.join(CHARM_DIR, "src", "web.py"), port, self.sitefile],
-                             stdout=log, stderr=log, stdin=subprocess.DEVNULL, start_new_session=True)
+        logfile = os.path.join(CHARM_DIR, "web.log")
+        with open(logfile, "a") as log:
+            p = subprocess.Popen([sys.executable, os.path.join(CHARM_DIR, "src", "web.py"), port, self.sitefile],
+                                 stdout=log, stderr=log, stdin=subprocess.DEVNULL, start_new_session=True)
         with open(self.pidfile, "w") as f:
             f.write(str(p.pid))
         for _ in range(100):
+            if p.poll() is not None:
+                break
             try:
-                urllib.request.urlopen("http://127.0.0.1:%s/data" % port, timeout=1).read()
-                return
+                urllib.request.urlopen("http://127.0.0.1:%s/data" % port, timeout=0.5).read()
+                if p.poll() is None:
+                    if os.path.exists(self.whyfile):
+                        os.remove(self.whyfile)
+                    return True
             except OSError:
                 time.sleep(0.1)
-        raise RuntimeError("web server did not start on port " + port)
+        with open(logfile) as f:
+            tail = f.read()[-2000:]
+        why = ("port %s is in use by another process" % port if "Address already in use" in tail
+               else "web server did not come up on port %s" % port)
+        with open(self.whyfile, "w") as f:
+            f.write(why)
+        tool("juju-log", "--log-level", "ERROR", "--", "%s (see %s)" % (why, logfile))
+        self.stop_server()
+        return False
 
     def stop_server(self):
         try:
@@ -107,7 +127,12 @@ class WebappCharm:
     def report(self):
         site = self.write_site()
         if not self.running():
-            self.status("blocked", "web server not running")
+            try:
+                with open(self.whyfile) as f:
+                    why = f.read().strip()
+            except OSError:
+                why = "web server not running"
+            self.status("blocked", why)
         elif site["backend"]:
             self.status("active", "serving %s from %s" % (site["title"], site["via"]))
         else:
@@ -120,18 +145,19 @@ class WebappCharm:
     def on_config_changed(self):
         prev = tool("state-get", "port").strip()
         port = str(self.config["port"])
-        if prev and prev != port and self.running():
+        if prev and prev != port:
             self.stop_server()
             tool("close-port", prev + "/tcp")
-            self.write_site()
-            self.start_server()
         tool("state-set", "--file", "-", stdin=json.dumps({"port": port}))
         tool("open-port", port + "/tcp")
         self.publish()
-        if self.running():
+        if self.started():
+            self.write_site()
+            self.start_server()
             self.report()
 
     def on_start(self):
+        tool("state-set", "started=true")
         self.write_site()
         self.start_server()
         self.report()
@@ -142,7 +168,12 @@ class WebappCharm:
 
     on_db_relation_joined = on_db_relation_changed
     on_db_relation_departed = on_db_relation_changed
-    on_update_status = report
+
+    def on_update_status(self):
+        if self.started():
+            self.write_site()
+            self.start_server()  # it died, or its port was taken
+        self.report()
 
     def on_db_relation_broken(self):
         # The relation is still listed during -broken; the site forgets it.

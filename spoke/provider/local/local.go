@@ -206,6 +206,9 @@ func (p *Provisioner) reconcile(ctx context.Context) error {
 				err = p.teardown(ctx, mc)
 			case mc.ProviderID != "":
 				err = p.ensureRunning(mc.ModelUUID, mc.ID)
+				if err == nil && mc.InstanceStatus.Status != instanceRunning {
+					err = p.markRunning(ctx, mc.ModelUUID, mc.ID) // provisioned by a version that did not
+				}
 			}
 			if err != nil {
 				p.cfg.Logger.Warn("local provisioner", "model", m.UUID, "machine", mc.ID, "err", err)
@@ -257,7 +260,24 @@ func (p *Provisioner) provision(ctx context.Context, snap *state.Snapshot, mc *a
 	if err != nil {
 		return fmt.Errorf("set provisioned: %w", err)
 	}
+	if err := p.markRunning(ctx, mc.ModelUUID, mc.ID); err != nil {
+		return err
+	}
 	p.cfg.Logger.Info("machine provisioned", "model", mc.ModelUUID, "machine", mc.ID, "pid", p.procs[mc.ModelUUID+"/"+mc.ID].pid)
+	return nil
+}
+
+// instanceRunning is the instance status of a provisioned machine, as
+// Juju's providers report it ('machine-status' in status).
+const instanceRunning = "running"
+
+// markRunning records that the machine's instance exists and runs.
+func (p *Provisioner) markRunning(ctx context.Context, model, id string) error {
+	_, _, err := p.cfg.Propose(ctx, state.SetStatusType, &state.SetStatusRequest{ModelUUID: model,
+		Kind: api.StatusKindInstance, Entity: id, Status: api.Status{Status: instanceRunning, Message: "Running", Since: p.cfg.Now()}})
+	if err != nil {
+		return fmt.Errorf("set instance status: %w", err)
+	}
 	return nil
 }
 
