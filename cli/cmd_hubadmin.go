@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/spf13/cobra"
@@ -254,12 +256,7 @@ func (a *App) printAudit(out any, format string) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(entries)
 	}
-	sep := "\t"
-	if format == "csv" {
-		sep = ","
-	}
-	tw := tabwriter.NewWriter(a.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, strings.Join([]string{"TIME", "ACTOR", "OPERATION", "MODEL", "STATUS", "RESULT"}, sep))
+	rows := [][]string{{"TIME", "ACTOR", "OPERATION", "TARGET", "MODEL", "STATUS", "RESULT"}}
 	for _, e := range entries {
 		m, _ := e.(map[string]any)
 		model := "-"
@@ -268,10 +265,46 @@ func (a *App) printAudit(out any, format string) error {
 				model = v
 			}
 		}
-		fmt.Fprintln(tw, strings.Join([]string{fmt.Sprint(m["at"]), fmt.Sprint(m["actor"]), fmt.Sprint(m["operation"]),
-			fmt.Sprint(model), fmt.Sprint(m["status"]), fmt.Sprint(m["result"])}, sep))
+		at := fmt.Sprint(m["at"])
+		if t, err := time.Parse(time.RFC3339Nano, at); err == nil && format != "csv" {
+			at = t.UTC().Format("2006-01-02 15:04:05Z") // the table reads to the second; csv and json keep it all
+		}
+		rows = append(rows, []string{at, fmt.Sprint(m["actor"]), fmt.Sprint(m["operation"]), auditTarget(m),
+			model, fmt.Sprint(m["status"]), fmt.Sprint(m["result"])})
+	}
+	if format == "csv" {
+		cw := csv.NewWriter(a.Stdout)
+		if err := cw.WriteAll(rows); err != nil {
+			return err
+		}
+		return cw.Error()
+	}
+	tw := tabwriter.NewWriter(a.Stdout, 0, 4, 2, ' ', 0)
+	for _, r := range rows {
+		fmt.Fprintln(tw, strings.Join(r, "\t"))
 	}
 	return tw.Flush()
+}
+
+// auditTarget is what an audit entry acted on: the entity the hub named
+// (an application, a unit, a relation), else the grant's or group's
+// subject from the recorded request; "-" when none.
+func auditTarget(entry map[string]any) string {
+	details, _ := entry["details"].(map[string]any)
+	if t, ok := details["target"].(string); ok && t != "" {
+		return t
+	}
+	body, _ := details["body"].(map[string]any)
+	var parts []string
+	for _, k := range []string{"user", "group", "level", "name"} {
+		if v, ok := body[k].(string); ok && v != "" && v != "[redacted]" {
+			parts = append(parts, v)
+		}
+	}
+	if len(parts) == 0 {
+		return "-"
+	}
+	return strings.Join(parts, " ")
 }
 
 // hubControllers prints the controllers registered with a hub.

@@ -24,15 +24,30 @@ import (
 var auditedFields = map[string]bool{
 	"user": true, "group": true, "level": true, "model": true, "controller": true,
 	"organization": true, "org": true, "name": true, "region": true, "cloud": true,
+	// model requests (api/requests.go)
+	"application": true, "charm-sha256": true, "num-units": true, "to": true, "constraints": true,
+	"base": true, "scale": true, "exposed": true, "no-retry": true, "endpoints": true,
+	"receivers": true, "action": true, "reset": true,
+}
+
+// keyedFields are request body objects whose keys are recorded (which
+// settings changed, which parameters an action got) but not their values.
+var keyedFields = map[string]bool{
+	"set": true, "set-strings": true, "config": true, "config-strings": true, "params": true,
 }
 
 // auditInfo is filled in by handlers for the audit middleware.
 type auditInfo struct {
-	Operation      string
+	Operation string
+	// Target is the entity the operation acts on, when the operation does
+	// not say it (an application, a unit, a relation).
+	Target         string
 	Org            string
 	ModelUUID      string
 	ControllerUUID string
 	Details        map[string]any
+
+	body map[string]any // the request's JSON object, unredacted: for handlers only
 }
 
 type auditKey struct{}
@@ -59,7 +74,7 @@ func (s *Server) audit(next http.Handler) http.Handler {
 			io.Reader
 			io.Closer
 		}{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
-		info := &auditInfo{}
+		info := &auditInfo{body: jsonObject(body)}
 		rec := &statusRecorder{ResponseWriter: w}
 		next.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), auditKey{}, info)))
 		p, _ := PrincipalFrom(r.Context())
@@ -71,7 +86,10 @@ func (s *Server) audit(next http.Handler) http.Handler {
 		if details == nil {
 			details = map[string]any{}
 		}
-		if b := redact(body); b != nil {
+		if info.Target != "" {
+			details["target"] = info.Target
+		}
+		if b := redact(info.body); b != nil {
 			details["body"] = b
 		}
 		org := info.Org
@@ -95,17 +113,36 @@ func resultOf(status int) string {
 	}
 }
 
-func redact(body []byte) map[string]any {
+// jsonObject is body decoded, when it is a JSON object.
+func jsonObject(body []byte) map[string]any {
 	var m map[string]any
 	if len(body) == 0 || json.Unmarshal(body, &m) != nil {
 		return nil
 	}
-	for k := range m {
-		if !auditedFields[k] {
-			m[k] = "[redacted]"
+	return m
+}
+
+// redact copies body keeping only what the allow-lists let through.
+func redact(body map[string]any) map[string]any {
+	if body == nil {
+		return nil
+	}
+	out := make(map[string]any, len(body))
+	for k, v := range body {
+		switch obj, isObj := v.(map[string]any); {
+		case auditedFields[k]:
+			out[k] = v
+		case keyedFields[k] && isObj:
+			keys := make(map[string]any, len(obj))
+			for name := range obj {
+				keys[name] = "[redacted]"
+			}
+			out[k] = keys
+		default:
+			out[k] = "[redacted]"
 		}
 	}
-	return m
+	return out
 }
 
 // auditLogin records a login attempt.

@@ -34,7 +34,8 @@ func (s *Server) handleModelProxy(w http.ResponseWriter, r *http.Request) {
 	}
 	gen := s.proxyRoutes.generation() // before the decision it may remember
 	annotate(r.Context(), func(a *auditInfo) {
-		a.Operation, a.ModelUUID = "model "+r.Method+" "+routeOf(rest), id
+		a.Operation, a.Target = modelOperation(r.Method, rest, a.body)
+		a.ModelUUID = id
 	})
 	if err := s.require(r.Context(), p, rel, authz.Reader, authz.ModelObject(id)); err != nil {
 		s.writeError(w, r, err)

@@ -190,7 +190,9 @@ func TestProxyAuthorizationMatrix(t *testing.T) {
 			body: func(role string) any { return map[string]any{"set": map[string]any{"note-" + role: "x"}} },
 			want: [4]int{404, 403, 200, 200}},
 		{name: "POST applications", method: "POST", path: mp + "/applications",
-			body: func(role string) any { return map[string]any{"application": "kv-" + role, "charm-sha256": f.charmSHA} },
+			body: func(role string) any {
+				return map[string]any{"application": "kv-" + role, "charm-sha256": f.charmSHA, "config": map[string]any{"port": 7099}}
+			},
 			want: [4]int{404, 403, 201, 201}},
 		{name: "DELETE model", method: "DELETE", path: mp, want: [4]int{404, 403, 403, 204}},
 	}
@@ -239,22 +241,36 @@ func TestProxyAuthorizationMatrix(t *testing.T) {
 			}
 		})
 	}
-	// Every proxied change was audited with its model, allowed or not. The
-	// entry is written once the handler returns, which may be after the
-	// client has read the answer: wait for the last one.
+	// Every proxied change was audited with its model, allowed or not, under
+	// the Juju command's name, with what it acted on and with the values of
+	// settings redacted. The entry is written once the handler returns,
+	// which may be after the client has read the answer: wait for the last
+	// one.
 	testkit.EventuallyWithin(t, 10*time.Second, func() (bool, error) {
 		entries, _, err := f.st.QueryAudit(t.Context(), store.AuditQuery{All: true, ModelUUID: f.model, Limit: 1000})
 		if err != nil {
 			return false, err
 		}
 		got := map[string]int{}
-		for _, e := range entries {
+		var deploy *store.AuditEntry
+		for i, e := range entries {
 			got[fmt.Sprintf("%s %d", e.Operation, e.Status)]++
+			if e.Operation == "deploy" && e.Details["target"] == "kv-writer" {
+				deploy = &entries[i]
+			}
 		}
-		for _, want := range []string{"model PATCH config 403", "model PATCH config 200", "model POST applications 201", "model DELETE / 204", "model DELETE / 403"} {
+		for _, want := range []string{"model-config 403", "model-config 200", "deploy 201", "destroy-model 204", "destroy-model 403"} {
 			if got[want] == 0 {
 				return false, fmt.Errorf("audit lacks %q: %v", want, got)
 			}
+		}
+		if deploy == nil {
+			return false, fmt.Errorf("no deploy entry names its application: %v", got)
+		}
+		d, _ := json.Marshal(deploy.Details["body"])
+		if !strings.Contains(string(d), `"config":{"port":"[redacted]"}`) || strings.Contains(string(d), "7099") ||
+			!strings.Contains(string(d), `"application":"kv-writer"`) {
+			t.Fatalf("deploy's recorded body %s: want the application, and the config's keys without their values", d)
 		}
 		return true, nil
 	}, "every proxied change audited")

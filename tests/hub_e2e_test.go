@@ -2,6 +2,7 @@ package tests
 
 import (
 	"context"
+	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -252,41 +253,45 @@ func checkOtherTenant(t *testing.T, s *devStack, eastUUID, westUUID string) {
 func checkAudit(t *testing.T, demo *droverCLI, s *devStack, eastUUID, westUUID string) {
 	t.Helper()
 	var entries []struct {
-		Actor     string `json:"actor"`
-		Org       string `json:"org"`
-		Operation string `json:"operation"`
-		Method    string `json:"method"`
-		Path      string `json:"path"`
-		ModelUUID string `json:"model-uuid"`
-		Status    int    `json:"status"`
-		Result    string `json:"result"`
+		Actor     string         `json:"actor"`
+		Org       string         `json:"org"`
+		Operation string         `json:"operation"`
+		Method    string         `json:"method"`
+		Path      string         `json:"path"`
+		ModelUUID string         `json:"model-uuid"`
+		Status    int            `json:"status"`
+		Result    string         `json:"result"`
+		Details   map[string]any `json:"details"`
 	}
 	if err := json.Unmarshal([]byte(demo.ok("audit", "--format", "json")), &entries); err != nil {
 		t.Fatal(err)
 	}
 	var seen []string
 	for _, e := range entries {
-		seen = append(seen, fmt.Sprintf("%s %s %s %s %d %s", e.Actor, e.Org, e.Operation, e.ModelUUID, e.Status, e.Result))
+		seen = append(seen, fmt.Sprintf("%s %s %s %v %s %d %s", e.Actor, e.Org, e.Operation, e.Details["target"], e.ModelUUID, e.Status, e.Result))
 	}
 	want := []struct {
 		what  string
-		match func(op, model string) bool
+		match func(op, target, model string) bool
 	}{
-		{"device login", func(op, _ string) bool { return op == "login-device" }},
-		{"add-model east", func(op, m string) bool { return op == "add-model" && m == eastUUID }},
-		{"add-model west", func(op, m string) bool { return op == "add-model" && m == westUUID }},
-		{"deploy east", func(op, m string) bool { return op == "model POST applications" && m == eastUUID }},
-		{"deploy west", func(op, m string) bool { return op == "model POST applications" && m == westUUID }},
-		{"integrate", func(op, m string) bool { return strings.HasPrefix(op, "model POST relations") && m == eastUUID }},
-		{"config", func(op, m string) bool { return strings.HasSuffix(op, "applications/webapp/config") && m == eastUUID }},
-		{"other tenant's refused config", func(op, m string) bool {
-			return strings.HasSuffix(op, "applications/kvstore/config") && m == eastUUID
+		{"device login", func(op, _, _ string) bool { return op == "login-device" }},
+		{"add-model east", func(op, _, m string) bool { return op == "add-model" && m == eastUUID }},
+		{"add-model west", func(op, _, m string) bool { return op == "add-model" && m == westUUID }},
+		{"deploy east", func(op, app, m string) bool { return op == "deploy" && app == "kvstore" && m == eastUUID }},
+		{"deploy west", func(op, app, m string) bool { return op == "deploy" && app == "kvstore" && m == westUUID }},
+		{"integrate", func(op, eps, m string) bool {
+			return op == "integrate" && strings.Contains(eps, "webapp") && m == eastUUID
+		}},
+		{"config", func(op, app, m string) bool { return op == "config" && app == "webapp" && m == eastUUID }},
+		{"other tenant's refused config", func(op, app, m string) bool {
+			return op == "config" && app == "kvstore" && m == eastUUID
 		}},
 	}
 	for _, w := range want {
 		found := false
 		for _, e := range entries {
-			if w.match(e.Operation, e.ModelUUID) && (e.Actor == s.info.User.Email || w.what == "other tenant's refused config") {
+			target, _ := e.Details["target"].(string)
+			if w.match(e.Operation, target, e.ModelUUID) && (e.Actor == s.info.User.Email || w.what == "other tenant's refused config") {
 				found = true
 				break
 			}
@@ -320,5 +325,23 @@ func checkAudit(t *testing.T, demo *droverCLI, s *devStack, eastUUID, westUUID s
 		if f := strings.Fields(l); len(f) < 4 || f[len(f)-3] != "e2e-west" {
 			t.Errorf("audit --model e2e-west shows another model: %q", l)
 		}
+	}
+	// Operations are named as the commands that made them, with their
+	// target; --operation takes that name; --format csv is real CSV.
+	if !regexp.MustCompile(`\sdeploy\s+kvstore\s+e2e-west\s+201\s+ok`).MatchString(out) {
+		t.Errorf("audit table lacks the deploy of kvstore:\n%s", out)
+	}
+	var deploys []struct{ Operation string }
+	if err := json.Unmarshal([]byte(demo.ok("audit", "--operation", "deploy", "--format", "json")), &deploys); err != nil || len(deploys) < 2 {
+		t.Errorf("audit --operation deploy: %+v (%v)", deploys, err)
+	}
+	for _, d := range deploys {
+		if d.Operation != "deploy" {
+			t.Errorf("audit --operation deploy gave %q", d.Operation)
+		}
+	}
+	recs, err := csv.NewReader(strings.NewReader(demo.ok("audit", "--model", "e2e-west", "--format", "csv"))).ReadAll()
+	if err != nil || len(recs) < 3 || strings.Join(recs[0], ",") != "TIME,ACTOR,OPERATION,TARGET,MODEL,STATUS,RESULT" {
+		t.Errorf("audit --format csv: %v (%v)", recs, err)
 	}
 }
