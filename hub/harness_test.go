@@ -124,21 +124,26 @@ func (e *env) token(id store.Identity, ttl time.Duration, aud string) string {
 	return tok
 }
 
-// do sends a request with an optional bearer token and JSON body, and
-// returns the status and body.
+// do sends a request with an optional bearer token and body (JSON, or a
+// []byte sent as a zip archive), and returns the status and body.
 func (e *env) do(method, path, token string, body any) (int, []byte) {
 	e.t.Helper()
 	var rd io.Reader
-	if body != nil {
-		b, _ := json.Marshal(body)
-		rd = bytes.NewReader(b)
+	ctype := "application/json"
+	switch b := body.(type) {
+	case nil:
+	case []byte:
+		rd, ctype = bytes.NewReader(b), "application/zip"
+	default:
+		j, _ := json.Marshal(b)
+		rd = bytes.NewReader(j)
 	}
 	req, _ := http.NewRequestWithContext(e.t.Context(), method, e.url+path, rd)
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
 	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Content-Type", ctype)
 	}
 	hc := e.client
 	if hc == nil {

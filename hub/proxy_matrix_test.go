@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"path/filepath"
@@ -32,7 +31,7 @@ type proxyFixture struct {
 	*env
 	alice, rita, will, olga store.Identity
 	model                   string
-	charmSHA                string
+	charmSHA, webSHA        string
 }
 
 // testSpoke is an in-process controller registered with the test hub.
@@ -115,32 +114,82 @@ func newProxyFixture(t *testing.T) *proxyFixture {
 	e.grant(authz.UserObject(f.will.ID), authz.Writer, authz.ModelObject(f.model))
 	e.settle()
 	f.charmSHA = f.uploadCharm(t, "kvstore")
+	f.webSHA = f.uploadCharm(t, "webapp")
 	return f
 }
 
-// uploadCharm uploads a sample charm through the hub as alice.
-func (f *proxyFixture) uploadCharm(t *testing.T, name string) string {
+// charmArchive is a sample charm, zipped.
+func charmArchive(t *testing.T, name string) []byte {
 	_, file, _, _ := runtime.Caller(0)
 	var buf bytes.Buffer
 	if err := charm.ArchiveDir(filepath.Join(filepath.Dir(filepath.Dir(file)), "charms", name), &buf); err != nil {
 		t.Fatal(err)
 	}
-	req, _ := http.NewRequestWithContext(t.Context(), "POST", f.url+"/v1/models/"+f.model+"/charms", &buf)
-	req.Header.Set("Authorization", "Bearer "+f.token(f.alice, time.Minute, ""))
-	req.Header.Set("Content-Type", "application/zip")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
+	return buf.Bytes()
+}
+
+// uploadCharm uploads a sample charm through the hub as alice.
+func (f *proxyFixture) uploadCharm(t *testing.T, name string) string {
+	code, b := f.do("POST", "/v1/models/"+f.model+"/charms", f.token(f.alice, time.Minute, ""), charmArchive(t, name))
 	var ch struct {
 		SHA256 string `json:"sha256"`
 	}
-	if resp.StatusCode >= 300 || json.Unmarshal(b, &ch) != nil || ch.SHA256 == "" {
-		t.Fatalf("upload charm through the hub: %d %s", resp.StatusCode, b)
+	if code >= 300 || json.Unmarshal(b, &ch) != nil || ch.SHA256 == "" {
+		t.Fatalf("upload charm through the hub: %d %s", code, b)
 	}
 	return ch.SHA256
+}
+
+// relationOf is the id of the relation the role's web application is in
+// ("0" when it has none: the request is refused before it matters).
+func (f *proxyFixture) relationOf(role string) string {
+	code, b := f.do("GET", "/v1/models/"+f.model+"/relations", f.token(f.alice, time.Minute, ""), nil)
+	var rels []api.Relation
+	if code != http.StatusOK || json.Unmarshal(b, &rels) != nil {
+		f.t.Fatalf("list relations: %d %s", code, b)
+	}
+	for _, r := range rels {
+		if strings.Contains(r.Key, "web-"+role+":") {
+			return fmt.Sprint(r.ID)
+		}
+	}
+	return "0"
+}
+
+// routeMatching is the controller's model route ("METHOD pattern") that
+// serves method and path, or "".
+func routeMatching(method, path string) string {
+	path, _, _ = strings.Cut(path, "?")
+	segs := strings.Split(path, "/")
+	for _, r := range spoke.ModelRoutes() {
+		m, pattern, _ := strings.Cut(r, " ")
+		ps := strings.Split(pattern, "/")
+		if m != method || len(ps) != len(segs) {
+			continue
+		}
+		match := true
+		for i := range ps {
+			if !strings.HasPrefix(ps[i], "{") && ps[i] != segs[i] {
+				match = false
+				break
+			}
+		}
+		if match {
+			return r
+		}
+	}
+	return ""
+}
+
+// machineOf is the machine of a unit ("0" when there is no such unit: the
+// request is refused before it matters).
+func (f *proxyFixture) machineOf(unit string) string {
+	code, b := f.do("GET", "/v1/models/"+f.model+"/units/"+unit, f.token(f.alice, time.Minute, ""), nil)
+	var u api.Unit
+	if code != http.StatusOK || json.Unmarshal(b, &u) != nil || u.MachineID == "" {
+		return "0"
+	}
+	return u.MachineID
 }
 
 // dial opens the model's watch websocket through the hub and returns the
@@ -169,9 +218,12 @@ func (f *proxyFixture) dial(t *testing.T, token string) int {
 
 // proxyRoute is one proxied model route; want holds the status for
 // other-tenant, reader, writer and admin, in the order they run (admin
-// last: DELETE destroys the model).
+// last: DELETE destroys the model). "{role}" in path names the caller's
+// role, so that writer and admin each change their own application; path
+// may also be worked out when the request is made.
 type proxyRoute struct {
 	name, method, path string
+	pathFor            func(role string) string
 	body               func(role string) any
 	want               [4]int
 }
@@ -183,19 +235,91 @@ type proxyRoute struct {
 func TestProxyAuthorizationMatrix(t *testing.T) {
 	f := newProxyFixture(t)
 	mp := "/v1/models/" + f.model
-	routes := []proxyRoute{
-		{name: "GET status", method: "GET", path: mp + "/status", want: [4]int{404, 200, 200, 200}},
-		{name: "GET applications", method: "GET", path: mp + "/applications", want: [4]int{404, 200, 200, 200}},
-		{name: "PATCH config", method: "PATCH", path: mp + "/config",
-			body: func(role string) any { return map[string]any{"set": map[string]any{"note-" + role: "x"}} },
-			want: [4]int{404, 403, 200, 200}},
-		{name: "POST applications", method: "POST", path: mp + "/applications",
-			body: func(role string) any {
-				return map[string]any{"application": "kv-" + role, "charm-sha256": f.charmSHA, "config": map[string]any{"port": 7099}}
-			},
-			want: [4]int{404, 403, 201, 201}},
-		{name: "DELETE model", method: "DELETE", path: mp, want: [4]int{404, 403, 403, 204}},
+	read := [4]int{404, 200, 200, 200}
+	write := func(code int) [4]int { return [4]int{404, 403, code, code} }
+	obj := func(kv ...any) func(string) any {
+		return func(role string) any {
+			m := map[string]any{}
+			for i := 0; i < len(kv); i += 2 {
+				v := kv[i+1]
+				switch x := v.(type) {
+				case string:
+					v = strings.ReplaceAll(x, "{role}", role)
+				case []string:
+					l := make([]string, len(x))
+					for j, s := range x {
+						l[j] = strings.ReplaceAll(s, "{role}", role)
+					}
+					v = l
+				}
+				m[kv[i].(string)] = v
+			}
+			return m
+		}
 	}
+	// Every model route of the controller API (spoke/internal/apiserver),
+	// in an order in which each change finds what it needs.
+	routes := []proxyRoute{
+		{name: "GET model", method: "GET", path: mp, want: read},
+		{name: "GET status", method: "GET", path: mp + "/status", want: read},
+		{name: "GET config", method: "GET", path: mp + "/config", want: read},
+		{name: "PATCH config", method: "PATCH", path: mp + "/config",
+			body: func(role string) any { return map[string]any{"set": map[string]any{"note-" + role: "x"}} }, want: write(200)},
+		{name: "POST charms", method: "POST", path: mp + "/charms",
+			body: func(string) any { return charmArchive(t, "kvstore") }, want: write(201)},
+		{name: "GET charm", method: "GET", path: mp + "/charms/" + f.charmSHA, want: read},
+		{name: "POST applications", method: "POST", path: mp + "/applications",
+			body: obj("application", "kv-{role}", "charm-sha256", f.charmSHA, "num-units", 2, "config", map[string]any{"port": 7099}),
+			want: write(201)},
+		{name: "POST applications (webapp)", method: "POST", path: mp + "/applications",
+			body: obj("application", "web-{role}", "charm-sha256", f.webSHA, "num-units", 1), want: write(201)},
+		{name: "GET applications", method: "GET", path: mp + "/applications", want: read},
+		{name: "GET application", method: "GET", path: mp + "/applications/kv-writer", want: read},
+		{name: "GET application config", method: "GET", path: mp + "/applications/kv-writer/config", want: read},
+		{name: "PATCH application config", method: "PATCH", path: mp + "/applications/kv-{role}/config",
+			body: obj("set", map[string]any{"port": 7100}), want: write(200)},
+		{name: "POST units", method: "POST", path: mp + "/applications/kv-{role}/units", body: obj("num-units", 1), want: write(201)},
+		{name: "POST scale", method: "POST", path: mp + "/applications/kv-{role}/scale", body: obj("scale", 4), want: write(200)},
+		{name: "POST expose", method: "POST", path: mp + "/applications/kv-{role}/expose", body: obj("exposed", true), want: write(200)},
+		{name: "POST charm", method: "POST", path: mp + "/applications/kv-{role}/charm",
+			body: obj("charm-sha256", f.charmSHA), want: write(200)},
+		{name: "GET units", method: "GET", path: mp + "/units", want: read},
+		{name: "GET unit", method: "GET", path: mp + "/units/kv-writer/0", want: read},
+		// Answered by the controller: the unit is not in error.
+		{name: "POST resolved", method: "POST", path: mp + "/units/kv-{role}/0/resolved", body: obj(), want: write(409)},
+		{name: "GET machines", method: "GET", path: mp + "/machines", want: read},
+		{name: "GET machine", method: "GET", path: mp + "/machines/0", want: read},
+		{name: "GET status-history", method: "GET", path: mp + "/status-history?kind=workload&entity=kv-writer/0", want: read},
+		{name: "POST relations", method: "POST", path: mp + "/relations",
+			body: obj("endpoints", []string{"web-{role}:db", "kv-{role}:kv"}), want: write(201)},
+		{name: "GET relations", method: "GET", path: mp + "/relations", want: read},
+		{name: "POST actions", method: "POST", path: mp + "/actions",
+			body: obj("action", "get", "receivers", []string{"kv-{role}/0"}, "params", map[string]any{"key": "k"}), want: write(201)},
+		{name: "GET tasks", method: "GET", path: mp + "/tasks", want: read},
+		{name: "GET task", method: "GET", path: mp + "/tasks/0", want: read},
+		{name: "GET logs", method: "GET", path: mp + "/logs", want: read},
+		{name: "DELETE relation", method: "DELETE", pathFor: func(role string) string { return mp + "/relations/" + f.relationOf(role) },
+			want: write(202)},
+		{name: "DELETE unit", method: "DELETE", path: mp + "/units/kv-{role}/1", want: write(202)},
+		{name: "DELETE machine", method: "DELETE", path: mp + "/machines/{machine}?force=true", want: write(202)},
+		{name: "DELETE application", method: "DELETE", path: mp + "/applications/web-{role}", want: write(202)},
+		{name: "DELETE model", method: "DELETE", path: mp, want: [4]int{404, 403, 403, 202}}, // dying: it has applications
+	}
+	t.Run("covers every model route", func(t *testing.T) {
+		covered := map[string]bool{"GET /v1/models/{model}/watch": true} // the watch subtest below
+		for _, rt := range routes {
+			p := strings.ReplaceAll(rt.path, "{role}", "writer")
+			if rt.pathFor != nil {
+				p = rt.pathFor("writer")
+			}
+			covered[routeMatching(rt.method, strings.Replace(p, f.model, "{model}", 1))] = true
+		}
+		for _, r := range spoke.ModelRoutes() {
+			if !covered[r] {
+				t.Errorf("the matrix lacks the controller's route %s", r)
+			}
+		}
+	})
 	roles := []struct {
 		name string
 		id   store.Identity
@@ -228,13 +352,23 @@ func TestProxyAuthorizationMatrix(t *testing.T) {
 				}
 				return rt.body(role)
 			}
+			path := func(role string) string {
+				if rt.pathFor != nil {
+					return rt.pathFor(role)
+				}
+				p := strings.ReplaceAll(rt.path, "{role}", role)
+				if strings.Contains(p, "{machine}") {
+					p = strings.ReplaceAll(p, "{machine}", f.machineOf("kv-"+role+"/2"))
+				}
+				return p
+			}
 			for name, tok := range bad {
-				if code, b := f.do(rt.method, rt.path, tok, body(name)); code != http.StatusUnauthorized {
+				if code, b := f.do(rt.method, path(name), tok, body(name)); code != http.StatusUnauthorized {
 					t.Errorf("%s: got %d %s, want 401", name, code, b)
 				}
 			}
 			for i, role := range roles {
-				code, b := f.do(rt.method, rt.path, f.token(role.id, time.Minute, ""), body(role.name))
+				code, b := f.do(rt.method, path(role.name), f.token(role.id, time.Minute, ""), body(role.name))
 				if code != rt.want[i] {
 					t.Errorf("%s: got %d %s, want %d", role.name, code, b, rt.want[i])
 				}
@@ -259,7 +393,8 @@ func TestProxyAuthorizationMatrix(t *testing.T) {
 				deploy = &entries[i]
 			}
 		}
-		for _, want := range []string{"model-config 403", "model-config 200", "deploy 201", "destroy-model 204", "destroy-model 403"} {
+		for _, want := range []string{"model-config 403", "model-config 200", "deploy 201", "destroy-model 202", "destroy-model 403",
+			"integrate 201", "run 201", "remove-unit 202", "resolved 409", "add-charm 201"} {
 			if got[want] == 0 {
 				return false, fmt.Errorf("audit lacks %q: %v", want, got)
 			}

@@ -285,3 +285,13 @@ func (s *Server) ControllerInfo(ctx context.Context) (*api.ControllerInfo, error
 	}
 	return info, nil
 }
+
+// ModelRoutes lists the controller API's model routes ("GET
+// /v1/models/{model}/status", ...): the hub forwards each of them.
+func ModelRoutes() []string {
+	var out []string
+	for _, r := range apiserver.ModelRoutes() {
+		out = append(out, r.Method+" "+r.Pattern)
+	}
+	return out
+}

@@ -54,6 +54,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -288,4 +289,22 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+}
+
+// Route is one route of the controller API: a method and a chi pattern.
+type Route struct{ Method, Pattern string }
+
+// ModelRoutes lists the routes under /v1/models/{model}: what the hub
+// forwards, and what its tests must cover.
+func ModelRoutes() []Route {
+	r := chi.NewRouter()
+	(&Server{}).userRoutes(r)
+	var out []Route
+	_ = chi.Walk(r, func(method, route string, _ http.Handler, _ ...func(http.Handler) http.Handler) error {
+		if strings.HasPrefix(route, "/models/{model}/") {
+			out = append(out, Route{Method: method, Pattern: "/v1" + strings.TrimSuffix(route, "/")})
+		}
+		return nil
+	})
+	return out
 }
