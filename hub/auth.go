@@ -326,9 +326,11 @@ func (s *Server) handleLogout(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		RefreshToken string `json:"refresh_token"`
 	}
-	if err := decode(r, &req); err != nil {
-		s.writeError(w, r, err)
-		return
+	if r.ContentLength != 0 { // no body: nothing to revoke beyond the access token, which expires
+		if err := decode(r, &req); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
 	}
 	if req.RefreshToken != "" {
 		if err := s.store.RevokeSession(r.Context(), hashRefresh(req.RefreshToken), s.cfg.Now()); err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/droverhq/drover/api"
@@ -113,6 +114,35 @@ func (s *Server) placeOn(ctx context.Context, c store.Controller, p Principal, r
 	return m, false, nil
 }
 
+// noPlacement says why no controller may host the model: 403 when the
+// caller sees one that fits but may not add models to it, 404 when none
+// the caller can see fits.
+func (s *Server) noPlacement(ctx context.Context, p Principal, req api.AddModelRequest, wanted func(store.Controller) bool) error {
+	what := "any controller"
+	switch {
+	case req.Controller != "":
+		what = "controller " + req.Controller
+	case req.Region != "" && req.Cloud != "":
+		what = "a controller in " + req.Cloud + "/" + req.Region
+	case req.Region != "":
+		what = "a controller in region " + req.Region
+	case req.Cloud != "":
+		what = "a controller in cloud " + req.Cloud
+	}
+	uuids, err := s.list(ctx, p, authz.Reader, authz.TypeController)
+	if err != nil {
+		return err
+	}
+	visible, err := s.store.ListControllers(ctx, uuids, false)
+	if err != nil {
+		return err
+	}
+	if slices.ContainsFunc(visible, wanted) {
+		return fmt.Errorf("%w: you may not add models to %s (ask for add-model access)", errForbidden, what)
+	}
+	return fmt.Errorf("%w: there is no %s you can see", errNotFound, strings.TrimPrefix(what, "a "))
+}
+
 // placementCandidates orders the controllers that may host the model.
 func (s *Server) placementCandidates(ctx context.Context, p Principal, req api.AddModelRequest) ([]store.Controller, error) {
 	uuids, err := s.list(ctx, p, authz.CanAddModel, authz.TypeController)
@@ -127,22 +157,18 @@ func (s *Server) placementCandidates(ctx context.Context, p Principal, req api.A
 	if err != nil {
 		return nil, err
 	}
+	wanted := func(c store.Controller) bool {
+		return (req.Controller == "" || c.Name == req.Controller) && (req.Region == "" || c.Region == req.Region) &&
+			(req.Cloud == "" || c.Cloud == req.Cloud)
+	}
 	var cands []store.Controller
 	for _, c := range all {
-		if (req.Controller == "" || c.Name == req.Controller) && (req.Region == "" || c.Region == req.Region) &&
-			(req.Cloud == "" || c.Cloud == req.Cloud) {
+		if wanted(c) {
 			cands = append(cands, c)
 		}
 	}
 	if len(cands) == 0 {
-		what := "any controller"
-		switch {
-		case req.Controller != "":
-			what = "controller " + req.Controller
-		case req.Region != "":
-			what = "a controller in region " + req.Region
-		}
-		return nil, fmt.Errorf("%w: you may not add models to %s", errNotFound, what)
+		return nil, s.noPlacement(ctx, p, req, wanted)
 	}
 	slices.SortStableFunc(cands, func(a, b store.Controller) int {
 		if ah, bh := a.Status == statusConnected, b.Status == statusConnected; ah != bh {

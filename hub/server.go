@@ -126,6 +126,17 @@ func (s *Server) Close() {
 // Handler is the hub's HTTP handler (for tests and embedding).
 func (s *Server) Handler() http.Handler { return s }
 
+// Routes lists the hub's authenticated API ("METHOD /v1/..."), for its
+// authorization tests to check they leave none out.
+func (s *Server) Routes() []string {
+	var out []string
+	_ = chi.Walk(s.router, func(method, route string, _ http.Handler, _ ...func(http.Handler) http.Handler) error {
+		out = append(out, method+" "+route)
+		return nil
+	})
+	return out
+}
+
 // Mount adds routes under the authenticated, audited /v1 API. fn receives a
 // router whose handlers can call Principal(r.Context()) and s.Check. It
 // must be called before Run. This is the seam for the federation work

@@ -139,8 +139,8 @@ func (ss *spokeSet) get(c store.Controller) (*spokeClient, error) {
 		return sc, nil
 	}
 	sc, err := newSpokeClient(c.CACert, c.APIAddresses)
-	if err != nil {
-		return nil, err
+	if err != nil { // the registered record is at fault, not the caller
+		return nil, fmt.Errorf("%w: controller %s: its CA has no certificate", errSpokeUnavailable, c.Name)
 	}
 	if old := ss.m[c.UUID]; old != nil {
 		old.transport.CloseIdleConnections()
