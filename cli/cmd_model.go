@@ -353,13 +353,14 @@ func (a *App) destroyModel(ctx context.Context, ref string, force, yes, noWait b
 	if m != nil && !noWait {
 		wctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
-		if err := a.waitModelGone(wctx, mc, p); err != nil {
+		var left modelLeft
+		if err := a.waitModelGone(wctx, mc, p, &left); err != nil {
 			p.Done("")
 			if errors.Is(err, context.DeadlineExceeded) {
-				if force {
-					return fmt.Errorf("model %q is still dying after %s: its machines wait for the provisioner to release them; see 'drover status -m %s'", mc.model, timeout, mc.model)
+				if force || left.units == 0 {
+					return fmt.Errorf("model %q is still dying after %s (%s left): its machines wait for the provisioner to release them; see 'drover status -m %s'", mc.model, timeout, left, mc.model)
 				}
-				return fmt.Errorf("model %q is still dying after %s; its units wait for their agents: see 'drover status -m %s', or retry with --force", mc.model, timeout, mc.model)
+				return fmt.Errorf("model %q is still dying after %s (%s left); its units wait for their agents: see 'drover status -m %s', or retry with --force", mc.model, timeout, left, mc.model)
 			}
 			return err
 		}
@@ -377,9 +378,17 @@ func (a *App) destroyModel(ctx context.Context, ref string, force, yes, noWait b
 	return nil
 }
 
+// modelLeft is what a dying model still has.
+type modelLeft struct{ apps, units, machines int }
+
+func (l modelLeft) String() string {
+	return fmt.Sprintf("%d applications, %d units, %d machines", l.apps, l.units, l.machines)
+}
+
 // waitModelGone follows the model's watch until the model is removed,
-// showing how many applications and units remain.
-func (a *App) waitModelGone(ctx context.Context, mc *modelConn, p *progress) error {
+// showing (and keeping in left) how many applications, units and machines
+// remain.
+func (a *App) waitModelGone(ctx context.Context, mc *modelConn, p *progress, left *modelLeft) error {
 	w, err := a.follow(ctx, mc)
 	if err != nil {
 		if api.CodeOf(err) == api.CodeNotFound {
@@ -395,11 +404,11 @@ func (a *App) waitModelGone(ctx context.Context, mc *modelConn, p *progress) err
 			return err
 		}
 		if st, err := mc.client.Status(ctx, mc.uuid); err == nil {
-			units := 0
+			*left = modelLeft{apps: len(st.Applications), machines: len(st.Machines)}
 			for _, app := range st.Applications {
-				units += len(app.Units)
+				left.units += len(app.Units)
 			}
-			p.Update("Waiting for model %q to go: %d applications, %d units, %d machines left", mc.model, len(st.Applications), units, len(st.Machines))
+			p.Update("Waiting for model %q to go: %s left", mc.model, left)
 		}
 		if _, err := w.Next(ctx); err != nil {
 			if api.CodeOf(err) == api.CodeNotFound {

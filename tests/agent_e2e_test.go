@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -151,6 +153,27 @@ func TestAgentEndToEnd(t *testing.T) {
 			t.Errorf("%s: %v\n%s", u.Name, err, strings.Join(e.hookLog(u), "\n"))
 		}
 	}
+
+	// Destroy the model, without force: the units run their teardown
+	// hooks, the machines they leave are released, and the model goes.
+	if _, err := e.cl.DestroyModel(e.ctx(10*time.Second), e.model, false); err != nil {
+		t.Fatal(err)
+	}
+	testkit.EventuallyWithin(t, 120*time.Second, func() (bool, error) {
+		_, err := e.cl.Model(e.ctx(10*time.Second), e.model)
+		if api.CodeOf(err) == api.CodeNotFound {
+			return true, nil
+		}
+		st, serr := e.cl.Status(e.ctx(10*time.Second), e.model)
+		if serr != nil {
+			return false, serr
+		}
+		return false, fmt.Errorf("%d applications, %d machines left", len(st.Applications), len(st.Machines))
+	}, "the destroyed model gone")
+	testkit.EventuallyWithin(t, 30*time.Second, func() (bool, error) {
+		left, err := os.ReadDir(filepath.Join(e.machineDir, e.model))
+		return os.IsNotExist(err) || len(left) == 0, nil
+	}, "the model's machines released")
 }
 
 // clusterFormed: n cluster units, one "leader of n", the rest "member of n".

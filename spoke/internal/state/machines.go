@@ -160,5 +160,8 @@ func (t *Txn) RemoveMachine(req *RemoveMachineRequest) error {
 	if err := t.deleteCredential("machine-" + mc.ModelUUID + "-" + mc.ID); err != nil {
 		return err
 	}
-	return t.del(tableMachines, mc)
+	if err := t.del(tableMachines, mc); err != nil {
+		return err
+	}
+	return t.settleDyingModel(mc.ModelUUID, "")
 }

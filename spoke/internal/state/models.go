@@ -168,7 +168,63 @@ func (t *Txn) DestroyModel(req *DestroyModelRequest) (*api.Model, error) {
 			return nil, err
 		}
 	}
+	machines, err := t.ListMachines(m.UUID)
+	if err != nil {
+		return nil, err
+	}
+	for _, mc := range machines {
+		if err := t.retireMachine(mc); err != nil {
+			return nil, err
+		}
+	}
 	return m, nil
+}
+
+// A dying model winds down as Juju's does: each machine becomes dying once
+// it hosts no units (the provisioner then releases it), and the model is
+// removed once its last application and machine are gone.
+
+// retireMachine makes an alive machine of a dying model dying when it
+// hosts no units.
+func (t *Txn) retireMachine(mc *api.Machine) error {
+	if mc == nil || mc.Life != api.Alive {
+		return nil
+	}
+	if u, err := t.txn.First(tableUnits, "machine", mc.ModelUUID, mc.ID); err != nil {
+		return internalf("unit lookup: %v", err)
+	} else if u != nil {
+		return nil
+	}
+	mc = copyMachine(mc)
+	mc.Life = api.Dying
+	return t.put(tableMachines, mc)
+}
+
+// settleDyingModel is called when something of model went: if the model is
+// dying, the machine (if any) that lost a unit is retired, and an empty
+// model is removed.
+func (t *Txn) settleDyingModel(model, machine string) error {
+	m, err := first[api.Model](&t.reader, tableModels, "id", model)
+	if err != nil || m == nil || m.Life != api.Dying {
+		return err
+	}
+	if machine != "" {
+		mc, err := t.MachineByID(model, machine)
+		if err != nil {
+			return err
+		}
+		if err := t.retireMachine(mc); err != nil {
+			return err
+		}
+	}
+	for _, tbl := range []string{tableApplications, tableMachines} {
+		if obj, err := t.txn.First(tbl, "model", model); err != nil {
+			return internalf("%s lookup: %v", tbl, err)
+		} else if obj != nil {
+			return nil
+		}
+	}
+	return t.RemoveModel(&RemoveModelRequest{ModelUUID: model})
 }
 
 // RemoveModel deletes an empty or dead model and every row it still owns.

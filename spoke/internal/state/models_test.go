@@ -58,12 +58,49 @@ func TestModelCommands(t *testing.T) {
 	if h.app("kv") != nil {
 		t.Fatal("dying application without units and relations not removed")
 	}
-	h.fails(RemoveModelType, &RemoveModelRequest{ModelUUID: testModel}, api.ErrConflict) // machine 0 left
-	h.must(DestroyMachineType, &DestroyMachineRequest{ModelUUID: testModel, ID: "0"})
+	// The machine its last unit left is dying now (the provisioner
+	// releases it); the model waits for it, and goes with it.
+	h.fails(RemoveModelType, &RemoveModelRequest{ModelUUID: testModel}, api.ErrConflict)
+	if mc, _ := h.snap().MachineByID(testModel, "0"); mc == nil || mc.Life != api.Dying {
+		t.Fatalf("machine 0 of a dying model, left without units: %+v", mc)
+	}
 	h.must(RemoveMachineType, &RemoveMachineRequest{ModelUUID: testModel, ID: "0"})
-	h.must(RemoveModelType, &RemoveModelRequest{ModelUUID: testModel})
 	if m, _ := h.snap().ModelByUUID(testModel); m != nil {
-		t.Fatal("model not removed")
+		t.Fatal("dying model not removed with its last machine")
+	}
+}
+
+// TestDyingModelRetiresEmptyMachines: destroying a model makes its
+// machines without units dying at once; an alive model keeps a machine
+// its last unit left.
+func TestDyingModelRetiresEmptyMachines(t *testing.T) {
+	h := newHarness(t)
+	h.seed()
+	h.deploy("kv", "kv", 1)
+	h.must(AddMachineType, &AddMachineRequest{ModelUUID: testModel})
+	h.must(DestroyUnitsType, &DestroyUnitsRequest{ModelUUID: testModel, Units: []string{"kv/0"}})
+	h.must(EnsureUnitDeadType, &EnsureUnitDeadRequest{ModelUUID: testModel, Unit: "kv/0"})
+	h.must(RemoveUnitType, &RemoveUnitRequest{ModelUUID: testModel, Unit: "kv/0"})
+	if mc, _ := h.snap().MachineByID(testModel, "0"); mc == nil || mc.Life != api.Alive {
+		t.Fatalf("an alive model's machine after its unit went: %+v", mc)
+	}
+	h.must(DestroyModelType, &DestroyModelRequest{ModelUUID: testModel, Now: t0})
+	machines, _ := h.snap().ListMachines(testModel)
+	if len(machines) != 2 {
+		t.Fatalf("machines: %d", len(machines))
+	}
+	for _, mc := range machines {
+		if mc.Life != api.Dying {
+			t.Errorf("machine %s of a destroyed model is %s", mc.ID, mc.Life)
+		}
+	}
+	h.must(RemoveMachineType, &RemoveMachineRequest{ModelUUID: testModel, ID: machines[0].ID})
+	if m, _ := h.snap().ModelByUUID(testModel); m == nil {
+		t.Fatal("model removed while a machine is left")
+	}
+	h.must(RemoveMachineType, &RemoveMachineRequest{ModelUUID: testModel, ID: machines[1].ID})
+	if m, _ := h.snap().ModelByUUID(testModel); m != nil {
+		t.Fatal("dying model not removed with its last machine")
 	}
 }
 

@@ -347,5 +347,8 @@ func (t *Txn) removeUnit(u *api.Unit) error {
 	if err := t.del(tableUnits, u); err != nil {
 		return err
 	}
-	return t.maybeRemoveApplication(u.ModelUUID, u.Application)
+	if err := t.maybeRemoveApplication(u.ModelUUID, u.Application); err != nil {
+		return err
+	}
+	return t.settleDyingModel(u.ModelUUID, u.MachineID)
 }
