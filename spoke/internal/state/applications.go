@@ -329,7 +329,10 @@ func (t *Txn) maybeRemoveApplication(model, name string) error {
 	if _, err := t.txn.DeleteAll(tableLeaderSettings, "id", model, name); err != nil {
 		return internalf("delete leader settings: %v", err)
 	}
-	return t.del(tableApplications, a)
+	if err := t.del(tableApplications, a); err != nil {
+		return err
+	}
+	return t.settleDyingModel(model, "")
 }
 
 func applyConfig(cfg, set map[string]any, unset []string) map[string]any {

@@ -152,3 +152,15 @@ func TestControllerCommands(t *testing.T) {
 	}
 	h.fails(RemoveCredentialType, &RemoveCredentialRequest{Tag: "user-admin"}, api.ErrNotFound)
 }
+
+// TestDestroyingAModelOfUnitlessApplications removes it at once: its
+// applications go with nothing to wait for, and so does the model.
+func TestDestroyingAModelOfUnitlessApplications(t *testing.T) {
+	h := newHarness(t)
+	h.seed()
+	h.deploy("kv", "kv", 0)
+	h.must(DestroyModelType, &DestroyModelRequest{ModelUUID: testModel, Now: t0})
+	if m, _ := h.snap().ModelByUUID(testModel); m != nil {
+		t.Fatalf("model left %s with nothing in it", m.Life)
+	}
+}
