@@ -144,28 +144,32 @@ func checkSetUnset[V any](set map[string]V, unset []string) error {
 	return nil
 }
 
-// DestroyModel makes the model dying and destroys its applications.
+// DestroyModel makes the model dying and destroys its applications, and
+// retires its machines that host no units. Again on a dying model it only
+// retires machines (a model left dying by an older version settles).
 func (t *Txn) DestroyModel(req *DestroyModelRequest) (*api.Model, error) {
 	m, err := t.model(req.ModelUUID)
 	if err != nil {
 		return nil, err
 	}
-	if m.Life != api.Alive {
+	if m.Life == api.Dead {
 		return m, nil
 	}
-	m = copyModel(m)
-	m.Life = api.Dying
-	m.Status = api.Status{Status: "destroying", Since: req.Now}
-	if err := t.put(tableModels, m); err != nil {
-		return nil, err
-	}
-	apps, err := t.ListApplications(m.UUID)
-	if err != nil {
-		return nil, err
-	}
-	for _, a := range apps {
-		if err := t.destroyApplication(a, false); err != nil {
+	if m.Life == api.Alive {
+		m = copyModel(m)
+		m.Life = api.Dying
+		m.Status = api.Status{Status: "destroying", Since: req.Now}
+		if err := t.put(tableModels, m); err != nil {
 			return nil, err
+		}
+		apps, err := t.ListApplications(m.UUID)
+		if err != nil {
+			return nil, err
+		}
+		for _, a := range apps {
+			if err := t.destroyApplication(a, false); err != nil {
+				return nil, err
+			}
 		}
 	}
 	machines, err := t.ListMachines(m.UUID)

@@ -2,6 +2,7 @@ package state
 
 import (
 	"testing"
+	"time"
 
 	"github.com/droverhq/drover/api"
 )
@@ -93,6 +94,11 @@ func TestDyingModelRetiresEmptyMachines(t *testing.T) {
 		if mc.Life != api.Dying {
 			t.Errorf("machine %s of a destroyed model is %s", mc.ID, mc.Life)
 		}
+	}
+	// Destroying it again changes nothing.
+	h.must(DestroyModelType, &DestroyModelRequest{ModelUUID: testModel, Now: t0.Add(time.Hour)})
+	if m, _ := h.snap().ModelByUUID(testModel); m == nil || m.Life != api.Dying || !m.Status.Since.Equal(t0) {
+		t.Fatalf("destroyed again: %+v", m)
 	}
 	h.must(RemoveMachineType, &RemoveMachineRequest{ModelUUID: testModel, ID: machines[0].ID})
 	if m, _ := h.snap().ModelByUUID(testModel); m == nil {
