@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/hub/internal/store"
 )
 
 // TestBadInputsGetClearErrors: what a client can send wrong to the hub's
@@ -45,6 +46,31 @@ func TestBadInputsGetClearErrors(t *testing.T) {
 		var e api.Error
 		if err := json.Unmarshal(b, &e); err != nil || code != c.code || !strings.Contains(e.Message, c.says) {
 			t.Errorf("%s %s %q: %d %s, want %d saying %q", c.method, c.path, c.body, code, b, c.code, c.says)
+		}
+	}
+}
+
+// TestRefusalsSayWhatIsMissing: a 403 names the access in grant's words
+// and the object by its name, as 'drover grant' takes them.
+func TestRefusalsSayWhatIsMissing(t *testing.T) {
+	f := newFixture(t)
+	for _, c := range []struct {
+		who          store.Identity
+		method, path string
+		body         any
+		says         string
+	}{
+		{f.rita, "PATCH", "/v1/models/" + f.model.UUID + "/config", map[string]any{"set": map[string]any{"a": 1}},
+			"rita@example.com needs write access to model prod"},
+		{f.will, "DELETE", "/v1/models/" + f.model.UUID, nil, "will@example.com needs admin access to model prod"},
+		{f.rita, "POST", "/v1/groups", map[string]string{"org": "acme", "name": "x"}, "rita@example.com needs admin access to organization acme"},
+		{f.rita, "POST", "/v1/grants", map[string]string{"user": "will@example.com", "level": "read", "model": f.model.UUID},
+			"rita@example.com needs admin access to model prod"},
+	} {
+		code, b := f.do(c.method, c.path, f.token(c.who, time.Minute, ""), c.body)
+		var e api.Error
+		if err := json.Unmarshal(b, &e); err != nil || code != 403 || !strings.Contains(e.Message, c.says) {
+			t.Errorf("%s %s as %s: %d %s, want 403 saying %q", c.method, c.path, c.who.Email, code, b, c.says)
 		}
 	}
 }

@@ -35,10 +35,47 @@ func (s *Server) require(ctx context.Context, p Principal, rel, see authz.Relati
 			return err
 		}
 		if visible {
-			return fmt.Errorf("%w: %s needs %s on %s", errForbidden, p.Identity.Name(), rel, object)
+			return fmt.Errorf("%w: %s needs %s access to %s", errForbidden, p.Identity.Name(), levelOf(object, rel), s.describe(ctx, object))
 		}
 	}
 	return fmt.Errorf("%w: %s", errNotFound, object)
+}
+
+// levelOf names rel on object's type as drover grant does ("write" on a
+// model, "superuser" on a controller); the relation itself where no level
+// maps to it.
+func levelOf(object string, rel authz.Relation) string {
+	typ, _, _ := authz.ParseObject(object)
+	for name, l := range levels[typ] {
+		if l.rel == rel {
+			return name
+		}
+	}
+	return string(rel)
+}
+
+// describe names an object for people: "model prod", "controller east",
+// "organization acme", "the hub"; the raw object when it is not indexed.
+func (s *Server) describe(ctx context.Context, object string) string {
+	typ, id, err := authz.ParseObject(object)
+	if err != nil {
+		return object
+	}
+	switch typ {
+	case authz.TypeModel:
+		if m, err := s.store.ModelByUUID(ctx, id); err == nil {
+			return "model " + m.Name
+		}
+	case authz.TypeController:
+		if c, err := s.store.ControllerByUUID(ctx, id); err == nil {
+			return "controller " + c.Name
+		}
+	case authz.TypeOrganization:
+		return "organization " + id
+	case authz.TypeHub:
+		return "the hub"
+	}
+	return object
 }
 
 // list returns the ids of the objects of typ on which the caller has rel:
