@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"time"
 
@@ -157,8 +158,11 @@ func (a *App) showControllerCmd() *cobra.Command {
 		Short: "Show a controller's details and every node",
 		Long: `Shows a controller: its UUID, API addresses, version, every controller node
 with its API and raft address, whether it votes and whether it is the raft
-leader, and the models the client knows on it.`,
-		Example: "  drover show-controller\n  drover show-controller local --format json",
+leader, and the models the client knows on it. At a hub: your access there
+and the controllers behind it; NAME may also be one of those ('drover
+controllers' lists them), shown as the hub knows it (region, cloud, health,
+addresses).`,
+		Example: "  drover show-controller\n  drover show-controller local --format json\n  drover show-controller west   # behind the current hub",
 		Args:    rangeArgs(0, 1, "at most a controller name"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := format.check(); err != nil {
@@ -186,6 +190,9 @@ type nodeView struct {
 func (a *App) showController(ctx context.Context, name, format string) error {
 	c, err := a.dial(name)
 	if err != nil {
+		if shown, herr := a.showBehindHub(ctx, name, format); shown || herr != nil {
+			return herr
+		}
 		return err
 	}
 	defer c.client.Close()
@@ -243,6 +250,33 @@ func (a *App) showHub(ctx context.Context, c *conn, format string) error {
 	}
 	a.addModelsView(c.name, view)
 	return writeFormatted(a.Stdout, format, map[string]any{c.name: view})
+}
+
+// showBehindHub shows a controller behind the current hub, by its name
+// there ('drover controllers' lists them under the hub): shown is false
+// when the current controller is not a hub or has no such controller.
+func (a *App) showBehindHub(ctx context.Context, name, format string) (shown bool, err error) {
+	s, err := a.store.Load()
+	if err != nil || name == "" || s.CurrentController == "" || s.Controllers[s.CurrentController] == nil ||
+		!s.Controllers[s.CurrentController].Hub {
+		return false, nil
+	}
+	c, err := a.dial(s.CurrentController)
+	if err != nil {
+		return false, nil
+	}
+	defer c.client.Close()
+	var ctl map[string]any
+	err = c.client.Call(ctx, http.MethodGet, "/v1/controllers/"+url.PathEscape(name), nil, nil, &ctl)
+	if api.CodeOf(err) == api.CodeNotFound {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	delete(ctl, "name")
+	view := map[string]any{"hub": c.name, "details": ctl}
+	return true, writeFormatted(a.Stdout, format, map[string]any{name: view})
 }
 
 // hubControllerList is the hub's GET /v1/controllers: the controllers

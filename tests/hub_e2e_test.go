@@ -83,6 +83,14 @@ func TestHubEndToEnd(t *testing.T) {
 		!regexp.MustCompile(`(?s)  controllers:\n    east:\n.*region: east\n.*status: connected\n.*    west:\n`).MatchString(out) {
 		t.Errorf("show-controller at the hub:\n%s", out)
 	}
+	// A controller behind the hub, by the name 'controllers' lists it under.
+	if out := demo.ok("show-controller", "west"); !strings.Contains(out, "west:\n") || !strings.Contains(out, "  hub: ") ||
+		!strings.Contains(out, "    region: west\n") || !strings.Contains(out, "    status: connected\n") {
+		t.Errorf("show-controller west (behind the hub):\n%s", out)
+	}
+	if _, errs, code := demo.run("show-controller", "nowhere"); code == 0 || !strings.Contains(errs, `controller "nowhere" not found`) {
+		t.Errorf("show-controller nowhere: exit %d, %s", code, errs)
+	}
 	if out := demo.ok("controllers"); !regexp.MustCompile(`(?m)^hub\*.*\s\d+\.\d+\.\d+\s*$`).MatchString(out) {
 		t.Errorf("controllers: the hub's row without its version:\n%s", out)
 	}
