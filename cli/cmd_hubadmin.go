@@ -266,8 +266,8 @@ func (a *App) printAudit(out any, format string) error {
 			}
 		}
 		at := fmt.Sprint(m["at"])
-		if t, err := time.Parse(time.RFC3339Nano, at); err == nil && format != "csv" {
-			at = t.UTC().Format("2006-01-02 15:04:05Z") // the table reads to the second; csv and json keep it all
+		if format != "csv" { // csv and json keep the whole time
+			at = tableTime(at)
 		}
 		rows = append(rows, []string{at, fmt.Sprint(m["actor"]), fmt.Sprint(m["operation"]), auditTarget(m),
 			model, fmt.Sprint(m["status"]), fmt.Sprint(m["result"])})
@@ -284,6 +284,14 @@ func (a *App) printAudit(out any, format string) error {
 		fmt.Fprintln(tw, strings.Join(r, "\t"))
 	}
 	return tw.Flush()
+}
+
+// tableTime shows an RFC 3339 time in a table, to the second, in UTC.
+func tableTime(s string) string {
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t.UTC().Format("2006-01-02 15:04:05Z")
+	}
+	return s
 }
 
 // auditTarget is what an audit entry acted on: the entity the hub named
@@ -318,7 +326,7 @@ func (a *App) hubControllers(ctx context.Context, ctl string) error {
 			m, _ := e.(map[string]any)
 			seen := "-"
 			if v, ok := m["last-seen"].(string); ok {
-				seen = v
+				seen = tableTime(v)
 			}
 			fmt.Fprintf(tw, "%v\t%v\t%v\t%v\t%v\t%v\n", m["name"], m["region"], m["cloud"], m["status"], seen, m["event-index"])
 		}
