@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -26,8 +27,9 @@ func TestAgentEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	kvPort, webPort := testkit.FreePort(t), testkit.FreePort(t)
-	// Other processes hold the charms' ports: the units say so, and serve
-	// once the ports are free (update-status tries again).
+	// Other servers hold the charms' ports, and answer there as the
+	// charms' own would: the units say the port is taken (not that they
+	// serve), and serve once the ports are free (update-status tries again).
 	var squatters []net.Listener
 	for _, port := range []int{kvPort, webPort} {
 		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
@@ -35,6 +37,7 @@ func TestAgentEndToEnd(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer l.Close()
+		go http.Serve(l, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("{}")) }))
 		squatters = append(squatters, l)
 	}
 	e.deploy("kvstore", "kvstore", 1, map[string]any{"port": kvPort})

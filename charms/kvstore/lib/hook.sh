@@ -11,11 +11,13 @@ running() { [ -f "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null; }
 
 start_server() {
   running && return 0
-  setsid nohup python3 "$CHARM_DIR/lib/server.py" "$1" "$CHARM_DIR/data.json" >>"$CHARM_DIR/server.log" 2>&1 </dev/null &
+  local ready="$CHARM_DIR/server.ready" # written by the server once it listens
+  rm -f "$ready"
+  READY_FILE="$ready" setsid nohup python3 "$CHARM_DIR/lib/server.py" "$1" "$CHARM_DIR/data.json" >>"$CHARM_DIR/server.log" 2>&1 </dev/null &
   echo $! >"$pidfile"
   for _ in $(seq 1 100); do
     running || break
-    KV_TIMEOUT=0.5 python3 "$CHARM_DIR/lib/kv.py" GET "$1" >/dev/null 2>&1 && running && { rm -f "$whyfile"; return 0; }
+    [ -s "$ready" ] && { rm -f "$whyfile"; return 0; }
     sleep 0.1
   done
   if tail -n 5 "$CHARM_DIR/server.log" | grep -q "Address already in use"; then

@@ -1,10 +1,6 @@
 #!/usr/bin/env python3
-"""kv.py METHOD PORT [KEY [VALUE]]: a client for the local server.
-
-KV_TIMEOUT (seconds, default 10) bounds the request: a start probe uses a
-short one, as whatever else holds the port may never answer."""
+"""kv.py METHOD PORT [KEY [VALUE]]: a client for the local server."""
 import json
-import os
 import sys
 import urllib.request
 from urllib.parse import quote
@@ -17,7 +13,7 @@ if method == "FLUSH":
     method, url = "DELETE", "http://127.0.0.1:%s/kv?prefix=%s" % (port, quote(key))
 req = urllib.request.Request(url, data=data, method=method)
 try:
-    with urllib.request.urlopen(req, timeout=float(os.environ.get("KV_TIMEOUT", "10"))) as r:
+    with urllib.request.urlopen(req, timeout=10) as r:
         print(r.read().decode())
 except urllib.error.HTTPError as e:
     print(e.read().decode())

@@ -88,4 +88,10 @@ class Handler(BaseHTTPRequestHandler):
 
 
 if __name__ == "__main__":
-    ThreadingHTTPServer(("0.0.0.0", int(sys.argv[1])), Handler).serve_forever()
+    server = ThreadingHTTPServer(("0.0.0.0", int(sys.argv[1])), Handler)
+    # Listening: say so where the charm looks (another process answering
+    # on the port is not this server).
+    if os.environ.get("READY_FILE"):
+        with open(os.environ["READY_FILE"], "w") as f:
+            f.write(str(os.getpid()))
+    server.serve_forever()

@@ -7,7 +7,6 @@ import signal
 import subprocess
 import sys
 import time
-import urllib.request
 
 CHARM_DIR = os.environ["JUJU_CHARM_DIR"]
 
@@ -81,22 +80,23 @@ class WebappCharm:
             return True
         port = str(self.config["port"])
         logfile = os.path.join(CHARM_DIR, "web.log")
+        ready = os.path.join(CHARM_DIR, "web.ready")  # written by the server once it listens
+        if os.path.exists(ready):
+            os.remove(ready)
         with open(logfile, "a") as log:
             p = subprocess.Popen([sys.executable, os.path.join(CHARM_DIR, "src", "web.py"), port, self.sitefile],
-                                 stdout=log, stderr=log, stdin=subprocess.DEVNULL, start_new_session=True)
+                                 stdout=log, stderr=log, stdin=subprocess.DEVNULL, start_new_session=True,
+                                 env=dict(os.environ, READY_FILE=ready))
         with open(self.pidfile, "w") as f:
             f.write(str(p.pid))
         for _ in range(100):
             if p.poll() is not None:
                 break
-            try:
-                urllib.request.urlopen("http://127.0.0.1:%s/data" % port, timeout=0.5).read()
-                if p.poll() is None:
-                    if os.path.exists(self.whyfile):
-                        os.remove(self.whyfile)
-                    return True
-            except OSError:
-                time.sleep(0.1)
+            if os.path.exists(ready) and os.path.getsize(ready) > 0:
+                if os.path.exists(self.whyfile):
+                    os.remove(self.whyfile)
+                return True
+            time.sleep(0.1)
         with open(logfile) as f:
             tail = f.read()[-2000:]
         why = ("port %s is in use by another process" % port if "Address already in use" in tail

@@ -4,6 +4,7 @@
 site.json on every request, so the charm reconfigures it by rewriting it."""
 import html
 import json
+import os
 import sys
 import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -51,4 +52,10 @@ class Handler(BaseHTTPRequestHandler):
 
 
 if __name__ == "__main__":
-    ThreadingHTTPServer(("0.0.0.0", int(sys.argv[1])), Handler).serve_forever()
+    server = ThreadingHTTPServer(("0.0.0.0", int(sys.argv[1])), Handler)
+    # Listening: say so where the charm looks (another process answering
+    # on the port is not this server).
+    if os.environ.get("READY_FILE"):
+        with open(os.environ["READY_FILE"], "w") as f:
+            f.write(str(os.getpid()))
+    server.serve_forever()
