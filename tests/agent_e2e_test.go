@@ -146,6 +146,26 @@ func TestAgentEndToEnd(t *testing.T) {
 		_, err := httpGet(fmt.Sprintf("http://127.0.0.1:%d/kv", kvPort2))
 		return err != nil, nil
 	}, "the kvstore server stopped")
+	// As in Juju, the machines removed units leave (the kvstore's, the
+	// cluster's scaled down) are released: each machine left hosts a unit.
+	testkit.EventuallyWithin(t, 60*time.Second, func() (bool, error) {
+		st, err := e.cl.Status(e.ctx(10*time.Second), e.model)
+		if err != nil {
+			return false, err
+		}
+		hosting := map[string]bool{}
+		for _, app := range st.Applications {
+			for _, u := range app.Units {
+				hosting[u.Machine] = true
+			}
+		}
+		for id := range st.Machines {
+			if !hosting[id] {
+				return false, fmt.Errorf("machine %s hosts no unit", id)
+			}
+		}
+		return true, nil
+	}, "empty machines released")
 
 	// Every unit's observed hook sequence is valid.
 	for _, u := range e.units() {

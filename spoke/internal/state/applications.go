@@ -332,7 +332,7 @@ func (t *Txn) maybeRemoveApplication(model, name string) error {
 	if err := t.del(tableApplications, a); err != nil {
 		return err
 	}
-	return t.settleDyingModel(model, "")
+	return t.settleDyingModel(model)
 }
 
 func applyConfig(cfg, set map[string]any, unset []string) map[string]any {

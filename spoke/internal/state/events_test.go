@@ -40,7 +40,10 @@ func TestEventsFromApply(t *testing.T) {
 	}
 	h.must(DestroyUnitsType, &DestroyUnitsRequest{ModelUUID: testModel, Units: []string{"kv/0"}, Force: true})
 	evs, err = sub.Next(ctx)
-	if err != nil || len(evs) != 2 || evs[0].Op != OpDelete || evs[0].Key != "kv/0" {
+	// The unit goes, the machine it leaves becomes dying, the application
+	// loses it.
+	if err != nil || len(evs) != 3 || evs[0].Op != OpDelete || evs[0].Key != "kv/0" ||
+		evs[1].Kind != KindMachine || evs[1].Op != OpUpsert {
 		t.Fatalf("force remove events %+v %v", evs, err)
 	}
 	// Users are published without their password hash; credentials never.

@@ -163,5 +163,5 @@ func (t *Txn) RemoveMachine(req *RemoveMachineRequest) error {
 	if err := t.del(tableMachines, mc); err != nil {
 		return err
 	}
-	return t.settleDyingModel(mc.ModelUUID, "")
+	return t.settleDyingModel(mc.ModelUUID)
 }

@@ -188,8 +188,8 @@ func (t *Txn) DestroyModel(req *DestroyModelRequest) (*api.Model, error) {
 // it hosts no units (the provisioner then releases it), and the model is
 // removed once its last application and machine are gone.
 
-// retireMachine makes an alive machine of a dying model dying when it
-// hosts no units.
+// retireMachine makes an alive machine dying when it hosts no units: the
+// last unit left it (in any model), or its model is being destroyed.
 func (t *Txn) retireMachine(mc *api.Machine) error {
 	if mc == nil || mc.Life != api.Alive {
 		return nil
@@ -204,22 +204,12 @@ func (t *Txn) retireMachine(mc *api.Machine) error {
 	return t.put(tableMachines, mc)
 }
 
-// settleDyingModel is called when something of model went: if the model is
-// dying, the machine (if any) that lost a unit is retired, and an empty
-// model is removed.
-func (t *Txn) settleDyingModel(model, machine string) error {
+// settleDyingModel is called when something of model went: a dying model
+// with nothing left is removed.
+func (t *Txn) settleDyingModel(model string) error {
 	m, err := first[api.Model](&t.reader, tableModels, "id", model)
 	if err != nil || m == nil || m.Life != api.Dying {
 		return err
-	}
-	if machine != "" {
-		mc, err := t.MachineByID(model, machine)
-		if err != nil {
-			return err
-		}
-		if err := t.retireMachine(mc); err != nil {
-			return err
-		}
 	}
 	for _, tbl := range []string{tableApplications, tableMachines} {
 		if obj, err := t.txn.First(tbl, "model", model); err != nil {

@@ -71,92 +71,53 @@ func TestModelCommands(t *testing.T) {
 	}
 }
 
-// TestDyingModelRetiresEmptyMachines: destroying a model makes its
-// machines without units dying at once; an alive model keeps a machine
-// its last unit left.
+// TestDyingModelRetiresEmptyMachines: a machine its last unit left is
+// released, as in Juju, while one that never had units stays; destroying
+// the model releases every machine without units at once.
 func TestDyingModelRetiresEmptyMachines(t *testing.T) {
 	h := newHarness(t)
 	h.seed()
-	h.deploy("kv", "kv", 1)
+	h.deploy("kv", "kv", 2)
 	h.must(AddMachineType, &AddMachineRequest{ModelUUID: testModel})
 	h.must(DestroyUnitsType, &DestroyUnitsRequest{ModelUUID: testModel, Units: []string{"kv/0"}})
 	h.must(EnsureUnitDeadType, &EnsureUnitDeadRequest{ModelUUID: testModel, Unit: "kv/0"})
 	h.must(RemoveUnitType, &RemoveUnitRequest{ModelUUID: testModel, Unit: "kv/0"})
-	if mc, _ := h.snap().MachineByID(testModel, "0"); mc == nil || mc.Life != api.Alive {
-		t.Fatalf("an alive model's machine after its unit went: %+v", mc)
+	if mc, _ := h.snap().MachineByID(testModel, "0"); mc == nil || mc.Life != api.Dying {
+		t.Fatalf("the machine kv/0 left: %+v", mc)
+	}
+	h.must(RemoveMachineType, &RemoveMachineRequest{ModelUUID: testModel, ID: "0"})
+	if mc, _ := h.snap().MachineByID(testModel, "2"); mc == nil || mc.Life != api.Alive {
+		t.Fatalf("the added machine: %+v", mc)
 	}
 	h.must(DestroyModelType, &DestroyModelRequest{ModelUUID: testModel, Now: t0})
-	machines, _ := h.snap().ListMachines(testModel)
-	if len(machines) != 2 {
-		t.Fatalf("machines: %d", len(machines))
-	}
-	for _, mc := range machines {
-		if mc.Life != api.Dying {
-			t.Errorf("machine %s of a destroyed model is %s", mc.ID, mc.Life)
+	life := func(id string) api.Life {
+		mc, _ := h.snap().MachineByID(testModel, id)
+		if mc == nil {
+			return "gone"
 		}
+		return mc.Life
+	}
+	if life("1") != api.Alive || life("2") != api.Dying {
+		t.Fatalf("after the destroy: machine 1 (kv/1 on it) %s, machine 2 (empty) %s", life("1"), life("2"))
 	}
 	// Destroying it again changes nothing.
 	h.must(DestroyModelType, &DestroyModelRequest{ModelUUID: testModel, Now: t0.Add(time.Hour)})
 	if m, _ := h.snap().ModelByUUID(testModel); m == nil || m.Life != api.Dying || !m.Status.Since.Equal(t0) {
 		t.Fatalf("destroyed again: %+v", m)
 	}
-	h.must(RemoveMachineType, &RemoveMachineRequest{ModelUUID: testModel, ID: machines[0].ID})
+	h.must(RemoveMachineType, &RemoveMachineRequest{ModelUUID: testModel, ID: "2"})
+	h.must(EnsureUnitDeadType, &EnsureUnitDeadRequest{ModelUUID: testModel, Unit: "kv/1"})
+	h.must(RemoveUnitType, &RemoveUnitRequest{ModelUUID: testModel, Unit: "kv/1"})
+	if life("1") != api.Dying {
+		t.Fatalf("machine 1 after its last unit went: %s", life("1"))
+	}
 	if m, _ := h.snap().ModelByUUID(testModel); m == nil {
 		t.Fatal("model removed while a machine is left")
 	}
-	h.must(RemoveMachineType, &RemoveMachineRequest{ModelUUID: testModel, ID: machines[1].ID})
+	h.must(RemoveMachineType, &RemoveMachineRequest{ModelUUID: testModel, ID: "1"})
 	if m, _ := h.snap().ModelByUUID(testModel); m != nil {
 		t.Fatal("dying model not removed with its last machine")
 	}
-}
-
-// TestModelConfigIsPerModel checks that a model's config rows, found by
-// the prefix of their primary key, never include those of a model whose
-// UUID extends it, and that removing a model removes only its own rows.
-func TestModelConfigIsPerModel(t *testing.T) {
-	h := newHarness(t)
-	for _, uuid := range []string{"m1", "m10", "m"} {
-		h.must(AddModelType, &AddModelRequest{UUID: uuid, Name: "n" + uuid, Owner: "admin", Now: t0})
-		h.must(SetModelConfigType, &SetModelConfigRequest{ModelUUID: uuid, Set: map[string]any{"of": uuid, uuid: true}})
-	}
-	for _, uuid := range []string{"m1", "m10", "m"} {
-		cfg, err := h.snap().ModelConfig(uuid)
-		if err != nil || len(cfg) != 2 || cfg["of"] != uuid || cfg[uuid] != true {
-			t.Fatalf("config of %s: %v, %v", uuid, cfg, err)
-		}
-	}
-	h.must(RemoveModelType, &RemoveModelRequest{ModelUUID: "m1"})
-	if cfg, _ := h.snap().ModelConfig("m1"); len(cfg) != 0 {
-		t.Fatalf("config of removed model: %v", cfg)
-	}
-	for _, uuid := range []string{"m10", "m"} {
-		if cfg, _ := h.snap().ModelConfig(uuid); len(cfg) != 2 {
-			t.Fatalf("config of %s after removing m1: %v", uuid, cfg)
-		}
-	}
-}
-
-func TestControllerCommands(t *testing.T) {
-	h := newHarness(t)
-	h.must(ControllerInitType, &ControllerInitRequest{UUID: "c1", Name: "east"})
-	h.fails(ControllerInitType, &ControllerInitRequest{UUID: "c2", Name: "east"}, api.ErrConflict)
-	h.must(UpsertControllerNodeType, &UpsertControllerNodeRequest{Node: api.ControllerNode{ID: "n1", RaftAddr: "a:1"}})
-	h.fails(UpsertControllerNodeType, &UpsertControllerNodeRequest{Node: api.ControllerNode{ID: "n2"}}, api.ErrInvalid)
-	h.fails(RemoveControllerNodeType, &RemoveControllerNodeRequest{ID: "n9"}, api.ErrNotFound)
-	h.must(UpsertUserType, &UpsertUserRequest{User: api.User{Name: "admin", Access: "superuser"}, PasswordHash: "h1"})
-	h.fails(UpsertUserType, &UpsertUserRequest{User: api.User{Name: "x", Access: "root"}}, api.ErrInvalid)
-	h.must(UpsertUserType, &UpsertUserRequest{User: api.User{Name: "admin", Access: "superuser", DisplayName: "A"}})
-	u, _ := h.snap().UserByName("admin")
-	if u.PasswordHash != "h1" || u.DisplayName != "A" {
-		t.Errorf("user %+v", u)
-	}
-	h.must(SetCredentialType, &SetCredentialRequest{Credential: api.Credential{Tag: "user-admin", Hash: "h"}})
-	h.fails(SetCredentialType, &SetCredentialRequest{Credential: api.Credential{Tag: "unit-x-0", Hash: "h", ModelUUID: "nope"}}, api.ErrNotFound)
-	h.must(RemoveUserType, &RemoveUserRequest{Name: "admin"})
-	if c, _ := h.snap().CredentialByTag("user-admin"); c != nil {
-		t.Error("user credential survived the user")
-	}
-	h.fails(RemoveCredentialType, &RemoveCredentialRequest{Tag: "user-admin"}, api.ErrNotFound)
 }
 
 // TestDestroyingAModelOfUnitlessApplications removes it at once: its

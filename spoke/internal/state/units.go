@@ -350,5 +350,15 @@ func (t *Txn) removeUnit(u *api.Unit) error {
 	if err := t.maybeRemoveApplication(u.ModelUUID, u.Application); err != nil {
 		return err
 	}
-	return t.settleDyingModel(u.ModelUUID, u.MachineID)
+	// As in Juju, a machine its last unit left is released.
+	if u.MachineID != "" {
+		mc, err := t.MachineByID(u.ModelUUID, u.MachineID)
+		if err != nil {
+			return err
+		}
+		if err := t.retireMachine(mc); err != nil {
+			return err
+		}
+	}
+	return t.settleDyingModel(u.ModelUUID)
 }
