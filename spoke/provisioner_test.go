@@ -79,6 +79,11 @@ func TestLocalProvisioner(t *testing.T) {
 		return err == nil && strings.HasPrefix(mc.ProviderID, "local:") && mc.ProviderID != "" &&
 			mc.AgentStatus.Status == "started" && mc.InstanceStatus.Status == "running", nil
 	}, "machine provisioned, its instance running and its agent connected")
+	if _, err := os.Stat("/etc/os-release"); err == nil {
+		if mc, err := client.Machine(ctx, model, "0"); err != nil || !strings.Contains(mc.Base, "@") {
+			t.Errorf("a local machine's base is the host's: %+v %v", mc, err)
+		}
+	}
 	if fi, err := os.Stat(filepath.Join(dir, "agent.conf")); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("agent.conf: %v %v", fi, err)
 	}

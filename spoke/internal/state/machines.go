@@ -102,6 +102,9 @@ func (t *Txn) SetMachineProvisioned(req *SetMachineProvisionedRequest) (*api.Mac
 	mc = copyMachine(mc)
 	mc.ProviderID = req.ProviderID
 	mc.Addresses = append([]string(nil), req.Addresses...)
+	if mc.Base == "" {
+		mc.Base = req.Base
+	}
 	return mc, t.put(tableMachines, mc)
 }
 

@@ -401,6 +401,8 @@ type SetMachineProvisionedRequest struct {
 	ID         string   `json:"id"`
 	ProviderID string   `json:"provider-id"`
 	Addresses  []string `json:"addresses,omitempty"`
+	// Base is the instance's OS base, kept when the machine asked for none.
+	Base string `json:"base,omitempty"`
 }
 
 // DestroyMachineRequest makes a machine dying; refused while units remain

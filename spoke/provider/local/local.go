@@ -60,6 +60,9 @@ type Config struct {
 	Now    func() time.Time
 	// Hostname names the host in provider IDs; default os.Hostname().
 	Hostname string
+	// Base is the OS base machines report ("debian@12"); default the
+	// host's, from /etc/os-release.
+	Base string
 	// Interval is the longest pause between two reconciliations (default 1s);
 	// store events wake it earlier.
 	Interval time.Duration
@@ -100,6 +103,9 @@ func New(cfg Config) (*Provisioner, error) {
 			return nil, err
 		}
 		cfg.Hostname = h
+	}
+	if cfg.Base == "" {
+		cfg.Base = hostBase("/etc/os-release")
 	}
 	if cfg.Interval <= 0 {
 		cfg.Interval = time.Second
@@ -256,7 +262,7 @@ func (p *Provisioner) provision(ctx context.Context, snap *state.Snapshot, mc *a
 	}
 	_, _, err = p.cfg.Propose(ctx, state.SetMachineProvisionedType, &state.SetMachineProvisionedRequest{
 		ModelUUID: mc.ModelUUID, ID: mc.ID, ProviderID: "local:" + p.cfg.Hostname + ":" + mc.ID,
-		Addresses: []string{"127.0.0.1"}})
+		Addresses: []string{"127.0.0.1"}, Base: p.cfg.Base})
 	if err != nil {
 		return fmt.Errorf("set provisioned: %w", err)
 	}
@@ -265,6 +271,25 @@ func (p *Provisioner) provision(ctx context.Context, snap *state.Snapshot, mc *a
 	}
 	p.cfg.Logger.Info("machine provisioned", "model", mc.ModelUUID, "machine", mc.ID, "pid", p.procs[mc.ModelUUID+"/"+mc.ID].pid)
 	return nil
+}
+
+// hostBase is the host's OS as a Juju base, "ID@VERSION_ID" from an
+// os-release file ("ubuntu@24.04", "debian@12"); "" when unknown.
+func hostBase(file string) string {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return ""
+	}
+	fields := map[string]string{}
+	for _, line := range strings.Split(string(data), "\n") {
+		if k, v, ok := strings.Cut(strings.TrimSpace(line), "="); ok {
+			fields[k] = strings.Trim(v, `"'`)
+		}
+	}
+	if fields["ID"] == "" || fields["VERSION_ID"] == "" {
+		return ""
+	}
+	return fields["ID"] + "@" + fields["VERSION_ID"]
 }
 
 // instanceRunning is the instance status of a provisioned machine, as
