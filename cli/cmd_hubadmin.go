@@ -14,7 +14,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/spf13/cobra"
 )
 
@@ -190,13 +189,6 @@ read on (--after).`,
 			if limit < 0 {
 				return usageError{errors.New("--limit must be 0 (all) or more")}
 			}
-			if model != "" && uuid.Validate(model) != nil { // a name: the model as it is now
-				id, err := a.hubModelUUID(cmd, ctl.name, model)
-				if err != nil {
-					return err
-				}
-				model = id
-			}
 			q := url.Values{}
 			for k, v := range map[string]string{"user": user, "model": model, "since": since, "until": until,
 				"operation": operation, "after": after} {
@@ -237,7 +229,7 @@ read on (--after).`,
 		},
 	}
 	cmd.Flags().StringVar(&user, "user", "", "only this user (an email, a service account's client id, or an identity id)")
-	cmd.Flags().StringVar(&model, "model", "", "only this model (a name, or the UUID of one that may be gone)")
+	cmd.Flags().StringVar(&model, "model", "", "only this model: a name (every model that had it, destroyed ones included) or a UUID")
 	cmd.Flags().StringVar(&since, "since", "", "only entries at or after this time (RFC 3339)")
 	cmd.Flags().StringVar(&until, "until", "", "only entries before this time (RFC 3339)")
 	cmd.Flags().StringVar(&operation, "operation", "", "only this operation (as the OPERATION column shows it)")

@@ -44,6 +44,7 @@ type auditInfo struct {
 	Target         string
 	Org            string
 	ModelUUID      string
+	ModelName      string // recorded with the entry, should the model be gone by then
 	ControllerUUID string
 	Details        map[string]any
 
@@ -97,7 +98,7 @@ func (s *Server) audit(next http.Handler) http.Handler {
 			org = p.Identity.Org
 		}
 		s.appendAudit(r, store.AuditEntry{IdentityID: p.Identity.ID, Actor: p.Identity.Name(), Org: org, Operation: op,
-			Method: r.Method, Path: r.URL.Path, ModelUUID: info.ModelUUID, ControllerUUID: info.ControllerUUID,
+			Method: r.Method, Path: r.URL.Path, ModelUUID: info.ModelUUID, Model: info.ModelName, ControllerUUID: info.ControllerUUID,
 			Status: max(rec.status, 200), Result: resultOf(max(rec.status, 200)), Details: details})
 	})
 }
@@ -228,6 +229,10 @@ func parseAuditQuery(r *http.Request) (store.AuditQuery, error) {
 	v := r.URL.Query()
 	q := store.AuditQuery{IdentityID: v.Get("user"), ModelUUID: v.Get("model"), ControllerUUID: v.Get("controller"),
 		Operation: v.Get("operation"), Actor: v.Get("actor"), Limit: 100}
+	if q.ModelUUID != "" && uuid.Validate(q.ModelUUID) != nil {
+		// A name: every model that had it, destroyed ones included.
+		q.ModelName, q.ModelUUID = q.ModelUUID, ""
+	}
 	var errs []error
 	parseTime := func(name string, dst *time.Time) {
 		if s := v.Get(name); s != "" {

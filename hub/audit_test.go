@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/droverhq/drover/hub/internal/store"
 )
 
@@ -65,5 +67,38 @@ func TestAuditFiltersAndCSV(t *testing.T) {
 	var details map[string]any
 	if err := json.Unmarshal([]byte(r[col["details"]]), &details); err != nil {
 		t.Errorf("csv details %q: %v", r[col["details"]], err)
+	}
+}
+
+// TestAuditKeepsTheNamesOfGoneModels: an entry records its model's name,
+// so a destroyed model is still named, and model= takes that name.
+func TestAuditKeepsTheNamesOfGoneModels(t *testing.T) {
+	f := newFixture(t)
+	ctx := t.Context()
+	staging := store.Model{UUID: uuid.NewString(), Name: "staging", Org: "acme", Owner: f.alice.ID, ControllerUUID: f.ctrl.UUID}
+	if err := f.st.InsertModel(ctx, staging); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range []store.AuditEntry{
+		{Org: "acme", ModelUUID: staging.UUID, Operation: "deploy"},                              // named from the index
+		{Org: "acme", ModelUUID: f.model.UUID, Operation: "config"},                              // another model
+		{Org: "acme", ModelUUID: uuid.NewString(), Operation: "destroy-model", Model: "staging"}, // named by the writer
+	} {
+		e.At, e.Result, e.Actor = time.Now(), store.ResultOK, "alice@example.com"
+		if err := f.st.AppendAudit(ctx, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := f.st.DeleteModel(ctx, staging.UUID); err != nil {
+		t.Fatal(err)
+	}
+	var out struct{ Entries []store.AuditEntry }
+	f.get("/v1/audit?model=staging", f.token(f.alice, time.Minute, ""), &out)
+	var got []string
+	for _, e := range out.Entries {
+		got = append(got, e.Operation+" "+e.Model)
+	}
+	if want := []string{"destroy-model staging", "deploy staging"}; !slices.Equal(got, want) {
+		t.Errorf("model=staging after the model went: %q, want %q", got, want)
 	}
 }

@@ -45,7 +45,7 @@ func (s *Server) handleModelProxy(w http.ResponseWriter, r *http.Request) {
 	if errors.Is(err, store.ErrNotFound) {
 		err = fmt.Errorf("%w: model %s", errNotFound, id)
 	}
-	annotate(r.Context(), func(a *auditInfo) { a.Org, a.ControllerUUID = m.Org, m.ControllerUUID })
+	annotate(r.Context(), func(a *auditInfo) { a.Org, a.ControllerUUID, a.ModelName = m.Org, m.ControllerUUID, m.Name })
 	if err != nil {
 		s.writeError(w, r, err)
 		return

@@ -20,16 +20,19 @@ const (
 
 // AuditEntry is one record of the audit log.
 type AuditEntry struct {
-	ID             int64          `json:"id"`
-	At             time.Time      `json:"at"`
-	IdentityID     string         `json:"identity-id,omitempty"`
-	Actor          string         `json:"actor,omitempty"`
-	Org            string         `json:"org,omitempty"`
-	Operation      string         `json:"operation"`
-	Method         string         `json:"method,omitempty"`
-	Path           string         `json:"path,omitempty"`
-	ModelUUID      string         `json:"model-uuid,omitempty"`
-	Model          string         `json:"model,omitempty"` // its name when read; none once the model is gone
+	ID         int64     `json:"id"`
+	At         time.Time `json:"at"`
+	IdentityID string    `json:"identity-id,omitempty"`
+	Actor      string    `json:"actor,omitempty"`
+	Org        string    `json:"org,omitempty"`
+	Operation  string    `json:"operation"`
+	Method     string    `json:"method,omitempty"`
+	Path       string    `json:"path,omitempty"`
+	ModelUUID  string    `json:"model-uuid,omitempty"`
+	// Model is the model's name: when read, its name now, else the name
+	// recorded with the entry (the model is gone); when written, a name to
+	// record if the model is not indexed (yet, or any more).
+	Model          string         `json:"model,omitempty"`
 	ControllerUUID string         `json:"controller-uuid,omitempty"`
 	Status         int            `json:"status,omitempty"`
 	Result         string         `json:"result"`
@@ -62,10 +65,11 @@ func appendAudit(ctx context.Context, db execer, e AuditEntry) error {
 		e.Details = map[string]any{}
 	}
 	_, err := db.Exec(ctx, `INSERT INTO audit_log (at, identity_id, actor, org, operation, method, path,
-		model_uuid, controller_uuid, status, result, details, remote_addr)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
+		model_uuid, controller_uuid, status, result, details, remote_addr, model_name)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13,
+			coalesce((SELECT name FROM models WHERE uuid = $8), $14))`,
 		e.At, nullUUID(e.IdentityID), e.Actor, e.Org, e.Operation, e.Method, e.Path,
-		nullUUID(e.ModelUUID), nullUUID(e.ControllerUUID), e.Status, e.Result, e.Details, e.RemoteAddr)
+		nullUUID(e.ModelUUID), nullUUID(e.ControllerUUID), e.Status, e.Result, e.Details, e.RemoteAddr, e.Model)
 	return pgErr("append audit", err)
 }
 
@@ -78,9 +82,12 @@ type AuditQuery struct {
 	Models      []string
 	Controllers []string
 
-	IdentityID     string
-	Actor          string
-	ModelUUID      string
+	IdentityID string
+	Actor      string
+	ModelUUID  string
+	// ModelName matches entries of every model that had that name when
+	// the entry was written, gone ones included.
+	ModelName      string
 	ControllerUUID string
 	Operation      string
 	Since, Until   time.Time
@@ -106,7 +113,7 @@ func (s *Store) QueryAudit(ctx context.Context, q AuditQuery) ([]AuditEntry, int
 	for _, f := range []struct {
 		col, v string
 	}{{"identity_id::text", q.IdentityID}, {"actor", q.Actor}, {"model_uuid::text", q.ModelUUID},
-		{"controller_uuid::text", q.ControllerUUID}, {"operation", q.Operation}} {
+		{"controller_uuid::text", q.ControllerUUID}, {"operation", q.Operation}, {"model_name", q.ModelName}} {
 		if f.v != "" {
 			conds = append(conds, f.col+" = "+arg(f.v))
 		}
@@ -125,7 +132,7 @@ func (s *Store) QueryAudit(ctx context.Context, q AuditQuery) ([]AuditEntry, int
 		where = strings.Join(conds, " AND ")
 	}
 	rows, err := s.pool.Query(ctx, `SELECT id, at, coalesce(identity_id::text, ''), actor, org, operation, method, path,
-		coalesce(model_uuid::text, ''), coalesce((SELECT name FROM models WHERE uuid = audit_log.model_uuid), ''),
+		coalesce(model_uuid::text, ''), coalesce((SELECT name FROM models WHERE uuid = audit_log.model_uuid), model_name),
 		coalesce(controller_uuid::text, ''), status, result, details, remote_addr
 		FROM audit_log WHERE `+where+` ORDER BY id DESC LIMIT `+arg(q.Limit+1), args...)
 	if err != nil {
