@@ -244,6 +244,9 @@ func (a *App) printAudit(out any, format string) error {
 	doc, _ := out.(map[string]any)
 	entries, _ := doc["entries"].([]any)
 	if format == "json" {
+		if entries == nil {
+			entries = []any{} // none: an empty list, not null
+		}
 		enc := json.NewEncoder(a.Stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(entries)
