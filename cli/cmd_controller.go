@@ -381,10 +381,10 @@ func (a *App) switchTo(ctx context.Context, target string) error {
 		if err != nil {
 			return err
 		}
-		if err := a.rememberModel(ctl, *m, true); err != nil {
+		if err := a.rememberModel(ctl, c.account.User, *m, true); err != nil {
 			return err
 		}
-		model = m.Name
+		model = modelRef(*m, c.account.User)
 	}
 	if err := a.store.Update(func(s *State) error { s.CurrentController = ctl; return nil }); err != nil {
 		return err

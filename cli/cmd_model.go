@@ -83,7 +83,7 @@ the hub is in a cloud of that name, else a region.`,
 			if err != nil {
 				return err
 			}
-			if err := a.rememberModel(c.name, *m, !noSwitch); err != nil {
+			if err := a.rememberModel(c.name, c.account.User, *m, !noSwitch); err != nil {
 				return err
 			}
 			fmt.Fprintf(a.Stderr, "Added '%s' model on controller %q with owner %q\n", m.Name, c.name, m.Owner)
@@ -159,15 +159,18 @@ func (a *App) models(ctx context.Context, ctlName, format string, showUUID bool)
 	if err != nil {
 		return err
 	}
-	current := ""
+	current, currentUUID := "", ""
 	if cm := s.Models[c.name]; cm != nil {
 		current = cm.CurrentModel
+		if m, _ := pickModel(models, current, c.account.User); m != nil {
+			currentUUID = m.UUID
+		}
 	}
 	sort.Slice(models, func(i, j int) bool { return models[i].Name < models[j].Name })
 	var out []modelSummary
 	for _, m := range models {
 		ms := modelSummary{Name: m.Name, UUID: m.UUID, Owner: m.Owner, Life: m.Life, Status: m.Status.Status,
-			Current: m.Name == current, CreatedAt: m.CreatedAt}
+			Current: m.UUID == currentUUID, CreatedAt: m.CreatedAt}
 		if x := m.Index; x != nil {
 			// A hub answers from its index: no call per model.
 			ms.Apps, ms.Machines, ms.Units, ms.Controller = x.Applications, x.Machines, x.Units, x.Controller
@@ -198,7 +201,7 @@ func (a *App) models(ctx context.Context, ctlName, format string, showUUID bool)
 	}
 	t.row(hdr...)
 	for _, m := range out {
-		name := m.Name
+		name := modelRef(api.Model{Name: m.Name, Owner: m.Owner}, c.account.User)
 		if m.Current {
 			name += "*"
 		}

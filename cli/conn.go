@@ -147,6 +147,21 @@ func (a *App) findModel(ctx context.Context, c *conn, ref string) (*api.Model, e
 	if err != nil {
 		return nil, err
 	}
+	m, err := pickModel(models, ref, c.account.User)
+	if err != nil {
+		return nil, err
+	}
+	if m == nil {
+		_ = a.forgetModel(c.name, ref) // a stale cache entry is harmless
+		return nil, fmt.Errorf("model %q not found on controller %q; 'drover models' lists them", ref, c.name)
+	}
+	return m, a.rememberModel(c.name, c.account.User, *m, false)
+}
+
+// pickModel finds ref (a UUID, NAME or OWNER/NAME) among models as Juju
+// does: an unqualified name that several owners use means user's own; nil
+// when none matches.
+func pickModel(models []api.Model, ref, user string) (*api.Model, error) {
 	owner, name, hasOwner := strings.Cut(ref, "/")
 	if !hasOwner {
 		owner, name = "", ref
@@ -160,31 +175,41 @@ func (a *App) findModel(ctx context.Context, c *conn, ref string) (*api.Model, e
 			found = append(found, m)
 		}
 	}
-	if len(found) > 1 {
-		for _, m := range found {
-			if m.Owner == c.account.User {
-				return &m, nil
-			}
+	switch {
+	case len(found) == 1:
+		return &found[0], nil
+	case len(found) == 0:
+		return nil, nil
+	}
+	for _, m := range found {
+		if m.Owner == user {
+			return &m, nil
 		}
-		return nil, fmt.Errorf("model name %q is ambiguous; name it as OWNER/%s", name, name)
 	}
-	if len(found) == 0 {
-		_ = a.forgetModel(c.name, ref) // a stale cache entry is harmless
-		return nil, fmt.Errorf("model %q not found on controller %q; 'drover models' lists them", ref, c.name)
-	}
-	m := found[0]
-	return &m, a.rememberModel(c.name, m, false)
+	return nil, fmt.Errorf("model name %q is ambiguous; name it as OWNER/%s", name, name)
 }
 
-func (a *App) rememberModel(ctl string, m api.Model, makeCurrent bool) error {
+// modelRef is how the client names m to user, as Juju does: NAME for
+// user's own models, OWNER/NAME for others' (the name alone would mean
+// user's own model of that name, should there be one).
+func modelRef(m api.Model, user string) string {
+	if m.Owner == "" || m.Owner == user {
+		return m.Name
+	}
+	return m.Owner + "/" + m.Name
+}
+
+// rememberModel caches m under the name user knows it by (modelRef).
+func (a *App) rememberModel(ctl, user string, m api.Model, makeCurrent bool) error {
 	return a.store.Update(func(s *State) error {
 		if _, ok := s.Controllers[ctl]; !ok {
 			return nil
 		}
 		cm := s.ModelsOf(ctl)
-		cm.Models[m.Name] = ModelDetails{UUID: m.UUID, Owner: m.Owner}
+		ref := modelRef(m, user)
+		cm.Models[ref] = ModelDetails{UUID: m.UUID, Owner: m.Owner}
 		if makeCurrent {
-			cm.CurrentModel = m.Name
+			cm.CurrentModel = ref
 		}
 		return nil
 	})

@@ -135,8 +135,46 @@ func TestHubEndToEnd(t *testing.T) {
 
 	// A service account of another organization sees none of it.
 	checkOtherTenant(t, s, uuids[east], uuids[west])
+	checkSharedModel(t, demo, s, uuids[west])
 
 	checkAudit(t, demo, s, uuids[east], uuids[west])
+}
+
+// checkSharedModel: granted read on e2e-west, the other organization's
+// service account sees it as OWNER/e2e-west (it has an e2e-west of its
+// own), and each name means the model it names, current model included.
+func checkSharedModel(t *testing.T, demo *droverCLI, s *devStack, westUUID string) {
+	t.Helper()
+	sa, owner := s.info.ServiceAccounts[1], s.info.User.Email
+	demo.ok("grant", sa.ClientID, "read", "e2e-west")
+	other := newDroverCLI(t)
+	other.ok("login", s.info.HubURL, "--ca", s.info.CAFile, "--client-id", sa.ClientID, "--client-secret", sa.ClientSecret)
+	other.ok("add-model", "e2e-west")
+	if out := other.ok("models"); !regexp.MustCompile(`(?m)^`+regexp.QuoteMeta(owner)+`/e2e-west\s`).MatchString(out) ||
+		!regexp.MustCompile(`(?m)^e2e-west\*\s`).MatchString(out) {
+		t.Errorf("models as %s, with a model granted and one of its own of the same name:\n%s", sa.ClientID, out)
+	}
+	statusUUID := func() string {
+		var st struct {
+			Model struct {
+				UUID string `json:"uuid"`
+			} `json:"model"`
+		}
+		if err := json.Unmarshal([]byte(other.ok("status", "--format", "json")), &st); err != nil {
+			t.Fatal(err)
+		}
+		return st.Model.UUID
+	}
+	other.ok("switch", owner+"/e2e-west")
+	if got := statusUUID(); got != westUUID {
+		t.Errorf("after switching to %s/e2e-west, status is of %s", owner, got)
+	}
+	other.ok("switch", "e2e-west")
+	if got := statusUUID(); got == westUUID || got == "" {
+		t.Errorf("after switching to its own e2e-west, status is of %q", got)
+	}
+	other.ok("destroy-model", "e2e-west", "-y", "--no-wait")
+	demo.ok("revoke", sa.ClientID, "read", "e2e-west")
 }
 
 // describeStatusLazy renders the last status seen when a wait fails.
