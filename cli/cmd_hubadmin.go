@@ -69,7 +69,9 @@ func (a *App) grantCmd(revoke bool) *cobra.Command {
 add-model, superuser, audit_viewer; on an organization (org:NAME) member,
 add-model, admin, audit_viewer. A model is named by UUID or by name; USER is
 an email, a service account's client id, or "everyone"; with --group,
-ORG/NAME.`,
+ORG/NAME. Each level includes the ones before it; as in Juju, revoking a
+level also revokes those above it and leaves the one below (revoking write
+leaves read; revoking read removes all access).`,
 		Example: "  drover grant bob@example.com read prod\n  drover grant --group demo/ops write prod",
 		Args:    exactArgs(3, "USER|GROUP, LEVEL and MODEL|CONTROLLER"),
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -47,6 +47,34 @@ var levels = map[string]map[string]struct {
 		"admin": {authz.Administrator, false}, "audit_viewer": {authz.AuditViewer, false}},
 }
 
+// levelOrder lists, per target type, the levels that include one another,
+// lowest first, as Juju's do (read < write < admin). audit_viewer stands
+// alone.
+var levelOrder = map[string][]string{
+	authz.TypeModel:        {"read", "write", "admin"},
+	authz.TypeController:   {"login", "add-model", "superuser"},
+	authz.TypeOrganization: {"member", "add-model", "admin"},
+}
+
+// revokeSet is what revoking t (at level) does, as Juju's revoke: it
+// removes t and the grants of the levels above it, and leaves the level
+// below (revoking write leaves read; revoking read removes all access).
+func revokeSet(t authz.Tuple, level string) (remove []authz.Tuple, leave *authz.Tuple) {
+	typ, _, _ := authz.ParseObject(t.Object)
+	order := levelOrder[typ]
+	i := slices.Index(order, level)
+	if i < 0 {
+		return []authz.Tuple{t}, nil
+	}
+	for _, l := range order[i:] {
+		remove = append(remove, authz.Tuple{User: t.User, Relation: levels[typ][l].rel, Object: t.Object})
+	}
+	if i > 0 {
+		leave = &authz.Tuple{User: t.User, Relation: levels[typ][order[i-1]].rel, Object: t.Object}
+	}
+	return remove, leave
+}
+
 // seeRelation is the relation that makes an object visible to a caller.
 var seeRelation = map[string]authz.Relation{
 	authz.TypeModel: authz.Reader, authz.TypeController: authz.Reader, authz.TypeOrganization: authz.Member,
@@ -168,10 +196,13 @@ func (s *Server) changeGrant(w http.ResponseWriter, r *http.Request, grant bool)
 	})
 	if grant {
 		err = s.store.Grant(r.Context(), t)
-	} else if err = s.store.Revoke(r.Context(), t); errors.Is(err, store.ErrNotFound) {
-		// Named as the caller named them, not as tuples.
-		err = fmt.Errorf("%w: %s holds no %s access on %s (nothing to revoke; inherited access is revoked where it is granted)",
-			errNotFound, cmp.Or(req.User, "group "+req.Group), req.Level, s.grantTarget(r.Context(), req))
+	} else {
+		remove, leave := revokeSet(t, req.Level)
+		if err = s.store.Revoke(r.Context(), remove, leave); errors.Is(err, store.ErrNotFound) {
+			// Named as the caller named them, not as tuples.
+			err = fmt.Errorf("%w: %s holds no %s access on %s (nothing to revoke; inherited access is revoked where it is granted)",
+				errNotFound, cmp.Or(req.User, "group "+req.Group), req.Level, s.grantTarget(r.Context(), req))
+		}
 	}
 	if err != nil {
 		s.writeError(w, r, err)

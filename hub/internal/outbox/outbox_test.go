@@ -74,13 +74,13 @@ func TestOutboxRedeliveryAfterCrashIsIdempotent(t *testing.T) {
 		t.Fatal("tuple missing after redelivery")
 	}
 	// Grant then revoke in one batch: the last operation wins.
-	if err := st.Revoke(t.Context(), tu); err != nil {
+	if err := st.Revoke(t.Context(), []authz.Tuple{tu}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := st.Grant(t.Context(), tu); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.Revoke(t.Context(), tu); err != nil {
+	if err := st.Revoke(t.Context(), []authz.Tuple{tu}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := w2.DeliverOnce(t.Context()); err != nil {

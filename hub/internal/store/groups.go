@@ -88,19 +88,30 @@ func (s *Store) Grant(ctx context.Context, t authz.Tuple) error {
 	return s.inTx(ctx, func(tx pgx.Tx) error { return addTuples(ctx, tx, t) })
 }
 
-// Revoke removes a grant; revoking a grant that does not exist returns
-// ErrNotFound.
-func (s *Store) Revoke(ctx context.Context, t authz.Tuple) error {
+// Revoke removes the grants in remove that exist and, if there was one,
+// grants leave (a lower level the revoke leaves the user with), in one
+// transaction; ErrNotFound when none of remove exists.
+func (s *Store) Revoke(ctx context.Context, remove []authz.Tuple, leave *authz.Tuple) error {
 	return s.inTx(ctx, func(tx pgx.Tx) error {
-		var n int
-		if err := tx.QueryRow(ctx, `SELECT count(*) FROM authz_tuples WHERE "user" = $1 AND relation = $2 AND object = $3`,
-			t.User, string(t.Relation), t.Object).Scan(&n); err != nil {
-			return pgErr("revoke", err)
+		held := 0
+		for _, t := range remove {
+			var n int
+			if err := tx.QueryRow(ctx, `SELECT count(*) FROM authz_tuples WHERE "user" = $1 AND relation = $2 AND object = $3`,
+				t.User, string(t.Relation), t.Object).Scan(&n); err != nil {
+				return pgErr("revoke", err)
+			}
+			held += n
 		}
-		if n == 0 {
-			return fmt.Errorf("grant %s: %w", t, ErrNotFound)
+		if held == 0 {
+			return fmt.Errorf("grant %v: %w", remove, ErrNotFound)
 		}
-		return removeTuples(ctx, tx, t)
+		if err := removeTuples(ctx, tx, remove...); err != nil {
+			return err
+		}
+		if leave != nil {
+			return addTuples(ctx, tx, *leave)
+		}
+		return nil
 	})
 }
 

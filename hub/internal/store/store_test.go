@@ -133,7 +133,7 @@ func TestTypedErrors(t *testing.T) {
 		t.Fatalf("duplicate group: %v", err)
 	}
 	tu := authz.Tuple{User: authz.UserObject("x"), Relation: authz.Reader, Object: authz.ModelObject("m")}
-	if err := s.Revoke(ctx, tu); !errors.Is(err, store.ErrNotFound) {
+	if err := s.Revoke(ctx, []authz.Tuple{tu}, nil); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("revoke missing: %v", err)
 	}
 }
