@@ -239,17 +239,31 @@ func (b *statusBuilder) appStatusDetail(a *api.Application, units []*api.Unit) a
 		st.Status = "unknown"
 	}
 	for _, u := range units {
-		if workloadSeverity[u.WorkloadStatus.Status] > workloadSeverity[st.Status] {
-			st = u.WorkloadStatus
+		if w := unitWorkload(u); workloadSeverity[w.Status] > workloadSeverity[st.Status] {
+			st = w
 		}
 	}
 	return detail(st)
 }
 
+// unitWorkload is a unit's workload status as status shows it: a unit
+// whose agent is in error (a failed hook) shows the agent's error as its
+// workload status, as Juju does (its agent then shows idle).
+func unitWorkload(u *api.Unit) api.Status {
+	if u.AgentStatus.Status == "error" {
+		return u.AgentStatus
+	}
+	return u.WorkloadStatus
+}
+
 func (b *statusBuilder) unitStatus(u *api.Unit, lease *api.Lease, subsOf map[string][]*api.Unit) (api.UnitStatus, error) {
+	agent := u.AgentStatus
+	if agent.Status == "error" { // shown as the workload's (unitWorkload)
+		agent = api.Status{Status: "idle", Since: agent.Since}
+	}
 	us := api.UnitStatus{
-		WorkloadStatus: detail(u.WorkloadStatus),
-		JujuStatus:     detail(u.AgentStatus),
+		WorkloadStatus: detail(unitWorkload(u)),
+		JujuStatus:     detail(agent),
 		Machine:        u.MachineID,
 		Leader:         lease != nil && lease.Holder == u.Name && b.ctl.Now.Before(lease.Expiry),
 		OpenPorts:      formatPorts(u.OpenPorts),

@@ -222,3 +222,26 @@ func TestFormatPorts(t *testing.T) {
 		t.Fatalf("got %v, want %v", got, want)
 	}
 }
+
+// TestFailedHookShownAsWorkloadError: a unit whose agent is in error shows
+// workload "error" with the agent's message and agent "idle", as juju
+// status does (CHARM-CONTRACT 2.5), and its application derives "error".
+func TestFailedHookShownAsWorkloadError(t *testing.T) {
+	t0 := time.Date(2026, 11, 22, 14, 0, 0, 0, time.UTC)
+	u := &api.Unit{Name: "f/0", Application: "f",
+		WorkloadStatus: api.Status{Status: "maintenance", Message: "installing charm software", Since: t0},
+		AgentStatus:    api.Status{Status: "error", Message: `hook failed: "install"`, Since: t0.Add(time.Second)}}
+	b := &statusBuilder{ctl: StatusContext{Now: t0}}
+	us, err := b.unitStatus(u, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if us.WorkloadStatus.Current != "error" || us.WorkloadStatus.Message != `hook failed: "install"` ||
+		us.JujuStatus.Current != "idle" || us.JujuStatus.Message != "" || us.JujuStatus.Since != us.WorkloadStatus.Since {
+		t.Errorf("unit in error: workload %+v, agent %+v", us.WorkloadStatus, us.JujuStatus)
+	}
+	if got := b.appStatusDetail(&api.Application{Status: api.Status{Status: "unknown"}}, []*api.Unit{u}); got.Current != "error" ||
+		got.Message != `hook failed: "install"` {
+		t.Errorf("its application: %+v", got)
+	}
+}
