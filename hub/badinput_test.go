@@ -41,11 +41,16 @@ func TestBadInputsGetClearErrors(t *testing.T) {
 		{"DELETE", "/v1/groups/acme%2Fops/members/nobody@example.com", nil, 404, "first login"},
 		{"DELETE", "/v1/grants", map[string]string{"user": "rita@example.com", "level": "write", "model": model}, 404,
 			"rita@example.com holds no write access on model prod (nothing to revoke"},
+		{"POST", "/v1/models", map[string]string{"name": "prod"}, 409, `model "prod" already exists in organization acme`},
+		{"POST", "/v1/groups", nil, 400, "the request needs a JSON body"},
 	} {
 		code, b := f.do(c.method, c.path, admin, c.body)
 		var e api.Error
 		if err := json.Unmarshal(b, &e); err != nil || code != c.code || !strings.Contains(e.Message, c.says) {
 			t.Errorf("%s %s %q: %d %s, want %d saying %q", c.method, c.path, c.body, code, b, c.code, c.says)
+		}
+		if strings.Contains(e.Message, "\n") { // the code says what kind; the message says what
+			t.Errorf("%s %s %q: a message of several lines: %q", c.method, c.path, c.body, e.Message)
 		}
 	}
 }

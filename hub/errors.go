@@ -62,8 +62,8 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	for _, e := range errorTable {
 		if errors.Is(err, e.err) {
 			msg := e.public
-			if msg == "" { // the store's own words, without its package's name
-				msg = strings.ReplaceAll(err.Error(), "store: ", "")
+			if msg == "" {
+				msg = publicMessage(err, e.err)
 			}
 			writeJSON(w, e.status, &api.Error{Code: e.code, Message: msg})
 			return
@@ -84,6 +84,17 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	s.cfg.Logger.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 	writeJSON(w, http.StatusInternalServerError, &api.Error{Code: api.CodeInternal, Message: "internal error"})
+}
+
+// publicMessage is err's text for the caller: the store's words without
+// its package's name, and, for errors.Join(sentinel, detail), the detail
+// alone (the sentinel is the answer's code already).
+func publicMessage(err, sentinel error) string {
+	msg := strings.ReplaceAll(err.Error(), "store: ", "")
+	if rest, ok := strings.CutPrefix(msg, strings.ReplaceAll(sentinel.Error(), "store: ", "")+"\n"); ok && rest != "" {
+		return rest
+	}
+	return msg
 }
 
 func oauthStatus(oe *oauthError) int {

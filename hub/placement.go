@@ -48,7 +48,7 @@ func (s *Server) addModel(ctx context.Context, p Principal, req api.AddModelRequ
 		return store.Model{}, fmt.Errorf("%w: a model added through the hub is owned by its creator", errBadRequest)
 	}
 	if _, err := s.store.ModelByName(ctx, p.Identity.Org, req.Name); err == nil {
-		return store.Model{}, fmt.Errorf("%w: model %q in organization %s", store.ErrAlreadyExists, req.Name, p.Identity.Org)
+		return store.Model{}, errors.Join(store.ErrAlreadyExists, fmt.Errorf("model %q already exists in organization %s", req.Name, p.Identity.Org))
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return store.Model{}, err
 	}
@@ -138,9 +138,9 @@ func (s *Server) noPlacement(ctx context.Context, p Principal, req api.AddModelR
 		return err
 	}
 	if slices.ContainsFunc(visible, wanted) {
-		return fmt.Errorf("%w: you may not add models to %s (ask for add-model access)", errForbidden, what)
+		return errors.Join(errForbidden, fmt.Errorf("you may not add models to %s (ask for add-model access)", what))
 	}
-	return fmt.Errorf("%w: there is no %s you can see", errNotFound, strings.TrimPrefix(what, "a "))
+	return errors.Join(errNotFound, fmt.Errorf("there is no %s that you can see", strings.TrimPrefix(what, "a ")))
 }
 
 // placementCandidates orders the controllers that may host the model.
