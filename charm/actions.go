@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"regexp"
 	"sort"
+	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
@@ -296,7 +297,7 @@ func schemaErrors(name string, err error) error {
 	var walk func(e *jsonschema.ValidationError)
 	walk = func(e *jsonschema.ValidationError) {
 		if len(e.Causes) == 0 {
-			leaves = append(leaves, e.Error())
+			leaves = append(leaves, paramWords(e.Error()))
 			return
 		}
 		for _, c := range e.Causes {
@@ -310,6 +311,24 @@ func schemaErrors(name string, err error) error {
 		p.add(name, "invalid params: %s", l)
 	}
 	return p.err()
+}
+
+// paramWords puts a schema error in terms of action parameters, as people
+// pass them: "at '': missing property 'key'" is "missing parameter 'key'",
+// "at '/compression/level': maximum: ..." is "parameter compression.level:
+// maximum: ...".
+func paramWords(msg string) string {
+	if rest, ok := strings.CutPrefix(msg, "at '"); ok {
+		if loc, detail, ok := strings.Cut(rest, "': "); ok {
+			msg = detail
+			if loc = strings.ReplaceAll(strings.TrimPrefix(loc, "/"), "/", "."); loc != "" {
+				msg = "parameter " + loc + ": " + detail
+			}
+		}
+	}
+	msg = strings.Replace(msg, "missing property ", "missing parameter ", 1)
+	msg = strings.Replace(msg, "missing properties ", "missing parameters ", 1)
+	return strings.Replace(msg, "additional properties ", "unknown parameters ", 1)
 }
 
 // normalizeJSON copies a decoded YAML or JSON value into the JSON data model
