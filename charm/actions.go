@@ -314,7 +314,7 @@ func schemaErrors(name string, err error) error {
 }
 
 // paramWords puts a schema error in terms of action parameters, as people
-// pass them: "at '': missing property 'key'" is "missing parameter 'key'",
+// pass them: "at ”: missing property 'key'" is "missing parameter 'key'",
 // "at '/compression/level': maximum: ..." is "parameter compression.level:
 // maximum: ...".
 func paramWords(msg string) string {
