@@ -314,9 +314,9 @@ func schemaErrors(name string, err error) error {
 }
 
 // paramWords puts a schema error in terms of action parameters, as people
-// pass them: "at ”: missing property 'key'" is "missing parameter 'key'",
-// "at '/compression/level': maximum: ..." is "parameter compression.level:
-// maximum: ...".
+// pass them: a missing property 'key' at the root is "missing parameter
+// 'key'", and an error at '/compression/level' is "parameter
+// compression.level: ...".
 func paramWords(msg string) string {
 	if rest, ok := strings.CutPrefix(msg, "at '"); ok {
 		if loc, detail, ok := strings.Cut(rest, "': "); ok {
