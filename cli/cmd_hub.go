@@ -152,9 +152,14 @@ finishes by itself. The hub session is renewed transparently when it
 expires. HUB is https://HOST:PORT; --ca names the hub's CA certificate.
 A hub logged in to before needs neither: 'drover login' alone logs in to
 the current hub again (after 'drover logout'), and HUB alone reuses the
-CA and name the client store has for it.`,
+CA and name the client store has for it.
+
+Scripts and CI may give a service account's credentials in the environment
+instead of flags (which other users of the machine can read in its process
+list): DROVER_CLIENT_ID and DROVER_CLIENT_SECRET.`,
 		Example: "  drover login https://127.0.0.1:17080 --ca ~/.local/share/drover/dev/hub/hub-ca.crt\n" +
 			"  drover login https://hub.example.com --ca hub-ca.crt --client-id ci --client-secret S\n" +
+			"  DROVER_CLIENT_ID=ci DROVER_CLIENT_SECRET=S drover login https://hub.example.com --ca hub-ca.crt\n" +
 			"  drover login",
 		Args: rangeArgs(0, 1, "at most the hub's URL"),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -162,13 +167,19 @@ CA and name the client store has for it.`,
 			if len(args) == 1 {
 				hub = args[0]
 			}
+			if clientID == "" {
+				clientID = a.Getenv("DROVER_CLIENT_ID")
+			}
+			if clientSecret == "" {
+				clientSecret = a.Getenv("DROVER_CLIENT_SECRET")
+			}
 			return a.login(cmd.Context(), hub, caFile, name, cmd.Flags().Changed("name"), clientID, clientSecret)
 		},
 	}
 	cmd.Flags().StringVar(&caFile, "ca", "", "the hub's CA certificate (PEM file)")
 	cmd.Flags().StringVar(&name, "name", "hub", "name of the hub in the client store")
-	cmd.Flags().StringVar(&clientID, "client-id", "", "service account client id")
-	cmd.Flags().StringVar(&clientSecret, "client-secret", "", "service account client secret")
+	cmd.Flags().StringVar(&clientID, "client-id", "", "service account client id (default $DROVER_CLIENT_ID)")
+	cmd.Flags().StringVar(&clientSecret, "client-secret", "", "service account client secret (default $DROVER_CLIENT_SECRET)")
 	return cmd
 }
 

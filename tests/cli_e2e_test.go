@@ -22,6 +22,7 @@ type droverCLI struct {
 	t     *testing.T
 	bin   string
 	store string
+	extra []string // more environment, NAME=VALUE
 }
 
 func newDroverCLI(t *testing.T) *droverCLI {
@@ -29,7 +30,7 @@ func newDroverCLI(t *testing.T) *droverCLI {
 }
 
 func (d *droverCLI) env() []string {
-	return append(os.Environ(), "DROVER_DATA="+d.store, "TERM=xterm")
+	return append(append(os.Environ(), "DROVER_DATA="+d.store, "TERM=xterm"), d.extra...)
 }
 
 // run runs drover and returns stdout, stderr and the exit code.

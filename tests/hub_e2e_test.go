@@ -147,8 +147,12 @@ func checkSharedModel(t *testing.T, demo *droverCLI, s *devStack, westUUID strin
 	t.Helper()
 	sa, owner := s.info.ServiceAccounts[1], s.info.User.Email
 	demo.ok("grant", sa.ClientID, "read", "e2e-west")
+	// A script logs in with the credentials in its environment.
 	other := newDroverCLI(t)
-	other.ok("login", s.info.HubURL, "--ca", s.info.CAFile, "--client-id", sa.ClientID, "--client-secret", sa.ClientSecret)
+	other.extra = []string{"DROVER_CLIENT_ID=" + sa.ClientID, "DROVER_CLIENT_SECRET=" + sa.ClientSecret}
+	if out, errs, code := other.run("login", s.info.HubURL, "--ca", s.info.CAFile); code != 0 || !strings.Contains(errs+out, "Logged in to hub as "+sa.ClientID) {
+		t.Fatalf("login with DROVER_CLIENT_ID/SECRET: exit %d: %s%s", code, out, errs)
+	}
 	other.ok("add-model", "e2e-west")
 	if out := other.ok("models"); !regexp.MustCompile(`(?m)^`+regexp.QuoteMeta(owner)+`/e2e-west\s`).MatchString(out) ||
 		!regexp.MustCompile(`(?m)^e2e-west\*\s`).MatchString(out) {
