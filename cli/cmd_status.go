@@ -89,18 +89,25 @@ func (a *App) watchStatus(ctx context.Context, mc *modelConn, filters []string, 
 	}
 	defer w.Close()
 	var buf bytes.Buffer
+	gone := func(err error) error {
+		if api.CodeOf(err) == api.CodeNotFound {
+			fmt.Fprintf(a.Stderr, "Model %q is gone: it was destroyed.\n", mc.model)
+			return nil // the watch saw the model to its end
+		}
+		return err
+	}
 	for {
 		f, err := w.Next(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil // Ctrl-C ends a watch normally
 			}
-			return err
+			return gone(err)
 		}
 		fs := f.Status
 		if f.Type != api.FrameReset || fs == nil {
 			if fs, err = mc.client.Status(ctx, mc.uuid, api.ReadOptions{Index: f.Index}); err != nil {
-				return err
+				return gone(err)
 			}
 		}
 		if a.Terminal {

@@ -10,8 +10,10 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/tests/testkit"
@@ -160,6 +162,32 @@ func TestCLIEndToEnd(t *testing.T) {
 		t.Errorf("debug-log -n 1 --include kv/1:\n%s", out)
 	}
 
+	// status --watch sees its model to the end: destroyed, it says so and
+	// exits 0.
+	d.ok("add-model", "brief", "--no-switch")
+	watch := exec.Command(d.bin, "status", "--watch", "-m", "brief")
+	watch.Env = d.env()
+	var wout, werr lockedBuffer // read while the command writes
+	watch.Stdout, watch.Stderr = &wout, &werr
+	if err := watch.Start(); err != nil {
+		t.Fatal(err)
+	}
+	testkit.EventuallyWithin(t, 20*time.Second, func() (bool, error) {
+		return strings.Contains(wout.String(), "brief"), nil
+	}, "status --watch drew the model")
+	d.ok("destroy-model", "brief", "-y")
+	done := make(chan error, 1)
+	go func() { done <- watch.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil || !strings.Contains(werr.String(), `Model "brief" is gone`) {
+			t.Errorf("status --watch of a destroyed model: %v\n%s", err, werr.String())
+		}
+	case <-time.After(30 * time.Second):
+		_ = watch.Process.Kill()
+		t.Errorf("status --watch still runs after its model was destroyed:\n%s", werr.String())
+	}
+
 	// destroy-controller refuses while applications exist.
 	_, errs, code = d.run("destroy-controller", "e2e", "-y")
 	if code != 1 || !strings.Contains(errs, "--destroy-all-models") {
@@ -269,4 +297,22 @@ func processesNaming(dir string) []string {
 		}
 	}
 	return out
+}
+
+// lockedBuffer is a bytes.Buffer safe to read while a process writes it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
