@@ -1,37 +1,17 @@
 package tests
 
 import (
-	"bytes"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/creack/pty"
 	"github.com/droverhq/drover/tests/testkit"
 )
-
-// ptyOutput collects what drover writes to its terminal.
-type ptyOutput struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (o *ptyOutput) Write(p []byte) (int, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.buf.Write(p)
-}
-
-func (o *ptyOutput) String() string {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.buf.String()
-}
 
 // TestCLIShell runs drover with no arguments on a pseudo-terminal: the
 // interactive shell shows controller:model in its prompt, runs commands,
@@ -51,7 +31,7 @@ func TestCLIShell(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	out := &ptyOutput{}
+	out := &lockedBuffer{} // what drover writes to its terminal
 	copied := make(chan struct{})
 	go func() { _, _ = io.Copy(out, f); close(copied) }() // ends when the pty closes
 	exited := make(chan error, 1)
