@@ -28,14 +28,9 @@ func modelOperation(method, rest string, body map[string]any) (op, target string
 	case method == http.MethodPost && len(seg) == 1 && seg[0] == "applications":
 		return "deploy", str("application")
 	case method == http.MethodPost && len(seg) == 1 && seg[0] == "relations":
-		eps, _ := body["endpoints"].([]any)
-		names := make([]string, 0, len(eps))
-		for _, e := range eps {
-			names = append(names, fmt.Sprint(e))
-		}
-		return "integrate", strings.Join(names, " ")
+		return "integrate", words(body["endpoints"])
 	case method == http.MethodPost && len(seg) == 1 && seg[0] == "actions":
-		return "run", str("action")
+		return "run", strings.TrimSpace(str("action") + " " + words(body["receivers"]))
 	case method == http.MethodDelete && len(seg) == 2 && seg[0] == "applications":
 		return "remove-application", seg[1]
 	case method == http.MethodDelete && len(seg) == 2 && seg[0] == "relations":
@@ -55,6 +50,16 @@ func modelOperation(method, rest string, body map[string]any) (op, target string
 		}
 	}
 	return "model " + method + " " + routeOf(rest), ""
+}
+
+// words joins a JSON list of names with spaces ("" for anything else).
+func words(v any) string {
+	list, _ := v.([]any)
+	names := make([]string, 0, len(list))
+	for _, e := range list {
+		names = append(names, fmt.Sprint(e))
+	}
+	return strings.Join(names, " ")
 }
 
 // applicationOperations are the requests on /applications/{app}/{what}.

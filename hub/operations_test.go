@@ -30,7 +30,8 @@ func TestModelOperations(t *testing.T) {
 		{"DELETE", "/machines/3", "", "remove-machine", "3"},
 		{"POST", "/relations", `{"endpoints":["web:db","kv:kv"]}`, "integrate", "web:db kv:kv"},
 		{"DELETE", "/relations/4", "", "remove-relation", "4"},
-		{"POST", "/actions", `{"action":"get","receivers":["kv/0"]}`, "run", "get"},
+		{"POST", "/actions", `{"action":"get","receivers":["kv/0","kv/1"]}`, "run", "get kv/0 kv/1"},
+		{"POST", "/actions", `{"action":"get"}`, "run", "get"},
 		{"POST", "/applications/kv/somethingnew", "", "model POST applications/kv/somethingnew", ""},
 		{"PUT", "/config", "", "model PUT config", ""},
 	} {
