@@ -406,18 +406,30 @@ func (a *App) waitModelGone(ctx context.Context, mc *modelConn, p *progress, lef
 		} else if err != nil {
 			return err
 		}
-		if st, err := mc.client.Status(ctx, mc.uuid); err == nil {
+		st, err := mc.client.Status(ctx, mc.uuid)
+		switch {
+		case api.CodeOf(err) == api.CodeNotFound: // the controller has removed it
+			return nil
+		case err == nil:
 			*left = modelLeft{apps: len(st.Applications), machines: len(st.Machines)}
 			for _, app := range st.Applications {
 				left.units += len(app.Units)
 			}
 			p.Update("Waiting for model %q to go: %s left", mc.model, left)
 		}
-		if _, err := w.Next(ctx); err != nil {
+		f, err := w.Next(ctx)
+		if err != nil {
 			if api.CodeOf(err) == api.CodeNotFound {
 				return nil
 			}
 			return err
+		}
+		// The model's own removal ends the wait: a hub's index may still
+		// list it for a moment, and no frame follows.
+		for _, d := range f.Deltas {
+			if d.Kind == "model" && d.Key == mc.uuid && d.Op == "delete" {
+				return nil
+			}
 		}
 	}
 }

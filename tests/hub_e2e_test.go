@@ -138,6 +138,13 @@ func TestHubEndToEnd(t *testing.T) {
 	checkSharedModel(t, demo, s, uuids[west])
 
 	checkAudit(t, demo, s, uuids[east], uuids[west])
+
+	// Destroying a model through the hub waits for its units' teardown and
+	// its machines' release, and ends when the model is gone.
+	demo.ok("destroy-model", west, "-y", "--timeout", "2m")
+	if out := demo.ok("models"); strings.Contains(out, west) {
+		t.Errorf("%s still listed after destroy-model:\n%s", west, out)
+	}
 }
 
 // checkSharedModel: granted read on e2e-west, the other organization's
