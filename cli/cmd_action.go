@@ -238,9 +238,12 @@ func (a *App) actionsCmd() *cobra.Command {
 		Use:     "actions APPLICATION",
 		Aliases: []string{"list-actions"},
 		Short:   "List an application's actions",
-		Example: "  drover actions kv\n  drover actions kv --schema --format yaml",
+		Example: "  drover actions kv\n  drover actions kv --schema\n  drover actions kv --schema --format json",
 		Args:    exactArgs(1, "an application name"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if schema && !cmd.Flags().Changed("format") {
+				format.value = "yaml" // a schema is no table (Juju prints it as YAML)
+			}
 			if err := format.check(); err != nil {
 				return err
 			}
@@ -288,7 +291,7 @@ func (a *App) actionsCmd() *cobra.Command {
 	}
 	mo.add(cmd)
 	format.add(cmd, "tabular", "tabular", "yaml", "json")
-	cmd.Flags().BoolVar(&schema, "schema", false, "show each action's parameter schema (yaml/json)")
+	cmd.Flags().BoolVar(&schema, "schema", false, "show each action's parameter schema (as YAML unless --format json)")
 	return cmd
 }
 

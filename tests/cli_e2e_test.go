@@ -114,6 +114,9 @@ func TestCLIEndToEnd(t *testing.T) {
 	if out := d.ok("scale", "kv", "3", "--wait=5m"); !strings.Contains(out, "units settled") {
 		t.Errorf("scale --wait:\n%s", out)
 	}
+	if out := d.ok("actions", "kv", "--schema"); !strings.Contains(out, "get:\n") || !strings.Contains(out, "params:") {
+		t.Errorf("actions --schema (YAML by default):\n%s", out)
+	}
 	if out := d.ok("actions", "kv"); !strings.Contains(out, "get      Read a key.") {
 		t.Errorf("actions:\n%s", out)
 	}
