@@ -76,8 +76,16 @@ func TestClusterForwardsWritesAndServesConsistentReads(t *testing.T) {
 	if v, ok := changed["n"]; len(changed) != 2 || changed["j"] != true || !ok || v != nil {
 		t.Fatalf("config write through a follower answered %v", changed)
 	}
+	// Resetting a key with a default restores the default, as in Juju.
+	if _, err := c.client(l).SetModelConfig(ctx, m.UUID, api.ConfigChange{Set: map[string]any{"update-status-hook-interval": "1m"}}); err != nil {
+		t.Fatal(err)
+	}
+	changed, err = c.client(l).SetModelConfig(ctx, m.UUID, api.ConfigChange{Reset: []string{"update-status-hook-interval"}})
+	if err != nil || changed["update-status-hook-interval"] != "5m" {
+		t.Fatalf("reset of update-status-hook-interval answered %v, %v; want its default", changed, err)
+	}
 	cfg, err := other.ModelConfig(ctx, m.UUID, api.ReadOptions{Consistent: true})
-	if err != nil || cfg["k"] != "v1" {
+	if err != nil || cfg["k"] != "v1" || cfg["update-status-hook-interval"] != "5m" {
 		t.Fatalf("consistent read: %v, %v", cfg, err)
 	}
 	// Every node knows every API address.

@@ -228,6 +228,21 @@ func (s *Server) setModelConfig(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
+	// Resetting a key Drover gives a default restores the default, as in
+	// Juju; other keys go.
+	defaults := DefaultModelConfig()
+	var unset []string
+	for _, k := range req.Reset {
+		if d, ok := defaults[k]; ok {
+			if set == nil {
+				set = map[string]any{}
+			}
+			set[k] = d
+			continue
+		}
+		unset = append(unset, k)
+	}
+	req.Reset = unset
 	// The command's value is the changed keys only (nil for a key now
 	// unset): a model's whole config can be large, and the caller knows
 	// the rest.
