@@ -330,14 +330,25 @@ func (a *App) showStatusLogCmd() *cobra.Command {
 	var kind string
 	var n int
 	cmd := &cobra.Command{
-		Use:     "show-status-log ENTITY",
-		Short:   "Show an entity's status history",
-		Long:    `Shows the recorded statuses of a unit, application or machine, oldest first.`,
+		Use:   "show-status-log ENTITY",
+		Short: "Show an entity's status history",
+		Long: `Shows the recorded statuses of a unit, application or machine, oldest first.
+Without --type, ENTITY says which: kv/0 a unit (workload and agent), kv an
+application, 0 a machine (its agent; --type machine-instance for the
+instance).`,
 		Example: "  drover show-status-log kv/0\n  drover show-status-log kv/0 --type workload -n 5\n  drover show-status-log 0 --type machine",
 		Args:    exactArgs(1, "a unit, application or machine"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := format.check(); err != nil {
 				return err
+			}
+			if !cmd.Flags().Changed("type") { // the entity says what it is
+				switch {
+				case isMachineID(args[0]):
+					kind = api.StatusKindMachine
+				case !strings.Contains(args[0], "/"):
+					kind = api.StatusKindApplication
+				}
 			}
 			switch kind {
 			case "", "unit":

@@ -151,6 +151,13 @@ func TestCLIEndToEnd(t *testing.T) {
 			t.Errorf("status lacks %q:\n%s", want, tab)
 		}
 	}
+	// show-status-log: the entity says what it is (a unit, a machine).
+	if out := d.ok("show-status-log", "kv/0"); !regexp.MustCompile(`(?m)workload\s+active`).MatchString(out) {
+		t.Errorf("show-status-log kv/0:\n%s", out)
+	}
+	if out := d.ok("show-status-log", "0"); !regexp.MustCompile(`(?m)machine\s+started`).MatchString(out) {
+		t.Errorf("show-status-log 0 (a machine):\n%s", out)
+	}
 	// The kv charm's install hook wrote a line with juju-log; the agent sent
 	// it to the controller, and debug-log replays it, for kv/0 only.
 	out = d.ok("debug-log", "--replay", "--no-tail", "--include", "kv/0")
