@@ -169,28 +169,12 @@ func (s *Server) destroyModel(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	if removed, ridx := s.removeModelIfEmpty(r, uuid, idx); removed {
-		w.Header().Set(api.HeaderIndex, strconv.FormatUint(ridx, 10))
+	if m.Life == api.Dead { // it had nothing in it, and is gone
+		w.Header().Set(api.HeaderIndex, strconv.FormatUint(idx, 10))
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
 	writeIndexed(w, http.StatusAccepted, idx, &m)
-}
-
-// removeModelIfEmpty removes a model the destroy at index idx left empty,
-// and reports whether it is gone (the destroy may have removed it itself).
-func (s *Server) removeModelIfEmpty(r *http.Request, uuid string, idx uint64) (bool, uint64) {
-	snap := s.b.Store().Snapshot()
-	if m, err := snap.ModelByUUID(uuid); err == nil && m == nil {
-		return true, idx
-	}
-	apps, _ := snap.ListApplications(uuid)
-	machines, _ := snap.ListMachines(uuid)
-	if len(apps) > 0 || len(machines) > 0 {
-		return false, 0
-	}
-	idx, err := s.propose(r, state.RemoveModelType, &state.RemoveModelRequest{ModelUUID: uuid}, nil)
-	return err == nil, idx
 }
 
 func (s *Server) getModelConfig(w http.ResponseWriter, r *http.Request) {

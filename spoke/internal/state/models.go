@@ -145,7 +145,8 @@ func checkSetUnset[V any](set map[string]V, unset []string) error {
 }
 
 // DestroyModel makes the model dying and destroys its applications, and
-// retires its machines that host no units. Again on a dying model it only
+// retires its machines that host no units; a model left with nothing is
+// removed at once, and answered dead. Again on a dying model it only
 // retires machines (a model left dying by an older version settles).
 func (t *Txn) DestroyModel(req *DestroyModelRequest) (*api.Model, error) {
 	m, err := t.model(req.ModelUUID)
@@ -180,6 +181,16 @@ func (t *Txn) DestroyModel(req *DestroyModelRequest) (*api.Model, error) {
 		if err := t.retireMachine(mc); err != nil {
 			return nil, err
 		}
+	}
+	// Nothing to wait for: the model goes now, and the answer says so.
+	if err := t.settleDyingModel(m.UUID); err != nil {
+		return nil, err
+	}
+	if left, err := first[api.Model](&t.reader, tableModels, "id", m.UUID); err != nil {
+		return nil, err
+	} else if left == nil {
+		m = copyModel(m)
+		m.Life = api.Dead
 	}
 	return m, nil
 }

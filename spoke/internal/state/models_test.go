@@ -126,7 +126,9 @@ func TestDestroyingAModelOfUnitlessApplications(t *testing.T) {
 	h := newHarness(t)
 	h.seed()
 	h.deploy("kv", "kv", 0)
-	h.must(DestroyModelType, &DestroyModelRequest{ModelUUID: testModel, Now: t0})
+	if got := h.must(DestroyModelType, &DestroyModelRequest{ModelUUID: testModel, Now: t0}).(*api.Model); got.Life != api.Dead {
+		t.Errorf("the destroy answered the model %s; want dead, it is gone", got.Life)
+	}
 	if m, _ := h.snap().ModelByUUID(testModel); m != nil {
 		t.Fatalf("model left %s with nothing in it", m.Life)
 	}
