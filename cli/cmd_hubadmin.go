@@ -54,6 +54,60 @@ the hub (droverd spoke --hub-url HUB --hub-ca HUB_CA).`,
 	return cmd
 }
 
+func (a *App) removeControllerCmd() *cobra.Command {
+	var ctl controllerOpt
+	var force, yes bool
+	cmd := &cobra.Command{
+		Use:   "remove-controller NAME",
+		Short: "Remove a controller from the hub (its administrators)",
+		Long: `Makes the hub forget a registered controller: its record, the grants on it,
+and its place in the hub's model listing. The controller itself is not
+touched: it keeps running, and keeps trusting the hub until its own
+superuser runs 'drover remove-hub-trust' against it.
+
+A controller that still hosts models is refused, with their names: destroy
+them first, or pass --force to make the hub forget them as well (they keep
+running on the controller, out of the hub's reach). Registered again with
+'drover add-controller', a controller's models come back into the listing.`,
+		Example: "  drover remove-controller east\n  drover remove-controller east --force -y",
+		Args:    exactArgs(1, "NAME"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if !yes {
+				what := fmt.Sprintf("The hub will forget controller %q.", args[0])
+				if force {
+					what = fmt.Sprintf("The hub will forget controller %q and every model on it (they keep running on the controller).", args[0])
+				}
+				if err := a.confirm(what); err != nil {
+					return err
+				}
+			}
+			var q url.Values
+			if force {
+				q = url.Values{"force": {"true"}}
+			}
+			return a.hubCall(cmd.Context(), ctl.name, http.MethodDelete, "/v1/controllers/"+url.PathEscape(args[0]), q, nil, func(out any) error {
+				doc, _ := out.(map[string]any)
+				forgotten, _ := doc["forgotten-models"].([]any)
+				fmt.Fprintf(a.Stdout, "Controller %q removed from the hub.\n", args[0])
+				if len(forgotten) > 0 {
+					names := make([]string, len(forgotten))
+					for i, m := range forgotten {
+						names[i] = fmt.Sprint(m)
+					}
+					fmt.Fprintf(a.Stdout, "The hub forgot the models on it, which keep running there: %s.\n", strings.Join(names, ", "))
+				}
+				fmt.Fprintln(a.Stdout, "The controller still trusts the hub until its superuser runs 'drover remove-hub-trust' against it.")
+				return nil
+			})
+		},
+	}
+	cmd.Flags().BoolVar(&force, "force", false, "also forget the models the controller still hosts")
+	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask for confirmation")
+	cmd.Flags().BoolVar(&yes, "no-prompt", false, "same as --yes")
+	ctl.add(cmd)
+	return cmd
+}
+
 // grantCmd is grant or revoke.
 func (a *App) grantCmd(revoke bool) *cobra.Command {
 	var ctl controllerOpt

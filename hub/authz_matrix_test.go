@@ -132,6 +132,10 @@ func routes(f *fixture) []route {
 		{name: "add controller to an org", method: "POST", path: "/v1/controllers",
 			body: func(_ *fixture, role string) any { return addControllerBody(role, "acme") },
 			want: [4]int{403, 403, 502, 404}},
+		// Removing a controller: its readers are refused (403), others
+		// learn nothing (404); its administrator passes, and is told the
+		// models it still hosts (409).
+		{name: "remove controller", method: "DELETE", path: "/v1/controllers/east", want: [4]int{403, 403, 409, 404}},
 	}
 }
 
@@ -166,6 +170,7 @@ func TestAuthorizationMatrix(t *testing.T) {
 		}
 		covered["DELETE /v1/groups/{group}/members/{member}"] = covered["DELETE /v1/groups/{group}/members/rita@example.com"]
 		covered["GET /v1/controllers/{name}"] = covered["GET /v1/controllers/east"]
+		covered["DELETE /v1/controllers/{name}"] = covered["DELETE /v1/controllers/east"]
 		for _, r := range f.hub.Routes() {
 			_, path, _ := strings.Cut(r, " ")
 			// Logins answer callers without a session; the auth tests run them.

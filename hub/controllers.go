@@ -10,7 +10,10 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"time"
+
+	"github.com/go-chi/chi/v5"
 
 	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/authz"
@@ -218,3 +221,79 @@ func (s *Server) RegisterController(ctx context.Context, req AddControllerReques
 
 // CACertFile is where a hub with a generated certificate keeps its CA.
 func CACertFile(stateDir string) string { return filepath.Join(stateDir, caCertFile) }
+
+// RemoveControllerResponse answers DELETE /v1/controllers/{name}.
+type RemoveControllerResponse struct {
+	Controller string `json:"controller"`
+	// ForgottenModels are the models (ORG/NAME) the hub forgot with it;
+	// they keep running on the controller.
+	ForgottenModels []string `json:"forgotten-models"`
+}
+
+// handleRemoveController forgets a registered controller: its
+// administrators may (the hub's for a shared one, its organization's for a
+// private one). The index still listing models on it refuses the request
+// (409) unless force=true, which forgets them too. Nothing is asked of the
+// controller: it keeps its models and its trust in the hub until its own
+// superuser runs remove-hub-trust; registered again, its models are
+// adopted again from its event stream.
+func (s *Server) handleRemoveController(w http.ResponseWriter, r *http.Request) {
+	p, _ := PrincipalFrom(r.Context())
+	name := chi.URLParam(r, "name")
+	annotate(r.Context(), func(a *auditInfo) { a.Operation, a.Target = "remove-controller", name })
+	out, err := s.removeController(r, p, name)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) removeController(r *http.Request, p Principal, name string) (RemoveControllerResponse, error) {
+	ctx := r.Context()
+	force, err := queryBool(r, "force")
+	if err != nil {
+		return RemoveControllerResponse{}, err
+	}
+	c, err := s.store.ControllerByName(ctx, name)
+	if errors.Is(err, store.ErrNotFound) {
+		err = fmt.Errorf("%w: controller %q", errNotFound, name)
+	}
+	if err != nil {
+		return RemoveControllerResponse{}, err
+	}
+	annotate(ctx, func(a *auditInfo) {
+		a.ControllerUUID, a.Org, a.Details = c.UUID, c.Org, map[string]any{"force": force}
+	})
+	if err := s.require(ctx, p, authz.Administrator, authz.Reader, authz.ControllerObject(c.UUID)); err != nil {
+		return RemoveControllerResponse{}, err
+	}
+	forgotten, err := s.store.RemoveController(ctx, c.UUID, force)
+	if hosts := (*store.HostsModelsError)(nil); errors.As(err, &hosts) {
+		return RemoveControllerResponse{}, errors.Join(errConflict, fmt.Errorf("%w: destroy them first, or pass --force to make the hub forget them (they keep running on the controller)", err))
+	}
+	if err != nil {
+		return RemoveControllerResponse{}, err
+	}
+	s.spokes.forget(c.UUID)
+	s.indexer.kick()
+	s.awaitAuthz(ctx)
+	s.cfg.Logger.Info("controller removed", "controller", c.Name, "forgotten-models", len(forgotten), "by", p.Identity.Name())
+	if forgotten == nil {
+		forgotten = []string{}
+	}
+	return RemoveControllerResponse{Controller: c.Name, ForgottenModels: forgotten}, nil
+}
+
+// queryBool reads a boolean query parameter; absent is false.
+func queryBool(r *http.Request, name string) (bool, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return false, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, fmt.Errorf("%w: %s=%q: want true or false", errBadRequest, name, v)
+	}
+	return b, nil
+}

@@ -19,6 +19,7 @@ var (
 	errForbidden       = errors.New("permission denied")
 	errNotFound        = errors.New("not found")
 	errBadRequest      = errors.New("bad request")
+	errConflict        = errors.New("conflict")
 )
 
 // errorTable maps errors to HTTP status and wire code: the one table for
@@ -37,6 +38,7 @@ var errorTable = []struct {
 	{errBadRequest, http.StatusBadRequest, api.CodeBadRequest, ""},
 	{store.ErrInvalid, http.StatusBadRequest, api.CodeInvalid, ""},
 	{store.ErrAlreadyExists, http.StatusConflict, api.CodeAlreadyExists, ""},
+	{errConflict, http.StatusConflict, api.CodeConflict, ""},
 	{errSpokeUnavailable, http.StatusBadGateway, api.CodeUnavailable, ""},
 	{authz.ErrUnavailable, http.StatusServiceUnavailable, api.CodeUnavailable, "permission service unavailable"},
 }

@@ -42,7 +42,7 @@ func newIndexer(s *Server) *indexer {
 	return &indexer{s: s, kickc: make(chan struct{}, 1), poll: 5 * time.Second}
 }
 
-// kick makes the leader re-list controllers now (a controller was added).
+// kick makes the leader re-list controllers now (one was added or removed).
 func (ix *indexer) kick() {
 	select {
 	case ix.kickc <- struct{}{}:
@@ -76,28 +76,49 @@ func (ix *indexer) Run(ctx context.Context) error {
 	}
 }
 
-// lead runs one follower per controller until ctx ends.
+// lead runs one follower per controller until ctx ends: it starts one for
+// each controller registered, again for one whose follower ended, and
+// stops those of controllers no longer registered.
 func (ix *indexer) lead(ctx context.Context) error {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	following := map[string]bool{}
+	type follower struct {
+		cancel context.CancelFunc
+		done   chan struct{}
+	}
+	following := map[string]follower{}
 	for {
 		cs, err := ix.s.store.ListControllers(ctx, nil, true)
 		if err != nil {
 			return err
 		}
+		listed := make(map[string]bool, len(cs))
 		for _, c := range cs {
-			if following[c.UUID] {
-				continue
+			listed[c.UUID] = true
+			if f, ok := following[c.UUID]; ok {
+				select {
+				case <-f.done: // it found the controller gone, which is back
+				default:
+					continue
+				}
 			}
-			following[c.UUID] = true
+			fctx, fcancel := context.WithCancel(ctx)
+			f := follower{cancel: fcancel, done: make(chan struct{})}
+			following[c.UUID] = f
 			wg.Add(1)
 			go func() { // one supervised follower per controller
 				defer wg.Done()
-				ix.follow(ctx, c.UUID)
+				defer close(f.done)
+				ix.follow(fctx, c.UUID)
 			}()
+		}
+		for id, f := range following {
+			if !listed[id] { // removed
+				f.cancel()
+				delete(following, id)
+			}
 		}
 		select {
 		case <-ctx.Done():

@@ -40,6 +40,8 @@ type testSpoke struct {
 	// Admin is the controller's local administrator (HTTP Basic auth):
 	// what `drover` uses against the controller directly, bypassing the hub.
 	Admin *api.Client
+	// Registration is how the hub registered it.
+	Registration hub.AddControllerRequest
 }
 
 // startSpoke runs an in-process controller "east" that trusts the test hub
@@ -65,7 +67,7 @@ func startNamedSpoke(t *testing.T, e *env, name, org string, public bool) testSp
 		t.Fatal(err)
 	}
 	t.Cleanup(admin.Close)
-	return testSpoke{UUID: cred.ControllerUUID, Admin: admin}
+	return testSpoke{UUID: cred.ControllerUUID, Admin: admin, Registration: req}
 }
 
 // runSpoke runs an in-process one-node controller until the test ends and

@@ -285,6 +285,7 @@ func (s *Server) routes() {
 		api.Delete("/groups/{group}/members/{member}", s.handleRemoveMember)
 		api.Get("/audit", s.handleAudit)
 		api.Post("/controllers", s.handleAddController)
+		api.Delete("/controllers/{name}", s.handleRemoveController)
 		api.Post("/models", s.handleAddModel)
 		api.Delete("/models/{uuid}", s.handleModelProxy)
 		api.HandleFunc("/models/{uuid}/*", s.handleModelProxy)

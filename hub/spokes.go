@@ -153,6 +153,17 @@ func (ss *spokeSet) get(c store.Controller) (*spokeClient, error) {
 	return sc, nil
 }
 
+// forget drops the client of a controller that is no longer registered.
+func (ss *spokeSet) forget(id string) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if old := ss.m[id]; old != nil {
+		old.transport.CloseIdleConnections()
+		old.pool.closeAll()
+		delete(ss.m, id)
+	}
+}
+
 // spokeToken mints the per-request token the hub sends to a controller:
 // audience = its UUID, subject = the caller, and the access the hub decided.
 func (s *Server) spokeToken(p Principal, controllerUUID, access, model string) (string, error) {

@@ -145,6 +145,39 @@ func TestHubEndToEnd(t *testing.T) {
 	if out := demo.ok("models"); strings.Contains(out, west) {
 		t.Errorf("%s still listed after destroy-model:\n%s", west, out)
 	}
+
+	checkRemoveController(t, demo, s, east)
+}
+
+// checkRemoveController: the hub refuses to forget a controller that hosts
+// a model, naming it; forced, it forgets both (the model keeps running);
+// registered again, the controller's model is listed again.
+func checkRemoveController(t *testing.T, demo *droverCLI, s *devStack, model string) {
+	t.Helper()
+	org := s.info.User.Org
+	if _, errs, code := demo.run("remove-controller", "east", "-y"); code == 0 ||
+		!strings.Contains(errs, "controller east still hosts 1 model ("+org+"/"+model+")") {
+		t.Errorf("remove-controller east while it hosts %s: exit %d, %s", model, code, errs)
+	}
+	if out := demo.ok("remove-controller", "east", "--force", "-y"); !strings.Contains(out, "forgot the models on it, which keep running there: "+org+"/"+model) {
+		t.Errorf("remove-controller --force:\n%s", out)
+	}
+	if out := demo.ok("controllers"); regexp.MustCompile(`(?m)^\s*east\s`).MatchString(out) {
+		t.Errorf("controllers still lists east:\n%s", out)
+	}
+	if out := demo.ok("models"); strings.Contains(out, model) {
+		t.Errorf("%s still listed after its controller was removed:\n%s", model, out)
+	}
+	var ctl struct{ URL, DataDir string }
+	for _, c := range s.info.Controllers {
+		if c.Name == "east" {
+			ctl.URL, ctl.DataDir = c.URL, c.DataDir
+		}
+	}
+	demo.ok("add-controller", "east", ctl.URL, "--ca", filepath.Join(ctl.DataDir, "tls", "ca.crt"), "--region", "east")
+	testkit.EventuallyWithin(t, time.Minute, func() (bool, error) {
+		return strings.Contains(demo.ok("models"), model), nil
+	}, "%s listed again once east is registered again", model)
 }
 
 // checkSharedModel: granted read on e2e-west, the other organization's

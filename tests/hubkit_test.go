@@ -44,6 +44,7 @@ type devInfo struct {
 	Controllers []struct {
 		Name    string `json:"name"`
 		Region  string `json:"region"`
+		URL     string `json:"url"`
 		DataDir string `json:"data-dir"`
 	} `json:"controllers"`
 }

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -17,23 +18,95 @@ func (s *Store) DeleteModel(ctx context.Context, id string) error {
 		return fmt.Errorf("model %q: %w", id, ErrNotFound)
 	}
 	return s.inTx(ctx, func(tx pgx.Tx) error {
-		rows, _ := tx.Query(ctx, `SELECT "user", relation, object FROM authz_tuples WHERE object = $1`, authz.ModelObject(id))
-		ts, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (authz.Tuple, error) {
-			var t authz.Tuple
-			var rel string
-			err := r.Scan(&t.User, &rel, &t.Object)
-			t.Relation = authz.Relation(rel)
-			return t, err
-		})
-		if err != nil {
-			return pgErr("model tuples", err)
-		}
-		if err := removeTuples(ctx, tx, ts...); err != nil {
+		if err := removeTuplesOn(ctx, tx, []string{authz.ModelObject(id)}, nil); err != nil {
 			return err
 		}
-		_, err = tx.Exec(ctx, `DELETE FROM models WHERE uuid = $1`, id)
+		_, err := tx.Exec(ctx, `DELETE FROM models WHERE uuid = $1`, id)
 		return pgErr("model "+id, err)
 	})
+}
+
+// HostsModelsError is RemoveController's refusal of a controller the index
+// still lists models on.
+type HostsModelsError struct {
+	Controller string
+	Models     []string // ORG/NAME, sorted
+}
+
+func (e *HostsModelsError) Error() string {
+	shown := e.Models
+	if len(shown) > 5 {
+		shown = shown[:5]
+	}
+	list := strings.Join(shown, ", ")
+	if len(e.Models) > len(shown) {
+		list += fmt.Sprintf(" and %d more", len(e.Models)-len(shown))
+	}
+	noun := "models"
+	if len(e.Models) == 1 {
+		noun = "model"
+	}
+	return fmt.Sprintf("controller %s still hosts %d %s (%s)", e.Controller, len(e.Models), noun, list)
+}
+
+// RemoveController forgets a registered controller: its row, its pending
+// placements and every tuple on it (its parent link and the grants on it).
+// A controller the index still lists models on is refused with a
+// *HostsModelsError, unless force is set: then its models are forgotten
+// too, each with every tuple on it, and their names returned. Forgotten
+// models keep running on the controller; the hub no longer knows them.
+func (s *Store) RemoveController(ctx context.Context, id string, force bool) (forgotten []string, err error) {
+	err = s.inTx(ctx, func(tx pgx.Tx) error {
+		var name string
+		// The row lock holds off a model being indexed on it meanwhile.
+		if err := tx.QueryRow(ctx, `SELECT name FROM controllers WHERE uuid = $1 FOR UPDATE`, id).Scan(&name); err != nil {
+			return pgErr("controller "+id, err)
+		}
+		objects := []string{authz.ControllerObject(id)}
+		forgotten = nil
+		rows, _ := tx.Query(ctx, `SELECT uuid::text, org || '/' || name FROM models WHERE controller_uuid = $1 ORDER BY 2`, id)
+		var uuid, ref string
+		if _, err := pgx.ForEachRow(rows, []any{&uuid, &ref}, func() error {
+			objects = append(objects, authz.ModelObject(uuid))
+			forgotten = append(forgotten, ref)
+			return nil
+		}); err != nil {
+			return pgErr("controller models", err)
+		}
+		if len(forgotten) > 0 && !force {
+			return &HostsModelsError{Controller: name, Models: forgotten}
+		}
+		if err := removeTuplesOn(ctx, tx, objects, []string{authz.ControllerObject(id)}); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM models WHERE controller_uuid = $1`, id); err != nil {
+			return pgErr("controller models", err)
+		}
+		_, err := tx.Exec(ctx, `DELETE FROM controllers WHERE uuid = $1`, id)
+		return pgErr("controller "+name, err)
+	})
+	return forgotten, err
+}
+
+// removeTuplesOn removes every expected tuple whose object is one of
+// objects or whose user is one of users, queueing their deletion.
+func removeTuplesOn(ctx context.Context, tx pgx.Tx, objects, users []string) error {
+	if users == nil {
+		users = []string{}
+	}
+	rows, _ := tx.Query(ctx, `SELECT "user", relation, object FROM authz_tuples WHERE object = ANY($1) OR "user" = ANY($2)`,
+		objects, users)
+	ts, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (authz.Tuple, error) {
+		var t authz.Tuple
+		var rel string
+		err := r.Scan(&t.User, &rel, &t.Object)
+		t.Relation = authz.Relation(rel)
+		return t, err
+	})
+	if err != nil {
+		return pgErr("tuples", err)
+	}
+	return removeTuples(ctx, tx, ts...)
 }
 
 // ModelCounts returns the number of live indexed models per controller.
