@@ -230,7 +230,7 @@ exist once they have logged in.`,
 
 func (a *App) auditCmd() *cobra.Command {
 	var ctl controllerOpt
-	var user, model, since, until, operation, after, format string
+	var user, model, forController, since, until, operation, after, format string
 	var limit int
 	cmd := &cobra.Command{
 		Use:   "audit",
@@ -246,7 +246,7 @@ read on (--after).`,
 				return usageError{errors.New("--limit must be 0 (all) or more")}
 			}
 			q := url.Values{}
-			for k, v := range map[string]string{"user": user, "model": model, "since": since, "until": until,
+			for k, v := range map[string]string{"user": user, "model": model, "controller": forController, "since": since, "until": until,
 				"operation": operation, "after": after} {
 				if v != "" {
 					q.Set(k, v)
@@ -286,6 +286,7 @@ read on (--after).`,
 	}
 	cmd.Flags().StringVar(&user, "user", "", "only this user (an email, a service account's client id, or an identity id)")
 	cmd.Flags().StringVar(&model, "model", "", "only this model: a name (every model that had it, destroyed ones included) or a UUID")
+	cmd.Flags().StringVar(&forController, "for-controller", "", "only this controller behind the hub: a name or a UUID (a removed controller's by UUID)")
 	cmd.Flags().StringVar(&since, "since", "", "only entries at or after this time (RFC 3339)")
 	cmd.Flags().StringVar(&until, "until", "", "only entries before this time (RFC 3339)")
 	cmd.Flags().StringVar(&operation, "operation", "", "only this operation (as the OPERATION column shows it)")

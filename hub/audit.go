@@ -172,6 +172,20 @@ func (s *Server) appendAudit(r *http.Request, e store.AuditEntry) {
 func (s *Server) handleAudit(w http.ResponseWriter, r *http.Request) {
 	p, _ := PrincipalFrom(r.Context())
 	q, err := parseAuditQuery(r)
+	if err == nil && q.ControllerUUID != "" && uuid.Validate(q.ControllerUUID) != nil {
+		// controller= names a registered controller as well as by UUID.
+		// Its audit viewers may not see it otherwise.
+		var c store.Controller
+		c, err = s.controllerFor(r.Context(), p, q.ControllerUUID, authz.Reader)
+		if errors.Is(err, errNotFound) {
+			if c2, err2 := s.store.ControllerByName(r.Context(), q.ControllerUUID); err2 == nil {
+				if ok, _ := s.Check(r.Context(), p, authz.AuditViewer, authz.ControllerObject(c2.UUID)); ok {
+					c, err = c2, nil
+				}
+			}
+		}
+		q.ControllerUUID = c.UUID
+	}
 	if err == nil && q.IdentityID != "" && uuid.Validate(q.IdentityID) != nil {
 		// user= names a person by email or a service account by client id
 		// as well as by identity id.

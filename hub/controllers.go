@@ -255,17 +255,13 @@ func (s *Server) removeController(r *http.Request, p Principal, name string) (Re
 	if err != nil {
 		return RemoveControllerResponse{}, err
 	}
-	c, err := s.store.ControllerByName(ctx, name)
-	if errors.Is(err, store.ErrNotFound) {
-		err = fmt.Errorf("%w: controller %q", errNotFound, name)
+	c, err := s.controllerFor(ctx, p, name, authz.Administrator)
+	if c.UUID != "" {
+		annotate(ctx, func(a *auditInfo) {
+			a.ControllerUUID, a.Org, a.Details = c.UUID, c.Org, map[string]any{"force": force}
+		})
 	}
 	if err != nil {
-		return RemoveControllerResponse{}, err
-	}
-	annotate(ctx, func(a *auditInfo) {
-		a.ControllerUUID, a.Org, a.Details = c.UUID, c.Org, map[string]any{"force": force}
-	})
-	if err := s.require(ctx, p, authz.Administrator, authz.Reader, authz.ControllerObject(c.UUID)); err != nil {
 		return RemoveControllerResponse{}, err
 	}
 	forgotten, err := s.store.RemoveController(ctx, c.UUID, force)

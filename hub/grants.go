@@ -95,9 +95,9 @@ func (s *Server) resolveGrant(ctx context.Context, p Principal, req GrantRequest
 		}
 		typ, object, info.ModelUUID = authz.TypeModel, authz.ModelObject(req.Model), req.Model
 	case req.Controller != "" && req.Model == "" && req.Organization == "":
-		c, err := s.store.ControllerByName(ctx, req.Controller)
+		c, err := s.controllerFor(ctx, p, req.Controller, authz.Reader)
 		if err != nil {
-			return authz.Tuple{}, nil, fmt.Errorf("%w: controller %q", errNotFound, req.Controller)
+			return authz.Tuple{}, nil, err
 		}
 		typ, object, info.ControllerUUID, info.Org = authz.TypeController, authz.ControllerObject(c.UUID), c.UUID, c.Org
 	case req.Organization != "" && req.Model == "" && req.Controller == "":

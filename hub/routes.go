@@ -122,18 +122,27 @@ func (s *Server) handleListControllers(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) handleGetController(w http.ResponseWriter, r *http.Request) {
 	p, _ := PrincipalFrom(r.Context())
-	c, err := s.store.ControllerByName(r.Context(), chi.URLParam(r, "name"))
-	if errors.Is(err, store.ErrNotFound) {
-		err = fmt.Errorf("%w: controller %q", errNotFound, chi.URLParam(r, "name"))
-	}
-	if err == nil {
-		err = s.require(r.Context(), p, authz.Reader, authz.Reader, authz.ControllerObject(c.UUID))
-	}
+	c, err := s.controllerFor(r.Context(), p, chi.URLParam(r, "name"), authz.Reader)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, c)
+}
+
+// controllerFor loads the controller registered as name for a caller who
+// needs rel on it. One the caller cannot see is not found, by the name
+// given, exactly as one that does not exist (nothing of it, such as its
+// UUID, is told); one they see without rel is refused.
+func (s *Server) controllerFor(ctx context.Context, p Principal, name string, rel authz.Relation) (store.Controller, error) {
+	c, err := s.store.ControllerByName(ctx, name)
+	if err == nil {
+		err = s.require(ctx, p, rel, authz.Reader, authz.ControllerObject(c.UUID))
+	}
+	if errors.Is(err, store.ErrNotFound) || errors.Is(err, errNotFound) {
+		return store.Controller{}, fmt.Errorf("%w: controller %q", errNotFound, name)
+	}
+	return c, err
 }
 
 func (s *Server) handleGetModel(w http.ResponseWriter, r *http.Request) {

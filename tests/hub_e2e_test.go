@@ -416,6 +416,24 @@ func checkAudit(t *testing.T, demo *droverCLI, s *devStack, eastUUID, westUUID s
 			t.Errorf("audit --model e2e-west shows another model: %q", l)
 		}
 	}
+	// --for-controller takes a controller's name: its entries only.
+	var byController []struct {
+		Operation string `json:"operation"`
+		ModelUUID string `json:"model-uuid"`
+	}
+	if err := json.Unmarshal([]byte(demo.ok("audit", "--for-controller", "west", "--limit", "0", "--format", "json")), &byController); err != nil {
+		t.Fatal(err)
+	}
+	addedWest := false
+	for _, e := range byController {
+		if e.ModelUUID == eastUUID {
+			t.Errorf("audit --for-controller west shows an entry of east's model: %+v", e)
+		}
+		addedWest = addedWest || (e.Operation == "add-model" && e.ModelUUID == westUUID)
+	}
+	if !addedWest {
+		t.Errorf("audit --for-controller west lacks the model added there: %+v", byController)
+	}
 	// Operations are named as the commands that made them, with their
 	// target; --operation takes that name; --format csv is real CSV.
 	if !regexp.MustCompile(`\sdeploy\s+kvstore\s+e2e-west\s+201\s+ok`).MatchString(out) {
