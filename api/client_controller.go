@@ -178,11 +178,17 @@ func (c *Client) Models(ctx context.Context, opts ...ReadOptions) ([]Model, erro
 
 // AddModel creates a model.
 func (c *Client) AddModel(ctx context.Context, req AddModelRequest) (*Model, error) {
-	var out Model
+	var out struct {
+		Model
+		ModelIndex
+	}
 	if err := c.write(ctx, http.MethodPost, v1Path("models"), nil, req, &out); err != nil {
 		return nil, err
 	}
-	return &out, nil
+	if out.ControllerUUID != "" { // a hub's index entry: where it placed it
+		out.Model.applyIndex(&out.ModelIndex)
+	}
+	return &out.Model, nil
 }
 
 // Model returns a model by UUID.

@@ -86,7 +86,11 @@ the hub is in a cloud of that name, else a region.`,
 			if err := a.rememberModel(c.name, c.account.User, *m, !noSwitch); err != nil {
 				return err
 			}
-			fmt.Fprintf(a.Stderr, "Added '%s' model on controller %q with owner %q\n", m.Name, c.name, m.Owner)
+			where := fmt.Sprintf("controller %q", c.name)
+			if x := m.Index; x != nil && x.Controller != "" { // placed by a hub
+				where = fmt.Sprintf("%s/%s (controller %q behind hub %q)", x.Cloud, x.Region, x.Controller, c.name)
+			}
+			fmt.Fprintf(a.Stderr, "Added '%s' model on %s with owner %q\n", m.Name, where, m.Owner)
 			return nil
 		},
 	}

@@ -36,7 +36,11 @@ func TestHubEndToEnd(t *testing.T) {
 	// Placement by region: one model on each spoke, the place given as
 	// Juju users give it (a region, or CLOUD/REGION).
 	models := map[string]string{"east": "e2e-east", "west": "e2e-west"} // region -> model name
-	demo.ok("add-model", "e2e-east", "east")
+	// It says where the hub placed it, as Juju names a model's place.
+	if _, errs, code := demo.run("add-model", "e2e-east", "east"); code != 0 ||
+		!strings.Contains(errs, `Added 'e2e-east' model on localhost/east (controller "east" behind hub `) {
+		t.Fatalf("add-model e2e-east east: exit %d, %s", code, errs)
+	}
 	demo.ok("add-model", "e2e-west", "localhost/west")
 	cl := hubClient(t, demo, s)
 	idx, err := cl.Models(t.Context())
