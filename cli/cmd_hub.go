@@ -351,6 +351,19 @@ func (a *App) loggedOut(ctl string) bool {
 
 // hubCall runs one call against a hub's own API and prints the answer.
 func (a *App) hubCall(ctx context.Context, ctl, method, path string, q url.Values, in any, show func(any) error) error {
+	var out any
+	if err := a.hubDo(ctx, ctl, method, path, q, in, &out); err != nil {
+		return err
+	}
+	if show != nil {
+		return show(out)
+	}
+	return nil
+}
+
+// hubDo runs one call against a hub's own API and decodes the answer
+// into out.
+func (a *App) hubDo(ctx context.Context, ctl, method, path string, q url.Values, in, out any) error {
 	c, err := a.dial(ctl)
 	if err != nil {
 		return err
@@ -359,14 +372,7 @@ func (a *App) hubCall(ctx context.Context, ctl, method, path string, q url.Value
 	if !c.details.Hub {
 		return fmt.Errorf("controller %q is not a hub: log in to one with 'drover login HUB'", c.name)
 	}
-	var out any
-	if err := c.client.Call(ctx, method, path, q, in, &out); err != nil {
-		return err
-	}
-	if show != nil {
-		return show(out)
-	}
-	return nil
+	return c.client.Call(ctx, method, path, q, in, out)
 }
 
 func splitLevelTarget(target string) (string, string) {

@@ -14,6 +14,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/droverhq/drover/api"
 	"github.com/spf13/cobra"
 )
 
@@ -197,6 +198,181 @@ func (a *App) addGroupCmd() *cobra.Command {
 	return cmd
 }
 
+// groupRef checks that arg names a group as ORG/NAME.
+func groupRef(arg string) (org, name string, err error) {
+	org, name, ok := strings.Cut(arg, "/")
+	if !ok || org == "" || name == "" {
+		return "", "", usagef("group %q: want ORG/NAME", arg)
+	}
+	return org, name, nil
+}
+
+// groupPath is the hub's path of the group ORG/NAME (one escaped segment).
+func groupPath(org, name string) string { return "/v1/groups/" + url.PathEscape(org+"/"+name) }
+
+func (a *App) groupsCmd() *cobra.Command {
+	var ctl controllerOpt
+	var format formatOpt
+	var org string
+	cmd := &cobra.Command{
+		Use:     "groups",
+		Aliases: []string{"list-groups"},
+		Short:   "List the groups of your organizations",
+		Long: `Lists the groups of the organizations you are a member of (a hub
+administrator: every group), by organization then name, with how many
+members each has. --org lists one organization's groups.`,
+		Example: "  drover groups\n  drover groups --org demo --format yaml",
+		Args:    exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := format.check(); err != nil {
+				return err
+			}
+			q := url.Values{}
+			if org != "" {
+				q.Set("org", org)
+			}
+			var out struct {
+				Groups []api.Group `json:"groups"`
+			}
+			if err := a.hubDo(cmd.Context(), ctl.name, http.MethodGet, "/v1/groups", q, nil, &out); err != nil {
+				return err
+			}
+			return a.printGroups(out.Groups, format.value)
+		},
+	}
+	cmd.Flags().StringVar(&org, "org", "", "only this organization's groups")
+	ctl.add(cmd)
+	format.add(cmd, "tabular", "tabular", "json", "yaml")
+	return cmd
+}
+
+// printGroups prints groups as a table, or as {"groups": [...]} in JSON or
+// YAML.
+func (a *App) printGroups(groups []api.Group, format string) error {
+	if format != "tabular" {
+		if groups == nil {
+			groups = []api.Group{} // none: an empty list, not null
+		}
+		return writeFormatted(a.Stdout, format, map[string]any{"groups": groups})
+	}
+	if len(groups) == 0 {
+		fmt.Fprintln(a.Stderr, "No groups to display.")
+		return nil
+	}
+	t := &table{}
+	t.right(2)
+	t.row("Org", "Name", "Members", "Created")
+	for _, g := range groups {
+		t.row(g.Org, g.Name, g.MemberCount, g.CreatedAt.UTC().Format(tableTimeLayout))
+	}
+	return t.write(a.Stdout)
+}
+
+func (a *App) showGroupCmd() *cobra.Command {
+	var ctl controllerOpt
+	var format formatOpt
+	cmd := &cobra.Command{
+		Use:   "show-group ORG/NAME",
+		Short: "Show a group's members and the access granted to it",
+		Long: `Shows a group of an organization you are a member of: its members (people
+by email, service accounts by client id) and the access granted to it
+('drover grant --group'), which each member holds besides their own.`,
+		Example: "  drover show-group demo/ops\n  drover show-group demo/ops --format json",
+		Args:    exactArgs(1, "ORG/NAME"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := format.check(); err != nil {
+				return err
+			}
+			org, name, err := groupRef(args[0])
+			if err != nil {
+				return err
+			}
+			var d api.GroupDetails
+			if err := a.hubDo(cmd.Context(), ctl.name, http.MethodGet, groupPath(org, name), nil, nil, &d); err != nil {
+				return err
+			}
+			return writeFormatted(a.Stdout, format.value, groupView(d))
+		},
+	}
+	ctl.add(cmd)
+	format.add(cmd, "yaml", "yaml", "json")
+	return cmd
+}
+
+// groupView is show-group's output: the group keyed by ORG/NAME, as
+// show-model keys a model by its name, with its members and grants as
+// lists (empty ones too).
+func groupView(d api.GroupDetails) map[string]any {
+	if d.Members == nil {
+		d.Members = []api.GroupMember{}
+	}
+	if d.Grants == nil {
+		d.Grants = []api.GroupGrant{}
+	}
+	return map[string]any{d.Org + "/" + d.Name: d}
+}
+
+func (a *App) removeGroupCmd() *cobra.Command {
+	var ctl controllerOpt
+	var yes bool
+	cmd := &cobra.Command{
+		Use:   "remove-group ORG/NAME",
+		Short: "Remove a group and the access granted to it",
+		Long: `Removes a group (administrators of its organization), with its memberships
+and every grant made to it: its members lose the access they had through
+the group, not what was granted to them directly. Asks for confirmation on
+a terminal; elsewhere pass -y.`,
+		Example: "  drover remove-group demo/ops -y",
+		Args:    exactArgs(1, "ORG/NAME"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			org, name, err := groupRef(args[0])
+			if err != nil {
+				return err
+			}
+			if !yes {
+				if err := a.confirm(fmt.Sprintf("This will remove group %q: its members lose the access granted to it.", args[0])); err != nil {
+					return err
+				}
+			}
+			return a.hubDo(cmd.Context(), ctl.name, http.MethodDelete, groupPath(org, name), nil, nil, nil)
+		},
+	}
+	ctl.add(cmd)
+	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask for confirmation")
+	cmd.Flags().BoolVar(&yes, "no-prompt", false, "same as --yes")
+	return cmd
+}
+
+func (a *App) renameGroupCmd() *cobra.Command {
+	var ctl controllerOpt
+	cmd := &cobra.Command{
+		Use:   "rename-group ORG/NAME NEW-NAME",
+		Short: "Rename a group",
+		Long: `Renames a group within its organization (administrators of the
+organization). Its members and the access granted to it stay; from then on
+it is ORG/NEW-NAME. NEW-NAME follows add-group's rules: lowercase letters,
+digits, dots, hyphens and underscores.`,
+		Example: "  drover rename-group demo/ops sre",
+		Args:    exactArgs(2, "ORG/NAME and NEW-NAME"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			org, name, err := groupRef(args[0])
+			if err != nil {
+				return err
+			}
+			to := args[1]
+			if o, n, ok := strings.Cut(to, "/"); ok { // ORG/NEW-NAME, in the same organization
+				if o != org {
+					return usagef("rename-group: %q is not in organization %s: a group stays in its organization", to, org)
+				}
+				to = n
+			}
+			return a.hubDo(cmd.Context(), ctl.name, http.MethodPatch, groupPath(org, name), nil, map[string]string{"name": to}, nil)
+		},
+	}
+	ctl.add(cmd)
+	return cmd
+}
+
 // memberCmd is add-member (add) or remove-member. USER is an email, a
 // service account's client id, or an identity id.
 func (a *App) memberCmd(add bool) *cobra.Command {
@@ -338,10 +514,13 @@ func (a *App) printAudit(out any, format string) error {
 	return tw.Flush()
 }
 
+// tableTimeLayout is how tables show times: to the second, in UTC.
+const tableTimeLayout = "2006-01-02 15:04:05Z"
+
 // tableTime shows an RFC 3339 time in a table, to the second, in UTC.
 func tableTime(s string) string {
 	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
-		return t.UTC().Format("2006-01-02 15:04:05Z")
+		return t.UTC().Format(tableTimeLayout)
 	}
 	return s
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -114,6 +115,21 @@ func routes(f *fixture) []route {
 				}
 			},
 			want: [4]int{403, 403, 204, 404}},
+		// Groups: their organization's members see them, its
+		// administrators change them, others learn nothing.
+		{name: "list groups", method: "GET", path: "/v1/groups", want: [4]int{200, 200, 200, 200}},
+		{name: "list an organization's groups", method: "GET", path: "/v1/groups?org=acme", want: [4]int{200, 200, 200, 404}},
+		{name: "show group", method: "GET", path: "/v1/groups/" + f.group.ID, want: [4]int{200, 200, 200, 404}},
+		{name: "rename group", method: "PATCH", path: "/v1/groups/" + f.group.ID,
+			body: func(_ *fixture, role string) any { return map[string]string{"name": "ops-" + role} },
+			want: [4]int{403, 403, 200, 404}},
+		{name: "remove group", method: "DELETE", path: "/v1/groups/acme%2Fdoomed",
+			before: func(f *fixture) {
+				if _, err := f.st.CreateGroup(f.t.Context(), "acme", "doomed"); err != nil && !errors.Is(err, store.ErrAlreadyExists) {
+					f.t.Fatal(err)
+				}
+			},
+			want: [4]int{403, 403, 204, 404}},
 		{name: "audit", method: "GET", path: "/v1/audit", want: [4]int{403, 403, 200, 200}},
 		// Adding a model: the organization's administrator passes (and the
 		// controller is unusable: 502); members see the controller but may
@@ -171,6 +187,7 @@ func TestAuthorizationMatrix(t *testing.T) {
 		covered["DELETE /v1/groups/{group}/members/{member}"] = covered["DELETE /v1/groups/{group}/members/rita@example.com"]
 		covered["GET /v1/controllers/{name}"] = covered["GET /v1/controllers/east"]
 		covered["DELETE /v1/controllers/{name}"] = covered["DELETE /v1/controllers/east"]
+		covered["DELETE /v1/groups/{group}"] = covered["DELETE /v1/groups/acme%2Fdoomed"]
 		for _, r := range f.hub.Routes() {
 			_, path, _ := strings.Cut(r, " ")
 			// Logins answer callers without a session; the auth tests run them.

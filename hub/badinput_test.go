@@ -43,6 +43,17 @@ func TestBadInputsGetClearErrors(t *testing.T) {
 			"rita@example.com holds no write access on model prod (nothing to revoke"},
 		{"POST", "/v1/models", map[string]string{"name": "prod"}, 409, `model "prod" already exists in organization acme`},
 		{"POST", "/v1/groups", nil, 400, "the request needs a JSON body"},
+		{"PATCH", "/v1/groups/acme%2Fops", map[string]string{"name": "Bad Name"}, 400, `group name "Bad Name"`},
+		{"PATCH", "/v1/groups/acme%2Fops", map[string]string{"name": ""}, 400, "lowercase letters"},
+		{"PATCH", "/v1/groups/acme%2Fops", map[string]string{"name": strings.Repeat("a", 64)}, 400, "at most 63"},
+		{"PATCH", "/v1/groups/acme%2Fops", map[string]string{"name": "globex/ops"}, 400, "lowercase letters"},
+		{"PATCH", "/v1/groups/acme%2Fops", map[string]string{"nam": "x"}, 400, `unknown field "nam"`},
+		{"PATCH", "/v1/groups/acme%2Fops", nil, 400, "the request needs a JSON body"},
+		{"PATCH", "/v1/groups/acme%2Fnope", map[string]string{"name": "x"}, 404, `group "acme/nope"`},
+		{"DELETE", "/v1/groups/acme%2Fnope", nil, 404, `group "acme/nope"`},
+		{"DELETE", "/v1/groups/not-a-uuid", nil, 404, `group "not-a-uuid"`},
+		{"GET", "/v1/groups/acme%2Fnope", nil, 404, `group "acme/nope"`},
+		{"GET", "/v1/groups?org=nope", nil, 404, `organization "nope"`},
 	} {
 		code, b := f.do(c.method, c.path, admin, c.body)
 		var e api.Error
@@ -69,6 +80,8 @@ func TestRefusalsSayWhatIsMissing(t *testing.T) {
 			"rita@example.com needs write access to model prod"},
 		{f.will, "DELETE", "/v1/models/" + f.model.UUID, nil, "will@example.com needs admin access to model prod"},
 		{f.rita, "POST", "/v1/groups", map[string]string{"org": "acme", "name": "x"}, "rita@example.com needs admin access to organization acme"},
+		{f.rita, "DELETE", "/v1/groups/acme%2Fops", nil, "rita@example.com needs admin access to organization acme"},
+		{f.will, "PATCH", "/v1/groups/acme%2Fops", map[string]string{"name": "x"}, "will@example.com needs admin access to organization acme"},
 		{f.rita, "POST", "/v1/grants", map[string]string{"user": "will@example.com", "level": "read", "model": f.model.UUID},
 			"rita@example.com needs admin access to model prod"},
 	} {

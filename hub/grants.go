@@ -259,6 +259,13 @@ func (s *Server) handleCreateGroup(w http.ResponseWriter, r *http.Request) {
 // slash escaped), and checks that the caller administers the group's
 // organization.
 func (s *Server) groupForAdmin(r *http.Request) (store.Group, error) {
+	return s.groupFor(r, authz.Administrator)
+}
+
+// groupFor is groupForAdmin for rel on the group's organization: the
+// organization's members may see the group (others get 404), and only
+// those with rel may go on (the others get 403).
+func (s *Server) groupFor(r *http.Request, rel authz.Relation) (store.Group, error) {
 	p, _ := PrincipalFrom(r.Context())
 	ref, err := url.PathUnescape(chi.URLParam(r, "group"))
 	var g store.Group
@@ -270,10 +277,10 @@ func (s *Server) groupForAdmin(r *http.Request) (store.Group, error) {
 		}
 	}
 	if err != nil {
-		return g, fmt.Errorf("%w: group %q", errNotFound, ref)
+		return store.Group{}, fmt.Errorf("%w: group %q", errNotFound, ref)
 	}
 	annotate(r.Context(), func(a *auditInfo) { a.Org = g.Org })
-	return g, s.require(r.Context(), p, authz.Administrator, authz.Member, authz.OrgObject(g.Org))
+	return g, s.require(r.Context(), p, rel, authz.Member, authz.OrgObject(g.Org))
 }
 
 func (s *Server) handleAddMember(w http.ResponseWriter, r *http.Request) {

@@ -96,13 +96,7 @@ func removeTuplesOn(ctx context.Context, tx pgx.Tx, objects, users []string) err
 	}
 	rows, _ := tx.Query(ctx, `SELECT "user", relation, object FROM authz_tuples WHERE object = ANY($1) OR "user" = ANY($2)`,
 		objects, users)
-	ts, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (authz.Tuple, error) {
-		var t authz.Tuple
-		var rel string
-		err := r.Scan(&t.User, &rel, &t.Object)
-		t.Relation = authz.Relation(rel)
-		return t, err
-	})
+	ts, err := pgx.CollectRows(rows, scanTuple)
 	if err != nil {
 		return pgErr("tuples", err)
 	}

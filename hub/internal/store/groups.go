@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -26,10 +27,18 @@ type Group struct {
 // groupName is what a group may be called (the groups table checks it too).
 var groupName = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,62}$`)
 
+// checkGroupName refuses what a group may not be called.
+func checkGroupName(name string) error {
+	if !groupName.MatchString(name) {
+		return fmt.Errorf("group name %q: %w: lowercase letters, digits, dots, hyphens and underscores, starting with a letter or digit, at most 63", name, ErrInvalid)
+	}
+	return nil
+}
+
 // CreateGroup creates a group in org.
 func (s *Store) CreateGroup(ctx context.Context, org, name string) (Group, error) {
-	if !groupName.MatchString(name) {
-		return Group{}, fmt.Errorf("group name %q: %w: lowercase letters, digits, dots, hyphens and underscores, starting with a letter or digit, at most 63", name, ErrInvalid)
+	if err := checkGroupName(name); err != nil {
+		return Group{}, err
 	}
 	g := Group{ID: uuid.NewString(), Org: org, Name: name}
 	err := s.pool.QueryRow(ctx, `INSERT INTO groups (id, org, name) VALUES ($1, $2, $3) RETURNING created_at`,
@@ -73,19 +82,16 @@ func (s *Store) RemoveGroupMember(ctx context.Context, groupID, identityID strin
 	})
 }
 
-// ListGroupMembers returns the identity ids in a group, sorted.
-func (s *Store) ListGroupMembers(ctx context.Context, groupID string) ([]string, error) {
-	rows, err := s.pool.Query(ctx, `SELECT identity_id::text FROM group_members WHERE group_id = $1 ORDER BY 1`, groupID)
-	if err != nil {
-		return nil, pgErr("group members", err)
-	}
-	return pgx.CollectRows(rows, pgx.RowTo[string])
-}
-
 // Grant records a permission tuple (a grant made by a person) and queues it
-// for OpenFGA; granting twice is not an error.
+// for OpenFGA; granting twice is not an error. A grant to a group that is
+// gone (removed meanwhile) is ErrNotFound.
 func (s *Store) Grant(ctx context.Context, t authz.Tuple) error {
-	return s.inTx(ctx, func(tx pgx.Tx) error { return addTuples(ctx, tx, t) })
+	return s.inTx(ctx, func(tx pgx.Tx) error {
+		if err := lockSubject(ctx, tx, t.User); err != nil {
+			return err
+		}
+		return addTuples(ctx, tx, t)
+	})
 }
 
 // Revoke removes the grants in remove that exist and, if there was one,
@@ -93,6 +99,11 @@ func (s *Store) Grant(ctx context.Context, t authz.Tuple) error {
 // transaction; ErrNotFound when none of remove exists.
 func (s *Store) Revoke(ctx context.Context, remove []authz.Tuple, leave *authz.Tuple) error {
 	return s.inTx(ctx, func(tx pgx.Tx) error {
+		if leave != nil {
+			if err := lockSubject(ctx, tx, leave.User); err != nil {
+				return err
+			}
+		}
 		held := 0
 		for _, t := range remove {
 			var n int
@@ -206,4 +217,118 @@ func (s *Store) GroupByID(ctx context.Context, id string) (Group, error) {
 	err := s.pool.QueryRow(ctx, `SELECT id::text, org, name, created_at FROM groups WHERE id = $1`, id).
 		Scan(&g.ID, &g.Org, &g.Name, &g.CreatedAt)
 	return g, pgErr("group "+id, err)
+}
+
+// GroupSummary is a group as listings show it: with its number of members.
+type GroupSummary struct {
+	Group
+	Members int `json:"member-count"`
+}
+
+// ListGroups returns the groups of orgs with their member counts, by
+// organization then name (in byte order: both columns are COLLATE "C").
+func (s *Store) ListGroups(ctx context.Context, orgs []string) ([]GroupSummary, error) {
+	rows, err := s.pool.Query(ctx, `SELECT g.id::text, g.org, g.name, g.created_at,
+			(SELECT count(*) FROM group_members m WHERE m.group_id = g.id)
+		FROM groups g WHERE g.org = ANY($1) ORDER BY g.org, g.name`, orgs)
+	if err != nil {
+		return nil, pgErr("list groups", err)
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (GroupSummary, error) {
+		var g GroupSummary
+		return g, r.Scan(&g.ID, &g.Org, &g.Name, &g.CreatedAt, &g.Members)
+	})
+}
+
+// GroupMember is an identity in a group, named as Identity.Name names it.
+type GroupMember struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	Kind string `json:"kind"`
+}
+
+// ListGroupMembers returns a group's members by name (byte order).
+func (s *Store) ListGroupMembers(ctx context.Context, groupID string) ([]GroupMember, error) {
+	rows, err := s.pool.Query(ctx, `SELECT i.id::text, identity_name(i.email, i.kind, i.display_name, i.subject), i.kind
+		FROM group_members m JOIN identities i ON i.id = m.identity_id
+		WHERE m.group_id = $1 ORDER BY identity_name(i.email, i.kind, i.display_name, i.subject) COLLATE "C", i.id`, groupID)
+	if err != nil {
+		return nil, pgErr("group members", err)
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (GroupMember, error) {
+		var m GroupMember
+		return m, r.Scan(&m.ID, &m.Name, &m.Kind)
+	})
+}
+
+// GroupGrants returns the grants made to a group: the expected tuples
+// whose subject is its members (group:<ID>#member), by object and relation.
+func (s *Store) GroupGrants(ctx context.Context, groupID string) ([]authz.Tuple, error) {
+	rows, err := s.pool.Query(ctx, `SELECT "user", relation, object FROM authz_tuples WHERE "user" = $1
+		ORDER BY object, relation`, authz.GroupMembers(groupID))
+	if err != nil {
+		return nil, pgErr("group grants", err)
+	}
+	return pgx.CollectRows(rows, scanTuple)
+}
+
+// RemoveGroup deletes a group, its memberships and, in the same
+// transaction, every tuple on it: its members' membership and every grant
+// made to the group, so its members lose what it gave them (in OpenFGA
+// once the outbox delivers).
+func (s *Store) RemoveGroup(ctx context.Context, id string) error {
+	if uuid.Validate(id) != nil {
+		return fmt.Errorf("group %q: %w", id, ErrNotFound)
+	}
+	return s.inTx(ctx, func(tx pgx.Tx) error {
+		// The row goes first, which locks it: a member or a grant being
+		// added meanwhile (both lock the row) waits for this transaction
+		// and then finds no group; one committed before is read below.
+		tag, err := tx.Exec(ctx, `DELETE FROM groups WHERE id = $1`, id)
+		if err != nil {
+			return pgErr("remove group", err)
+		}
+		if tag.RowsAffected() == 0 {
+			return fmt.Errorf("group %s: %w", id, ErrNotFound)
+		}
+		return removeTuplesOn(ctx, tx, []string{authz.GroupObject(id)}, []string{authz.GroupMembers(id)})
+	})
+}
+
+// RenameGroup gives a group another name in its organization. Its OpenFGA
+// object is its id, so no tuple changes.
+func (s *Store) RenameGroup(ctx context.Context, id, name string) (Group, error) {
+	if err := checkGroupName(name); err != nil {
+		return Group{}, err
+	}
+	if uuid.Validate(id) != nil {
+		return Group{}, fmt.Errorf("group %q: %w", id, ErrNotFound)
+	}
+	var g Group
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		err := tx.QueryRow(ctx, `SELECT id::text, org, created_at FROM groups WHERE id = $1 FOR UPDATE`, id).
+			Scan(&g.ID, &g.Org, &g.CreatedAt)
+		if err != nil {
+			return pgErr("group "+id, err)
+		}
+		g.Name = name
+		_, err = tx.Exec(ctx, `UPDATE groups SET name = $2 WHERE id = $1`, id, name)
+		return pgErr(fmt.Sprintf("group %s/%s", g.Org, name), err)
+	})
+	return g, err
+}
+
+// lockSubject holds, until the transaction ends, the group whose members
+// subject names (group:<ID>#member), so that RemoveGroup cannot remove it
+// between here and the commit; ErrNotFound when it is gone. Other
+// subjects need nothing.
+func lockSubject(ctx context.Context, tx pgx.Tx, subject string) error {
+	rest, group := strings.CutPrefix(subject, authz.TypeGroup+":")
+	id, members := strings.CutSuffix(rest, "#"+string(authz.Member))
+	if !group || !members || uuid.Validate(id) != nil {
+		return nil
+	}
+	var one int
+	err := tx.QueryRow(ctx, `SELECT 1 FROM groups WHERE id = $1 FOR KEY SHARE`, id).Scan(&one)
+	return pgErr("group "+id, err)
 }
