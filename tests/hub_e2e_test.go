@@ -106,7 +106,22 @@ func TestHubEndToEnd(t *testing.T) {
 	if out := demo.ok("show-model", west); !strings.Contains(out, "    group ops:\n      access: read\n      kind: group\n") {
 		t.Errorf("show-model after granting a group read:\n%s", out)
 	}
+	if out := demo.ok("groups"); !regexp.MustCompile(`(?m)^`+regexp.QuoteMeta(org)+`\s+ops\s+1\s`).MatchString(out) {
+		t.Errorf("groups after adding one with a member:\n%s", out)
+	}
+	if out := demo.ok("show-group", org+"/ops"); !strings.Contains(out, "    - name: "+s.info.User.Email+"\n") ||
+		!strings.Contains(out, "    - level: read\n      target: model "+west+"\n") {
+		t.Errorf("show-group %s/ops:\n%s", org, out)
+	}
 	demo.ok("remove-member", org+"/ops", s.info.User.Email)
+	demo.ok("rename-group", org+"/ops", "sre")
+	if out := demo.ok("show-model", west); !strings.Contains(out, "    group sre:\n      access: read\n") {
+		t.Errorf("show-model after renaming the group:\n%s", out)
+	}
+	demo.ok("remove-group", org+"/sre", "-y")
+	if out := demo.ok("show-model", west); strings.Contains(out, "group sre") {
+		t.Errorf("show-model after removing the group:\n%s", out)
+	}
 	for model, apps := range map[string][]string{east: {"kvstore", "webapp"}, west: {"kvstore"}} {
 		var last *api.FullStatus
 		testkit.EventuallyWithin(t, 2*time.Minute, func() (bool, error) {
