@@ -124,7 +124,9 @@ func (a *App) grantCmd(revoke bool) *cobra.Command {
 add-model, superuser, audit_viewer; on an organization (org:NAME) member,
 add-model, admin, audit_viewer. A model is named by UUID or by name; USER is
 an email, a service account's client id, or "everyone"; with --group,
-ORG/NAME. Each level includes the ones before it; as in Juju, revoking a
+ORG/NAME. As in JAAS, an email nobody has logged in with yet may be
+granted access (or added to a group) ahead of that person's first login,
+which takes it over when the identity provider vouches for the email. Each level includes the ones before it; as in Juju, revoking a
 level also revokes those above it and leaves the one below (revoking write
 leaves read; revoking read removes all access).`,
 		Example: "  drover grant bob@example.com read prod\n  drover grant --group demo/ops write prod",
@@ -149,12 +151,23 @@ leaves read; revoking read removes all access).`,
 				}
 				body["model"] = uuid
 			}
-			return a.hubCall(cmd.Context(), ctl.name, method, "/v1/grants", nil, body, nil)
+			return a.hubCall(cmd.Context(), ctl.name, method, "/v1/grants", nil, body, a.notePending)
 		},
 	}
 	cmd.Flags().BoolVar(&group, "group", false, "the subject is a group (ORG/NAME)")
 	ctl.add(cmd)
 	return cmd
+}
+
+// notePending tells that a grant or membership names, by email, someone
+// who has not logged in yet (the hub's answer says so; else it has none).
+func (a *App) notePending(out any) error {
+	if doc, ok := out.(map[string]any); ok {
+		if u, ok := doc["pending-user"].(string); ok && u != "" {
+			fmt.Fprintf(a.Stderr, "%s has not logged in yet: this applies from their first login.\n", u)
+		}
+	}
+	return nil
 }
 
 func (a *App) isHubController(ctx context.Context, ctl, name string) bool {
@@ -395,7 +408,7 @@ exist once they have logged in.`,
 			}
 			members := "/v1/groups/" + url.PathEscape(args[0]) + "/members"
 			if add {
-				return a.hubCall(cmd.Context(), ctl.name, http.MethodPost, members, nil, map[string]string{"user": args[1]}, nil)
+				return a.hubCall(cmd.Context(), ctl.name, http.MethodPost, members, nil, map[string]string{"user": args[1]}, a.notePending)
 			}
 			return a.hubCall(cmd.Context(), ctl.name, http.MethodDelete, members+"/"+url.PathEscape(args[1]), nil, nil, nil)
 		},

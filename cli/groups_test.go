@@ -168,7 +168,8 @@ func TestGroupCommandsHelpAndUsage(t *testing.T) {
 }
 
 // TestGroupCommandsAtAHub: the group commands make the hub's calls, the
-// group named as one escaped path segment, and print what it answers.
+// group named as one escaped path segment, and print what it answers; a
+// grant or membership for someone who never logged in says so.
 func TestGroupCommandsAtAHub(t *testing.T) {
 	var calls []string
 	mux := http.NewServeMux()
@@ -191,6 +192,8 @@ func TestGroupCommandsAtAHub(t *testing.T) {
 			_ = json.NewEncoder(w).Encode(api.Error{Code: api.CodeAlreadyExists, Message: "group acme/taken: already exists"})
 		case r.Method == http.MethodPatch:
 			_ = json.NewEncoder(w).Encode(groupsFixture[0])
+		case r.Method == http.MethodPost && strings.Contains(string(body), "new@example.com"):
+			_ = json.NewEncoder(w).Encode(map[string]string{"pending-user": "new@example.com"})
 		default:
 			w.WriteHeader(http.StatusNoContent)
 		}
@@ -223,6 +226,12 @@ func TestGroupCommandsAtAHub(t *testing.T) {
 		{[]string{"rename-group", "acme/ops", "acme/sre"}, 0, `PATCH /v1/groups/acme%2Fops {"name":"sre"}`, ""},
 		{[]string{"rename-group", "acme/ops", "taken"}, 1, `PATCH /v1/groups/acme%2Fops {"name":"taken"}`, "ERROR group acme/taken: already exists\n"},
 		{[]string{"remove-group", "acme/ops", "-y"}, 0, "DELETE /v1/groups/acme%2Fops", ""},
+		// Someone who never logged in: the hub says so, and so does drover.
+		{[]string{"grant", "new@example.com", "member", "org:acme"}, 0, `POST /v1/grants {"level":"member","organization":"acme","user":"new@example.com"}`,
+			"new@example.com has not logged in yet: this applies from their first login.\n"},
+		{[]string{"add-member", "acme/ops", "new@example.com"}, 0, `POST /v1/groups/acme%2Fops/members {"user":"new@example.com"}`,
+			"new@example.com has not logged in yet: this applies from their first login.\n"},
+		{[]string{"add-member", "acme/ops", "bob@example.com"}, 0, `POST /v1/groups/acme%2Fops/members {"user":"bob@example.com"}`, ""},
 	} {
 		calls = nil
 		out.Reset()

@@ -150,7 +150,10 @@ func (s *Server) newSession(ctx context.Context, id store.Identity, client strin
 
 // login records a person's login from a verified ID token.
 func (s *Server) login(ctx context.Context, tok *oidc.IDToken, c idClaims) (store.Identity, error) {
-	in := store.Identity{Issuer: tok.Issuer, Subject: tok.Subject, Kind: store.KindUser, Email: c.Email, DisplayName: c.Name}
+	in := store.Identity{Issuer: tok.Issuer, Subject: tok.Subject, Kind: store.KindUser, Email: c.Email, DisplayName: c.Name,
+		// Only an email the issuer says it verified takes over the
+		// grants made to it before this person's first login.
+		EmailVerified: c.EmailVerified != nil && *c.EmailVerified}
 	if c.EmailVerified != nil && !*c.EmailVerified {
 		in.Email = "" // an unverified email must not match grants made by email
 	}

@@ -45,10 +45,11 @@ func (e *env) whoami(tok string) store.Identity {
 	return id
 }
 
-// TestDeviceLoginThroughHub: the CLI's flow, with the user's side
-// completed programmatically against the real Dex; then refresh rotation.
-func TestDeviceLoginThroughHub(t *testing.T) {
-	e := newEnv(t)
+// deviceLogin logs in through the hub with the device flow, the person's
+// side completed against the real Dex, and returns the hub's session.
+func (e *env) deviceLogin(email, password string) tokenResp {
+	t := e.t
+	t.Helper()
 	code, b := e.do("POST", "/v1/auth/device", "", nil)
 	if code != 200 {
 		t.Fatalf("device start: %d %s", code, b)
@@ -66,7 +67,7 @@ func TestDeviceLoginThroughHub(t *testing.T) {
 	if code != 400 || !strings.Contains(string(b), "authorization_pending") {
 		t.Fatalf("poll before approval: %d %s", code, b)
 	}
-	if err := devidp.ApproveDevice(t.Context(), ds.VerificationURIComplete, devidp.DemoEmail, devidp.DemoPassword); err != nil {
+	if err := devidp.ApproveDevice(t.Context(), ds.VerificationURIComplete, email, password); err != nil {
 		t.Fatal(err)
 	}
 	// Poll at the issuer's interval, as RFC 8628 requires (polling faster
@@ -89,6 +90,14 @@ func TestDeviceLoginThroughHub(t *testing.T) {
 			t.Fatalf("poll: %d %s", code, b)
 		}
 	}
+	return sess
+}
+
+// TestDeviceLoginThroughHub: the CLI's flow, with the user's side
+// completed programmatically against the real Dex; then refresh rotation.
+func TestDeviceLoginThroughHub(t *testing.T) {
+	e := newEnv(t)
+	sess := e.deviceLogin(devidp.DemoEmail, devidp.DemoPassword)
 	id := e.whoami(sess.AccessToken)
 	if id.Email != devidp.DemoEmail || id.Org != "acme" || id.Kind != store.KindUser {
 		t.Fatalf("whoami: %+v", id)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"net/mail"
 	"net/url"
 	"slices"
 	"strings"
@@ -82,7 +83,7 @@ var seeRelation = map[string]authz.Relation{
 
 // resolveGrant validates req and returns the tuple it names plus the audit
 // annotations. Only administrators of the target may grant on it.
-func (s *Server) resolveGrant(ctx context.Context, p Principal, req GrantRequest) (authz.Tuple, *auditInfo, error) {
+func (s *Server) resolveGrant(ctx context.Context, p Principal, req GrantRequest, grant bool) (authz.Tuple, *auditInfo, error) {
 	bad := func(format string, args ...any) (authz.Tuple, *auditInfo, error) {
 		return authz.Tuple{}, nil, fmt.Errorf("%w: %s", errBadRequest, fmt.Sprintf(format, args...))
 	}
@@ -125,11 +126,18 @@ func (s *Server) resolveGrant(ctx context.Context, p Principal, req GrantRequest
 			subject = authz.Everyone
 			break
 		}
-		id, err := s.identityByRef(ctx, req.User)
+		find := s.identityByRef
+		if grant {
+			find = s.identityOrPending
+		}
+		id, err := find(ctx, req.User)
 		if err != nil {
 			return authz.Tuple{}, nil, err
 		}
 		subject = authz.UserObject(id.ID)
+		if id.Pending() {
+			info.Details = map[string]any{"pending-user": id.Email}
+		}
 	case req.Group != "" && req.User == "":
 		org, name, ok := strings.Cut(req.Group, "/")
 		if !ok {
@@ -168,7 +176,7 @@ func (s *Server) identityByRef(ctx context.Context, ref string) (store.Identity,
 		id, err = s.store.ServiceAccountIdentity(ctx, ref)
 	}
 	if err != nil {
-		return id, fmt.Errorf("%w: user %q (users exist after their first login)", errNotFound, ref)
+		return id, fmt.Errorf("%w: user %q (nobody by that name has logged in or been granted access)", errNotFound, ref)
 	}
 	return id, nil
 }
@@ -185,7 +193,7 @@ func (s *Server) changeGrant(w http.ResponseWriter, r *http.Request, grant bool)
 		s.writeError(w, r, err)
 		return
 	}
-	t, info, err := s.resolveGrant(r.Context(), p, req)
+	t, info, err := s.resolveGrant(r.Context(), p, req, grant)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -193,6 +201,7 @@ func (s *Server) changeGrant(w http.ResponseWriter, r *http.Request, grant bool)
 	annotate(r.Context(), func(a *auditInfo) {
 		a.Org, a.ModelUUID, a.ControllerUUID = info.Org, info.ModelUUID, info.ControllerUUID
 		a.Details = map[string]any{"tuple": t.String()}
+		maps.Copy(a.Details, info.Details)
 	})
 	if grant {
 		err = s.store.Grant(r.Context(), t)
@@ -209,7 +218,34 @@ func (s *Server) changeGrant(w http.ResponseWriter, r *http.Request, grant bool)
 		return
 	}
 	s.awaitAuthz(r.Context())
+	if u, ok := info.Details["pending-user"]; ok {
+		writeJSON(w, http.StatusOK, GrantResponse{PendingUser: u.(string)})
+		return
+	}
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// GrantResponse is the answer to a grant or to adding a group member that
+// named, by email, someone who has not logged in yet (otherwise the answer
+// is 204, with no body).
+type GrantResponse struct {
+	// PendingUser is that email: the access applies from their first login
+	// with the issuer vouching for the email (email_verified).
+	PendingUser string `json:"pending-user,omitempty"`
+}
+
+// identityOrPending is identityByRef for a grant or a new group member:
+// an email nobody has logged in with yet names a pending identity (see
+// store.PendingIdentity), created in the organization first logins go to.
+func (s *Server) identityOrPending(ctx context.Context, ref string) (store.Identity, error) {
+	id, err := s.identityByRef(ctx, ref)
+	if err == nil || !strings.Contains(ref, "@") {
+		return id, err
+	}
+	if a, perr := mail.ParseAddress(ref); perr != nil || a.Address != ref || a.Name != "" {
+		return id, fmt.Errorf("%w: user %q: not an email address, a service account's client id or an identity id", errBadRequest, ref)
+	}
+	return s.store.PendingIdentity(ctx, ref, s.cfg.DefaultOrg)
 }
 
 // grantTarget names a grant's target as people do: a model by its name.
@@ -293,9 +329,9 @@ func (s *Server) handleAddMember(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	g, err := s.groupForAdmin(r)
+	var id store.Identity
 	if err == nil {
-		var id store.Identity
-		if id, err = s.identityByRef(r.Context(), req.User); err == nil {
+		if id, err = s.identityOrPending(r.Context(), req.User); err == nil {
 			err = s.store.AddGroupMember(r.Context(), g.ID, id.ID)
 		}
 	}
@@ -304,6 +340,11 @@ func (s *Server) handleAddMember(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.awaitAuthz(r.Context())
+	if id.Pending() {
+		annotate(r.Context(), func(a *auditInfo) { a.Details = map[string]any{"pending-user": id.Email} })
+		writeJSON(w, http.StatusOK, GrantResponse{PendingUser: id.Email})
+		return
+	}
 	w.WriteHeader(http.StatusNoContent)
 }
 

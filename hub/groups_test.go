@@ -59,7 +59,7 @@ func TestGroupMembersByName(t *testing.T) {
 		t.Errorf("an unknown group: %d %s", code, b)
 	}
 	code, b = f.do(http.MethodPost, members, admin, map[string]string{"user": "never-logged-in"})
-	if code != http.StatusNotFound || !strings.Contains(string(b), "first login") {
+	if code != http.StatusNotFound || !strings.Contains(string(b), "nobody by that name has logged in") {
 		t.Errorf("an unknown service account: %d %s", code, b)
 	}
 	want("a reader of the model adding members", http.StatusForbidden, f.token(f.rita, time.Minute, ""), http.MethodPost, members,

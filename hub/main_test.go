@@ -15,6 +15,8 @@ var (
 	saAcme   = devidp.Client{ID: "ci-acme", Secret: "acme-secret"}
 	saGlobex = devidp.Client{ID: "ci-globex", Secret: "globex-secret"}
 	idp      *devidp.Issuer
+	// bob is a person of the issuer who never logs in unless a test does.
+	bob = [2]string{"bob@example.com", "bob-password"}
 )
 
 func TestMain(m *testing.M) {
@@ -22,6 +24,7 @@ func TestMain(m *testing.M) {
 	idp, err = devidp.Start(context.Background(), devidp.Config{
 		HubRedirectURIs: []string{"https://hub.test/auth/callback"},
 		ServiceAccounts: []devidp.Client{saAcme, saGlobex},
+		Users:           map[string]string{devidp.DemoEmail: devidp.DemoPassword, bob[0]: bob[1]},
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "start dev issuer:", err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -36,7 +37,15 @@ type Identity struct {
 	Org         string     `json:"org"`
 	CreatedAt   time.Time  `json:"created-at"`
 	LastLogin   *time.Time `json:"last-login,omitempty"`
+	// EmailVerified, given to Login, says the issuer vouches for Email:
+	// only then does a first login take over a pending identity (one a
+	// grant made by email before the person ever logged in).
+	EmailVerified bool `json:"-"`
 }
+
+// Pending reports whether the identity was made by a grant by email and
+// nobody has logged in as it yet.
+func (i Identity) Pending() bool { return i.Issuer == "" }
 
 // Name is how the identity appears to people (audit actor, whoami).
 func (i Identity) Name() string {
@@ -121,10 +130,25 @@ func (s *Store) Login(ctx context.Context, in Identity, org string, now time.Tim
 		if !errors.Is(err, pgx.ErrNoRows) {
 			return pgErr("login", err)
 		}
+		created = true
+		if in.Kind == KindUser && in.Email != "" && in.EmailVerified {
+			// The first login of someone granted access by email: their
+			// identity, grants and memberships are there already.
+			out, err = scanIdentity(tx.QueryRow(ctx, `UPDATE identities SET issuer = $1, subject = $2, email = $3,
+				display_name = $4, last_login = $5
+				WHERE id = (SELECT id FROM identities WHERE issuer = '' AND kind = 'user' AND lower(email) = lower($3)
+					ORDER BY created_at LIMIT 1 FOR UPDATE)
+				RETURNING `+identityCols, in.Issuer, in.Subject, in.Email, in.DisplayName, now))
+			if err == nil {
+				return nil
+			}
+			if !errors.Is(err, pgx.ErrNoRows) {
+				return pgErr("login", err)
+			}
+		}
 		if err := ensureOrg(ctx, tx, org); err != nil {
 			return err
 		}
-		created = true
 		out, err = scanIdentity(tx.QueryRow(ctx, `INSERT INTO identities (id, issuer, subject, kind, email, display_name, org, last_login)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING `+identityCols,
 			uuid.New(), in.Issuer, in.Subject, in.Kind, in.Email, in.DisplayName, org, now))
@@ -134,6 +158,35 @@ func (s *Store) Login(ctx context.Context, in Identity, org string, now time.Tim
 		return addTuples(ctx, tx, authz.Tuple{User: authz.UserObject(out.ID), Relation: authz.Member, Object: authz.OrgObject(out.Org)})
 	})
 	return out, created, err
+}
+
+// PendingIdentity returns the identity of the person with that email who
+// has not logged in yet, creating it in org (a member, as a login would
+// make them) when there is none: grants and memberships can then name
+// them before their first login, which takes the identity over (Login,
+// with a verified email). Issuer "" marks it; its subject is the email.
+func (s *Store) PendingIdentity(ctx context.Context, email, org string) (Identity, error) {
+	email = strings.ToLower(email)
+	var out Identity
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		var err error
+		out, err = scanIdentity(tx.QueryRow(ctx, `SELECT `+identityCols+` FROM identities
+			WHERE kind = 'user' AND lower(email) = $1 ORDER BY issuer = '', created_at LIMIT 1`, email))
+		if err == nil || !errors.Is(err, pgx.ErrNoRows) {
+			return pgErr("identity "+email, err)
+		}
+		if err := ensureOrg(ctx, tx, org); err != nil {
+			return err
+		}
+		out, err = scanIdentity(tx.QueryRow(ctx, `INSERT INTO identities (id, issuer, subject, kind, email, org)
+			VALUES ($1, '', $2, 'user', $2, $3) ON CONFLICT (issuer, subject) DO UPDATE SET email = excluded.email
+			RETURNING `+identityCols, uuid.New(), email, org))
+		if err != nil {
+			return pgErr("identity "+email, err)
+		}
+		return addTuples(ctx, tx, authz.Tuple{User: authz.UserObject(out.ID), Relation: authz.Member, Object: authz.OrgObject(out.Org)})
+	})
+	return out, err
 }
 
 // IdentityByID returns one identity.
@@ -150,9 +203,10 @@ func (s *Store) ServiceAccountIdentity(ctx context.Context, clientID string) (Id
 	return s.identityWhere(ctx, "kind = 'service-account' AND display_name = $1 ORDER BY created_at LIMIT 1", clientID)
 }
 
-// IdentityByEmail returns the identity with that email (people only).
+// IdentityByEmail returns the identity with that email (people only; the
+// email's case does not matter), one who logged in before a pending one.
 func (s *Store) IdentityByEmail(ctx context.Context, email string) (Identity, error) {
-	return s.identityWhere(ctx, "email = $1 AND kind = 'user'", email)
+	return s.identityWhere(ctx, "lower(email) = lower($1) AND kind = 'user' ORDER BY issuer = '', created_at LIMIT 1", email)
 }
 
 // IdentityBySubject returns the identity for (issuer, subject).

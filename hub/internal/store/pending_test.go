@@ -1,0 +1,54 @@
+package store_test
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/droverhq/drover/hub/internal/store"
+)
+
+// TestPendingIdentity: a grant by email makes one pending identity per
+// email (any case), a member of its organization; only a person's login
+// with a verified email takes it over, once; an unverified one, or a
+// service account that says the same email, gets an identity of its own.
+func TestPendingIdentity(t *testing.T) {
+	f := newAdoptFixture(t)
+	ctx := t.Context()
+	p, err := f.s.PendingIdentity(ctx, "Ann@Example.com", "acme")
+	if err != nil || !p.Pending() || p.Email != "ann@example.com" || p.Org != "acme" || p.Name() != "ann@example.com" {
+		t.Fatalf("PendingIdentity = %+v, %v", p, err)
+	}
+	if again, err := f.s.PendingIdentity(ctx, "ann@example.com", "globex"); err != nil || again.ID != p.ID {
+		t.Fatalf("again = %+v, %v; want %s", again, err, p.ID)
+	}
+	if bob, err := f.s.PendingIdentity(ctx, "bob@example.com", "acme"); err != nil || bob.ID != f.bob.ID || bob.Pending() {
+		t.Errorf("a person who logged in is not pending: %+v %v", bob, err)
+	}
+	if got := f.expected(t); !slices.Contains(got, "user:"+p.ID+" member organization:acme") {
+		t.Errorf("the pending identity is not a member of acme: %q", got)
+	}
+
+	login := func(subject, email string, verified bool, kind string) store.Identity {
+		t.Helper()
+		id, _, err := f.s.Login(ctx, store.Identity{Issuer: "https://idp.test", Subject: subject, Kind: kind, Email: email,
+			EmailVerified: verified}, "acme", time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	if id := login("mallory", "ann@example.com", false, store.KindUser); id.ID == p.ID {
+		t.Error("an unverified email took the pending identity over")
+	}
+	if id := login("svc", "ann@example.com", true, store.KindServiceAccount); id.ID == p.ID {
+		t.Error("a service account took the pending identity over")
+	}
+	ann := login("ann", "ANN@example.com", true, store.KindUser)
+	if ann.ID != p.ID || ann.Pending() || ann.Subject != "ann" || ann.LastLogin == nil {
+		t.Fatalf("ann's first login = %+v, want the pending identity %s taken over", ann, p.ID)
+	}
+	if other := login("ann-2", "ann@example.com", true, store.KindUser); other.ID == p.ID {
+		t.Error("a second person with the same email took the identity over again")
+	}
+}
