@@ -270,7 +270,7 @@ func (a *App) showModelCmd() *cobra.Command {
 				view["controller-name"], view["controller-uuid"] = mc.name+"/"+x.Controller, x.ControllerUUID
 				view["cloud"], view["region"], view["organization"] = x.Cloud, x.Region, x.Org
 				if len(x.Users) > 0 {
-					view["users"] = modelUsersView(x.Users)
+					view["users"] = modelUsersView(x.Users, a.Now())
 				}
 				if view["config"], err = mc.client.ModelConfig(cmd.Context(), mc.uuid); err != nil {
 					return err
@@ -287,15 +287,18 @@ func (a *App) showModelCmd() *cobra.Command {
 // modelUsersView is show-model's users section, keyed by name as Juju's
 // is: display name, access and last connection; groups and everyone say
 // what they are.
-func modelUsersView(us []api.ModelUser) map[string]any {
+func modelUsersView(us []api.ModelUser, now time.Time) map[string]any {
 	out := map[string]any{}
 	for _, u := range us {
 		v := map[string]any{"access": u.Access}
 		if u.DisplayName != "" && u.DisplayName != u.Name {
 			v["display-name"] = u.DisplayName
 		}
-		if u.LastLogin != nil {
-			v["last-connection"] = *u.LastLogin
+		switch {
+		case u.LastLogin != nil:
+			v["last-connection"] = friendlyAgo(*u.LastLogin, now)
+		case u.Kind == "user" || u.Kind == "service-account":
+			v["last-connection"] = "never connected" // as Juju says it; granted before a first login
 		}
 		key := u.Name
 		switch u.Kind {
@@ -308,6 +311,27 @@ func modelUsersView(us []api.ModelUser) map[string]any {
 		out[key] = v
 	}
 	return out
+}
+
+// friendlyAgo says when something happened as Juju's show-model does:
+// "just now", "5 minutes ago", "3 hours ago", then the date.
+func friendlyAgo(t, now time.Time) string {
+	d := now.Sub(t)
+	plural := func(n int, unit string) string {
+		if n == 1 {
+			return "1 " + unit + " ago"
+		}
+		return fmt.Sprintf("%d %ss ago", n, unit)
+	}
+	switch {
+	case d < time.Minute:
+		return "just now"
+	case d < time.Hour:
+		return plural(int(d/time.Minute), "minute")
+	case d < 24*time.Hour:
+		return plural(int(d/time.Hour), "hour")
+	}
+	return t.UTC().Format("2006-01-02")
 }
 
 func (a *App) destroyModelCmd() *cobra.Command {

@@ -106,7 +106,7 @@ func TestHubEndToEnd(t *testing.T) {
 	if out := demo.ok("show-model", west); !strings.Contains(out, "    group ops:\n      access: read\n      kind: group\n") {
 		t.Errorf("show-model after granting a group read:\n%s", out)
 	}
-	if out := demo.ok("groups"); !regexp.MustCompile(`(?m)^`+regexp.QuoteMeta(org)+`\s+ops\s+1\s`).MatchString(out) {
+	if out := demo.ok("groups"); !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(org) + `\s+ops\s+1\s`).MatchString(out) {
 		t.Errorf("groups after adding one with a member:\n%s", out)
 	}
 	if out := demo.ok("show-group", org+"/ops"); !strings.Contains(out, "    - name: "+s.info.User.Email+"\n") ||
