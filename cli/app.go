@@ -166,7 +166,7 @@ the same commands.`,
 		a.loginCmd(), a.logoutCmd(), a.addControllerCmd(), a.removeControllerCmd(), a.grantCmd(false), a.grantCmd(true), a.addGroupCmd(),
 		a.groupsCmd(), a.showGroupCmd(), a.renameGroupCmd(), a.removeGroupCmd(),
 		a.memberCmd(true), a.memberCmd(false), a.auditCmd(), a.createHubTokenCmd(), a.removeHubTrustCmd())
-	add(groupModel, a.addModelCmd(), a.modelsCmd(), a.showModelCmd(), a.destroyModelCmd(), a.modelConfigCmd())
+	add(groupModel, a.addModelCmd(), a.cloudsCmd(), a.regionsCmd(), a.modelsCmd(), a.showModelCmd(), a.destroyModelCmd(), a.modelConfigCmd())
 	add(groupApp, a.deployCmd(), a.configCmd(), a.addUnitCmd(), a.removeUnitCmd(), a.scaleCmd(),
 		a.removeApplicationCmd(), a.exposeCmd(true), a.exposeCmd(false), a.integrateCmd(), a.removeRelationCmd())
 	add(groupOps, a.statusCmd(), a.runCmd(), a.showTaskCmd(), a.actionsCmd(), a.resolvedCmd(),

@@ -198,6 +198,12 @@ func TestCLIEndToEnd(t *testing.T) {
 		t.Errorf("status --watch still runs after its model was destroyed:\n%s", werr.String())
 	}
 
+	// A standalone controller offers its own cloud and region.
+	if out := d.ok("clouds"); !strings.Contains(out, `Clouds available on controller "e2e":`) ||
+		!regexp.MustCompile(`(?m)^localhost\s+localhost\s+e2e$`).MatchString(out) {
+		t.Errorf("clouds at a standalone controller:\n%s", out)
+	}
+
 	// destroy-controller refuses while applications exist.
 	_, errs, code = d.run("destroy-controller", "e2e", "-y")
 	if code != 1 || !strings.Contains(errs, "--destroy-all-models") {

@@ -95,6 +95,9 @@ func TestHubEndToEnd(t *testing.T) {
 	if _, errs, code := demo.run("show-controller", "nowhere"); code == 0 || !strings.Contains(errs, `controller "nowhere" not found`) {
 		t.Errorf("show-controller nowhere: exit %d, %s", code, errs)
 	}
+	if out := demo.ok("clouds"); !regexp.MustCompile(`(?m)^localhost\s+east, west\s+east, west$`).MatchString(out) {
+		t.Errorf("clouds at the hub:\n%s", out)
+	}
 	if out := demo.ok("controllers"); !regexp.MustCompile(`(?m)^hub\*.*\s\d+\.\d+\.\d+\s*$`).MatchString(out) {
 		t.Errorf("controllers: the hub's row without its version:\n%s", out)
 	}

@@ -1,0 +1,64 @@
+package cli
+
+import (
+	"encoding/json"
+	"encoding/pem"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+// TestCloudsAtAHub: clouds and regions list where add-model can place a
+// model, from the controllers the hub shows: each region with the
+// controllers that serve it, a controller without a cloud in localhost.
+func TestCloudsAtAHub(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/controllers", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"controllers": []map[string]string{
+			{"name": "east-b", "cloud": "localhost", "region": "east"},
+			{"name": "east-a", "cloud": "localhost", "region": "east"},
+			{"name": "west", "region": "west"},
+			{"name": "fra", "cloud": "aws", "region": "eu-central-1"},
+		}})
+	})
+	srv := httptest.NewTLSServer(mux)
+	defer srv.Close()
+	a, out, errb := testApp(t)
+	dir, err := DefaultStoreDir(a.Getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = (&Store{Dir: dir}).Update(func(s *State) error {
+		s.Controllers["hub"] = &ControllerDetails{Hub: true, APIAddresses: []string{strings.TrimPrefix(srv.URL, "https://")},
+			CACert: string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}))}
+		s.Accounts["hub"] = &Account{User: "alice@example.com", Token: "tok"}
+		s.CurrentController = "hub"
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args       []string
+		code       int
+		out, stderr string
+	}{
+		{[]string{"clouds"}, 0, `Clouds available on hub "hub":
+Cloud      Regions       Controllers
+aws        eu-central-1  fra
+localhost  east, west    east-a, east-b, west
+`, ""},
+		{[]string{"regions", "localhost"}, 0, "Region  Controllers\neast    east-a, east-b\nwest    west\n", ""},
+		{[]string{"regions", "aws", "--format", "json"}, 0, `{"regions":{"eu-central-1":["fra"]}}` + "\n", ""},
+		{[]string{"regions", "gce"}, 1, "", `ERROR cloud "gce" not found on hub "hub" (see 'drover clouds')` + "\n"},
+		{[]string{"clouds", "--format", "csv"}, 2, "", `ERROR --format "csv": want one of tabular, json, yaml` + "\n"},
+	} {
+		out.Reset()
+		errb.Reset()
+		if code := a.Run(t.Context(), c.args); code != c.code || out.String() != c.out || !strings.HasPrefix(errb.String(), c.stderr) {
+			t.Errorf("%q: exit %d\n%s%s\nwant exit %d\n%s%s", c.args, code, out, errb, c.code, c.out, c.stderr)
+		}
+	}
+}
