@@ -41,8 +41,8 @@ func TestCloudsAtAHub(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
-		args       []string
-		code       int
+		args        []string
+		code        int
 		out, stderr string
 	}{
 		{[]string{"clouds"}, 0, `Clouds available on hub "hub":

@@ -475,7 +475,7 @@ read on (--after).`,
 	}
 	cmd.Flags().StringVar(&user, "user", "", "only this user (an email, a service account's client id, or an identity id)")
 	cmd.Flags().StringVar(&model, "model", "", "only this model: a name (every model that had it, destroyed ones included) or a UUID")
-	cmd.Flags().StringVar(&forController, "for-controller", "", "only this controller behind the hub: a name or a UUID (a removed controller's by UUID)")
+	cmd.Flags().StringVar(&forController, "for-controller", "", "only this controller behind the hub: a name (removed controllers included) or a UUID")
 	cmd.Flags().StringVar(&since, "since", "", "only entries at or after this time (RFC 3339)")
 	cmd.Flags().StringVar(&until, "until", "", "only entries before this time (RFC 3339)")
 	cmd.Flags().StringVar(&operation, "operation", "", "only this operation (as the OPERATION column shows it)")

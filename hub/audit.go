@@ -46,6 +46,7 @@ type auditInfo struct {
 	ModelUUID      string
 	ModelName      string // recorded with the entry, should the model be gone by then
 	ControllerUUID string
+	ControllerName string // recorded with the entry, should the controller be gone by then
 	Details        map[string]any
 
 	body map[string]any // the request's JSON object, unredacted: for handlers only
@@ -99,7 +100,7 @@ func (s *Server) audit(next http.Handler) http.Handler {
 		}
 		s.appendAudit(r, store.AuditEntry{IdentityID: p.Identity.ID, Actor: p.Identity.Name(), Org: org, Operation: op,
 			Method: r.Method, Path: r.URL.Path, ModelUUID: info.ModelUUID, Model: info.ModelName, ControllerUUID: info.ControllerUUID,
-			Status: max(rec.status, 200), Result: resultOf(max(rec.status, 200)), Details: details})
+			Controller: info.ControllerName, Status: max(rec.status, 200), Result: resultOf(max(rec.status, 200)), Details: details})
 	})
 }
 
@@ -173,18 +174,7 @@ func (s *Server) handleAudit(w http.ResponseWriter, r *http.Request) {
 	p, _ := PrincipalFrom(r.Context())
 	q, err := parseAuditQuery(r)
 	if err == nil && q.ControllerUUID != "" && uuid.Validate(q.ControllerUUID) != nil {
-		// controller= names a registered controller as well as by UUID.
-		// Its audit viewers may not see it otherwise.
-		var c store.Controller
-		c, err = s.controllerFor(r.Context(), p, q.ControllerUUID, authz.Reader)
-		if errors.Is(err, errNotFound) {
-			if c2, err2 := s.store.ControllerByName(r.Context(), q.ControllerUUID); err2 == nil {
-				if ok, _ := s.Check(r.Context(), p, authz.AuditViewer, authz.ControllerObject(c2.UUID)); ok {
-					c, err = c2, nil
-				}
-			}
-		}
-		q.ControllerUUID = c.UUID
+		q.ControllerUUID, q.ControllerName, err = s.auditController(r.Context(), p, q.ControllerUUID)
 	}
 	if err == nil && q.IdentityID != "" && uuid.Validate(q.IdentityID) != nil {
 		// user= names a person by email or a service account by client id
@@ -239,6 +229,28 @@ func (s *Server) handleAudit(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, resp)
 }
 
+// auditController reads controller= given as a name: a registered
+// controller the caller may see, or whose audit they may read, is matched
+// by its UUID (another's is not found, by the name given); a name no
+// controller has now matches the entries recorded under it (a removed
+// controller's), within what the caller may read anyway.
+func (s *Server) auditController(ctx context.Context, p Principal, name string) (id, recorded string, err error) {
+	c, err := s.controllerFor(ctx, p, name, authz.Reader)
+	if err == nil {
+		return c.UUID, "", nil
+	}
+	c, lerr := s.store.ControllerByName(ctx, name)
+	if errors.Is(lerr, store.ErrNotFound) {
+		return "", name, nil
+	}
+	if lerr == nil && errors.Is(err, errNotFound) {
+		if ok, cerr := s.Check(ctx, p, authz.AuditViewer, authz.ControllerObject(c.UUID)); cerr != nil || ok {
+			return c.UUID, "", cerr
+		}
+	}
+	return "", "", err
+}
+
 func parseAuditQuery(r *http.Request) (store.AuditQuery, error) {
 	v := r.URL.Query()
 	q := store.AuditQuery{IdentityID: v.Get("user"), ModelUUID: v.Get("model"), ControllerUUID: v.Get("controller"),
@@ -289,11 +301,11 @@ func writeAuditCSV(w http.ResponseWriter, entries []store.AuditEntry, next int64
 	}
 	cw := csv.NewWriter(w)
 	_ = cw.Write([]string{"id", "at", "actor", "identity_id", "org", "operation", "method", "path",
-		"model_uuid", "controller_uuid", "status", "result", "details", "model"})
+		"model_uuid", "controller_uuid", "status", "result", "details", "model", "controller"})
 	for _, e := range entries {
 		d, _ := json.Marshal(e.Details)
 		_ = cw.Write([]string{strconv.FormatInt(e.ID, 10), e.At.UTC().Format(time.RFC3339Nano), e.Actor, e.IdentityID,
-			e.Org, e.Operation, e.Method, e.Path, e.ModelUUID, e.ControllerUUID, strconv.Itoa(e.Status), e.Result, string(d), e.Model})
+			e.Org, e.Operation, e.Method, e.Path, e.ModelUUID, e.ControllerUUID, strconv.Itoa(e.Status), e.Result, string(d), e.Model, e.Controller})
 	}
 	cw.Flush()
 }

@@ -258,7 +258,7 @@ func (s *Server) removeController(r *http.Request, p Principal, name string) (Re
 	c, err := s.controllerFor(ctx, p, name, authz.Administrator)
 	if c.UUID != "" {
 		annotate(ctx, func(a *auditInfo) {
-			a.ControllerUUID, a.Org, a.Details = c.UUID, c.Org, map[string]any{"force": force}
+			a.ControllerUUID, a.ControllerName, a.Org, a.Details = c.UUID, c.Name, c.Org, map[string]any{"force": force}
 		})
 	}
 	if err != nil {

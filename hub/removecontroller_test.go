@@ -93,6 +93,23 @@ func TestRemoveController(t *testing.T) {
 		t.Errorf("audit entries, newest first:\n%q\nwant\n%q", results, wantAudit)
 	}
 
+	// The log still names the removed controller, and finds its entries
+	// by that name.
+	var byName struct{ Entries []store.AuditEntry }
+	if code, b := e.do("GET", "/v1/audit?controller=east&limit=100", rootTok, nil); code != http.StatusOK || json.Unmarshal(b, &byName) != nil {
+		t.Fatalf("audit of the removed controller by name: %d %s", code, b)
+	}
+	ops := map[string]bool{}
+	for _, a := range byName.Entries {
+		ops[a.Operation] = true
+		if a.Controller != "east" || a.ControllerUUID != east.UUID {
+			t.Errorf("an entry of the removed controller names %q (%s)", a.Controller, a.ControllerUUID)
+		}
+	}
+	if !ops["add-model"] || !ops["remove-controller"] {
+		t.Errorf("audit of the removed controller by name: %v", ops)
+	}
+
 	// The model still runs on the controller.
 	if _, err := east.Admin.Status(t.Context(), prod.UUID); err != nil {
 		t.Fatalf("the controller lost the model: %v", err)

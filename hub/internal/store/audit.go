@@ -32,12 +32,15 @@ type AuditEntry struct {
 	// Model is the model's name: when read, its name now, else the name
 	// recorded with the entry (the model is gone); when written, a name to
 	// record if the model is not indexed (yet, or any more).
-	Model          string         `json:"model,omitempty"`
-	ControllerUUID string         `json:"controller-uuid,omitempty"`
-	Status         int            `json:"status,omitempty"`
-	Result         string         `json:"result"`
-	Details        map[string]any `json:"details,omitempty"`
-	RemoteAddr     string         `json:"remote-addr,omitempty"`
+	Model          string `json:"model,omitempty"`
+	ControllerUUID string `json:"controller-uuid,omitempty"`
+	// Controller is the controller's name, as Model is the model's: its
+	// name now when read, else the recorded one (it was removed).
+	Controller string         `json:"controller,omitempty"`
+	Status     int            `json:"status,omitempty"`
+	Result     string         `json:"result"`
+	Details    map[string]any `json:"details,omitempty"`
+	RemoteAddr string         `json:"remote-addr,omitempty"`
 }
 
 func nullUUID(s string) *uuid.UUID {
@@ -65,11 +68,12 @@ func appendAudit(ctx context.Context, db execer, e AuditEntry) error {
 		e.Details = map[string]any{}
 	}
 	_, err := db.Exec(ctx, `INSERT INTO audit_log (at, identity_id, actor, org, operation, method, path,
-		model_uuid, controller_uuid, status, result, details, remote_addr, model_name)
+		model_uuid, controller_uuid, status, result, details, remote_addr, model_name, controller_name)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13,
-			coalesce((SELECT name FROM models WHERE uuid = $8), $14))`,
+			coalesce((SELECT name FROM models WHERE uuid = $8), $14),
+			coalesce((SELECT name FROM controllers WHERE uuid = $9), $15))`,
 		e.At, nullUUID(e.IdentityID), e.Actor, e.Org, e.Operation, e.Method, e.Path,
-		nullUUID(e.ModelUUID), nullUUID(e.ControllerUUID), e.Status, e.Result, e.Details, e.RemoteAddr, e.Model)
+		nullUUID(e.ModelUUID), nullUUID(e.ControllerUUID), e.Status, e.Result, e.Details, e.RemoteAddr, e.Model, e.Controller)
 	return pgErr("append audit", err)
 }
 
@@ -89,6 +93,9 @@ type AuditQuery struct {
 	// the entry was written, gone ones included.
 	ModelName      string
 	ControllerUUID string
+	// ControllerName matches entries of every controller that had that
+	// name when the entry was written, removed ones included.
+	ControllerName string
 	Operation      string
 	Since, Until   time.Time
 	// After is the pagination cursor: entries with a smaller id than After
@@ -113,7 +120,8 @@ func (s *Store) QueryAudit(ctx context.Context, q AuditQuery) ([]AuditEntry, int
 	for _, f := range []struct {
 		col, v string
 	}{{"identity_id::text", q.IdentityID}, {"actor", q.Actor}, {"model_uuid::text", q.ModelUUID},
-		{"controller_uuid::text", q.ControllerUUID}, {"operation", q.Operation}, {"model_name", q.ModelName}} {
+		{"controller_uuid::text", q.ControllerUUID}, {"operation", q.Operation}, {"model_name", q.ModelName},
+		{"controller_name", q.ControllerName}} {
 		if f.v != "" {
 			conds = append(conds, f.col+" = "+arg(f.v))
 		}
@@ -133,7 +141,8 @@ func (s *Store) QueryAudit(ctx context.Context, q AuditQuery) ([]AuditEntry, int
 	}
 	rows, err := s.pool.Query(ctx, `SELECT id, at, coalesce(identity_id::text, ''), actor, org, operation, method, path,
 		coalesce(model_uuid::text, ''), coalesce((SELECT name FROM models WHERE uuid = audit_log.model_uuid), model_name),
-		coalesce(controller_uuid::text, ''), status, result, details, remote_addr
+		coalesce(controller_uuid::text, ''), coalesce((SELECT name FROM controllers WHERE uuid = audit_log.controller_uuid), controller_name),
+		status, result, details, remote_addr
 		FROM audit_log WHERE `+where+` ORDER BY id DESC LIMIT `+arg(q.Limit+1), args...)
 	if err != nil {
 		return nil, 0, pgErr("query audit", err)
@@ -141,7 +150,7 @@ func (s *Store) QueryAudit(ctx context.Context, q AuditQuery) ([]AuditEntry, int
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (AuditEntry, error) {
 		var e AuditEntry
 		err := r.Scan(&e.ID, &e.At, &e.IdentityID, &e.Actor, &e.Org, &e.Operation, &e.Method, &e.Path,
-			&e.ModelUUID, &e.Model, &e.ControllerUUID, &e.Status, &e.Result, &e.Details, &e.RemoteAddr)
+			&e.ModelUUID, &e.Model, &e.ControllerUUID, &e.Controller, &e.Status, &e.Result, &e.Details, &e.RemoteAddr)
 		return e, err
 	})
 	if err != nil {
