@@ -135,7 +135,7 @@ func (s *Server) resolveGrant(ctx context.Context, p Principal, req GrantRequest
 			return authz.Tuple{}, nil, err
 		}
 		subject = authz.UserObject(id.ID)
-		if id.Pending() {
+		if grant && id.Pending() {
 			info.Details = map[string]any{"pending-user": id.Email}
 		}
 	case req.Group != "" && req.User == "":

@@ -46,6 +46,14 @@ func TestGrantBeforeFirstLogin(t *testing.T) {
 	if !listed {
 		t.Errorf("show-model's users lack the pending user: %+v", m.Users)
 	}
+	// Revoking from a pending user is a plain revoke (204), and the
+	// grant is made again for the login below.
+	if code, b := f.do("DELETE", "/v1/grants", admin, grant); code != http.StatusNoContent {
+		t.Errorf("revoke from the pending user: %d %s", code, b)
+	}
+	if code, b := f.do("POST", "/v1/grants", admin, grant); code != http.StatusOK {
+		t.Fatalf("grant again: %d %s", code, b)
+	}
 	if code, b := f.do("DELETE", "/v1/grants", admin, map[string]string{"user": "carol@example.com", "level": "read", "model": f.model.UUID}); code != http.StatusNotFound {
 		t.Errorf("revoke from an unknown email: %d %s", code, b)
 	}
