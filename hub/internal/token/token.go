@@ -3,7 +3,8 @@
 // replica signs and verifies with the same set. The current key signs; the
 // previous keys stay published in the JWKS (and accepted) until every token
 // they signed has expired, so rotation never logs anyone out. The same keys
-// and JWKS are meant for the per-request JWTs the hub will send to spokes.
+// and JWKS sign the tokens the hub sends to controllers (hub/spokes.go;
+// docs/decisions/0009-spoke-token-reuse.md).
 //
 // Verification accepts only the algorithms in Algorithms (never "none"),
 // only tokens whose kid is one of the hub's keys, and checks issuer,
