@@ -299,8 +299,12 @@ func (a *App) deviceLogin(ctx context.Context, hc *http.Client, base string) (hu
 		case s.Error == "authorization_pending":
 		case s.Error == "slow_down":
 			interval += 5 * time.Second
+		case s.Error == "expired_token":
+			return hubSession{}, errors.New("the login code expired before it was approved; run 'drover login' again")
+		case s.Error == "access_denied":
+			return hubSession{}, errors.New("the login was denied at the identity provider")
 		default:
-			return hubSession{}, fmt.Errorf("device login failed: %s", s.Error)
+			return hubSession{}, fmt.Errorf("device login failed: %s", cmp.Or(s.ErrorDescription, s.Error))
 		}
 	}
 }

@@ -120,17 +120,19 @@ func (a *App) dialModel(ctx context.Context, ref string) (*modelConn, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Not logged in says so first: logging out also forgets the models.
+	c, err := newConn(ctlName, s.Controllers[ctlName], s.Accounts[ctlName])
+	if err != nil {
+		return nil, err
+	}
 	if model == "" {
 		if cm := s.Models[ctlName]; cm != nil {
 			model = cm.CurrentModel
 		}
 		if model == "" {
+			c.client.Close()
 			return nil, fmt.Errorf("no current model on controller %q; add one with 'drover add-model NAME' or choose one with 'drover switch %s:MODEL'", ctlName, ctlName)
 		}
-	}
-	c, err := newConn(ctlName, s.Controllers[ctlName], s.Accounts[ctlName])
-	if err != nil {
-		return nil, err
 	}
 	m, err := a.findModel(ctx, c, model)
 	if err != nil {

@@ -2,9 +2,11 @@ package cli
 
 import (
 	"crypto/x509"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"syscall"
@@ -38,5 +40,42 @@ func TestLoginErrorsSayWhatToCheck(t *testing.T) {
 		if c.err != nil && !errors.Is(err, c.err) {
 			t.Errorf("%s: the cause is lost: %v", c.what, err)
 		}
+	}
+}
+
+// TestDeviceLoginRefusals: when the issuer ends a device login (the code
+// expired unapproved, the person denied it, another error), drover says
+// what happened in words, not in OAuth error codes.
+func TestDeviceLoginRefusals(t *testing.T) {
+	for _, c := range []struct {
+		answer map[string]string
+		says   string
+	}{
+		{map[string]string{"error": "expired_token"}, "the login code expired before it was approved; run 'drover login' again"},
+		{map[string]string{"error": "access_denied"}, "the login was denied at the identity provider"},
+		{map[string]string{"error": "invalid_request", "error_description": "Invalid Device code."}, "device login failed: Invalid Device code."},
+	} {
+		t.Run(c.answer["error"], func(t *testing.T) {
+			t.Parallel()
+			mux := http.NewServeMux()
+			mux.HandleFunc("POST /v1/auth/device", func(w http.ResponseWriter, _ *http.Request) {
+				_ = json.NewEncoder(w).Encode(map[string]any{"device_code": "dc", "user_code": "ABCD-EFGH",
+					"verification_uri": "https://idp.example.com/device", "interval": 1})
+			})
+			mux.HandleFunc("POST /v1/auth/device/token", func(w http.ResponseWriter, _ *http.Request) {
+				w.WriteHeader(http.StatusBadRequest)
+				_ = json.NewEncoder(w).Encode(c.answer)
+			})
+			srv := httptest.NewTLSServer(mux)
+			defer srv.Close()
+			a, out, _ := testApp(t)
+			_, err := a.deviceLogin(t.Context(), srv.Client(), srv.URL)
+			if err == nil || err.Error() != c.says {
+				t.Errorf("got %v, want %q", err, c.says)
+			}
+			if !strings.Contains(out.String(), "enter the code ABCD-EFGH") {
+				t.Errorf("drover did not say where to log in: %q", out)
+			}
+		})
 	}
 }

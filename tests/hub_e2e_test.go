@@ -308,8 +308,10 @@ func checkOtherTenant(t *testing.T, s *devStack, eastUUID, westUUID string) {
 	// Juju's habits: after logout, calls say so, and 'login' alone (with
 	// the service account's credentials) logs in to the same hub again.
 	other.ok("logout")
-	if _, stderr, code := other.run("models"); code == 0 || !strings.Contains(stderr, "not logged in") {
-		t.Errorf("models after logout: exit %d, %s", code, stderr)
+	for _, cmd := range []string{"models", "status"} {
+		if _, stderr, code := other.run(cmd); code == 0 || !strings.Contains(stderr, "not logged in") {
+			t.Errorf("%s after logout: exit %d, %s", cmd, code, stderr)
+		}
 	}
 	other.ok("login", "--client-id", sa.ClientID, "--client-secret", sa.ClientSecret)
 	if out := other.ok("models"); !regexp.MustCompile(`Model\s+Controller\s+Cloud/Region`).MatchString(out) {
