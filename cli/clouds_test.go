@@ -26,20 +26,7 @@ func TestCloudsAtAHub(t *testing.T) {
 	srv := httptest.NewTLSServer(mux)
 	defer srv.Close()
 	a, out, errb := testApp(t)
-	dir, err := DefaultStoreDir(a.Getenv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = (&Store{Dir: dir}).Update(func(s *State) error {
-		s.Controllers["hub"] = &ControllerDetails{Hub: true, APIAddresses: []string{strings.TrimPrefix(srv.URL, "https://")},
-			CACert: string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}))}
-		s.Accounts["hub"] = &Account{User: "alice@example.com", Token: "tok"}
-		s.CurrentController = "hub"
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	loggedInTo(t, a, srv)
 	for _, c := range []struct {
 		args        []string
 		code        int
@@ -60,5 +47,25 @@ localhost  east, west    east-a, east-b, west
 		if code := a.Run(t.Context(), c.args); code != c.code || out.String() != c.out || !strings.HasPrefix(errb.String(), c.stderr) {
 			t.Errorf("%q: exit %d\n%s%s\nwant exit %d\n%s%s", c.args, code, out, errb, c.code, c.out, c.stderr)
 		}
+	}
+}
+
+// loggedInTo makes srv the client's current controller, a hub it is logged
+// in to as alice@example.com with the token "tok".
+func loggedInTo(t *testing.T, a *App, srv *httptest.Server) {
+	t.Helper()
+	dir, err := DefaultStoreDir(a.Getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = (&Store{Dir: dir}).Update(func(s *State) error {
+		s.Controllers["hub"] = &ControllerDetails{Hub: true, APIAddresses: []string{strings.TrimPrefix(srv.URL, "https://")},
+			CACert: string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}))}
+		s.Accounts["hub"] = &Account{User: "alice@example.com", Token: "tok"}
+		s.CurrentController = "hub"
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

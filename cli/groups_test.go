@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"encoding/pem"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -201,20 +200,7 @@ func TestGroupCommandsAtAHub(t *testing.T) {
 	srv := httptest.NewTLSServer(mux)
 	defer srv.Close()
 	a, out, errb := testApp(t)
-	dir, err := DefaultStoreDir(a.Getenv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = (&Store{Dir: dir}).Update(func(s *State) error {
-		s.Controllers["hub"] = &ControllerDetails{Hub: true, APIAddresses: []string{strings.TrimPrefix(srv.URL, "https://")},
-			CACert: string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}))}
-		s.Accounts["hub"] = &Account{User: "alice@example.com", Token: "tok"}
-		s.CurrentController = "hub"
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	loggedInTo(t, a, srv)
 	for _, c := range []struct {
 		args       []string
 		code       int

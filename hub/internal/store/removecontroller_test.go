@@ -105,7 +105,7 @@ func (f *adoptFixture) expected(t *testing.T) []string {
 	}
 	var out []string
 	for _, tu := range ts {
-		out = append(out, tu.User+" "+string(tu.Relation)+" "+tu.Object)
+		out = append(out, tu.String())
 	}
 	slices.Sort(out)
 	return out
