@@ -266,7 +266,12 @@ func (s *Server) removeController(r *http.Request, p Principal, name string) (Re
 	}
 	forgotten, err := s.store.RemoveController(ctx, c.UUID, force)
 	if hosts := (*store.HostsModelsError)(nil); errors.As(err, &hosts) {
-		return RemoveControllerResponse{}, errors.Join(errConflict, fmt.Errorf("%w: destroy them first, or pass --force to make the hub forget them (they keep running on the controller)", err))
+		them, they := "them", "they keep"
+		if len(hosts.Models) == 1 {
+			them, they = "it", "it keeps"
+		}
+		return RemoveControllerResponse{}, errors.Join(errConflict, fmt.Errorf(
+			"%w: destroy %s first, or pass --force to make the hub forget %s (%s running on the controller)", err, them, them, they))
 	}
 	if err != nil {
 		return RemoveControllerResponse{}, err

@@ -48,7 +48,7 @@ func TestRemoveController(t *testing.T) {
 	}
 	rootTok := e.token(root, time.Minute, "")
 	if code, b := del(rootTok, false); code != http.StatusConflict ||
-		!strings.Contains(b, "controller east still hosts 1 model (acme/prod)") || !strings.Contains(b, "--force") {
+		!strings.Contains(b, "controller east still hosts 1 model (acme/prod): destroy it first, or pass --force to make the hub forget it (it keeps running") {
 		t.Errorf("removing a controller that hosts a model: %d %s", code, b)
 	}
 	if code, b := e.do("DELETE", "/v1/controllers/east?force=maybe", rootTok, nil); code != http.StatusBadRequest {
