@@ -1,5 +1,7 @@
 package api
 
+import "time"
+
 // The controller's model-summary stream for the hub:
 //
 //	GET /v1/events?since=N  (websocket, controller superuser) EventFrame...
@@ -34,6 +36,9 @@ type ModelSummary struct {
 	ApplicationCount int    `json:"application-count"`
 	UnitCount        int    `json:"unit-count"`
 	MachineCount     int    `json:"machine-count"`
+	// CreatedAt is when the model was created on the controller (a hub
+	// that adopts the model records it; absent from older controllers).
+	CreatedAt time.Time `json:"created-at,omitzero"`
 }
 
 // ControllerIdentity is GET /v1/internal/identity (no authentication): what

@@ -107,6 +107,8 @@ func TestIndexAdoptsModelsCreatedOnControllers(t *testing.T) {
 	runIndexer(t, e)
 	if m := e.indexed(before.UUID); m.Name != "w-before" || m.Org != "globex" || m.Owner != "" || m.ControllerUUID != west.UUID {
 		t.Fatalf("adopted from a reset: %+v", m)
+	} else if d := m.CreatedAt.Sub(before.CreatedAt).Abs(); d > time.Microsecond {
+		t.Errorf("adopted model created at %v, the controller created it at %v", m.CreatedAt, before.CreatedAt)
 	}
 	// Directly on the controllers while the indexer follows them.
 	after, err := west.Admin.AddModel(ctx, api.AddModelRequest{Name: "w-after"})

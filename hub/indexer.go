@@ -240,7 +240,7 @@ func (ix *indexer) apply(ctx context.Context, c store.Controller, f *api.EventFr
 	for _, m := range f.Models {
 		sum := store.Model{UUID: m.UUID, Name: m.Name, ControllerUUID: c.UUID, Life: string(m.Life), Status: m.Status,
 			ApplicationCount: m.ApplicationCount, UnitCount: m.UnitCount, MachineCount: m.MachineCount,
-			EventIndex: f.Index}
+			EventIndex: f.Index, CreatedAt: m.CreatedAt}
 		indexed, err := st.UpdateModelSummary(ctx, sum, now)
 		if err != nil {
 			return err

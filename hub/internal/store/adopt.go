@@ -14,7 +14,8 @@ import (
 // having created it (it was added on the controller directly).
 type Adoption struct {
 	// Model carries the UUID, the controller's name for the model, the
-	// hosting controller, the summary and the frame's event index. Org is
+	// hosting controller, the summary, the frame's event index and when the
+	// controller created the model (zero: now). Org is
 	// the owning organization; Owner is ignored (an adopted model has none).
 	Model Model
 	// ControllerName is used for the first fallback name.
@@ -101,11 +102,16 @@ func (s *Store) AdoptModel(ctx context.Context, a Adoption) (Model, bool, error)
 		for _, name := range names {
 			// DO NOTHING on either key: a concurrent insert of the same UUID
 			// (placement) or of the same name is waited for, then skipped.
+			// Created when the controller created it, where it says so.
+			created := a.At
+			if !m.CreatedAt.IsZero() {
+				created = m.CreatedAt
+			}
 			tag, err := tx.Exec(ctx, `INSERT INTO models (uuid, name, org, owner, controller_uuid, life, status,
-				application_count, unit_count, machine_count, event_index, updated_at, status_since)
-				VALUES ($1, $2, $3, NULL, $4, $5, $6, $7, $8, $9, $10, $11, $11)
+				application_count, unit_count, machine_count, event_index, updated_at, status_since, created_at)
+				VALUES ($1, $2, $3, NULL, $4, $5, $6, $7, $8, $9, $10, $11, $11, $12)
 				ON CONFLICT DO NOTHING`, m.UUID, name, m.Org, m.ControllerUUID, m.Life, m.Status,
-				m.ApplicationCount, m.UnitCount, m.MachineCount, int64(m.EventIndex), a.At)
+				m.ApplicationCount, m.UnitCount, m.MachineCount, int64(m.EventIndex), a.At, created)
 			if err != nil {
 				return pgErr("adopt model "+name, err)
 			}

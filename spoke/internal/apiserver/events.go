@@ -111,7 +111,7 @@ var summaryKinds = map[string]bool{state.KindModel: true, state.KindApplication:
 var statusRank = map[string]int{"": 0, "unknown": 1, "active": 2, "maintenance": 3, "waiting": 4, "blocked": 5, "error": 6}
 
 func summarize(snap *state.Snapshot, m *api.Model) api.ModelSummary {
-	sum := api.ModelSummary{UUID: m.UUID, Name: m.Name, Owner: m.Owner, Life: m.Life, Status: "available"}
+	sum := api.ModelSummary{UUID: m.UUID, Name: m.Name, Owner: m.Owner, Life: m.Life, Status: "available", CreatedAt: m.CreatedAt}
 	apps, _ := snap.ListApplications(m.UUID)
 	units, _ := snap.ListUnits(m.UUID)
 	machines, _ := snap.ListMachines(m.UUID)
