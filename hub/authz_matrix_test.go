@@ -94,6 +94,7 @@ func routes(f *fixture) []route {
 		{name: "whoami", method: "GET", path: "/v1/whoami", want: [4]int{200, 200, 200, 200}},
 		{name: "hub info", method: "GET", path: "/v1/hub", want: [4]int{200, 200, 200, 200}},
 		{name: "list orgs", method: "GET", path: "/v1/organizations", want: [4]int{200, 200, 200, 200}},
+		{name: "list users", method: "GET", path: "/v1/users", want: [4]int{200, 200, 200, 200}},
 		{name: "list models", method: "GET", path: "/v1/models", want: [4]int{200, 200, 200, 200}},
 		{name: "get model", method: "GET", path: "/v1/models/" + f.model.UUID, want: [4]int{200, 200, 200, 404}},
 		{name: "list controllers", method: "GET", path: "/v1/controllers", want: [4]int{200, 200, 200, 200}},

@@ -274,6 +274,7 @@ func (s *Server) routes() {
 		api.Get("/hub", s.handleHubInfo)
 		api.Post("/auth/logout", s.handleLogout)
 		api.Get("/organizations", s.handleListOrgs)
+		api.Get("/users", s.handleListUsers)
 		api.Get("/controllers", s.handleListControllers)
 		api.Get("/controllers/{name}", s.handleGetController)
 		api.Get("/models", s.handleListModels)

@@ -117,6 +117,16 @@ func TestHubEndToEnd(t *testing.T) {
 		t.Errorf("show-group %s/ops:\n%s", org, out)
 	}
 	demo.ok("remove-member", org+"/ops", s.info.User.Email)
+	// As in JAAS, access for someone who has never logged in, by email.
+	if _, errs, code := demo.run("grant", "newcomer@example.com", "read", west); code != 0 ||
+		!strings.Contains(errs, "newcomer@example.com has not logged in yet") {
+		t.Errorf("grant to someone who never logged in: exit %d, %s", code, errs)
+	}
+	if out := demo.ok("users"); !regexp.MustCompile(`(?m)^newcomer@example\.com\s+user\s+\S+\s+.*never connected$`).MatchString(out) ||
+		!strings.Contains(out, s.info.User.Email) {
+		t.Errorf("users after granting a newcomer:\n%s", out)
+	}
+	demo.ok("revoke", "newcomer@example.com", "read", west)
 	demo.ok("rename-group", org+"/ops", "sre")
 	if out := demo.ok("show-model", west); !strings.Contains(out, "    group sre:\n      access: read\n") {
 		t.Errorf("show-model after renaming the group:\n%s", out)

@@ -248,3 +248,15 @@ func (s *Store) ServiceAccountByClientID(ctx context.Context, clientID string) (
 		Scan(&sa.ClientID, &sa.Org, &sa.DisplayName)
 	return sa, pgErr("service account "+clientID, err)
 }
+
+// ListIdentities returns the identities of orgs, and the one whose id is
+// self, by name (byte order) then id.
+func (s *Store) ListIdentities(ctx context.Context, orgs []string, self string) ([]Identity, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+identityCols+` FROM identities
+		WHERE org = ANY($1) OR id::text = $2
+		ORDER BY identity_name(email, kind, display_name, subject) COLLATE "C", id`, orgs, self)
+	if err != nil {
+		return nil, pgErr("list identities", err)
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Identity, error) { return scanIdentity(r) })
+}
