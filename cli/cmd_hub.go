@@ -302,7 +302,7 @@ func (a *App) deviceLogin(ctx context.Context, hc *http.Client, base string) (hu
 		case s.Error == "expired_token":
 			return hubSession{}, errors.New("the login code expired before it was approved; run 'drover login' again")
 		case s.Error == "access_denied":
-			return hubSession{}, errors.New("the login was denied at the identity provider")
+			return hubSession{}, fmt.Errorf("login refused: %s", cmp.Or(s.ErrorDescription, "denied at the identity provider"))
 		default:
 			return hubSession{}, fmt.Errorf("device login failed: %s", cmp.Or(s.ErrorDescription, s.Error))
 		}

@@ -17,6 +17,7 @@ type hubUser struct {
 	Kind        string     `json:"kind" yaml:"kind"`
 	Org         string     `json:"org" yaml:"org"`
 	Pending     bool       `json:"pending,omitempty" yaml:"pending,omitempty"`
+	Disabled    bool       `json:"disabled,omitempty" yaml:"disabled,omitempty"`
 	CreatedAt   time.Time  `json:"created-at" yaml:"created-at"`
 	LastLogin   *time.Time `json:"last-connection,omitempty" yaml:"last-connection,omitempty"`
 }
@@ -72,7 +73,66 @@ func (a *App) printUsers(users []hubUser, format string) error {
 		if u.LastLogin != nil {
 			last = friendlyAgo(*u.LastLogin, now)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", u.Name, u.DisplayName, u.Kind, u.Org, friendlyAgo(u.CreatedAt, now), last)
+		name := u.Name
+		if u.Disabled {
+			name += " (disabled)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", name, u.DisplayName, u.Kind, u.Org, friendlyAgo(u.CreatedAt, now), last)
 	}
 	return tw.Flush()
+}
+
+// userStateCmd is disable-user (disable) or enable-user.
+func (a *App) userStateCmd(disable bool) *cobra.Command {
+	var ctl controllerOpt
+	use, short, verb := "enable-user", "Let a disabled user log in and use the hub again", "enable"
+	long := `Enables a user disabled with 'drover disable-user' (their organization's
+administrators): they log in again, with the access they had.`
+	if disable {
+		use, short, verb = "disable-user", "Stop a user from logging in or using the hub", "disable"
+		long = `Disables a person or service account (their organization's administrators):
+they can no longer log in, and a token they hold stops working from their
+next request. Their access stays, inert, for 'drover enable-user'; to take
+it away for good, use 'drover remove-user'. USER is an email, a service
+account's client id, or an identity id.`
+	}
+	cmd := &cobra.Command{
+		Use:     use + " USER",
+		Short:   short,
+		Long:    long,
+		Example: "  drover " + use + " bob@example.com",
+		Args:    exactArgs(1, "USER"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.hubDo(cmd.Context(), ctl.name, http.MethodPost, "/v1/users/"+url.PathEscape(args[0])+"/"+verb, nil, nil, nil)
+		},
+	}
+	ctl.add(cmd)
+	return cmd
+}
+
+func (a *App) removeUserCmd() *cobra.Command {
+	var ctl controllerOpt
+	var yes bool
+	cmd := &cobra.Command{
+		Use:   "remove-user USER",
+		Short: "Remove a user and all their access from the hub",
+		Long: `Removes a person or service account (their organization's administrators),
+with every grant and group membership they hold; the audit log keeps their
+name. Someone who owns models is refused, with the models' names. A
+removed person who logs in again starts with no access.`,
+		Example: "  drover remove-user bob@example.com -y",
+		Args:    exactArgs(1, "USER"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if !yes {
+				if err := a.confirm(fmt.Sprintf("This will remove %s and all their access.", args[0])); err != nil {
+					return err
+				}
+			}
+			return a.hubDo(cmd.Context(), ctl.name, http.MethodDelete, "/v1/users/"+url.PathEscape(args[0]), nil, nil, nil)
+		},
+	}
+	ctl.add(cmd)
+	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask for confirmation")
+	cmd.Flags().BoolVar(&yes, "no-prompt", false, "same as --yes")
+	return cmd
 }

@@ -52,7 +52,8 @@ func TestDeviceLoginRefusals(t *testing.T) {
 		says   string
 	}{
 		{map[string]string{"error": "expired_token"}, "the login code expired before it was approved; run 'drover login' again"},
-		{map[string]string{"error": "access_denied"}, "the login was denied at the identity provider"},
+		{map[string]string{"error": "access_denied"}, "login refused: denied at the identity provider"},
+		{map[string]string{"error": "access_denied", "error_description": "user bob@example.com is disabled"}, "login refused: user bob@example.com is disabled"},
 		{map[string]string{"error": "invalid_request", "error_description": "Invalid Device code."}, "device login failed: Invalid Device code."},
 	} {
 		t.Run(c.answer["error"], func(t *testing.T) {

@@ -3,6 +3,7 @@ package cli
 import (
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 )
@@ -41,6 +42,46 @@ ci                               service-account  acme  just now      just now
 		out.Reset()
 		if code := a.Run(t.Context(), c.args); code != 0 || out.String() != c.want {
 			t.Errorf("%q: exit %d\n%s\nwant\n%s", c.args, code, out, c.want)
+		}
+	}
+}
+
+// TestUserCommandsAtAHub: disable-user, enable-user and remove-user make
+// the hub's calls, the user named as one escaped path segment; users
+// marks a disabled one.
+func TestUserCommandsAtAHub(t *testing.T) {
+	var calls []string
+	mux := http.NewServeMux()
+	mux.HandleFunc("/v1/", func(w http.ResponseWriter, r *http.Request) {
+		calls = append(calls, r.Method+" "+r.URL.EscapedPath())
+		if r.Method == http.MethodGet {
+			_, _ = w.Write([]byte(`{"users":[{"name":"bob@example.com","kind":"user","org":"acme","disabled":true,"created-at":"2026-11-22T09:00:00Z","last-connection":"2026-11-22T09:00:00Z"}]}`))
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})
+	srv := httptest.NewTLSServer(mux)
+	defer srv.Close()
+	a, out, errb := testApp(t)
+	a.Now = func() time.Time { return time.Date(2026, 11, 22, 9, 30, 0, 0, time.UTC) }
+	loggedInTo(t, a, srv)
+	for _, c := range []struct {
+		args      []string
+		code      int
+		call, out string
+	}{
+		{[]string{"disable-user", "bob@example.com"}, 0, "POST /v1/users/bob@example.com/disable", ""},
+		{[]string{"enable-user", "ci/x"}, 0, "POST /v1/users/ci%2Fx/enable", ""},
+		{[]string{"remove-user", "bob@example.com", "-y"}, 0, "DELETE /v1/users/bob@example.com", ""},
+		{[]string{"remove-user", "bob@example.com"}, 2, "", ""}, // no terminal, no -y: refused before any call
+		{[]string{"users"}, 0, "GET /v1/users", "bob@example.com (disabled)                user  acme  30 minutes ago  30 minutes ago\n"},
+	} {
+		calls = nil
+		out.Reset()
+		errb.Reset()
+		code := a.Run(t.Context(), c.args)
+		if code != c.code || strings.Join(calls, ",") != c.call || !strings.HasSuffix(out.String(), c.out) {
+			t.Errorf("%q: exit %d, calls %q, printed %q %q; want exit %d, %q, %q", c.args, code, calls, out, errb, c.code, c.call, c.out)
 		}
 	}
 }

@@ -206,8 +206,25 @@ func (s *Server) handleDeviceToken(w http.ResponseWriter, r *http.Request) {
 	s.finishLogin(w, r, tok, claims, "cli", "login-device")
 }
 
+// refuseDisabledLogin answers the login of a disabled identity as the
+// token endpoints answer (OAuth access_denied, with the reason) and
+// audits it.
+func (s *Server) refuseDisabledLogin(w http.ResponseWriter, r *http.Request, tok *oidc.IDToken, email, op string, err error) {
+	who, lerr := s.store.IdentityBySubject(r.Context(), tok.Issuer, tok.Subject)
+	if lerr != nil { // a pending identity its first login would have taken over
+		who = store.Identity{Subject: tok.Subject, Email: email}
+	}
+	s.auditLogin(r, who, op, err)
+	writeJSON(w, http.StatusBadRequest, &oauthError{Code: "access_denied",
+		Description: strings.TrimSuffix(err.Error(), ": "+store.ErrDisabled.Error())})
+}
+
 func (s *Server) finishLogin(w http.ResponseWriter, r *http.Request, tok *oidc.IDToken, c idClaims, client, op string) {
 	id, err := s.login(r.Context(), tok, c)
+	if errors.Is(err, store.ErrDisabled) {
+		s.refuseDisabledLogin(w, r, tok, c.Email, op, err)
+		return
+	}
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -276,6 +293,10 @@ func (s *Server) clientCredentials(w http.ResponseWriter, r *http.Request) {
 	}
 	ident, created, err := s.store.Login(r.Context(), store.Identity{Issuer: tok.Issuer, Subject: tok.Subject,
 		Kind: store.KindServiceAccount, DisplayName: id}, sa.Org, s.cfg.Now())
+	if errors.Is(err, store.ErrDisabled) {
+		s.refuseDisabledLogin(w, r, tok, "", "login-client-credentials", err)
+		return
+	}
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -316,6 +337,9 @@ func (s *Server) rotate(ctx context.Context, rt string) (session, error) {
 	id, err := s.store.IdentityByID(ctx, se.IdentityID)
 	if err != nil {
 		return session{}, err
+	}
+	if id.DisabledAt != nil { // its sessions ended when it was disabled; one made meanwhile
+		return session{}, errors.Join(errUnauthenticated, store.ErrDisabled)
 	}
 	at, err := s.MintAccessToken(id, s.cfg.SessionTTL, "")
 	if err != nil {

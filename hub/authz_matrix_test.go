@@ -95,6 +95,17 @@ func routes(f *fixture) []route {
 		{name: "hub info", method: "GET", path: "/v1/hub", want: [4]int{200, 200, 200, 200}},
 		{name: "list orgs", method: "GET", path: "/v1/organizations", want: [4]int{200, 200, 200, 200}},
 		{name: "list users", method: "GET", path: "/v1/users", want: [4]int{200, 200, 200, 200}},
+		// Managing identities: their organization's administrators only;
+		// anyone else is told nobody by that name exists.
+		{name: "disable user", method: "POST", path: "/v1/users/dave@example.com/disable", want: [4]int{404, 404, 204, 404}},
+		{name: "enable user", method: "POST", path: "/v1/users/dave@example.com/enable", want: [4]int{404, 404, 204, 404}},
+		{name: "remove user", method: "DELETE", path: "/v1/users/gone@example.com",
+			before: func(f *fixture) {
+				if _, err := f.st.PendingIdentity(f.t.Context(), "gone@example.com", "acme"); err != nil {
+					f.t.Fatal(err)
+				}
+			},
+			want: [4]int{404, 404, 204, 404}},
 		{name: "list models", method: "GET", path: "/v1/models", want: [4]int{200, 200, 200, 200}},
 		{name: "get model", method: "GET", path: "/v1/models/" + f.model.UUID, want: [4]int{200, 200, 200, 404}},
 		{name: "list controllers", method: "GET", path: "/v1/controllers", want: [4]int{200, 200, 200, 200}},
@@ -188,6 +199,9 @@ func TestAuthorizationMatrix(t *testing.T) {
 		covered["DELETE /v1/groups/{group}/members/{member}"] = covered["DELETE /v1/groups/{group}/members/rita@example.com"]
 		covered["GET /v1/controllers/{name}"] = covered["GET /v1/controllers/east"]
 		covered["DELETE /v1/controllers/{name}"] = covered["DELETE /v1/controllers/east"]
+		covered["POST /v1/users/{user}/disable"] = covered["POST /v1/users/dave@example.com/disable"]
+		covered["POST /v1/users/{user}/enable"] = covered["POST /v1/users/dave@example.com/enable"]
+		covered["DELETE /v1/users/{user}"] = covered["DELETE /v1/users/gone@example.com"]
 		covered["DELETE /v1/groups/{group}"] = covered["DELETE /v1/groups/acme%2Fdoomed"]
 		for _, r := range f.hub.Routes() {
 			_, path, _ := strings.Cut(r, " ")

@@ -153,9 +153,10 @@ func (s *Server) awaitAuthz(ctx context.Context) {
 	s.dropAuthzCaches()
 }
 
-// dropAuthzCaches forgets the permission decisions, listings and
-// remembered routes this replica holds.
+// dropAuthzCaches forgets the authenticated tokens, permission decisions,
+// listings and remembered routes this replica holds.
 func (s *Server) dropAuthzCaches() {
+	s.principals.clear() // an identity may have been disabled
 	s.decisions.clear()
 	s.listings.clear()
 	s.proxyRoutes.clear()

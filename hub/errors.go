@@ -33,6 +33,7 @@ var errorTable = []struct {
 	{errUnauthenticated, http.StatusUnauthorized, api.CodeUnauthorized, "authentication required"},
 	{token.ErrInvalid, http.StatusUnauthorized, api.CodeUnauthorized, "authentication required"},
 	{errForbidden, http.StatusForbidden, api.CodeForbidden, ""},
+	{store.ErrDisabled, http.StatusForbidden, api.CodeForbidden, ""},
 	{errNotFound, http.StatusNotFound, api.CodeNotFound, ""},
 	{store.ErrNotFound, http.StatusNotFound, api.CodeNotFound, ""},
 	{errBadRequest, http.StatusBadRequest, api.CodeBadRequest, ""},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 
@@ -43,6 +44,9 @@ func (s *Server) principal(ctx context.Context, raw string, cookie bool) (p Prin
 	id, err := s.store.IdentityByID(ctx, claims.Subject)
 	if err != nil {
 		return Principal{}, false, errors.Join(errUnauthenticated, err)
+	}
+	if id.DisabledAt != nil {
+		return Principal{}, false, errors.Join(errForbidden, fmt.Errorf("user %s is disabled (an administrator may enable it again)", id.Name()))
 	}
 	p = Principal{Identity: id, Object: authz.UserObject(id.ID), Cookie: cookie, Expires: claims.Expiry.Time()}
 	s.principals.put(k, p, gen, claims.Expiry.Time())

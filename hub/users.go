@@ -1,11 +1,18 @@
 package hub
 
 import (
+	"errors"
+	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
+	"strings"
 	"time"
 
+	"github.com/go-chi/chi/v5"
+
 	"github.com/droverhq/drover/authz"
+	"github.com/droverhq/drover/hub/internal/store"
 )
 
 // User is one entry of GET /v1/users, as Juju's users lists them.
@@ -16,6 +23,7 @@ type User struct {
 	Org         string `json:"org"`
 	// Pending: granted access by email, never logged in.
 	Pending   bool       `json:"pending,omitempty"`
+	Disabled  bool       `json:"disabled,omitempty"`
 	CreatedAt time.Time  `json:"created-at"`
 	LastLogin *time.Time `json:"last-connection,omitempty"`
 }
@@ -50,10 +58,91 @@ func (s *Server) handleListUsers(w http.ResponseWriter, r *http.Request) {
 	}
 	out := make([]User, len(ids))
 	for i, id := range ids {
-		out[i] = User{Name: id.Name(), Kind: id.Kind, Org: id.Org, Pending: id.Pending(), CreatedAt: id.CreatedAt, LastLogin: id.LastLogin}
+		out[i] = User{Name: id.Name(), Kind: id.Kind, Org: id.Org, Pending: id.Pending(), Disabled: id.DisabledAt != nil,
+			CreatedAt: id.CreatedAt, LastLogin: id.LastLogin}
 		if id.DisplayName != "" && id.DisplayName != out[i].Name {
 			out[i].DisplayName = id.DisplayName
 		}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"users": out})
+}
+
+// userForAdmin loads the {user} of the path (an email, a service account's
+// client id or an identity id) for an administrator of its organization.
+// Anyone else is told it does not exist, as users shows them nobody.
+func (s *Server) userForAdmin(r *http.Request) (store.Identity, error) {
+	p, _ := PrincipalFrom(r.Context())
+	ref, err := url.PathUnescape(chi.URLParam(r, "user"))
+	if err != nil {
+		return store.Identity{}, fmt.Errorf("%w: user: %w", errBadRequest, err)
+	}
+	annotate(r.Context(), func(a *auditInfo) { a.Target = ref })
+	id, err := s.identityByRef(r.Context(), ref)
+	if err != nil {
+		return id, err
+	}
+	ok, err := s.Check(r.Context(), p, authz.Administrator, authz.OrgObject(id.Org))
+	if err != nil {
+		return id, err
+	}
+	if !ok {
+		return store.Identity{}, fmt.Errorf("%w: user %q (nobody by that name has logged in or been granted access)", errNotFound, ref)
+	}
+	annotate(r.Context(), func(a *auditInfo) { a.Org, a.Target = id.Org, id.Name() })
+	if id.ID == p.Identity.ID {
+		return id, fmt.Errorf("%w: you cannot %s yourself", errBadRequest, strings.TrimSuffix(operationOf(r), "-user"))
+	}
+	return id, nil
+}
+
+// operationOf is the audit operation a handler set.
+func operationOf(r *http.Request) string {
+	var op string
+	annotate(r.Context(), func(a *auditInfo) { op = a.Operation })
+	return op
+}
+
+func (s *Server) handleDisableUser(w http.ResponseWriter, r *http.Request) { s.setDisabled(w, r, true) }
+func (s *Server) handleEnableUser(w http.ResponseWriter, r *http.Request)  { s.setDisabled(w, r, false) }
+
+// setDisabled answers POST /v1/users/{user}/disable and .../enable (the
+// organization's administrators): a disabled identity can neither log in
+// nor use a token it holds, on any replica, from its next request; its
+// sessions end. Its grants stay, for when it is enabled again.
+func (s *Server) setDisabled(w http.ResponseWriter, r *http.Request, disabled bool) {
+	annotate(r.Context(), func(a *auditInfo) {
+		a.Operation = map[bool]string{true: "disable-user", false: "enable-user"}[disabled]
+	})
+	id, err := s.userForAdmin(r)
+	if err == nil {
+		_, err = s.store.SetIdentityDisabled(r.Context(), id.ID, disabled, s.cfg.Now())
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.dropAuthzCaches()
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// handleRemoveUser answers DELETE /v1/users/{user} (the organization's
+// administrators): the identity goes with its grants, memberships and
+// sessions; one that owns models is refused (409) with their names. A
+// person removed who logs in again starts afresh, with no access.
+func (s *Server) handleRemoveUser(w http.ResponseWriter, r *http.Request) {
+	annotate(r.Context(), func(a *auditInfo) { a.Operation = "remove-user" })
+	id, err := s.userForAdmin(r)
+	if err == nil {
+		err = s.store.RemoveIdentity(r.Context(), id.ID)
+	}
+	if owns := (*store.OwnsModelsError)(nil); errors.As(err, &owns) {
+		err = errors.Join(errConflict, fmt.Errorf("%w: destroy them, or give them to someone else, first", err))
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.awaitAuthz(r.Context())
+	s.dropAuthzCaches()
+	w.WriteHeader(http.StatusNoContent)
 }

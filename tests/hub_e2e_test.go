@@ -179,6 +179,29 @@ func TestHubEndToEnd(t *testing.T) {
 	}
 
 	checkRemoveController(t, demo, s, east)
+	checkDisableUser(t, demo, s)
+}
+
+// checkDisableUser: a hub administrator disables a service account, whose
+// next call is refused, saying so, as is its login; enabled again, it
+// works.
+func checkDisableUser(t *testing.T, demo *droverCLI, s *devStack) {
+	t.Helper()
+	sa := s.info.ServiceAccounts[1]
+	ci := newDroverCLI(t)
+	ci.ok("login", s.info.HubURL, "--ca", s.info.CAFile, "--client-id", sa.ClientID, "--client-secret", sa.ClientSecret)
+	demo.ok("disable-user", sa.ClientID)
+	if out := demo.ok("users"); !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(sa.ClientID) + ` \(disabled\)\s`).MatchString(out) {
+		t.Errorf("users after disable-user %s:\n%s", sa.ClientID, out)
+	}
+	for _, args := range [][]string{{"models"}, {"login", "--client-id", sa.ClientID, "--client-secret", sa.ClientSecret}} {
+		if _, errs, code := ci.run(args...); code == 0 || !strings.Contains(errs, "user "+sa.ClientID+" is disabled") {
+			t.Errorf("%s as a disabled service account: exit %d, %s", args[0], code, errs)
+		}
+	}
+	demo.ok("enable-user", sa.ClientID)
+	ci.ok("login", "--client-id", sa.ClientID, "--client-secret", sa.ClientSecret)
+	ci.ok("models")
 }
 
 // checkRemoveController: the hub refuses to forget a controller that hosts

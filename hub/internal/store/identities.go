@@ -37,6 +37,9 @@ type Identity struct {
 	Org         string     `json:"org"`
 	CreatedAt   time.Time  `json:"created-at"`
 	LastLogin   *time.Time `json:"last-login,omitempty"`
+	// DisabledAt is when an administrator disabled the identity (nil: it
+	// is enabled).
+	DisabledAt *time.Time `json:"disabled-at,omitempty"`
 	// EmailVerified, given to Login, says the issuer vouches for Email:
 	// only then does a first login take over a pending identity (one a
 	// grant made by email before the person ever logged in).
@@ -97,12 +100,12 @@ func (s *Store) ListOrganizations(ctx context.Context, names []string) ([]Organi
 	})
 }
 
-const identityCols = `id, issuer, subject, kind, email, display_name, org, created_at, last_login`
+const identityCols = `id, issuer, subject, kind, email, display_name, org, created_at, last_login, disabled_at`
 
 func scanIdentity(r pgx.Row) (Identity, error) {
 	var i Identity
 	var id uuid.UUID
-	err := r.Scan(&id, &i.Issuer, &i.Subject, &i.Kind, &i.Email, &i.DisplayName, &i.Org, &i.CreatedAt, &i.LastLogin)
+	err := r.Scan(&id, &i.Issuer, &i.Subject, &i.Kind, &i.Email, &i.DisplayName, &i.Org, &i.CreatedAt, &i.LastLogin, &i.DisabledAt)
 	i.ID = id.String()
 	return i, err
 }
@@ -125,7 +128,7 @@ func (s *Store) Login(ctx context.Context, in Identity, org string, now time.Tim
 		out, err = scanIdentity(tx.QueryRow(ctx, `UPDATE identities SET email = $3, display_name = $4, last_login = $5
 			WHERE issuer = $1 AND subject = $2 RETURNING `+identityCols, in.Issuer, in.Subject, in.Email, in.DisplayName, now))
 		if err == nil {
-			return nil
+			return refuseDisabled(out)
 		}
 		if !errors.Is(err, pgx.ErrNoRows) {
 			return pgErr("login", err)
@@ -140,7 +143,7 @@ func (s *Store) Login(ctx context.Context, in Identity, org string, now time.Tim
 					ORDER BY created_at LIMIT 1 FOR UPDATE)
 				RETURNING `+identityCols, in.Issuer, in.Subject, in.Email, in.DisplayName, now))
 			if err == nil {
-				return nil
+				return refuseDisabled(out)
 			}
 			if !errors.Is(err, pgx.ErrNoRows) {
 				return pgErr("login", err)
@@ -259,4 +262,76 @@ func (s *Store) ListIdentities(ctx context.Context, orgs []string, self string) 
 		return nil, pgErr("list identities", err)
 	}
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Identity, error) { return scanIdentity(r) })
+}
+
+// ErrDisabled refuses a disabled identity its login.
+var ErrDisabled = errors.New("store: disabled")
+
+// refuseDisabled fails a login (rolling its transaction back) as a
+// disabled identity.
+func refuseDisabled(i Identity) error {
+	if i.DisabledAt != nil {
+		return fmt.Errorf("user %s is disabled: %w", i.Name(), ErrDisabled)
+	}
+	return nil
+}
+
+// SetIdentityDisabled disables (at now) or enables an identity. Disabling
+// also ends its sessions (their refresh tokens stop working); either way
+// every hub replica drops what it cached about who is who.
+func (s *Store) SetIdentityDisabled(ctx context.Context, id string, disabled bool, now time.Time) (Identity, error) {
+	var out Identity
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		var err error
+		out, err = scanIdentity(tx.QueryRow(ctx, `UPDATE identities
+			SET disabled_at = CASE WHEN $2 THEN coalesce(disabled_at, $3) END
+			WHERE id = $1 RETURNING `+identityCols, id, disabled, now))
+		if err != nil {
+			return pgErr("identity "+id, err)
+		}
+		if disabled {
+			if _, err := tx.Exec(ctx, `DELETE FROM sessions WHERE identity_id = $1`, id); err != nil {
+				return pgErr("end sessions", err)
+			}
+		}
+		_, err = tx.Exec(ctx, `SELECT pg_notify($1, '')`, authzChannel)
+		return pgErr("notify", err)
+	})
+	return out, err
+}
+
+// OwnsModelsError refuses to remove an identity that owns models.
+type OwnsModelsError struct {
+	Name   string
+	Models []string // ORG/NAME
+}
+
+func (e *OwnsModelsError) Error() string {
+	return fmt.Sprintf("%s owns %s", e.Name, strings.Join(e.Models, ", "))
+}
+
+// RemoveIdentity deletes an identity with its memberships, its sessions
+// and every tuple naming it (its grants), in one transaction; audit
+// entries keep its id and name. One that owns models is refused with an
+// *OwnsModelsError: their ownership must go elsewhere first.
+func (s *Store) RemoveIdentity(ctx context.Context, id string) error {
+	return s.inTx(ctx, func(tx pgx.Tx) error {
+		i, err := scanIdentity(tx.QueryRow(ctx, `SELECT `+identityCols+` FROM identities WHERE id = $1 FOR UPDATE`, id))
+		if err != nil {
+			return pgErr("identity "+id, err)
+		}
+		rows, _ := tx.Query(ctx, `SELECT org || '/' || name FROM models WHERE owner = $1 ORDER BY 1`, id)
+		owned, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			return pgErr("owned models", err)
+		}
+		if len(owned) > 0 {
+			return &OwnsModelsError{Name: i.Name(), Models: owned}
+		}
+		if err := removeTuplesOn(ctx, tx, []string{}, []string{authz.UserObject(id)}); err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `DELETE FROM identities WHERE id = $1`, id)
+		return pgErr("identity "+id, err)
+	})
 }

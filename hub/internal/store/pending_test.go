@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"errors"
 	"slices"
 	"testing"
 	"time"
@@ -50,5 +51,46 @@ func TestPendingIdentity(t *testing.T) {
 	}
 	if other := login("ann-2", "ann@example.com", true, store.KindUser); other.ID == p.ID {
 		t.Error("a second person with the same email took the identity over again")
+	}
+}
+
+// TestDisabledIdentity: a disabled identity's logins are refused and
+// change nothing, a pending one's first login too; enabled, it logs in.
+func TestDisabledIdentity(t *testing.T) {
+	f := newAdoptFixture(t)
+	ctx := t.Context()
+	login := func(subject, email string) (store.Identity, error) {
+		id, _, err := f.s.Login(ctx, store.Identity{Issuer: "https://idp.test", Subject: subject, Email: email, EmailVerified: true},
+			"acme", time.Now())
+		return id, err
+	}
+	before, err := f.s.IdentityByID(ctx, f.bob.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, err := f.s.SetIdentityDisabled(ctx, f.bob.ID, true, time.Now()); err != nil || d.DisabledAt == nil {
+		t.Fatalf("disable: %+v %v", d, err)
+	}
+	if _, err := login("bob", "bob@example.com"); !errors.Is(err, store.ErrDisabled) || err.Error() != "user bob@example.com is disabled: store: disabled" {
+		t.Errorf("a disabled identity's login: %v", err)
+	}
+	if after, _ := f.s.IdentityByID(ctx, f.bob.ID); !after.LastLogin.Equal(*before.LastLogin) {
+		t.Errorf("a refused login moved the last login from %v to %v", before.LastLogin, after.LastLogin)
+	}
+	p, err := f.s.PendingIdentity(ctx, "zoe@example.com", "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.s.SetIdentityDisabled(ctx, p.ID, true, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := login("zoe", "zoe@example.com"); !errors.Is(err, store.ErrDisabled) {
+		t.Errorf("the first login of a disabled pending identity: %v", err)
+	}
+	if e, err := f.s.SetIdentityDisabled(ctx, f.bob.ID, false, time.Now()); err != nil || e.DisabledAt != nil {
+		t.Fatalf("enable: %+v %v", e, err)
+	}
+	if id, err := login("bob", "bob@example.com"); err != nil || id.ID != f.bob.ID {
+		t.Errorf("login once enabled: %+v %v", id, err)
 	}
 }
