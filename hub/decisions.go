@@ -160,15 +160,21 @@ func (s *Server) dropAuthzCaches() {
 	s.decisions.clear()
 	s.listings.clear()
 	s.proxyRoutes.clear()
+	s.live.changed() // and end the long-lived calls that no longer hold
 }
 
-// followAuthz drops this replica's cached decisions whenever any replica
+// followAuthz drops this replica's cached decisions (and has its
+// long-lived calls checked again, live.go) whenever any replica
 // has delivered permission changes to OpenFGA (announced through
 // PostgreSQL), so a grant or a revoke made through one replica holds on
 // every other one from its next request, not when the 2 s cache expires.
 // It listens again after a failure, dropping the caches for what it may
 // have missed.
 func (s *Server) followAuthz(ctx context.Context) error {
+	// The long-lived calls are checked again on the same changes (live.go).
+	live := make(chan struct{})
+	go func() { defer close(live); _ = s.followLive(ctx) }()
+	defer func() { <-live }()
 	for {
 		err := s.store.ListenAuthzChanges(ctx, s.dropAuthzCaches, s.dropAuthzCaches)
 		if ctx.Err() != nil {

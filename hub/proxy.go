@@ -68,6 +68,11 @@ func (s *Server) handleModelProxy(w http.ResponseWriter, r *http.Request) {
 				proxyRoute{controller: c.Name, sc: sc, tok: tok}, gen, until)
 		}
 	}
+	if longLived(r) {
+		var done func()
+		r, done = s.live.track(r, p, rel, id)
+		defer done()
+	}
 	s.forward(w, r, c.Name, sc, tok)
 }
 

@@ -45,6 +45,7 @@ type Server struct {
 	routeCtrls  *ttlCache[string, store.Controller]
 	spokeTokens *ttlCache[spokeTokenKey, string]
 	proxyRoutes *ttlCache[proxyRouteKey, proxyRoute]
+	live        *liveCalls // long-lived proxied calls, ended when their access goes (live.go)
 	handback    *handback  // taken connections back to net/http (takeover.go)
 	taken       takenConns // connections the hub serves itself
 	takeovers   atomic.Int64
@@ -86,6 +87,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.routeCtrls = newTTLCache[string, store.Controller](cfg.Now, decisionTTL)
 	s.spokeTokens = newTTLCache[spokeTokenKey, string](cfg.Now, spokeTokenReuse)
 	s.proxyRoutes = newTTLCache[proxyRouteKey, proxyRoute](cfg.Now, decisionTTL)
+	s.live = newLiveCalls()
 	if s.outbox, err = outbox.New(outbox.Config{Store: s.store, Authz: s.authz, Logger: cfg.Logger.With("worker", "authz-outbox"),
 		Now: cfg.Now, ReconcileEvery: 10 * time.Minute, Changed: s.dropAuthzCaches}); err != nil {
 		return fail(err)

@@ -1,0 +1,118 @@
+package hub
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"sync"
+
+	"github.com/droverhq/drover/authz"
+	"github.com/droverhq/drover/hub/internal/store"
+)
+
+// Long-lived proxied calls (websocket watches, followed log streams) run
+// for hours on the access they were authorized with. They are tracked, and
+// checked again whenever permissions change on any replica (the same
+// notification that drops the caches): a call whose caller was disabled or
+// removed, or no longer holds the access it rests on, is ended, as a new
+// request would be refused.
+
+// liveCalls is the set of long-lived calls in flight on this replica.
+type liveCalls struct {
+	mu    sync.Mutex
+	calls map[*liveCall]struct{}
+	kick  chan struct{}
+}
+
+type liveCall struct {
+	p      Principal
+	rel    authz.Relation
+	model  string
+	cancel context.CancelFunc
+}
+
+func newLiveCalls() *liveCalls {
+	return &liveCalls{calls: map[*liveCall]struct{}{}, kick: make(chan struct{}, 1)}
+}
+
+// longLived reports whether a proxied call may outlive the access it was
+// authorized with by far: a websocket upgrade or a followed stream.
+func longLived(r *http.Request) bool {
+	return r.Header.Get("Upgrade") != "" || r.URL.Query().Get("follow") == "true"
+}
+
+// track registers a long-lived call made by p with rel on model, and
+// returns the request to forward, ended by cancelling its context, and
+// the function that forgets it.
+func (l *liveCalls) track(r *http.Request, p Principal, rel authz.Relation, model string) (*http.Request, func()) {
+	ctx, cancel := context.WithCancel(r.Context())
+	c := &liveCall{p: p, rel: rel, model: model, cancel: cancel}
+	l.mu.Lock()
+	l.calls[c] = struct{}{}
+	l.mu.Unlock()
+	return r.WithContext(ctx), func() {
+		l.mu.Lock()
+		delete(l.calls, c)
+		l.mu.Unlock()
+		cancel()
+	}
+}
+
+// changed asks for the live calls to be checked again.
+func (l *liveCalls) changed() {
+	select {
+	case l.kick <- struct{}{}:
+	default:
+	}
+}
+
+func (l *liveCalls) snapshot() []*liveCall {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([]*liveCall, 0, len(l.calls))
+	for c := range l.calls {
+		out = append(out, c)
+	}
+	return out
+}
+
+// followLive checks the live calls again after every permission change,
+// until ctx ends.
+func (s *Server) followLive(ctx context.Context) error {
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-s.live.kick:
+			s.recheckLive(ctx)
+		}
+	}
+}
+
+// recheckLive ends the live calls whose caller is gone or disabled, or no
+// longer holds the access the call rests on. A check that fails (OpenFGA
+// unreachable) leaves the call running: it is checked at the next change.
+func (s *Server) recheckLive(ctx context.Context) {
+	enabled := map[string]bool{}
+	for _, c := range s.live.snapshot() {
+		ok, seen := enabled[c.p.Identity.ID]
+		if !seen {
+			id, err := s.store.IdentityByID(ctx, c.p.Identity.ID)
+			if err != nil && !errors.Is(err, store.ErrNotFound) {
+				continue
+			}
+			ok = err == nil && id.DisabledAt == nil
+			enabled[c.p.Identity.ID] = ok
+		}
+		if ok {
+			var err error
+			if ok, err = s.Check(ctx, c.p, c.rel, authz.ModelObject(c.model)); err != nil {
+				continue
+			}
+		}
+		if !ok {
+			s.cfg.Logger.Info("ending a live call: its caller lost access", "user", c.p.Identity.Name(), "model", c.model)
+			c.cancel()
+		}
+	}
+}

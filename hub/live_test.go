@@ -1,0 +1,104 @@
+package hub_test
+
+import (
+	"bufio"
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+)
+
+// TestLongLivedCallsEndWithTheirAccess: a watch and a followed log stream,
+// opened through the hub, end once their caller loses the access they
+// rest on (a revoke; a disabled identity), on the next permission change;
+// another caller's watch goes on.
+func TestLongLivedCallsEndWithTheirAccess(t *testing.T) {
+	f := newProxyFixture(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	watch := func(tok string) *websocket.Conn {
+		t.Helper()
+		u := "ws" + strings.TrimPrefix(f.url, "http") + "/v1/models/" + f.model + "/watch?since=0"
+		conn, _, err := websocket.DefaultDialer.DialContext(ctx, u, http.Header{"Authorization": {"Bearer " + tok}})
+		if err != nil {
+			t.Fatalf("watch: %v", err)
+		}
+		t.Cleanup(func() { conn.Close() })
+		var frame struct{ Type string }
+		if err := conn.ReadJSON(&frame); err != nil || frame.Type != "reset" {
+			t.Fatalf("first frame: %+v %v", frame, err)
+		}
+		return conn
+	}
+	// ended reads until the connection ends (frames and keepalives may
+	// come first) and reports whether it did before the deadline.
+	ended := func(conn *websocket.Conn) bool {
+		_ = conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+		for {
+			var frame struct{ Type string }
+			if err := conn.ReadJSON(&frame); err != nil {
+				return !strings.Contains(err.Error(), "timeout")
+			}
+		}
+	}
+	alice := f.token(f.alice, 5*time.Minute, "")
+	rita := watch(f.token(f.rita, 5*time.Minute, ""))
+	aliceWatch := watch(alice)
+
+	// will follows the model's log.
+	req, _ := http.NewRequestWithContext(ctx, "GET", f.url+"/v1/models/"+f.model+"/logs?follow=true", nil)
+	req.Header.Set("Authorization", "Bearer "+f.token(f.will, 5*time.Minute, ""))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("follow the log: %v %v", resp, err)
+	}
+	defer resp.Body.Close()
+	logEnded := make(chan error, 1)
+	go func() {
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+		}
+		logEnded <- sc.Err()
+	}()
+
+	if code, b := f.do("DELETE", "/v1/grants", alice, map[string]string{"user": "rita@example.com", "level": "read", "model": f.model}); code != http.StatusNoContent {
+		t.Fatalf("revoke rita's read: %d %s", code, b)
+	}
+	if !ended(rita) {
+		t.Error("rita's watch went on after her read access was revoked")
+	}
+	select {
+	case err := <-logEnded:
+		t.Fatalf("will's followed log ended before he was disabled: %v", err)
+	default:
+	}
+	if code, b := f.do("POST", "/v1/users/will@example.com/disable", f.hubAdmin(), nil); code != http.StatusNoContent {
+		t.Fatalf("disable will: %d %s", code, b)
+	}
+	select {
+	case err := <-logEnded:
+		if ctx.Err() != nil {
+			t.Errorf("will's followed log ended with the test's deadline: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Error("will's followed log went on after he was disabled")
+	}
+
+	// alice's watch still delivers: a change of the model's config.
+	if code, b := f.do("PATCH", "/v1/models/"+f.model+"/config", alice, map[string]any{"set": map[string]string{"logging-config": "<root>=DEBUG"}}); code >= 300 {
+		t.Fatalf("model-config: %d %s", code, b)
+	}
+	_ = aliceWatch.SetReadDeadline(time.Now().Add(30 * time.Second))
+	for {
+		var frame struct{ Type string }
+		if err := aliceWatch.ReadJSON(&frame); err != nil {
+			t.Fatalf("alice's watch ended: %v", err)
+		}
+		if frame.Type == "delta" {
+			break
+		}
+	}
+}
