@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
 	"sync"
 
 	"github.com/droverhq/drover/authz"
@@ -38,7 +39,8 @@ func newLiveCalls() *liveCalls {
 // longLived reports whether a proxied call may outlive the access it was
 // authorized with by far: a websocket upgrade or a followed stream.
 func longLived(r *http.Request) bool {
-	return r.Header.Get("Upgrade") != "" || r.URL.Query().Get("follow") == "true"
+	return r.Header.Get("Upgrade") != "" ||
+		(strings.Contains(r.URL.RawQuery, "follow") && r.URL.Query().Get("follow") == "true")
 }
 
 // track registers a long-lived call made by p with rel on model, and
