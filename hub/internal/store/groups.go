@@ -59,6 +59,14 @@ func (s *Store) GroupByName(ctx context.Context, org, name string) (Group, error
 // AddGroupMember adds an identity to a group (and its OpenFGA membership).
 func (s *Store) AddGroupMember(ctx context.Context, groupID, identityID string) error {
 	return s.inTx(ctx, func(tx pgx.Tx) error {
+		// Neither the group nor the identity may go meanwhile: their
+		// removal waits for this, or this finds them gone (not found).
+		if err := lockRow(ctx, tx, "groups", "group", groupID); err != nil {
+			return err
+		}
+		if err := lockRow(ctx, tx, "identities", "identity", identityID); err != nil {
+			return err
+		}
 		_, err := tx.Exec(ctx, `INSERT INTO group_members (group_id, identity_id) VALUES ($1, $2) ON CONFLICT DO NOTHING`,
 			groupID, identityID)
 		if err != nil {
@@ -318,17 +326,27 @@ func (s *Store) RenameGroup(ctx context.Context, id, name string) (Group, error)
 	return g, err
 }
 
-// lockSubject holds, until the transaction ends, the group whose members
-// subject names (group:<ID>#member), so that RemoveGroup cannot remove it
-// between here and the commit; ErrNotFound when it is gone. Other
-// subjects need nothing.
+// lockSubject holds, until the transaction ends, the row of what subject
+// names: a group (group:<ID>#member), so that RemoveGroup cannot remove it
+// between here and the commit, or an identity (user:<ID>), so that
+// RemoveIdentity cannot; ErrNotFound when it is gone. Other subjects
+// (everyone) need nothing.
 func lockSubject(ctx context.Context, tx pgx.Tx, subject string) error {
+	if id, ok := strings.CutPrefix(subject, authz.TypeUser+":"); ok && uuid.Validate(id) == nil {
+		return lockRow(ctx, tx, "identities", "identity", id)
+	}
 	rest, group := strings.CutPrefix(subject, authz.TypeGroup+":")
 	id, members := strings.CutSuffix(rest, "#"+string(authz.Member))
 	if !group || !members || uuid.Validate(id) != nil {
 		return nil
 	}
+	return lockRow(ctx, tx, "groups", "group", id)
+}
+
+// lockRow takes a key-share lock on the row id of table (groups or
+// identities): it cannot be deleted before the transaction ends.
+func lockRow(ctx context.Context, tx pgx.Tx, table, what, id string) error {
 	var one int
-	err := tx.QueryRow(ctx, `SELECT 1 FROM groups WHERE id = $1 FOR KEY SHARE`, id).Scan(&one)
-	return pgErr("group "+id, err)
+	err := tx.QueryRow(ctx, `SELECT 1 FROM `+table+` WHERE id = $1 FOR KEY SHARE`, id).Scan(&one)
+	return pgErr(what+" "+id, err)
 }

@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -302,5 +303,57 @@ func TestGrantWaitsForGroupRemoval(t *testing.T) {
 	}
 	if got := f.onGroup(t, f.web.ID); slices.Contains(got, grant.String()) {
 		t.Errorf("the grant outlived its group: %q", got)
+	}
+}
+
+// TestChangesWaitForIdentityRemoval: a grant to a person, or their
+// membership of a group, made while the person is being removed waits for
+// the removal and then finds them gone, rather than outliving them (a
+// grant to nobody) or failing on a foreign key.
+func TestChangesWaitForIdentityRemoval(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		change func(f *groupsFixture, ctx context.Context) error
+	}{
+		{"grant", func(f *groupsFixture, ctx context.Context) error {
+			return f.s.Grant(ctx, authz.Tuple{User: authz.UserObject(f.ann.ID), Relation: authz.Writer, Object: authz.ModelObject(f.model)})
+		}},
+		{"membership", func(f *groupsFixture, ctx context.Context) error { return f.s.AddGroupMember(ctx, f.web.ID, f.ann.ID) }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := newGroupsFixture(t)
+			ctx := t.Context()
+			// RemoveIdentity's first step, held open.
+			tx, err := f.s.Pool().Begin(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tx.Rollback(ctx)
+			if _, err := tx.Exec(ctx, `SELECT 1 FROM identities WHERE id = $1 FOR UPDATE`, f.ann.ID); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- c.change(f, ctx) }()
+			testkit.EventuallyWithin(t, 10*time.Second, func() (bool, error) {
+				select {
+				case err := <-done:
+					return false, fmt.Errorf("the %s went through while its person was being removed: %v", c.name, err)
+				default:
+				}
+				var waiting int
+				err := f.s.Pool().QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+					WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting)
+				return waiting > 0, err
+			}, "the %s waits for the removal", c.name)
+			if _, err := tx.Exec(ctx, `DELETE FROM identities WHERE id = $1`, f.ann.ID); err != nil {
+				t.Fatal(err)
+			}
+			if err := tx.Commit(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if err := <-done; !errors.Is(err, store.ErrNotFound) {
+				t.Errorf("the %s after the removal: %v, want ErrNotFound", c.name, err)
+			}
+		})
 	}
 }
