@@ -81,6 +81,9 @@ func (s *Server) userForAdmin(r *http.Request) (store.Identity, error) {
 	if err != nil {
 		return id, err
 	}
+	if id.ID == p.Identity.ID {
+		return id, fmt.Errorf("%w: you cannot %s yourself", errBadRequest, strings.TrimSuffix(operationOf(r), "-user"))
+	}
 	ok, err := s.Check(r.Context(), p, authz.Administrator, authz.OrgObject(id.Org))
 	if err != nil {
 		return id, err
@@ -89,9 +92,6 @@ func (s *Server) userForAdmin(r *http.Request) (store.Identity, error) {
 		return store.Identity{}, fmt.Errorf("%w: user %q (nobody by that name has logged in or been granted access)", errNotFound, ref)
 	}
 	annotate(r.Context(), func(a *auditInfo) { a.Org, a.Target = id.Org, id.Name() })
-	if id.ID == p.Identity.ID {
-		return id, fmt.Errorf("%w: you cannot %s yourself", errBadRequest, strings.TrimSuffix(operationOf(r), "-user"))
-	}
 	return id, nil
 }
 

@@ -98,6 +98,9 @@ func TestDisableEnableRemoveUsers(t *testing.T) {
 	if b := want("alice disabling herself", http.StatusBadRequest, alice, "POST", "/v1/users/alice@example.com/disable"); !strings.Contains(b, "you cannot disable yourself") {
 		t.Errorf("disabling oneself: %s", b)
 	}
+	if b := want("rita removing herself", http.StatusBadRequest, f.token(f.rita, time.Minute, ""), "DELETE", "/v1/users/rita@example.com"); !strings.Contains(b, "you cannot remove yourself") {
+		t.Errorf("a member removing herself: %s", b)
+	}
 	want("alice disabling ci", http.StatusNoContent, alice, "POST", "/v1/users/ci-acme/disable")
 	if b := want("ci's token once disabled", http.StatusForbidden, sess.AccessToken, "GET", model); !strings.Contains(b, "user ci-acme is disabled") {
 		t.Errorf("a disabled identity's request: %s", b)
