@@ -65,6 +65,10 @@ func (a *App) printUsers(users []hubUser, format string) error {
 	if format != "tabular" {
 		return writeFormatted(a.Stdout, format, map[string]any{"users": users})
 	}
+	if len(users) == 0 {
+		fmt.Fprintln(a.Stderr, "No users to display.")
+		return nil
+	}
 	tw := tabwriter.NewWriter(a.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "Name\tDisplay name\tKind\tOrg\tDate created\tLast connection")
 	now := a.Now()

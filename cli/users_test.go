@@ -38,6 +38,7 @@ bob@example.com                  user             acme  2 hours ago   never conn
 ci                               service-account  acme  just now      just now
 `},
 		{[]string{"users", "--org", "none", "--format", "json"}, `{"users":[]}` + "\n"},
+		{[]string{"users", "--org", "none"}, ""},
 	} {
 		out.Reset()
 		if code := a.Run(t.Context(), c.args); code != 0 || out.String() != c.want {
