@@ -100,6 +100,7 @@ func (ix *indexer) lead(ctx context.Context) error {
 			if f, ok := following[c.UUID]; ok {
 				select {
 				case <-f.done: // it found the controller gone, which is back
+					f.cancel()
 				default:
 					continue
 				}
