@@ -136,7 +136,7 @@ func (s *Server) handleRemoveUser(w http.ResponseWriter, r *http.Request) {
 		err = s.store.RemoveIdentity(r.Context(), id.ID)
 	}
 	if owns := (*store.OwnsModelsError)(nil); errors.As(err, &owns) {
-		err = errors.Join(errConflict, fmt.Errorf("%w: destroy them, or give them to someone else, first", err))
+		err = errors.Join(errConflict, fmt.Errorf("%w: destroy them first, or disable the user instead (drover disable-user)", err))
 	}
 	if err != nil {
 		s.writeError(w, r, err)
