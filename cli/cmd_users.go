@@ -20,6 +20,7 @@ type hubUser struct {
 	Disabled    bool       `json:"disabled,omitempty" yaml:"disabled,omitempty"`
 	CreatedAt   time.Time  `json:"created-at" yaml:"created-at"`
 	LastLogin   *time.Time `json:"last-connection,omitempty" yaml:"last-connection,omitempty"`
+	Groups      []string   `json:"groups,omitempty" yaml:"groups,omitempty"`
 }
 
 func (a *App) usersCmd() *cobra.Command {
@@ -139,4 +140,63 @@ removed person who logs in again starts with no access.`,
 	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask for confirmation")
 	cmd.Flags().BoolVar(&yes, "no-prompt", false, "same as --yes")
 	return cmd
+}
+
+func (a *App) showUserCmd() *cobra.Command {
+	var ctl controllerOpt
+	var format formatOpt
+	cmd := &cobra.Command{
+		Use:   "show-user [USER]",
+		Short: "Show a user's details (at a hub)",
+		Long: `Shows a person or service account as the hub knows them: kind,
+organization, when they were created and last connected, whether they are
+disabled, and the groups they are in. Without USER, yourself; others'
+details are for their organization's administrators.`,
+		Example: "  drover show-user\n  drover show-user bob@example.com --format json",
+		Args:    rangeArgs(0, 1, "at most a USER"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := format.check(); err != nil {
+				return err
+			}
+			who := ""
+			if len(args) == 1 {
+				who = args[0]
+			} else {
+				c, err := a.dial(ctl.name)
+				if err != nil {
+					return err
+				}
+				who = c.account.User
+				c.client.Close()
+			}
+			var u hubUser
+			if err := a.hubDo(cmd.Context(), ctl.name, http.MethodGet, "/v1/users/"+url.PathEscape(who), nil, nil, &u); err != nil {
+				return err
+			}
+			return writeFormatted(a.Stdout, format.value, userView(u, a.Now()))
+		},
+	}
+	ctl.add(cmd)
+	format.add(cmd, "yaml", "yaml", "json")
+	return cmd
+}
+
+// userView is show-user's output, keyed by name as Juju's show-user is,
+// its times as people read them.
+func userView(u hubUser, now time.Time) map[string]any {
+	v := map[string]any{"kind": u.Kind, "org": u.Org, "date-created": friendlyAgo(u.CreatedAt, now),
+		"last-connection": "never connected", "groups": u.Groups}
+	if u.Groups == nil {
+		v["groups"] = []string{}
+	}
+	if u.LastLogin != nil {
+		v["last-connection"] = friendlyAgo(*u.LastLogin, now)
+	}
+	if u.DisplayName != "" {
+		v["display-name"] = u.DisplayName
+	}
+	if u.Disabled {
+		v["disabled"] = true
+	}
+	return map[string]any{u.Name: v}
 }

@@ -55,8 +55,12 @@ func TestUserCommandsAtAHub(t *testing.T) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/v1/", func(w http.ResponseWriter, r *http.Request) {
 		calls = append(calls, r.Method+" "+r.URL.EscapedPath())
-		if r.Method == http.MethodGet {
+		if r.Method == http.MethodGet && r.URL.Path == "/v1/users" {
 			_, _ = w.Write([]byte(`{"users":[{"name":"bob@example.com","kind":"user","org":"acme","disabled":true,"created-at":"2026-11-22T09:00:00Z","last-connection":"2026-11-22T09:00:00Z"}]}`))
+			return
+		}
+		if r.Method == http.MethodGet {
+			_, _ = w.Write([]byte(`{"name":"` + strings.TrimPrefix(r.URL.Path, "/v1/users/") + `","kind":"user","org":"acme","created-at":"2026-11-22T07:00:00Z","groups":["acme/ops"]}`))
 			return
 		}
 		w.WriteHeader(http.StatusNoContent)
@@ -75,6 +79,10 @@ func TestUserCommandsAtAHub(t *testing.T) {
 		{[]string{"enable-user", "ci/x"}, 0, "POST /v1/users/ci%2Fx/enable", ""},
 		{[]string{"remove-user", "bob@example.com", "-y"}, 0, "DELETE /v1/users/bob@example.com", ""},
 		{[]string{"remove-user", "bob@example.com"}, 2, "", ""}, // no terminal, no -y: refused before any call
+		{[]string{"show-user", "bob@example.com"}, 0, "GET /v1/users/bob@example.com",
+			"bob@example.com:\n  date-created: 2 hours ago\n  groups:\n    - acme/ops\n  kind: user\n  last-connection: never connected\n  org: acme\n"},
+		{[]string{"show-user"}, 0, "GET /v1/users/alice@example.com",
+			"alice@example.com:\n  date-created: 2 hours ago\n  groups:\n    - acme/ops\n  kind: user\n  last-connection: never connected\n  org: acme\n"},
 		{[]string{"users"}, 0, "GET /v1/users", "bob@example.com (disabled)                user  acme  30 minutes ago  30 minutes ago\n"},
 	} {
 		calls = nil

@@ -95,6 +95,7 @@ func routes(f *fixture) []route {
 		{name: "hub info", method: "GET", path: "/v1/hub", want: [4]int{200, 200, 200, 200}},
 		{name: "list orgs", method: "GET", path: "/v1/organizations", want: [4]int{200, 200, 200, 200}},
 		{name: "list users", method: "GET", path: "/v1/users", want: [4]int{200, 200, 200, 200}},
+		{name: "show user", method: "GET", path: "/v1/users/dave@example.com", want: [4]int{404, 404, 200, 404}},
 		// Managing identities: their organization's administrators only;
 		// anyone else is told nobody by that name exists.
 		{name: "disable user", method: "POST", path: "/v1/users/dave@example.com/disable", want: [4]int{404, 404, 204, 404}},
@@ -202,6 +203,7 @@ func TestAuthorizationMatrix(t *testing.T) {
 		covered["POST /v1/users/{user}/disable"] = covered["POST /v1/users/dave@example.com/disable"]
 		covered["POST /v1/users/{user}/enable"] = covered["POST /v1/users/dave@example.com/enable"]
 		covered["DELETE /v1/users/{user}"] = covered["DELETE /v1/users/gone@example.com"]
+		covered["GET /v1/users/{user}"] = covered["GET /v1/users/dave@example.com"]
 		covered["DELETE /v1/groups/{group}"] = covered["DELETE /v1/groups/acme%2Fdoomed"]
 		for _, r := range f.hub.Routes() {
 			_, path, _ := strings.Cut(r, " ")

@@ -277,6 +277,7 @@ func (s *Server) routes() {
 		api.Post("/auth/logout", s.handleLogout)
 		api.Get("/organizations", s.handleListOrgs)
 		api.Get("/users", s.handleListUsers)
+		api.Get("/users/{user}", s.handleGetUser)
 		api.Post("/users/{user}/disable", s.handleDisableUser)
 		api.Post("/users/{user}/enable", s.handleEnableUser)
 		api.Delete("/users/{user}", s.handleRemoveUser)

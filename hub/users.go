@@ -26,6 +26,17 @@ type User struct {
 	Disabled  bool       `json:"disabled,omitempty"`
 	CreatedAt time.Time  `json:"created-at"`
 	LastLogin *time.Time `json:"last-connection,omitempty"`
+	// Groups (ORG/NAME) the user is a member of: GET /v1/users/{user} only.
+	Groups []string `json:"groups,omitempty"`
+}
+
+func userOf(id store.Identity) User {
+	u := User{Name: id.Name(), Kind: id.Kind, Org: id.Org, Pending: id.Pending(), Disabled: id.DisabledAt != nil,
+		CreatedAt: id.CreatedAt, LastLogin: id.LastLogin}
+	if id.DisplayName != "" && id.DisplayName != u.Name {
+		u.DisplayName = id.DisplayName
+	}
+	return u
 }
 
 // handleListUsers answers GET /v1/users[?org=ORG]: the people and service
@@ -58,13 +69,40 @@ func (s *Server) handleListUsers(w http.ResponseWriter, r *http.Request) {
 	}
 	out := make([]User, len(ids))
 	for i, id := range ids {
-		out[i] = User{Name: id.Name(), Kind: id.Kind, Org: id.Org, Pending: id.Pending(), Disabled: id.DisabledAt != nil,
-			CreatedAt: id.CreatedAt, LastLogin: id.LastLogin}
-		if id.DisplayName != "" && id.DisplayName != out[i].Name {
-			out[i].DisplayName = id.DisplayName
-		}
+		out[i] = userOf(id)
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"users": out})
+}
+
+// handleGetUser answers GET /v1/users/{user} (Juju's show-user) for the
+// user themselves and their organization's administrators: the user and
+// the groups they are in. Anyone else is told nobody has that name.
+func (s *Server) handleGetUser(w http.ResponseWriter, r *http.Request) {
+	p, _ := PrincipalFrom(r.Context())
+	ref, err := url.PathUnescape(chi.URLParam(r, "user"))
+	var id store.Identity
+	if err != nil {
+		err = fmt.Errorf("%w: user: %w", errBadRequest, err)
+	} else {
+		id, err = s.identityByRef(r.Context(), ref)
+	}
+	if err == nil && id.ID != p.Identity.ID {
+		var ok bool
+		if ok, err = s.Check(r.Context(), p, authz.Administrator, authz.OrgObject(id.Org)); err == nil && !ok {
+			err = fmt.Errorf("%w: user %q (nobody by that name has logged in or been granted access)", errNotFound, ref)
+		}
+	}
+	var groups []string
+	if err == nil {
+		groups, err = s.store.IdentityGroups(r.Context(), id.ID)
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	u := userOf(id)
+	u.Groups = groups
+	writeJSON(w, http.StatusOK, u)
 }
 
 // userForAdmin loads the {user} of the path (an email, a service account's

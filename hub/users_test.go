@@ -55,6 +55,21 @@ func TestListUsers(t *testing.T) {
 			t.Errorf("%s, %s:\n got %q\nwant %q", c.as, c.path, got, c.want)
 		}
 	}
+	// show-user: one's own, and an administrator's of the organization's,
+	// with the groups they are in.
+	if code, b := f.do("POST", "/v1/groups/acme%2Fops/members", alice, map[string]string{"user": "rita@example.com"}); code != http.StatusNoContent {
+		t.Fatalf("add rita to acme/ops: %d %s", code, b)
+	}
+	for _, who := range []string{f.token(f.rita, time.Minute, ""), alice} {
+		var u hub.User
+		f.get("/v1/users/rita@example.com", who, &u)
+		if u.Name != "rita@example.com" || u.Org != "acme" || len(u.Groups) != 1 || u.Groups[0] != "acme/ops" {
+			t.Errorf("show-user rita: %+v", u)
+		}
+	}
+	if code, _ := f.do("GET", "/v1/users/bob@example.com", f.token(f.rita, time.Minute, ""), nil); code != http.StatusNotFound {
+		t.Errorf("a member showing another user: %d, want 404", code)
+	}
 	everyone := "acme/alice@example.com acme/bob@example.com(pending) acme/dave@example.com globex/olga@example.com acme/rita@example.com acme/root@example.com acme/will@example.com"
 	if got := names(root, "/v1/users"); got != everyone {
 		t.Errorf("a hub administrator sees %q, want %q", got, everyone)

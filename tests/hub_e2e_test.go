@@ -190,7 +190,13 @@ func checkDisableUser(t *testing.T, demo *droverCLI, s *devStack) {
 	sa := s.info.ServiceAccounts[1]
 	ci := newDroverCLI(t)
 	ci.ok("login", s.info.HubURL, "--ca", s.info.CAFile, "--client-id", sa.ClientID, "--client-secret", sa.ClientSecret)
+	if out := ci.ok("show-user"); !strings.HasPrefix(out, sa.ClientID+":\n") || !strings.Contains(out, "  kind: service-account\n") {
+		t.Errorf("show-user as %s:\n%s", sa.ClientID, out)
+	}
 	demo.ok("disable-user", sa.ClientID)
+	if out := demo.ok("show-user", sa.ClientID); !strings.Contains(out, "  disabled: true\n") {
+		t.Errorf("show-user %s once disabled:\n%s", sa.ClientID, out)
+	}
 	if out := demo.ok("users"); !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(sa.ClientID) + ` \(disabled\)\s`).MatchString(out) {
 		t.Errorf("users after disable-user %s:\n%s", sa.ClientID, out)
 	}

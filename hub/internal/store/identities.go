@@ -335,3 +335,14 @@ func (s *Store) RemoveIdentity(ctx context.Context, id string) error {
 		return pgErr("identity "+id, err)
 	})
 }
+
+// IdentityGroups returns the groups (ORG/NAME) an identity is a member of,
+// in byte order.
+func (s *Store) IdentityGroups(ctx context.Context, id string) ([]string, error) {
+	rows, err := s.pool.Query(ctx, `SELECT g.org || '/' || g.name FROM group_members m JOIN groups g ON g.id = m.group_id
+		WHERE m.identity_id = $1 ORDER BY (g.org || '/' || g.name) COLLATE "C"`, id)
+	if err != nil {
+		return nil, pgErr("identity groups", err)
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
+}
