@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
 	"encoding/pem"
 	"net/http"
@@ -23,10 +24,7 @@ func TestCloudsAtAHub(t *testing.T) {
 			{"name": "fra", "cloud": "aws", "region": "eu-central-1"},
 		}})
 	})
-	srv := httptest.NewTLSServer(mux)
-	defer srv.Close()
-	a, out, errb := testApp(t)
-	loggedInTo(t, a, srv)
+	a, out, errb := atFakeHub(t, mux)
 	for _, c := range []struct {
 		args        []string
 		code        int
@@ -50,10 +48,14 @@ localhost  east, west    east-a, east-b, west
 	}
 }
 
-// loggedInTo makes srv the client's current controller, a hub it is logged
-// in to as alice@example.com with the token "tok".
-func loggedInTo(t *testing.T, a *App, srv *httptest.Server) {
+// atFakeHub serves h as a hub over TLS until the test ends, and returns a
+// test client logged in to it (the current controller "hub", as
+// alice@example.com with the token "tok") and its output buffers.
+func atFakeHub(t *testing.T, h http.Handler) (*App, *bytes.Buffer, *bytes.Buffer) {
 	t.Helper()
+	srv := httptest.NewTLSServer(h)
+	t.Cleanup(srv.Close)
+	a, out, errb := testApp(t)
 	dir, err := DefaultStoreDir(a.Getenv)
 	if err != nil {
 		t.Fatal(err)
@@ -68,4 +70,5 @@ func loggedInTo(t *testing.T, a *App, srv *httptest.Server) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return a, out, errb
 }

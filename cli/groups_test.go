@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -197,10 +196,7 @@ func TestGroupCommandsAtAHub(t *testing.T) {
 			w.WriteHeader(http.StatusNoContent)
 		}
 	})
-	srv := httptest.NewTLSServer(mux)
-	defer srv.Close()
-	a, out, errb := testApp(t)
-	loggedInTo(t, a, srv)
+	a, out, errb := atFakeHub(t, mux)
 	for _, c := range []struct {
 		args       []string
 		code       int

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -23,11 +22,8 @@ func TestUsersAtAHub(t *testing.T) {
 			{"name":"bob@example.com","kind":"user","org":"acme","pending":true,"created-at":"2026-11-22T07:30:00Z"},
 			{"name":"ci","kind":"service-account","org":"acme","created-at":"2026-11-22T09:29:50Z","last-connection":"2026-11-22T09:29:50Z"}]}`))
 	})
-	srv := httptest.NewTLSServer(mux)
-	defer srv.Close()
-	a, out, _ := testApp(t)
+	a, out, _ := atFakeHub(t, mux)
 	a.Now = func() time.Time { return time.Date(2026, 11, 22, 9, 30, 0, 0, time.UTC) }
-	loggedInTo(t, a, srv)
 	for _, c := range []struct {
 		args []string
 		want string
@@ -65,11 +61,8 @@ func TestUserCommandsAtAHub(t *testing.T) {
 		}
 		w.WriteHeader(http.StatusNoContent)
 	})
-	srv := httptest.NewTLSServer(mux)
-	defer srv.Close()
-	a, out, errb := testApp(t)
+	a, out, errb := atFakeHub(t, mux)
 	a.Now = func() time.Time { return time.Date(2026, 11, 22, 9, 30, 0, 0, time.UTC) }
-	loggedInTo(t, a, srv)
 	for _, c := range []struct {
 		args      []string
 		code      int
