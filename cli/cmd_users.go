@@ -8,20 +8,9 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-)
 
-// hubUser is one entry of a hub's GET /v1/users.
-type hubUser struct {
-	Name        string     `json:"name" yaml:"name"`
-	DisplayName string     `json:"display-name,omitempty" yaml:"display-name,omitempty"`
-	Kind        string     `json:"kind" yaml:"kind"`
-	Org         string     `json:"org" yaml:"org"`
-	Pending     bool       `json:"pending,omitempty" yaml:"pending,omitempty"`
-	Disabled    bool       `json:"disabled,omitempty" yaml:"disabled,omitempty"`
-	CreatedAt   time.Time  `json:"created-at" yaml:"created-at"`
-	LastLogin   *time.Time `json:"last-connection,omitempty" yaml:"last-connection,omitempty"`
-	Groups      []string   `json:"groups,omitempty" yaml:"groups,omitempty"`
-}
+	"github.com/droverhq/drover/api"
+)
 
 func (a *App) usersCmd() *cobra.Command {
 	var ctl controllerOpt
@@ -45,7 +34,7 @@ as "never connected".`,
 				q = url.Values{"org": {org}}
 			}
 			var out struct {
-				Users []hubUser `json:"users"`
+				Users []api.HubUser `json:"users"`
 			}
 			if err := a.hubDo(cmd.Context(), ctl.name, http.MethodGet, "/v1/users", q, nil, &out); err != nil {
 				return err
@@ -59,9 +48,9 @@ as "never connected".`,
 	return cmd
 }
 
-func (a *App) printUsers(users []hubUser, format string) error {
+func (a *App) printUsers(users []api.HubUser, format string) error {
 	if users == nil {
-		users = []hubUser{}
+		users = []api.HubUser{}
 	}
 	if format != "tabular" {
 		return writeFormatted(a.Stdout, format, map[string]any{"users": users})
@@ -169,7 +158,7 @@ details are for their organization's administrators.`,
 				who = c.account.User
 				c.client.Close()
 			}
-			var u hubUser
+			var u api.HubUser
 			if err := a.hubDo(cmd.Context(), ctl.name, http.MethodGet, "/v1/users/"+url.PathEscape(who), nil, nil, &u); err != nil {
 				return err
 			}
@@ -183,7 +172,7 @@ details are for their organization's administrators.`,
 
 // userView is show-user's output, keyed by name as Juju's show-user is,
 // its times as people read them.
-func userView(u hubUser, now time.Time) map[string]any {
+func userView(u api.HubUser, now time.Time) map[string]any {
 	v := map[string]any{"kind": u.Kind, "org": u.Org, "date-created": friendlyAgo(u.CreatedAt, now),
 		"last-connection": "never connected", "groups": u.Groups}
 	if u.Groups == nil {

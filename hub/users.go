@@ -7,31 +7,17 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/authz"
 	"github.com/droverhq/drover/hub/internal/store"
 )
 
-// User is one entry of GET /v1/users, as Juju's users lists them.
-type User struct {
-	Name        string `json:"name"`
-	DisplayName string `json:"display-name,omitempty"`
-	Kind        string `json:"kind"`
-	Org         string `json:"org"`
-	// Pending: granted access by email, never logged in.
-	Pending   bool       `json:"pending,omitempty"`
-	Disabled  bool       `json:"disabled,omitempty"`
-	CreatedAt time.Time  `json:"created-at"`
-	LastLogin *time.Time `json:"last-connection,omitempty"`
-	// Groups (ORG/NAME) the user is a member of: GET /v1/users/{user} only.
-	Groups []string `json:"groups,omitempty"`
-}
-
-func userOf(id store.Identity) User {
-	u := User{Name: id.Name(), Kind: id.Kind, Org: id.Org, Pending: id.Pending(), Disabled: id.DisabledAt != nil,
+// userOf is id as GET /v1/users shows it.
+func userOf(id store.Identity) api.HubUser {
+	u := api.HubUser{Name: id.Name(), Kind: id.Kind, Org: id.Org, Pending: id.Pending(), Disabled: id.DisabledAt != nil,
 		CreatedAt: id.CreatedAt, LastLogin: id.LastLogin}
 	if id.DisplayName != "" && id.DisplayName != u.Name {
 		u.DisplayName = id.DisplayName
@@ -67,7 +53,7 @@ func (s *Server) handleListUsers(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	out := make([]User, len(ids))
+	out := make([]api.HubUser, len(ids))
 	for i, id := range ids {
 		out[i] = userOf(id)
 	}

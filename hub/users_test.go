@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/authz"
-	"github.com/droverhq/drover/hub"
 	"github.com/droverhq/drover/hub/internal/store"
 )
 
@@ -25,7 +25,7 @@ func TestListUsers(t *testing.T) {
 	root := f.hubAdmin()
 	names := func(tok, path string) string {
 		t.Helper()
-		var out struct{ Users []hub.User }
+		var out struct{ Users []api.HubUser }
 		f.get(path, tok, &out)
 		var ns []string
 		for _, u := range out.Users {
@@ -61,7 +61,7 @@ func TestListUsers(t *testing.T) {
 		t.Fatalf("add rita to acme/ops: %d %s", code, b)
 	}
 	for _, who := range []string{f.token(f.rita, time.Minute, ""), alice} {
-		var u hub.User
+		var u api.HubUser
 		f.get("/v1/users/rita@example.com", who, &u)
 		if u.Name != "rita@example.com" || u.Org != "acme" || len(u.Groups) != 1 || u.Groups[0] != "acme/ops" {
 			t.Errorf("show-user rita: %+v", u)
@@ -123,7 +123,7 @@ func TestDisableEnableRemoveUsers(t *testing.T) {
 	if code, tr := login(); code != http.StatusBadRequest || tr.Error != "access_denied" || tr.ErrorDescription != "user ci-acme is disabled" {
 		t.Errorf("a disabled service account's login: %d %+v", code, tr)
 	}
-	var listed struct{ Users []hub.User }
+	var listed struct{ Users []api.HubUser }
 	f.get("/v1/users", alice, &listed)
 	for _, u := range listed.Users {
 		if (u.Name == "ci-acme") != u.Disabled {
