@@ -1,41 +1,57 @@
 package cli
 
 import (
-	"bytes"
-	"encoding/csv"
+	"encoding/json"
+	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 )
 
-// TestPrintAudit: no entries are an empty JSON list; the table reads to
-// the second and names each change's target; CSV is quoted as CSV.
-func TestPrintAudit(t *testing.T) {
-	var buf bytes.Buffer
-	a := &App{Stdout: &buf}
-	if err := a.printAudit(map[string]any{}, "json"); err != nil || strings.TrimSpace(buf.String()) != "[]" {
-		t.Fatalf("no entries as json: %q %v", buf.String(), err)
-	}
-	entries := map[string]any{"entries": []any{
-		map[string]any{"at": "2026-11-22T13:41:55.123456Z", "actor": "bob", "operation": "integrate",
-			"details": map[string]any{"target": "web:db kv:kv"}, "model": "prod", "status": 201, "result": "ok"},
-		map[string]any{"at": "2026-11-22T13:40:00Z", "actor": "al, ice", "operation": "grant",
-			"details": map[string]any{"body": map[string]any{"user": "bob", "level": "read"}}, "status": 204, "result": "ok"},
-	}}
-	buf.Reset()
-	if err := a.printAudit(entries, "tabular"); err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
-	if len(lines) != 3 || !strings.HasPrefix(lines[1], "2026-11-22 13:41:55Z  bob") || !strings.Contains(lines[1], "web:db kv:kv") ||
-		!strings.Contains(lines[2], "grant  ") || !strings.Contains(lines[2], "bob read") {
-		t.Errorf("table:\n%s", buf.String())
-	}
-	buf.Reset()
-	if err := a.printAudit(entries, "csv"); err != nil {
-		t.Fatal(err)
-	}
-	rows, err := csv.NewReader(&buf).ReadAll()
-	if err != nil || len(rows) != 3 || rows[2][1] != "al, ice" || rows[1][0] != "2026-11-22T13:41:55.123456Z" {
-		t.Errorf("csv %q: %v", rows, err)
+// TestAuditTimes: --since and --until take a time, a date or how long
+// ago, and reach the hub as RFC 3339; anything else is refused before
+// any request, saying what is accepted.
+func TestAuditTimes(t *testing.T) {
+	var got url.Values
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/audit", func(w http.ResponseWriter, r *http.Request) {
+		got = r.URL.Query()
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"entries": []any{}})
+	})
+	a, out, errb := atFakeHub(t, mux) // the test clock: 2026-11-21 21:33:10Z
+	for _, c := range []struct {
+		args         []string
+		code         int
+		since, until string
+		stderr       string
+	}{
+		{[]string{"--since", "2026-11-01T09:00:00+01:00"}, 0, "2026-11-01T09:00:00+01:00", "", ""},
+		{[]string{"--since", "2026-11-01", "--until", "2026-11-08"}, 0, "2026-11-01T00:00:00Z", "2026-11-08T00:00:00Z", ""},
+		{[]string{"--since", "90m"}, 0, "2026-11-21T20:03:10Z", "", ""},
+		{[]string{"--since", "7d", "--until", "24h"}, 0, "2026-11-14T21:33:10Z", "2026-11-20T21:33:10Z", ""},
+		{[]string{"--since", "2w"}, 0, "2026-11-07T21:33:10Z", "", ""},
+		{[]string{"--since", "yesterday"}, 2, "", "", `ERROR --since "yesterday": give a time (2026-11-22T09:00:00Z), a date (2026-11-22) or how long ago (30m, 24h, 7d)`},
+		{[]string{"--until", "-3h"}, 2, "", "", `ERROR --until "-3h": give a time`},
+		{[]string{"--since", "d"}, 2, "", "", `ERROR --since "d": give a time`},
+		{[]string{"--format", "xml"}, 2, "", "", `ERROR --format "xml": want one of tabular, json, csv`},
+	} {
+		got = nil
+		out.Reset()
+		errb.Reset()
+		code := a.Run(t.Context(), append([]string{"audit"}, c.args...))
+		if code != c.code || !strings.HasPrefix(errb.String(), c.stderr) {
+			t.Errorf("%q: exit %d, stderr %q; want exit %d, stderr %q", c.args, code, errb, c.code, c.stderr)
+			continue
+		}
+		if c.code != 0 {
+			if got != nil {
+				t.Errorf("%q: the hub was asked (%v)", c.args, got)
+			}
+			continue
+		}
+		if got.Get("since") != c.since || got.Get("until") != c.until {
+			t.Errorf("%q: sent since=%q until=%q, want %q and %q", c.args, got.Get("since"), got.Get("until"), c.since, c.until)
+		}
 	}
 }

@@ -202,11 +202,29 @@ func (a *App) auditCmd() *cobra.Command {
 login and permission change through the hub. --limit bounds how many
 (0: all of them, page by page); when more remain, the command says how to
 read on (--after).`,
-		Example: "  drover audit --model prod --since 2026-01-01T00:00:00Z --format csv\n  drover audit --user bob@example.com --limit 0",
-		Args:    exactArgs(0, "no arguments"),
+		Example: `  drover audit --model prod --since 2026-01-01 --format csv
+  drover audit --operation login --since 24h
+  drover audit --user bob@example.com --since 2026-11-01T09:00:00Z --until 2026-11-08 --limit 0`,
+		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if limit < 0 {
 				return usageError{errors.New("--limit must be 0 (all) or more")}
+			}
+			if format != "tabular" && format != "json" && format != "csv" {
+				return usageError{fmt.Errorf("--format %q: want one of tabular, json, csv", format)}
+			}
+			for _, t := range []struct {
+				flag string
+				v    *string
+			}{{"since", &since}, {"until", &until}} {
+				if *t.v == "" {
+					continue
+				}
+				at, err := auditTime(*t.v, a.Now())
+				if err != nil {
+					return usageError{fmt.Errorf("--%s %q: %w", t.flag, *t.v, err)}
+				}
+				*t.v = at.Format(time.RFC3339)
 			}
 			q := url.Values{}
 			for k, v := range map[string]string{"user": user, "model": model, "controller": forController, "since": since, "until": until,
@@ -250,9 +268,9 @@ read on (--after).`,
 	cmd.Flags().StringVar(&user, "user", "", "only this user (an email, a service account's client id, or an identity id)")
 	cmd.Flags().StringVar(&model, "model", "", "only this model: a name (every model that had it, destroyed ones included) or a UUID")
 	cmd.Flags().StringVar(&forController, "for-controller", "", "only this controller behind the hub: a name (removed controllers included) or a UUID")
-	cmd.Flags().StringVar(&since, "since", "", "only entries at or after this time (RFC 3339)")
-	cmd.Flags().StringVar(&until, "until", "", "only entries before this time (RFC 3339)")
-	cmd.Flags().StringVar(&operation, "operation", "", "only this operation (as the OPERATION column shows it)")
+	cmd.Flags().StringVar(&since, "since", "", "only entries at or after this time: RFC 3339, a date (UTC midnight) or how long ago (30m, 24h, 7d)")
+	cmd.Flags().StringVar(&until, "until", "", "only entries before this time (as --since)")
+	cmd.Flags().StringVar(&operation, "operation", "", "only this operation, as the OPERATION column shows it, or its first word for a family (login: every kind of login; remove: every removal)")
 	cmd.Flags().StringVar(&after, "after", "", "read on from this cursor (the one a previous run printed)")
 	cmd.Flags().IntVar(&limit, "limit", 100, "at most this many entries (0: all)")
 	cmd.Flags().StringVar(&format, "format", "tabular", "tabular, json or csv")
@@ -299,6 +317,31 @@ func (a *App) printAudit(out any, format string) error {
 		fmt.Fprintln(tw, strings.Join(r, "\t"))
 	}
 	return tw.Flush()
+}
+
+// auditTime reads --since and --until: an RFC 3339 time, a date (its
+// midnight, UTC), or how long before now (a Go duration, or days and weeks:
+// 7d, 2w).
+func auditTime(s string, now time.Time) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t, nil
+	}
+	if t, err := time.Parse(time.DateOnly, s); err == nil {
+		return t, nil
+	}
+	ago, err := time.ParseDuration(s)
+	if n, unit := strings.TrimRight(s, "dw"), s[len(strings.TrimRight(s, "dw")):]; err != nil && len(unit) == 1 {
+		if days, e := strconv.ParseUint(n, 10, 16); e == nil {
+			ago, err = time.Duration(days)*24*time.Hour, nil
+			if unit == "w" {
+				ago *= 7
+			}
+		}
+	}
+	if err != nil || ago < 0 {
+		return time.Time{}, errors.New("give a time (2026-11-22T09:00:00Z), a date (2026-11-22) or how long ago (30m, 24h, 7d)")
+	}
+	return now.Add(-ago).UTC().Truncate(time.Second), nil
 }
 
 // tableTimeLayout is how tables show times: to the second, in UTC.

@@ -96,8 +96,10 @@ type AuditQuery struct {
 	// ControllerName matches entries of every controller that had that
 	// name when the entry was written, removed ones included.
 	ControllerName string
-	Operation      string
-	Since, Until   time.Time
+	// Operation matches that operation, and the family it is the first
+	// word of: "login" matches login-device and login-web.
+	Operation    string
+	Since, Until time.Time
 	// After is the pagination cursor: entries with a smaller id than After
 	// (newest first). Zero starts at the newest.
 	After int64
@@ -120,11 +122,15 @@ func (s *Store) QueryAudit(ctx context.Context, q AuditQuery) ([]AuditEntry, int
 	for _, f := range []struct {
 		col, v string
 	}{{"identity_id::text", q.IdentityID}, {"actor", q.Actor}, {"model_uuid::text", q.ModelUUID},
-		{"controller_uuid::text", q.ControllerUUID}, {"operation", q.Operation}, {"model_name", q.ModelName},
+		{"controller_uuid::text", q.ControllerUUID}, {"model_name", q.ModelName},
 		{"controller_name", q.ControllerName}} {
 		if f.v != "" {
 			conds = append(conds, f.col+" = "+arg(f.v))
 		}
+	}
+	if q.Operation != "" {
+		conds = append(conds, fmt.Sprintf("(operation = %s OR operation LIKE %s)", arg(q.Operation),
+			arg(likeEscape(q.Operation)+"-%")))
 	}
 	if !q.Since.IsZero() {
 		conds = append(conds, "at >= "+arg(q.Since))
@@ -168,4 +174,9 @@ func (s *Store) QueryAudit(ctx context.Context, q AuditQuery) ([]AuditEntry, int
 func (s *Store) DeleteAuditBefore(ctx context.Context, cutoff time.Time) (int64, error) {
 	tag, err := s.pool.Exec(ctx, `DELETE FROM audit_log WHERE at < $1`, cutoff)
 	return tag.RowsAffected(), pgErr("audit retention", err)
+}
+
+// likeEscape quotes LIKE's wildcards (and its escape) in s.
+func likeEscape(s string) string {
+	return strings.NewReplacer(`\`, `\\`, "%", `\%`, "_", `\_`).Replace(s)
 }

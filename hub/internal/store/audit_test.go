@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -30,5 +31,38 @@ func TestAuditNamesModels(t *testing.T) {
 	names := map[string]string{es[0].ModelUUID: es[0].Model, es[1].ModelUUID: es[1].Model}
 	if names[live] != "prod" || names[gone] != "" {
 		t.Errorf("model names in the audit: %v, want prod for %s and none for %s", names, live, gone)
+	}
+}
+
+// TestAuditOperationFamilies: operation= matches the operation named, and
+// the family it is the first word of; LIKE's wildcards in it are literal.
+func TestAuditOperationFamilies(t *testing.T) {
+	s, _ := newStore(t)
+	ctx := t.Context()
+	for _, op := range []string{"login-device", "login-client-credentials", "login", "loginx", "add-model", "add_model", "deploy"} {
+		if err := s.AppendAudit(ctx, store.AuditEntry{At: time.Now(), Org: "a", Operation: op, Result: store.ResultOK}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for q, want := range map[string][]string{
+		"login":        {"login", "login-client-credentials", "login-device"},
+		"login-device": {"login-device"},
+		"add":          {"add-model"},
+		"add_model":    {"add_model"},
+		"%":            nil,
+		"log":          nil,
+	} {
+		es, _, err := s.QueryAudit(ctx, store.AuditQuery{All: true, Operation: q, Limit: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, e := range es {
+			got = append(got, e.Operation)
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Errorf("operation=%q matched %q, want %q", q, got, want)
+		}
 	}
 }
