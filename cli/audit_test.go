@@ -2,10 +2,13 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/droverhq/drover/api"
 )
 
 // TestAuditTimes: --since and --until take a time, a date or how long
@@ -52,6 +55,19 @@ func TestAuditTimes(t *testing.T) {
 		}
 		if got.Get("since") != c.since || got.Get("until") != c.until {
 			t.Errorf("%q: sent since=%q until=%q, want %q and %q", c.args, got.Get("since"), got.Get("until"), c.since, c.until)
+		}
+	}
+}
+
+// TestExplainKeepsTheServersRemedy: a refusal gets the generic hint unless
+// the server already said what to do.
+func TestExplainKeepsTheServersRemedy(t *testing.T) {
+	for msg, want := range map[string]string{
+		"user bob is disabled (an administrator may enable it again)": "user bob is disabled (an administrator may enable it again)",
+		"reading the audit log needs audit_viewer":                    "reading the audit log needs audit_viewer\n(your user lacks the access this needs; ask a controller or model admin)",
+	} {
+		if got := explain(fmt.Errorf("wrapped: %w", &api.Error{Code: api.CodeForbidden, Message: msg})); got != "wrapped: "+want {
+			t.Errorf("explain(%q) = %q, want %q", msg, got, "wrapped: "+want)
 		}
 	}
 }

@@ -238,6 +238,9 @@ func explain(err error) string {
 		return err.Error()
 	}
 	msg := err.Error()
+	if strings.HasSuffix(msg, ")") {
+		return msg // the server said what to do
+	}
 	switch ae.Code {
 	case api.CodeUnavailable:
 		return msg + "\n(is the controller running? 'drover show-controller' lists its addresses; a local one is started by 'drover bootstrap')"
