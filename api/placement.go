@@ -19,6 +19,10 @@ func CheckPlacement(cloud, region string) error {
 	return nil
 }
 
+// DefaultCloud is the cloud of a controller registered without one, as
+// a controller names its own when no hub placed it.
+const DefaultCloud = "localhost"
+
 // Placement is where a hub placed a controller: PUT /v1/controller/placement
 // (a controller superuser, the hub included). The controller's status then
 // shows it as the models' cloud and region.

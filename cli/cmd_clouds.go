@@ -11,6 +11,8 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+
+	"github.com/droverhq/drover/api"
 )
 
 // cloudPlace is one cloud/region where models can be added, and the
@@ -144,7 +146,7 @@ func (a *App) places(ctx context.Context, ctl string) (string, []cloudPlace, err
 		}
 		var ps []cloudPlace
 		for _, x := range out.Controllers {
-			ps = append(ps, cloudPlace{Cloud: cmp.Or(x.Cloud, "localhost"), Region: x.Region, Controllers: []string{x.Name}})
+			ps = append(ps, cloudPlace{Cloud: cmp.Or(x.Cloud, api.DefaultCloud), Region: x.Region, Controllers: []string{x.Name}})
 		}
 		return fmt.Sprintf("hub %q", c.name), ps, nil
 	}
@@ -152,6 +154,6 @@ func (a *App) places(ctx context.Context, ctl string) (string, []cloudPlace, err
 	if err != nil {
 		return "", nil, err
 	}
-	return fmt.Sprintf("controller %q", c.name), []cloudPlace{{Cloud: cmp.Or(info.Cloud, "localhost"),
+	return fmt.Sprintf("controller %q", c.name), []cloudPlace{{Cloud: cmp.Or(info.Cloud, api.DefaultCloud),
 		Region: cmp.Or(info.Region, "localhost"), Controllers: []string{c.name}}}, nil
 }

@@ -47,7 +47,7 @@ the hub (droverd spoke --hub-url HUB --hub-ca HUB_CA).`,
 	}
 	cmd.Flags().StringVar(&caFile, "ca", "", "the controller's CA certificate (PEM file, required)")
 	cmd.Flags().StringVar(&region, "region", "", "region (required)")
-	cmd.Flags().StringVar(&cloud, "cloud", "", "cloud")
+	cmd.Flags().StringVar(&cloud, "cloud", "", "the cloud its region is in (default: localhost)")
 	cmd.Flags().StringVar(&org, "org", "", "make the controller private to an organization")
 	cmd.Flags().StringVar(&joinToken, "join-token", "", "hub token from 'drover create-hub-token' on the controller")
 	ctl.add(cmd)

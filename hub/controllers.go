@@ -1,6 +1,7 @@
 package hub
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -72,6 +73,7 @@ func (s *Server) registerController(ctx context.Context, p Principal, req AddCon
 	if req.Region == "" {
 		return store.Controller{}, fmt.Errorf("%w: region is required", errBadRequest)
 	}
+	req.Cloud = cmp.Or(req.Cloud, api.DefaultCloud)
 	if err := api.CheckPlacement(req.Cloud, req.Region); err != nil {
 		return store.Controller{}, fmt.Errorf("%w: %w", errBadRequest, err)
 	}

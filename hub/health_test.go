@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -61,8 +62,13 @@ func TestControllerHealthFollowsTheController(t *testing.T) {
 		return err == nil, nil
 	}, "controller bootstrapped")
 	if code, out := e.do(http.MethodPost, "/v1/controllers", tok, map[string]string{"name": "east", "url": "https://" + cfg.Listen,
-		"ca-cert": cred.CACert, "region": "east", "join-token": ht.Token}); code != http.StatusCreated {
-		t.Fatalf("register: %d %s", code, out)
+		"ca-cert": cred.CACert, "region": "east", "join-token": ht.Token}); code != http.StatusCreated || !strings.Contains(string(out), `"cloud":"localhost"`) {
+		t.Fatalf("register without a cloud: %d %s (want 201, in cloud localhost)", code, out)
+	}
+	// Registered without a cloud, it is in the cloud it names itself, for
+	// placement too.
+	if code, out := e.do(http.MethodPost, "/v1/models", tok, map[string]string{"name": "m", "cloud": "localhost"}); code != http.StatusCreated {
+		t.Fatalf("add-model --cloud localhost: %d %s", code, out)
 	}
 
 	health := func() (status, reason string) {
