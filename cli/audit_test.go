@@ -71,3 +71,29 @@ func TestExplainKeepsTheServersRemedy(t *testing.T) {
 		}
 	}
 }
+
+// TestHubControllersTable: the controllers behind a hub, a field the hub
+// left out shown as "-", and event indexes as integers however large.
+func TestHubControllersTable(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/controllers", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"controllers":[{"name":"east","region":"east","status":"connected","event-index":12345678,"last-seen":"2026-11-21T21:30:00.5Z"},
+			{"name":"west","region":"west","cloud":"aws","status":"unknown"}]}`))
+	})
+	mux.HandleFunc("GET /v1/whoami", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"user":"alice@example.com","access":"login"}`))
+	})
+	a, out, errb := atFakeHub(t, mux)
+	if code := a.Run(t.Context(), []string{"controllers"}); code != 0 {
+		t.Fatalf("controllers: exit %d: %s", code, errb)
+	}
+	want := `Controller  Region  Cloud  Health     Last contact          Event index
+east        east    -      connected  2026-11-21 21:30:00Z  12345678
+west        west    aws    unknown    -                     -
+`
+	if !strings.HasSuffix(out.String(), want) {
+		t.Errorf("controllers:\n%s\nwant it to end with\n%s", out, want)
+	}
+}

@@ -389,8 +389,19 @@ func (a *App) hubControllers(ctx context.Context, ctl string) error {
 			if v, ok := m["last-seen"].(string); ok {
 				seen = tableTime(v)
 			}
-			fmt.Fprintf(tw, "%v\t%v\t%v\t%v\t%v\t%v\n", m["name"], m["region"], m["cloud"], m["status"], seen, m["event-index"])
+			str := func(k string) string { v, _ := m[k].(string); return orDash(v) }
+			fmt.Fprintf(tw, "%v\t%v\t%v\t%v\t%v\t%v\n", str("name"), str("region"), str("cloud"), str("status"), seen, jsonInt(m["event-index"]))
 		}
 		return tw.Flush()
 	})
+}
+
+// jsonInt shows a decoded JSON number as an integer (fmt shows a float64
+// of a million as 1e+06), "-" when absent.
+func jsonInt(v any) string {
+	f, ok := v.(float64)
+	if !ok {
+		return "-"
+	}
+	return strconv.FormatFloat(f, 'f', -1, 64)
 }
