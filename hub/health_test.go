@@ -71,18 +71,21 @@ func TestControllerHealthFollowsTheController(t *testing.T) {
 		t.Fatalf("add-model --cloud localhost: %d %s", code, out)
 	}
 
+	var lastSeen *time.Time
 	health := func() (status, reason string) {
 		var out struct {
 			Controllers []struct {
-				Name   string         `json:"name"`
-				Status string         `json:"status"`
-				Health map[string]any `json:"health"`
+				Name     string         `json:"name"`
+				Status   string         `json:"status"`
+				Health   map[string]any `json:"health"`
+				LastSeen *time.Time     `json:"last-seen"`
 			} `json:"controllers"`
 		}
 		e.get("/v1/controllers", tok, &out)
 		for _, c := range out.Controllers {
 			if c.Name == "east" {
 				r, _ := c.Health["error"].(string)
+				lastSeen = c.LastSeen
 				return c.Status, r
 			}
 		}
@@ -96,10 +99,18 @@ func TestControllerHealthFollowsTheController(t *testing.T) {
 		}, "controller "+want)
 	}
 	waitFor("connected", 30*time.Second)
+	if lastSeen == nil || lastSeen.IsZero() {
+		t.Fatalf("connected, last seen %v", lastSeen)
+	}
+	seen := *lastSeen
 	stop()
 	waitFor("disconnected", 30*time.Second)
 	if _, reason := health(); reason == "" {
 		t.Errorf("disconnected without a reason")
+	}
+	// When it was last heard from stays: it is what an operator asks.
+	if lastSeen == nil || lastSeen.Before(seen) {
+		t.Errorf("disconnected, last seen %v; it was seen at %v", lastSeen, seen)
 	}
 	stop = start() // same data dir and addresses: the hub resubscribes by itself
 	// The controller sends a keepalive only after 30 s of silence: being

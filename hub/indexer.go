@@ -145,11 +145,8 @@ func (ix *indexer) follow(ctx context.Context, id string) {
 			return
 		}
 		health := map[string]any{"error": err.Error()}
-		seen := time.Time{}
-		if c.LastSeen != nil {
-			seen = *c.LastSeen
-		}
-		if herr := ix.s.store.SetControllerHealth(context.WithoutCancel(ctx), id, statusDisconnected, health, 0, seen); herr != nil {
+		// Not heard from now: when it last was stays as recorded.
+		if herr := ix.s.store.SetControllerHealth(context.WithoutCancel(ctx), id, statusDisconnected, health, 0, time.Time{}); herr != nil {
 			ix.s.cfg.Logger.Warn("indexer: record health", "controller", c.Name, "err", herr)
 		}
 		ix.s.cfg.Logger.Info("indexer: controller disconnected", "controller", c.Name, "err", err)

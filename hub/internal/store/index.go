@@ -71,13 +71,18 @@ func (s *Store) UpsertController(ctx context.Context, c Controller) error {
 }
 
 // SetControllerHealth records a health observation from the hub's
-// subscription to the spoke.
+// subscription to the spoke: seen is when the controller was last heard
+// from (zero: it was not, and the time it last was stays).
 func (s *Store) SetControllerHealth(ctx context.Context, uuid, status string, health map[string]any, eventIndex uint64, seen time.Time) error {
 	if health == nil {
 		health = map[string]any{}
 	}
-	tag, err := s.pool.Exec(ctx, `UPDATE controllers SET status = $2, health = $3, event_index = greatest(event_index, $4), last_seen = $5
-		WHERE uuid = $1`, uuid, status, health, int64(eventIndex), seen)
+	var at *time.Time
+	if !seen.IsZero() {
+		at = &seen
+	}
+	tag, err := s.pool.Exec(ctx, `UPDATE controllers SET status = $2, health = $3, event_index = greatest(event_index, $4),
+		last_seen = coalesce($5, last_seen) WHERE uuid = $1`, uuid, status, health, int64(eventIndex), at)
 	if err == nil && tag.RowsAffected() == 0 {
 		err = pgx.ErrNoRows
 	}
