@@ -69,7 +69,8 @@ func (s *Server) addModel(ctx context.Context, p Principal, req api.AddModelRequ
 		s.cfg.Logger.Warn("placement: controller failed, trying the next", "controller", c.Name, "err", err)
 		errs = append(errs, fmt.Errorf("%s: %w", c.Name, err))
 	}
-	return store.Model{}, fmt.Errorf("%w: no controller could add the model: %w", errSpokeUnavailable, errors.Join(errs...))
+	return store.Model{}, fmt.Errorf("%w: no controller could add the model: %w ('drover controllers' shows their health)",
+		errSpokeUnavailable, joinErrors(errs, "; "))
 }
 
 // placementClaim is how long the indexer leaves a model being placed to
@@ -181,3 +182,20 @@ func (s *Server) placementCandidates(ctx context.Context, p Principal, req api.A
 	})
 	return cands, nil
 }
+
+// joinErrors is errors.Join on one line: its parts separated by sep.
+func joinErrors(errs []error, sep string) error {
+	msgs := make([]string, len(errs))
+	for i, err := range errs {
+		msgs[i] = err.Error()
+	}
+	return joinedErrors{msg: strings.Join(msgs, sep), errs: errs}
+}
+
+type joinedErrors struct {
+	msg  string
+	errs []error
+}
+
+func (j joinedErrors) Error() string   { return j.msg }
+func (j joinedErrors) Unwrap() []error { return j.errs }

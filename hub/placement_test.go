@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/authz"
 	"github.com/droverhq/drover/hub/internal/store"
 	"github.com/droverhq/drover/tests/testkit"
@@ -77,6 +78,15 @@ func TestPlacementByHealthThenLoadWithRetry(t *testing.T) {
 		if ms, err := other.Admin.Models(ctx); err != nil || len(ms) != 0 {
 			t.Errorf("another controller's models: %+v %v", ms, err)
 		}
+	}
+	// When no candidate answers, the error names each, on one line, and
+	// where to see their health.
+	code, b = e.do(http.MethodPost, "/v1/models", e.token(alice, time.Minute, ""), map[string]string{"name": "nowhere", "controller": "dead"})
+	var ae api.Error
+	if err := json.Unmarshal(b, &ae); err != nil || code != http.StatusBadGateway || ae.Code != api.CodeUnavailable ||
+		!strings.HasPrefix(ae.Message, "controller unavailable: no controller could add the model: dead: ") ||
+		!strings.HasSuffix(ae.Message, "('drover controllers' shows their health)") || strings.Contains(ae.Message, "\n") {
+		t.Errorf("no controller answering: %d %s", code, b)
 	}
 	// A name the controller refuses is the caller's mistake: said as the
 	// controller says it, and not tried elsewhere.

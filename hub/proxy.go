@@ -130,7 +130,7 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, controller stri
 func (s *Server) unavailable(w http.ResponseWriter, r *http.Request, controller string, err error) {
 	s.cfg.Logger.Warn("forward to controller failed", "controller", controller, "path", r.URL.Path, "err", err)
 	writeJSON(w, http.StatusBadGateway, &api.Error{Code: api.CodeUnavailable,
-		Message: fmt.Sprintf("controller %s is unavailable", controller)})
+		Message: fmt.Sprintf("controller %s is unavailable behind the hub ('drover controllers' shows its health)", controller)})
 }
 
 // proxyBuffers recycles the buffers the proxy copies answers through (32
