@@ -454,12 +454,21 @@ func (a *App) waitModelGone(ctx context.Context, mc *modelConn, p *progress, lef
 		}
 		// The model's own removal ends the wait: a hub's index may still
 		// list it for a moment, and no frame follows.
-		for _, d := range f.Deltas {
-			if d.Kind == "model" && d.Key == mc.uuid && d.Op == "delete" {
-				return nil
-			}
+		if modelRemoved(f, mc.uuid) {
+			return nil
 		}
 	}
+}
+
+// modelRemoved reports whether a watch frame carries the removal of the
+// watched model itself.
+func modelRemoved(f *api.WatchFrame, uuid string) bool {
+	for _, d := range f.Deltas {
+		if d.Kind == "model" && d.Key == uuid && d.Op == "delete" {
+			return true
+		}
+	}
+	return false
 }
 
 func (a *App) modelConfigCmd() *cobra.Command {

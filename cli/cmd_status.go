@@ -89,10 +89,11 @@ func (a *App) watchStatus(ctx context.Context, mc *modelConn, filters []string, 
 	}
 	defer w.Close()
 	var buf bytes.Buffer
+	// Refused after it was watched, a model was destroyed or the caller's
+	// access to it revoked; a controller (or a hub) tells nobody which.
 	gone := func(err error) error {
 		if api.CodeOf(err) == api.CodeNotFound {
-			fmt.Fprintf(a.Stderr, "Model %q is gone: it was destroyed.\n", mc.model)
-			return nil // the watch saw the model to its end
+			return fmt.Errorf("model %q can no longer be watched: it was destroyed, or your access to it was revoked", mc.model)
 		}
 		return err
 	}
@@ -103,6 +104,10 @@ func (a *App) watchStatus(ctx context.Context, mc *modelConn, filters []string, 
 				return nil // Ctrl-C ends a watch normally
 			}
 			return gone(err)
+		}
+		if modelRemoved(f, mc.uuid) {
+			fmt.Fprintf(a.Stderr, "Model %q is gone: it was destroyed.\n", mc.model)
+			return nil // the watch saw the model to its end
 		}
 		fs := f.Status
 		if f.Type != api.FrameReset || fs == nil {

@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"encoding/pem"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -55,5 +57,65 @@ func TestDestroyWaitEndsWithTheModel(t *testing.T) {
 	var left modelLeft
 	if err := a.waitModelGone(ctx, mc, a.newProgress("destroying"), &left); err != nil {
 		t.Fatalf("waiting for a model whose removal the watch carried: %v (left: %s)", err, left)
+	}
+}
+
+// TestWatchEndsSayingWhy: status --watch ends quietly when the watch
+// carries the model's removal, and otherwise, when the model can no
+// longer be watched, says it was destroyed or the access revoked (a
+// controller or hub does not tell which), as an error.
+func TestWatchEndsSayingWhy(t *testing.T) {
+	const uuid = "6a1f0c2e-0000-4000-8000-000000000002"
+	for _, c := range []struct {
+		name    string
+		removal bool
+		err     string
+		stderr  string
+	}{
+		{"destroyed", true, "", `Model "m" is gone: it was destroyed.`},
+		{"refused", false, `model "m" can no longer be watched: it was destroyed, or your access to it was revoked`, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var watches atomic.Int32
+			mux := http.NewServeMux()
+			mux.HandleFunc("GET /v1/models/"+uuid+"/watch", func(w http.ResponseWriter, r *http.Request) {
+				if watches.Add(1) > 1 { // the resumed watch is refused
+					w.Header().Set("Content-Type", "application/json")
+					w.WriteHeader(http.StatusNotFound)
+					_ = json.NewEncoder(w).Encode(api.Error{Code: api.CodeNotFound, Message: "not found: model"})
+					return
+				}
+				conn, err := (&websocket.Upgrader{}).Upgrade(w, r, nil)
+				if err != nil {
+					return
+				}
+				defer conn.Close()
+				_ = conn.WriteJSON(api.WatchFrame{Type: api.FrameReset, Index: 4, Status: &api.FullStatus{}})
+				if c.removal {
+					_ = conn.WriteJSON(api.WatchFrame{Type: api.FrameDelta, Index: 5, Deltas: []api.WatchDelta{{Kind: "model", Key: uuid, Op: "delete"}}})
+					_, _, _ = conn.ReadMessage()
+				} // else the stream just ends, as the hub ends a revoked caller's
+			})
+			srv := httptest.NewTLSServer(mux)
+			defer srv.Close()
+			ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
+			cl, err := api.NewClient(api.ClientConfig{Addresses: []string{strings.TrimPrefix(srv.URL, "https://")}, CACert: ca,
+				User: "admin", Password: "x", Timeout: 5 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cl.Close()
+			a, _, errb := testApp(t)
+			mc := &modelConn{conn: &conn{name: "c", details: &ControllerDetails{}, account: &Account{}, client: cl}, model: "m", uuid: uuid}
+			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+			defer cancel()
+			err = a.watchStatus(ctx, mc, nil, "tabular", statusOptions{})
+			if gotErr := fmt.Sprint(err); (c.err == "" && err != nil) || (c.err != "" && gotErr != c.err) {
+				t.Errorf("watch ended with %v, want %q", err, c.err)
+			}
+			if !strings.Contains(errb.String(), c.stderr) {
+				t.Errorf("stderr %q, want %q", errb, c.stderr)
+			}
+		})
 	}
 }

@@ -116,10 +116,11 @@ const modelCallRoute = "/v1/models/{uuid}/*"
 
 // memoizableCall reports whether r is a read the proxy may serve from a
 // remembered route, and the model it reads: a GET or HEAD (never audited)
-// of a path under /v1/models/{uuid}/, not a websocket upgrade, its path
-// unescaped as the router sees it.
+// of a path under /v1/models/{uuid}/, not a long-lived call (a websocket
+// upgrade or a followed stream, which handleModelProxy tracks: live.go),
+// its path unescaped as the router sees it.
 func memoizableCall(r *http.Request) (string, bool) {
-	if (r.Method != http.MethodGet && r.Method != http.MethodHead) || r.URL.RawPath != "" || len(r.Header["Upgrade"]) > 0 {
+	if (r.Method != http.MethodGet && r.Method != http.MethodHead) || r.URL.RawPath != "" || longLived(r) {
 		return "", false
 	}
 	rest, ok := strings.CutPrefix(r.URL.Path, "/v1/models/")

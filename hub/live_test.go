@@ -48,10 +48,21 @@ func TestLongLivedCallsEndWithTheirAccess(t *testing.T) {
 	rita := watch(f.token(f.rita, 5*time.Minute, ""))
 	aliceWatch := watch(alice)
 
-	// will follows the model's log.
+	// will follows the model's log as debug-log does: the lines kept so
+	// far, then the new ones. The first read makes his route remembered
+	// (and the connection taken, takeover.go): the follow must still be
+	// tracked.
+	will := f.token(f.will, 5*time.Minute, "")
+	if code, b := f.do("GET", "/v1/models/"+f.model+"/logs", will, nil); code != http.StatusOK {
+		t.Fatalf("read the log: %d %s", code, b)
+	}
 	req, _ := http.NewRequestWithContext(ctx, "GET", f.url+"/v1/models/"+f.model+"/logs?follow=true", nil)
-	req.Header.Set("Authorization", "Bearer "+f.token(f.will, 5*time.Minute, ""))
-	resp, err := http.DefaultClient.Do(req)
+	req.Header.Set("Authorization", "Bearer "+will)
+	hc := f.client
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	resp, err := hc.Do(req)
 	if err != nil || resp.StatusCode != http.StatusOK {
 		t.Fatalf("follow the log: %v %v", resp, err)
 	}
