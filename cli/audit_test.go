@@ -97,3 +97,32 @@ west        west    aws    unknown    -                     -
 		t.Errorf("controllers:\n%s\nwant it to end with\n%s", out, want)
 	}
 }
+
+// TestModelNamedAsTheUserKnowsIt: a command on another owner's model
+// names it OWNER/NAME, in its messages and in the client's cache (where
+// destroy-model forgets it): the name alone means the user's own model.
+func TestModelNamedAsTheUserKnowsIt(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/models", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"models": []api.Model{
+			{UUID: "6a1f0c2e-0000-4000-8000-00000000000a", Name: "shop", Owner: "bob@example.com"},
+			{UUID: "6a1f0c2e-0000-4000-8000-00000000000b", Name: "own", Owner: "alice@example.com"}}})
+	})
+	a, _, _ := atFakeHub(t, mux) // logged in as alice@example.com
+	dir, err := DefaultStoreDir(a.Getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.store = &Store{Dir: dir} // as Run sets it
+	for ref, want := range map[string]string{"shop": "bob@example.com/shop", "bob@example.com/shop": "bob@example.com/shop", "own": "own"} {
+		mc, err := a.dialModel(t.Context(), ref)
+		if err != nil {
+			t.Fatalf("%s: %v", ref, err)
+		}
+		mc.client.Close()
+		if mc.model != want {
+			t.Errorf("%s: the command names the model %q, want %q", ref, mc.model, want)
+		}
+	}
+}

@@ -146,7 +146,7 @@ func (a *App) streamLogs(ctx context.Context, mc *modelConn, o debugLogOptions) 
 		case err != nil && ctx.Err() != nil:
 			return nil // Ctrl-C ends a follow normally
 		case err != nil:
-			return err
+			return lostModel(mc, "followed", err)
 		}
 		if !o.filter.wanted(r) {
 			continue

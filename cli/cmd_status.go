@@ -89,14 +89,7 @@ func (a *App) watchStatus(ctx context.Context, mc *modelConn, filters []string, 
 	}
 	defer w.Close()
 	var buf bytes.Buffer
-	// Refused after it was watched, a model was destroyed or the caller's
-	// access to it revoked; a controller (or a hub) tells nobody which.
-	gone := func(err error) error {
-		if api.CodeOf(err) == api.CodeNotFound {
-			return fmt.Errorf("model %q can no longer be watched: it was destroyed, or your access to it was revoked", mc.model)
-		}
-		return err
-	}
+	gone := func(err error) error { return lostModel(mc, "watched", err) }
 	for {
 		f, err := w.Next(ctx)
 		if err != nil {
@@ -124,6 +117,16 @@ func (a *App) watchStatus(ctx context.Context, mc *modelConn, filters []string, 
 			return err
 		}
 	}
+}
+
+// lostModel explains a model refused (not found) after it was watched or
+// followed: it was destroyed or the caller's access to it revoked, and a
+// controller (or a hub) tells nobody which.
+func lostModel(mc *modelConn, how string, err error) error {
+	if api.CodeOf(err) == api.CodeNotFound {
+		return fmt.Errorf("model %q can no longer be %s: it was destroyed, or your access to it was revoked", mc.model, how)
+	}
+	return err
 }
 
 // unitTag is "unit-app-N" for "app/N".

@@ -25,7 +25,7 @@ type conn struct {
 // modelConn is a connection plus the model a command works on.
 type modelConn struct {
 	*conn
-	model string // name
+	model string // as the user names it: NAME, or OWNER/NAME for another's (modelRef)
 	uuid  string
 }
 
@@ -139,7 +139,7 @@ func (a *App) dialModel(ctx context.Context, ref string) (*modelConn, error) {
 		c.client.Close()
 		return nil, err
 	}
-	return &modelConn{conn: c, model: m.Name, uuid: m.UUID}, nil
+	return &modelConn{conn: c, model: modelRef(*m, c.account.User), uuid: m.UUID}, nil
 }
 
 // findModel looks a model up by name ("owner/name" or a UUID also work),

@@ -119,3 +119,40 @@ func TestWatchEndsSayingWhy(t *testing.T) {
 		})
 	}
 }
+
+// TestFollowedLogEndsSayingWhy: debug-log whose model is refused after it
+// was followed says it was destroyed or the access revoked, not a bare
+// "not found" with the model's UUID.
+func TestFollowedLogEndsSayingWhy(t *testing.T) {
+	const uuid = "6a1f0c2e-0000-4000-8000-000000000003"
+	var follows atomic.Int32
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/models/"+uuid+"/logs", func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("follow") == "true" && follows.Add(1) > 1 { // the resumed stream is refused
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusNotFound)
+			_ = json.NewEncoder(w).Encode(api.Error{Code: api.CodeNotFound, Message: "not found: model:" + uuid})
+			return
+		}
+		w.Header().Set("Content-Type", "application/x-ndjson")
+		_ = json.NewEncoder(w).Encode(api.LogRecord{Seq: 1, Entity: "unit-kv-0", Level: "INFO", Message: "hello"})
+	})
+	srv := httptest.NewTLSServer(mux)
+	defer srv.Close()
+	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
+	cl, err := api.NewClient(api.ClientConfig{Addresses: []string{strings.TrimPrefix(srv.URL, "https://")}, CACert: ca,
+		User: "admin", Password: "x", Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	a, out, _ := testApp(t)
+	mc := &modelConn{conn: &conn{name: "c", details: &ControllerDetails{}, account: &Account{}, client: cl}, model: "m", uuid: uuid}
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	err = a.streamLogs(ctx, mc, debugLogOptions{lines: 10, format: logFormat{loc: time.UTC}})
+	want := `model "m" can no longer be followed: it was destroyed, or your access to it was revoked`
+	if fmt.Sprint(err) != want || !strings.Contains(out.String(), "hello") {
+		t.Errorf("debug-log ended with %v after %q; want %q", err, out, want)
+	}
+}
