@@ -151,8 +151,11 @@ hub starts a device login: open the URL printed, sign in, and the command
 finishes by itself. The hub session is renewed transparently when it
 expires. HUB is https://HOST:PORT; --ca names the hub's CA certificate.
 A hub logged in to before needs neither: 'drover login' alone logs in to
-the current hub again (after 'drover logout'), and HUB alone reuses the
-CA and name the client store has for it.
+the current hub again, and HUB alone reuses the CA and name the client
+store has for it; a service account logged in to it is logged in again
+with the credentials the store keeps (until 'drover logout' forgets
+them). Logging in as someone else forgets the models and current model
+of the identity before.
 
 Scripts and CI may give a service account's credentials in the environment
 instead of flags (which other users of the machine can read in its process
@@ -227,6 +230,12 @@ func (a *App) login(ctx context.Context, hubURL, caFile, name string, named bool
 	if err != nil {
 		return err
 	}
+	if prev := s.Accounts[name]; clientID == "" && prev != nil && prev.ClientID != "" && prev.ClientSecret != "" &&
+		s.Controllers[name] != nil && slices.Contains(s.Controllers[name].APIAddresses, u.Host) {
+		// The same hub again, as the service account logged in to it (Juju
+		// logs the current user in again); 'drover logout' forgets it.
+		clientID, clientSecret = prev.ClientID, prev.ClientSecret
+	}
 	base := "https://" + u.Host
 	acct := &Account{store: a.store}
 	var sess hubSession
@@ -255,6 +264,9 @@ func (a *App) login(ctx context.Context, hubURL, caFile, name string, named bool
 	}
 	acct.User, acct.Access = who.User, who.Access
 	if err := a.store.Update(func(s *State) error {
+		if prev := s.Accounts[name]; prev == nil || prev.User != acct.User {
+			delete(s.Models, name) // another identity's models, and its current one
+		}
 		s.Controllers[name] = d
 		s.Accounts[name] = acct
 		s.CurrentController = name

@@ -80,3 +80,60 @@ func TestDeviceLoginRefusals(t *testing.T) {
 		})
 	}
 }
+
+// TestLoginAgain: 'drover login' alone logs a service account in again
+// with the credentials the store keeps; logging in as someone else
+// forgets the models and current model of the identity before.
+func TestLoginAgain(t *testing.T) {
+	var grants []string
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/auth/token", func(w http.ResponseWriter, r *http.Request) {
+		_ = r.ParseForm()
+		grants = append(grants, r.Form.Get("grant_type")+" "+r.Form.Get("client_id")+" "+r.Form.Get("client_secret"))
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"access_token": "tok-" + r.Form.Get("client_id"), "token_type": "Bearer", "expires_in": 900})
+	})
+	mux.HandleFunc("GET /v1/whoami", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]string{"user": strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer tok-"), "access": "login"})
+	})
+	a, out, errb := atFakeHub(t, mux)
+	dir, err := DefaultStoreDir(a.Getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := &Store{Dir: dir}
+	if err := st.Update(func(s *State) error {
+		acct := s.Accounts["hub"]
+		acct.User, acct.ClientID, acct.ClientSecret = "ci", "ci", "s3cret"
+		s.Models["hub"] = &ControllerModels{Models: map[string]ModelDetails{"prod": {UUID: "u1"}}, CurrentModel: "prod"}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	models := func() *ControllerModels {
+		s, err := st.Load()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s.Models["hub"]
+	}
+	if code := a.Run(t.Context(), []string{"login"}); code != 0 || out.String() != "Logged in to hub as ci.\n" {
+		t.Fatalf("login again: exit %d: %s%s", code, out, errb)
+	}
+	if len(grants) != 1 || grants[0] != "client_credentials ci s3cret" {
+		t.Errorf("login again asked the hub for %q, want the stored client credentials", grants)
+	}
+	if m := models(); m == nil || m.CurrentModel != "prod" {
+		t.Errorf("the same identity again lost its models: %+v", m)
+	}
+	s, _ := st.Load()
+	addr := s.Controllers["hub"].APIAddresses[0]
+	out.Reset()
+	if code := a.Run(t.Context(), []string{"login", "https://" + addr, "--client-id", "other", "--client-secret", "x"}); code != 0 {
+		t.Fatalf("login as another: exit %d: %s%s", code, out, errb)
+	}
+	if m := models(); m != nil && (m.CurrentModel != "" || len(m.Models) != 0) {
+		t.Errorf("another identity kept the models of the one before: %+v", m)
+	}
+}
