@@ -78,7 +78,7 @@ func TestHubControllersTable(t *testing.T) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v1/controllers", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write([]byte(`{"controllers":[{"name":"east","region":"east","status":"connected","event-index":12345678,"last-seen":"2026-11-21T21:30:00.5Z"},
+		_, _ = w.Write([]byte(`{"controllers":[{"name":"east","region":"east","status":"connected","event-index":12345678,"last-seen":"2026-11-21T21:30:00.5Z","ca-cert":"PEM"},
 			{"name":"west","region":"west","cloud":"aws","status":"unknown"}]}`))
 	})
 	mux.HandleFunc("GET /v1/whoami", func(w http.ResponseWriter, r *http.Request) {
@@ -95,6 +95,23 @@ west        west    aws    unknown    -                     -
 `
 	if !strings.HasSuffix(out.String(), want) {
 		t.Errorf("controllers:\n%s\nwant it to end with\n%s", out, want)
+	}
+	// Scripts get them too, without their CA certificates.
+	out.Reset()
+	if code := a.Run(t.Context(), []string{"controllers", "--format", "json"}); code != 0 {
+		t.Fatalf("controllers --format json: exit %d: %s", code, errb)
+	}
+	var doc struct {
+		Controllers map[string]struct {
+			Behind []map[string]any `json:"controllers-behind"`
+		} `json:"controllers"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	behind := doc.Controllers["hub"].Behind
+	if len(behind) != 2 || behind[0]["name"] != "east" || behind[0]["event-index"] != float64(12345678) || behind[0]["ca-cert"] != nil {
+		t.Errorf("controllers behind the hub in JSON: %+v", behind)
 	}
 }
 

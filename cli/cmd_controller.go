@@ -45,6 +45,9 @@ type controllerListEntry struct {
 	Version      string `json:"agent-version,omitempty"`
 	Reachable    bool   `json:"reachable"`
 	Local        bool   `json:"local"`
+	// Behind are the controllers registered with a hub, as it lists them
+	// (--format json and yaml; the table lists them below it).
+	Behind []map[string]any `json:"controllers-behind,omitempty"`
 }
 
 func (a *App) controllers(ctx context.Context, format string) error {
@@ -70,6 +73,9 @@ func (a *App) controllers(ctx context.Context, format string) error {
 					e.Version = info.Version
 				}
 				c.client.Close()
+				if format != "tabular" {
+					e.Behind, _ = a.hubControllerList(ctx, name) // unreachable: none
+				}
 			}
 			entries[name] = e
 			continue

@@ -376,24 +376,38 @@ func auditTarget(entry map[string]any) string {
 	return strings.Join(parts, " ")
 }
 
+// hubControllerList returns the controllers registered with a hub, as
+// it lists them (their CA certificates left out).
+func (a *App) hubControllerList(ctx context.Context, ctl string) ([]map[string]any, error) {
+	var doc struct {
+		Controllers []map[string]any `json:"controllers"`
+	}
+	if err := a.hubDo(ctx, ctl, http.MethodGet, "/v1/controllers", nil, nil, &doc); err != nil {
+		return nil, err
+	}
+	for _, c := range doc.Controllers {
+		delete(c, "ca-cert")
+	}
+	return doc.Controllers, nil
+}
+
 // hubControllers prints the controllers registered with a hub.
 func (a *App) hubControllers(ctx context.Context, ctl string) error {
-	return a.hubCall(ctx, ctl, http.MethodGet, "/v1/controllers", nil, nil, func(out any) error {
-		doc, _ := out.(map[string]any)
-		list, _ := doc["controllers"].([]any)
-		tw := tabwriter.NewWriter(a.Stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "Controller\tRegion\tCloud\tHealth\tLast contact\tEvent index")
-		for _, e := range list {
-			m, _ := e.(map[string]any)
-			seen := "-"
-			if v, ok := m["last-seen"].(string); ok {
-				seen = tableTime(v)
-			}
-			str := func(k string) string { v, _ := m[k].(string); return orDash(v) }
-			fmt.Fprintf(tw, "%v\t%v\t%v\t%v\t%v\t%v\n", str("name"), str("region"), str("cloud"), str("status"), seen, jsonInt(m["event-index"]))
+	list, err := a.hubControllerList(ctx, ctl)
+	if err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(a.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "Controller\tRegion\tCloud\tHealth\tLast contact\tEvent index")
+	for _, m := range list {
+		seen := "-"
+		if v, ok := m["last-seen"].(string); ok {
+			seen = tableTime(v)
 		}
-		return tw.Flush()
-	})
+		str := func(k string) string { v, _ := m[k].(string); return orDash(v) }
+		fmt.Fprintf(tw, "%v\t%v\t%v\t%v\t%v\t%v\n", str("name"), str("region"), str("cloud"), str("status"), seen, jsonInt(m["event-index"]))
+	}
+	return tw.Flush()
 }
 
 // jsonInt shows a decoded JSON number as an integer (fmt shows a float64
