@@ -125,9 +125,11 @@ add-model, admin, audit_viewer. A model is named by UUID or by name; USER is
 an email, a service account's client id, or "everyone"; with --group,
 ORG/NAME. As in JAAS, an email nobody has logged in with yet may be
 granted access (or added to a group) ahead of that person's first login,
-which takes it over when the identity provider vouches for the email. Each level includes the ones before it; as in Juju, revoking a
-level also revokes those above it and leaves the one below (revoking write
-leaves read; revoking read removes all access).`,
+which takes it over when the identity provider vouches for the email.
+
+Each level includes the ones before it; as in Juju, revoking a level also
+revokes those above it and leaves the one below (revoking write leaves
+read; revoking read removes all access).`,
 		Example: "  drover grant bob@example.com read prod\n  drover grant --group demo/ops write prod",
 		Args:    exactArgs(3, "USER|GROUP, LEVEL and MODEL|CONTROLLER"),
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -40,6 +40,7 @@ func TestBadInputsGetClearErrors(t *testing.T) {
 		{"GET", "/v1/audit?until=2020", nil, 400, "RFC 3339"},
 		{"GET", "/v1/audit?limit=5000", nil, 400, "1..1000"},
 		{"DELETE", "/v1/groups/acme%2Fops/members/nobody@example.com", nil, 404, "nobody by that name has logged in or been granted access"},
+		{"DELETE", "/v1/grants", map[string]string{"user": "acme/ops", "level": "read", "model": model}, 404, "a group is granted as one: drover grant --group ORG/NAME"},
 		{"DELETE", "/v1/grants", map[string]string{"user": "rita@example.com", "level": "write", "model": model}, 404,
 			"rita@example.com holds no write access on model prod (nothing to revoke"},
 		{"POST", "/v1/models", map[string]string{"name": "prod"}, 409, `model "prod" already exists in organization acme`},

@@ -176,7 +176,11 @@ func (s *Server) identityByRef(ctx context.Context, ref string) (store.Identity,
 		id, err = s.store.ServiceAccountIdentity(ctx, ref)
 	}
 	if err != nil {
-		return id, fmt.Errorf("%w: user %q (nobody by that name has logged in or been granted access)", errNotFound, ref)
+		hint := ""
+		if strings.Contains(ref, "/") {
+			hint = "; a group is granted as one: drover grant --group ORG/NAME"
+		}
+		return id, fmt.Errorf("%w: user %q (nobody by that name has logged in or been granted access%s)", errNotFound, ref, hint)
 	}
 	return id, nil
 }
