@@ -58,7 +58,7 @@ func (a *App) controllerName(s *State, name string) (string, error) {
 	}
 	if name == "" {
 		if len(s.Controllers) == 0 {
-			return "", errors.New("no controllers registered; run 'drover bootstrap' to create one")
+			return "", errors.New("no controllers registered; run 'drover bootstrap' to create one, or 'drover login https://HUB:PORT --ca FILE' to use a hub")
 		}
 		return "", errors.New("no current controller; choose one with 'drover switch CONTROLLER'")
 	}

@@ -153,7 +153,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"no-such-command"}, 2, "ERROR unknown command \"no-such-command\""},
 		{[]string{"status", "--bogus"}, 2, "ERROR unknown flag: --bogus"},
 		{[]string{"scale", "kv"}, 2, "ERROR scale: expected an application name and a unit count"},
-		{[]string{"status"}, 1, "ERROR no controllers registered; run 'drover bootstrap' to create one"},
+		{[]string{"status"}, 1, "ERROR no controllers registered; run 'drover bootstrap' to create one, or 'drover login https://HUB:PORT --ca FILE' to use a hub"},
 		{[]string{"version"}, 0, ""},
 		{[]string{"completion", "bash"}, 0, ""},
 		{[]string{"completion", "zsh"}, 0, ""},
