@@ -2,13 +2,13 @@ package hub
 
 import (
 	"context"
-	"errors"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 
 	"github.com/droverhq/drover/authz"
-	"github.com/droverhq/drover/hub/internal/store"
 )
 
 // Long-lived proxied calls (websocket watches, followed log streams) run
@@ -92,29 +92,66 @@ func (s *Server) followLive(ctx context.Context) error {
 }
 
 // recheckLive ends the live calls whose caller is gone or disabled, or no
-// longer holds the access the call rests on. A check that fails (OpenFGA
-// unreachable) leaves the call running: it is checked at the next change.
+// longer holds the access the call rests on. Its cost does not grow with
+// the calls but with what they rest on: one query reads which callers are
+// still enabled, and each distinct (caller, access, model) is checked
+// once, liveCheckers at a time. A check that fails (OpenFGA unreachable)
+// leaves its calls running: they are checked at the next change.
 func (s *Server) recheckLive(ctx context.Context) {
-	enabled := map[string]bool{}
-	for _, c := range s.live.snapshot() {
-		ok, seen := enabled[c.p.Identity.ID]
-		if !seen {
-			id, err := s.store.IdentityByID(ctx, c.p.Identity.ID)
-			if err != nil && !errors.Is(err, store.ErrNotFound) {
-				continue
-			}
-			ok = err == nil && id.DisabledAt == nil
-			enabled[c.p.Identity.ID] = ok
+	calls := s.live.snapshot()
+	if len(calls) == 0 {
+		return
+	}
+	ids := map[string]bool{}
+	for _, c := range calls {
+		ids[c.p.Identity.ID] = true
+	}
+	enabled, err := s.store.EnabledIdentities(ctx, slices.Collect(maps.Keys(ids)))
+	if err != nil {
+		s.cfg.Logger.Warn("live calls: cannot read their callers; checked at the next change", "err", err)
+		return
+	}
+	type need struct {
+		p     Principal
+		rel   authz.Relation
+		model string
+	}
+	type key struct{ user, rel, model string }
+	needs := map[key]need{}
+	for _, c := range calls {
+		if enabled[c.p.Identity.ID] {
+			needs[key{c.p.Object, string(c.rel), c.model}] = need{c.p, c.rel, c.model}
 		}
+	}
+	var mu sync.Mutex
+	holds := make(map[key]bool, len(needs)) // absent: the check failed
+	sem := make(chan struct{}, liveCheckers)
+	var wg sync.WaitGroup
+	for k, n := range needs {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			ok, err := s.Check(ctx, n.p, n.rel, authz.ModelObject(n.model))
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			holds[k] = ok
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	for _, c := range calls {
+		ok, checked := enabled[c.p.Identity.ID], true
 		if ok {
-			var err error
-			if ok, err = s.Check(ctx, c.p, c.rel, authz.ModelObject(c.model)); err != nil {
-				continue
-			}
+			ok, checked = holds[key{c.p.Object, string(c.rel), c.model}]
 		}
-		if !ok {
+		if checked && !ok {
 			s.cfg.Logger.Info("ending a live call: its caller lost access", "user", c.p.Identity.Name(), "model", c.model)
 			c.cancel()
 		}
 	}
 }
+
+// liveCheckers bounds the permission checks recheckLive runs at once.
+const liveCheckers = 8

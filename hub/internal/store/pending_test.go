@@ -71,6 +71,16 @@ func TestDisabledIdentity(t *testing.T) {
 	if d, err := f.s.SetIdentityDisabled(ctx, f.bob.ID, true, time.Now()); err != nil || d.DisabledAt == nil {
 		t.Fatalf("disable: %+v %v", d, err)
 	}
+	// Of bob (disabled), alice, someone unknown and no UUID at all, only
+	// alice is enabled.
+	alice, err := login("alice", "alice@example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if en, err := f.s.EnabledIdentities(ctx, []string{f.bob.ID, alice.ID, "6a1f0c2e-0000-4000-8000-000000000009", "nope"}); err != nil ||
+		len(en) != 1 || !en[alice.ID] {
+		t.Errorf("enabled identities: %v %v, want alice's alone", en, err)
+	}
 	if _, err := login("bob", "bob@example.com"); !errors.Is(err, store.ErrDisabled) || err.Error() != "user bob@example.com is disabled: store: disabled" {
 		t.Errorf("a disabled identity's login: %v", err)
 	}
