@@ -145,13 +145,42 @@ func (s *Server) resolveGrant(ctx context.Context, p Principal, req GrantRequest
 		}
 		g, err := s.store.GroupByName(ctx, org, name)
 		if err != nil {
-			return authz.Tuple{}, nil, fmt.Errorf("%w: group %q", errNotFound, req.Group)
+			return authz.Tuple{}, nil, unknownGroup(req.Group)
+		}
+		if grant {
+			// Another organization's groups are its own business: a grant
+			// to one is answered as for a group nobody made, so nobody
+			// learns another tenant's group names by trying them.
+			if seen, err := s.seesGroup(ctx, p, g); err != nil || !seen {
+				return authz.Tuple{}, nil, cmp.Or(err, unknownGroup(req.Group))
+			}
 		}
 		subject = authz.GroupMembers(g.ID)
 	default:
 		return bad("give exactly one of user and group")
 	}
 	return authz.Tuple{User: subject, Relation: lv.rel, Object: object}, info, nil
+}
+
+// unknownGroup is the answer for a group that does not exist, or that the
+// caller may not know of.
+func unknownGroup(ref string) error { return fmt.Errorf("%w: group %q", errNotFound, ref) }
+
+// seesGroup reports whether p may know of g: a member of its organization
+// (its administrators and the hub's included).
+func (s *Server) seesGroup(ctx context.Context, p Principal, g store.Group) (bool, error) {
+	return s.Check(ctx, p, authz.Member, authz.OrgObject(g.Org))
+}
+
+// seesGroupNamed is seesGroup for ORG/NAME; false when it cannot tell.
+func (s *Server) seesGroupNamed(ctx context.Context, p Principal, ref string) bool {
+	org, name, _ := strings.Cut(ref, "/")
+	g, err := s.store.GroupByName(ctx, org, name)
+	if err != nil {
+		return false
+	}
+	seen, err := s.seesGroup(ctx, p, g)
+	return err == nil && seen
 }
 
 // article names an object type with its indefinite article.
@@ -212,9 +241,15 @@ func (s *Server) changeGrant(w http.ResponseWriter, r *http.Request, grant bool)
 	} else {
 		remove, leave := revokeSet(t, req.Level)
 		if err = s.store.Revoke(r.Context(), remove, leave); errors.Is(err, store.ErrNotFound) {
-			// Named as the caller named them, not as tuples.
+			// Named as the caller named them, not as tuples. Another
+			// organization's group granted nothing here is, as for a grant,
+			// a group nobody made (one granted something is revoked: the
+			// target's administrators see who holds access to it).
 			err = fmt.Errorf("%w: %s holds no %s access on %s (nothing to revoke; inherited access is revoked where it is granted)",
 				errNotFound, cmp.Or(req.User, "group "+req.Group), req.Level, s.grantTarget(r.Context(), req))
+			if req.Group != "" && !s.seesGroupNamed(r.Context(), p, req.Group) {
+				err = unknownGroup(req.Group)
+			}
 		}
 	}
 	if err != nil {
@@ -317,7 +352,7 @@ func (s *Server) groupFor(r *http.Request, rel authz.Relation) (store.Group, err
 		}
 	}
 	if err != nil {
-		return store.Group{}, fmt.Errorf("%w: group %q", errNotFound, ref)
+		return store.Group{}, unknownGroup(ref)
 	}
 	annotate(r.Context(), func(a *auditInfo) { a.Org = g.Org })
 	return g, s.require(r.Context(), p, rel, authz.Member, authz.OrgObject(g.Org))

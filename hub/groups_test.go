@@ -107,13 +107,25 @@ func TestListAndShowGroups(t *testing.T) {
 			t.Fatalf("%s %s %v: %d %s", call.method, call.path, call.body, code, b)
 		}
 	}
-	// Globex's administrator grants acme/ops read on globex's model:
-	// acme's members who cannot see that model are not told of it.
+	// Globex's administrator may not grant to acme's groups: told, as
+	// for a group nobody made, nothing of them (docs/decisions/0010),
+	// and neither when revoking.
 	secret, err := f.st.ModelByName(ctx, "globex", "prod")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if code, b := f.do("POST", "/v1/grants", f.token(f.olga, time.Minute, ""),
+	for _, method := range []string{"POST", "DELETE"} {
+		for _, group := range []string{"acme/ops", "acme/nosuch"} {
+			code, b := f.do(method, "/v1/grants", f.token(f.olga, time.Minute, ""),
+				map[string]string{"group": group, "level": "read", "model": secret.UUID})
+			if want := `{"code":"not-found","message":"not found: group \"` + group + `\""}`; code != http.StatusNotFound || strings.TrimSpace(string(b)) != want {
+				t.Errorf("%s globex's model to %s by globex's administrator: %d %s, want 404 %s", method, group, code, b, want)
+			}
+		}
+	}
+	// A hub administrator may: acme's members who cannot see that model
+	// are not told of it.
+	if code, b := f.do("POST", "/v1/grants", root,
 		map[string]string{"group": "acme/ops", "level": "read", "model": secret.UUID}); code != http.StatusNoContent {
 		t.Fatalf("grant globex's model to acme/ops: %d %s", code, b)
 	}
