@@ -7,24 +7,26 @@ import (
 	"time"
 )
 
-// cost is what this process spent on one path's status calls: CPU time
-// (user and system, all threads) and heap allocations (which the runtime
-// counts as it refills its per-CPU caches: exact over many calls, not for
-// one). The hub, the spoke and the client all run here, and the two paths
-// are interleaved call by call, so the difference between the paths is
+// cost is what one path's status calls spent: CPU time (user and system,
+// all threads) of this process and of the spoke's own process if it has
+// one, and this process's heap allocations (which the runtime counts as it
+// refills its per-CPU caches: exact over many calls, not for one). The two
+// paths are interleaved call by call, so the difference between them is
 // what the hub's hop costs the machine. Background work (the indexer,
 // OpenFGA, raft) falls on both paths alike. A call's latency is mostly
 // CPU, since the calls are sequential.
 type cost struct {
-	cpu          time.Duration
-	objs, bytes  uint64
-	calls        int
-	samples      [2][]metrics.Sample
-	start, split syscall.Rusage
+	cpu                    time.Duration
+	objs, bytes            uint64
+	calls                  int
+	samples                [2][]metrics.Sample
+	start, split           syscall.Rusage
+	spokePID               int
+	spokeStart, spokeSplit time.Duration
 }
 
-func newCost() *cost {
-	c := &cost{}
+func newCost(spokePID int) *cost {
+	c := &cost{spokePID: spokePID}
 	for i := range c.samples {
 		c.samples[i] = []metrics.Sample{{Name: "/gc/heap/allocs:objects"}, {Name: "/gc/heap/allocs:bytes"}}
 	}
@@ -34,11 +36,18 @@ func newCost() *cost {
 // begin is called just before a call is timed, end just after.
 func (c *cost) begin() {
 	metrics.Read(c.samples[0])
+	if c.spokePID != 0 {
+		c.spokeStart = processCPU(c.spokePID)
+	}
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &c.start)
 }
 
 func (c *cost) end() {
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &c.split)
+	if c.spokePID != 0 {
+		c.spokeSplit = processCPU(c.spokePID)
+		c.cpu += c.spokeSplit - c.spokeStart
+	}
 	metrics.Read(c.samples[1])
 	c.cpu += cpuTime(c.split) - cpuTime(c.start)
 	c.objs += c.samples[1][0].Value.Uint64() - c.samples[0][0].Value.Uint64()

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"testing"
 	"time"
 )
@@ -8,7 +9,7 @@ import (
 var sink []*[64]byte
 
 func TestCostCountsThisProcess(t *testing.T) {
-	c := newCost()
+	c := newCost(0)
 	const calls, each = 20, 10000
 	for range calls {
 		c.begin()
@@ -32,5 +33,30 @@ func TestCostCountsThisProcess(t *testing.T) {
 	}
 	if c.calls != calls {
 		t.Errorf("calls = %d, want %d", c.calls, calls)
+	}
+}
+
+// TestProcessCPU reads a process's CPU time from /proc as getrusage
+// counts it: this process's, after a busy spell.
+func TestProcessCPU(t *testing.T) {
+	before := processCPU(os.Getpid())
+	for t0 := time.Now(); time.Since(t0) < 200*time.Millisecond; { // busy
+	}
+	if d := processCPU(os.Getpid()) - before; d < 100*time.Millisecond || d > 2*time.Second {
+		t.Errorf("CPU over a 200 ms busy spell: %v", d)
+	}
+	if processCPU(-1) != 0 {
+		t.Error("a process that does not exist has CPU time")
+	}
+}
+
+func TestSpokeSettingsRoundTrip(t *testing.T) {
+	in := spokeSettings{dataDir: "/tmp/a b", listen: "127.0.0.1:1", raft: "127.0.0.1:2", hubURL: "https://127.0.0.1:3", hubCAFile: "/tmp/ca.crt"}
+	out, err := decodeSpokeSettings(in.encode())
+	if err != nil || out != in {
+		t.Errorf("round trip: %+v %v, want %+v", out, err, in)
+	}
+	if _, err := decodeSpokeSettings("colour=blue"); err == nil {
+		t.Error("an unknown setting was accepted")
 	}
 }

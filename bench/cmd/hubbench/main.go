@@ -12,9 +12,10 @@
 //     sequential requests each, interleaved in rounds. Target: overhead
 //     (p50 and p99) ≤ 10%.
 //
-// Everything runs in this process on 127.0.0.1: a private PostgreSQL (from
-// the system binaries), embedded OpenFGA, the development issuer, the hub
-// and the spoke.
+// Everything runs on 127.0.0.1: a private PostgreSQL (from the system
+// binaries), and in this process embedded OpenFGA, the development issuer,
+// the hub and the spoke (with -spoke-process, the spoke runs in a process
+// of its own, as a controller does).
 package main
 
 import (
@@ -40,11 +41,18 @@ import (
 
 type options struct {
 	controllers, models, listReqs, statusReqs, rounds, apps, units int
-	keep                                                           bool
+	keep, spokeProcess                                             bool
 	cpuprofile                                                     string
 }
 
 func main() {
+	if v, ok := os.LookupEnv(spokeChildEnv); ok { // started by startSpokeProcess
+		if err := runSpokeChild(v); err != nil {
+			fmt.Fprintln(os.Stderr, "hubbench spoke:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	var o options
 	flag.IntVar(&o.controllers, "controllers", 10, "synthetic controllers")
 	flag.IntVar(&o.models, "models", 1000, "models per synthetic controller")
@@ -54,10 +62,11 @@ func main() {
 	flag.IntVar(&o.apps, "apps", 10, "applications in the status models")
 	flag.IntVar(&o.units, "units", 3, "units per application in the typical status model")
 	flag.BoolVar(&o.keep, "keep", false, "keep the state directory")
+	flag.BoolVar(&o.spokeProcess, "spoke-process", false, "run the spoke in a process of its own, as a controller runs (default: in this process, as every figure in bench/README.md)")
 	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of the measured phases (listing and status) to this file")
 	flag.Parse()
-	// The hub and the spoke run in this process: give them droverd's GC
-	// policy (internal/gcpolicy). GOGC overrides.
+	// The hub (and the spoke, in its process or in this one) run with
+	// droverd's GC policy (internal/gcpolicy). GOGC overrides.
 	if err := gcpolicy.Apply(); err != nil {
 		fmt.Fprintln(os.Stderr, "hubbench:", err)
 		os.Exit(2)
@@ -83,7 +92,7 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	total := o.controllers * o.models
-	st, err := startStack(ctx, root, uint32(total+1000))
+	st, err := startStack(ctx, root, uint32(total+1000), o.spokeProcess)
 	if err != nil {
 		return err
 	}

@@ -18,9 +18,10 @@ import (
 	"github.com/droverhq/drover/tests/testkit"
 )
 
-// stack is the system under test, in this process: a private PostgreSQL,
-// embedded OpenFGA, the development issuer, one hub and one real spoke
-// that trusts it and is registered with it.
+// stack is the system under test: a private PostgreSQL, and in this
+// process embedded OpenFGA, the development issuer, one hub, and one real
+// spoke that trusts it and is registered with it (in a process of its own
+// with -spoke-process: spokeproc.go).
 type stack struct {
 	hub       *hub.Server
 	hubAddr   string
@@ -28,6 +29,7 @@ type stack struct {
 	spokeAddr string
 	spokeCA   []byte
 	spokeUUID string
+	spokePID  int // the spoke's own process (-spoke-process), else 0
 	issuer    string
 	stops     []func()
 	g         *errgroup.Group
@@ -51,7 +53,8 @@ func addr() (string, error) {
 
 // startStack starts everything under root (which the postgres user must
 // be able to traverse). On error, whatever started is stopped.
-func startStack(ctx context.Context, root string, maxList uint32) (_ *stack, err error) {
+func startStack(ctx context.Context, root string, maxList uint32, spokeProcess bool) (_ *stack, err error) {
+	start := time.Now()
 	rctx, cancel := context.WithCancel(ctx)
 	g, gctx := errgroup.WithContext(rctx)
 	s := &stack{g: g, cancel: cancel}
@@ -105,20 +108,39 @@ func startStack(ctx context.Context, root string, maxList uint32) (_ *stack, err
 		return nil, err
 	}
 	spokeDir := filepath.Join(root, "spoke")
-	sready := make(chan struct{})
-	sp, err := spoke.New(ctx, spoke.Config{DataDir: spokeDir, Listen: s.spokeAddr, RaftListen: raft, Name: "real",
-		Bootstrap: true, Ready: sready, Logger: quiet, HubURL: "https://" + s.hubAddr, HubCACert: s.hubCA,
-		NoProvisioner: true}) // units' machines stay pending: no agent processes
-	if err != nil {
-		return nil, fmt.Errorf("spoke: %w", err)
+	if spokeProcess {
+		set := spokeSettings{dataDir: spokeDir, listen: s.spokeAddr, raft: raft, hubURL: "https://" + s.hubAddr,
+			hubCAFile: hub.CACertFile(hubDir)}
+		proc, stop, err := startSpokeProcess(set, filepath.Join(root, "spoke.log"))
+		if err != nil {
+			return nil, fmt.Errorf("spoke process: %w", err)
+		}
+		s.stops = append(s.stops, stop)
+		s.spokePID = proc.Pid
+	} else {
+		sready := make(chan struct{})
+		sp, err := spoke.New(ctx, spoke.Config{DataDir: spokeDir, Listen: s.spokeAddr, RaftListen: raft, Name: "real",
+			Bootstrap: true, Ready: sready, Logger: quiet, HubURL: "https://" + s.hubAddr, HubCACert: s.hubCA,
+			NoProvisioner: true}) // units' machines stay pending: no agent processes
+		if err != nil {
+			return nil, fmt.Errorf("spoke: %w", err)
+		}
+		g.Go(func() error { return sp.Serve(gctx) })
+		if err := wait(gctx, sready); err != nil {
+			return nil, err
+		}
 	}
-	g.Go(func() error { return sp.Serve(gctx) })
-	if err := wait(gctx, sready); err != nil {
-		return nil, err
-	}
-	cred, err := spoke.ReadAdminCredential(spokeDir)
-	if err != nil {
-		return nil, err
+	var cred *spoke.AdminCredential
+	for delay := 50 * time.Millisecond; ; delay = min(2*delay, time.Second) { // the child writes it once bootstrapped
+		if cred, err = spoke.ReadAdminCredential(spokeDir); err == nil {
+			break
+		}
+		if time.Since(start) > time.Minute {
+			return nil, fmt.Errorf("the spoke's admin credential: %w (see %s)", err, filepath.Join(root, "spoke.log"))
+		}
+		if err := sleepCtx(ctx, delay); err != nil {
+			return nil, err
+		}
 	}
 	s.spokeCA = []byte(cred.CACert)
 	req := hub.AddControllerRequest{Name: "real", URL: "https://" + s.spokeAddr, CACert: cred.CACert, Region: "real", Cloud: "localhost"}

@@ -65,7 +65,7 @@ func benchStatusModel(ctx context.Context, o options, st *stack, l *hubload.Load
 
 	paths := []*api.Client{viaHub, direct}
 	lat := [2][]time.Duration{}
-	costs := [2]*cost{newCost(), newCost()}
+	costs := [2]*cost{newCost(st.spokePID), newCost(st.spokePID)}
 	per := max(1, o.statusReqs/o.rounds)
 	for _, c := range paths { // warm-up: connections, JWKS, caches
 		for range 20 {
