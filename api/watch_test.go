@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/tests/testkit"
@@ -156,5 +157,58 @@ func TestWatchRefusedIsFinal(t *testing.T) {
 	var e *api.Error
 	if !errors.Is(err, api.ErrNotFound) || !errors.As(err, &e) || e.Status != http.StatusNotFound {
 		t.Fatalf("got %v, want not-found", err)
+	}
+}
+
+// TestWatchResumesWithARenewedToken: a hub ends a watch when the token it
+// was opened with expires (and refuses that token from then on); the
+// watcher renews the token and resumes where it was.
+func TestWatchResumesWithARenewedToken(t *testing.T) {
+	testkit.CheckLeaks(t)
+	ca := newTestCA(t)
+	var current atomic.Value // the token the server accepts
+	current.Store("t1")
+	node := &watchNode{t: t, sinces: make(chan uint64, 4)}
+	node.script = func(conn *websocket.Conn, since uint64) {
+		if since == 0 {
+			send(t, conn, api.WatchFrame{Type: api.FrameReset, Index: 7, Status: &api.FullStatus{}})
+			current.Store("t2") // t1 expires: the stream ends, t1 is refused
+			_ = conn.Close()
+			return
+		}
+		send(t, conn, api.WatchFrame{Type: api.FrameDelta, Index: since + 1})
+		drain(conn)
+	}
+	auth := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer "+current.Load().(string) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusUnauthorized)
+			_, _ = w.Write([]byte(`{"code":"unauthorized","message":"token expired"}`))
+			return
+		}
+		node.ServeHTTP(w, r)
+	})
+	srv := ca.serve(t, auth)
+	var refreshes atomic.Int32
+	c := newClient(t, api.ClientConfig{Addresses: []string{addr(srv)}, CACert: ca.pem, Token: "t1",
+		RefreshToken: func(context.Context) (string, error) { refreshes.Add(1); return "t2", nil }})
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	w, err := c.Watch(ctx, model, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	for _, want := range []string{api.FrameReset, api.FrameDelta} {
+		f, err := w.Next(ctx)
+		if err != nil || f.Type != want {
+			t.Fatalf("frame: %+v %v, want %s", f, err, want)
+		}
+		if want == api.FrameDelta && f.Index != 8 {
+			t.Errorf("resumed at index %d, want 8 (after 7)", f.Index)
+		}
+	}
+	if n := refreshes.Load(); n != 1 {
+		t.Errorf("token renewed %d times, want once", n)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/droverhq/drover/authz"
+	"github.com/droverhq/drover/hub/internal/token"
 )
 
 // Long-lived proxied calls (websocket watches, followed log streams) run
@@ -45,9 +46,15 @@ func longLived(r *http.Request) bool {
 
 // track registers a long-lived call made by p with rel on model, and
 // returns the request to forward, ended by cancelling its context, and
-// the function that forgets it.
+// the function that forgets it. The call also ends when the session token
+// it was opened with expires, as a new request with that token would be
+// refused: a client resumes it with a renewed token (api.Client's watch
+// and log stream do), which a session ended by logout cannot get.
 func (l *liveCalls) track(r *http.Request, p Principal, rel authz.Relation, model string) (*http.Request, func()) {
 	ctx, cancel := context.WithCancel(r.Context())
+	if !p.Expires.IsZero() { // refused from then on (token.Leeway: replicas' clocks)
+		ctx, cancel = context.WithDeadline(r.Context(), p.Expires.Add(token.Leeway))
+	}
 	c := &liveCall{p: p, rel: rel, model: model, cancel: cancel}
 	l.mu.Lock()
 	l.calls[c] = struct{}{}

@@ -113,3 +113,38 @@ func TestLongLivedCallsEndWithTheirAccess(t *testing.T) {
 		}
 	}
 }
+
+// TestLongLivedCallsEndWithTheirToken: a watch opened through the hub ends
+// when the session token it was opened with expires, as a request with it
+// would then be refused; the client resumes it with a renewed one.
+func TestLongLivedCallsEndWithTheirToken(t *testing.T) {
+	f := newProxyFixture(t)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	u := "ws" + strings.TrimPrefix(f.url, "http") + "/v1/models/" + f.model + "/watch?since=0"
+	tok := f.token(f.rita, 3*time.Second, "")
+	conn, _, err := websocket.DefaultDialer.DialContext(ctx, u, http.Header{"Authorization": {"Bearer " + tok}})
+	if err != nil {
+		t.Fatalf("watch: %v", err)
+	}
+	defer conn.Close()
+	opened := time.Now()
+	_ = conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+	for {
+		var frame struct{ Type string }
+		if err := conn.ReadJSON(&frame); err != nil {
+			if strings.Contains(err.Error(), "timeout") {
+				t.Fatal("the watch outlived its token by 25 s")
+			}
+			break
+		}
+	}
+	if held := time.Since(opened); held > 20*time.Second {
+		t.Errorf("the watch ended %v after it was opened with a 3 s token", held)
+	}
+	// The token is spent: the watch cannot be opened again with it.
+	if _, resp, err := websocket.DefaultDialer.DialContext(ctx, u, http.Header{"Authorization": {"Bearer " + tok}}); err == nil ||
+		resp == nil || resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("the expired token opened the watch again: %v %v", resp, err)
+	}
+}
