@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"encoding/pem"
@@ -41,17 +42,7 @@ func TestDestroyWaitEndsWithTheModel(t *testing.T) {
 			{Kind: "machine", Key: "0", Op: "delete"}, {Kind: "model", Key: uuid, Op: "delete"}}})
 		_, _, _ = c.ReadMessage() // then nothing more, until the client goes
 	})
-	srv := httptest.NewTLSServer(mux)
-	defer srv.Close()
-	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
-	cl, err := api.NewClient(api.ClientConfig{Addresses: []string{strings.TrimPrefix(srv.URL, "https://")}, CACert: ca,
-		User: "admin", Password: "x", Timeout: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	a, _, _ := testApp(t)
-	mc := &modelConn{conn: &conn{name: "c", details: &ControllerDetails{}, account: &Account{}, client: cl}, model: "m", uuid: uuid}
+	a, _, _, mc := atFakeModel(t, mux, uuid)
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
 	var left modelLeft
@@ -96,20 +87,10 @@ func TestWatchEndsSayingWhy(t *testing.T) {
 					_, _, _ = conn.ReadMessage()
 				} // else the stream just ends, as the hub ends a revoked caller's
 			})
-			srv := httptest.NewTLSServer(mux)
-			defer srv.Close()
-			ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
-			cl, err := api.NewClient(api.ClientConfig{Addresses: []string{strings.TrimPrefix(srv.URL, "https://")}, CACert: ca,
-				User: "admin", Password: "x", Timeout: 5 * time.Second})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer cl.Close()
-			a, _, errb := testApp(t)
-			mc := &modelConn{conn: &conn{name: "c", details: &ControllerDetails{}, account: &Account{}, client: cl}, model: "m", uuid: uuid}
+			a, _, errb, mc := atFakeModel(t, mux, uuid)
 			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 			defer cancel()
-			err = a.watchStatus(ctx, mc, nil, "tabular", statusOptions{})
+			err := a.watchStatus(ctx, mc, nil, "tabular", statusOptions{})
 			if gotErr := fmt.Sprint(err); (c.err == "" && err != nil) || (c.err != "" && gotErr != c.err) {
 				t.Errorf("watch ended with %v, want %q", err, c.err)
 			}
@@ -137,22 +118,29 @@ func TestFollowedLogEndsSayingWhy(t *testing.T) {
 		w.Header().Set("Content-Type", "application/x-ndjson")
 		_ = json.NewEncoder(w).Encode(api.LogRecord{Seq: 1, Entity: "unit-kv-0", Level: "INFO", Message: "hello"})
 	})
-	srv := httptest.NewTLSServer(mux)
-	defer srv.Close()
+	a, out, _, mc := atFakeModel(t, mux, uuid)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	err := a.streamLogs(ctx, mc, debugLogOptions{lines: 10, format: logFormat{loc: time.UTC}})
+	want := `model "m" can no longer be followed: it was destroyed, or your access to it was revoked`
+	if fmt.Sprint(err) != want || !strings.Contains(out.String(), "hello") {
+		t.Errorf("debug-log ended with %v after %q; want %q", err, out, want)
+	}
+}
+
+// atFakeModel serves h as a controller over TLS until the test ends, and
+// returns a client app and a connection to model uuid ("m") on it.
+func atFakeModel(t *testing.T, h http.Handler, uuid string) (*App, *bytes.Buffer, *bytes.Buffer, *modelConn) {
+	t.Helper()
+	srv := httptest.NewTLSServer(h)
+	t.Cleanup(srv.Close)
 	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
 	cl, err := api.NewClient(api.ClientConfig{Addresses: []string{strings.TrimPrefix(srv.URL, "https://")}, CACert: ca,
 		User: "admin", Password: "x", Timeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cl.Close()
-	a, out, _ := testApp(t)
-	mc := &modelConn{conn: &conn{name: "c", details: &ControllerDetails{}, account: &Account{}, client: cl}, model: "m", uuid: uuid}
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-	defer cancel()
-	err = a.streamLogs(ctx, mc, debugLogOptions{lines: 10, format: logFormat{loc: time.UTC}})
-	want := `model "m" can no longer be followed: it was destroyed, or your access to it was revoked`
-	if fmt.Sprint(err) != want || !strings.Contains(out.String(), "hello") {
-		t.Errorf("debug-log ended with %v after %q; want %q", err, out, want)
-	}
+	t.Cleanup(cl.Close)
+	a, out, errb := testApp(t)
+	return a, out, errb, &modelConn{conn: &conn{name: "c", details: &ControllerDetails{}, account: &Account{}, client: cl}, model: "m", uuid: uuid}
 }
