@@ -15,15 +15,18 @@ import (
 // controller's event stream. A listing from a hub sets Model.Index, so a
 // caller needs no status call per model.
 type ModelIndex struct {
-	Org            string `json:"org"`
-	OwnerID        string `json:"owner-id,omitempty"`
-	Controller     string `json:"controller,omitempty"`
-	ControllerUUID string `json:"controller-uuid"`
-	Cloud          string `json:"cloud,omitempty"`
-	Region         string `json:"region,omitempty"`
-	Applications   int    `json:"application-count"`
-	Units          int    `json:"unit-count"`
-	Machines       int    `json:"machine-count"`
+	Org        string `json:"org"`
+	OwnerID    string `json:"owner-id,omitempty"`
+	Controller string `json:"controller,omitempty"`
+	// ControllerStatus is "disconnected" when the hub has lost its
+	// connection to the controller (the rest is what it last heard).
+	ControllerStatus string `json:"controller-status,omitempty"`
+	ControllerUUID   string `json:"controller-uuid"`
+	Cloud            string `json:"cloud,omitempty"`
+	Region           string `json:"region,omitempty"`
+	Applications     int    `json:"application-count"`
+	Units            int    `json:"unit-count"`
+	Machines         int    `json:"machine-count"`
 	// StatusSince is when the hub saw the model's status change (absent
 	// when it does not know); the client fills Model.Status.Since from it.
 	StatusSince *time.Time `json:"status-since,omitempty"`

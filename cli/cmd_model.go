@@ -123,6 +123,9 @@ type modelSummary struct {
 	Cloud     string    `json:"cloud,omitempty"`
 	// Controller is the controller behind a hub that hosts the model.
 	Controller string `json:"controller,omitempty"`
+	// ControllerStatus is "disconnected" when the hub has lost that
+	// controller: the rest is what it last heard.
+	ControllerStatus string `json:"controller-status,omitempty"`
 }
 
 func (a *App) modelsCmd() *cobra.Command {
@@ -178,6 +181,7 @@ func (a *App) models(ctx context.Context, ctlName, format string, showUUID bool)
 		if x := m.Index; x != nil {
 			// A hub answers from its index: no call per model.
 			ms.Apps, ms.Machines, ms.Units, ms.Controller = x.Applications, x.Machines, x.Units, x.Controller
+			ms.ControllerStatus = x.ControllerStatus
 			ms.Cloud = strings.Trim(x.Cloud+"/"+x.Region, "/")
 		} else if st, err := c.client.Status(ctx, m.UUID); err == nil {
 			ms.Machines, ms.Apps, ms.Cloud = len(st.Machines), len(st.Applications), st.Model.Cloud
@@ -213,7 +217,11 @@ func (a *App) models(ctx context.Context, ctlName, format string, showUUID bool)
 		if m.Life != api.Alive && m.Life != "" {
 			status = string(m.Life)
 		}
-		row := []any{name, orDash(m.Cloud), statusCell(status), m.Owner, m.Apps, m.Machines, m.Units}
+		st := statusCell(status)
+		if m.ControllerStatus != "" { // what the hub last heard, from a controller it lost
+			st = colored(status+" (controller "+m.ControllerStatus+")", colorRed)
+		}
+		row := []any{name, orDash(m.Cloud), st, m.Owner, m.Apps, m.Machines, m.Units}
 		if hub {
 			row = slices.Insert(row, 1, any(orDash(m.Controller)))
 		}

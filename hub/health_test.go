@@ -112,8 +112,26 @@ func TestControllerHealthFollowsTheController(t *testing.T) {
 	if lastSeen == nil || lastSeen.Before(seen) {
 		t.Errorf("disconnected, last seen %v; it was seen at %v", lastSeen, seen)
 	}
+	// Its models are listed as what the hub last heard, and say so.
+	modelSays := func() string {
+		var out struct {
+			Models []map[string]any `json:"models"`
+		}
+		e.get("/v1/models", tok, &out)
+		if len(out.Models) != 1 {
+			t.Fatalf("models: %+v", out.Models)
+		}
+		s, _ := out.Models[0]["controller-status"].(string)
+		return s
+	}
+	if got := modelSays(); got != "disconnected" {
+		t.Errorf("a model on the lost controller: controller-status %q, want disconnected", got)
+	}
 	stop = start() // same data dir and addresses: the hub resubscribes by itself
 	// The controller sends a keepalive only after 30 s of silence: being
 	// connected sooner shows the subscription itself counts.
 	waitFor("connected", 20*time.Second)
+	if got := modelSays(); got != "" {
+		t.Errorf("a model on the controller found again: controller-status %q, want none", got)
+	}
 }

@@ -245,10 +245,15 @@ func appendModelHead(b []byte, m *store.ModelRow) []byte {
 }
 
 // appendPlace appends a model's controller, controller UUID, cloud and
-// region.
+// region, and, when the hub has lost its connection to the controller,
+// "controller-status": the model's other fields are then what the hub
+// last heard.
 func appendPlace(b []byte, ctrl [16]byte, p store.Place) []byte {
 	if len(p.Name) > 0 {
 		b = jsonw.String(append(b, `,"controller":`...), p.Name)
+	}
+	if string(p.Status) == statusDisconnected {
+		b = jsonw.String(append(b, `,"controller-status":`...), p.Status)
 	}
 	b = jsonw.UUID(append(b, `,"controller-uuid":`...), ctrl)
 	if len(p.Cloud) > 0 {

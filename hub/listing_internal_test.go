@@ -14,9 +14,9 @@ import (
 
 func TestAppendModelMatchesMarshal(t *testing.T) {
 	// appendModel spells out every field of store.Model; a new one must be
-	// added there and to store.ModelRow too (and counted here).
-	if n := reflect.TypeFor[store.Model]().NumField(); n != 17 {
-		t.Fatalf("store.Model has %d fields, appendModel knows 17: update it", n)
+	// added there and to store.ModelRow or store.Place too (and counted here).
+	if n := reflect.TypeFor[store.Model]().NumField(); n != 18 {
+		t.Fatalf("store.Model has %d fields, appendModel knows 18: update it", n)
 	}
 	at := time.Date(2026, 11, 21, 23, 59, 1, 123456000, time.UTC)
 	rows := []struct {
@@ -28,17 +28,25 @@ func TestAppendModelMatchesMarshal(t *testing.T) {
 			OwnerName: []byte("alice@example.com"), ControllerUUID: uuid.New(), Life: []byte("alive"), Status: []byte("available"),
 			ApplicationCount: 3, UnitCount: -1, MachineCount: 1 << 30, EventIndex: 1<<63 - 1, CreatedAt: at, UpdatedAt: at.Add(time.Hour)},
 			store.Place{Name: []byte("east"), Cloud: []byte("lxd"), Region: []byte("r1")}},
+		{store.ModelRow{Name: []byte("lost"), CreatedAt: at},
+			store.Place{Name: []byte("west"), Cloud: []byte("lxd"), Region: []byte("r2"), Status: []byte("disconnected")}},
+		{store.ModelRow{Name: []byte("fine"), CreatedAt: at},
+			store.Place{Name: []byte("west"), Status: []byte("connected")}},
 		{store.ModelRow{Name: []byte("q\"<&>\\\n\u2028✓\x00"), Status: []byte("\x7f"), CreatedAt: at.Truncate(time.Second)},
 			store.Place{Region: []byte("<r>")}},
 	}
 	for _, r := range rows {
 		m := store.Model{UUID: uuid.UUID(r.UUID).String(), Name: string(r.ModelRow.Name), Org: string(r.Org),
 			OwnerName: string(r.OwnerName), Controller: string(r.Place.Name), Cloud: string(r.Cloud), Region: string(r.Region),
-			ControllerUUID: uuid.UUID(r.ControllerUUID).String(), Life: string(r.Life), Status: string(r.Status),
+			Status:         string(r.ModelRow.Status),
+			ControllerUUID: uuid.UUID(r.ControllerUUID).String(), Life: string(r.Life),
 			ApplicationCount: int(r.ApplicationCount), UnitCount: int(r.UnitCount), MachineCount: int(r.MachineCount),
 			EventIndex: uint64(r.EventIndex), CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
 		if r.HasOwner {
 			m.Owner = uuid.UUID(r.Owner).String()
+		}
+		if string(r.Place.Status) == "disconnected" { // only a lost controller is said
+			m.ControllerStatus = "disconnected"
 		}
 		want, err := json.Marshal(m)
 		if err != nil {

@@ -127,6 +127,7 @@ type Model struct {
 	OwnerName        string    `json:"owner,omitempty"`    // Identity.Name
 	Owner            string    `json:"owner-id,omitempty"` // identity id
 	Controller       string    `json:"controller,omitempty"`
+	ControllerStatus string    `json:"controller-status,omitempty"` // "disconnected" when the hub lost it
 	ControllerUUID   string    `json:"controller-uuid"`
 	Cloud            string    `json:"cloud,omitempty"`
 	Region           string    `json:"region,omitempty"`
@@ -142,7 +143,8 @@ type Model struct {
 
 // modelCols, from modelFrom, are the columns of Model in its order.
 const (
-	modelCols = `m.uuid, m.name, m.org, m.owner_name, coalesce(m.owner::text, ''), c.name, m.controller_uuid,
+	modelCols = `m.uuid, m.name, m.org, m.owner_name, coalesce(m.owner::text, ''), c.name,
+	CASE WHEN c.status = 'disconnected' THEN c.status ELSE '' END, m.controller_uuid,
 	c.cloud, c.region, m.life, m.status, m.application_count, m.unit_count, m.machine_count, m.event_index,
 	m.created_at, m.updated_at`
 	// models.owner_name is the owner's Identity.Name, or '' for no owner
@@ -161,7 +163,7 @@ func scanModel(r pgx.CollectableRow) (Model, error) {
 
 // modelDest is where the columns of modelCols are scanned to.
 func modelDest(m *Model, id, cid *[16]byte, idx *int64) []any {
-	return []any{id, &m.Name, &m.Org, &m.OwnerName, &m.Owner, &m.Controller, cid, &m.Cloud, &m.Region, &m.Life, &m.Status,
+	return []any{id, &m.Name, &m.Org, &m.OwnerName, &m.Owner, &m.Controller, &m.ControllerStatus, cid, &m.Cloud, &m.Region, &m.Life, &m.Status,
 		&m.ApplicationCount, &m.UnitCount, &m.MachineCount, idx, &m.CreatedAt, &m.UpdatedAt}
 }
 

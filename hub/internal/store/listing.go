@@ -144,21 +144,22 @@ const visibleModel = `(m.org = ANY($1::text[]) OR m.controller_uuid = ANY($2::uu
 	OR m.uuid IN (SELECT substr(object, 7)::uuid FROM authz_tuples
 		WHERE "user" = ANY($3::text[]) AND relation = ANY($4::text[]) AND starts_with(object, 'model:')))`
 
-// Place is where a controller is, as a listing shows it.
-type Place struct{ Name, Cloud, Region []byte }
+// Place is where a controller is, as a listing shows it, and the hub's
+// connection to it (its health: connected, disconnected or unknown).
+type Place struct{ Name, Cloud, Region, Status []byte }
 
-// ControllerPlaces returns every controller's name, cloud and region by
-// UUID (a hub has tens or hundreds of controllers).
+// ControllerPlaces returns every controller's name, cloud, region and
+// health by UUID (a hub has tens or hundreds of controllers).
 func (s *Store) ControllerPlaces(ctx context.Context) (map[[16]byte]Place, error) {
-	rows, err := s.pool.Query(ctx, `SELECT uuid, name, cloud, region FROM controllers`)
+	rows, err := s.pool.Query(ctx, `SELECT uuid, name, cloud, region, status FROM controllers`)
 	if err != nil {
 		return nil, pgErr("list models", err)
 	}
 	out := map[[16]byte]Place{}
 	var id [16]byte
-	var name, cloud, region string
-	_, err = pgx.ForEachRow(rows, []any{&id, &name, &cloud, &region}, func() error {
-		out[id] = Place{[]byte(name), []byte(cloud), []byte(region)}
+	var name, cloud, region, status string
+	_, err = pgx.ForEachRow(rows, []any{&id, &name, &cloud, &region, &status}, func() error {
+		out[id] = Place{[]byte(name), []byte(cloud), []byte(region), []byte(status)}
 		return nil
 	})
 	return out, pgErr("list models", err)

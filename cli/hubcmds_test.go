@@ -143,3 +143,34 @@ func TestModelNamedAsTheUserKnowsIt(t *testing.T) {
 		}
 	}
 }
+
+// TestModelsOnALostController: at a hub, a model on a controller the hub
+// has lost shows what the hub last heard, and says so.
+func TestModelsOnALostController(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/models", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"models":[
+			{"uuid":"6a1f0c2e-0000-4000-8000-00000000000c","name":"prod","owner":"alice@example.com","life":"alive","status":"available",
+			 "controller":"east","controller-status":"disconnected","controller-uuid":"c1","cloud":"localhost","region":"east","application-count":2},
+			{"uuid":"6a1f0c2e-0000-4000-8000-00000000000d","name":"test","owner":"alice@example.com","life":"alive","status":"available",
+			 "controller":"west","controller-uuid":"c2","cloud":"localhost","region":"west"}]}`))
+	})
+	a, out, errb := atFakeHub(t, mux)
+	if code := a.Run(t.Context(), []string{"models"}); code != 0 {
+		t.Fatalf("models: exit %d: %s", code, errb)
+	}
+	want := `Controller: hub
+
+Model  Controller  Cloud/Region    Status                               Owner              Apps  Machines  Units
+prod   east        localhost/east  available (controller disconnected)  alice@example.com  2     0         0
+test   west        localhost/west  available                            alice@example.com  0     0         0
+`
+	if out.String() != want {
+		t.Errorf("models:\n%s\nwant\n%s", out, want)
+	}
+	out.Reset()
+	if code := a.Run(t.Context(), []string{"models", "--format", "json"}); code != 0 || !strings.Contains(out.String(), `"controller-status":"disconnected"`) {
+		t.Errorf("models --format json: exit %d: %s", code, out)
+	}
+}
