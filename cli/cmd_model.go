@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -280,7 +281,18 @@ func (a *App) showModelCmd() *cobra.Command {
 				if len(x.Users) > 0 {
 					view["users"] = modelUsersView(x.Users, a.Now())
 				}
-				if view["config"], err = mc.client.ModelConfig(cmd.Context(), mc.uuid); err != nil {
+				if x.ControllerStatus != "" { // the rest is what the hub last heard
+					view["controller-status"] = x.ControllerStatus
+				}
+				cfg, err := mc.client.ModelConfig(cmd.Context(), mc.uuid)
+				switch {
+				case err == nil:
+					view["config"] = cfg
+				case api.CodeOf(err) == api.CodeUnavailable:
+					// What the hub knows is still worth showing.
+					delete(view, "config")
+					view["controller-status"] = cmp.Or(x.ControllerStatus, "unreachable")
+				default:
 					return err
 				}
 			}

@@ -174,3 +174,38 @@ test   west        localhost/west  available                            alice@ex
 		t.Errorf("models --format json: exit %d: %s", code, out)
 	}
 }
+
+// TestShowModelOnALostController: show-model at a hub shows what the hub
+// knows of a model whose controller it cannot reach, without its config,
+// rather than failing.
+func TestShowModelOnALostController(t *testing.T) {
+	const id = "6a1f0c2e-0000-4000-8000-00000000000e"
+	mux := http.NewServeMux()
+	model := `{"uuid":"` + id + `","name":"prod","owner":"alice@example.com","life":"alive","status":"available",
+		"controller":"east","controller-status":"disconnected","controller-uuid":"c1","cloud":"localhost","region":"east"}`
+	mux.HandleFunc("GET /v1/models", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"models":[` + model + `]}`))
+	})
+	mux.HandleFunc("GET /v1/models/"+id, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(model))
+	})
+	mux.HandleFunc("GET /v1/models/"+id+"/config", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadGateway)
+		_ = json.NewEncoder(w).Encode(api.Error{Code: api.CodeUnavailable, Message: "controller east is unavailable behind the hub"})
+	})
+	a, out, errb := atFakeHub(t, mux)
+	if code := a.Run(t.Context(), []string{"show-model", "prod"}); code != 0 {
+		t.Fatalf("show-model: exit %d: %s", code, errb)
+	}
+	for _, want := range []string{"controller-status: disconnected", "controller-name: hub/east", "current: available"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("show-model lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out.String(), "config:") {
+		t.Errorf("show-model shows a config it could not read:\n%s", out)
+	}
+}
