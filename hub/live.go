@@ -51,8 +51,11 @@ func longLived(r *http.Request) bool {
 // refused: a client resumes it with a renewed token (api.Client's watch
 // and log stream do), which a session ended by logout cannot get.
 func (l *liveCalls) track(r *http.Request, p Principal, rel authz.Relation, model string) (*http.Request, func()) {
-	ctx, cancel := context.WithCancel(r.Context())
-	if !p.Expires.IsZero() { // refused from then on (token.Leeway: replicas' clocks)
+	var ctx context.Context
+	var cancel context.CancelFunc
+	if p.Expires.IsZero() {
+		ctx, cancel = context.WithCancel(r.Context())
+	} else { // refused from then on (token.Leeway: replicas' clocks)
 		ctx, cancel = context.WithDeadline(r.Context(), p.Expires.Add(token.Leeway))
 	}
 	c := &liveCall{p: p, rel: rel, model: model, cancel: cancel}
