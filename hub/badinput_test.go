@@ -79,13 +79,13 @@ func TestRefusalsSayWhatIsMissing(t *testing.T) {
 		says         string
 	}{
 		{f.rita, "PATCH", "/v1/models/" + f.model.UUID + "/config", map[string]any{"set": map[string]any{"a": 1}},
-			"rita@example.com needs write access to model prod"},
-		{f.will, "DELETE", "/v1/models/" + f.model.UUID, nil, "will@example.com needs admin access to model prod"},
+			"rita@example.com needs write access to model alice@example.com/prod"},
+		{f.will, "DELETE", "/v1/models/" + f.model.UUID, nil, "will@example.com needs admin access to model alice@example.com/prod"},
 		{f.rita, "POST", "/v1/groups", map[string]string{"org": "acme", "name": "x"}, "rita@example.com needs admin access to organization acme"},
 		{f.rita, "DELETE", "/v1/groups/acme%2Fops", nil, "rita@example.com needs admin access to organization acme"},
 		{f.will, "PATCH", "/v1/groups/acme%2Fops", map[string]string{"name": "x"}, "will@example.com needs admin access to organization acme"},
 		{f.rita, "POST", "/v1/grants", map[string]string{"user": "will@example.com", "level": "read", "model": f.model.UUID},
-			"rita@example.com needs admin access to model prod"},
+			"rita@example.com needs admin access to model alice@example.com/prod"},
 	} {
 		code, b := f.do(c.method, c.path, f.token(c.who, time.Minute, ""), c.body)
 		var e api.Error

@@ -35,7 +35,7 @@ func (s *Server) require(ctx context.Context, p Principal, rel, see authz.Relati
 			return err
 		}
 		if visible {
-			return fmt.Errorf("%w: %s needs %s access to %s", errForbidden, p.Identity.Name(), levelOf(object, rel), s.describe(ctx, object))
+			return fmt.Errorf("%w: %s needs %s access to %s", errForbidden, p.Identity.Name(), levelOf(object, rel), s.describeFor(ctx, p, object))
 		}
 	}
 	return fmt.Errorf("%w: %s", errNotFound, object)
@@ -76,6 +76,17 @@ func (s *Server) describe(ctx context.Context, object string) string {
 		return "the hub"
 	}
 	return object
+}
+
+// describeFor is describe as p knows the object: another owner's model is
+// OWNER/NAME, as drover lists it (the name alone means p's own).
+func (s *Server) describeFor(ctx context.Context, p Principal, object string) string {
+	if typ, id, err := authz.ParseObject(object); err == nil && typ == authz.TypeModel {
+		if m, err := s.store.ModelByUUID(ctx, id); err == nil && m.OwnerName != "" && m.Owner != p.Identity.ID {
+			return "model " + m.OwnerName + "/" + m.Name
+		}
+	}
+	return s.describe(ctx, object)
 }
 
 // list returns the ids of the objects of typ on which the caller has rel:
