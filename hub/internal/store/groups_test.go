@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/droverhq/drover/authz"
 	"github.com/droverhq/drover/hub/internal/store"
@@ -266,35 +267,10 @@ func TestRenameGroup(t *testing.T) {
 func TestGrantWaitsForGroupRemoval(t *testing.T) {
 	f := newGroupsFixture(t)
 	ctx := t.Context()
-	// RemoveGroup's first step, held open.
-	tx, err := f.s.Pool().Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback(ctx)
-	if _, err := tx.Exec(ctx, `DELETE FROM groups WHERE id = $1`, f.web.ID); err != nil {
-		t.Fatal(err)
-	}
 	grant := authz.Tuple{User: authz.GroupMembers(f.web.ID), Relation: authz.Administrator, Object: authz.OrgObject("acme")}
-	done := make(chan error, 1)
-	go func() { done <- f.s.Grant(ctx, grant) }()
-	var early error
-	finished := false
-	testkit.EventuallyWithin(t, 10*time.Second, func() (bool, error) {
-		select {
-		case early = <-done:
-			finished = true
-			return true, nil
-		default:
-		}
-		var waiting int
-		err := f.s.Pool().QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
-			WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting)
-		return waiting > 0, err
-	}, "the grant waits for the removal")
-	if finished {
-		t.Fatalf("the grant went through while its group was being removed: %v", early)
-	}
+	// RemoveGroup's first step, held open.
+	tx, done := f.waitsBehind(t, "the grant", `DELETE FROM groups WHERE id = $1`, f.web.ID,
+		func() error { return f.s.Grant(ctx, grant) })
 	if err := tx.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -324,27 +300,8 @@ func TestChangesWaitForIdentityRemoval(t *testing.T) {
 			f := newGroupsFixture(t)
 			ctx := t.Context()
 			// RemoveIdentity's first step, held open.
-			tx, err := f.s.Pool().Begin(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer tx.Rollback(ctx)
-			if _, err := tx.Exec(ctx, `SELECT 1 FROM identities WHERE id = $1 FOR UPDATE`, f.ann.ID); err != nil {
-				t.Fatal(err)
-			}
-			done := make(chan error, 1)
-			go func() { done <- c.change(f, ctx) }()
-			testkit.EventuallyWithin(t, 10*time.Second, func() (bool, error) {
-				select {
-				case err := <-done:
-					return false, fmt.Errorf("the %s went through while its person was being removed: %v", c.name, err)
-				default:
-				}
-				var waiting int
-				err := f.s.Pool().QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
-					WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting)
-				return waiting > 0, err
-			}, "the %s waits for the removal", c.name)
+			tx, done := f.waitsBehind(t, "the "+c.name, `SELECT 1 FROM identities WHERE id = $1 FOR UPDATE`, f.ann.ID,
+				func() error { return c.change(f, ctx) })
 			if _, err := tx.Exec(ctx, `DELETE FROM identities WHERE id = $1`, f.ann.ID); err != nil {
 				t.Fatal(err)
 			}
@@ -356,4 +313,35 @@ func TestChangesWaitForIdentityRemoval(t *testing.T) {
 			}
 		})
 	}
+}
+
+// waitsBehind runs stmt (a removal's first step) in a transaction it
+// leaves open until the test ends, starts change, and waits until change
+// is blocked on the lock stmt took; change finishing first fails the test.
+// It returns the open transaction and change's result.
+func (f *groupsFixture) waitsBehind(t *testing.T, what, stmt string, arg any, change func() error) (pgx.Tx, <-chan error) {
+	t.Helper()
+	ctx := t.Context()
+	tx, err := f.s.Pool().Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tx.Rollback(context.WithoutCancel(ctx)) })
+	if _, err := tx.Exec(ctx, stmt, arg); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- change() }()
+	testkit.EventuallyWithin(t, 10*time.Second, func() (bool, error) {
+		select {
+		case err := <-done:
+			return false, fmt.Errorf("%s went through while the removal was under way: %v", what, err)
+		default:
+		}
+		var waiting int
+		err := f.s.Pool().QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting)
+		return waiting > 0, err
+	}, "%s waits for the removal", what)
+	return tx, done
 }
