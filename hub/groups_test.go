@@ -31,10 +31,7 @@ func TestGroupMembersByName(t *testing.T) {
 	model := "/v1/models/" + f.model.UUID
 	members := "/v1/groups/acme%2Fops/members"
 	want := func(what string, code int, tok, method, path string, body any) {
-		t.Helper()
-		if got, b := f.do(method, path, tok, body); got != code {
-			t.Fatalf("%s: %d %s, want %d", what, got, b, code)
-		}
+		f.want(t, what, code, tok, method, path, body)
 	}
 	want("grant the group", http.StatusNoContent, admin, http.MethodPost, "/v1/grants",
 		map[string]string{"group": "acme/ops", "level": "read", "model": f.model.UUID})
@@ -209,10 +206,7 @@ func TestRemoveGroupRemovesItsAccess(t *testing.T) {
 	admin, dave := f.token(f.alice, time.Minute, ""), f.token(f.dave, time.Minute, "")
 	model := "/v1/models/" + f.model.UUID
 	want := func(what string, code int, tok, method, path string, body any) {
-		t.Helper()
-		if got, b := f.do(method, path, tok, body); got != code {
-			t.Fatalf("%s: %d %s, want %d", what, got, b, code)
-		}
+		f.want(t, what, code, tok, method, path, body)
 	}
 	want("grant the group", http.StatusNoContent, admin, http.MethodPost, "/v1/grants",
 		map[string]string{"group": "acme/ops", "level": "write", "model": f.model.UUID})
@@ -269,12 +263,7 @@ func TestRenameGroupKeepsMembersAndGrants(t *testing.T) {
 	f := newFixture(t)
 	admin, dave := f.token(f.alice, time.Minute, ""), f.token(f.dave, time.Minute, "")
 	want := func(what string, code int, method, path string, body any) []byte {
-		t.Helper()
-		got, b := f.do(method, path, admin, body)
-		if got != code {
-			t.Fatalf("%s: %d %s, want %d", what, got, b, code)
-		}
-		return b
+		return f.want(t, what, code, admin, method, path, body)
 	}
 	want("grant the group", http.StatusNoContent, http.MethodPost, "/v1/grants",
 		map[string]string{"group": "acme/ops", "level": "read", "model": f.model.UUID})

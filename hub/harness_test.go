@@ -124,6 +124,17 @@ func (e *env) token(id store.Identity, ttl time.Duration, aud string) string {
 	return tok
 }
 
+// want sends a request as do does and ends the test unless it is answered
+// with code; it returns the answer's body.
+func (e *env) want(t *testing.T, what string, code int, token, method, path string, body any) []byte {
+	t.Helper()
+	got, b := e.do(method, path, token, body)
+	if got != code {
+		t.Fatalf("%s: %d %s, want %d", what, got, b, code)
+	}
+	return b
+}
+
 // do sends a request with an optional bearer token and body (JSON, or a
 // []byte sent as a zip archive), and returns the status and body.
 func (e *env) do(method, path, token string, body any) (int, []byte) {
