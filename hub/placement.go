@@ -138,6 +138,19 @@ func (s *Server) noPlacement(ctx context.Context, p Principal, req api.AddModelR
 	if err != nil {
 		return err
 	}
+	if req.Controller != "" {
+		// The named controller exists, but not where the caller asked.
+		if i := slices.IndexFunc(visible, func(c store.Controller) bool { return c.Name == req.Controller }); i >= 0 && !wanted(visible[i]) {
+			c, where := visible[i], "region "+req.Region
+			switch {
+			case req.Region != "" && req.Cloud != "":
+				where = req.Cloud + "/" + req.Region
+			case req.Region == "":
+				where = "cloud " + req.Cloud
+			}
+			return fmt.Errorf("%w: controller %s is in %s/%s, not in %s", errBadRequest, c.Name, c.Cloud, c.Region, where)
+		}
+	}
 	if slices.ContainsFunc(visible, wanted) {
 		return errors.Join(errForbidden, fmt.Errorf("you may not add models to %s (ask for add-model access)", what))
 	}

@@ -88,6 +88,14 @@ func TestPlacementByHealthThenLoadWithRetry(t *testing.T) {
 		!strings.HasSuffix(ae.Message, "('drover controllers' shows their health)") || strings.Contains(ae.Message, "\n") {
 		t.Errorf("no controller answering: %d %s", code, b)
 	}
+	// A controller named where it is not is the caller's mistake: said with
+	// where the controller is.
+	code, b = e.do(http.MethodPost, "/v1/models", e.token(alice, time.Minute, ""),
+		map[string]string{"name": "misplaced", "controller": "light", "region": "elsewhere"})
+	if err := json.Unmarshal(b, &ae); err != nil || code != http.StatusBadRequest ||
+		ae.Message != "bad request: controller light is in localhost/light, not in region elsewhere" {
+		t.Errorf("a controller outside the region asked for: %d %s", code, b)
+	}
 	// A name the controller refuses is the caller's mistake: said as the
 	// controller says it, and not tried elsewhere.
 	code, b = e.do(http.MethodPost, "/v1/models", e.token(alice, time.Minute, ""), map[string]string{"name": "bad name!"})
