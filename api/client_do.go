@@ -263,6 +263,13 @@ func decodeError(resp *http.Response) *Error {
 		e.Status = resp.StatusCode
 		return &e
 	}
+	if (resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusMethodNotAllowed) && resp.Request != nil {
+		// No route, as a plain-text answer says: the server is not what the
+		// client took it for, or older than the client.
+		return &Error{Code: codeForStatus(resp.StatusCode), Status: resp.StatusCode,
+			Message: fmt.Sprintf("the server does not serve %s %s (HTTP %d): it is older than this client, or not a Drover API server",
+				resp.Request.Method, resp.Request.URL.Path, resp.StatusCode)}
+	}
 	msg := strings.TrimSpace(string(data))
 	if len(msg) > 200 {
 		msg = msg[:200] + "..."

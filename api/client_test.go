@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -184,6 +185,20 @@ func TestErrorDecoding(t *testing.T) {
 
 	if _, err := c.Unit(ctx, model, "kv"); !errors.Is(err, api.ErrBadRequest) {
 		t.Fatalf("bad unit name: got %v", err)
+	}
+
+	// A route the server does not have (net/http's plain 404 or 405) says
+	// which request it was, not the server's bare "404 page not found".
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/controller/enable-ha", func(w http.ResponseWriter, r *http.Request) {})
+	old := newClient(t, api.ClientConfig{Addresses: []string{addr(ca.serve(t, mux))}, CACert: ca.pem})
+	if _, err := old.Unit(ctx, model, "kv/7"); !errors.As(err, &e) || e.Code != api.CodeNotFound ||
+		e.Message != "the server does not serve GET /v1/models/"+model+"/units/kv/7 (HTTP 404): it is older than this client, or not a Drover API server" {
+		t.Fatalf("no such route: got %#v", err)
+	}
+	if _, err := old.EnableHA(ctx, 3); !errors.As(err, &e) || e.Status != http.StatusMethodNotAllowed ||
+		!strings.HasPrefix(e.Message, "the server does not serve POST /v1/controller/enable-ha (HTTP 405)") {
+		t.Fatalf("no such method: got %#v", err)
 	}
 }
 

@@ -439,7 +439,7 @@ votes in the raft cluster. The count can only grow.`,
 }
 
 func (a *App) enableHA(ctx context.Context, name string, n int) error {
-	c, err := a.dial(name)
+	c, err := a.controllerOnly(name, "enable-ha")
 	if err != nil {
 		return err
 	}
