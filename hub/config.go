@@ -52,6 +52,9 @@ type Config struct {
 	SessionTTL, RefreshTTL time.Duration
 	// AuditRetention deletes audit entries older than this; 0 keeps all.
 	AuditRetention time.Duration
+	// IdleTimeout closes a client's keep-alive connection left idle this
+	// long (default 2m; watches and followed logs are not idle).
+	IdleTimeout time.Duration
 
 	Logger *slog.Logger
 	Now    func() time.Time
@@ -102,6 +105,9 @@ func (c *Config) Validate() error {
 	}
 	if c.RefreshTTL <= 0 {
 		c.RefreshTTL = 30 * 24 * time.Hour
+	}
+	if c.IdleTimeout <= 0 {
+		c.IdleTimeout = 2 * time.Minute
 	}
 	if c.AuditRetention < 0 {
 		errs = append(errs, errors.New("audit retention must not be negative"))

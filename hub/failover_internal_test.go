@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -161,9 +162,12 @@ func TestSpokeClientFailover(t *testing.T) {
 	}
 }
 
-// TestRoundTripDirectSendsOnlyGETsAgain: a write whose reused connection
-// turns out closed fails; it is not sent again on a fresh one, as a GET is
-// (TestRoundTripDirectReusesAndRecovers), nor to another node.
+// TestRoundTripDirectSendsOnlyGETsAgain: a write whose connection breaks
+// after it was sent fails; it is not sent again on a fresh connection, as
+// a GET is (TestRoundTripDirectReusesAndRecovers), nor to another node.
+// But a pooled connection the controller closed while it was idle (it
+// restarted, or its idle timeout passed) is found closed before anything
+// is written to it, and the write goes on a fresh one.
 func TestRoundTripDirectSendsOnlyGETsAgain(t *testing.T) {
 	n := newControllerNodes(t)
 	sc := n.client(t, n.up, n.down)
@@ -172,12 +176,48 @@ func TestRoundTripDirectSendsOnlyGETsAgain(t *testing.T) {
 	}
 	conns, served := n.upConns.Load(), n.served.Load()
 	n.upSrv.CloseClientConnections() // the controller drops the idle connection
-	if _, err := direct(t, t.Context(), sc, http.MethodPost); err == nil {
-		t.Fatal("a POST on a closed connection succeeded")
+	idle := sc.pool.idle[0]
+	idle.idleSince = idle.idleSince.Add(-checkIdleAfter) // idle long enough to be checked
+	for !closedWhileIdle(idle) {                         // until the close reaches this end
+		runtime.Gosched()
 	}
-	if n.upConns.Load() != conns || n.served.Load() != served || sc.preferred.Load() != 0 {
-		t.Fatalf("the POST was sent again: %d new connections, %d served, preferred %d",
-			n.upConns.Load()-conns, n.served.Load()-served, sc.preferred.Load())
+	if body, err := direct(t, t.Context(), sc, http.MethodPost); err != nil || body != n.up {
+		t.Fatalf("a POST after the controller closed the idle connection: %q, %v", body, err)
+	}
+	if n.upConns.Load() != conns+1 || n.served.Load() != served+1 {
+		t.Fatalf("%d new connections, %d served; want 1, 1", n.upConns.Load()-conns, n.served.Load()-served)
+	}
+
+	// One that breaks after the request was written is not sent again.
+	sc = n.client(t, n.hangup, n.up)
+	hungUp := n.hungUp.Load()
+	served = n.served.Load()
+	if _, err := direct(t, t.Context(), sc, http.MethodPost); err == nil {
+		t.Fatal("a POST on a connection closed after the request succeeded")
+	}
+	if n.hungUp.Load() != hungUp+1 || n.served.Load() != served || sc.preferred.Load() != 0 {
+		t.Fatalf("the POST was sent again: hangup read %d, up served %d, preferred %d; want 1, 0, 0",
+			n.hungUp.Load()-hungUp, n.served.Load()-served, sc.preferred.Load())
+	}
+
+	// An open connection is not taken for a closed one, and one idle
+	// longer than the hub keeps them is not used.
+	sc = n.client(t, n.up)
+	if _, err := direct(t, t.Context(), sc, http.MethodGet); err != nil {
+		t.Fatal(err)
+	}
+	idle = sc.pool.idle[0]
+	idle.idleSince = idle.idleSince.Add(-checkIdleAfter)
+	if closedWhileIdle(idle) {
+		t.Fatal("an open idle connection was taken for closed")
+	}
+	if c := sc.pool.get(n.up); c != idle {
+		t.Fatalf("the open idle connection was not reused: %p, want %p", c, idle)
+	}
+	sc.pool.put(idle)
+	idle.idleSince = idle.idleSince.Add(-maxSpokeConnIdle)
+	if c := sc.pool.get(n.up); c != nil {
+		t.Fatal("a connection idle past maxSpokeConnIdle was reused")
 	}
 }
 

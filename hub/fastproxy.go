@@ -14,7 +14,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/droverhq/drover/internal/corkconn"
 )
@@ -34,6 +37,8 @@ type spokeConn struct {
 	br   *bufio.Reader
 	bw   *bufio.Writer
 	sent sentRequest // the last request written, to write again as it is
+	// idleSince is when the connection went back to the pool.
+	idleSince time.Time
 }
 
 // sentRequest is a request as written to a controller: a taken
@@ -48,13 +53,42 @@ type sentRequest struct {
 // maxIdleSpokeConns bounds the idle connections kept per controller.
 const maxIdleSpokeConns = 64
 
+const (
+	// maxSpokeConnIdle is how long an idle connection is kept: less than a
+	// controller keeps one (spoke.IdleTimeout), so the hub closes first.
+	maxSpokeConnIdle = 90 * time.Second
+	// checkIdleAfter is how long a connection must have been idle before
+	// it is checked for a close by the controller when taken from the
+	// pool. Back-to-back calls skip the check (a system call).
+	checkIdleAfter = 100 * time.Millisecond
+)
+
 // connPool holds a controller client's idle connections.
 type connPool struct {
 	mu   sync.Mutex
 	idle []*spokeConn
 }
 
+// get takes the most recently used idle connection to addr that is still
+// open. One the controller closed while it was idle (it restarted, or its
+// idle timeout passed) is dropped here, before a request is written to it:
+// afterwards, a request other than a GET could not be sent again, as it
+// might have reached the controller.
 func (p *connPool) get(addr string) *spokeConn {
+	for {
+		c := p.take(addr)
+		if c == nil {
+			return nil
+		}
+		idle := time.Since(c.idleSince)
+		if idle < checkIdleAfter || (idle < maxSpokeConnIdle && !closedWhileIdle(c)) {
+			return c
+		}
+		c.conn.Close()
+	}
+}
+
+func (p *connPool) take(addr string) *spokeConn {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for i := len(p.idle) - 1; i >= 0; i-- {
@@ -67,6 +101,7 @@ func (p *connPool) get(addr string) *spokeConn {
 }
 
 func (p *connPool) put(c *spokeConn) {
+	c.idleSince = time.Now()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if len(p.idle) >= maxIdleSpokeConns {
@@ -74,6 +109,34 @@ func (p *connPool) put(c *spokeConn) {
 		return
 	}
 	p.idle = append(p.idle, c)
+}
+
+// closedWhileIdle reports whether an idle connection can no longer carry a
+// request: the controller closed it, or sent something (a TLS alert; an
+// idle HTTP/1.1 connection has nothing to read). It peeks at the socket
+// without blocking and without consuming anything.
+func closedWhileIdle(c *spokeConn) bool {
+	if c.br.Buffered() > 0 {
+		return true
+	}
+	sys, ok := c.conn.NetConn().(syscall.Conn)
+	if !ok {
+		return false
+	}
+	raw, err := sys.SyscallConn()
+	if err != nil {
+		return true
+	}
+	closed := false
+	err = raw.Read(func(fd uintptr) bool {
+		var b [1]byte
+		// EAGAIN: open, with nothing to read. Anything else is data, the
+		// end of the stream (0 bytes) or a reset.
+		_, _, err := unix.Recvfrom(int(fd), b[:], unix.MSG_PEEK|unix.MSG_DONTWAIT)
+		closed = err != unix.EAGAIN
+		return true
+	})
+	return closed || err != nil
 }
 
 func (p *connPool) closeAll() {

@@ -34,18 +34,22 @@ type env struct {
 
 // newEnv starts a hub on a fresh database and OpenFGA store, with its
 // outbox worker running, served over plain HTTP by httptest.
-func newEnv(t *testing.T) *env {
+func newEnv(t *testing.T, opts ...func(*hub.Config)) *env {
 	t.Helper()
-	return newEnvOn(t, hubtest.DSN(t))
+	return newEnvOn(t, hubtest.DSN(t), opts...)
 }
 
-// newEnvOn is newEnv on the migrated database dsn.
-func newEnvOn(t *testing.T, dsn string) *env {
+// newEnvOn is newEnv on the migrated database dsn; opts change the hub's
+// configuration.
+func newEnvOn(t *testing.T, dsn string, opts ...func(*hub.Config)) *env {
 	t.Helper()
 	cfg := hub.Config{DSN: dsn, OpenFGAURL: hubtest.OpenFGAURL(), OpenFGAStore: hubtest.StoreName(),
 		OIDCIssuer: idp.URL(), OIDCClientID: devidp.HubClientID, Listen: "127.0.0.1:0", PublicURL: publicURL,
 		StateDir: t.TempDir(), DefaultOrg: "acme", Logger: testLogger(t),
 		ServiceAccounts: []hub.ServiceAccount{{ClientID: saAcme.ID, Org: "acme"}, {ClientID: saGlobex.ID, Org: "globex"}}}
+	for _, o := range opts {
+		o(&cfg)
+	}
 	return serveHub(t, cfg)
 }
 

@@ -95,8 +95,8 @@ func runSpoke(t *testing.T, name string, adjust func(*spoke.Config)) (string, *s
 	return listen, cred
 }
 
-func newProxyFixture(t *testing.T) *proxyFixture {
-	e := newEnv(t)
+func newProxyFixture(t *testing.T, opts ...func(*hub.Config)) *proxyFixture {
+	e := newEnv(t, opts...)
 	f := &proxyFixture{env: e}
 	f.alice, f.rita, f.will = e.user("alice", "acme"), e.user("rita", "acme"), e.user("will", "acme")
 	f.olga = e.user("olga", "globex")

@@ -164,7 +164,7 @@ func (s *Server) Run(ctx context.Context) error {
 		return fmt.Errorf("hub: listen: %w", err)
 	}
 	ln = corkconn.Listener{Listener: ln}
-	srv := newHTTPServer(s, cert)
+	srv := newHTTPServer(s, cert, s.cfg.IdleTimeout)
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() (err error) {
 		// Connection goroutines inherit the label: CPU profiles of a
@@ -211,8 +211,8 @@ func (s *Server) Run(ctx context.Context) error {
 // listener does so only when the TLS config names "h2": so it does, or
 // HTTP/2 would be left unset while TLS still offers it, and an HTTP/2
 // client's connection would be dropped.
-func newHTTPServer(h http.Handler, cert tls.Certificate) *http.Server {
-	return &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ConnContext: connContext,
+func newHTTPServer(h http.Handler, cert tls.Certificate, idle time.Duration) *http.Server {
+	return &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: idle, ConnContext: connContext,
 		TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12,
 			NextProtos: []string{"h2", "http/1.1"}}}
 }

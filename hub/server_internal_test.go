@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/droverhq/drover/tests/testkit"
 )
 
 // firstAccept is a listener that reports its first Accept call (Serve has
@@ -45,7 +47,7 @@ func TestHTTP2WhicheverServeStartsFirst(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := newHTTPServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, r.Proto) }), cert)
+	srv := newHTTPServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, r.Proto) }), cert, time.Minute)
 	t.Cleanup(func() { srv.Close() })
 	handback := &firstAccept{Listener: nil, accepting: make(chan struct{}), closed: make(chan struct{})}
 	go srv.Serve(handback)
@@ -73,4 +75,28 @@ func TestHTTP2WhicheverServeStartsFirst(t *testing.T) {
 	if err != nil || string(b) != "HTTP/2.0" {
 		t.Fatalf("served %q (%v), want HTTP/2.0", b, err)
 	}
+}
+
+// TestIdleConnectionsClose: the hub server closes a client's keep-alive
+// connection left idle for its idle timeout (taken connections too:
+// TestTakenConnectionsCloseWhenIdle); until then it carries requests.
+func TestIdleConnectionsClose(t *testing.T) {
+	const idle = 300 * time.Millisecond
+	dir := t.TempDir()
+	cert, err := generateTLS(dir, "127.0.0.1:0", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := newHTTPServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }), cert, idle)
+	t.Cleanup(func() { srv.Close() })
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.ServeTLS(ln, "", "")
+	ca, err := os.ReadFile(CACertPath(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	testkit.WaitIdleClose(t, ln.Addr().String(), string(ca), "/", idle)
 }

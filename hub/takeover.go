@@ -85,8 +85,10 @@ func (s *Server) serveTaken(conn net.Conn, br *bufio.Reader, cc *corkconn.Conn) 
 	bw := bufio.NewWriterSize(conn, 4<<10)
 	last := parsedHead{ctx: ctx}
 	for {
+		// Idle until the next request, as long as net/http would wait.
+		conn.SetReadDeadline(time.Now().Add(s.cfg.IdleTimeout))
 		if _, err := br.Peek(1); err != nil || !s.taken.busy(t) {
-			conn.Close() // the caller left, or the hub shuts down
+			conn.Close() // the caller left or was idle too long, or the hub shuts down
 			return
 		}
 		head, req := last.again(br)

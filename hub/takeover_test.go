@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/droverhq/drover/hub"
 	"github.com/droverhq/drover/tests/testkit"
 )
 
@@ -195,6 +196,33 @@ func TestCloseEndsTakenConnections(t *testing.T) {
 	c.conn.SetReadDeadline(time.Now().Add(10 * time.Second))
 	if _, err := c.br.ReadByte(); !errors.Is(err, io.EOF) {
 		t.Fatalf("the idle taken connection after Close: %v, want EOF", err)
+	}
+}
+
+// TestTakenConnectionsCloseWhenIdle: a taken connection left idle is
+// closed after the hub's idle timeout, as net/http closes its own; until
+// then it serves.
+func TestTakenConnectionsCloseWhenIdle(t *testing.T) {
+	const idle = 300 * time.Millisecond
+	f := newProxyFixture(t, func(c *hub.Config) { c.IdleTimeout = idle })
+	rita := f.token(f.rita, time.Minute, "")
+	c := dialRaw(t, f.url)
+	status := get("/v1/models/"+f.model+"/status", rita)
+	c.send(status+status, "GET", 2)
+	waitTaken(t, f, 1)
+	if a := c.send(status, "GET", 1)[0]; a.resp.StatusCode != http.StatusOK {
+		t.Fatalf("a read on the taken connection: %d %s", a.resp.StatusCode, a.body)
+	}
+	start := time.Now()
+	c.conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+	if _, err := c.br.ReadByte(); !errors.Is(err, io.EOF) {
+		t.Fatalf("the idle taken connection: %v, want EOF", err)
+	}
+	if waited := time.Since(start); waited < idle/2 {
+		t.Fatalf("closed after %v idle, before the idle timeout (%v)", waited, idle)
+	}
+	if taken, back := f.hub.Taken(); taken != 1 || back != 0 {
+		t.Fatalf("taken %d, handed back %d; want 1, 0", taken, back)
 	}
 }
 

@@ -52,6 +52,11 @@ type Config struct {
 	// KeepaliveInterval is how long a watch or event stream may stay
 	// silent before it sends a keepalive frame (default 30 s).
 	KeepaliveInterval time.Duration
+	// IdleTimeout closes a client's keep-alive connection left idle this
+	// long (default 5 min: longer than a hub keeps an idle connection to a
+	// controller, 90 s, so the hub closes first). Watches, event streams
+	// and agents' websockets are not idle.
+	IdleTimeout time.Duration
 	// Faults injects network partitions (tests only).
 	Faults *cluster.Faults
 	// RaftTimeouts shortens raft's timers (tests only); zero: defaults.

@@ -11,6 +11,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/tests/testkit"
 )
 
 // TestEventStreamKeepsAliveThroughFilteredEvents: a controller busy with
@@ -78,4 +79,13 @@ func TestEventStreamKeepsAliveThroughFilteredEvents(t *testing.T) {
 	if keepalives[0] <= reset.Index || keepalives[3] <= keepalives[0] || keepalives[3] > last {
 		t.Errorf("keepalive indexes %v after a reset at %d, changes up to %d: want them to follow the changes", keepalives, reset.Index, last)
 	}
+}
+
+// TestIdleConnectionsClose: a client's keep-alive connection left idle is
+// closed after the controller's idle timeout; until then it carries
+// requests.
+func TestIdleConnectionsClose(t *testing.T) {
+	const idle = 300 * time.Millisecond
+	c := newTestClusterWith(t, 1, func(cfg *Config) { cfg.IdleTimeout = idle })
+	testkit.WaitIdleClose(t, c.nodes[0].cfg.Listen, c.cred.CACert, "/healthz", idle)
 }

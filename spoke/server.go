@@ -1,6 +1,7 @@
 package spoke
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -154,6 +155,7 @@ func (s *Server) Serve(ctx context.Context) error {
 		ConnContext:       corkconn.ConnContext, // answers leave in one write (internal/corkconn)
 		TLSConfig:         pki.ServerConfig(s.ca, s.cert),
 		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       cmp.Or(s.cfg.IdleTimeout, 5*time.Minute),
 		ErrorLog:          slog.NewLogLogger(s.logger.Handler(), slog.LevelDebug),
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 	}
