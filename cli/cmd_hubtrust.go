@@ -3,6 +3,8 @@ package cli
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -62,8 +64,18 @@ func (a *App) createHubToken(ctx context.Context, ctl string, ttl time.Duration)
 	if len(c.details.APIAddresses) > 0 {
 		addr = c.details.APIAddresses[0]
 	}
-	fmt.Fprintf(a.Stderr, "Single use, valid until %s. On the hub:\n  drover add-controller %s https://%s --ca CONTROLLER_CA --region REGION --join-token TOKEN\n",
-		tok.Expires.Local().Format(time.RFC3339), c.name, addr)
+	ca := "CONTROLLER_CA"
+	if c.details.DataDir != "" {
+		// A controller bootstrapped here: its CA is in its data dir.
+		if p := filepath.Join(c.details.DataDir, "tls", "ca.crt"); isFile(p) {
+			ca = p
+		}
+	}
+	fmt.Fprintf(a.Stderr, "Single use, valid until %s. On the hub:\n  drover add-controller %s https://%s --ca %s --region REGION --join-token TOKEN\n",
+		tok.Expires.Local().Format(time.RFC3339), c.name, addr, ca)
+	if ca == "CONTROLLER_CA" {
+		fmt.Fprintf(a.Stderr, "(CONTROLLER_CA: a file with the controller's CA certificate, the ca-cert of 'drover show-controller %s')\n", c.name)
+	}
 	return nil
 }
 
@@ -101,4 +113,9 @@ with a new token from 'drover create-hub-token'.`,
 	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask for confirmation")
 	cmd.Flags().BoolVar(&yes, "no-prompt", false, "same as --yes")
 	return cmd
+}
+
+func isFile(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.Mode().IsRegular()
 }

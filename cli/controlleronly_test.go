@@ -1,7 +1,10 @@
 package cli
 
 import (
+	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -31,5 +34,51 @@ func TestControllerCommandsAtAHub(t *testing.T) {
 	defer mu.Unlock()
 	if len(sent) != 0 {
 		t.Errorf("sent to the hub: %s", strings.Join(sent, ", "))
+	}
+}
+
+// TestCreateHubTokenSaysWhatToRunOnTheHub: the hint names the controller's
+// CA file when it was bootstrapped here, and says where to find the CA
+// otherwise.
+func TestCreateHubTokenSaysWhatToRunOnTheHub(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/controller/hub-tokens", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"token":"drv1.tok","expires":"2026-11-22T20:00:00Z"}`)
+	})
+	a, out, errb := atFakeHub(t, mux)
+	dataDir := t.TempDir()
+	setDetails := func(dir string) {
+		t.Helper()
+		storeDir, err := DefaultStoreDir(a.Getenv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := (&Store{Dir: storeDir}).Update(func(s *State) error {
+			s.Controllers["hub"].Hub, s.Controllers["hub"].DataDir = false, dir
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(dataDir, "tls"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dataDir, "tls", "ca.crt"), []byte("pem"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		dir, want, notWant string
+	}{
+		{dataDir, "--ca " + filepath.Join(dataDir, "tls", "ca.crt") + " --region", "CONTROLLER_CA"},
+		{"", "--ca CONTROLLER_CA --region REGION --join-token TOKEN\n(CONTROLLER_CA: a file with the controller's CA certificate, the ca-cert of 'drover show-controller hub')", "tls"},
+	} {
+		setDetails(c.dir)
+		out.Reset()
+		errb.Reset()
+		if code := a.Run(t.Context(), []string{"create-hub-token"}); code != 0 || out.String() != "drv1.tok\n" ||
+			!strings.Contains(errb.String(), c.want) || strings.Contains(errb.String(), c.notWant) {
+			t.Errorf("data dir %q: exit %d\n%s%s\nwant the token, and %q", c.dir, code, out, errb, c.want)
+		}
 	}
 }
