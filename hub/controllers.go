@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -227,7 +228,7 @@ func CACertFile(stateDir string) string { return filepath.Join(stateDir, caCertF
 // RemoveControllerResponse answers DELETE /v1/controllers/{name}.
 type RemoveControllerResponse struct {
 	Controller string `json:"controller"`
-	// ForgottenModels are the models (ORG/NAME) the hub forgot with it;
+	// ForgottenModels are the models (OWNER/NAME) the hub forgot with it;
 	// they keep running on the controller.
 	ForgottenModels []string `json:"forgotten-models"`
 }
@@ -268,6 +269,7 @@ func (s *Server) removeController(r *http.Request, p Principal, name string) (Re
 	}
 	forgotten, err := s.store.RemoveController(ctx, c.UUID, force)
 	if hosts := (*store.HostsModelsError)(nil); errors.As(err, &hosts) {
+		hosts.Models = ownModelsBare(p, hosts.Models)
 		them, they := "them", "they keep"
 		if len(hosts.Models) == 1 {
 			them, they = "it", "it keeps"
@@ -285,7 +287,17 @@ func (s *Server) removeController(r *http.Request, p Principal, name string) (Re
 	if forgotten == nil {
 		forgotten = []string{}
 	}
-	return RemoveControllerResponse{Controller: c.Name, ForgottenModels: forgotten}, nil
+	return RemoveControllerResponse{Controller: c.Name, ForgottenModels: ownModelsBare(p, forgotten)}, nil
+}
+
+// ownModelsBare names p's own models among refs (OWNER/NAME) by their name
+// alone, as drover does.
+func ownModelsBare(p Principal, refs []string) []string {
+	own := p.Identity.Name() + "/"
+	for i, ref := range refs {
+		refs[i] = strings.TrimPrefix(ref, own)
+	}
+	return refs
 }
 
 // queryBool reads a boolean query parameter; absent is false.

@@ -48,7 +48,7 @@ func TestRemoveController(t *testing.T) {
 	}
 	rootTok := e.token(root, time.Minute, "")
 	if code, b := del(rootTok, false); code != http.StatusConflict ||
-		!strings.Contains(b, "controller east still hosts 1 model (acme/prod): destroy it first, or pass --force to make the hub forget it (it keeps running") {
+		!strings.Contains(b, "controller east still hosts 1 model (alice@example.com/prod): destroy it first, or pass --force to make the hub forget it (it keeps running") {
 		t.Errorf("removing a controller that hosts a model: %d %s", code, b)
 	}
 	if code, b := e.do("DELETE", "/v1/controllers/east?force=maybe", rootTok, nil); code != http.StatusBadRequest {
@@ -60,7 +60,7 @@ func TestRemoveController(t *testing.T) {
 		ForgottenModels []string `json:"forgotten-models"`
 	}
 	if code != http.StatusOK || json.Unmarshal([]byte(body), &out) != nil || out.Controller != "east" ||
-		!slices.Equal(out.ForgottenModels, []string{"acme/prod"}) {
+		!slices.Equal(out.ForgottenModels, []string{"alice@example.com/prod"}) {
 		t.Fatalf("forced removal: %d %s", code, body)
 	}
 	for _, path := range []string{"/v1/controllers/east", "/v1/models/" + prod.UUID, "/v1/models/" + prod.UUID + "/status"} {

@@ -148,7 +148,7 @@ func TestDisableEnableRemoveUsers(t *testing.T) {
 		t.Errorf("tuples left after removing ci: %q", ts)
 	}
 	want("ci's token once removed", http.StatusUnauthorized, sess.AccessToken, "GET", model)
-	if b := want("removing a model's owner", http.StatusConflict, f.hubAdmin(), "DELETE", "/v1/users/alice@example.com"); !strings.Contains(b, "alice@example.com owns acme/prod") {
+	if b := want("removing a model's owner", http.StatusConflict, f.hubAdmin(), "DELETE", "/v1/users/alice@example.com"); !strings.Contains(b, "alice@example.com owns alice@example.com/prod") {
 		t.Errorf("removing a model's owner: %s", b)
 	}
 	ops := map[string]int{}

@@ -30,7 +30,7 @@ func (s *Store) DeleteModel(ctx context.Context, id string) error {
 // still lists models on.
 type HostsModelsError struct {
 	Controller string
-	Models     []string // ORG/NAME, sorted
+	Models     []string // OWNER/NAME (NAME for a model with no owner), sorted
 }
 
 func (e *HostsModelsError) Error() string {
@@ -64,7 +64,7 @@ func (s *Store) RemoveController(ctx context.Context, id string, force bool) (fo
 		}
 		objects := []string{authz.ControllerObject(id)}
 		forgotten = nil
-		rows, _ := tx.Query(ctx, `SELECT uuid::text, org || '/' || name FROM models WHERE controller_uuid = $1 ORDER BY 2`, id)
+		rows, _ := tx.Query(ctx, `SELECT uuid::text, concat_ws('/', nullif(owner_name, ''), name) FROM models WHERE controller_uuid = $1 ORDER BY 2`, id)
 		var uuid, ref string
 		if _, err := pgx.ForEachRow(rows, []any{&uuid, &ref}, func() error {
 			objects = append(objects, authz.ModelObject(uuid))

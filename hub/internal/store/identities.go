@@ -325,7 +325,7 @@ func (s *Store) SetIdentityDisabled(ctx context.Context, id string, disabled boo
 // OwnsModelsError refuses to remove an identity that owns models.
 type OwnsModelsError struct {
 	Name   string
-	Models []string // ORG/NAME
+	Models []string // OWNER/NAME, as drover names them
 }
 
 func (e *OwnsModelsError) Error() string {
@@ -342,7 +342,7 @@ func (s *Store) RemoveIdentity(ctx context.Context, id string) error {
 		if err != nil {
 			return pgErr("identity "+id, err)
 		}
-		rows, _ := tx.Query(ctx, `SELECT org || '/' || name FROM models WHERE owner = $1 ORDER BY 1`, id)
+		rows, _ := tx.Query(ctx, `SELECT concat_ws('/', nullif(owner_name, ''), name) FROM models WHERE owner = $1 ORDER BY 1`, id)
 		owned, err := pgx.CollectRows(rows, pgx.RowTo[string])
 		if err != nil {
 			return pgErr("owned models", err)

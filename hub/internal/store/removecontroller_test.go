@@ -43,10 +43,10 @@ func TestRemoveController(t *testing.T) {
 
 	_, err := f.s.RemoveController(ctx, west, false)
 	var hosts *store.HostsModelsError
-	if !errors.As(err, &hosts) || !slices.Equal(hosts.Models, []string{"globex/prod"}) {
-		t.Fatalf("RemoveController without force: %v, want a refusal naming globex/prod", err)
+	if !errors.As(err, &hosts) || !slices.Equal(hosts.Models, []string{"bob@example.com/prod"}) {
+		t.Fatalf("RemoveController without force: %v, want a refusal naming bob@example.com/prod", err)
 	}
-	if want := "controller west still hosts 1 model (globex/prod)"; err.Error() != want {
+	if want := "controller west still hosts 1 model (bob@example.com/prod)"; err.Error() != want {
 		t.Errorf("refusal %q, want %q", err, want)
 	}
 	if got := f.expected(t); !slices.Equal(got, before) {
@@ -54,7 +54,7 @@ func TestRemoveController(t *testing.T) {
 	}
 
 	forgotten, err := f.s.RemoveController(ctx, west, true)
-	if err != nil || !slices.Equal(forgotten, []string{"globex/prod"}) {
+	if err != nil || !slices.Equal(forgotten, []string{"bob@example.com/prod"}) {
 		t.Fatalf("forced RemoveController = %v, %v", forgotten, err)
 	}
 	if _, err := f.s.ControllerByUUID(ctx, west); !errors.Is(err, store.ErrNotFound) {
