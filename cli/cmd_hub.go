@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -95,7 +96,69 @@ func hubPost(ctx context.Context, hc *http.Client, u, contentType string, body [
 
 // refreshHubSession renews an expired hub session (refresh token, or the
 // service account's credentials) and saves it to the client store.
+//
+// Several drover processes share the store (a 'status --watch' in one
+// terminal, commands in another), and the hub rotates refresh tokens: the
+// one a process loaded is spent once another process renewed the session.
+// So the renewal runs under the store's lock, and a process whose session
+// another renewed meanwhile takes that renewal from the store instead of
+// spending its stale refresh token. A session the store no longer holds
+// (logged out, or logged in as someone else since) is renewed for this
+// process alone, and the store is left as it is.
 func refreshHubSession(ctx context.Context, name string, d *ControllerDetails, acct *Account) (string, error) {
+	if acct.store == nil {
+		return renewHubSession(ctx, d, acct)
+	}
+	var tok string
+	err := acct.store.Update(func(s *State) error {
+		stored := s.Accounts[name]
+		ours := stored != nil && stored.User == acct.User && stored.ClientID == acct.ClientID && stored.Token != ""
+		if ours && stored.Token != acct.Token {
+			// Renewed by another process since this one loaded it: its
+			// token, or, once that has expired too, its refresh token.
+			*acct = *stored
+			if !tokenExpired(stored.Token, time.Now()) {
+				tok = stored.Token
+				return nil
+			}
+		}
+		var err error
+		if tok, err = renewHubSession(ctx, d, acct); err != nil {
+			return err
+		}
+		if ours {
+			cp := *acct
+			s.Accounts[name] = &cp
+		}
+		return nil
+	})
+	return tok, err
+}
+
+// tokenExpired reports whether the JWT tok expires within a few seconds of
+// now, by its exp claim, unverified (the hub verifies it); one that cannot
+// be read counts as expired.
+func tokenExpired(tok string, now time.Time) bool {
+	parts := strings.Split(tok, ".")
+	if len(parts) != 3 {
+		return true
+	}
+	payload, err := base64.RawURLEncoding.DecodeString(parts[1])
+	if err != nil {
+		return true
+	}
+	var claims struct {
+		Exp int64 `json:"exp"`
+	}
+	if json.Unmarshal(payload, &claims) != nil || claims.Exp == 0 {
+		return true
+	}
+	return now.Add(10 * time.Second).After(time.Unix(claims.Exp, 0))
+}
+
+// renewHubSession asks the hub for a new access token for acct, and keeps
+// it (and the rotated refresh token) in acct.
+func renewHubSession(ctx context.Context, d *ControllerDetails, acct *Account) (string, error) {
 	hc, err := hubHTTP([]byte(d.CACert))
 	if err != nil {
 		return "", err
@@ -124,21 +187,7 @@ func refreshHubSession(ctx context.Context, name string, d *ControllerDetails, a
 	if s.RefreshToken != "" {
 		acct.RefreshToken = s.RefreshToken
 	}
-	return s.AccessToken, saveAccount(name, acct)
-}
-
-func saveAccount(name string, acct *Account) error {
-	if acct.store == nil {
-		return nil
-	}
-	return acct.store.Update(func(s *State) error {
-		if s.Accounts == nil {
-			s.Accounts = map[string]*Account{}
-		}
-		cp := *acct
-		s.Accounts[name] = &cp
-		return nil
-	})
+	return s.AccessToken, nil
 }
 
 func (a *App) loginCmd() *cobra.Command {
@@ -149,7 +198,8 @@ func (a *App) loginCmd() *cobra.Command {
 		Long: `Logs in to a hub and makes it the current controller. Without --client-id the
 hub starts a device login: open the URL printed, sign in, and the command
 finishes by itself. The hub session is renewed transparently when it
-expires. HUB is https://HOST:PORT; --ca names the hub's CA certificate.
+expires, once for all the drover processes sharing the client store (a
+'status --watch' and the commands run beside it). HUB is https://HOST:PORT; --ca names the hub's CA certificate.
 A hub logged in to before needs neither: 'drover login' alone logs in to
 the current hub again, and HUB alone reuses the CA and name the client
 store has for it; a service account logged in to it is logged in again
