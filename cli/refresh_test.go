@@ -129,7 +129,7 @@ func TestTokenExpired(t *testing.T) {
 		want bool
 	}{
 		{fakeJWT(0, now.Add(time.Minute)), false},
-		{fakeJWT(0, now.Add(5 * time.Second)), true}, // within the margin
+		{fakeJWT(0, now.Add(5*time.Second)), true}, // within the margin
 		{fakeJWT(0, now.Add(-time.Minute)), true},
 		{"e30.e30.sig", true}, // no exp
 		{"not a jwt", true},
