@@ -42,13 +42,7 @@ func (l *firstAccept) Close() error {
 // server up before ServeTLS does (Run starts both); an HTTP/2 client is
 // still served, not dropped after TLS offered it "h2".
 func TestHTTP2WhicheverServeStartsFirst(t *testing.T) {
-	dir := t.TempDir()
-	cert, err := generateTLS(dir, "127.0.0.1:0", time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := newHTTPServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, r.Proto) }), cert, time.Minute)
-	t.Cleanup(func() { srv.Close() })
+	srv, ca := testHTTPServer(t, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, r.Proto) }, time.Minute)
 	handback := &firstAccept{Listener: nil, accepting: make(chan struct{}), closed: make(chan struct{})}
 	go srv.Serve(handback)
 	<-handback.accepting
@@ -58,10 +52,6 @@ func TestHTTP2WhicheverServeStartsFirst(t *testing.T) {
 	}
 	go srv.ServeTLS(ln, "", "")
 
-	ca, err := os.ReadFile(CACertPath(dir))
-	if err != nil {
-		t.Fatal(err)
-	}
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(ca)
 	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, ForceAttemptHTTP2: true}
@@ -82,21 +72,29 @@ func TestHTTP2WhicheverServeStartsFirst(t *testing.T) {
 // TestTakenConnectionsCloseWhenIdle); until then it carries requests.
 func TestIdleConnectionsClose(t *testing.T) {
 	const idle = 300 * time.Millisecond
-	dir := t.TempDir()
-	cert, err := generateTLS(dir, "127.0.0.1:0", time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := newHTTPServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }), cert, idle)
-	t.Cleanup(func() { srv.Close() })
+	srv, ca := testHTTPServer(t, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }, idle)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	go srv.ServeTLS(ln, "", "")
+	testkit.WaitIdleClose(t, ln.Addr().String(), string(ca), "/", idle)
+}
+
+// testHTTPServer is the hub's HTTPS server for h with a generated
+// certificate, and the CA that signed it; it is closed when the test ends.
+func testHTTPServer(t *testing.T, h http.HandlerFunc, idle time.Duration) (*http.Server, []byte) {
+	t.Helper()
+	dir := t.TempDir()
+	cert, err := generateTLS(dir, "127.0.0.1:0", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
 	ca, err := os.ReadFile(CACertPath(dir))
 	if err != nil {
 		t.Fatal(err)
 	}
-	testkit.WaitIdleClose(t, ln.Addr().String(), string(ca), "/", idle)
+	srv := newHTTPServer(h, cert, idle)
+	t.Cleanup(func() { srv.Close() })
+	return srv, ca
 }
