@@ -47,7 +47,7 @@ func prepareStateDir(dir string) error {
 // postgres starts PostgreSQL in stateDir/postgres and returns the DSN of
 // its database db, created on first use.
 func (e *embeddedDeps) postgres(ctx context.Context, stateDir, db string) (string, error) {
-	pg, err := testkit.StartPostgresServer(ctx, filepath.Join(stateDir, "postgres"))
+	pg, err := testkit.StartPostgresServer(ctx, filepath.Join(stateDir, "postgres"), testkit.Durable())
 	if err != nil {
 		return "", fmt.Errorf("postgres (the postgres user needs to traverse every parent of --state-dir): %w", err)
 	}

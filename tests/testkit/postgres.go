@@ -47,6 +47,15 @@ type PostgresOption func(*pgOptions)
 type pgOptions struct {
 	tcp     bool // also listen on 127.0.0.1
 	tcpPort int  // 0: pick a free port
+	durable bool // keep fsync and full-page writes on
+}
+
+// Durable keeps the server's crash safety: a test's server runs without
+// fsync, synchronous commit and full-page writes (fast, and thrown away),
+// which a crash of the host can leave corrupt; a server whose data is kept
+// (droverd's embedded one in its state dir) must not.
+func Durable() PostgresOption {
+	return func(o *pgOptions) { o.durable = true }
 }
 
 // WithTCP makes the server also listen on 127.0.0.1:port; port 0 picks a
@@ -124,7 +133,7 @@ func StartPostgresServer(ctx context.Context, dir string, opts ...PostgresOption
 		}
 		p.host, p.port, listen = "127.0.0.1", port, "127.0.0.1"
 	}
-	if err := p.start(pg, data, listen); err != nil {
+	if err := p.start(pg, data, listen, o.durable); err != nil {
 		return nil, err
 	}
 	if err := p.waitReady(ctx); err != nil {
@@ -133,15 +142,17 @@ func StartPostgresServer(ctx context.Context, dir string, opts ...PostgresOption
 	return p, nil
 }
 
-func (p *Postgres) start(pg *pgInstall, data, listen string) error {
+func (p *Postgres) start(pg *pgInstall, data, listen string, durable bool) error {
 	logf, err := os.OpenFile(p.LogPath(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return fmt.Errorf("testkit: postgres log: %w", err)
 	}
 	defer logf.Close() // the child holds its own descriptor
-	p.cmd = pg.command("postgres", "-D", data, "-k", p.dir, "-p", strconv.Itoa(p.port),
-		"-c", "listen_addresses="+listen,
-		"-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off")
+	args := []string{"-D", data, "-k", p.dir, "-p", strconv.Itoa(p.port), "-c", "listen_addresses=" + listen}
+	if !durable {
+		args = append(args, "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off")
+	}
+	p.cmd = pg.command("postgres", args...)
 	p.cmd.Stdout, p.cmd.Stderr = logf, logf
 	if err := p.cmd.Start(); err != nil {
 		return fmt.Errorf("testkit: start postgres: %w", err)

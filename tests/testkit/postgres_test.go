@@ -96,11 +96,16 @@ func TestPostgresServerRestartKeepsData(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	fsync := showFsync(t, pg)
 	err = errors.Join(pg.CreateDatabase(ctx, "kept"), pg.Stop())
 	if err != nil {
 		t.Fatal(err)
 	}
-	pg, err = StartPostgresServer(ctx, dir)
+	if fsync != "off" {
+		t.Errorf("a test's server runs with fsync %q, want off", fsync)
+	}
+	// Started again as droverd starts the one it keeps: crash-safe.
+	pg, err = StartPostgresServer(ctx, dir, Durable())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,6 +113,23 @@ func TestPostgresServerRestartKeepsData(t *testing.T) {
 	if err := pg.Exec(ctx, "kept", "SELECT 1"); err != nil {
 		t.Fatalf("database lost across restart: %v", err)
 	}
+	if fsync := showFsync(t, pg); fsync != "on" {
+		t.Errorf("a durable server runs with fsync %q, want on", fsync)
+	}
+}
+
+func showFsync(t *testing.T, pg *Postgres) string {
+	t.Helper()
+	conn, err := pgx.Connect(t.Context(), pg.DSN("postgres"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var v string
+	if err := conn.QueryRow(t.Context(), "SHOW fsync").Scan(&v); err != nil {
+		t.Fatal(err)
+	}
+	return v
 }
 
 // TestPostgresICULocaleTemplate: a template made WithICULocale, and its
