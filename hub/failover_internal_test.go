@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/droverhq/drover/tests/testkit"
 )
@@ -218,6 +219,26 @@ func TestRoundTripDirectSendsOnlyGETsAgain(t *testing.T) {
 	idle.idleSince = idle.idleSince.Add(-maxSpokeConnIdle)
 	if c := sc.pool.get(n.up); c != nil {
 		t.Fatal("a connection idle past maxSpokeConnIdle was reused")
+	}
+
+	// The janitor's sweep closes those idle too long, and keeps the rest.
+	var dialed []*spokeConn
+	for range 2 {
+		c, err := sc.dial(t.Context(), n.up)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc.pool.put(c)
+		dialed = append(dialed, c)
+	}
+	old, fresh := dialed[0], dialed[1]
+	old.idleSince = old.idleSince.Add(-2 * maxSpokeConnIdle)
+	sc.pool.closeIdle(time.Now())
+	if len(sc.pool.idle) != 1 || sc.pool.idle[0] != fresh {
+		t.Fatalf("after the sweep: %d idle connections, want the fresh one", len(sc.pool.idle))
+	}
+	if _, err := old.conn.Write([]byte("x")); !errors.Is(err, net.ErrClosed) {
+		t.Fatalf("the swept connection: %v, want closed", err)
 	}
 }
 

@@ -139,6 +139,23 @@ func closedWhileIdle(c *spokeConn) bool {
 	return closed || err != nil
 }
 
+// closeIdle closes the connections idle for longer than maxSpokeConnIdle
+// (the janitor's sweep: get drops them too, but only when traffic comes).
+func (p *connPool) closeIdle(now time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	kept := p.idle[:0]
+	for _, c := range p.idle {
+		if now.Sub(c.idleSince) > maxSpokeConnIdle {
+			c.conn.Close()
+			continue
+		}
+		kept = append(kept, c)
+	}
+	clear(p.idle[len(kept):])
+	p.idle = kept
+}
+
 func (p *connPool) closeAll() {
 	p.mu.Lock()
 	defer p.mu.Unlock()

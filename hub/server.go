@@ -224,7 +224,8 @@ func ignoreCanceled(err error) error {
 	return err
 }
 
-// janitor applies the retention settings and refreshes signing keys.
+// janitor applies the retention settings, refreshes signing keys and
+// closes the proxy's idle controller connections, every minute.
 func (s *Server) janitor(ctx context.Context) error {
 	t := time.NewTicker(time.Minute)
 	defer t.Stop()
@@ -246,6 +247,7 @@ func (s *Server) janitor(ctx context.Context) error {
 		if err := s.keys.Refresh(ctx); err != nil {
 			s.cfg.Logger.Warn("signing key refresh failed", "err", err)
 		}
+		s.spokes.closeIdle(time.Now())
 		select {
 		case <-ctx.Done():
 			return ctx.Err()

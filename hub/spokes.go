@@ -164,6 +164,16 @@ func (ss *spokeSet) forget(id string) {
 	}
 }
 
+// closeIdle closes the proxy's connections to every controller that have
+// been idle too long.
+func (ss *spokeSet) closeIdle(now time.Time) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	for _, sc := range ss.m {
+		sc.pool.closeIdle(now)
+	}
+}
+
 // spokeToken mints the per-request token the hub sends to a controller:
 // audience = its UUID, subject = the caller, and the access the hub decided.
 func (s *Server) spokeToken(p Principal, controllerUUID, access, model string) (string, error) {
