@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"runtime"
 	"strings"
 	"sync/atomic"
@@ -276,4 +277,39 @@ func TestFailoverOrder(t *testing.T) {
 	cancel()
 	tried, err = run(ctx, map[string]error{"a": notSent, "b": notSent, "c": notSent}, nil)
 	check("caller gone", tried, err, "c", notSent, 2)
+}
+
+// TestUncancelableReadsAreBounded: a request nothing can cancel (a taken
+// connection's read) waits for a controller that never answers only so
+// long; and the bound does not outlive the request on a pooled connection.
+func TestUncancelableReadsAreBounded(t *testing.T) {
+	n := newControllerNodes(t)
+	silent := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		<-r.Context().Done() // until the hub gives up and closes the connection
+	}))
+	t.Cleanup(silent.Close)
+	defer func(d time.Duration) { uncancelableAnswerTimeout = d }(uncancelableAnswerTimeout)
+	uncancelableAnswerTimeout = 300 * time.Millisecond
+
+	sc := n.client(t, strings.TrimPrefix(silent.URL, "https://"))
+	start := time.Now()
+	if _, err := direct(t, context.Background(), sc, http.MethodGet); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("a controller that never answers: %v, want a deadline error", err)
+	}
+	if waited := time.Since(start); waited < uncancelableAnswerTimeout {
+		t.Fatalf("gave up after %v, before the bound", waited)
+	}
+
+	// Back in the pool, a connection carries no deadline: here one long
+	// past is not taken for a closed connection.
+	sc = n.client(t, n.up)
+	c, err := sc.dial(t.Context(), n.up)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.conn.SetReadDeadline(time.Now().Add(-time.Second))
+	sc.pool.put(c)
+	if closedWhileIdle(c) {
+		t.Fatal("a pooled connection kept its read deadline")
+	}
 }

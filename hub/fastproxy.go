@@ -55,13 +55,19 @@ const maxIdleSpokeConns = 64
 
 const (
 	// maxSpokeConnIdle is how long an idle connection is kept: less than a
-	// controller keeps one (spoke.IdleTimeout), so the hub closes first.
+	// controller keeps one (spoke.Config.IdleTimeout, 5 minutes), so the hub
+	// closes first.
 	maxSpokeConnIdle = 90 * time.Second
 	// checkIdleAfter is how long a connection must have been idle before
 	// it is checked for a close by the controller when taken from the
 	// pool. Back-to-back calls skip the check (a system call).
 	checkIdleAfter = 100 * time.Millisecond
 )
+
+// uncancelableAnswerTimeout bounds the wait for a controller's whole
+// answer to a request nothing can cancel (a read on a taken connection,
+// whose caller's own client gave up long before: drover waits 30 s).
+var uncancelableAnswerTimeout = 2 * time.Minute
 
 // connPool holds a controller client's idle connections.
 type connPool struct {
@@ -102,6 +108,7 @@ func (p *connPool) take(addr string) *spokeConn {
 
 func (p *connPool) put(c *spokeConn) {
 	c.idleSince = time.Now()
+	c.conn.SetReadDeadline(time.Time{})
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if len(p.idle) >= maxIdleSpokeConns {
@@ -302,6 +309,11 @@ func (sc *spokeClient) roundTripDirect(r *http.Request, tok string) (*http.Respo
 			if ctx.Done() != nil { // a request that can be canceled
 				cc := c // c is set to nil below, perhaps while the watch runs
 				watch = context.AfterFunc(ctx, func() { cc.conn.Close() })
+			} else {
+				// Nothing cancels it (a taken connection's read): a controller
+				// that never answers must not hold it, and this goroutine,
+				// forever. The pool clears the deadline.
+				c.conn.SetReadDeadline(time.Now().Add(uncancelableAnswerTimeout))
 			}
 			rsp, err := exchange(c, r, addr, tok)
 			if err == nil {
