@@ -1,6 +1,7 @@
 package api
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -51,6 +52,9 @@ type ClientConfig struct {
 	WatchIdleTimeout time.Duration
 	// Logger receives failover and address-refresh notes; nil discards.
 	Logger *slog.Logger
+	// ServerKind names the server in errors ("cannot reach the hub at
+	// ..."): "controller" when empty.
+	ServerKind string
 }
 
 // ReadOptions tune a read. Index makes the node wait until it has applied
@@ -74,6 +78,7 @@ type Client struct {
 	ryw       bool
 	watchIdle time.Duration
 	logger    *slog.Logger
+	kind      string // ClientConfig.ServerKind
 
 	token    atomic.Pointer[string]
 	index    atomic.Uint64 // highest X-Drover-Index seen
@@ -117,6 +122,7 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 		follow:    cfg.FollowAddresses,
 		ryw:       cfg.ReadYourWrites,
 		logger:    cfg.Logger,
+		kind:      cmp.Or(cfg.ServerKind, "controller"),
 		watchIdle: cfg.WatchIdleTimeout,
 		addrs:     slices.Clone(cfg.Addresses),
 	}

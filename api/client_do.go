@@ -160,7 +160,7 @@ func (c *Client) sendOnce(ctx context.Context, r *request) (*response, error) {
 	if errors.As(lastErr, &apiErr) {
 		return nil, lastErr
 	}
-	return nil, unavailablef(lastErr, "cannot reach the controller at %s", strings.Join(addrs, ", "))
+	return nil, unavailablef(lastErr, "cannot reach the %s at %s", c.kind, strings.Join(addrs, ", "))
 }
 
 // attempt sends r to one address.

@@ -46,6 +46,8 @@ type App struct {
 	Width int
 
 	store *Store
+	// atHub is whether the command's connection is to a hub (explain).
+	atHub bool
 }
 
 // usageError marks a command line mistake (exit code 2).
@@ -105,7 +107,7 @@ func (a *App) fail(err error) int {
 		fmt.Fprintln(a.Stderr, "ERROR interrupted")
 		return 1
 	}
-	fmt.Fprintf(a.Stderr, "ERROR %s\n", explain(err))
+	fmt.Fprintf(a.Stderr, "ERROR %s\n", explain(err, a.atHub))
 	return 1
 }
 

@@ -359,7 +359,7 @@ func (a *App) removeUnitCmd() *cobra.Command {
 			var failed []string
 			for _, u := range args {
 				if err := mc.client.RemoveUnit(cmd.Context(), mc.uuid, u, force); err != nil {
-					fmt.Fprintf(a.Stderr, "ERROR removing %s: %s\n", u, explain(err))
+					fmt.Fprintf(a.Stderr, "ERROR removing %s: %s\n", u, explain(err, a.atHub))
 					failed = append(failed, u)
 					continue
 				}

@@ -78,7 +78,11 @@ func (a *App) dial(name string) (*conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newConn(name, s.Controllers[name], s.Accounts[name])
+	c, err := newConn(name, s.Controllers[name], s.Accounts[name])
+	if err == nil {
+		a.atHub = c.details.Hub
+	}
+	return c, err
 }
 
 func newConn(name string, d *ControllerDetails, acct *Account) (*conn, error) {
@@ -97,6 +101,7 @@ func newConn(name string, d *ControllerDetails, acct *Account) (*conn, error) {
 		// Raft indexes belong to each controller behind the hub: one
 		// client-wide index would make reads wait on the wrong one.
 		cfg.ReadYourWrites = false
+		cfg.ServerKind = "hub"
 	}
 	if acct.Token != "" {
 		cfg.User, cfg.Password, cfg.Token = "", "", acct.Token
@@ -125,6 +130,7 @@ func (a *App) dialModel(ctx context.Context, ref string) (*modelConn, error) {
 	if err != nil {
 		return nil, err
 	}
+	a.atHub = c.details.Hub
 	if model == "" {
 		if cm := s.Models[ctlName]; cm != nil {
 			model = cm.CurrentModel
@@ -231,8 +237,9 @@ func (a *App) forgetModel(ctl, name string) error {
 	})
 }
 
-// explain turns an error into text that says what to do about it.
-func explain(err error) string {
+// explain turns an error into text that says what to do about it; hub
+// says whether the command spoke to a hub (whose remedies differ).
+func explain(err error, hub bool) string {
 	var ae *api.Error
 	if !errors.As(err, &ae) {
 		return err.Error()
@@ -241,15 +248,28 @@ func explain(err error) string {
 	if strings.HasSuffix(msg, ")") {
 		return msg // the server said what to do
 	}
-	switch ae.Code {
-	case api.CodeUnavailable:
-		return msg + "\n(is the controller running? 'drover show-controller' lists its addresses; a local one is started by 'drover bootstrap')"
-	case api.CodeUnauthorized:
-		return msg + "\n(the controller rejected the credentials in the client store; re-register the controller)"
-	case api.CodeForbidden:
-		return msg + "\n(your user lacks the access this needs; ask a controller or model admin)"
-	case api.CodeTimeout:
-		return msg + "\n(check 'drover status' before retrying: the change may have been applied)"
+	hints := controllerHints
+	if hub {
+		hints = hubHints
+	}
+	if h, ok := hints[ae.Code]; ok {
+		return msg + "\n(" + h + ")"
 	}
 	return msg
 }
+
+// The hints explain adds, by error code, to an answer that says no remedy.
+var (
+	controllerHints = map[api.Code]string{
+		api.CodeUnavailable:  "is the controller running? 'drover show-controller' lists its addresses; a local one is started by 'drover bootstrap'",
+		api.CodeUnauthorized: "the controller rejected the credentials in the client store; re-register the controller",
+		api.CodeForbidden:    "your user lacks the access this needs; ask a controller or model admin",
+		api.CodeTimeout:      "check 'drover status' before retrying: the change may have been applied",
+	}
+	hubHints = map[api.Code]string{
+		api.CodeUnavailable:  "is the hub running? 'drover show-controller' shows its address",
+		api.CodeUnauthorized: "the hub session has ended and could not be renewed; run 'drover login' again",
+		api.CodeForbidden:    "your user lacks the access this needs; ask an administrator of the model, its organization or the hub",
+		api.CodeTimeout:      "check 'drover status' before retrying: the change may have been applied",
+	}
+)

@@ -3,12 +3,14 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
 
 	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/tests/testkit"
 )
 
 // TestAuditTimes: --since and --until take a time, a date or how long
@@ -60,15 +62,58 @@ func TestAuditTimes(t *testing.T) {
 }
 
 // TestExplainKeepsTheServersRemedy: a refusal gets the generic hint unless
-// the server already said what to do.
+// the server already said what to do; at a hub, the hub's remedies (a
+// controller's would say to re-register the controller, or to bootstrap
+// one).
 func TestExplainKeepsTheServersRemedy(t *testing.T) {
-	for msg, want := range map[string]string{
-		"user bob is disabled (an administrator may enable it again)": "user bob is disabled (an administrator may enable it again)",
-		"reading the audit log needs audit_viewer":                    "reading the audit log needs audit_viewer\n(your user lacks the access this needs; ask a controller or model admin)",
+	for _, c := range []struct {
+		code api.Code
+		msg  string
+		hub  bool
+		want string
+	}{
+		{api.CodeForbidden, "user bob is disabled (an administrator may enable it again)", true, "user bob is disabled (an administrator may enable it again)"},
+		{api.CodeForbidden, "reading the audit log needs audit_viewer", false, "reading the audit log needs audit_viewer\n(your user lacks the access this needs; ask a controller or model admin)"},
+		{api.CodeForbidden, "reading the audit log needs audit_viewer", true, "reading the audit log needs audit_viewer\n(your user lacks the access this needs; ask an administrator of the model, its organization or the hub)"},
+		{api.CodeUnauthorized, "authentication required", false, "authentication required\n(the controller rejected the credentials in the client store; re-register the controller)"},
+		{api.CodeUnauthorized, "authentication required", true, "authentication required\n(the hub session has ended and could not be renewed; run 'drover login' again)"},
+		{api.CodeUnavailable, "cannot reach the hub at h:1", true, "cannot reach the hub at h:1\n(is the hub running? 'drover show-controller' shows its address)"},
+		{api.CodeUnavailable, "controller unavailable: east: refused ('drover controllers' shows their health)", true, "controller unavailable: east: refused ('drover controllers' shows their health)"},
 	} {
-		if got := explain(fmt.Errorf("wrapped: %w", &api.Error{Code: api.CodeForbidden, Message: msg})); got != "wrapped: "+want {
-			t.Errorf("explain(%q) = %q, want %q", msg, got, "wrapped: "+want)
+		if got := explain(fmt.Errorf("wrapped: %w", &api.Error{Code: c.code, Message: c.msg}), c.hub); got != "wrapped: "+c.want {
+			t.Errorf("explain(%q, hub %v) = %q, want %q", c.msg, c.hub, got, "wrapped: "+c.want)
 		}
+	}
+}
+
+// TestHubUnreachable: a hub that does not answer is named a hub, with the
+// hub's remedy, and a 401 the session cannot get past says to log in.
+func TestHubUnreachable(t *testing.T) {
+	a, out, errb := atFakeHub(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		io.WriteString(w, `{"code":"unauthorized","message":"authentication required"}`)
+	}))
+	if code := a.Run(t.Context(), []string{"models"}); code != 1 || out.Len() != 0 ||
+		errb.String() != "ERROR authentication required\n(the hub session has ended and could not be renewed; run 'drover login' again)\n" {
+		t.Errorf("a session the hub refuses: exit %d\n%s%s", code, out, errb)
+	}
+	dir, err := DefaultStoreDir(a.Getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := testkit.FreeAddr(t)
+	if err := (&Store{Dir: dir}).Update(func(s *State) error {
+		s.Controllers["hub"].APIAddresses = []string{addr}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	errb.Reset()
+	if code := a.Run(t.Context(), []string{"models"}); code != 1 ||
+		!strings.HasPrefix(errb.String(), "ERROR cannot reach the hub at "+addr+": ") ||
+		!strings.HasSuffix(errb.String(), "\n(is the hub running? 'drover show-controller' shows its address)\n") {
+		t.Errorf("a hub that does not answer: exit %d\n%s", code, errb)
 	}
 }
 
