@@ -359,17 +359,33 @@ func tableTime(s string) string {
 
 // auditTarget is what an audit entry acted on: the entity the hub named
 // (an application, a unit, a relation), else the grant's or group's
-// subject from the recorded request; "-" when none.
+// subject from the recorded request, with a grant's controller or
+// organization as grant takes them (a model's is in the MODEL column);
+// "-" when none.
 func auditTarget(entry map[string]any) string {
 	details, _ := entry["details"].(map[string]any)
 	if t, ok := details["target"].(string); ok && t != "" {
 		return t
 	}
 	body, _ := details["body"].(map[string]any)
+	field := func(k string) string {
+		if v, ok := body[k].(string); ok && v != "[redacted]" {
+			return v
+		}
+		return ""
+	}
 	var parts []string
 	for _, k := range []string{"user", "group", "level", "name"} {
-		if v, ok := body[k].(string); ok && v != "" && v != "[redacted]" {
+		if v := field(k); v != "" {
 			parts = append(parts, v)
+		}
+	}
+	if field("level") != "" {
+		if c := field("controller"); c != "" {
+			parts = append(parts, "controller:"+c)
+		}
+		if o := field("organization"); o != "" {
+			parts = append(parts, "org:"+o)
 		}
 	}
 	if len(parts) == 0 {
