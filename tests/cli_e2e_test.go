@@ -71,7 +71,8 @@ func TestCLIEndToEnd(t *testing.T) {
 	dataDir := filepath.Join(t.TempDir(), "ctl")
 	t.Cleanup(func() { killLeftover(dataDir) })
 
-	out := d.ok("bootstrap", "e2e", "--data-dir", dataDir, "--listen", testkit.FreeAddr(t), "--raft-listen", testkit.FreeAddr(t))
+	listen, raftListen := testkit.FreeAddr(t), testkit.FreeAddr(t)
+	out := d.ok("bootstrap", "e2e", "--data-dir", dataDir, "--listen", listen, "--raft-listen", raftListen)
 	if !strings.Contains(out, `Bootstrap complete, controller "e2e"`) {
 		t.Fatalf("bootstrap output:\n%s", out)
 	}
@@ -217,6 +218,24 @@ func TestCLIEndToEnd(t *testing.T) {
 		t.Errorf("model still alive after destroy-model:\n%s", out)
 	}
 
+	// A node restarted by hand (or by a service manager) records its own
+	// PID: kill-controller stops it, not the process bootstrap started.
+	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	testkit.EventuallyWithin(t, 30*time.Second, func() (bool, error) { return !alive(pid), nil }, "droverd %d stops", pid)
+	restarted := exec.Command(filepath.Join(filepath.Dir(d.bin), "droverd"), "spoke", "--bootstrap", "--name", "e2e",
+		"--data-dir", dataDir, "--listen", listen, "--raft-listen", raftListen)
+	restarted.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := restarted.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go restarted.Wait() //nolint:errcheck // reaped; the test checks it is gone
+	pid = restarted.Process.Pid
+	testkit.EventuallyWithin(t, 60*time.Second, func() (bool, error) {
+		_, _, code := d.run("models")
+		return code == 0, nil
+	}, "the restarted controller answers")
 	d.ok("kill-controller", "e2e", "-y")
 	if alive(pid) {
 		t.Errorf("droverd (pid %d) still runs after kill-controller", pid)

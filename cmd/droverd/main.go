@@ -12,6 +12,8 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"strconv"
 	"syscall"
 
 	"github.com/droverhq/drover/internal/gcpolicy"
@@ -149,5 +151,15 @@ Flags:
 		return err
 	}
 	cfg.Logger = logger
+	// The node records its own PID, so that destroy-controller and
+	// kill-controller find it however it was started: by 'drover
+	// bootstrap' or enable-ha (which write it too), by hand, or by a
+	// service manager after a restart.
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(cfg.DataDir, "droverd.pid"), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o600); err != nil {
+		return err
+	}
 	return spoke.Run(ctx, cfg)
 }
