@@ -199,7 +199,8 @@ func (a *App) loginCmd() *cobra.Command {
 hub starts a device login: open the URL printed, sign in, and the command
 finishes by itself. The hub session is renewed transparently when it
 expires, once for all the drover processes sharing the client store (a
-'status --watch' and the commands run beside it). HUB is https://HOST:PORT; --ca names the hub's CA certificate.
+'status --watch' and the commands run beside it). HUB is
+https://HOST:PORT; --ca names the hub's CA certificate.
 A hub logged in to before needs neither: 'drover login' alone logs in to
 the current hub again, and HUB alone reuses the CA and name the client
 store has for it; a service account logged in to it is logged in again
