@@ -106,8 +106,8 @@ func (s *Server) registerController(ctx context.Context, p Principal, req AddCon
 		APIAddresses: addrs, CACert: req.CACert}
 	var info api.ControllerInfo
 	if err := s.spokeCall(cctx, c, Principal{}, spokeSuperuser, "", http.MethodGet, "/v1/controller", nil, &info); err != nil {
-		var ae *api.Error
-		if errors.As(err, &ae) && ae.Code == api.CodeUnauthorized {
+		var refused *hubRefusedError
+		if errors.As(err, &refused) {
 			return store.Controller{}, fmt.Errorf("%w: controller %s does not trust this hub: pass --join-token from 'drover create-hub-token' run against it (or start it with --hub-url %s --hub-ca HUB_CA)",
 				errBadRequest, id.Name, s.cfg.PublicURL)
 		}

@@ -144,7 +144,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if raw, cookie := credential(r); raw != "" {
 			if pr, hit := s.proxyRoutes.get(proxyRouteKey{raw: raw, cookie: cookie, model: id}); hit {
 				rec := &statusRecorder{ResponseWriter: w}
-				err := s.forwardDirect(rec, r, pr.sc, pr.tok)
+				err := s.forwardDirect(rec, r, pr.controller, pr.sc, pr.tok)
 				if err != nil {
 					s.unavailable(rec, r, pr.controller, err)
 				}

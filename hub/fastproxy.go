@@ -3,8 +3,10 @@ package hub
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -19,6 +21,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/internal/corkconn"
 )
 
@@ -381,16 +384,47 @@ func exchange(c *spokeConn, r *http.Request, host, tok string) (*http.Response, 
 	}
 }
 
-// forwardDirect proxies a plain (non-upgrade) request r to sc with tok,
-// copying the answer as it comes. An error means nothing was written: no
-// node answered.
-func (s *Server) forwardDirect(w http.ResponseWriter, r *http.Request, sc *spokeClient, tok string) error {
+// forwardDirect proxies a plain (non-upgrade) request r to the controller
+// named controller through sc with tok, copying the answer as it comes. An
+// error means nothing was written: no node answered.
+func (s *Server) forwardDirect(w http.ResponseWriter, r *http.Request, controller string, sc *spokeClient, tok string) error {
 	resp, c, stop, err := sc.roundTripDirect(r, tok)
 	if err != nil {
 		return err
 	}
+	if resp.StatusCode == http.StatusUnauthorized {
+		s.controllerRefused(w, controller, resp, c, stop)
+		return nil
+	}
 	copyAnswer(w, r, resp, c, stop, sc)
 	return nil
+}
+
+// controllerRefused answers for a controller that refused the hub's own
+// token (401: the caller was authenticated by the hub, so it is the hub
+// that was refused, most often because the controller's superuser ran
+// remove-hub-trust). Relayed as it came, it read as the caller's session
+// having ended, and drover renewed it and asked again on every call.
+func (s *Server) controllerRefused(w http.ResponseWriter, controller string, resp *http.Response, c *spokeConn, stop func() bool) {
+	var e api.Error
+	_ = json.NewDecoder(io.LimitReader(resp.Body, 4<<10)).Decode(&e)
+	resp.Body.Close()
+	stop()
+	c.conn.Close()
+	s.writeControllerRefused(w, controller, e.Message)
+}
+
+func (s *Server) writeControllerRefused(w http.ResponseWriter, controller, why string) {
+	s.cfg.Logger.Warn("controller refused the hub's token", "controller", controller, "answer", why)
+	writeJSON(w, http.StatusBadGateway, &api.Error{Code: api.CodeUnavailable, Message: controllerRefusedMessage(controller, why)})
+}
+
+// controllerRefusedMessage says that controller refused the hub's token
+// (why: its answer), and what to do.
+func controllerRefusedMessage(controller, why string) string {
+	return fmt.Sprintf("controller %s refused the hub: %s (if its superuser ran 'drover remove-hub-trust', a hub administrator "+
+		"registers it again with a new join token: 'drover create-hub-token' on the controller, 'drover add-controller' here)",
+		controller, cmp.Or(why, "unauthorized"))
 }
 
 // copyAnswer copies the controller's answer resp, read from c (watched by

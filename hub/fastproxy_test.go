@@ -190,7 +190,7 @@ func TestProxiedAnswerGoesOutInOneWrite(t *testing.T) {
 	defer sc.pool.closeAll()
 
 	hub := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if err := (&Server{}).forwardDirect(w, r, sc, "tok"); err != nil {
+		if err := (&Server{}).forwardDirect(w, r, "east", sc, "tok"); err != nil {
 			t.Error(err)
 		}
 	}))

@@ -2,8 +2,10 @@ package hub
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -184,12 +186,20 @@ func (ix *indexer) subscribe(ctx context.Context, c store.Controller) error {
 		d := websocket.Dialer{TLSClientConfig: sc.transport.TLSClientConfig, HandshakeTimeout: 10 * time.Second}
 		var resp *http.Response
 		conn, resp, err = d.DialContext(ctx, u.String(), http.Header{"Authorization": {"Bearer " + tok}})
+		if resp != nil && resp.StatusCode == http.StatusUnauthorized {
+			var e api.Error
+			_ = json.NewDecoder(io.LimitReader(resp.Body, 4<<10)).Decode(&e)
+			err = &hubRefusedError{controller: c.Name, why: e.Message}
+		}
 		if resp != nil && resp.Body != nil {
 			resp.Body.Close()
 		}
 		if err == nil {
 			break
 		}
+	}
+	if refused := (*hubRefusedError)(nil); errors.As(err, &refused) {
+		return err // says it all
 	}
 	if err != nil {
 		return fmt.Errorf("subscribe: %w", err)

@@ -1,8 +1,10 @@
 package hub
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httputil"
 	"strings"
@@ -103,7 +105,7 @@ func (s *Server) spokeFor(c store.Controller, p Principal, access, model string)
 // forward proxies r to the controller named controller through sc, with tok.
 func (s *Server) forward(w http.ResponseWriter, r *http.Request, controller string, sc *spokeClient, tok string) {
 	if r.Header.Get("Upgrade") == "" {
-		if err := s.forwardDirect(w, r, sc, tok); err != nil {
+		if err := s.forwardDirect(w, r, controller, sc, tok); err != nil {
 			s.unavailable(w, r, controller, err)
 		}
 		return
@@ -121,10 +123,31 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, controller stri
 			pr.Out.Header.Del("Origin") // the hub checked the caller; the controller sees the hub
 			pr.Out.Header.Set("Authorization", "Bearer "+tok)
 		},
-		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) { s.unavailable(w, r, controller, err) },
+		ModifyResponse: func(resp *http.Response) error {
+			if resp.StatusCode != http.StatusUnauthorized {
+				return nil
+			}
+			var e api.Error
+			_ = json.NewDecoder(io.LimitReader(resp.Body, 4<<10)).Decode(&e)
+			resp.Body.Close()
+			return refusedError{why: e.Message}
+		},
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			if re, ok := err.(refusedError); ok {
+				s.writeControllerRefused(w, controller, re.why)
+				return
+			}
+			s.unavailable(w, r, controller, err)
+		},
 	}
 	rp.ServeHTTP(w, r)
 }
+
+// refusedError is a controller's refusal of the hub's token on a
+// websocket upgrade (ModifyResponse to ErrorHandler).
+type refusedError struct{ why string }
+
+func (e refusedError) Error() string { return "controller refused the hub: " + e.why }
 
 // unavailable answers a call no node of the controller answered.
 func (s *Server) unavailable(w http.ResponseWriter, r *http.Request, controller string, err error) {

@@ -29,6 +29,7 @@ import (
 // writes it, olga administers another tenant.
 type proxyFixture struct {
 	*env
+	spoke                   testSpoke
 	alice, rita, will, olga store.Identity
 	model                   string
 	charmSHA, webSHA        string
@@ -51,10 +52,13 @@ func startSpoke(t *testing.T, e *env) testSpoke { return startNamedSpoke(t, e, "
 // startNamedSpoke runs an in-process controller that trusts the test hub
 // and registers it: private to org if set, public (everyone may see it and
 // add models to it) if asked.
-func startNamedSpoke(t *testing.T, e *env, name, org string, public bool) testSpoke {
+func startNamedSpoke(t *testing.T, e *env, name, org string, public bool, opts ...func(*spoke.Config)) testSpoke {
 	t.Helper()
 	listen, cred := runSpoke(t, name, func(cfg *spoke.Config) {
 		cfg.HubURL, cfg.HubJWKSURL = publicURL, e.url+"/.well-known/jwks.json"
+		for _, o := range opts {
+			o(cfg)
+		}
 	})
 	req := hub.AddControllerRequest{Name: name, URL: "https://" + listen, CACert: cred.CACert, Region: name, Cloud: "localhost", Org: org}
 	testkit.EventuallyWithin(t, 30*time.Second, func() (bool, error) {
@@ -101,7 +105,7 @@ func newProxyFixture(t *testing.T, opts ...func(*hub.Config)) *proxyFixture {
 	f.alice, f.rita, f.will = e.user("alice", "acme"), e.user("rita", "acme"), e.user("will", "acme")
 	f.olga = e.user("olga", "globex")
 	e.grant(authz.UserObject(f.olga.ID), authz.Administrator, authz.OrgObject("globex"))
-	startSpoke(t, e)
+	f.spoke = startSpoke(t, e)
 	e.settle()
 	code, b := f.do("POST", "/v1/models", f.token(f.alice, time.Minute, ""), map[string]string{"name": "prod", "region": "east"})
 	if code != http.StatusCreated && code != http.StatusOK {

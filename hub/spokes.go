@@ -213,13 +213,25 @@ func (s *Server) spokeCall(ctx context.Context, c store.Controller, p Principal,
 		err := doSpoke(actx, sc.http, "https://"+addr+path, method, tok, body, out)
 		cancel()
 		var ae *api.Error
-		if err == nil || errors.As(err, &ae) {
+		if errors.As(err, &ae) && ae.Code == api.CodeUnauthorized {
+			// The hub's own token refused: the controller's trouble, not
+			// the request's (placement tries the next controller).
+			return &hubRefusedError{controller: c.Name, why: ae.Message}
+		}
+		if err == nil || ae != nil {
 			return err
 		}
 		lastErr = fmt.Errorf("%w: %s: %w", errSpokeUnavailable, addr, err)
 	}
 	return lastErr
 }
+
+// hubRefusedError is a controller's refusal of the hub's own token: the
+// controller is unavailable to the hub (502) until it trusts it again.
+type hubRefusedError struct{ controller, why string }
+
+func (e *hubRefusedError) Error() string { return controllerRefusedMessage(e.controller, e.why) }
+func (e *hubRefusedError) Unwrap() error { return errSpokeUnavailable }
 
 func doSpoke(ctx context.Context, hc *http.Client, url, method, tok string, body []byte, out any) error {
 	var rd io.Reader

@@ -184,6 +184,10 @@ func (s *Server) serveTakenRead(tw *takenWriter, req *http.Request, pr proxyRout
 		s.unavailable(tw, req, pr.controller, err)
 		return true
 	}
+	if resp.StatusCode == http.StatusUnauthorized {
+		s.controllerRefused(tw, pr.controller, resp, c, stop)
+		return true
+	}
 	// A proxy must add a Date the answer lacks (RFC 9110, 6.6.1): such an
 	// answer is copied (takenWriter.WriteHeader adds it).
 	if fb, ok := resp.Body.(*fixedBody); ok && fb.head != "" && len(resp.Header["Date"]) > 0 &&

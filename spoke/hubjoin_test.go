@@ -2,16 +2,19 @@ package spoke
 
 import (
 	"bytes"
+	"context"
 	"crypto/ecdsa"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
 	"errors"
+	"net"
 	"net/http"
 	"testing"
 	"time"
 
 	"github.com/go-jose/go-jose/v4/jwt"
+	"github.com/gorilla/websocket"
 
 	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/tests/testkit"
@@ -193,5 +196,121 @@ func TestHubTrustAtRuntime(t *testing.T) {
 	// Local users are unaffected throughout.
 	if _, err := admin.Models(ctx); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestHubStreamsEndWithTheTrust: the streams a hub opened (its event
+// subscription, a watch and a followed log proxied through it) end once
+// the controller no longer trusts that hub, within a keepalive interval;
+// a hub token is only checked when a stream opens, and before, they went
+// on for good after remove-hub-trust. A local user's streams go on.
+func TestHubStreamsEndWithTheTrust(t *testing.T) {
+	const interval = 200 * time.Millisecond
+	c := newTestClusterWith(t, 1, func(cfg *Config) { cfg.KeepaliveInterval = interval })
+	ctx := t.Context()
+	admin := c.client(0)
+	info, err := admin.ControllerInfo(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := admin.AddModel(ctx, api.AddModelRequest{Name: "streams"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hub, k := newFakeHubTLS(t), newECKey(t)
+	hub.publish("k1", k)
+	ht, err := admin.CreateHubToken(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, e := c.trustHubCall(t, 0, api.TrustHubRequest{Token: ht.Token, HubURL: hub.srv.URL, HubCA: hub.caPEM()}); code != http.StatusOK {
+		t.Fatalf("trust hub: %d %+v", code, e)
+	}
+	tok := hub.superuserToken(t, "k1", k, info.UUID)
+	hc := c.hubClient(t, 0, tok)
+
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM([]byte(c.cred.CACert))
+	dialer := websocket.Dialer{TLSClientConfig: &tls.Config{RootCAs: pool}, HandshakeTimeout: 10 * time.Second}
+	eventsURL := "wss://" + c.nodes[0].cfg.Listen + "/v1/events"
+	bearer := http.Header{"Authorization": {"Bearer " + tok}}
+	events, _, err := dialer.DialContext(ctx, eventsURL, bearer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer events.Close()
+	watch, err := hc.Watch(ctx, m.UUID, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer watch.Close()
+	logs, err := hc.Logs(ctx, m.UUID, api.LogsRequest{Follow: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logs.Close()
+	local, err := admin.Watch(ctx, m.UUID, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer local.Close()
+	for _, w := range []*api.Watcher{watch, local} {
+		if _, err := w.Next(ctx); err != nil { // the reset: the watch is open
+			t.Fatal(err)
+		}
+	}
+	var reset api.EventFrame
+	if err := events.ReadJSON(&reset); err != nil || reset.Type != api.EventFrameReset {
+		t.Fatalf("the hub's event stream: %+v %v", reset, err)
+	}
+
+	if err := admin.RemoveHubTrust(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// Each ends, and resuming is refused: the hub token no longer counts.
+	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	events.SetReadDeadline(time.Now().Add(30 * time.Second))
+	for {
+		var f api.EventFrame
+		err := events.ReadJSON(&f)
+		if err == nil {
+			continue // frames sent before the stream noticed
+		}
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			t.Fatalf("the hub's event stream still open after remove-hub-trust")
+		}
+		break
+	}
+	if _, resp, err := dialer.DialContext(ctx, eventsURL, bearer); err == nil || resp == nil || resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("the hub's event stream opened again after remove-hub-trust: %v", err)
+	}
+	for {
+		_, err := watch.Next(wctx)
+		if err == nil {
+			continue
+		}
+		if !errors.Is(err, api.ErrUnauthorized) {
+			t.Fatalf("a watch through the hub after remove-hub-trust: %v, want unauthorized", err)
+		}
+		break
+	}
+	for {
+		_, err := logs.Next(wctx)
+		if err == nil {
+			continue
+		}
+		if !errors.Is(err, api.ErrUnauthorized) {
+			t.Fatalf("a log follow through the hub after remove-hub-trust: %v, want unauthorized", err)
+		}
+		break
+	}
+	// The local administrator's watch goes on: a change still reaches it.
+	if _, err := admin.SetModelConfig(ctx, m.UUID, api.ConfigChange{Set: map[string]any{"n": 1}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := local.Next(wctx); err != nil {
+		t.Fatalf("the local watch: %v", err)
 	}
 }

@@ -22,6 +22,8 @@ type caller struct {
 	// (empty for a controller superuser token).
 	Hub   bool
 	Model string
+	// HubURL is the hub that signed the token (the one trusted then).
+	HubURL string
 }
 
 func callerOf(ctx context.Context) caller {

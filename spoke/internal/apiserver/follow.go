@@ -52,6 +52,9 @@ func (s *Server) follow(ctx context.Context, since uint64, f follower) error {
 			if err != nil && !errors.Is(err, context.DeadlineExceeded) {
 				return err
 			}
+			if s.hubTrustEnded(ctx) {
+				return errHubTrustEnded
+			}
 			if err == nil {
 				for _, ev := range evs {
 					since = max(since, ev.Index)

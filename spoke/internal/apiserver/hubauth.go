@@ -71,7 +71,7 @@ func (s *Server) authenticateHub(w http.ResponseWriter, r *http.Request, raw str
 	if name == "" {
 		name = c.Subject
 	}
-	ctx := context.WithValue(r.Context(), userKey, caller{Name: name, Access: c.Access, Hub: true, Model: c.Model})
+	ctx := context.WithValue(r.Context(), userKey, caller{Name: name, Access: c.Access, Hub: true, Model: c.Model, HubURL: hub.URL})
 	if err := hubScope(r, callerOf(ctx)); err != nil {
 		writeError(w, r, err)
 		return
@@ -131,4 +131,23 @@ func hubScope(r *http.Request, c caller) error {
 		return nil
 	}
 	return api.Errorf(api.CodeForbidden, "%s access does not allow %s %s", c.Access, r.Method, r.URL.Path)
+}
+
+// errHubTrustEnded ends a stream a hub opened once the controller no
+// longer trusts that hub.
+var errHubTrustEnded = errors.New("the controller no longer trusts the hub that opened this stream")
+
+// hubTrustEnded reports whether ctx's caller is a hub the controller no
+// longer trusts: remove-hub-trust ran, or another hub registered it since.
+// Streams a hub opened (its event subscription, watches and followed logs
+// proxied through it) check it whenever they wake, at least once per
+// keepalive interval, and end: a hub token is checked when a stream
+// opens, and the stream would otherwise outlive the trust for good.
+func (s *Server) hubTrustEnded(ctx context.Context) bool {
+	c := callerOf(ctx)
+	if !c.Hub {
+		return false
+	}
+	t, err := s.b.Store().Snapshot().HubTrust()
+	return err == nil && (t == nil || strings.TrimRight(t.URL, "/") != strings.TrimRight(c.HubURL, "/"))
 }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/droverhq/drover/api"
 )
@@ -120,6 +121,12 @@ func (s *Server) getLogs(w http.ResponseWriter, r *http.Request) {
 	flusher, _ := w.(http.Flusher)
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
+	var recheck <-chan time.Time // a hub's follow looks at the trust now and then
+	if follow && callerOf(r.Context()).Hub {
+		t := time.NewTicker(s.keepaliveInterval())
+		defer t.Stop()
+		recheck = t.C
+	}
 	for {
 		recs, more := s.logs.since(model, since)
 		for _, rec := range recs {
@@ -136,9 +143,13 @@ func (s *Server) getLogs(w http.ResponseWriter, r *http.Request) {
 		}
 		select {
 		case <-more:
+		case <-recheck:
 		case <-r.Context().Done():
 			return
 		case <-s.closing:
+			return
+		}
+		if s.hubTrustEnded(r.Context()) {
 			return
 		}
 	}
