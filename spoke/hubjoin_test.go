@@ -203,7 +203,8 @@ func TestHubTrustAtRuntime(t *testing.T) {
 // subscription, a watch and a followed log proxied through it) end once
 // the controller no longer trusts that hub, within a keepalive interval;
 // a hub token is only checked when a stream opens, and before, they went
-// on for good after remove-hub-trust. A local user's streams go on.
+// on for good after remove-hub-trust. The same when another hub is
+// registered in its place. A local user's streams go on.
 func TestHubStreamsEndWithTheTrust(t *testing.T) {
 	const interval = 200 * time.Millisecond
 	c := newTestClusterWith(t, 1, func(cfg *Config) { cfg.KeepaliveInterval = interval })
@@ -217,15 +218,43 @@ func TestHubStreamsEndWithTheTrust(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hub, k := newFakeHubTLS(t), newECKey(t)
-	hub.publish("k1", k)
-	ht, err := admin.CreateHubToken(ctx, 0)
+	trust := func() (*fakeHub, *ecdsa.PrivateKey) {
+		t.Helper()
+		hub, k := newFakeHubTLS(t), newECKey(t)
+		hub.publish("k1", k)
+		ht, err := admin.CreateHubToken(ctx, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if code, e := c.trustHubCall(t, 0, api.TrustHubRequest{Token: ht.Token, HubURL: hub.srv.URL, HubCA: hub.caPEM()}); code != http.StatusOK {
+			t.Fatalf("trust hub: %d %+v", code, e)
+		}
+		return hub, k
+	}
+	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+
+	// A second hub registered in the first one's place ends its streams.
+	first, k1 := trust()
+	old, err := c.hubClient(t, 0, first.superuserToken(t, "k1", k1, info.UUID)).Watch(ctx, m.UUID, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if code, e := c.trustHubCall(t, 0, api.TrustHubRequest{Token: ht.Token, HubURL: hub.srv.URL, HubCA: hub.caPEM()}); code != http.StatusOK {
-		t.Fatalf("trust hub: %d %+v", code, e)
+	defer old.Close()
+	if _, err := old.Next(ctx); err != nil {
+		t.Fatal(err)
 	}
+	hub, k := trust()
+	for {
+		if _, err := old.Next(wctx); err != nil {
+			if !errors.Is(err, api.ErrUnauthorized) {
+				t.Fatalf("the first hub's watch after another hub registered: %v, want unauthorized", err)
+			}
+			break
+		}
+	}
+
+	// Removing the trust ends the streams of the hub trusted then.
 	tok := hub.superuserToken(t, "k1", k, info.UUID)
 	hc := c.hubClient(t, 0, tok)
 
@@ -268,8 +297,6 @@ func TestHubStreamsEndWithTheTrust(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Each ends, and resuming is refused: the hub token no longer counts.
-	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
 	events.SetReadDeadline(time.Now().Add(30 * time.Second))
 	for {
 		var f api.EventFrame
