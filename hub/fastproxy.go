@@ -3,10 +3,8 @@ package hub
 import (
 	"bufio"
 	"bytes"
-	"cmp"
 	"context"
 	"crypto/tls"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -406,25 +404,16 @@ func (s *Server) forwardDirect(w http.ResponseWriter, r *http.Request, controlle
 // remove-hub-trust). Relayed as it came, it read as the caller's session
 // having ended, and drover renewed it and asked again on every call.
 func (s *Server) controllerRefused(w http.ResponseWriter, controller string, resp *http.Response, c *spokeConn, stop func() bool) {
-	var e api.Error
-	_ = json.NewDecoder(io.LimitReader(resp.Body, 4<<10)).Decode(&e)
+	err := refusedBy(controller, resp)
 	resp.Body.Close()
 	stop()
 	c.conn.Close()
-	s.writeControllerRefused(w, controller, e.Message)
+	s.writeControllerRefused(w, err)
 }
 
-func (s *Server) writeControllerRefused(w http.ResponseWriter, controller, why string) {
-	s.cfg.Logger.Warn("controller refused the hub's token", "controller", controller, "answer", why)
-	writeJSON(w, http.StatusBadGateway, &api.Error{Code: api.CodeUnavailable, Message: controllerRefusedMessage(controller, why)})
-}
-
-// controllerRefusedMessage says that controller refused the hub's token
-// (why: its answer), and what to do.
-func controllerRefusedMessage(controller, why string) string {
-	return fmt.Sprintf("controller %s refused the hub: %s (if its superuser ran 'drover remove-hub-trust', a hub administrator "+
-		"registers it again with a new join token: 'drover create-hub-token' on the controller, 'drover add-controller' here)",
-		controller, cmp.Or(why, "unauthorized"))
+func (s *Server) writeControllerRefused(w http.ResponseWriter, err *hubRefusedError) {
+	s.cfg.Logger.Warn("controller refused the hub's token", "controller", err.controller, "answer", err.why)
+	writeJSON(w, http.StatusBadGateway, &api.Error{Code: api.CodeUnavailable, Message: err.Error()})
 }
 
 // copyAnswer copies the controller's answer resp, read from c (watched by

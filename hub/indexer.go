@@ -2,10 +2,8 @@ package hub
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -187,9 +185,7 @@ func (ix *indexer) subscribe(ctx context.Context, c store.Controller) error {
 		var resp *http.Response
 		conn, resp, err = d.DialContext(ctx, u.String(), http.Header{"Authorization": {"Bearer " + tok}})
 		if resp != nil && resp.StatusCode == http.StatusUnauthorized {
-			var e api.Error
-			_ = json.NewDecoder(io.LimitReader(resp.Body, 4<<10)).Decode(&e)
-			err = &hubRefusedError{controller: c.Name, why: e.Message}
+			err = refusedBy(c.Name, resp)
 		}
 		if resp != nil && resp.Body != nil {
 			resp.Body.Close()

@@ -1,10 +1,8 @@
 package hub
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httputil"
 	"strings"
@@ -127,14 +125,12 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, controller stri
 			if resp.StatusCode != http.StatusUnauthorized {
 				return nil
 			}
-			var e api.Error
-			_ = json.NewDecoder(io.LimitReader(resp.Body, 4<<10)).Decode(&e)
-			resp.Body.Close()
-			return refusedError{why: e.Message}
+			defer resp.Body.Close()
+			return refusedBy(controller, resp)
 		},
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
-			if re, ok := err.(refusedError); ok {
-				s.writeControllerRefused(w, controller, re.why)
+			if refused := (*hubRefusedError)(nil); errors.As(err, &refused) {
+				s.writeControllerRefused(w, refused)
 				return
 			}
 			s.unavailable(w, r, controller, err)
@@ -142,12 +138,6 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, controller stri
 	}
 	rp.ServeHTTP(w, r)
 }
-
-// refusedError is a controller's refusal of the hub's token on a
-// websocket upgrade (ModifyResponse to ErrorHandler).
-type refusedError struct{ why string }
-
-func (e refusedError) Error() string { return "controller refused the hub: " + e.why }
 
 // unavailable answers a call no node of the controller answered.
 func (s *Server) unavailable(w http.ResponseWriter, r *http.Request, controller string, err error) {

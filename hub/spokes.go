@@ -2,6 +2,7 @@ package hub
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/tls"
@@ -230,8 +231,23 @@ func (s *Server) spokeCall(ctx context.Context, c store.Controller, p Principal,
 // controller is unavailable to the hub (502) until it trusts it again.
 type hubRefusedError struct{ controller, why string }
 
-func (e *hubRefusedError) Error() string { return controllerRefusedMessage(e.controller, e.why) }
+// Error says that the controller refused the hub's token (why: its
+// answer), and what to do.
+func (e *hubRefusedError) Error() string {
+	return fmt.Sprintf("controller %s refused the hub: %s (if its superuser ran 'drover remove-hub-trust', a hub administrator "+
+		"registers it again with a new join token: 'drover create-hub-token' on the controller, 'drover add-controller' here)",
+		e.controller, cmp.Or(e.why, "unauthorized"))
+}
+
 func (e *hubRefusedError) Unwrap() error { return errSpokeUnavailable }
+
+// refusedBy reads a controller's 401 answer to the hub (its Error body) as
+// a *hubRefusedError; the caller closes the body.
+func refusedBy(controller string, resp *http.Response) *hubRefusedError {
+	var e api.Error
+	_ = json.NewDecoder(io.LimitReader(resp.Body, 4<<10)).Decode(&e)
+	return &hubRefusedError{controller: controller, why: e.Message}
+}
 
 func doSpoke(ctx context.Context, hc *http.Client, url, method, tok string, body []byte, out any) error {
 	var rd io.Reader
