@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/droverhq/drover/api"
 	"github.com/spf13/cobra"
@@ -104,7 +105,10 @@ func (a *App) watchStatus(ctx context.Context, mc *modelConn, filters []string, 
 		}
 		fs := f.Status
 		if f.Type != api.FrameReset || fs == nil {
-			if fs, err = mc.client.Status(ctx, mc.uuid, api.ReadOptions{Index: f.Index}); err != nil {
+			if fs, err = a.statusAt(ctx, mc, f.Index); err != nil {
+				if ctx.Err() != nil {
+					return nil
+				}
 				return gone(err)
 			}
 		}
@@ -118,6 +122,41 @@ func (a *App) watchStatus(ctx context.Context, mc *modelConn, filters []string, 
 		}
 	}
 }
+
+// statusAt fetches the model's status at (at least) index for a watch. A
+// controller or hub unavailable for a while (a restart, a leader election,
+// the hub's database) is waited out, as the watch itself is, saying so
+// once on stderr.
+func (a *App) statusAt(ctx context.Context, mc *modelConn, index uint64) (*api.FullStatus, error) {
+	backoff, said := statusRetryMin, false
+	for {
+		fs, err := mc.client.Status(ctx, mc.uuid, api.ReadOptions{Index: index})
+		if api.CodeOf(err) != api.CodeUnavailable || ctx.Err() != nil {
+			if said && err == nil {
+				fmt.Fprintln(a.Stderr, "Status available again.")
+			}
+			return fs, err
+		}
+		if !said {
+			fmt.Fprintf(a.Stderr, "Status unavailable, retrying: %v\n", err)
+			said = true
+		}
+		t := time.NewTimer(backoff)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		case <-t.C:
+		}
+		backoff = min(2*backoff, statusRetryMax)
+	}
+}
+
+// The pause between status fetches a watch retries.
+const (
+	statusRetryMin = 250 * time.Millisecond
+	statusRetryMax = 5 * time.Second
+)
 
 // lostModel explains a model refused (not found) after it was watched or
 // followed: it was destroyed or the caller's access to it revoked, and a

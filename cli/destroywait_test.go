@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/tests/testkit"
 )
 
 // TestDestroyWaitEndsWithTheModel: waiting for a destroyed model ends
@@ -99,6 +101,79 @@ func TestWatchEndsSayingWhy(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestWatchWaitsOutAnUnavailableStatus: when the status a watch frame
+// asks for is unavailable for a while (a hub whose database restarts, a
+// controller electing a leader), status --watch says so once and carries
+// on; it used to end with the error.
+func TestWatchWaitsOutAnUnavailableStatus(t *testing.T) {
+	const uuid = "6a1f0c2e-0000-4000-8000-000000000004"
+	var fetches atomic.Int32
+	served := make(chan struct{})
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/models/"+uuid+"/status", func(w http.ResponseWriter, _ *http.Request) {
+		switch n := fetches.Add(1); {
+		case n <= 2:
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_ = json.NewEncoder(w).Encode(api.Error{Code: api.CodeUnavailable, Message: "the hub cannot reach its database (try again shortly)"})
+		case n == 3:
+			_ = json.NewEncoder(w).Encode(api.FullStatus{Applications: map[string]api.ApplicationStatus{"kvstore": {}}})
+			close(served)
+		}
+	})
+	mux.HandleFunc("GET /v1/models/"+uuid+"/watch", func(w http.ResponseWriter, r *http.Request) {
+		conn, err := (&websocket.Upgrader{}).Upgrade(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer conn.Close()
+		_ = conn.WriteJSON(api.WatchFrame{Type: api.FrameReset, Index: 4, Status: &api.FullStatus{}})
+		_ = conn.WriteJSON(api.WatchFrame{Type: api.FrameDelta, Index: 5, Deltas: []api.WatchDelta{{Kind: "application", Key: "kvstore", Op: "put"}}})
+		_, _, _ = conn.ReadMessage()
+	})
+	a, _, errb, mc := atFakeModel(t, mux, uuid)
+	out := &syncBuffer{}
+	a.Stdout = out // read while the watch draws
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- a.watchStatus(ctx, mc, nil, "tabular", statusOptions{}) }()
+	select {
+	case <-served:
+	case err := <-done:
+		t.Fatalf("the watch ended before the status was available again: %v (stderr %q)", err, errb)
+	}
+	// The status served is drawn before the next frame is read; Ctrl-C
+	// then ends the watch normally.
+	testkit.EventuallyWithin(t, 5*time.Second, func() (bool, error) { return strings.Contains(out.String(), "kvstore"), nil })
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("the watch ended with %v", err)
+	}
+	want := "Status unavailable, retrying: the hub cannot reach its database (try again shortly)\nStatus available again.\n"
+	if errb.String() != want {
+		t.Errorf("stderr %q, want %q", errb, want)
+	}
+}
+
+// syncBuffer is a bytes.Buffer a test reads while another goroutine writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 // TestFollowedLogEndsSayingWhy: debug-log whose model is refused after it

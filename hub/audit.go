@@ -6,6 +6,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -61,12 +62,23 @@ func annotate(ctx context.Context, fn func(a *auditInfo)) {
 	}
 }
 
-// audit records every mutating request under /v1 after it completes,
-// whatever its result.
+// audit records every mutating request under /v1. The entry is written
+// before the request is served, and completed with its result after: a
+// request the hub cannot record (its database is unavailable) is refused
+// with 503 and nothing is done, so the log misses no change. An entry
+// left "pending" is a request whose end the hub could not record.
 func (s *Server) audit(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if safeMethod(r.Method) {
 			next.ServeHTTP(w, r)
+			return
+		}
+		p, _ := PrincipalFrom(r.Context())
+		begun := store.AuditEntry{IdentityID: p.Identity.ID, Actor: p.Identity.Name(), Org: p.Identity.Org,
+			Operation: r.Method + " " + r.URL.Path, Method: r.Method, Path: r.URL.Path, At: s.cfg.Now(), RemoteAddr: r.RemoteAddr}
+		id, err := s.store.BeginAudit(r.Context(), begun)
+		if err != nil {
+			s.writeError(w, r, fmt.Errorf("record %s %s in the audit log: %w", r.Method, r.URL.Path, err))
 			return
 		}
 		body, _ := io.ReadAll(io.LimitReader(r.Body, 64<<10))
@@ -79,7 +91,6 @@ func (s *Server) audit(next http.Handler) http.Handler {
 		info := &auditInfo{body: jsonObject(body)}
 		rec := &statusRecorder{ResponseWriter: w}
 		next.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), auditKey{}, info)))
-		p, _ := PrincipalFrom(r.Context())
 		op := info.Operation
 		if op == "" {
 			op = r.Method + " " + chi.RouteContext(r.Context()).RoutePattern()
@@ -98,9 +109,15 @@ func (s *Server) audit(next http.Handler) http.Handler {
 		if org == "" {
 			org = p.Identity.Org
 		}
-		s.appendAudit(r, store.AuditEntry{IdentityID: p.Identity.ID, Actor: p.Identity.Name(), Org: org, Operation: op,
-			Method: r.Method, Path: r.URL.Path, ModelUUID: info.ModelUUID, Model: info.ModelName, ControllerUUID: info.ControllerUUID,
-			Controller: info.ControllerName, Status: max(rec.status, 200), Result: resultOf(max(rec.status, 200)), Details: details})
+		status := max(rec.status, 200)
+		done := store.AuditEntry{Org: org, Operation: op, ModelUUID: info.ModelUUID, Model: info.ModelName,
+			ControllerUUID: info.ControllerUUID, Controller: info.ControllerName, Status: status, Result: resultOf(status), Details: details}
+		// The request may have been cancelled; its end must still be written.
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 5*time.Second)
+		defer cancel()
+		if err := s.store.FinishAudit(ctx, id, done); err != nil {
+			s.cfg.Logger.Error("audit write failed: the entry stays pending", "err", err, "id", id, "operation", op, "status", status)
+		}
 	})
 }
 

@@ -44,6 +44,10 @@ var errorTable = []struct {
 	{authz.ErrUnavailable, http.StatusServiceUnavailable, api.CodeUnavailable, "permission service unavailable"},
 }
 
+// databaseUnavailable is the answer to a request the hub could not serve
+// for want of its database.
+const databaseUnavailable = "the hub cannot reach its database (try again shortly; if this lasts, the hub's operator checks its PostgreSQL server)"
+
 // relayedCodes are the controller's answers about the caller's request
 // that the hub passes on, with their status.
 var relayedCodes = map[api.Code]int{
@@ -60,6 +64,15 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	var oe *oauthError
 	if errors.As(err, &oe) {
 		writeJSON(w, oauthStatus(oe), oe)
+		return
+	}
+	if store.Unavailable(err) {
+		// Whatever else the failure says (a session not found, say), the
+		// hub could not ask its database: the caller's request is not at
+		// fault, and may be sent again.
+		s.cfg.Logger.Error("request failed: the database is unavailable", "method", r.Method, "path", r.URL.Path, "err", err)
+		w.Header().Set("Retry-After", "5")
+		writeJSON(w, http.StatusServiceUnavailable, &api.Error{Code: api.CodeUnavailable, Message: databaseUnavailable})
 		return
 	}
 	for _, e := range errorTable {

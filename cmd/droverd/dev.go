@@ -98,7 +98,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	var deps embeddedDeps
 	defer deps.close()
-	dsn, err := deps.postgres(ctx, o.stateDir, "hub")
+	dsn, err := deps.postgres(ctx, o.stateDir, "hub", logger)
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -45,18 +47,90 @@ func prepareStateDir(dir string) error {
 }
 
 // postgres starts PostgreSQL in stateDir/postgres and returns the DSN of
-// its database db, created on first use.
-func (e *embeddedDeps) postgres(ctx context.Context, stateDir, db string) (string, error) {
-	pg, err := testkit.StartPostgresServer(ctx, filepath.Join(stateDir, "postgres"), testkit.Durable())
+// its database db, created on first use. Should the server exit while
+// droverd runs (killed, out of memory), it is started again on the same
+// data, as a service manager would: the hub answers "database unavailable"
+// meanwhile and carries on once it is back.
+func (e *embeddedDeps) postgres(ctx context.Context, stateDir, db string, logger *slog.Logger) (string, error) {
+	dir := filepath.Join(stateDir, "postgres")
+	start := func(ctx context.Context) (*testkit.Postgres, error) {
+		return testkit.StartPostgresServer(ctx, dir, testkit.Durable())
+	}
+	pg, err := start(ctx)
 	if err != nil {
 		return "", fmt.Errorf("postgres (the postgres user needs to traverse every parent of --state-dir): %w", err)
 	}
-	e.stops = append(e.stops, func() { _ = pg.Stop() })
 	if err := ensureDatabase(ctx, pg, db); err != nil {
+		_ = pg.Stop()
 		return "", err
 	}
+	sv := &supervised{cur: pg}
+	sctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		sv.run(sctx, start, logger)
+	}()
+	e.stops = append(e.stops, func() {
+		cancel()
+		<-done
+		_ = sv.current().Stop()
+	})
 	return pg.DSN(db), nil
 }
+
+// supervised is the embedded PostgreSQL server now running.
+type supervised struct {
+	mu  sync.Mutex
+	cur *testkit.Postgres
+}
+
+func (s *supervised) current() *testkit.Postgres {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cur
+}
+
+// run starts the server again whenever it exits, until ctx ends; a start
+// that fails is tried again after a pause that doubles up to
+// restartBackoffMax.
+func (s *supervised) run(ctx context.Context, start func(context.Context) (*testkit.Postgres, error), logger *slog.Logger) {
+	for {
+		pg := s.current()
+		select {
+		case <-ctx.Done():
+			return
+		case <-pg.Exited():
+		}
+		logger.Error("the embedded PostgreSQL exited; starting it again", "err", pg.ExitErr(), "log", pg.LogPath())
+		for backoff := restartBackoffMin; ; backoff = min(2*backoff, restartBackoffMax) {
+			next, err := start(ctx)
+			if err == nil {
+				s.mu.Lock()
+				s.cur = next
+				s.mu.Unlock()
+				logger.Info("the embedded PostgreSQL is running again")
+				break
+			}
+			if ctx.Err() != nil {
+				return
+			}
+			logger.Error("the embedded PostgreSQL did not start; trying again", "err", err, "in", backoff)
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(backoff):
+			}
+		}
+	}
+}
+
+// The pause before starting the embedded PostgreSQL again after a failed
+// start, doubling from min to max.
+const (
+	restartBackoffMin = time.Second
+	restartBackoffMax = 30 * time.Second
+)
 
 // openfga starts an in-memory OpenFGA and returns its URL.
 func (e *embeddedDeps) openfga(ctx context.Context) (string, error) {

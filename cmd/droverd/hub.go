@@ -118,7 +118,7 @@ func embeddedDefaults(ctx context.Context, cfg *hub.Config, deps *embeddedDeps, 
 	}
 	var err error
 	if cfg.DSN == "" {
-		if cfg.DSN, err = deps.postgres(ctx, cfg.StateDir, "hub"); err != nil {
+		if cfg.DSN, err = deps.postgres(ctx, cfg.StateDir, "hub", cfg.Logger); err != nil {
 			return err
 		}
 		cfg.Logger.Info("no --dsn: using a private PostgreSQL", "dir", filepath.Join(cfg.StateDir, "postgres"))

@@ -214,6 +214,19 @@ func (p *Postgres) Stop() error {
 	return fmt.Errorf("testkit: postgres ignored SIGQUIT for %v and was killed", pgStopTimeout)
 }
 
+// Exited is closed once the server's process has exited, by Stop or
+// otherwise; ExitErr then says how.
+func (p *Postgres) Exited() <-chan struct{} { return p.done }
+
+// ExitErr is the server process's exit status, once Exited is closed.
+func (p *Postgres) ExitErr() error {
+	<-p.done
+	return p.err
+}
+
+// PID is the server's (the postmaster's) process id.
+func (p *Postgres) PID() int { return p.cmd.Process.Pid }
+
 // Dir is the server's directory (data, socket, log).
 func (p *Postgres) Dir() string { return p.dir }
 

@@ -16,6 +16,10 @@ const (
 	ResultOK     = "ok"
 	ResultDenied = "denied"
 	ResultError  = "error"
+	// ResultPending is an entry written before its request was served:
+	// until the result replaces it, the request is in flight, or the hub
+	// could not record how it ended (its database was lost meanwhile).
+	ResultPending = "pending"
 )
 
 // AuditEntry is one record of the audit log.
@@ -54,6 +58,35 @@ func nullUUID(s string) *uuid.UUID {
 // AppendAudit writes one entry.
 func (s *Store) AppendAudit(ctx context.Context, e AuditEntry) error {
 	return appendAudit(ctx, s.pool, e)
+}
+
+// BeginAudit writes e for a request about to be served, and returns the
+// entry's id for FinishAudit. A request whose entry cannot be written is
+// not served: no change goes unrecorded.
+func (s *Store) BeginAudit(ctx context.Context, e AuditEntry) (int64, error) {
+	var id int64
+	err := s.pool.QueryRow(ctx, `INSERT INTO audit_log (at, identity_id, actor, org, operation, method, path, status, result, details, remote_addr)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, 0, $8, '{}', $9) RETURNING id`,
+		e.At, nullUUID(e.IdentityID), e.Actor, e.Org, e.Operation, e.Method, e.Path, ResultPending, e.RemoteAddr).Scan(&id)
+	return id, pgErr("begin audit", err)
+}
+
+// FinishAudit completes entry id, written by BeginAudit, with what e says
+// of the request and its result; its time, actor and address stay.
+func (s *Store) FinishAudit(ctx context.Context, id int64, e AuditEntry) error {
+	if e.Details == nil {
+		e.Details = map[string]any{}
+	}
+	tag, err := s.pool.Exec(ctx, `UPDATE audit_log SET org = $2, operation = $3, model_uuid = $4, controller_uuid = $5,
+			status = $6, result = $7, details = $8,
+			model_name = coalesce((SELECT name FROM models WHERE uuid = $4), $9),
+			controller_name = coalesce((SELECT name FROM controllers WHERE uuid = $5), $10)
+		WHERE id = $1 AND result = 'pending'`,
+		id, e.Org, e.Operation, nullUUID(e.ModelUUID), nullUUID(e.ControllerUUID), e.Status, e.Result, e.Details, e.Model, e.Controller)
+	if err == nil && tag.RowsAffected() == 0 {
+		return fmt.Errorf("finish audit %d: %w", id, ErrNotFound)
+	}
+	return pgErr("finish audit", err)
 }
 
 // execer is a pool or a transaction.

@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"errors"
 	"slices"
 	"testing"
 	"time"
@@ -64,5 +65,47 @@ func TestAuditOperationFamilies(t *testing.T) {
 		if !slices.Equal(got, want) {
 			t.Errorf("operation=%q matched %q, want %q", q, got, want)
 		}
+	}
+}
+
+// TestAuditBeginAndFinish: an entry written before its request is served
+// reads "pending" until it is finished, once, with the request's result;
+// it keeps the time, actor and address it was begun with.
+func TestAuditBeginAndFinish(t *testing.T) {
+	f := newAdoptFixture(t)
+	ctx := t.Context()
+	m := uuid.NewString()
+	if err := f.s.InsertModel(ctx, store.Model{UUID: m, Name: "prod", Org: "acme", Owner: f.bob.ID, ControllerUUID: f.ctrl, Status: "active"}); err != nil {
+		t.Fatal(err)
+	}
+	at := time.Now().Add(-time.Minute).Truncate(time.Microsecond)
+	id, err := f.s.BeginAudit(ctx, store.AuditEntry{At: at, IdentityID: f.bob.ID, Actor: "bob", Org: "acme",
+		Operation: "PATCH /v1/models/" + m + "/config", Method: "PATCH", Path: "/v1/models/" + m + "/config", RemoteAddr: "127.0.0.1:5"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := func() store.AuditEntry {
+		t.Helper()
+		es, _, err := f.s.QueryAudit(ctx, store.AuditQuery{All: true, Limit: 10})
+		if err != nil || len(es) != 1 || es[0].ID != id {
+			t.Fatalf("audit: %+v %v", es, err)
+		}
+		return es[0]
+	}
+	if e := read(); e.Result != store.ResultPending || e.Status != 0 || e.Actor != "bob" {
+		t.Errorf("a begun entry: %+v, want pending", e)
+	}
+	done := store.AuditEntry{Org: "acme", Operation: "model-config", ModelUUID: m, ControllerUUID: f.ctrl, Status: 200,
+		Result: store.ResultOK, Details: map[string]any{"body": map[string]any{"set": "x"}}}
+	if err := f.s.FinishAudit(ctx, id, done); err != nil {
+		t.Fatal(err)
+	}
+	e := read()
+	if e.Result != store.ResultOK || e.Status != 200 || e.Operation != "model-config" || e.Model != "prod" ||
+		!e.At.Equal(at) || e.Actor != "bob" || e.RemoteAddr != "127.0.0.1:5" || e.Details["body"] == nil {
+		t.Errorf("a finished entry: %+v", e)
+	}
+	if err := f.s.FinishAudit(ctx, id, done); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("finishing an entry twice: %v, want not found", err)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -108,4 +109,35 @@ func pgErr(what string, err error) error {
 		}
 	}
 	return fmt.Errorf("%s: %w", what, err)
+}
+
+// Unavailable reports whether err is the database being out of reach: a
+// connection that could not be made or was lost (the server stopped,
+// restarted or is starting up), rather than an answer about the data:
+// the hub answers 503, and the caller may try again.
+func Unavailable(err error) bool {
+	if err == nil {
+		return false
+	}
+	var ce *pgconn.ConnectError
+	if errors.As(err, &ce) {
+		return true
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		switch {
+		case strings.HasPrefix(pe.Code, "08"): // connection_exception
+			return true
+		case pe.Code == "57P01", pe.Code == "57P02", pe.Code == "57P03": // admin_shutdown, crash_shutdown, cannot_connect_now
+			return true
+		case pe.Code == "53300": // too_many_connections
+			return true
+		}
+		return false
+	}
+	// Lost mid-query, or the connection closed: pgconn's own failures
+	// (as opposed to the server's answers) are the ones that say whether
+	// they may be retried.
+	var conn interface{ SafeToRetry() bool }
+	return errors.As(err, &conn)
 }
