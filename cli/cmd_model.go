@@ -111,7 +111,10 @@ func isHubCloud(ctx context.Context, c *conn, name string) bool {
 }
 
 type modelSummary struct {
+	// Name is OWNER/NAME (modelRef for nobody), and ShortName the model's
+	// own name, as Juju's models and show-model output them.
 	Name      string    `json:"name"`
+	ShortName string    `json:"short-name"`
 	UUID      string    `json:"model-uuid"`
 	Owner     string    `json:"owner"`
 	Life      api.Life  `json:"life"`
@@ -177,7 +180,7 @@ func (a *App) models(ctx context.Context, ctlName, format string, showUUID bool)
 	sort.Slice(models, func(i, j int) bool { return models[i].Name < models[j].Name })
 	var out []modelSummary
 	for _, m := range models {
-		ms := modelSummary{Name: m.Name, UUID: m.UUID, Owner: m.Owner, Life: m.Life, Status: m.Status.Status,
+		ms := modelSummary{Name: modelRef(m, ""), ShortName: m.Name, UUID: m.UUID, Owner: m.Owner, Life: m.Life, Status: m.Status.Status,
 			Current: m.UUID == currentUUID, CreatedAt: m.CreatedAt}
 		if x := m.Index; x != nil {
 			// A hub answers from its index: no call per model.
@@ -210,7 +213,7 @@ func (a *App) models(ctx context.Context, ctlName, format string, showUUID bool)
 	}
 	t.row(hdr...)
 	for _, m := range out {
-		name := modelRef(api.Model{Name: m.Name, Owner: m.Owner}, c.account.User)
+		name := modelRef(api.Model{Name: m.ShortName, Owner: m.Owner}, c.account.User)
 		if m.Current {
 			name += "*"
 		}
@@ -270,7 +273,7 @@ func (a *App) showModelCmd() *cobra.Command {
 			if !m.Status.Since.IsZero() { // unknown at a hub for a model indexed before it kept one
 				status["since"] = m.Status.Since
 			}
-			view := map[string]any{"name": m.Name, "model-uuid": m.UUID, "owner": m.Owner, "life": m.Life,
+			view := map[string]any{"name": modelRef(*m, ""), "short-name": m.Name, "model-uuid": m.UUID, "owner": m.Owner, "life": m.Life,
 				"controller-name": mc.name, "controller-uuid": mc.details.UUID, "status": status,
 				"created-at": m.CreatedAt, "config": m.Config}
 			if x := m.Index; x != nil {

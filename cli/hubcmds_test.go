@@ -218,6 +218,17 @@ test   west        localhost/west  available                            alice@ex
 	if code := a.Run(t.Context(), []string{"models", "--format", "json"}); code != 0 || !strings.Contains(out.String(), `"controller-status":"disconnected"`) {
 		t.Errorf("models --format json: exit %d: %s", code, out)
 	}
+	// As Juju's: name is OWNER/NAME, short-name the model's own.
+	var ms struct {
+		Models []struct {
+			Name      string `json:"name"`
+			ShortName string `json:"short-name"`
+		} `json:"models"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &ms); err != nil || len(ms.Models) != 2 ||
+		ms.Models[0].Name != "alice@example.com/prod" || ms.Models[0].ShortName != "prod" {
+		t.Errorf("models --format json: %+v %v; want name alice@example.com/prod, short-name prod", ms, err)
+	}
 }
 
 // TestShowModelOnALostController: show-model at a hub shows what the hub
@@ -245,7 +256,8 @@ func TestShowModelOnALostController(t *testing.T) {
 	if code := a.Run(t.Context(), []string{"show-model", "prod"}); code != 0 {
 		t.Fatalf("show-model: exit %d: %s", code, errb)
 	}
-	for _, want := range []string{"controller-status: disconnected", "controller-name: hub/east", "current: available"} {
+	for _, want := range []string{"controller-status: disconnected", "controller-name: hub/east", "current: available",
+		"name: alice@example.com/prod", "short-name: prod"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("show-model lacks %q:\n%s", want, out)
 		}
