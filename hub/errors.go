@@ -41,7 +41,8 @@ var errorTable = []struct {
 	{store.ErrAlreadyExists, http.StatusConflict, api.CodeAlreadyExists, ""},
 	{errConflict, http.StatusConflict, api.CodeConflict, ""},
 	{errSpokeUnavailable, http.StatusBadGateway, api.CodeUnavailable, ""},
-	{authz.ErrUnavailable, http.StatusServiceUnavailable, api.CodeUnavailable, "permission service unavailable"},
+	{authz.ErrUnavailable, http.StatusServiceUnavailable, api.CodeUnavailable,
+		"the hub cannot reach its permission service (try again shortly; if this lasts, the hub's operator checks OpenFGA)"},
 }
 
 // databaseUnavailable is the answer to a request the hub could not serve

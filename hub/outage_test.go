@@ -3,14 +3,18 @@ package hub_test
 import (
 	"encoding/json"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/droverhq/drover/hub"
 	"github.com/droverhq/drover/hub/internal/hubtest"
 	"github.com/droverhq/drover/tests/testkit"
 )
@@ -105,4 +109,101 @@ func TestDatabaseOutage(t *testing.T) {
 	if len(results) == 0 || results[0] != "ok" || strings.Contains(strings.Join(results, " "), "pending") {
 		t.Errorf("model-config audit entries after the outage: %v; want them all ok, none pending", results)
 	}
+}
+
+// gate relays TCP connections to target while open; closing it ends the
+// connections it relays and refuses new ones, as a server that went down.
+type gate struct {
+	ln     net.Listener
+	target string
+	mu     sync.Mutex
+	open   bool
+	conns  map[net.Conn]struct{}
+}
+
+func newGate(t *testing.T, target string) *gate {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &gate{ln: ln, target: target, open: true, conns: map[net.Conn]struct{}{}}
+	t.Cleanup(func() { ln.Close(); g.set(false) })
+	go g.serve()
+	return g
+}
+
+func (g *gate) serve() {
+	for {
+		c, err := g.ln.Accept()
+		if err != nil {
+			return
+		}
+		g.mu.Lock()
+		open := g.open
+		if open {
+			g.conns[c] = struct{}{}
+		}
+		g.mu.Unlock()
+		if !open {
+			c.Close()
+			continue
+		}
+		go func() {
+			up, err := net.Dial("tcp", g.target)
+			if err != nil {
+				c.Close()
+				return
+			}
+			g.mu.Lock()
+			g.conns[up] = struct{}{}
+			g.mu.Unlock()
+			go func() { _, _ = io.Copy(up, c); up.Close() }()
+			_, _ = io.Copy(c, up)
+			c.Close()
+		}()
+	}
+}
+
+// set opens or closes the gate; closing ends every relayed connection.
+func (g *gate) set(open bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.open = open
+	if !open {
+		for c := range g.conns {
+			c.Close()
+		}
+		clear(g.conns)
+	}
+}
+
+// TestPermissionServiceOutage: while OpenFGA is out of reach, a request
+// that needs a permission decision the hub has not cached answers 503
+// "unavailable", saying what is missing and that it may be retried; once
+// OpenFGA is back, the hub serves again with no restart.
+func TestPermissionServiceOutage(t *testing.T) {
+	u, err := url.Parse(hubtest.OpenFGAURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := newGate(t, u.Host)
+	e := newEnv(t, func(c *hub.Config) { c.OpenFGAURL = "http://" + g.ln.Addr().String() })
+	bob := e.token(e.user("bob", "acme"), time.Minute, "")
+	if code, b := e.do(http.MethodGet, "/v1/models", bob, nil); code != http.StatusOK {
+		t.Fatalf("models: %d %s", code, b)
+	}
+	g.set(false)
+	carol := e.token(e.user("carol", "acme"), time.Minute, "")
+	code, b := e.do(http.MethodGet, "/v1/models", carol, nil)
+	var ae struct{ Code, Message string }
+	if err := json.Unmarshal(b, &ae); err != nil || code != http.StatusServiceUnavailable || ae.Code != "unavailable" ||
+		ae.Message != "the hub cannot reach its permission service (try again shortly; if this lasts, the hub's operator checks OpenFGA)" {
+		t.Errorf("models while OpenFGA is out of reach: %d %s", code, b)
+	}
+	g.set(true)
+	testkit.EventuallyWithin(t, 30*time.Second, func() (bool, error) {
+		code, _ := e.do(http.MethodGet, "/v1/models", carol, nil)
+		return code == http.StatusOK, nil
+	}, "the models listing once OpenFGA is back")
 }
