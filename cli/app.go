@@ -129,7 +129,14 @@ follow Juju's: bootstrap a controller, add a model, deploy charms and bundles,
 integrate them, and watch 'drover status'.
 
 With no arguments on a terminal, drover opens an interactive shell that runs
-the same commands.`,
+the same commands.
+
+Environment: DROVER_CONTROLLER and DROVER_MODEL ([controller:]model) name
+the controller and model to work on instead of the current ones, for this
+process only, as JUJU_CONTROLLER and JUJU_MODEL do for juju ('drover
+switch' refuses while they are set); DROVER_DATA is the client store's
+directory; DROVER_CLIENT_ID and DROVER_CLIENT_SECRET are a service
+account's credentials for 'drover login'.`,
 		Example: `  drover bootstrap local
   drover add-model demo
   drover deploy ./charms/kv

@@ -56,13 +56,11 @@ func (a *App) controllers(ctx context.Context, format string) error {
 		return err
 	}
 	entries := map[string]*controllerListEntry{}
+	current, _ := a.currentController(s)
 	for _, name := range s.ControllerNames() {
 		d := s.Controllers[name]
-		e := &controllerListEntry{Name: name, Current: name == s.CurrentController, Nodes: d.NodeCount, Voters: d.NodeCount,
-			Version: d.Version, Local: d.DataDir != ""}
-		if cm := s.Models[name]; cm != nil {
-			e.CurrentModel = cm.CurrentModel
-		}
+		e := &controllerListEntry{Name: name, Current: name == current, Nodes: d.NodeCount, Voters: d.NodeCount,
+			Version: d.Version, Local: d.DataDir != "", CurrentModel: a.currentModel(s, name)}
 		if acct := s.Accounts[name]; acct != nil {
 			e.User, e.Access = acct.User, acct.Access
 		}
@@ -97,7 +95,7 @@ func (a *App) controllers(ctx context.Context, format string) error {
 		entries[name] = e
 	}
 	if format != "tabular" {
-		return writeFormatted(a.Stdout, format, map[string]any{"controllers": entries, "current-controller": s.CurrentController})
+		return writeFormatted(a.Stdout, format, map[string]any{"controllers": entries, "current-controller": current})
 	}
 	if len(entries) == 0 {
 		fmt.Fprintln(a.Stderr, "No controllers registered. Run 'drover bootstrap' to create one.")
@@ -312,9 +310,9 @@ func (a *App) addModelsView(ctl string, view map[string]any) {
 	}
 	if cm := s.Models[ctl]; cm != nil {
 		view["models"] = cm.Models
-		if cm.CurrentModel != "" {
-			view["current-model"] = cm.CurrentModel
-		}
+	}
+	if m := a.currentModel(s, ctl); m != "" {
+		view["current-model"] = m
 	}
 }
 
@@ -341,22 +339,25 @@ func (a *App) printCurrent() error {
 	if err != nil {
 		return err
 	}
-	if s.CurrentController == "" {
+	ctl, _ := a.currentController(s)
+	if ctl == "" {
 		return fmt.Errorf("no current controller; run 'drover bootstrap' or 'drover switch CONTROLLER'")
 	}
-	model := ""
-	if cm := s.Models[s.CurrentController]; cm != nil {
-		model = cm.CurrentModel
-	}
+	model := a.currentModel(s, ctl)
 	if model == "" {
-		fmt.Fprintln(a.Stdout, s.CurrentController)
+		fmt.Fprintln(a.Stdout, ctl)
 		return nil
 	}
-	fmt.Fprintf(a.Stdout, "%s:%s\n", s.CurrentController, model)
+	fmt.Fprintf(a.Stdout, "%s:%s\n", ctl, model)
 	return nil
 }
 
 func (a *App) switchTo(ctx context.Context, target string) error {
+	for _, v := range []struct{ name, what string }{{envModel, "model"}, {envController, "controller"}} {
+		if set := a.Getenv(v.name); set != "" {
+			return fmt.Errorf("cannot switch when %s is overriding the %s (set to %q)", v.name, v.what, set)
+		}
+	}
 	s, err := a.store.Load()
 	if err != nil {
 		return err
@@ -493,10 +494,7 @@ func (a *App) whoamiCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			model := ""
-			if cm := s.Models[c.name]; cm != nil {
-				model = cm.CurrentModel
-			}
+			model := a.currentModel(s, c.name)
 			if format.value != "tabular" {
 				return writeFormatted(a.Stdout, format.value, map[string]string{"controller": c.name, "model": model, "user": who.User, "access": who.Access})
 			}

@@ -170,9 +170,8 @@ func (a *App) models(ctx context.Context, ctlName, format string, showUUID bool)
 	if err != nil {
 		return err
 	}
-	current, currentUUID := "", ""
-	if cm := s.Models[c.name]; cm != nil {
-		current = cm.CurrentModel
+	current, currentUUID := a.currentModel(s, c.name), ""
+	if current != "" {
 		if m, _ := pickModel(models, current, c.account.User); m != nil {
 			currentUUID = m.UUID
 		}

@@ -33,14 +33,14 @@ type modelConn struct {
 type controllerOpt struct{ name string }
 
 func (o *controllerOpt) add(cmd *cobra.Command) {
-	cmd.Flags().StringVarP(&o.name, "controller", "c", "", "controller to operate on (default: the current one)")
+	cmd.Flags().StringVarP(&o.name, "controller", "c", "", "controller to operate on (default: $DROVER_CONTROLLER, else the current one)")
 }
 
 // modelOpt is the -m flag of model commands.
 type modelOpt struct{ ref string }
 
 func (o *modelOpt) add(cmd *cobra.Command) {
-	cmd.Flags().StringVarP(&o.ref, "model", "m", "", "model to operate in: [controller:]model (default: the current one)")
+	cmd.Flags().StringVarP(&o.ref, "model", "m", "", "model to operate in: [controller:]model (default: $DROVER_MODEL, else the current one)")
 }
 
 // splitModelRef parses "[controller:]model"; either part may be empty.
@@ -51,10 +51,53 @@ func splitModelRef(ref string) (controller, model string) {
 	return "", ref
 }
 
+// The environment overrides the client store's current controller and
+// model for one process, as JUJU_CONTROLLER and JUJU_MODEL do for juju: a
+// script or CI job works on its own without 'drover switch', which would
+// change them for every other command sharing the store.
+const (
+	envController = "DROVER_CONTROLLER"
+	envModel      = "DROVER_MODEL" // [controller:]model
+)
+
+// currentController is the controller a command uses when it is not told
+// one, and the variable that named it ("" for the store's current one).
+func (a *App) currentController(s *State) (name, from string) {
+	if c, _ := splitModelRef(a.Getenv(envModel)); c != "" {
+		return c, envModel
+	}
+	if c := a.Getenv(envController); c != "" {
+		return c, envController
+	}
+	return s.CurrentController, ""
+}
+
+// currentModel is the model a command uses on controller ctl when it is
+// not told one: DROVER_MODEL's when it is on ctl (without a controller
+// part, on the current controller), else the store's current model there.
+func (a *App) currentModel(s *State, ctl string) string {
+	if c, m := splitModelRef(a.Getenv(envModel)); m != "" {
+		if c == "" {
+			c, _ = a.currentController(s)
+		}
+		if c == ctl {
+			return m
+		}
+	}
+	if cm := s.Models[ctl]; cm != nil {
+		return cm.CurrentModel
+	}
+	return ""
+}
+
 // controllerName resolves an explicit name or the current controller.
 func (a *App) controllerName(s *State, name string) (string, error) {
+	from := ""
 	if name == "" {
-		name = s.CurrentController
+		name, from = a.currentController(s)
+	}
+	if _, ok := s.Controllers[name]; !ok && from != "" {
+		return "", fmt.Errorf("controller %q (named by %s) not found; 'drover controllers' lists the known ones", name, from)
 	}
 	if name == "" {
 		if len(s.Controllers) == 0 {
@@ -132,9 +175,7 @@ func (a *App) dialModel(ctx context.Context, ref string) (*modelConn, error) {
 	}
 	a.atHub = c.details.Hub
 	if model == "" {
-		if cm := s.Models[ctlName]; cm != nil {
-			model = cm.CurrentModel
-		}
+		model = a.currentModel(s, ctlName)
 		if model == "" {
 			c.client.Close()
 			return nil, fmt.Errorf("no current model on controller %q; add one with 'drover add-model NAME' or choose one with 'drover switch %s:MODEL'", ctlName, ctlName)
