@@ -40,6 +40,9 @@ func loginError(base string, status int, sess hubSession, err error) error {
 	switch {
 	case err == nil && status == http.StatusNotFound:
 		return fmt.Errorf("%s is not a hub: it has no login route (log in to the hub's URL; a controller behind it is reached through it)", base)
+	case err == nil && sess.Error == "temporarily_unavailable":
+		// Not a refusal: the hub could not check the credentials.
+		return errors.New("login failed: " + cmp.Or(sess.ErrorDescription, "the hub is unavailable; try again shortly"))
 	case err == nil:
 		msg := "login refused: " + cmp.Or(sess.Error, http.StatusText(status))
 		if sess.ErrorDescription != "" {

@@ -30,6 +30,9 @@ func TestLoginErrorsSayWhatToCheck(t *testing.T) {
 		{"a refusal with its reason", http.StatusBadRequest, hubSession{Error: "invalid_grant", ErrorDescription: "expired"}, nil,
 			"login refused: invalid_grant: expired"},
 		{"a refusal without a body", http.StatusBadGateway, hubSession{}, nil, "login refused: Bad Gateway"},
+		{"the hub's identity provider out of reach", http.StatusServiceUnavailable,
+			hubSession{Error: "temporarily_unavailable", ErrorDescription: "the hub cannot reach its identity provider (try again shortly)"}, nil,
+			"login failed: the hub cannot reach its identity provider (try again shortly)"},
 		{"another CA", 0, hubSession{}, post(fmt.Errorf("tls: %w", x509.UnknownAuthorityError{})), "--ca must be"},
 		{"nothing listening", 0, hubSession{}, post(fmt.Errorf("dial tcp: %w", syscall.ECONNREFUSED)), "is a hub running at " + base},
 	} {

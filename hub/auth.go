@@ -197,7 +197,12 @@ func (s *Server) handleDeviceToken(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	tok, claims, err := s.oidc.verify(r.Context(), s.oidc.verifier, raw)
+	e, err := s.oidc.endpoints(r.Context())
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	tok, claims, err := s.oidc.verify(r.Context(), e.verifier, raw)
 	if err != nil {
 		s.auditLogin(r, store.Identity{}, "login-device", err)
 		s.writeError(w, r, err)
@@ -264,6 +269,11 @@ func (s *Server) clientCredentials(w http.ResponseWriter, r *http.Request) {
 		id, secret = r.PostForm.Get("client_id"), r.PostForm.Get("client_secret")
 	}
 	fail := func(err error) {
+		if store.Unavailable(err) || errors.Is(err, errIdPUnavailable) {
+			// Not a refusal: the credentials were not checked.
+			s.writeError(w, r, err)
+			return
+		}
 		s.auditLogin(r, store.Identity{Subject: id}, "login-client-credentials", err)
 		writeJSON(w, http.StatusUnauthorized, &oauthError{Code: "invalid_client"})
 	}
@@ -278,14 +288,15 @@ func (s *Server) clientCredentials(w http.ResponseWriter, r *http.Request) {
 	}
 	raw, err := s.oidc.clientCredentials(r.Context(), id, secret)
 	if err != nil {
-		if errors.Is(err, errUnauthenticated) {
-			fail(err)
-			return
-		}
-		s.writeError(w, r, err)
+		fail(err)
 		return
 	}
-	v := s.oidc.provider.Verifier(&oidc.Config{ClientID: id, SupportedSigningAlgs: oidcAlgorithms})
+	e, err := s.oidc.endpoints(r.Context())
+	if err != nil {
+		fail(err)
+		return
+	}
+	v := e.provider.Verifier(&oidc.Config{ClientID: id, SupportedSigningAlgs: oidcAlgorithms})
 	tok, _, err := s.oidc.verify(r.Context(), v, raw)
 	if err != nil {
 		fail(err)

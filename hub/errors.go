@@ -41,6 +41,8 @@ var errorTable = []struct {
 	{store.ErrAlreadyExists, http.StatusConflict, api.CodeAlreadyExists, ""},
 	{errConflict, http.StatusConflict, api.CodeConflict, ""},
 	{errSpokeUnavailable, http.StatusBadGateway, api.CodeUnavailable, ""},
+	{errIdPUnavailable, http.StatusServiceUnavailable, api.CodeUnavailable,
+		"the hub cannot reach its identity provider (try again shortly; if this lasts, the hub's operator checks the OIDC issuer)"},
 	{authz.ErrUnavailable, http.StatusServiceUnavailable, api.CodeUnavailable,
 		"the hub cannot reach its permission service (try again shortly; if this lasts, the hub's operator checks OpenFGA)"},
 }
@@ -72,8 +74,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		// hub could not ask its database: the caller's request is not at
 		// fault, and may be sent again.
 		s.cfg.Logger.Error("request failed: the database is unavailable", "method", r.Method, "path", r.URL.Path, "err", err)
-		w.Header().Set("Retry-After", "5")
-		writeJSON(w, http.StatusServiceUnavailable, &api.Error{Code: api.CodeUnavailable, Message: databaseUnavailable})
+		writeUnavailable(w, databaseUnavailable)
 		return
 	}
 	for _, e := range errorTable {
@@ -81,6 +82,11 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 			msg := e.public
 			if msg == "" {
 				msg = publicMessage(err, e.err)
+			}
+			if e.status == http.StatusServiceUnavailable {
+				s.cfg.Logger.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+				writeUnavailable(w, msg)
+				return
 			}
 			writeJSON(w, e.status, &api.Error{Code: e.code, Message: msg})
 			return
@@ -101,6 +107,23 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	s.cfg.Logger.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 	writeJSON(w, http.StatusInternalServerError, &api.Error{Code: api.CodeInternal, Message: "internal error"})
+}
+
+// unavailableAnswer is the body of a 503: the API's error, and OAuth's
+// (RFC 6749's temporarily_unavailable) for the clients of the login
+// routes, which read that shape.
+type unavailableAnswer struct {
+	api.Error
+	OAuthError       string `json:"error"`
+	OAuthDescription string `json:"error_description"`
+}
+
+// writeUnavailable answers 503: what the hub could not reach, said in msg,
+// and when to try again.
+func writeUnavailable(w http.ResponseWriter, msg string) {
+	w.Header().Set("Retry-After", "5")
+	writeJSON(w, http.StatusServiceUnavailable, &unavailableAnswer{Error: api.Error{Code: api.CodeUnavailable, Message: msg},
+		OAuthError: "temporarily_unavailable", OAuthDescription: msg})
 }
 
 // publicMessage is err's text for the caller: the store's words without

@@ -9,6 +9,8 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -206,4 +208,77 @@ func TestPermissionServiceOutage(t *testing.T) {
 		code, _ := e.do(http.MethodGet, "/v1/models", carol, nil)
 		return code == http.StatusOK, nil
 	}, "the models listing once OpenFGA is back")
+}
+
+// switchedTransport fails requests while down (only those for paths
+// ending in onlySuffix, if set), as an unreachable server does, and
+// otherwise sends them.
+type switchedTransport struct {
+	down       atomic.Bool
+	onlySuffix string
+}
+
+func (s *switchedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if s.down.Load() && strings.HasSuffix(r.URL.Path, s.onlySuffix) {
+		return nil, &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestIdentityProviderOutage: a hub whose OIDC issuer does not answer
+// still starts and serves the sessions it issued; a login answers 503,
+// in the API's shape and OAuth's, saying the issuer is out of reach (not
+// that the credentials are wrong, and not a 500); once the issuer answers,
+// logins work with no restart. The hub used to refuse to start.
+func TestIdentityProviderOutage(t *testing.T) {
+	idpNet := &switchedTransport{}
+	idpNet.down.Store(true)
+	e := newEnv(t, func(c *hub.Config) { c.OIDCHTTPClient = &http.Client{Transport: idpNet} })
+	bob := e.token(e.user("bob", "acme"), time.Minute, "")
+	if code, b := e.do(http.MethodGet, "/v1/models", bob, nil); code != http.StatusOK {
+		t.Fatalf("a session the hub issued, while its issuer is out of reach: %d %s", code, b)
+	}
+	const says = "the hub cannot reach its identity provider (try again shortly; if this lasts, the hub's operator checks the OIDC issuer)"
+	sa := url.Values{"grant_type": {"client_credentials"}, "client_id": {saAcme.ID}, "client_secret": {saAcme.Secret}}
+	unavailable := func(what string, deviceToo bool) {
+		t.Helper()
+		resp, err := http.PostForm(e.url+"/v1/auth/token", sa)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var body struct {
+			Code, Message, Error string
+			ErrorDescription     string `json:"error_description"`
+		}
+		_ = json.NewDecoder(resp.Body).Decode(&body)
+		if resp.StatusCode != http.StatusServiceUnavailable || body.Code != "unavailable" || body.Message != says ||
+			body.Error != "temporarily_unavailable" || body.ErrorDescription != says || resp.Header.Get("Retry-After") == "" {
+			t.Errorf("a service account's login %s: %d %+v", what, resp.StatusCode, body)
+		}
+		if !deviceToo {
+			return
+		}
+		code, b := e.do(http.MethodPost, "/v1/auth/device", "", nil)
+		if code != http.StatusServiceUnavailable || !strings.Contains(string(b), says) {
+			t.Errorf("a device login %s: %d %s", what, code, b)
+		}
+	}
+	unavailable("before the issuer was ever reached", true)
+
+	idpNet.down.Store(false)
+	testkit.EventuallyWithin(t, 30*time.Second, func() (bool, error) {
+		code, _ := e.form("/v1/auth/token", sa)
+		return code == http.StatusOK, nil
+	}, "a service account's login once the issuer answers")
+
+	idpNet.down.Store(true)
+	unavailable("after the issuer was discovered", true)
+
+	// The issuer's keys out of reach (fetched at the first login) are its
+	// outage too, not a bad token.
+	keysNet := &switchedTransport{onlySuffix: "/keys"}
+	keysNet.down.Store(true)
+	e = newEnv(t, func(c *hub.Config) { c.OIDCHTTPClient = &http.Client{Transport: keysNet} })
+	unavailable("while the issuer's keys cannot be fetched", false) // starting a device login needs no keys
 }

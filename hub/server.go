@@ -77,7 +77,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		return fail(err)
 	}
 	if s.oidc, err = newOIDC(ctx, &cfg); err != nil {
-		return fail(err)
+		// Sessions already issued, their renewal and the API need no
+		// issuer: the hub serves them, and logins find it once it answers.
+		cfg.Logger.Error("the OIDC issuer did not answer; logins fail until it does", "err", err)
 	}
 	s.decisions = newTTLCache[decisionKey, bool](cfg.Now, decisionTTL)
 	s.listings = newTTLCache[decisionKey, []string](cfg.Now, decisionTTL)

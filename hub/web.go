@@ -24,11 +24,16 @@ func (s *Server) handleWebLogin(w http.ResponseWriter, r *http.Request) {
 	}
 	wl := store.WebLogin{State: newSecret(), Verifier: oauth2.GenerateVerifier(), Nonce: newSecret(),
 		ReturnTo: ret, ExpiresAt: s.cfg.Now().Add(webLoginTTL)}
+	e, err := s.oidc.endpoints(r.Context())
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
 	if err := s.store.PutWebLogin(r.Context(), wl); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	u := s.oidc.oauth.AuthCodeURL(wl.State, oauth2.S256ChallengeOption(wl.Verifier), oidc.Nonce(wl.Nonce))
+	u := e.oauth.AuthCodeURL(wl.State, oauth2.S256ChallengeOption(wl.Verifier), oidc.Nonce(wl.Nonce))
 	http.Redirect(w, r, u, http.StatusFound)
 }
 
@@ -45,13 +50,18 @@ func (s *Server) handleWebCallback(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, errors.Join(errUnauthenticated, err))
 		return
 	}
-	tok, err := s.oidc.oauth.Exchange(s.oidc.ctx(r.Context()), q.Get("code"), oauth2.VerifierOption(wl.Verifier))
+	e, err := s.oidc.endpoints(r.Context())
 	if err != nil {
-		s.writeError(w, r, errors.Join(errUnauthenticated, err))
+		s.writeError(w, r, err)
+		return
+	}
+	tok, err := e.oauth.Exchange(s.oidc.ctx(r.Context()), q.Get("code"), oauth2.VerifierOption(wl.Verifier))
+	if err != nil {
+		s.writeError(w, r, exchangeFailure(err))
 		return
 	}
 	raw, _ := tok.Extra("id_token").(string)
-	idt, claims, err := s.oidc.verify(r.Context(), s.oidc.verifier, raw)
+	idt, claims, err := s.oidc.verify(r.Context(), e.verifier, raw)
 	if err == nil && claims.Nonce != wl.Nonce {
 		err = errors.Join(errUnauthenticated, errors.New("nonce mismatch"))
 	}
