@@ -47,8 +47,22 @@ func (s *Server) addModel(ctx context.Context, p Principal, req api.AddModelRequ
 	if req.Owner != "" && req.Owner != p.Identity.Name() && req.Owner != p.Identity.ID {
 		return store.Model{}, fmt.Errorf("%w: a model added through the hub is owned by its creator", errBadRequest)
 	}
+	// One add-model of a name at a time in an organization; the others
+	// are told the name is taken, before any controller is asked.
+	claimed, err := s.store.ClaimModelName(ctx, p.Identity.Org, req.Name, placementClaim)
+	if err != nil {
+		return store.Model{}, err
+	}
+	if !claimed {
+		return store.Model{}, modelExists(p, req.Name)
+	}
+	defer func() {
+		if err := s.store.ReleaseModelName(context.WithoutCancel(ctx), p.Identity.Org, req.Name); err != nil {
+			s.cfg.Logger.Warn("placement: release the model name", "model", req.Name, "err", err)
+		}
+	}()
 	if _, err := s.store.ModelByName(ctx, p.Identity.Org, req.Name); err == nil {
-		return store.Model{}, errors.Join(store.ErrAlreadyExists, fmt.Errorf("model %q already exists in organization %s", req.Name, p.Identity.Org))
+		return store.Model{}, modelExists(p, req.Name)
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return store.Model{}, err
 	}
@@ -71,6 +85,12 @@ func (s *Server) addModel(ctx context.Context, p Principal, req api.AddModelRequ
 	}
 	return store.Model{}, fmt.Errorf("%w: no controller could add the model: %w ('drover controllers' shows their health)",
 		errSpokeUnavailable, joinErrors(errs, "; "))
+}
+
+// modelExists is the answer to an add-model of a name the caller's
+// organization has, or is adding.
+func modelExists(p Principal, name string) error {
+	return errors.Join(store.ErrAlreadyExists, fmt.Errorf("model %q already exists in organization %s", name, p.Identity.Org))
 }
 
 // placementClaim is how long the indexer leaves a model being placed to

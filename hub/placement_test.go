@@ -110,3 +110,58 @@ func TestPlacementByHealthThenLoadWithRetry(t *testing.T) {
 }
 
 func newUUID() string { return uuid.NewString() }
+
+// TestRacingAddModels: add-models of one name racing through the hub
+// leave one model, and every loser is told the same thing, whichever step
+// it lost at (the hub's check, the controller's, or the index's): the
+// controller's own words ("already exists for ...") used to come through.
+func TestRacingAddModels(t *testing.T) {
+	e := newEnv(t)
+	ctx := t.Context()
+	alice := e.user("alice", "acme")
+	spokes := []testSpoke{startNamedSpoke(t, e, "one", "", true), startNamedSpoke(t, e, "two", "", true)}
+	e.settle()
+	tok := e.token(alice, time.Minute, "")
+	const racers = 6
+	for _, name := range []string{"twin-a", "twin-b", "twin-c"} {
+		type answer struct {
+			code int
+			body string
+		}
+		answers := make(chan answer, racers)
+		start := make(chan struct{})
+		for range racers {
+			go func() {
+				<-start
+				code, b := e.do(http.MethodPost, "/v1/models", tok, map[string]string{"name": name})
+				answers <- answer{code, string(b)}
+			}()
+		}
+		close(start)
+		created := 0
+		for range racers {
+			a := <-answers
+			switch {
+			case a.code == http.StatusCreated:
+				created++
+			case a.code != http.StatusConflict || !strings.Contains(a.body, `"model \"`+name+`\" already exists in organization acme"`):
+				t.Errorf("%s: a losing add-model answered %d %s", name, a.code, a.body)
+			}
+		}
+		alive := 0
+		for _, sp := range spokes {
+			ms, err := sp.Admin.Models(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range ms {
+				if m.Name == name && m.Life == api.Alive {
+					alive++
+				}
+			}
+		}
+		if created != 1 || alive != 1 {
+			t.Errorf("%s: %d add-models succeeded and %d models are alive on the controllers; want 1 and 1", name, created, alive)
+		}
+	}
+}

@@ -52,6 +52,26 @@ func (s *Store) ClaimPlacement(ctx context.Context, controllerUUID, name, spokeO
 	return pgErr("claim placement "+name, err)
 }
 
+// ClaimModelName reserves name in org for ttl, for one add-model: false
+// when another holds it (an unexpired claim), and the caller must not
+// create the model. ReleaseModelName ends the claim.
+func (s *Store) ClaimModelName(ctx context.Context, org, name string, ttl time.Duration) (bool, error) {
+	tag, err := s.pool.Exec(ctx, `INSERT INTO model_name_claims (org, name, expires_at)
+		VALUES ($1, $2, now() + make_interval(secs => $3))
+		ON CONFLICT (org, name) DO UPDATE SET expires_at = excluded.expires_at
+		WHERE model_name_claims.expires_at < now()`, org, name, ttl.Seconds())
+	if err != nil {
+		return false, pgErr("claim model name "+name, err)
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
+// ReleaseModelName ends a claim of ClaimModelName.
+func (s *Store) ReleaseModelName(ctx context.Context, org, name string) error {
+	_, err := s.pool.Exec(ctx, `DELETE FROM model_name_claims WHERE org = $1 AND name = $2`, org, name)
+	return pgErr("release model name "+name, err)
+}
+
 // ReleasePlacement ends a claim, and any claim that has expired.
 func (s *Store) ReleasePlacement(ctx context.Context, controllerUUID, name, spokeOwner string) error {
 	_, err := s.pool.Exec(ctx, `DELETE FROM placements WHERE (controller_uuid = $1 AND name = $2 AND spoke_owner = $3)
