@@ -16,25 +16,34 @@ import (
 	"github.com/droverhq/drover/tests/testkit"
 )
 
+// startEmbeddedPostgres starts droverd's embedded PostgreSQL in a state
+// dir of its own until the test ends, and returns its database's DSN and
+// the state dir.
+func startEmbeddedPostgres(t *testing.T) (dsn, dir string) {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "droverd-pg-") // traversable by the postgres user, and a short socket path
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := prepareStateDir(dir); err != nil {
+		t.Fatal(err)
+	}
+	var deps embeddedDeps
+	t.Cleanup(deps.close)
+	dsn, err = deps.postgres(t.Context(), dir, "hub", slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dsn, dir
+}
+
 // TestEmbeddedPostgresIsDurable: the PostgreSQL droverd keeps in its state
 // dir (droverd hub without --dsn, droverd dev) runs crash-safe, unlike the
 // tests' throwaway servers: the hub's state and audit trail outlive a
 // crash of the host.
 func TestEmbeddedPostgresIsDurable(t *testing.T) {
-	dir, err := os.MkdirTemp("", "droverd-pg-") // traversable by the postgres user, and a short socket path
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
-	if err := prepareStateDir(dir); err != nil {
-		t.Fatal(err)
-	}
-	var deps embeddedDeps
-	defer deps.close()
-	dsn, err := deps.postgres(t.Context(), dir, "hub", slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
+	dsn, _ := startEmbeddedPostgres(t)
 	conn, err := pgx.Connect(t.Context(), dsn)
 	if err != nil {
 		t.Fatal(err)
@@ -56,20 +65,7 @@ func TestEmbeddedPostgresIsDurable(t *testing.T) {
 // the same data, with what was committed before; it used to stay down,
 // and the hub with it, until droverd was restarted.
 func TestEmbeddedPostgresRestarts(t *testing.T) {
-	dir, err := os.MkdirTemp("", "droverd-pg-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
-	if err := prepareStateDir(dir); err != nil {
-		t.Fatal(err)
-	}
-	var deps embeddedDeps
-	defer deps.close()
-	dsn, err := deps.postgres(t.Context(), dir, "hub", slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
+	dsn, dir := startEmbeddedPostgres(t)
 	kept := func() (n int, err error) {
 		conn, err := pgx.Connect(t.Context(), dsn)
 		if err != nil {
