@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"encoding/csv"
 	"encoding/json"
@@ -9,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -203,7 +205,10 @@ func (a *App) auditCmd() *cobra.Command {
 		Long: `Shows the audit log's entries you may read, newest first: every change,
 login and permission change through the hub. --limit bounds how many
 (0: all of them, page by page); when more remain, the command says how to
-read on (--after).`,
+read on (--after). A model is named as its organization names it: when the
+entries span several organizations, the table has an ORG column (the CSV
+always has it). RESULT is ok, denied, error, or pending: a change the hub
+recorded before making it, and could not record the end of.`,
 		Example: `  drover audit --model prod --since 2026-01-01 --format csv
   drover audit --operation login --since 24h
   drover audit --user bob@example.com --since 2026-11-01T09:00:00Z --until 2026-11-08 --limit 0`,
@@ -291,7 +296,18 @@ func (a *App) printAudit(out any, format string) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(entries)
 	}
+	// A model's name is its organization's: when the entries span several
+	// (a hub-wide auditor's), the table says whose; CSV always does.
+	orgs := map[string]bool{}
+	for _, e := range entries {
+		m, _ := e.(map[string]any)
+		orgs[fmt.Sprint(m["org"])] = true
+	}
+	withOrg := format == "csv" || len(orgs) > 1
 	rows := [][]string{{"TIME", "ACTOR", "OPERATION", "TARGET", "MODEL", "STATUS", "RESULT"}}
+	if withOrg {
+		rows[0] = slices.Insert(rows[0], 4, "ORG")
+	}
 	for _, e := range entries {
 		m, _ := e.(map[string]any)
 		model := "-"
@@ -304,8 +320,13 @@ func (a *App) printAudit(out any, format string) error {
 		if format != "csv" { // csv and json keep the whole time
 			at = tableTime(at)
 		}
-		rows = append(rows, []string{at, fmt.Sprint(m["actor"]), fmt.Sprint(m["operation"]), auditTarget(m),
-			model, fmt.Sprint(m["status"]), fmt.Sprint(m["result"])})
+		row := []string{at, fmt.Sprint(m["actor"]), fmt.Sprint(m["operation"]), auditTarget(m),
+			model, fmt.Sprint(m["status"]), fmt.Sprint(m["result"])}
+		if withOrg {
+			org, _ := m["org"].(string)
+			row = slices.Insert(row, 4, cmp.Or(org, "-"))
+		}
+		rows = append(rows, row)
 	}
 	if format == "csv" {
 		cw := csv.NewWriter(a.Stdout)

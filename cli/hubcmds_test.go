@@ -61,6 +61,47 @@ func TestAuditTimes(t *testing.T) {
 	}
 }
 
+// TestAuditSaysWhoseModel: a model's name is its organization's, so when
+// the entries listed span several organizations (a hub-wide auditor's),
+// the table has an ORG column; the CSV export always has it.
+func TestAuditSaysWhoseModel(t *testing.T) {
+	entries := []map[string]any{
+		{"at": "2026-11-21T21:00:00Z", "actor": "ci-demo", "org": "demo", "operation": "deploy", "model": "shop", "status": 201, "result": "ok",
+			"details": map[string]any{"target": "kvstore"}},
+		{"at": "2026-11-21T20:00:00Z", "actor": "ci-globex", "org": "globex", "operation": "deploy", "model": "shop", "status": 201, "result": "ok",
+			"details": map[string]any{"target": "webapp"}},
+	}
+	var answer []map[string]any
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/audit", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"entries": answer})
+	})
+	a, out, errb := atFakeHub(t, mux)
+	for _, c := range []struct {
+		entries []map[string]any
+		format  string
+		want    string
+	}{
+		{entries, "tabular", `TIME                  ACTOR      OPERATION  TARGET   ORG     MODEL  STATUS  RESULT
+2026-11-21 21:00:00Z  ci-demo    deploy     kvstore  demo    shop   201     ok
+2026-11-21 20:00:00Z  ci-globex  deploy     webapp   globex  shop   201     ok
+`},
+		{entries[:1], "tabular", `TIME                  ACTOR    OPERATION  TARGET   MODEL  STATUS  RESULT
+2026-11-21 21:00:00Z  ci-demo  deploy     kvstore  shop   201     ok
+`},
+		{entries[:1], "csv", `TIME,ACTOR,OPERATION,TARGET,ORG,MODEL,STATUS,RESULT
+2026-11-21T21:00:00Z,ci-demo,deploy,kvstore,demo,shop,201,ok
+`},
+	} {
+		answer = c.entries
+		out.Reset()
+		if code := a.Run(t.Context(), []string{"audit", "--format", c.format}); code != 0 || out.String() != c.want {
+			t.Errorf("audit --format %s of %d entries: exit %d %s\n%s\nwant\n%s", c.format, len(c.entries), code, errb, out, c.want)
+		}
+	}
+}
+
 // TestExplainKeepsTheServersRemedy: a refusal gets the generic hint unless
 // the server already said what to do; at a hub, the hub's remedies (a
 // controller's would say to re-register the controller, or to bootstrap
