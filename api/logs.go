@@ -39,6 +39,7 @@ type LogStream struct {
 	follow bool
 	ctx    context.Context // the stream's life: Logs' ctx
 	seq    uint64          // of the last record read; owned by Next
+	outage outage          // owned by Next
 
 	// mu guards the open response.
 	mu   sync.Mutex
@@ -64,6 +65,11 @@ func (c *Client) Logs(ctx context.Context, model string, req LogsRequest) (*LogS
 	}
 	return s, nil
 }
+
+// OnOutage has fn called, from Next, with the error when a followed
+// stream cannot be resumed for want of an available controller (it goes
+// on trying), and with nil once it has resumed. Set it before calling Next.
+func (s *LogStream) OnOutage(fn func(err error)) { s.outage.notify = fn }
 
 // Seq is the sequence number of the last record Next returned (or the
 // Since the stream started from).
@@ -120,11 +126,14 @@ func (s *LogStream) Next(ctx context.Context) (*LogRecord, error) {
 				if CodeOf(err) != CodeUnavailable || s.ctx.Err() != nil {
 					return nil, err
 				}
+				s.outage.failed(err)
 				s.c.logger.Debug("api: log stream unavailable, retrying", "model", s.model, "error", err)
 				if err := s.pause(ctx, backoff); err != nil {
 					return nil, err
 				}
 				backoff = min(2*backoff, watchBackoffMax)
+			} else {
+				s.outage.ended()
 			}
 			continue
 		}

@@ -3,9 +3,11 @@ package api_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -112,5 +114,52 @@ func TestLogStreamEndsWithoutFollow(t *testing.T) {
 	}
 	if _, err := s.Next(t.Context()); !errors.Is(err, io.EOF) {
 		t.Fatalf("after the last record: %v", err)
+	}
+}
+
+// TestLogStreamSaysOutage: a followed log that cannot be resumed because
+// no controller is available tells its owner once, and again when it has
+// resumed.
+func TestLogStreamSaysOutage(t *testing.T) {
+	testkit.CheckLeaks(t)
+	ca := newTestCA(t)
+	var calls atomic.Int32
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/models/{model}/logs", func(w http.ResponseWriter, r *http.Request) {
+		since, _ := strconv.ParseUint(r.URL.Query().Get("since"), 10, 64)
+		switch calls.Add(1) {
+		case 1: // one record, then the controller goes away
+			w.Header().Set("Content-Type", "application/x-ndjson")
+			_ = json.NewEncoder(w).Encode(api.LogRecord{Seq: since + 1, Entity: "unit-kv-0", Level: "INFO", Message: "before"})
+			w.(http.Flusher).Flush()
+			if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
+				_ = conn.Close()
+			}
+		case 2, 3:
+			http.Error(w, `{"code":"unavailable","message":"no raft leader"}`, http.StatusServiceUnavailable)
+		default:
+			w.Header().Set("Content-Type", "application/x-ndjson")
+			_ = json.NewEncoder(w).Encode(api.LogRecord{Seq: since + 1, Entity: "unit-kv-0", Level: "INFO", Message: "after"})
+			w.(http.Flusher).Flush()
+			<-r.Context().Done()
+		}
+	})
+	srv := ca.serve(t, mux)
+	c := newClient(t, api.ClientConfig{Addresses: []string{addr(srv)}, CACert: ca.pem})
+	s, err := c.Logs(t.Context(), model, api.LogsRequest{Since: 1, Follow: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var told []string
+	s.OnOutage(func(err error) { told = append(told, fmt.Sprint(err)) })
+	for _, want := range []string{"before", "after"} {
+		rec, err := s.Next(t.Context())
+		if err != nil || rec.Message != want {
+			t.Fatalf("record %+v %v, want %q", rec, err, want)
+		}
+	}
+	if len(told) != 2 || !strings.Contains(told[0], "no raft leader") || told[1] != "<nil>" {
+		t.Errorf("outage told %q, want the refusal once, then nil", told)
 	}
 }

@@ -34,7 +34,8 @@ type Watcher struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	index uint64 // of the last frame received; owned by Next
+	index  uint64 // of the last frame received; owned by Next
+	outage outage // owned by Next
 
 	// mu guards the connection and its frames; wg counts its reader.
 	mu     sync.Mutex
@@ -66,6 +67,11 @@ func (c *Client) Watch(ctx context.Context, model string, since uint64) (*Watche
 	context.AfterFunc(wctx, w.dropConn)
 	return w, nil
 }
+
+// OnOutage has fn called, from Next, with the error when the watch
+// cannot be resumed for want of an available controller (it goes on
+// trying), and with nil once it has resumed. Set it before calling Next.
+func (w *Watcher) OnOutage(fn func(err error)) { w.outage.notify = fn }
 
 // Index is the index of the last frame Next received.
 func (w *Watcher) Index() uint64 { return w.index }
@@ -188,7 +194,11 @@ func (w *Watcher) connection(ctx context.Context) (<-chan readResult, error) {
 	for {
 		conn, err := w.c.dialWatch(dctx, w.model, w.index)
 		if err == nil {
-			return w.install(conn)
+			frames, err := w.install(conn)
+			if err == nil {
+				w.outage.ended()
+			}
+			return frames, err
 		}
 		switch {
 		case w.ctx.Err() != nil:
@@ -198,6 +208,7 @@ func (w *Watcher) connection(ctx context.Context) (<-chan readResult, error) {
 		case CodeOf(err) != CodeUnavailable:
 			return nil, err
 		}
+		w.outage.failed(err)
 		t := time.NewTimer(backoff)
 		select {
 		case <-t.C:

@@ -3,9 +3,11 @@ package api_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -18,10 +20,11 @@ import (
 // watchNode serves the watch route: each connection is handed to script
 // with the since it asked for. When down, handshakes get 503 unavailable.
 type watchNode struct {
-	t      *testing.T
-	down   atomic.Bool
-	sinces chan uint64
-	script func(conn *websocket.Conn, since uint64)
+	t       *testing.T
+	down    atomic.Bool
+	refused atomic.Int32 // handshakes answered unavailable
+	sinces  chan uint64
+	script  func(conn *websocket.Conn, since uint64)
 }
 
 func (n *watchNode) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -30,6 +33,7 @@ func (n *watchNode) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if n.down.Load() {
+		n.refused.Add(1)
 		http.Error(w, `{"code":"unavailable","message":"shutting down"}`, http.StatusServiceUnavailable)
 		return
 	}
@@ -210,5 +214,60 @@ func TestWatchResumesWithARenewedToken(t *testing.T) {
 	}
 	if n := refreshes.Load(); n != 1 {
 		t.Errorf("token renewed %d times, want once", n)
+	}
+}
+
+// TestWatchSaysOutage: a watch that cannot be resumed because no
+// controller is available tells its owner once, and again when it has
+// resumed; one resumed at once (as after the hub ends a call whose token
+// expired) tells nothing.
+func TestWatchSaysOutage(t *testing.T) {
+	testkit.CheckLeaks(t)
+	ca := newTestCA(t)
+	n := &watchNode{t: t, sinces: make(chan uint64, 4)}
+	conns := 0
+	n.script = func(conn *websocket.Conn, since uint64) {
+		conns++
+		switch conns {
+		case 1:
+			send(t, conn, api.WatchFrame{Type: api.FrameReset, Index: 5, Status: &api.FullStatus{Index: 5}})
+			_ = conn.Close() // ended, and taken back at once
+		case 2:
+			send(t, conn, api.WatchFrame{Type: api.FrameDelta, Index: 6, Deltas: []api.WatchDelta{{Kind: "unit", Key: "kv/0", Op: "upsert"}}})
+			n.down.Store(true) // then the controller goes away for a while
+			_ = conn.Close()
+		default:
+			send(t, conn, api.WatchFrame{Type: api.FrameDelta, Index: since + 1, Deltas: []api.WatchDelta{{Kind: "unit", Key: "kv/1", Op: "upsert"}}})
+			drain(conn)
+		}
+	}
+	srv := ca.serve(t, n)
+	c := newClient(t, api.ClientConfig{Addresses: []string{addr(srv)}, CACert: ca.pem})
+	w, err := c.Watch(t.Context(), model, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	var told []string
+	w.OnOutage(func(err error) { told = append(told, fmt.Sprint(err)) })
+	go func() { // the controller comes back once the watch has been refused twice
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
+		for n.refused.Load() < 2 && t.Context().Err() == nil {
+			<-tick.C
+		}
+		n.down.Store(false)
+	}()
+	for _, want := range []uint64{5, 6, 7} {
+		f, err := w.Next(t.Context())
+		if err != nil || f.Index != want {
+			t.Fatalf("frame %+v %v, want index %d", f, err, want)
+		}
+		if want == 6 && len(told) != 0 {
+			t.Errorf("a watch resumed at once told of an outage: %q", told)
+		}
+	}
+	if len(told) != 2 || !strings.Contains(told[0], "shutting down") || told[1] != "<nil>" {
+		t.Errorf("outage told %q, want the refusal once, then nil", told)
 	}
 }

@@ -89,6 +89,9 @@ func (a *App) watchStatus(ctx context.Context, mc *modelConn, filters []string, 
 		return err
 	}
 	defer w.Close()
+	if o, ok := w.(interface{ OnOutage(func(error)) }); ok {
+		o.OnOutage(a.sayOutage("Watch"))
+	}
 	var buf bytes.Buffer
 	gone := func(err error) error { return lostModel(mc, "watched", err) }
 	for {

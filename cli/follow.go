@@ -38,6 +38,19 @@ func (a *App) follow(ctx context.Context, mc *modelConn) (frameSource, error) {
 	return &pollSource{mc: mc}, nil
 }
 
+// sayOutage returns the function a followed stream calls when it stops
+// for want of an available controller, and when it resumes: what says so
+// on stderr, so that a watch or log that goes quiet says why.
+func (a *App) sayOutage(what string) func(err error) {
+	return func(err error) {
+		if err != nil {
+			fmt.Fprintf(a.Stderr, "%s interrupted, retrying: %v\n", what, err)
+			return
+		}
+		fmt.Fprintf(a.Stderr, "%s resumed.\n", what)
+	}
+}
+
 type pollSource struct {
 	mc    *modelConn
 	last  uint64
