@@ -125,6 +125,11 @@ func refreshHubSession(ctx context.Context, name string, d *ControllerDetails, a
 				return nil
 			}
 		}
+		if !ours && acct.ClientID != "" {
+			// A service account renews with its secret, which a logout
+			// cannot revoke: its processes stop with the store's session.
+			return fmt.Errorf("service account %s is no longer logged in to hub %q; run 'drover login' again", acct.ClientID, name)
+		}
 		var err error
 		if tok, err = renewHubSession(ctx, d, acct); err != nil {
 			return err

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -119,6 +120,63 @@ func TestRefreshSharedWithOtherProcesses(t *testing.T) {
 	}
 	if _, stored := load(); stored.Token != "" || stored.RefreshToken != "" {
 		t.Fatalf("logout undone: %+v", stored)
+	}
+}
+
+// TestServiceAccountProcessesEndWithLogout: a service account renews its
+// session with its client secret, which logging out cannot revoke at the
+// issuer; a process of it (a long status --watch) therefore stops renewing
+// once the store no longer holds its session, where it used to go on
+// after 'drover logout', and after a login as someone else.
+func TestServiceAccountProcessesEndWithLogout(t *testing.T) {
+	var logins atomic.Int32
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/auth/token", func(w http.ResponseWriter, r *http.Request) {
+		_ = r.ParseForm()
+		w.Header().Set("Content-Type", "application/json")
+		if r.Form.Get("grant_type") != "client_credentials" {
+			w.WriteHeader(http.StatusBadRequest)
+			_ = json.NewEncoder(w).Encode(map[string]string{"error": "unsupported_grant_type"})
+			return
+		}
+		n := int(logins.Add(1))
+		_ = json.NewEncoder(w).Encode(map[string]any{"access_token": fakeJWT(n, time.Now().Add(15*time.Minute)), "expires_in": 900})
+	})
+	a, _, _ := atFakeHub(t, mux)
+	dir, err := DefaultStoreDir(a.Getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := &Store{Dir: dir}
+	ci := Account{User: "ci", ClientID: "ci", ClientSecret: "s3cret", Token: fakeJWT(0, time.Now().Add(-time.Minute))}
+	set := func(acct Account) {
+		t.Helper()
+		if err := st.Update(func(s *State) error { s.Accounts["hub"] = &acct; return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	set(ci)
+	s, err := st.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, proc := s.Controllers["hub"], s.Accounts["hub"]
+	if _, err := refreshHubSession(t.Context(), "hub", d, proc); err != nil || logins.Load() != 1 {
+		t.Fatalf("renewing while logged in: %v (%d logins)", err, logins.Load())
+	}
+	for what, stored := range map[string]Account{
+		"after logout":             {User: "ci", ClientID: "ci"},
+		"after another login":      {User: "alice@example.com", Token: fakeJWT(50, time.Now().Add(time.Hour)), RefreshToken: "ra"},
+		"after another SA's login": {User: "ci-other", ClientID: "ci-other", ClientSecret: "x", Token: fakeJWT(60, time.Now().Add(time.Hour))},
+	} {
+		set(stored)
+		proc.Token = fakeJWT(0, time.Now().Add(-time.Minute))
+		before := logins.Load()
+		_, err := refreshHubSession(t.Context(), "hub", d, proc)
+		if err == nil || !strings.Contains(err.Error(), "service account ci is no longer logged in to hub \"hub\"; run 'drover login' again") ||
+			logins.Load() != before {
+			t.Errorf("%s: renewal %v (%d logins before, %d after)", what, err, before, logins.Load())
+		}
 	}
 }
 
