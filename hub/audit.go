@@ -2,6 +2,7 @@ package hub
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/csv"
 	"encoding/json"
@@ -10,6 +11,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -73,14 +75,6 @@ func (s *Server) audit(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		p, _ := PrincipalFrom(r.Context())
-		begun := store.AuditEntry{IdentityID: p.Identity.ID, Actor: p.Identity.Name(), Org: p.Identity.Org,
-			Operation: r.Method + " " + r.URL.Path, Method: r.Method, Path: r.URL.Path, At: s.cfg.Now(), RemoteAddr: r.RemoteAddr}
-		id, err := s.store.BeginAudit(r.Context(), begun)
-		if err != nil {
-			s.writeError(w, r, fmt.Errorf("record %s %s in the audit log: %w", r.Method, r.URL.Path, err))
-			return
-		}
 		body, _ := io.ReadAll(io.LimitReader(r.Body, 64<<10))
 		// The handler still reads the whole body (charm archives are larger
 		// than what the audit log looks at).
@@ -88,30 +82,48 @@ func (s *Server) audit(next http.Handler) http.Handler {
 			io.Reader
 			io.Closer
 		}{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
-		info := &auditInfo{body: jsonObject(body)}
+		info := &auditInfo{body: jsonObject(body), Operation: r.Method + " " + r.URL.Path}
+		if tail, ok := strings.CutPrefix(r.URL.Path, "/v1/models/"); ok {
+			// What a model request does is known from its path and body:
+			// said already, should its end never be recorded.
+			if id, rest, _ := strings.Cut(tail, "/"); uuid.Validate(id) == nil {
+				info.ModelUUID = id
+				info.Operation, info.Target = modelOperation(r.Method, "/"+rest, info.body)
+			}
+		}
+		p, _ := PrincipalFrom(r.Context())
+		entry := func() store.AuditEntry {
+			details := info.Details
+			if details == nil {
+				details = map[string]any{}
+			}
+			if info.Target != "" {
+				details["target"] = info.Target
+			}
+			if b := redact(info.body); b != nil {
+				details["body"] = b
+			}
+			return store.AuditEntry{IdentityID: p.Identity.ID, Actor: p.Identity.Name(), Org: cmp.Or(info.Org, p.Identity.Org),
+				Operation: info.Operation, Method: r.Method, Path: r.URL.Path, ModelUUID: info.ModelUUID, Model: info.ModelName,
+				ControllerUUID: info.ControllerUUID, Controller: info.ControllerName, Details: details}
+		}
+		begun := entry()
+		begun.At, begun.RemoteAddr = s.cfg.Now(), r.RemoteAddr
+		id, err := s.store.BeginAudit(r.Context(), begun)
+		if err != nil {
+			s.writeError(w, r, fmt.Errorf("record %s %s in the audit log: %w", r.Method, r.URL.Path, err))
+			return
+		}
+		info.Operation = "" // the handler names it
 		rec := &statusRecorder{ResponseWriter: w}
 		next.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), auditKey{}, info)))
-		op := info.Operation
-		if op == "" {
-			op = r.Method + " " + chi.RouteContext(r.Context()).RoutePattern()
-		}
-		details := info.Details
-		if details == nil {
-			details = map[string]any{}
-		}
-		if info.Target != "" {
-			details["target"] = info.Target
-		}
-		if b := redact(info.body); b != nil {
-			details["body"] = b
-		}
-		org := info.Org
-		if org == "" {
-			org = p.Identity.Org
+		if info.Operation == "" {
+			info.Operation = r.Method + " " + chi.RouteContext(r.Context()).RoutePattern()
 		}
 		status := max(rec.status, 200)
-		done := store.AuditEntry{Org: org, Operation: op, ModelUUID: info.ModelUUID, Model: info.ModelName,
-			ControllerUUID: info.ControllerUUID, Controller: info.ControllerName, Status: status, Result: resultOf(status), Details: details}
+		done := entry()
+		done.Status, done.Result = status, resultOf(status)
+		op := done.Operation
 		// The request may have been cancelled; its end must still be written.
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 5*time.Second)
 		defer cancel()

@@ -2,10 +2,12 @@ package hub_test
 
 import (
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"sync"
@@ -14,10 +16,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/droverhq/drover/hub"
 	"github.com/droverhq/drover/hub/internal/hubtest"
+	"github.com/droverhq/drover/hub/internal/store"
 	"github.com/droverhq/drover/tests/testkit"
 )
 
@@ -281,4 +285,68 @@ func TestIdentityProviderOutage(t *testing.T) {
 	keysNet.down.Store(true)
 	e = newEnv(t, func(c *hub.Config) { c.OIDCHTTPClient = &http.Client{Transport: keysNet} })
 	unavailable("while the issuer's keys cannot be fetched", false) // starting a device login needs no keys
+}
+
+// TestAuditSaysWhatIsInFlight: a change's audit entry, written before the
+// request is forwarded, already says what the change is (operation, its
+// target, the model), so an entry whose end the hub could not record (it
+// crashed, or lost its database) still tells the auditor what was asked.
+func TestAuditSaysWhatIsInFlight(t *testing.T) {
+	e := newEnv(t)
+	ctx := t.Context()
+	held := make(chan struct{})
+	silent := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body) // then a closed connection ends the request's context
+		close(held)
+		<-r.Context().Done() // answers nothing until the connection goes
+	}))
+	t.Cleanup(silent.Close)
+	ctl := store.Controller{UUID: uuid.NewString(), Name: "mute", Region: "r1", Cloud: "localhost",
+		APIAddresses: []string{strings.TrimPrefix(silent.URL, "https://")},
+		CACert:       string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: silent.Certificate().Raw}))}
+	if err := e.st.UpsertController(ctx, ctl); err != nil {
+		t.Fatal(err)
+	}
+	alice := e.user("alice", "acme")
+	m := store.Model{UUID: uuid.NewString(), Name: "shop", Org: "acme", Owner: alice.ID, ControllerUUID: ctl.UUID}
+	if err := e.st.InsertModel(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	e.settle()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPatch, e.url+"/v1/models/"+m.UUID+"/applications/webapp/config",
+			strings.NewReader(`{"set":{"port":8081}}`))
+		req.Header.Set("Authorization", "Bearer "+e.token(alice, time.Minute, ""))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return
+		}
+		defer resp.Body.Close()
+		if b, _ := io.ReadAll(resp.Body); resp.StatusCode != http.StatusBadGateway {
+			t.Errorf("a change the controller never answered: %d %s", resp.StatusCode, b)
+		}
+	}()
+	select {
+	case <-held: // the controller has the request: its entry is written, its end not yet
+	case <-done:
+		t.Fatal("the hub answered before the controller had the request")
+	}
+	es, _, err := e.st.QueryAudit(ctx, store.AuditQuery{All: true, Limit: 10})
+	if err != nil || len(es) == 0 {
+		t.Fatalf("audit: %v %v", es, err)
+	}
+	got := es[0]
+	if got.Result != store.ResultPending || got.Operation != "config" || got.Details["target"] != "webapp" ||
+		got.ModelUUID != m.UUID || got.Model != "shop" || got.Actor != alice.Name() {
+		t.Errorf("the entry of a change in flight: %+v", got)
+	}
+	silent.CloseClientConnections() // the controller goes away: the hub answers, and records how it ended
+	<-done
+	es, _, err = e.st.QueryAudit(ctx, store.AuditQuery{All: true, Limit: 10})
+	if err != nil || len(es) == 0 || es[0].ID != got.ID || es[0].Result != store.ResultError || es[0].Status != http.StatusBadGateway {
+		t.Errorf("the entry once the change failed: %+v %v", es, err)
+	}
 }

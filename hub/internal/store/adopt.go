@@ -170,8 +170,9 @@ func (s *Store) AdoptModel(ctx context.Context, a Adoption) (Model, bool, error)
 		if a.SpokeOwner != "" {
 			details["spoke-owner"] = a.SpokeOwner
 		}
-		return appendAudit(ctx, tx, AuditEntry{At: a.At, Actor: "hub", Org: m.Org, Operation: OpModelAdopted,
+		_, err := appendAudit(ctx, tx, AuditEntry{At: a.At, Actor: "hub", Org: m.Org, Operation: OpModelAdopted,
 			ModelUUID: m.UUID, ControllerUUID: m.ControllerUUID, Result: ResultOK, Details: details})
+		return err
 	})
 	if err != nil || !adopted {
 		return Model{}, false, err

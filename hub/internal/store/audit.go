@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // Audit results.
@@ -57,18 +57,16 @@ func nullUUID(s string) *uuid.UUID {
 
 // AppendAudit writes one entry.
 func (s *Store) AppendAudit(ctx context.Context, e AuditEntry) error {
-	return appendAudit(ctx, s.pool, e)
+	_, err := appendAudit(ctx, s.pool, e)
+	return err
 }
 
-// BeginAudit writes e for a request about to be served, and returns the
-// entry's id for FinishAudit. A request whose entry cannot be written is
-// not served: no change goes unrecorded.
+// BeginAudit writes e for a request about to be served, as pending, and
+// returns the entry's id for FinishAudit. A request whose entry cannot be
+// written is not served: no change goes unrecorded.
 func (s *Store) BeginAudit(ctx context.Context, e AuditEntry) (int64, error) {
-	var id int64
-	err := s.pool.QueryRow(ctx, `INSERT INTO audit_log (at, identity_id, actor, org, operation, method, path, status, result, details, remote_addr)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, 0, $8, '{}', $9) RETURNING id`,
-		e.At, nullUUID(e.IdentityID), e.Actor, e.Org, e.Operation, e.Method, e.Path, ResultPending, e.RemoteAddr).Scan(&id)
-	return id, pgErr("begin audit", err)
+	e.Status, e.Result = 0, ResultPending
+	return appendAudit(ctx, s.pool, e)
 }
 
 // FinishAudit completes entry id, written by BeginAudit, with what e says
@@ -77,6 +75,7 @@ func (s *Store) FinishAudit(ctx context.Context, id int64, e AuditEntry) error {
 	if e.Details == nil {
 		e.Details = map[string]any{}
 	}
+	storable(&e)
 	tag, err := s.pool.Exec(ctx, `UPDATE audit_log SET org = $2, operation = $3, model_uuid = $4, controller_uuid = $5,
 			status = $6, result = $7, details = $8,
 			model_name = coalesce((SELECT name FROM models WHERE uuid = $4), $9),
@@ -89,25 +88,64 @@ func (s *Store) FinishAudit(ctx context.Context, id int64, e AuditEntry) error {
 	return pgErr("finish audit", err)
 }
 
-// execer is a pool or a transaction.
-type execer interface {
-	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+// storable makes e writable whatever a client sent: PostgreSQL's text and
+// jsonb take neither NUL nor invalid UTF-8, so those are replaced (U+FFFD)
+// in every string, details' keys and values included. The request such
+// text came in is still recorded, and refused by its handler in its own
+// words.
+func storable(e *AuditEntry) {
+	for _, f := range []*string{&e.Actor, &e.Org, &e.Operation, &e.Method, &e.Path, &e.Model, &e.Controller, &e.RemoteAddr} {
+		*f = cleanText(*f)
+	}
+	if d, ok := cleanValue(e.Details).(map[string]any); ok {
+		e.Details = d
+	}
 }
 
-// appendAudit writes one entry, in a transaction when the entry must exist
-// exactly when the change it records does.
-func appendAudit(ctx context.Context, db execer, e AuditEntry) error {
+func cleanText(s string) string {
+	if !strings.ContainsRune(s, 0) && utf8.ValidString(s) {
+		return s
+	}
+	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\uFFFD")
+}
+
+func cleanValue(v any) any {
+	switch v := v.(type) {
+	case string:
+		return cleanText(v)
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, x := range v {
+			out[cleanText(k)] = cleanValue(x)
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, x := range v {
+			out[i] = cleanValue(x)
+		}
+		return out
+	}
+	return v
+}
+
+// appendAudit writes one entry and returns its id, in a transaction when
+// the entry must exist exactly when the change it records does.
+func appendAudit(ctx context.Context, db querier, e AuditEntry) (int64, error) {
 	if e.Details == nil {
 		e.Details = map[string]any{}
 	}
-	_, err := db.Exec(ctx, `INSERT INTO audit_log (at, identity_id, actor, org, operation, method, path,
+	storable(&e)
+	var id int64
+	err := db.QueryRow(ctx, `INSERT INTO audit_log (at, identity_id, actor, org, operation, method, path,
 		model_uuid, controller_uuid, status, result, details, remote_addr, model_name, controller_name)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13,
 			coalesce((SELECT name FROM models WHERE uuid = $8), $14),
-			coalesce((SELECT name FROM controllers WHERE uuid = $9), $15))`,
+			coalesce((SELECT name FROM controllers WHERE uuid = $9), $15))
+		RETURNING id`,
 		e.At, nullUUID(e.IdentityID), e.Actor, e.Org, e.Operation, e.Method, e.Path,
-		nullUUID(e.ModelUUID), nullUUID(e.ControllerUUID), e.Status, e.Result, e.Details, e.RemoteAddr, e.Model, e.Controller)
-	return pgErr("append audit", err)
+		nullUUID(e.ModelUUID), nullUUID(e.ControllerUUID), e.Status, e.Result, e.Details, e.RemoteAddr, e.Model, e.Controller).Scan(&id)
+	return id, pgErr("append audit", err)
 }
 
 // AuditQuery filters the audit log. The scope fields restrict the answer to

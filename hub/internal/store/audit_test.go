@@ -109,3 +109,27 @@ func TestAuditBeginAndFinish(t *testing.T) {
 		t.Errorf("finishing an entry twice: %v, want not found", err)
 	}
 }
+
+// TestAuditRecordsAnyText: an entry whose request carried text PostgreSQL
+// cannot store (NUL, invalid UTF-8) in its path or body is still written,
+// with U+FFFD in its place; the append used to fail, and the request went
+// unrecorded.
+func TestAuditRecordsAnyText(t *testing.T) {
+	s, _ := newStore(t)
+	ctx := t.Context()
+	bad := "nul\x00and\xffbyte"
+	id, err := s.BeginAudit(ctx, store.AuditEntry{At: time.Now(), Org: "a", Operation: "POST /v1/grants/" + bad, Method: "POST", Path: "/v1/grants/" + bad,
+		Details: map[string]any{"body": map[string]any{"user": bad, bad: []any{bad, 1.5}}}})
+	if err != nil {
+		t.Fatalf("begin: %v", err)
+	}
+	if err := s.FinishAudit(ctx, id, store.AuditEntry{Org: "a", Operation: "grant", Status: 400, Result: store.ResultError,
+		Details: map[string]any{"target": bad}}); err != nil {
+		t.Fatalf("finish: %v", err)
+	}
+	es, _, err := s.QueryAudit(ctx, store.AuditQuery{All: true, Limit: 10})
+	const clean = "nul\uFFFDand\uFFFDbyte"
+	if err != nil || len(es) != 1 || es[0].Path != "/v1/grants/"+clean || es[0].Details["target"] != clean {
+		t.Fatalf("audit: %+v %v", es, err)
+	}
+}
