@@ -33,6 +33,10 @@ var (
 	ErrSchemaTooNew  = errors.New("store: database schema is newer than this binary")
 )
 
+// DefaultMaxConns is the most connections a store opens when the DSN
+// does not say (pool_max_conns=N).
+const DefaultMaxConns = 16
+
 // Store is the hub's database. It is safe for concurrent use.
 type Store struct {
 	pool *pgxpool.Pool
@@ -43,6 +47,12 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("store: parse dsn: %w", err)
+	}
+	if !strings.Contains(dsn, "pool_max_conns") {
+		// pgx's default (4 on a small machine) is too few for a server:
+		// the permission-change listener and the indexer's lock hold one
+		// each for good, and every change writes its audit entry first.
+		cfg.MaxConns = max(cfg.MaxConns, DefaultMaxConns)
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {

@@ -3,6 +3,7 @@ package store_test
 import (
 	"errors"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -168,5 +169,27 @@ func TestAuditQueryScopesFiltersAndPages(t *testing.T) {
 	n, err := s.DeleteAuditBefore(ctx, base.Add(2*time.Minute))
 	if err != nil || n != 2 {
 		t.Fatalf("retention deleted %d, %v", n, err)
+	}
+}
+
+// TestPoolSize: a hub's pool may open DefaultMaxConns connections, where
+// pgx's default on a 2-core machine is 4 (two of which the hub holds for
+// good); a DSN's pool_max_conns still decides.
+func TestPoolSize(t *testing.T) {
+	s, dsn := newStore(t)
+	if got := s.Pool().Config().MaxConns; got < store.DefaultMaxConns {
+		t.Errorf("MaxConns %d, want at least %d", got, store.DefaultMaxConns)
+	}
+	sep := "?"
+	if strings.Contains(dsn, "?") {
+		sep = "&"
+	}
+	s2, err := store.Open(t.Context(), dsn+sep+"pool_max_conns=3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	if got := s2.Pool().Config().MaxConns; got != 3 {
+		t.Errorf("MaxConns with pool_max_conns=3: %d", got)
 	}
 }
