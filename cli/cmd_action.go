@@ -335,7 +335,9 @@ func (a *App) showStatusLogCmd() *cobra.Command {
 		Long: `Shows the recorded statuses of a unit, application or machine, oldest first.
 Without --type, ENTITY says which: kv/0 a unit (workload and agent), kv an
 application, 0 a machine (its agent; --type machine-instance for the
-instance).`,
+instance). As in Juju, a status set again and again (or a pair, such as a
+hook's executing then idle) shows once, then "last status repeated N
+times"; --format json and yaml give every entry.`,
 		Example: "  drover show-status-log kv/0\n  drover show-status-log kv/0 --type workload -n 5\n  drover show-status-log 0 --type machine",
 		Args:    exactArgs(1, "a unit, application or machine"),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -382,7 +384,7 @@ instance).`,
 			}
 			t := &table{color: a.Terminal}
 			t.row("Time", "Type", "Status", "Message")
-			for _, h := range hist {
+			for _, h := range squashRepeats(hist) {
 				t.row(h.Status.Since.UTC().Format("02 Jan 2006 15:04:05Z"), h.Kind, statusCell(h.Status.Status), h.Status.Message)
 			}
 			return t.write(a.Stdout)
