@@ -21,6 +21,19 @@ import (
 // the state dir.
 func startEmbeddedPostgres(t *testing.T) (dsn, dir string) {
 	t.Helper()
+	dir = embeddedStateDir(t)
+	var deps embeddedDeps
+	t.Cleanup(deps.close)
+	dsn, err := deps.postgres(t.Context(), dir, "hub", slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dsn, dir
+}
+
+// embeddedStateDir is a state dir for droverd until the test ends.
+func embeddedStateDir(t *testing.T) string {
+	t.Helper()
 	dir, err := os.MkdirTemp("", "droverd-pg-") // traversable by the postgres user, and a short socket path
 	if err != nil {
 		t.Fatal(err)
@@ -29,13 +42,18 @@ func startEmbeddedPostgres(t *testing.T) (dsn, dir string) {
 	if err := prepareStateDir(dir); err != nil {
 		t.Fatal(err)
 	}
-	var deps embeddedDeps
-	t.Cleanup(deps.close)
-	dsn, err = deps.postgres(t.Context(), dir, "hub", slog.New(slog.DiscardHandler))
+	return dir
+}
+
+// postmasterPID is the PID the embedded PostgreSQL in state dir dir
+// recorded, 0 when there is none.
+func postmasterPID(dir string) int {
+	b, err := os.ReadFile(filepath.Join(dir, "postgres", "data", "postmaster.pid"))
 	if err != nil {
-		t.Fatal(err)
+		return 0
 	}
-	return dsn, dir
+	pid, _ := strconv.Atoi(strings.TrimSpace(strings.SplitN(string(b), "\n", 2)[0]))
+	return pid
 }
 
 // TestEmbeddedPostgresIsDurable: the PostgreSQL droverd keeps in its state
@@ -83,18 +101,10 @@ func TestEmbeddedPostgresRestarts(t *testing.T) {
 		t.Fatal(err)
 	}
 	conn.Close(context.Background())
-	pidFile := filepath.Join(dir, "postgres", "data", "postmaster.pid")
-	postmaster := func() int {
-		b, err := os.ReadFile(pidFile)
-		if err != nil {
-			return 0
-		}
-		pid, _ := strconv.Atoi(strings.TrimSpace(strings.SplitN(string(b), "\n", 2)[0]))
-		return pid
-	}
+	postmaster := func() int { return postmasterPID(dir) }
 	killed := postmaster()
 	if killed == 0 {
-		t.Fatalf("no postmaster PID in %s", pidFile)
+		t.Fatalf("no postmaster PID in %s", dir)
 	}
 	if err := syscall.Kill(killed, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -110,5 +120,45 @@ func TestEmbeddedPostgresRestarts(t *testing.T) {
 	}, "the embedded PostgreSQL started again after it was killed")
 	if n != 1 {
 		t.Errorf("the row committed before the kill: %d copies after the restart, want 1", n)
+	}
+}
+
+// TestEmbeddedPostgresOutOfTheTerminalsReach: the embedded PostgreSQL runs
+// in a process group of its own, so a terminal's Ctrl-C (SIGINT to the
+// foreground group) reaches droverd alone, which stops the hub and then
+// the server. It used to reach the server too, which shut down under the
+// hub, and droverd logged a crash and started it again while stopping.
+func TestEmbeddedPostgresOutOfTheTerminalsReach(t *testing.T) {
+	_, dir := startEmbeddedPostgres(t)
+	pid := postmasterPID(dir)
+	if pid == 0 {
+		t.Fatalf("no postmaster PID in %s", dir)
+	}
+	pgid, err := syscall.Getpgid(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pgid == syscall.Getpgrp() {
+		t.Errorf("the embedded PostgreSQL (pid %d) is in droverd's process group %d", pid, pgid)
+	}
+}
+
+// TestEmbeddedPostgresStopsCleanly: droverd stops its embedded PostgreSQL
+// with a fast shutdown (a checkpoint: the next start needs no crash
+// recovery), not the immediate one the tests' throwaway servers get.
+func TestEmbeddedPostgresStopsCleanly(t *testing.T) {
+	dir := embeddedStateDir(t)
+	var deps embeddedDeps
+	if _, err := deps.postgres(t.Context(), dir, "hub", slog.New(slog.DiscardHandler)); err != nil {
+		deps.close()
+		t.Fatal(err)
+	}
+	deps.close()
+	b, err := os.ReadFile(filepath.Join(dir, "postgres", "postgres.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if log := string(b); !strings.Contains(log, "received fast shutdown request") || strings.Contains(log, "immediate shutdown") {
+		t.Errorf("the embedded PostgreSQL's log on stopping:\n%s", log)
 	}
 }

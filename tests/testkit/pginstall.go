@@ -127,10 +127,13 @@ func compareVersions(a, b string) int {
 }
 
 // command builds an exec.Cmd for a PostgreSQL binary running as the right
-// user. Pdeathsig stops an orphaned server if the test binary dies.
+// user. Pdeathsig stops an orphaned server if the test binary dies. It
+// runs in a process group of its own, so that a terminal's Ctrl-C reaches
+// only its parent (droverd dev), which stops it after what uses it; it
+// used to reach the server at once, and droverd took that for a crash.
 func (pg *pgInstall) command(name string, args ...string) *exec.Cmd {
 	cmd := exec.Command(filepath.Join(pg.binDir, name), args...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: pg.cred, Pdeathsig: syscall.SIGQUIT}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: pg.cred, Pdeathsig: syscall.SIGQUIT, Setpgid: true}
 	return cmd
 }
 

@@ -35,6 +35,10 @@ type Postgres struct {
 	cmd  *exec.Cmd
 	done chan struct{} // closed when the process has exited
 	err  error         // the process's exit status, set before done closes
+	// stopSignal asks the server to stop: SIGQUIT (immediate, for
+	// throwaway servers) or, for a durable one, SIGINT (fast: a
+	// checkpoint, so the next start needs no recovery).
+	stopSignal syscall.Signal
 
 	mu        sync.Mutex
 	templates map[string]*migratedTemplate
@@ -152,6 +156,10 @@ func (p *Postgres) start(pg *pgInstall, data, listen string, durable bool) error
 	if !durable {
 		args = append(args, "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off")
 	}
+	p.stopSignal = syscall.SIGQUIT
+	if durable {
+		p.stopSignal = syscall.SIGINT
+	}
 	p.cmd = pg.command("postgres", args...)
 	p.cmd.Stdout, p.cmd.Stderr = logf, logf
 	if err := p.cmd.Start(); err != nil {
@@ -190,16 +198,18 @@ func (p *Postgres) waitReady(ctx context.Context) error {
 	}
 }
 
-// Stop shuts the server down immediately (SIGQUIT) and waits for it to exit,
-// killing it if it does not. The data directory stays; crash recovery on
-// the next start replays anything not yet flushed.
+// Stop shuts the server down and waits for it to exit, killing it if it
+// does not: immediately (SIGQUIT), when crash recovery on the next start
+// replays anything not yet flushed; a durable server (Durable) with a
+// fast shutdown (SIGINT), which ends the sessions and checkpoints. The
+// data directory stays.
 func (p *Postgres) Stop() error {
 	select {
 	case <-p.done:
 		return nil
 	default:
 	}
-	if err := p.cmd.Process.Signal(syscall.SIGQUIT); err != nil && !errors.Is(err, os.ErrProcessDone) {
+	if err := p.cmd.Process.Signal(p.stopSignal); err != nil && !errors.Is(err, os.ErrProcessDone) {
 		return fmt.Errorf("testkit: signal postgres: %w", err)
 	}
 	select {
@@ -211,7 +221,7 @@ func (p *Postgres) Stop() error {
 		return fmt.Errorf("testkit: kill postgres: %w", err)
 	}
 	<-p.done
-	return fmt.Errorf("testkit: postgres ignored SIGQUIT for %v and was killed", pgStopTimeout)
+	return fmt.Errorf("testkit: postgres ignored %v for %v and was killed", p.stopSignal, pgStopTimeout)
 }
 
 // Exited is closed once the server's process has exited, by Stop or
