@@ -498,8 +498,10 @@ func checkAudit(t *testing.T, demo *droverCLI, s *devStack, eastUUID, westUUID s
 		t.Errorf("audit --for-controller west lacks the model added there: %+v", byController)
 	}
 	// Operations are named as the commands that made them, with their
-	// target; --operation takes that name; --format csv is real CSV.
-	if !regexp.MustCompile(`\sdeploy\s+kvstore\s+e2e-west\s+201\s+ok`).MatchString(out) {
+	// target; --operation takes that name; --format csv is real CSV. The
+	// entries span two organizations here (the hub administrator sees
+	// globex's too): each says whose model it is.
+	if !regexp.MustCompile(`\sdeploy\s+kvstore\s+demo\s+e2e-west\s+201\s+ok`).MatchString(out) {
 		t.Errorf("audit table lacks the deploy of kvstore:\n%s", out)
 	}
 	var deploys []struct{ Operation string }
@@ -512,7 +514,7 @@ func checkAudit(t *testing.T, demo *droverCLI, s *devStack, eastUUID, westUUID s
 		}
 	}
 	recs, err := csv.NewReader(strings.NewReader(demo.ok("audit", "--model", "e2e-west", "--format", "csv"))).ReadAll()
-	if err != nil || len(recs) < 3 || strings.Join(recs[0], ",") != "TIME,ACTOR,OPERATION,TARGET,MODEL,STATUS,RESULT" {
+	if err != nil || len(recs) < 3 || strings.Join(recs[0], ",") != "TIME,ACTOR,OPERATION,TARGET,ORG,MODEL,STATUS,RESULT" {
 		t.Errorf("audit --format csv: %v (%v)", recs, err)
 	}
 }
