@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/gorilla/websocket"
 
+	"github.com/droverhq/drover/authz"
 	"github.com/droverhq/drover/spoke"
 	"github.com/droverhq/drover/tests/testkit"
 )
@@ -98,4 +100,42 @@ func TestIndexerSaysTheControllerRefusesTheHub(t *testing.T) {
 		}
 		return false, fmt.Errorf("status %s, health %q", st, why)
 	}, "east shown disconnected, refusing the hub")
+}
+
+// TestControllerClockOutOfStep: a controller whose clock is far from the
+// hub's refuses its tokens as out of their time, and the hub says so, with
+// the times, and what to fix: the clocks, not the trust (it used to tell
+// the operator to register the controller again).
+func TestControllerClockOutOfStep(t *testing.T) {
+	var skew atomic.Int64
+	f := newProxyFixture(t)
+	// The fixture's controller came up with a true clock; a second one,
+	// registered the same way, is then put 3 minutes behind.
+	startNamedSpoke(t, f.env, "lagging", "", true, func(cfg *spoke.Config) {
+		cfg.Now = func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }
+	})
+	f.settle()
+	alice := f.token(f.alice, time.Minute, "")
+	code, b := f.do("POST", "/v1/models", alice, map[string]string{"name": "late", "controller": "lagging"})
+	if code != http.StatusCreated {
+		t.Fatalf("add model on lagging: %d %s", code, b)
+	}
+	var m struct{ UUID string }
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	skew.Store(int64(-3 * time.Minute))
+	// A token the controller verified before stays accepted for 30 s: a
+	// fresh caller's read brings a fresh token.
+	bob := f.env.user("bob", "acme")
+	f.grant(authz.UserObject(bob.ID), authz.Reader, authz.ModelObject(m.UUID))
+	f.settle()
+	code, b = f.do("GET", "/v1/models/"+m.UUID+"/status", f.token(bob, time.Minute, ""), nil)
+	var e struct{ Code, Message string }
+	if err := json.Unmarshal(b, &e); err != nil || code != http.StatusBadGateway ||
+		!strings.HasPrefix(e.Message, "controller lagging refused the hub: hub token outside its validity by this controller's clock (issued ") ||
+		!strings.HasSuffix(e.Message, "the hub's and this controller's clocks differ: keep them in step, with NTP for one)") ||
+		strings.Contains(e.Message, "remove-hub-trust") {
+		t.Errorf("a read on a controller 3 minutes behind: %d %s", code, b)
+	}
 }

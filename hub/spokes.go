@@ -14,6 +14,7 @@ import (
 	"io"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -232,11 +233,16 @@ func (s *Server) spokeCall(ctx context.Context, c store.Controller, p Principal,
 type hubRefusedError struct{ controller, why string }
 
 // Error says that the controller refused the hub's token (why: its
-// answer), and what to do.
+// answer), and what to do, unless the controller said it (an answer
+// ending in a parenthesis: its clock out of step with the hub's).
 func (e *hubRefusedError) Error() string {
+	why := cmp.Or(e.why, "unauthorized")
+	if strings.HasSuffix(why, ")") {
+		return fmt.Sprintf("controller %s refused the hub: %s", e.controller, why)
+	}
 	return fmt.Sprintf("controller %s refused the hub: %s (if its superuser ran 'drover remove-hub-trust', a hub administrator "+
 		"registers it again with a new join token: 'drover create-hub-token' on the controller, 'drover add-controller' here)",
-		e.controller, cmp.Or(e.why, "unauthorized"))
+		e.controller, why)
 }
 
 func (e *hubRefusedError) Unwrap() error { return errSpokeUnavailable }

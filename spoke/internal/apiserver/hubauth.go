@@ -61,6 +61,12 @@ func (s *Server) authenticateHub(w http.ResponseWriter, r *http.Request, raw str
 		case errors.Is(err, hubtrust.ErrUnavailable):
 			s.log.Warn("hub token not verified", "err", err)
 			writeError(w, r, api.Errorf(api.CodeUnavailable, "the hub's signing keys cannot be fetched"))
+		case errors.Is(err, hubtrust.ErrClock):
+			// Not the token's fault, nor the trust's: say what to fix.
+			s.log.Warn("hub token refused: the clocks differ", "err", err)
+			_, detail, _ := strings.Cut(err.Error(), hubtrust.ErrClock.Error()+": ")
+			writeError(w, r, api.Errorf(api.CodeUnauthorized, "%s (%s; the hub's and this controller's clocks differ: "+
+				"keep them in step, with NTP for one)", hubtrust.ErrClock, detail))
 		default:
 			s.log.Debug("hub token refused", "err", err)
 			writeError(w, r, api.Errorf(api.CodeUnauthorized, "invalid hub token"))

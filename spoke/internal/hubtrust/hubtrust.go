@@ -42,8 +42,17 @@ const (
 // ErrInvalid wraps every verification failure.
 var ErrInvalid = errors.New("hub token invalid")
 
-// Leeway tolerates clock skew between the hub and the spoke.
-const Leeway = 5 * time.Second
+// ErrClock wraps (with ErrInvalid) a token refused for its times alone:
+// issued in the future or expired by this controller's clock, which is
+// then out of step with the hub's (the hub hands a token out with 30 s
+// or more left).
+var ErrClock = errors.New("hub token outside its validity by this controller's clock")
+
+// Leeway tolerates clock skew between the hub and the spoke. With the
+// hub's tokens living 60 s and handed out while 30 s or more remain, a
+// controller whose clock is up to 30 s behind the hub's or 60 s ahead
+// accepts them.
+const Leeway = 30 * time.Second
 
 // Config configures a Verifier.
 type Config struct {
@@ -193,8 +202,13 @@ func (v *Verifier) verify(ctx context.Context, raw, audience string) (_ Claims, 
 	if err := tok.Claims(key.Key, &c); err != nil {
 		return Claims{}, exp, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
+	now := v.cfg.Now()
 	if err := c.ValidateWithLeeway(jwt.Expected{Issuer: v.cfg.Issuer, AnyAudience: jwt.Audience{audience},
-		Time: v.cfg.Now()}, Leeway); err != nil {
+		Time: now}, Leeway); err != nil {
+		if errors.Is(err, jwt.ErrExpired) || errors.Is(err, jwt.ErrIssuedInTheFuture) || errors.Is(err, jwt.ErrNotValidYet) {
+			return Claims{}, exp, fmt.Errorf("%w: %w: issued %s, expires %s, and this controller's clock says %s",
+				ErrInvalid, ErrClock, stamp(c.IssuedAt), stamp(c.Expiry), now.UTC().Format(time.RFC3339))
+		}
 		return Claims{}, exp, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	if c.Expiry == nil || c.Subject == "" {
@@ -210,6 +224,14 @@ func (v *Verifier) verify(ctx context.Context, raw, audience string) (_ Claims, 
 		return Claims{}, exp, fmt.Errorf("%w: unknown access %q", ErrInvalid, c.Access)
 	}
 	return Claims{Subject: c.Subject, Name: c.Name, Access: c.Access, Model: c.Model}, c.Expiry.Time(), nil
+}
+
+// stamp is a token time for people, "-" when absent.
+func stamp(d *jwt.NumericDate) string {
+	if d == nil {
+		return "-"
+	}
+	return d.Time().UTC().Format(time.RFC3339)
 }
 
 // key returns the hub key kid, refetching the JWKS once if it is unknown.
