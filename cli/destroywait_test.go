@@ -117,7 +117,7 @@ func TestWatchWaitsOutAnUnavailableStatus(t *testing.T) {
 		case n <= 2:
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusServiceUnavailable)
-			_ = json.NewEncoder(w).Encode(api.Error{Code: api.CodeUnavailable, Message: "the hub cannot reach its database (try again shortly)"})
+			_ = json.NewEncoder(w).Encode(api.Error{Code: api.CodeUnavailable, Message: "the hub's database is unavailable (try again shortly)"})
 		case n == 3:
 			_ = json.NewEncoder(w).Encode(api.FullStatus{Applications: map[string]api.ApplicationStatus{"kvstore": {}}})
 			close(served)
@@ -152,7 +152,7 @@ func TestWatchWaitsOutAnUnavailableStatus(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Errorf("the watch ended with %v", err)
 	}
-	want := "Status unavailable, retrying: the hub cannot reach its database (try again shortly)\nStatus available again.\n"
+	want := "Status unavailable, retrying: the hub's database is unavailable (try again shortly)\nStatus available again.\n"
 	if errb.String() != want {
 		t.Errorf("stderr %q, want %q", errb, want)
 	}

@@ -49,7 +49,7 @@ var errorTable = []struct {
 
 // databaseUnavailable is the answer to a request the hub could not serve
 // for want of its database.
-const databaseUnavailable = "the hub cannot reach its database (try again shortly; if this lasts, the hub's operator checks its PostgreSQL server)"
+const databaseUnavailable = "the hub's database is unavailable (try again shortly; if this lasts, the hub's operator checks its PostgreSQL server)"
 
 // relayedCodes are the controller's answers about the caller's request
 // that the hub passes on, with their status.

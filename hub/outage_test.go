@@ -51,7 +51,7 @@ func cutDatabase(t *testing.T, dsn string) (restore func()) {
 	return func() { set(true) }
 }
 
-// TestDatabaseOutage: while the hub cannot reach its database, it answers
+// TestDatabaseOutage: while the hub cannot use its database, it answers
 // 503 "unavailable" (which clients retry), not a 500 or a 401, and it
 // makes no change it cannot record in the audit log, even when everything
 // else the change needs is still cached. Once the database is back, the
@@ -72,7 +72,7 @@ func TestDatabaseOutage(t *testing.T) {
 		t.Helper()
 		var e struct{ Code, Message string }
 		if err := json.Unmarshal(b, &e); err != nil || code != http.StatusServiceUnavailable || e.Code != "unavailable" ||
-			e.Message != "the hub cannot reach its database (try again shortly; if this lasts, the hub's operator checks its PostgreSQL server)" {
+			e.Message != "the hub's database is unavailable (try again shortly; if this lasts, the hub's operator checks its PostgreSQL server)" {
 			t.Errorf("%s while the database is out of reach: %d %s", what, code, b)
 		}
 	}

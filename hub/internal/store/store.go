@@ -121,10 +121,11 @@ func pgErr(what string, err error) error {
 	return fmt.Errorf("%s: %w", what, err)
 }
 
-// Unavailable reports whether err is the database being out of reach: a
-// connection that could not be made or was lost (the server stopped,
-// restarted or is starting up), rather than an answer about the data:
-// the hub answers 503, and the caller may try again.
+// Unavailable reports whether err is the database being out of reach or
+// out of resources: a connection that could not be made or was lost (the
+// server stopped, restarted or is starting up), a full disk, an I/O error,
+// rather than an answer about the data: the hub answers 503, and the
+// caller may try again.
 func Unavailable(err error) bool {
 	if err == nil {
 		return false
@@ -140,7 +141,9 @@ func Unavailable(err error) bool {
 			return true
 		case pe.Code == "57P01", pe.Code == "57P02", pe.Code == "57P03": // admin_shutdown, crash_shutdown, cannot_connect_now
 			return true
-		case pe.Code == "53300": // too_many_connections
+		case strings.HasPrefix(pe.Code, "53"): // insufficient_resources: disk full, out of memory, too many connections
+			return true
+		case strings.HasPrefix(pe.Code, "58"): // system_error: an I/O error
 			return true
 		}
 		return false

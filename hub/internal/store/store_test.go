@@ -2,11 +2,14 @@ package store_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/droverhq/drover/authz"
 	"github.com/droverhq/drover/hub/internal/store"
@@ -191,5 +194,37 @@ func TestPoolSize(t *testing.T) {
 	defer s2.Close()
 	if got := s2.Pool().Config().MaxConns; got != 3 {
 		t.Errorf("MaxConns with pool_max_conns=3: %d", got)
+	}
+}
+
+// TestUnavailable: the failures that mean the database is out of reach
+// or out of resources (answered 503, worth trying again) are told from
+// its answers about the data.
+func TestUnavailable(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want bool
+	}{
+		{&pgconn.PgError{Code: "57P01"}, true},  // admin_shutdown: the server is stopping
+		{&pgconn.PgError{Code: "57P03"}, true},  // cannot_connect_now: starting up
+		{&pgconn.PgError{Code: "08006"}, true},  // connection_failure
+		{&pgconn.PgError{Code: "53100"}, true},  // disk_full
+		{&pgconn.PgError{Code: "53300"}, true},  // too_many_connections
+		{&pgconn.PgError{Code: "58030"}, true},  // io_error
+		{&pgconn.PgError{Code: "23505"}, false}, // unique_violation: an answer
+		{&pgconn.PgError{Code: "22P02"}, false}, // invalid_text_representation
+		{fmt.Errorf("list models: %w", &pgconn.PgError{Code: "57P01"}), true},
+		{store.ErrNotFound, false},
+		{errors.New("something else"), false},
+		{nil, false},
+	} {
+		if got := store.Unavailable(c.err); got != c.want {
+			t.Errorf("Unavailable(%v) = %v, want %v", c.err, got, c.want)
+		}
+	}
+	// A server that is not there at all: a connect error.
+	_, err := store.Open(t.Context(), "postgres://postgres@127.0.0.1:1/nowhere?sslmode=disable&connect_timeout=2")
+	if !store.Unavailable(err) {
+		t.Errorf("Unavailable(%v) = false for a server that does not answer", err)
 	}
 }
