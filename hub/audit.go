@@ -128,6 +128,7 @@ func (s *Server) audit(next http.Handler) http.Handler {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 5*time.Second)
 		defer cancel()
 		if err := s.store.FinishAudit(ctx, id, done); err != nil {
+			s.outages.unfinished.Inc()
 			s.cfg.Logger.Error("audit write failed: the entry stays pending", "err", err, "id", id, "operation", op, "status", status)
 		}
 	})

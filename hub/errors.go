@@ -74,6 +74,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		// hub could not ask its database: the caller's request is not at
 		// fault, and may be sent again.
 		s.cfg.Logger.Error("request failed: the database is unavailable", "method", r.Method, "path", r.URL.Path, "err", err)
+		s.outages.unavailable.WithLabelValues(depPostgres).Inc()
 		writeUnavailable(w, databaseUnavailable)
 		return
 	}
@@ -85,6 +86,11 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 			}
 			if e.status == http.StatusServiceUnavailable {
 				s.cfg.Logger.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+				dep := depOpenFGA
+				if errors.Is(err, errIdPUnavailable) {
+					dep = depOIDC
+				}
+				s.outages.unavailable.WithLabelValues(dep).Inc()
 				writeUnavailable(w, msg)
 				return
 			}

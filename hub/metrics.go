@@ -40,3 +40,31 @@ func (rc *requestCounters) inc(route string, status int) {
 	}
 	(*c).Inc()
 }
+
+// Dependencies the hub answers 503 without (the "dependency" label).
+const (
+	depPostgres = "postgres"
+	depOpenFGA  = "openfga"
+	depOIDC     = "oidc"
+)
+
+// outageCounters count what an operator alerts on: requests answered 503
+// for want of a dependency, and audit entries the hub could not finish
+// (left pending).
+type outageCounters struct {
+	unavailable *prometheus.CounterVec
+	unfinished  prometheus.Counter
+}
+
+func newOutageCounters() *outageCounters {
+	o := &outageCounters{
+		unavailable: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "drover_hub_dependency_unavailable_total",
+			Help: "Requests answered 503 because a dependency (postgres, openfga, oidc) could not be used."}, []string{"dependency"}),
+		unfinished: prometheus.NewCounter(prometheus.CounterOpts{Name: "drover_hub_audit_entries_unfinished_total",
+			Help: "Audit entries left pending: the request was served, its result could not be recorded."}),
+	}
+	for _, d := range []string{depPostgres, depOpenFGA, depOIDC} {
+		o.unavailable.WithLabelValues(d) // exported at 0 from the start
+	}
+	return o
+}

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -84,6 +85,9 @@ func TestDatabaseOutage(t *testing.T) {
 	unavailable("the models listing", code, b)
 	code, b = f.do(http.MethodGet, "/v1/models", f.token(f.rita, time.Minute, ""), nil)
 	unavailable("a caller the hub has not seen lately", code, b)
+	if n := f.metric(`drover_hub_dependency_unavailable_total{dependency="postgres"}`); n != 3 {
+		t.Errorf("requests counted unavailable for want of postgres: %v, want 3", n)
+	}
 
 	got, err := f.spoke.Admin.ModelConfig(t.Context(), f.model)
 	if err != nil {
@@ -207,6 +211,9 @@ func TestPermissionServiceOutage(t *testing.T) {
 		ae.Message != "the hub cannot reach its permission service (try again shortly; if this lasts, the hub's operator checks OpenFGA)" {
 		t.Errorf("models while OpenFGA is out of reach: %d %s", code, b)
 	}
+	if n := e.metric(`drover_hub_dependency_unavailable_total{dependency="openfga"}`); n != 1 {
+		t.Errorf("requests counted unavailable for want of OpenFGA: %v, want 1", n)
+	}
 	g.set(true)
 	testkit.EventuallyWithin(t, 30*time.Second, func() (bool, error) {
 		code, _ := e.do(http.MethodGet, "/v1/models", carol, nil)
@@ -269,6 +276,9 @@ func TestIdentityProviderOutage(t *testing.T) {
 		}
 	}
 	unavailable("before the issuer was ever reached", true)
+	if n := e.metric(`drover_hub_dependency_unavailable_total{dependency="oidc"}`); n != 2 {
+		t.Errorf("requests counted unavailable for want of the issuer: %v, want 2", n)
+	}
 
 	idpNet.down.Store(false)
 	testkit.EventuallyWithin(t, 30*time.Second, func() (bool, error) {
@@ -289,64 +299,102 @@ func TestIdentityProviderOutage(t *testing.T) {
 
 // TestAuditSaysWhatIsInFlight: a change's audit entry, written before the
 // request is forwarded, already says what the change is (operation, its
-// target, the model), so an entry whose end the hub could not record (it
-// crashed, or lost its database) still tells the auditor what was asked.
+// target, the model). The hub completes it with the result; when it cannot
+// (its database was lost meanwhile), the entry stays pending, still saying
+// what was asked, and the hub counts it for its operator.
 func TestAuditSaysWhatIsInFlight(t *testing.T) {
-	e := newEnv(t)
-	ctx := t.Context()
-	held := make(chan struct{})
-	silent := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body) // then a closed connection ends the request's context
-		close(held)
-		<-r.Context().Done() // answers nothing until the connection goes
-	}))
-	t.Cleanup(silent.Close)
-	ctl := store.Controller{UUID: uuid.NewString(), Name: "mute", Region: "r1", Cloud: "localhost",
-		APIAddresses: []string{strings.TrimPrefix(silent.URL, "https://")},
-		CACert:       string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: silent.Certificate().Raw}))}
-	if err := e.st.UpsertController(ctx, ctl); err != nil {
-		t.Fatal(err)
+	for _, lostDB := range []bool{false, true} {
+		t.Run(fmt.Sprintf("database lost %v", lostDB), func(t *testing.T) {
+			e := newEnv(t)
+			ctx := t.Context()
+			held := make(chan struct{})
+			silent := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				_, _ = io.Copy(io.Discard, r.Body) // then a closed connection ends the request's context
+				close(held)
+				<-r.Context().Done() // answers nothing until the connection goes
+			}))
+			t.Cleanup(silent.Close)
+			ctl := store.Controller{UUID: uuid.NewString(), Name: "mute", Region: "r1", Cloud: "localhost",
+				APIAddresses: []string{strings.TrimPrefix(silent.URL, "https://")},
+				CACert:       string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: silent.Certificate().Raw}))}
+			if err := e.st.UpsertController(ctx, ctl); err != nil {
+				t.Fatal(err)
+			}
+			alice := e.user("alice", "acme")
+			m := store.Model{UUID: uuid.NewString(), Name: "shop", Org: "acme", Owner: alice.ID, ControllerUUID: ctl.UUID}
+			if err := e.st.InsertModel(ctx, m); err != nil {
+				t.Fatal(err)
+			}
+			e.settle()
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				req, _ := http.NewRequestWithContext(ctx, http.MethodPatch, e.url+"/v1/models/"+m.UUID+"/applications/webapp/config",
+					strings.NewReader(`{"set":{"port":8081}}`))
+				req.Header.Set("Authorization", "Bearer "+e.token(alice, time.Minute, ""))
+				req.Header.Set("Content-Type", "application/json")
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					return
+				}
+				defer resp.Body.Close()
+				if b, _ := io.ReadAll(resp.Body); resp.StatusCode != http.StatusBadGateway {
+					t.Errorf("a change the controller never answered: %d %s", resp.StatusCode, b)
+				}
+			}()
+			select {
+			case <-held: // the controller has the request: its entry is written, its end not yet
+			case <-done:
+				t.Fatal("the hub answered before the controller had the request")
+			}
+			es, _, err := e.st.QueryAudit(ctx, store.AuditQuery{All: true, Limit: 10})
+			if err != nil || len(es) == 0 {
+				t.Fatalf("audit: %v %v", es, err)
+			}
+			got := es[0]
+			if got.Result != store.ResultPending || got.Operation != "config" || got.Details["target"] != "webapp" ||
+				got.ModelUUID != m.UUID || got.Model != "shop" || got.Actor != alice.Name() {
+				t.Errorf("the entry of a change in flight: %+v", got)
+			}
+			var restore func()
+			if lostDB {
+				restore = cutDatabase(t, e.cfg.DSN)
+			}
+			silent.CloseClientConnections() // the controller goes away: the hub answers, and records how it ended if it can
+			<-done
+			want, wantStatus, unfinished := store.ResultError, http.StatusBadGateway, 0.0
+			if lostDB {
+				restore()
+				want, wantStatus, unfinished = store.ResultPending, 0, 1
+			}
+			testkit.EventuallyWithin(t, 30*time.Second, func() (bool, error) { // the pool's connections were ended
+				es, _, err = e.st.QueryAudit(ctx, store.AuditQuery{All: true, Limit: 10})
+				return err == nil, nil
+			}, "the audit log readable again")
+			if len(es) == 0 || es[0].ID != got.ID || es[0].Result != want || es[0].Status != wantStatus ||
+				es[0].Operation != "config" {
+				t.Errorf("the entry once the change failed: %+v %v; want %s, status %d", es, err, want, wantStatus)
+			}
+			if n := e.metric("drover_hub_audit_entries_unfinished_total"); n != unfinished {
+				t.Errorf("audit entries counted unfinished: %v, want %v", n, unfinished)
+			}
+		})
 	}
-	alice := e.user("alice", "acme")
-	m := store.Model{UUID: uuid.NewString(), Name: "shop", Org: "acme", Owner: alice.ID, ControllerUUID: ctl.UUID}
-	if err := e.st.InsertModel(ctx, m); err != nil {
-		t.Fatal(err)
-	}
-	e.settle()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		req, _ := http.NewRequestWithContext(ctx, http.MethodPatch, e.url+"/v1/models/"+m.UUID+"/applications/webapp/config",
-			strings.NewReader(`{"set":{"port":8081}}`))
-		req.Header.Set("Authorization", "Bearer "+e.token(alice, time.Minute, ""))
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			return
+}
+
+// metric reads one sample of the hub's /metrics, as "name" or
+// `name{label="value"}`; -1 when it is not there.
+func (e *env) metric(sample string) float64 {
+	e.t.Helper()
+	_, b := e.do(http.MethodGet, "/metrics", "", nil)
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, sample+" "); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				e.t.Fatalf("metric %s: %q", sample, l)
+			}
+			return f
 		}
-		defer resp.Body.Close()
-		if b, _ := io.ReadAll(resp.Body); resp.StatusCode != http.StatusBadGateway {
-			t.Errorf("a change the controller never answered: %d %s", resp.StatusCode, b)
-		}
-	}()
-	select {
-	case <-held: // the controller has the request: its entry is written, its end not yet
-	case <-done:
-		t.Fatal("the hub answered before the controller had the request")
 	}
-	es, _, err := e.st.QueryAudit(ctx, store.AuditQuery{All: true, Limit: 10})
-	if err != nil || len(es) == 0 {
-		t.Fatalf("audit: %v %v", es, err)
-	}
-	got := es[0]
-	if got.Result != store.ResultPending || got.Operation != "config" || got.Details["target"] != "webapp" ||
-		got.ModelUUID != m.UUID || got.Model != "shop" || got.Actor != alice.Name() {
-		t.Errorf("the entry of a change in flight: %+v", got)
-	}
-	silent.CloseClientConnections() // the controller goes away: the hub answers, and records how it ended
-	<-done
-	es, _, err = e.st.QueryAudit(ctx, store.AuditQuery{All: true, Limit: 10})
-	if err != nil || len(es) == 0 || es[0].ID != got.ID || es[0].Result != store.ResultError || es[0].Status != http.StatusBadGateway {
-		t.Errorf("the entry once the change failed: %+v %v", es, err)
-	}
+	return -1
 }

@@ -54,6 +54,7 @@ type Server struct {
 	api         chi.Router // /v1, authenticated and audited
 	reg         *prometheus.Registry
 	reqs        *requestCounters
+	outages     *outageCounters
 	spokes      spokeSet
 	indexer     *indexer
 }
@@ -100,7 +101,8 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		}
 	}
 	s.reqs = newRequestCounters()
-	s.reg.MustRegister(s.reqs.vec, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	s.outages = newOutageCounters()
+	s.reg.MustRegister(s.reqs.vec, s.outages.unavailable, s.outages.unfinished, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "drover_hub_taken_connections_total",
 			Help: "Connections the hub took from net/http to serve remembered reads itself."},
 			func() float64 { return float64(s.takeovers.Load()) }),
