@@ -20,28 +20,12 @@ import (
 // from the cache (no JWKS needed), never past its expiry or verifiedFor,
 // only for the exact string and audience it passed with.
 func TestVerifiedTokensAreReusedUntilExpiry(t *testing.T) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	jwk := jose.JSONWebKey{Key: key, KeyID: "k1", Algorithm: string(jose.ES256), Use: "sig"}
 	var serve atomic.Bool
 	serve.Store(true)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !serve.Load() {
-			http.Error(w, "down", http.StatusServiceUnavailable)
-			return
-		}
-		_ = json.NewEncoder(w).Encode(jose.JSONWebKeySet{Keys: []jose.JSONWebKey{jwk.Public()}})
-	}))
-	defer srv.Close()
+	srv, sig := testIssuer(t, &serve)
 	now := time.Unix(1_800_000_000, 0)
 	v, err := New(Config{Issuer: "https://hub", JWKSURL: srv.URL, HTTPClient: srv.Client(), MinRefresh: -1,
 		Now: func() time.Time { return now }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sig, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.ES256, Key: jwk}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,4 +70,28 @@ func TestVerifiedTokensAreReusedUntilExpiry(t *testing.T) {
 	if _, err := v.Verify(t.Context(), short, "ctl"); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("an expired token: %v, want ErrInvalid", err)
 	}
+}
+
+// testIssuer serves a hub's JWKS of one ES256 key, "k1", while serve is
+// set (nil: always), and returns it and a signer with that key.
+func testIssuer(t *testing.T, serve *atomic.Bool) (*httptest.Server, jose.Signer) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jwk := jose.JSONWebKey{Key: key, KeyID: "k1", Algorithm: string(jose.ES256), Use: "sig"}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if serve != nil && !serve.Load() {
+			http.Error(w, "down", http.StatusServiceUnavailable)
+			return
+		}
+		_ = json.NewEncoder(w).Encode(jose.JSONWebKeySet{Keys: []jose.JSONWebKey{jwk.Public()}})
+	}))
+	t.Cleanup(srv.Close)
+	sig, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.ES256, Key: jwk}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv, sig
 }

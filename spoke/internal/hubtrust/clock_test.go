@@ -1,18 +1,11 @@
 package hubtrust
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"encoding/json"
 	"errors"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
 )
 
@@ -23,19 +16,7 @@ import (
 // the clocks rather than the trust. Within 5 s, as before 2026-11-22, a
 // controller a few seconds behind refused every token as plainly invalid.
 func TestClockSkew(t *testing.T) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	jwk := jose.JSONWebKey{Key: key, KeyID: "k1", Algorithm: string(jose.ES256), Use: "sig"}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_ = json.NewEncoder(w).Encode(jose.JSONWebKeySet{Keys: []jose.JSONWebKey{jwk.Public()}})
-	}))
-	defer srv.Close()
-	sig, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.ES256, Key: jwk}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv, sig := testIssuer(t, nil)
 	hubNow := time.Unix(1_800_000_000, 0)
 	// What the hub hands out at hubNow, at the end of its reuse: minted
 	// 30 s before, for 60 s.
