@@ -23,7 +23,8 @@ var (
 )
 
 // errorTable maps errors to HTTP status and wire code: the one table for
-// this transport. The first match wins.
+// this transport, after unavailability (a dependency out of reach). The
+// first match wins.
 var errorTable = []struct {
 	err    error
 	status int
@@ -41,15 +42,25 @@ var errorTable = []struct {
 	{store.ErrAlreadyExists, http.StatusConflict, api.CodeAlreadyExists, ""},
 	{errConflict, http.StatusConflict, api.CodeConflict, ""},
 	{errSpokeUnavailable, http.StatusBadGateway, api.CodeUnavailable, ""},
-	{errIdPUnavailable, http.StatusServiceUnavailable, api.CodeUnavailable,
-		"the hub cannot reach its identity provider (try again shortly; if this lasts, the hub's operator checks the OIDC issuer)"},
-	{authz.ErrUnavailable, http.StatusServiceUnavailable, api.CodeUnavailable,
-		"the hub cannot reach its permission service (try again shortly; if this lasts, the hub's operator checks OpenFGA)"},
 }
 
-// databaseUnavailable is the answer to a request the hub could not serve
-// for want of its database.
-const databaseUnavailable = "the hub's database is unavailable (try again shortly; if this lasts, the hub's operator checks its PostgreSQL server)"
+// unavailability says which of the hub's dependencies err is the want of
+// (the "dependency" label of drover_hub_dependency_unavailable_total),
+// and what to answer; ok is false when err is about something else.
+// Checked before errorTable: whatever else the failure says (a session
+// not found, say), the caller's request is not at fault, and may be sent
+// again.
+func unavailability(err error) (dep, msg string, ok bool) {
+	switch {
+	case store.Unavailable(err):
+		return depPostgres, "the hub's database is unavailable (try again shortly; if this lasts, the hub's operator checks its PostgreSQL server)", true
+	case errors.Is(err, errIdPUnavailable):
+		return depOIDC, "the hub cannot reach its identity provider (try again shortly; if this lasts, the hub's operator checks the OIDC issuer)", true
+	case errors.Is(err, authz.ErrUnavailable):
+		return depOpenFGA, "the hub cannot reach its permission service (try again shortly; if this lasts, the hub's operator checks OpenFGA)", true
+	}
+	return "", "", false
+}
 
 // relayedCodes are the controller's answers about the caller's request
 // that the hub passes on, with their status.
@@ -69,13 +80,10 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		writeJSON(w, oauthStatus(oe), oe)
 		return
 	}
-	if store.Unavailable(err) {
-		// Whatever else the failure says (a session not found, say), the
-		// hub could not ask its database: the caller's request is not at
-		// fault, and may be sent again.
-		s.cfg.Logger.Error("request failed: the database is unavailable", "method", r.Method, "path", r.URL.Path, "err", err)
-		s.outages.unavailable.WithLabelValues(depPostgres).Inc()
-		writeUnavailable(w, databaseUnavailable)
+	if dep, msg, ok := unavailability(err); ok {
+		s.cfg.Logger.Error("request failed: a dependency is unavailable", "dependency", dep, "method", r.Method, "path", r.URL.Path, "err", err)
+		s.outages.unavailable.WithLabelValues(dep).Inc()
+		writeUnavailable(w, msg)
 		return
 	}
 	for _, e := range errorTable {
@@ -83,16 +91,6 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 			msg := e.public
 			if msg == "" {
 				msg = publicMessage(err, e.err)
-			}
-			if e.status == http.StatusServiceUnavailable {
-				s.cfg.Logger.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
-				dep := depOpenFGA
-				if errors.Is(err, errIdPUnavailable) {
-					dep = depOIDC
-				}
-				s.outages.unavailable.WithLabelValues(dep).Inc()
-				writeUnavailable(w, msg)
-				return
 			}
 			writeJSON(w, e.status, &api.Error{Code: e.code, Message: msg})
 			return
