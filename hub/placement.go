@@ -54,7 +54,11 @@ func (s *Server) addModel(ctx context.Context, p Principal, req api.AddModelRequ
 		return store.Model{}, err
 	}
 	if !claimed {
-		return store.Model{}, modelExists(p, req.Name)
+		if _, err := s.store.ModelByName(ctx, p.Identity.Org, req.Name); err == nil {
+			return store.Model{}, modelExists(p, req.Name)
+		}
+		return store.Model{}, errors.Join(store.ErrAlreadyExists, fmt.Errorf("model %q is being added in organization %s by another request "+
+			"(if none is running, one was interrupted: the name is free again within %v)", req.Name, p.Identity.Org, placementClaim))
 	}
 	defer func() {
 		if err := s.store.ReleaseModelName(context.WithoutCancel(ctx), p.Identity.Org, req.Name); err != nil {
