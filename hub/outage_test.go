@@ -20,6 +20,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/droverhq/drover/authz"
 	"github.com/droverhq/drover/hub"
 	"github.com/droverhq/drover/hub/internal/hubtest"
 	"github.com/droverhq/drover/hub/internal/store"
@@ -214,11 +215,28 @@ func TestPermissionServiceOutage(t *testing.T) {
 	if n := e.metric(`drover_hub_dependency_unavailable_total{dependency="openfga"}`); n != 1 {
 		t.Errorf("requests counted unavailable for want of OpenFGA: %v, want 1", n)
 	}
+	// A grant recorded meanwhile waits in the outbox, and the metrics say
+	// how far OpenFGA is behind.
+	e.grant(authz.UserObject(e.user("dave", "acme").ID), authz.Administrator, authz.OrgObject("acme"))
+	testkit.EventuallyWithin(t, 30*time.Second, func() (bool, error) {
+		return e.metric("drover_hub_authz_delivery_failures_total") >= 1, nil
+	}, "a delivery to OpenFGA failing")
+	if n := e.metric("drover_hub_authz_outbox_undelivered"); n < 1 {
+		t.Errorf("outbox entries counted undelivered while OpenFGA is out of reach: %v", n)
+	}
+	delivered := e.metric("drover_hub_authz_tuples_delivered_total")
 	g.set(true)
 	testkit.EventuallyWithin(t, 30*time.Second, func() (bool, error) {
 		code, _ := e.do(http.MethodGet, "/v1/models", carol, nil)
 		return code == http.StatusOK, nil
 	}, "the models listing once OpenFGA is back")
+	e.settle()
+	if n := e.metric("drover_hub_authz_outbox_undelivered"); n != 0 {
+		t.Errorf("outbox entries counted undelivered once delivered: %v", n)
+	}
+	if n := e.metric("drover_hub_authz_tuples_delivered_total"); n <= delivered {
+		t.Errorf("tuples counted delivered: %v, then %v", delivered, n)
+	}
 }
 
 // switchedTransport fails requests while down (only those for paths

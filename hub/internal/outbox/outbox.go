@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/droverhq/drover/authz"
@@ -45,7 +46,19 @@ type Config struct {
 type Worker struct {
 	cfg  Config
 	kick chan struct{}
+
+	stats Stats
 }
+
+// Stats count what the worker did since it started, for the hub's
+// metrics: entries it delivered, deliveries OpenFGA refused or did not
+// answer (retried), and tuples the reconciler found drifted and queued.
+type Stats struct {
+	Delivered, Failed, Repaired atomic.Int64
+}
+
+// Stats returns the worker's counters.
+func (w *Worker) Stats() *Stats { return &w.stats }
 
 // New validates cfg and returns a worker.
 func New(cfg Config) (*Worker, error) {
@@ -149,6 +162,7 @@ func (w *Worker) DeliverOnce(ctx context.Context) (int, error) {
 		}
 	}
 	if err := w.cfg.Authz.Write(ctx, writes, deletes); err != nil {
+		w.stats.Failed.Add(1)
 		if ctx.Err() == nil {
 			if merr := w.cfg.Store.MarkFailed(ctx, ids, err); merr != nil {
 				return 0, errors.Join(err, merr)
@@ -165,7 +179,11 @@ func (w *Worker) DeliverOnce(ctx context.Context) (int, error) {
 			return 0, ctx.Err()
 		}
 	}
-	return len(entries), w.cfg.Store.MarkDelivered(ctx, ids, w.cfg.Now())
+	if err := w.cfg.Store.MarkDelivered(ctx, ids, w.cfg.Now()); err != nil {
+		return len(entries), err
+	}
+	w.stats.Delivered.Add(int64(len(entries)))
+	return len(entries), nil
 }
 
 // Reconcile compares the database's expected tuples with OpenFGA's and
@@ -201,6 +219,7 @@ func (w *Worker) Reconcile(ctx context.Context) (int, error) {
 	}
 	n, err := w.cfg.Store.EnqueueRepairs(ctx, missing, extra)
 	if n > 0 {
+		w.stats.Repaired.Add(int64(n))
 		w.Kick()
 	}
 	return n, err

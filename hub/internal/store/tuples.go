@@ -187,6 +187,14 @@ func (s *Store) OutboxHead(ctx context.Context) (int64, error) {
 	return id, pgErr("outbox head", err)
 }
 
+// OutboxUndelivered counts the outbox entries not yet in OpenFGA: how far
+// OpenFGA is behind the database.
+func (s *Store) OutboxUndelivered(ctx context.Context) (int64, error) {
+	var n int64
+	err := s.pool.QueryRow(ctx, `SELECT count(*) FROM authz_outbox WHERE delivered_at IS NULL`).Scan(&n)
+	return n, pgErr("outbox undelivered", err)
+}
+
 // OutboxDeliveredThrough reports whether every outbox entry up to id has
 // reached OpenFGA.
 func (s *Store) OutboxDeliveredThrough(ctx context.Context, id int64) (bool, error) {
