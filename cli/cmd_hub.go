@@ -66,6 +66,9 @@ type deviceStart struct {
 	VerificationURI         string `json:"verification_uri"`
 	VerificationURIComplete string `json:"verification_uri_complete"`
 	Interval                int    `json:"interval"`
+	// A refusal (RFC 6749's error shape).
+	Error            string `json:"error"`
+	ErrorDescription string `json:"error_description"`
 }
 
 // hubHTTP is a client pinned to the hub's CA for the login routes, which
@@ -343,6 +346,9 @@ func (a *App) deviceLogin(ctx context.Context, hc *http.Client, base string) (hu
 	if err != nil || status == http.StatusNotFound {
 		return hubSession{}, loginError(base, status, hubSession{}, err)
 	}
+	if ds.Error != "" {
+		return hubSession{}, loginError(base, status, hubSession{Error: ds.Error, ErrorDescription: ds.ErrorDescription}, nil)
+	}
 	if status != http.StatusOK || ds.DeviceCode == "" {
 		return hubSession{}, fmt.Errorf("the hub could not start a device login (HTTP %d)", status)
 	}
@@ -353,6 +359,7 @@ func (a *App) deviceLogin(ctx context.Context, hc *http.Client, base string) (hu
 	fmt.Fprintf(a.Stdout, "Open %s\nand enter the code %s to log in.\n", verify, ds.UserCode)
 	interval := time.Duration(max(ds.Interval, 1)) * time.Second
 	body, _ := json.Marshal(map[string]string{"device_code": ds.DeviceCode})
+	said := false // that the hub is unavailable
 	for {
 		select {
 		case <-ctx.Done():
@@ -368,6 +375,13 @@ func (a *App) deviceLogin(ctx context.Context, hc *http.Client, base string) (hu
 		case status == http.StatusOK && s.AccessToken != "":
 			return s, nil
 		case s.Error == "authorization_pending":
+		case s.Error == "temporarily_unavailable":
+			// The hub could not ask its issuer or database this time: the
+			// code may well be approved already, so keep asking.
+			if !said {
+				fmt.Fprintf(a.Stderr, "Still waiting: %s\n", cmp.Or(s.ErrorDescription, "the hub is unavailable"))
+				said = true
+			}
 		case s.Error == "slow_down":
 			interval += 5 * time.Second
 		case s.Error == "expired_token":

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 )
@@ -138,5 +139,47 @@ func TestLoginAgain(t *testing.T) {
 	}
 	if m := models(); m != nil && (m.CurrentModel != "" || len(m.Models) != 0) {
 		t.Errorf("another identity kept the models of the one before: %+v", m)
+	}
+}
+
+// TestDeviceLoginWaitsOutAnUnavailableHub: a hub that cannot ask its
+// issuer or database for a moment while drover polls for the approval is
+// waited out (the person may have approved already), said once; one that
+// cannot start a device login says why.
+func TestDeviceLoginWaitsOutAnUnavailableHub(t *testing.T) {
+	const why = "the hub cannot reach its identity provider (try again shortly)"
+	var polls atomic.Int32
+	startDown := atomic.Bool{}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/auth/device", func(w http.ResponseWriter, _ *http.Request) {
+		if startDown.Load() {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_ = json.NewEncoder(w).Encode(map[string]string{"code": "unavailable", "message": why, "error": "temporarily_unavailable", "error_description": why})
+			return
+		}
+		_ = json.NewEncoder(w).Encode(map[string]any{"device_code": "dc", "user_code": "ABCD-EFGH",
+			"verification_uri": "https://idp.example.com/device", "interval": 1})
+	})
+	mux.HandleFunc("POST /v1/auth/device/token", func(w http.ResponseWriter, _ *http.Request) {
+		if polls.Add(1) <= 2 {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_ = json.NewEncoder(w).Encode(map[string]string{"error": "temporarily_unavailable", "error_description": why})
+			return
+		}
+		_ = json.NewEncoder(w).Encode(map[string]any{"access_token": "tok", "refresh_token": "r", "expires_in": 900})
+	})
+	srv := httptest.NewTLSServer(mux)
+	defer srv.Close()
+	a, _, errb := testApp(t)
+	sess, err := a.deviceLogin(t.Context(), srv.Client(), srv.URL)
+	if err != nil || sess.AccessToken != "tok" || polls.Load() != 3 {
+		t.Fatalf("device login across an unavailable hub: %+v %v (%d polls)", sess, err, polls.Load())
+	}
+	if errb.String() != "Still waiting: "+why+"\n" {
+		t.Errorf("stderr %q", errb)
+	}
+	startDown.Store(true)
+	if _, err := a.deviceLogin(t.Context(), srv.Client(), srv.URL); err == nil || err.Error() != "login failed: "+why {
+		t.Errorf("a device login the hub cannot start: %v", err)
 	}
 }
