@@ -138,7 +138,7 @@ func (a *App) streamLogs(ctx context.Context, mc *modelConn, o debugLogOptions) 
 		return err
 	}
 	defer s.Close()
-	s.OnOutage(a.sayOutage("Log stream"))
+	s.OnOutage(a.sayOutage("Log stream", mc))
 	for {
 		r, err := s.Next(ctx)
 		switch {

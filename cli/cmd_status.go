@@ -90,7 +90,7 @@ func (a *App) watchStatus(ctx context.Context, mc *modelConn, filters []string, 
 	}
 	defer w.Close()
 	if o, ok := w.(interface{ OnOutage(func(error)) }); ok {
-		o.OnOutage(a.sayOutage("Watch"))
+		o.OnOutage(a.sayOutage("Watch", mc))
 	}
 	var buf bytes.Buffer
 	gone := func(err error) error { return lostModel(mc, "watched", err) }

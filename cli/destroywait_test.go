@@ -219,3 +219,53 @@ func atFakeModel(t *testing.T, h http.Handler, uuid string) (*App, *bytes.Buffer
 	a, out, errb := testApp(t)
 	return a, out, errb, &modelConn{conn: &conn{name: "c", details: &ControllerDetails{}, account: &Account{}, client: cl}, model: "m", uuid: uuid}
 }
+
+// TestWatchSaysItIsInterrupted: status --watch whose controller goes away
+// says so once, naming the model as the user does (not by its UUID), and
+// says when the watch resumed; it used to go quiet.
+func TestWatchSaysItIsInterrupted(t *testing.T) {
+	const uuid = "6a1f0c2e-0000-4000-8000-000000000005"
+	var watches, refused atomic.Int32
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/models/"+uuid+"/status", func(w http.ResponseWriter, _ *http.Request) {
+		_ = json.NewEncoder(w).Encode(api.FullStatus{Applications: map[string]api.ApplicationStatus{"kvstore": {}}})
+	})
+	mux.HandleFunc("GET /v1/models/"+uuid+"/watch", func(w http.ResponseWriter, r *http.Request) {
+		n := watches.Add(1)
+		if n == 2 || n == 3 { // the controller is away for two tries
+			refused.Add(1)
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadGateway)
+			_ = json.NewEncoder(w).Encode(api.Error{Code: api.CodeUnavailable, Message: "controller lab12 is unavailable behind the hub"})
+			return
+		}
+		conn, err := (&websocket.Upgrader{}).Upgrade(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer conn.Close()
+		if n == 1 {
+			_ = conn.WriteJSON(api.WatchFrame{Type: api.FrameReset, Index: 4, Status: &api.FullStatus{}})
+			return // the connection drops
+		}
+		_ = conn.WriteJSON(api.WatchFrame{Type: api.FrameDelta, Index: 5, Deltas: []api.WatchDelta{{Kind: "application", Key: "kvstore", Op: "put"}}})
+		_, _, _ = conn.ReadMessage()
+	})
+	a, _, errb, mc := atFakeModel(t, mux, uuid)
+	out := &syncBuffer{}
+	a.Stdout = out
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- a.watchStatus(ctx, mc, nil, "tabular", statusOptions{}) }()
+	testkit.EventuallyWithin(t, 10*time.Second, func() (bool, error) { return strings.Contains(out.String(), "kvstore"), nil })
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("the watch ended with %v", err)
+	}
+	got := errb.String()
+	if !strings.HasPrefix(got, "Watch interrupted, retrying: cannot watch model m at ") || !strings.Contains(got, ": controller lab12 is unavailable behind the hub\nWatch resumed.\n") || strings.Contains(got, uuid) ||
+		strings.Count(got, "interrupted") != 1 || refused.Load() != 2 {
+		t.Errorf("stderr %q (%d refusals)", got, refused.Load())
+	}
+}

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/droverhq/drover/api"
@@ -38,13 +39,14 @@ func (a *App) follow(ctx context.Context, mc *modelConn) (frameSource, error) {
 	return &pollSource{mc: mc}, nil
 }
 
-// sayOutage returns the function a followed stream calls when it stops
-// for want of an available controller, and when it resumes: what says so
-// on stderr, so that a watch or log that goes quiet says why.
-func (a *App) sayOutage(what string) func(err error) {
+// sayOutage returns the function a followed stream of mc's model calls
+// when it stops for want of an available controller, and when it resumes:
+// what says so on stderr, so that a watch or log that goes quiet says why
+// (the model named as the user names it, not by its UUID).
+func (a *App) sayOutage(what string, mc *modelConn) func(err error) {
 	return func(err error) {
 		if err != nil {
-			fmt.Fprintf(a.Stderr, "%s interrupted, retrying: %v\n", what, err)
+			fmt.Fprintf(a.Stderr, "%s interrupted, retrying: %s\n", what, strings.ReplaceAll(err.Error(), mc.uuid, mc.model))
 			return
 		}
 		fmt.Fprintf(a.Stderr, "%s resumed.\n", what)
