@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -64,61 +63,42 @@ func (e *embeddedDeps) postgres(ctx context.Context, stateDir, db string, logger
 		_ = pg.Stop()
 		return "", err
 	}
-	sv := &supervised{cur: pg}
 	sctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		sv.run(sctx, start, logger)
-	}()
+	last := make(chan *testkit.Postgres, 1)
+	go func() { last <- supervise(sctx, pg, start, logger) }()
 	e.stops = append(e.stops, func() {
 		cancel()
-		<-done
-		_ = sv.current().Stop()
+		_ = (<-last).Stop()
 	})
 	return pg.DSN(db), nil
 }
 
-// supervised is the embedded PostgreSQL server now running.
-type supervised struct {
-	mu  sync.Mutex
-	cur *testkit.Postgres
-}
-
-func (s *supervised) current() *testkit.Postgres {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.cur
-}
-
-// run starts the server again whenever it exits, until ctx ends; a start
-// that fails is tried again after a pause that doubles up to
-// restartBackoffMax.
-func (s *supervised) run(ctx context.Context, start func(context.Context) (*testkit.Postgres, error), logger *slog.Logger) {
+// supervise starts the server pg again, with start, whenever it exits,
+// until ctx ends, and returns the one running then; a start that fails is
+// tried again after a pause that doubles up to restartBackoffMax.
+func supervise(ctx context.Context, pg *testkit.Postgres, start func(context.Context) (*testkit.Postgres, error),
+	logger *slog.Logger) *testkit.Postgres {
 	for {
-		pg := s.current()
 		select {
 		case <-ctx.Done():
-			return
+			return pg
 		case <-pg.Exited():
 		}
 		logger.Error("the embedded PostgreSQL exited; starting it again", "err", pg.ExitErr(), "log", pg.LogPath())
 		for backoff := restartBackoffMin; ; backoff = min(2*backoff, restartBackoffMax) {
 			next, err := start(ctx)
 			if err == nil {
-				s.mu.Lock()
-				s.cur = next
-				s.mu.Unlock()
+				pg = next
 				logger.Info("the embedded PostgreSQL is running again")
 				break
 			}
 			if ctx.Err() != nil {
-				return
+				return pg // exited: stopping it is a no-op
 			}
 			logger.Error("the embedded PostgreSQL did not start; trying again", "err", err, "in", backoff)
 			select {
 			case <-ctx.Done():
-				return
+				return pg
 			case <-time.After(backoff):
 			}
 		}
