@@ -73,9 +73,7 @@ func TestWatchEndsSayingWhy(t *testing.T) {
 			mux := http.NewServeMux()
 			mux.HandleFunc("GET /v1/models/"+uuid+"/watch", func(w http.ResponseWriter, r *http.Request) {
 				if watches.Add(1) > 1 { // the resumed watch is refused
-					w.Header().Set("Content-Type", "application/json")
-					w.WriteHeader(http.StatusNotFound)
-					_ = json.NewEncoder(w).Encode(api.Error{Code: api.CodeNotFound, Message: "not found: model"})
+					answerError(w, http.StatusNotFound, api.CodeNotFound, "not found: model")
 					return
 				}
 				conn, err := (&websocket.Upgrader{}).Upgrade(w, r, nil)
@@ -115,9 +113,7 @@ func TestWatchWaitsOutAnUnavailableStatus(t *testing.T) {
 	mux.HandleFunc("GET /v1/models/"+uuid+"/status", func(w http.ResponseWriter, _ *http.Request) {
 		switch n := fetches.Add(1); {
 		case n <= 2:
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusServiceUnavailable)
-			_ = json.NewEncoder(w).Encode(api.Error{Code: api.CodeUnavailable, Message: "the hub's database is unavailable (try again shortly)"})
+			answerError(w, http.StatusServiceUnavailable, api.CodeUnavailable, "the hub's database is unavailable (try again shortly)")
 		case n == 3:
 			_ = json.NewEncoder(w).Encode(api.FullStatus{Applications: map[string]api.ApplicationStatus{"kvstore": {}}})
 			close(served)
@@ -185,9 +181,7 @@ func TestFollowedLogEndsSayingWhy(t *testing.T) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v1/models/"+uuid+"/logs", func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Query().Get("follow") == "true" && follows.Add(1) > 1 { // the resumed stream is refused
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusNotFound)
-			_ = json.NewEncoder(w).Encode(api.Error{Code: api.CodeNotFound, Message: "not found: model:" + uuid})
+			answerError(w, http.StatusNotFound, api.CodeNotFound, "not found: model:"+uuid)
 			return
 		}
 		w.Header().Set("Content-Type", "application/x-ndjson")
@@ -234,9 +228,7 @@ func TestWatchSaysItIsInterrupted(t *testing.T) {
 		n := watches.Add(1)
 		if n == 2 || n == 3 { // the controller is away for two tries
 			refused.Add(1)
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusBadGateway)
-			_ = json.NewEncoder(w).Encode(api.Error{Code: api.CodeUnavailable, Message: "controller lab12 is unavailable behind the hub"})
+			answerError(w, http.StatusBadGateway, api.CodeUnavailable, "controller lab12 is unavailable behind the hub")
 			return
 		}
 		conn, err := (&websocket.Upgrader{}).Upgrade(w, r, nil)
@@ -268,4 +260,12 @@ func TestWatchSaysItIsInterrupted(t *testing.T) {
 		strings.Count(got, "interrupted") != 1 || refused.Load() != 2 {
 		t.Errorf("stderr %q (%d refusals)", got, refused.Load())
 	}
+}
+
+// answerError answers as a controller or hub does when it refuses: status,
+// and an api.Error body.
+func answerError(w http.ResponseWriter, status int, code api.Code, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(api.Error{Code: code, Message: msg})
 }
