@@ -183,6 +183,13 @@ func (c *Client) Read(ctx context.Context, f ReadFilter, token string) ([]Tuple,
 	return out, resp.ContinuationToken, nil
 }
 
+// Has reports whether OpenFGA holds the tuple t itself (not whether t's
+// relation follows from other tuples, which is Check's question).
+func (c *Client) Has(ctx context.Context, t Tuple) (bool, error) {
+	got, _, err := c.Read(ctx, ReadFilter{User: t.User, Relation: t.Relation, Object: t.Object}, "")
+	return len(got) > 0, err
+}
+
 // ReadAll follows Read's pages to the end. It is meant for the reconciler
 // and for tests; request paths should use Check and ListObjects.
 func (c *Client) ReadAll(ctx context.Context, f ReadFilter) ([]Tuple, error) {

@@ -32,6 +32,10 @@ type Server struct {
 	keys   *token.Keys
 	oidc   *oidcClient
 	outbox *outbox.Worker
+	// restoring is set while OpenFGA is given back the tuples it lost
+	// (restore.go), since restoreStart.
+	restoring    atomic.Bool
+	restoreStart time.Time
 	// decisions caches Check and ListObjects answers briefly
 	// (decisions.go); cleared whenever the outbox writes a tuple.
 	decisions *ttlCache[decisionKey, bool]
@@ -92,7 +96,10 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.proxyRoutes = newTTLCache[proxyRouteKey, proxyRoute](cfg.Now, decisionTTL)
 	s.live = newLiveCalls()
 	if s.outbox, err = outbox.New(outbox.Config{Store: s.store, Authz: s.authz, Logger: cfg.Logger.With("worker", "authz-outbox"),
-		Now: cfg.Now, ReconcileEvery: 10 * time.Minute, Changed: s.dropAuthzCaches}); err != nil {
+		Now: cfg.Now, ReconcileEvery: 10 * time.Minute, Changed: s.dropAuthzCaches, Restored: s.restored}); err != nil {
+		return fail(err)
+	}
+	if err := s.checkRestore(ctx); err != nil {
 		return fail(err)
 	}
 	for _, sa := range cfg.ServiceAccounts {
@@ -297,7 +304,7 @@ func (s *Server) routes() {
 	r.Post("/v1/auth/device/token", s.handleDeviceToken)
 	r.Post("/v1/auth/token", s.handleToken)
 	r.Route("/v1", func(api chi.Router) {
-		api.Use(s.authenticate, s.audit)
+		api.Use(s.whileRestoring, s.authenticate, s.audit)
 		api.Get("/whoami", s.handleWhoami)
 		api.Get("/hub", s.handleHubInfo)
 		api.Post("/auth/logout", s.handleLogout)
@@ -340,6 +347,10 @@ func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
 	}
 	if _, err := s.authz.Check(ctx, authz.UserObject("readyz"), authz.AuditViewer, authz.HubObject()); err != nil {
 		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "openfga unavailable"})
+		return
+	}
+	if s.restoring.Load() {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "restoring permissions"})
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})

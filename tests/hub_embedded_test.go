@@ -35,42 +35,8 @@ func TestHubEmbeddedDefaults(t *testing.T) {
 
 	run := func() (stop func()) {
 		t.Helper()
-		logf, err := os.Create(filepath.Join(root, "hub.log"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		cmd := exec.Command(filepath.Join(bin, "droverd"), "hub", "--state-dir", state, "--listen", listen,
+		return runHub(t, bin, filepath.Join(root, "hub.log"), caFile, listen, "--state-dir", state, "--listen", listen,
 			"--idp-listen", idp, "--service-account", "ci=acme", "--default-org", "acme")
-		cmd.Stdout, cmd.Stderr = logf, logf
-		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		exited := make(chan struct{})
-		go func() { cmd.Wait(); logf.Close(); close(exited) }()
-		logTail := func() string { b, _ := os.ReadFile(logf.Name()); return string(b) }
-		testkit.EventuallyWithin(t, 2*time.Minute, func() (bool, error) {
-			select {
-			case <-exited:
-				return false, fmt.Errorf("droverd hub exited: %s\n%s", cmd.ProcessState, logTail())
-			default:
-			}
-			return readyz(caFile, listen), nil
-		}, "droverd hub ready on its embedded defaults")
-		return func() {
-			t.Helper()
-			cmd.Process.Signal(os.Interrupt)
-			select {
-			case <-exited:
-				if !cmd.ProcessState.Success() {
-					t.Errorf("droverd hub did not stop cleanly on Ctrl-C: %s\n%s", cmd.ProcessState, logTail())
-				}
-			case <-time.After(30 * time.Second):
-				cmd.Process.Signal(syscall.SIGKILL)
-				<-exited
-				t.Errorf("droverd hub still ran 30 s after Ctrl-C\n%s", logTail())
-			}
-		}
 	}
 	secret := func() string {
 		t.Helper()
@@ -97,31 +63,8 @@ func TestHubEmbeddedDefaults(t *testing.T) {
 		t.Errorf("whoami:\n%s", out)
 	}
 	// The account's membership of its organization is a tuple in OpenFGA,
-	// which is in memory: after a restart the hub must have put it back.
-	orgs := func() string {
-		t.Helper()
-		st, err := (&cli.Store{Dir: ci.store}).Load()
-		if err != nil || st.Accounts["hub"] == nil {
-			t.Fatalf("client store: %v", err)
-		}
-		ca, _ := os.ReadFile(caFile)
-		cl, err := api.NewClient(api.ClientConfig{Addresses: []string{listen}, CACert: ca, Token: st.Accounts["hub"].Token, Timeout: 30 * time.Second})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer cl.Close()
-		var out struct {
-			Organizations []struct{ Name string } `json:"organizations"`
-		}
-		if err := cl.Call(t.Context(), http.MethodGet, "/v1/organizations", nil, nil, &out); err != nil {
-			t.Fatal(err)
-		}
-		var names []string
-		for _, o := range out.Organizations {
-			names = append(names, o.Name)
-		}
-		return strings.Join(names, ",")
-	}
+	// which keeps it in the hub's database across a restart.
+	orgs := func() string { t.Helper(); return organizations(t, ci, caFile, listen) }
 	if got := orgs(); got != "acme" {
 		t.Errorf("organizations before the restart: %q, want acme", got)
 	}
@@ -133,9 +76,136 @@ func TestHubEmbeddedDefaults(t *testing.T) {
 		t.Errorf("the service account's secret changed across a restart")
 	}
 	ci.ok("login", "--client-id", "ci", "--client-secret", first)
-	testkit.EventuallyWithin(t, 30*time.Second, func() (bool, error) {
-		return orgs() == "acme", nil
-	}, "the account's organization back in OpenFGA after the restart")
+	if got := orgs(); got != "acme" {
+		t.Errorf("organizations after the restart: %q, want acme", got)
+	}
+	if b, _ := os.ReadFile(filepath.Join(root, "hub.log")); strings.Contains(string(b), "OpenFGA lacks the hub's tuples") {
+		t.Errorf("the embedded OpenFGA lost its tuples across the restart:\n%s", b)
+	}
+}
+
+// TestHubReplicasShareEmbeddedOpenFGA: two droverd hub processes on one
+// database, neither given --openfga-url, each run an OpenFGA on it and so
+// decide alike: an account that first logs in through one is a member of
+// its organization through the other.
+func TestHubReplicasShareEmbeddedOpenFGA(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs two droverd hub processes")
+	}
+	bin := binaries(t)
+	root := postgresRoot(t, "drover-hub-replicas-")
+	pg := testkit.StartPostgres(t)
+	if err := pg.CreateDatabase(t.Context(), "hub"); err != nil {
+		t.Fatal(err)
+	}
+	dsn := pg.DSN("hub")
+	one, two, idp := testkit.FreeAddr(t), testkit.FreeAddr(t), testkit.FreeAddr(t)
+	state := filepath.Join(root, "one")
+	caFile := filepath.Join(state, "hub-ca.crt")
+	common := []string{"--dsn", dsn, "--service-account", "ci=acme", "--service-account", "ops=acme", "--default-org", "acme",
+		"--public-url", "https://" + one}
+	defer runHub(t, bin, filepath.Join(root, "one.log"), caFile, one,
+		append([]string{"--state-dir", state, "--listen", one, "--idp-listen", idp}, common...)...)()
+	// The second replica: the first one's issuer and TLS identity, as
+	// replicas behind one address have.
+	defer runHub(t, bin, filepath.Join(root, "two.log"), caFile, two,
+		append([]string{"--state-dir", filepath.Join(root, "two"), "--listen", two, "--oidc-issuer", "http://" + idp + "/dex",
+			"--oidc-client-id", "drover-hub", "--tls-cert", filepath.Join(state, "hub.crt"), "--tls-key", filepath.Join(state, "hub.key"),
+			"--tls-ca", caFile}, common...)...)()
+
+	var accounts []struct {
+		ClientID     string `json:"client-id"`
+		ClientSecret string `json:"client-secret"`
+	}
+	b, err := os.ReadFile(filepath.Join(state, "service-accounts.json"))
+	if err == nil {
+		err = json.Unmarshal(b, &accounts)
+	}
+	if err != nil || len(accounts) != 2 {
+		t.Fatalf("service-accounts.json: %s (%v)", b, err)
+	}
+	for i, a := range accounts {
+		// Each account logs in for the first time through a different
+		// replica, and is then asked for through the other.
+		first, other := one, two
+		if i == 1 {
+			first, other = two, one
+		}
+		cl := newDroverCLI(t)
+		cl.ok("login", "https://"+first, "--ca", caFile, "--client-id", a.ClientID, "--client-secret", a.ClientSecret)
+		testkit.EventuallyWithin(t, 30*time.Second, func() (bool, error) {
+			return organizations(t, cl, caFile, other) == "acme", nil
+		}, "%s, who logged in through %s, a member of acme through %s", a.ClientID, first, other)
+	}
+}
+
+// runHub starts droverd hub with args, its output in logPath, waits until
+// it answers /readyz at listen (TLS pinned to caFile), and returns what
+// stops it as Ctrl-C does, checking that it stops cleanly.
+func runHub(t *testing.T, bin, logPath, caFile, listen string, args ...string) (stop func()) {
+	t.Helper()
+	logf, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(filepath.Join(bin, "droverd"), append([]string{"hub"}, args...)...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); logf.Close(); close(exited) }()
+	logTail := func() string { b, _ := os.ReadFile(logPath); return string(b) }
+	testkit.EventuallyWithin(t, 2*time.Minute, func() (bool, error) {
+		select {
+		case <-exited:
+			return false, fmt.Errorf("droverd hub exited: %s\n%s", cmd.ProcessState, logTail())
+		default:
+		}
+		return readyz(caFile, listen), nil
+	}, "droverd hub ready at %s", listen)
+	return func() {
+		t.Helper()
+		cmd.Process.Signal(os.Interrupt)
+		select {
+		case <-exited:
+			if !cmd.ProcessState.Success() {
+				t.Errorf("droverd hub did not stop cleanly on Ctrl-C: %s\n%s", cmd.ProcessState, logTail())
+			}
+		case <-time.After(30 * time.Second):
+			cmd.Process.Signal(syscall.SIGKILL)
+			<-exited
+			t.Errorf("droverd hub still ran 30 s after Ctrl-C\n%s", logTail())
+		}
+	}
+}
+
+// organizations lists, through the hub at addr, the organizations the
+// account logged in as d belongs to.
+func organizations(t *testing.T, d *droverCLI, caFile, addr string) string {
+	t.Helper()
+	st, err := (&cli.Store{Dir: d.store}).Load()
+	if err != nil || st.Accounts["hub"] == nil {
+		t.Fatalf("client store: %v", err)
+	}
+	ca, _ := os.ReadFile(caFile)
+	cl, err := api.NewClient(api.ClientConfig{Addresses: []string{addr}, CACert: ca, Token: st.Accounts["hub"].Token, Timeout: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	var out struct {
+		Organizations []struct{ Name string } `json:"organizations"`
+	}
+	if err := cl.Call(t.Context(), http.MethodGet, "/v1/organizations", nil, nil, &out); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, o := range out.Organizations {
+		names = append(names, o.Name)
+	}
+	return strings.Join(names, ",")
 }
 
 // readyz reports whether the hub at addr answers /readyz (PostgreSQL and

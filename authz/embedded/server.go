@@ -46,8 +46,17 @@ type Config struct {
 	Engine string
 	// URI is the datastore URI; required for postgres, e.g.
 	// postgres://user@127.0.0.1:5432/openfga?sslmode=disable. Migrations
-	// are applied before the server starts.
+	// are applied before the server starts, by one Start at a time among
+	// those sharing the database (a PostgreSQL advisory lock), so replicas
+	// may start together.
 	URI string
+	// Schema, for postgres, is the schema of URI's database that holds
+	// OpenFGA's tables, created if missing; empty leaves them where URI's
+	// search_path puts them. URI must then be a URL (DatastoreURI).
+	Schema string
+	// MaxOpenConns bounds the postgres connection pool (OpenFGA's default,
+	// 30, when 0).
+	MaxOpenConns int
 	// LogLevel is OpenFGA's log level ("none", "error", "warn", ...).
 	// Default "none": tests and `droverd dev` log through their own logger.
 	LogLevel string
@@ -100,7 +109,17 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	defer cancelStart()
 
 	if cfg.Engine == EnginePostgres {
-		err := migrate.RunMigrations(migrate.MigrationConfig{
+		unlock, err := lockDatastore(ctx, cfg.URI, cfg.Schema)
+		if err != nil {
+			return nil, err
+		}
+		defer unlock()
+		if cfg.Schema != "" {
+			if cfg.URI, err = DatastoreURI(cfg.URI, cfg.Schema); err != nil {
+				return nil, err
+			}
+		}
+		err = migrate.RunMigrations(migrate.MigrationConfig{
 			Engine:      cfg.Engine,
 			URI:         cfg.URI,
 			Timeout:     cfg.StartTimeout,
@@ -142,6 +161,10 @@ func start(ctx context.Context, cfg Config) (*Server, error) {
 	sc := serverconfig.DefaultConfig()
 	sc.Datastore.Engine, sc.Datastore.URI = cfg.Engine, cfg.URI
 	sc.Datastore.Metrics.Enabled = false
+	if cfg.MaxOpenConns > 0 {
+		sc.Datastore.MaxOpenConns = cfg.MaxOpenConns
+		sc.Datastore.MaxIdleConns = min(sc.Datastore.MaxIdleConns, cfg.MaxOpenConns)
+	}
 	sc.GRPC.Addr = fmt.Sprintf("127.0.0.1:%d", ports[0])
 	sc.HTTP.Addr = fmt.Sprintf("127.0.0.1:%d", ports[1])
 	sc.Metrics.Enabled = false

@@ -4,11 +4,15 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"os"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/droverhq/drover/authz"
 	"github.com/droverhq/drover/authz/embedded"
+	"github.com/droverhq/drover/tests/testkit"
 )
 
 // TestSeveralServersInOneProcess starts two servers side by side (Run's
@@ -52,19 +56,58 @@ func TestSeveralServersInOneProcess(t *testing.T) {
 	}
 }
 
+// TestPostgres: servers sharing one database, started together, migrate
+// it one at a time into their own schema, and each sees what the other
+// writes (hub replicas, each with its own embedded OpenFGA).
 func TestPostgres(t *testing.T) {
-	uri := os.Getenv("DROVER_TEST_OPENFGA_POSTGRES")
-	if uri == "" {
-		t.Skip("DROVER_TEST_OPENFGA_POSTGRES not set")
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
-	s, err := embedded.Start(ctx, embedded.Config{Engine: embedded.EnginePostgres, URI: uri})
+	pg := testkit.StartPostgres(t)
+	if err := pg.CreateDatabase(ctx, "hub"); err != nil {
+		t.Fatal(err)
+	}
+	dsn := pg.DSN("hub")
+	servers := make([]*embedded.Server, 2)
+	var g errgroup.Group
+	for i := range servers {
+		g.Go(func() (err error) {
+			servers[i], err = embedded.Start(ctx, embedded.Config{Engine: embedded.EnginePostgres, URI: dsn, Schema: "openfga", MaxOpenConns: 4})
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range servers {
+		t.Cleanup(func() { _ = s.Stop() })
+	}
+	a, err := authz.New(ctx, servers[0].URL(), "drover")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Stop(); err != nil {
+	b, err := authz.New(ctx, servers[1].URL(), "drover")
+	if err != nil {
 		t.Fatal(err)
+	}
+	if a.StoreID() != b.StoreID() {
+		t.Fatalf("two stores named drover: %s and %s", a.StoreID(), b.StoreID())
+	}
+	tu := authz.Tuple{User: authz.UserObject("alice"), Relation: authz.Reader, Object: authz.ModelObject("m1")}
+	if err := a.Write(ctx, []authz.Tuple{tu}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := b.Has(ctx, tu); err != nil || !ok {
+		t.Fatalf("the other server has the tuple: %v %v", ok, err)
+	}
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var where []string
+	rows, _ := conn.Query(ctx, `SELECT table_schema FROM information_schema.tables WHERE table_name = 'tuple'`)
+	if where, err = pgx.CollectRows(rows, pgx.RowTo[string]); err != nil || len(where) != 1 || where[0] != "openfga" {
+		t.Errorf("OpenFGA's tuple table is in schemas %v (%v), want openfga alone", where, err)
 	}
 }
 

@@ -64,8 +64,8 @@ const (
 )
 
 // runDev starts a whole federation on one machine: a private PostgreSQL in
-// the state dir, an embedded OpenFGA (memory; the hub's reconciler
-// restores its tuples from PostgreSQL at start), the embedded Dex issuer,
+// the state dir, an embedded OpenFGA (its tuples in schema openfga of the
+// hub's database), the embedded Dex issuer,
 // the hub, and two spokes (regions east and west) registered with the hub
 // with hub tokens (so they trust it). Shutdown runs in reverse order of start.
 func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -102,7 +102,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	fgaURL, err := deps.openfga(ctx)
+	fgaURL, err := deps.openfga(ctx, dsn)
 	if err != nil {
 		return err
 	}

@@ -22,8 +22,8 @@ import (
 
 // embeddedDeps starts what a hub uses when it is not given its own
 // (droverd hub without --dsn, --openfga-url or --oidc-issuer, and droverd
-// dev): a private PostgreSQL in the state dir, an in-memory OpenFGA (the
-// hub's reconciler fills it from PostgreSQL at start), and the development
+// dev): a private PostgreSQL in the state dir, an OpenFGA server whose
+// tables live in the hub's database (schema openfga), and the development
 // issuer (Dex). close stops them in reverse order of start.
 type embeddedDeps struct {
 	stops []func()
@@ -112,15 +112,25 @@ const (
 	restartBackoffMax = 30 * time.Second
 )
 
-// openfga starts an in-memory OpenFGA and returns its URL.
-func (e *embeddedDeps) openfga(ctx context.Context) (string, error) {
-	fga, err := embedded.Start(ctx, embedded.Config{})
+// openfga starts an OpenFGA server on the hub's database dsn, its tables in
+// schema openfga, and returns its URL. Hub replicas sharing the database
+// each run one and see the same tuples.
+func (e *embeddedDeps) openfga(ctx context.Context, dsn string) (string, error) {
+	fga, err := embedded.Start(ctx, embedded.Config{Engine: embedded.EnginePostgres, URI: dsn, Schema: openfgaSchema,
+		MaxOpenConns: openfgaConns})
 	if err != nil {
 		return "", fmt.Errorf("openfga: %w", err)
 	}
 	e.stops = append(e.stops, func() { _ = fga.Stop() })
 	return fga.URL(), nil
 }
+
+// The embedded OpenFGA's schema in the hub's database, and the most
+// connections it opens (the hub's own pool has 16).
+const (
+	openfgaSchema = "openfga"
+	openfgaConns  = 8
+)
 
 // issuer starts the development issuer on listen for a hub at hubURL, with
 // the demo user and the given service accounts, and returns its URL.

@@ -28,7 +28,7 @@ func runHub(ctx context.Context, args []string, stderr io.Writer) error {
 	var admins, serviceAccounts stringList
 	var idpListen string
 	fs.StringVar(&cfg.DSN, "dsn", "", "PostgreSQL connection string (default: a private PostgreSQL in --state-dir)")
-	fs.StringVar(&cfg.OpenFGAURL, "openfga-url", "", "OpenFGA HTTP API URL (default: an embedded OpenFGA in memory, filled from PostgreSQL at start)")
+	fs.StringVar(&cfg.OpenFGAURL, "openfga-url", "", "OpenFGA HTTP API URL (default: an embedded OpenFGA keeping its tuples in schema openfga of the hub's database)")
 	fs.StringVar(&cfg.OpenFGAStore, "openfga-store", "drover", "OpenFGA store name")
 	fs.StringVar(&cfg.OIDCIssuer, "oidc-issuer", "", "OIDC issuer URL (default: the embedded development issuer on --idp-listen)")
 	fs.StringVar(&cfg.OIDCClientID, "oidc-client-id", "", "the hub's OIDC client id (required with --oidc-issuer)")
@@ -53,14 +53,15 @@ Runs a hub replica: OIDC login, OpenFGA permissions, PostgreSQL state and
 audit in front of every controller. Replicas sharing one database are
 interchangeable. Schema migrations are applied at start.
 
-Each of PostgreSQL, OpenFGA and the OIDC issuer has an embedded default,
-for one replica on one machine: without --dsn a private PostgreSQL in
---state-dir/postgres; without --openfga-url an OpenFGA in memory, which
-the hub fills from PostgreSQL at start; without --oidc-issuer the
-development issuer (Dex) on --idp-listen, with the user demo@example.com /
-drover-demo (made hub administrator unless --admin names others) and a
-secret for each --service-account in --state-dir/service-accounts.json.
-Name real ones in production.
+Each of PostgreSQL, OpenFGA and the OIDC issuer has an embedded default:
+without --dsn a private PostgreSQL in --state-dir/postgres (one replica
+on one machine); without --openfga-url an OpenFGA server in droverd whose
+tuples live in schema openfga of the hub's database, so replicas sharing
+--dsn share them (--dsn is then a postgres:// URL); without --oidc-issuer
+the development issuer (Dex) on --idp-listen, with the user
+demo@example.com / drover-demo (made hub administrator unless --admin
+names others) and a secret for each --service-account in
+--state-dir/service-accounts.json. Name real ones in production.
 
 Flags:
 `)
@@ -124,10 +125,13 @@ func embeddedDefaults(ctx context.Context, cfg *hub.Config, deps *embeddedDeps, 
 		cfg.Logger.Info("no --dsn: using a private PostgreSQL", "dir", filepath.Join(cfg.StateDir, "postgres"))
 	}
 	if cfg.OpenFGAURL == "" {
-		if cfg.OpenFGAURL, err = deps.openfga(ctx); err != nil {
+		if !strings.HasPrefix(cfg.DSN, "postgres://") && !strings.HasPrefix(cfg.DSN, "postgresql://") {
+			return usageError{errors.New("--dsn must be a postgres:// URL for the embedded OpenFGA, which keeps its tuples in the hub's database (or give --openfga-url)")}
+		}
+		if cfg.OpenFGAURL, err = deps.openfga(ctx, cfg.DSN); err != nil {
 			return err
 		}
-		cfg.Logger.Info("no --openfga-url: using an embedded OpenFGA in memory (one replica only)")
+		cfg.Logger.Info("no --openfga-url: using an embedded OpenFGA, its tuples in the hub's database", "schema", openfgaSchema)
 	}
 	if cfg.OIDCIssuer == "" {
 		if cfg.OIDCClientID != "" {

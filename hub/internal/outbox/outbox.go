@@ -39,6 +39,11 @@ type Config struct {
 	// Changed, if set, runs after every successful OpenFGA write, so
 	// caches of permission decisions can be dropped.
 	Changed func()
+	// Restored, if set, runs once Run's first reconcile has succeeded and
+	// the repairs it queued are delivered: from then on OpenFGA holds what
+	// the database expected at start. Run tries that first reconcile again
+	// at every poll until it succeeds.
+	Restored func()
 }
 
 // Worker delivers the outbox. Run it under a supervisor; one per hub
@@ -94,15 +99,28 @@ func (w *Worker) Run(ctx context.Context) error {
 	poll := time.NewTicker(w.cfg.Poll)
 	defer poll.Stop()
 	var reconcile <-chan time.Time
-	if w.cfg.ReconcileEvery > 0 {
+	first := w.cfg.ReconcileEvery > 0 // the start's reconcile is still to be done
+	if first {
 		t := time.NewTicker(w.cfg.ReconcileEvery)
 		defer t.Stop()
 		reconcile = t.C
-		if _, err := w.Reconcile(ctx); err != nil && ctx.Err() == nil {
-			w.cfg.Logger.Warn("authz reconcile failed", "err", err)
-		}
 	}
+	restored := w.cfg.Restored == nil
 	for {
+		if first {
+			if n, err := w.Reconcile(ctx); err != nil {
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				w.cfg.Logger.Warn("authz reconcile failed", "err", err)
+			} else {
+				first = false
+				if n > 0 {
+					w.cfg.Logger.Info("authz drift found at start: delivering the repairs", "tuples", n)
+				}
+			}
+		}
+		drained := false
 		for {
 			n, err := w.DeliverOnce(ctx)
 			if ctx.Err() != nil {
@@ -113,8 +131,13 @@ func (w *Worker) Run(ctx context.Context) error {
 				break
 			}
 			if n < w.cfg.Batch {
+				drained = true
 				break
 			}
+		}
+		if !restored && !first && drained {
+			restored = true
+			w.cfg.Restored()
 		}
 		select {
 		case <-ctx.Done():

@@ -2,8 +2,10 @@ package outbox_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/droverhq/drover/authz"
 	"github.com/droverhq/drover/hub/internal/hubtest"
@@ -131,4 +133,56 @@ func runWorker(t *testing.T, st *store.Store, fga *authz.Client) {
 	done := make(chan error, 1)
 	go func() { done <- w.Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-done })
+}
+
+// TestRestoredAfterStartRepairs: a worker on an OpenFGA store that lost
+// the tuples (a new one) says it has restored them only once the start's
+// reconcile has queued them and every batch is delivered, and says it once.
+func TestRestoredAfterStartRepairs(t *testing.T) {
+	st, lost := hubtest.Store(t), hubtest.Authz(t)
+	const n = 250 // batches of 100
+	for i := range n {
+		tu := authz.Tuple{User: authz.UserObject(fmt.Sprintf("u%d", i)), Relation: authz.Reader, Object: authz.ModelObject("m1")}
+		if err := st.Grant(t.Context(), tu); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first, _ := outbox.New(outbox.Config{Store: st, Authz: hubtest.Authz(t)})
+	for {
+		if k, err := first.DeliverOnce(t.Context()); err != nil {
+			t.Fatal(err)
+		} else if k == 0 {
+			break
+		}
+	}
+	held := make(chan int, 2)
+	w, _ := outbox.New(outbox.Config{Store: st, Authz: lost, ReconcileEvery: time.Hour, Restored: func() {
+		got, err := lost.ReadAll(t.Context(), authz.ReadFilter{})
+		if err != nil {
+			t.Error(err)
+		}
+		held <- len(got)
+	}})
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	select {
+	case got := <-held:
+		if got != n {
+			t.Errorf("restored with %d of %d tuples in OpenFGA", got, n)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("not restored within a minute")
+	}
+	w.Kick()
+	testkit.Eventually(t.Context(), t, func() (bool, error) {
+		p, err := st.PendingOutbox(t.Context(), 1)
+		return len(p) == 0, err
+	}, "outbox drained")
+	select {
+	case <-held:
+		t.Error("Restored called twice")
+	default:
+	}
 }

@@ -137,6 +137,18 @@ func (s *Store) ExpectedTuples(ctx context.Context) ([]authz.Tuple, error) {
 	return pgx.CollectRows(rows, scanTuple)
 }
 
+// SampleExpectedTuples returns the first and the last tuple the hub
+// expects OpenFGA to hold, in the table's order, or none when it expects
+// none: OpenFGA lacking either has not been kept (a new or emptied store).
+func (s *Store) SampleExpectedTuples(ctx context.Context) ([]authz.Tuple, error) {
+	rows, err := s.pool.Query(ctx, `(SELECT "user", relation, object FROM authz_tuples ORDER BY object, relation, "user" LIMIT 1)
+		UNION ALL (SELECT "user", relation, object FROM authz_tuples ORDER BY object DESC, relation DESC, "user" DESC LIMIT 1)`)
+	if err != nil {
+		return nil, pgErr("sample expected tuples", err)
+	}
+	return pgx.CollectRows(rows, scanTuple)
+}
+
 func scanTuple(r pgx.CollectableRow) (authz.Tuple, error) {
 	var t authz.Tuple
 	var rel string
