@@ -17,7 +17,7 @@ import (
 // handleAddModel places a new model: among the controllers where the caller
 // may add models (one ListObjects), filtered by the requested controller,
 // region and cloud, connected ones first, then the least loaded (fewest
-// indexed models). It creates the model on the first candidate as that
+// models, machines and units in the index: store.ControllerLoads). It creates the model on the first candidate as that
 // controller's superuser, and moves on to the next candidate when one
 // fails for a reason of its own (unreachable, internal error). The model
 // joins the index in the caller's organization with the caller as owner
@@ -191,7 +191,7 @@ func (s *Server) placementCandidates(ctx context.Context, p Principal, req api.A
 	if err != nil {
 		return nil, err
 	}
-	counts, err := s.store.ModelCounts(ctx)
+	loads, err := s.store.ControllerLoads(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -215,7 +215,7 @@ func (s *Server) placementCandidates(ctx context.Context, p Principal, req api.A
 			}
 			return 1
 		}
-		return counts[a.UUID] - counts[b.UUID]
+		return loads[a.UUID] - loads[b.UUID]
 	})
 	return cands, nil
 }

@@ -39,10 +39,12 @@ func TestPlacementByHealthThenLoadWithRetry(t *testing.T) {
 	}
 	e.grant(authz.Everyone, authz.CanAddModel, authz.ControllerObject(dead.UUID))
 	e.grant(authz.Everyone, authz.Reader, authz.ControllerObject(dead.UUID))
-	for uuid, models := range map[string]int{light.UUID: 1, heavy.UUID: 2} {
-		for range models {
+	// Load is models, machines and units: light has more models than
+	// heavy, and far fewer agents.
+	for uuid, models := range map[string][]int{light.UUID: {0, 0}, heavy.UUID: {12}} {
+		for _, units := range models {
 			if err := e.st.InsertModel(ctx, store.Model{UUID: newUUID(), Name: "load-" + newUUID()[:8], Org: "acme",
-				Owner: alice.ID, ControllerUUID: uuid}); err != nil {
+				Owner: alice.ID, ControllerUUID: uuid, UnitCount: units, MachineCount: units / 3}); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -103,11 +103,15 @@ func removeTuplesOn(ctx context.Context, tx pgx.Tx, objects, users []string) err
 	return removeTuples(ctx, tx, ts...)
 }
 
-// ModelCounts returns the number of live indexed models per controller.
-func (s *Store) ModelCounts(ctx context.Context) (map[string]int, error) {
-	rows, err := s.pool.Query(ctx, `SELECT controller_uuid::text, count(*) FROM models WHERE life <> 'dead' GROUP BY 1`)
+// ControllerLoads returns, by controller UUID, the load placement
+// weighs: the models not yet dead on it plus their machines and units, as
+// the index counts them (each an agent, or a model's workers, that the
+// controller runs or serves).
+func (s *Store) ControllerLoads(ctx context.Context) (map[string]int, error) {
+	rows, err := s.pool.Query(ctx, `SELECT controller_uuid::text, count(*) + sum(machine_count) + sum(unit_count)
+		FROM models WHERE life <> 'dead' GROUP BY 1`)
 	if err != nil {
-		return nil, pgErr("model counts", err)
+		return nil, pgErr("controller loads", err)
 	}
 	out := map[string]int{}
 	defer rows.Close()
@@ -115,11 +119,11 @@ func (s *Store) ModelCounts(ctx context.Context) (map[string]int, error) {
 		var id string
 		var n int
 		if err := rows.Scan(&id, &n); err != nil {
-			return nil, pgErr("model counts", err)
+			return nil, pgErr("controller loads", err)
 		}
 		out[id] = n
 	}
-	return out, pgErr("model counts", rows.Err())
+	return out, pgErr("controller loads", rows.Err())
 }
 
 // ModelByName returns the model named name in org.
