@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -34,8 +35,11 @@ type indexer struct {
 	s     *Server
 	kickc chan struct{}
 	// Poll is how often a replica without the lock retries, and how often
-	// the leader re-lists controllers without a kick.
+	// the leader checks it still holds the lock.
 	poll time.Duration
+	// leading is set while this replica holds the lock and runs the
+	// followers (drover_hub_indexer_leader).
+	leading atomic.Bool
 }
 
 func newIndexer(s *Server) *indexer {
@@ -54,14 +58,16 @@ func (ix *indexer) kick() {
 // controller. It returns when ctx ends.
 func (ix *indexer) Run(ctx context.Context) error {
 	for {
-		release, ok, err := ix.s.store.TryAdvisoryLock(ctx, indexerLockKey)
+		lock, ok, err := ix.s.store.TryAdvisoryLock(ctx, indexerLockKey)
 		if err != nil && ctx.Err() == nil {
 			ix.s.cfg.Logger.Warn("indexer: advisory lock", "err", err)
 		}
 		if ok {
 			ix.s.cfg.Logger.Info("indexer: leading")
-			err = ix.lead(ctx)
-			release()
+			ix.leading.Store(true)
+			err = ix.lead(ctx, lock)
+			ix.leading.Store(false)
+			lock.Release(ctx)
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
@@ -76,10 +82,12 @@ func (ix *indexer) Run(ctx context.Context) error {
 	}
 }
 
-// lead runs one follower per controller until ctx ends: it starts one for
-// each controller registered, again for one whose follower ended, and
-// stops those of controllers no longer registered.
-func (ix *indexer) lead(ctx context.Context) error {
+// lead runs one follower per controller until ctx ends or the lock is
+// lost: it starts one for each controller registered, again for one whose
+// follower ended, and stops those of controllers no longer registered.
+// It checks the lock every poll: a PostgreSQL restart ends the lock's
+// session, and another replica may then take the lock and lead too.
+func (ix *indexer) lead(ctx context.Context, lock *store.AdvisoryLock) error {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	ctx, cancel := context.WithCancel(ctx)
@@ -121,11 +129,19 @@ func (ix *indexer) lead(ctx context.Context) error {
 				delete(following, id)
 			}
 		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-ix.kickc:
-		case <-time.After(ix.poll * 6):
+		for relist := time.After(ix.poll * 6); ; {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-ix.kickc:
+			case <-relist:
+			case <-time.After(ix.poll):
+				if err := lock.Held(ctx); err != nil {
+					return err
+				}
+				continue
+			}
+			break
 		}
 	}
 }

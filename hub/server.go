@@ -128,6 +128,14 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "drover_hub_authz_drift_repaired_total",
 			Help: "Tuples the reconciler found OpenFGA lacking or holding in excess, and queued to repair."},
 			func() float64 { return float64(s.outbox.Stats().Repaired.Load()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "drover_hub_indexer_leader",
+			Help: "1 while this replica runs the model indexer (holds its PostgreSQL advisory lock), else 0."},
+			func() float64 {
+				if s.indexer.leading.Load() {
+					return 1
+				}
+				return 0
+			}),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "drover_hub_authz_outbox_undelivered",
 			Help: "Outbox entries not yet in OpenFGA: how far permissions lag the database (-1: the database did not answer)."},
 			func() float64 {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/droverhq/drover/authz"
 )
@@ -143,10 +144,18 @@ func (s *Store) ControllerModelUUIDs(ctx context.Context, controllerUUID string)
 	return pgx.CollectRows(rows, pgx.RowTo[string])
 }
 
+// AdvisoryLock is a session-level advisory lock held on a dedicated
+// connection (TryAdvisoryLock).
+type AdvisoryLock struct {
+	conn *pgxpool.Conn
+}
+
 // TryAdvisoryLock takes a session-level advisory lock on a dedicated
-// connection; the returned release ends it. ok is false when another
-// session holds it. Leader-only hub workers run while they hold one.
-func (s *Store) TryAdvisoryLock(ctx context.Context, key int64) (release func(), ok bool, err error) {
+// connection; ok is false when another session holds it. Leader-only hub
+// workers run while they hold one, and check it is still held (Held):
+// the lock ends with its session, which a restart of PostgreSQL, or an
+// administrator's pg_terminate_backend, ends without a word to the holder.
+func (s *Store) TryAdvisoryLock(ctx context.Context, key int64) (l *AdvisoryLock, ok bool, err error) {
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return nil, false, pgErr("advisory lock", err)
@@ -155,9 +164,21 @@ func (s *Store) TryAdvisoryLock(ctx context.Context, key int64) (release func(),
 		conn.Release()
 		return nil, false, pgErr("advisory lock", err)
 	}
-	return func() {
-		// Closing the connection drops the lock even if the unlock fails.
-		_ = conn.Conn().Close(context.WithoutCancel(ctx))
-		conn.Release()
-	}, true, nil
+	return &AdvisoryLock{conn: conn}, true, nil
+}
+
+// Held returns an error once the lock's session has ended (the lock with
+// it), nil while it lasts.
+func (l *AdvisoryLock) Held(ctx context.Context) error {
+	if err := l.conn.Ping(ctx); err != nil {
+		return pgErr("the advisory lock's session", err)
+	}
+	return nil
+}
+
+// Release ends the lock's session, which drops the lock even where an
+// unlock would fail.
+func (l *AdvisoryLock) Release(ctx context.Context) {
+	_ = l.conn.Conn().Close(context.WithoutCancel(ctx))
+	l.conn.Release()
 }
