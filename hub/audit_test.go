@@ -102,3 +102,43 @@ func TestAuditKeepsTheNamesOfGoneModels(t *testing.T) {
 		t.Errorf("model=staging after the model went: %q, want %q", got, want)
 	}
 }
+
+// TestAuditNamesTheTargetOfARefusedGrant: a grant refused (a reader
+// granting themselves admin, another organization's administrator trying a
+// model they cannot see) is recorded against the model it asked for, so
+// the model's auditors find the attempt; it used to name no model, and
+// only the actor's organization saw it. That organization is not told the
+// name of another's model.
+func TestAuditNamesTheTargetOfARefusedGrant(t *testing.T) {
+	f := newFixture(t)
+	for _, try := range []struct {
+		who  string
+		tok  string
+		want int
+	}{
+		{"rita@example.com", f.token(f.rita, time.Minute, ""), http.StatusForbidden},
+		{"olga@example.com", f.token(f.olga, time.Minute, ""), http.StatusNotFound},
+	} {
+		body := map[string]string{"user": try.who, "level": "admin", "model": f.model.UUID}
+		if code, b := f.do(http.MethodPost, "/v1/grants", try.tok, body); code != try.want {
+			t.Fatalf("%s granting themselves admin: %d %s, want %d", try.who, code, b, try.want)
+		}
+	}
+	var out struct{ Entries []store.AuditEntry }
+	f.get("/v1/audit?operation=grant&model="+f.model.UUID, f.token(f.alice, time.Minute, ""), &out)
+	var got []string
+	for _, e := range out.Entries {
+		got = append(got, e.Actor+" "+e.Model+" "+e.Result)
+	}
+	slices.Sort(got)
+	if want := []string{"olga@example.com prod denied", "rita@example.com prod denied"}; !slices.Equal(got, want) {
+		t.Errorf("the model's grants in the audit log: %q, want %q", got, want)
+	}
+	// Olga's organization's auditors see her attempt, and the model's UUID
+	// she typed, but not the name of a model of another organization.
+	out.Entries = nil
+	f.get("/v1/audit?operation=grant", f.token(f.olga, time.Minute, ""), &out)
+	if len(out.Entries) != 1 || out.Entries[0].ModelUUID != f.model.UUID || out.Entries[0].Model != "" || out.Entries[0].Org != "globex" {
+		t.Errorf("globex's audit of olga's attempt: %+v", out.Entries)
+	}
+}

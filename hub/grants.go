@@ -111,7 +111,9 @@ func (s *Server) resolveGrant(ctx context.Context, p Principal, req GrantRequest
 		return bad("level %q is not valid on %s (%s)", req.Level, article(typ), strings.Join(slices.Sorted(maps.Keys(levels[typ])), ", "))
 	}
 	if err := s.require(ctx, p, authz.Administrator, seeRelation[typ], object); err != nil {
-		return authz.Tuple{}, nil, err
+		// A refused grant is recorded against what it asked for, as a
+		// refused model request is: its auditors see the attempt.
+		return authz.Tuple{}, info, err
 	}
 	if m, err := s.store.ModelByUUID(ctx, req.Model); typ == authz.TypeModel && err == nil {
 		info.Org, info.ControllerUUID = m.Org, m.ControllerUUID
@@ -228,6 +230,9 @@ func (s *Server) changeGrant(w http.ResponseWriter, r *http.Request, grant bool)
 	}
 	t, info, err := s.resolveGrant(r.Context(), p, req, grant)
 	if err != nil {
+		if info != nil {
+			annotate(r.Context(), func(a *auditInfo) { a.Org, a.ModelUUID, a.ControllerUUID = info.Org, info.ModelUUID, info.ControllerUUID })
+		}
 		s.writeError(w, r, err)
 		return
 	}

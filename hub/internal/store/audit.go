@@ -78,7 +78,7 @@ func (s *Store) FinishAudit(ctx context.Context, id int64, e AuditEntry) error {
 	storable(&e)
 	tag, err := s.pool.Exec(ctx, `UPDATE audit_log SET org = $2, operation = $3, model_uuid = $4, controller_uuid = $5,
 			status = $6, result = $7, details = $8,
-			model_name = coalesce((SELECT name FROM models WHERE uuid = $4), $9),
+			model_name = coalesce((SELECT name FROM models WHERE uuid = $4 AND org = $2), $9),
 			controller_name = coalesce((SELECT name FROM controllers WHERE uuid = $5), $10)
 		WHERE id = $1 AND result = 'pending'`,
 		id, e.Org, e.Operation, nullUUID(e.ModelUUID), nullUUID(e.ControllerUUID), e.Status, e.Result, e.Details, e.Model, e.Controller)
@@ -140,7 +140,7 @@ func appendAudit(ctx context.Context, db querier, e AuditEntry) (int64, error) {
 	err := db.QueryRow(ctx, `INSERT INTO audit_log (at, identity_id, actor, org, operation, method, path,
 		model_uuid, controller_uuid, status, result, details, remote_addr, model_name, controller_name)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13,
-			coalesce((SELECT name FROM models WHERE uuid = $8), $14),
+			coalesce((SELECT name FROM models WHERE uuid = $8 AND org = $4), $14),
 			coalesce((SELECT name FROM controllers WHERE uuid = $9), $15))
 		RETURNING id`,
 		e.At, nullUUID(e.IdentityID), e.Actor, e.Org, e.Operation, e.Method, e.Path,
@@ -216,8 +216,18 @@ func (s *Store) QueryAudit(ctx context.Context, q AuditQuery) ([]AuditEntry, int
 	if len(conds) > 0 {
 		where = strings.Join(conds, " AND ")
 	}
+	// A model is named in an entry of its own organization, or to those
+	// who may read its audit; an entry of another organization (someone
+	// there tried it, and was refused) gives its UUID alone, as the
+	// refusal did.
+	named := "m.org = audit_log.org"
+	if q.All {
+		named = "TRUE"
+	} else if len(q.Models) > 0 {
+		named = fmt.Sprintf("(m.org = audit_log.org OR m.uuid = ANY(%s::text[]::uuid[]))", arg(q.Models))
+	}
 	rows, err := s.pool.Query(ctx, `SELECT id, at, coalesce(identity_id::text, ''), actor, org, operation, method, path,
-		coalesce(model_uuid::text, ''), coalesce((SELECT name FROM models WHERE uuid = audit_log.model_uuid), model_name),
+		coalesce(model_uuid::text, ''), coalesce((SELECT name FROM models m WHERE m.uuid = audit_log.model_uuid AND `+named+`), model_name),
 		coalesce(controller_uuid::text, ''), coalesce((SELECT name FROM controllers WHERE uuid = audit_log.controller_uuid), controller_name),
 		status, result, details, remote_addr
 		FROM audit_log WHERE `+where+` ORDER BY id DESC LIMIT `+arg(q.Limit+1), args...)
