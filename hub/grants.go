@@ -231,7 +231,9 @@ func (s *Server) changeGrant(w http.ResponseWriter, r *http.Request, grant bool)
 	t, info, err := s.resolveGrant(r.Context(), p, req, grant)
 	if err != nil {
 		if info != nil {
-			annotate(r.Context(), func(a *auditInfo) { a.Org, a.ModelUUID, a.ControllerUUID = info.Org, info.ModelUUID, info.ControllerUUID })
+			annotate(r.Context(), func(a *auditInfo) {
+				a.Org, a.ModelUUID, a.ControllerUUID = info.Org, info.ModelUUID, info.ControllerUUID
+			})
 		}
 		s.writeError(w, r, err)
 		return
