@@ -246,23 +246,30 @@ func (c *Client) setAuth(h http.Header) {
 }
 
 // refreshToken replaces the token after an unauthorized answer; false
-// when there is no way to (no RefreshToken, or it failed).
-func (c *Client) refreshToken(ctx context.Context, used string) bool {
+// when there is no way to (no RefreshToken, or it failed). A failed
+// renewal's *Error is returned, for the caller to answer with instead of
+// the unauthorized one: why the session could not be renewed, or that the
+// server was unavailable (which watches and reads retry).
+func (c *Client) refreshToken(ctx context.Context, used string) (bool, error) {
 	if c.refresh == nil || used == "" {
-		return false
+		return false, nil
 	}
 	c.refreshMu.Lock()
 	defer c.refreshMu.Unlock()
 	if cur := *c.token.Load(); cur != used {
-		return true // another request refreshed it meanwhile
+		return true, nil // another request refreshed it meanwhile
 	}
 	tok, err := c.refresh(ctx)
 	if err != nil || tok == "" {
 		c.logger.Debug("api: token refresh failed", "error", err)
-		return false
+		var ae *Error
+		if errors.As(err, &ae) {
+			return false, err
+		}
+		return false, nil
 	}
 	c.token.Store(&tok)
-	return true
+	return true, nil
 }
 
 // ErrWatcherClosed is returned by Watcher.Next after Close or once the

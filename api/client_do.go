@@ -116,8 +116,14 @@ func (c *Client) send(ctx context.Context, r *request) (*response, error) {
 	used := *c.token.Load()
 	resp, err := c.sendOnce(ctx, r)
 	var apiErr *Error
-	if errors.As(err, &apiErr) && apiErr.Code == CodeUnauthorized && c.refreshToken(ctx, used) {
-		return c.sendOnce(ctx, r)
+	if errors.As(err, &apiErr) && apiErr.Code == CodeUnauthorized {
+		ok, rerr := c.refreshToken(ctx, used)
+		if ok {
+			return c.sendOnce(ctx, r)
+		}
+		if rerr != nil {
+			return nil, rerr
+		}
 	}
 	return resp, err
 }

@@ -243,11 +243,18 @@ func (c *Client) dialWatch(ctx context.Context, model string, since uint64) (*we
 		}
 		if resp != nil && errors.Is(err, websocket.ErrBadHandshake) {
 			apiErr := decodeError(resp)
-			if apiErr.Code == CodeUnauthorized && !refreshed && c.refreshToken(ctx, used) {
-				used, refreshed = *c.token.Load(), true
-				c.setAuth(h)
-				i-- // the same address again, with the new token
-				continue
+			if apiErr.Code == CodeUnauthorized && !refreshed {
+				ok, rerr := c.refreshToken(ctx, used)
+				if ok {
+					used, refreshed = *c.token.Load(), true
+					c.setAuth(h)
+					i-- // the same address again, with the new token
+					continue
+				}
+				var re *Error
+				if errors.As(rerr, &re) {
+					apiErr = re
+				}
 			}
 			if apiErr.Code != CodeUnavailable {
 				return nil, apiErr

@@ -271,3 +271,57 @@ func TestWatchSaysOutage(t *testing.T) {
 		t.Errorf("outage told %q, want the refusal once, then nil", told)
 	}
 }
+
+// TestWatchWaitsOutAnUnavailableRenewal: a watch whose token must be
+// renewed while the server that renews it is unavailable retries, as for
+// any outage, instead of ending unauthorized.
+func TestWatchWaitsOutAnUnavailableRenewal(t *testing.T) {
+	testkit.CheckLeaks(t)
+	ca := newTestCA(t)
+	var current atomic.Value // the token the server accepts
+	current.Store("t1")
+	node := &watchNode{t: t, sinces: make(chan uint64, 4)}
+	node.script = func(conn *websocket.Conn, since uint64) {
+		if since == 0 {
+			send(t, conn, api.WatchFrame{Type: api.FrameReset, Index: 7, Status: &api.FullStatus{}})
+			current.Store("t2")
+			_ = conn.Close()
+			return
+		}
+		send(t, conn, api.WatchFrame{Type: api.FrameDelta, Index: since + 1})
+		drain(conn)
+	}
+	auth := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer "+current.Load().(string) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusUnauthorized)
+			_, _ = w.Write([]byte(`{"code":"unauthorized","message":"token expired"}`))
+			return
+		}
+		node.ServeHTTP(w, r)
+	})
+	srv := ca.serve(t, auth)
+	var refreshes atomic.Int32
+	c := newClient(t, api.ClientConfig{Addresses: []string{addr(srv)}, CACert: ca.pem, Token: "t1",
+		RefreshToken: func(context.Context) (string, error) {
+			if refreshes.Add(1) == 1 {
+				return "", &api.Error{Code: api.CodeUnavailable, Message: "the hub's database is unavailable"}
+			}
+			return "t2", nil
+		}})
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	w, err := c.Watch(ctx, model, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	for _, want := range []string{api.FrameReset, api.FrameDelta} {
+		if f, err := w.Next(ctx); err != nil || f.Type != want {
+			t.Fatalf("frame: %+v %v, want %s", f, err, want)
+		}
+	}
+	if n := refreshes.Load(); n != 2 {
+		t.Errorf("token renewals tried: %d, want 2 (one refused as unavailable)", n)
+	}
+}

@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/droverhq/drover/api"
 )
 
 // hubSession is a hub token answer (RFC 6749 names).
@@ -189,10 +191,19 @@ func renewHubSession(ctx context.Context, d *ControllerDetails, acct *Account) (
 	var s hubSession
 	status, err := hubPost(ctx, hc, "https://"+d.APIAddresses[0]+"/v1/auth/token", "application/x-www-form-urlencoded", []byte(form.Encode()), &s)
 	if err != nil {
-		return "", err
+		return "", &api.Error{Code: api.CodeUnavailable, Message: fmt.Sprintf("cannot reach the hub to renew the session: %v", err)}
 	}
-	if status != http.StatusOK || s.AccessToken == "" {
-		return "", fmt.Errorf("the hub refused to renew the session (%s): run 'drover login' again", s.Error)
+	switch {
+	case status == http.StatusServiceUnavailable || s.Error == "temporarily_unavailable":
+		// The session is fine; the hub could not renew it just now.
+		return "", &api.Error{Code: api.CodeUnavailable, Message: cmp.Or(s.ErrorDescription, "the hub is unavailable (try again shortly)")}
+	case status != http.StatusOK || s.AccessToken == "":
+		if s.ErrorDescription == "" {
+			return "", &api.Error{Code: api.CodeUnauthorized,
+				Message: fmt.Sprintf("the hub session has ended and could not be renewed (%s; run 'drover login' again)", cmp.Or(s.Error, http.StatusText(status)))}
+		}
+		return "", &api.Error{Code: api.CodeUnauthorized, Message: fmt.Sprintf("the hub refused to renew the session: %s (run 'drover login' again)",
+			strings.TrimSuffix(s.ErrorDescription, " (log in again)"))}
 	}
 	acct.Token = s.AccessToken
 	if s.RefreshToken != "" {

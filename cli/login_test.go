@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+
+	"github.com/droverhq/drover/api"
 )
 
 // TestLoginErrorsSayWhatToCheck: a failed login names what to look at:
@@ -181,5 +183,50 @@ func TestDeviceLoginWaitsOutAnUnavailableHub(t *testing.T) {
 	startDown.Store(true)
 	if _, err := a.deviceLogin(t.Context(), srv.Client(), srv.URL); err == nil || err.Error() != "login failed: "+why {
 		t.Errorf("a device login the hub cannot start: %v", err)
+	}
+}
+
+// TestSessionRenewalRefusals: a command whose hub session must be renewed
+// says why it could not be: the hub's own words when it refuses (a reused
+// refresh token ends the session), and, when the hub is unavailable for a
+// moment, that, without sending its user to log in again.
+func TestSessionRenewalRefusals(t *testing.T) {
+	const down = "the hub's database is unavailable (try again shortly; if this lasts, the hub's operator checks its PostgreSQL server)"
+	var answer atomic.Value
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/auth/token", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch answer.Load().(string) {
+		case "down":
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_ = json.NewEncoder(w).Encode(map[string]string{"code": "unavailable", "message": down, "error": "temporarily_unavailable", "error_description": down})
+		case "reused":
+			w.WriteHeader(http.StatusBadRequest)
+			_ = json.NewEncoder(w).Encode(map[string]string{"error": "invalid_grant",
+				"error_description": "this refresh token was used before, so a copy of it is in other hands: its session is ended (log in again)"})
+		default:
+			w.WriteHeader(http.StatusBadRequest)
+			_ = json.NewEncoder(w).Encode(map[string]string{"error": "invalid_grant"})
+		}
+	})
+	mux.HandleFunc("GET /v1/models", func(w http.ResponseWriter, _ *http.Request) {
+		answerError(w, http.StatusUnauthorized, api.CodeUnauthorized, "authentication required")
+	})
+	a, _, errb := atFakeHub(t, mux)
+	dir, _ := DefaultStoreDir(a.Getenv)
+	if err := (&Store{Dir: dir}).Update(func(s *State) error { s.Accounts["hub"].RefreshToken = "r1"; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ answer, want string }{
+		{"down", "ERROR " + down + "\n"},
+		{"reused", "ERROR the hub refused to renew the session: this refresh token was used before, so a copy of it is in " +
+			"other hands: its session is ended (run 'drover login' again)\n"},
+		{"expired", "ERROR the hub session has ended and could not be renewed (invalid_grant; run 'drover login' again)\n"},
+	} {
+		answer.Store(c.answer)
+		errb.Reset()
+		if code := a.Run(t.Context(), []string{"models"}); code != 1 || errb.String() != c.want {
+			t.Errorf("a renewal answered %s: exit %d, stderr %q, want %q", c.answer, code, errb, c.want)
+		}
 	}
 }

@@ -325,23 +325,52 @@ func (s *Server) clientCredentials(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) refresh(w http.ResponseWriter, r *http.Request, rt string) {
-	sess, err := s.rotate(r.Context(), rt)
-	if err != nil {
+	sess, err := s.rotate(r, rt)
+	var reused *store.ReusedRefreshError
+	switch {
+	case err == nil:
+		writeJSON(w, http.StatusOK, sess)
+	case errors.As(err, &reused):
+		writeJSON(w, http.StatusBadRequest, &oauthError{Code: "invalid_grant", Description: reusedRefresh})
+	default:
+		if _, _, ok := unavailability(err); ok {
+			// Not the token's fault: the client keeps it, and tries again.
+			s.writeError(w, r, err)
+			return
+		}
 		writeJSON(w, http.StatusBadRequest, &oauthError{Code: "invalid_grant"})
-		return
 	}
-	writeJSON(w, http.StatusOK, sess)
 }
 
+// reusedRefresh tells the holder of a refresh token presented again why
+// their session ended.
+const reusedRefresh = "this refresh token was used before, so a copy of it is in other hands: " +
+	"its session is ended (log in again)"
+
 // rotate exchanges a refresh token for a new session (and a new refresh
-// token; the old one stops working).
-func (s *Server) rotate(ctx context.Context, rt string) (session, error) {
+// token; the old one stops working). A token presented again after its
+// session was renewed with it ends the session, and is audited
+// ("refresh-reused") and logged.
+func (s *Server) rotate(r *http.Request, rt string) (session, error) {
 	if rt == "" {
 		return session{}, errUnauthenticated
 	}
+	ctx := r.Context()
 	next := newSecret()
 	now := s.cfg.Now()
 	se, err := s.store.RotateSession(ctx, hashRefresh(rt), hashRefresh(next), now.Add(s.cfg.RefreshTTL), now)
+	var reused *store.ReusedRefreshError
+	if errors.As(err, &reused) {
+		id, ierr := s.store.IdentityByID(ctx, reused.IdentityID)
+		if ierr != nil {
+			id = store.Identity{ID: reused.IdentityID}
+		}
+		s.cfg.Logger.Warn("a refresh token was presented again: its session is revoked", "identity", id.Name(),
+			"session", reused.SessionID, "used-at", reused.UsedAt, "remote-addr", r.RemoteAddr)
+		s.appendAudit(r, store.AuditEntry{IdentityID: id.ID, Actor: id.Name(), Org: id.Org, Operation: "refresh-reused",
+			Method: r.Method, Path: r.URL.Path, Status: http.StatusBadRequest, Result: store.ResultDenied,
+			Details: map[string]any{"session": reused.SessionID, "renewed-at": reused.UsedAt.UTC().Format(time.RFC3339)}})
+	}
 	if err != nil {
 		return session{}, errors.Join(errUnauthenticated, err)
 	}

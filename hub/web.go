@@ -104,7 +104,7 @@ func (s *Server) handleWebRefresh(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, errUnauthenticated)
 		return
 	}
-	sess, err := s.rotate(r.Context(), c.Value)
+	sess, err := s.rotate(r, c.Value)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -25,15 +26,57 @@ func (s *Store) CreateSession(ctx context.Context, se Session) error {
 	return pgErr("create session", err)
 }
 
+// ReusedRefreshError is RotateSession's answer to a refresh token the
+// session was already renewed with, more than RefreshReuseGrace ago: a
+// copy of it is in other hands than the session's (RFC 9700 4.14.2). The
+// session is revoked, so neither copy renews it any more.
+type ReusedRefreshError struct {
+	SessionID, IdentityID string
+	UsedAt                time.Time
+}
+
+func (e *ReusedRefreshError) Error() string {
+	return fmt.Sprintf("store: refresh token presented again (renewed session %s at %s): session revoked",
+		e.SessionID, e.UsedAt.UTC().Format(time.RFC3339))
+}
+
+// RefreshReuseGrace is how long after a renewal its refresh token is only
+// refused, not taken for a copy: a client whose answer was lost on the way
+// retries with it, and two browser tabs may renew at once.
+const RefreshReuseGrace = time.Minute
+
 // RotateSession swaps a live session's refresh hash for next (refresh
-// token rotation) and returns the session. An unknown, expired or revoked
-// hash gives ErrNotFound.
+// token rotation) and returns the session; old is kept as used. An
+// unknown, expired or revoked hash gives ErrNotFound, and so does one the
+// session was renewed with within RefreshReuseGrace; one it was renewed
+// with before that revokes the session and gives *ReusedRefreshError.
 func (s *Store) RotateSession(ctx context.Context, old, next []byte, expires, now time.Time) (Session, error) {
 	var se Session
 	var id, ident uuid.UUID
-	err := s.pool.QueryRow(ctx, `UPDATE sessions SET refresh_hash = $2, expires_at = $3
-		WHERE refresh_hash = $1 AND revoked_at IS NULL AND expires_at > $4
-		RETURNING id, identity_id, client, expires_at`, old, next, expires, now).Scan(&id, &ident, &se.Client, &se.ExpiresAt)
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		err := tx.QueryRow(ctx, `UPDATE sessions SET refresh_hash = $2, expires_at = $3
+			WHERE refresh_hash = $1 AND revoked_at IS NULL AND expires_at > $4
+			RETURNING id, identity_id, client, expires_at`, old, next, expires, now).Scan(&id, &ident, &se.Client, &se.ExpiresAt)
+		if err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `INSERT INTO used_refresh_tokens (refresh_hash, session_id, used_at) VALUES ($1, $2, $3)`, old, id, now)
+		return err
+	})
+	if errors.Is(err, pgx.ErrNoRows) {
+		reused := &ReusedRefreshError{}
+		var sid, iid uuid.UUID
+		rerr := s.pool.QueryRow(ctx, `UPDATE sessions SET revoked_at = $2 FROM used_refresh_tokens u
+			WHERE u.refresh_hash = $1 AND sessions.id = u.session_id AND u.used_at < $3 AND sessions.revoked_at IS NULL
+			RETURNING sessions.id, sessions.identity_id, u.used_at`, old, now, now.Add(-RefreshReuseGrace)).Scan(&sid, &iid, &reused.UsedAt)
+		if rerr == nil {
+			reused.SessionID, reused.IdentityID = sid.String(), iid.String()
+			return Session{}, reused
+		}
+		if !errors.Is(rerr, pgx.ErrNoRows) {
+			return Session{}, pgErr("session", rerr)
+		}
+	}
 	se.ID, se.IdentityID, se.RefreshHash = id.String(), ident.String(), next
 	return se, pgErr("session", err)
 }
