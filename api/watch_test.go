@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strconv"
 	"strings"
@@ -169,30 +170,7 @@ func TestWatchRefusedIsFinal(t *testing.T) {
 // watcher renews the token and resumes where it was.
 func TestWatchResumesWithARenewedToken(t *testing.T) {
 	testkit.CheckLeaks(t)
-	ca := newTestCA(t)
-	var current atomic.Value // the token the server accepts
-	current.Store("t1")
-	node := &watchNode{t: t, sinces: make(chan uint64, 4)}
-	node.script = func(conn *websocket.Conn, since uint64) {
-		if since == 0 {
-			send(t, conn, api.WatchFrame{Type: api.FrameReset, Index: 7, Status: &api.FullStatus{}})
-			current.Store("t2") // t1 expires: the stream ends, t1 is refused
-			_ = conn.Close()
-			return
-		}
-		send(t, conn, api.WatchFrame{Type: api.FrameDelta, Index: since + 1})
-		drain(conn)
-	}
-	auth := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Authorization") != "Bearer "+current.Load().(string) {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusUnauthorized)
-			_, _ = w.Write([]byte(`{"code":"unauthorized","message":"token expired"}`))
-			return
-		}
-		node.ServeHTTP(w, r)
-	})
-	srv := ca.serve(t, auth)
+	ca, srv := expiringTokenNode(t)
 	var refreshes atomic.Int32
 	c := newClient(t, api.ClientConfig{Addresses: []string{addr(srv)}, CACert: ca.pem, Token: "t1",
 		RefreshToken: func(context.Context) (string, error) { refreshes.Add(1); return "t2", nil }})
@@ -272,11 +250,10 @@ func TestWatchSaysOutage(t *testing.T) {
 	}
 }
 
-// TestWatchWaitsOutAnUnavailableRenewal: a watch whose token must be
-// renewed while the server that renews it is unavailable retries, as for
-// any outage, instead of ending unauthorized.
-func TestWatchWaitsOutAnUnavailableRenewal(t *testing.T) {
-	testkit.CheckLeaks(t)
+// expiringTokenNode serves a watch that sends a reset at index 7 to the
+// holder of token t1, then takes t1 for expired (401) and ends the stream;
+// the holder of t2 gets a delta after whatever index it resumes from.
+func expiringTokenNode(t *testing.T) (*testCA, *httptest.Server) {
 	ca := newTestCA(t)
 	var current atomic.Value // the token the server accepts
 	current.Store("t1")
@@ -284,7 +261,7 @@ func TestWatchWaitsOutAnUnavailableRenewal(t *testing.T) {
 	node.script = func(conn *websocket.Conn, since uint64) {
 		if since == 0 {
 			send(t, conn, api.WatchFrame{Type: api.FrameReset, Index: 7, Status: &api.FullStatus{}})
-			current.Store("t2")
+			current.Store("t2") // t1 expires: the stream ends, t1 is refused
 			_ = conn.Close()
 			return
 		}
@@ -300,7 +277,15 @@ func TestWatchWaitsOutAnUnavailableRenewal(t *testing.T) {
 		}
 		node.ServeHTTP(w, r)
 	})
-	srv := ca.serve(t, auth)
+	return ca, ca.serve(t, auth)
+}
+
+// TestWatchWaitsOutAnUnavailableRenewal: a watch whose token must be
+// renewed while the server that renews it is unavailable retries, as for
+// any outage, instead of ending unauthorized.
+func TestWatchWaitsOutAnUnavailableRenewal(t *testing.T) {
+	testkit.CheckLeaks(t)
+	ca, srv := expiringTokenNode(t)
 	var refreshes atomic.Int32
 	c := newClient(t, api.ClientConfig{Addresses: []string{addr(srv)}, CACert: ca.pem, Token: "t1",
 		RefreshToken: func(context.Context) (string, error) {
