@@ -16,6 +16,10 @@ import (
 type Config struct {
 	// DSN is the PostgreSQL connection string (required).
 	DSN string
+	// DatabaseTimeout bounds each database statement, and each wait for a
+	// connection, of a request (default store.StatementTimeout, 10 s): a
+	// hung database is answered "unavailable", not waited on.
+	DatabaseTimeout time.Duration
 	// OpenFGAURL is the OpenFGA HTTP API (required); OpenFGAStore is the
 	// store name (default "drover").
 	OpenFGAURL, OpenFGAStore string
@@ -108,6 +112,9 @@ func (c *Config) Validate() error {
 	}
 	if c.IdleTimeout <= 0 {
 		c.IdleTimeout = 2 * time.Minute
+	}
+	if c.DatabaseTimeout <= 0 {
+		c.DatabaseTimeout = store.StatementTimeout
 	}
 	if c.AuditRetention < 0 {
 		errs = append(errs, errors.New("audit retention must not be negative"))

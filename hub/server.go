@@ -71,7 +71,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, reg: prometheus.NewRegistry(), handback: newHandback()}
 	var err error
-	if s.store, err = store.Open(ctx, cfg.DSN); err != nil {
+	if s.store, err = store.Open(ctx, cfg.DSN, store.WithStatementTimeout(cfg.DatabaseTimeout)); err != nil {
 		return nil, err
 	}
 	fail := func(err error) (*Server, error) { s.store.Close(); return nil, err }
@@ -270,19 +270,23 @@ func (s *Server) janitor(ctx context.Context) error {
 	defer t.Stop()
 	for {
 		now := s.cfg.Now()
+		// Deleting a large backlog of old rows may outlast the store's
+		// StatementTimeout; a round gets ten minutes.
+		mctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 		if s.cfg.AuditRetention > 0 {
-			if n, err := s.store.DeleteAuditBefore(ctx, now.Add(-s.cfg.AuditRetention)); err != nil {
+			if n, err := s.store.DeleteAuditBefore(mctx, now.Add(-s.cfg.AuditRetention)); err != nil {
 				s.cfg.Logger.Warn("audit retention failed", "err", err)
 			} else if n > 0 {
 				s.cfg.Logger.Info("audit retention", "deleted", n)
 			}
 		}
-		if err := s.store.PruneSessions(ctx, now.Add(-24*time.Hour)); err != nil {
+		if err := s.store.PruneSessions(mctx, now.Add(-24*time.Hour)); err != nil {
 			s.cfg.Logger.Warn("session pruning failed", "err", err)
 		}
-		if _, err := s.store.PruneOutbox(ctx, now.Add(-24*time.Hour)); err != nil {
+		if _, err := s.store.PruneOutbox(mctx, now.Add(-24*time.Hour)); err != nil {
 			s.cfg.Logger.Warn("outbox pruning failed", "err", err)
 		}
+		cancel()
 		if err := s.keys.Refresh(ctx); err != nil {
 			s.cfg.Logger.Warn("signing key refresh failed", "err", err)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -147,7 +148,8 @@ func (s *Store) ControllerModelUUIDs(ctx context.Context, controllerUUID string)
 // AdvisoryLock is a session-level advisory lock held on a dedicated
 // connection (TryAdvisoryLock).
 type AdvisoryLock struct {
-	conn *pgxpool.Conn
+	conn    *pgxpool.Conn
+	timeout time.Duration
 }
 
 // TryAdvisoryLock takes a session-level advisory lock on a dedicated
@@ -164,12 +166,14 @@ func (s *Store) TryAdvisoryLock(ctx context.Context, key int64) (l *AdvisoryLock
 		conn.Release()
 		return nil, false, pgErr("advisory lock", err)
 	}
-	return &AdvisoryLock{conn: conn}, true, nil
+	return &AdvisoryLock{conn: conn, timeout: s.timeout}, true, nil
 }
 
 // Held returns an error once the lock's session has ended (the lock with
 // it), nil while it lasts.
 func (l *AdvisoryLock) Held(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, l.timeout)
+	defer cancel()
 	if err := l.conn.Ping(ctx); err != nil {
 		return pgErr("the advisory lock's session", err)
 	}

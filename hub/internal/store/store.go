@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -39,11 +40,28 @@ const DefaultMaxConns = 16
 
 // Store is the hub's database. It is safe for concurrent use.
 type Store struct {
-	pool *pgxpool.Pool
+	pool    *pgxpool.Pool
+	timeout time.Duration // StatementTimeout, or WithStatementTimeout's
+}
+
+// Option configures Open.
+type Option func(*options)
+
+type options struct {
+	statementTimeout time.Duration
+}
+
+// WithStatementTimeout replaces StatementTimeout.
+func WithStatementTimeout(d time.Duration) Option {
+	return func(o *options) { o.statementTimeout = d }
 }
 
 // Open connects to dsn, applies pending migrations and returns the store.
-func Open(ctx context.Context, dsn string) (*Store, error) {
+func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
+	o := options{statementTimeout: StatementTimeout}
+	for _, opt := range opts {
+		opt(&o)
+	}
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("store: parse dsn: %w", err)
@@ -54,6 +72,10 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 		// each for good, and every change writes its audit entry first.
 		cfg.MaxConns = max(cfg.MaxConns, DefaultMaxConns)
 	}
+	cfg.ConnConfig.Tracer = boundedTracer{timeout: o.statementTimeout}
+	if cfg.ConnConfig.ConnectTimeout == 0 { // the DSN's connect_timeout, else this
+		cfg.ConnConfig.ConnectTimeout = o.statementTimeout
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("store: connect: %w", err)
@@ -62,8 +84,11 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("store: ping: %w", err)
 	}
-	s := &Store{pool: pool}
-	if err := s.Migrate(ctx); err != nil {
+	s := &Store{pool: pool, timeout: o.statementTimeout}
+	// Migrations may rewrite big tables, and wait for another replica's.
+	mctx, cancel := context.WithTimeout(ctx, time.Hour)
+	defer cancel()
+	if err := s.Migrate(mctx); err != nil {
 		pool.Close()
 		return nil, err
 	}
@@ -147,6 +172,11 @@ func Unavailable(err error) bool {
 			return true
 		}
 		return false
+	}
+	// No answer in time (StatementTimeout, or the caller's deadline): a
+	// database that hangs.
+	if pgconn.Timeout(err) || errors.Is(err, context.DeadlineExceeded) {
+		return true
 	}
 	// Lost mid-query, or the connection closed: pgconn's own failures
 	// (as opposed to the server's answers) are the ones that say whether

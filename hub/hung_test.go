@@ -1,0 +1,143 @@
+package hub_test
+
+import (
+	"encoding/json"
+	"net"
+	"net/http"
+	"net/url"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/droverhq/drover/hub"
+	"github.com/droverhq/drover/hub/internal/hubtest"
+	"github.com/droverhq/drover/tests/testkit"
+)
+
+// stallProxy relays TCP connections to a PostgreSQL socket, and can stall:
+// while stalled, bytes are held in either direction and new connections
+// wait, as with a database whose disk, process or network has hung (the
+// connections stay open; nothing is answered).
+type stallProxy struct {
+	ln      net.Listener
+	target  string // unix socket path
+	mu      sync.Mutex
+	stalled bool
+	resumed *sync.Cond
+}
+
+func newStallProxy(t *testing.T, socket string) *stallProxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &stallProxy{ln: ln, target: socket}
+	p.resumed = sync.NewCond(&p.mu)
+	t.Cleanup(func() { ln.Close(); p.stall(false) })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go p.relay(c)
+		}
+	}()
+	return p
+}
+
+func (p *stallProxy) stall(on bool) {
+	p.mu.Lock()
+	p.stalled = on
+	p.mu.Unlock()
+	p.resumed.Broadcast()
+}
+
+func (p *stallProxy) wait() {
+	p.mu.Lock()
+	for p.stalled {
+		p.resumed.Wait()
+	}
+	p.mu.Unlock()
+}
+
+func (p *stallProxy) relay(c net.Conn) {
+	defer c.Close()
+	p.wait()
+	up, err := net.Dial("unix", p.target)
+	if err != nil {
+		return
+	}
+	defer up.Close()
+	pipe := func(dst, src net.Conn) {
+		buf := make([]byte, 32<<10)
+		for {
+			n, err := src.Read(buf)
+			p.wait()
+			if n > 0 {
+				if _, werr := dst.Write(buf[:n]); werr != nil {
+					break
+				}
+			}
+			if err != nil {
+				break
+			}
+		}
+		_ = dst.Close()
+	}
+	go pipe(up, c)
+	pipe(c, up)
+}
+
+// dsnThrough is dsn (the shared server's, on its unix socket) through p.
+func (p *stallProxy) dsnThrough(t *testing.T, dsn string) string {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	_, port, _ := net.SplitHostPort(p.ln.Addr().String())
+	q.Set("host", "127.0.0.1")
+	q.Set("port", port)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// TestHungDatabase: with its database hung (a stalled disk, a stopped
+// server: connections open, nothing answered), the hub answers in bounded
+// time that its database is unavailable, where every request used to wait
+// until its caller gave up (30 s for drover, told only that it could not
+// reach the hub); once the database answers again, so does the hub.
+func TestHungDatabase(t *testing.T) {
+	dsn := hubtest.DSN(t)
+	u, _ := url.Parse(dsn)
+	p := newStallProxy(t, filepath.Join(u.Query().Get("host"), ".s.PGSQL."+strconv.Itoa(5432)))
+	e := newEnvOn(t, p.dsnThrough(t, dsn), func(c *hub.Config) { c.DatabaseTimeout = time.Second })
+	// Unbounded, a request would wait for the database: it gives up in
+	// 30 s, as drover does, and the test fails.
+	e.client = &http.Client{Timeout: 30 * time.Second}
+	t.Cleanup(func() { p.stall(false) }) // before the hub's cleanup, which would wait on a stalled database
+	bob := e.token(e.user("bob", "acme"), 5*time.Minute, "")
+	e.want(t, "models", http.StatusOK, bob, http.MethodGet, "/v1/models", nil)
+
+	p.stall(true)
+	for _, r := range []struct{ method, path string }{
+		{http.MethodGet, "/v1/models"},
+		{http.MethodPost, "/v1/groups"}, // a change: its audit entry comes first
+	} {
+		code, b := e.do(r.method, r.path, bob, map[string]string{"org": "acme", "name": "ops"})
+		var ae struct{ Code, Message string }
+		if err := json.Unmarshal(b, &ae); err != nil || code != http.StatusServiceUnavailable || ae.Code != "unavailable" ||
+			ae.Message != "the hub's database is unavailable (try again shortly; if this lasts, the hub's operator checks its PostgreSQL server)" {
+			t.Errorf("%s %s with the database hung: %d %s", r.method, r.path, code, b)
+		}
+	}
+	p.stall(false)
+	testkit.EventuallyWithin(t, 30*time.Second, func() (bool, error) {
+		code, _ := e.do(http.MethodGet, "/v1/models", bob, nil)
+		return code == http.StatusOK, nil
+	}, "the hub serving once its database answers again")
+}
