@@ -1,6 +1,9 @@
 package hub
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // RunIndexer runs the model indexer alone (Run starts it with the HTTPS
 // server), for tests that serve the hub with httptest.
@@ -30,3 +33,11 @@ func (s *Server) ListedModels() (cached, read int64) {
 // SetModelJSONLimit bounds the hub's cache of listed models' JSON to n
 // bytes (listcache.go), emptying it.
 func (s *Server) SetModelJSONLimit(n int) { s.modelJSON = newModelJSONCache(n) }
+
+// SetAnswerHeadTimeout changes how long the proxy waits for the head of a
+// controller's answer, until the test ends.
+func SetAnswerHeadTimeout(t interface{ Cleanup(func()) }, d time.Duration) {
+	old := answerHeadTimeout
+	answerHeadTimeout = d
+	t.Cleanup(func() { answerHeadTimeout = old })
+}

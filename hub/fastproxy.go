@@ -5,11 +5,13 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httputil"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -69,6 +71,34 @@ const (
 // answer to a request nothing can cancel (a read on a taken connection,
 // whose caller's own client gave up long before: drover waits 30 s).
 var uncancelableAnswerTimeout = 2 * time.Minute
+
+// answerHeadTimeout bounds the wait for the head of a controller's answer
+// once the request is sent: a controller that accepts connections but
+// answers nothing (hung, stopped, overloaded) is then reported as such in
+// time for the caller to read it (drover gives up after 30 s), instead of
+// holding the call until the caller goes away. A request that asks the
+// controller to wait (a task's ?wait=D) is given D more.
+var answerHeadTimeout = 20 * time.Second
+
+// headTimeout is how long r's answer head may take (answerHeadTimeout).
+func headTimeout(r *http.Request) time.Duration {
+	if r.Method == http.MethodGet {
+		if d, err := time.ParseDuration(r.URL.Query().Get("wait")); err == nil && d > 0 {
+			return answerHeadTimeout + min(d, 10*time.Minute)
+		}
+	}
+	return answerHeadTimeout
+}
+
+// errNoAnswer is the error of a call whose answer's head did not come in
+// time (headTimeout).
+type errNoAnswer struct {
+	after time.Duration
+	err   error
+}
+
+func (e *errNoAnswer) Error() string { return fmt.Sprintf("no answer within %v: %v", e.after, e.err) }
+func (e *errNoAnswer) Unwrap() error { return e.err }
 
 // connPool holds a controller client's idle connections.
 type connPool struct {
@@ -307,6 +337,7 @@ func (sc *spokeClient) roundTripDirect(r *http.Request, tok string) (*http.Respo
 				reused = false
 			}
 			watch := neverStopped
+			var whole time.Time    // no deadline on the answer's body
 			if ctx.Done() != nil { // a request that can be canceled
 				cc := c // c is set to nil below, perhaps while the watch runs
 				watch = context.AfterFunc(ctx, func() { cc.conn.Close() })
@@ -314,9 +345,9 @@ func (sc *spokeClient) roundTripDirect(r *http.Request, tok string) (*http.Respo
 				// Nothing cancels it (a taken connection's read): a controller
 				// that never answers must not hold it, and this goroutine,
 				// forever. The pool clears the deadline.
-				c.conn.SetReadDeadline(time.Now().Add(uncancelableAnswerTimeout))
+				whole = time.Now().Add(uncancelableAnswerTimeout)
 			}
-			rsp, err := exchange(c, r, addr, tok)
+			rsp, err := exchange(c, r, addr, tok, whole)
 			if err == nil {
 				resp, conn, stop = rsp, c, watch
 				return true, nil
@@ -324,6 +355,10 @@ func (sc *spokeClient) roundTripDirect(r *http.Request, tok string) (*http.Respo
 			watch()
 			c.conn.Close()
 			c = nil
+			var late *errNoAnswer
+			if errors.As(err, &late) {
+				return true, err // sent, and not answered: not again
+			}
 			// Only a GET on a reused connection is sent again, once, on a
 			// fresh one: anything else may have reached the controller.
 			if !reused || r.Method != http.MethodGet || ctx.Err() != nil {
@@ -367,16 +402,31 @@ func (c *spokeConn) write(r *http.Request, host, tok string) error {
 // neverStopped is the watch of a request that cannot be canceled.
 func neverStopped() bool { return true }
 
-// exchange writes r on c and reads the answer's head.
-func exchange(c *spokeConn, r *http.Request, host, tok string) (*http.Response, error) {
+// exchange writes r on c and reads the answer's head, which must come
+// within headTimeout(r) (errNoAnswer); the answer's body may be read
+// until whole (none when zero), as may the request be written.
+func exchange(c *spokeConn, r *http.Request, host, tok string, whole time.Time) (*http.Response, error) {
+	c.conn.SetReadDeadline(whole)
 	if err := c.write(r, host, tok); err != nil {
 		return nil, err
 	}
+	after := headTimeout(r)
+	head, ours := time.Now().Add(after), true
+	if !whole.IsZero() && whole.Before(head) {
+		head, ours = whole, false
+	}
+	c.conn.SetReadDeadline(head)
 	for {
 		resp, err := readAnswer(c.br, r)
+		if ours && errors.Is(err, os.ErrDeadlineExceeded) {
+			return nil, &errNoAnswer{after: after, err: err}
+		}
 		// Skip informational answers (103 Early Hints; no 100 Continue:
 		// the caller's Expect stays at the hub).
 		if err != nil || resp.StatusCode >= 200 || resp.StatusCode == http.StatusSwitchingProtocols {
+			if err == nil {
+				c.conn.SetReadDeadline(whole)
+			}
 			return resp, err
 		}
 	}

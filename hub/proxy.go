@@ -139,11 +139,23 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, controller stri
 	rp.ServeHTTP(w, r)
 }
 
-// unavailable answers a call no node of the controller answered.
+// unavailable answers a call no node of the controller answered: none
+// could be reached, or the one that took the call did not answer in time.
 func (s *Server) unavailable(w http.ResponseWriter, r *http.Request, controller string, err error) {
 	s.cfg.Logger.Warn("forward to controller failed", "controller", controller, "path", r.URL.Path, "err", err)
-	writeJSON(w, http.StatusBadGateway, &api.Error{Code: api.CodeUnavailable,
-		Message: fmt.Sprintf("controller %s is unavailable behind the hub ('drover controllers' shows its health)", controller)})
+	var late *errNoAnswer
+	switch {
+	case errors.As(err, &late) && r.Method == http.MethodGet:
+		writeJSON(w, http.StatusGatewayTimeout, &api.Error{Code: api.CodeTimeout, Message: fmt.Sprintf(
+			"controller %s did not answer within %v (it is overloaded or hung; 'drover controllers' shows its health)", controller, late.after)})
+	case errors.As(err, &late):
+		writeJSON(w, http.StatusGatewayTimeout, &api.Error{Code: api.CodeTimeout, Message: fmt.Sprintf(
+			"controller %s did not answer within %v: the change may or may not have been made (check 'drover status' before retrying)",
+			controller, late.after)})
+	default:
+		writeJSON(w, http.StatusBadGateway, &api.Error{Code: api.CodeUnavailable,
+			Message: fmt.Sprintf("controller %s is unavailable behind the hub ('drover controllers' shows its health)", controller)})
+	}
 }
 
 // proxyBuffers recycles the buffers the proxy copies answers through (32

@@ -129,6 +129,7 @@ func newSpokeClient(ca string, addrs []string) (*spokeClient, error) {
 	tr.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
 	tr.ForceAttemptHTTP2 = false
 	tr.MaxIdleConnsPerHost = 256
+	tr.ResponseHeaderTimeout = answerHeadTimeout // as exchange's: a hung controller answers nothing
 	sc := &spokeClient{ca: ca, addrs: slices.Clone(addrs), transport: tr}
 	sc.http = &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	return sc, nil
