@@ -46,16 +46,25 @@ type Client struct {
 //
 // If several stores carry the name (two hub replicas raced to create it),
 // the oldest one wins, so every replica converges on the same store.
-func New(ctx context.Context, url, storeName string) (*Client, error) {
+//
+// Each request to OpenFGA is bounded by RequestTimeout (or
+// WithRequestTimeout's): one that hangs fails as unavailable, where it
+// used to hold its caller as long as OpenFGA did.
+func New(ctx context.Context, url, storeName string, opts ...Option) (*Client, error) {
 	if url == "" || storeName == "" {
 		return nil, fmt.Errorf("%w: url and store name are required", ErrInvalidRequest)
 	}
+	o := options{timeout: RequestTimeout}
+	for _, opt := range opts {
+		opt(&o)
+	}
 	url = strings.TrimRight(url, "/")
-	sdk, err := client.NewSdkClient(&client.ClientConfiguration{ApiUrl: url})
+	hc := &http.Client{Timeout: o.timeout}
+	sdk, err := client.NewSdkClient(&client.ClientConfiguration{ApiUrl: url, HTTPClient: hc})
 	if err != nil {
 		return nil, fmt.Errorf("authz: sdk client: %w", err)
 	}
-	c := &Client{sdk: sdk, http: &http.Client{Timeout: 30 * time.Second}, url: url, pageLimit: 100}
+	c := &Client{sdk: sdk, http: hc, url: url, pageLimit: 100}
 	if c.storeID, err = c.ensureStore(ctx, storeName); err != nil {
 		return nil, err
 	}
@@ -69,6 +78,25 @@ func New(ctx context.Context, url, storeName string) (*Client, error) {
 		return nil, fmt.Errorf("authz: model id: %w", err)
 	}
 	return c, nil
+}
+
+// RequestTimeout bounds each request to OpenFGA by default.
+const RequestTimeout = 10 * time.Second
+
+// Option configures New.
+type Option func(*options)
+
+type options struct {
+	timeout time.Duration
+}
+
+// WithRequestTimeout replaces RequestTimeout; 0 keeps it.
+func WithRequestTimeout(d time.Duration) Option {
+	return func(o *options) {
+		if d > 0 {
+			o.timeout = d
+		}
+	}
 }
 
 // StoreID is the id of the store the client works on.
@@ -88,7 +116,7 @@ func (c *Client) ensureStore(ctx context.Context, name string) (string, error) {
 			}
 			resp, err := c.sdk.ListStores(ctx).Options(opts).Execute()
 			if err != nil {
-				return "", classify("list stores", err)
+				return "", classify(ctx, "list stores", err)
 			}
 			for i := range resp.Stores {
 				s := &resp.Stores[i]
@@ -110,7 +138,7 @@ func (c *Client) ensureStore(ctx context.Context, name string) (string, error) {
 		return id, err
 	}
 	if _, err := c.sdk.CreateStore(ctx).Body(client.ClientCreateStoreRequest{Name: name}).Execute(); err != nil {
-		return "", classify("create store", err)
+		return "", classify(ctx, "create store", err)
 	}
 	// Look again rather than trusting our own create: a concurrent creator
 	// may have won, and the oldest store is the one everyone uses.
@@ -131,7 +159,7 @@ func (c *Client) ensureModel(ctx context.Context) (string, error) {
 	}
 	latest, err := c.sdk.ReadLatestAuthorizationModel(ctx).Execute()
 	if err != nil {
-		return "", classify("read latest model", err)
+		return "", classify(ctx, "read latest model", err)
 	}
 	if latest.AuthorizationModel != nil {
 		raw, err := json.Marshal(latest.AuthorizationModel)
@@ -156,7 +184,7 @@ func (c *Client) ensureModel(ctx context.Context) (string, error) {
 	}
 	resp, err := c.sdk.WriteAuthorizationModel(ctx).Body(body).Execute()
 	if err != nil {
-		return "", classify("write model", err)
+		return "", classify(ctx, "write model", err)
 	}
 	return resp.AuthorizationModelId, nil
 }
@@ -167,7 +195,7 @@ func (c *Client) Check(ctx context.Context, user string, relation Relation, obje
 		User: user, Relation: string(relation), Object: object,
 	}).Execute()
 	if err != nil {
-		return false, classify("check", err)
+		return false, classify(ctx, "check", err)
 	}
 	return resp.GetAllowed(), nil
 }
@@ -180,7 +208,7 @@ func (c *Client) ListObjects(ctx context.Context, user string, relation Relation
 		User: user, Relation: string(relation), Type: typ,
 	}).Execute()
 	if err != nil {
-		return nil, classify("list objects", err)
+		return nil, classify(ctx, "list objects", err)
 	}
 	objs := slices.Clone(resp.GetObjects())
 	slices.Sort(objs)
@@ -189,7 +217,7 @@ func (c *Client) ListObjects(ctx context.Context, user string, relation Relation
 
 // classify wraps an sdk or transport error with one of the package's
 // sentinel errors.
-func classify(op string, err error) error {
+func classify(ctx context.Context, op string, err error) error {
 	var (
 		validation openfga.FgaApiValidationError
 		notFound   openfga.FgaApiNotFoundError
@@ -199,7 +227,9 @@ func classify(op string, err error) error {
 		return fmt.Errorf("authz: %s: %w: %w", op, ErrInvalidRequest, err)
 	case errors.As(err, &notFound):
 		return fmt.Errorf("authz: %s: %w: %w", op, ErrNotFound, err)
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+	case ctx.Err() != nil:
+		// The caller's own end (gone, or out of time): not OpenFGA's
+		// failure. A request that ran out of RequestTimeout is.
 		return fmt.Errorf("authz: %s: %w", op, err)
 	default:
 		return fmt.Errorf("authz: %s: %w: %w", op, ErrUnavailable, err)

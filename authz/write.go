@@ -174,7 +174,7 @@ func (c *Client) Read(ctx context.Context, f ReadFilter, token string) ([]Tuple,
 	}
 	resp, err := c.sdk.Read(ctx).Body(body).Options(opts).Execute()
 	if err != nil {
-		return nil, "", classify("read", err)
+		return nil, "", classify(ctx, "read", err)
 	}
 	out := make([]Tuple, len(resp.Tuples))
 	for i, t := range resp.Tuples {

@@ -23,6 +23,9 @@ type Config struct {
 	// OpenFGAURL is the OpenFGA HTTP API (required); OpenFGAStore is the
 	// store name (default "drover").
 	OpenFGAURL, OpenFGAStore string
+	// OpenFGATimeout bounds each request to OpenFGA (default
+	// authz.RequestTimeout, 10 s): a hung one is answered "unavailable".
+	OpenFGATimeout time.Duration
 
 	// OIDCIssuer and OIDCClientID identify the hub at the identity
 	// provider (required). OIDCClientSecret is empty for a public client

@@ -16,25 +16,26 @@ import (
 	"github.com/droverhq/drover/tests/testkit"
 )
 
-// stallProxy relays TCP connections to a PostgreSQL socket, and can stall:
+// stallProxy relays TCP connections to a server, and can stall:
 // while stalled, bytes are held in either direction and new connections
 // wait, as with a database whose disk, process or network has hung (the
 // connections stay open; nothing is answered).
 type stallProxy struct {
 	ln      net.Listener
-	target  string // unix socket path
+	network string // of target: "unix" or "tcp"
+	target  string
 	mu      sync.Mutex
 	stalled bool
 	resumed *sync.Cond
 }
 
-func newStallProxy(t *testing.T, socket string) *stallProxy {
+func newStallProxy(t *testing.T, network, target string) *stallProxy {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &stallProxy{ln: ln, target: socket}
+	p := &stallProxy{ln: ln, network: network, target: target}
 	p.resumed = sync.NewCond(&p.mu)
 	t.Cleanup(func() { ln.Close(); p.stall(false) })
 	go func() {
@@ -67,7 +68,7 @@ func (p *stallProxy) wait() {
 func (p *stallProxy) relay(c net.Conn) {
 	defer c.Close()
 	p.wait()
-	up, err := net.Dial("unix", p.target)
+	up, err := net.Dial(p.network, p.target)
 	if err != nil {
 		return
 	}
@@ -114,7 +115,7 @@ func (p *stallProxy) dsnThrough(t *testing.T, dsn string) string {
 func TestHungDatabase(t *testing.T) {
 	dsn := hubtest.DSN(t)
 	u, _ := url.Parse(dsn)
-	p := newStallProxy(t, filepath.Join(u.Query().Get("host"), ".s.PGSQL."+strconv.Itoa(5432)))
+	p := newStallProxy(t, "unix", filepath.Join(u.Query().Get("host"), ".s.PGSQL."+strconv.Itoa(5432)))
 	e := newEnvOn(t, p.dsnThrough(t, dsn), func(c *hub.Config) { c.DatabaseTimeout = time.Second })
 	// Unbounded, a request would wait for the database: it gives up in
 	// 30 s, as drover does, and the test fails.
@@ -140,4 +141,38 @@ func TestHungDatabase(t *testing.T) {
 		code, _ := e.do(http.MethodGet, "/v1/models", bob, nil)
 		return code == http.StatusOK, nil
 	}, "the hub serving once its database answers again")
+}
+
+// TestHungPermissionService: with OpenFGA hung, a request that needs a
+// decision not cached is answered in bounded time that the permission
+// service is unavailable (each request to it is bounded by
+// Config.OpenFGATimeout), where it used to wait as long as OpenFGA did.
+func TestHungPermissionService(t *testing.T) {
+	fga, err := url.Parse(hubtest.OpenFGAURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := newStallProxy(t, "tcp", fga.Host)
+	e := newEnv(t, func(c *hub.Config) {
+		c.OpenFGAURL = "http://" + p.ln.Addr().String()
+		c.OpenFGATimeout = time.Second
+	})
+	e.client = &http.Client{Timeout: 30 * time.Second} // unbounded, the test fails here
+	t.Cleanup(func() { p.stall(false) })
+	bob := e.token(e.user("bob", "acme"), 5*time.Minute, "")
+	e.want(t, "models", http.StatusOK, bob, http.MethodGet, "/v1/models", nil)
+
+	p.stall(true)
+	carol := e.token(e.user("carol", "acme"), 5*time.Minute, "") // no decision cached
+	code, b := e.do(http.MethodGet, "/v1/models", carol, nil)
+	var ae struct{ Code, Message string }
+	if err := json.Unmarshal(b, &ae); err != nil || code != http.StatusServiceUnavailable ||
+		ae.Message != "the hub cannot reach its permission service (try again shortly; if this lasts, the hub's operator checks OpenFGA)" {
+		t.Errorf("models with OpenFGA hung: %d %s", code, b)
+	}
+	p.stall(false)
+	testkit.EventuallyWithin(t, 30*time.Second, func() (bool, error) {
+		code, _ := e.do(http.MethodGet, "/v1/models", carol, nil)
+		return code == http.StatusOK, nil
+	}, "the hub serving once OpenFGA answers again")
 }

@@ -75,7 +75,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	fail := func(err error) (*Server, error) { s.store.Close(); return nil, err }
-	if s.authz, err = authz.New(ctx, cfg.OpenFGAURL, cfg.OpenFGAStore); err != nil {
+	if s.authz, err = authz.New(ctx, cfg.OpenFGAURL, cfg.OpenFGAStore, authz.WithRequestTimeout(cfg.OpenFGATimeout)); err != nil {
 		return fail(err)
 	}
 	if s.keys, err = token.New(ctx, token.Config{Store: s.store, Issuer: cfg.PublicURL, KeepFor: cfg.RefreshTTL, Now: cfg.Now}); err != nil {

@@ -46,6 +46,7 @@ func runHub(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.DurationVar(&cfg.SessionTTL, "session-ttl", 0, "hub access token lifetime (default 15m)")
 	fs.DurationVar(&cfg.AuditRetention, "audit-retention", 0, "delete audit entries older than this (0 keeps them)")
 	fs.DurationVar(&cfg.DatabaseTimeout, "database-timeout", 0, "bound on each PostgreSQL statement of a request, after which it is answered unavailable (default 10s)")
+	fs.DurationVar(&cfg.OpenFGATimeout, "openfga-timeout", 0, "bound on each request to OpenFGA, after which it is answered unavailable (default 10s)")
 	fs.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, `Usage: droverd hub [--dsn DSN] [--openfga-url URL] [--oidc-issuer URL --oidc-client-id ID] [flags]

@@ -143,8 +143,18 @@ func pgErr(what string, err error) error {
 			return fmt.Errorf("%s: %w: too long", what, ErrInvalid)
 		}
 	}
+	if errors.Is(err, context.DeadlineExceeded) && !pgconn.Timeout(err) {
+		// Out of time waiting for a connection (StatementTimeout): told
+		// from other dependencies' timeouts, which are not the database's.
+		return fmt.Errorf("%s: %w: %w", what, errNoConnection, err)
+	}
 	return fmt.Errorf("%s: %w", what, err)
 }
+
+// errNoConnection marks a wait for a pooled connection that ran out of
+// time: every connection is taken by statements the database has not
+// answered.
+var errNoConnection = errors.New("no database connection in time")
 
 // Unavailable reports whether err is the database being out of reach or
 // out of resources: a connection that could not be made or was lost (the
@@ -175,7 +185,7 @@ func Unavailable(err error) bool {
 	}
 	// No answer in time (StatementTimeout, or the caller's deadline): a
 	// database that hangs.
-	if pgconn.Timeout(err) || errors.Is(err, context.DeadlineExceeded) {
+	if pgconn.Timeout(err) || errors.Is(err, errNoConnection) {
 		return true
 	}
 	// Lost mid-query, or the connection closed: pgconn's own failures
