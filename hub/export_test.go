@@ -41,3 +41,11 @@ func SetAnswerHeadTimeout(t interface{ Cleanup(func()) }, d time.Duration) {
 	answerHeadTimeout = d
 	t.Cleanup(func() { answerHeadTimeout = old })
 }
+
+// SetRestoreLimit changes how long the API waits for OpenFGA's tuples to be
+// restored at start, until the test ends.
+func SetRestoreLimit(t interface{ Cleanup(func()) }, d time.Duration) {
+	old := restoreLimit
+	restoreLimit = d
+	t.Cleanup(func() { restoreLimit = old })
+}

@@ -32,11 +32,22 @@ func (s *Server) checkRestore(ctx context.Context) error {
 			s.restoreStart = time.Now()
 			s.cfg.Logger.Warn("OpenFGA lacks the hub's tuples (a new or emptied store): the API answers 503 until they are restored from PostgreSQL",
 				"missing", t.String())
+			// Not for ever: a restore that cannot finish (OpenFGA refusing
+			// what the outbox delivers) must not keep the API down.
+			time.AfterFunc(restoreLimit, func() {
+				if s.restoring.CompareAndSwap(true, false) {
+					s.cfg.Logger.Error("OpenFGA's tuples are not restored yet: serving the API anyway (permissions may be denied that the database grants until the outbox has delivered them; see drover_hub_authz_outbox_undelivered)",
+						"after", restoreLimit.String())
+				}
+			})
 			return nil
 		}
 	}
 	return nil
 }
+
+// restoreLimit bounds how long the API waits for the restore.
+var restoreLimit = 5 * time.Minute
 
 // restored is the outbox's Restored: the start's repairs are delivered.
 func (s *Server) restored() {

@@ -83,3 +83,20 @@ func TestPermissionsRestoredAtStart(t *testing.T) {
 		t.Errorf("once restored, alice lists %v, want %v", got, want)
 	}
 }
+
+// TestRestoreIsBounded: a restore that cannot finish (here, no outbox
+// delivers anything) keeps the API answering 503 only so long.
+func TestRestoreIsBounded(t *testing.T) {
+	hub.SetRestoreLimit(t, 300*time.Millisecond)
+	f := newFixture(t)
+	cfg := f.cfg
+	cfg.OpenFGAStore = hubtest.StoreName()
+	lost, _ := unstarted(t, cfg) // its outbox never runs
+	if code, _ := lost.do(http.MethodGet, "/readyz", "", nil); code != http.StatusServiceUnavailable {
+		t.Fatalf("readyz at start while OpenFGA lacks the tuples: %d", code)
+	}
+	testkit.EventuallyWithin(t, 30*time.Second, func() (bool, error) {
+		code, _ := lost.do(http.MethodGet, "/readyz", "", nil)
+		return code == http.StatusOK, nil
+	}, "the API served once the restore's limit has passed")
+}
