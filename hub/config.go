@@ -31,7 +31,8 @@ type Config struct {
 	// provider (required). OIDCClientSecret is empty for a public client
 	// (device flow and PKCE need none).
 	OIDCIssuer, OIDCClientID, OIDCClientSecret string
-	// OIDCHTTPClient talks to the issuer (e.g. with a private CA).
+	// OIDCHTTPClient talks to the issuer (e.g. with a private CA). One
+	// without a Timeout gets a copy bounded to 10 s a request.
 	OIDCHTTPClient *http.Client
 
 	// Listen is the HTTPS address; PublicURL is how clients reach it
@@ -129,10 +130,21 @@ func (c *Config) Validate() error {
 		c.Now = time.Now
 	}
 	if c.OIDCHTTPClient == nil {
-		c.OIDCHTTPClient = &http.Client{Timeout: 30 * time.Second}
+		c.OIDCHTTPClient = &http.Client{}
+	}
+	if c.OIDCHTTPClient.Timeout == 0 {
+		// A hung issuer is then answered "unavailable" in time for the
+		// caller to read it (drover gives up after 30 s).
+		hc := *c.OIDCHTTPClient
+		hc.Timeout = oidcTimeout
+		c.OIDCHTTPClient = &hc
 	}
 	return errors.Join(errs...)
 }
+
+// oidcTimeout bounds each request to the OIDC issuer when
+// Config.OIDCHTTPClient has no Timeout of its own.
+var oidcTimeout = 10 * time.Second
 
 // ServiceAccount is a client allowed client-credentials login, bound to an
 // organization.

@@ -49,3 +49,11 @@ func SetRestoreLimit(t interface{ Cleanup(func()) }, d time.Duration) {
 	restoreLimit = d
 	t.Cleanup(func() { restoreLimit = old })
 }
+
+// SetOIDCTimeout changes the bound on a request to the issuer of a hub
+// configured after it, until the test ends.
+func SetOIDCTimeout(t interface{ Cleanup(func()) }, d time.Duration) {
+	old := oidcTimeout
+	oidcTimeout = d
+	t.Cleanup(func() { oidcTimeout = old })
+}

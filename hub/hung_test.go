@@ -176,3 +176,27 @@ func TestHungPermissionService(t *testing.T) {
 		return code == http.StatusOK, nil
 	}, "the hub serving once OpenFGA answers again")
 }
+
+// TestHungIdentityProvider: a login while the OIDC issuer takes requests
+// and answers nothing is answered, in bounded time, that the hub cannot
+// reach its identity provider; the hub's client for it had a 30 s bound,
+// the time drover waits, so drover said it could not reach the hub.
+func TestHungIdentityProvider(t *testing.T) {
+	hub.SetOIDCTimeout(t, 500*time.Millisecond)
+	idpNet := &switchedTransport{}
+	e := newEnv(t, func(c *hub.Config) { c.OIDCHTTPClient = &http.Client{Transport: idpNet} }) // no Timeout of its own
+	idpNet.hung.Store(true)
+	hc := &http.Client{Timeout: 30 * time.Second} // unbounded, the test fails here
+	resp, err := hc.PostForm(e.url+"/v1/auth/token",
+		url.Values{"grant_type": {"client_credentials"}, "client_id": {saAcme.ID}, "client_secret": {saAcme.Secret}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var body struct{ Code, Message string }
+	_ = json.NewDecoder(resp.Body).Decode(&body)
+	if resp.StatusCode != http.StatusServiceUnavailable ||
+		body.Message != "the hub cannot reach its identity provider (try again shortly; if this lasts, the hub's operator checks the OIDC issuer)" {
+		t.Errorf("a service account's login with the issuer hung: %d %+v", resp.StatusCode, body)
+	}
+}

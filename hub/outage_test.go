@@ -244,10 +244,15 @@ func TestPermissionServiceOutage(t *testing.T) {
 // otherwise sends them.
 type switchedTransport struct {
 	down       atomic.Bool
+	hung       atomic.Bool // answers nothing until the request is given up
 	onlySuffix string
 }
 
 func (s *switchedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if s.hung.Load() {
+		<-r.Context().Done()
+		return nil, r.Context().Err()
+	}
 	if s.down.Load() && strings.HasSuffix(r.URL.Path, s.onlySuffix) {
 		return nil, &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}
 	}
