@@ -170,25 +170,9 @@ func TestWatchRefusedIsFinal(t *testing.T) {
 // watcher renews the token and resumes where it was.
 func TestWatchResumesWithARenewedToken(t *testing.T) {
 	testkit.CheckLeaks(t)
-	ca, srv := expiringTokenNode(t)
 	var refreshes atomic.Int32
-	c := newClient(t, api.ClientConfig{Addresses: []string{addr(srv)}, CACert: ca.pem, Token: "t1",
-		RefreshToken: func(context.Context) (string, error) { refreshes.Add(1); return "t2", nil }})
-	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
-	defer cancel()
-	w, err := c.Watch(ctx, model, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	for _, want := range []string{api.FrameReset, api.FrameDelta} {
-		f, err := w.Next(ctx)
-		if err != nil || f.Type != want {
-			t.Fatalf("frame: %+v %v, want %s", f, err, want)
-		}
-		if want == api.FrameDelta && f.Index != 8 {
-			t.Errorf("resumed at index %d, want 8 (after 7)", f.Index)
-		}
+	if f := watchAcrossExpiry(t, func(context.Context) (string, error) { refreshes.Add(1); return "t2", nil }); f.Index != 8 {
+		t.Errorf("resumed at index %d, want 8 (after 7)", f.Index)
 	}
 	if n := refreshes.Load(); n != 1 {
 		t.Errorf("token renewed %d times, want once", n)
@@ -280,20 +264,13 @@ func expiringTokenNode(t *testing.T) (*testCA, *httptest.Server) {
 	return ca, ca.serve(t, auth)
 }
 
-// TestWatchWaitsOutAnUnavailableRenewal: a watch whose token must be
-// renewed while the server that renews it is unavailable retries, as for
-// any outage, instead of ending unauthorized.
-func TestWatchWaitsOutAnUnavailableRenewal(t *testing.T) {
-	testkit.CheckLeaks(t)
+// watchAcrossExpiry watches expiringTokenNode's model with token t1,
+// renewed by refresh, and returns the delta that follows the reset once
+// the token was renewed; the test ends unless both come.
+func watchAcrossExpiry(t *testing.T, refresh func(context.Context) (string, error)) *api.WatchFrame {
+	t.Helper()
 	ca, srv := expiringTokenNode(t)
-	var refreshes atomic.Int32
-	c := newClient(t, api.ClientConfig{Addresses: []string{addr(srv)}, CACert: ca.pem, Token: "t1",
-		RefreshToken: func(context.Context) (string, error) {
-			if refreshes.Add(1) == 1 {
-				return "", &api.Error{Code: api.CodeUnavailable, Message: "the hub's database is unavailable"}
-			}
-			return "t2", nil
-		}})
+	c := newClient(t, api.ClientConfig{Addresses: []string{addr(srv)}, CACert: ca.pem, Token: "t1", RefreshToken: refresh})
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
 	w, err := c.Watch(ctx, model, 0)
@@ -301,11 +278,27 @@ func TestWatchWaitsOutAnUnavailableRenewal(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Close()
+	var f *api.WatchFrame
 	for _, want := range []string{api.FrameReset, api.FrameDelta} {
-		if f, err := w.Next(ctx); err != nil || f.Type != want {
+		if f, err = w.Next(ctx); err != nil || f.Type != want {
 			t.Fatalf("frame: %+v %v, want %s", f, err, want)
 		}
 	}
+	return f
+}
+
+// TestWatchWaitsOutAnUnavailableRenewal: a watch whose token must be
+// renewed while the server that renews it is unavailable retries, as for
+// any outage, instead of ending unauthorized.
+func TestWatchWaitsOutAnUnavailableRenewal(t *testing.T) {
+	testkit.CheckLeaks(t)
+	var refreshes atomic.Int32
+	watchAcrossExpiry(t, func(context.Context) (string, error) {
+		if refreshes.Add(1) == 1 {
+			return "", &api.Error{Code: api.CodeUnavailable, Message: "the hub's database is unavailable"}
+		}
+		return "t2", nil
+	})
 	if n := refreshes.Load(); n != 2 {
 		t.Errorf("token renewals tried: %d, want 2 (one refused as unavailable)", n)
 	}

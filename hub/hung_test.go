@@ -130,17 +130,29 @@ func TestHungDatabase(t *testing.T) {
 		{http.MethodPost, "/v1/groups"}, // a change: its audit entry comes first
 	} {
 		code, b := e.do(r.method, r.path, bob, map[string]string{"org": "acme", "name": "ops"})
-		var ae struct{ Code, Message string }
-		if err := json.Unmarshal(b, &ae); err != nil || code != http.StatusServiceUnavailable || ae.Code != "unavailable" ||
-			ae.Message != "the hub's database is unavailable (try again shortly; if this lasts, the hub's operator checks its PostgreSQL server)" {
-			t.Errorf("%s %s with the database hung: %d %s", r.method, r.path, code, b)
-		}
+		wantUnavailable(t, r.method+" "+r.path+" with the database hung", code, b,
+			"the hub's database is unavailable (try again shortly; if this lasts, the hub's operator checks its PostgreSQL server)")
 	}
 	p.stall(false)
-	testkit.EventuallyWithin(t, 30*time.Second, func() (bool, error) {
-		code, _ := e.do(http.MethodGet, "/v1/models", bob, nil)
+	e.servesAgain(bob, "once its database answers again")
+}
+
+// wantUnavailable checks that an answer is the hub's 503 saying msg.
+func wantUnavailable(t *testing.T, what string, code int, b []byte, msg string) {
+	t.Helper()
+	var ae struct{ Code, Message string }
+	if err := json.Unmarshal(b, &ae); err != nil || code != http.StatusServiceUnavailable || ae.Code != "unavailable" || ae.Message != msg {
+		t.Errorf("%s: %d %s, want 503 %q", what, code, b, msg)
+	}
+}
+
+// servesAgain waits until the hub lists models for tok again.
+func (e *env) servesAgain(tok, when string) {
+	e.t.Helper()
+	testkit.EventuallyWithin(e.t, 30*time.Second, func() (bool, error) {
+		code, _ := e.do(http.MethodGet, "/v1/models", tok, nil)
 		return code == http.StatusOK, nil
-	}, "the hub serving once its database answers again")
+	}, "the hub serving %s", when)
 }
 
 // TestHungPermissionService: with OpenFGA hung, a request that needs a
@@ -165,16 +177,10 @@ func TestHungPermissionService(t *testing.T) {
 	p.stall(true)
 	carol := e.token(e.user("carol", "acme"), 5*time.Minute, "") // no decision cached
 	code, b := e.do(http.MethodGet, "/v1/models", carol, nil)
-	var ae struct{ Code, Message string }
-	if err := json.Unmarshal(b, &ae); err != nil || code != http.StatusServiceUnavailable ||
-		ae.Message != "the hub cannot reach its permission service (try again shortly; if this lasts, the hub's operator checks OpenFGA)" {
-		t.Errorf("models with OpenFGA hung: %d %s", code, b)
-	}
+	wantUnavailable(t, "models with OpenFGA hung", code, b,
+		"the hub cannot reach its permission service (try again shortly; if this lasts, the hub's operator checks OpenFGA)")
 	p.stall(false)
-	testkit.EventuallyWithin(t, 30*time.Second, func() (bool, error) {
-		code, _ := e.do(http.MethodGet, "/v1/models", carol, nil)
-		return code == http.StatusOK, nil
-	}, "the hub serving once OpenFGA answers again")
+	e.servesAgain(carol, "once OpenFGA answers again")
 }
 
 // TestHungIdentityProvider: a login while the OIDC issuer takes requests
