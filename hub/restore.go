@@ -34,10 +34,11 @@ func (s *Server) checkRestore(ctx context.Context) error {
 				"missing", t.String())
 			// Not for ever: a restore that cannot finish (OpenFGA refusing
 			// what the outbox delivers) must not keep the API down.
-			time.AfterFunc(restoreLimit, func() {
+			limit := restoreLimit
+			time.AfterFunc(limit, func() {
 				if s.restoring.CompareAndSwap(true, false) {
 					s.cfg.Logger.Error("OpenFGA's tuples are not restored yet: serving the API anyway (permissions may be denied that the database grants until the outbox has delivered them; see drover_hub_authz_outbox_undelivered)",
-						"after", restoreLimit.String())
+						"after", limit.String())
 				}
 			})
 			return nil
