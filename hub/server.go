@@ -263,6 +263,13 @@ func ignoreCanceled(err error) error {
 	return err
 }
 
+// usedRefreshKept is how long a refresh token a session was renewed with
+// is known again (reuse detection): a client away longer than that (a
+// laptop closed for over a week) whose token a thief renewed meanwhile is
+// only refused, not the cause of ending the session. Kept bounded: an
+// active person renews every 15 minutes.
+const usedRefreshKept = 7 * 24 * time.Hour
+
 // janitor applies the retention settings, refreshes signing keys and
 // closes the proxy's idle controller connections, every minute.
 func (s *Server) janitor(ctx context.Context) error {
@@ -282,6 +289,9 @@ func (s *Server) janitor(ctx context.Context) error {
 		}
 		if err := s.store.PruneSessions(mctx, now.Add(-24*time.Hour)); err != nil {
 			s.cfg.Logger.Warn("session pruning failed", "err", err)
+		}
+		if _, err := s.store.PruneUsedRefreshTokens(mctx, now.Add(-usedRefreshKept)); err != nil {
+			s.cfg.Logger.Warn("used refresh token pruning failed", "err", err)
 		}
 		if _, err := s.store.PruneOutbox(mctx, now.Add(-24*time.Hour)); err != nil {
 			s.cfg.Logger.Warn("outbox pruning failed", "err", err)

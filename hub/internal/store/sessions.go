@@ -81,6 +81,14 @@ func (s *Store) RotateSession(ctx context.Context, old, next []byte, expires, no
 	return se, pgErr("session", err)
 }
 
+// PruneUsedRefreshTokens forgets the refresh tokens sessions were renewed
+// with before cutoff: one presented again later is only refused (the
+// session it renewed lives on), not taken for a copy.
+func (s *Store) PruneUsedRefreshTokens(ctx context.Context, cutoff time.Time) (int64, error) {
+	tag, err := s.pool.Exec(ctx, `DELETE FROM used_refresh_tokens WHERE used_at < $1`, cutoff)
+	return tag.RowsAffected(), pgErr("prune used refresh tokens", err)
+}
+
 // RevokeSession ends the session holding refresh hash h.
 func (s *Store) RevokeSession(ctx context.Context, h []byte, now time.Time) error {
 	tag, err := s.pool.Exec(ctx, `UPDATE sessions SET revoked_at = $2 WHERE refresh_hash = $1 AND revoked_at IS NULL`, h, now)

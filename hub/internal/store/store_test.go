@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/droverhq/drover/authz"
@@ -226,5 +227,60 @@ func TestUnavailable(t *testing.T) {
 	_, err := store.Open(t.Context(), "postgres://postgres@127.0.0.1:1/nowhere?sslmode=disable&connect_timeout=2")
 	if !store.Unavailable(err) {
 		t.Errorf("Unavailable(%v) = false for a server that does not answer", err)
+	}
+}
+
+// TestRefreshTokenReuse: a renewal keeps the token it took as used; that
+// token again within RefreshReuseGrace is only refused, and after it ends
+// the session; pruning forgets used tokens, which are then only refused.
+func TestRefreshTokenReuse(t *testing.T) {
+	s, _ := newStore(t)
+	ctx := t.Context()
+	now := time.Now()
+	id, _, err := s.Login(ctx, store.Identity{Issuer: "https://idp", Subject: "alice", Email: "alice@example.com"}, "acme", now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	session := func(first string) string {
+		sid := uuid.NewString()
+		if err := s.CreateSession(ctx, store.Session{ID: sid, IdentityID: id.ID, RefreshHash: []byte(first), ExpiresAt: now.Add(time.Hour)}); err != nil {
+			t.Fatal(err)
+		}
+		return sid
+	}
+	rotate := func(old, next string, at time.Time) error {
+		_, err := s.RotateSession(ctx, []byte(old), []byte(next), now.Add(time.Hour), at)
+		return err
+	}
+	session("a1")
+	if err := rotate("a1", "a2", now); err != nil {
+		t.Fatal(err)
+	}
+	if err := rotate("a1", "x", now.Add(time.Second)); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("a1 again within the grace: %v, want not found", err)
+	}
+	if err := rotate("a2", "a3", now.Add(2*time.Second)); err != nil {
+		t.Fatalf("the session after a refused retry: %v", err)
+	}
+	var reused *store.ReusedRefreshError
+	if err := rotate("a1", "x", now.Add(time.Hour/2)); !errors.As(err, &reused) || reused.IdentityID != id.ID {
+		t.Fatalf("a1 again past the grace: %v, want a reuse", err)
+	}
+	if err := rotate("a3", "a4", now.Add(time.Hour/2)); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("the session's current token after a reuse: %v, want not found", err)
+	}
+
+	session("b1")
+	if err := rotate("b1", "b2", now); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.PruneUsedRefreshTokens(ctx, now.Add(time.Minute)); err != nil || n < 1 {
+		t.Fatalf("pruned %d used tokens: %v", n, err)
+	}
+	if err := rotate("b1", "x", now.Add(time.Hour/2)); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("a pruned used token again: %v, want not found", err)
+	}
+	if err := rotate("b2", "b3", now.Add(time.Hour/2)); err != nil {
+		t.Fatalf("the session after a pruned token came back: %v", err)
 	}
 }
