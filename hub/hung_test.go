@@ -7,10 +7,14 @@ import (
 	"net/url"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
+	"github.com/droverhq/drover/authz"
 	"github.com/droverhq/drover/hub"
 	"github.com/droverhq/drover/hub/internal/hubtest"
 	"github.com/droverhq/drover/tests/testkit"
@@ -205,4 +209,44 @@ func TestHungIdentityProvider(t *testing.T) {
 		body.Message != "the hub cannot reach its identity provider (try again shortly; if this lasts, the hub's operator checks the OIDC issuer)" {
 		t.Errorf("a service account's login with the issuer hung: %d %+v", resp.StatusCode, body)
 	}
+}
+
+// TestReadOnlyDatabase: a database that takes no writes (the hub pointed at
+// a standby, a primary being failed over) still serves reads; a change is
+// refused as the database being unavailable, which clients retry, where it
+// was a 500 "internal error".
+func TestReadOnlyDatabase(t *testing.T) {
+	dsn := hubtest.DSN(t)
+	e := newEnvOn(t, dsn)
+	alice := e.user("alice", "acme")
+	e.grant(authz.UserObject(alice.ID), authz.Administrator, authz.OrgObject("acme"))
+	e.settle()
+	tok := e.token(alice, 5*time.Minute, "")
+	u, _ := url.Parse(dsn)
+	readOnly := func(on bool) {
+		t.Helper()
+		pg, db := hubtest.Postgres(), pgx.Identifier{strings.TrimPrefix(u.Path, "/")}.Sanitize()
+		stmt := "ALTER DATABASE " + db + " RESET default_transaction_read_only"
+		if on {
+			stmt = "ALTER DATABASE " + db + " SET default_transaction_read_only = on"
+		}
+		if err := pg.Exec(t.Context(), "postgres", stmt); err != nil {
+			t.Fatal(err)
+		}
+		// Sessions take the setting when they start.
+		if err := pg.Exec(t.Context(), "postgres", "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1",
+			strings.TrimPrefix(u.Path, "/")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	readOnly(true)
+	e.servesAgain(tok, "reads from a read-only database")
+	code, b := e.do(http.MethodPost, "/v1/groups", tok, map[string]string{"org": "acme", "name": "ops"})
+	wantUnavailable(t, "a change while the database takes no writes", code, b,
+		"the hub's database is unavailable (try again shortly; if this lasts, the hub's operator checks its PostgreSQL server)")
+	readOnly(false)
+	testkit.EventuallyWithin(t, 30*time.Second, func() (bool, error) {
+		code, _ := e.do(http.MethodPost, "/v1/groups", tok, map[string]string{"org": "acme", "name": "ops"})
+		return code == http.StatusCreated || code == http.StatusOK, nil
+	}, "changes served once the database takes writes again")
 }

@@ -180,6 +180,8 @@ func Unavailable(err error) bool {
 			return true
 		case strings.HasPrefix(pe.Code, "58"): // system_error: an I/O error
 			return true
+		case pe.Code == "25006": // read_only_sql_transaction: a standby, or a primary being failed over
+			return true
 		}
 		return false
 	}
