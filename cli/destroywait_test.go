@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -130,7 +129,7 @@ func TestWatchWaitsOutAnUnavailableStatus(t *testing.T) {
 		_, _, _ = conn.ReadMessage()
 	})
 	a, _, errb, mc := atFakeModel(t, mux, uuid)
-	out := &syncBuffer{}
+	out := &testkit.SyncBuffer{}
 	a.Stdout = out // read while the watch draws
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
@@ -152,24 +151,6 @@ func TestWatchWaitsOutAnUnavailableStatus(t *testing.T) {
 	if errb.String() != want {
 		t.Errorf("stderr %q, want %q", errb, want)
 	}
-}
-
-// syncBuffer is a bytes.Buffer a test reads while another goroutine writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // TestFollowedLogEndsSayingWhy: debug-log whose model is refused after it
@@ -244,7 +225,7 @@ func TestWatchSaysItIsInterrupted(t *testing.T) {
 		_, _, _ = conn.ReadMessage()
 	})
 	a, _, errb, mc := atFakeModel(t, mux, uuid)
-	out := &syncBuffer{}
+	out := &testkit.SyncBuffer{}
 	a.Stdout = out
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()

@@ -10,7 +10,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -178,7 +177,7 @@ func TestCLIEndToEnd(t *testing.T) {
 	d.ok("add-model", "brief", "--no-switch")
 	watch := exec.Command(d.bin, "status", "--watch", "-m", "brief")
 	watch.Env = d.env()
-	var wout, werr lockedBuffer // read while the command writes
+	var wout, werr testkit.SyncBuffer // read while the command writes
 	watch.Stdout, watch.Stderr = &wout, &werr
 	if err := watch.Start(); err != nil {
 		t.Fatal(err)
@@ -332,22 +331,4 @@ func processesNaming(dir string) []string {
 		}
 	}
 	return out
-}
-
-// lockedBuffer is a bytes.Buffer safe to read while a process writes it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

@@ -31,7 +31,7 @@ func TestCLIShell(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	out := &lockedBuffer{} // what drover writes to its terminal
+	out := &testkit.SyncBuffer{} // what drover writes to its terminal
 	copied := make(chan struct{})
 	go func() { _, _ = io.Copy(out, f); close(copied) }() // ends when the pty closes
 	exited := make(chan error, 1)
