@@ -12,6 +12,11 @@ import "time"
 // keepalives. Summaries are whole, so a consumer that applies frames in
 // order is current at Index; it resumes with since=<last Index>, and a
 // reset frame replaces everything it knew about this controller.
+//
+// A reset frame, and a "models" frame after a node joined or left the
+// controller (enable-ha), also carry APIAddresses, every node's address:
+// the hub keeps them, so it reaches an HA controller through any node that
+// is up, not only the one it was registered with.
 const (
 	EventFrameReset     = "reset"
 	EventFrameModels    = "models"
@@ -24,6 +29,9 @@ type EventFrame struct {
 	Index   uint64         `json:"index"`
 	Models  []ModelSummary `json:"models,omitempty"`
 	Removed []string       `json:"removed,omitempty"`
+	// APIAddresses, when set, are the controller's nodes' API addresses
+	// now (controllers older than 2026-11-23 never send them).
+	APIAddresses []string `json:"api-addresses,omitempty"`
 }
 
 // ModelSummary is a model as the hub's index keeps it.

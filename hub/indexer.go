@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -231,7 +232,7 @@ func (ix *indexer) subscribe(ctx context.Context, c store.Controller) error {
 		if err := conn.ReadJSON(&f); err != nil {
 			return err
 		}
-		if err := ix.apply(ctx, c, &f); err != nil {
+		if err := ix.apply(ctx, &c, &f); err != nil {
 			return err
 		}
 	}
@@ -239,9 +240,20 @@ func (ix *indexer) subscribe(ctx context.Context, c store.Controller) error {
 
 // apply brings the index up to date with one frame and records the
 // controller as connected at the frame's index.
-func (ix *indexer) apply(ctx context.Context, c store.Controller, f *api.EventFrame) error {
+func (ix *indexer) apply(ctx context.Context, c *store.Controller, f *api.EventFrame) error {
 	st := ix.s.store
 	now := ix.s.cfg.Now()
+	if len(f.APIAddresses) > 0 && !slices.Equal(f.APIAddresses, c.APIAddresses) {
+		changed, err := st.SetControllerAddresses(ctx, c.UUID, f.APIAddresses)
+		if err != nil {
+			return err
+		}
+		if changed {
+			ix.s.cfg.Logger.Info("indexer: controller's addresses changed", "controller", c.Name,
+				"was", c.APIAddresses, "now", f.APIAddresses)
+		}
+		c.APIAddresses = slices.Clone(f.APIAddresses)
+	}
 	if f.Type == api.EventFrameReset {
 		known, err := st.ControllerModelUUIDs(ctx, c.UUID)
 		if err != nil {
@@ -266,7 +278,7 @@ func (ix *indexer) apply(ctx context.Context, c store.Controller, f *api.EventFr
 			return err
 		}
 		if !indexed && m.Life == api.Alive {
-			if err := ix.adopt(ctx, c, sum, m.Owner); err != nil {
+			if err := ix.adopt(ctx, *c, sum, m.Owner); err != nil {
 				return err
 			}
 		}

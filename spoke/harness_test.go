@@ -23,6 +23,8 @@ type testCluster struct {
 	faults *cluster.Faults
 	nodes  []*testNode
 	cred   *AdminCredential
+	root   string        // the nodes' data dirs are under it
+	adjust func(*Config) // applied to each node's config before it starts
 }
 
 type testNode struct {
@@ -53,45 +55,53 @@ func newTestCluster(t testing.TB, n int) *testCluster {
 // config before it starts.
 func newTestClusterWith(t testing.TB, n int, adjust func(*Config)) *testCluster {
 	t.Helper()
-	c := &testCluster{t: t, faults: cluster.NewFaults()}
-	root := t.TempDir()
-	for i := 0; i < n; i++ {
-		cfg := Config{
-			DataDir:       filepath.Join(root, fmt.Sprintf("node%d", i)),
-			Listen:        testkit.FreeAddr(t),
-			RaftListen:    testkit.FreeAddr(t),
-			Name:          "test",
-			Logger:        testLogger(t).With("test-node", i),
-			Faults:        c.faults,
-			RaftHeartbeat: testRaftTimeout,
-			RaftElection:  testRaftTimeout,
-			NoProvisioner: true,
-		}
-		if i == 0 {
-			cfg.Bootstrap = true
-		} else {
-			tok, err := c.client(0).CreateJoinToken(t.Context(), time.Minute)
-			if err != nil {
-				t.Fatalf("join token: %v", err)
-			}
-			cfg.Join, cfg.JoinToken = c.nodes[0].cfg.Listen, tok.Token
-		}
-		if adjust != nil {
-			adjust(&cfg)
-		}
-		c.nodes = append(c.nodes, &testNode{cfg: cfg})
-		c.start(i)
-		if i == 0 {
-			cred, err := ReadAdminCredential(cfg.DataDir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			c.cred = cred
-		}
-		c.waitVoters(i + 1)
-	}
+	c := &testCluster{t: t, faults: cluster.NewFaults(), root: t.TempDir(), adjust: adjust}
 	t.Cleanup(c.stopAll)
+	for range n {
+		c.addNode()
+	}
 	return c
+}
+
+// addNode starts one more node: the first bootstraps the controller, the
+// others join it with a join token from node 0. It waits until it votes.
+func (c *testCluster) addNode() {
+	t := c.t
+	t.Helper()
+	i := len(c.nodes)
+	cfg := Config{
+		DataDir:       filepath.Join(c.root, fmt.Sprintf("node%d", i)),
+		Listen:        testkit.FreeAddr(t),
+		RaftListen:    testkit.FreeAddr(t),
+		Name:          "test",
+		Logger:        testLogger(t).With("test-node", i),
+		Faults:        c.faults,
+		RaftHeartbeat: testRaftTimeout,
+		RaftElection:  testRaftTimeout,
+		NoProvisioner: true,
+	}
+	if i == 0 {
+		cfg.Bootstrap = true
+	} else {
+		tok, err := c.client(0).CreateJoinToken(t.Context(), time.Minute)
+		if err != nil {
+			t.Fatalf("join token: %v", err)
+		}
+		cfg.Join, cfg.JoinToken = c.nodes[0].cfg.Listen, tok.Token
+	}
+	if c.adjust != nil {
+		c.adjust(&cfg)
+	}
+	c.nodes = append(c.nodes, &testNode{cfg: cfg})
+	c.start(i)
+	if i == 0 {
+		cred, err := ReadAdminCredential(cfg.DataDir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.cred = cred
+	}
+	c.waitVoters(i + 1)
 }
 
 func (c *testCluster) start(i int) {

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"net/http"
+	"slices"
 	"testing"
 	"time"
 
@@ -29,20 +30,7 @@ func TestEventStreamKeepsAliveThroughFilteredEvents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM([]byte(c.cred.CACert))
-	d := websocket.Dialer{TLSClientConfig: &tls.Config{RootCAs: pool}, HandshakeTimeout: 10 * time.Second}
-	req, _ := http.NewRequest(http.MethodGet, "https://x", nil)
-	req.SetBasicAuth(c.cred.User, c.cred.Password)
-	ws, _, err := d.DialContext(ctx, "wss://"+c.nodes[0].cfg.Listen+"/v1/events", http.Header{"Authorization": req.Header["Authorization"]})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ws.Close()
-	var reset api.EventFrame
-	if err := ws.ReadJSON(&reset); err != nil || reset.Type != api.EventFrameReset {
-		t.Fatalf("first frame %+v, %v", reset, err)
-	}
+	ws, reset := dialEvents(t, c, 0)
 
 	// Change the model's config every 50 ms for 12 intervals.
 	busy, stop := context.WithTimeout(ctx, 12*interval)
@@ -88,4 +76,54 @@ func TestIdleConnectionsClose(t *testing.T) {
 	const idle = 300 * time.Millisecond
 	c := newTestClusterWith(t, 1, func(cfg *Config) { cfg.IdleTimeout = idle })
 	testkit.WaitIdleClose(t, c.nodes[0].cfg.Listen, c.cred.CACert, "/healthz", idle)
+}
+
+// dialEvents opens node i's event stream (the hub's) as the controller's
+// admin and reads its first frame, which must be a reset.
+func dialEvents(t *testing.T, c *testCluster, i int) (*websocket.Conn, api.EventFrame) {
+	t.Helper()
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM([]byte(c.cred.CACert))
+	d := websocket.Dialer{TLSClientConfig: &tls.Config{RootCAs: pool}, HandshakeTimeout: 10 * time.Second}
+	req, _ := http.NewRequest(http.MethodGet, "https://x", nil)
+	req.SetBasicAuth(c.cred.User, c.cred.Password)
+	ws, _, err := d.DialContext(t.Context(), "wss://"+c.nodes[i].cfg.Listen+"/v1/events", http.Header{"Authorization": req.Header["Authorization"]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ws.Close() })
+	var reset api.EventFrame
+	if err := ws.ReadJSON(&reset); err != nil || reset.Type != api.EventFrameReset {
+		t.Fatalf("first frame %+v, %v", reset, err)
+	}
+	return ws, reset
+}
+
+// TestEventStreamNamesTheNodes: the hub learns a controller's nodes from
+// its event stream, in the reset frame (every node's API address) and in a
+// frame sent when a node joins.
+func TestEventStreamNamesTheNodes(t *testing.T) {
+	c := newTestCluster(t, 2)
+	ws, reset := dialEvents(t, c, 1)
+	want := []string{c.nodes[0].cfg.Listen, c.nodes[1].cfg.Listen}
+	slices.Sort(want)
+	if got := slices.Sorted(slices.Values(reset.APIAddresses)); !slices.Equal(got, want) {
+		t.Fatalf("reset frame names the nodes %v, want %v", got, want)
+	}
+	c.addNode()
+	want = append(want, c.nodes[2].cfg.Listen)
+	slices.Sort(want)
+	ws.SetReadDeadline(time.Now().Add(30 * time.Second))
+	for {
+		var f api.EventFrame
+		if err := ws.ReadJSON(&f); err != nil {
+			t.Fatalf("no frame named the joined node: %v", err)
+		}
+		if f.APIAddresses != nil && slices.Equal(slices.Sorted(slices.Values(f.APIAddresses)), want) {
+			if f.Type != api.EventFrameModels {
+				t.Fatalf("the nodes came in a %q frame", f.Type)
+			}
+			return
+		}
+	}
 }

@@ -70,6 +70,19 @@ func (s *Store) UpsertController(ctx context.Context, c Controller) error {
 	})
 }
 
+// SetControllerAddresses records the addresses a controller gave for its
+// nodes (its event stream names them after enable-ha), reporting whether
+// they changed. None leaves the recorded ones: a controller is never made
+// unreachable by its own report.
+func (s *Store) SetControllerAddresses(ctx context.Context, uuid string, addrs []string) (bool, error) {
+	if len(addrs) == 0 {
+		return false, nil
+	}
+	tag, err := s.pool.Exec(ctx, `UPDATE controllers SET api_addresses = $2
+		WHERE uuid = $1 AND api_addresses IS DISTINCT FROM $2`, uuid, addrs)
+	return err == nil && tag.RowsAffected() > 0, pgErr("controller "+uuid, err)
+}
+
 // SetControllerHealth records a health observation from the hub's
 // subscription to the spoke: seen is when the controller was last heard
 // from (zero: it was not, and the time it last was stays).

@@ -68,7 +68,11 @@ func (s *Server) streamSummaries(ctx context.Context, conn *websocket.Conn, sinc
 		if err != nil {
 			return 0, err
 		}
-		f := &api.EventFrame{Type: api.EventFrameReset, Index: idx, Models: []api.ModelSummary{}}
+		addrs, err := nodeAddresses(snap)
+		if err != nil {
+			return 0, err
+		}
+		f := &api.EventFrame{Type: api.EventFrameReset, Index: idx, Models: []api.ModelSummary{}, APIAddresses: addrs}
 		for _, m := range models {
 			f.Models = append(f.Models, summarize(snap, m))
 		}
@@ -79,16 +83,25 @@ func (s *Server) streamSummaries(ctx context.Context, conn *websocket.Conn, sinc
 		keepalive: func(idx uint64) error { return send(&api.EventFrame{Type: api.EventFrameKeepalive, Index: idx}) },
 		events: func(idx uint64, evs []state.Event) (bool, error) {
 			var touched []string
+			nodes := false
 			for _, ev := range evs {
 				if ev.ModelUUID != "" && !slices.Contains(touched, ev.ModelUUID) && summaryKinds[ev.Kind] {
 					touched = append(touched, ev.ModelUUID)
 				}
+				nodes = nodes || ev.Kind == state.KindControllerNode
 			}
-			if len(touched) == 0 {
+			if len(touched) == 0 && !nodes {
 				return false, nil
 			}
 			snap := s.b.Store().Snapshot()
 			f := &api.EventFrame{Type: api.EventFrameModels, Index: idx}
+			if nodes {
+				addrs, err := nodeAddresses(snap)
+				if err != nil {
+					return false, err
+				}
+				f.APIAddresses = addrs
+			}
 			for _, id := range touched {
 				m, err := snap.ModelByUUID(id)
 				if err != nil || m == nil {
@@ -100,6 +113,22 @@ func (s *Server) streamSummaries(ctx context.Context, conn *websocket.Conn, sinc
 			return true, send(f)
 		},
 	})
+}
+
+// nodeAddresses lists the API address of every node of the controller
+// (by node ID), for the hub to reach it through any of them.
+func nodeAddresses(snap *state.Snapshot) ([]string, error) {
+	nodes, err := snap.ListControllerNodes()
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, n := range nodes {
+		if n.APIAddr != "" {
+			out = append(out, n.APIAddr)
+		}
+	}
+	return out, nil
 }
 
 // summaryKinds are the event kinds that can change a model's summary.
