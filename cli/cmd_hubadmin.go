@@ -29,7 +29,13 @@ func (a *App) addControllerCmd() *cobra.Command {
 With --join-token (from 'drover create-hub-token', run against the
 controller) the hub first makes the controller trust it: it sends the token
 with the hub's URL and CA. Without one, the controller must already trust
-the hub (droverd spoke --hub-url HUB --hub-ca HUB_CA).`,
+the hub (droverd spoke --hub-url HUB --hub-ca HUB_CA).
+
+--ca is the controller's CA certificate alone (as 'drover show-controller'
+prints it), not a bundle. Registering a controller again, under the same
+name and owner and with the same CA, records a new URL, region or cloud
+(its administrators only). The hub learns the addresses of nodes added by
+'drover enable-ha' by itself.`,
 		Example: "  drover add-controller east https://10.0.0.5:17070 --ca east-ca.crt --region east --join-token drv1.eyJ...",
 		Args:    exactArgs(2, "NAME and URL"),
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/google/uuid"
 
 	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/authz"
@@ -82,6 +83,9 @@ func (s *Server) registerController(ctx context.Context, p Principal, req AddCon
 	if err != nil || u.Scheme != "https" || u.Host == "" {
 		return store.Controller{}, fmt.Errorf("%w: url %q: want https://HOST:PORT", errBadRequest, req.URL)
 	}
+	if n := strings.Count(req.CACert, "-----BEGIN CERTIFICATE-----"); n > 1 {
+		return store.Controller{}, fmt.Errorf("%w: the controller CA must be one certificate, its CA's (as 'drover show-controller' prints it), not a bundle of %d", errBadRequest, n)
+	}
 	sc, err := newSpokeClient(req.CACert, []string{u.Host})
 	if err != nil {
 		return store.Controller{}, err
@@ -92,6 +96,12 @@ func (s *Server) registerController(ctx context.Context, p Principal, req AddCon
 	var id api.ControllerIdentity
 	if err := doSpoke(cctx, sc.http, "https://"+u.Host+"/v1/internal/identity", http.MethodGet, "", nil, &id); err != nil {
 		return store.Controller{}, fmt.Errorf("%w: %s: %w", errSpokeUnavailable, u.Host, err)
+	}
+	if _, err := uuid.Parse(id.UUID); err != nil {
+		return store.Controller{}, fmt.Errorf("%w: %s is not a drover controller: its identity names no controller UUID", errBadRequest, u.Host)
+	}
+	if err := s.mayRegisterAgain(ctx, p, id.UUID, req, sc); err != nil {
+		return store.Controller{}, err
 	}
 	if req.JoinToken != "" {
 		if err := s.trustHub(cctx, sc, u.Host, req.JoinToken); err != nil {
@@ -122,6 +132,49 @@ func (s *Server) registerController(ctx context.Context, p Principal, req AddCon
 	s.awaitAuthz(ctx)
 	s.indexer.kick()
 	return s.store.ControllerByName(ctx, req.Name)
+}
+
+// mayRegisterAgain refuses the registration of a controller UUID the hub
+// already knows unless it is the same controller registered again by one
+// of its administrators: same name, same owner, and the CA the hub pinned
+// for it (a controller keeps its CA for life; a new bootstrap is a new
+// controller). Registering it again updates its address, region and cloud.
+// Anything else is a server claiming another controller's UUID, which
+// would take over that controller's record, and every tenant's requests to
+// its models with it.
+func (s *Server) mayRegisterAgain(ctx context.Context, p Principal, id string, req AddControllerRequest, sc *spokeClient) error {
+	old, err := s.store.ControllerByUUID(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	ok := p.Identity.ID == "" // the operator's own registration (RegisterController)
+	if !ok {
+		if ok, err = s.Check(ctx, p, authz.Administrator, authz.ControllerObject(old.UUID)); err != nil {
+			return err
+		}
+	}
+	if !ok {
+		return fmt.Errorf("%w: the controller at %s (UUID %s) is already registered with this hub; only its administrators may register it again",
+			errConflict, req.URL, id)
+	}
+	if old.Name != req.Name {
+		return fmt.Errorf("%w: the controller at %s is registered as %q: register it again under that name", errConflict, req.URL, old.Name)
+	}
+	if old.Org != req.Org {
+		owner := "shared (owned by the hub)"
+		if old.Org != "" {
+			owner = "private to organization " + old.Org
+		}
+		return fmt.Errorf("%w: controller %s is %s; registering it again does not change its owner", errConflict, old.Name, owner)
+	}
+	if pinned, err := newSpokeClient(old.CACert, nil); err != nil || pinned.caSHA256 != sc.caSHA256 {
+		return fmt.Errorf("%w: the CA given is not the one the hub pinned for controller %s (a controller keeps its CA; one bootstrapped again is a new controller: remove this one first)",
+			errConflict, old.Name)
+	}
+	return nil
 }
 
 // placeController tells the controller the cloud and region it is

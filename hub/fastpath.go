@@ -71,16 +71,16 @@ func (s *Server) modelRoute(ctx context.Context, id string) (store.Model, store.
 
 // spokeTokenKey names a spoke token by everything it carries.
 type spokeTokenKey struct {
-	sub, name, controller, access, model string
+	sub, name, controller, ca, access, model string
 }
 
 // cachedSpokeToken returns a spoke token for p on controller with access
 // on model, minting one when none was minted in the last half of
 // spokeTokenTTL: a token handed to a controller always has at least 30 s
 // to live.
-func (s *Server) cachedSpokeToken(p Principal, controller, access, model string) (string, error) {
-	k := spokeTokenKey{sub: p.Identity.ID, name: p.Identity.Name(), controller: controller, access: access, model: model}
-	return s.spokeTokens.lookup(k, func() (string, error) { return s.spokeToken(p, controller, access, model) })
+func (s *Server) cachedSpokeToken(p Principal, controller, caSHA256, access, model string) (string, error) {
+	k := spokeTokenKey{sub: p.Identity.ID, name: p.Identity.Name(), controller: controller, ca: caSHA256, access: access, model: model}
+	return s.spokeTokens.lookup(k, func() (string, error) { return s.spokeToken(p, controller, caSHA256, access, model) })
 }
 
 // spokeTokenReuse is how long a minted spoke token is handed out again.

@@ -191,7 +191,7 @@ func (ix *indexer) subscribe(ctx context.Context, c store.Controller) error {
 	if len(sc.addrs) == 0 {
 		return errors.New("no address")
 	}
-	tok, err := ix.s.spokeToken(Principal{}, c.UUID, spokeSuperuser, "")
+	tok, err := ix.s.spokeToken(Principal{}, c.UUID, sc.caSHA256, spokeSuperuser, "")
 	if err != nil {
 		return err
 	}

@@ -96,7 +96,7 @@ func (s *Server) spokeFor(c store.Controller, p Principal, access, model string)
 	if err != nil {
 		return nil, "", err
 	}
-	tok, err := s.cachedSpokeToken(p, c.UUID, access, model)
+	tok, err := s.cachedSpokeToken(p, c.UUID, sc.caSHA256, access, model)
 	return sc, tok, err
 }
 

@@ -5,10 +5,13 @@ import (
 	"cmp"
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
@@ -46,6 +49,7 @@ var errSpokeUnavailable = errors.New("controller unavailable")
 // chooses, failing over between the addresses.
 type spokeClient struct {
 	ca        string // the CA it was built for, with addrs
+	caSHA256  string // hex SHA-256 of the certificate pinned from ca, named in spoke tokens
 	addrs     []string
 	preferred atomic.Int32 // index in addrs of the last address that answered
 	pool      connPool     // the proxy's own connections (fastproxy.go)
@@ -120,19 +124,57 @@ type spokeSet struct {
 }
 
 func newSpokeClient(ca string, addrs []string) (*spokeClient, error) {
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM([]byte(ca)) {
-		return nil, fmt.Errorf("%w: no certificate in the controller CA", errBadRequest)
+	cert, err := controllerCA(ca)
+	if err != nil {
+		return nil, err
 	}
+	pool := x509.NewCertPool()
+	pool.AddCert(cert)
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.Proxy = nil
 	tr.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
 	tr.ForceAttemptHTTP2 = false
 	tr.MaxIdleConnsPerHost = 256
 	tr.ResponseHeaderTimeout = answerHeadTimeout // as exchange's: a hung controller answers nothing
-	sc := &spokeClient{ca: ca, addrs: slices.Clone(addrs), transport: tr}
+	sc := &spokeClient{ca: ca, caSHA256: certSHA256(cert), addrs: slices.Clone(addrs), transport: tr}
 	sc.http = &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	return sc, nil
+}
+
+// controllerCA reads the controller's CA certificate, the one the hub
+// pins: its first, and at registration its only, certificate (a bundle
+// would let a server chained to another CA pass for a controller whose CA
+// it merely lists).
+func controllerCA(ca string) (*x509.Certificate, error) {
+	var block *pem.Block
+	for rest := []byte(ca); ; {
+		if block, rest = pem.Decode(rest); block == nil || block.Type == "CERTIFICATE" {
+			break
+		}
+	}
+	if block == nil {
+		return nil, fmt.Errorf("%w: no certificate in the controller CA", errBadRequest)
+	}
+	cert, err := x509.ParseCertificate(block.Bytes)
+	if err != nil {
+		return nil, fmt.Errorf("%w: the controller CA: %w", errBadRequest, err)
+	}
+	return cert, nil
+}
+
+func certSHA256(cert *x509.Certificate) string {
+	sum := sha256.Sum256(cert.Raw)
+	return hex.EncodeToString(sum[:])
+}
+
+// ControllerCASHA256 is the hex SHA-256 of the certificate the hub pins
+// from a controller's CA (PEM): what its tokens for that controller name.
+func ControllerCASHA256(ca string) (string, error) {
+	cert, err := controllerCA(ca)
+	if err != nil {
+		return "", err
+	}
+	return certSHA256(cert), nil
 }
 
 func (ss *spokeSet) get(c store.Controller) (*spokeClient, error) {
@@ -179,7 +221,7 @@ func (ss *spokeSet) closeIdle(now time.Time) {
 
 // spokeToken mints the per-request token the hub sends to a controller:
 // audience = its UUID, subject = the caller, and the access the hub decided.
-func (s *Server) spokeToken(p Principal, controllerUUID, access, model string) (string, error) {
+func (s *Server) spokeToken(p Principal, controllerUUID, caSHA256, access, model string) (string, error) {
 	jti := make([]byte, 12)
 	_, _ = rand.Read(jti)
 	now := s.cfg.Now()
@@ -189,7 +231,7 @@ func (s *Server) spokeToken(p Principal, controllerUUID, access, model string) (
 	}
 	return s.keys.Sign(token.Claims{Claims: jwt.Claims{Subject: sub, Audience: jwt.Audience{controllerUUID},
 		Expiry: jwt.NewNumericDate(now.Add(spokeTokenTTL)), NotBefore: jwt.NewNumericDate(now.Add(-token.Leeway)),
-		ID: base64.RawURLEncoding.EncodeToString(jti)}, Name: name, Access: access, Model: model})
+		ID: base64.RawURLEncoding.EncodeToString(jti)}, Name: name, Access: access, Model: model, CA: caSHA256})
 }
 
 // spokeCall sends one JSON request to a controller as p with access, trying
@@ -200,7 +242,7 @@ func (s *Server) spokeCall(ctx context.Context, c store.Controller, p Principal,
 	if err != nil {
 		return err
 	}
-	tok, err := s.spokeToken(p, c.UUID, access, model)
+	tok, err := s.spokeToken(p, c.UUID, sc.caSHA256, access, model)
 	if err != nil {
 		return err
 	}

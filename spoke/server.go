@@ -137,7 +137,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	// The hub the controller trusts is replicated state (the start flags
 	// only propose it, see applyHubFlags); the follower verifies against
 	// whatever it is at each request.
-	hub := hubtrust.NewFollower(hubtrust.Config{Now: cfg.Now})
+	hub := hubtrust.NewFollower(hubtrust.Config{Now: cfg.Now, ControllerCA: s.ca.Fingerprint()})
 	s.api, err = apiserver.New(apiserver.Config{Backend: s, Logger: s.logger, Now: cfg.Now, MaxCharmSize: cfg.MaxCharmSize, Hub: hub,
 		LogDir: filepath.Join(cfg.DataDir, "logs"), KeepaliveInterval: cfg.KeepaliveInterval})
 	if err != nil {

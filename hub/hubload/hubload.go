@@ -62,10 +62,18 @@ func (l *Loader) Token(ctx context.Context, id string, ttl time.Duration) (strin
 // controllerUUID, the given access on model. Benchmarks use it to call the
 // controller directly with the same credentials the hub's proxy sends.
 func (l *Loader) SpokeToken(subject, controllerUUID, access, model string, ttl time.Duration) (string, error) {
+	c, err := l.s.Store().ControllerByUUID(context.Background(), controllerUUID)
+	if err != nil {
+		return "", err
+	}
+	ca, err := hub.ControllerCASHA256(c.CACert)
+	if err != nil {
+		return "", err
+	}
 	now := time.Now()
 	return l.s.Keys().Sign(token.Claims{Claims: jwt.Claims{Subject: subject, Audience: jwt.Audience{controllerUUID},
 		Expiry: jwt.NewNumericDate(now.Add(ttl)), NotBefore: jwt.NewNumericDate(now.Add(-token.Leeway)), ID: subject + "-bench"},
-		Name: subject, Access: access, Model: model})
+		Name: subject, Access: access, Model: model, CA: ca})
 }
 
 // Settle waits until the outbox has delivered every tuple to OpenFGA.

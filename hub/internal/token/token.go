@@ -51,6 +51,11 @@ type Claims struct {
 	// on the whole controller).
 	Access string `json:"access,omitempty"`
 	Model  string `json:"model,omitempty"`
+	// CA, on spoke tokens, is the hex SHA-256 of the controller CA
+	// certificate the hub pinned for the audience: a controller refuses a
+	// token naming another CA, so a server that claimed a controller's UUID
+	// at registration cannot pass on what the hub sent it.
+	CA string `json:"ca,omitempty"`
 }
 
 // Config configures a Keys.

@@ -6,10 +6,11 @@
 // most once per MinRefresh, so key rotation needs no restart while a flood
 // of forged kids cannot turn into a flood of fetches), its issuer is the
 // hub, its audience is this controller's UUID, it has not expired, and it
-// names a subject and a known access level. A model-scoped token must name
-// its model. A token that passed is reused, for the same audience, until
-// its expiry or for 30 s at most (the hub hands one token out for 30 s):
-// one signature check per token, not per request.
+// names a subject and a known access level, and the controller CA it names,
+// if any, is this controller's. A model-scoped token must name its model.
+// A token that passed is reused, for the same audience, until its expiry
+// or for 30 s at most (the hub hands one token out for 30 s): one
+// signature check per token, not per request.
 package hubtrust
 
 import (
@@ -62,6 +63,11 @@ type Config struct {
 	JWKSURL string
 	// CACert (PEM) is the hub's CA; empty uses the system roots.
 	CACert []byte
+	// ControllerCA is the hex SHA-256 of this controller's CA certificate:
+	// a token whose "ca" claim names another is refused (the hub minted it
+	// for a server that claimed this controller's UUID with its own CA).
+	// Hubs older than 2026-11-23 send no such claim.
+	ControllerCA string
 	// HTTPClient overrides the client that fetches the JWKS (tests).
 	HTTPClient *http.Client
 	// MinRefresh is the minimum time between two JWKS fetches triggered
@@ -83,6 +89,7 @@ type wireClaims struct {
 	Name   string `json:"name,omitempty"`
 	Access string `json:"access"`
 	Model  string `json:"model,omitempty"`
+	CA     string `json:"ca,omitempty"`
 }
 
 // Verifier checks hub tokens. It is safe for concurrent use.
@@ -213,6 +220,9 @@ func (v *Verifier) verify(ctx context.Context, raw, audience string) (_ Claims, 
 	}
 	if c.Expiry == nil || c.Subject == "" {
 		return Claims{}, exp, fmt.Errorf("%w: exp and sub are required", ErrInvalid)
+	}
+	if c.CA != "" && v.cfg.ControllerCA != "" && c.CA != v.cfg.ControllerCA {
+		return Claims{}, exp, fmt.Errorf("%w: minted for a controller with another CA (a server registered with the hub under this controller's UUID?)", ErrInvalid)
 	}
 	switch c.Access {
 	case AccessSuperuser:

@@ -1,0 +1,184 @@
+package hub_test
+
+import (
+	"encoding/json"
+	"encoding/pem"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/authz"
+	"github.com/droverhq/drover/hub"
+	"github.com/droverhq/drover/spoke"
+)
+
+// impostor is a server that claims to be the controller with uuid: it
+// answers the identity the hub reads at registration and keeps every hub
+// token the hub sends it.
+type impostor struct {
+	srv    *httptest.Server
+	mu     sync.Mutex
+	tokens []string
+}
+
+func newImpostor(t *testing.T, uuid string) *impostor {
+	im := &impostor{}
+	im.srv = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if a := r.Header.Get("Authorization"); a != "" {
+			im.mu.Lock()
+			im.tokens = append(im.tokens, strings.TrimPrefix(a, "Bearer "))
+			im.mu.Unlock()
+		}
+		w.Header().Set("Content-Type", "application/json")
+		switch r.URL.Path {
+		case "/v1/internal/identity":
+			json.NewEncoder(w).Encode(api.ControllerIdentity{UUID: uuid, Name: "east", APIAddresses: []string{im.srv.Listener.Addr().String()}})
+		case "/v1/controller":
+			json.NewEncoder(w).Encode(api.ControllerInfo{UUID: uuid, Name: "east"})
+		default:
+			w.Write([]byte("{}"))
+		}
+	}))
+	t.Cleanup(im.srv.Close)
+	return im
+}
+
+func (im *impostor) caPEM() string {
+	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: im.srv.Certificate().Raw}))
+}
+
+func (im *impostor) taken() []string {
+	im.mu.Lock()
+	defer im.mu.Unlock()
+	return append([]string(nil), im.tokens...)
+}
+
+// TestRegistrationCannotImpersonateAController: an organization's
+// administrator (who may register controllers private to it) registers a
+// server of their own that claims a shared controller's UUID. The hub must
+// neither hand that server a token the real controller accepts, nor let the
+// registration take over the real controller's record, through which every
+// tenant's requests to its models would then go to the impostor.
+func TestRegistrationCannotImpersonateAController(t *testing.T) {
+	e := newEnv(t)
+	alice := e.user("alice", "acme")
+	e.grant(authz.UserObject(alice.ID), authz.Administrator, authz.OrgObject("acme"))
+	olga := e.user("olga", "globex")
+	e.grant(authz.UserObject(olga.ID), authz.Administrator, authz.OrgObject("globex"))
+	east := startSpoke(t, e)
+	e.settle()
+	atok := e.token(alice, 10*time.Minute, "")
+	code, b := e.do(http.MethodPost, "/v1/models", atok, map[string]string{"name": "prod", "region": "east"})
+	if code != http.StatusCreated {
+		t.Fatalf("add model: %d %s", code, b)
+	}
+	var m struct{ UUID string }
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+
+	im := newImpostor(t, east.UUID)
+	otok := e.token(olga, 10*time.Minute, "")
+	for _, req := range []hub.AddControllerRequest{
+		{Name: "mine", URL: im.srv.URL, CACert: im.caPEM(), Region: "east", Org: "globex"},
+		{Name: "east", URL: im.srv.URL, CACert: im.caPEM(), Region: "east", Org: "globex"},
+	} {
+		code, b := e.do(http.MethodPost, "/v1/controllers", otok, req)
+		if code < 400 {
+			t.Errorf("registering a server that claims controller %s's UUID as %q: %d %s", east.UUID, req.Name, code, b)
+		}
+	}
+	c, err := e.st.ControllerByName(t.Context(), "east")
+	if err != nil || c.UUID != east.UUID || c.CACert != east.Registration.CACert || c.Org != "" {
+		t.Fatalf("the shared controller's record after the attempts: %+v %v", c, err)
+	}
+	if code, b := e.do(http.MethodGet, "/v1/models/"+m.UUID+"/status", atok, nil); code != http.StatusOK {
+		t.Fatalf("status of a model on the shared controller after the attempts: %d %s", code, b)
+	}
+	if got := im.taken(); len(got) != 0 {
+		t.Fatalf("the hub sent the impostor %d tokens for the registered controller", len(got))
+	}
+
+	// A controller that trusts the hub but is not registered yet: a
+	// server claiming its UUID is registered as a new controller, and is
+	// sent the hub's superuser token for it (as any controller being
+	// registered is). The real controller must refuse that token.
+	labAddr, labCred := runSpoke(t, "lab", func(cfg *spoke.Config) {
+		cfg.HubURL, cfg.HubJWKSURL = publicURL, e.url+"/.well-known/jwks.json"
+	})
+	im = newImpostor(t, labCred.ControllerUUID)
+	code, b = e.do(http.MethodPost, "/v1/controllers", otok,
+		hub.AddControllerRequest{Name: "mine", URL: im.srv.URL, CACert: im.caPEM(), Region: "east", Org: "globex"})
+	if code != http.StatusCreated {
+		t.Fatalf("registering a server as a new controller: %d %s", code, b)
+	}
+	taken := im.taken()
+	if len(taken) == 0 {
+		t.Fatal("the hub sent the registered server no token")
+	}
+	for _, tok := range taken {
+		cl, err := api.NewClient(api.ClientConfig{Addresses: []string{labAddr}, CACert: []byte(labCred.CACert),
+			Token: tok, Timeout: 10 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = cl.ControllerInfo(t.Context(), api.ReadOptions{})
+		cl.Close()
+		var ae *api.Error
+		if !errors.As(err, &ae) || ae.Code != api.CodeUnauthorized {
+			t.Fatalf("the real controller answered a hub token the impostor was sent with %v, want unauthorized", err)
+		}
+	}
+}
+
+// TestRegisterAgain: a registered controller may be registered again by
+// its administrators, to give it a new address, region or cloud; not under
+// another name or owner, nor with another CA, nor by anyone else. A CA
+// bundle is refused: the hub pins one certificate.
+func TestRegisterAgain(t *testing.T) {
+	e := newEnv(t)
+	alice := e.user("alice", "acme")
+	e.grant(authz.UserObject(alice.ID), authz.Administrator, authz.OrgObject("acme"))
+	root := e.hubAdmin()
+	atok := e.token(alice, 10*time.Minute, "")
+	east := startSpoke(t, e)
+	again := east.Registration
+	again.Region = "east-2"
+	private := again
+	private.Org = "acme" // what an organization's administrator may register
+	if code, b := e.do(http.MethodPost, "/v1/controllers", atok, private); code != http.StatusConflict ||
+		!strings.Contains(string(b), "only its administrators may register it again") {
+		t.Fatalf("an organization's administrator registering the shared controller again: %d %s", code, b)
+	}
+	im := newImpostor(t, east.UUID)
+	for _, tc := range []struct {
+		change func(*hub.AddControllerRequest)
+		code   int
+		want   string
+	}{
+		{func(r *hub.AddControllerRequest) { r.Name = "other" }, http.StatusConflict, "register it again under that name"},
+		{func(r *hub.AddControllerRequest) { r.Org = "acme" }, http.StatusConflict, "does not change its owner"},
+		{func(r *hub.AddControllerRequest) { r.URL, r.CACert = im.srv.URL, im.caPEM() }, http.StatusConflict, "not the one the hub pinned"},
+		{func(r *hub.AddControllerRequest) { r.CACert += im.caPEM() }, http.StatusBadRequest, "not a bundle of 2"},
+	} {
+		req := again
+		tc.change(&req)
+		if code, b := e.do(http.MethodPost, "/v1/controllers", root, req); code != tc.code || !strings.Contains(string(b), tc.want) {
+			t.Errorf("registering %+v again: %d %s, want %d %q", req, code, b, tc.code, tc.want)
+		}
+	}
+	if c, err := e.st.ControllerByName(t.Context(), "east"); err != nil || c.Region != "east" {
+		t.Fatalf("the controller after refused registrations: %+v %v", c, err)
+	}
+	if code, b := e.do(http.MethodPost, "/v1/controllers", root, again); code != http.StatusCreated {
+		t.Fatalf("the hub's administrator registering the controller again: %d %s", code, b)
+	}
+	if c, err := e.st.ControllerByName(t.Context(), "east"); err != nil || c.Region != "east-2" || c.UUID != east.UUID {
+		t.Fatalf("the controller registered again: %+v %v", c, err)
+	}
+}
