@@ -57,3 +57,11 @@ func SetOIDCTimeout(t interface{ Cleanup(func()) }, d time.Duration) {
 	oidcTimeout = d
 	t.Cleanup(func() { oidcTimeout = old })
 }
+
+// SetMaxEventFrame changes the bound on one frame of a controller's event
+// stream, until the test ends.
+func SetMaxEventFrame(t interface{ Cleanup(func()) }, n int64) {
+	old := maxEventFrame
+	maxEventFrame = n
+	t.Cleanup(func() { maxEventFrame = old })
+}

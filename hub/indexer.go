@@ -179,6 +179,11 @@ func (ix *indexer) follow(ctx context.Context, id string) {
 	}
 }
 
+// maxEventFrame bounds one frame of a controller's event stream (a reset
+// frame of 100,000 models is about 30 MB): a controller, broken or not
+// the operator's, cannot make the hub hold more.
+var maxEventFrame int64 = 64 << 20
+
 // readTimeout drops a silent connection: the controller sends keepalives
 // every 30 seconds.
 const readTimeout = 75 * time.Second
@@ -218,6 +223,7 @@ func (ix *indexer) subscribe(ctx context.Context, c store.Controller) error {
 		return fmt.Errorf("subscribe: %w", err)
 	}
 	defer conn.Close()
+	conn.SetReadLimit(maxEventFrame)
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
 	// Subscribed is connected, before the first frame: a controller with

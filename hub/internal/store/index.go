@@ -288,9 +288,9 @@ func updateSummary(ctx context.Context, db querier, m Model, now time.Time) (ind
 			UPDATE models SET life = $2, status = $3, application_count = $4, unit_count = $5,
 				machine_count = $6, event_index = $7, updated_at = $8,
 				status_since = CASE WHEN status IS DISTINCT FROM $3 THEN $8 ELSE status_since END
-			WHERE uuid = $1 AND event_index <= $7 RETURNING 1)
+			WHERE uuid = $1 AND controller_uuid = $9 AND event_index <= $7 RETURNING 1)
 		SELECT EXISTS (SELECT 1 FROM u) OR EXISTS (SELECT 1 FROM models WHERE uuid = $1)`,
-		m.UUID, m.Life, m.Status, m.ApplicationCount, m.UnitCount, m.MachineCount, int64(m.EventIndex), now).Scan(&indexed)
+		m.UUID, m.Life, m.Status, m.ApplicationCount, m.UnitCount, m.MachineCount, int64(m.EventIndex), now, m.ControllerUUID).Scan(&indexed)
 	return indexed, pgErr("model "+m.UUID, err)
 }
 

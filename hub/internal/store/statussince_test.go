@@ -58,3 +58,38 @@ func TestStatusSinceFollowsStatusChanges(t *testing.T) {
 		t.Fatalf("after the status changed again: since %v, want %v", s, active)
 	}
 }
+
+// TestSummariesOnlyFromTheOwningController: a summary a controller sends
+// for a model indexed on another controller changes nothing (a rogue or
+// confused controller cannot mark another tenant's model dead, nor raise
+// its event index past what its own controller will ever send, which
+// froze the row), yet counts as indexed, so it is never adopted.
+func TestSummariesOnlyFromTheOwningController(t *testing.T) {
+	f := newAdoptFixture(t)
+	ctx := t.Context()
+	other := uuid.NewString()
+	if err := f.s.UpsertController(ctx, store.Controller{UUID: other, Name: "rogue", Region: "east", Org: "globex"}); err != nil {
+		t.Fatal(err)
+	}
+	m := store.Model{UUID: uuid.NewString(), Name: "prod", Org: "acme", ControllerUUID: f.ctrl, Life: "alive", Status: "active"}
+	if err := f.s.InsertModel(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	forged := m
+	forged.ControllerUUID, forged.Life, forged.Status, forged.EventIndex = other, "dead", "error", 1<<40
+	if indexed, err := f.s.UpdateModelSummary(ctx, forged, time.Now()); err != nil || !indexed {
+		t.Fatalf("another controller's summary: indexed %v, %v (want indexed: never adopted)", indexed, err)
+	}
+	got, err := f.s.ModelByUUID(ctx, m.UUID)
+	if err != nil || got.Life != "alive" || got.Status != "active" || got.EventIndex != 0 {
+		t.Fatalf("the model after another controller's summary: %+v %v", got, err)
+	}
+	own := m
+	own.Status, own.EventIndex = "blocked", 5
+	if _, err := f.s.UpdateModelSummary(ctx, own, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := f.s.ModelByUUID(ctx, m.UUID); err != nil || got.Status != "blocked" || got.EventIndex != 5 {
+		t.Fatalf("the model after its own controller's summary: %+v %v", got, err)
+	}
+}

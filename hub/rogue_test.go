@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -11,10 +12,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+	"github.com/gorilla/websocket"
+
 	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/authz"
 	"github.com/droverhq/drover/hub"
 	"github.com/droverhq/drover/spoke"
+	"github.com/droverhq/drover/tests/testkit"
 )
 
 // impostor is a server that claims to be the controller with uuid: it
@@ -24,6 +29,8 @@ type impostor struct {
 	srv    *httptest.Server
 	mu     sync.Mutex
 	tokens []string
+	// events, if set, is what it sends on the hub's event stream.
+	events []byte
 }
 
 func newImpostor(t *testing.T, uuid string) *impostor {
@@ -40,6 +47,17 @@ func newImpostor(t *testing.T, uuid string) *impostor {
 			json.NewEncoder(w).Encode(api.ControllerIdentity{UUID: uuid, Name: "east", APIAddresses: []string{im.srv.Listener.Addr().String()}})
 		case "/v1/controller":
 			json.NewEncoder(w).Encode(api.ControllerInfo{UUID: uuid, Name: "east"})
+		case "/v1/events":
+			conn, err := (&websocket.Upgrader{}).Upgrade(w, r, nil)
+			if err != nil {
+				return
+			}
+			defer conn.Close()
+			im.mu.Lock()
+			frame := im.events
+			im.mu.Unlock()
+			conn.WriteMessage(websocket.TextMessage, frame)
+			conn.ReadMessage() // until the hub hangs up
 		default:
 			w.Write([]byte("{}"))
 		}
@@ -180,5 +198,39 @@ func TestRegisterAgain(t *testing.T) {
 	}
 	if c, err := e.st.ControllerByName(t.Context(), "east"); err != nil || c.Region != "east-2" || c.UUID != east.UUID {
 		t.Fatalf("the controller registered again: %+v %v", c, err)
+	}
+}
+
+// TestControllerCannotFloodTheHub: one frame of a controller's event
+// stream larger than the bound is not read; the controller is shown
+// disconnected, saying so, and the frame's models are not indexed.
+func TestControllerCannotFloodTheHub(t *testing.T) {
+	hub.SetMaxEventFrame(t, 4<<10)
+	e := newEnv(t)
+	runIndexer(t, e)
+	root := e.hubAdmin()
+	id := uuid.NewString()
+	im := newImpostor(t, id)
+	f := api.EventFrame{Type: api.EventFrameReset, Index: 1}
+	for i := range 100 {
+		f.Models = append(f.Models, api.ModelSummary{UUID: uuid.NewString(), Name: fmt.Sprintf("m%d", i), Life: api.Alive})
+	}
+	im.events, _ = json.Marshal(f)
+	if len(im.events) <= 4<<10 {
+		t.Fatalf("frame of %d bytes, want it over the bound", len(im.events))
+	}
+	if code, b := e.do(http.MethodPost, "/v1/controllers", root,
+		hub.AddControllerRequest{Name: "flood", URL: im.srv.URL, CACert: im.caPEM(), Region: "east"}); code != http.StatusCreated {
+		t.Fatalf("register: %d %s", code, b)
+	}
+	testkit.EventuallyWithin(t, 30*time.Second, func() (bool, error) {
+		c, err := e.st.ControllerByUUID(t.Context(), id)
+		if err != nil || c.Status != "disconnected" || !strings.Contains(fmt.Sprint(c.Health["error"]), "read limit exceeded") {
+			return false, fmt.Errorf("controller %s %v (%v)", c.Status, c.Health, err)
+		}
+		return true, nil
+	}, "the oversized frame refused")
+	if n, err := e.st.ControllerModelUUIDs(t.Context(), id); err != nil || len(n) != 0 {
+		t.Fatalf("models indexed from the oversized frame: %v %v", n, err)
 	}
 }
