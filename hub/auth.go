@@ -51,8 +51,9 @@ const (
 )
 
 // authenticate accepts a hub session token as a bearer token or in the
-// browser cookie. Cookie-authenticated unsafe requests must come from the
-// hub's own origin (CSRF).
+// browser cookie. Cookie-authenticated unsafe requests, and websocket
+// upgrades (a GET a page of any origin may open with the cookie), must
+// come from the hub's own origin (CSRF, cross-site websocket hijacking).
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		raw, cookie := credential(r)
@@ -61,7 +62,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			s.writeError(w, r, errUnauthenticated)
 			return
 		}
-		if cookie && !safeMethod(r.Method) && r.Header.Get("Origin") != s.cfg.PublicURL {
+		if cookie && (!safeMethod(r.Method) || isWebsocket(r)) && r.Header.Get("Origin") != s.cfg.PublicURL {
 			s.writeError(w, r, errors.Join(errForbidden, errors.New("cross-origin request with a session cookie")))
 			return
 		}
@@ -75,6 +76,10 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, p)))
 	})
+}
+
+func isWebsocket(r *http.Request) bool {
+	return strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
 }
 
 func safeMethod(m string) bool {

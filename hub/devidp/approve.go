@@ -30,9 +30,8 @@ func ApproveDevice(ctx context.Context, verificationURIComplete, email, password
 		if err != nil {
 			return nil, "", err
 		}
-		defer resp.Body.Close()
-		b, err := io.ReadAll(resp.Body)
-		return resp, string(b), err
+		b, err := readBody(resp)
+		return resp, b, err
 	}
 	resp, body, err := get(verificationURIComplete)
 	if err != nil {
@@ -81,7 +80,12 @@ func post(ctx context.Context, c *http.Client, base *url.URL, action string, for
 	if err != nil {
 		return nil, "", err
 	}
+	b, err := readBody(resp)
+	return resp, b, err
+}
+
+func readBody(resp *http.Response) (string, error) {
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
-	return resp, string(b), err
+	return string(b), err
 }

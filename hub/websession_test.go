@@ -1,0 +1,154 @@
+package hub_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/google/uuid"
+
+	"github.com/droverhq/drover/authz"
+	"github.com/droverhq/drover/hub/devidp"
+)
+
+// browser is a dashboard's view of the hub: it keeps the cookies the hub
+// sets (by name; the test server is plain HTTP, so a cookie jar would drop
+// the Secure ones) and sends an Origin.
+type browser struct {
+	t       *testing.T
+	e       *env
+	cookies map[string]*http.Cookie
+}
+
+func (b *browser) do(method, path, origin string, body any, header ...string) (*http.Response, []byte) {
+	b.t.Helper()
+	var rd io.Reader
+	if body != nil {
+		j, _ := json.Marshal(body)
+		rd = bytes.NewReader(j)
+	}
+	req, _ := http.NewRequestWithContext(b.t.Context(), method, b.e.url+path, rd)
+	if origin != "" {
+		req.Header.Set("Origin", origin)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	for _, c := range b.cookies {
+		if strings.HasPrefix(path, c.Path) {
+			req.AddCookie(&http.Cookie{Name: c.Name, Value: c.Value})
+		}
+	}
+	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := c.Do(req)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	for _, c := range resp.Cookies() {
+		if c.MaxAge < 0 {
+			delete(b.cookies, c.Name)
+		} else {
+			b.cookies[c.Name] = c
+		}
+	}
+	return resp, out
+}
+
+// TestBrowserSession drives the dashboard's login end to end against the
+// development issuer (authorization code + PKCE, the issuer's login form
+// filled as a person would), then uses the session cookies as a browser
+// does: reads, a change from the hub's origin and refused from another,
+// a websocket upgrade refused from another origin, a refresh that rotates
+// the refresh cookie, and a logout that ends the session.
+func TestBrowserSession(t *testing.T) {
+	e := newEnv(t)
+	b := &browser{t: t, e: e, cookies: map[string]*http.Cookie{}}
+	resp, _ := b.do(http.MethodGet, "/auth/login?return_to=/models", "", nil)
+	if resp.StatusCode != http.StatusFound {
+		t.Fatalf("login: %d", resp.StatusCode)
+	}
+	back, err := devidp.SignIn(t.Context(), resp.Header.Get("Location"), bob[0], bob[1])
+	if err != nil {
+		t.Fatalf("signing in at the issuer: %v", err)
+	}
+	if back.Scheme+"://"+back.Host+back.Path != publicURL+"/auth/callback" || back.Query().Get("code") == "" {
+		t.Fatalf("the issuer sent the browser to %s", back)
+	}
+	resp, body := b.do(http.MethodGet, "/auth/callback?"+back.RawQuery, "", nil)
+	if resp.StatusCode != http.StatusFound || resp.Header.Get("Location") != "/models" {
+		t.Fatalf("callback: %d %s, to %q", resp.StatusCode, body, resp.Header.Get("Location"))
+	}
+	access, refresh := b.cookies["__Host-drover_session"], b.cookies["__Secure-drover_refresh"]
+	if access == nil || refresh == nil || !access.Secure || !access.HttpOnly || access.SameSite != http.SameSiteLaxMode ||
+		access.Path != "/" || !refresh.Secure || !refresh.HttpOnly || refresh.SameSite != http.SameSiteStrictMode || refresh.Path != "/auth" {
+		t.Fatalf("session cookies %+v %+v", access, refresh)
+	}
+	// The same code cannot be exchanged twice.
+	if resp, body := (&browser{t: t, e: e, cookies: map[string]*http.Cookie{}}).do(http.MethodGet,
+		"/auth/callback?"+back.RawQuery, "", nil); resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("the callback replayed: %d %s", resp.StatusCode, body)
+	}
+
+	resp, body = b.do(http.MethodGet, "/v1/whoami", "", nil)
+	var who struct{ ID, Email string }
+	if resp.StatusCode != http.StatusOK || json.Unmarshal(body, &who) != nil || who.Email != bob[0] {
+		t.Fatalf("whoami with the session cookie: %d %s", resp.StatusCode, body)
+	}
+	e.grant(authz.UserObject(who.ID), authz.Administrator, authz.OrgObject("acme"))
+	e.settle()
+	group := map[string]string{"org": "acme", "name": "web"}
+	for _, origin := range []string{"", "https://evil.test", "http://hub.test"} {
+		if resp, body := b.do(http.MethodPost, "/v1/groups", origin, group); resp.StatusCode != http.StatusForbidden ||
+			!strings.Contains(string(body), "cross-origin") {
+			t.Fatalf("a change with the cookie from origin %q: %d %s", origin, resp.StatusCode, body)
+		}
+	}
+	if resp, body := b.do(http.MethodPost, "/v1/groups", publicURL, group); resp.StatusCode != http.StatusCreated {
+		t.Fatalf("a change with the cookie from the hub's origin: %d %s", resp.StatusCode, body)
+	}
+	watch := "/v1/models/" + uuid.NewString() + "/watch"
+	upgrade := []string{"Connection", "Upgrade", "Upgrade", "websocket", "Sec-WebSocket-Version", "13",
+		"Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ=="}
+	if resp, body := b.do(http.MethodGet, watch, "https://evil.test", nil, upgrade...); resp.StatusCode != http.StatusForbidden ||
+		!strings.Contains(string(body), "cross-origin") {
+		t.Fatalf("a websocket with the cookie from another origin: %d %s", resp.StatusCode, body)
+	}
+	if resp, body := b.do(http.MethodGet, watch, publicURL, nil, upgrade...); resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("a websocket with the cookie from the hub's origin, for no model: %d %s", resp.StatusCode, body)
+	}
+
+	// Refresh: only from the hub's origin; it rotates both cookies.
+	if resp, _ := b.do(http.MethodPost, "/auth/refresh", "https://evil.test", nil); resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("refresh from another origin: %d", resp.StatusCode)
+	}
+	old := *refresh
+	if resp, body := b.do(http.MethodPost, "/auth/refresh", publicURL, nil); resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("refresh: %d %s", resp.StatusCode, body)
+	}
+	if b.cookies["__Secure-drover_refresh"].Value == old.Value || b.cookies["__Host-drover_session"].Value == access.Value {
+		t.Fatal("refresh did not rotate the cookies")
+	}
+	stale := &browser{t: t, e: e, cookies: map[string]*http.Cookie{old.Name: &old}}
+	if resp, _ := stale.do(http.MethodPost, "/auth/refresh", publicURL, nil); resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("the rotated-out refresh cookie: %d", resp.StatusCode)
+	}
+
+	// Logout: only from the hub's origin; the cookies are cleared and the
+	// refresh token no longer renews anything.
+	if resp, _ := b.do(http.MethodPost, "/auth/logout", "https://evil.test", nil); resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("logout from another origin: %d", resp.StatusCode)
+	}
+	last := *b.cookies["__Secure-drover_refresh"]
+	if resp, _ := b.do(http.MethodPost, "/auth/logout", publicURL, nil); resp.StatusCode != http.StatusNoContent || len(b.cookies) != 0 {
+		t.Fatalf("logout: %d, cookies left %v", resp.StatusCode, b.cookies)
+	}
+	after := &browser{t: t, e: e, cookies: map[string]*http.Cookie{last.Name: &last}}
+	if resp, _ := after.do(http.MethodPost, "/auth/refresh", publicURL, nil); resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("refresh after logout: %d", resp.StatusCode)
+	}
+}
