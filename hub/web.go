@@ -3,6 +3,7 @@ package hub
 import (
 	"errors"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -19,7 +20,7 @@ const webLoginTTL = 10 * time.Minute
 // The pending login lives in PostgreSQL so any replica can finish it.
 func (s *Server) handleWebLogin(w http.ResponseWriter, r *http.Request) {
 	ret := r.URL.Query().Get("return_to")
-	if !strings.HasPrefix(ret, "/") || strings.HasPrefix(ret, "//") {
+	if !localPath(ret) {
 		ret = "/" // only local paths: no open redirect
 	}
 	wl := store.WebLogin{State: newSecret(), Verifier: oauth2.GenerateVerifier(), Nonce: newSecret(),
@@ -35,6 +36,23 @@ func (s *Server) handleWebLogin(w http.ResponseWriter, r *http.Request) {
 	}
 	u := e.oauth.AuthCodeURL(wl.State, oauth2.S256ChallengeOption(wl.Verifier), oidc.Nonce(wl.Nonce))
 	http.Redirect(w, r, u, http.StatusFound)
+}
+
+// localPath reports whether a return_to is a path on the hub, and only
+// that, as a browser reads it: it rejects "//host" and also what browsers
+// turn into it ("/\host": a backslash is a slash to them; tabs and line
+// breaks are dropped) and any control character.
+func localPath(p string) bool {
+	if !strings.HasPrefix(p, "/") || strings.HasPrefix(p, "//") || strings.ContainsRune(p, '\\') {
+		return false
+	}
+	for _, r := range p {
+		if r < 0x20 || r == 0x7f {
+			return false
+		}
+	}
+	u, err := url.Parse(p)
+	return err == nil && u.Scheme == "" && u.Host == "" && u.User == nil
 }
 
 // handleWebCallback finishes the flow: exchange the code with the PKCE

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -67,21 +68,9 @@ func (b *browser) do(method, path, origin string, body any, header ...string) (*
 // the refresh cookie, and a logout that ends the session.
 func TestBrowserSession(t *testing.T) {
 	e := newEnv(t)
-	b := &browser{t: t, e: e, cookies: map[string]*http.Cookie{}}
-	resp, _ := b.do(http.MethodGet, "/auth/login?return_to=/models", "", nil)
-	if resp.StatusCode != http.StatusFound {
-		t.Fatalf("login: %d", resp.StatusCode)
-	}
-	back, err := devidp.SignIn(t.Context(), resp.Header.Get("Location"), bob[0], bob[1])
-	if err != nil {
-		t.Fatalf("signing in at the issuer: %v", err)
-	}
-	if back.Scheme+"://"+back.Host+back.Path != publicURL+"/auth/callback" || back.Query().Get("code") == "" {
-		t.Fatalf("the issuer sent the browser to %s", back)
-	}
-	resp, body := b.do(http.MethodGet, "/auth/callback?"+back.RawQuery, "", nil)
-	if resp.StatusCode != http.StatusFound || resp.Header.Get("Location") != "/models" {
-		t.Fatalf("callback: %d %s, to %q", resp.StatusCode, body, resp.Header.Get("Location"))
+	b, back, to := webLogin(t, e, "/models?m=prod#apps")
+	if to != "/models?m=prod#apps" {
+		t.Fatalf("after the login the browser went to %q", to)
 	}
 	access, refresh := b.cookies["__Host-drover_session"], b.cookies["__Secure-drover_refresh"]
 	if access == nil || refresh == nil || !access.Secure || !access.HttpOnly || access.SameSite != http.SameSiteLaxMode ||
@@ -94,7 +83,7 @@ func TestBrowserSession(t *testing.T) {
 		t.Fatalf("the callback replayed: %d %s", resp.StatusCode, body)
 	}
 
-	resp, body = b.do(http.MethodGet, "/v1/whoami", "", nil)
+	resp, body := b.do(http.MethodGet, "/v1/whoami", "", nil)
 	var who struct{ ID, Email string }
 	if resp.StatusCode != http.StatusOK || json.Unmarshal(body, &who) != nil || who.Email != bob[0] {
 		t.Fatalf("whoami with the session cookie: %d %s", resp.StatusCode, body)
@@ -150,5 +139,52 @@ func TestBrowserSession(t *testing.T) {
 	after := &browser{t: t, e: e, cookies: map[string]*http.Cookie{last.Name: &last}}
 	if resp, _ := after.do(http.MethodPost, "/auth/refresh", publicURL, nil); resp.StatusCode != http.StatusUnauthorized {
 		t.Fatalf("refresh after logout: %d", resp.StatusCode)
+	}
+}
+
+// webLogin logs bob in as the dashboard does, asking to come back to
+// returnTo, and returns the browser holding the session cookies, the
+// issuer's redirect to the callback, and where the callback sent it.
+func webLogin(t *testing.T, e *env, returnTo string) (b *browser, back *url.URL, to string) {
+	t.Helper()
+	b = &browser{t: t, e: e, cookies: map[string]*http.Cookie{}}
+	resp, _ := b.do(http.MethodGet, "/auth/login?return_to="+url.QueryEscape(returnTo), "", nil)
+	if resp.StatusCode != http.StatusFound {
+		t.Fatalf("login: %d", resp.StatusCode)
+	}
+	back, err := devidp.SignIn(t.Context(), resp.Header.Get("Location"), bob[0], bob[1])
+	if err != nil {
+		t.Fatalf("signing in at the issuer: %v", err)
+	}
+	if back.Scheme+"://"+back.Host+back.Path != publicURL+"/auth/callback" || back.Query().Get("code") == "" {
+		t.Fatalf("the issuer sent the browser to %s", back)
+	}
+	resp, body := b.do(http.MethodGet, "/auth/callback?"+back.RawQuery, "", nil)
+	if resp.StatusCode != http.StatusFound {
+		t.Fatalf("callback: %d %s", resp.StatusCode, body)
+	}
+	return b, back, resp.Header.Get("Location")
+}
+
+// TestWebLoginReturnsOnlyToTheHub: after the login the browser goes back
+// to the path it asked for, and to / when that would take it off the hub,
+// as a browser reads the path (it takes a backslash for a slash and drops
+// tabs and line breaks).
+func TestWebLoginReturnsOnlyToTheHub(t *testing.T) {
+	e := newEnv(t)
+	for _, c := range []struct{ ask, want string }{
+		{"/audit", "/audit"},
+		{"//evil.example/x", "/"},
+		{"/\\evil.example", "/"},
+		{"/\\/evil.example", "/"},
+		{"/\t/evil.example", "/"},
+		{"/\n/evil.example", "/"},
+		{"https://evil.example/", "/"},
+		{"evil.example", "/"},
+		{"", "/"},
+	} {
+		if _, _, to := webLogin(t, e, c.ask); to != c.want {
+			t.Errorf("return_to %q: the browser went to %q, want %q", c.ask, to, c.want)
+		}
 	}
 }
