@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/droverhq/drover/internal/safetext"
 )
 
 func (a *App) addControllerCmd() *cobra.Command {
@@ -333,6 +335,17 @@ func (a *App) printAudit(out any, format string) error {
 			row = slices.Insert(row, 4, cmp.Or(org, "-"))
 		}
 		rows = append(rows, row)
+	}
+	// An entry holds text others wrote (even a failed login's client id):
+	// made safe to open in a spreadsheet, or to print in a terminal.
+	safe := safetext.Terminal
+	if format == "csv" {
+		safe = func(s string) string { return safetext.CSVCell(safetext.Terminal(s)) }
+	}
+	for _, r := range rows[1:] {
+		for i := range r {
+			r[i] = safe(r[i])
+		}
 	}
 	if format == "csv" {
 		cw := csv.NewWriter(a.Stdout)

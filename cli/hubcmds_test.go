@@ -71,6 +71,10 @@ func TestAuditSaysWhoseModel(t *testing.T) {
 		{"at": "2026-11-21T20:00:00Z", "actor": "ci-globex", "org": "globex", "operation": "deploy", "model": "shop", "status": 201, "result": "ok",
 			"details": map[string]any{"target": "webapp"}},
 	}
+	hostile := []map[string]any{
+		{"at": "2026-11-21T22:00:00Z", "actor": `=HYPERLINK("http://evil.example","x")`, "operation": "login-client-credentials", "status": 401, "result": "denied"},
+		{"at": "2026-11-21T22:00:00Z", "actor": "\x1b[1A\x1b[2K", "operation": "login-client-credentials", "status": 401, "result": "denied"},
+	}
 	var answer []map[string]any
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v1/audit", func(w http.ResponseWriter, r *http.Request) {
@@ -92,6 +96,16 @@ func TestAuditSaysWhoseModel(t *testing.T) {
 `},
 		{entries[:1], "csv", `TIME,ACTOR,OPERATION,TARGET,ORG,MODEL,STATUS,RESULT
 2026-11-21T21:00:00Z,ci-demo,deploy,kvstore,demo,shop,201,ok
+`},
+		// A failed login records the client id it was given, whoever gave
+		// it: made safe to open in a spreadsheet, and to print.
+		{hostile, "csv", `TIME,ACTOR,OPERATION,TARGET,ORG,MODEL,STATUS,RESULT
+2026-11-21T22:00:00Z,"'=HYPERLINK(""http://evil.example"",""x"")",login-client-credentials,-,-,-,401,denied
+2026-11-21T22:00:00Z,\x1b[1A\x1b[2K,login-client-credentials,-,-,-,401,denied
+`},
+		{hostile, "tabular", `TIME                  ACTOR                                  OPERATION                 TARGET  MODEL  STATUS  RESULT
+2026-11-21 22:00:00Z  =HYPERLINK("http://evil.example","x")  login-client-credentials  -       -      401     denied
+2026-11-21 22:00:00Z  \x1b[1A\x1b[2K                         login-client-credentials  -       -      401     denied
 `},
 	} {
 		answer = c.entries

@@ -19,6 +19,7 @@ import (
 
 	"github.com/droverhq/drover/authz"
 	"github.com/droverhq/drover/hub/internal/store"
+	"github.com/droverhq/drover/internal/safetext"
 )
 
 // auditedFields is the allow-list of request body fields copied into the
@@ -332,10 +333,15 @@ func writeAuditCSV(w http.ResponseWriter, entries []store.AuditEntry, next int64
 	cw := csv.NewWriter(w)
 	_ = cw.Write([]string{"id", "at", "actor", "identity_id", "org", "operation", "method", "path",
 		"model_uuid", "controller_uuid", "status", "result", "details", "model", "controller"})
+	// Text others wrote (a failed login's client id, a path) is made safe
+	// to open in a spreadsheet, or to print: no formula, control characters
+	// written as escapes (the JSON answer has it exact).
+	cell := func(s string) string { return safetext.CSVCell(safetext.Terminal(s)) }
 	for _, e := range entries {
 		d, _ := json.Marshal(e.Details)
-		_ = cw.Write([]string{strconv.FormatInt(e.ID, 10), e.At.UTC().Format(time.RFC3339Nano), e.Actor, e.IdentityID,
-			e.Org, e.Operation, e.Method, e.Path, e.ModelUUID, e.ControllerUUID, strconv.Itoa(e.Status), e.Result, string(d), e.Model, e.Controller})
+		_ = cw.Write([]string{strconv.FormatInt(e.ID, 10), e.At.UTC().Format(time.RFC3339Nano), cell(e.Actor), e.IdentityID,
+			cell(e.Org), cell(e.Operation), cell(e.Method), cell(e.Path), e.ModelUUID, e.ControllerUUID, strconv.Itoa(e.Status),
+			cell(e.Result), string(d), cell(e.Model), cell(e.Controller)})
 	}
 	cw.Flush()
 }

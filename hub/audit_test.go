@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -140,5 +141,44 @@ func TestAuditNamesTheTargetOfARefusedGrant(t *testing.T) {
 	f.get("/v1/audit?operation=grant", f.token(f.olga, time.Minute, ""), &out)
 	if len(out.Entries) != 1 || out.Entries[0].ModelUUID != f.model.UUID || out.Entries[0].Model != "" || out.Entries[0].Org != "globex" {
 		t.Errorf("globex's audit of olga's attempt: %+v", out.Entries)
+	}
+}
+
+// TestAuditCSVIsSafeToOpen: a failed login records the client id it was
+// given, by anyone, unauthenticated: the CSV export neither hands a
+// spreadsheet a formula nor a terminal its control characters; the JSON
+// answer keeps the text exact.
+func TestAuditCSVIsSafeToOpen(t *testing.T) {
+	e := newEnv(t)
+	root := e.hubAdmin()
+	formula, escapes := `=HYPERLINK("http://evil.example","x")`, "\x1b[1A\x1b[2Kok"
+	for _, id := range []string{formula, escapes} {
+		if code, tr := e.form("/v1/auth/token", url.Values{"grant_type": {"client_credentials"}, "client_id": {id},
+			"client_secret": {"x"}}); code != http.StatusUnauthorized || tr.Error != "invalid_client" {
+			t.Fatalf("login as %q: %d %+v", id, code, tr)
+		}
+	}
+	code, b := e.do(http.MethodGet, "/v1/audit?format=csv&operation=login-client-credentials", root, nil)
+	if code != http.StatusOK {
+		t.Fatalf("csv: %d %s", code, b)
+	}
+	rows, err := csv.NewReader(strings.NewReader(string(b))).ReadAll()
+	if err != nil || len(rows) != 3 {
+		t.Fatalf("csv rows %q: %v", rows, err)
+	}
+	actors := []string{rows[1][2], rows[2][2]}
+	slices.Sort(actors)
+	if want := slices.Sorted(slices.Values([]string{"'" + formula, `\x1b[1A\x1b[2Kok`})); !slices.Equal(actors, want) {
+		t.Fatalf("csv actors %q, want %q", actors, want)
+	}
+	var out struct{ Entries []store.AuditEntry }
+	if code, b := e.do(http.MethodGet, "/v1/audit?operation=login-client-credentials", root, nil); code != http.StatusOK ||
+		json.Unmarshal(b, &out) != nil || len(out.Entries) != 2 {
+		t.Fatalf("json: %d %s", code, b)
+	}
+	got := []string{out.Entries[0].Actor, out.Entries[1].Actor}
+	slices.Sort(got)
+	if want := slices.Sorted(slices.Values([]string{formula, escapes})); !slices.Equal(got, want) {
+		t.Fatalf("json actors %q, want %q", got, want)
 	}
 }
