@@ -64,8 +64,9 @@ func readAnswer(br *bufio.Reader, req *http.Request) (*http.Response, error) {
 
 // plainAnswer parses head, an answer's head through its blank line, when
 // it has the plain shape: HTTP/1.1, a final status with a body, canonical
-// valid header names with valid values, one Content-Length, and no
-// connection-level header. Otherwise it returns nil. The Body is left to
+// valid header names with valid values, one Content-Length, no
+// connection-level header, and only headers the hub relays as they are
+// (answersafe.go: one safe Content-Type, nosniff). Otherwise it returns nil. The Body is left to
 // the caller. It also returns the head as a string (names and values are
 // parts of it), fit to be sent on as it is.
 func plainAnswer(head []byte, req *http.Request) (*http.Response, string) {
@@ -87,12 +88,21 @@ func plainAnswer(head []byte, req *http.Request) (*http.Response, string) {
 	h := make(http.Header, n)
 	values := make([]string, 0, n)
 	length := int64(-1)
+	sniffless := false
 	for l := range strings.SplitSeq(rest, "\r\n") {
 		k, v, ok := strings.Cut(l, ":")
 		v = strings.Trim(v, " \t")
 		if !ok || !httpguts.ValidHeaderFieldName(k) || http.CanonicalHeaderKey(k) != k ||
 			!httpguts.ValidHeaderFieldValue(v) || slices.Contains(hopHeaders, k) {
 			return nil, ""
+		}
+		// Sent on as it is only when nothing in it could act in a browser
+		// (answersafe.go): else it is copied, and made safe on the way.
+		switch {
+		case !answerHeaders[k], k == "Content-Type" && !safeContentType(v):
+			return nil, ""
+		case k == "X-Content-Type-Options":
+			sniffless = v == "nosniff"
 		}
 		if k == "Content-Length" {
 			if length >= 0 {
@@ -109,7 +119,7 @@ func plainAnswer(head []byte, req *http.Request) (*http.Response, string) {
 			h[k] = values[len(values)-1 : len(values) : len(values)]
 		}
 	}
-	if length < 0 {
+	if length < 0 || !sniffless || len(h["Content-Type"]) > 1 {
 		return nil, ""
 	}
 	return &http.Response{Status: code, StatusCode: status, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,

@@ -237,16 +237,6 @@ func hopByHop(k string, connection []string) bool {
 	return false
 }
 
-// dropHopHeaders removes a controller answer's connection-level headers.
-func dropHopHeaders(h http.Header) {
-	connection := h["Connection"]
-	for k := range h {
-		if hopByHop(k, connection) {
-			delete(h, k)
-		}
-	}
-}
-
 // notForwarded reports whether the caller's header k stays at the hub:
 // hop-by-hop headers (and those its Connection header names), its
 // credentials and cookies (the controller gets the hub's token), its
@@ -471,10 +461,7 @@ func (s *Server) writeControllerRefused(w http.ResponseWriter, err *hubRefusedEr
 // its end. An answer that breaks off aborts w's (http.ErrAbortHandler).
 func copyAnswer(w http.ResponseWriter, r *http.Request, resp *http.Response, c *spokeConn, stop func() bool, sc *spokeClient) {
 	h := w.Header()
-	for k, v := range resp.Header {
-		h[k] = v
-	}
-	dropHopHeaders(h)
+	copyAnswerHeaders(h, resp.Header)
 	if resp.ContentLength >= 0 {
 		h.Set("Content-Length", strconv.FormatInt(resp.ContentLength, 10))
 		// The whole answer in one send.

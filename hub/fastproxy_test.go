@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -250,13 +251,32 @@ func TestMemoizableCall(t *testing.T) {
 	}
 }
 
-// TestDropHopHeaders: a controller's answer loses its connection-level
-// headers, those its Connection header names included, and keeps the rest.
-func TestDropHopHeaders(t *testing.T) {
-	h := http.Header{"Connection": {"X-Conn, keep-alive"}, "X-Conn": {"1"}, "Keep-Alive": {"timeout=5"},
-		"Transfer-Encoding": {"chunked"}, "Content-Type": {"application/json"}, "X-Drover-Index": {"7"}}
-	dropHopHeaders(h)
-	if len(h) != 2 || h.Get("Content-Type") == "" || h.Get("X-Drover-Index") != "7" {
-		t.Fatalf("after dropping hop-by-hop headers: %v", h)
+// TestCopyAnswerHeaders: of a controller's answer the hub relays only
+// the headers a caller needs, never a cookie, a redirect or a
+// connection-level header, with a content type no browser runs, and
+// nosniff.
+func TestCopyAnswerHeaders(t *testing.T) {
+	for _, c := range []struct {
+		in   http.Header
+		want http.Header
+	}{
+		{http.Header{"Connection": {"X-Conn, keep-alive"}, "X-Conn": {"1"}, "Keep-Alive": {"timeout=5"},
+			"Transfer-Encoding": {"chunked"}, "Content-Type": {"application/json"}, "X-Drover-Index": {"7"},
+			"Set-Cookie": {"__Host-drover_session=x"}, "Location": {"https://evil.example"}, "Refresh": {"0;url=https://evil.example"}},
+			http.Header{"Content-Type": {"application/json"}, "X-Drover-Index": {"7"}, "X-Content-Type-Options": {"nosniff"}}},
+		{http.Header{"Content-Type": {"application/zip"}, "Content-Disposition": {`attachment; filename="x.charm"`}, "Content-Length": {"3"}},
+			http.Header{"Content-Type": {"application/zip"}, "Content-Disposition": {`attachment; filename="x.charm"`}, "Content-Length": {"3"},
+				"X-Content-Type-Options": {"nosniff"}}},
+		{http.Header{"Content-Type": {"Text/Plain; charset=utf-8"}, "X-Content-Type-Options": {"sniff-please"}},
+			http.Header{"Content-Type": {"Text/Plain; charset=utf-8"}, "X-Content-Type-Options": {"nosniff"}}},
+		{http.Header{"Content-Type": {"text/html"}}, http.Header{"Content-Type": {"application/octet-stream"}, "X-Content-Type-Options": {"nosniff"}}},
+		{http.Header{"Content-Type": {"image/svg+xml"}}, http.Header{"Content-Type": {"application/octet-stream"}, "X-Content-Type-Options": {"nosniff"}}},
+		{http.Header{"Content-Type": {"application/json", "text/html"}}, http.Header{"Content-Type": {"application/octet-stream"}, "X-Content-Type-Options": {"nosniff"}}},
+	} {
+		got := http.Header{}
+		copyAnswerHeaders(got, c.in)
+		if !reflect.DeepEqual(got, c.want) {
+			t.Errorf("from %v: %v, want %v", c.in, got, c.want)
+		}
 	}
 }

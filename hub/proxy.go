@@ -123,6 +123,7 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, controller stri
 		},
 		ModifyResponse: func(resp *http.Response) error {
 			if resp.StatusCode != http.StatusUnauthorized {
+				sanitizeUpgradeAnswer(resp)
 				return nil
 			}
 			defer resp.Body.Close()

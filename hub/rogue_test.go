@@ -5,6 +5,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -18,6 +19,7 @@ import (
 	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/authz"
 	"github.com/droverhq/drover/hub"
+	"github.com/droverhq/drover/hub/internal/store"
 	"github.com/droverhq/drover/spoke"
 	"github.com/droverhq/drover/tests/testkit"
 )
@@ -59,6 +61,23 @@ func newImpostor(t *testing.T, uuid string) *impostor {
 			conn.WriteMessage(websocket.TextMessage, frame)
 			conn.ReadMessage() // until the hub hangs up
 		default:
+			// A model's answers: a page that would run in the caller's
+			// browser on the hub's origin, with a cookie for it.
+			if strings.HasSuffix(r.URL.Path, "/watch") {
+				conn, err := (&websocket.Upgrader{}).Upgrade(w, r, http.Header{"Set-Cookie": {"__Host-drover_session=planted; Path=/"}})
+				if err == nil {
+					conn.WriteMessage(websocket.TextMessage, []byte(`{"type":"reset"}`))
+					conn.Close()
+				}
+				return
+			}
+			if strings.HasPrefix(r.URL.Path, "/v1/models/") {
+				w.Header().Set("Content-Type", "text/html")
+				w.Header().Set("Set-Cookie", "__Host-drover_session=planted; Path=/")
+				w.Header().Set("Location", "https://evil.example/")
+				w.Write([]byte("<script>steal()</script>"))
+				return
+			}
 			w.Write([]byte("{}"))
 		}
 	}))
@@ -232,5 +251,55 @@ func TestControllerCannotFloodTheHub(t *testing.T) {
 	}, "the oversized frame refused")
 	if n, err := e.st.ControllerModelUUIDs(t.Context(), id); err != nil || len(n) != 0 {
 		t.Fatalf("models indexed from the oversized frame: %v %v", n, err)
+	}
+}
+
+// TestControllerAnswersCannotActInABrowser: a controller an organization
+// registered answers, for a model on it that another organization's person
+// was granted, a page with a cookie for the hub's origin. Through the hub,
+// the caller gets bytes a browser will not run, and neither the cookie nor
+// the redirect, on every path of the proxy (the first call, the remembered
+// reads after it, a websocket upgrade).
+func TestControllerAnswersCannotActInABrowser(t *testing.T) {
+	e := newEnv(t)
+	root := e.hubAdmin()
+	alice := e.user("alice", "acme")
+	id := uuid.NewString()
+	im := newImpostor(t, id)
+	if code, b := e.do(http.MethodPost, "/v1/controllers", root,
+		hub.AddControllerRequest{Name: "theirs", URL: im.srv.URL, CACert: im.caPEM(), Region: "east", Org: "globex"}); code != http.StatusCreated {
+		t.Fatalf("register: %d %s", code, b)
+	}
+	model := uuid.NewString()
+	if err := e.st.InsertModel(t.Context(), store.Model{UUID: model, Name: "shared", Org: "globex", ControllerUUID: id}); err != nil {
+		t.Fatal(err)
+	}
+	e.grant(authz.UserObject(alice.ID), authz.Reader, authz.ModelObject(model))
+	e.settle()
+	tok := e.token(alice, 10*time.Minute, "")
+	hc := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	for i := range 3 {
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, e.url+"/v1/models/"+model+"/status", nil)
+		req.Header.Set("Authorization", "Bearer "+tok)
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.Header.Get("Content-Type") != "application/octet-stream" || resp.Header.Get("X-Content-Type-Options") != "nosniff" ||
+			len(resp.Cookies()) != 0 || resp.Header.Get("Location") != "" {
+			t.Fatalf("call %d through the hub: %d %v %s", i, resp.StatusCode, resp.Header, b)
+		}
+	}
+	d := websocket.Dialer{}
+	conn, resp, err := d.DialContext(t.Context(), "ws"+strings.TrimPrefix(e.url, "http")+"/v1/models/"+model+"/watch",
+		http.Header{"Authorization": {"Bearer " + tok}})
+	if err != nil {
+		t.Fatalf("watch through the hub: %v", err)
+	}
+	conn.Close()
+	if len(resp.Cookies()) != 0 {
+		t.Fatalf("the upgrade through the hub set cookies: %v", resp.Header)
 	}
 }

@@ -157,9 +157,9 @@ func FuzzTakenHead(f *testing.F) {
 }
 
 // TestServeTakenReadRelays: on a taken connection a plain answer goes to
-// the caller as the controller sent it, byte for byte; one without a Date
-// gets the hub's; one that breaks off sends nothing and ends the
-// connection.
+// the caller as the controller sent it, byte for byte; one that could act
+// in a browser is made safe; one without a Date gets the hub's; one that
+// breaks off sends nothing and ends the connection.
 func TestServeTakenReadRelays(t *testing.T) {
 	var raw atomic.Value // what the controller sent last
 	ctrl := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -170,7 +170,8 @@ func TestServeTakenReadRelays(t *testing.T) {
 		}
 		defer c.Close()
 		answer := map[string]string{
-			"/plain":   "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nDate: Sun, 22 Nov 2026 07:00:00 GMT\r\nContent-Length: 8\r\n\r\n{\"a\":1}\n",
+			"/plain":   "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nX-Content-Type-Options: nosniff\r\nDate: Sun, 22 Nov 2026 07:00:00 GMT\r\nContent-Length: 8\r\n\r\n{\"a\":1}\n",
+			"/page":    "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nSet-Cookie: __Host-drover_session=x; Path=/\r\nDate: Sun, 22 Nov 2026 07:00:00 GMT\r\nContent-Length: 8\r\n\r\n<script>",
 			"/no-date": "HTTP/1.1 404 Not Found\r\nContent-Length: 2\r\n\r\n{}",
 			"/cut":     "HTTP/1.1 200 OK\r\nDate: Sun, 22 Nov 2026 07:00:00 GMT\r\nContent-Length: 100\r\n\r\nshort",
 		}[r.URL.Path]
@@ -197,8 +198,16 @@ func TestServeTakenReadRelays(t *testing.T) {
 	if got, whole := read("/plain"); !whole || got != raw.Load().(string) {
 		t.Fatalf("plain answer: sent %q (whole %v), the controller sent %q", got, whole, raw.Load())
 	}
-	got, whole := read("/no-date")
+	// An answer that could act in a browser on the hub's origin is not
+	// relayed as it is: copied, without its cookie, as bytes nobody runs.
+	got, whole := read("/page")
 	resp, err := http.ReadResponse(bufio.NewReader(strings.NewReader(got)), nil)
+	if !whole || err != nil || resp.Header.Get("Content-Type") != "application/octet-stream" ||
+		resp.Header.Get("X-Content-Type-Options") != "nosniff" || len(resp.Cookies()) != 0 {
+		t.Fatalf("an HTML answer with a cookie: %q (whole %v)", got, whole)
+	}
+	got, whole = read("/no-date")
+	resp, err = http.ReadResponse(bufio.NewReader(strings.NewReader(got)), nil)
 	if !whole || err != nil || resp.StatusCode != http.StatusNotFound || resp.Header.Get("Date") == "" {
 		t.Fatalf("answer without a Date: %q (whole %v)", got, whole)
 	}

@@ -145,9 +145,14 @@ func (r *statusRecorder) Flush() {
 	}
 }
 
+var nosniff = []string{"nosniff"}
+
 func (s *Server) instrument(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
+		// No answer here is a page: browsers must not take one for one
+		// (the hub relays answers on its own origin, and requires this).
+		w.Header()["X-Content-Type-Options"] = nosniff
 		rec := &statusRecorder{ResponseWriter: w, code: http.StatusOK, conn: corkconn.FromContext(r.Context(), r.ProtoMajor)}
 		next.ServeHTTP(rec, r)
 		series := s.metrics.seriesFor(chi.RouteContext(r.Context()), r.Method, rec.code)
