@@ -21,6 +21,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/droverhq/drover/internal/safetext"
 	"github.com/droverhq/drover/internal/version"
 )
 
@@ -107,7 +108,9 @@ func (a *App) fail(err error) int {
 		fmt.Fprintln(a.Stderr, "ERROR interrupted")
 		return 1
 	}
-	fmt.Fprintf(a.Stderr, "ERROR %s\n", explain(err, a.atHub))
+	// The message may quote a controller's or the hub's words: shown so
+	// that it cannot drive the terminal.
+	fmt.Fprintf(a.Stderr, "ERROR %s\n", safetext.TerminalLines(explain(err, a.atHub)))
 	return 1
 }
 

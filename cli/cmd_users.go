@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/internal/safetext"
 )
 
 func (a *App) usersCmd() *cobra.Command {
@@ -71,7 +72,8 @@ func (a *App) printUsers(users []api.HubUser, format string) error {
 		if u.Disabled {
 			name += " (disabled)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", name, u.DisplayName, u.Kind, u.Org, friendlyAgo(u.CreatedAt, now), last)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", safetext.Terminal(name), safetext.Terminal(u.DisplayName), u.Kind, u.Org,
+			friendlyAgo(u.CreatedAt, now), last)
 	}
 	return tw.Flush()
 }

@@ -342,3 +342,30 @@ func TestAuditTarget(t *testing.T) {
 		}
 	}
 }
+
+// TestOthersTextCannotDriveTheTerminal: text drover prints that others
+// wrote (here a model's status from its controller, and a refusal's
+// message) shows control characters as escapes, in tables and in errors,
+// and an error keeps its hint on its own line.
+func TestOthersTextCannotDriveTheTerminal(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/models", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"models":[{"uuid":"6a1f0c2e-0000-4000-8000-00000000000c","name":"prod","owner":"alice@example.com",
+			"life":"alive","status":"\u001b[2K\u001b[1Aactive","controller":"east","controller-uuid":"c1","cloud":"localhost","region":"east"}]}`))
+	})
+	mux.HandleFunc("GET /v1/groups", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusForbidden)
+		_, _ = w.Write([]byte(`{"code":"forbidden","message":"no\u001b]0;pwned\u0007"}`))
+	})
+	a, out, errb := atFakeHub(t, mux)
+	if code := a.Run(t.Context(), []string{"models"}); code != 0 || strings.ContainsRune(out.String(), 0x1b) ||
+		!strings.Contains(out.String(), `\x1b[2K\x1b[1Aactive`) {
+		t.Fatalf("models: exit %d %q %s", code, out, errb)
+	}
+	if code := a.Run(t.Context(), []string{"groups"}); code != 1 || strings.ContainsRune(errb.String(), 0x1b) ||
+		!strings.HasPrefix(errb.String(), `ERROR no\x1b]0;pwned\a`+"\n(") {
+		t.Fatalf("groups: exit %d %q", code, errb)
+	}
+}

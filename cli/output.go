@@ -10,6 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"gopkg.in/yaml.v3"
+
+	"github.com/droverhq/drover/internal/safetext"
 )
 
 // formatOpt is the --format flag.
@@ -109,6 +111,9 @@ type cell struct {
 	color string // ANSI SGR code, "" for none
 }
 
+// row adds a row. A cell's text may come from others (a charm's status
+// message, a controller's answer): its control characters are shown as
+// escapes, so that printing it cannot drive the terminal.
 func (t *table) row(cells ...any) {
 	r := make([]cell, len(cells))
 	for i, c := range cells {
@@ -120,6 +125,7 @@ func (t *table) row(cells ...any) {
 		default:
 			r[i] = cell{text: fmt.Sprint(v)}
 		}
+		r[i].text = safetext.Terminal(r[i].text)
 	}
 	t.rows = append(t.rows, r)
 }

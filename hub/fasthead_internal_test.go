@@ -12,7 +12,7 @@ import (
 	"testing"
 )
 
-const plainAnswerText = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Type: application/json\r\nDate: Sun, 22 Nov 2026 06:00:00 GMT\r\n\r\nhello"
+const plainAnswerText = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Type: application/json\r\nX-Content-Type-Options: nosniff\r\nDate: Sun, 22 Nov 2026 06:00:00 GMT\r\n\r\nhello"
 
 func TestBufferedHead(t *testing.T) {
 	for _, c := range []struct {
@@ -98,7 +98,11 @@ func TestReadAnswer(t *testing.T) {
 		{"no length", "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\nhello", get, false},
 		{"lower-case name", strings.Replace(plainAnswerText, "Content-Type", "content-type", 1), get, false},
 		{"folded", strings.Replace(plainAnswerText, "Date:", "X-A: 1\r\n 2\r\nDate:", 1), get, false},
-		{"repeated", strings.Replace(plainAnswerText, "Date:", "Vary: A\r\nVary: B\r\nDate:", 1), get, true},
+		{"repeated", strings.Replace(plainAnswerText, "Date:", "X-Drover-Index: 1\r\nX-Drover-Index: 2\r\nDate:", 1), get, true},
+		{"a header not relayed", strings.Replace(plainAnswerText, "Date:", "Set-Cookie: a=b\r\nDate:", 1), get, false},
+		{"a page", strings.Replace(plainAnswerText, "application/json", "text/html", 1), get, false},
+		{"sniffable", strings.Replace(plainAnswerText, "X-Content-Type-Options: nosniff\r\n", "", 1), get, false},
+		{"two types", strings.Replace(plainAnswerText, "Date:", "Content-Type: text/plain\r\nDate:", 1), get, false},
 		{"control in the reason", strings.Replace(plainAnswerText, "200 OK", "200 O\x01K", 1), get, false},
 	} {
 		var plain *http.Response

@@ -50,4 +50,17 @@ func Terminal(s string) string {
 	return b.String()
 }
 
+// TerminalLines is Terminal keeping line breaks, for messages of several
+// lines (an error and the hint under it).
+func TerminalLines(s string) string {
+	if !strings.Contains(s, "\n") {
+		return Terminal(s)
+	}
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = Terminal(l)
+	}
+	return strings.Join(lines, "\n")
+}
+
 func control(r rune) bool { return r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f) }

@@ -40,6 +40,13 @@ func TestTerminal(t *testing.T) {
 	}
 }
 
+func TestTerminalLines(t *testing.T) {
+	in := "controller said \x1b[2Kno\n(ask an administrator)\r"
+	if got, want := TerminalLines(in), "controller said \\x1b[2Kno\n(ask an administrator)\\r"; got != want {
+		t.Errorf("TerminalLines(%q) = %q, want %q", in, got, want)
+	}
+}
+
 // FuzzTerminal: nothing Terminal returns holds a control character, and
 // text without one comes back unchanged.
 func FuzzTerminal(f *testing.F) {
