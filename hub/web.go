@@ -1,6 +1,7 @@
 package hub
 
 import (
+	"crypto/subtle"
 	"errors"
 	"net/http"
 	"net/url"
@@ -34,8 +35,23 @@ func (s *Server) handleWebLogin(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
+	// The state is also kept in this browser: only the browser that
+	// started a login may finish it (login CSRF, RFC 6749 10.12: else a
+	// link to the callback with someone else's code and state logs the
+	// one who follows it in as that someone).
+	http.SetCookie(w, &http.Cookie{Name: loginCookie, Value: wl.State, Path: "/", Secure: true, HttpOnly: true,
+		SameSite: http.SameSiteLaxMode, MaxAge: int(webLoginTTL / time.Second)})
 	u := e.oauth.AuthCodeURL(wl.State, oauth2.S256ChallengeOption(wl.Verifier), oidc.Nonce(wl.Nonce))
 	http.Redirect(w, r, u, http.StatusFound)
+}
+
+// loginCookie holds the state of the login this browser started.
+const loginCookie = "__Host-drover_login"
+
+// startedHere reports whether r's browser started the login named state.
+func startedHere(r *http.Request, state string) bool {
+	c, err := r.Cookie(loginCookie)
+	return err == nil && state != "" && subtle.ConstantTimeCompare([]byte(c.Value), []byte(state)) == 1
 }
 
 // localPath reports whether a return_to is a path on the hub, and only
@@ -63,6 +79,12 @@ func (s *Server) handleWebCallback(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, errors.Join(errUnauthenticated, errors.New(e)))
 		return
 	}
+	if !startedHere(r, q.Get("state")) {
+		s.writeError(w, r, errors.Join(errUnauthenticated,
+			errors.New("this login was not started in this browser (log in again from the dashboard)")))
+		return
+	}
+	http.SetCookie(w, &http.Cookie{Name: loginCookie, Path: "/", Secure: true, HttpOnly: true, MaxAge: -1})
 	wl, err := s.store.TakeWebLogin(r.Context(), q.Get("state"), s.cfg.Now())
 	if err != nil {
 		s.writeError(w, r, errors.Join(errUnauthenticated, err))

@@ -188,3 +188,32 @@ func TestWebLoginReturnsOnlyToTheHub(t *testing.T) {
 		}
 	}
 }
+
+// TestWebLoginFinishesOnlyWhereItStarted: a link to the callback with
+// someone's code and state (login CSRF) does not log the browser that
+// follows it in as that someone, whether it started no login or one of
+// its own; the browser that started the login still finishes it.
+func TestWebLoginFinishesOnlyWhereItStarted(t *testing.T) {
+	e := newEnv(t)
+	start := func() (*browser, *url.URL) {
+		b := &browser{t: t, e: e, cookies: map[string]*http.Cookie{}}
+		resp, _ := b.do(http.MethodGet, "/auth/login", "", nil)
+		back, err := devidp.SignIn(t.Context(), resp.Header.Get("Location"), bob[0], bob[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b, back
+	}
+	attacker, link := start()
+	other, _ := start() // a victim in the middle of a login of their own
+	for name, victim := range map[string]*browser{"a fresh browser": {t: t, e: e, cookies: map[string]*http.Cookie{}}, "one logging in": other} {
+		resp, body := victim.do(http.MethodGet, "/auth/callback?"+link.RawQuery, "", nil)
+		if resp.StatusCode != http.StatusUnauthorized || victim.cookies["__Host-drover_session"] != nil {
+			t.Fatalf("%s following another's callback link: %d %s, cookies %v", name, resp.StatusCode, body, victim.cookies)
+		}
+	}
+	if resp, body := attacker.do(http.MethodGet, "/auth/callback?"+link.RawQuery, "", nil); resp.StatusCode != http.StatusFound ||
+		attacker.cookies["__Host-drover_session"] == nil || attacker.cookies["__Host-drover_login"] != nil {
+		t.Fatalf("the browser that started the login: %d %s, cookies %v", resp.StatusCode, body, attacker.cookies)
+	}
+}
