@@ -65,3 +65,14 @@ func SetMaxEventFrame(t interface{ Cleanup(func()) }, n int64) {
 	maxEventFrame = n
 	t.Cleanup(func() { maxEventFrame = old })
 }
+
+// SetClaimLease changes how long an add-model's claims last unless
+// renewed, until the test ends.
+func SetClaimLease(t interface{ Cleanup(func()) }, d time.Duration) {
+	old := claimLease
+	claimLease = d
+	t.Cleanup(func() { claimLease = old })
+}
+
+// ClaimRenewals returns how many add-model claims this replica renewed.
+func (s *Server) ClaimRenewals() int64 { return s.claimRenewals.Load() }

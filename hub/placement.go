@@ -49,7 +49,7 @@ func (s *Server) addModel(ctx context.Context, p Principal, req api.AddModelRequ
 	}
 	// One add-model of a name at a time in an organization; the others
 	// are told the name is taken, before any controller is asked.
-	claimed, err := s.store.ClaimModelName(ctx, p.Identity.Org, req.Name, placementClaim)
+	claimed, err := s.store.ClaimModelName(ctx, p.Identity.Org, req.Name, claimLease)
 	if err != nil {
 		return store.Model{}, err
 	}
@@ -58,13 +58,17 @@ func (s *Server) addModel(ctx context.Context, p Principal, req api.AddModelRequ
 			return store.Model{}, modelExists(p, req.Name)
 		}
 		return store.Model{}, errors.Join(store.ErrAlreadyExists, fmt.Errorf("model %q is being added in organization %s by another request "+
-			"(if none is running, one was interrupted: the name is free again within %v)", req.Name, p.Identity.Org, placementClaim))
+			"(if none is running, one was interrupted: the name is free again within %v)", req.Name, p.Identity.Org, claimLease))
 	}
 	defer func() {
 		if err := s.store.ReleaseModelName(context.WithoutCancel(ctx), p.Identity.Org, req.Name); err != nil {
 			s.cfg.Logger.Warn("placement: release the model name", "model", req.Name, "err", err)
 		}
 	}()
+	// Renewed while this runs; stopped before the release above.
+	defer s.holdClaim(ctx, "model name "+req.Name, func(ctx context.Context) error {
+		return s.store.RenewModelName(ctx, p.Identity.Org, req.Name, claimLease)
+	})()
 	if _, err := s.store.ModelByName(ctx, p.Identity.Org, req.Name); err == nil {
 		return store.Model{}, modelExists(p, req.Name)
 	} else if !errors.Is(err, store.ErrNotFound) {
@@ -97,10 +101,39 @@ func modelExists(p Principal, name string) error {
 	return errors.Join(store.ErrAlreadyExists, fmt.Errorf("model %q already exists in organization %s", name, p.Identity.Org))
 }
 
-// placementClaim is how long the indexer leaves a model being placed to
-// the placement (store.ClaimPlacement): longer than creating it on every
-// address of a controller may take.
-const placementClaim = 5 * time.Minute
+// claimLease is how long a claim of an add-model (its model name, and its
+// placement, which the indexer leaves to it: store.ClaimPlacement) lasts
+// unless renewed. The add-model renews both every third of it while it
+// runs, so a claim outlives an add-model that never ended (its hub
+// crashed) by at most this long; until 2026-11-23 a claim lasted 5
+// minutes, as long as creating the model could take, and so did such a
+// name's wait.
+var claimLease = 30 * time.Second
+
+// holdClaim renews a claim (renew) every third of claimLease until the
+// returned stop is called.
+func (s *Server) holdClaim(ctx context.Context, what string, renew func(context.Context) error) (stop func()) {
+	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(claimLease / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if err := renew(ctx); err != nil && ctx.Err() == nil {
+					s.cfg.Logger.Warn("placement: renew the claim", "claim", what, "err", err)
+				} else if err == nil {
+					s.claimRenewals.Add(1)
+				}
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
+}
 
 // placeOn creates the model on one controller as its superuser and indexes
 // it in the caller's organization with the caller as owner; next reports a
@@ -111,9 +144,12 @@ const placementClaim = 5 * time.Minute
 // row over (store.InsertModel).
 func (s *Server) placeOn(ctx context.Context, c store.Controller, p Principal, req api.AddModelRequest) (m store.Model, next bool, err error) {
 	owner := p.Identity.Name()
-	if err := s.store.ClaimPlacement(ctx, c.UUID, req.Name, owner, placementClaim); err != nil {
+	if err := s.store.ClaimPlacement(ctx, c.UUID, req.Name, owner, claimLease); err != nil {
 		return store.Model{}, false, err
 	}
+	defer s.holdClaim(ctx, "placement of "+req.Name, func(ctx context.Context) error {
+		return s.store.ClaimPlacement(ctx, c.UUID, req.Name, owner, claimLease)
+	})()
 	defer func() {
 		if err := s.store.ReleasePlacement(context.WithoutCancel(ctx), c.UUID, req.Name, owner); err != nil {
 			s.cfg.Logger.Warn("placement: release claim", "controller", c.Name, "model", req.Name, "err", err)

@@ -2,8 +2,10 @@ package hub_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -11,6 +13,7 @@ import (
 
 	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/authz"
+	"github.com/droverhq/drover/hub"
 	"github.com/droverhq/drover/hub/internal/store"
 	"github.com/droverhq/drover/tests/testkit"
 )
@@ -168,12 +171,64 @@ func TestRacingAddModels(t *testing.T) {
 		}
 	}
 	// A claim left by an add-model that never ended (its hub crashed) says
-	// so, until it expires.
-	if ok, err := e.st.ClaimModelName(ctx, "acme", "stuck", time.Minute); err != nil || !ok {
+	// so, until its lease (30 s, not renewed) runs out.
+	if ok, err := e.st.ClaimModelName(ctx, "acme", "stuck", 2*time.Second); err != nil || !ok {
 		t.Fatalf("claim: %v %v", ok, err)
 	}
 	code, b := e.do(http.MethodPost, "/v1/models", tok, map[string]string{"name": "stuck"})
-	if code != http.StatusConflict || !strings.Contains(string(b), "one was interrupted: the name is free again within 5m0s") {
+	if code != http.StatusConflict || !strings.Contains(string(b), "one was interrupted: the name is free again within 30s") {
 		t.Errorf("add-model of a name an interrupted add-model claimed: %d %s", code, b)
+	}
+	testkit.EventuallyWithin(t, 10*time.Second, func() (bool, error) {
+		code, b := e.do(http.MethodPost, "/v1/models", tok, map[string]string{"name": "stuck"})
+		if code != http.StatusCreated {
+			return false, fmt.Errorf("%d %s", code, b)
+		}
+		return true, nil
+	}, "add-model once the interrupted one's claim ran out")
+}
+
+// TestClaimsLastAsLongAsTheAddModel: an add-model's claims are leased
+// briefly (so a crashed hub's free the name soon) and renewed while it
+// runs: another add-model of the name is refused as being added however
+// long the controller takes to create the model.
+func TestClaimsLastAsLongAsTheAddModel(t *testing.T) {
+	hub.SetClaimLease(t, 600*time.Millisecond)
+	e := newEnv(t)
+	alice := e.user("alice", "acme")
+	id := uuid.NewString()
+	im := newImpostor(t, id)
+	arrived, release := make(chan struct{}), make(chan struct{})
+	var calls atomic.Int32
+	im.handle("POST /v1/models", func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) == 1 { // the first add-model takes long; any other is answered at once
+			close(arrived)
+			<-release
+		}
+		json.NewEncoder(w).Encode(api.Model{UUID: uuid.NewString(), Name: "held", Life: api.Alive})
+	})
+	if _, err := e.hub.RegisterController(t.Context(), hub.AddControllerRequest{Name: "slow", URL: im.srv.URL,
+		CACert: im.caPEM(), Region: "slow"}, true); err != nil {
+		t.Fatal(err)
+	}
+	e.settle()
+	tok := e.token(alice, time.Minute, "")
+	first := make(chan int, 1)
+	go func() {
+		code, _ := e.do(http.MethodPost, "/v1/models", tok, map[string]string{"name": "held"})
+		first <- code
+	}()
+	<-arrived
+	before := e.hub.ClaimRenewals()
+	testkit.EventuallyWithin(t, 10*time.Second, func() (bool, error) {
+		return e.hub.ClaimRenewals() >= before+6, nil // each claim renewed 3 times: past the lease
+	}, "the claims renewed")
+	code, b := e.do(http.MethodPost, "/v1/models", tok, map[string]string{"name": "held"})
+	close(release)
+	if code != http.StatusConflict || !strings.Contains(string(b), "is being added in organization acme by another request") {
+		t.Fatalf("a second add-model while the first runs past the lease: %d %s", code, b)
+	}
+	if code := <-first; code != http.StatusCreated {
+		t.Fatalf("the first add-model: %d", code)
 	}
 }

@@ -33,11 +33,27 @@ type impostor struct {
 	tokens []string
 	// events, if set, is what it sends on the hub's event stream.
 	events []byte
+	// routes answer "METHOD PATH" in its place.
+	routes map[string]http.HandlerFunc
+}
+
+// handle answers the route "METHOD PATH" with h.
+func (im *impostor) handle(route string, h http.HandlerFunc) {
+	im.mu.Lock()
+	defer im.mu.Unlock()
+	im.routes[route] = h
 }
 
 func newImpostor(t *testing.T, uuid string) *impostor {
-	im := &impostor{}
+	im := &impostor{routes: map[string]http.HandlerFunc{}}
 	im.srv = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		im.mu.Lock()
+		h := im.routes[r.Method+" "+r.URL.Path]
+		im.mu.Unlock()
+		if h != nil {
+			h(w, r)
+			return
+		}
 		if a := r.Header.Get("Authorization"); a != "" {
 			im.mu.Lock()
 			im.tokens = append(im.tokens, strings.TrimPrefix(a, "Bearer "))

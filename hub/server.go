@@ -54,13 +54,15 @@ type Server struct {
 	taken       takenConns // connections the hub serves itself
 	takeovers   atomic.Int64
 	handbacks   atomic.Int64
-	router      chi.Router
-	api         chi.Router // /v1, authenticated and audited
-	reg         *prometheus.Registry
-	reqs        *requestCounters
-	outages     *outageCounters
-	spokes      spokeSet
-	indexer     *indexer
+	// claimRenewals counts add-model claims renewed (placement.go).
+	claimRenewals atomic.Int64
+	router        chi.Router
+	api           chi.Router // /v1, authenticated and audited
+	reg           *prometheus.Registry
+	reqs          *requestCounters
+	outages       *outageCounters
+	spokes        spokeSet
+	indexer       *indexer
 }
 
 // New connects to PostgreSQL (migrating it), OpenFGA and the OIDC issuer,

@@ -66,6 +66,14 @@ func (s *Store) ClaimModelName(ctx context.Context, org, name string, ttl time.D
 	return tag.RowsAffected() == 1, nil
 }
 
+// RenewModelName extends a claim of ClaimModelName to ttl from now (the
+// add-model holding it is still running).
+func (s *Store) RenewModelName(ctx context.Context, org, name string, ttl time.Duration) error {
+	_, err := s.pool.Exec(ctx, `UPDATE model_name_claims SET expires_at = now() + make_interval(secs => $3)
+		WHERE org = $1 AND name = $2`, org, name, ttl.Seconds())
+	return pgErr("renew model name "+name, err)
+}
+
 // ReleaseModelName ends a claim of ClaimModelName.
 func (s *Store) ReleaseModelName(ctx context.Context, org, name string) error {
 	_, err := s.pool.Exec(ctx, `DELETE FROM model_name_claims WHERE org = $1 AND name = $2`, org, name)
