@@ -170,7 +170,7 @@ func (s *Server) mayRegisterAgain(ctx context.Context, p Principal, id string, r
 		}
 		return fmt.Errorf("%w: controller %s is %s; registering it again does not change its owner", errConflict, old.Name, owner)
 	}
-	if pinned, err := newSpokeClient(old.CACert, nil); err != nil || pinned.caSHA256 != sc.caSHA256 {
+	if pinned, err := ControllerCASHA256(old.CACert); err != nil || pinned != sc.caSHA256 {
 		return fmt.Errorf("%w: the CA given is not the one the hub pinned for controller %s (a controller keeps its CA; one bootstrapped again is a new controller: remove this one first)",
 			errConflict, old.Name)
 	}

@@ -37,42 +37,39 @@ func (s *Server) SetModelJSONLimit(n int) { s.modelJSON = newModelJSONCache(n) }
 // SetAnswerHeadTimeout changes how long the proxy waits for the head of a
 // controller's answer, until the test ends.
 func SetAnswerHeadTimeout(t interface{ Cleanup(func()) }, d time.Duration) {
-	old := answerHeadTimeout
-	answerHeadTimeout = d
-	t.Cleanup(func() { answerHeadTimeout = old })
+	setUntilCleanup(t, &answerHeadTimeout, d)
 }
 
 // SetRestoreLimit changes how long the API waits for OpenFGA's tuples to be
 // restored at start, until the test ends.
 func SetRestoreLimit(t interface{ Cleanup(func()) }, d time.Duration) {
-	old := restoreLimit
-	restoreLimit = d
-	t.Cleanup(func() { restoreLimit = old })
+	setUntilCleanup(t, &restoreLimit, d)
 }
 
 // SetOIDCTimeout changes the bound on a request to the issuer of a hub
 // configured after it, until the test ends.
 func SetOIDCTimeout(t interface{ Cleanup(func()) }, d time.Duration) {
-	old := oidcTimeout
-	oidcTimeout = d
-	t.Cleanup(func() { oidcTimeout = old })
+	setUntilCleanup(t, &oidcTimeout, d)
 }
 
 // SetMaxEventFrame changes the bound on one frame of a controller's event
 // stream, until the test ends.
 func SetMaxEventFrame(t interface{ Cleanup(func()) }, n int64) {
-	old := maxEventFrame
-	maxEventFrame = n
-	t.Cleanup(func() { maxEventFrame = old })
+	setUntilCleanup(t, &maxEventFrame, n)
 }
 
 // SetClaimLease changes how long an add-model's claims last unless
 // renewed, until the test ends.
 func SetClaimLease(t interface{ Cleanup(func()) }, d time.Duration) {
-	old := claimLease
-	claimLease = d
-	t.Cleanup(func() { claimLease = old })
+	setUntilCleanup(t, &claimLease, d)
 }
 
 // ClaimRenewals returns how many add-model claims this replica renewed.
 func (s *Server) ClaimRenewals() int64 { return s.claimRenewals.Load() }
+
+// setUntilCleanup sets *p to v until the test ends.
+func setUntilCleanup[T any](t interface{ Cleanup(func()) }, p *T, v T) {
+	old := *p
+	*p = v
+	t.Cleanup(func() { *p = old })
+}

@@ -128,6 +128,18 @@ func (e *env) token(id store.Identity, ttl time.Duration, aud string) string {
 	return tok
 }
 
+// addModel adds a model named name in region through the hub as the
+// holder of tok, and returns its UUID.
+func (e *env) addModel(tok, name, region string) string {
+	e.t.Helper()
+	code, b := e.do(http.MethodPost, "/v1/models", tok, map[string]string{"name": name, "region": region})
+	var m struct{ UUID string }
+	if code != http.StatusCreated || json.Unmarshal(b, &m) != nil || m.UUID == "" {
+		e.t.Fatalf("add model %s: %d %s", name, code, b)
+	}
+	return m.UUID
+}
+
 // want sends a request as do does and ends the test unless it is answered
 // with code; it returns the answer's body.
 func (e *env) want(t *testing.T, what string, code int, token, method, path string, body any) []byte {

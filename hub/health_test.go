@@ -1,7 +1,6 @@
 package hub_test
 
 import (
-	"context"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -25,25 +24,7 @@ func TestControllerHealthFollowsTheController(t *testing.T) {
 	cfg := spoke.Config{DataDir: t.TempDir(), Listen: testkit.FreeAddr(t), RaftListen: testkit.FreeAddr(t), Name: "east",
 		Bootstrap: true, RaftHeartbeat: 100 * time.Millisecond, RaftElection: 100 * time.Millisecond,
 		Logger: slog.New(slog.DiscardHandler), NoProvisioner: true}
-	start := func() (stop func()) {
-		t.Helper()
-		c := cfg
-		ready := make(chan struct{})
-		c.Ready = ready
-		s, err := spoke.New(t.Context(), c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx, cancel := context.WithCancel(t.Context())
-		done := make(chan error, 1)
-		go func() { done <- s.Serve(ctx) }()
-		select {
-		case <-ready:
-		case err := <-done:
-			t.Fatalf("spoke stopped: %v", err)
-		}
-		return func() { cancel(); <-done }
-	}
+	start := func() (stop func()) { return runNode(t, cfg) }
 	stop := start()
 	defer func() { stop() }()
 	cred, err := spoke.ReadAdminCredential(cfg.DataDir)

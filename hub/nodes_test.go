@@ -2,7 +2,6 @@ package hub_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -50,14 +49,7 @@ func TestHubFollowsAControllersNodes(t *testing.T) {
 	}, "controller registered with the hub")
 	e.settle()
 	tok := e.token(alice, 10*time.Minute, "")
-	code, b := e.do(http.MethodPost, "/v1/models", tok, map[string]string{"name": "prod", "region": "east"})
-	if code != http.StatusCreated {
-		t.Fatalf("add model: %d %s", code, b)
-	}
-	var m struct{ UUID string }
-	if err := json.Unmarshal(b, &m); err != nil || m.UUID == "" {
-		t.Fatalf("add model answer %s: %v", b, err)
-	}
+	model := e.addModel(tok, "prod", "east")
 
 	admin, err := api.NewClient(api.ClientConfig{Addresses: []string{first.Listen}, CACert: []byte(cred.CACert),
 		User: cred.User, Password: cred.Password, Timeout: 30 * time.Second})
@@ -88,21 +80,18 @@ func TestHubFollowsAControllersNodes(t *testing.T) {
 
 	stopFirst()
 	testkit.EventuallyWithin(t, 30*time.Second, func() (bool, error) {
-		if code, b := e.do(http.MethodGet, "/v1/models/"+m.UUID+"/status", tok, nil); code != http.StatusOK {
+		if code, b := e.do(http.MethodGet, "/v1/models/"+model+"/status", tok, nil); code != http.StatusOK {
 			return false, fmt.Errorf("status through the hub: %d %s", code, b)
 		}
 		return true, nil
 	}, "the model reached through the nodes left")
 	// The subscription moves too: a change made on a node left reaches the
 	// hub's index.
-	if code, b := e.do(http.MethodPatch, "/v1/models/"+m.UUID+"/config", tok,
+	if code, b := e.do(http.MethodPatch, "/v1/models/"+model+"/config", tok,
 		api.ConfigChange{Set: map[string]any{"logging-config": "<root>=DEBUG"}}); code != http.StatusOK {
 		t.Fatalf("model config through the hub: %d %s", code, b)
 	}
-	code, b = e.do(http.MethodPost, "/v1/models", tok, map[string]string{"name": "after", "region": "east"})
-	if code != http.StatusCreated {
-		t.Fatalf("add model with the first node down: %d %s", code, b)
-	}
+	e.addModel(tok, "after", "east") // with the first node down
 	testkit.EventuallyWithin(t, 60*time.Second, func() (bool, error) {
 		c, err := e.st.ControllerByName(t.Context(), "east")
 		if err != nil || c.Status != "connected" || c.LastSeen.Before(time.Now().Add(-5*time.Second)) {

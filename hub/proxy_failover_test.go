@@ -1,7 +1,6 @@
 package hub_test
 
 import (
-	"encoding/json"
 	"net/http"
 	"testing"
 	"time"
@@ -28,17 +27,10 @@ func TestProxyFailsOverBetweenControllerAddresses(t *testing.T) {
 	e.grant(authz.UserObject(alice.ID), authz.Administrator, authz.OrgObject("acme"))
 	e.settle()
 	tok := e.token(alice, time.Minute, "")
-	code, b := e.do(http.MethodPost, "/v1/models", tok, map[string]string{"name": "prod", "region": "east"})
-	if code != http.StatusCreated && code != http.StatusOK {
-		t.Fatalf("add model: %d %s", code, b)
-	}
-	var m struct{ UUID string }
-	if err := json.Unmarshal(b, &m); err != nil || m.UUID == "" {
-		t.Fatalf("add model answer %s: %v", b, err)
-	}
+	model := e.addModel(tok, "prod", "east")
 	e.settle()
 	for range 3 { // the first fails over; the next go straight to the node that answered
-		if code, b := e.do(http.MethodGet, "/v1/models/"+m.UUID+"/status", tok, nil); code != http.StatusOK {
+		if code, b := e.do(http.MethodGet, "/v1/models/"+model+"/status", tok, nil); code != http.StatusOK {
 			t.Fatalf("status through the hub with the first address down: %d %s", code, b)
 		}
 	}

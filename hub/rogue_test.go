@@ -126,14 +126,7 @@ func TestRegistrationCannotImpersonateAController(t *testing.T) {
 	east := startSpoke(t, e)
 	e.settle()
 	atok := e.token(alice, 10*time.Minute, "")
-	code, b := e.do(http.MethodPost, "/v1/models", atok, map[string]string{"name": "prod", "region": "east"})
-	if code != http.StatusCreated {
-		t.Fatalf("add model: %d %s", code, b)
-	}
-	var m struct{ UUID string }
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatal(err)
-	}
+	model := e.addModel(atok, "prod", "east")
 
 	im := newImpostor(t, east.UUID)
 	otok := e.token(olga, 10*time.Minute, "")
@@ -150,7 +143,7 @@ func TestRegistrationCannotImpersonateAController(t *testing.T) {
 	if err != nil || c.UUID != east.UUID || c.CACert != east.Registration.CACert || c.Org != "" {
 		t.Fatalf("the shared controller's record after the attempts: %+v %v", c, err)
 	}
-	if code, b := e.do(http.MethodGet, "/v1/models/"+m.UUID+"/status", atok, nil); code != http.StatusOK {
+	if code, b := e.do(http.MethodGet, "/v1/models/"+model+"/status", atok, nil); code != http.StatusOK {
 		t.Fatalf("status of a model on the shared controller after the attempts: %d %s", code, b)
 	}
 	if got := im.taken(); len(got) != 0 {
@@ -165,7 +158,7 @@ func TestRegistrationCannotImpersonateAController(t *testing.T) {
 		cfg.HubURL, cfg.HubJWKSURL = publicURL, e.url+"/.well-known/jwks.json"
 	})
 	im = newImpostor(t, labCred.ControllerUUID)
-	code, b = e.do(http.MethodPost, "/v1/controllers", otok,
+	code, b := e.do(http.MethodPost, "/v1/controllers", otok,
 		hub.AddControllerRequest{Name: "mine", URL: im.srv.URL, CACert: im.caPEM(), Region: "east", Org: "globex"})
 	if code != http.StatusCreated {
 		t.Fatalf("registering a server as a new controller: %d %s", code, b)
