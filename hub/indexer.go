@@ -309,6 +309,11 @@ func (ix *indexer) apply(ctx context.Context, c *store.Controller, f *api.EventF
 // taken is skipped (and tried again on its next event or reset): one
 // model never stops the frame.
 func (ix *indexer) adopt(ctx context.Context, c store.Controller, m store.Model, spokeOwner string) error {
+	if err := api.CheckModelName(m.Name); err != nil {
+		// No controller of ours names a model so: not indexed.
+		ix.s.cfg.Logger.Warn("indexer: not adopting a model with an invalid name", "controller", c.Name, "uuid", m.UUID, "err", err)
+		return nil
+	}
 	m.Org = c.Org
 	if m.Org == "" {
 		m.Org = ix.s.cfg.DefaultOrg

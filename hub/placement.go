@@ -44,6 +44,9 @@ func (s *Server) addModel(ctx context.Context, p Principal, req api.AddModelRequ
 	if req.Name == "" {
 		return store.Model{}, fmt.Errorf("%w: a model name is required", errBadRequest)
 	}
+	if err := api.CheckModelName(req.Name); err != nil { // before claiming it, or asking any controller
+		return store.Model{}, fmt.Errorf("%w: %w", errBadRequest, err)
+	}
 	if req.Owner != "" && req.Owner != p.Identity.Name() && req.Owner != p.Identity.ID {
 		return store.Model{}, fmt.Errorf("%w: a model added through the hub is owned by its creator", errBadRequest)
 	}

@@ -312,3 +312,36 @@ func TestControllerAnswersCannotActInABrowser(t *testing.T) {
 		t.Fatalf("the upgrade through the hub set cookies: %v", resp.Header)
 	}
 }
+
+// TestModelNamesAreChecked: an add-model of a name no controller would
+// take is refused before anything is claimed or any controller asked, and
+// a model a controller reports under such a name is not adopted (the
+// frame's other models are).
+func TestModelNamesAreChecked(t *testing.T) {
+	e := newEnv(t)
+	runIndexer(t, e)
+	root := e.hubAdmin()
+	for _, name := range []string{"Bad_Name", "../x", "a--b", strings.Repeat("x", 10) + "\x1b[2K"} {
+		code, b := e.do(http.MethodPost, "/v1/models", root, map[string]string{"name": name})
+		if code != http.StatusBadRequest || !strings.Contains(string(b), "invalid model name") {
+			t.Errorf("add-model %q: %d %s", name, code, b)
+		}
+	}
+	id := uuid.NewString()
+	im := newImpostor(t, id)
+	good := uuid.NewString()
+	im.events, _ = json.Marshal(api.EventFrame{Type: api.EventFrameReset, Index: 1, Models: []api.ModelSummary{
+		{UUID: uuid.NewString(), Name: "Bad Name\x1b[2K", Life: api.Alive},
+		{UUID: good, Name: "good", Life: api.Alive}}})
+	if code, b := e.do(http.MethodPost, "/v1/controllers", root,
+		hub.AddControllerRequest{Name: "reports", URL: im.srv.URL, CACert: im.caPEM(), Region: "east"}); code != http.StatusCreated {
+		t.Fatalf("register: %d %s", code, b)
+	}
+	testkit.EventuallyWithin(t, 30*time.Second, func() (bool, error) {
+		got, err := e.st.ControllerModelUUIDs(t.Context(), id)
+		if err != nil || len(got) != 1 || got[0] != good {
+			return false, fmt.Errorf("indexed %v (%v)", got, err)
+		}
+		return true, nil
+	}, "only the well-named model adopted")
+}

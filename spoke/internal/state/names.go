@@ -8,18 +8,14 @@ import (
 	"github.com/droverhq/drover/api"
 )
 
-var (
-	modelNameRE = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
-	appNameRE   = regexp.MustCompile(`^[a-z][a-z0-9]*(-[a-z0-9]*[a-z][a-z0-9]*)*$`)
-)
+var appNameRE = regexp.MustCompile(`^[a-z][a-z0-9]*(-[a-z0-9]*[a-z][a-z0-9]*)*$`)
 
 // validName checks model and application names as Juju does.
 func validName(kind, name string) error {
-	re := appNameRE
 	if kind == "model" {
-		re = modelNameRE
+		return api.CheckModelName(name)
 	}
-	if !re.MatchString(name) {
+	if !appNameRE.MatchString(name) {
 		return api.Errorf(api.CodeInvalid, "invalid %s name %q", kind, name)
 	}
 	return nil
