@@ -101,11 +101,12 @@ func TestPlacementByHealthThenLoadWithRetry(t *testing.T) {
 		ae.Message != "bad request: controller light is in localhost/light, not in region elsewhere" {
 		t.Errorf("a controller outside the region asked for: %d %s", code, b)
 	}
-	// A name the controller refuses is the caller's mistake: said as the
-	// controller says it, and not tried elsewhere.
-	code, b = e.do(http.MethodPost, "/v1/models", e.token(alice, time.Minute, ""), map[string]string{"name": "bad name!"})
-	if code != http.StatusUnprocessableEntity || !strings.Contains(string(b), "invalid model name") {
-		t.Errorf("a bad model name: %d %s", code, b)
+	// A model the controller refuses (here its config) is the caller's
+	// mistake: said as the controller says it, and not tried elsewhere.
+	code, b = e.do(http.MethodPost, "/v1/models", e.token(alice, time.Minute, ""),
+		map[string]any{"name": "badly-configured", "config": map[string]any{"update-status-hook-interval": "often"}})
+	if code != http.StatusUnprocessableEntity || !strings.Contains(string(b), "update-status-hook-interval") {
+		t.Errorf("a model config the controller refuses: %d %s", code, b)
 	}
 	for _, other := range []testSpoke{heavy, idle} {
 		if ms, err := other.Admin.Models(ctx); err != nil || len(ms) != 0 {
