@@ -155,8 +155,10 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 // writeJSONHeader sends the status and headers of a JSON answer.
 func writeJSONHeader(w http.ResponseWriter, status int) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Cache-Control", "no-store")
+	h["X-Content-Type-Options"] = nosniff
 	w.WriteHeader(status)
 }
 

@@ -88,6 +88,9 @@ func TestBrowserSession(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || json.Unmarshal(body, &who) != nil || who.Email != bob[0] {
 		t.Fatalf("whoami with the session cookie: %d %s", resp.StatusCode, body)
 	}
+	if resp.Header.Get("X-Content-Type-Options") != "nosniff" || resp.Header.Get("Cache-Control") != "no-store" {
+		t.Fatalf("the hub's own answer: %v", resp.Header)
+	}
 	e.grant(authz.UserObject(who.ID), authz.Administrator, authz.OrgObject("acme"))
 	e.settle()
 	group := map[string]string{"org": "acme", "name": "web"}
