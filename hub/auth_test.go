@@ -2,6 +2,7 @@ package hub_test
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -10,8 +11,10 @@ import (
 
 	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/authz"
+	"github.com/droverhq/drover/hub"
 	"github.com/droverhq/drover/hub/devidp"
 	"github.com/droverhq/drover/hub/internal/store"
+	"github.com/droverhq/drover/tests/testkit"
 )
 
 type tokenResp struct {
@@ -174,6 +177,29 @@ func TestWebLoginRedirectsWithPKCE(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 401 {
 		t.Fatalf("forged callback: %d", resp.StatusCode)
+	}
+}
+
+// TestMetricsOnAnInternalAddress: with MetricsListen (droverd hub
+// --metrics-listen) the metrics are served there alone, not to anyone who
+// reaches the hub's public address.
+func TestMetricsOnAnInternalAddress(t *testing.T) {
+	internal := testkit.FreeAddr(t)
+	e := newServedEnv(t, func(c *hub.Config) { c.MetricsListen = internal })
+	if code, b := e.do(http.MethodGet, "/metrics", "", nil); code != http.StatusNotFound {
+		t.Fatalf("/metrics at the public address: %d %.100s", code, b)
+	}
+	resp, err := http.Get("http://" + internal + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), "drover_hub_") {
+		t.Fatalf("/metrics at the internal address: %d %.200s", resp.StatusCode, b)
+	}
+	if resp, err := http.Get("http://" + internal + "/v1/models"); err != nil || resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("the API at the internal address: %v %v", resp, err)
 	}
 }
 

@@ -38,6 +38,9 @@ type Config struct {
 	// Listen is the HTTPS address; PublicURL is how clients reach it
 	// (default https://Listen). It is the session tokens' issuer.
 	Listen, PublicURL string
+	// MetricsListen, if set, is a plain HTTP address (an internal one) that
+	// alone serves /metrics; the public address then answers it 404.
+	MetricsListen string
 	// StateDir holds the generated TLS CA and certificate (required unless
 	// TLSCert and TLSKey are given).
 	StateDir        string

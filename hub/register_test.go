@@ -20,13 +20,17 @@ import (
 // newServedEnv runs a hub as production does: Run serves HTTPS with the
 // certificate it generates in its state dir (and runs the outbox and the
 // indexer), and its public URL is where controllers fetch its JWKS.
-func newServedEnv(t *testing.T) *env {
+func newServedEnv(t *testing.T, opts ...func(*hub.Config)) *env {
 	t.Helper()
 	listen := testkit.FreeAddr(t)
 	stateDir := t.TempDir()
 	ready := make(chan struct{})
-	s, err := hub.New(t.Context(), hub.Config{DSN: hubtest.DSN(t), OpenFGAURL: hubtest.OpenFGAURL(), OpenFGAStore: hubtest.StoreName(),
-		OIDCIssuer: idp.URL(), OIDCClientID: devidp.HubClientID, Listen: listen, StateDir: stateDir, DefaultOrg: "acme", Ready: ready})
+	cfg := hub.Config{DSN: hubtest.DSN(t), OpenFGAURL: hubtest.OpenFGAURL(), OpenFGAStore: hubtest.StoreName(),
+		OIDCIssuer: idp.URL(), OIDCClientID: devidp.HubClientID, Listen: listen, StateDir: stateDir, DefaultOrg: "acme", Ready: ready}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	s, err := hub.New(t.Context(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -227,6 +227,30 @@ func (s *Server) Run(ctx context.Context) error {
 		}
 		return nil
 	})
+	if s.cfg.MetricsListen != "" {
+		mln, err := net.Listen("tcp", s.cfg.MetricsListen)
+		if err != nil {
+			return fmt.Errorf("hub: metrics listen: %w", err)
+		}
+		msrv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path != "/metrics" {
+				http.NotFound(w, r)
+				return
+			}
+			s.metricsHandler().ServeHTTP(w, r)
+		}), ReadHeaderTimeout: 10 * time.Second}
+		g.Go(func() error {
+			if err := msrv.Serve(mln); !errors.Is(err, http.ErrServerClosed) {
+				return err
+			}
+			return nil
+		})
+		g.Go(func() error {
+			<-gctx.Done()
+			return msrv.Close()
+		})
+		s.cfg.Logger.Info("hub metrics", "addr", mln.Addr().String())
+	}
 	g.Go(func() error { return ignoreCanceled(s.outbox.Run(gctx)) })
 	g.Go(func() error { return ignoreCanceled(s.followAuthz(gctx)) })
 	g.Go(func() error { return ignoreCanceled(s.janitor(gctx)) })
@@ -244,6 +268,11 @@ func (s *Server) Run(ctx context.Context) error {
 		close(s.cfg.Ready)
 	}
 	return g.Wait()
+}
+
+// metricsHandler serves the hub's Prometheus metrics.
+func (s *Server) metricsHandler() http.Handler {
+	return promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{})
 }
 
 // newHTTPServer is the hub's HTTPS server for h. It serves two listeners
@@ -318,7 +347,9 @@ func (s *Server) routes() {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
 	r.Get("/readyz", s.handleReady)
-	r.Handle("/metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{}))
+	if s.cfg.MetricsListen == "" {
+		r.Handle("/metrics", s.metricsHandler())
+	}
 	r.Get("/.well-known/jwks.json", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, s.keys.JWKS()) })
 	r.Get("/auth/login", s.handleWebLogin)
 	r.Get("/auth/callback", s.handleWebCallback)
