@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 )
@@ -27,3 +28,15 @@ func MigrateDSNTo(ctx context.Context, dsn string, v int) error {
 	defer pool.Close()
 	return (&Store{pool: pool}).migrateTo(ctx, ms[:v])
 }
+
+// SetListenPing changes how long the permission-change listener waits
+// quietly before it checks its connection, until the test ends.
+func SetListenPing(t interface{ Cleanup(func()) }, d time.Duration) {
+	old := listenPing
+	listenPing = d
+	t.Cleanup(func() { listenPing = old })
+}
+
+// ListenPings returns how many of those checks found the connection
+// answering.
+func ListenPings() int64 { return listenPings.Load() }

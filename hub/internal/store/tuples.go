@@ -2,7 +2,9 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -108,12 +110,37 @@ func (s *Store) ListenAuthzChanges(ctx context.Context, listening, changed func(
 	}
 	listening()
 	for {
-		if _, err := pc.WaitForNotification(ctx); err != nil {
+		wctx, cancel := context.WithTimeout(ctx, listenPing)
+		_, err := pc.WaitForNotification(wctx)
+		cancel()
+		switch {
+		case err == nil:
+			changed()
+		case ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded):
+			// Quiet for a while: make sure the connection still leads
+			// to the server. One that died without a word (a network
+			// cut, a server gone with its host) would otherwise be
+			// waited on for good, every change missed.
+			pctx, cancel := context.WithTimeout(ctx, listenPing)
+			_, err = pc.Exec(pctx, "SELECT 1")
+			cancel()
+			if err != nil {
+				return pgErr("listen: the connection no longer answers", err)
+			}
+			listenPings.Add(1)
+		default:
 			return pgErr("listen", err)
 		}
-		changed()
 	}
 }
+
+// listenPing is how long the permission-change listener waits quietly
+// before it checks that its connection still answers, and how long it
+// gives that check.
+var listenPing = 30 * time.Second
+
+// listenPings counts the checks that found the connection answering.
+var listenPings atomic.Int64
 
 // MarkFailed records a failed delivery attempt.
 func (s *Store) MarkFailed(ctx context.Context, ids []int64, cause error) error {
