@@ -2,13 +2,11 @@ package hub_test
 
 import (
 	"encoding/json"
-	"net"
 	"net/http"
 	"net/url"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,97 +18,6 @@ import (
 	"github.com/droverhq/drover/tests/testkit"
 )
 
-// stallProxy relays TCP connections to a server, and can stall:
-// while stalled, bytes are held in either direction and new connections
-// wait, as with a database whose disk, process or network has hung (the
-// connections stay open; nothing is answered).
-type stallProxy struct {
-	ln      net.Listener
-	network string // of target: "unix" or "tcp"
-	target  string
-	mu      sync.Mutex
-	stalled bool
-	resumed *sync.Cond
-}
-
-func newStallProxy(t *testing.T, network, target string) *stallProxy {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &stallProxy{ln: ln, network: network, target: target}
-	p.resumed = sync.NewCond(&p.mu)
-	t.Cleanup(func() { ln.Close(); p.stall(false) })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go p.relay(c)
-		}
-	}()
-	return p
-}
-
-func (p *stallProxy) stall(on bool) {
-	p.mu.Lock()
-	p.stalled = on
-	p.mu.Unlock()
-	p.resumed.Broadcast()
-}
-
-func (p *stallProxy) wait() {
-	p.mu.Lock()
-	for p.stalled {
-		p.resumed.Wait()
-	}
-	p.mu.Unlock()
-}
-
-func (p *stallProxy) relay(c net.Conn) {
-	defer c.Close()
-	p.wait()
-	up, err := net.Dial(p.network, p.target)
-	if err != nil {
-		return
-	}
-	defer up.Close()
-	pipe := func(dst, src net.Conn) {
-		buf := make([]byte, 32<<10)
-		for {
-			n, err := src.Read(buf)
-			p.wait()
-			if n > 0 {
-				if _, werr := dst.Write(buf[:n]); werr != nil {
-					break
-				}
-			}
-			if err != nil {
-				break
-			}
-		}
-		_ = dst.Close()
-	}
-	go pipe(up, c)
-	pipe(c, up)
-}
-
-// dsnThrough is dsn (the shared server's, on its unix socket) through p.
-func (p *stallProxy) dsnThrough(t *testing.T, dsn string) string {
-	u, err := url.Parse(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := u.Query()
-	_, port, _ := net.SplitHostPort(p.ln.Addr().String())
-	q.Set("host", "127.0.0.1")
-	q.Set("port", port)
-	u.RawQuery = q.Encode()
-	return u.String()
-}
-
 // TestHungDatabase: with its database hung (a stalled disk, a stopped
 // server: connections open, nothing answered), the hub answers in bounded
 // time that its database is unavailable, where every request used to wait
@@ -119,16 +26,16 @@ func (p *stallProxy) dsnThrough(t *testing.T, dsn string) string {
 func TestHungDatabase(t *testing.T) {
 	dsn := hubtest.DSN(t)
 	u, _ := url.Parse(dsn)
-	p := newStallProxy(t, "unix", filepath.Join(u.Query().Get("host"), ".s.PGSQL."+strconv.Itoa(5432)))
-	e := newEnvOn(t, p.dsnThrough(t, dsn), func(c *hub.Config) { c.DatabaseTimeout = time.Second })
+	p := testkit.NewFaultProxy(t, "unix", filepath.Join(u.Query().Get("host"), ".s.PGSQL."+strconv.Itoa(5432)))
+	e := newEnvOn(t, p.DSNThrough(t, dsn), func(c *hub.Config) { c.DatabaseTimeout = time.Second })
 	// Unbounded, a request would wait for the database: it gives up in
 	// 30 s, as drover does, and the test fails.
 	e.client = &http.Client{Timeout: 30 * time.Second}
-	t.Cleanup(func() { p.stall(false) }) // before the hub's cleanup, which would wait on a stalled database
+	t.Cleanup(func() { p.Stall(false) }) // before the hub's cleanup, which would wait on a stalled database
 	bob := e.token(e.user("bob", "acme"), 5*time.Minute, "")
 	e.want(t, "models", http.StatusOK, bob, http.MethodGet, "/v1/models", nil)
 
-	p.stall(true)
+	p.Stall(true)
 	for _, r := range []struct{ method, path string }{
 		{http.MethodGet, "/v1/models"},
 		{http.MethodPost, "/v1/groups"}, // a change: its audit entry comes first
@@ -137,7 +44,7 @@ func TestHungDatabase(t *testing.T) {
 		wantUnavailable(t, r.method+" "+r.path+" with the database hung", code, b,
 			"the hub's database is unavailable (try again shortly; if this lasts, the hub's operator checks its PostgreSQL server)")
 	}
-	p.stall(false)
+	p.Stall(false)
 	e.servesAgain(bob, "once its database answers again")
 }
 
@@ -168,22 +75,22 @@ func TestHungPermissionService(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := newStallProxy(t, "tcp", fga.Host)
+	p := testkit.NewFaultProxy(t, "tcp", fga.Host)
 	e := newEnv(t, func(c *hub.Config) {
-		c.OpenFGAURL = "http://" + p.ln.Addr().String()
+		c.OpenFGAURL = "http://" + p.Addr()
 		c.OpenFGATimeout = time.Second
 	})
 	e.client = &http.Client{Timeout: 30 * time.Second} // unbounded, the test fails here
-	t.Cleanup(func() { p.stall(false) })
+	t.Cleanup(func() { p.Stall(false) })
 	bob := e.token(e.user("bob", "acme"), 5*time.Minute, "")
 	e.want(t, "models", http.StatusOK, bob, http.MethodGet, "/v1/models", nil)
 
-	p.stall(true)
+	p.Stall(true)
 	carol := e.token(e.user("carol", "acme"), 5*time.Minute, "") // no decision cached
 	code, b := e.do(http.MethodGet, "/v1/models", carol, nil)
 	wantUnavailable(t, "models with OpenFGA hung", code, b,
 		"the hub cannot reach its permission service (try again shortly; if this lasts, the hub's operator checks OpenFGA)")
-	p.stall(false)
+	p.Stall(false)
 	e.servesAgain(carol, "once OpenFGA answers again")
 }
 

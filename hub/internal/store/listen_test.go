@@ -2,89 +2,14 @@ package store_test
 
 import (
 	"errors"
-	"net"
 	"net/url"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/droverhq/drover/hub/internal/store"
 	"github.com/droverhq/drover/tests/testkit"
 )
-
-// cutProxy relays TCP connections to a PostgreSQL server's unix socket
-// until cut: from then on the connections it relays carry nothing either
-// way and stay open, as a connection does whose network path died without
-// a word; new connections are relayed as before.
-type cutProxy struct {
-	ln   net.Listener
-	mu   sync.Mutex
-	cuts chan struct{}
-	done chan struct{} // the test's end: the silenced connections close
-}
-
-func newCutProxy(t *testing.T, socket string) *cutProxy {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &cutProxy{ln: ln, cuts: make(chan struct{}), done: make(chan struct{})}
-	t.Cleanup(func() { ln.Close(); close(p.done) })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			p.mu.Lock()
-			cut := p.cuts
-			p.mu.Unlock()
-			go p.relay(c, socket, cut)
-		}
-	}()
-	return p
-}
-
-// cut silences every connection relayed so far.
-func (p *cutProxy) cut() {
-	p.mu.Lock()
-	close(p.cuts)
-	p.cuts = make(chan struct{})
-	p.mu.Unlock()
-}
-
-func (p *cutProxy) relay(c net.Conn, socket string, cut chan struct{}) {
-	defer c.Close()
-	up, err := net.Dial("unix", socket)
-	if err != nil {
-		return
-	}
-	defer up.Close()
-	pipe := func(dst, src net.Conn) {
-		buf := make([]byte, 32<<10)
-		for {
-			n, err := src.Read(buf)
-			select {
-			case <-cut:
-				<-p.done // silent until the test ends
-				dst.Close()
-				return
-			default:
-			}
-			if n > 0 {
-				if _, err := dst.Write(buf[:n]); err != nil {
-					return
-				}
-			}
-			if err != nil {
-				return
-			}
-		}
-	}
-	go pipe(up, c)
-	pipe(c, up)
-}
 
 // TestListenerNoticesADeadConnection: the permission-change listener,
 // quiet for a while, checks that its connection still answers (and goes
@@ -95,13 +20,8 @@ func TestListenerNoticesADeadConnection(t *testing.T) {
 	store.SetListenPing(t, 300*time.Millisecond)
 	_, dsn := newStore(t)
 	u, _ := url.Parse(dsn)
-	p := newCutProxy(t, filepath.Join(u.Query().Get("host"), ".s.PGSQL.5432"))
-	q := u.Query()
-	_, port, _ := net.SplitHostPort(p.ln.Addr().String())
-	q.Set("host", "127.0.0.1")
-	q.Set("port", port)
-	u.RawQuery = q.Encode()
-	s, err := store.Open(t.Context(), u.String())
+	p := testkit.NewFaultProxy(t, "unix", filepath.Join(u.Query().Get("host"), ".s.PGSQL.5432"))
+	s, err := store.Open(t.Context(), p.DSNThrough(t, dsn))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +46,7 @@ func TestListenerNoticesADeadConnection(t *testing.T) {
 		t.Fatal("no change heard after the checks")
 	}
 
-	p.cut()
+	p.Cut()
 	select {
 	case err := <-ended:
 		if err == nil || errors.Is(err, t.Context().Err()) {
