@@ -157,6 +157,16 @@ func TestRegistrationCannotImpersonateAController(t *testing.T) {
 	labAddr, labCred := runSpoke(t, "lab", func(cfg *spoke.Config) {
 		cfg.HubURL, cfg.HubJWKSURL = publicURL, e.url+"/.well-known/jwks.json"
 	})
+	labAdmin, err := api.NewClient(api.ClientConfig{Addresses: []string{labAddr}, CACert: []byte(labCred.CACert),
+		User: labCred.User, Password: labCred.Password, Timeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer labAdmin.Close()
+	testkit.EventuallyWithin(t, 30*time.Second, func() (bool, error) {
+		_, err := labAdmin.ControllerInfo(t.Context(), api.ReadOptions{})
+		return err == nil, err
+	}, "the controller bootstrapped (a refusal is then the token's)")
 	im = newImpostor(t, labCred.ControllerUUID)
 	code, b := e.do(http.MethodPost, "/v1/controllers", otok,
 		hub.AddControllerRequest{Name: "mine", URL: im.srv.URL, CACert: im.caPEM(), Region: "east", Org: "globex"})
