@@ -20,6 +20,7 @@ import (
 var (
 	pgOnce sync.Once
 	pg     *testkit.Postgres
+	pgDir  string // the server's data, removed after the tests
 	pgErr  error
 )
 
@@ -27,6 +28,9 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	if pg != nil {
 		pg.Stop()
+	}
+	if pgDir != "" {
+		os.RemoveAll(pgDir) // each run left 60 MB in /tmp until 2026-11-23
 	}
 	os.Exit(code)
 }
@@ -47,6 +51,7 @@ func newStoreFrom(t testing.TB, template string, opts ...testkit.DatabaseOption)
 			pgErr = err
 			return
 		}
+		pgDir = dir
 		pg, pgErr = testkit.StartPostgresServer(t.Context(), dir)
 	})
 	if pgErr != nil {
