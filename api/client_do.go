@@ -303,6 +303,8 @@ func codeForStatus(status int) Code {
 		return CodeConflict
 	case http.StatusRequestEntityTooLarge:
 		return CodeTooLarge
+	case http.StatusTooManyRequests:
+		return CodeTooMany
 	case http.StatusUnprocessableEntity:
 		return CodeInvalid
 	case http.StatusBadGateway, http.StatusServiceUnavailable:

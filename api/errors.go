@@ -21,6 +21,7 @@ const (
 	CodeUnavailable   Code = "unavailable"    // no raft leader / shutting down; retry
 	CodeTimeout       Code = "timeout"        // the deadline passed; outcome unknown
 	CodeTooLarge      Code = "too-large"      // body or archive over the limit
+	CodeTooMany       Code = "too-many"       // a limit on open calls reached; close some
 	CodeInternal      Code = "internal"       // a bug or an unexpected failure
 )
 
@@ -63,6 +64,7 @@ var (
 	ErrUnavailable   = &Error{Code: CodeUnavailable}
 	ErrTimeout       = &Error{Code: CodeTimeout}
 	ErrTooLarge      = &Error{Code: CodeTooLarge}
+	ErrTooMany       = &Error{Code: CodeTooMany}
 	ErrInternal      = &Error{Code: CodeInternal}
 )
 

@@ -66,6 +66,10 @@ type Config struct {
 	// IdleTimeout closes a client's keep-alive connection left idle this
 	// long (default 2m; watches and followed logs are not idle).
 	IdleTimeout time.Duration
+	// MaxLiveCalls bounds the long-lived calls (watches, followed logs)
+	// one identity holds open on this replica (default 1000; negative: no
+	// bound). Each holds two connections and their goroutines.
+	MaxLiveCalls int
 
 	Logger *slog.Logger
 	Now    func() time.Time
@@ -119,6 +123,9 @@ func (c *Config) Validate() error {
 	}
 	if c.IdleTimeout <= 0 {
 		c.IdleTimeout = 2 * time.Minute
+	}
+	if c.MaxLiveCalls == 0 {
+		c.MaxLiveCalls = 1000
 	}
 	if c.DatabaseTimeout <= 0 {
 		c.DatabaseTimeout = store.StatementTimeout

@@ -70,6 +70,7 @@ var relayedCodes = map[api.Code]int{
 	api.CodeAlreadyExists: http.StatusConflict,
 	api.CodeConflict:      http.StatusConflict,
 	api.CodeTooLarge:      http.StatusRequestEntityTooLarge,
+	api.CodeTooMany:       http.StatusTooManyRequests, // the hub's own too (live.go)
 }
 
 // writeError answers err with the status and code from errorTable;

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/authz"
 	"github.com/droverhq/drover/hub/internal/token"
 )
@@ -24,6 +25,9 @@ type liveCalls struct {
 	mu    sync.Mutex
 	calls map[*liveCall]struct{}
 	kick  chan struct{}
+	// per counts each identity's calls; max bounds it (negative: none).
+	per map[string]int
+	max int
 }
 
 type liveCall struct {
@@ -33,8 +37,8 @@ type liveCall struct {
 	cancel context.CancelFunc
 }
 
-func newLiveCalls() *liveCalls {
-	return &liveCalls{calls: map[*liveCall]struct{}{}, kick: make(chan struct{}, 1)}
+func newLiveCalls(max int) *liveCalls {
+	return &liveCalls{calls: map[*liveCall]struct{}{}, kick: make(chan struct{}, 1), per: map[string]int{}, max: max}
 }
 
 // longLived reports whether a proxied call may outlive the access it was
@@ -50,7 +54,18 @@ func longLived(r *http.Request) bool {
 // it was opened with expires, as a new request with that token would be
 // refused: a client resumes it with a renewed token (api.Client's watch
 // and log stream do), which a session ended by logout cannot get.
-func (l *liveCalls) track(r *http.Request, p Principal, rel authz.Relation, model string) (*http.Request, func()) {
+// An identity holding its maximum of them is refused another
+// (api.CodeTooMany, 429).
+func (l *liveCalls) track(r *http.Request, p Principal, rel authz.Relation, model string) (*http.Request, func(), error) {
+	id := p.Identity.ID
+	l.mu.Lock()
+	if l.max >= 0 && l.per[id] >= l.max {
+		l.mu.Unlock()
+		return nil, nil, api.Errorf(api.CodeTooMany, "%s holds %d watches and log follows open on this hub already, its most: "+
+			"close some (a watch left open by a program that forgot it counts too)", p.Identity.Name(), l.max)
+	}
+	l.per[id]++
+	l.mu.Unlock()
 	var ctx context.Context
 	var cancel context.CancelFunc
 	if p.Expires.IsZero() {
@@ -65,9 +80,12 @@ func (l *liveCalls) track(r *http.Request, p Principal, rel authz.Relation, mode
 	return r.WithContext(ctx), func() {
 		l.mu.Lock()
 		delete(l.calls, c)
+		if l.per[id]--; l.per[id] <= 0 {
+			delete(l.per, id)
+		}
 		l.mu.Unlock()
 		cancel()
-	}
+	}, nil
 }
 
 // changed asks for the live calls to be checked again.

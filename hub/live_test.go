@@ -3,12 +3,16 @@ package hub_test
 import (
 	"bufio"
 	"context"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/droverhq/drover/hub"
+	"github.com/droverhq/drover/tests/testkit"
 )
 
 // TestLongLivedCallsEndWithTheirAccess: a watch and a followed log stream,
@@ -147,4 +151,48 @@ func TestLongLivedCallsEndWithTheirToken(t *testing.T) {
 		resp == nil || resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("the expired token opened the watch again: %v %v", resp, err)
 	}
+}
+
+// TestLongLivedCallsAreBoundedPerIdentity: an identity holds at most
+// MaxLiveCalls watches and log follows open on a replica (each costs the
+// hub two connections); one more is refused, 429 too-many, saying so, and
+// is let in again once one of them ends. Others are not affected.
+func TestLongLivedCallsAreBoundedPerIdentity(t *testing.T) {
+	f := newProxyFixture(t, func(c *hub.Config) { c.MaxLiveCalls = 2 })
+	u := "ws" + strings.TrimPrefix(f.url, "http") + "/v1/models/" + f.model + "/watch?since=0"
+	dial := func(tok string) (*websocket.Conn, *http.Response, error) {
+		return websocket.DefaultDialer.DialContext(t.Context(), u, http.Header{"Authorization": {"Bearer " + tok}})
+	}
+	alice, rita := f.token(f.alice, 5*time.Minute, ""), f.token(f.rita, 5*time.Minute, "")
+	var open []*websocket.Conn
+	for range 2 {
+		conn, _, err := dial(alice)
+		if err != nil {
+			t.Fatalf("a watch within the bound: %v", err)
+		}
+		t.Cleanup(func() { conn.Close() })
+		open = append(open, conn)
+	}
+	_, resp, err := dial(alice)
+	if err == nil || resp == nil || resp.StatusCode != http.StatusTooManyRequests {
+		t.Fatalf("a third watch: %v %v", resp, err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	if !strings.Contains(string(body), `"too-many"`) || !strings.Contains(string(body), "holds 2 watches and log follows open") {
+		t.Fatalf("the refusal: %s", body)
+	}
+	if conn, _, err := dial(rita); err != nil {
+		t.Fatalf("another identity's watch: %v", err)
+	} else {
+		conn.Close()
+	}
+	open[0].Close()
+	testkit.EventuallyWithin(t, 30*time.Second, func() (bool, error) {
+		conn, _, err := dial(alice)
+		if err != nil {
+			return false, err
+		}
+		conn.Close()
+		return true, nil
+	}, "a watch let in once one ended")
 }

@@ -69,8 +69,12 @@ func (s *Server) handleModelProxy(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if longLived(r) {
-		var done func()
-		r, done = s.live.track(r, p, rel, id)
+		tracked, done, err := s.live.track(r, p, rel, id)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		r = tracked
 		defer done()
 	}
 	s.forward(w, r, c.Name, sc, tok)

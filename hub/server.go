@@ -96,7 +96,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.routeCtrls = newTTLCache[string, store.Controller](cfg.Now, decisionTTL)
 	s.spokeTokens = newTTLCache[spokeTokenKey, string](cfg.Now, spokeTokenReuse)
 	s.proxyRoutes = newTTLCache[proxyRouteKey, proxyRoute](cfg.Now, decisionTTL)
-	s.live = newLiveCalls()
+	s.live = newLiveCalls(cfg.MaxLiveCalls)
 	if s.outbox, err = outbox.New(outbox.Config{Store: s.store, Authz: s.authz, Logger: cfg.Logger.With("worker", "authz-outbox"),
 		Now: cfg.Now, ReconcileEvery: 10 * time.Minute, Changed: s.dropAuthzCaches, Restored: s.restored}); err != nil {
 		return fail(err)

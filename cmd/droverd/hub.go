@@ -46,6 +46,7 @@ func runHub(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.Var(&serviceAccounts, "service-account", "CLIENT_ID=ORG: a client allowed client-credentials login (repeatable)")
 	fs.DurationVar(&cfg.SessionTTL, "session-ttl", 0, "hub access token lifetime (default 15m)")
 	fs.DurationVar(&cfg.AuditRetention, "audit-retention", 0, "delete audit entries older than this (0 keeps them)")
+	fs.IntVar(&cfg.MaxLiveCalls, "max-live-calls", 1000, "watches and followed logs one identity may hold open on this replica (-1: no bound)")
 	fs.DurationVar(&cfg.DatabaseTimeout, "database-timeout", 0, "bound on each PostgreSQL statement of a request, after which it is answered unavailable (default 10s)")
 	fs.DurationVar(&cfg.OpenFGATimeout, "openfga-timeout", 0, "bound on each request to OpenFGA, after which it is answered unavailable (default 10s)")
 	fs.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
