@@ -49,14 +49,7 @@ func TestAuditFiltersAndCSV(t *testing.T) {
 		t.Errorf("an unknown user: %d %s", code, b)
 	}
 
-	code, b := f.do(http.MethodGet, "/v1/audit?format=csv&operation=config", admin, nil)
-	if code != http.StatusOK {
-		t.Fatalf("csv: %d %s", code, b)
-	}
-	rows, err := csv.NewReader(strings.NewReader(string(b))).ReadAll()
-	if err != nil || len(rows) != 2 {
-		t.Fatalf("csv rows %q: %v", rows, err)
-	}
+	rows := f.auditCSV(admin, "operation=config", 2)
 	col := map[string]int{}
 	for i, h := range rows[0] {
 		col[h] = i
@@ -158,14 +151,7 @@ func TestAuditCSVIsSafeToOpen(t *testing.T) {
 			t.Fatalf("login as %q: %d %+v", id, code, tr)
 		}
 	}
-	code, b := e.do(http.MethodGet, "/v1/audit?format=csv&operation=login-client-credentials", root, nil)
-	if code != http.StatusOK {
-		t.Fatalf("csv: %d %s", code, b)
-	}
-	rows, err := csv.NewReader(strings.NewReader(string(b))).ReadAll()
-	if err != nil || len(rows) != 3 {
-		t.Fatalf("csv rows %q: %v", rows, err)
-	}
+	rows := e.auditCSV(root, "operation=login-client-credentials", 3)
 	actors := []string{rows[1][2], rows[2][2]}
 	slices.Sort(actors)
 	if want := slices.Sorted(slices.Values([]string{"'" + formula, `\x1b[1A\x1b[2Kok`})); !slices.Equal(actors, want) {
@@ -181,4 +167,19 @@ func TestAuditCSVIsSafeToOpen(t *testing.T) {
 	if want := slices.Sorted(slices.Values([]string{formula, escapes})); !slices.Equal(got, want) {
 		t.Fatalf("json actors %q, want %q", got, want)
 	}
+}
+
+// auditCSV reads the audit log as CSV for tok with query, which must
+// answer n rows (the header included).
+func (e *env) auditCSV(tok, query string, n int) [][]string {
+	e.t.Helper()
+	code, b := e.do(http.MethodGet, "/v1/audit?format=csv&"+query, tok, nil)
+	if code != http.StatusOK {
+		e.t.Fatalf("csv: %d %s", code, b)
+	}
+	rows, err := csv.NewReader(strings.NewReader(string(b))).ReadAll()
+	if err != nil || len(rows) != n {
+		e.t.Fatalf("csv rows %q: %v", rows, err)
+	}
+	return rows
 }
