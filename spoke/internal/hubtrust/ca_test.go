@@ -4,8 +4,6 @@ import (
 	"errors"
 	"testing"
 	"time"
-
-	"github.com/go-jose/go-jose/v4/jwt"
 )
 
 // TestTokensNameTheControllersCA: a token whose "ca" claim names another
@@ -24,13 +22,7 @@ func TestTokensNameTheControllersCA(t *testing.T) {
 		ca     string
 		accept bool
 	}{{"c0ffee", true}, {"", true}, {"decade", false}} {
-		raw, err := jwt.Signed(sig).Claims(wireClaims{Claims: jwt.Claims{Issuer: "https://hub", Subject: "alice",
-			Audience: jwt.Audience{"ctl"}, IssuedAt: jwt.NewNumericDate(now), Expiry: jwt.NewNumericDate(now.Add(time.Minute))},
-			Access: AccessSuperuser, CA: c.ca}).Serialize()
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, err = v.Verify(t.Context(), raw, "ctl")
+		_, err := v.Verify(t.Context(), superuserToken(t, sig, now, c.ca), "ctl")
 		if c.accept != (err == nil) || (err != nil && !errors.Is(err, ErrInvalid)) {
 			t.Errorf("token naming CA %q: %v, want accepted %v", c.ca, err, c.accept)
 		}

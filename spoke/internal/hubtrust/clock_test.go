@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
 )
 
@@ -21,18 +22,8 @@ func TestClockSkew(t *testing.T) {
 	// What the hub hands out at hubNow, at the end of its reuse: minted
 	// 30 s before, for 60 s.
 	minted := hubNow.Add(-30 * time.Second)
-	tok, err := jwt.Signed(sig).Claims(wireClaims{Claims: jwt.Claims{Issuer: "https://hub", Subject: "alice",
-		Audience: jwt.Audience{"ctl"}, IssuedAt: jwt.NewNumericDate(minted), Expiry: jwt.NewNumericDate(minted.Add(time.Minute))},
-		Access: AccessSuperuser}).Serialize()
-	if err != nil {
-		t.Fatal(err)
-	}
-	fresh, err := jwt.Signed(sig).Claims(wireClaims{Claims: jwt.Claims{Issuer: "https://hub", Subject: "alice",
-		Audience: jwt.Audience{"ctl"}, IssuedAt: jwt.NewNumericDate(hubNow), Expiry: jwt.NewNumericDate(hubNow.Add(time.Minute))},
-		Access: AccessSuperuser}).Serialize()
-	if err != nil {
-		t.Fatal(err)
-	}
+	tok := superuserToken(t, sig, minted, "")
+	fresh := superuserToken(t, sig, hubNow, "")
 	for _, c := range []struct {
 		skew   time.Duration // the controller's clock minus the hub's
 		raw    string
@@ -59,4 +50,17 @@ func TestClockSkew(t *testing.T) {
 			t.Errorf("clock %v off: %v, want ErrClock with the controller's time", c.skew, err)
 		}
 	}
+}
+
+// superuserToken signs a hub token for audience "ctl", issued at minted
+// for a minute, naming the controller CA ca ("": none).
+func superuserToken(t *testing.T, sig jose.Signer, minted time.Time, ca string) string {
+	t.Helper()
+	raw, err := jwt.Signed(sig).Claims(wireClaims{Claims: jwt.Claims{Issuer: "https://hub", Subject: "alice",
+		Audience: jwt.Audience{"ctl"}, IssuedAt: jwt.NewNumericDate(minted), Expiry: jwt.NewNumericDate(minted.Add(time.Minute))},
+		Access: AccessSuperuser, CA: ca}).Serialize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
 }
