@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/droverhq/drover/hub/internal/keyseal"
 	"github.com/droverhq/drover/hub/internal/store"
 )
 
@@ -50,6 +51,17 @@ type Config struct {
 	// fetch the JWKS. Default: the generated CA; with TLSCert and no
 	// TLSCA, controllers use their system roots.
 	TLSCA string
+
+	// KeyEncryptionKey, if set, is a secret of at least 32 bytes, kept
+	// outside the database, with which the hub seals its signing keys
+	// before storing them (hub/internal/keyseal): a copy of the database
+	// alone then mints no token. OldKeyEncryptionKeys are secrets it
+	// replaces: keys sealed with one of them, and keys stored plain, are
+	// sealed again with KeyEncryptionKey at start. Every replica needs the
+	// same one.
+	KeyEncryptionKey     []byte
+	OldKeyEncryptionKeys [][]byte
+	keyRing              *keyseal.Ring
 
 	// DefaultOrg is the organization people join on first login.
 	DefaultOrg string
@@ -105,6 +117,10 @@ func (c *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("--oidc-issuer %q is not an http(s) URL", c.OIDCIssuer))
 		}
 	}
+	var err error
+	if c.keyRing, err = keyRing(c.KeyEncryptionKey, c.OldKeyEncryptionKeys); err != nil {
+		errs = append(errs, err)
+	}
 	if c.OpenFGAStore == "" {
 		c.OpenFGAStore = "drover"
 	}
@@ -150,6 +166,27 @@ func (c *Config) Validate() error {
 		c.OIDCHTTPClient = &hc
 	}
 	return errors.Join(errs...)
+}
+
+// CheckKeyEncryptionKeys reports what is wrong with the secrets given as
+// Config.KeyEncryptionKey and OldKeyEncryptionKeys, before anything starts.
+func CheckKeyEncryptionKeys(current []byte, old [][]byte) error {
+	_, err := keyRing(current, old)
+	return err
+}
+
+func keyRing(current []byte, old [][]byte) (*keyseal.Ring, error) {
+	switch {
+	case len(current) > 0:
+		ring, err := keyseal.New(current, old...)
+		if err != nil {
+			return nil, fmt.Errorf("--key-encryption-key: %w", err)
+		}
+		return ring, nil
+	case len(old) > 0:
+		return nil, errors.New("--old-key-encryption-key needs --key-encryption-key (the secret that replaces it)")
+	}
+	return nil, nil
 }
 
 // oidcTimeout bounds each request to the OIDC issuer when

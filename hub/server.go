@@ -80,7 +80,8 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if s.authz, err = authz.New(ctx, cfg.OpenFGAURL, cfg.OpenFGAStore, authz.WithRequestTimeout(cfg.OpenFGATimeout)); err != nil {
 		return fail(err)
 	}
-	if s.keys, err = token.New(ctx, token.Config{Store: s.store, Issuer: cfg.PublicURL, KeepFor: cfg.RefreshTTL, Now: cfg.Now}); err != nil {
+	if s.keys, err = token.New(ctx, token.Config{Store: s.store, Issuer: cfg.PublicURL, KeepFor: cfg.RefreshTTL,
+		Seal: cfg.keyRing, Logger: cfg.Logger, Now: cfg.Now}); err != nil {
 		return fail(err)
 	}
 	if s.oidc, err = newOIDC(ctx, &cfg); err != nil {

@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
@@ -22,7 +23,10 @@ import (
 // TestHubEmbeddedDefaults: droverd hub given only a state dir runs on its
 // embedded PostgreSQL, OpenFGA and issuer; a service account logs in with
 // the secret the hub wrote for it; Ctrl-C stops it cleanly; a restart on
-// the same state dir keeps the secret and what the account may do.
+// the same state dir keeps the secret and what the account may do. Started
+// again with --key-encryption-key, it seals its signing keys and the
+// session signed before goes on; started then without it, it refuses to
+// start, saying why.
 func TestHubEmbeddedDefaults(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs droverd hub with a private PostgreSQL")
@@ -33,10 +37,10 @@ func TestHubEmbeddedDefaults(t *testing.T) {
 	listen, idp := testkit.FreeAddr(t), testkit.FreeAddr(t)
 	caFile := filepath.Join(state, "hub-ca.crt")
 
-	run := func() (stop func()) {
+	args := []string{"--state-dir", state, "--listen", listen, "--idp-listen", idp, "--service-account", "ci=acme", "--default-org", "acme"}
+	run := func(extra ...string) (stop func()) {
 		t.Helper()
-		return runHub(t, bin, filepath.Join(root, "hub.log"), caFile, listen, "--state-dir", state, "--listen", listen,
-			"--idp-listen", idp, "--service-account", "ci=acme", "--default-org", "acme")
+		return runHub(t, bin, filepath.Join(root, "hub.log"), caFile, listen, append(extra, args...)...)
 	}
 	secret := func() string {
 		t.Helper()
@@ -70,8 +74,16 @@ func TestHubEmbeddedDefaults(t *testing.T) {
 	}
 	stop()
 
-	stop = run()
-	defer func() { stop() }()
+	kek := filepath.Join(root, "kek")
+	if err := os.WriteFile(kek, []byte("a key-encryption secret of 32+ bytes\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	stop = run("--key-encryption-key", kek)
+	// The session of the first run, signed with a key stored plain, is
+	// good after that key was sealed.
+	if got := orgs(); got != "acme" {
+		t.Errorf("organizations after the restart, with the first run's session: %q, want acme", got)
+	}
 	if again := secret(); again != first {
 		t.Errorf("the service account's secret changed across a restart")
 	}
@@ -79,8 +91,20 @@ func TestHubEmbeddedDefaults(t *testing.T) {
 	if got := orgs(); got != "acme" {
 		t.Errorf("organizations after the restart: %q, want acme", got)
 	}
-	if b, _ := os.ReadFile(filepath.Join(root, "hub.log")); strings.Contains(string(b), "OpenFGA lacks the hub's tuples") {
-		t.Errorf("the embedded OpenFGA lost its tuples across the restart:\n%s", b)
+	stop()
+	logs, _ := os.ReadFile(filepath.Join(root, "hub.log"))
+	if strings.Contains(string(logs), "OpenFGA lacks the hub's tuples") {
+		t.Errorf("the embedded OpenFGA lost its tuples across the restart:\n%s", logs)
+	}
+	if !strings.Contains(string(logs), "sealed a signing key with the key-encryption secret") {
+		t.Errorf("the hub did not say it sealed its signing key:\n%s", logs)
+	}
+
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, filepath.Join(bin, "droverd"), append([]string{"hub"}, args...)...).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "sealed with key-encryption secret") || !strings.Contains(string(out), "--key-encryption-key") {
+		t.Errorf("droverd hub without the secret its keys are sealed with: %v\n%s", err, out)
 	}
 }
 

@@ -109,6 +109,11 @@ func startDevStack(t *testing.T) *devStack {
 	if len(s.info.ServiceAccounts) != 2 || len(s.info.Controllers) != 2 {
 		t.Fatalf("dev.json: %+v", s.info)
 	}
+	// The hub seals its signing keys with a secret kept beside, not in,
+	// its database.
+	if fi, err := os.Stat(filepath.Join(state, "key-encryption-key")); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("droverd dev's key-encryption secret: %v %v", fi, err)
+	}
 	return s
 }
 

@@ -113,9 +113,13 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 
 	hubDir := filepath.Join(o.stateDir, "hub")
+	kek, err := devKeyEncryptionKey(filepath.Join(o.stateDir, "key-encryption-key"))
+	if err != nil {
+		return err
+	}
 	hubReady := make(chan struct{})
 	h, err := hub.New(ctx, hub.Config{DSN: dsn, OpenFGAURL: fgaURL, OIDCIssuer: issuer,
-		OIDCClientID: devidp.HubClientID, Listen: o.hubListen, PublicURL: hubURL, StateDir: hubDir,
+		OIDCClientID: devidp.HubClientID, Listen: o.hubListen, PublicURL: hubURL, StateDir: hubDir, KeyEncryptionKey: kek,
 		DefaultOrg: devOrg, Admins: []string{devidp.DemoEmail}, Logger: logger.With("component", "hub"),
 		ServiceAccounts: []hub.ServiceAccount{{ClientID: secrets[0].ClientID, Org: secrets[0].Org},
 			{ClientID: secrets[1].ClientID, Org: secrets[1].Org}}, Ready: hubReady})

@@ -5,7 +5,9 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -182,6 +184,21 @@ func serviceAccountSecrets(path string, want []hub.ServiceAccount) ([]DevService
 	}
 	b, _ := json.MarshalIndent(out, "", "  ")
 	return out, os.WriteFile(path, append(b, '\n'), 0o600)
+}
+
+// devKeyEncryptionKey returns the secret in path, writing a new one there
+// (0600) first if there is none: the development federation seals its
+// signing keys like a production hub, with the secret beside the database.
+func devKeyEncryptionKey(path string) ([]byte, error) {
+	if b, err := os.ReadFile(path); err == nil || !errors.Is(err, fs.ErrNotExist) {
+		return b, err
+	}
+	sec := make([]byte, 32)
+	if _, err := rand.Read(sec); err != nil {
+		return nil, err
+	}
+	b := []byte(base64.StdEncoding.EncodeToString(sec) + "\n")
+	return b, os.WriteFile(path, b, 0o600)
 }
 
 func ensureDatabase(ctx context.Context, pg *testkit.Postgres, name string) error {

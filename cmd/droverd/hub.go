@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -25,7 +26,8 @@ func runHub(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	var cfg hub.Config
 	var logLevel string
-	var admins, serviceAccounts stringList
+	var admins, serviceAccounts, oldKEKs stringList
+	var kek string
 	var idpListen string
 	fs.StringVar(&cfg.DSN, "dsn", "", "PostgreSQL connection string (default: a private PostgreSQL in --state-dir)")
 	fs.StringVar(&cfg.OpenFGAURL, "openfga-url", "", "OpenFGA HTTP API URL (default: an embedded OpenFGA keeping its tuples in schema openfga of the hub's database)")
@@ -41,6 +43,8 @@ func runHub(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.StringVar(&cfg.TLSCert, "tls-cert", "", "TLS certificate file (instead of a generated one)")
 	fs.StringVar(&cfg.TLSKey, "tls-key", "", "TLS key file")
 	fs.StringVar(&cfg.TLSCA, "tls-ca", "", "PEM file of the CA that signed --tls-cert, handed to controllers registered with a join token (default: the generated CA; none: their system roots)")
+	fs.StringVar(&kek, "key-encryption-key", "", "file holding a secret of at least 32 bytes with which the hub seals its signing keys in the database (every replica the same; make one with: head -c 32 /dev/urandom | base64)")
+	fs.Var(&oldKEKs, "old-key-encryption-key", "file holding a secret --key-encryption-key replaces: keys sealed with it are sealed again at start (repeatable)")
 	fs.StringVar(&cfg.DefaultOrg, "default-org", "default", "organization people join on first login")
 	fs.Var(&admins, "admin", "email made hub administrator on first login (repeatable)")
 	fs.Var(&serviceAccounts, "service-account", "CLIENT_ID=ORG: a client allowed client-credentials login (repeatable)")
@@ -71,7 +75,8 @@ Flags:
 `)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	var err error
+	if err = fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
 		}
@@ -81,6 +86,12 @@ Flags:
 		return usageError{fmt.Errorf("unexpected arguments: %v", fs.Args())}
 	}
 	cfg.Admins = admins
+	if cfg.KeyEncryptionKey, cfg.OldKeyEncryptionKeys, err = readKeyEncryptionKeys(kek, oldKEKs); err != nil {
+		return usageError{err}
+	}
+	if err := hub.CheckKeyEncryptionKeys(cfg.KeyEncryptionKey, cfg.OldKeyEncryptionKeys); err != nil {
+		return usageError{err}
+	}
 	for _, sa := range serviceAccounts {
 		id, org, ok := strings.Cut(sa, "=")
 		if !ok || id == "" || org == "" {
@@ -158,4 +169,31 @@ func embeddedDefaults(ctx context.Context, cfg *hub.Config, deps *embeddedDeps, 
 			"issuer", cfg.OIDCIssuer, "user", devidp.DemoEmail, "service-account-secrets", secretsFile)
 	}
 	return nil
+}
+
+// readKeyEncryptionKeys reads the key-encryption secrets' files.
+func readKeyEncryptionKeys(current string, old []string) ([]byte, [][]byte, error) {
+	read := func(flagName, path string) ([]byte, error) {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", flagName, err)
+		}
+		return b, nil
+	}
+	var cur []byte
+	var err error
+	if current != "" {
+		if cur, err = read("--key-encryption-key", current); err != nil {
+			return nil, nil, err
+		}
+	}
+	var olds [][]byte
+	for _, p := range old {
+		b, err := read("--old-key-encryption-key", p)
+		if err != nil {
+			return nil, nil, err
+		}
+		olds = append(olds, b)
+	}
+	return cur, olds, nil
 }

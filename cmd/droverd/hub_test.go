@@ -3,6 +3,8 @@ package main
 import (
 	"errors"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -17,5 +19,37 @@ func TestHubEmbeddedOpenFGANeedsADSNURL(t *testing.T) {
 	var ue usageError
 	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "--dsn must be a postgres:// URL for the embedded OpenFGA") {
 		t.Fatalf("a keyword/value DSN without --openfga-url: %v", err)
+	}
+}
+
+// TestHubKeyEncryptionKeyIsChecked: a key-encryption secret that cannot be
+// read, is too short, or an old one without a new one is a usage error
+// naming the flag, before anything starts.
+func TestHubKeyEncryptionKeyIsChecked(t *testing.T) {
+	dir := t.TempDir()
+	short := filepath.Join(dir, "short")
+	good := filepath.Join(dir, "good")
+	if err := os.WriteFile(short, []byte("too short\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(good, []byte(strings.Repeat("k", 32)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--key-encryption-key", filepath.Join(dir, "missing")}, "--key-encryption-key: open"},
+		{[]string{"--key-encryption-key", short}, "--key-encryption-key: keyseal: a key-encryption secret needs at least 32 bytes"},
+		{[]string{"--key-encryption-key", good, "--old-key-encryption-key", short}, "old secret 1"},
+		{[]string{"--old-key-encryption-key", good}, "--old-key-encryption-key needs --key-encryption-key"},
+	} {
+		// No state dir: had the secrets passed, the embedded defaults
+		// would refuse, with another message.
+		err := runHub(t.Context(), c.args, io.Discard)
+		var ue usageError
+		if !errors.As(err, &ue) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %v, want a usage error with %q", c.args, err, c.want)
+		}
 	}
 }

@@ -126,6 +126,23 @@ func (s *Store) RetireSigningKeys(ctx context.Context, keep string, now time.Tim
 	return pgErr("retire signing keys", err)
 }
 
+// ResealSigningKey stores kid's key as sealed, if the row still holds was:
+// replicas sealing the same plain key at once keep one of the two.
+func (s *Store) ResealSigningKey(ctx context.Context, kid, was, sealed string) error {
+	_, err := s.pool.Exec(ctx, `UPDATE signing_keys SET private_pem = $3 WHERE kid = $1 AND private_pem = $2`, kid, was, sealed)
+	return pgErr("reseal signing key", err)
+}
+
+// PruneSigningKeys deletes the keys retired before cutoff: nothing signed
+// with them is accepted any more, so they are kept nowhere.
+func (s *Store) PruneSigningKeys(ctx context.Context, cutoff time.Time) (int64, error) {
+	tag, err := s.pool.Exec(ctx, `DELETE FROM signing_keys WHERE retired_at < $1`, cutoff)
+	if err != nil {
+		return 0, pgErr("prune signing keys", err)
+	}
+	return tag.RowsAffected(), nil
+}
+
 // SigningKeys returns keys not retired before since, newest first.
 func (s *Store) SigningKeys(ctx context.Context, since time.Time) ([]SigningKey, error) {
 	rows, err := s.pool.Query(ctx, `SELECT kid, alg, private_pem, created_at, retired_at FROM signing_keys

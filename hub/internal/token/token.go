@@ -21,12 +21,14 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
 	"github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
 
+	"github.com/droverhq/drover/hub/internal/keyseal"
 	"github.com/droverhq/drover/hub/internal/store"
 )
 
@@ -67,7 +69,13 @@ type Config struct {
 	// KeepFor is how long a retired key is still published and accepted:
 	// at least the longest token lifetime signed with it.
 	KeepFor time.Duration
-	Now     func() time.Time
+	// Seal, if set, encrypts the keys before they are stored, and opens
+	// them when they are read; keys stored plain, or sealed with one of its
+	// old secrets, are sealed again with its current one. Without it the
+	// keys are stored plain, and a sealed one fails Refresh.
+	Seal   *keyseal.Ring
+	Logger *slog.Logger
+	Now    func() time.Time
 }
 
 // Keys holds the hub's signing keys.
@@ -98,6 +106,9 @@ func New(ctx context.Context, cfg Config) (*Keys, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
 	k := &Keys{cfg: cfg}
 	if err := k.Refresh(ctx); err != nil {
 		return nil, err
@@ -106,10 +117,13 @@ func New(ctx context.Context, cfg Config) (*Keys, error) {
 }
 
 // Refresh reloads the keys from the store and rotates when the current key
-// is older than RotateAfter (or absent).
+// is older than RotateAfter (or absent). It seals the keys that are to be
+// sealed (Config.Seal), and deletes those retired longer than KeepFor. On
+// an error the keys held so far stay in use.
 func (k *Keys) Refresh(ctx context.Context) error {
 	now := k.cfg.Now()
-	rows, err := k.cfg.Store.SigningKeys(ctx, now.Add(-k.cfg.KeepFor))
+	cutoff := now.Add(-k.cfg.KeepFor)
+	rows, err := k.cfg.Store.SigningKeys(ctx, cutoff)
 	if err != nil {
 		return err
 	}
@@ -117,14 +131,14 @@ func (k *Keys) Refresh(ctx context.Context) error {
 		if err := k.Rotate(ctx); err != nil {
 			return err
 		}
-		if rows, err = k.cfg.Store.SigningKeys(ctx, now.Add(-k.cfg.KeepFor)); err != nil {
+		if rows, err = k.cfg.Store.SigningKeys(ctx, cutoff); err != nil {
 			return err
 		}
 	}
 	byKID := make(map[string]*key, len(rows))
 	var current *key
 	for _, r := range rows {
-		kk, err := parseKey(r)
+		kk, err := k.open(ctx, r)
 		if err != nil {
 			return err
 		}
@@ -139,7 +153,31 @@ func (k *Keys) Refresh(ctx context.Context) error {
 	k.mu.Lock()
 	k.current, k.byKID = current, byKID
 	k.mu.Unlock()
+	if n, err := k.cfg.Store.PruneSigningKeys(ctx, cutoff); err != nil {
+		return err
+	} else if n > 0 {
+		k.cfg.Logger.Info("deleted signing keys no longer accepted", "keys", n)
+	}
 	return nil
+}
+
+// open reads a stored key, sealing it in the store first when it is to be.
+func (k *Keys) open(ctx context.Context, r store.SigningKey) (*key, error) {
+	plain, reseal, err := k.cfg.Seal.Open(r.KID, r.PrivatePEM)
+	if err != nil {
+		return nil, fmt.Errorf("token: %w", err)
+	}
+	if reseal {
+		sealed, err := k.cfg.Seal.Seal(r.KID, plain)
+		if err != nil {
+			return nil, fmt.Errorf("token: seal key %s: %w", r.KID, err)
+		}
+		if err := k.cfg.Store.ResealSigningKey(ctx, r.KID, r.PrivatePEM, sealed); err != nil {
+			return nil, err
+		}
+		k.cfg.Logger.Info("sealed a signing key with the key-encryption secret", "kid", r.KID, "secret", k.cfg.Seal.ID())
+	}
+	return parseKey(r.KID, plain)
 }
 
 // Rotate generates a new current key and retires the others (they stay
@@ -159,27 +197,31 @@ func (k *Keys) Rotate(ctx context.Context) error {
 	}
 	now := k.cfg.Now()
 	kid := base64.RawURLEncoding.EncodeToString(kidBytes)
+	stored, err := k.cfg.Seal.Seal(kid, string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})))
+	if err != nil {
+		return fmt.Errorf("token: seal key: %w", err)
+	}
 	if err := k.cfg.Store.InsertSigningKey(ctx, store.SigningKey{KID: kid, Alg: string(jose.ES256),
-		PrivatePEM: string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})), CreatedAt: now}); err != nil {
+		PrivatePEM: stored, CreatedAt: now}); err != nil {
 		return err
 	}
 	return k.cfg.Store.RetireSigningKeys(ctx, kid, now)
 }
 
-func parseKey(r store.SigningKey) (*key, error) {
-	b, _ := pem.Decode([]byte(r.PrivatePEM))
+func parseKey(kid, keyPEM string) (*key, error) {
+	b, _ := pem.Decode([]byte(keyPEM))
 	if b == nil {
-		return nil, fmt.Errorf("token: key %s: bad PEM", r.KID)
+		return nil, fmt.Errorf("token: key %s: bad PEM", kid)
 	}
 	p, err := x509.ParsePKCS8PrivateKey(b.Bytes)
 	if err != nil {
-		return nil, fmt.Errorf("token: key %s: %w", r.KID, err)
+		return nil, fmt.Errorf("token: key %s: %w", kid, err)
 	}
 	ec, ok := p.(*ecdsa.PrivateKey)
 	if !ok {
-		return nil, fmt.Errorf("token: key %s: not an ECDSA key", r.KID)
+		return nil, fmt.Errorf("token: key %s: not an ECDSA key", kid)
 	}
-	return &key{kid: r.KID, priv: ec}, nil
+	return &key{kid: kid, priv: ec}, nil
 }
 
 // Sign signs claims with the current key. Issuer and IssuedAt are filled

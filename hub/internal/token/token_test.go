@@ -1,13 +1,17 @@
 package token_test
 
 import (
+	"errors"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/go-jose/go-jose/v4/jwt"
 
 	"github.com/droverhq/drover/hub/internal/hubtest"
+	"github.com/droverhq/drover/hub/internal/keyseal"
+	"github.com/droverhq/drover/hub/internal/store"
 	"github.com/droverhq/drover/hub/internal/token"
 )
 
@@ -73,5 +77,144 @@ func TestRotationKeepsPreviousKeyValid(t *testing.T) {
 	fresh, _ := replica.Sign(claims("u2", "drover-hub", time.Now().Add(time.Minute)))
 	if _, err := keys.Verify(fresh, "drover-hub"); err != nil {
 		t.Fatalf("token from another replica: %v", err)
+	}
+}
+
+func sealRing(t *testing.T, current string, old ...string) *keyseal.Ring {
+	t.Helper()
+	var olds [][]byte
+	for _, o := range old {
+		olds = append(olds, []byte(o))
+	}
+	r, err := keyseal.New([]byte(current), olds...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// storedKeys is every signing key row, plain or sealed, by kid.
+func storedKeys(t *testing.T, st *store.Store) map[string]string {
+	t.Helper()
+	rows, err := st.SigningKeys(t.Context(), time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make(map[string]string, len(rows))
+	for _, r := range rows {
+		out[r.KID] = r.PrivatePEM
+	}
+	return out
+}
+
+// TestSigningKeysAreSealedAtRest: with a key-encryption secret no signing
+// key is stored plain. A hub started with one seals the keys stored plain
+// before it, and the sessions they signed go on; one started without it,
+// or with another, refuses to start and says why; a new secret that names
+// the old one seals every key again with itself.
+func TestSigningKeysAreSealedAtRest(t *testing.T) {
+	st := hubtest.Store(t)
+	ctx := t.Context()
+	const secretA, secretB = "first secret, 32 bytes or longer!!", "second secret, 32 bytes or longer!"
+	plain, err := token.New(ctx, token.Config{Store: st, Issuer: "https://hub"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	session, _ := plain.Sign(claims("u1", "drover-hub", time.Now().Add(time.Minute)))
+	for kid, stored := range storedKeys(t, st) {
+		if !strings.HasPrefix(stored, "-----BEGIN PRIVATE KEY-----") {
+			t.Fatalf("key %s without a secret: %.40q", kid, stored)
+		}
+	}
+
+	sealedWith := func(r *keyseal.Ring) {
+		t.Helper()
+		rows := storedKeys(t, st)
+		if len(rows) == 0 {
+			t.Fatal("no keys stored")
+		}
+		for kid, stored := range rows {
+			if !strings.HasPrefix(stored, "-----BEGIN DROVER SEALED PRIVATE KEY-----\nKey-Encryption-Key: "+r.ID()+"\n") {
+				t.Errorf("key %s is not sealed with %s: %.80q", kid, r.ID(), stored)
+			}
+		}
+	}
+	a := sealRing(t, secretA)
+	keysA, err := token.New(ctx, token.Config{Store: st, Issuer: "https://hub", Seal: a})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sealedWith(a)
+	if _, err := keysA.Verify(session, "drover-hub"); err != nil {
+		t.Errorf("a session signed before the keys were sealed: %v", err)
+	}
+	if err := keysA.Rotate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	sealedWith(a)
+
+	if _, err := token.New(ctx, token.Config{Store: st, Issuer: "https://hub"}); !errors.Is(err, keyseal.ErrSealed) ||
+		!strings.Contains(err.Error(), "--key-encryption-key") {
+		t.Errorf("a hub without the secret: %v", err)
+	}
+	b := sealRing(t, secretB)
+	if _, err := token.New(ctx, token.Config{Store: st, Issuer: "https://hub", Seal: b}); !errors.Is(err, keyseal.ErrSealed) ||
+		!strings.Contains(err.Error(), a.ID()) {
+		t.Errorf("a hub with another secret: %v", err)
+	}
+	sealedWith(a)
+
+	ba := sealRing(t, secretB, secretA)
+	keysB, err := token.New(ctx, token.Config{Store: st, Issuer: "https://hub", Seal: ba})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sealedWith(ba)
+	if _, err := keysB.Verify(session, "drover-hub"); err != nil {
+		t.Errorf("a session signed before the secret changed: %v", err)
+	}
+	// The replica still running with the old secret keeps the keys it
+	// holds, and says what it cannot open.
+	if err := keysA.Refresh(ctx); !errors.Is(err, keyseal.ErrSealed) {
+		t.Errorf("refresh with the replaced secret: %v", err)
+	}
+	if _, err := keysA.Verify(session, "drover-hub"); err != nil {
+		t.Errorf("the replica with the replaced secret lost its keys: %v", err)
+	}
+}
+
+// TestKeysNoLongerAcceptedAreDeleted: a key retired longer than KeepFor is
+// not only unpublished but gone from the database.
+func TestKeysNoLongerAcceptedAreDeleted(t *testing.T) {
+	st := hubtest.Store(t)
+	now := time.Now()
+	clock := func() time.Time { return now }
+	keys, err := token.New(t.Context(), token.Config{Store: st, Issuer: "https://hub", KeepFor: time.Hour, Now: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := storedKeys(t, st)
+	now = now.Add(time.Minute)
+	if err := keys.Rotate(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := keys.Refresh(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(storedKeys(t, st)); n != 2 {
+		t.Fatalf("%d keys stored within KeepFor, want 2", n)
+	}
+	now = now.Add(2 * time.Hour)
+	if err := keys.Refresh(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	left := storedKeys(t, st)
+	for kid := range first {
+		if _, ok := left[kid]; ok {
+			t.Errorf("key %s, retired 2 h ago with KeepFor 1 h, is still stored", kid)
+		}
+	}
+	if len(left) != 1 || len(keys.JWKS().Keys) != 1 {
+		t.Errorf("stored %d keys, published %d; want the current one", len(left), len(keys.JWKS().Keys))
 	}
 }
