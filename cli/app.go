@@ -177,7 +177,7 @@ account's credentials for 'drover login'.`,
 		a.enableHACmd(), a.destroyControllerCmd(false), a.destroyControllerCmd(true), a.whoamiCmd(),
 		a.loginCmd(), a.logoutCmd(), a.addControllerCmd(), a.removeControllerCmd(), a.grantCmd(false), a.grantCmd(true), a.addGroupCmd(),
 		a.groupsCmd(), a.showGroupCmd(), a.renameGroupCmd(), a.removeGroupCmd(), a.usersCmd(), a.showUserCmd(),
-		a.userStateCmd(true), a.userStateCmd(false), a.removeUserCmd(),
+		a.userStateCmd(true), a.userStateCmd(false), a.removeUserCmd(), a.signingKeysCmd(), a.rotateSigningKeyCmd(),
 		a.memberCmd(true), a.memberCmd(false), a.auditCmd(), a.createHubTokenCmd(), a.removeHubTrustCmd())
 	add(groupModel, a.addModelCmd(), a.cloudsCmd(), a.regionsCmd(), a.modelsCmd(), a.showModelCmd(), a.destroyModelCmd(), a.modelConfigCmd())
 	add(groupApp, a.deployCmd(), a.configCmd(), a.addUnitCmd(), a.removeUnitCmd(), a.scaleCmd(),

@@ -32,6 +32,8 @@ var auditedFields = map[string]bool{
 	"application": true, "charm-sha256": true, "num-units": true, "to": true, "constraints": true,
 	"base": true, "scale": true, "exposed": true, "no-retry": true, "endpoints": true,
 	"receivers": true, "action": true, "reset": true,
+	// hub requests
+	"revoke-previous": true,
 }
 
 // keyedFields are request body objects whose keys are recorded (which

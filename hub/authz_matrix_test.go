@@ -93,6 +93,11 @@ func routes(f *fixture) []route {
 	return []route{
 		{name: "whoami", method: "GET", path: "/v1/whoami", want: [4]int{200, 200, 200, 200}},
 		{name: "hub info", method: "GET", path: "/v1/hub", want: [4]int{200, 200, 200, 200}},
+		// The hub's signing keys: its administrators only (TestRevokingTheSigningKeys).
+		{name: "list signing keys", method: "GET", path: "/v1/hub/signing-keys", want: [4]int{403, 403, 403, 403}},
+		{name: "rotate signing key", method: "POST", path: "/v1/hub/signing-keys",
+			body: func(*fixture, string) any { return map[string]bool{"revoke-previous": true} },
+			want: [4]int{403, 403, 403, 403}},
 		{name: "list orgs", method: "GET", path: "/v1/organizations", want: [4]int{200, 200, 200, 200}},
 		{name: "list users", method: "GET", path: "/v1/users", want: [4]int{200, 200, 200, 200}},
 		{name: "show user", method: "GET", path: "/v1/users/dave@example.com", want: [4]int{404, 404, 200, 404}},

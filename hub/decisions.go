@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/authz"
+	"github.com/droverhq/drover/hub/internal/store"
 )
 
 // decisionTTL bounds how long a permission decision or listing is reused.
@@ -163,20 +164,44 @@ func (s *Server) dropAuthzCaches() {
 	s.live.changed() // and end the long-lived calls that no longer hold
 }
 
+// reloadKeys has this replica reload the signing keys now (another one
+// rotated or revoked them), and then drop what it holds signed with the
+// old ones: controller tokens it hands out again and the sessions it has
+// verified.
+func (s *Server) reloadKeys(ctx context.Context) {
+	if err := s.keys.Refresh(ctx); err != nil {
+		s.cfg.Logger.Warn("signing key refresh failed", "err", err)
+	}
+	s.spokeTokens.clear()
+	s.dropAuthzCaches()
+}
+
 // followAuthz drops this replica's cached decisions (and has its
 // long-lived calls checked again, live.go) whenever any replica
 // has delivered permission changes to OpenFGA (announced through
 // PostgreSQL), so a grant or a revoke made through one replica holds on
 // every other one from its next request, not when the 2 s cache expires.
 // It listens again after a failure, dropping the caches for what it may
-// have missed.
+// have missed. The same channel announces a change of the signing keys
+// (rotate-signing-key), which it reloads.
 func (s *Server) followAuthz(ctx context.Context) error {
 	// The long-lived calls are checked again on the same changes (live.go).
 	live := make(chan struct{})
 	go func() { defer close(live); _ = s.followLive(ctx) }()
 	defer func() { <-live }()
-	for {
-		err := s.store.ListenAuthzChanges(ctx, s.dropAuthzCaches, s.dropAuthzCaches)
+	for relisten := false; ; relisten = true {
+		err := s.store.ListenAuthzChanges(ctx, func() {
+			if relisten {
+				s.reloadKeys(ctx) // for a change of keys it may have missed
+			}
+			s.dropAuthzCaches()
+		}, func(payload string) {
+			if payload == store.SigningKeysChanged {
+				s.reloadKeys(ctx)
+				return
+			}
+			s.dropAuthzCaches()
+		})
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}

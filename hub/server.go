@@ -363,6 +363,8 @@ func (s *Server) routes() {
 		api.Use(s.whileRestoring, s.authenticate, s.audit)
 		api.Get("/whoami", s.handleWhoami)
 		api.Get("/hub", s.handleHubInfo)
+		api.Get("/hub/signing-keys", s.handleListSigningKeys)
+		api.Post("/hub/signing-keys", s.handleRotateSigningKey)
 		api.Post("/auth/logout", s.handleLogout)
 		api.Get("/organizations", s.handleListOrgs)
 		api.Get("/users", s.handleListUsers)

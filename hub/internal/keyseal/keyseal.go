@@ -166,6 +166,15 @@ func (r *Ring) Open(kid, stored string) (plain string, reseal bool, err error) {
 	return string(out), s != r.current, nil
 }
 
+// SealedWith is the id of the secret that sealed stored, or "" for a key
+// stored plain (or anything else).
+func SealedWith(stored string) string {
+	if b, _ := pem.Decode([]byte(stored)); b != nil && b.Type == sealedType {
+		return b.Headers[idHeader]
+	}
+	return ""
+}
+
 func (r *Ring) find(id string) *secret {
 	if r.current.id == id {
 		return r.current

@@ -133,6 +133,18 @@ func (s *Store) ResealSigningKey(ctx context.Context, kid, was, sealed string) e
 	return pgErr("reseal signing key", err)
 }
 
+// DeleteSigningKeysExcept deletes every key but keep (revoking them: what
+// they signed is accepted nowhere once replicas and controllers reload the
+// keys), and returns their kids.
+func (s *Store) DeleteSigningKeysExcept(ctx context.Context, keep string) ([]string, error) {
+	rows, err := s.pool.Query(ctx, `DELETE FROM signing_keys WHERE kid <> $1 RETURNING kid`, keep)
+	if err != nil {
+		return nil, pgErr("revoke signing keys", err)
+	}
+	kids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	return kids, pgErr("revoke signing keys", err)
+}
+
 // PruneSigningKeys deletes the keys retired before cutoff: nothing signed
 // with them is accepted any more, so they are kept nowhere.
 func (s *Store) PruneSigningKeys(ctx context.Context, cutoff time.Time) (int64, error) {

@@ -94,10 +94,23 @@ func (s *Store) MarkDelivered(ctx context.Context, ids []int64, at time.Time) er
 // to OpenFGA are announced.
 const authzChannel = "drover_authz_delivered"
 
+// SigningKeysChanged is the payload of the notification NotifySigningKeys
+// sends on the channel ListenAuthzChanges follows.
+const SigningKeysChanged = "signing-keys"
+
+// NotifySigningKeys tells every replica that the signing keys changed
+// (one rotated now, or revoked), so each reloads them at once rather than
+// at its next minute's refresh.
+func (s *Store) NotifySigningKeys(ctx context.Context) error {
+	_, err := s.pool.Exec(ctx, `SELECT pg_notify($1, $2)`, authzChannel, SigningKeysChanged)
+	return pgErr("notify signing keys", err)
+}
+
 // ListenAuthzChanges calls changed whenever any replica has delivered
-// permission changes to OpenFGA, until ctx ends or the connection fails
-// (then the caller listens again, and treats the gap as a change).
-func (s *Store) ListenAuthzChanges(ctx context.Context, listening, changed func()) error {
+// permission changes to OpenFGA (payload "") or changed the signing keys
+// (payload SigningKeysChanged), until ctx ends or the connection fails
+// (then the caller listens again, and treats the gap as a change of both).
+func (s *Store) ListenAuthzChanges(ctx context.Context, listening func(), changed func(payload string)) error {
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return pgErr("listen", err)
@@ -111,11 +124,11 @@ func (s *Store) ListenAuthzChanges(ctx context.Context, listening, changed func(
 	listening()
 	for {
 		wctx, cancel := context.WithTimeout(ctx, listenPing)
-		_, err := pc.WaitForNotification(wctx)
+		n, err := pc.WaitForNotification(wctx)
 		cancel()
 		switch {
 		case err == nil:
-			changed()
+			changed(n.Payload)
 		case ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded):
 			// Quiet for a while: make sure the connection still leads
 			// to the server. One that died without a word (a network

@@ -28,6 +28,7 @@ import (
 	"github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
 
+	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/hub/internal/keyseal"
 	"github.com/droverhq/drover/hub/internal/store"
 )
@@ -85,7 +86,13 @@ type Keys struct {
 	mu      sync.Mutex
 	current *key
 	byKID   map[string]*key
+	// missRefreshed is when Verify last reloaded the keys for a kid it did
+	// not know (another replica's new key): at most once per missRefresh.
+	missRefreshed time.Time
 }
+
+// missRefresh bounds how often an unknown kid makes Verify reload the keys.
+const missRefresh = time.Second
 
 type key struct {
 	kid  string
@@ -254,9 +261,7 @@ func (k *Keys) Verify(raw, audience string) (Claims, error) {
 	if len(tok.Headers) != 1 {
 		return Claims{}, fmt.Errorf("%w: want one signature", ErrInvalid)
 	}
-	k.mu.Lock()
-	kk := k.byKID[tok.Headers[0].KeyID]
-	k.mu.Unlock()
+	kk := k.lookup(tok.Headers[0].KeyID)
 	if kk == nil {
 		return Claims{}, fmt.Errorf("%w: unknown key id", ErrInvalid)
 	}
@@ -272,6 +277,77 @@ func (k *Keys) Verify(raw, audience string) (Claims, error) {
 		return Claims{}, fmt.Errorf("%w: exp and sub are required", ErrInvalid)
 	}
 	return c, nil
+}
+
+// lookup finds kid's key. One it does not hold may be a key another
+// replica has just rotated to: the keys are then reloaded, at most once per
+// missRefresh, so that replica's tokens are good here at once.
+func (k *Keys) lookup(kid string) *key {
+	k.mu.Lock()
+	kk := k.byKID[kid]
+	now := k.cfg.Now()
+	stale := kk == nil && now.Sub(k.missRefreshed) >= missRefresh
+	if stale {
+		k.missRefreshed = now
+	}
+	k.mu.Unlock()
+	if !stale {
+		return kk
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := k.Refresh(ctx); err != nil {
+		k.cfg.Logger.Warn("signing key refresh for an unknown key id failed", "err", err)
+		return nil
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.byKID[kid]
+}
+
+// RotateNow makes a new key current at once (Rotate) and reloads the keys.
+// With revoke, every other key is deleted: the sessions and controller
+// tokens they signed are refused from then on (sessions are renewed with
+// their refresh tokens, which are not signed). It returns the new kid and
+// the revoked ones. The caller tells the other replicas (NotifySigningKeys).
+func (k *Keys) RotateNow(ctx context.Context, revoke bool) (current string, revoked []string, err error) {
+	if err := k.Rotate(ctx); err != nil {
+		return "", nil, err
+	}
+	rows, err := k.cfg.Store.SigningKeys(ctx, time.Time{})
+	if err != nil {
+		return "", nil, err
+	}
+	if len(rows) == 0 || rows[0].RetiredAt != nil {
+		return "", nil, errors.New("token: the new key is not current")
+	}
+	current = rows[0].KID
+	if revoke {
+		if revoked, err = k.cfg.Store.DeleteSigningKeysExcept(ctx, current); err != nil {
+			return "", nil, err
+		}
+	}
+	return current, revoked, k.Refresh(ctx)
+}
+
+// List describes the keys in the store that are still accepted, the
+// current one first.
+func (k *Keys) List(ctx context.Context) ([]api.SigningKey, error) {
+	rows, err := k.cfg.Store.SigningKeys(ctx, k.cfg.Now().Add(-k.cfg.KeepFor))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]api.SigningKey, 0, len(rows))
+	for i, r := range rows {
+		ki := api.SigningKey{KID: r.KID, Current: i == 0 && r.RetiredAt == nil, CreatedAt: r.CreatedAt, RetiredAt: r.RetiredAt,
+			SealedWith: keyseal.SealedWith(r.PrivatePEM)}
+		if r.RetiredAt != nil {
+			until := r.RetiredAt.Add(k.cfg.KeepFor)
+			ki.AcceptedUntil = &until
+		}
+		out = append(out, ki)
+	}
+	return out, nil
 }
 
 // JWKS returns the public keys (current and those still accepted).

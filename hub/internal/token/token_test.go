@@ -218,3 +218,29 @@ func TestKeysNoLongerAcceptedAreDeleted(t *testing.T) {
 		t.Errorf("stored %d keys, published %d; want the current one", len(left), len(keys.JWKS().Keys))
 	}
 }
+
+// TestAnotherReplicasNewKeyIsKnownAtOnce: a replica that meets a kid it
+// does not hold reloads the keys (at most once a second), so the sessions
+// another replica signs right after rotating are good everywhere.
+func TestAnotherReplicasNewKeyIsKnownAtOnce(t *testing.T) {
+	st := hubtest.Store(t)
+	a, err := token.New(t.Context(), token.Config{Store: st, Issuer: "https://hub"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := token.New(t.Context(), token.Config{Store: st, Issuer: "https://hub"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kid, revoked, err := a.RotateNow(t.Context(), false)
+	if err != nil || len(revoked) != 0 {
+		t.Fatalf("RotateNow: %v %v", revoked, err)
+	}
+	tok, _ := a.Sign(claims("u1", "drover-hub", time.Now().Add(time.Minute)))
+	if _, err := b.Verify(tok, "drover-hub"); err != nil {
+		t.Fatalf("the other replica's token signed with new key %s: %v", kid, err)
+	}
+	if n := len(b.JWKS().Keys); n != 2 {
+		t.Errorf("the other replica publishes %d keys, want the new and the previous", n)
+	}
+}

@@ -245,22 +245,45 @@ func stamp(d *jwt.NumericDate) string {
 }
 
 // key returns the hub key kid, refetching the JWKS once if it is unknown.
+// Fetches are at least MinRefresh apart: a kid met sooner after the last
+// one waits for that moment (without holding up other verifications), so
+// the first tokens of a key the hub has just rotated to are accepted, while
+// a flood of unknown kids costs the hub one fetch per MinRefresh.
 func (v *Verifier) key(ctx context.Context, kid string) (jose.JSONWebKey, error) {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	if ks := v.keys.Key(kid); len(ks) > 0 {
-		return ks[0], nil
+	for waited := false; ; waited = true {
+		v.mu.Lock()
+		if ks := v.keys.Key(kid); len(ks) > 0 {
+			v.mu.Unlock()
+			return ks[0], nil
+		}
+		var wait time.Duration
+		if !v.fetched.IsZero() && v.cfg.MinRefresh > 0 {
+			wait = v.cfg.MinRefresh - v.cfg.Now().Sub(v.fetched)
+		}
+		if wait <= 0 {
+			err := v.fetchLocked(ctx)
+			ks := v.keys.Key(kid)
+			v.mu.Unlock()
+			if err != nil {
+				return jose.JSONWebKey{}, err
+			}
+			if len(ks) == 0 {
+				return jose.JSONWebKey{}, fmt.Errorf("%w: unknown key id", ErrInvalid)
+			}
+			return ks[0], nil
+		}
+		v.mu.Unlock()
+		if waited {
+			return jose.JSONWebKey{}, fmt.Errorf("%w: unknown key id", ErrInvalid)
+		}
+		t := time.NewTimer(min(wait, v.cfg.MinRefresh))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return jose.JSONWebKey{}, fmt.Errorf("%w: %w", ErrUnavailable, ctx.Err())
+		case <-t.C:
+		}
 	}
-	if !v.fetched.IsZero() && v.cfg.MinRefresh > 0 && v.cfg.Now().Sub(v.fetched) < v.cfg.MinRefresh {
-		return jose.JSONWebKey{}, fmt.Errorf("%w: unknown key id", ErrInvalid)
-	}
-	if err := v.fetchLocked(ctx); err != nil {
-		return jose.JSONWebKey{}, err
-	}
-	if ks := v.keys.Key(kid); len(ks) > 0 {
-		return ks[0], nil
-	}
-	return jose.JSONWebKey{}, fmt.Errorf("%w: unknown key id", ErrInvalid)
 }
 
 // ErrUnavailable means the hub's JWKS could not be fetched.
