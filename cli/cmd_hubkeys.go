@@ -76,8 +76,10 @@ Without --revoke-previous the previous keys stay accepted until what they
 signed has expired, so nobody notices. With it they are deleted at once:
 for a key that may have leaked. Sessions signed with them are then refused
 and renew by themselves (drover and the dashboard hold refresh tokens,
-which no key signs); controllers fetch the hub's keys again when they meet
-the new one.`,
+which no key signs). Controllers fetch the hub's keys again when they meet
+the new one (or within 5 minutes), and then end the watches and log
+follows opened with a revoked key's token; those drover opened through
+the hub reopen by themselves.`,
 		Example: "  drover rotate-signing-key\n  drover rotate-signing-key --revoke-previous -y",
 		Args:    exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {

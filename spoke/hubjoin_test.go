@@ -327,3 +327,72 @@ func TestHubStreamsEndWithTheTrust(t *testing.T) {
 		t.Fatalf("the local watch: %v", err)
 	}
 }
+
+// TestHubStreamsEndWithTheirKey: a watch a hub opened with a token signed
+// by a key the hub then revokes ends within a keepalive interval of the
+// controller learning it (here: its first token signed with the new key,
+// which has it fetch the JWKS again), and reopening it with that token is
+// refused at once, not answered from the verified-token cache. A stream
+// opened with the new key goes on.
+func TestHubStreamsEndWithTheirKey(t *testing.T) {
+	const interval = 200 * time.Millisecond
+	c := newTestClusterWith(t, 1, func(cfg *Config) { cfg.KeepaliveInterval = interval })
+	ctx := t.Context()
+	admin := c.client(0)
+	info, err := admin.ControllerInfo(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := admin.AddModel(ctx, api.AddModelRequest{Name: "keys"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hub, k1 := newFakeHubTLS(t), newECKey(t)
+	hub.publish("k1", k1)
+	ht, err := admin.CreateHubToken(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, e := c.trustHubCall(t, 0, api.TrustHubRequest{Token: ht.Token, HubURL: hub.srv.URL, HubCA: hub.caPEM()}); code != http.StatusOK {
+		t.Fatalf("trust hub: %d %+v", code, e)
+	}
+	leaked, err := c.hubClient(t, 0, hub.superuserToken(t, "k1", k1, info.UUID)).Watch(ctx, m.UUID, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer leaked.Close()
+	if _, err := leaked.Next(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	k2 := newECKey(t)
+	hub.publish("k2", k2)
+	hub.revoke("k1")
+	fresh, err := c.hubClient(t, 0, hub.superuserToken(t, "k2", k2, info.UUID)).Watch(ctx, m.UUID, 0)
+	if err != nil {
+		t.Fatalf("a watch with the new key: %v", err)
+	}
+	defer fresh.Close()
+	if _, err := fresh.Next(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// Well within the 30 s the controller would answer the leaked token
+	// from its verified-token cache, had it not dropped it with the key.
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	for { // frames sent before the stream noticed come first
+		if _, err := leaked.Next(wctx); err != nil {
+			if !errors.Is(err, api.ErrUnauthorized) {
+				t.Fatalf("the watch opened with the revoked key: %v, want unauthorized", err)
+			}
+			break
+		}
+	}
+	// The new key's watch goes on: a change still reaches it.
+	if _, err := admin.SetModelConfig(ctx, m.UUID, api.ConfigChange{Set: map[string]any{"n": 1}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fresh.Next(wctx); err != nil {
+		t.Fatalf("the new key's watch: %v", err)
+	}
+}

@@ -76,6 +76,14 @@ func (h *fakeHub) publish(kid string, k *ecdsa.PrivateKey) {
 	h.keys[kid] = k
 }
 
+// revoke withdraws kid from the JWKS, as drover rotate-signing-key
+// --revoke-previous does.
+func (h *fakeHub) revoke(kid string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	delete(h.keys, kid)
+}
+
 type hubClaims struct {
 	jwt.Claims
 	Access string `json:"access,omitempty"`

@@ -22,8 +22,9 @@ type caller struct {
 	// (empty for a controller superuser token).
 	Hub   bool
 	Model string
-	// HubURL is the hub that signed the token (the one trusted then).
-	HubURL string
+	// HubURL is the hub that signed the token (the one trusted then), and
+	// KeyID the kid of the hub key that signed it.
+	HubURL, KeyID string
 }
 
 func callerOf(ctx context.Context) caller {

@@ -52,8 +52,8 @@ func (s *Server) follow(ctx context.Context, since uint64, f follower) error {
 			if err != nil && !errors.Is(err, context.DeadlineExceeded) {
 				return err
 			}
-			if s.hubTrustEnded(ctx) {
-				return errHubTrustEnded
+			if err := s.hubTrustEnded(ctx); err != nil {
+				return err
 			}
 			if err == nil {
 				for _, ev := range evs {

@@ -15,6 +15,9 @@ import (
 // controller trusts at that moment (hubtrust.Follower).
 type TokenVerifier interface {
 	Verify(ctx context.Context, hub *hubtrust.Hub, raw, audience string) (hubtrust.Claims, error)
+	// KeyCurrent reports whether kid is still one of hub's keys (false once
+	// the hub has revoked it and the controller has fetched its keys since).
+	KeyCurrent(hub *hubtrust.Hub, kid string) bool
 }
 
 func bearerToken(r *http.Request) (string, bool) {
@@ -77,7 +80,7 @@ func (s *Server) authenticateHub(w http.ResponseWriter, r *http.Request, raw str
 	if name == "" {
 		name = c.Subject
 	}
-	ctx := context.WithValue(r.Context(), userKey, caller{Name: name, Access: c.Access, Hub: true, Model: c.Model, HubURL: hub.URL})
+	ctx := context.WithValue(r.Context(), userKey, caller{Name: name, Access: c.Access, Hub: true, Model: c.Model, HubURL: hub.URL, KeyID: c.KeyID})
 	if err := hubScope(r, callerOf(ctx)); err != nil {
 		writeError(w, r, err)
 		return
@@ -140,20 +143,36 @@ func hubScope(r *http.Request, c caller) error {
 }
 
 // errHubTrustEnded ends a stream a hub opened once the controller no
-// longer trusts that hub.
-var errHubTrustEnded = errors.New("the controller no longer trusts the hub that opened this stream")
+// longer trusts that hub; errHubKeyRevoked once the hub has revoked the key
+// that signed the token it opened the stream with.
+var (
+	errHubTrustEnded = errors.New("the controller no longer trusts the hub that opened this stream")
+	errHubKeyRevoked = errors.New("the hub revoked the key that signed the token this stream was opened with")
+)
 
-// hubTrustEnded reports whether ctx's caller is a hub the controller no
-// longer trusts: remove-hub-trust ran, or another hub registered it since.
-// Streams a hub opened (its event subscription, watches and followed logs
-// proxied through it) check it whenever they wake, at least once per
-// keepalive interval, and end: a hub token is checked when a stream
-// opens, and the stream would otherwise outlive the trust for good.
-func (s *Server) hubTrustEnded(ctx context.Context) bool {
+// hubTrustEnded says why a stream ctx's caller opened with a hub token must
+// end, or nil: remove-hub-trust ran, or another hub registered the
+// controller since (errHubTrustEnded), or the hub revoked the key that
+// signed the token (errHubKeyRevoked: drover rotate-signing-key
+// --revoke-previous, seen here within the JWKS's MaxAge). Streams a hub
+// opened (its event subscription, watches and followed logs proxied
+// through it) check it whenever they wake, at least once per keepalive
+// interval, and end: a hub token is checked when a stream opens, and the
+// stream would otherwise outlive the trust, or the key, for good.
+func (s *Server) hubTrustEnded(ctx context.Context) error {
 	c := callerOf(ctx)
 	if !c.Hub {
-		return false
+		return nil
 	}
 	t, err := s.b.Store().Snapshot().HubTrust()
-	return err == nil && (t == nil || strings.TrimRight(t.URL, "/") != strings.TrimRight(c.HubURL, "/"))
+	if err != nil {
+		return nil
+	}
+	if t == nil || strings.TrimRight(t.URL, "/") != strings.TrimRight(c.HubURL, "/") {
+		return errHubTrustEnded
+	}
+	if !s.cfg.Hub.KeyCurrent(&hubtrust.Hub{URL: t.URL, JWKSURL: t.JWKSURL, CACert: []byte(t.CACert)}, c.KeyID) {
+		return errHubKeyRevoked
+	}
+	return nil
 }

@@ -149,7 +149,7 @@ func (s *Server) getLogs(w http.ResponseWriter, r *http.Request) {
 		case <-s.closing:
 			return
 		}
-		if s.hubTrustEnded(r.Context()) {
+		if s.hubTrustEnded(r.Context()) != nil {
 			return
 		}
 	}

@@ -59,6 +59,16 @@ func (f *Follower) Verify(ctx context.Context, hub *Hub, raw, audience string) (
 	return v.Verify(ctx, raw, audience)
 }
 
+// KeyCurrent reports whether kid is still one of hub's keys (see
+// Verifier.KeyCurrent); true when that cannot be told.
+func (f *Follower) KeyCurrent(hub *Hub, kid string) bool {
+	if hub == nil {
+		return true
+	}
+	v, err := f.verifier(*hub)
+	return err != nil || v.KeyCurrent(kid)
+}
+
 func (f *Follower) verifier(h Hub) (*Verifier, error) {
 	k := h.key()
 	f.mu.Lock()

@@ -73,11 +73,17 @@ type Config struct {
 	// MinRefresh is the minimum time between two JWKS fetches triggered
 	// by unknown key ids (default 1s; negative: no limit).
 	MinRefresh time.Duration
-	Now        func() time.Time
+	// MaxAge is how long a fetched JWKS is used before it is fetched
+	// again in the background (default 5m; negative: never), so a key the
+	// hub revoked stops working here without waiting for a new key id.
+	MaxAge time.Duration
+	Now    func() time.Time
 }
 
 // Claims are what the spoke learns from a valid token.
 type Claims struct {
+	// KeyID is the kid of the hub key that signed the token.
+	KeyID   string
 	Subject string
 	Name    string
 	Access  string
@@ -101,6 +107,10 @@ type Verifier struct {
 	mu      sync.Mutex
 	keys    jose.JSONWebKeySet
 	fetched time.Time
+	// refreshing is set while a background refetch of a JWKS older than
+	// MaxAge runs; tried is when the last one began.
+	refreshing bool
+	tried      time.Time
 
 	// verified remembers tokens that passed, by exact token and audience:
 	// the hub hands the same token out for half its minute, and checking
@@ -137,6 +147,9 @@ func New(cfg Config) (*Verifier, error) {
 	}
 	if cfg.MinRefresh == 0 {
 		cfg.MinRefresh = time.Second
+	}
+	if cfg.MaxAge == 0 {
+		cfg.MaxAge = 5 * time.Minute
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -233,7 +246,7 @@ func (v *Verifier) verify(ctx context.Context, raw, audience string) (_ Claims, 
 	default:
 		return Claims{}, exp, fmt.Errorf("%w: unknown access %q", ErrInvalid, c.Access)
 	}
-	return Claims{Subject: c.Subject, Name: c.Name, Access: c.Access, Model: c.Model}, c.Expiry.Time(), nil
+	return Claims{KeyID: tok.Headers[0].KeyID, Subject: c.Subject, Name: c.Name, Access: c.Access, Model: c.Model}, c.Expiry.Time(), nil
 }
 
 // stamp is a token time for people, "-" when absent.
@@ -253,6 +266,7 @@ func (v *Verifier) key(ctx context.Context, kid string) (jose.JSONWebKey, error)
 	for waited := false; ; waited = true {
 		v.mu.Lock()
 		if ks := v.keys.Key(kid); len(ks) > 0 {
+			v.refreshIfStaleLocked()
 			v.mu.Unlock()
 			return ks[0], nil
 		}
@@ -286,33 +300,89 @@ func (v *Verifier) key(ctx context.Context, kid string) (jose.JSONWebKey, error)
 	}
 }
 
+// KeyCurrent reports whether kid is one of the hub's keys as last
+// fetched. Streams opened with a hub token ask it as they go: a key the hub
+// revoked leaves the JWKS, which is fetched again within MaxAge.
+func (v *Verifier) KeyCurrent(kid string) bool {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.refreshIfStaleLocked()
+	return v.fetched.IsZero() || len(v.keys.Key(kid)) > 0
+}
+
+// refreshIfStaleLocked starts a background refetch of a JWKS older than
+// MaxAge, one at a time and at most once per MaxAge/10 (a hub that does
+// not answer is not asked at every call); the keys in hand serve meanwhile.
+func (v *Verifier) refreshIfStaleLocked() {
+	now := v.cfg.Now()
+	if v.cfg.MaxAge < 0 || v.fetched.IsZero() || v.refreshing || now.Sub(v.fetched) < v.cfg.MaxAge || now.Sub(v.tried) < v.cfg.MaxAge/10 {
+		return
+	}
+	v.refreshing, v.tried = true, now
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		set, err := v.fetch(ctx)
+		v.mu.Lock()
+		defer v.mu.Unlock()
+		v.refreshing = false
+		if err == nil {
+			v.setKeysLocked(set)
+		}
+	}()
+}
+
 // ErrUnavailable means the hub's JWKS could not be fetched.
 var ErrUnavailable = errors.New("hub JWKS unavailable")
 
 func (v *Verifier) fetchLocked(ctx context.Context) error {
+	set, err := v.fetch(ctx)
+	if err != nil {
+		return err
+	}
+	v.setKeysLocked(set)
+	return nil
+}
+
+// setKeysLocked takes a fetched JWKS. When a key left it (the hub revoked
+// it, or it expired) the verified-token cache is dropped, so no token it
+// signed is answered from there.
+func (v *Verifier) setKeysLocked(set jose.JSONWebKeySet) {
+	for _, k := range v.keys.Keys {
+		if len(set.Key(k.KeyID)) == 0 {
+			v.vmu.Lock()
+			v.verified = nil
+			v.vmu.Unlock()
+			break
+		}
+	}
+	v.keys, v.fetched = set, v.cfg.Now()
+}
+
+// fetch reads the hub's JWKS.
+func (v *Verifier) fetch(ctx context.Context) (jose.JSONWebKeySet, error) {
+	var set jose.JSONWebKeySet
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, v.cfg.JWKSURL, nil)
 	if err != nil {
-		return fmt.Errorf("%w: %w", ErrUnavailable, err)
+		return set, fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
 	resp, err := v.http.Do(req)
 	if err != nil {
-		return fmt.Errorf("%w: %w", ErrUnavailable, err)
+		return set, fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("%w: %s answered %s", ErrUnavailable, v.cfg.JWKSURL, resp.Status)
+		return set, fmt.Errorf("%w: %s answered %s", ErrUnavailable, v.cfg.JWKSURL, resp.Status)
 	}
-	var set jose.JSONWebKeySet
 	if err := json.NewDecoder(http.MaxBytesReader(nil, resp.Body, 1<<20)).Decode(&set); err != nil {
-		return fmt.Errorf("%w: decode: %w", ErrUnavailable, err)
+		return set, fmt.Errorf("%w: decode: %w", ErrUnavailable, err)
 	}
 	for _, k := range set.Keys {
 		if !k.IsPublic() {
-			return fmt.Errorf("%w: the JWKS holds a private key", ErrUnavailable)
+			return jose.JSONWebKeySet{}, fmt.Errorf("%w: the JWKS holds a private key", ErrUnavailable)
 		}
 	}
-	v.keys, v.fetched = set, v.cfg.Now()
-	return nil
+	return set, nil
 }
