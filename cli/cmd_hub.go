@@ -409,7 +409,7 @@ func (a *App) logoutCmd() *cobra.Command {
 	var ctl controllerOpt
 	cmd := &cobra.Command{
 		Use:     "logout",
-		Short:   "Log out of a hub (revokes the session and forgets the token)",
+		Short:   "Log out of a hub (ends the session and forgets the token)",
 		Example: "  drover logout\n  drover logout -c hub",
 		Args:    exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -421,9 +421,15 @@ func (a *App) logoutCmd() *cobra.Command {
 				return err
 			}
 			defer c.client.Close()
-			if c.account.RefreshToken != "" {
-				_ = c.client.Call(cmd.Context(), http.MethodPost, "/v1/auth/logout", nil,
-					map[string]string{"refresh_token": c.account.RefreshToken}, nil)
+			// The hub ends the session of the token presented and of the
+			// refresh token given: every copy of either stops working. A
+			// service account's session has no refresh token.
+			if c.account.Token != "" || c.account.RefreshToken != "" {
+				body := map[string]string{}
+				if c.account.RefreshToken != "" {
+					body["refresh_token"] = c.account.RefreshToken
+				}
+				_ = c.client.Call(cmd.Context(), http.MethodPost, "/v1/auth/logout", nil, body, nil)
 			}
 			return a.store.Update(func(s *State) error {
 				if acct := s.Accounts[c.name]; acct != nil {

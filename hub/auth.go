@@ -32,6 +32,9 @@ type Principal struct {
 	Cookie bool
 	// Expires is when the presented token expires (zero when unknown).
 	Expires time.Time
+	// SID is the session the presented token was minted for ("" for a
+	// token minted without one).
+	SID string
 }
 
 type principalKey struct{}
@@ -118,13 +121,19 @@ type session struct {
 // MintAccessToken signs a hub session token for id with the given lifetime
 // and audience ("" means Audience).
 func (s *Server) MintAccessToken(id store.Identity, ttl time.Duration, audience string) (string, error) {
+	return s.mintAccessToken(id, ttl, audience, "")
+}
+
+// mintAccessToken signs a session token; sid names the session it belongs
+// to (sessions.id), which must stay live for the token to be accepted.
+func (s *Server) mintAccessToken(id store.Identity, ttl time.Duration, audience, sid string) (string, error) {
 	if audience == "" {
 		audience = Audience
 	}
 	now := s.cfg.Now()
 	return s.keys.Sign(token.Claims{Claims: jwt.Claims{Subject: id.ID, Audience: jwt.Audience{audience},
 		Expiry: jwt.NewNumericDate(now.Add(ttl)), NotBefore: jwt.NewNumericDate(now), ID: uuid.NewString()},
-		Org: id.Org, Kind: id.Kind, Name: id.Name()})
+		Org: id.Org, Kind: id.Kind, Name: id.Name(), SID: sid})
 }
 
 func hashRefresh(t string) []byte { h := sha256.Sum256([]byte(t)); return h[:] }
@@ -135,20 +144,24 @@ func newSecret() string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-// newSession mints an access token and, when refresh is true, a refresh
-// token stored hashed.
+// newSession records a session and mints its access token, naming it
+// (sid), and, when refresh is true, a refresh token stored hashed. Without
+// one (client credentials) the session lives as long as the access token,
+// and is only there to be ended: by logout, or by disabling the identity.
 func (s *Server) newSession(ctx context.Context, id store.Identity, client string, refresh bool) (session, error) {
-	at, err := s.MintAccessToken(id, s.cfg.SessionTTL, "")
-	if err != nil {
+	se := store.Session{ID: uuid.NewString(), IdentityID: id.ID, Client: client, ExpiresAt: s.cfg.Now().Add(s.cfg.SessionTTL)}
+	out := session{TokenType: "Bearer", ExpiresIn: int64(s.cfg.SessionTTL / time.Second)}
+	secret := newSecret() // never handed out without refresh
+	if refresh {
+		out.RefreshToken, se.ExpiresAt = secret, s.cfg.Now().Add(s.cfg.RefreshTTL)
+	}
+	se.RefreshHash = hashRefresh(secret)
+	if err := s.store.CreateSession(ctx, se); err != nil {
 		return session{}, err
 	}
-	out := session{AccessToken: at, TokenType: "Bearer", ExpiresIn: int64(s.cfg.SessionTTL / time.Second)}
-	if refresh {
-		out.RefreshToken = newSecret()
-		if err := s.store.CreateSession(ctx, store.Session{ID: uuid.NewString(), IdentityID: id.ID,
-			RefreshHash: hashRefresh(out.RefreshToken), Client: client, ExpiresAt: s.cfg.Now().Add(s.cfg.RefreshTTL)}); err != nil {
-			return session{}, err
-		}
+	var err error
+	if out.AccessToken, err = s.mintAccessToken(id, s.cfg.SessionTTL, "", se.ID); err != nil {
+		return session{}, err
 	}
 	return out, nil
 }
@@ -386,30 +399,41 @@ func (s *Server) rotate(r *http.Request, rt string) (session, error) {
 	if id.DisabledAt != nil { // its sessions ended when it was disabled; one made meanwhile
 		return session{}, errors.Join(errUnauthenticated, store.ErrDisabled)
 	}
-	at, err := s.MintAccessToken(id, s.cfg.SessionTTL, "")
+	at, err := s.mintAccessToken(id, s.cfg.SessionTTL, "", se.ID)
 	if err != nil {
 		return session{}, err
 	}
 	return session{AccessToken: at, TokenType: "Bearer", ExpiresIn: int64(s.cfg.SessionTTL / time.Second), RefreshToken: next}, nil
 }
 
-// handleLogout revokes the refresh token given in the body.
+// handleLogout ends the session of the access token presented, and the
+// one of the refresh token given in the body: on every replica, their
+// access tokens are refused from the next request.
 func (s *Server) handleLogout(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		RefreshToken string `json:"refresh_token"`
 	}
-	if r.ContentLength != 0 { // no body: nothing to revoke beyond the access token, which expires
+	if r.ContentLength != 0 {
 		if err := decode(r, &req); err != nil {
 			s.writeError(w, r, err)
 			return
 		}
 	}
+	p, _ := PrincipalFrom(r.Context())
 	if req.RefreshToken != "" {
 		if err := s.store.RevokeSession(r.Context(), hashRefresh(req.RefreshToken), s.cfg.Now()); err != nil {
 			s.writeError(w, r, err)
 			return
 		}
 	}
+	if p.SID != "" {
+		// Already ended with the refresh token given: fine.
+		if err := s.store.RevokeSessionByID(r.Context(), p.SID, s.cfg.Now()); err != nil && !errors.Is(err, store.ErrNotFound) {
+			s.writeError(w, r, err)
+			return
+		}
+	}
+	s.dropAuthzCaches() // this replica at once; the others when notified
 	w.WriteHeader(http.StatusNoContent)
 }
 

@@ -48,10 +48,24 @@ func (s *Server) principal(ctx context.Context, raw string, cookie bool) (p Prin
 	if id.DisabledAt != nil {
 		return Principal{}, false, errors.Join(errForbidden, fmt.Errorf("user %s is disabled (an administrator may enable it again)", id.Name()))
 	}
-	p = Principal{Identity: id, Object: authz.UserObject(id.ID), Cookie: cookie, Expires: claims.Expiry.Time()}
+	if claims.SID != "" {
+		// The session ended (logout, a refresh token used twice, the
+		// identity disabled): its access tokens end with it.
+		live, err := s.store.SessionLive(ctx, claims.SID)
+		if err != nil {
+			return Principal{}, false, errors.Join(errUnauthenticated, err)
+		}
+		if !live {
+			return Principal{}, true, errors.Join(errUnauthenticated, errSessionEnded)
+		}
+	}
+	p = Principal{Identity: id, Object: authz.UserObject(id.ID), Cookie: cookie, Expires: claims.Expiry.Time(), SID: claims.SID}
 	s.principals.put(k, p, gen, claims.Expiry.Time())
 	return p, false, nil
 }
+
+// errSessionEnded refuses an access token whose session has ended.
+var errSessionEnded = errors.New("the session has ended")
 
 // modelRoute returns the index row of a model and its controller. Both are
 // reused for decisionTTL: a model that moved to another controller

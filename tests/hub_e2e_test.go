@@ -346,7 +346,12 @@ func checkOtherTenant(t *testing.T, s *devStack, eastUUID, westUUID string) {
 	}
 	// Juju's habits: after logout, calls say so, and 'login' alone (with
 	// the service account's credentials) logs in to the same hub again.
+	// The session ends at the hub: a copy of its token no longer works.
+	copied := hubClient(t, other, s)
 	other.ok("logout")
+	if err := copied.Call(ctxFor(t, 30*time.Second), http.MethodGet, "/v1/whoami", nil, nil, nil); apiStatus(err) != http.StatusUnauthorized {
+		t.Errorf("a copy of %s's token after logout: %v, want 401", sa.ClientID, err)
+	}
 	for _, cmd := range []string{"models", "status"} {
 		if _, stderr, code := other.run(cmd); code == 0 || !strings.Contains(stderr, "not logged in") {
 			t.Errorf("%s after logout: exit %d, %s", cmd, code, stderr)

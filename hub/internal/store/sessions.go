@@ -70,6 +70,8 @@ func (s *Store) RotateSession(ctx context.Context, old, next []byte, expires, no
 			WHERE u.refresh_hash = $1 AND sessions.id = u.session_id AND u.used_at < $3 AND sessions.revoked_at IS NULL
 			RETURNING sessions.id, sessions.identity_id, u.used_at`, old, now, now.Add(-RefreshReuseGrace)).Scan(&sid, &iid, &reused.UsedAt)
 		if rerr == nil {
+			// Every replica refuses the session's access tokens from now.
+			_, _ = s.pool.Exec(ctx, `SELECT pg_notify($1, '')`, authzChannel)
 			reused.SessionID, reused.IdentityID = sid.String(), iid.String()
 			return Session{}, reused
 		}
@@ -91,11 +93,38 @@ func (s *Store) PruneUsedRefreshTokens(ctx context.Context, cutoff time.Time) (i
 
 // RevokeSession ends the session holding refresh hash h.
 func (s *Store) RevokeSession(ctx context.Context, h []byte, now time.Time) error {
-	tag, err := s.pool.Exec(ctx, `UPDATE sessions SET revoked_at = $2 WHERE refresh_hash = $1 AND revoked_at IS NULL`, h, now)
-	if err == nil && tag.RowsAffected() == 0 {
-		err = pgx.ErrNoRows
+	return s.revokeSession(ctx, `refresh_hash = $1`, h, now)
+}
+
+// RevokeSessionByID revokes session id (ErrNotFound if it is unknown or
+// already revoked). Like RevokeSession, it tells every replica, which then
+// refuses the session's access tokens from their next request.
+func (s *Store) RevokeSessionByID(ctx context.Context, id string, now time.Time) error {
+	return s.revokeSession(ctx, `id = $1`, id, now)
+}
+
+func (s *Store) revokeSession(ctx context.Context, where string, arg any, now time.Time) error {
+	return s.inTx(ctx, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `UPDATE sessions SET revoked_at = $2 WHERE `+where+` AND revoked_at IS NULL`, arg, now)
+		if err == nil && tag.RowsAffected() == 0 {
+			err = pgx.ErrNoRows
+		}
+		if err == nil { // every replica drops the sessions it verified (ListenAuthzChanges)
+			_, err = tx.Exec(ctx, `SELECT pg_notify($1, '')`, authzChannel)
+		}
+		return pgErr("session", err)
+	})
+}
+
+// SessionLive reports whether session id exists and is not revoked: the
+// access tokens minted for it (their "sid") are good only while it is.
+func (s *Store) SessionLive(ctx context.Context, id string) (bool, error) {
+	if uuid.Validate(id) != nil {
+		return false, nil
 	}
-	return pgErr("session", err)
+	var live bool
+	err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM sessions WHERE id = $1 AND revoked_at IS NULL)`, id).Scan(&live)
+	return live, pgErr("session", err)
 }
 
 // PruneSessions deletes sessions that expired or were revoked before cutoff.

@@ -49,6 +49,9 @@ type Claims struct {
 	Org  string `json:"org,omitempty"`
 	Kind string `json:"kind,omitempty"`
 	Name string `json:"name,omitempty"`
+	// SID, on session tokens, names the session (its refresh token's row)
+	// the token was minted for: ending the session ends the token.
+	SID string `json:"sid,omitempty"`
 	// Access and Model are set on per-request spoke tokens: the permission
 	// the hub decided ("read", "write", "admin" on Model, or "superuser"
 	// on the whole controller).
