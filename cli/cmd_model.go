@@ -407,7 +407,11 @@ func (a *App) destroyModel(ctx context.Context, ref string, force, yes, noWait b
 		wctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
 		var left modelLeft
-		if err := a.waitModelGone(wctx, mc, p, &left); err != nil {
+		err := a.waitModelGone(wctx, mc, p, &left)
+		if err == nil {
+			waitUnindexed(wctx, mc)
+		}
+		if err != nil {
 			p.Done("")
 			if errors.Is(err, context.DeadlineExceeded) {
 				if force || left.units == 0 {
@@ -429,6 +433,27 @@ func (a *App) destroyModel(ctx context.Context, ref string, force, yes, noWait b
 	}
 	p.Done(fmt.Sprintf("Model %q destroyed.", mc.model))
 	return nil
+}
+
+// waitUnindexed waits, at a hub, until the hub's index no longer lists a
+// model its controller has removed (it learns it from the controller's
+// event stream, a moment later), so that 'drover models' right after a
+// destroy-model does not show it dying. It gives up quietly when ctx ends:
+// the model is gone all the same.
+func waitUnindexed(ctx context.Context, mc *modelConn) {
+	if !mc.details.Hub {
+		return
+	}
+	for pause := 50 * time.Millisecond; ; pause = min(2*pause, time.Second) {
+		if _, err := mc.client.Model(ctx, mc.uuid); api.CodeOf(err) == api.CodeNotFound {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(pause):
+		}
+	}
 }
 
 // modelLeft is what a dying model still has.

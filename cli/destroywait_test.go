@@ -52,6 +52,36 @@ func TestDestroyWaitEndsWithTheModel(t *testing.T) {
 	}
 }
 
+// TestDestroyWaitsForTheHubsIndex: at a hub, destroy-model's wait goes on
+// until the hub's index no longer lists the model its controller removed,
+// so a 'drover models' right after does not show it dying; at a
+// controller nothing is asked.
+func TestDestroyWaitsForTheHubsIndex(t *testing.T) {
+	const uuid = "6a1f0c2e-0000-4000-8000-000000000009"
+	var asked atomic.Int32
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/models/"+uuid, func(w http.ResponseWriter, _ *http.Request) {
+		if asked.Add(1) <= 3 { // the index a moment behind
+			_ = json.NewEncoder(w).Encode(api.Model{UUID: uuid, Name: "m", Life: api.Dying})
+			return
+		}
+		w.WriteHeader(http.StatusNotFound)
+		_ = json.NewEncoder(w).Encode(api.Error{Code: api.CodeNotFound, Message: "model not found"})
+	})
+	_, _, _, mc := atFakeModel(t, mux, uuid)
+	waitUnindexed(t.Context(), mc) // a controller: its answer is the index
+	if n := asked.Load(); n != 0 {
+		t.Fatalf("a controller's model asked %d times", n)
+	}
+	mc.details.Hub = true
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	waitUnindexed(ctx, mc)
+	if n := asked.Load(); n != 4 || ctx.Err() != nil {
+		t.Fatalf("asked %d times (want until the fourth answered 404), %v", n, ctx.Err())
+	}
+}
+
 // TestWatchEndsSayingWhy: status --watch ends quietly when the watch
 // carries the model's removal, and otherwise, when the model can no
 // longer be watched, says it was destroyed or the access revoked (a

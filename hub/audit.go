@@ -111,7 +111,7 @@ func (s *Server) audit(next http.Handler) http.Handler {
 				ControllerUUID: info.ControllerUUID, Controller: info.ControllerName, Details: details}
 		}
 		begun := entry()
-		begun.At, begun.RemoteAddr = s.cfg.Now(), r.RemoteAddr
+		begun.At, begun.RemoteAddr = s.cfg.Now(), s.remoteAddr(r)
 		id, err := s.store.BeginAudit(r.Context(), begun)
 		if err != nil {
 			s.writeError(w, r, fmt.Errorf("record %s %s in the audit log: %w", r.Method, r.URL.Path, err))
@@ -191,7 +191,7 @@ func (s *Server) auditLogin(r *http.Request, id store.Identity, op string, err e
 }
 
 func (s *Server) appendAudit(r *http.Request, e store.AuditEntry) {
-	e.At, e.RemoteAddr = s.cfg.Now(), r.RemoteAddr
+	e.At, e.RemoteAddr = s.cfg.Now(), s.remoteAddr(r)
 	// The request may have been cancelled; the record must still be written.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 5*time.Second)
 	defer cancel()

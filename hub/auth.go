@@ -191,6 +191,10 @@ func (s *Server) login(ctx context.Context, tok *oidc.IDToken, c idClaims) (stor
 }
 
 func (s *Server) handleDeviceStart(w http.ResponseWriter, r *http.Request) {
+	if s.refuseThrottled(w, r, s.loginStarts, "login-throttled", "login starts") {
+		return
+	}
+	s.loginStarts.charge(s.clientAddr(r))
 	ds, err := s.oidc.startDevice(r.Context())
 	if err != nil {
 		s.writeError(w, r, err)
@@ -206,11 +210,17 @@ func (s *Server) handleDeviceToken(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		DeviceCode string `json:"device_code"`
 	}
+	if s.refuseThrottled(w, r, s.failedLogins, "login-throttled", "failed logins") {
+		return
+	}
 	if err := decode(r, &req); err != nil || req.DeviceCode == "" {
 		s.writeError(w, r, errors.Join(errBadRequest, errors.New("device_code is required")))
 		return
 	}
 	raw, err := s.oidc.pollDevice(r.Context(), req.DeviceCode)
+	if oe := (*oauthError)(nil); errors.As(err, &oe) && oe.Code != "authorization_pending" && oe.Code != "slow_down" {
+		s.failedLogins.charge(s.clientAddr(r)) // an unknown, expired or refused code
+	}
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -271,6 +281,9 @@ func (s *Server) handleToken(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, errors.Join(errBadRequest, err))
 		return
 	}
+	if s.refuseThrottled(w, r, s.failedLogins, "login-throttled", "failed logins") {
+		return
+	}
 	switch r.PostForm.Get("grant_type") {
 	case "client_credentials":
 		s.clientCredentials(w, r)
@@ -293,6 +306,7 @@ func (s *Server) clientCredentials(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		s.auditLogin(r, store.Identity{Subject: id}, "login-client-credentials", err)
+		s.failedLogins.charge(s.clientAddr(r))
 		writeJSON(w, http.StatusUnauthorized, &oauthError{Code: "invalid_client"})
 	}
 	if id == "" || secret == "" {
@@ -349,6 +363,7 @@ func (s *Server) refresh(w http.ResponseWriter, r *http.Request, rt string) {
 	case err == nil:
 		writeJSON(w, http.StatusOK, sess)
 	case errors.As(err, &reused):
+		s.failedLogins.charge(s.clientAddr(r))
 		writeJSON(w, http.StatusBadRequest, &oauthError{Code: "invalid_grant", Description: reusedRefresh})
 	default:
 		if _, _, ok := unavailability(err); ok {
@@ -356,6 +371,7 @@ func (s *Server) refresh(w http.ResponseWriter, r *http.Request, rt string) {
 			s.writeError(w, r, err)
 			return
 		}
+		s.failedLogins.charge(s.clientAddr(r))
 		writeJSON(w, http.StatusBadRequest, &oauthError{Code: "invalid_grant"})
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strings"
 	"time"
@@ -62,6 +63,13 @@ type Config struct {
 	KeyEncryptionKey     []byte
 	OldKeyEncryptionKeys [][]byte
 	keyRing              *keyseal.Ring
+
+	// TrustedProxies are the networks of the load balancers or reverse
+	// proxies in front of the hub: a request from one of them is taken to
+	// come from the rightmost X-Forwarded-For address outside them, which
+	// the audit log records and logins are throttled by. Empty: the peer's
+	// address, X-Forwarded-For ignored.
+	TrustedProxies []netip.Prefix
 
 	// DefaultOrg is the organization people join on first login.
 	DefaultOrg string

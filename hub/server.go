@@ -56,13 +56,18 @@ type Server struct {
 	handbacks   atomic.Int64
 	// claimRenewals counts add-model claims renewed (placement.go).
 	claimRenewals atomic.Int64
-	router        chi.Router
-	api           chi.Router // /v1, authenticated and audited
-	reg           *prometheus.Registry
-	reqs          *requestCounters
-	outages       *outageCounters
-	spokes        spokeSet
-	indexer       *indexer
+	// failedLogins and loginStarts throttle logins per client address,
+	// throttledLogins counts the refusals (throttle.go).
+	failedLogins, loginStarts *throttle
+	throttledLogins           atomic.Int64
+
+	router  chi.Router
+	api     chi.Router // /v1, authenticated and audited
+	reg     *prometheus.Registry
+	reqs    *requestCounters
+	outages *outageCounters
+	spokes  spokeSet
+	indexer *indexer
 }
 
 // New connects to PostgreSQL (migrating it), OpenFGA and the OIDC issuer,
@@ -98,6 +103,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.spokeTokens = newTTLCache[spokeTokenKey, string](cfg.Now, spokeTokenReuse)
 	s.proxyRoutes = newTTLCache[proxyRouteKey, proxyRoute](cfg.Now, decisionTTL)
 	s.live = newLiveCalls(cfg.MaxLiveCalls)
+	s.failedLogins, s.loginStarts = newThrottle(loginFailures, cfg.Now), newThrottle(loginStarts, cfg.Now)
 	if s.outbox, err = outbox.New(outbox.Config{Store: s.store, Authz: s.authz, Logger: cfg.Logger.With("worker", "authz-outbox"),
 		Now: cfg.Now, ReconcileEvery: 10 * time.Minute, Changed: s.dropAuthzCaches, Restored: s.restored}); err != nil {
 		return fail(err)
@@ -113,6 +119,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.reqs = newRequestCounters()
 	s.outages = newOutageCounters()
 	s.reg.MustRegister(s.reqs.vec, s.outages.unavailable, s.outages.unfinished, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "drover_hub_logins_throttled_total",
+			Help: "Logins refused 429 because their client address had too many failed logins, or started too many."},
+			func() float64 { return float64(s.throttledLogins.Load()) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "drover_hub_taken_connections_total",
 			Help: "Connections the hub took from net/http to serve remembered reads itself."},
 			func() float64 { return float64(s.takeovers.Load()) }),
@@ -333,6 +342,8 @@ func (s *Server) janitor(ctx context.Context) error {
 			s.cfg.Logger.Warn("signing key refresh failed", "err", err)
 		}
 		s.spokes.closeIdle(time.Now())
+		s.failedLogins.prune()
+		s.loginStarts.prune()
 		select {
 		case <-ctx.Done():
 			return ctx.Err()

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -26,7 +27,7 @@ func runHub(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	var cfg hub.Config
 	var logLevel string
-	var admins, serviceAccounts, oldKEKs stringList
+	var admins, serviceAccounts, oldKEKs, trustedProxies stringList
 	var kek string
 	var idpListen string
 	fs.StringVar(&cfg.DSN, "dsn", "", "PostgreSQL connection string (default: a private PostgreSQL in --state-dir)")
@@ -45,6 +46,7 @@ func runHub(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.StringVar(&cfg.TLSCA, "tls-ca", "", "PEM file of the CA that signed --tls-cert, handed to controllers registered with a join token (default: the generated CA; none: their system roots)")
 	fs.StringVar(&kek, "key-encryption-key", "", "file holding a secret of at least 32 bytes with which the hub seals its signing keys in the database (every replica the same; make one with: head -c 32 /dev/urandom | base64)")
 	fs.Var(&oldKEKs, "old-key-encryption-key", "file holding a secret --key-encryption-key replaces: keys sealed with it are sealed again at start (repeatable)")
+	fs.Var(&trustedProxies, "trusted-proxy", "CIDR or address of a load balancer or proxy in front of the hub, whose X-Forwarded-For names the client (audited, and logins throttled by it) (repeatable)")
 	fs.StringVar(&cfg.DefaultOrg, "default-org", "default", "organization people join on first login")
 	fs.Var(&admins, "admin", "email made hub administrator on first login (repeatable)")
 	fs.Var(&serviceAccounts, "service-account", "CLIENT_ID=ORG: a client allowed client-credentials login (repeatable)")
@@ -91,6 +93,13 @@ Flags:
 	}
 	if err := hub.CheckKeyEncryptionKeys(cfg.KeyEncryptionKey, cfg.OldKeyEncryptionKeys); err != nil {
 		return usageError{err}
+	}
+	for _, p := range trustedProxies {
+		prefix, err := parsePrefix(p)
+		if err != nil {
+			return usageError{fmt.Errorf("--trusted-proxy %q: want a CIDR such as 10.0.0.0/8, or an address", p)}
+		}
+		cfg.TrustedProxies = append(cfg.TrustedProxies, prefix)
 	}
 	for _, sa := range serviceAccounts {
 		id, org, ok := strings.Cut(sa, "=")
@@ -196,4 +205,17 @@ func readKeyEncryptionKeys(current string, old []string) ([]byte, [][]byte, erro
 		olds = append(olds, b)
 	}
 	return cur, olds, nil
+}
+
+// parsePrefix reads a CIDR, or an address as the network of that address
+// alone.
+func parsePrefix(s string) (netip.Prefix, error) {
+	if p, err := netip.ParsePrefix(s); err == nil {
+		return p.Masked(), nil
+	}
+	a, err := netip.ParseAddr(s)
+	if err != nil {
+		return netip.Prefix{}, err
+	}
+	return netip.PrefixFrom(a, a.BitLen()), nil
 }

@@ -23,8 +23,9 @@ func TestHubEmbeddedOpenFGANeedsADSNURL(t *testing.T) {
 }
 
 // TestHubKeyEncryptionKeyIsChecked: a key-encryption secret that cannot be
-// read, is too short, or an old one without a new one is a usage error
-// naming the flag, before anything starts.
+// read, is too short, or an old one without a new one, and a trusted proxy
+// that is not a network, are usage errors naming the flag, before anything
+// starts.
 func TestHubKeyEncryptionKeyIsChecked(t *testing.T) {
 	dir := t.TempDir()
 	short := filepath.Join(dir, "short")
@@ -43,6 +44,8 @@ func TestHubKeyEncryptionKeyIsChecked(t *testing.T) {
 		{[]string{"--key-encryption-key", short}, "--key-encryption-key: keyseal: a key-encryption secret needs at least 32 bytes"},
 		{[]string{"--key-encryption-key", good, "--old-key-encryption-key", short}, "old secret 1"},
 		{[]string{"--old-key-encryption-key", good}, "--old-key-encryption-key needs --key-encryption-key"},
+		{[]string{"--trusted-proxy", "10.0.0.0/33"}, `--trusted-proxy "10.0.0.0/33": want a CIDR`},
+		{[]string{"--trusted-proxy", "lb.example.com"}, `--trusted-proxy "lb.example.com": want a CIDR`},
 	} {
 		// No state dir: had the secrets passed, the embedded defaults
 		// would refuse, with another message.

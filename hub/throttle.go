@@ -1,0 +1,206 @@
+package hub
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/droverhq/drover/hub/internal/store"
+)
+
+// Logins are the hub's unauthenticated work: each failed one writes an
+// audit entry, and most ask the OIDC issuer. Per client address, a
+// replica takes at most loginFailures.burst failed logins at once, then
+// one per loginFailures.every, and as many starts of a login (device
+// flow, dashboard) by loginStarts; beyond, it answers 429 with
+// Retry-After without asking its database or issuer, and audits that once
+// a minute per address.
+var (
+	loginFailures = throttleRate{burst: 10, every: 6 * time.Second}
+	loginStarts   = throttleRate{burst: 30, every: 2 * time.Second}
+)
+
+// maxThrottled bounds the addresses a throttle tracks; past it, it starts
+// over (letting everyone through) rather than grow without bound.
+const maxThrottled = 100_000
+
+type throttleRate struct {
+	burst float64
+	every time.Duration
+}
+
+// throttle is a token bucket per client address.
+type throttle struct {
+	rate throttleRate
+	now  func() time.Time
+
+	mu      sync.Mutex
+	buckets map[netip.Addr]*bucket
+}
+
+type bucket struct {
+	tokens  float64
+	at      time.Time // when tokens was counted
+	audited time.Time // when a refusal from this address was last audited
+}
+
+func newThrottle(rate throttleRate, now func() time.Time) *throttle {
+	return &throttle{rate: rate, now: now, buckets: map[netip.Addr]*bucket{}}
+}
+
+// refill brings b's tokens up to now.
+func (t *throttle) refill(b *bucket, now time.Time) {
+	b.tokens = min(t.rate.burst, b.tokens+float64(now.Sub(b.at))/float64(t.rate.every))
+	b.at = now
+}
+
+// blocked reports whether addr has no token left, how long until it has
+// one, and whether this refusal is the first in a minute (to be audited).
+// Invalid addresses are never blocked.
+func (t *throttle) blocked(addr netip.Addr) (retry time.Duration, audit, ok bool) {
+	if !addr.IsValid() {
+		return 0, false, false
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	b := t.buckets[addr]
+	if b == nil {
+		return 0, false, false
+	}
+	now := t.now()
+	t.refill(b, now)
+	if b.tokens >= 1 {
+		return 0, false, false
+	}
+	audit = now.Sub(b.audited) >= time.Minute
+	if audit {
+		b.audited = now
+	}
+	return time.Duration((1 - b.tokens) * float64(t.rate.every)), audit, true
+}
+
+// charge takes one token from addr's bucket.
+func (t *throttle) charge(addr netip.Addr) {
+	if !addr.IsValid() {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	now := t.now()
+	b := t.buckets[addr]
+	if b == nil {
+		if len(t.buckets) >= maxThrottled {
+			t.buckets = map[netip.Addr]*bucket{}
+		}
+		b = &bucket{tokens: t.rate.burst, at: now}
+		t.buckets[addr] = b
+	}
+	t.refill(b, now)
+	b.tokens = max(0, b.tokens-1)
+}
+
+// prune forgets the addresses whose buckets are full again.
+func (t *throttle) prune() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	now := t.now()
+	for a, b := range t.buckets {
+		if t.refill(b, now); b.tokens >= t.rate.burst && now.Sub(b.audited) >= time.Minute {
+			delete(t.buckets, a)
+		}
+	}
+}
+
+// refuseThrottled answers 429 when r's client address is out of logins on
+// th, auditing it once a minute per address as operation op, and reports
+// whether it did. The answer is OAuth's shape, as the login routes answer.
+func (s *Server) refuseThrottled(w http.ResponseWriter, r *http.Request, th *throttle, op, what string) bool {
+	addr := s.clientAddr(r)
+	retry, audit, blocked := th.blocked(addr)
+	if !blocked {
+		return false
+	}
+	secs := max(1, int((retry+time.Second-1)/time.Second))
+	if audit {
+		s.appendAudit(r, store.AuditEntry{Operation: op, Method: r.Method, Path: r.URL.Path,
+			Status: http.StatusTooManyRequests, Result: store.ResultDenied, Details: map[string]any{"throttled": what}})
+	}
+	s.throttledLogins.Add(1)
+	w.Header().Set("Retry-After", strconv.Itoa(secs))
+	writeJSON(w, http.StatusTooManyRequests, &oauthError{Code: "temporarily_unavailable",
+		Description: fmt.Sprintf("too many %s from %s: try again in %ds", what, addr, secs)})
+	return true
+}
+
+// clientAddr is the address r came from: its peer's, or, when the peer is
+// one of the --trusted-proxy networks, the rightmost address in
+// X-Forwarded-For that is not (what the trusted proxies saw). Audit
+// entries record it, and logins are throttled by it.
+func (s *Server) clientAddr(r *http.Request) netip.Addr {
+	return clientAddr(r.RemoteAddr, r.Header.Values("X-Forwarded-For"), s.cfg.TrustedProxies)
+}
+
+// remoteAddr is what the audit log records as where r came from: the
+// peer's address and port, or the client address the trusted proxies saw.
+func (s *Server) remoteAddr(r *http.Request) string {
+	if len(s.cfg.TrustedProxies) > 0 {
+		if a := s.clientAddr(r); a != parseAddr(r.RemoteAddr) {
+			return a.String()
+		}
+	}
+	return r.RemoteAddr
+}
+
+func clientAddr(remote string, forwarded []string, trusted []netip.Prefix) netip.Addr {
+	peer := parseAddr(remote)
+	if !inAny(peer, trusted) {
+		return peer
+	}
+	var hops []string
+	for _, v := range forwarded {
+		hops = append(hops, strings.Split(v, ",")...)
+	}
+	for i := len(hops) - 1; i >= 0; i-- {
+		a := parseAddr(strings.TrimSpace(hops[i]))
+		if !a.IsValid() {
+			break // not what a proxy writes: stop at the last hop known
+		}
+		peer = a
+		if !inAny(a, trusted) {
+			break
+		}
+	}
+	return peer
+}
+
+// parseAddr reads "ip", "ip:port" or "[ip]:port"; invalid otherwise.
+func parseAddr(s string) netip.Addr {
+	if ap, err := netip.ParseAddrPort(s); err == nil {
+		return ap.Addr().Unmap()
+	}
+	if host, _, err := net.SplitHostPort(s); err == nil {
+		s = host
+	}
+	a, err := netip.ParseAddr(strings.Trim(s, "[]"))
+	if err != nil {
+		return netip.Addr{}
+	}
+	return a.Unmap()
+}
+
+func inAny(a netip.Addr, nets []netip.Prefix) bool {
+	if !a.IsValid() {
+		return false
+	}
+	for _, n := range nets {
+		if n.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
