@@ -328,7 +328,8 @@ func (a *App) printAudit(out any, format string) error {
 		if format != "csv" { // csv and json keep the whole time
 			at = tableTime(at)
 		}
-		row := []string{at, fmt.Sprint(m["actor"]), fmt.Sprint(m["operation"]), auditTarget(m),
+		actor, _ := m["actor"].(string) // none for a refused login that named nobody
+		row := []string{at, cmp.Or(actor, "-"), fmt.Sprint(m["operation"]), auditTarget(m),
 			model, fmt.Sprint(m["status"]), fmt.Sprint(m["result"])}
 		if withOrg {
 			org, _ := m["org"].(string)

@@ -107,6 +107,11 @@ func TestAuditSaysWhoseModel(t *testing.T) {
 2026-11-21 22:00:00Z  =HYPERLINK("http://evil.example","x")  login-client-credentials  -       -      401     denied
 2026-11-21 22:00:00Z  \x1b[1A\x1b[2K                         login-client-credentials  -       -      401     denied
 `},
+		// A refused login that named nobody (the JSON has no actor).
+		{[]map[string]any{{"at": "2026-11-21T22:00:00Z", "operation": "login-throttled", "status": 429, "result": "denied"}}, "tabular",
+			`TIME                  ACTOR  OPERATION        TARGET  MODEL  STATUS  RESULT
+2026-11-21 22:00:00Z  -      login-throttled  -       -      429     denied
+`},
 	} {
 		answer = c.entries
 		out.Reset()

@@ -191,7 +191,7 @@ func (s *Server) login(ctx context.Context, tok *oidc.IDToken, c idClaims) (stor
 }
 
 func (s *Server) handleDeviceStart(w http.ResponseWriter, r *http.Request) {
-	if s.refuseThrottled(w, r, s.loginStarts, "login-throttled", "login starts") {
+	if s.refuseThrottled(w, r, s.loginStarts, "login-throttled", "login starts", "") {
 		return
 	}
 	s.loginStarts.charge(s.clientAddr(r))
@@ -210,7 +210,7 @@ func (s *Server) handleDeviceToken(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		DeviceCode string `json:"device_code"`
 	}
-	if s.refuseThrottled(w, r, s.failedLogins, "login-throttled", "failed logins") {
+	if s.refuseThrottled(w, r, s.failedLogins, "login-throttled", "failed logins", "") {
 		return
 	}
 	if err := decode(r, &req); err != nil || req.DeviceCode == "" {
@@ -281,7 +281,11 @@ func (s *Server) handleToken(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, errors.Join(errBadRequest, err))
 		return
 	}
-	if s.refuseThrottled(w, r, s.failedLogins, "login-throttled", "failed logins") {
+	client := r.PostForm.Get("client_id")
+	if id, _, ok := r.BasicAuth(); ok {
+		client = id
+	}
+	if s.refuseThrottled(w, r, s.failedLogins, "login-throttled", "failed logins", client) {
 		return
 	}
 	switch r.PostForm.Get("grant_type") {

@@ -117,9 +117,10 @@ func (t *throttle) prune() {
 }
 
 // refuseThrottled answers 429 when r's client address is out of logins on
-// th, auditing it once a minute per address as operation op, and reports
-// whether it did. The answer is OAuth's shape, as the login routes answer.
-func (s *Server) refuseThrottled(w http.ResponseWriter, r *http.Request, th *throttle, op, what string) bool {
+// th, auditing it once a minute per address as operation op (actor: whom
+// the login named, if anyone), and reports whether it did. The answer is
+// OAuth's shape, as the login routes answer.
+func (s *Server) refuseThrottled(w http.ResponseWriter, r *http.Request, th *throttle, op, what, actor string) bool {
 	addr := s.clientAddr(r)
 	retry, audit, blocked := th.blocked(addr)
 	if !blocked {
@@ -127,7 +128,7 @@ func (s *Server) refuseThrottled(w http.ResponseWriter, r *http.Request, th *thr
 	}
 	secs := max(1, int((retry+time.Second-1)/time.Second))
 	if audit {
-		s.appendAudit(r, store.AuditEntry{Operation: op, Method: r.Method, Path: r.URL.Path,
+		s.appendAudit(r, store.AuditEntry{Actor: actor, Operation: op, Method: r.Method, Path: r.URL.Path,
 			Status: http.StatusTooManyRequests, Result: store.ResultDenied, Details: map[string]any{"throttled": what}})
 	}
 	s.throttledLogins.Add(1)

@@ -70,6 +70,9 @@ func TestFailedLoginsAreThrottled(t *testing.T) {
 	count := map[string]int{}
 	for _, en := range entries {
 		count[en.Operation+" "+string(en.Result)+" "+en.RemoteAddr]++
+		if en.Operation == "login-throttled" && en.Actor != saAcme.ID {
+			t.Errorf("the refusal names %q, not the client id the logins named", en.Actor)
+		}
 	}
 	if count["login-client-credentials denied "+attacker] != 10 || count["login-throttled denied "+attacker] != 1 ||
 		count["login-client-credentials ok "+neighbour] != 1 {

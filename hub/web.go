@@ -20,7 +20,7 @@ const webLoginTTL = 10 * time.Minute
 // handleWebLogin starts the dashboard's authorization code + PKCE flow.
 // The pending login lives in PostgreSQL so any replica can finish it.
 func (s *Server) handleWebLogin(w http.ResponseWriter, r *http.Request) {
-	if s.refuseThrottled(w, r, s.loginStarts, "login-throttled", "login starts") {
+	if s.refuseThrottled(w, r, s.loginStarts, "login-throttled", "login starts", "") {
 		return
 	}
 	s.loginStarts.charge(s.clientAddr(r))
