@@ -86,6 +86,9 @@ func (s *Server) audit(next http.Handler) http.Handler {
 			io.Closer
 		}{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
 		info := &auditInfo{body: jsonObject(body), Operation: r.Method + " " + r.URL.Path}
+		if rctx := chi.NewRouteContext(); s.api.Match(rctx, r.Method, "/"+strings.TrimPrefix(r.URL.Path, "/v1/")) {
+			info.Operation = hubOperation(r.Method, "/v1"+rctx.RoutePattern())
+		}
 		if tail, ok := strings.CutPrefix(r.URL.Path, "/v1/models/"); ok {
 			// What a model request does is known from its path and body:
 			// said already, should its end never be recorded.
@@ -121,7 +124,7 @@ func (s *Server) audit(next http.Handler) http.Handler {
 		rec := &statusRecorder{ResponseWriter: w}
 		next.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), auditKey{}, info)))
 		if info.Operation == "" {
-			info.Operation = r.Method + " " + chi.RouteContext(r.Context()).RoutePattern()
+			info.Operation = hubOperation(r.Method, chi.RouteContext(r.Context()).RoutePattern())
 		}
 		status := max(rec.status, 200)
 		done := entry()

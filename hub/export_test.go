@@ -73,3 +73,6 @@ func setUntilCleanup[T any](t interface{ Cleanup(func()) }, p *T, v T) {
 	*p = v
 	t.Cleanup(func() { *p = old })
 }
+
+// HubOperations are the audit names of the hub's own changes (operations.go).
+var HubOperations = hubOperations

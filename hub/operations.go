@@ -6,6 +6,38 @@ import (
 	"strings"
 )
 
+// hubOperations name the hub's own mutating requests for the audit log, by
+// route, as drover's commands are named. The entry written before the
+// request is served says it, so one whose end the hub could not record
+// (left pending) names its operation as a finished one does.
+var hubOperations = map[string]string{
+	"POST /v1/users/{user}/disable":              "disable-user",
+	"POST /v1/users/{user}/enable":               "enable-user",
+	"DELETE /v1/users/{user}":                    "remove-user",
+	"POST /v1/grants":                            "grant",
+	"DELETE /v1/grants":                          "revoke",
+	"POST /v1/groups":                            "add-group",
+	"PATCH /v1/groups/{group}":                   "rename-group",
+	"DELETE /v1/groups/{group}":                  "remove-group",
+	"POST /v1/groups/{group}/members":            "add-member",
+	"DELETE /v1/groups/{group}/members/{member}": "remove-member",
+	"POST /v1/controllers":                       "add-controller",
+	"DELETE /v1/controllers/{name}":              "remove-controller",
+	"POST /v1/models":                            "add-model",
+	"POST /v1/auth/logout":                       "logout",
+	"POST /v1/hub/signing-keys":                  "rotate-signing-key",
+}
+
+// hubOperation names a mutating request on the hub's own routes (not a
+// model's), from its route pattern; METHOD PATTERN for one not in
+// hubOperations.
+func hubOperation(method, pattern string) string {
+	if op, ok := hubOperations[method+" "+pattern]; ok {
+		return op
+	}
+	return method + " " + pattern
+}
+
 // modelOperation names a mutating model request for the audit log as the
 // Juju command that makes it ("deploy", "remove-unit", "run"), with the
 // entity it acts on ("kvstore", "kvstore/0", a relation id) when there is

@@ -421,3 +421,38 @@ func (e *env) metric(sample string) float64 {
 	}
 	return -1
 }
+
+// TestAuditNamesHubChangesInFlight: a change of the hub's own (here
+// add-controller, waiting on a controller that does not answer) is named
+// in its audit entry before it is served, as a model's change is, so an
+// entry left pending says what it was; it used to read "POST
+// /v1/controllers" until the handler named it.
+func TestAuditNamesHubChangesInFlight(t *testing.T) {
+	e := newEnv(t)
+	ctx := t.Context()
+	held := make(chan struct{})
+	var once sync.Once
+	silent := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		once.Do(func() { close(held) })
+		<-r.Context().Done()
+	}))
+	t.Cleanup(silent.Close)
+	admin := e.hubAdmin()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		e.do(http.MethodPost, "/v1/controllers", admin, map[string]string{"name": "mute", "url": silent.URL, "region": "r1",
+			"ca-cert": string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: silent.Certificate().Raw}))})
+	}()
+	select {
+	case <-held:
+	case <-done:
+		t.Fatal("the hub answered before it asked the controller")
+	}
+	es, _, err := e.st.QueryAudit(ctx, store.AuditQuery{All: true, Limit: 1})
+	if err != nil || len(es) != 1 || es[0].Result != store.ResultPending || es[0].Operation != "add-controller" {
+		t.Errorf("the entry of add-controller in flight: %+v %v", es, err)
+	}
+	silent.CloseClientConnections()
+	<-done
+}
