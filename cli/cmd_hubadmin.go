@@ -78,7 +78,8 @@ superuser runs 'drover remove-hub-trust' against it.
 A controller that still hosts models is refused, with their names: destroy
 them first, or pass --force to make the hub forget them as well (they keep
 running on the controller, out of the hub's reach). Registered again with
-'drover add-controller', a controller's models come back into the listing.`,
+'drover add-controller' (within 90 days), a controller's models come back
+into the listing as they were: their owners and grants restored.`,
 		Example: "  drover remove-controller east\n  drover remove-controller east --force -y",
 		Args:    exactArgs(1, "NAME"),
 		RunE: func(cmd *cobra.Command, args []string) error {

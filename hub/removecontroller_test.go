@@ -33,6 +33,11 @@ func TestRemoveController(t *testing.T) {
 		t.Fatalf("add model: %d %s", code, b)
 	}
 	e.indexed(prod.UUID)
+	rita := e.user("rita", "acme")
+	if code, b := e.do("POST", "/v1/grants", e.token(alice, time.Minute, ""),
+		map[string]string{"user": "rita@example.com", "level": "read", "model": prod.UUID}); code != http.StatusNoContent {
+		t.Fatalf("grant: %d %s", code, b)
+	}
 
 	del := func(who string, force bool) (int, string) {
 		t.Helper()
@@ -115,19 +120,28 @@ func TestRemoveController(t *testing.T) {
 		t.Fatalf("the controller lost the model: %v", err)
 	}
 
-	// Registered again (it still trusts the hub): its model is adopted
-	// from its event stream, so the indexer follows it again.
+	// Registered again (it still trusts the hub): its model comes back from
+	// its event stream as it was, its owner and grants restored, so the
+	// indexer follows it again and its people reach it; until 2026-11-23
+	// it came back owner-less, its owner and readers locked out.
 	reg := east.Registration
 	code, b = e.do("POST", "/v1/controllers", rootTok, map[string]string{"name": "east", "url": reg.URL, "ca-cert": reg.CACert,
 		"region": reg.Region, "cloud": reg.Cloud})
 	if code != http.StatusCreated {
 		t.Fatalf("register again: %d %s", code, b)
 	}
-	if m := e.indexed(prod.UUID); m.Name != "prod" || m.ControllerUUID != east.UUID {
+	if m := e.indexed(prod.UUID); m.Name != "prod" || m.ControllerUUID != east.UUID || m.Owner != alice.ID || m.Org != "acme" {
 		t.Errorf("adopted again: %+v", m)
 	}
-	testkit.EventuallyWithin(t, 10*time.Second, func() (bool, error) {
-		code, _ := e.do("GET", "/v1/models/"+prod.UUID+"/status", rootTok, nil)
-		return code == http.StatusOK, nil
-	}, "the model reachable through the hub again")
+	e.settle()
+	for _, who := range []store.Identity{root, alice, rita} {
+		testkit.EventuallyWithin(t, 10*time.Second, func() (bool, error) {
+			code, _ := e.do("GET", "/v1/models/"+prod.UUID+"/status", e.token(who, time.Minute, ""), nil)
+			return code == http.StatusOK, nil
+		}, "the model reachable through the hub again by %s", who.Name())
+	}
+	adopted, _, err := e.st.QueryAudit(t.Context(), store.AuditQuery{All: true, Operation: store.OpModelAdopted, Limit: 10})
+	if err != nil || len(adopted) != 1 || adopted[0].Details["restored"] != true {
+		t.Errorf("the adoption's audit entry: %+v %v", adopted, err)
+	}
 }

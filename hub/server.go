@@ -311,6 +311,11 @@ func ignoreCanceled(err error) error {
 // active person renews every 15 minutes.
 const usedRefreshKept = 7 * 24 * time.Hour
 
+// forgottenKept is how long the hub keeps what it knew of the models it
+// forgot with their controller (remove-controller --force), to restore
+// them should the controller be registered again.
+const forgottenKept = 90 * 24 * time.Hour
+
 // janitor applies the retention settings, refreshes signing keys and
 // closes the proxy's idle controller connections, every minute.
 func (s *Server) janitor(ctx context.Context) error {
@@ -336,6 +341,9 @@ func (s *Server) janitor(ctx context.Context) error {
 		}
 		if _, err := s.store.PruneOutbox(mctx, now.Add(-24*time.Hour)); err != nil {
 			s.cfg.Logger.Warn("outbox pruning failed", "err", err)
+		}
+		if _, err := s.store.PruneForgottenModels(mctx, now.Add(-forgottenKept)); err != nil {
+			s.cfg.Logger.Warn("forgotten model pruning failed", "err", err)
 		}
 		cancel()
 		if err := s.keys.Refresh(ctx); err != nil {

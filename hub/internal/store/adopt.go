@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -91,7 +92,11 @@ func (s *Store) ReleasePlacement(ctx context.Context, controllerUUID, name, spok
 // structural tuples only (hosting controller, owning organization: their
 // administrators see it, nobody else), and one audit entry (actor "hub",
 // operation "model adopted"), all in one transaction. Creating the
-// organization if it does not exist yet.
+// organization if it does not exist yet. A model the hub forgot with this
+// controller (RemoveController with force) is restored instead: its
+// organization, name, owner, creation time and grants (of identities and
+// groups that still exist), details "restored"; unless the controller
+// has changed organization since.
 //
 // It returns the indexed model and true, or false when the model was
 // already indexed or a placement claims it (ClaimPlacement): then only its
@@ -107,10 +112,31 @@ func (s *Store) AdoptModel(ctx context.Context, a Adoption) (Model, bool, error)
 	if m.Life == "" {
 		m.Life = "alive"
 	}
-	names := AdoptionNames(m.Name, a.ControllerName, m.UUID)
-	var adopted bool
+	var adopted, restored bool
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		adopted = false
+		adopted, restored = false, false
+		names := AdoptionNames(m.Name, a.ControllerName, m.UUID)
+		// A model the hub forgot with this controller (remove-controller
+		// --force) comes back as it was: organization, name, owner, grants;
+		// unless the controller now belongs to another organization.
+		var owner *string
+		var f struct {
+			org, name string
+			owner     *string
+			created   time.Time
+		}
+		err := tx.QueryRow(ctx, `SELECT f.org, f.name, f.owner::text, f.created_at FROM forgotten_models f
+			JOIN controllers c ON c.uuid = f.controller_uuid
+			WHERE f.uuid = $1 AND f.controller_uuid = $2 AND coalesce(c.org, '') = f.controller_org`,
+			m.UUID, m.ControllerUUID).Scan(&f.org, &f.name, &f.owner, &f.created)
+		switch {
+		case err == nil:
+			restored, owner = true, f.owner
+			m.Org, m.CreatedAt = f.org, f.created
+			names = append([]string{f.name}, AdoptionNames(f.name, a.ControllerName, m.UUID)[1:]...)
+		case !errors.Is(err, pgx.ErrNoRows):
+			return pgErr("forgotten model", err)
+		}
 		var claimed bool
 		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM placements WHERE controller_uuid = $1 AND name = $2
 			AND spoke_owner = $3 AND expires_at > now())`, m.ControllerUUID, m.Name, a.SpokeOwner).Scan(&claimed); err != nil {
@@ -137,9 +163,9 @@ func (s *Store) AdoptModel(ctx context.Context, a Adoption) (Model, bool, error)
 			}
 			tag, err := tx.Exec(ctx, `INSERT INTO models (uuid, name, org, owner, controller_uuid, life, status,
 				application_count, unit_count, machine_count, event_index, updated_at, status_since, created_at)
-				VALUES ($1, $2, $3, NULL, $4, $5, $6, $7, $8, $9, $10, $11, $11, $12)
+				VALUES ($1, $2, $3, $13, $4, $5, $6, $7, $8, $9, $10, $11, $11, $12)
 				ON CONFLICT DO NOTHING`, m.UUID, name, m.Org, m.ControllerUUID, m.Life, m.Status,
-				m.ApplicationCount, m.UnitCount, m.MachineCount, int64(m.EventIndex), a.At, created)
+				m.ApplicationCount, m.UnitCount, m.MachineCount, int64(m.EventIndex), a.At, created, owner)
 			if err != nil {
 				return pgErr("adopt model "+name, err)
 			}
@@ -166,19 +192,36 @@ func (s *Store) AdoptModel(ctx context.Context, a Adoption) (Model, bool, error)
 			return fmt.Errorf("adopt model %s: %w: names %q are all taken in organization %s", m.UUID, ErrAlreadyExists, names, m.Org)
 		}
 		obj := authz.ModelObject(m.UUID)
-		if err := addTuples(ctx, tx,
-			authz.Tuple{User: authz.ControllerObject(m.ControllerUUID), Relation: authz.RelController, Object: obj},
-			authz.Tuple{User: authz.OrgObject(m.Org), Relation: authz.RelOrganization, Object: obj}); err != nil {
+		ts := []authz.Tuple{
+			{User: authz.ControllerObject(m.ControllerUUID), Relation: authz.RelController, Object: obj},
+			{User: authz.OrgObject(m.Org), Relation: authz.RelOrganization, Object: obj},
+		}
+		if restored {
+			kept, err := forgottenGrants(ctx, tx, m.UUID)
+			if err != nil {
+				return err
+			}
+			ts = append(ts, kept...)
+		}
+		// Restored or not (another organization's now), what was kept of
+		// it is spent.
+		if _, err := tx.Exec(ctx, `DELETE FROM forgotten_models WHERE uuid = $1`, m.UUID); err != nil {
+			return pgErr("forgotten model", err)
+		}
+		if err := addTuples(ctx, tx, ts...); err != nil {
 			return err
 		}
 		details := map[string]any{"name": m.Name, "controller-name": a.ControllerName}
-		if m.Name != names[0] {
-			details["spoke-name"] = names[0]
+		if restored {
+			details["restored"] = true
+		}
+		if m.Name != a.Model.Name {
+			details["spoke-name"] = a.Model.Name
 		}
 		if a.SpokeOwner != "" {
 			details["spoke-owner"] = a.SpokeOwner
 		}
-		_, err := appendAudit(ctx, tx, AuditEntry{At: a.At, Actor: "hub", Org: m.Org, Operation: OpModelAdopted,
+		_, err = appendAudit(ctx, tx, AuditEntry{At: a.At, Actor: "hub", Org: m.Org, Operation: OpModelAdopted,
 			ModelUUID: m.UUID, ControllerUUID: m.ControllerUUID, Result: ResultOK, Details: details})
 		return err
 	})
@@ -186,6 +229,25 @@ func (s *Store) AdoptModel(ctx context.Context, a Adoption) (Model, bool, error)
 		return Model{}, false, err
 	}
 	return m, true, nil
+}
+
+// forgottenGrants are the tuples kept of a forgotten model (its owner's,
+// its grants) whose user still exists: an identity or group removed since
+// gets nothing back.
+func forgottenGrants(ctx context.Context, tx pgx.Tx, model string) ([]authz.Tuple, error) {
+	rows, _ := tx.Query(ctx, `SELECT t."user", t.relation FROM forgotten_model_tuples t WHERE t.model_uuid = $1 AND (
+			(t."user" LIKE 'user:%' AND EXISTS (SELECT 1 FROM identities i WHERE 'user:' || i.id::text = t."user"))
+			OR (t."user" LIKE 'group:%' AND EXISTS (SELECT 1 FROM groups g WHERE 'group:' || g.id::text || '#member' = t."user"))
+			OR (t."user" NOT LIKE 'user:%' AND t."user" NOT LIKE 'group:%'))
+		ORDER BY 1, 2`, model)
+	ts, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (authz.Tuple, error) {
+		t := authz.Tuple{Object: authz.ModelObject(model)}
+		var rel string
+		err := r.Scan(&t.User, &rel)
+		t.Relation = authz.Relation(rel)
+		return t, err
+	})
+	return ts, pgErr("forgotten grants", err)
 }
 
 // OpModelAdopted is the audit operation of AdoptModel.

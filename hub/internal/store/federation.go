@@ -78,6 +78,9 @@ func (s *Store) RemoveController(ctx context.Context, id string, force bool) (fo
 		if len(forgotten) > 0 && !force {
 			return &HostsModelsError{Controller: name, Models: forgotten}
 		}
+		if err := rememberForgotten(ctx, tx, id); err != nil {
+			return err
+		}
 		if err := removeTuplesOn(ctx, tx, objects, []string{authz.ControllerObject(id)}); err != nil {
 			return err
 		}
@@ -88,6 +91,34 @@ func (s *Store) RemoveController(ctx context.Context, id string, force bool) (fo
 		return pgErr("controller "+name, err)
 	})
 	return forgotten, err
+}
+
+// rememberForgotten keeps what the index knew of the models on controller
+// id, which the hub is about to forget while they keep running there:
+// AdoptModel restores them should the controller be registered again.
+func rememberForgotten(ctx context.Context, tx pgx.Tx, id string) error {
+	if _, err := tx.Exec(ctx, `INSERT INTO forgotten_models (uuid, controller_uuid, controller_org, org, name, owner, created_at, forgotten_at)
+		SELECT m.uuid, m.controller_uuid, coalesce(c.org, ''), m.org, m.name, m.owner, m.created_at, now()
+		FROM models m JOIN controllers c ON c.uuid = m.controller_uuid WHERE m.controller_uuid = $1
+		ON CONFLICT (uuid) DO UPDATE SET controller_uuid = excluded.controller_uuid, controller_org = excluded.controller_org,
+			org = excluded.org, name = excluded.name, owner = excluded.owner, created_at = excluded.created_at,
+			forgotten_at = excluded.forgotten_at`, id); err != nil {
+		return pgErr("remember forgotten models", err)
+	}
+	_, err := tx.Exec(ctx, `DELETE FROM forgotten_model_tuples WHERE model_uuid IN (SELECT uuid FROM models WHERE controller_uuid = $1)`, id)
+	if err == nil {
+		_, err = tx.Exec(ctx, `INSERT INTO forgotten_model_tuples (model_uuid, "user", relation)
+			SELECT m.uuid, t."user", t.relation FROM models m JOIN authz_tuples t ON t.object = 'model:' || m.uuid::text
+			WHERE m.controller_uuid = $1 AND t.relation NOT IN ($2, $3)`, id, string(authz.RelController), string(authz.RelOrganization))
+	}
+	return pgErr("remember forgotten grants", err)
+}
+
+// PruneForgottenModels deletes what the hub kept of models it forgot with
+// their controller before cutoff.
+func (s *Store) PruneForgottenModels(ctx context.Context, cutoff time.Time) (int64, error) {
+	tag, err := s.pool.Exec(ctx, `DELETE FROM forgotten_models WHERE forgotten_at < $1`, cutoff)
+	return tag.RowsAffected(), pgErr("prune forgotten models", err)
 }
 
 // removeTuplesOn removes every expected tuple whose object is one of

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -109,4 +110,101 @@ func (f *adoptFixture) expected(t *testing.T) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// TestForgottenModelsComeBack: a model forgotten with its controller comes
+// back, when the controller is registered again, with its organization,
+// name, owner, creation time and grants, but a grant to an identity removed
+// meanwhile; registered again by another organization, its models are
+// adopted afresh (owner-less, into that organization), and what was kept
+// of them dropped; what is kept is pruned.
+func TestForgottenModelsComeBack(t *testing.T) {
+	f := newAdoptFixture(t)
+	ctx := t.Context()
+	ctl := store.Controller{UUID: uuid.NewString(), Name: "west", Org: "globex", Region: "west"}
+	login := func(name string) store.Identity {
+		id, _, err := f.s.Login(ctx, store.Identity{Issuer: "https://idp.test", Subject: name, Email: name + "@example.com"}, "globex", time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	carol, dave := login("carol"), login("dave")
+	shop, lab := uuid.NewString(), uuid.NewString()
+	register := func(c store.Controller) {
+		t.Helper()
+		if err := f.s.UpsertController(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	register(ctl)
+	created := time.Now().Add(-48 * time.Hour).Truncate(time.Microsecond)
+	for _, m := range []store.Model{
+		{UUID: shop, Name: "shop", Org: "globex", Owner: f.bob.ID, ControllerUUID: ctl.UUID},
+		{UUID: lab, Name: "lab", Org: "globex", Owner: f.bob.ID, ControllerUUID: ctl.UUID},
+	} {
+		if err := f.s.InsertModel(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, g := range []authz.Tuple{
+		{User: authz.UserObject(carol.ID), Relation: authz.Reader, Object: authz.ModelObject(shop)},
+		{User: authz.UserObject(dave.ID), Relation: authz.Writer, Object: authz.ModelObject(shop)},
+	} {
+		if err := f.s.Grant(ctx, g); err != nil {
+			t.Fatal(err)
+		}
+	}
+	onShop := func() []string {
+		t.Helper()
+		var out []string
+		for _, tu := range f.expected(t) {
+			if strings.HasSuffix(tu, authz.ModelObject(shop)) {
+				out = append(out, tu)
+			}
+		}
+		return out
+	}
+	before := onShop()
+	if _, err := f.s.RemoveController(ctx, ctl.UUID, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.s.RemoveIdentity(ctx, dave.ID); err != nil {
+		t.Fatal(err)
+	}
+	register(ctl)
+	adopt := func(id, name string) store.Model {
+		t.Helper()
+		m, ok, err := f.s.AdoptModel(ctx, store.Adoption{Model: store.Model{UUID: id, Name: name, Org: "globex",
+			ControllerUUID: ctl.UUID, Life: "alive", CreatedAt: created}, ControllerName: "west", At: time.Now()})
+		if err != nil || !ok {
+			t.Fatalf("adopt %s: %v %v", name, ok, err)
+		}
+		return m
+	}
+	if m := adopt(shop, "shop"); m.Owner != f.bob.ID || m.Org != "globex" || m.Name != "shop" {
+		t.Errorf("restored: %+v", m)
+	}
+	var want []string
+	for _, tu := range before {
+		if !strings.Contains(tu, dave.ID) {
+			want = append(want, tu)
+		}
+	}
+	if got := onShop(); !slices.Equal(got, want) || len(want) != len(before)-1 {
+		t.Errorf("the restored model's tuples:\n%q\nwant\n%q", got, want)
+	}
+
+	// Registered again by another organization: lab is adopted afresh.
+	if _, err := f.s.RemoveController(ctx, ctl.UUID, true); err != nil {
+		t.Fatal(err)
+	}
+	ctl.Org = "acme"
+	register(ctl)
+	if m := adopt(lab, "lab"); m.Owner != "" {
+		t.Errorf("adopted by a controller of another organization: %+v", m)
+	}
+	if n, err := f.s.PruneForgottenModels(ctx, time.Now().Add(time.Minute)); err != nil || n != 1 {
+		t.Errorf("pruned %d (%v), want shop's record, which its second forgetting wrote", n, err)
+	}
 }
