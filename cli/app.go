@@ -175,7 +175,7 @@ account's credentials for 'drover login'.`,
 	}
 	add(groupController, a.bootstrapCmd(), a.controllersCmd(), a.showControllerCmd(), a.switchCmd(),
 		a.enableHACmd(), a.destroyControllerCmd(false), a.destroyControllerCmd(true), a.whoamiCmd(),
-		a.loginCmd(), a.logoutCmd(), a.addControllerCmd(), a.removeControllerCmd(), a.grantCmd(false), a.grantCmd(true), a.addGroupCmd(),
+		a.loginCmd(), a.logoutCmd(), a.addControllerCmd(), a.removeControllerCmd(), a.setControllerDeprecatedCmd(), a.grantCmd(false), a.grantCmd(true), a.addGroupCmd(),
 		a.groupsCmd(), a.showGroupCmd(), a.renameGroupCmd(), a.removeGroupCmd(), a.usersCmd(), a.showUserCmd(),
 		a.userStateCmd(true), a.userStateCmd(false), a.removeUserCmd(), a.signingKeysCmd(), a.rotateSigningKeyCmd(),
 		a.memberCmd(true), a.memberCmd(false), a.auditCmd(), a.createHubTokenCmd(), a.removeHubTrustCmd())

@@ -64,6 +64,38 @@ name and owner and with the same CA, records a new URL, region or cloud
 	return cmd
 }
 
+// setControllerDeprecatedCmd is jimmctl's set-controller-deprecated.
+func (a *App) setControllerDeprecatedCmd() *cobra.Command {
+	var ctl controllerOpt
+	var undo bool
+	cmd := &cobra.Command{
+		Use:   "set-controller-deprecated NAME",
+		Short: "Stop placing new models on a controller (its administrators)",
+		Long: `Deprecates a controller registered with the hub (its administrators, as
+with jimmctl): 'drover add-model' no longer places models on it, and one
+that names it is refused, while the models on it go on as before. For
+draining a controller before it is retired; 'drover controllers' shows it.
+--false undoes it.`,
+		Example: "  drover set-controller-deprecated east\n  drover set-controller-deprecated east --false",
+		Args:    exactArgs(1, "NAME"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := a.hubDo(cmd.Context(), ctl.name, http.MethodPatch, "/v1/controllers/"+url.PathEscape(args[0]), nil,
+				map[string]bool{"deprecated": !undo}, nil); err != nil {
+				return err
+			}
+			if undo {
+				fmt.Fprintf(a.Stdout, "Controller %q takes new models again.\n", args[0])
+			} else {
+				fmt.Fprintf(a.Stdout, "Controller %q is deprecated: it takes no new models.\n", args[0])
+			}
+			return nil
+		},
+	}
+	ctl.add(cmd)
+	cmd.Flags().BoolVar(&undo, "false", false, "let the controller take new models again")
+	return cmd
+}
+
 func (a *App) removeControllerCmd() *cobra.Command {
 	var ctl controllerOpt
 	var force, yes bool
@@ -465,7 +497,11 @@ func (a *App) hubControllers(ctx context.Context, ctl string) error {
 			seen = tableTime(v)
 		}
 		str := func(k string) string { v, _ := m[k].(string); return orDash(v) }
-		fmt.Fprintf(tw, "%v\t%v\t%v\t%v\t%v\t%v\n", str("name"), str("region"), str("cloud"), str("status"), seen, jsonInt(m["event-index"]))
+		health := str("status")
+		if dep, _ := m["deprecated"].(bool); dep {
+			health += ", deprecated" // takes no new models
+		}
+		fmt.Fprintf(tw, "%v\t%v\t%v\t%v\t%v\t%v\n", str("name"), str("region"), str("cloud"), health, seen, jsonInt(m["event-index"]))
 	}
 	return tw.Flush()
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 
@@ -184,19 +185,25 @@ func TestHubControllersTable(t *testing.T) {
 	mux.HandleFunc("GET /v1/controllers", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{"controllers":[{"name":"east","region":"east","status":"connected","event-index":12345678,"last-seen":"2026-11-21T21:30:00.5Z","ca-cert":"PEM"},
-			{"name":"west","region":"west","cloud":"aws","status":"unknown"}]}`))
+			{"name":"west","region":"west","cloud":"aws","status":"unknown","deprecated":true}]}`))
 	})
 	mux.HandleFunc("GET /v1/whoami", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{"user":"alice@example.com","access":"login"}`))
 	})
+	var patched []string
+	mux.HandleFunc("PATCH /v1/controllers/{name}", func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		patched = append(patched, r.PathValue("name")+" "+string(b))
+		_, _ = w.Write([]byte(`{}`))
+	})
 	a, out, errb := atFakeHub(t, mux)
 	if code := a.Run(t.Context(), []string{"controllers"}); code != 0 {
 		t.Fatalf("controllers: exit %d: %s", code, errb)
 	}
-	want := `Controller  Region  Cloud  Health     Last contact          Event index
-east        east    -      connected  2026-11-21 21:30:00Z  12345678
-west        west    aws    unknown    -                     -
+	want := `Controller  Region  Cloud  Health               Last contact          Event index
+east        east    -      connected            2026-11-21 21:30:00Z  12345678
+west        west    aws    unknown, deprecated  -                     -
 `
 	if !strings.HasSuffix(out.String(), want) {
 		t.Errorf("controllers:\n%s\nwant it to end with\n%s", out, want)
@@ -217,6 +224,22 @@ west        west    aws    unknown    -                     -
 	behind := doc.Controllers["hub"].Behind
 	if len(behind) != 2 || behind[0]["name"] != "east" || behind[0]["event-index"] != float64(12345678) || behind[0]["ca-cert"] != nil {
 		t.Errorf("controllers behind the hub in JSON: %+v", behind)
+	}
+	// set-controller-deprecated, and --false.
+	for _, c := range []struct {
+		args []string
+		out  string
+	}{
+		{[]string{"set-controller-deprecated", "west"}, "Controller \"west\" is deprecated: it takes no new models.\n"},
+		{[]string{"set-controller-deprecated", "west", "--false"}, "Controller \"west\" takes new models again.\n"},
+	} {
+		out.Reset()
+		if code := a.Run(t.Context(), c.args); code != 0 || out.String() != c.out {
+			t.Errorf("%q: exit %d %s\n%s", c.args, code, errb, out)
+		}
+	}
+	if want := []string{`west {"deprecated":true}`, `west {"deprecated":false}`}; !slices.Equal(patched, want) {
+		t.Errorf("calls %q, want %q", patched, want)
 	}
 }
 

@@ -33,7 +33,7 @@ var auditedFields = map[string]bool{
 	"base": true, "scale": true, "exposed": true, "no-retry": true, "endpoints": true,
 	"receivers": true, "action": true, "reset": true,
 	// hub requests
-	"revoke-previous": true,
+	"revoke-previous": true, "deprecated": true,
 }
 
 // keyedFields are request body objects whose keys are recorded (which

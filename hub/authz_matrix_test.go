@@ -171,6 +171,10 @@ func routes(f *fixture) []route {
 		// learn nothing (404); its administrator passes, and is told the
 		// models it still hosts (409).
 		{name: "remove controller", method: "DELETE", path: "/v1/controllers/east", want: [4]int{403, 403, 409, 404}},
+		// Deprecating a controller: its administrators, as removing it.
+		{name: "set controller deprecated", method: "PATCH", path: "/v1/controllers/east",
+			body: func(*fixture, string) any { return map[string]bool{"deprecated": false} },
+			want: [4]int{403, 403, 200, 404}},
 	}
 }
 
@@ -206,6 +210,7 @@ func TestAuthorizationMatrix(t *testing.T) {
 		covered["DELETE /v1/groups/{group}/members/{member}"] = covered["DELETE /v1/groups/{group}/members/rita@example.com"]
 		covered["GET /v1/controllers/{name}"] = covered["GET /v1/controllers/east"]
 		covered["DELETE /v1/controllers/{name}"] = covered["DELETE /v1/controllers/east"]
+		covered["PATCH /v1/controllers/{name}"] = covered["PATCH /v1/controllers/east"]
 		covered["POST /v1/users/{user}/disable"] = covered["POST /v1/users/dave@example.com/disable"]
 		covered["POST /v1/users/{user}/enable"] = covered["POST /v1/users/dave@example.com/enable"]
 		covered["DELETE /v1/users/{user}"] = covered["DELETE /v1/users/gone@example.com"]

@@ -293,6 +293,40 @@ type RemoveControllerResponse struct {
 // controller: it keeps its models and its trust in the hub until its own
 // superuser runs remove-hub-trust; registered again, its models are
 // adopted again from its event stream.
+// handleSetControllerDeprecated answers PATCH /v1/controllers/{name}
+// {"deprecated": bool} (the controller's administrators, as remove-controller):
+// a deprecated controller takes no new models, its models go on. The answer
+// is the controller as GET /v1/controllers/{name} shows it.
+func (s *Server) handleSetControllerDeprecated(w http.ResponseWriter, r *http.Request) {
+	p, _ := PrincipalFrom(r.Context())
+	name := chi.URLParam(r, "name")
+	annotate(r.Context(), func(a *auditInfo) { a.Target = name })
+	var req struct {
+		Deprecated *bool `json:"deprecated"`
+	}
+	err := decode(r, &req)
+	if err == nil && req.Deprecated == nil {
+		err = fmt.Errorf("%w: the body must say {\"deprecated\": true} or false", errBadRequest)
+	}
+	var c store.Controller
+	if err == nil {
+		c, err = s.controllerFor(r.Context(), p, name, authz.Administrator)
+		if c.UUID != "" {
+			annotate(r.Context(), func(a *auditInfo) { a.ControllerUUID, a.ControllerName, a.Org = c.UUID, c.Name, c.Org })
+		}
+	}
+	if err == nil {
+		err = s.store.SetControllerDeprecated(r.Context(), c.UUID, *req.Deprecated)
+		c.Deprecated = *req.Deprecated
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.routeCtrls.clear()
+	writeJSON(w, http.StatusOK, c)
+}
+
 func (s *Server) handleRemoveController(w http.ResponseWriter, r *http.Request) {
 	p, _ := PrincipalFrom(r.Context())
 	name := chi.URLParam(r, "name")

@@ -23,6 +23,7 @@ var hubOperations = map[string]string{
 	"DELETE /v1/groups/{group}/members/{member}": "remove-member",
 	"POST /v1/controllers":                       "add-controller",
 	"DELETE /v1/controllers/{name}":              "remove-controller",
+	"PATCH /v1/controllers/{name}":               "set-controller-deprecated",
 	"POST /v1/models":                            "add-model",
 	"POST /v1/auth/logout":                       "logout",
 	"POST /v1/hub/signing-keys":                  "rotate-signing-key",

@@ -16,7 +16,7 @@ import (
 
 // handleAddModel places a new model: among the controllers where the caller
 // may add models (one ListObjects), filtered by the requested controller,
-// region and cloud, connected ones first, then the least loaded (fewest
+// region and cloud, deprecated ones passed over, connected ones first, then the least loaded (fewest
 // models, machines and units in the index: store.ControllerLoads). It creates the model on the first candidate as that
 // controller's superuser, and moves on to the next candidate when one
 // fails for a reason of its own (unreachable, internal error). The model
@@ -238,11 +238,23 @@ func (s *Server) placementCandidates(ctx context.Context, p Principal, req api.A
 		return (req.Controller == "" || c.Name == req.Controller) && (req.Region == "" || c.Region == req.Region) &&
 			(req.Cloud == "" || c.Cloud == req.Cloud)
 	}
-	var cands []store.Controller
+	var cands, deprecated []store.Controller
 	for _, c := range all {
-		if wanted(c) {
+		switch {
+		case !wanted(c):
+		case c.Deprecated: // draining: no new models (set-controller-deprecated)
+			deprecated = append(deprecated, c)
+		default:
 			cands = append(cands, c)
 		}
+	}
+	if len(cands) == 0 && len(deprecated) > 0 {
+		names := make([]string, len(deprecated))
+		for i, c := range deprecated {
+			names[i] = c.Name
+		}
+		return nil, errors.Join(errConflict, fmt.Errorf("controller %s takes no new models: deprecated by its administrators "+
+			"(they may undo it: drover set-controller-deprecated NAME --false)", strings.Join(names, ", ")))
 	}
 	if len(cands) == 0 {
 		return nil, s.noPlacement(ctx, p, req, wanted)

@@ -233,3 +233,58 @@ func TestClaimsLastAsLongAsTheAddModel(t *testing.T) {
 		t.Fatalf("the first add-model: %d", code)
 	}
 }
+
+// TestDeprecatedControllersTakeNoNewModels: a controller its administrators
+// deprecated (as jimmctl set-controller-deprecated does) is passed over by
+// placement, and an add-model naming it is refused saying why and how to
+// undo it, while its models go on; undeprecated, it takes models again.
+// Only its administrators may deprecate it, and it is audited.
+func TestDeprecatedControllersTakeNoNewModels(t *testing.T) {
+	e := newEnv(t)
+	alice := e.user("alice", "acme")
+	old, fresh := startNamedSpoke(t, e, "old", "", true), startNamedSpoke(t, e, "fresh", "", true)
+	root := e.hubAdmin()
+	tok := e.token(alice, time.Minute, "")
+	kept := e.addModel(tok, "kept", "")
+	var m store.Model
+	var err error
+	if m, err = e.st.ModelByUUID(t.Context(), kept); err != nil || m.ControllerUUID != old.UUID && m.ControllerUUID != fresh.UUID {
+		t.Fatalf("first model: %+v %v", m, err)
+	}
+	draining, other := old, fresh
+	if m.ControllerUUID == fresh.UUID {
+		draining, other = fresh, old
+	}
+	name := map[string]string{old.UUID: "old", fresh.UUID: "fresh"}[draining.UUID]
+	set := func(who string, deprecated bool, want int) {
+		t.Helper()
+		e.want(t, fmt.Sprintf("set-controller-deprecated %s %v", name, deprecated), want, who, http.MethodPatch,
+			"/v1/controllers/"+name, map[string]bool{"deprecated": deprecated})
+	}
+	set(tok, true, http.StatusForbidden) // alice may add models there, not administer it
+	set(root, true, http.StatusOK)
+	var shown store.Controller
+	if err := json.Unmarshal(e.want(t, "show-controller", http.StatusOK, root, http.MethodGet, "/v1/controllers/"+name, nil), &shown); err != nil || !shown.Deprecated {
+		t.Errorf("the deprecated controller as shown: %+v %v", shown, err)
+	}
+	for i := range 3 {
+		uuid := e.addModel(tok, fmt.Sprintf("new-%d", i), "")
+		if m, err := e.st.ModelByUUID(t.Context(), uuid); err != nil || m.ControllerUUID != other.UUID {
+			t.Errorf("model %d placed on %s, want %s: %v", i, m.ControllerUUID, other.UUID, err)
+		}
+	}
+	b := e.want(t, "add-model naming the deprecated controller", http.StatusConflict, tok, http.MethodPost, "/v1/models",
+		map[string]string{"name": "refused", "controller": name})
+	if !strings.Contains(string(b), "controller "+name+" takes no new models: deprecated by its administrators") ||
+		!strings.Contains(string(b), "set-controller-deprecated NAME --false") {
+		t.Errorf("the refusal: %s", b)
+	}
+	e.want(t, "status of a model on the deprecated controller", http.StatusOK, tok, http.MethodGet, "/v1/models/"+kept+"/status", nil)
+
+	set(root, false, http.StatusOK)
+	e.addModel(tok, "again", name) // the region is the controller's name in these spokes
+	entries, _, err := e.st.QueryAudit(t.Context(), store.AuditQuery{All: true, Operation: "set-controller-deprecated", Limit: 10})
+	if err != nil || len(entries) != 3 || entries[0].Details["target"] != name || entries[2].Result != store.ResultDenied {
+		t.Errorf("audit: %+v %v", entries, err)
+	}
+}

@@ -407,6 +407,7 @@ func (s *Server) routes() {
 		api.Get("/audit", s.handleAudit)
 		api.Post("/controllers", s.handleAddController)
 		api.Delete("/controllers/{name}", s.handleRemoveController)
+		api.Patch("/controllers/{name}", s.handleSetControllerDeprecated)
 		api.Post("/models", s.handleAddModel)
 		api.Delete("/models/{uuid}", s.handleModelProxy)
 		api.HandleFunc("/models/{uuid}/*", s.handleModelProxy)

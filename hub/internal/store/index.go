@@ -25,17 +25,29 @@ type Controller struct {
 	EventIndex   uint64         `json:"event-index"`
 	LastSeen     *time.Time     `json:"last-seen,omitempty"`
 	CreatedAt    time.Time      `json:"created-at"`
+	// Deprecated controllers take no new models (SetControllerDeprecated).
+	Deprecated bool `json:"deprecated,omitempty"`
 }
 
-const controllerCols = `uuid, name, coalesce(org, ''), region, cloud, api_addresses, ca_cert, status, health, event_index, last_seen, created_at`
+const controllerCols = `uuid, name, coalesce(org, ''), region, cloud, api_addresses, ca_cert, status, health, event_index, last_seen, created_at, deprecated`
 
 func scanController(r pgx.CollectableRow) (Controller, error) {
 	var c Controller
 	var id uuid.UUID
 	var idx int64
-	err := r.Scan(&id, &c.Name, &c.Org, &c.Region, &c.Cloud, &c.APIAddresses, &c.CACert, &c.Status, &c.Health, &idx, &c.LastSeen, &c.CreatedAt)
+	err := r.Scan(&id, &c.Name, &c.Org, &c.Region, &c.Cloud, &c.APIAddresses, &c.CACert, &c.Status, &c.Health, &idx, &c.LastSeen, &c.CreatedAt, &c.Deprecated)
 	c.UUID, c.EventIndex = id.String(), uint64(idx)
 	return c, err
+}
+
+// SetControllerDeprecated marks controller id as taking no new models, or
+// as taking them again.
+func (s *Store) SetControllerDeprecated(ctx context.Context, id string, deprecated bool) error {
+	tag, err := s.pool.Exec(ctx, `UPDATE controllers SET deprecated = $2 WHERE uuid = $1`, id, deprecated)
+	if err == nil && tag.RowsAffected() == 0 {
+		err = pgx.ErrNoRows
+	}
+	return pgErr("controller "+id, err)
 }
 
 // UpsertController registers a controller or updates its addresses, CA,
