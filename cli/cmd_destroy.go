@@ -38,8 +38,7 @@ removes the controller from the client store. Prefer destroy-controller.`
 		cmd.Flags().BoolVar(&destroyAll, "destroy-all-models", false, "destroy every model (with --force) first")
 	}
 	cmd.Flags().BoolVar(&keepData, "keep-data", false, "keep the nodes' data directories")
-	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask for confirmation")
-	cmd.Flags().BoolVar(&yes, "no-prompt", false, "same as --yes")
+	addYesFlags(cmd, &yes)
 	cmd.Flags().DurationVar(&timeout, "timeout", 30*time.Second, "how long to wait for a graceful stop before killing")
 	return cmd
 }

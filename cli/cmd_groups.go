@@ -173,8 +173,7 @@ a terminal; elsewhere pass -y.`,
 		},
 	}
 	ctl.add(cmd)
-	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask for confirmation")
-	cmd.Flags().BoolVar(&yes, "no-prompt", false, "same as --yes")
+	addYesFlags(cmd, &yes)
 	return cmd
 }
 

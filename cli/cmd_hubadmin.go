@@ -145,8 +145,7 @@ into the listing as they were: their owners and grants restored.`,
 		},
 	}
 	cmd.Flags().BoolVar(&force, "force", false, "also forget the models the controller still hosts")
-	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask for confirmation")
-	cmd.Flags().BoolVar(&yes, "no-prompt", false, "same as --yes")
+	addYesFlags(cmd, &yes)
 	ctl.add(cmd)
 	return cmd
 }

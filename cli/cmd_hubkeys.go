@@ -102,7 +102,6 @@ the hub reopen by themselves.`,
 	}
 	ctl.add(cmd)
 	cmd.Flags().BoolVar(&revoke, "revoke-previous", false, "refuse what the previous keys signed from now on")
-	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask for confirmation")
-	cmd.Flags().BoolVar(&yes, "no-prompt", false, "same as --yes")
+	addYesFlags(cmd, &yes)
 	return cmd
 }

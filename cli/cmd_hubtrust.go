@@ -110,8 +110,7 @@ with a new token from 'drover create-hub-token'.`,
 		},
 	}
 	ctl.add(cmd)
-	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask for confirmation")
-	cmd.Flags().BoolVar(&yes, "no-prompt", false, "same as --yes")
+	addYesFlags(cmd, &yes)
 	return cmd
 }
 

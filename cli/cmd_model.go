@@ -379,8 +379,7 @@ without waiting for agents. drover waits until the model is gone unless
 	}
 	ctl.add(cmd)
 	cmd.Flags().BoolVar(&force, "force", false, "remove everything at once, without waiting for agents")
-	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask for confirmation")
-	cmd.Flags().BoolVar(&yes, "no-prompt", false, "same as --yes")
+	addYesFlags(cmd, &yes)
 	cmd.Flags().BoolVar(&noWait, "no-wait", false, "return once the model is dying")
 	cmd.Flags().DurationVar(&timeout, "timeout", 10*time.Minute, "how long to wait for the model to go")
 	return cmd

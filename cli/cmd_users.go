@@ -128,8 +128,7 @@ removed person who logs in again starts with no access.`,
 		},
 	}
 	ctl.add(cmd)
-	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask for confirmation")
-	cmd.Flags().BoolVar(&yes, "no-prompt", false, "same as --yes")
+	addYesFlags(cmd, &yes)
 	return cmd
 }
 

@@ -29,6 +29,13 @@ type modelConn struct {
 	uuid  string
 }
 
+// addYesFlags adds -y/--yes and Juju's --no-prompt, which skip a command's
+// confirmation.
+func addYesFlags(cmd *cobra.Command, yes *bool) {
+	cmd.Flags().BoolVarP(yes, "yes", "y", false, "do not ask for confirmation")
+	cmd.Flags().BoolVar(yes, "no-prompt", false, "same as --yes")
+}
+
 // controllerOpt is the -c flag of controller commands.
 type controllerOpt struct{ name string }
 

@@ -199,6 +199,24 @@ func TestHubTrustAtRuntime(t *testing.T) {
 	}
 }
 
+// streamsCluster is a one-node controller whose streams wake every 200 ms
+// (the keepalive interval), its administrator's client, its description,
+// and a model named name on it.
+func streamsCluster(t *testing.T, name string) (*testCluster, *api.Client, *api.ControllerInfo, *api.Model) {
+	t.Helper()
+	c := newTestClusterWith(t, 1, func(cfg *Config) { cfg.KeepaliveInterval = 200 * time.Millisecond })
+	admin := c.client(0)
+	info, err := admin.ControllerInfo(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := admin.AddModel(t.Context(), api.AddModelRequest{Name: name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, admin, info, m
+}
+
 // TestHubStreamsEndWithTheTrust: the streams a hub opened (its event
 // subscription, a watch and a followed log proxied through it) end once
 // the controller no longer trusts that hub, within a keepalive interval;
@@ -206,18 +224,8 @@ func TestHubTrustAtRuntime(t *testing.T) {
 // on for good after remove-hub-trust. The same when another hub is
 // registered in its place. A local user's streams go on.
 func TestHubStreamsEndWithTheTrust(t *testing.T) {
-	const interval = 200 * time.Millisecond
-	c := newTestClusterWith(t, 1, func(cfg *Config) { cfg.KeepaliveInterval = interval })
+	c, admin, info, m := streamsCluster(t, "streams")
 	ctx := t.Context()
-	admin := c.client(0)
-	info, err := admin.ControllerInfo(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := admin.AddModel(ctx, api.AddModelRequest{Name: "streams"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	trust := func() (*fakeHub, *ecdsa.PrivateKey) {
 		t.Helper()
 		hub, k := newFakeHubTLS(t), newECKey(t)
@@ -335,18 +343,8 @@ func TestHubStreamsEndWithTheTrust(t *testing.T) {
 // refused at once, not answered from the verified-token cache. A stream
 // opened with the new key goes on.
 func TestHubStreamsEndWithTheirKey(t *testing.T) {
-	const interval = 200 * time.Millisecond
-	c := newTestClusterWith(t, 1, func(cfg *Config) { cfg.KeepaliveInterval = interval })
+	c, admin, info, m := streamsCluster(t, "keys")
 	ctx := t.Context()
-	admin := c.client(0)
-	info, err := admin.ControllerInfo(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := admin.AddModel(ctx, api.AddModelRequest{Name: "keys"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	hub, k1 := newFakeHubTLS(t), newECKey(t)
 	hub.publish("k1", k1)
 	ht, err := admin.CreateHubToken(ctx, 0)
