@@ -96,7 +96,7 @@ func (s *Store) ReleasePlacement(ctx context.Context, controllerUUID, name, spok
 // controller (RemoveController with force) is restored instead: its
 // organization, name, owner, creation time and grants (of identities and
 // groups that still exist), details "restored"; unless the controller
-// has changed organization since.
+// has changed organization or CA certificate since.
 //
 // It returns the indexed model and true, or false when the model was
 // already indexed or a placement claims it (ClaimPlacement): then only its
@@ -118,7 +118,10 @@ func (s *Store) AdoptModel(ctx context.Context, a Adoption) (Model, bool, error)
 		names := AdoptionNames(m.Name, a.ControllerName, m.UUID)
 		// A model the hub forgot with this controller (remove-controller
 		// --force) comes back as it was: organization, name, owner, grants;
-		// unless the controller now belongs to another organization.
+		// unless the controller now belongs to another organization, or
+		// has another CA: then it is another server claiming the UUID
+		// (free since the removal), which must not be handed the model's
+		// people and what they send it.
 		var owner *string
 		var f struct {
 			org, name string
@@ -127,7 +130,7 @@ func (s *Store) AdoptModel(ctx context.Context, a Adoption) (Model, bool, error)
 		}
 		err := tx.QueryRow(ctx, `SELECT f.org, f.name, f.owner::text, f.created_at FROM forgotten_models f
 			JOIN controllers c ON c.uuid = f.controller_uuid
-			WHERE f.uuid = $1 AND f.controller_uuid = $2 AND coalesce(c.org, '') = f.controller_org`,
+			WHERE f.uuid = $1 AND f.controller_uuid = $2 AND coalesce(c.org, '') = f.controller_org AND c.ca_cert = f.controller_ca`,
 			m.UUID, m.ControllerUUID).Scan(&f.org, &f.name, &f.owner, &f.created)
 		switch {
 		case err == nil:

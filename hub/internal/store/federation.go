@@ -97,12 +97,12 @@ func (s *Store) RemoveController(ctx context.Context, id string, force bool) (fo
 // id, which the hub is about to forget while they keep running there:
 // AdoptModel restores them should the controller be registered again.
 func rememberForgotten(ctx context.Context, tx pgx.Tx, id string) error {
-	if _, err := tx.Exec(ctx, `INSERT INTO forgotten_models (uuid, controller_uuid, controller_org, org, name, owner, created_at, forgotten_at)
-		SELECT m.uuid, m.controller_uuid, coalesce(c.org, ''), m.org, m.name, m.owner, m.created_at, now()
+	if _, err := tx.Exec(ctx, `INSERT INTO forgotten_models (uuid, controller_uuid, controller_org, controller_ca, org, name, owner, created_at, forgotten_at)
+		SELECT m.uuid, m.controller_uuid, coalesce(c.org, ''), c.ca_cert, m.org, m.name, m.owner, m.created_at, now()
 		FROM models m JOIN controllers c ON c.uuid = m.controller_uuid WHERE m.controller_uuid = $1
 		ON CONFLICT (uuid) DO UPDATE SET controller_uuid = excluded.controller_uuid, controller_org = excluded.controller_org,
-			org = excluded.org, name = excluded.name, owner = excluded.owner, created_at = excluded.created_at,
-			forgotten_at = excluded.forgotten_at`, id); err != nil {
+			controller_ca = excluded.controller_ca, org = excluded.org, name = excluded.name, owner = excluded.owner,
+			created_at = excluded.created_at, forgotten_at = excluded.forgotten_at`, id); err != nil {
 		return pgErr("remember forgotten models", err)
 	}
 	_, err := tx.Exec(ctx, `DELETE FROM forgotten_model_tuples WHERE model_uuid IN (SELECT uuid FROM models WHERE controller_uuid = $1)`, id)

@@ -115,13 +115,14 @@ func (f *adoptFixture) expected(t *testing.T) []string {
 // TestForgottenModelsComeBack: a model forgotten with its controller comes
 // back, when the controller is registered again, with its organization,
 // name, owner, creation time and grants, but a grant to an identity removed
-// meanwhile; registered again by another organization, its models are
-// adopted afresh (owner-less, into that organization), and what was kept
-// of them dropped; what is kept is pruned.
+// meanwhile; registered again by another organization, or with another CA
+// (another server claiming its UUID), its models are adopted afresh
+// (owner-less), and what was kept of them dropped; what is kept is
+// pruned.
 func TestForgottenModelsComeBack(t *testing.T) {
 	f := newAdoptFixture(t)
 	ctx := t.Context()
-	ctl := store.Controller{UUID: uuid.NewString(), Name: "west", Org: "globex", Region: "west"}
+	ctl := store.Controller{UUID: uuid.NewString(), Name: "west", Org: "globex", Region: "west", CACert: "the controller's CA"}
 	login := func(name string) store.Identity {
 		id, _, err := f.s.Login(ctx, store.Identity{Issuer: "https://idp.test", Subject: name, Email: name + "@example.com"}, "globex", time.Now())
 		if err != nil {
@@ -130,7 +131,7 @@ func TestForgottenModelsComeBack(t *testing.T) {
 		return id
 	}
 	carol, dave := login("carol"), login("dave")
-	shop, lab := uuid.NewString(), uuid.NewString()
+	shop, lab, ops := uuid.NewString(), uuid.NewString(), uuid.NewString()
 	register := func(c store.Controller) {
 		t.Helper()
 		if err := f.s.UpsertController(ctx, c); err != nil {
@@ -142,6 +143,7 @@ func TestForgottenModelsComeBack(t *testing.T) {
 	for _, m := range []store.Model{
 		{UUID: shop, Name: "shop", Org: "globex", Owner: f.bob.ID, ControllerUUID: ctl.UUID},
 		{UUID: lab, Name: "lab", Org: "globex", Owner: f.bob.ID, ControllerUUID: ctl.UUID},
+		{UUID: ops, Name: "ops", Org: "globex", Owner: f.bob.ID, ControllerUUID: ctl.UUID},
 	} {
 		if err := f.s.InsertModel(ctx, m); err != nil {
 			t.Fatal(err)
@@ -195,6 +197,15 @@ func TestForgottenModelsComeBack(t *testing.T) {
 		t.Errorf("the restored model's tuples:\n%q\nwant\n%q", got, want)
 	}
 
+	// The same UUID registered with another CA (another server claiming
+	// it, now that it is free): ops is adopted afresh, handed to nobody.
+	if _, err := f.s.RemoveController(ctx, ctl.UUID, true); err != nil {
+		t.Fatal(err)
+	}
+	register(store.Controller{UUID: ctl.UUID, Name: "west", Org: "globex", Region: "west", CACert: "another CA"})
+	if m := adopt(ops, "ops"); m.Owner != "" {
+		t.Errorf("adopted by a server with another CA: %+v", m)
+	}
 	// Registered again by another organization: lab is adopted afresh.
 	if _, err := f.s.RemoveController(ctx, ctl.UUID, true); err != nil {
 		t.Fatal(err)
@@ -204,7 +215,9 @@ func TestForgottenModelsComeBack(t *testing.T) {
 	if m := adopt(lab, "lab"); m.Owner != "" {
 		t.Errorf("adopted by a controller of another organization: %+v", m)
 	}
-	if n, err := f.s.PruneForgottenModels(ctx, time.Now().Add(time.Minute)); err != nil || n != 1 {
-		t.Errorf("pruned %d (%v), want shop's record, which its second forgetting wrote", n, err)
+	// Left: shop's record (forgotten again with the second removal) and
+	// ops's (with the third); lab's went with its adoption.
+	if n, err := f.s.PruneForgottenModels(ctx, time.Now().Add(time.Minute)); err != nil || n != 2 {
+		t.Errorf("pruned %d (%v), want 2", n, err)
 	}
 }

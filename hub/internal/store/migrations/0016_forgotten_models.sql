@@ -6,9 +6,13 @@
 CREATE TABLE forgotten_models (
     uuid            uuid PRIMARY KEY,
     controller_uuid uuid NOT NULL,
-    -- The controller's organization then ('' for a shared controller): a
-    -- controller registered again by another organization adopts afresh.
+    -- The controller's organization then ('' for a shared controller) and
+    -- its CA certificate: a controller registered again by another
+    -- organization, or a server claiming its UUID with another CA (which
+    -- a registration by then no longer refuses: the UUID is free), adopts
+    -- afresh.
     controller_org  text NOT NULL DEFAULT '',
+    controller_ca   text NOT NULL,
     org             text NOT NULL,
     name            text NOT NULL,
     owner           uuid REFERENCES identities (id) ON DELETE SET NULL,
