@@ -53,6 +53,17 @@ func newThrottle(rate throttleRate, now func() time.Time) *throttle {
 	return &throttle{rate: rate, now: now, buckets: map[netip.Addr]*bucket{}}
 }
 
+// throttleKey is what a throttle counts by: an IPv4 address, or an IPv6
+// address's /64 (one host's allocation: every address in it is the same
+// client's to pick).
+func throttleKey(a netip.Addr) netip.Addr {
+	if a.Is6() {
+		p, _ := a.Prefix(64)
+		return p.Addr()
+	}
+	return a
+}
+
 // refill brings b's tokens up to now.
 func (t *throttle) refill(b *bucket, now time.Time) {
 	b.tokens = min(t.rate.burst, b.tokens+float64(now.Sub(b.at))/float64(t.rate.every))
@@ -68,7 +79,7 @@ func (t *throttle) blocked(addr netip.Addr) (retry time.Duration, audit, ok bool
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	b := t.buckets[addr]
+	b := t.buckets[throttleKey(addr)]
 	if b == nil {
 		return 0, false, false
 	}
@@ -92,13 +103,14 @@ func (t *throttle) charge(addr netip.Addr) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	now := t.now()
-	b := t.buckets[addr]
+	key := throttleKey(addr)
+	b := t.buckets[key]
 	if b == nil {
 		if len(t.buckets) >= maxThrottled {
 			t.buckets = map[netip.Addr]*bucket{}
 		}
 		b = &bucket{tokens: t.rate.burst, at: now}
-		t.buckets[addr] = b
+		t.buckets[key] = b
 	}
 	t.refill(b, now)
 	b.tokens = max(0, b.tokens-1)

@@ -1,6 +1,7 @@
 package hub
 
 import (
+	"fmt"
 	"net/netip"
 	"slices"
 	"strings"
@@ -98,5 +99,15 @@ func TestThrottleRefills(t *testing.T) {
 	}
 	if _, _, blocked := th.blocked(netip.Addr{}); blocked {
 		t.Error("an unknown address is blocked")
+	}
+	// IPv6 addresses count by their /64, which one client picks from.
+	for i := range 3 {
+		th.charge(netip.MustParseAddr(fmt.Sprintf("2001:db8:1:2::%x", i+1)))
+	}
+	if _, _, blocked := th.blocked(netip.MustParseAddr("2001:db8:1:2:ffff::9")); !blocked {
+		t.Error("another address of the same /64 is not blocked")
+	}
+	if _, _, blocked := th.blocked(netip.MustParseAddr("2001:db8:1:3::1")); blocked {
+		t.Error("another /64 is blocked")
 	}
 }
