@@ -176,6 +176,14 @@ func (c *Client) Models(ctx context.Context, opts ...ReadOptions) ([]Model, erro
 	return out, c.get(ctx, v1Path("models"), nil, opts, &out)
 }
 
+// ModelsOf lists, at a hub, the models identity user (an email, a client id
+// or an identity id) can read, of those the caller can read: the
+// administrators of user's organization may ask.
+func (c *Client) ModelsOf(ctx context.Context, user string) ([]Model, error) {
+	var out modelList
+	return out, c.get(ctx, v1Path("models"), url.Values{"user": {user}}, nil, &out)
+}
+
 // AddModel creates a model.
 func (c *Client) AddModel(ctx context.Context, req AddModelRequest) (*Model, error) {
 	var out struct {

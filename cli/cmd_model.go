@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"sort"
 	"strings"
@@ -135,34 +136,72 @@ type modelSummary struct {
 func (a *App) modelsCmd() *cobra.Command {
 	var ctl controllerOpt
 	var format formatOpt
-	var uuid bool
+	var o modelsOpts
 	cmd := &cobra.Command{
 		Use:     "models",
 		Aliases: []string{"list-models"},
 		Short:   "List the models on a controller",
-		Long:    `Lists the models you can see on the controller; the current one is marked with *.`,
-		Example: "  drover models\n  drover models -c lab --format json",
+		Long: `Lists the models you can see on the controller; the current one is marked with *.
+
+At a hub, as in Juju: --user USER lists the models USER can read (an
+email, a service account's client id or an identity id; for the
+administrators of USER's organization), of those you can read too; --all
+lists every model, for the hub's administrators, whose listing is every
+model anyway. A controller's own listing is every model on it.`,
+		Example: "  drover models\n  drover models -c lab --format json\n  drover models --user bob@example.com",
 		Args:    exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := format.check(); err != nil {
 				return err
 			}
-			return a.models(cmd.Context(), ctl.name, format.value, uuid)
+			o.format = format.value
+			return a.models(cmd.Context(), ctl.name, o)
 		},
 	}
 	ctl.add(cmd)
 	format.add(cmd, "tabular", "tabular", "json", "yaml")
-	cmd.Flags().BoolVar(&uuid, "uuid", false, "show model UUIDs")
+	cmd.Flags().BoolVar(&o.uuid, "uuid", false, "show model UUIDs")
+	cmd.Flags().StringVar(&o.user, "user", "", "at a hub: the models this user can read (their organization's administrators)")
+	cmd.Flags().BoolVar(&o.all, "all", false, "every model (at a hub: its administrators only)")
 	return cmd
 }
 
-func (a *App) models(ctx context.Context, ctlName, format string, showUUID bool) error {
+// modelsOpts are the models command's flags.
+type modelsOpts struct {
+	format    string
+	uuid, all bool
+	user      string
+}
+
+func (a *App) models(ctx context.Context, ctlName string, o modelsOpts) error {
+	format, showUUID := o.format, o.uuid
 	c, err := a.dial(ctlName)
 	if err != nil {
 		return err
 	}
 	defer c.client.Close()
-	models, err := c.client.Models(ctx)
+	if (o.user != "" || o.all) && c.details.Hub {
+		if o.all && o.user != "" {
+			return errors.New("--all and --user go alone")
+		}
+		if o.all {
+			var who struct{ Access string }
+			if err := c.client.Call(ctx, http.MethodGet, "/v1/whoami", nil, nil, &who); err != nil {
+				return err
+			}
+			if who.Access != "superuser" {
+				return fmt.Errorf("--all lists every model at hub %q: its administrators only (without it you see the models you may read)", c.name)
+			}
+		}
+	} else if o.user != "" {
+		return fmt.Errorf("--user lists another user's models at a hub; controller %q's listing is every model on it", c.name)
+	}
+	var models []api.Model
+	if o.user != "" {
+		models, err = c.client.ModelsOf(ctx, o.user)
+	} else {
+		models, err = c.client.Models(ctx)
+	}
 	if err != nil {
 		return err
 	}
@@ -171,6 +210,10 @@ func (a *App) models(ctx context.Context, ctlName, format string, showUUID bool)
 		return err
 	}
 	current, currentUUID := a.currentModel(s, c.name), ""
+	viewer := c.account.User // model names are shown relative to whose models they are
+	if o.user != "" {
+		current, viewer = "", o.user
+	}
 	if current != "" {
 		if m, _ := pickModel(models, current, c.account.User); m != nil {
 			currentUUID = m.UUID
@@ -212,7 +255,7 @@ func (a *App) models(ctx context.Context, ctlName, format string, showUUID bool)
 	}
 	t.row(hdr...)
 	for _, m := range out {
-		name := modelRef(api.Model{Name: m.ShortName, Owner: m.Owner}, c.account.User)
+		name := modelRef(api.Model{Name: m.ShortName, Owner: m.Owner}, viewer)
 		if m.Current {
 			name += "*"
 		}

@@ -397,3 +397,42 @@ func TestOthersTextCannotDriveTheTerminal(t *testing.T) {
 		t.Fatalf("groups: exit %d %q", code, errb)
 	}
 }
+
+// TestModelsOfAnotherUser: models --user asks the hub for that user's
+// models, named as that user would name them; --all is for the hub's
+// administrators; neither goes with the other, and --user is a hub's.
+func TestModelsOfAnotherUser(t *testing.T) {
+	var asked []string
+	access := "login"
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/models", func(w http.ResponseWriter, r *http.Request) {
+		asked = append(asked, r.URL.RawQuery)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"models":[{"uuid":"6a1f0c2e-0000-4000-8000-00000000000a","name":"shop","owner":"bob@example.com","life":"alive","status":"available","org":"acme","controller":"east","controller-uuid":"x","region":"east","application-count":1,"unit-count":2,"machine-count":2}]}`))
+	})
+	mux.HandleFunc("GET /v1/whoami", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"user":"alice@example.com","access":"` + access + `"}`))
+	})
+	a, out, errb := atFakeHub(t, mux)
+	if code := a.Run(t.Context(), []string{"models", "--user", "bob@example.com"}); code != 0 {
+		t.Fatalf("models --user: exit %d %s", code, errb)
+	}
+	if want := "shop   east        east          available  bob@example.com  1     2         2"; !strings.Contains(out.String(), want) ||
+		!slices.Equal(asked, []string{"user=bob%40example.com"}) {
+		t.Errorf("models --user: asked %q\n%s\nwant a row\n%s", asked, out, want)
+	}
+	errb.Reset()
+	if code := a.Run(t.Context(), []string{"models", "--all"}); code == 0 || !strings.Contains(errb.String(), `--all lists every model at hub "hub": its administrators only`) {
+		t.Errorf("models --all as a member: exit %d %s", code, errb)
+	}
+	access = "superuser"
+	out.Reset()
+	if code := a.Run(t.Context(), []string{"models", "--all"}); code != 0 || !strings.Contains(out.String(), "bob@example.com/shop") {
+		t.Errorf("models --all as an administrator: exit %d %s\n%s", code, errb, out)
+	}
+	errb.Reset()
+	if code := a.Run(t.Context(), []string{"models", "--all", "--user", "bob@example.com"}); code == 0 || !strings.Contains(errb.String(), "--all and --user go alone") {
+		t.Errorf("models --all --user: exit %d %s", code, errb)
+	}
+}

@@ -2,7 +2,9 @@ package hub
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -20,11 +22,25 @@ import (
 // PostgreSQL returns rows. Either way the answer goes out in chunks of
 // listChunk bytes; a failure after the first chunk aborts the response
 // (the client sees a broken stream, never a short list).
+//
+// ?user=U lists what identity U (an email, a client id or an identity id)
+// can read, as Juju's 'models --user' does, to the administrators of U's
+// organization (anyone else: 404, as if nobody had that name), and only
+// the models the caller can read too: a grant U holds in another
+// organization stays that organization's business.
 func (s *Server) handleListModels(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	p, _ := PrincipalFrom(ctx)
 	lw := &listWriter{w: w}
-	err := s.listModels(ctx, p, lw)
+	var err error
+	if ref := r.URL.Query().Get("user"); ref != "" {
+		var u Principal
+		if u, err = s.principalForAdmin(ctx, p, ref); err == nil {
+			err = s.listModels(ctx, u, lw, &p)
+		}
+	} else {
+		err = s.listModels(ctx, p, lw, nil)
+	}
 	switch {
 	case err != nil && lw.started:
 		s.cfg.Logger.Warn("model listing aborted", "err", err)
@@ -36,8 +52,28 @@ func (s *Server) handleListModels(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// listModels writes the models p can read to lw.
-func (s *Server) listModels(ctx context.Context, p Principal, lw *listWriter) error {
+// principalForAdmin is identity ref as a principal, for p who administers
+// its organization (or is it); anyone else is told nobody has that name.
+func (s *Server) principalForAdmin(ctx context.Context, p Principal, ref string) (Principal, error) {
+	id, err := s.identityByRef(ctx, ref)
+	if err != nil {
+		return Principal{}, err
+	}
+	if id.ID != p.Identity.ID {
+		ok, err := s.Check(ctx, p, authz.Administrator, authz.OrgObject(id.Org))
+		if err != nil {
+			return Principal{}, err
+		}
+		if !ok {
+			return Principal{}, fmt.Errorf("%w: user %q (nobody by that name has logged in or been granted access)", errNotFound, ref)
+		}
+	}
+	return Principal{Identity: id, Object: authz.UserObject(id.ID)}, nil
+}
+
+// listModels writes the models p can read to lw; with seenBy, only those
+// seenBy can read as well.
+func (s *Server) listModels(ctx context.Context, p Principal, lw *listWriter, seenBy *Principal) error {
 	v, err := s.visibility(ctx, p)
 	if err != nil {
 		return err
@@ -46,6 +82,11 @@ func (s *Server) listModels(ctx context.Context, p Principal, lw *listWriter) er
 	if err != nil {
 		return err
 	}
+	if seenBy != nil {
+		if keys, err = s.alsoVisible(ctx, *seenBy, keys); err != nil {
+			return err
+		}
+	}
 	places, err := s.store.ControllerPlaces(ctx)
 	if err != nil {
 		return err
@@ -53,7 +94,7 @@ func (s *Server) listModels(ctx context.Context, p Principal, lw *listWriter) er
 	lw.places = placeJSON{places: places, json: map[[16]byte][]byte{}}
 	listed := make([]*listedModel, len(keys))
 	missing := s.modelJSON.lookup(keys, listed)
-	if missing > len(keys)/2 {
+	if missing > len(keys)/2 && seenBy == nil {
 		// A listing larger than the cache would only churn it: it is
 		// read whole every time, as before the cache.
 		keep := s.modelJSON.fits(len(keys))
@@ -103,6 +144,23 @@ func (s *Server) listModels(ctx context.Context, p Principal, lw *listWriter) er
 		}
 	}
 	return nil
+}
+
+// alsoVisible keeps the keys of the models p can read.
+func (s *Server) alsoVisible(ctx context.Context, p Principal, keys []store.ModelKey) ([]store.ModelKey, error) {
+	v, err := s.visibility(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	theirs, err := s.store.VisibleModelKeys(ctx, v, nil)
+	if err != nil {
+		return nil, err
+	}
+	seen := make(map[[16]byte]bool, len(theirs))
+	for _, k := range theirs {
+		seen[k.UUID] = true
+	}
+	return slices.DeleteFunc(keys, func(k store.ModelKey) bool { return !seen[k.UUID] }), nil
 }
 
 // listWriter writes a listing's JSON in chunks of listChunk bytes.

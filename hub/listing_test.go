@@ -6,6 +6,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"net/url"
 	"slices"
 	"testing"
 	"time"
@@ -300,4 +301,53 @@ func TestModelListingFollowsIndex(t *testing.T) {
 	e.hub.SetModelJSONLimit(10 * 500)
 	list(0, 30)
 	list(0, 30)
+}
+
+// TestListingAnotherUsersModels: GET /v1/models?user=U (drover models
+// --user U, as Juju's) lists what U can read, to the administrators of U's
+// organization, and only what they can read too: rita's grant on globex's
+// model shows to a hub administrator, not to acme's. Anyone else is told
+// nobody by that name exists.
+func TestListingAnotherUsersModels(t *testing.T) {
+	f := newFixture(t)
+	ctx := t.Context()
+	globex, err := f.st.ModelByName(ctx, "globex", "prod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.grant(authz.UserObject(f.rita.ID), authz.Reader, authz.ModelObject(globex.UUID)) // granted by globex
+	root := f.hubAdmin()
+	f.settle()
+	names := func(tok, user string, want int) []string {
+		t.Helper()
+		code, b := f.do(http.MethodGet, "/v1/models?user="+url.QueryEscape(user), tok, nil)
+		if code != want {
+			t.Fatalf("models?user=%s: %d %s, want %d", user, code, b, want)
+		}
+		var out struct{ Models []struct{ Org, Name string } }
+		if err := json.Unmarshal(b, &out); err != nil && want == http.StatusOK {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, m := range out.Models {
+			got = append(got, m.Org+"/"+m.Name)
+		}
+		slices.Sort(got)
+		return got
+	}
+	if got := names(root, "rita@example.com", http.StatusOK); !slices.Equal(got, []string{"acme/prod", "globex/prod"}) {
+		t.Errorf("rita's models to a hub administrator: %q", got)
+	}
+	if got := names(f.token(f.alice, time.Minute, ""), "rita@example.com", http.StatusOK); !slices.Equal(got, []string{"acme/prod"}) {
+		t.Errorf("rita's models to acme's administrator: %q", got)
+	}
+	if got := names(f.token(f.rita, time.Minute, ""), f.rita.ID, http.StatusOK); !slices.Equal(got, []string{"acme/prod", "globex/prod"}) {
+		t.Errorf("rita's own models by her id: %q", got)
+	}
+	for _, c := range []struct {
+		who  store.Identity
+		user string
+	}{{f.will, "rita@example.com"}, {f.olga, "rita@example.com"}, {f.alice, "nobody@example.com"}} {
+		names(f.token(c.who, time.Minute, ""), c.user, http.StatusNotFound)
+	}
 }
