@@ -165,6 +165,14 @@ func (s *Server) handleWebLogout(w http.ResponseWriter, r *http.Request) {
 	if c, err := r.Cookie(refreshCookie); err == nil {
 		_ = s.store.RevokeSession(r.Context(), hashRefresh(c.Value), s.cfg.Now()) // already gone is fine
 	}
+	// The access cookie's session too, should the refresh cookie be gone:
+	// a copy of the access token must not outlive the logout.
+	if c, err := r.Cookie(accessCookie); err == nil {
+		if claims, err := s.keys.Verify(c.Value, Audience); err == nil && claims.SID != "" {
+			_ = s.store.RevokeSessionByID(r.Context(), claims.SID, s.cfg.Now())
+		}
+	}
+	s.dropAuthzCaches()
 	http.SetCookie(w, &http.Cookie{Name: accessCookie, Path: "/", Secure: true, HttpOnly: true, MaxAge: -1})
 	http.SetCookie(w, &http.Cookie{Name: refreshCookie, Path: "/auth", Secure: true, HttpOnly: true, MaxAge: -1})
 	w.WriteHeader(http.StatusNoContent)

@@ -135,13 +135,28 @@ func TestBrowserSession(t *testing.T) {
 	if resp, _ := b.do(http.MethodPost, "/auth/logout", "https://evil.test", nil); resp.StatusCode != http.StatusForbidden {
 		t.Fatalf("logout from another origin: %d", resp.StatusCode)
 	}
-	last := *b.cookies["__Secure-drover_refresh"]
+	last, session := *b.cookies["__Secure-drover_refresh"], *b.cookies["__Host-drover_session"]
 	if resp, _ := b.do(http.MethodPost, "/auth/logout", publicURL, nil); resp.StatusCode != http.StatusNoContent || len(b.cookies) != 0 {
 		t.Fatalf("logout: %d, cookies left %v", resp.StatusCode, b.cookies)
 	}
 	after := &browser{t: t, e: e, cookies: map[string]*http.Cookie{last.Name: &last}}
 	if resp, _ := after.do(http.MethodPost, "/auth/refresh", publicURL, nil); resp.StatusCode != http.StatusUnauthorized {
 		t.Fatalf("refresh after logout: %d", resp.StatusCode)
+	}
+	// A copy of the session cookie no longer works either.
+	if code, _ := e.do(http.MethodGet, "/v1/whoami", session.Value, nil); code != http.StatusUnauthorized {
+		t.Fatalf("the session cookie's token after logout: %d", code)
+	}
+
+	// A browser that lost its refresh cookie still ends its session.
+	c, _, _ := webLogin(t, e, "/")
+	token := c.cookies["__Host-drover_session"].Value
+	delete(c.cookies, "__Secure-drover_refresh")
+	if resp, _ := c.do(http.MethodPost, "/auth/logout", publicURL, nil); resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("logout without the refresh cookie: %d", resp.StatusCode)
+	}
+	if code, _ := e.do(http.MethodGet, "/v1/whoami", token, nil); code != http.StatusUnauthorized {
+		t.Fatalf("the session cookie's token after a logout without the refresh cookie: %d", code)
 	}
 }
 
