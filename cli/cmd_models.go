@@ -1,0 +1,193 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/droverhq/drover/api"
+)
+
+// The models command: the models a controller or a hub lists.
+
+type modelSummary struct {
+	// Name is OWNER/NAME (modelRef for nobody), and ShortName the model's
+	// own name, as Juju's models and show-model output them.
+	Name      string    `json:"name"`
+	ShortName string    `json:"short-name"`
+	UUID      string    `json:"model-uuid"`
+	Owner     string    `json:"owner"`
+	Life      api.Life  `json:"life"`
+	Status    string    `json:"status"`
+	Machines  int       `json:"machines"`
+	Units     int       `json:"units"`
+	Apps      int       `json:"applications"`
+	Current   bool      `json:"current,omitempty"`
+	CreatedAt time.Time `json:"created-at"`
+	Cloud     string    `json:"cloud,omitempty"`
+	// Controller is the controller behind a hub that hosts the model.
+	Controller string `json:"controller,omitempty"`
+	// ControllerStatus is "disconnected" when the hub has lost that
+	// controller: the rest is what it last heard.
+	ControllerStatus string `json:"controller-status,omitempty"`
+}
+
+func (a *App) modelsCmd() *cobra.Command {
+	var ctl controllerOpt
+	var format formatOpt
+	var o modelsOpts
+	cmd := &cobra.Command{
+		Use:     "models",
+		Aliases: []string{"list-models"},
+		Short:   "List the models on a controller",
+		Long: `Lists the models you can see on the controller; the current one is marked with *.
+
+At a hub, as in Juju: --user USER lists the models USER can read (an
+email, a service account's client id or an identity id; for the
+administrators of USER's organization), of those you can read too; --all
+lists every model, for the hub's administrators, whose listing is every
+model anyway. A controller's own listing is every model on it.`,
+		Example: "  drover models\n  drover models -c lab --format json\n  drover models --user bob@example.com",
+		Args:    exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := format.check(); err != nil {
+				return err
+			}
+			o.format = format.value
+			return a.models(cmd.Context(), ctl.name, o)
+		},
+	}
+	ctl.add(cmd)
+	format.add(cmd, "tabular", "tabular", "json", "yaml")
+	cmd.Flags().BoolVar(&o.uuid, "uuid", false, "show model UUIDs")
+	cmd.Flags().StringVar(&o.user, "user", "", "at a hub: the models this user can read (their organization's administrators)")
+	cmd.Flags().BoolVar(&o.all, "all", false, "every model (at a hub: its administrators only)")
+	return cmd
+}
+
+// modelsOpts are the models command's flags.
+type modelsOpts struct {
+	format    string
+	uuid, all bool
+	user      string
+}
+
+func (a *App) models(ctx context.Context, ctlName string, o modelsOpts) error {
+	format, showUUID := o.format, o.uuid
+	c, err := a.dial(ctlName)
+	if err != nil {
+		return err
+	}
+	defer c.client.Close()
+	if (o.user != "" || o.all) && c.details.Hub {
+		if o.all && o.user != "" {
+			return errors.New("--all and --user go alone")
+		}
+		if o.all {
+			var who struct{ Access string }
+			if err := c.client.Call(ctx, http.MethodGet, "/v1/whoami", nil, nil, &who); err != nil {
+				return err
+			}
+			if who.Access != "superuser" {
+				return fmt.Errorf("--all lists every model at hub %q: its administrators only (without it you see the models you may read)", c.name)
+			}
+		}
+	} else if o.user != "" {
+		return fmt.Errorf("--user lists another user's models at a hub; controller %q's listing is every model on it", c.name)
+	}
+	var models []api.Model
+	if o.user != "" {
+		models, err = c.client.ModelsOf(ctx, o.user)
+	} else {
+		models, err = c.client.Models(ctx)
+	}
+	if err != nil {
+		return err
+	}
+	s, err := a.store.Load()
+	if err != nil {
+		return err
+	}
+	current, currentUUID := a.currentModel(s, c.name), ""
+	viewer := c.account.User // model names are shown relative to whose models they are
+	if o.user != "" {
+		current, viewer = "", o.user
+	}
+	if current != "" {
+		if m, _ := pickModel(models, current, c.account.User); m != nil {
+			currentUUID = m.UUID
+		}
+	}
+	sort.Slice(models, func(i, j int) bool { return models[i].Name < models[j].Name })
+	var out []modelSummary
+	for _, m := range models {
+		ms := modelSummary{Name: modelRef(m, ""), ShortName: m.Name, UUID: m.UUID, Owner: m.Owner, Life: m.Life, Status: m.Status.Status,
+			Current: m.UUID == currentUUID, CreatedAt: m.CreatedAt}
+		if x := m.Index; x != nil {
+			// A hub answers from its index: no call per model.
+			ms.Apps, ms.Machines, ms.Units, ms.Controller = x.Applications, x.Machines, x.Units, x.Controller
+			ms.ControllerStatus = x.ControllerStatus
+			ms.Cloud = strings.Trim(x.Cloud+"/"+x.Region, "/")
+		} else if st, err := c.client.Status(ctx, m.UUID); err == nil {
+			ms.Machines, ms.Apps, ms.Cloud = len(st.Machines), len(st.Applications), st.Model.Cloud
+			if st.Model.Region != "" {
+				ms.Cloud += "/" + st.Model.Region
+			}
+			for _, app := range st.Applications {
+				ms.Units += len(app.Units)
+			}
+		}
+		out = append(out, ms)
+	}
+	if format != "tabular" {
+		return writeFormatted(a.Stdout, format, map[string]any{"models": out, "current-model": current})
+	}
+	fmt.Fprintf(a.Stdout, "Controller: %s\n\n", c.name)
+	t := &table{color: a.Terminal}
+	hdr := []any{"Model", "Cloud/Region", "Status", "Owner", "Apps", "Machines", "Units"}
+	hub := c.details.Hub || slices.ContainsFunc(out, func(m modelSummary) bool { return m.Controller != "" })
+	if hub {
+		hdr = slices.Insert(hdr, 1, any("Controller"))
+	}
+	if showUUID {
+		hdr = append(hdr, "UUID")
+	}
+	t.row(hdr...)
+	for _, m := range out {
+		name := modelRef(api.Model{Name: m.ShortName, Owner: m.Owner}, viewer)
+		if m.Current {
+			name += "*"
+		}
+		status := m.Status
+		if m.Life != api.Alive && m.Life != "" {
+			status = string(m.Life)
+		}
+		st := statusCell(status)
+		if m.ControllerStatus != "" { // what the hub last heard, from a controller it lost
+			st = colored(status+" (controller "+m.ControllerStatus+")", colorRed)
+		}
+		row := []any{name, orDash(m.Cloud), st, m.Owner, m.Apps, m.Machines, m.Units}
+		if hub {
+			row = slices.Insert(row, 1, any(orDash(m.Controller)))
+		}
+		if showUUID {
+			row = append(row, m.UUID)
+		}
+		t.row(row...)
+	}
+	return t.write(a.Stdout)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
