@@ -303,12 +303,15 @@ func (a *App) destroyModel(ctx context.Context, ref string, force, yes, noWait b
 // waitUnindexed waits, at a hub, until the hub's index no longer lists a
 // model its controller has removed (it learns it from the controller's
 // event stream, a moment later), so that 'drover models' right after a
-// destroy-model does not show it dying. It gives up quietly when ctx ends:
-// the model is gone all the same.
+// destroy-model does not show it dying. It gives up quietly after
+// unindexedWait, or when ctx ends: the model is gone all the same (a hub
+// that has lost the controller's stream drops it when it hears again).
 func waitUnindexed(ctx context.Context, mc *modelConn) {
 	if !mc.details.Hub {
 		return
 	}
+	ctx, cancel := context.WithTimeout(ctx, unindexedWait)
+	defer cancel()
 	for pause := 50 * time.Millisecond; ; pause = min(2*pause, time.Second) {
 		if _, err := mc.client.Model(ctx, mc.uuid); api.CodeOf(err) == api.CodeNotFound {
 			return
@@ -320,6 +323,9 @@ func waitUnindexed(ctx context.Context, mc *modelConn) {
 		}
 	}
 }
+
+// unindexedWait bounds waitUnindexed.
+var unindexedWait = 30 * time.Second
 
 // modelLeft is what a dying model still has.
 type modelLeft struct{ apps, units, machines int }

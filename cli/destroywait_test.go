@@ -80,6 +80,15 @@ func TestDestroyWaitsForTheHubsIndex(t *testing.T) {
 	if n := asked.Load(); n != 4 || ctx.Err() != nil {
 		t.Fatalf("asked %d times (want until the fourth answered 404), %v", n, ctx.Err())
 	}
+	// A hub that never drops it (it lost the controller's stream) is not
+	// waited on past unindexedWait, whatever --timeout says.
+	defer func(d time.Duration) { unindexedWait = d }(unindexedWait)
+	unindexedWait = 200 * time.Millisecond
+	asked.Store(-1_000_000)
+	waitUnindexed(ctx, mc)
+	if ctx.Err() != nil || asked.Load() >= 0 {
+		t.Fatalf("waited %d calls, ctx %v", asked.Load(), ctx.Err())
+	}
 }
 
 // TestWatchEndsSayingWhy: status --watch ends quietly when the watch
