@@ -66,13 +66,17 @@ func TestRevokingTheSigningKeys(t *testing.T) {
 		len(listed.Keys) != 1 || listed.Keys[0].KID != res.Current {
 		t.Errorf("keys after the rotation, as the other replica sees them: %+v %v", listed.Keys, err)
 	}
-	// The rotation, and the two refused attempts before it.
-	rows := a.auditCSV(root, "operation=rotate-signing-key", 4)
+	// The rotation, the two refused attempts before it, and the hub's
+	// first key, made by itself at its first start.
+	rows := a.auditCSV(root, "operation=rotate-signing-key", 5)
+	if line := strings.Join(rows[4], ","); !strings.Contains(line, ",hub,") || !strings.Contains(line, `"first":true`) {
+		t.Errorf("audit of the first key: %q", rows[4])
+	}
 	if line := strings.Join(rows[1], ","); !strings.Contains(line, "root@example.com") || !strings.Contains(line, ",ok,") ||
 		!strings.Contains(line, res.Current) || !strings.Contains(line, old) || !strings.Contains(line, "revoke-previous") {
 		t.Errorf("audit of the rotation: %q", rows[1])
 	}
-	for _, r := range rows[2:] {
+	for _, r := range rows[2:4] {
 		if line := strings.Join(r, ","); !strings.Contains(line, ",denied,") {
 			t.Errorf("audit of a refused rotation: %q", r)
 		}

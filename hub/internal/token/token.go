@@ -138,9 +138,15 @@ func (k *Keys) Refresh(ctx context.Context) error {
 		return err
 	}
 	if len(rows) == 0 || rows[0].RetiredAt != nil || now.Sub(rows[0].CreatedAt) > k.cfg.RotateAfter {
-		if err := k.Rotate(ctx); err != nil {
+		kid, err := k.rotate(ctx)
+		if err != nil {
 			return err
 		}
+		details := map[string]any{"kid": kid, "automatic": true}
+		if len(rows) == 0 {
+			details["first"] = true
+		}
+		k.audit(ctx, "rotate-signing-key", details)
 		if rows, err = k.cfg.Store.SigningKeys(ctx, cutoff); err != nil {
 			return err
 		}
@@ -186,36 +192,55 @@ func (k *Keys) open(ctx context.Context, r store.SigningKey) (*key, error) {
 			return nil, err
 		}
 		k.cfg.Logger.Info("sealed a signing key with the key-encryption secret", "kid", r.KID, "secret", k.cfg.Seal.ID())
+		details := map[string]any{"kid": r.KID, "key-encryption-secret": k.cfg.Seal.ID(), "was": "plain"}
+		if was := keyseal.SealedWith(r.PrivatePEM); was != "" {
+			details["was"] = "sealed with " + was
+		}
+		k.audit(ctx, "seal-signing-key", details)
 	}
 	return parseKey(r.KID, plain)
+}
+
+// audit records what the hub did to its keys by itself (actor "hub"), for
+// the hub's auditors; a failure is logged, not fatal.
+func (k *Keys) audit(ctx context.Context, op string, details map[string]any) {
+	if err := k.cfg.Store.AppendAudit(ctx, store.AuditEntry{At: k.cfg.Now(), Actor: "hub", Operation: op,
+		Result: store.ResultOK, Details: details}); err != nil {
+		k.cfg.Logger.Error("audit write failed", "operation", op, "err", err)
+	}
 }
 
 // Rotate generates a new current key and retires the others (they stay
 // valid for KeepFor).
 func (k *Keys) Rotate(ctx context.Context) error {
+	_, err := k.rotate(ctx)
+	return err
+}
+
+func (k *Keys) rotate(ctx context.Context) (string, error) {
 	priv, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
-		return fmt.Errorf("token: generate key: %w", err)
+		return "", fmt.Errorf("token: generate key: %w", err)
 	}
 	der, err := x509.MarshalPKCS8PrivateKey(priv)
 	if err != nil {
-		return fmt.Errorf("token: encode key: %w", err)
+		return "", fmt.Errorf("token: encode key: %w", err)
 	}
 	kidBytes := make([]byte, 12)
 	if _, err := rand.Read(kidBytes); err != nil {
-		return err
+		return "", err
 	}
 	now := k.cfg.Now()
 	kid := base64.RawURLEncoding.EncodeToString(kidBytes)
 	stored, err := k.cfg.Seal.Seal(kid, string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})))
 	if err != nil {
-		return fmt.Errorf("token: seal key: %w", err)
+		return "", fmt.Errorf("token: seal key: %w", err)
 	}
 	if err := k.cfg.Store.InsertSigningKey(ctx, store.SigningKey{KID: kid, Alg: string(jose.ES256),
 		PrivatePEM: stored, CreatedAt: now}); err != nil {
-		return err
+		return "", err
 	}
-	return k.cfg.Store.RetireSigningKeys(ctx, kid, now)
+	return kid, k.cfg.Store.RetireSigningKeys(ctx, kid, now)
 }
 
 func parseKey(kid, keyPEM string) (*key, error) {
@@ -314,17 +339,9 @@ func (k *Keys) lookup(kid string) *key {
 // their refresh tokens, which are not signed). It returns the new kid and
 // the revoked ones. The caller tells the other replicas (NotifySigningKeys).
 func (k *Keys) RotateNow(ctx context.Context, revoke bool) (current string, revoked []string, err error) {
-	if err := k.Rotate(ctx); err != nil {
+	if current, err = k.rotate(ctx); err != nil {
 		return "", nil, err
 	}
-	rows, err := k.cfg.Store.SigningKeys(ctx, time.Time{})
-	if err != nil {
-		return "", nil, err
-	}
-	if len(rows) == 0 || rows[0].RetiredAt != nil {
-		return "", nil, errors.New("token: the new key is not current")
-	}
-	current = rows[0].KID
 	if revoke {
 		if revoked, err = k.cfg.Store.DeleteSigningKeysExcept(ctx, current); err != nil {
 			return "", nil, err

@@ -2,7 +2,9 @@ package token_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -237,5 +239,46 @@ func TestAnotherReplicasNewKeyIsKnownAtOnce(t *testing.T) {
 	}
 	if n := len(b.JWKS().Keys); n != 2 {
 		t.Errorf("the other replica publishes %d keys, want the new and the previous", n)
+	}
+}
+
+// TestTheHubsOwnKeyChangesAreAudited: what the hub does to its keys by
+// itself is in the audit log, for the hub's auditors: the first key, each
+// automatic rotation, and each key it seals.
+func TestTheHubsOwnKeyChangesAreAudited(t *testing.T) {
+	st := hubtest.Store(t)
+	ctx := t.Context()
+	now := time.Now()
+	clock := func() time.Time { return now }
+	keys, err := token.New(ctx, token.Config{Store: st, Issuer: "https://hub", Now: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(31 * 24 * time.Hour)
+	if err := keys.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ring := mustRing(keyseal.New([]byte("a key-encryption secret of 32+ bytes")))
+	if _, err := token.New(ctx, token.Config{Store: st, Issuer: "https://hub", Seal: ring, Now: clock}); err != nil {
+		t.Fatal(err)
+	}
+	entries, _, err := st.QueryAudit(ctx, store.AuditQuery{All: true, Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range entries {
+		got = append(got, fmt.Sprintf("%s %s first=%v automatic=%v was=%v secret=%v", e.Actor, e.Operation,
+			e.Details["first"], e.Details["automatic"], e.Details["was"], e.Details["key-encryption-secret"]))
+	}
+	slices.Sort(got)
+	want := []string{
+		"hub rotate-signing-key first=<nil> automatic=true was=<nil> secret=<nil>",
+		"hub rotate-signing-key first=true automatic=true was=<nil> secret=<nil>",
+		"hub seal-signing-key first=<nil> automatic=<nil> was=plain secret=" + ring.ID(),
+		"hub seal-signing-key first=<nil> automatic=<nil> was=plain secret=" + ring.ID(),
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("audit:\n%q\nwant\n%q", got, want)
 	}
 }
