@@ -180,6 +180,28 @@ func TestHubEndToEnd(t *testing.T) {
 
 	checkRemoveController(t, demo, s, east)
 	checkDisableUser(t, demo, s)
+	checkRevokedKey(t, demo, s, east)
+}
+
+// checkRevokedKey: after 'drover rotate-signing-key --revoke-previous', a
+// copy of the demo user's token is refused, while drover renews the
+// session by itself and goes on, through the hub to the controller.
+func checkRevokedKey(t *testing.T, demo *droverCLI, s *devStack, model string) {
+	t.Helper()
+	copied := hubClient(t, demo, s)
+	out := demo.ok("rotate-signing-key", "--revoke-previous", "-y")
+	if !strings.Contains(out, "The hub signs with key ") || !strings.Contains(out, "Revoked: ") {
+		t.Errorf("rotate-signing-key --revoke-previous:\n%s", out)
+	}
+	if err := copied.Call(ctxFor(t, 30*time.Second), http.MethodGet, "/v1/whoami", nil, nil, nil); apiStatus(err) != http.StatusUnauthorized {
+		t.Errorf("a copy of the demo user's token after the revocation: %v, want 401", err)
+	}
+	if out := demo.ok("status", "-m", model); !strings.Contains(out, "kvstore") {
+		t.Errorf("status through the hub after the revocation:\n%s", out)
+	}
+	if out := demo.ok("signing-keys"); strings.Count(out, "current") != 1 || strings.Contains(out, "retired") {
+		t.Errorf("signing-keys after the revocation:\n%s", out)
+	}
 }
 
 // checkDisableUser: a hub administrator disables a service account, whose
