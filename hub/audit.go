@@ -86,7 +86,7 @@ func (s *Server) audit(next http.Handler) http.Handler {
 			io.Closer
 		}{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
 		info := &auditInfo{body: jsonObject(body), Operation: r.Method + " " + r.URL.Path}
-		if rctx := chi.NewRouteContext(); s.api.Match(rctx, r.Method, "/"+strings.TrimPrefix(r.URL.Path, "/v1/")) {
+		if rctx := chi.NewRouteContext(); s.api.Match(rctx, r.Method, "/"+strings.TrimPrefix(r.URL.EscapedPath(), "/v1/")) {
 			info.Operation = hubOperation(r.Method, "/v1"+rctx.RoutePattern())
 		}
 		if tail, ok := strings.CutPrefix(r.URL.Path, "/v1/models/"); ok {
@@ -120,7 +120,8 @@ func (s *Server) audit(next http.Handler) http.Handler {
 			s.writeError(w, r, fmt.Errorf("record %s %s in the audit log: %w", r.Method, r.URL.Path, err))
 			return
 		}
-		info.Operation = "" // the handler names it
+		// The operation is named already (hubOperations, modelOperation):
+		// handlers add what they touched.
 		rec := &statusRecorder{ResponseWriter: w}
 		next.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), auditKey{}, info)))
 		if info.Operation == "" {

@@ -59,7 +59,7 @@ func (s *Server) handleAddController(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		c, err = s.registerController(r.Context(), p, req)
 	}
-	annotate(r.Context(), func(a *auditInfo) { a.Operation, a.ControllerUUID = "add-controller", c.UUID })
+	annotate(r.Context(), func(a *auditInfo) { a.ControllerUUID = c.UUID })
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -330,7 +330,7 @@ func (s *Server) handleSetControllerDeprecated(w http.ResponseWriter, r *http.Re
 func (s *Server) handleRemoveController(w http.ResponseWriter, r *http.Request) {
 	p, _ := PrincipalFrom(r.Context())
 	name := chi.URLParam(r, "name")
-	annotate(r.Context(), func(a *auditInfo) { a.Operation, a.Target = "remove-controller", name })
+	annotate(r.Context(), func(a *auditInfo) { a.Target = name })
 	out, err := s.removeController(r, p, name)
 	if err != nil {
 		s.writeError(w, r, err)

@@ -221,8 +221,6 @@ func (s *Server) handleRevoke(w http.ResponseWriter, r *http.Request) { s.change
 
 func (s *Server) changeGrant(w http.ResponseWriter, r *http.Request, grant bool) {
 	p, _ := PrincipalFrom(r.Context())
-	op := map[bool]string{true: "grant", false: "revoke"}[grant]
-	annotate(r.Context(), func(a *auditInfo) { a.Operation = op })
 	var req GrantRequest
 	if err := decode(r, &req); err != nil {
 		s.writeError(w, r, err)
@@ -312,7 +310,6 @@ func (s *Server) grantTarget(ctx context.Context, req GrantRequest) string {
 // administers.
 func (s *Server) handleCreateGroup(w http.ResponseWriter, r *http.Request) {
 	p, _ := PrincipalFrom(r.Context())
-	annotate(r.Context(), func(a *auditInfo) { a.Operation = "add-group" })
 	var req struct {
 		Org  string `json:"org"`
 		Name string `json:"name"`
@@ -366,7 +363,6 @@ func (s *Server) groupFor(r *http.Request, rel authz.Relation) (store.Group, err
 }
 
 func (s *Server) handleAddMember(w http.ResponseWriter, r *http.Request) {
-	annotate(r.Context(), func(a *auditInfo) { a.Operation = "add-member" })
 	var req struct {
 		User string `json:"user"`
 	}
@@ -395,7 +391,6 @@ func (s *Server) handleAddMember(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleRemoveMember(w http.ResponseWriter, r *http.Request) {
-	annotate(r.Context(), func(a *auditInfo) { a.Operation = "remove-member" })
 	if err := s.removeMember(r); err != nil {
 		s.writeError(w, r, err)
 		return

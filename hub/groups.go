@@ -121,7 +121,6 @@ func apiGroup(g store.Group, members int) api.Group {
 // grant made to it go in one transaction, so its members lose what it gave
 // them, from their next request on.
 func (s *Server) handleRemoveGroup(w http.ResponseWriter, r *http.Request) {
-	annotate(r.Context(), func(a *auditInfo) { a.Operation = "remove-group" })
 	g, err := s.groupForAdmin(r)
 	annotateGroup(r.Context(), g)
 	if err == nil {
@@ -139,7 +138,6 @@ func (s *Server) handleRemoveGroup(w http.ResponseWriter, r *http.Request) {
 // organization's administrators. Tuples name the group by id: its members
 // and grants stay as they are.
 func (s *Server) handleRenameGroup(w http.ResponseWriter, r *http.Request) {
-	annotate(r.Context(), func(a *auditInfo) { a.Operation = "rename-group" })
 	var req struct {
 		Name string `json:"name"`
 	}

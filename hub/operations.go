@@ -7,9 +7,10 @@ import (
 )
 
 // hubOperations name the hub's own mutating requests for the audit log, by
-// route, as drover's commands are named. The entry written before the
-// request is served says it, so one whose end the hub could not record
-// (left pending) names its operation as a finished one does.
+// route, as drover's commands are named: the one place they are named. The
+// entry written before the request is served says it, so one whose end the
+// hub could not record (left pending) names its operation as a finished
+// one does.
 var hubOperations = map[string]string{
 	"POST /v1/users/{user}/disable":              "disable-user",
 	"POST /v1/users/{user}/enable":               "enable-user",

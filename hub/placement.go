@@ -31,7 +31,7 @@ func (s *Server) handleAddModel(w http.ResponseWriter, r *http.Request) {
 		m, err = s.addModel(r.Context(), p, req)
 	}
 	annotate(r.Context(), func(a *auditInfo) {
-		a.Operation, a.ModelUUID, a.ControllerUUID, a.ModelName = "add-model", m.UUID, m.ControllerUUID, req.Name
+		a.ModelUUID, a.ControllerUUID, a.ModelName = m.UUID, m.ControllerUUID, req.Name
 	})
 	if err != nil {
 		s.writeError(w, r, err)

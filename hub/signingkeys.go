@@ -42,7 +42,6 @@ func (s *Server) handleListSigningKeys(w http.ResponseWriter, r *http.Request) {
 // Sessions then renew with their refresh tokens, and controllers fetch the
 // hub's keys again when they meet the new one.
 func (s *Server) handleRotateSigningKey(w http.ResponseWriter, r *http.Request) {
-	annotate(r.Context(), func(a *auditInfo) { a.Operation = "rotate-signing-key" })
 	p, _ := PrincipalFrom(r.Context())
 	var req api.RotateSigningKeyRequest
 	err := s.requireHubAdmin(r.Context(), p, "rotate the hub's signing keys")

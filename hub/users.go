@@ -134,9 +134,6 @@ func (s *Server) handleEnableUser(w http.ResponseWriter, r *http.Request)  { s.s
 // nor use a token it holds, on any replica, from its next request; its
 // sessions end. Its grants stay, for when it is enabled again.
 func (s *Server) setDisabled(w http.ResponseWriter, r *http.Request, disabled bool) {
-	annotate(r.Context(), func(a *auditInfo) {
-		a.Operation = map[bool]string{true: "disable-user", false: "enable-user"}[disabled]
-	})
 	id, err := s.userForAdmin(r)
 	if err == nil {
 		_, err = s.store.SetIdentityDisabled(r.Context(), id.ID, disabled, s.cfg.Now())
@@ -154,7 +151,6 @@ func (s *Server) setDisabled(w http.ResponseWriter, r *http.Request, disabled bo
 // sessions; one that owns models is refused (409) with their names. A
 // person removed who logs in again starts afresh, with no access.
 func (s *Server) handleRemoveUser(w http.ResponseWriter, r *http.Request) {
-	annotate(r.Context(), func(a *auditInfo) { a.Operation = "remove-user" })
 	id, err := s.userForAdmin(r)
 	if err == nil {
 		err = s.store.RemoveIdentity(r.Context(), id.ID)
