@@ -261,18 +261,8 @@ func (ix *indexer) apply(ctx context.Context, c *store.Controller, f *api.EventF
 		c.APIAddresses = slices.Clone(f.APIAddresses)
 	}
 	if f.Type == api.EventFrameReset {
-		known, err := st.ControllerModelUUIDs(ctx, c.UUID)
-		if err != nil {
+		if err := ix.reset(ctx, c, f); err != nil {
 			return err
-		}
-		listed := map[string]bool{}
-		for _, m := range f.Models {
-			listed[m.UUID] = true
-		}
-		for _, id := range known {
-			if !listed[id] {
-				f.Removed = append(f.Removed, id)
-			}
 		}
 	}
 	for _, m := range f.Models {
@@ -298,7 +288,50 @@ func (ix *indexer) apply(ctx context.Context, c *store.Controller, f *api.EventF
 		}
 		ix.s.outbox.Kick()
 	}
+	c.EventIndex = max(c.EventIndex, f.Index)
 	return st.SetControllerHealth(ctx, c.UUID, statusConnected, map[string]any{}, f.Index, now)
+}
+
+// reset applies what a reset frame says beyond its summaries. A reset
+// below the index the hub has reached means the controller's history went
+// back (its state restored from an older backup): the index is set back
+// with it, or the controller's summaries, all older than the hub's, would
+// be ignored. The models the hub indexes there and the frame does not list
+// are forgotten (store.ForgetModels), not deleted: one that shows again
+// on the controller gets back its owner and grants.
+func (ix *indexer) reset(ctx context.Context, c *store.Controller, f *api.EventFrame) error {
+	st, now := ix.s.store, ix.s.cfg.Now()
+	if f.Index < c.EventIndex {
+		ix.s.cfg.Logger.Warn("indexer: the controller's history went back (its state restored from an older backup?): following it from its index",
+			"controller", c.Name, "hub-index", c.EventIndex, "controller-index", f.Index)
+		if err := st.RewindController(ctx, c.UUID, f.Index, now); err != nil {
+			return err
+		}
+		c.EventIndex = f.Index
+	}
+	known, err := st.ControllerModelUUIDs(ctx, c.UUID)
+	if err != nil {
+		return err
+	}
+	listed := map[string]bool{}
+	for _, m := range f.Models {
+		listed[m.UUID] = true
+	}
+	var gone []string
+	for _, id := range known {
+		if !listed[id] {
+			gone = append(gone, id)
+		}
+	}
+	forgotten, err := st.ForgetModels(ctx, c.UUID, gone, now)
+	if err != nil {
+		return err
+	}
+	if len(forgotten) > 0 {
+		ix.s.cfg.Logger.Info("indexer: forgot models the controller no longer lists", "controller", c.Name, "models", forgotten)
+		ix.s.outbox.Kick()
+	}
+	return nil
 }
 
 // adopt indexes a model created on the controller directly (not through

@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"net/http"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -82,21 +83,30 @@ func TestIdleConnectionsClose(t *testing.T) {
 // admin and reads its first frame, which must be a reset.
 func dialEvents(t *testing.T, c *testCluster, i int) (*websocket.Conn, api.EventFrame) {
 	t.Helper()
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM([]byte(c.cred.CACert))
-	d := websocket.Dialer{TLSClientConfig: &tls.Config{RootCAs: pool}, HandshakeTimeout: 10 * time.Second}
-	req, _ := http.NewRequest(http.MethodGet, "https://x", nil)
-	req.SetBasicAuth(c.cred.User, c.cred.Password)
-	ws, _, err := d.DialContext(t.Context(), "wss://"+c.nodes[i].cfg.Listen+"/v1/events", http.Header{"Authorization": req.Header["Authorization"]})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ws.Close() })
+	ws := dialEventsSince(t, c, i, 0)
 	var reset api.EventFrame
 	if err := ws.ReadJSON(&reset); err != nil || reset.Type != api.EventFrameReset {
 		t.Fatalf("first frame %+v, %v", reset, err)
 	}
 	return ws, reset
+}
+
+// dialEventsSince opens node i's event stream as its administrator,
+// resuming after index since.
+func dialEventsSince(t *testing.T, c *testCluster, i int, since uint64) *websocket.Conn {
+	t.Helper()
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM([]byte(c.cred.CACert))
+	d := websocket.Dialer{TLSClientConfig: &tls.Config{RootCAs: pool}, HandshakeTimeout: 10 * time.Second}
+	req, _ := http.NewRequest(http.MethodGet, "https://x", nil)
+	req.SetBasicAuth(c.cred.User, c.cred.Password)
+	u := "wss://" + c.nodes[i].cfg.Listen + "/v1/events?since=" + strconv.FormatUint(since, 10)
+	ws, _, err := d.DialContext(t.Context(), u, http.Header{"Authorization": req.Header["Authorization"]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ws.Close() })
+	return ws
 }
 
 // TestEventStreamNamesTheNodes: the hub learns a controller's nodes from

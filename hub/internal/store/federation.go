@@ -78,7 +78,7 @@ func (s *Store) RemoveController(ctx context.Context, id string, force bool) (fo
 		if len(forgotten) > 0 && !force {
 			return &HostsModelsError{Controller: name, Models: forgotten}
 		}
-		if err := rememberForgotten(ctx, tx, id); err != nil {
+		if err := rememberForgotten(ctx, tx, id, nil); err != nil {
 			return err
 		}
 		if err := removeTuplesOn(ctx, tx, objects, []string{authz.ControllerObject(id)}); err != nil {
@@ -94,22 +94,24 @@ func (s *Store) RemoveController(ctx context.Context, id string, force bool) (fo
 }
 
 // rememberForgotten keeps what the index knew of the models on controller
-// id, which the hub is about to forget while they keep running there:
-// AdoptModel restores them should the controller be registered again.
-func rememberForgotten(ctx context.Context, tx pgx.Tx, id string) error {
+// id (those of models only, unless nil), which the hub is about to forget
+// while they may still run there: AdoptModel restores them should the
+// controller show them again.
+func rememberForgotten(ctx context.Context, tx pgx.Tx, id string, models []string) error {
+	const which = `m.controller_uuid = $1 AND ($2::uuid[] IS NULL OR m.uuid = ANY($2::uuid[]))`
 	if _, err := tx.Exec(ctx, `INSERT INTO forgotten_models (uuid, controller_uuid, controller_org, controller_ca, org, name, owner, created_at, forgotten_at)
 		SELECT m.uuid, m.controller_uuid, coalesce(c.org, ''), c.ca_cert, m.org, m.name, m.owner, m.created_at, now()
-		FROM models m JOIN controllers c ON c.uuid = m.controller_uuid WHERE m.controller_uuid = $1
+		FROM models m JOIN controllers c ON c.uuid = m.controller_uuid WHERE `+which+`
 		ON CONFLICT (uuid) DO UPDATE SET controller_uuid = excluded.controller_uuid, controller_org = excluded.controller_org,
 			controller_ca = excluded.controller_ca, org = excluded.org, name = excluded.name, owner = excluded.owner,
-			created_at = excluded.created_at, forgotten_at = excluded.forgotten_at`, id); err != nil {
+			created_at = excluded.created_at, forgotten_at = excluded.forgotten_at`, id, models); err != nil {
 		return pgErr("remember forgotten models", err)
 	}
-	_, err := tx.Exec(ctx, `DELETE FROM forgotten_model_tuples WHERE model_uuid IN (SELECT uuid FROM models WHERE controller_uuid = $1)`, id)
+	_, err := tx.Exec(ctx, `DELETE FROM forgotten_model_tuples WHERE model_uuid IN (SELECT m.uuid FROM models m WHERE `+which+`)`, id, models)
 	if err == nil {
 		_, err = tx.Exec(ctx, `INSERT INTO forgotten_model_tuples (model_uuid, "user", relation)
 			SELECT m.uuid, t."user", t.relation FROM models m JOIN authz_tuples t ON t.object = 'model:' || m.uuid::text
-			WHERE m.controller_uuid = $1 AND t.relation NOT IN ($2, $3)`, id, string(authz.RelController), string(authz.RelOrganization))
+			WHERE `+which+` AND t.relation NOT IN ($3, $4)`, id, models, string(authz.RelController), string(authz.RelOrganization))
 	}
 	return pgErr("remember forgotten grants", err)
 }

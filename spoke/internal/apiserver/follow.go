@@ -28,6 +28,15 @@ type follower struct {
 // from it (a silent stream is a dead one to the hub's indexer).
 func (s *Server) follow(ctx context.Context, since uint64, f follower) error {
 	var err error
+	if since > 0 {
+		ahead, err := s.beyondThisNode(ctx, since)
+		if err != nil {
+			return err
+		}
+		if ahead {
+			since = 0
+		}
+	}
 	if since == 0 {
 		if since, err = f.reset(); err != nil {
 			return err
@@ -85,4 +94,40 @@ func (s *Server) keepaliveInterval() time.Duration {
 		return s.cfg.KeepaliveInterval
 	}
 	return KeepaliveInterval
+}
+
+// catchUpWait bounds how long a stream resumed from an index this node has
+// not reached waits for the node to get there.
+var catchUpWait = 2 * time.Second
+
+// beyondThisNode says whether since is past every change this node has
+// applied, even after waiting catchUpWait for it. The client's index then
+// comes from another history: the controller's state was restored from a
+// backup, or rebuilt with the same UUID, and its indexes went back. Its
+// events up to since would otherwise be left out for good, since the
+// stream sends only those after since, so the stream starts with a reset.
+// A node merely behind the one the client followed catches up first.
+func (s *Server) beyondThisNode(ctx context.Context, since uint64) (bool, error) {
+	latest, err := s.b.Store().Snapshot().LatestIndex()
+	if err != nil || since <= latest {
+		return false, err
+	}
+	// Events published after latest are still in the ring.
+	sub, err := s.b.Events().Subscribe(ctx, state.SubscribeRequest{Since: latest})
+	if err != nil {
+		return false, err
+	}
+	wctx, cancel := context.WithTimeout(ctx, catchUpWait)
+	defer cancel()
+	for {
+		if _, err := sub.Next(wctx); err != nil {
+			if ctx.Err() != nil {
+				return false, ctx.Err()
+			}
+			return true, nil // still behind, or the ring was reset
+		}
+		if sub.Index() >= since {
+			return false, nil
+		}
+	}
 }

@@ -1,0 +1,78 @@
+package spoke
+
+import (
+	"testing"
+	"time"
+
+	"github.com/droverhq/drover/api"
+)
+
+// TestStreamsResumedBeyondTheControllersHistoryReset: a client resuming
+// the event stream (the hub's indexer) or a model's watch from an index
+// the controller has never reached, as after the controller's state was
+// restored from an older backup, gets a reset first. Before, the stream
+// sent only events after that index, so every change up to it was lost to
+// the client and the hub's index of the controller froze.
+func TestStreamsResumedBeyondTheControllersHistoryReset(t *testing.T) {
+	c := newTestCluster(t, 1)
+	admin := c.client(0)
+	ctx := t.Context()
+	m, err := admin.AddModel(ctx, api.AddModelRequest{Name: "kept"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, reset := dialEvents(t, c, 0)
+
+	ws := dialEventsSince(t, c, 0, reset.Index+1000)
+	ws.SetReadDeadline(time.Now().Add(10 * time.Second))
+	var f api.EventFrame
+	if err := ws.ReadJSON(&f); err != nil || f.Type != api.EventFrameReset {
+		t.Fatalf("first frame resuming beyond the controller's index: %+v, %v (want a reset)", f, err)
+	}
+	if f.Index != reset.Index || len(f.Models) != 1 || f.Models[0].UUID != m.UUID {
+		t.Fatalf("reset %+v: want index %d and model %s", f, reset.Index, m.UUID)
+	}
+
+	w, err := admin.Watch(ctx, m.UUID, reset.Index+1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	wf, err := w.Next(ctx)
+	if err != nil || wf.Type != api.FrameReset || wf.Status == nil || wf.Status.Model.UUID != m.UUID {
+		t.Fatalf("first watch frame resuming beyond the controller's index: %+v, %v (want a reset)", wf, err)
+	}
+}
+
+// TestStreamsResumedJustAheadWaitForTheNode: an index a little ahead of
+// the node (a node behind the one the client followed) is waited for, not
+// taken for another history: the stream goes on from it with no reset.
+func TestStreamsResumedJustAheadWaitForTheNode(t *testing.T) {
+	c := newTestCluster(t, 1)
+	admin := c.client(0)
+	ctx := t.Context()
+	_, reset := dialEvents(t, c, 0)
+
+	ws := dialEventsSince(t, c, 0, reset.Index+1)
+	first, err := admin.AddModel(ctx, api.AddModelRequest{Name: "first"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := admin.AddModel(ctx, api.AddModelRequest{Name: "second"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws.SetReadDeadline(time.Now().Add(10 * time.Second))
+	for {
+		var f api.EventFrame
+		if err := ws.ReadJSON(&f); err != nil {
+			t.Fatalf("waiting for model %s (after %s): %v", second.UUID, first.UUID, err)
+		}
+		if f.Type == api.EventFrameReset {
+			t.Fatalf("reset %+v resuming one index ahead of the node: want the stream to wait for it", f)
+		}
+		if len(f.Models) > 0 && f.Models[len(f.Models)-1].UUID == second.UUID {
+			return
+		}
+	}
+}
