@@ -90,6 +90,10 @@ type Config struct {
 	// one identity holds open on this replica (default 1000; negative: no
 	// bound). Each holds two connections and their goroutines.
 	MaxLiveCalls int
+	// IndexResyncEvery is how often the indexer reads each controller's
+	// models whole again (a reset), repairing whatever the index came to
+	// hold wrong (default 1h).
+	IndexResyncEvery time.Duration
 
 	Logger *slog.Logger
 	Now    func() time.Time

@@ -41,11 +41,28 @@ type indexer struct {
 	// leading is set while this replica holds the lock and runs the
 	// followers (drover_hub_indexer_leader).
 	leading atomic.Bool
+	// resyncEvery is how often each controller's subscription starts
+	// again from a reset, whatever the hub last applied.
+	resyncEvery time.Duration
+	// resyncs counts the resets applied; drifted the models the index had
+	// wrong while it was at the controller's index
+	// (drover_hub_index_resyncs_total, drover_hub_index_drift_repaired_total).
+	resyncs, drifted atomic.Int64
 }
 
+// defaultIndexResync is Config.IndexResyncEvery's default.
+const defaultIndexResync = time.Hour
+
 func newIndexer(s *Server) *indexer {
-	return &indexer{s: s, kickc: make(chan struct{}, 1), poll: 5 * time.Second}
+	every := s.cfg.IndexResyncEvery
+	if every <= 0 {
+		every = defaultIndexResync
+	}
+	return &indexer{s: s, kickc: make(chan struct{}, 1), poll: 5 * time.Second, resyncEvery: every}
 }
+
+// errResync ends a subscription that is due to start again from a reset.
+var errResync = errors.New("due for a resynchronisation")
 
 // kick makes the leader re-list controllers now (one was added or removed).
 func (ix *indexer) kick() {
@@ -151,15 +168,21 @@ func (ix *indexer) lead(ctx context.Context, lock *store.AdvisoryLock) error {
 // backoff and recording health on every change.
 func (ix *indexer) follow(ctx context.Context, id string) {
 	backoff := 200 * time.Millisecond
+	// The first subscription resumes; a full reset follows every
+	// resyncEvery.
+	fs := &following{lastReset: time.Now()}
 	for ctx.Err() == nil {
 		c, err := ix.s.store.ControllerByUUID(ctx, id)
 		if err != nil {
 			return // unregistered
 		}
 		start := time.Now()
-		err = ix.subscribe(ctx, c)
+		err = ix.subscribe(ctx, c, fs)
 		if ctx.Err() != nil {
 			return
+		}
+		if errors.Is(err, errResync) {
+			continue
 		}
 		health := map[string]any{"error": err.Error()}
 		// Not heard from now: when it last was stays as recorded.
@@ -188,7 +211,20 @@ var maxEventFrame int64 = 64 << 20
 // every 30 seconds.
 const readTimeout = 75 * time.Second
 
-func (ix *indexer) subscribe(ctx context.Context, c store.Controller) error {
+// following is what one controller's follower keeps across subscriptions.
+type following struct {
+	// lastReset is when the hub last applied a reset of the controller.
+	lastReset time.Time
+}
+
+// subscribe follows the controller until the subscription fails, or until
+// it is due for a resynchronisation (errResync): the next subscription
+// then asks for a reset (since=0). A resumed subscription only hears of
+// what changed; a reset says what the controller holds, so whatever the
+// index came to hold wrong (an event lost to a bug of either side) is
+// repaired within resyncEvery, as the outbox's reconciler repairs
+// OpenFGA's tuples.
+func (ix *indexer) subscribe(ctx context.Context, c store.Controller, fs *following) error {
 	sc, err := ix.s.spokes.get(c)
 	if err != nil {
 		return err
@@ -202,7 +238,11 @@ func (ix *indexer) subscribe(ctx context.Context, c store.Controller) error {
 	}
 	var conn *websocket.Conn
 	for _, addr := range sc.addrs {
-		u := url.URL{Scheme: "wss", Host: addr, Path: "/v1/events", RawQuery: "since=" + strconv.FormatUint(c.EventIndex, 10)}
+		since := c.EventIndex
+		if time.Since(fs.lastReset) >= ix.resyncEvery {
+			since = 0
+		}
+		u := url.URL{Scheme: "wss", Host: addr, Path: "/v1/events", RawQuery: "since=" + strconv.FormatUint(since, 10)}
 		d := websocket.Dialer{TLSClientConfig: sc.transport.TLSClientConfig, HandshakeTimeout: 10 * time.Second}
 		var resp *http.Response
 		conn, resp, err = d.DialContext(ctx, u.String(), http.Header{"Authorization": {"Bearer " + tok}})
@@ -241,6 +281,11 @@ func (ix *indexer) subscribe(ctx context.Context, c store.Controller) error {
 		if err := ix.apply(ctx, &c, &f); err != nil {
 			return err
 		}
+		if f.Type == api.EventFrameReset {
+			fs.lastReset = time.Now()
+		} else if time.Since(fs.lastReset) >= ix.resyncEvery {
+			return errResync
+		}
 	}
 }
 
@@ -260,12 +305,17 @@ func (ix *indexer) apply(ctx context.Context, c *store.Controller, f *api.EventF
 		}
 		c.APIAddresses = slices.Clone(f.APIAddresses)
 	}
+	var same map[string]bool
 	if f.Type == api.EventFrameReset {
-		if err := ix.reset(ctx, c, f); err != nil {
+		var err error
+		if same, err = ix.reset(ctx, c, f); err != nil {
 			return err
 		}
 	}
 	for _, m := range f.Models {
+		if same[m.UUID] {
+			continue // a reset repeating what the index holds writes nothing
+		}
 		sum := store.Model{UUID: m.UUID, Name: m.Name, ControllerUUID: c.UUID, Life: string(m.Life), Status: m.Status,
 			ApplicationCount: m.ApplicationCount, UnitCount: m.UnitCount, MachineCount: m.MachineCount,
 			EventIndex: f.Index, CreatedAt: m.CreatedAt}
@@ -298,40 +348,63 @@ func (ix *indexer) apply(ctx context.Context, c *store.Controller, f *api.EventF
 // with it, or the controller's summaries, all older than the hub's, would
 // be ignored. The models the hub indexes there and the frame does not list
 // are forgotten (store.ForgetModels), not deleted: one that shows again
-// on the controller gets back its owner and grants.
-func (ix *indexer) reset(ctx context.Context, c *store.Controller, f *api.EventFrame) error {
+// on the controller gets back its owner and grants. It returns the models
+// whose summary the index already holds as the frame gives it.
+func (ix *indexer) reset(ctx context.Context, c *store.Controller, f *api.EventFrame) (same map[string]bool, err error) {
 	st, now := ix.s.store, ix.s.cfg.Now()
+	// At the index the hub had reached, the controller and the index must
+	// agree: any difference is drift, repaired by this reset. (Past it,
+	// differences are changes the hub had not heard of yet; before it, the
+	// controller's history went back.)
+	atIndex := f.Index == c.EventIndex && c.EventIndex > 0
 	if f.Index < c.EventIndex {
 		ix.s.cfg.Logger.Warn("indexer: the controller's history went back (its state restored from an older backup?): following it from its index",
 			"controller", c.Name, "hub-index", c.EventIndex, "controller-index", f.Index)
 		if err := st.RewindController(ctx, c.UUID, f.Index, now); err != nil {
-			return err
+			return nil, err
 		}
 		c.EventIndex = f.Index
 	}
-	known, err := st.ControllerModelUUIDs(ctx, c.UUID)
+	known, err := st.ControllerSummaries(ctx, c.UUID)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	listed := map[string]bool{}
+	listed, same := map[string]bool{}, map[string]bool{}
+	var wrong []string
 	for _, m := range f.Models {
 		listed[m.UUID] = true
+		k, ok := known[m.UUID]
+		switch {
+		case !ok:
+		case k.Life == string(m.Life) && k.Status == m.Status && k.ApplicationCount == m.ApplicationCount &&
+			k.UnitCount == m.UnitCount && k.MachineCount == m.MachineCount:
+			same[m.UUID] = true
+		default:
+			wrong = append(wrong, m.UUID)
+		}
 	}
 	var gone []string
-	for _, id := range known {
+	for id := range known {
 		if !listed[id] {
 			gone = append(gone, id)
 		}
 	}
+	slices.Sort(gone)
 	forgotten, err := st.ForgetModels(ctx, c.UUID, gone, now)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if len(forgotten) > 0 {
 		ix.s.cfg.Logger.Info("indexer: forgot models the controller no longer lists", "controller", c.Name, "models", forgotten)
 		ix.s.outbox.Kick()
 	}
-	return nil
+	ix.resyncs.Add(1)
+	if atIndex && len(wrong)+len(forgotten) > 0 {
+		ix.drifted.Add(int64(len(wrong) + len(forgotten)))
+		ix.s.cfg.Logger.Warn("indexer: the index had drifted from the controller: repaired from its reset",
+			"controller", c.Name, "index", f.Index, "summaries", wrong, "forgotten", forgotten)
+	}
+	return same, nil
 }
 
 // adopt indexes a model created on the controller directly (not through

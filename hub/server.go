@@ -140,6 +140,12 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "drover_hub_authz_drift_repaired_total",
 			Help: "Tuples the reconciler found OpenFGA lacking or holding in excess, and queued to repair."},
 			func() float64 { return float64(s.outbox.Stats().Repaired.Load()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "drover_hub_index_resyncs_total",
+			Help: "Controllers' resets (every model, whole) the indexer applied: on subscribing anew, and every hour."},
+			func() float64 { return float64(s.indexer.resyncs.Load()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "drover_hub_index_drift_repaired_total",
+			Help: "Models whose index row a controller's reset found wrong at the index the hub had reached, and repaired."},
+			func() float64 { return float64(s.indexer.drifted.Load()) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "drover_hub_indexer_leader",
 			Help: "1 while this replica runs the model indexer (holds its PostgreSQL advisory lock), else 0."},
 			func() float64 {

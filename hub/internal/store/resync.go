@@ -102,3 +102,17 @@ func (s *Store) ForgetModels(ctx context.Context, id string, models []string, at
 	})
 	return forgotten, err
 }
+
+// ControllerSummaries returns the summary the index holds of each model on
+// controller id (UUID, life, status, counts), by UUID.
+func (s *Store) ControllerSummaries(ctx context.Context, id string) (map[string]Model, error) {
+	rows, _ := s.pool.Query(ctx, `SELECT uuid::text, life, status, application_count, unit_count, machine_count
+		FROM models WHERE controller_uuid = $1`, id)
+	out := map[string]Model{}
+	var m Model
+	_, err := pgx.ForEachRow(rows, []any{&m.UUID, &m.Life, &m.Status, &m.ApplicationCount, &m.UnitCount, &m.MachineCount}, func() error {
+		out[m.UUID] = m
+		return nil
+	})
+	return out, pgErr("controller models", err)
+}

@@ -11,8 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/authz"
+	"github.com/droverhq/drover/hub"
 	"github.com/droverhq/drover/hub/internal/store"
 	"github.com/droverhq/drover/spoke"
 	"github.com/droverhq/drover/tests/testkit"
@@ -33,30 +36,9 @@ func TestControllerRestoredFromABackup(t *testing.T) {
 	ctx := t.Context()
 	root := t.TempDir()
 	live, backup := filepath.Join(root, "live"), filepath.Join(root, "backup")
-	cfg := spoke.Config{DataDir: live, Listen: testkit.FreeAddr(t), RaftListen: testkit.FreeAddr(t), Name: "east",
-		Bootstrap: true, RaftHeartbeat: 100 * time.Millisecond, RaftElection: 100 * time.Millisecond,
-		Logger: slog.New(slog.DiscardHandler), NoProvisioner: true}
-	stop := runNode(t, cfg)
+	cfg, stop, admin, cred := runRegisteredNode(t, e, live)
 	defer func() { stop() }()
-	cred, err := spoke.ReadAdminCredential(live)
-	if err != nil {
-		t.Fatal(err)
-	}
-	admin, err := api.NewClient(api.ClientConfig{Addresses: []string{cfg.Listen}, CACert: []byte(cred.CACert),
-		User: cred.User, Password: cred.Password, Timeout: 20 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
 	defer func() { admin.Close() }()
-	var ht *api.JoinToken
-	testkit.EventuallyWithin(t, 30*time.Second, func() (bool, error) {
-		ht, err = admin.CreateHubToken(ctx, 0)
-		return err == nil, nil
-	}, "controller bootstrapped")
-	if code, out := e.do(http.MethodPost, "/v1/controllers", tok, map[string]string{"name": "east", "url": "https://" + cfg.Listen,
-		"ca-cert": cred.CACert, "region": "east", "join-token": ht.Token}); code != http.StatusCreated {
-		t.Fatalf("register: %d %s", code, out)
-	}
 	addModel := func(name string) string {
 		t.Helper()
 		code, out := e.do(http.MethodPost, "/v1/models", tok, map[string]string{"name": name, "region": "east"})
@@ -164,4 +146,98 @@ func TestControllerRestoredFromABackup(t *testing.T) {
 		_, err := e.st.ModelByName(ctx, "acme", "next")
 		return err == nil, nil
 	}, "the next model adopted")
+}
+
+// runRegisteredNode runs a one-node controller "east" on dataDir (stop
+// ends it; runNode(t, cfg) starts it again on the same directory) and
+// registers it with the hub by a join token, as the hub's administrator.
+func runRegisteredNode(t *testing.T, e *env, dataDir string, opts ...func(*spoke.Config)) (spoke.Config, func(), *api.Client, *spoke.AdminCredential) {
+	t.Helper()
+	cfg := spoke.Config{DataDir: dataDir, Listen: testkit.FreeAddr(t), RaftListen: testkit.FreeAddr(t), Name: "east",
+		Bootstrap: true, RaftHeartbeat: 100 * time.Millisecond, RaftElection: 100 * time.Millisecond,
+		Logger: slog.New(slog.DiscardHandler), NoProvisioner: true}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	stop := runNode(t, cfg)
+	cred, err := spoke.ReadAdminCredential(dataDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin, err := api.NewClient(api.ClientConfig{Addresses: []string{cfg.Listen}, CACert: []byte(cred.CACert),
+		User: cred.User, Password: cred.Password, Timeout: 20 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ht *api.JoinToken
+	testkit.EventuallyWithin(t, 30*time.Second, func() (bool, error) {
+		ht, err = admin.CreateHubToken(t.Context(), 0)
+		return err == nil, nil
+	}, "controller bootstrapped")
+	if code, out := e.do(http.MethodPost, "/v1/controllers", e.hubAdmin(), map[string]string{"name": "east", "url": "https://" + cfg.Listen,
+		"ca-cert": cred.CACert, "region": "east", "join-token": ht.Token}); code != http.StatusCreated {
+		t.Fatalf("register: %d %s", code, out)
+	}
+	return cfg, stop, admin, cred
+}
+
+// TestIndexDriftIsRepaired: whatever the hub's index comes to hold wrong
+// about a controller's models (here written into it behind the indexer's
+// back: a summary, and a model the controller does not have) is repaired
+// by the reset the indexer asks for every IndexResyncEvery, and counted.
+// Before, the index was only ever corrected by the controller's next
+// event on that model, so an event lost to a bug left it wrong for good.
+func TestIndexDriftIsRepaired(t *testing.T) {
+	e := newServedEnv(t, func(c *hub.Config) { c.IndexResyncEvery = time.Second })
+	ctx := t.Context()
+	_, stop, admin, _ := runRegisteredNode(t, e, t.TempDir(), func(c *spoke.Config) { c.KeepaliveInterval = 200 * time.Millisecond })
+	defer stop()
+	defer admin.Close()
+	m, err := admin.AddModel(ctx, api.AddModelRequest{Name: "shop"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var indexed store.Model
+	testkit.EventuallyWithin(t, 30*time.Second, func() (bool, error) {
+		indexed, err = e.st.ModelByUUID(ctx, m.UUID)
+		c, cerr := e.st.ControllerByName(ctx, "east")
+		return err == nil && cerr == nil && c.EventIndex >= admin.Index(), nil
+	}, "the model indexed")
+	resyncs := e.metric("drover_hub_index_resyncs_total")
+
+	wrong := indexed
+	wrong.ApplicationCount, wrong.Status = 7, "blocked"
+	if _, err := e.st.UpdateModelSummary(ctx, wrong, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	ghost := store.Model{UUID: uuid.NewString(), Name: "ghost", Org: "acme", ControllerUUID: indexed.ControllerUUID}
+	if err := e.st.InsertModel(ctx, ghost); err != nil {
+		t.Fatal(err)
+	}
+	testkit.EventuallyWithin(t, 30*time.Second, func() (bool, error) {
+		got, err := e.st.ModelByUUID(ctx, m.UUID)
+		_, gerr := e.st.ModelByUUID(ctx, ghost.UUID)
+		return err == nil && got.ApplicationCount == 0 && got.Status == indexed.Status && errors.Is(gerr, store.ErrNotFound), nil
+	}, "the index repaired")
+	if n := e.metric("drover_hub_index_drift_repaired_total"); n != 2 {
+		t.Errorf("drift repaired: %v models, want 2", n)
+	}
+	if n := e.metric("drover_hub_index_resyncs_total"); n <= resyncs {
+		t.Errorf("resyncs: %v, was %v", n, resyncs)
+	}
+	// A reset that finds the index right writes nothing to it.
+	repaired, err := e.st.ModelByUUID(ctx, m.UUID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resyncs = e.metric("drover_hub_index_resyncs_total")
+	testkit.EventuallyWithin(t, 30*time.Second, func() (bool, error) {
+		return e.metric("drover_hub_index_resyncs_total") >= resyncs+2, nil
+	}, "two more resyncs")
+	if again, err := e.st.ModelByUUID(ctx, m.UUID); err != nil || !again.UpdatedAt.Equal(repaired.UpdatedAt) {
+		t.Errorf("the model after resyncs that found it right: updated %v, was %v (%v)", again.UpdatedAt, repaired.UpdatedAt, err)
+	}
+	if n := e.metric("drover_hub_index_drift_repaired_total"); n != 2 {
+		t.Errorf("drift repaired after resyncs that found none: %v models, want 2", n)
+	}
 }
