@@ -194,7 +194,7 @@ func (s *Server) handleDeviceStart(w http.ResponseWriter, r *http.Request) {
 	if s.refuseThrottled(w, r, s.loginStarts, "login-throttled", "login starts", "") {
 		return
 	}
-	s.loginStarts.charge(s.clientAddr(r))
+	s.loginStarts.charge(r.Context(), s.clientAddr(r))
 	ds, err := s.oidc.startDevice(r.Context())
 	if err != nil {
 		s.writeError(w, r, err)
@@ -219,7 +219,7 @@ func (s *Server) handleDeviceToken(w http.ResponseWriter, r *http.Request) {
 	}
 	raw, err := s.oidc.pollDevice(r.Context(), req.DeviceCode)
 	if oe := (*oauthError)(nil); errors.As(err, &oe) && oe.Code != "authorization_pending" && oe.Code != "slow_down" {
-		s.failedLogins.charge(s.clientAddr(r)) // an unknown, expired or refused code
+		s.failedLogins.charge(r.Context(), s.clientAddr(r)) // an unknown, expired or refused code
 	}
 	if err != nil {
 		s.writeError(w, r, err)
@@ -310,7 +310,7 @@ func (s *Server) clientCredentials(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		s.auditLogin(r, store.Identity{Subject: id}, "login-client-credentials", err)
-		s.failedLogins.charge(s.clientAddr(r))
+		s.failedLogins.charge(r.Context(), s.clientAddr(r))
 		writeJSON(w, http.StatusUnauthorized, &oauthError{Code: "invalid_client"})
 	}
 	if id == "" || secret == "" {
@@ -367,7 +367,7 @@ func (s *Server) refresh(w http.ResponseWriter, r *http.Request, rt string) {
 	case err == nil:
 		writeJSON(w, http.StatusOK, sess)
 	case errors.As(err, &reused):
-		s.failedLogins.charge(s.clientAddr(r))
+		s.failedLogins.charge(r.Context(), s.clientAddr(r))
 		writeJSON(w, http.StatusBadRequest, &oauthError{Code: "invalid_grant", Description: reusedRefresh})
 	default:
 		if _, _, ok := unavailability(err); ok {
@@ -375,7 +375,7 @@ func (s *Server) refresh(w http.ResponseWriter, r *http.Request, rt string) {
 			s.writeError(w, r, err)
 			return
 		}
-		s.failedLogins.charge(s.clientAddr(r))
+		s.failedLogins.charge(r.Context(), s.clientAddr(r))
 		writeJSON(w, http.StatusBadRequest, &oauthError{Code: "invalid_grant"})
 	}
 }

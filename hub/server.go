@@ -103,7 +103,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.spokeTokens = newTTLCache[spokeTokenKey, string](cfg.Now, spokeTokenReuse)
 	s.proxyRoutes = newTTLCache[proxyRouteKey, proxyRoute](cfg.Now, decisionTTL)
 	s.live = newLiveCalls(cfg.MaxLiveCalls)
-	s.failedLogins, s.loginStarts = newThrottle(loginFailures, cfg.Now), newThrottle(loginStarts, cfg.Now)
+	s.failedLogins, s.loginStarts = newThrottle("failed-logins", loginFailures, cfg.Now, s.store), newThrottle("login-starts", loginStarts, cfg.Now, s.store)
 	if s.outbox, err = outbox.New(outbox.Config{Store: s.store, Authz: s.authz, Logger: cfg.Logger.With("worker", "authz-outbox"),
 		Now: cfg.Now, ReconcileEvery: 10 * time.Minute, Changed: s.dropAuthzCaches, Restored: s.restored}); err != nil {
 		return fail(err)
@@ -351,6 +351,10 @@ func (s *Server) janitor(ctx context.Context) error {
 		if _, err := s.store.PruneForgottenModels(mctx, now.Add(-forgottenKept)); err != nil {
 			s.cfg.Logger.Warn("forgotten model pruning failed", "err", err)
 		}
+		// A bucket untouched this long is full again.
+		if err := s.store.PruneThrottle(mctx, now.Add(-throttleKept)); err != nil {
+			s.cfg.Logger.Warn("login throttle pruning failed", "err", err)
+		}
 		cancel()
 		if err := s.keys.Refresh(ctx); err != nil {
 			s.cfg.Logger.Warn("signing key refresh failed", "err", err)
@@ -358,6 +362,7 @@ func (s *Server) janitor(ctx context.Context) error {
 		s.spokes.closeIdle(time.Now())
 		s.failedLogins.prune()
 		s.loginStarts.prune()
+
 		select {
 		case <-ctx.Done():
 			return ctx.Err()

@@ -1,6 +1,7 @@
 package hub
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"net/http"
@@ -14,30 +15,43 @@ import (
 )
 
 // Logins are the hub's unauthenticated work: each failed one writes an
-// audit entry, and most ask the OIDC issuer. Per client address, a
-// replica takes at most loginFailures.burst failed logins at once, then
-// one per loginFailures.every, and as many starts of a login (device
-// flow, dashboard) by loginStarts; beyond, it answers 429 with
-// Retry-After without asking its database or issuer, and audits that once
-// a minute per address.
+// audit entry, and most ask the OIDC issuer. Per client address, the hub
+// takes at most loginFailures.Burst failed logins at once, then one per
+// loginFailures.Every, and as many starts of a login (device flow,
+// dashboard) by loginStarts; beyond, it answers 429 with Retry-After, and
+// audits that once a minute per address and replica. The buckets are
+// shared by the replicas through PostgreSQL (store.ThrottleCharge), so an
+// address gets that budget from the hub, not from each replica; a replica
+// that knows an address is out of tokens refuses it without asking its
+// database or issuer.
 var (
-	loginFailures = throttleRate{burst: 10, every: 6 * time.Second}
-	loginStarts   = throttleRate{burst: 30, every: 2 * time.Second}
+	loginFailures = store.ThrottleRate{Burst: 10, Every: 6 * time.Second}
+	loginStarts   = store.ThrottleRate{Burst: 30, Every: 2 * time.Second}
 )
+
+// throttleKept is how long a shared bucket is kept after its last charge:
+// longer than any rate's burst takes to refill (a bucket owing a burst
+// refills in twice that).
+const throttleKept = 10 * time.Minute
 
 // maxThrottled bounds the addresses a throttle tracks; past it, it starts
 // over (letting everyone through) rather than grow without bound.
 const maxThrottled = 100_000
 
-type throttleRate struct {
-	burst float64
-	every time.Duration
+// sharedBuckets keep the buckets every replica charges (the store).
+type sharedBuckets interface {
+	ThrottleCharge(ctx context.Context, kind, addr string, r store.ThrottleRate, now time.Time) (float64, error)
+	ThrottleTokens(ctx context.Context, kind, addr string, r store.ThrottleRate, now time.Time) (float64, error)
 }
 
-// throttle is a token bucket per client address.
+// throttle is a token bucket per client address: kept in memory, and, if
+// shared is set, in the buckets every replica charges, which the memory
+// follows whenever they hold less.
 type throttle struct {
-	rate throttleRate
-	now  func() time.Time
+	kind   string
+	rate   store.ThrottleRate
+	now    func() time.Time
+	shared sharedBuckets
 
 	mu      sync.Mutex
 	buckets map[netip.Addr]*bucket
@@ -49,8 +63,8 @@ type bucket struct {
 	audited time.Time // when a refusal from this address was last audited
 }
 
-func newThrottle(rate throttleRate, now func() time.Time) *throttle {
-	return &throttle{rate: rate, now: now, buckets: map[netip.Addr]*bucket{}}
+func newThrottle(kind string, rate store.ThrottleRate, now func() time.Time, shared sharedBuckets) *throttle {
+	return &throttle{kind: kind, rate: rate, now: now, shared: shared, buckets: map[netip.Addr]*bucket{}}
 }
 
 // throttleKey is what a throttle counts by: an IPv4 address, or an IPv6
@@ -66,54 +80,96 @@ func throttleKey(a netip.Addr) netip.Addr {
 
 // refill brings b's tokens up to now.
 func (t *throttle) refill(b *bucket, now time.Time) {
-	b.tokens = min(t.rate.burst, b.tokens+float64(now.Sub(b.at))/float64(t.rate.every))
+	b.tokens = min(t.rate.Burst, b.tokens+float64(now.Sub(b.at))/float64(t.rate.Every))
 	b.at = now
 }
 
-// blocked reports whether addr has no token left, how long until it has
-// one, and whether this refusal is the first in a minute (to be audited).
-// Invalid addresses are never blocked.
-func (t *throttle) blocked(addr netip.Addr) (retry time.Duration, audit, ok bool) {
-	if !addr.IsValid() {
-		return 0, false, false
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	b := t.buckets[throttleKey(addr)]
-	if b == nil {
-		return 0, false, false
-	}
-	now := t.now()
-	t.refill(b, now)
-	if b.tokens >= 1 {
-		return 0, false, false
-	}
-	audit = now.Sub(b.audited) >= time.Minute
-	if audit {
-		b.audited = now
-	}
-	return time.Duration((1 - b.tokens) * float64(t.rate.every)), audit, true
-}
-
-// charge takes one token from addr's bucket.
-func (t *throttle) charge(addr netip.Addr) {
-	if !addr.IsValid() {
-		return
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	now := t.now()
-	key := throttleKey(addr)
+// bucketLocked is key's bucket, refilled to now; a full one if it had
+// none.
+func (t *throttle) bucketLocked(key netip.Addr, now time.Time) *bucket {
 	b := t.buckets[key]
 	if b == nil {
 		if len(t.buckets) >= maxThrottled {
 			t.buckets = map[netip.Addr]*bucket{}
 		}
-		b = &bucket{tokens: t.rate.burst, at: now}
+		b = &bucket{tokens: t.rate.Burst, at: now}
 		t.buckets[key] = b
 	}
 	t.refill(b, now)
+	return b
+}
+
+// follow lowers key's bucket to what the shared one holds, if less.
+func (t *throttle) follow(key netip.Addr, shared float64, now time.Time) float64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	b := t.bucketLocked(key, now)
+	b.tokens = min(b.tokens, shared)
+	return b.tokens
+}
+
+// sharedCtx bounds a call to the shared buckets: a request that ends
+// meanwhile still has its failure counted.
+func sharedCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+}
+
+// blocked reports whether addr has no token left, how long until it has
+// one, and whether this refusal is the first in a minute (to be audited).
+// Invalid addresses are never blocked. When the shared buckets cannot be
+// read, the memory alone decides: the login itself then meets the same
+// database.
+func (t *throttle) blocked(ctx context.Context, addr netip.Addr) (retry time.Duration, audit, ok bool) {
+	if !addr.IsValid() {
+		return 0, false, false
+	}
+	key, now := throttleKey(addr), t.now()
+	t.mu.Lock()
+	tokens := t.rate.Burst
+	if b := t.buckets[key]; b != nil {
+		t.refill(b, now)
+		tokens = b.tokens
+	}
+	t.mu.Unlock()
+	if tokens >= 1 && t.shared != nil {
+		sctx, cancel := sharedCtx(ctx)
+		shared, err := t.shared.ThrottleTokens(sctx, t.kind, key.String(), t.rate, now)
+		cancel()
+		if err == nil && shared < tokens {
+			tokens = t.follow(key, shared, now)
+		}
+	}
+	if tokens >= 1 {
+		return 0, false, false
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	b := t.bucketLocked(key, now)
+	audit = now.Sub(b.audited) >= time.Minute
+	if audit {
+		b.audited = now
+	}
+	return time.Duration((1 - b.tokens) * float64(t.rate.Every)), audit, true
+}
+
+// charge takes one token from addr's bucket, and from the shared one.
+func (t *throttle) charge(ctx context.Context, addr netip.Addr) {
+	if !addr.IsValid() {
+		return
+	}
+	key, now := throttleKey(addr), t.now()
+	t.mu.Lock()
+	b := t.bucketLocked(key, now)
 	b.tokens = max(0, b.tokens-1)
+	t.mu.Unlock()
+	if t.shared != nil {
+		sctx, cancel := sharedCtx(ctx)
+		shared, err := t.shared.ThrottleCharge(sctx, t.kind, key.String(), t.rate, now)
+		cancel()
+		if err == nil {
+			t.follow(key, shared, now)
+		}
+	}
 }
 
 // prune forgets the addresses whose buckets are full again.
@@ -122,7 +178,7 @@ func (t *throttle) prune() {
 	defer t.mu.Unlock()
 	now := t.now()
 	for a, b := range t.buckets {
-		if t.refill(b, now); b.tokens >= t.rate.burst && now.Sub(b.audited) >= time.Minute {
+		if t.refill(b, now); b.tokens >= t.rate.Burst && now.Sub(b.audited) >= time.Minute {
 			delete(t.buckets, a)
 		}
 	}
@@ -134,7 +190,7 @@ func (t *throttle) prune() {
 // OAuth's shape, as the login routes answer.
 func (s *Server) refuseThrottled(w http.ResponseWriter, r *http.Request, th *throttle, op, what, actor string) bool {
 	addr := s.clientAddr(r)
-	retry, audit, blocked := th.blocked(addr)
+	retry, audit, blocked := th.blocked(r.Context(), addr)
 	if !blocked {
 		return false
 	}

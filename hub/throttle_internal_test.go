@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/droverhq/drover/hub/internal/store"
 )
 
 func TestClientAddr(t *testing.T) {
@@ -62,30 +64,30 @@ func FuzzClientAddr(f *testing.F) {
 
 func TestThrottleRefills(t *testing.T) {
 	now := time.Unix(1_800_000_000, 0)
-	th := newThrottle(throttleRate{burst: 3, every: 10 * time.Second}, func() time.Time { return now })
+	th := newThrottle("test", store.ThrottleRate{Burst: 3, Every: 10 * time.Second}, func() time.Time { return now }, nil)
 	a, b := netip.MustParseAddr("203.0.113.9"), netip.MustParseAddr("203.0.113.10")
 	for i := range 3 {
-		if _, _, blocked := th.blocked(a); blocked {
+		if _, _, blocked := th.blocked(t.Context(), a); blocked {
 			t.Fatalf("blocked after %d of 3", i)
 		}
-		th.charge(a)
+		th.charge(t.Context(), a)
 	}
-	retry, audit, blocked := th.blocked(a)
+	retry, audit, blocked := th.blocked(t.Context(), a)
 	if !blocked || !audit || retry != 10*time.Second {
 		t.Fatalf("after the burst: retry %s, audit %v, blocked %v", retry, audit, blocked)
 	}
-	if _, audit, _ := th.blocked(a); audit {
+	if _, audit, _ := th.blocked(t.Context(), a); audit {
 		t.Error("a second refusal within the minute is audited again")
 	}
-	if _, _, blocked := th.blocked(b); blocked {
+	if _, _, blocked := th.blocked(t.Context(), b); blocked {
 		t.Error("another address is blocked")
 	}
 	now = now.Add(4 * time.Second)
-	if retry, _, blocked := th.blocked(a); !blocked || retry != 6*time.Second {
+	if retry, _, blocked := th.blocked(t.Context(), a); !blocked || retry != 6*time.Second {
 		t.Errorf("4 s on: retry %s, blocked %v", retry, blocked)
 	}
 	now = now.Add(6 * time.Second)
-	if _, _, blocked := th.blocked(a); blocked {
+	if _, _, blocked := th.blocked(t.Context(), a); blocked {
 		t.Error("still blocked once a token came back")
 	}
 	th.prune()
@@ -97,17 +99,17 @@ func TestThrottleRefills(t *testing.T) {
 	if len(th.buckets) != 0 {
 		t.Errorf("%d buckets left after they refilled", len(th.buckets))
 	}
-	if _, _, blocked := th.blocked(netip.Addr{}); blocked {
+	if _, _, blocked := th.blocked(t.Context(), netip.Addr{}); blocked {
 		t.Error("an unknown address is blocked")
 	}
 	// IPv6 addresses count by their /64, which one client picks from.
 	for i := range 3 {
-		th.charge(netip.MustParseAddr(fmt.Sprintf("2001:db8:1:2::%x", i+1)))
+		th.charge(t.Context(), netip.MustParseAddr(fmt.Sprintf("2001:db8:1:2::%x", i+1)))
 	}
-	if _, _, blocked := th.blocked(netip.MustParseAddr("2001:db8:1:2:ffff::9")); !blocked {
+	if _, _, blocked := th.blocked(t.Context(), netip.MustParseAddr("2001:db8:1:2:ffff::9")); !blocked {
 		t.Error("another address of the same /64 is not blocked")
 	}
-	if _, _, blocked := th.blocked(netip.MustParseAddr("2001:db8:1:3::1")); blocked {
+	if _, _, blocked := th.blocked(t.Context(), netip.MustParseAddr("2001:db8:1:3::1")); blocked {
 		t.Error("another /64 is blocked")
 	}
 }

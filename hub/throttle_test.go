@@ -89,3 +89,26 @@ func TestFailedLoginsAreThrottled(t *testing.T) {
 		t.Fatalf("the 31st device login start: %d %+v", code, tr)
 	}
 }
+
+// TestThrottleIsSharedByTheReplicas: behind a load balancer spreading an
+// address's logins over two replicas, the address gets the hub's budget
+// of failed logins, not each replica's: after 10 failures split between
+// them, both refuse it. Before, each replica counted alone, and N
+// replicas gave N times the budget.
+func TestThrottleIsSharedByTheReplicas(t *testing.T) {
+	e := newEnv(t, func(c *hub.Config) { c.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")} })
+	other := e.replica()
+	const attacker = "203.0.113.77"
+	wrong := url.Values{"grant_type": {"client_credentials"}, "client_id": {saAcme.ID}, "client_secret": {"guess"}}
+	for i := range 10 {
+		at := []*env{e, other}[i%2]
+		if code, _, tr := at.postFrom(attacker, "/v1/auth/token", wrong, ""); code != http.StatusUnauthorized || tr.Error != "invalid_client" {
+			t.Fatalf("failed login %d: %d %+v", i+1, code, tr)
+		}
+	}
+	for name, at := range map[string]*env{"first": e, "second": other} {
+		if code, h, tr := at.postFrom(attacker, "/v1/auth/token", wrong, ""); code != http.StatusTooManyRequests || h.Get("Retry-After") == "" {
+			t.Errorf("the %s replica after 10 failures on both: %d %+v, want 429", name, code, tr)
+		}
+	}
+}

@@ -23,7 +23,7 @@ func (s *Server) handleWebLogin(w http.ResponseWriter, r *http.Request) {
 	if s.refuseThrottled(w, r, s.loginStarts, "login-throttled", "login starts", "") {
 		return
 	}
-	s.loginStarts.charge(s.clientAddr(r))
+	s.loginStarts.charge(r.Context(), s.clientAddr(r))
 	ret := r.URL.Query().Get("return_to")
 	if !localPath(ret) {
 		ret = "/" // only local paths: no open redirect
