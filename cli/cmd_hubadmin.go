@@ -362,7 +362,7 @@ func (a *App) printAudit(out any, format string) error {
 		}
 		actor, _ := m["actor"].(string) // none for a refused login that named nobody
 		row := []string{at, cmp.Or(actor, "-"), fmt.Sprint(m["operation"]), auditTarget(m),
-			model, fmt.Sprint(m["status"]), fmt.Sprint(m["result"])}
+			model, jsonInt(m["status"]), fmt.Sprint(m["result"])}
 		if withOrg {
 			org, _ := m["org"].(string)
 			row = slices.Insert(row, 4, cmp.Or(org, "-"))

@@ -113,6 +113,11 @@ func TestAuditSaysWhoseModel(t *testing.T) {
 			`TIME                  ACTOR  OPERATION        TARGET  MODEL  STATUS  RESULT
 2026-11-21 22:00:00Z  -      login-throttled  -       -      429     denied
 `},
+		// What the hub did by itself answered no request: no status.
+		{[]map[string]any{{"at": "2026-11-23T05:16:20Z", "actor": "hub", "operation": "controller rewound", "result": "ok"}}, "tabular",
+			`TIME                  ACTOR  OPERATION           TARGET  MODEL  STATUS  RESULT
+2026-11-23 05:16:20Z  hub    controller rewound  -       -      -       ok
+`},
 	} {
 		answer = c.entries
 		out.Reset()
