@@ -1,14 +1,10 @@
 package hub_test
 
 import (
-	"log/slog"
 	"net/http"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/droverhq/drover/api"
-	"github.com/droverhq/drover/spoke"
 	"github.com/droverhq/drover/tests/testkit"
 )
 
@@ -21,30 +17,12 @@ func TestControllerHealthFollowsTheController(t *testing.T) {
 	e := newServedEnv(t)
 	tok := e.hubAdmin()
 
-	cfg := spoke.Config{DataDir: t.TempDir(), Listen: testkit.FreeAddr(t), RaftListen: testkit.FreeAddr(t), Name: "east",
-		Bootstrap: true, RaftHeartbeat: 100 * time.Millisecond, RaftElection: 100 * time.Millisecond,
-		Logger: slog.New(slog.DiscardHandler), NoProvisioner: true}
+	cfg, stop, admin, _ := runRegisteredNode(t, e, t.TempDir())
 	start := func() (stop func()) { return runNode(t, cfg) }
-	stop := start()
 	defer func() { stop() }()
-	cred, err := spoke.ReadAdminCredential(cfg.DataDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	admin, err := api.NewClient(api.ClientConfig{Addresses: []string{cfg.Listen}, CACert: []byte(cred.CACert),
-		User: cred.User, Password: cred.Password, Timeout: 20 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
 	defer admin.Close()
-	var ht *api.JoinToken
-	testkit.EventuallyWithin(t, 30*time.Second, func() (bool, error) {
-		ht, err = admin.CreateHubToken(t.Context(), 0)
-		return err == nil, nil
-	}, "controller bootstrapped")
-	if code, out := e.do(http.MethodPost, "/v1/controllers", tok, map[string]string{"name": "east", "url": "https://" + cfg.Listen,
-		"ca-cert": cred.CACert, "region": "east", "join-token": ht.Token}); code != http.StatusCreated || !strings.Contains(string(out), `"cloud":"localhost"`) {
-		t.Fatalf("register without a cloud: %d %s (want 201, in cloud localhost)", code, out)
+	if c, err := e.st.ControllerByName(t.Context(), "east"); err != nil || c.Cloud != "localhost" {
+		t.Fatalf("registered without a cloud: %+v %v (want it in cloud localhost)", c, err)
 	}
 	// Registered without a cloud, it is in the cloud it names itself, for
 	// placement too.

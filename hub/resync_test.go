@@ -197,6 +197,11 @@ func TestIndexDriftIsRepaired(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A model placed through the hub is indexed by the hub as the
+	// controller summarises it: no drift either.
+	if code, out := e.do(http.MethodPost, "/v1/models", e.hubAdmin(), map[string]string{"name": "placed", "region": "east"}); code != http.StatusCreated {
+		t.Fatalf("add-model placed: %d %s", code, out)
+	}
 	var indexed store.Model
 	testkit.EventuallyWithin(t, 30*time.Second, func() (bool, error) {
 		indexed, err = e.st.ModelByUUID(ctx, m.UUID)
