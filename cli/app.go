@@ -179,7 +179,7 @@ account's credentials for 'drover login'.`,
 		a.groupsCmd(), a.showGroupCmd(), a.renameGroupCmd(), a.removeGroupCmd(), a.usersCmd(), a.showUserCmd(),
 		a.userStateCmd(true), a.userStateCmd(false), a.removeUserCmd(), a.signingKeysCmd(), a.rotateSigningKeyCmd(),
 		a.memberCmd(true), a.memberCmd(false), a.auditCmd(), a.createHubTokenCmd(), a.removeHubTrustCmd())
-	add(groupModel, a.addModelCmd(), a.cloudsCmd(), a.regionsCmd(), a.modelsCmd(), a.showModelCmd(), a.destroyModelCmd(), a.modelConfigCmd())
+	add(groupModel, a.addModelCmd(), a.cloudsCmd(), a.regionsCmd(), a.modelsCmd(), a.showModelCmd(), a.destroyModelCmd(), a.modelConfigCmd(), a.setModelOwnerCmd())
 	add(groupApp, a.deployCmd(), a.configCmd(), a.addUnitCmd(), a.removeUnitCmd(), a.scaleCmd(),
 		a.removeApplicationCmd(), a.exposeCmd(true), a.exposeCmd(false), a.integrateCmd(), a.removeRelationCmd())
 	add(groupOps, a.statusCmd(), a.runCmd(), a.showTaskCmd(), a.actionsCmd(), a.resolvedCmd(),

@@ -96,6 +96,44 @@ draining a controller before it is retired; 'drover controllers' shows it.
 	return cmd
 }
 
+// setModelOwnerCmd gives a model a new owner at a hub, as jimmctl
+// import-model --owner does.
+func (a *App) setModelOwnerCmd() *cobra.Command {
+	var ctl controllerOpt
+	cmd := &cobra.Command{
+		Use:   "set-model-owner MODEL USER",
+		Short: "Give a model a new owner (its organization's administrators, at a hub)",
+		Long: `Makes USER the owner of MODEL at the hub, as jimmctl import-model --owner
+does: for a model the hub found on its controller (created there directly),
+which has no owner, or when its owner leaves. USER is an email, a service
+account's client id or an identity id, of someone of the model's
+organization who has logged in; they get admin access to the model. The
+previous owner keeps the access they hold until it is revoked ('drover
+revoke'). Only the administrators of the model's organization (and of the
+hub) may. MODEL is a name, OWNER/NAME or a UUID, as 'drover models' shows.`,
+		Example: "  drover set-model-owner found-db bob@example.com\n  drover set-model-owner alice@example.com/shop ci-deploy",
+		Args:    exactArgs(2, "MODEL and USER"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, err := a.hubModelUUID(cmd, ctl.name, args[0])
+			if err != nil {
+				return err
+			}
+			var m struct {
+				Name  string `json:"name"`
+				Owner string `json:"owner"`
+			}
+			if err := a.hubDo(cmd.Context(), ctl.name, http.MethodPatch, "/v1/models/"+id, nil,
+				map[string]string{"owner": args[1]}, &m); err != nil {
+				return err
+			}
+			fmt.Fprintf(a.Stdout, "Model %q is now owned by %s.\n", m.Name, safetext.Terminal(m.Owner))
+			return nil
+		},
+	}
+	ctl.add(cmd)
+	return cmd
+}
+
 func (a *App) removeControllerCmd() *cobra.Command {
 	var ctl controllerOpt
 	var force, yes bool

@@ -441,3 +441,30 @@ func TestModelsOfAnotherUser(t *testing.T) {
 		t.Errorf("models --all --user: exit %d %s", code, errb)
 	}
 }
+
+// TestSetModelOwner: set-model-owner names the model as drover models
+// does (here another owner's, OWNER/NAME), sends its UUID and the new
+// owner to the hub, and says whose it is now.
+func TestSetModelOwner(t *testing.T) {
+	const id = "6a1f0c2e-0000-4000-8000-00000000000a"
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/models", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"models": []api.Model{{UUID: id, Name: "shop", Owner: "bob@example.com"}}})
+	})
+	var sent []string
+	mux.HandleFunc("PATCH /v1/models/{uuid}", func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		sent = append(sent, r.PathValue("uuid")+" "+string(b))
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"uuid":"` + id + `","name":"shop","owner":"carol@example.com"}`))
+	})
+	a, out, errb := atFakeHub(t, mux)
+	if code := a.Run(t.Context(), []string{"set-model-owner", "bob@example.com/shop", "carol@example.com"}); code != 0 ||
+		out.String() != "Model \"shop\" is now owned by carol@example.com.\n" {
+		t.Fatalf("set-model-owner: exit %d %s\n%s", code, errb, out)
+	}
+	if want := []string{id + ` {"owner":"carol@example.com"}`}; !slices.Equal(sent, want) {
+		t.Errorf("calls %q, want %q", sent, want)
+	}
+}

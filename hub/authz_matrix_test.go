@@ -175,6 +175,12 @@ func routes(f *fixture) []route {
 		{name: "set controller deprecated", method: "PATCH", path: "/v1/controllers/east",
 			body: func(*fixture, string) any { return map[string]bool{"deprecated": false} },
 			want: [4]int{403, 403, 200, 404}},
+		// Changing a model's owner: its organization's administrators;
+		// those who see the model are refused (403), others learn nothing
+		// (404).
+		{name: "set model owner", method: "PATCH", path: "/v1/models/" + f.model.UUID,
+			body: func(*fixture, string) any { return map[string]string{"owner": "dave@example.com"} },
+			want: [4]int{403, 403, 200, 404}},
 	}
 }
 

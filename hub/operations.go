@@ -55,6 +55,8 @@ func modelOperation(method, rest string, body map[string]any) (op, target string
 	switch {
 	case method == http.MethodDelete && len(seg) == 0:
 		return "destroy-model", ""
+	case method == http.MethodPatch && len(seg) == 0: // the hub's own (handleSetModelOwner)
+		return "set-model-owner", ""
 	case method == http.MethodPatch && len(seg) == 1 && seg[0] == "config":
 		return "model-config", ""
 	case method == http.MethodPost && len(seg) == 1 && seg[0] == "charms":

@@ -421,6 +421,7 @@ func (s *Server) routes() {
 		api.Patch("/controllers/{name}", s.handleSetControllerDeprecated)
 		api.Post("/models", s.handleAddModel)
 		api.Delete("/models/{uuid}", s.handleModelProxy)
+		api.Patch("/models/{uuid}", s.handleSetModelOwner)
 		api.HandleFunc("/models/{uuid}/*", s.handleModelProxy)
 		s.api = api
 	})
