@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/droverhq/drover/hub"
 	"github.com/droverhq/drover/hub/devidp"
@@ -52,6 +53,7 @@ func runHub(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.Var(&serviceAccounts, "service-account", "CLIENT_ID=ORG: a client allowed client-credentials login (repeatable)")
 	fs.DurationVar(&cfg.SessionTTL, "session-ttl", 0, "hub access token lifetime (default 15m)")
 	fs.DurationVar(&cfg.AuditRetention, "audit-retention", 0, "delete audit entries older than this (0 keeps them)")
+	fs.DurationVar(&cfg.IndexResyncEvery, "index-resync", 0, "how often the index reads each controller's models whole again, repairing what it holds wrong (default 1h; at least 1m)")
 	fs.IntVar(&cfg.MaxLiveCalls, "max-live-calls", 1000, "watches and followed logs one identity may hold open on this replica (-1: no bound)")
 	fs.DurationVar(&cfg.DatabaseTimeout, "database-timeout", 0, "bound on each PostgreSQL statement of a request, after which it is answered unavailable (default 10s)")
 	fs.DurationVar(&cfg.OpenFGATimeout, "openfga-timeout", 0, "bound on each request to OpenFGA, after which it is answered unavailable (default 10s)")
@@ -93,6 +95,9 @@ Flags:
 	}
 	if err := hub.CheckKeyEncryptionKeys(cfg.KeyEncryptionKey, cfg.OldKeyEncryptionKeys); err != nil {
 		return usageError{err}
+	}
+	if cfg.IndexResyncEvery != 0 && cfg.IndexResyncEvery < time.Minute {
+		return usageError{fmt.Errorf("--index-resync %s: want at least 1m (each resync reads every model of every controller), or 0 for the default, 1h", cfg.IndexResyncEvery)}
 	}
 	for _, p := range trustedProxies {
 		prefix, err := parsePrefix(p)

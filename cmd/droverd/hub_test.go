@@ -46,6 +46,8 @@ func TestHubKeyEncryptionKeyIsChecked(t *testing.T) {
 		{[]string{"--old-key-encryption-key", good}, "--old-key-encryption-key needs --key-encryption-key"},
 		{[]string{"--trusted-proxy", "10.0.0.0/33"}, `--trusted-proxy "10.0.0.0/33": want a CIDR`},
 		{[]string{"--trusted-proxy", "lb.example.com"}, `--trusted-proxy "lb.example.com": want a CIDR`},
+		{[]string{"--index-resync", "5s"}, "--index-resync 5s: want at least 1m"},
+		{[]string{"--index-resync", "-1h"}, "--index-resync -1h0m0s: want at least 1m"},
 	} {
 		// No state dir: had the secrets passed, the embedded defaults
 		// would refuse, with another message.
