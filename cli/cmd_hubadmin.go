@@ -355,7 +355,7 @@ recorded before making it, and could not record the end of.`,
 	cmd.Flags().StringVar(&forController, "for-controller", "", "only this controller behind the hub: a name (removed controllers included) or a UUID")
 	cmd.Flags().StringVar(&since, "since", "", "only entries at or after this time: RFC 3339, a date (UTC midnight) or how long ago (30m, 24h, 7d)")
 	cmd.Flags().StringVar(&until, "until", "", "only entries before this time (as --since)")
-	cmd.Flags().StringVar(&operation, "operation", "", "only this operation, as the OPERATION column shows it, or its first word for a family (login: every kind of login; remove: every removal)")
+	cmd.Flags().StringVar(&operation, "operation", "", "only this operation, as the OPERATION column shows it, or its first word for a family (login: every kind of login; remove: every removal; model: the hub's model adopted and forgotten)")
 	cmd.Flags().StringVar(&after, "after", "", "read on from this cursor (the one a previous run printed)")
 	cmd.Flags().IntVar(&limit, "limit", 100, "at most this many entries (0: all)")
 	cmd.Flags().StringVar(&format, "format", "tabular", "tabular, json or csv")

@@ -168,7 +168,8 @@ type AuditQuery struct {
 	// name when the entry was written, removed ones included.
 	ControllerName string
 	// Operation matches that operation, and the family it is the first
-	// word of: "login" matches login-device and login-web.
+	// word of: "login" matches login-device and login-web, "model" the
+	// hub's "model adopted" and "model forgotten".
 	Operation    string
 	Since, Until time.Time
 	// After is the pagination cursor: entries with a smaller id than After
@@ -200,8 +201,8 @@ func (s *Store) QueryAudit(ctx context.Context, q AuditQuery) ([]AuditEntry, int
 		}
 	}
 	if q.Operation != "" {
-		conds = append(conds, fmt.Sprintf("(operation = %s OR operation LIKE %s)", arg(q.Operation),
-			arg(likeEscape(q.Operation)+"-%")))
+		conds = append(conds, fmt.Sprintf("(operation = %s OR operation LIKE %s OR operation LIKE %s)", arg(q.Operation),
+			arg(likeEscape(q.Operation)+"-%"), arg(likeEscape(q.Operation)+" %")))
 	}
 	if !q.Since.IsZero() {
 		conds = append(conds, "at >= "+arg(q.Since))

@@ -40,7 +40,8 @@ func TestAuditNamesModels(t *testing.T) {
 func TestAuditOperationFamilies(t *testing.T) {
 	s, _ := newStore(t)
 	ctx := t.Context()
-	for _, op := range []string{"login-device", "login-client-credentials", "login", "loginx", "add-model", "add_model", "deploy"} {
+	for _, op := range []string{"login-device", "login-client-credentials", "login", "loginx", "add-model", "add_model", "deploy",
+		store.OpModelAdopted, store.OpModelForgotten, store.OpControllerRewound, "model POST things/{id}/new"} {
 		if err := s.AppendAudit(ctx, store.AuditEntry{At: time.Now(), Org: "a", Operation: op, Result: store.ResultOK}); err != nil {
 			t.Fatal(err)
 		}
@@ -50,8 +51,12 @@ func TestAuditOperationFamilies(t *testing.T) {
 		"login-device": {"login-device"},
 		"add":          {"add-model"},
 		"add_model":    {"add_model"},
-		"%":            nil,
-		"log":          nil,
+		// The hub's own index changes are named in words.
+		"model":              {"model POST things/{id}/new", store.OpModelAdopted, store.OpModelForgotten},
+		"controller":         {store.OpControllerRewound},
+		"controller rewound": {store.OpControllerRewound},
+		"%":                  nil,
+		"log":                nil,
 	} {
 		es, _, err := s.QueryAudit(ctx, store.AuditQuery{All: true, Operation: q, Limit: 100})
 		if err != nil {
