@@ -173,7 +173,7 @@ func (a *App) models(ctx context.Context, ctlName string, o modelsOpts) error {
 		if m.ControllerStatus != "" { // what the hub last heard, from a controller it lost
 			st = colored(status+" (controller "+m.ControllerStatus+")", colorRed)
 		}
-		row := []any{name, orDash(m.Cloud), st, m.Owner, m.Apps, m.Machines, m.Units}
+		row := []any{name, orDash(m.Cloud), st, orDash(m.Owner), m.Apps, m.Machines, m.Units} // an adopted model may have no owner yet
 		if hub {
 			row = slices.Insert(row, 1, any(orDash(m.Controller)))
 		}

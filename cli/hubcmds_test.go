@@ -278,7 +278,8 @@ func TestModelNamedAsTheUserKnowsIt(t *testing.T) {
 }
 
 // TestModelsOnALostController: at a hub, a model on a controller the hub
-// has lost shows what the hub last heard, and says so.
+// has lost shows what the hub last heard, and says so; a model adopted
+// from its controller, which has no owner yet, shows '-'.
 func TestModelsOnALostController(t *testing.T) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v1/models", func(w http.ResponseWriter, r *http.Request) {
@@ -287,6 +288,8 @@ func TestModelsOnALostController(t *testing.T) {
 			{"uuid":"6a1f0c2e-0000-4000-8000-00000000000c","name":"prod","owner":"alice@example.com","life":"alive","status":"available",
 			 "controller":"east","controller-status":"disconnected","controller-uuid":"c1","cloud":"localhost","region":"east","application-count":2},
 			{"uuid":"6a1f0c2e-0000-4000-8000-00000000000d","name":"test","owner":"alice@example.com","life":"alive","status":"available",
+			 "controller":"west","controller-uuid":"c2","cloud":"localhost","region":"west"},
+			{"uuid":"6a1f0c2e-0000-4000-8000-00000000000e","name":"found","life":"alive","status":"available",
 			 "controller":"west","controller-uuid":"c2","cloud":"localhost","region":"west"}]}`))
 	})
 	a, out, errb := atFakeHub(t, mux)
@@ -296,6 +299,7 @@ func TestModelsOnALostController(t *testing.T) {
 	want := `Controller: hub
 
 Model  Controller  Cloud/Region    Status                               Owner              Apps  Machines  Units
+found  west        localhost/west  available                            -                  0     0         0
 prod   east        localhost/east  available (controller disconnected)  alice@example.com  2     0         0
 test   west        localhost/west  available                            alice@example.com  0     0         0
 `
@@ -313,8 +317,8 @@ test   west        localhost/west  available                            alice@ex
 			ShortName string `json:"short-name"`
 		} `json:"models"`
 	}
-	if err := json.Unmarshal(out.Bytes(), &ms); err != nil || len(ms.Models) != 2 ||
-		ms.Models[0].Name != "alice@example.com/prod" || ms.Models[0].ShortName != "prod" {
+	if err := json.Unmarshal(out.Bytes(), &ms); err != nil || len(ms.Models) != 3 ||
+		ms.Models[1].Name != "alice@example.com/prod" || ms.Models[1].ShortName != "prod" || ms.Models[0].Name != "found" {
 		t.Errorf("models --format json: %+v %v; want name alice@example.com/prod, short-name prod", ms, err)
 	}
 }
