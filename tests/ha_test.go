@@ -22,7 +22,10 @@ func TestEnableHAGrowsALocalControllerAndSurvivesLeaderLoss(t *testing.T) {
 	t.Cleanup(func() { killHANodes(t, c.nodes[0].dir) })
 	ctx := t.Context()
 	admin := c.client(0)
-	info, err := admin.EnableHA(ctx, 3)
+	// enable-ha answers once two new droverd processes have started and
+	// vote: on a loaded machine that outlasts a plain call's 10 s (drover
+	// gives every call 30 s).
+	info, err := c.clientWithin(60*time.Second, 0).EnableHA(ctx, 3)
 	if err != nil {
 		t.Fatalf("enable-ha: %v", err)
 	}

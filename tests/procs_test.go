@@ -115,11 +115,17 @@ type procCluster struct {
 
 func (c *procCluster) client(idx ...int) *api.Client {
 	c.t.Helper()
+	return c.clientWithin(10*time.Second, idx...)
+}
+
+// clientWithin is client with a per-call timeout of its own.
+func (c *procCluster) clientWithin(timeout time.Duration, idx ...int) *api.Client {
+	c.t.Helper()
 	var addrs []string
 	for _, i := range idx {
 		addrs = append(addrs, c.nodes[i].listen)
 	}
-	cl, err := api.NewClient(api.ClientConfig{Addresses: addrs, CACert: []byte(c.cred.CACert), User: c.cred.User, Password: c.cred.Password, Timeout: 10 * time.Second})
+	cl, err := api.NewClient(api.ClientConfig{Addresses: addrs, CACert: []byte(c.cred.CACert), User: c.cred.User, Password: c.cred.Password, Timeout: timeout})
 	if err != nil {
 		c.t.Fatal(err)
 	}
