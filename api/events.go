@@ -4,10 +4,13 @@ import "time"
 
 // The controller's model-summary stream for the hub:
 //
-//	GET /v1/events?since=N  (websocket, controller superuser) EventFrame...
+//	GET /v1/events?since=N[&mark=M]  (websocket, controller superuser) EventFrame...
 //
 // The first frame is a reset (every model's summary) unless the controller
-// still holds the events after since; then come "models" frames with the
+// still holds the events after since, and since names an entry of its
+// history: not past what it has applied, and, with mark (the Mark of the
+// frame the consumer last applied), the entry its log holds at since (a
+// controller restored from an older copy has another history); then come "models" frames with the
 // summary of each model that changed (Removed: models that are gone) and
 // keepalives. Summaries are whole, so a consumer that applies frames in
 // order is current at Index; it resumes with since=<last Index>, and a
@@ -32,6 +35,11 @@ type EventFrame struct {
 	// APIAddresses, when set, are the controller's nodes' API addresses
 	// now (controllers older than 2026-11-23 never send them).
 	APIAddresses []string `json:"api-addresses,omitempty"`
+	// Mark names the controller's log entry at Index in its history (its
+	// raft term and when it was appended), when its log still holds it
+	// ("": unknown; controllers older than 2026-11-23 never send it). A
+	// consumer resumes with since=Index and mark=Mark.
+	Mark string `json:"mark,omitempty"`
 }
 
 // ModelSummary is a model as the hub's index keeps it.

@@ -186,7 +186,7 @@ func (ix *indexer) follow(ctx context.Context, id string) {
 		}
 		health := map[string]any{"error": err.Error()}
 		// Not heard from now: when it last was stays as recorded.
-		if herr := ix.s.store.SetControllerHealth(context.WithoutCancel(ctx), id, statusDisconnected, health, 0, time.Time{}); herr != nil {
+		if herr := ix.s.store.SetControllerHealth(context.WithoutCancel(ctx), id, statusDisconnected, health, 0, "", time.Time{}); herr != nil {
 			ix.s.cfg.Logger.Warn("indexer: record health", "controller", c.Name, "err", herr)
 		}
 		ix.s.cfg.Logger.Info("indexer: controller disconnected", "controller", c.Name, "err", err)
@@ -238,11 +238,17 @@ func (ix *indexer) subscribe(ctx context.Context, c store.Controller, fs *follow
 	}
 	var conn *websocket.Conn
 	for _, addr := range sc.addrs {
-		since := c.EventIndex
-		if time.Since(fs.lastReset) >= ix.resyncEvery {
-			since = 0
+		// The position names the entry in the controller's history (its
+		// mark), so that a controller restored from an older copy that has
+		// gone past the index since answers with a reset.
+		q := url.Values{"since": {strconv.FormatUint(c.EventIndex, 10)}}
+		if c.EventMark != "" {
+			q.Set("mark", c.EventMark)
 		}
-		u := url.URL{Scheme: "wss", Host: addr, Path: "/v1/events", RawQuery: "since=" + strconv.FormatUint(since, 10)}
+		if time.Since(fs.lastReset) >= ix.resyncEvery {
+			q = url.Values{"since": {"0"}}
+		}
+		u := url.URL{Scheme: "wss", Host: addr, Path: "/v1/events", RawQuery: q.Encode()}
 		d := websocket.Dialer{TLSClientConfig: sc.transport.TLSClientConfig, HandshakeTimeout: 10 * time.Second}
 		var resp *http.Response
 		conn, resp, err = d.DialContext(ctx, u.String(), http.Header{"Authorization": {"Bearer " + tok}})
@@ -268,7 +274,7 @@ func (ix *indexer) subscribe(ctx context.Context, c store.Controller, fs *follow
 	defer stop()
 	// Subscribed is connected, before the first frame: a controller with
 	// nothing to report sends its first keepalive only after 30 s.
-	if err := ix.s.store.SetControllerHealth(ctx, c.UUID, statusConnected, nil, c.EventIndex, ix.s.cfg.Now()); err != nil {
+	if err := ix.s.store.SetControllerHealth(ctx, c.UUID, statusConnected, nil, c.EventIndex, c.EventMark, ix.s.cfg.Now()); err != nil {
 		return err
 	}
 	ix.s.cfg.Logger.Info("indexer: following controller", "controller", c.Name, "since", c.EventIndex)
@@ -338,8 +344,10 @@ func (ix *indexer) apply(ctx context.Context, c *store.Controller, f *api.EventF
 		}
 		ix.s.outbox.Kick()
 	}
-	c.EventIndex = max(c.EventIndex, f.Index)
-	return st.SetControllerHealth(ctx, c.UUID, statusConnected, map[string]any{}, f.Index, now)
+	if f.Index >= c.EventIndex {
+		c.EventIndex, c.EventMark = f.Index, f.Mark
+	}
+	return st.SetControllerHealth(ctx, c.UUID, statusConnected, map[string]any{}, f.Index, f.Mark, now)
 }
 
 // reset applies what a reset frame says beyond its summaries. A reset
@@ -363,7 +371,7 @@ func (ix *indexer) reset(ctx context.Context, c *store.Controller, f *api.EventF
 		if err := st.RewindController(ctx, c.UUID, f.Index, now); err != nil {
 			return nil, err
 		}
-		c.EventIndex = f.Index
+		c.EventIndex, c.EventMark = f.Index, ""
 	}
 	known, err := st.ControllerSummaries(ctx, c.UUID)
 	if err != nil {

@@ -55,7 +55,7 @@ func TestPlacementByHealthThenLoadWithRetry(t *testing.T) {
 	now := time.Now()
 	for uuid, status := range map[string]string{dead.UUID: "connected", light.UUID: "connected", heavy.UUID: "connected",
 		idle.UUID: "disconnected"} {
-		if err := e.st.SetControllerHealth(ctx, uuid, status, nil, 0, now); err != nil {
+		if err := e.st.SetControllerHealth(ctx, uuid, status, nil, 0, "", now); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -3,6 +3,7 @@ package hub_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/gorilla/websocket"
 
 	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/authz"
@@ -245,4 +247,146 @@ func TestIndexDriftIsRepaired(t *testing.T) {
 	if n := e.metric("drover_hub_index_drift_repaired_total"); n != 2 {
 		t.Errorf("drift repaired after resyncs that found none: %v models, want 2", n)
 	}
+}
+
+// TestIndexerResumesWithTheMark: the indexer resumes a controller's event
+// stream with the index and the mark of the last frame it applied,
+// so that a controller whose history is no longer the one the index was
+// read from (restored from an older copy, then gone past that index) can
+// tell, and answers with a reset. Before, the index alone could not tell.
+func TestIndexerResumesWithTheMark(t *testing.T) {
+	e := newEnv(t)
+	runIndexer(t, e)
+	id := uuid.NewString()
+	im := newImpostor(t, id)
+	queries := make(chan string, 16)
+	im.handle("GET /v1/events", func(w http.ResponseWriter, r *http.Request) {
+		queries <- r.URL.RawQuery
+		conn, err := (&websocket.Upgrader{}).Upgrade(w, r, nil)
+		if err != nil {
+			return
+		}
+		// One frame, and the stream ends: the hub resumes after it.
+		conn.WriteJSON(api.EventFrame{Type: api.EventFrameReset, Index: 41, Mark: "3.1700000000000000001", Models: []api.ModelSummary{}})
+		conn.Close()
+	})
+	if code, b := e.do(http.MethodPost, "/v1/controllers", e.hubAdmin(),
+		hub.AddControllerRequest{Name: "termed", URL: im.srv.URL, CACert: im.caPEM(), Region: "east"}); code != http.StatusCreated {
+		t.Fatalf("register: %d %s", code, b)
+	}
+	next := func() string {
+		t.Helper()
+		select {
+		case q := <-queries:
+			return q
+		case <-time.After(30 * time.Second):
+			t.Fatal("the hub did not subscribe")
+			return ""
+		}
+	}
+	if q := next(); q != "since=0" {
+		t.Errorf("first subscription: %q, want since=0", q)
+	}
+	if q := next(); q != "mark=3.1700000000000000001&since=41" {
+		t.Errorf("resumed subscription: %q, want mark=3.1700000000000000001&since=41", q)
+	}
+}
+
+// TestControllerRestoredAndGonePastTheHub: a controller restored from an
+// older copy that goes past the hub's index before the hub hears from it
+// again (here it runs on another address meanwhile; in life, a busy
+// controller does so within seconds) is read whole, not resumed: the
+// index names the entry at the hub's position by its mark (raft term and
+// when it was appended), and the restored history holds another one
+// there, even with the same term (both histories restarted once from the
+// same copy). Before, the hub resumed after
+// its index and never heard of the models the restored history made up to
+// it.
+func TestControllerRestoredAndGonePastTheHub(t *testing.T) {
+	e := newServedEnv(t)
+	ctx := t.Context()
+	root := t.TempDir()
+	live, backup := filepath.Join(root, "live"), filepath.Join(root, "backup")
+	cfg, stop, admin, cred := runRegisteredNode(t, e, live)
+	defer func() { stop() }()
+	defer func() { admin.Close() }()
+	client := func(addr string) *api.Client {
+		t.Helper()
+		c, err := api.NewClient(api.ClientConfig{Addresses: []string{addr}, CACert: []byte(cred.CACert),
+			User: cred.User, Password: cred.Password, Timeout: 20 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(c.Close)
+		return c
+	}
+	controller := func() store.Controller {
+		t.Helper()
+		c, err := e.st.ControllerByName(ctx, "east")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	addModels := func(c *api.Client, prefix string, n int) []string {
+		t.Helper()
+		var ids []string
+		for i := range n {
+			m, err := c.AddModel(ctx, api.AddModelRequest{Name: fmt.Sprintf("%s-%d", prefix, i)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, m.UUID)
+		}
+		return ids
+	}
+	indexed := func(c *api.Client) {
+		t.Helper()
+		testkit.EventuallyWithin(t, 30*time.Second, func() (bool, error) {
+			return controller().EventIndex >= c.Index(), nil
+		}, "the hub follows the controller")
+	}
+	addModels(admin, "kept", 1)
+	indexed(admin)
+	stop()
+	if err := os.CopyFS(backup, os.DirFS(live)); err != nil {
+		t.Fatal(err)
+	}
+	stop = runNode(t, cfg)
+	lost := addModels(admin, "lost", 3)
+	indexed(admin)
+	ahead := controller()
+
+	// The restore, running where the hub does not reach it until it has
+	// gone past the hub's index.
+	stop()
+	if err := os.RemoveAll(live); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.CopyFS(live, os.DirFS(backup)); err != nil {
+		t.Fatal(err)
+	}
+	elsewhere := cfg
+	elsewhere.Listen = testkit.FreeAddr(t)
+	stop = runNode(t, elsewhere)
+	away := client(elsewhere.Listen)
+	made := addModels(away, "since", 6)
+	if away.Index() <= ahead.EventIndex {
+		t.Fatalf("the restored controller is at index %d, not past the hub's %d: the test shows nothing", away.Index(), ahead.EventIndex)
+	}
+	stop()
+	stop = runNode(t, cfg)
+	testkit.EventuallyWithin(t, 30*time.Second, func() (bool, error) {
+		for _, id := range made {
+			if _, err := e.st.ModelByUUID(ctx, id); err != nil {
+				return false, nil
+			}
+		}
+		for _, id := range lost {
+			if _, err := e.st.ModelByUUID(ctx, id); !errors.Is(err, store.ErrNotFound) {
+				return false, nil
+			}
+		}
+		return true, nil
+	}, "the hub reads the restored history whole: its models adopted, the lost ones forgotten")
 }

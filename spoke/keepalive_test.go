@@ -95,12 +95,18 @@ func dialEvents(t *testing.T, c *testCluster, i int) (*websocket.Conn, api.Event
 // resuming after index since.
 func dialEventsSince(t *testing.T, c *testCluster, i int, since uint64) *websocket.Conn {
 	t.Helper()
+	return dialEventsQuery(t, c, i, "since="+strconv.FormatUint(since, 10))
+}
+
+// dialEventsQuery opens node i's event stream with query.
+func dialEventsQuery(t *testing.T, c *testCluster, i int, query string) *websocket.Conn {
+	t.Helper()
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM([]byte(c.cred.CACert))
 	d := websocket.Dialer{TLSClientConfig: &tls.Config{RootCAs: pool}, HandshakeTimeout: 10 * time.Second}
 	req, _ := http.NewRequest(http.MethodGet, "https://x", nil)
 	req.SetBasicAuth(c.cred.User, c.cred.Password)
-	u := "wss://" + c.nodes[i].cfg.Listen + "/v1/events?since=" + strconv.FormatUint(since, 10)
+	u := "wss://" + c.nodes[i].cfg.Listen + "/v1/events?" + query
 	ws, _, err := d.DialContext(t.Context(), u, http.Header{"Authorization": req.Header["Authorization"]})
 	if err != nil {
 		t.Fatal(err)

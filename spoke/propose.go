@@ -27,6 +27,10 @@ func (s *Server) Store() *state.Store { return s.fsm.Store() }
 // Events is the node's event broker.
 func (s *Server) Events() *state.EventBroker { return s.fsm.Events() }
 
+// LogMark names the node's raft log entry at index in its history, if the
+// log still holds it.
+func (s *Server) LogMark(index uint64) (string, bool) { return s.node.LogMark(index) }
+
 // Blobs is the node's charm blob store.
 func (s *Server) Blobs() *blobs.Store { return s.blobs }
 

@@ -1,6 +1,10 @@
 package spoke
 
 import (
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -73,6 +77,54 @@ func TestStreamsResumedJustAheadWaitForTheNode(t *testing.T) {
 		}
 		if len(f.Models) > 0 && f.Models[len(f.Models)-1].UUID == second.UUID {
 			return
+		}
+	}
+}
+
+// TestStreamsResumedInAnotherHistoryReset: the event stream's frames carry
+// the mark of the log entry at their index (its term and when it was
+// appended), and a consumer resuming with an index and a mark that this
+// controller's log does not hold there (its state was restored from an
+// older copy, and went past the index again) gets a reset. With the right
+// mark, or none (an older hub), it resumes.
+func TestStreamsResumedInAnotherHistoryReset(t *testing.T) {
+	c := newTestCluster(t, 1)
+	admin := c.client(0)
+	ctx := t.Context()
+	if _, err := admin.AddModel(ctx, api.AddModelRequest{Name: "shop"}); err != nil {
+		t.Fatal(err)
+	}
+	_, reset := dialEvents(t, c, 0)
+	if reset.Mark == "" {
+		t.Fatalf("reset %+v has no mark", reset)
+	}
+	n := 0
+	first := func(query string) api.EventFrame {
+		t.Helper()
+		ws := dialEventsQuery(t, c, 0, query)
+		// A model added now shows whether the stream resumed: its frame
+		// comes first, or a reset does.
+		n++
+		if _, err := admin.AddModel(ctx, api.AddModelRequest{Name: "m" + strconv.Itoa(n)}); err != nil {
+			t.Fatal(err)
+		}
+		ws.SetReadDeadline(time.Now().Add(10 * time.Second))
+		var f api.EventFrame
+		if err := ws.ReadJSON(&f); err != nil {
+			t.Fatalf("%s: %v", query, err)
+		}
+		ws.Close()
+		return f
+	}
+	since := fmt.Sprintf("since=%d", reset.Index)
+	term, _, _ := strings.Cut(reset.Mark, ".")
+	// The same term, appended at another time: another history's entry.
+	if f := first(since + "&mark=" + term + ".1"); f.Type != api.EventFrameReset {
+		t.Errorf("resumed with another history's mark: first frame %+v, want a reset", f)
+	}
+	for _, q := range []string{since + "&mark=" + url.QueryEscape(reset.Mark), since} {
+		if f := first(q); f.Type != api.EventFrameModels || f.Mark == "" {
+			t.Errorf("resumed with %s: first frame %+v, want the new model's, with its mark", q, f)
 		}
 	}
 }

@@ -23,19 +23,22 @@ type Controller struct {
 	Status       string         `json:"status"`
 	Health       map[string]any `json:"health,omitempty"`
 	EventIndex   uint64         `json:"event-index"`
-	LastSeen     *time.Time     `json:"last-seen,omitempty"`
-	CreatedAt    time.Time      `json:"created-at"`
+	// EventMark names the controller's log entry at EventIndex in its
+	// history ("": unknown).
+	EventMark string     `json:"-"`
+	LastSeen  *time.Time `json:"last-seen,omitempty"`
+	CreatedAt time.Time  `json:"created-at"`
 	// Deprecated controllers take no new models (SetControllerDeprecated).
 	Deprecated bool `json:"deprecated,omitempty"`
 }
 
-const controllerCols = `uuid, name, coalesce(org, ''), region, cloud, api_addresses, ca_cert, status, health, event_index, last_seen, created_at, deprecated`
+const controllerCols = `uuid, name, coalesce(org, ''), region, cloud, api_addresses, ca_cert, status, health, event_index, last_seen, created_at, deprecated, event_mark`
 
 func scanController(r pgx.CollectableRow) (Controller, error) {
 	var c Controller
 	var id uuid.UUID
 	var idx int64
-	err := r.Scan(&id, &c.Name, &c.Org, &c.Region, &c.Cloud, &c.APIAddresses, &c.CACert, &c.Status, &c.Health, &idx, &c.LastSeen, &c.CreatedAt, &c.Deprecated)
+	err := r.Scan(&id, &c.Name, &c.Org, &c.Region, &c.Cloud, &c.APIAddresses, &c.CACert, &c.Status, &c.Health, &idx, &c.LastSeen, &c.CreatedAt, &c.Deprecated, &c.EventMark)
 	c.UUID, c.EventIndex = id.String(), uint64(idx)
 	return c, err
 }
@@ -97,8 +100,10 @@ func (s *Store) SetControllerAddresses(ctx context.Context, uuid string, addrs [
 
 // SetControllerHealth records a health observation from the hub's
 // subscription to the spoke: seen is when the controller was last heard
-// from (zero: it was not, and the time it last was stays).
-func (s *Store) SetControllerHealth(ctx context.Context, uuid, status string, health map[string]any, eventIndex uint64, seen time.Time) error {
+// from (zero: it was not, and the time it last was stays). The event index
+// only grows (store.RewindController sets it back); the mark naming it is
+// recorded with an index at least as high as the one held.
+func (s *Store) SetControllerHealth(ctx context.Context, uuid, status string, health map[string]any, eventIndex uint64, eventMark string, seen time.Time) error {
 	if health == nil {
 		health = map[string]any{}
 	}
@@ -107,7 +112,8 @@ func (s *Store) SetControllerHealth(ctx context.Context, uuid, status string, he
 		at = &seen
 	}
 	tag, err := s.pool.Exec(ctx, `UPDATE controllers SET status = $2, health = $3, event_index = greatest(event_index, $4),
-		last_seen = coalesce($5, last_seen) WHERE uuid = $1`, uuid, status, health, int64(eventIndex), at)
+		event_mark = CASE WHEN $4 > 0 AND $4 >= event_index THEN $6 ELSE event_mark END,
+		last_seen = coalesce($5, last_seen) WHERE uuid = $1`, uuid, status, health, int64(eventIndex), at, eventMark)
 	if err == nil && tag.RowsAffected() == 0 {
 		err = pgx.ErrNoRows
 	}

@@ -34,7 +34,7 @@ func (s *Store) RewindController(ctx context.Context, id string, index uint64, a
 		if uint64(was) <= index {
 			return nil
 		}
-		if _, err := tx.Exec(ctx, `UPDATE controllers SET event_index = $2 WHERE uuid = $1`, id, int64(index)); err != nil {
+		if _, err := tx.Exec(ctx, `UPDATE controllers SET event_index = $2, event_mark = '' WHERE uuid = $1`, id, int64(index)); err != nil {
 			return pgErr("controller "+id, err)
 		}
 		if _, err := tx.Exec(ctx, `UPDATE models SET event_index = $2 WHERE controller_uuid = $1 AND event_index > $2`, id, int64(index)); err != nil {

@@ -74,7 +74,7 @@ func TestRewindController(t *testing.T) {
 	if _, err := f.s.UpdateModelSummary(ctx, store.Model{UUID: id, ControllerUUID: f.ctrl, Life: "alive", ApplicationCount: 2, EventIndex: 500}, time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.s.SetControllerHealth(ctx, f.ctrl, "connected", nil, 500, time.Now()); err != nil {
+	if err := f.s.SetControllerHealth(ctx, f.ctrl, "connected", nil, 500, "7.1", time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	summary := func(apps int) store.Model {
@@ -100,8 +100,21 @@ func TestRewindController(t *testing.T) {
 		t.Errorf("the summary at index 120 after the rewind: %+v", m)
 	}
 	c, err := f.s.ControllerByUUID(ctx, f.ctrl)
-	if err != nil || c.EventIndex != 120 {
-		t.Errorf("the controller after the rewind: index %d, %v", c.EventIndex, err)
+	if err != nil || c.EventIndex != 120 || c.EventMark != "" {
+		t.Errorf("the controller after the rewind: index %d mark %q, %v (want 120, and the old history's mark gone)", c.EventIndex, c.EventMark, err)
+	}
+	// The mark is the one of the highest index heard; a lower index, or
+	// none (disconnected), leaves it.
+	for _, h := range []struct {
+		index uint64
+		mark  string
+	}{{120, "9.5"}, {110, "4.2"}, {0, ""}} {
+		if err := f.s.SetControllerHealth(ctx, f.ctrl, "connected", nil, h.index, h.mark, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if c, err := f.s.ControllerByUUID(ctx, f.ctrl); err != nil || c.EventIndex != 120 || c.EventMark != "9.5" {
+		t.Errorf("the controller's position: index %d mark %q, %v (want 120, 9.5)", c.EventIndex, c.EventMark, err)
 	}
 	es, _, err := f.s.QueryAudit(ctx, store.AuditQuery{All: true, Operation: store.OpControllerRewound, Limit: 10})
 	if err != nil || len(es) != 1 || es[0].ControllerUUID != f.ctrl || es[0].Details["from"] != float64(500) || es[0].Details["to"] != float64(120) {

@@ -17,14 +17,16 @@ import (
 // when the caller has no usable index, then one frame per batch of changes
 // naming the summaries of the models it touched, and keepalives.
 func (s *Server) events(w http.ResponseWriter, r *http.Request) {
-	var since uint64
-	if v := r.URL.Query().Get("since"); v != "" {
-		n, err := strconv.ParseUint(v, 10, 64)
-		if err != nil {
-			writeError(w, r, badParam("since", v, "want a raft index"))
-			return
-		}
-		since = n
+	since, err := uintParam(r, "since", "want a raft index")
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	// A position of another history (this controller restored from an
+	// older copy, which then went past it) starts with a reset: the entry
+	// at since is another one here.
+	if m, ok := s.b.LogMark(since); ok && r.URL.Query().Has("mark") && m != r.URL.Query().Get("mark") {
+		since = 0
 	}
 	conn, err := upgrader.Upgrade(w, r, nil)
 	if err != nil {
@@ -72,15 +74,17 @@ func (s *Server) streamSummaries(ctx context.Context, conn *websocket.Conn, sinc
 		if err != nil {
 			return 0, err
 		}
-		f := &api.EventFrame{Type: api.EventFrameReset, Index: idx, Models: []api.ModelSummary{}, APIAddresses: addrs}
+		f := &api.EventFrame{Type: api.EventFrameReset, Index: idx, Models: []api.ModelSummary{}, APIAddresses: addrs, Mark: s.mark(idx)}
 		for _, m := range models {
 			f.Models = append(f.Models, summarize(snap, m))
 		}
 		return idx, send(f)
 	}
 	return s.follow(ctx, since, follower{
-		reset:     reset,
-		keepalive: func(idx uint64) error { return send(&api.EventFrame{Type: api.EventFrameKeepalive, Index: idx}) },
+		reset: reset,
+		keepalive: func(idx uint64) error {
+			return send(&api.EventFrame{Type: api.EventFrameKeepalive, Index: idx, Mark: s.mark(idx)})
+		},
 		events: func(idx uint64, evs []state.Event) (bool, error) {
 			var touched []string
 			nodes := false
@@ -94,7 +98,7 @@ func (s *Server) streamSummaries(ctx context.Context, conn *websocket.Conn, sinc
 				return false, nil
 			}
 			snap := s.b.Store().Snapshot()
-			f := &api.EventFrame{Type: api.EventFrameModels, Index: idx}
+			f := &api.EventFrame{Type: api.EventFrameModels, Index: idx, Mark: s.mark(idx)}
 			if nodes {
 				addrs, err := nodeAddresses(snap)
 				if err != nil {
@@ -113,6 +117,27 @@ func (s *Server) streamSummaries(ctx context.Context, conn *websocket.Conn, sinc
 			return true, send(f)
 		},
 	})
+}
+
+// uintParam reads query parameter name as an unsigned integer (0 when
+// absent).
+func uintParam(r *http.Request, name, want string) (uint64, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseUint(v, 10, 64)
+	if err != nil {
+		return 0, badParam(name, v, want)
+	}
+	return n, nil
+}
+
+// mark names the log entry at index in its history, "" when the log no
+// longer holds it.
+func (s *Server) mark(index uint64) string {
+	m, _ := s.b.LogMark(index)
+	return m
 }
 
 // nodeAddresses lists the API address of every node of the controller

@@ -72,6 +72,9 @@ import (
 type Backend interface {
 	Store() *state.Store
 	Events() *state.EventBroker
+	// LogMark names the raft log entry at index in its history (its term
+	// and when it was appended), if the log still holds it.
+	LogMark(index uint64) (mark string, ok bool)
 	Blobs() *blobs.Store
 	// Propose replicates a command (forwarding to the raft leader) and
 	// returns the FSM's value (a Go value, or json.RawMessage when another

@@ -19,6 +19,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -236,6 +237,24 @@ func (n *Node) ReadIndex(ctx context.Context) (uint64, error) {
 
 // AppliedIndex is the index of the last command applied to the local FSM.
 func (n *Node) AppliedIndex() uint64 { return n.fsm.applied.Load() }
+
+// LogMark names the log entry at index in its history, if the log still
+// holds it (entries a snapshot has compacted are gone): its raft term and
+// when the leader appended it, to the nanosecond. Two histories that
+// diverged (a node restored from an older copy) differ there where they
+// differ at all; the term alone does not tell them apart when both were
+// restarted once from the same state.
+func (n *Node) LogMark(index uint64) (string, bool) {
+	var l raft.Log
+	if index == 0 || n.log.GetLog(index, &l) != nil {
+		return "", false
+	}
+	var at int64
+	if !l.AppendedAt.IsZero() {
+		at = l.AppendedAt.UnixNano()
+	}
+	return strconv.FormatUint(l.Term, 10) + "." + strconv.FormatInt(at, 10), true
+}
 
 // WaitApplied blocks until the local FSM has applied index, or ctx ends.
 func (n *Node) WaitApplied(ctx context.Context, index uint64) error {
