@@ -17,10 +17,9 @@ func TestControllerHealthFollowsTheController(t *testing.T) {
 	e := newServedEnv(t)
 	tok := e.hubAdmin()
 
-	cfg, stop, admin, _ := runRegisteredNode(t, e, t.TempDir())
+	cfg, stop, _, _ := runRegisteredNode(t, e, t.TempDir())
 	start := func() (stop func()) { return runNode(t, cfg) }
 	defer func() { stop() }()
-	defer admin.Close()
 	if c, err := e.st.ControllerByName(t.Context(), "east"); err != nil || c.Cloud != "localhost" {
 		t.Fatalf("registered without a cloud: %+v %v (want it in cloud localhost)", c, err)
 	}

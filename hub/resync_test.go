@@ -40,7 +40,6 @@ func TestControllerRestoredFromABackup(t *testing.T) {
 	live, backup := filepath.Join(root, "live"), filepath.Join(root, "backup")
 	cfg, stop, admin, cred := runRegisteredNode(t, e, live)
 	defer func() { stop() }()
-	defer func() { admin.Close() }()
 	addModel := func(name string) string {
 		t.Helper()
 		code, out := e.do(http.MethodPost, "/v1/models", tok, map[string]string{"name": name, "region": "east"})
@@ -53,21 +52,12 @@ func TestControllerRestoredFromABackup(t *testing.T) {
 		}
 		return m.UUID
 	}
-	controller := func() store.Controller {
-		t.Helper()
-		c, err := e.st.ControllerByName(ctx, "east")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c
-	}
+	controller := func() store.Controller { return e.controllerNamed("east") }
 
 	kept := addModel("kept")
 	// The backup: the controller's data directory while it is stopped.
 	stop()
-	if err := os.CopyFS(backup, os.DirFS(live)); err != nil {
-		t.Fatal(err)
-	}
+	copyDir(t, live, backup)
 	stop = runNode(t, cfg)
 	lost := addModel("lost")
 	// More of the history the restore loses, so that the restored
@@ -98,20 +88,10 @@ func TestControllerRestoredFromABackup(t *testing.T) {
 
 	// The restore.
 	stop()
-	if err := os.RemoveAll(live); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.CopyFS(live, os.DirFS(backup)); err != nil {
-		t.Fatal(err)
-	}
+	copyDir(t, backup, live)
 	stop = runNode(t, cfg)
-	admin.Close()
 	// A new client: the old one remembers the highest index it saw.
-	admin, err = api.NewClient(api.ClientConfig{Addresses: []string{cfg.Listen}, CACert: []byte(cred.CACert),
-		User: cred.User, Password: cred.Password, Timeout: 20 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
+	admin = adminClient(t, cfg.Listen, cred)
 	since, err := admin.AddModel(ctx, api.AddModelRequest{Name: "since"})
 	if err != nil {
 		t.Fatal(err)
@@ -166,11 +146,7 @@ func runRegisteredNode(t *testing.T, e *env, dataDir string, opts ...func(*spoke
 	if err != nil {
 		t.Fatal(err)
 	}
-	admin, err := api.NewClient(api.ClientConfig{Addresses: []string{cfg.Listen}, CACert: []byte(cred.CACert),
-		User: cred.User, Password: cred.Password, Timeout: 20 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
+	admin := adminClient(t, cfg.Listen, cred)
 	var ht *api.JoinToken
 	testkit.EventuallyWithin(t, 30*time.Second, func() (bool, error) {
 		ht, err = admin.CreateHubToken(t.Context(), 0)
@@ -194,7 +170,6 @@ func TestIndexDriftIsRepaired(t *testing.T) {
 	ctx := t.Context()
 	_, stop, admin, _ := runRegisteredNode(t, e, t.TempDir(), func(c *spoke.Config) { c.KeepaliveInterval = 200 * time.Millisecond })
 	defer stop()
-	defer admin.Close()
 	m, err := admin.AddModel(ctx, api.AddModelRequest{Name: "shop"})
 	if err != nil {
 		t.Fatal(err)
@@ -309,25 +284,7 @@ func TestControllerRestoredAndGonePastTheHub(t *testing.T) {
 	live, backup := filepath.Join(root, "live"), filepath.Join(root, "backup")
 	cfg, stop, admin, cred := runRegisteredNode(t, e, live)
 	defer func() { stop() }()
-	defer func() { admin.Close() }()
-	client := func(addr string) *api.Client {
-		t.Helper()
-		c, err := api.NewClient(api.ClientConfig{Addresses: []string{addr}, CACert: []byte(cred.CACert),
-			User: cred.User, Password: cred.Password, Timeout: 20 * time.Second})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(c.Close)
-		return c
-	}
-	controller := func() store.Controller {
-		t.Helper()
-		c, err := e.st.ControllerByName(ctx, "east")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c
-	}
+	controller := func() store.Controller { return e.controllerNamed("east") }
 	addModels := func(c *api.Client, prefix string, n int) []string {
 		t.Helper()
 		var ids []string
@@ -349,9 +306,7 @@ func TestControllerRestoredAndGonePastTheHub(t *testing.T) {
 	addModels(admin, "kept", 1)
 	indexed(admin)
 	stop()
-	if err := os.CopyFS(backup, os.DirFS(live)); err != nil {
-		t.Fatal(err)
-	}
+	copyDir(t, live, backup)
 	stop = runNode(t, cfg)
 	lost := addModels(admin, "lost", 3)
 	indexed(admin)
@@ -360,16 +315,11 @@ func TestControllerRestoredAndGonePastTheHub(t *testing.T) {
 	// The restore, running where the hub does not reach it until it has
 	// gone past the hub's index.
 	stop()
-	if err := os.RemoveAll(live); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.CopyFS(live, os.DirFS(backup)); err != nil {
-		t.Fatal(err)
-	}
+	copyDir(t, backup, live)
 	elsewhere := cfg
 	elsewhere.Listen = testkit.FreeAddr(t)
 	stop = runNode(t, elsewhere)
-	away := client(elsewhere.Listen)
+	away := adminClient(t, elsewhere.Listen, cred)
 	made := addModels(away, "since", 6)
 	if away.Index() <= ahead.EventIndex {
 		t.Fatalf("the restored controller is at index %d, not past the hub's %d: the test shows nothing", away.Index(), ahead.EventIndex)
@@ -389,4 +339,39 @@ func TestControllerRestoredAndGonePastTheHub(t *testing.T) {
 		}
 		return true, nil
 	}, "the hub reads the restored history whole: its models adopted, the lost ones forgotten")
+}
+
+// adminClient is the controller's local administrator's client at addr.
+func adminClient(t *testing.T, addr string, cred *spoke.AdminCredential) *api.Client {
+	t.Helper()
+	c, err := api.NewClient(api.ClientConfig{Addresses: []string{addr}, CACert: []byte(cred.CACert),
+		User: cred.User, Password: cred.Password, Timeout: 20 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
+// copyDir copies the stopped controller's data directory from to a new
+// directory to (a backup; a restore when to is the controller's, removed
+// first).
+func copyDir(t *testing.T, from, to string) {
+	t.Helper()
+	if err := os.RemoveAll(to); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.CopyFS(to, os.DirFS(from)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// controllerNamed is the hub's record of a controller.
+func (e *env) controllerNamed(name string) store.Controller {
+	e.t.Helper()
+	c, err := e.st.ControllerByName(e.t.Context(), name)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return c
 }
