@@ -107,6 +107,9 @@ type WatchFrame struct {
 	Index  uint64       `json:"index"`
 	Status *FullStatus  `json:"status,omitempty"`
 	Deltas []WatchDelta `json:"deltas,omitempty"`
+	// Mark names the controller's log entry at Index in its history, as
+	// EventFrame.Mark does; a watch resumes with since=Index&mark=Mark.
+	Mark string `json:"mark,omitempty"`
 }
 
 // WatchDelta is one changed entity.

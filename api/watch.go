@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -35,6 +36,7 @@ type Watcher struct {
 	cancel context.CancelFunc
 
 	index  uint64 // of the last frame received; owned by Next
+	mark   string // the controller's mark of index ("": none); owned by Next
 	outage outage // owned by Next
 
 	// mu guards the connection and its frames; wg counts its reader.
@@ -53,7 +55,7 @@ type readResult struct {
 // frame). ctx bounds the whole watch, not only the connect: when it ends the
 // watcher closes.
 func (c *Client) Watch(ctx context.Context, model string, since uint64) (*Watcher, error) {
-	conn, err := c.dialWatch(ctx, model, since)
+	conn, err := c.dialWatch(ctx, model, since, "")
 	if err != nil {
 		return nil, err
 	}
@@ -94,10 +96,8 @@ func (w *Watcher) Next(ctx context.Context) (*WatchFrame, error) {
 				continue
 			}
 			f := r.frame
-			if f.Type == FrameReset {
-				w.index = f.Index
-			} else {
-				w.index = max(w.index, f.Index)
+			if f.Type == FrameReset || f.Index >= w.index {
+				w.index, w.mark = f.Index, f.Mark
 			}
 			w.c.observeIndex(f.Index)
 			if f.Type == FrameKeepalive {
@@ -192,7 +192,7 @@ func (w *Watcher) connection(ctx context.Context) (<-chan readResult, error) {
 	defer context.AfterFunc(w.ctx, stop)()
 	backoff := watchBackoffMin
 	for {
-		conn, err := w.c.dialWatch(dctx, w.model, w.index)
+		conn, err := w.c.dialWatch(dctx, w.model, w.index, w.mark)
 		if err == nil {
 			frames, err := w.install(conn)
 			if err == nil {
@@ -219,8 +219,11 @@ func (w *Watcher) connection(ctx context.Context) (<-chan readResult, error) {
 	}
 }
 
-// dialWatch opens the watch websocket on the first address that accepts it.
-func (c *Client) dialWatch(ctx context.Context, model string, since uint64) (*websocket.Conn, error) {
+// dialWatch opens the watch websocket on the first address that accepts
+// it, resuming after since; mark, when known, names the entry at since in
+// the controller's history (a controller restored from an older copy holds
+// another one there, and answers with a reset).
+func (c *Client) dialWatch(ctx context.Context, model string, since uint64, mark string) (*websocket.Conn, error) {
 	d := websocket.Dialer{TLSClientConfig: c.tls.Clone(), HandshakeTimeout: handshakeTimeout}
 	if c.timeout > 0 {
 		d.HandshakeTimeout = c.timeout
@@ -229,6 +232,9 @@ func (c *Client) dialWatch(ctx context.Context, model string, since uint64) (*we
 	c.setAuth(h)
 	used, refreshed := *c.token.Load(), false
 	p := modelPath(model, "watch") + "?since=" + strconv.FormatUint(since, 10)
+	if mark != "" {
+		p += "&mark=" + url.QueryEscape(mark)
+	}
 	addrs := c.rotation()
 	var lastErr error
 	for i := 0; i < len(addrs); i++ {

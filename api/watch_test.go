@@ -25,7 +25,9 @@ type watchNode struct {
 	down    atomic.Bool
 	refused atomic.Int32 // handshakes answered unavailable
 	sinces  chan uint64
-	script  func(conn *websocket.Conn, since uint64)
+	// marks, if set, gets the mark each connection resumed with.
+	marks  chan string
+	script func(conn *websocket.Conn, since uint64)
 }
 
 func (n *watchNode) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -50,6 +52,9 @@ func (n *watchNode) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	n.sinces <- since
+	if n.marks != nil {
+		n.marks <- r.URL.Query().Get("mark")
+	}
 	n.script(conn, since)
 }
 
@@ -73,19 +78,19 @@ func drain(conn *websocket.Conn) {
 func TestWatchResumesOnAnotherNode(t *testing.T) {
 	testkit.CheckLeaks(t)
 	ca := newTestCA(t)
-	sinces := make(chan uint64, 4)
-	a := &watchNode{t: t, sinces: sinces}
+	sinces, marks := make(chan uint64, 4), make(chan string, 4)
+	a := &watchNode{t: t, sinces: sinces, marks: marks}
 	a.script = func(conn *websocket.Conn, since uint64) {
-		send(t, conn, api.WatchFrame{Type: api.FrameReset, Index: 5, Status: &api.FullStatus{Index: 5}})
+		send(t, conn, api.WatchFrame{Type: api.FrameReset, Index: 5, Status: &api.FullStatus{Index: 5}, Mark: "2.5"})
 		send(t, conn, api.WatchFrame{Type: api.FrameDelta, Index: 6,
-			Deltas: []api.WatchDelta{{Kind: "unit", Key: "kv/0", Op: "upsert"}}})
-		send(t, conn, api.WatchFrame{Type: api.FrameKeepalive, Index: 7})
+			Deltas: []api.WatchDelta{{Kind: "unit", Key: "kv/0", Op: "upsert"}}, Mark: "2.6"})
+		send(t, conn, api.WatchFrame{Type: api.FrameKeepalive, Index: 7, Mark: "2.7"})
 		// The node goes away: handshakes are refused and the connection
 		// drops without a close frame.
 		a.down.Store(true)
 		_ = conn.Close()
 	}
-	b := &watchNode{t: t, sinces: sinces}
+	b := &watchNode{t: t, sinces: sinces, marks: marks}
 	b.script = func(conn *websocket.Conn, since uint64) {
 		send(t, conn, api.WatchFrame{Type: api.FrameDelta, Index: since + 1,
 			Deltas: []api.WatchDelta{{Kind: "unit", Key: "kv/1", Op: "upsert"}}})
@@ -115,6 +120,11 @@ func TestWatchResumesOnAnotherNode(t *testing.T) {
 	}
 	if s1, s2 := <-sinces, <-sinces; s1 != 0 || s2 != 7 {
 		t.Fatalf("connections asked since=%d then since=%d, want 0 then 7", s1, s2)
+	}
+	// The position names its entry (a controller restored from an older
+	// copy holds another one there, and answers with a reset).
+	if m1, m2 := <-marks, <-marks; m1 != "" || m2 != "2.7" {
+		t.Fatalf("connections resumed with mark %q then %q, want none then 2.7", m1, m2)
 	}
 	if w.Index() != 8 || c.Index() != 8 {
 		t.Fatalf("watcher index %d, client index %d; want 8", w.Index(), c.Index())

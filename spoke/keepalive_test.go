@@ -101,12 +101,19 @@ func dialEventsSince(t *testing.T, c *testCluster, i int, since uint64) *websock
 // dialEventsQuery opens node i's event stream with query.
 func dialEventsQuery(t *testing.T, c *testCluster, i int, query string) *websocket.Conn {
 	t.Helper()
+	return dialStream(t, c, i, "/v1/events?"+query)
+}
+
+// dialStream opens the websocket at path (and query) on node i as the
+// controller's administrator.
+func dialStream(t *testing.T, c *testCluster, i int, path string) *websocket.Conn {
+	t.Helper()
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM([]byte(c.cred.CACert))
 	d := websocket.Dialer{TLSClientConfig: &tls.Config{RootCAs: pool}, HandshakeTimeout: 10 * time.Second}
 	req, _ := http.NewRequest(http.MethodGet, "https://x", nil)
 	req.SetBasicAuth(c.cred.User, c.cred.Password)
-	u := "wss://" + c.nodes[i].cfg.Listen + "/v1/events?" + query
+	u := "wss://" + c.nodes[i].cfg.Listen + path
 	ws, _, err := d.DialContext(t.Context(), u, http.Header{"Authorization": req.Header["Authorization"]})
 	if err != nil {
 		t.Fatal(err)

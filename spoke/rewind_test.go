@@ -86,7 +86,7 @@ func TestStreamsResumedJustAheadWaitForTheNode(t *testing.T) {
 // appended), and a consumer resuming with an index and a mark that this
 // controller's log does not hold there (its state was restored from an
 // older copy, and went past the index again) gets a reset. With the right
-// mark, or none (an older hub), it resumes.
+// mark, or none (an older hub), it resumes. A model's watch likewise.
 func TestStreamsResumedInAnotherHistoryReset(t *testing.T) {
 	c := newTestCluster(t, 1)
 	admin := c.client(0)
@@ -126,5 +126,35 @@ func TestStreamsResumedInAnotherHistoryReset(t *testing.T) {
 		if f := first(q); f.Type != api.EventFrameModels || f.Mark == "" {
 			t.Errorf("resumed with %s: first frame %+v, want the new model's, with its mark", q, f)
 		}
+	}
+
+	// A model's watch (drover status --watch) likewise.
+	m, err := admin.AddModel(ctx, api.AddModelRequest{Name: "watched"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	watchFirst := func(query string) api.WatchFrame {
+		t.Helper()
+		ws := dialStream(t, c, 0, "/v1/models/"+m.UUID+"/watch?"+query)
+		if _, err := admin.SetModelConfig(ctx, m.UUID, api.ConfigChange{Set: map[string]any{"n": len(query)}}); err != nil {
+			t.Fatal(err)
+		}
+		ws.SetReadDeadline(time.Now().Add(10 * time.Second))
+		var f api.WatchFrame
+		if err := ws.ReadJSON(&f); err != nil {
+			t.Fatalf("%s: %v", query, err)
+		}
+		ws.Close()
+		return f
+	}
+	f1 := watchFirst(fmt.Sprintf("since=%d", admin.Index()))
+	if f1.Type != api.FrameDelta || f1.Mark == "" {
+		t.Fatalf("a watch resumed with no mark: first frame %s at %d, mark %q (want a delta, with its mark)", f1.Type, f1.Index, f1.Mark)
+	}
+	if f := watchFirst(fmt.Sprintf("since=%d&mark=%s", f1.Index, url.QueryEscape(f1.Mark))); f.Type != api.FrameDelta {
+		t.Errorf("a watch resumed with its mark: first frame %s at %d, want a delta", f.Type, f.Index)
+	}
+	if f := watchFirst(fmt.Sprintf("since=%d&mark=%s", f1.Index, url.QueryEscape(term+".1"))); f.Type != api.FrameReset {
+		t.Errorf("a watch resumed with another history's mark: first frame %s at %d, want a reset", f.Type, f.Index)
 	}
 }

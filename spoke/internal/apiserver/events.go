@@ -22,10 +22,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	// A position of another history (this controller restored from an
-	// older copy, which then went past it) starts with a reset: the entry
-	// at since is another one here.
-	if m, ok := s.b.LogMark(since); ok && r.URL.Query().Has("mark") && m != r.URL.Query().Get("mark") {
+	if s.otherHistory(r, since) {
 		since = 0
 	}
 	conn, err := upgrader.Upgrade(w, r, nil)
@@ -131,6 +128,17 @@ func uintParam(r *http.Request, name, want string) (uint64, error) {
 		return 0, badParam(name, v, want)
 	}
 	return n, nil
+}
+
+// otherHistory reports whether r's position (since, and its mark) is from
+// another history than this controller's: the controller was restored from
+// an older copy and went past since again, so the entry its log holds
+// there is another one. Such a stream starts with a reset. Without a mark
+// (an older client), or where the log no longer holds the entry, it cannot
+// tell.
+func (s *Server) otherHistory(r *http.Request, since uint64) bool {
+	m, ok := s.b.LogMark(since)
+	return ok && r.URL.Query().Has("mark") && m != r.URL.Query().Get("mark")
 }
 
 // mark names the log entry at index in its history, "" when the log no

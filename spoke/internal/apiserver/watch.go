@@ -3,7 +3,6 @@ package apiserver
 import (
 	"context"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -72,14 +71,13 @@ func (s *Server) statusContext(snap *state.Snapshot) StatusContext {
 // keepalives. A client resumes with ?since=<last index>.
 func (s *Server) watch(w http.ResponseWriter, r *http.Request) {
 	model := modelOf(r)
-	var since uint64
-	if v := r.URL.Query().Get("since"); v != "" {
-		n, err := strconv.ParseUint(v, 10, 64)
-		if err != nil {
-			writeError(w, r, badParam("since", v, "want a raft index"))
-			return
-		}
-		since = n
+	since, err := uintParam(r, "since", "want a raft index")
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	if s.otherHistory(r, since) {
+		since = 0
 	}
 	if _, err := lookupModel(s.b.Store().Snapshot(), model); err != nil {
 		writeError(w, r, err)
@@ -129,14 +127,16 @@ func (s *Server) streamModel(ctx context.Context, conn *websocket.Conn, model st
 			return 0, err
 		}
 		st.Index = idx
-		return idx, send(&api.WatchFrame{Type: api.FrameReset, Index: idx, Status: st})
+		return idx, send(&api.WatchFrame{Type: api.FrameReset, Index: idx, Status: st, Mark: s.mark(idx)})
 	}
 	return s.follow(ctx, since, follower{
-		model:     model,
-		reset:     reset,
-		keepalive: func(idx uint64) error { return send(&api.WatchFrame{Type: api.FrameKeepalive, Index: idx}) },
+		model: model,
+		reset: reset,
+		keepalive: func(idx uint64) error {
+			return send(&api.WatchFrame{Type: api.FrameKeepalive, Index: idx, Mark: s.mark(idx)})
+		},
 		events: func(idx uint64, evs []state.Event) (bool, error) {
-			frame := &api.WatchFrame{Type: api.FrameDelta, Index: idx}
+			frame := &api.WatchFrame{Type: api.FrameDelta, Index: idx, Mark: s.mark(idx)}
 			for _, ev := range evs {
 				if !excludedKinds[ev.Kind] {
 					frame.Deltas = append(frame.Deltas, api.WatchDelta{Kind: ev.Kind, Key: ev.Key, Op: ev.Op, Object: ev.Object})
