@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -144,8 +145,40 @@ func (s *Server) otherHistory(r *http.Request, since uint64) bool {
 // mark names the log entry at index in its history, "" when the log no
 // longer holds it.
 func (s *Server) mark(index uint64) string {
-	m, _ := s.b.LogMark(index)
+	if m, ok := s.marks.get(index); ok {
+		return m
+	}
+	m, ok := s.b.LogMark(index)
+	if ok {
+		s.marks.put(index, m)
+	}
 	return m
+}
+
+// markCache holds the marks of the last few log entries asked for.
+type markCache struct {
+	mu    sync.Mutex
+	index [16]uint64
+	mark  [16]string
+	next  int
+}
+
+func (c *markCache) get(index uint64) (string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, idx := range c.index {
+		if idx == index && idx != 0 {
+			return c.mark[i], true
+		}
+	}
+	return "", false
+}
+
+func (c *markCache) put(index uint64, mark string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.index[c.next], c.mark[c.next] = index, mark
+	c.next = (c.next + 1) % len(c.index)
 }
 
 // nodeAddresses lists the API address of every node of the controller

@@ -132,7 +132,10 @@ type Server struct {
 	// agentMemo shares machine-state parts between agent connections.
 	agentMemo buildMemo
 	logs      *logBook
-	closing   chan struct{}
+	// marks remembers the last log entries' marks: every watch and the
+	// hub's stream name the same indexes, one frame each.
+	marks   markCache
+	closing chan struct{}
 	// conns counts agent connection goroutines, which outlive their
 	// handlers; Close waits for them.
 	conns sync.WaitGroup
