@@ -362,9 +362,9 @@ func (ix *indexer) reset(ctx context.Context, c *store.Controller, f *api.EventF
 	st, now := ix.s.store, ix.s.cfg.Now()
 	// At the index the hub had reached, the controller and the index must
 	// agree: any difference is drift, repaired by this reset. (Past it,
-	// differences are changes the hub had not heard of yet; before it, the
-	// controller's history went back.)
-	atIndex := f.Index == c.EventIndex && c.EventIndex > 0
+	// differences are changes the hub had not heard of yet; before it, or
+	// at another entry of that index, the controller's history went back.)
+	atIndex := f.Index == c.EventIndex && c.EventIndex > 0 && (f.Mark == "" || c.EventMark == "" || f.Mark == c.EventMark)
 	if f.Index < c.EventIndex {
 		ix.s.cfg.Logger.Warn("indexer: the controller's history went back (its state restored from an older backup?): following it from its index",
 			"controller", c.Name, "hub-index", c.EventIndex, "controller-index", f.Index)

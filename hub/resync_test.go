@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -374,4 +375,43 @@ func (e *env) controllerNamed(name string) store.Controller {
 		e.t.Fatal(err)
 	}
 	return c
+}
+
+// TestAnotherHistoryAtTheSameIndexIsNoDrift: a reset at the very index the
+// hub had reached, but of another entry (another mark: a restored copy
+// that happens to stand there), changes the index as any reset does, and
+// is not counted as drift, which it is not.
+func TestAnotherHistoryAtTheSameIndexIsNoDrift(t *testing.T) {
+	e := newEnv(t)
+	runIndexer(t, e)
+	im := newImpostor(t, uuid.NewString())
+	shop := uuid.NewString()
+	var n atomic.Int32
+	im.handle("GET /v1/events", func(w http.ResponseWriter, r *http.Request) {
+		conn, err := (&websocket.Upgrader{}).Upgrade(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer conn.Close()
+		f := api.EventFrame{Type: api.EventFrameReset, Index: 41, Mark: "3.1",
+			Models: []api.ModelSummary{{UUID: shop, Name: "shop", Life: api.Alive, Status: "available"}}}
+		if n.Add(1) > 1 {
+			f.Mark, f.Models[0].ApplicationCount = "3.2", 5
+		}
+		conn.WriteJSON(f)
+		if n.Load() > 1 {
+			conn.ReadMessage() // until the hub hangs up
+		}
+	})
+	if code, b := e.do(http.MethodPost, "/v1/controllers", e.hubAdmin(),
+		hub.AddControllerRequest{Name: "restored", URL: im.srv.URL, CACert: im.caPEM(), Region: "east"}); code != http.StatusCreated {
+		t.Fatalf("register: %d %s", code, b)
+	}
+	testkit.EventuallyWithin(t, 30*time.Second, func() (bool, error) {
+		m, err := e.st.ModelByUUID(t.Context(), shop)
+		return err == nil && m.ApplicationCount == 5, nil
+	}, "the other history's reset applied")
+	if d := e.metric("drover_hub_index_drift_repaired_total"); d != 0 {
+		t.Errorf("drift repaired: %v, want 0 (another history, not drift)", d)
+	}
 }
