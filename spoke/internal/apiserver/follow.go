@@ -3,6 +3,9 @@ package apiserver
 import (
 	"context"
 	"errors"
+	"net/http"
+	"strconv"
+	"sync"
 	"time"
 
 	"github.com/droverhq/drover/spoke/internal/state"
@@ -130,4 +133,68 @@ func (s *Server) beyondThisNode(ctx context.Context, since uint64) (bool, error)
 			return false, nil
 		}
 	}
+}
+
+// uintParam reads query parameter name as an unsigned integer (0 when
+// absent).
+func uintParam(r *http.Request, name, want string) (uint64, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseUint(v, 10, 64)
+	if err != nil {
+		return 0, badParam(name, v, want)
+	}
+	return n, nil
+}
+
+// otherHistory reports whether r's position (since, and its mark) is from
+// another history than this controller's: the controller was restored from
+// an older copy and went past since again, so the entry its log holds
+// there is another one. Such a stream starts with a reset. Without a mark
+// (an older client), or where the log no longer holds the entry, it cannot
+// tell.
+func (s *Server) otherHistory(r *http.Request, since uint64) bool {
+	m, ok := s.b.LogMark(since)
+	return ok && r.URL.Query().Has("mark") && m != r.URL.Query().Get("mark")
+}
+
+// mark names the log entry at index in its history, "" when the log no
+// longer holds it.
+func (s *Server) mark(index uint64) string {
+	if m, ok := s.marks.get(index); ok {
+		return m
+	}
+	m, ok := s.b.LogMark(index)
+	if ok {
+		s.marks.put(index, m)
+	}
+	return m
+}
+
+// markCache holds the marks of the last few log entries asked for.
+type markCache struct {
+	mu    sync.Mutex
+	index [16]uint64
+	mark  [16]string
+	next  int
+}
+
+func (c *markCache) get(index uint64) (string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, idx := range c.index {
+		if idx == index && idx != 0 {
+			return c.mark[i], true
+		}
+	}
+	return "", false
+}
+
+func (c *markCache) put(index uint64, mark string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.index[c.next], c.mark[c.next] = index, mark
+	c.next = (c.next + 1) % len(c.index)
 }
