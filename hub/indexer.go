@@ -236,6 +236,11 @@ func (ix *indexer) subscribe(ctx context.Context, c store.Controller, fs *follow
 	if err != nil {
 		return err
 	}
+	// Asked from index 0 (a new controller, or a due resync), a controller
+	// answers with a reset first. One that does not (broken or hostile)
+	// fails like any other subscription, with backoff: otherwise each due
+	// resync would end at its first frame and the next start at once.
+	fromZero := c.EventIndex == 0 || time.Since(fs.lastReset) >= ix.resyncEvery
 	var conn *websocket.Conn
 	for _, addr := range sc.addrs {
 		// The position names the entry in the controller's history (its
@@ -245,7 +250,7 @@ func (ix *indexer) subscribe(ctx context.Context, c store.Controller, fs *follow
 		if c.EventMark != "" {
 			q.Set("mark", c.EventMark)
 		}
-		if time.Since(fs.lastReset) >= ix.resyncEvery {
+		if fromZero {
 			q = url.Values{"since": {"0"}}
 		}
 		u := url.URL{Scheme: "wss", Host: addr, Path: "/v1/events", RawQuery: q.Encode()}
@@ -284,6 +289,10 @@ func (ix *indexer) subscribe(ctx context.Context, c store.Controller, fs *follow
 		if err := conn.ReadJSON(&f); err != nil {
 			return err
 		}
+		if fromZero && f.Type != api.EventFrameReset {
+			return fmt.Errorf("the controller answered a subscription from index 0 without a reset (a %q frame first)", f.Type)
+		}
+		fromZero = false
 		if err := ix.apply(ctx, &c, &f); err != nil {
 			return err
 		}

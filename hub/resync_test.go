@@ -415,3 +415,44 @@ func TestAnotherHistoryAtTheSameIndexIsNoDrift(t *testing.T) {
 		t.Errorf("drift repaired: %v, want 0 (another history, not drift)", d)
 	}
 }
+
+// TestControllerThatNeverResetsIsBackedOff: a controller (broken or
+// hostile) that answers a subscription from index 0 with something other
+// than a reset is recorded as failing, and retried with backoff. Before,
+// the due resync ended each such subscription at its first frame and
+// started the next at once: the hub reconnected to it without pause.
+func TestControllerThatNeverResetsIsBackedOff(t *testing.T) {
+	e := newEnv(t, func(c *hub.Config) { c.IndexResyncEvery = time.Millisecond })
+	runIndexer(t, e)
+	id := uuid.NewString()
+	im := newImpostor(t, id)
+	var subs atomic.Int32
+	im.handle("GET /v1/events", func(w http.ResponseWriter, r *http.Request) {
+		subs.Add(1)
+		conn, err := (&websocket.Upgrader{}).Upgrade(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer conn.Close()
+		for i := uint64(1); ; i++ {
+			if conn.WriteJSON(api.EventFrame{Type: api.EventFrameKeepalive, Index: i}) != nil {
+				return
+			}
+			time.Sleep(20 * time.Millisecond) // the impostor's pace, not a wait of the test's
+		}
+	})
+	if code, b := e.do(http.MethodPost, "/v1/controllers", e.hubAdmin(),
+		hub.AddControllerRequest{Name: "stubborn", URL: im.srv.URL, CACert: im.caPEM(), Region: "east"}); code != http.StatusCreated {
+		t.Fatalf("register: %d %s", code, b)
+	}
+	testkit.EventuallyWithin(t, 30*time.Second, func() (bool, error) {
+		c := e.controllerNamed("stubborn")
+		reason, _ := c.Health["error"].(string)
+		return c.Status == "disconnected" && strings.Contains(reason, "without a reset"), nil
+	}, "the controller recorded as failing")
+	// Recorded as failing, it is retried with the backoff failures get
+	// (200 ms doubling): a handful of subscriptions, not hundreds.
+	if n := subs.Load(); n > 10 {
+		t.Errorf("%d subscriptions before the failure was recorded: want backoff", n)
+	}
+}
