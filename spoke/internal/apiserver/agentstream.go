@@ -117,12 +117,10 @@ func (s *Server) agentStream(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	var since uint64
-	if v := r.URL.Query().Get("since"); v != "" {
-		if since, err = strconv.ParseUint(v, 10, 64); err != nil {
-			writeError(w, r, badParam("since", v, "want a raft index"))
-			return
-		}
+	since, err := uintParam(r, "since", "want a raft index")
+	if err != nil {
+		writeError(w, r, err)
+		return
 	}
 	ws, err := agentUpgrader.Upgrade(w, r, nil)
 	if err != nil {

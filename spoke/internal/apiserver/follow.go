@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"strconv"
 	"sync"
 	"time"
 
@@ -133,20 +132,6 @@ func (s *Server) beyondThisNode(ctx context.Context, since uint64) (bool, error)
 			return false, nil
 		}
 	}
-}
-
-// uintParam reads query parameter name as an unsigned integer (0 when
-// absent).
-func uintParam(r *http.Request, name, want string) (uint64, error) {
-	v := r.URL.Query().Get(name)
-	if v == "" {
-		return 0, nil
-	}
-	n, err := strconv.ParseUint(v, 10, 64)
-	if err != nil {
-		return 0, badParam(name, v, want)
-	}
-	return n, nil
 }
 
 // otherHistory reports whether r's position (since, and its mark) is from

@@ -15,14 +15,10 @@ import (
 // returns a snapshot of the local replica and the index it reflects.
 func (s *Server) read(w http.ResponseWriter, r *http.Request) (*state.Snapshot, uint64, bool) {
 	q := r.URL.Query()
-	var min uint64
-	if v := q.Get("index"); v != "" {
-		n, err := strconv.ParseUint(v, 10, 64)
-		if err != nil {
-			writeError(w, r, badParam("index", v, "want a raft index (an unsigned integer)"))
-			return nil, 0, false
-		}
-		min = n
+	min, err := uintParam(r, "index", "want a raft index (an unsigned integer)")
+	if err != nil {
+		writeError(w, r, err)
+		return nil, 0, false
 	}
 	consistent := false
 	if v := q.Get("consistent"); v != "" {
@@ -142,4 +138,18 @@ func (s *Server) createJoinToken(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusCreated, tok)
+}
+
+// uintParam reads query parameter name as an unsigned integer (0 when
+// absent).
+func uintParam(r *http.Request, name, want string) (uint64, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseUint(v, 10, 64)
+	if err != nil {
+		return 0, badParam(name, v, want)
+	}
+	return n, nil
 }

@@ -5,7 +5,6 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -103,14 +102,10 @@ func (s *Server) getLogs(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	var since uint64
-	if v := r.URL.Query().Get("since"); v != "" {
-		n, err := strconv.ParseUint(v, 10, 64)
-		if err != nil {
-			writeError(w, r, badParam("since", v, "want a log sequence number"))
-			return
-		}
-		since = n
+	since, err := uintParam(r, "since", "want a log sequence number")
+	if err != nil {
+		writeError(w, r, err)
+		return
 	}
 	follow, ok := boolParam(w, r, "follow")
 	if !ok {
