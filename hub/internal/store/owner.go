@@ -20,11 +20,9 @@ func (s *Store) SetModelOwner(ctx context.Context, id, owner string) (previous s
 		return "", fmt.Errorf("model %q: %w", id, ErrNotFound)
 	}
 	err = s.inTx(ctx, func(tx pgx.Tx) error {
-		var was *string
-		if err := tx.QueryRow(ctx, `SELECT owner::text FROM models WHERE uuid = $1 FOR UPDATE`, id).Scan(&was); err != nil {
+		if err := tx.QueryRow(ctx, `SELECT coalesce(owner::text, '') FROM models WHERE uuid = $1 FOR UPDATE`, id).Scan(&previous); err != nil {
 			return pgErr("model "+id, err)
 		}
-		previous = deref(was)
 		if previous == owner {
 			return nil
 		}
@@ -34,11 +32,4 @@ func (s *Store) SetModelOwner(ctx context.Context, id, owner string) (previous s
 		return addTuples(ctx, tx, authz.Tuple{User: authz.UserObject(owner), Relation: authz.Administrator, Object: authz.ModelObject(id)})
 	})
 	return previous, err
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }
