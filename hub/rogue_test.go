@@ -268,7 +268,7 @@ func TestControllerCannotFloodTheHub(t *testing.T) {
 		}
 		return true, nil
 	}, "the oversized frame refused")
-	if n, err := e.st.ControllerModelUUIDs(t.Context(), id); err != nil || len(n) != 0 {
+	if n, err := e.st.ControllerSummaries(t.Context(), id); err != nil || len(n) != 0 {
 		t.Fatalf("models indexed from the oversized frame: %v %v", n, err)
 	}
 }
@@ -348,8 +348,8 @@ func TestModelNamesAreChecked(t *testing.T) {
 		t.Fatalf("register: %d %s", code, b)
 	}
 	testkit.EventuallyWithin(t, 30*time.Second, func() (bool, error) {
-		got, err := e.st.ControllerModelUUIDs(t.Context(), id)
-		if err != nil || len(got) != 1 || got[0] != good {
+		got, err := e.st.ControllerSummaries(t.Context(), id)
+		if _, ok := got[good]; err != nil || len(got) != 1 || !ok {
 			return false, fmt.Errorf("indexed %v (%v)", got, err)
 		}
 		return true, nil

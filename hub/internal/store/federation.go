@@ -168,16 +168,6 @@ func (s *Store) ModelByName(ctx context.Context, org, name string) (Model, error
 	return m, pgErr("model "+org+"/"+name, err)
 }
 
-// ControllerModelUUIDs returns the UUIDs of the indexed models of one
-// controller (to find those a reset frame no longer lists).
-func (s *Store) ControllerModelUUIDs(ctx context.Context, controllerUUID string) ([]string, error) {
-	rows, err := s.pool.Query(ctx, `SELECT uuid::text FROM models WHERE controller_uuid = $1`, controllerUUID)
-	if err != nil {
-		return nil, pgErr("controller models", err)
-	}
-	return pgx.CollectRows(rows, pgx.RowTo[string])
-}
-
 // AdvisoryLock is a session-level advisory lock held on a dedicated
 // connection (TryAdvisoryLock).
 type AdvisoryLock struct {
