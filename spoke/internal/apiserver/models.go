@@ -148,16 +148,19 @@ func (s *Server) destroyModel(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if force {
+		// What is gone by the time its removal is proposed (the provisioner
+		// released a machine whose units went with their application) is
+		// what force asks for: not an error.
 		apps, _ := snap.ListApplications(uuid)
 		for _, a := range apps {
-			if _, err := s.propose(r, state.DestroyApplicationType, &state.DestroyApplicationRequest{ModelUUID: uuid, App: a.Name, Force: true}, nil); err != nil {
+			if _, err := s.propose(r, state.DestroyApplicationType, &state.DestroyApplicationRequest{ModelUUID: uuid, App: a.Name, Force: true}, nil); err != nil && api.CodeOf(err) != api.CodeNotFound {
 				writeError(w, r, err)
 				return
 			}
 		}
 		machines, _ := s.b.Store().Snapshot().ListMachines(uuid)
 		for _, m := range machines {
-			if _, err := s.propose(r, state.DestroyMachineType, &state.DestroyMachineRequest{ModelUUID: uuid, ID: m.ID, Force: true}, nil); err != nil {
+			if _, err := s.propose(r, state.DestroyMachineType, &state.DestroyMachineRequest{ModelUUID: uuid, ID: m.ID, Force: true}, nil); err != nil && api.CodeOf(err) != api.CodeNotFound {
 				writeError(w, r, err)
 				return
 			}
