@@ -58,6 +58,11 @@ type UnitRemoteState struct {
 	// CharmSHA256 and CharmRevision name the charm the unit must run.
 	CharmSHA256   string `json:"charm-sha256"`
 	CharmRevision int    `json:"charm-revision"`
+	// ForceCharmUpgrade is set when the charm was refreshed with
+	// --force-units: a unit in error deploys it without waiting to be
+	// resolved (and without running upgrade-charm; the failed hook stays
+	// failed and is retried with the new charm).
+	ForceCharmUpgrade bool `json:"force-charm-upgrade,omitempty"`
 	// Config is the effective application config: defaults overlaid with
 	// user values, typed (string, int64/json number, float, bool).
 	Config map[string]any `json:"config"`

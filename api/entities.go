@@ -117,21 +117,24 @@ type Charm struct {
 
 // Application is a deployed charm.
 type Application struct {
-	ModelUUID       string         `json:"model-uuid"`
-	Name            string         `json:"name"`
-	CharmSHA256     string         `json:"charm-sha256"`
-	CharmName       string         `json:"charm-name"`
-	CharmRevision   int            `json:"charm-revision"` // bumped on every charm change
-	Subordinate     bool           `json:"subordinate"`
-	Endpoints       []Endpoint     `json:"endpoints"`
-	Config          map[string]any `json:"config"` // user-set values only; typed
-	Constraints     string         `json:"constraints,omitempty"`
-	Exposed         bool           `json:"exposed"`
-	Scale           int            `json:"scale"`
-	Life            Life           `json:"life"`
-	Status          Status         `json:"status"`
-	WorkloadVersion string         `json:"workload-version,omitempty"`
-	NextUnit        int            `json:"next-unit"`
+	ModelUUID     string `json:"model-uuid"`
+	Name          string `json:"name"`
+	CharmSHA256   string `json:"charm-sha256"`
+	CharmName     string `json:"charm-name"`
+	CharmRevision int    `json:"charm-revision"` // bumped on every charm change
+	// ForceCharmUpgrade: the last charm change was forced (refresh
+	// --force-units): units in error take it without being resolved.
+	ForceCharmUpgrade bool           `json:"force-charm-upgrade,omitempty"`
+	Subordinate       bool           `json:"subordinate"`
+	Endpoints         []Endpoint     `json:"endpoints"`
+	Config            map[string]any `json:"config"` // user-set values only; typed
+	Constraints       string         `json:"constraints,omitempty"`
+	Exposed           bool           `json:"exposed"`
+	Scale             int            `json:"scale"`
+	Life              Life           `json:"life"`
+	Status            Status         `json:"status"`
+	WorkloadVersion   string         `json:"workload-version,omitempty"`
+	NextUnit          int            `json:"next-unit"`
 	Meta
 }
 

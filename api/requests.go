@@ -180,9 +180,18 @@ type ExposeRequest struct {
 	Exposed bool `json:"exposed"`
 }
 
-// SetCharmRequest upgrades an application to another uploaded charm.
+// SetCharmRequest upgrades an application to another uploaded charm
+// (juju refresh). Settings the new charm has no option for, or whose
+// value its option's type refuses, are dropped; Config and ConfigStrs
+// (as DeployRequest's) are then applied.
 type SetCharmRequest struct {
 	CharmSHA256 string `json:"charm-sha256"`
+	// Switch allows a charm of another name (juju refresh --switch).
+	Switch bool `json:"switch,omitempty"`
+	// ForceUnits upgrades units in error too (juju refresh --force-units).
+	ForceUnits bool              `json:"force-units,omitempty"`
+	Config     map[string]any    `json:"config,omitempty"`
+	ConfigStrs map[string]string `json:"config-strings,omitempty"`
 }
 
 // ResolvedRequest marks a unit's failed hook resolved.

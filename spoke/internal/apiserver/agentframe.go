@@ -79,6 +79,9 @@ func appendUnitState(b []byte, u *api.UnitRemoteState) ([]byte, error) {
 	b = jsonw.String(b, u.CharmSHA256)
 	b = append(b, `,"charm-revision":`...)
 	b = strconv.AppendInt(b, int64(u.CharmRevision), 10)
+	if u.ForceCharmUpgrade {
+		b = append(b, `,"force-charm-upgrade":true`...)
+	}
 	b = append(b, `,"config":`...)
 	var err error
 	if b, err = appendMarshal(b, u.Config, len(u.Config) == 0 && u.Config != nil, "{}"); err != nil {
