@@ -97,9 +97,11 @@ func (c *Client) Expose(ctx context.Context, model, app string, exposed bool) (*
 	return c.appAction(ctx, model, app, "expose", ExposeRequest{Exposed: exposed})
 }
 
-// SetCharm upgrades an application to another uploaded charm.
-func (c *Client) SetCharm(ctx context.Context, model, app, charmSHA256 string) (*Application, error) {
-	return c.appAction(ctx, model, app, "charm", SetCharmRequest{CharmSHA256: charmSHA256})
+// SetCharm upgrades an application to another uploaded charm (juju
+// refresh): req names the charm, and may switch to one of another name,
+// force units in error and change config with it.
+func (c *Client) SetCharm(ctx context.Context, model, app string, req SetCharmRequest) (*Application, error) {
+	return c.appAction(ctx, model, app, "charm", req)
 }
 
 // Units lists a model's units.

@@ -18,24 +18,35 @@ import (
 // uploadCharm packs a charm directory (or reads a .charm archive),
 // validates it locally for a clear error, and uploads it.
 func (a *App) uploadCharm(ctx context.Context, c *api.Client, model, path string) (*api.Charm, error) {
+	data, _, err := readCharm(path)
+	if err != nil {
+		return nil, err
+	}
+	return c.UploadModelCharm(ctx, model, bytes.NewReader(data))
+}
+
+// readCharm packs a charm directory (or reads a .charm archive) and
+// parses the archive, as the controller will.
+func readCharm(path string) ([]byte, *charm.Charm, error) {
 	st, err := os.Stat(path)
 	if err != nil {
-		return nil, fmt.Errorf("charm %s: %w", path, err)
+		return nil, nil, fmt.Errorf("charm %s: %w", path, err)
 	}
 	var data []byte
 	if st.IsDir() {
 		var buf bytes.Buffer
 		if err := charm.ArchiveDir(path, &buf); err != nil {
-			return nil, fmt.Errorf("cannot pack charm %s: %w", path, err)
+			return nil, nil, fmt.Errorf("cannot pack charm %s: %w", path, err)
 		}
 		data = buf.Bytes()
 	} else if data, err = os.ReadFile(path); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if _, err := charm.ReadArchiveBytes(data); err != nil {
-		return nil, fmt.Errorf("invalid charm %s: %w", path, err)
+	ch, err := charm.ReadArchiveBytes(data)
+	if err != nil {
+		return nil, nil, fmt.Errorf("invalid charm %s: %w", path, err)
 	}
-	return c.UploadModelCharm(ctx, model, bytes.NewReader(data))
+	return data, ch, nil
 }
 
 // deployKind tells a charm from a bundle.

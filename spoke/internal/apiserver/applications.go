@@ -2,7 +2,9 @@ package apiserver
 
 import (
 	"net/http"
+	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 
 	"github.com/go-chi/chi/v5"
@@ -261,13 +263,71 @@ func (s *Server) expose(w http.ResponseWriter, r *http.Request) {
 	s.appCommand(w, r, state.SetExposedType, &state.SetExposedRequest{ModelUUID: modelOf(r), App: appOf(r), Exposed: req.Exposed})
 }
 
+// setCharm refreshes an application to another uploaded charm (juju
+// refresh). The checks that need the charms' contents are made here,
+// before proposing: the command in the log stays what older controllers
+// applied, so a replayed log gives the same state.
 func (s *Server) setCharm(w http.ResponseWriter, r *http.Request) {
 	var req api.SetCharmRequest
 	if err := decode(w, r, s.cfg.MaxBodySize, &req); err != nil {
 		writeError(w, r, err)
 		return
 	}
-	s.appCommand(w, r, state.SetCharmType, &state.SetCharmRequest{ModelUUID: modelOf(r), App: appOf(r), CharmSHA256: req.CharmSHA256})
+	snap := s.b.Store().Snapshot()
+	a, err := lookupApplication(snap, modelOf(r), appOf(r))
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	ch, p, err := s.charmOf(snap, req.CharmSHA256)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	switch {
+	case ch.SHA256 == a.CharmSHA256:
+		writeError(w, r, api.Errorf(api.CodeInvalid, "application %q already runs this charm (%s revision %d)", a.Name, a.CharmName, a.CharmRevision))
+		return
+	case ch.Name != a.CharmName && !req.Switch:
+		writeError(w, r, api.Errorf(api.CodeInvalid, "cannot refresh %q from charm %q to charm %q: a charm of another name is a crossgrade (switch)", a.Name, a.CharmName, ch.Name))
+		return
+	}
+	set, unset := keptSettings(p.config, a.Config)
+	uset, ureset, err := typedConfig(p.config, req.Config, req.ConfigStrs, nil)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	// The caller's values win over the old ones: the state applies Set
+	// before Unset, so a key set here must not be unset too.
+	unset = slices.DeleteFunc(unset, func(k string) bool { _, ok := uset[k]; return ok })
+	for k, v := range uset {
+		set[k] = v
+	}
+	unset = append(unset, ureset...)
+	s.appCommand(w, r, state.SetCharmType, &state.SetCharmRequest{ModelUUID: a.ModelUUID, App: a.Name,
+		CharmSHA256: ch.SHA256, ForceUnits: req.ForceUnits, Set: set, Unset: unset})
+}
+
+// keptSettings sorts an application's settings for its new charm: those
+// the charm has an option for, converted to that option's type, are kept;
+// those it has no option for, or whose type refuses the value, are dropped
+// (as Juju's refresh filters the settings), so a charm never reads a value
+// of the wrong type or one for an option it does not have.
+func keptSettings(cfg *charm.Config, old map[string]any) (set map[string]any, unset []string) {
+	set = map[string]any{}
+	for k, v := range numbersToGo(old) {
+		conv, err := cfg.ValidateSettings(map[string]any{k: v})
+		if err != nil || conv[k] == nil {
+			unset = append(unset, k)
+			continue
+		}
+		if !reflect.DeepEqual(conv[k], v) {
+			set[k] = conv[k]
+		}
+	}
+	sort.Strings(unset)
+	return set, unset
 }
 
 // appCommand proposes a command whose value is the application, and

@@ -200,6 +200,9 @@ func (t *Txn) SetCharm(req *SetCharmRequest) (*api.Application, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkSetUnset(req.Set, req.Unset); err != nil {
+		return nil, err
+	}
 	if ch.Subordinate != a.Subordinate {
 		return nil, api.Errorf(api.CodeInvalid, "cannot change subordinate status of %q", a.Name)
 	}
@@ -224,6 +227,10 @@ func (t *Txn) SetCharm(req *SetCharmRequest) (*api.Application, error) {
 	a = copyApplication(a)
 	a.CharmSHA256, a.CharmName, a.Endpoints = ch.SHA256, ch.Name, eps
 	a.CharmRevision++
+	a.ForceCharmUpgrade = req.ForceUnits
+	if len(req.Set) > 0 || len(req.Unset) > 0 {
+		a.Config = applyConfig(a.Config, req.Set, req.Unset)
+	}
 	if err := t.addPeerRelations(m, a, nil); err != nil {
 		return nil, err
 	}

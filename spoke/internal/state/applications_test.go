@@ -101,6 +101,17 @@ func TestApplicationSettings(t *testing.T) {
 	if a.CharmRevision != 1 || slices.ContainsFunc(a.Endpoints, func(e api.Endpoint) bool { return e.Name == "db" }) {
 		t.Errorf("upgrade: %+v", a)
 	}
+	// The config changes with the charm; a forced upgrade is recorded for
+	// the agents until the next charm change.
+	h.fails(SetCharmType, &SetCharmRequest{ModelUUID: testModel, App: "kv", CharmSHA256: sha("kv"), Set: map[string]any{"a": 1}, Unset: []string{"a"}}, api.ErrInvalid)
+	a = h.must(SetCharmType, &SetCharmRequest{ModelUUID: testModel, App: "kv", CharmSHA256: sha("kv"), ForceUnits: true,
+		Set: map[string]any{"size": 3}, Unset: []string{"port"}}).(*api.Application)
+	if a.CharmRevision != 2 || !a.ForceCharmUpgrade || len(a.Config) != 1 || a.Config["size"] == nil {
+		t.Errorf("forced upgrade with config: %+v", a)
+	}
+	if a = h.must(SetCharmType, &SetCharmRequest{ModelUUID: testModel, App: "kv", CharmSHA256: sha("kv2")}).(*api.Application); a.ForceCharmUpgrade || len(a.Config) != 1 {
+		t.Errorf("unforced upgrade: %+v", a)
+	}
 }
 
 func TestUnitsAndScale(t *testing.T) {

@@ -154,11 +154,17 @@ type SetApplicationConfigRequest struct {
 
 // SetCharmRequest upgrades an application to another stored charm: bumps
 // CharmRevision and recomputes endpoints; rejected if an endpoint used by an
-// existing relation would vanish. Value: *api.Application.
+// existing relation would vanish. Set and Unset change the application's
+// config with the charm (the API server drops settings the new charm has
+// no option for); ForceUnits is recorded for the agents (a unit in error
+// takes the charm without being resolved). Value: *api.Application.
 type SetCharmRequest struct {
-	ModelUUID   string `json:"model-uuid"`
-	App         string `json:"app"`
-	CharmSHA256 string `json:"charm-sha256"`
+	ModelUUID   string         `json:"model-uuid"`
+	App         string         `json:"app"`
+	CharmSHA256 string         `json:"charm-sha256"`
+	ForceUnits  bool           `json:"force-units,omitempty"`
+	Set         map[string]any `json:"set,omitempty"`
+	Unset       []string       `json:"unset,omitempty"`
 }
 
 // SetExposedRequest exposes or unexposes an application. Value: *api.Application.
