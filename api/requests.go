@@ -32,7 +32,7 @@ import "time"
 //	POST   /v1/models/{model}/applications/{app}/units  AddUnitsRequest → DeployResult
 //	POST   /v1/models/{model}/applications/{app}/scale  ScaleRequest → Application
 //	POST   /v1/models/{model}/applications/{app}/expose ExposeRequest → Application
-//	POST   /v1/models/{model}/applications/{app}/charm  SetCharmRequest → Application
+//	POST   /v1/models/{model}/applications/{app}/charm  SetCharmRequest → Application (refresh)
 //	GET    /v1/models/{model}/units                     []Unit
 //	GET    /v1/models/{model}/units/{app}/{n}           Unit
 //	DELETE /v1/models/{model}/units/{app}/{n}?force=true

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -161,6 +162,30 @@ func TestHubEndToEnd(t *testing.T) {
 	if n := hubMetric(t, s, "drover_hub_taken_connections_total"); n < 1 {
 		t.Errorf("the hub took no connection over after repeated reads (%v)", n)
 	}
+
+	// Refresh through the hub: west's kvstore takes a new version of its
+	// charm (its config kept) and settles again at revision 1.
+	kv2 := filepath.Join(t.TempDir(), "kvstore")
+	if err := os.CopyFS(kv2, os.DirFS(filepath.Join(charms, "kvstore"))); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(kv2, "REFRESHED"), []byte("2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out := demo.ok("refresh", "kvstore", "-m", west, "--path", kv2); !strings.Contains(out, `Added local charm "kvstore", revision 1, to the model`) ||
+		strings.Contains(out, "dropped") {
+		t.Errorf("refresh through the hub:\n%s", out)
+	}
+	var refreshed *api.FullStatus
+	testkit.EventuallyWithin(t, 2*time.Minute, func() (bool, error) {
+		fs, err := statusOf(demo, west)
+		refreshed = fs
+		if err != nil || fs.Applications["kvstore"].CharmRev != 1 || !unitsActive(fs, 1, "kvstore") {
+			return false, err
+		}
+		log, _, _ := demo.run("show-status-log", "kvstore/0", "-m", west, "--type", "juju-unit", "-n", "100", "--format", "json")
+		return strings.Contains(log, "running upgrade-charm hook"), nil
+	}, "kvstore ran upgrade-charm and is active again on revision 1 in %s; last:\n%s", west, describeStatusLazy(&refreshed))
 
 	// Watch through the hub's websocket: a config change arrives as a delta.
 	watchConfigChange(t, cl, demo, uuids[east], east)
@@ -463,6 +488,7 @@ func checkAudit(t *testing.T, demo *droverCLI, s *devStack, eastUUID, westUUID s
 			return op == "integrate" && strings.Contains(eps, "webapp") && m == eastUUID
 		}},
 		{"config", func(op, app, m string) bool { return op == "config" && app == "webapp" && m == eastUUID }},
+		{"refresh", func(op, app, m string) bool { return op == "refresh" && app == "kvstore" && m == westUUID }},
 		{"other tenant's refused config", func(op, app, m string) bool {
 			return op == "config" && app == "kvstore" && m == eastUUID
 		}},
