@@ -181,7 +181,8 @@ account's credentials for 'drover login'.`,
 		a.memberCmd(true), a.memberCmd(false), a.auditCmd(), a.createHubTokenCmd(), a.removeHubTrustCmd())
 	add(groupModel, a.addModelCmd(), a.cloudsCmd(), a.regionsCmd(), a.modelsCmd(), a.showModelCmd(), a.destroyModelCmd(), a.modelConfigCmd(), a.setModelOwnerCmd())
 	add(groupApp, a.deployCmd(), a.configCmd(), a.addUnitCmd(), a.removeUnitCmd(), a.scaleCmd(),
-		a.removeApplicationCmd(), a.exposeCmd(true), a.exposeCmd(false), a.integrateCmd(), a.removeRelationCmd(), a.refreshCmd())
+		a.removeApplicationCmd(), a.exposeCmd(true), a.exposeCmd(false), a.integrateCmd(), a.removeRelationCmd(), a.refreshCmd(),
+		a.machinesCmd(), a.removeMachineCmd())
 	add(groupOps, a.statusCmd(), a.runCmd(), a.showTaskCmd(), a.actionsCmd(), a.resolvedCmd(),
 		a.showStatusLogCmd(), a.debugLogCmd())
 	add(groupClient, a.versionCmd(), a.completionCmd())

@@ -170,26 +170,7 @@ func writeStatusTabular(w io.Writer, fs *api.FullStatus, opt statusOptions) erro
 	}
 
 	if len(fs.Machines) > 0 {
-		t := add()
-		t.row("Machine", "State", "Address", "Inst id", "Base", "AZ", "Message")
-		ids := sortedKeys(fs.Machines)
-		sort.SliceStable(ids, func(i, j int) bool { return machineLess(ids[i], ids[j]) })
-		for _, id := range ids {
-			mc := fs.Machines[id]
-			addr := mc.DNSName
-			if addr == "" && len(mc.IPAddresses) > 0 {
-				addr = mc.IPAddresses[0]
-			}
-			base := ""
-			if mc.Base != nil {
-				base = mc.Base.Name + "@" + mc.Base.Channel
-			}
-			msg := mc.MachineStatus.Message
-			if msg == "" {
-				msg = mc.JujuStatus.Message
-			}
-			t.row(id, statusCell(mc.JujuStatus.Current), addr, mc.InstanceID, base, "", msg)
-		}
+		machineRows(add(), fs.Machines)
 	}
 
 	if len(fs.Relations) > 0 || opt.relations {
@@ -256,4 +237,27 @@ func machineLess(a, b string) bool {
 		return x < y
 	}
 	return a < b
+}
+
+// machineRows fills t with status's Machine section (and 'machines').
+func machineRows(t *table, machines map[string]api.MachineStatus) {
+	t.row("Machine", "State", "Address", "Inst id", "Base", "AZ", "Message")
+	ids := sortedKeys(machines)
+	sort.SliceStable(ids, func(i, j int) bool { return machineLess(ids[i], ids[j]) })
+	for _, id := range ids {
+		mc := machines[id]
+		addr := mc.DNSName
+		if addr == "" && len(mc.IPAddresses) > 0 {
+			addr = mc.IPAddresses[0]
+		}
+		base := ""
+		if mc.Base != nil {
+			base = mc.Base.Name + "@" + mc.Base.Channel
+		}
+		msg := mc.MachineStatus.Message
+		if msg == "" {
+			msg = mc.JujuStatus.Message
+		}
+		t.row(id, statusCell(mc.JujuStatus.Current), addr, mc.InstanceID, base, "", msg)
+	}
 }
