@@ -204,6 +204,12 @@ type IntegrateRequest struct {
 	Endpoints [2]string `json:"endpoints"`
 }
 
+// ExecAction is the predefined action behind `juju exec`: it runs Params
+// "command" (a bash script) in the unit's hook context, bounded by the
+// optional "timeout" (a duration, such as "5m"). Its results are
+// return-code, stdout and stderr. It needs admin access to the model.
+const ExecAction = "juju-exec"
+
 // RunActionRequest enqueues an action on units. A receiver is a unit name
 // or "app/leader".
 type RunActionRequest struct {

@@ -218,15 +218,18 @@ func unitRow(t *table, label string, u api.UnitStatus) {
 // sortedUnitNames orders units by application, then unit number.
 func sortedUnitNames(units map[string]api.UnitStatus) []string {
 	names := sortedKeys(units)
-	sort.SliceStable(names, func(i, j int) bool {
-		ai, ni, _ := strings.Cut(names[i], "/")
-		aj, nj, _ := strings.Cut(names[j], "/")
-		if ai != aj {
-			return ai < aj
-		}
-		return machineLess(ni, nj)
-	})
+	sort.SliceStable(names, func(i, j int) bool { return unitLess(names[i], names[j]) })
 	return names
+}
+
+// unitLess orders unit names by application, then unit number.
+func unitLess(a, b string) bool {
+	ai, ni, _ := strings.Cut(a, "/")
+	aj, nj, _ := strings.Cut(b, "/")
+	if ai != aj {
+		return ai < aj
+	}
+	return machineLess(ni, nj)
 }
 
 // machineLess compares ids numerically when both are numbers.

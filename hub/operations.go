@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+
+	"github.com/droverhq/drover/api"
 )
 
 // hubOperations name the hub's own mutating requests for the audit log, by
@@ -65,6 +67,8 @@ func modelOperation(method, rest string, body map[string]any) (op, target string
 		return "deploy", str("application")
 	case method == http.MethodPost && len(seg) == 1 && seg[0] == "relations":
 		return "integrate", words(body["endpoints"])
+	case method == http.MethodPost && len(seg) == 1 && seg[0] == "actions" && str("action") == api.ExecAction:
+		return "exec", words(body["receivers"])
 	case method == http.MethodPost && len(seg) == 1 && seg[0] == "actions":
 		return "run", strings.TrimSpace(str("action") + " " + words(body["receivers"]))
 	case method == http.MethodDelete && len(seg) == 2 && seg[0] == "applications":

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -33,6 +34,7 @@ type proxyFixture struct {
 	alice, rita, will, olga store.Identity
 	model                   string
 	charmSHA, webSHA        string
+	kv2SHA                  string // another version of kvstore (refresh)
 }
 
 // testSpoke is an in-process controller registered with the test hub.
@@ -121,7 +123,26 @@ func newProxyFixture(t *testing.T, opts ...func(*hub.Config)) *proxyFixture {
 	e.settle()
 	f.charmSHA = f.uploadCharm(t, "kvstore")
 	f.webSHA = f.uploadCharm(t, "webapp")
+	f.kv2SHA = f.uploadArchive(t, kvstoreVariant(t))
 	return f
+}
+
+// kvstoreVariant is the kvstore sample charm with one more file: another
+// version of it, for refresh.
+func kvstoreVariant(t *testing.T) []byte {
+	_, file, _, _ := runtime.Caller(0)
+	dir := filepath.Join(t.TempDir(), "kvstore")
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join(filepath.Dir(filepath.Dir(file)), "charms", "kvstore"))); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "VERSION"), []byte("2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := charm.ArchiveDir(dir, &buf); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
 }
 
 // charmArchive is a sample charm, zipped.
@@ -136,7 +157,12 @@ func charmArchive(t *testing.T, name string) []byte {
 
 // uploadCharm uploads a sample charm through the hub as alice.
 func (f *proxyFixture) uploadCharm(t *testing.T, name string) string {
-	code, b := f.do("POST", "/v1/models/"+f.model+"/charms", f.token(f.alice, time.Minute, ""), charmArchive(t, name))
+	return f.uploadArchive(t, charmArchive(t, name))
+}
+
+// uploadArchive uploads a charm archive through the hub as alice.
+func (f *proxyFixture) uploadArchive(t *testing.T, archive []byte) string {
+	code, b := f.do("POST", "/v1/models/"+f.model+"/charms", f.token(f.alice, time.Minute, ""), archive)
 	var ch struct {
 		SHA256 string `json:"sha256"`
 	}
@@ -288,7 +314,7 @@ func TestProxyAuthorizationMatrix(t *testing.T) {
 		{name: "POST scale", method: "POST", path: mp + "/applications/kv-{role}/scale", body: obj("scale", 4), want: write(200)},
 		{name: "POST expose", method: "POST", path: mp + "/applications/kv-{role}/expose", body: obj("exposed", true), want: write(200)},
 		{name: "POST charm", method: "POST", path: mp + "/applications/kv-{role}/charm",
-			body: obj("charm-sha256", f.charmSHA), want: write(200)},
+			body: obj("charm-sha256", f.kv2SHA), want: write(200)},
 		{name: "GET units", method: "GET", path: mp + "/units", want: read},
 		{name: "GET unit", method: "GET", path: mp + "/units/kv-writer/0", want: read},
 		// Answered by the controller: the unit is not in error.
@@ -301,6 +327,10 @@ func TestProxyAuthorizationMatrix(t *testing.T) {
 		{name: "GET relations", method: "GET", path: mp + "/relations", want: read},
 		{name: "POST actions", method: "POST", path: mp + "/actions",
 			body: obj("action", "get", "receivers", []string{"kv-{role}/0"}, "params", map[string]any{"key": "k"}), want: write(201)},
+		// juju exec runs anything on the units: administrators only.
+		{name: "POST actions (juju-exec)", method: "POST", path: mp + "/actions",
+			body: obj("action", api.ExecAction, "receivers", []string{"kv-{role}/0"}, "params", map[string]any{"command": "true"}),
+			want: [4]int{404, 403, 403, 201}},
 		{name: "GET tasks", method: "GET", path: mp + "/tasks", want: read},
 		{name: "GET task", method: "GET", path: mp + "/tasks/0", want: read},
 		{name: "GET logs", method: "GET", path: mp + "/logs", want: read},
@@ -400,7 +430,7 @@ func TestProxyAuthorizationMatrix(t *testing.T) {
 			}
 		}
 		for _, want := range []string{"model-config 403", "model-config 200", "deploy 201", "destroy-model 202", "destroy-model 403",
-			"integrate 201", "run 201", "remove-unit 202", "resolved 409", "add-charm 201"} {
+			"integrate 201", "run 201", "remove-unit 202", "resolved 409", "add-charm 201", "refresh 200", "exec 201", "exec 403"} {
 			if got[want] == 0 {
 				return false, fmt.Errorf("audit lacks %q: %v", want, got)
 			}

@@ -3,6 +3,7 @@ package uniter
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"slices"
 	"strconv"
@@ -12,6 +13,9 @@ import (
 	"github.com/droverhq/drover/agent/internal/hookctx"
 	"github.com/droverhq/drover/api"
 )
+
+// errExecTimeout ends a juju-exec command that outlived its timeout.
+var errExecTimeout = errors.New("command timed out")
 
 // execResult is a finished hook or action process with its context.
 type execResult struct {
@@ -58,6 +62,24 @@ func (u *Uniter) execute(ctx context.Context, h *HookInfo, task *api.TaskRef, ms
 	} else {
 		name = task.Action
 		dispatch = "actions/" + task.Action
+		if task.Action == api.ExecAction {
+			// juju exec: the command, in the unit's hook context, with no
+			// hook or dispatch path (CHARM-CONTRACT §4.1).
+			dispatch = ""
+			ex.script, _ = task.Params["command"].(string)
+			if ex.script == "" {
+				return &execResult{}, errors.New("juju-exec without a command")
+			}
+			if t, _ := task.Params["timeout"].(string); t != "" {
+				d, err := time.ParseDuration(t)
+				if err != nil || d <= 0 {
+					return &execResult{}, fmt.Errorf("juju-exec timeout %q: want a positive duration", t)
+				}
+				var cancel context.CancelFunc
+				runCtx, cancel = context.WithTimeoutCause(runCtx, d, fmt.Errorf("%w after %s", errExecTimeout, t))
+				defer cancel()
+			}
+		}
 		hr.taskID = task.ID
 		hcfg.Action = &hookctx.Action{Name: task.Action, ID: task.ID, Params: task.Params}
 		if hcfg.Action.Params == nil {
@@ -88,6 +110,9 @@ func (u *Uniter) execute(ctx context.Context, h *HookInfo, task *api.TaskRef, ms
 		res.missing = true
 	} else {
 		res, err = ex.run(runCtx)
+		if cause := context.Cause(runCtx); errors.Is(cause, errExecTimeout) {
+			err = cause // the command's own limit, not the agent stopping
+		}
 	}
 	deactivate()
 	out := &execResult{res: res, remote: hr, baseState: state, outcome: hc.ActionOutcome(), reboot: hc.Reboot()}
@@ -134,7 +159,6 @@ func (u *Uniter) environ(contextID, dispatch string, h *HookInfo, task *api.Task
 		"CHARM_DIR=" + charmDir,
 		"JUJU_CONTEXT_ID=" + contextID,
 		"JUJU_HOOK_NAME=" + hookName,
-		"JUJU_DISPATCH_PATH=" + dispatch,
 		"JUJU_AGENT_SOCKET_ADDRESS=" + u.cfg.SocketAddress,
 		"JUJU_AGENT_SOCKET_NETWORK=unix",
 		"JUJU_UNIT_NAME=" + u.cfg.Unit,
@@ -156,6 +180,9 @@ func (u *Uniter) environ(contextID, dispatch string, h *HookInfo, task *api.Task
 		"LANG=C.UTF-8",
 		"TERM=tmux-256color",
 	}
+	if dispatch != "" { // juju exec has none
+		env = append(env, "JUJU_DISPATCH_PATH="+dispatch)
+	}
 	if h != nil && h.IsRelation() {
 		env = append(env,
 			"JUJU_RELATION="+h.Endpoint,
@@ -166,7 +193,7 @@ func (u *Uniter) environ(contextID, dispatch string, h *HookInfo, task *api.Task
 			env = append(env, "JUJU_DEPARTING_UNIT="+h.DepartingUnit)
 		}
 	}
-	if task != nil {
+	if task != nil && task.Action != api.ExecAction {
 		env = append(env, "JUJU_ACTION_NAME="+task.Action, "JUJU_ACTION_UUID="+task.ID, "JUJU_ACTION_TAG=action-"+task.ID)
 	}
 	return env

@@ -36,7 +36,10 @@ type execution struct {
 	charmDir string
 	// dispatchPath is hooks/<name> or actions/<name>.
 	dispatchPath string
-	env          []string
+	// script, when set, is run by bash instead of the charm's handler
+	// (juju exec).
+	script string
+	env    []string
 	// logLine receives each output line; stderr true for stderr.
 	logLine func(stderr bool, line string)
 	// capture keeps stdout and stderr (actions report them).
@@ -97,11 +100,20 @@ func handler(charmDir, dispatchPath string) (string, error) {
 // run executes the handler with the charm directory as cwd. Cancelling ctx
 // kills the process group (the hook is then re-queued).
 func (e *execution) run(ctx context.Context) (result, error) {
-	path, err := handler(e.charmDir, e.dispatchPath)
-	if err != nil || path == "" {
-		return result{missing: path == "" && err == nil}, err
+	var cmd *exec.Cmd
+	path := ""
+	if e.script != "" {
+		if _, err := os.Stat(filepath.Join(e.charmDir, "metadata.yaml")); err != nil {
+			return result{}, ErrCharmMissing
+		}
+		cmd = exec.Command("/bin/bash", "-c", e.script)
+	} else {
+		var err error
+		if path, err = handler(e.charmDir, e.dispatchPath); err != nil || path == "" {
+			return result{missing: path == "" && err == nil}, err
+		}
+		cmd = exec.Command(path)
 	}
-	cmd := exec.Command(path)
 	cmd.Dir, cmd.Env = e.charmDir, e.env
 	// Its own process group, so the whole hook can be killed; and killed
 	// with the agent, so a hook never outlives the agent that runs it.

@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/go-memdb"
 
 	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/spoke/internal/hubtrust"
 	"github.com/droverhq/drover/spoke/internal/state"
 )
 
@@ -27,6 +28,13 @@ func (s *Server) runAction(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	model := modelOf(r)
+	exec := req.Action == api.ExecAction
+	if exec {
+		if err := checkExec(callerOf(r.Context()), req.Params); err != nil {
+			writeError(w, r, err)
+			return
+		}
+	}
 	snap := s.b.Store().Snapshot()
 	type job struct {
 		unit   string
@@ -50,6 +58,11 @@ func (s *Server) runAction(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			writeError(w, r, err)
 			return
+		}
+		if exec {
+			// Without the machine lock, as juju exec's default --parallel.
+			jobs = append(jobs, job{unit: unit, params: req.Params, par: true})
+			continue
 		}
 		_, p, err := s.charmOf(snap, app.CharmSHA256)
 		if err != nil {
@@ -84,6 +97,34 @@ func (s *Server) runAction(w http.ResponseWriter, r *http.Request) {
 		tasks, last = append(tasks, t), idx
 	}
 	writeIndexed(w, http.StatusCreated, last, tasks)
+}
+
+// checkExec admits a juju-exec request: it runs anything as the unit's
+// agent, so it needs admin access to the model (a hub's admin token, or a
+// controller superuser), and a command and at most a valid timeout.
+func checkExec(c caller, params map[string]any) error {
+	if c.Access != hubtrust.AccessAdmin && c.Access != hubtrust.AccessSuperuser {
+		return api.Errorf(api.CodeForbidden, "%s needs admin access to the model (%s access given)", api.ExecAction, c.Access)
+	}
+	for k, v := range params {
+		switch k {
+		case "command":
+			if cmd, _ := v.(string); strings.TrimSpace(cmd) == "" {
+				return api.Errorf(api.CodeInvalid, "%s: command must be a non-empty string", api.ExecAction)
+			}
+		case "timeout":
+			t, _ := v.(string)
+			if d, err := time.ParseDuration(t); err != nil || d <= 0 {
+				return api.Errorf(api.CodeInvalid, "%s: timeout %v: want a positive duration such as 5m", api.ExecAction, v)
+			}
+		default:
+			return api.Errorf(api.CodeInvalid, "%s: unknown parameter %q (it takes command and timeout)", api.ExecAction, k)
+		}
+	}
+	if _, ok := params["command"]; !ok {
+		return api.Errorf(api.CodeInvalid, "%s: command is required", api.ExecAction)
+	}
+	return nil
 }
 
 func (s *Server) resolveReceiver(snap *state.Snapshot, model, recv string) (string, error) {
