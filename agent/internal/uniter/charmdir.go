@@ -22,32 +22,46 @@ type charmInfo struct {
 	declared map[string]bool // endpoints the charm declares
 }
 
-// deployCharm makes the charm directory hold charm sha: downloaded,
-// verified and expanded over the existing directory (files the charm
-// created are kept, CHARM-CONTRACT §1.1).
+// deployCharm makes the charm directory hold charm sha and records it as
+// deployed. Files the charm created are kept, files only the previous charm
+// had are removed (CHARM-CONTRACT §1.1, charmFiles).
 func (u *Uniter) deployCharm(ctx context.Context, sha string) error {
 	if u.local.DeployedSHA == sha {
-		if _, err := os.Stat(filepath.Join(u.charmDir(), "metadata.yaml")); err == nil {
+		ok, err := u.files.holds(sha)
+		if err != nil {
+			return err
+		}
+		if ok {
 			return nil
 		}
 	}
+	if err := u.expandCharm(ctx, sha); err != nil {
+		return err
+	}
+	u.local.DeployedSHA = sha
+	return u.save()
+}
+
+// expandCharm downloads, verifies and deploys charm sha's files without
+// recording it in the local state: the caller saves that with whatever
+// goes with it.
+func (u *Uniter) expandCharm(ctx context.Context, sha string) error {
 	data, err := u.cfg.Download(ctx, sha)
 	if err != nil {
-		return err
+		return fmt.Errorf("download charm %s: %w", sha, err)
 	}
 	sum := sha256.Sum256(data)
 	if got := hex.EncodeToString(sum[:]); got != sha {
 		return fmt.Errorf("downloaded charm has sha256 %s, want %s", got, sha)
 	}
-	if err := charm.ExpandArchive(data, u.charmDir()); err != nil {
-		return fmt.Errorf("expand charm: %w", err)
+	if err := u.files.deploy(sha, data); err != nil {
+		return fmt.Errorf("deploy charm %s: %w", sha, err)
 	}
-	u.local.DeployedSHA = sha
 	u.mu.Lock()
 	u.charmCfg = nil
 	u.mu.Unlock()
 	u.log.Info("charm deployed", "sha256", sha)
-	return u.save()
+	return nil
 }
 
 // charm returns the deployed charm's config schema and bindings.

@@ -15,6 +15,9 @@
 //     non-parallel actions) also hold the machine lock.
 //   - Buffered hook changes reach the controller in one commit-hook request
 //     only after a zero exit.
+//   - The charm directory holds the deployed charm plus what the charm
+//     created; the manifest next to state.json lists the charm's own paths,
+//     the only ones an upgrade removes (charmFiles).
 package uniter
 
 import (
@@ -86,6 +89,7 @@ type Uniter struct {
 	log    *slog.Logger
 	state  StateFile
 	local  *Local
+	files  *charmFiles
 	leader *tracker
 	tools  *hooktools.Server
 	wakeCh chan struct{}
@@ -117,6 +121,7 @@ func New(cfg Config) (*Uniter, error) {
 	}
 	u := &Uniter{cfg: cfg, log: cfg.Logger.With("unit", cfg.Unit), state: StateFile{Path: filepath.Join(cfg.Dir, "state.json")},
 		wakeCh: make(chan struct{}, 1)}
+	u.files = &charmFiles{dir: u.charmDir(), manifest: filepath.Join(cfg.Dir, "charm-manifest.json")}
 	u.leader = newTracker(cfg.Unit, cfg.Caller.Call, cfg.Now, u.wake, func() bool {
 		u.mu.Lock()
 		defer u.mu.Unlock()
@@ -211,8 +216,8 @@ func (u *Uniter) remote(ms *api.MachineState) *Remote {
 	u.dying = urs.Life != api.Alive
 	due := u.updateDue
 	u.mu.Unlock()
-	return &Remote{Unit: u.cfg.Unit, Life: urs.Life, CharmSHA: urs.CharmSHA256, ConfigHash: configHash(urs.Config),
-		LeaderKnown: known, Leader: leader, LeaderSettingsVersion: urs.LeaderSettingsVersion,
+	return &Remote{Unit: u.cfg.Unit, Life: urs.Life, CharmSHA: urs.CharmSHA256,
+		ConfigHash: configHash(urs.Config), LeaderKnown: known, Leader: leader, LeaderSettingsVersion: urs.LeaderSettingsVersion,
 		Relations: urs.Relations, Tasks: urs.Tasks, Resolved: urs.Resolved, RetryVersion: urs.RetryVersion,
 		AutoRetry: ms.AutoRetry, UpdateStatusDue: due, BootID: u.cfg.BootID, Now: u.cfg.Now()}
 }
