@@ -64,6 +64,42 @@ func (u *Uniter) expandCharm(ctx context.Context, sha string) error {
 	return nil
 }
 
+// forceDeploy is a forced upgrade while the unit is in error (Juju's
+// deploy operation committed over an interrupted hook): the new charm goes
+// on disk and the failed hook stays failed in l.Op, to be retried (by the
+// backoff or `resolved`) with the new charm's code. No upgrade-charm runs
+// for this change (CHARM-CONTRACT §2.3): the unit counts as upgraded once
+// the files are there, unless the failed hook is install or upgrade-charm,
+// whose commit records the charm they ran with, so they take it over.
+//
+// The deployed and the recorded charm are saved together, after the files
+// are in place: a crash before that leaves DeployedSHA on the old charm,
+// so the resolver decides the same deployment again and it converges; the
+// failed hook is never touched but for its hash.
+func (u *Uniter) forceDeploy(ctx context.Context, sha string) error {
+	h := u.local.Op.Hook
+	if u.local.Op.Kind != OpRunHook || h == nil {
+		return fmt.Errorf("forced charm deployment without a failed hook (op %q)", u.local.Op.Kind)
+	}
+	if err := u.expandCharm(ctx, sha); err != nil {
+		return err
+	}
+	u.local.DeployedSHA = sha
+	if h.Kind == HookInstall || h.Kind == HookUpgradeCharm {
+		hook := *h
+		hook.Hash = sha
+		u.local.Op.Hook = &hook
+	} else {
+		u.local.CharmSHA = sha
+	}
+	if err := u.save(); err != nil {
+		return err
+	}
+	u.log.Info("forced charm upgrade while in error; the failed hook runs with it", "sha256", sha, "hook", h.Name())
+	u.logRemote(ctx, "INFO", "juju.worker.uniter", fmt.Sprintf("forced upgrade to charm %s: hook %q stays failed and is retried with it", sha, h.Name()))
+	return nil
+}
+
 // charm returns the deployed charm's config schema and bindings.
 func (u *Uniter) charm() *charmInfo {
 	u.mu.Lock()
