@@ -134,9 +134,14 @@ func openArchive(r io.ReaderAt, size int64, lim Limits) (ca *checkedArchive, err
 	for _, e := range ca.entries {
 		// With no entry below a symlink, every entry's real location is its
 		// lexical one, which makes the lexical symlink-target check sound.
+		// An entry below a regular file could never be expanded, and would
+		// make one path both a file and a directory.
 		for dir := path.Dir(e.name); dir != "."; dir = path.Dir(dir) {
 			if parent, ok := ca.byName[dir]; ok && parent.mode&fs.ModeSymlink != 0 {
 				p.add(e.name, "entry below symlink %q", dir)
+				break
+			} else if ok && !parent.mode.IsDir() {
+				p.add(e.name, "entry below file %q", dir)
 				break
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -285,6 +286,7 @@ func TestMaliciousArchives(t *testing.T) {
 		{"absolute symlink", []zipEntry{meta, {name: "hooks/install", mode: fs.ModeSymlink | 0o777, content: "/bin/sh"}}, "is absolute"},
 		{"escaping symlink", []zipEntry{meta, {name: "hooks/install", mode: fs.ModeSymlink | 0o777, content: "../../x"}}, "outside the charm"},
 		{"entry below symlink", []zipEntry{meta, {name: "d", mode: fs.ModeSymlink | 0o777, content: "."}, {name: "d/x", content: "x"}}, "below symlink"},
+		{"entry below file", []zipEntry{meta, {name: "d", content: "x"}, {name: "d/x", content: "x"}}, "below file"},
 		{"duplicate", []zipEntry{meta, {name: "a", content: "1"}, {name: "a", content: "2"}}, "duplicate entry"},
 		{"device", []zipEntry{meta, {name: "dev", mode: fs.ModeDevice | 0o644}}, "unsupported file type"},
 		{"no metadata", []zipEntry{{name: "README", content: "x"}}, "metadata.yaml: missing"},
@@ -301,6 +303,9 @@ func TestMaliciousArchives(t *testing.T) {
 			dest := t.TempDir()
 			if err := ExpandArchive(data, dest); err == nil && tt.name != "invalid metadata" {
 				t.Fatal("ExpandArchive accepted a hostile archive")
+			}
+			if _, err := ArchiveEntries(data); err == nil && tt.name != "invalid metadata" {
+				t.Fatal("ArchiveEntries accepted a hostile archive")
 			}
 		})
 	}
@@ -364,5 +369,50 @@ func TestExpandDoesNotFollowExistingSymlinks(t *testing.T) {
 	}
 	if err == nil {
 		t.Log("expansion succeeded without escaping")
+	}
+}
+
+// TestArchiveEntries: the listing is what expansion puts in place, the
+// directories it creates implicitly included, sorted.
+func TestArchiveEntries(t *testing.T) {
+	data := pack(t, sampleCharmDir(t))
+	got, err := ArchiveEntries(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []ArchiveEntry{{Name: "actions.yaml"}, {Name: "config.yaml"}, {Name: "dispatch"}, {Name: "hooks", Dir: true},
+		{Name: "hooks/install"}, {Name: "lib", Dir: true}, {Name: "lib/README"}, {Name: "manifest.yaml"}, {Name: "metadata.yaml"},
+		{Name: "src", Dir: true}, {Name: "src/charm.py"}}
+	if !slices.Equal(got, want) {
+		t.Fatalf("entries\n%v\nwant\n%v", got, want)
+	}
+	// Every listed path exists after expansion, as the kind listed.
+	dest := t.TempDir()
+	if err := ExpandArchive(data, dest); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range got {
+		st, err := os.Lstat(filepath.Join(dest, e.Name))
+		if err != nil || st.IsDir() != e.Dir {
+			t.Errorf("%+v after expansion: %v, %v", e, st, err)
+		}
+	}
+
+	// Directories the archive only implies are listed once, as are those
+	// it names.
+	data = buildZip(t, []zipEntry{{name: "metadata.yaml", content: "name: a\n"}, {name: "a/", mode: fs.ModeDir | 0o755},
+		{name: "a/b/c", content: "x"}, {name: "l", mode: fs.ModeSymlink | 0o777, content: "a/b"}})
+	got, err = ArchiveEntries(data)
+	want = []ArchiveEntry{{Name: "a", Dir: true}, {Name: "a/b", Dir: true}, {Name: "a/b/c"}, {Name: "l"}, {Name: "metadata.yaml"}}
+	if err != nil || !slices.Equal(got, want) {
+		t.Fatalf("entries %v, %v; want %v", got, err, want)
+	}
+
+	// Limits apply as they do to expansion.
+	if _, err := ArchiveEntriesLimits(data, Limits{MaxFiles: 2}); !errors.Is(err, ErrInvalid) {
+		t.Errorf("file limit: %v", err)
+	}
+	if _, err := ArchiveEntriesLimits(data, Limits{MaxSize: 16}); !errors.Is(err, ErrInvalid) {
+		t.Errorf("size limit: %v", err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"sort"
 )
 
 // ExpandArchive safely unpacks .charm archive bytes into dest with default
@@ -27,15 +28,9 @@ func ExpandArchive(data []byte, dest string) error {
 // if dest already contains hostile symlinks.
 func ExpandArchiveLimits(data []byte, dest string, lim Limits) error {
 	lim = lim.withDefaults()
-	if int64(len(data)) > lim.MaxSize {
-		return invalid(archiveFile, "", "archive is %d bytes, limit is %d", len(data), lim.MaxSize)
-	}
-	ca, err := openArchive(bytes.NewReader(data), int64(len(data)), lim)
+	ca, err := openExpandable(data, lim)
 	if err != nil {
 		return err
-	}
-	if e, ok := ca.byName[MetadataFile]; !ok || !e.mode.IsRegular() {
-		return invalid(MetadataFile, "", "missing from archive or not a regular file")
 	}
 	if err := os.MkdirAll(dest, 0o755); err != nil {
 		return err
@@ -58,6 +53,67 @@ func ExpandArchiveLimits(data []byte, dest string, lim Limits) error {
 		}
 	}
 	return nil
+}
+
+// openExpandable applies every check expansion needs before anything is
+// written.
+func openExpandable(data []byte, lim Limits) (*checkedArchive, error) {
+	if int64(len(data)) > lim.MaxSize {
+		return nil, invalid(archiveFile, "", "archive is %d bytes, limit is %d", len(data), lim.MaxSize)
+	}
+	ca, err := openArchive(bytes.NewReader(data), int64(len(data)), lim)
+	if err != nil {
+		return nil, err
+	}
+	if e, ok := ca.byName[MetadataFile]; !ok || !e.mode.IsRegular() {
+		return nil, invalid(MetadataFile, "", "missing from archive or not a regular file")
+	}
+	return ca, nil
+}
+
+// ArchiveEntry is one path that expanding an archive puts in place: a file
+// or symlink, or a directory (Dir), whether the archive names the
+// directory or it is only created for the entries below it.
+type ArchiveEntry struct {
+	Name string // slash-separated, relative to the charm root, clean
+	Dir  bool
+}
+
+// ArchiveEntries lists with default limits what ExpandArchive would put in
+// place. See ArchiveEntriesLimits.
+func ArchiveEntries(data []byte) ([]ArchiveEntry, error) {
+	return ArchiveEntriesLimits(data, Limits{})
+}
+
+// ArchiveEntriesLimits lists, sorted by name, every path that
+// ExpandArchiveLimits creates or replaces for the archive: its entries plus
+// the directories created implicitly above them. A deployer records the
+// list so that an upgrade can remove what the old charm put in place and
+// the new one no longer has, without touching files the charm created
+// (CHARM-CONTRACT §1.1). The archive passes the same checks as for
+// expansion, so a listed archive can be expanded and the other way round.
+func ArchiveEntriesLimits(data []byte, lim Limits) ([]ArchiveEntry, error) {
+	ca, err := openExpandable(data, lim.withDefaults())
+	if err != nil {
+		return nil, err
+	}
+	dirs := map[string]bool{}
+	out := make([]ArchiveEntry, 0, len(ca.entries))
+	for _, e := range ca.entries {
+		if e.mode.IsDir() {
+			dirs[e.name] = true
+		} else {
+			out = append(out, ArchiveEntry{Name: e.name})
+		}
+		for dir := path.Dir(e.name); dir != "."; dir = path.Dir(dir) {
+			dirs[dir] = true
+		}
+	}
+	for dir := range dirs {
+		out = append(out, ArchiveEntry{Name: dir, Dir: true})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
 }
 
 // perm keeps only permission bits: a charm has no business installing

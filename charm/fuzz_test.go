@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -118,10 +119,21 @@ func FuzzReadArchive(f *testing.F) {
 		if err != nil || c.Meta == nil {
 			return
 		}
-		// Whatever ReadArchive accepts must expand without escaping.
+		// Whatever ReadArchive accepts must expand without escaping, and
+		// expansion puts in place exactly what ArchiveEntries lists.
 		dest := t.TempDir()
 		if err := ExpandArchive(data, dest); err != nil {
 			checkErr(t, err)
+			return
+		}
+		entries, err := ArchiveEntries(data)
+		if err != nil {
+			t.Fatalf("expanded, but cannot be listed: %v", err)
+		}
+		for _, e := range entries {
+			if st, err := os.Lstat(filepath.Join(dest, e.Name)); err != nil || st.IsDir() != e.Dir {
+				t.Fatalf("listed %+v, on disk %v, %v", e, st, err)
+			}
 		}
 	})
 }

@@ -22,32 +22,82 @@ type charmInfo struct {
 	declared map[string]bool // endpoints the charm declares
 }
 
-// deployCharm makes the charm directory hold charm sha: downloaded,
-// verified and expanded over the existing directory (files the charm
-// created are kept, CHARM-CONTRACT §1.1).
+// deployCharm makes the charm directory hold charm sha and records it as
+// deployed. Files the charm created are kept, files only the previous charm
+// had are removed (CHARM-CONTRACT §1.1, charmFiles).
 func (u *Uniter) deployCharm(ctx context.Context, sha string) error {
 	if u.local.DeployedSHA == sha {
-		if _, err := os.Stat(filepath.Join(u.charmDir(), "metadata.yaml")); err == nil {
+		ok, err := u.files.holds(sha)
+		if err != nil {
+			return err
+		}
+		if ok {
 			return nil
 		}
 	}
+	if err := u.expandCharm(ctx, sha); err != nil {
+		return err
+	}
+	u.local.DeployedSHA = sha
+	return u.save()
+}
+
+// expandCharm downloads, verifies and deploys charm sha's files without
+// recording it in the local state: the caller saves that with whatever
+// goes with it.
+func (u *Uniter) expandCharm(ctx context.Context, sha string) error {
 	data, err := u.cfg.Download(ctx, sha)
 	if err != nil {
-		return err
+		return fmt.Errorf("download charm %s: %w", sha, err)
 	}
 	sum := sha256.Sum256(data)
 	if got := hex.EncodeToString(sum[:]); got != sha {
 		return fmt.Errorf("downloaded charm has sha256 %s, want %s", got, sha)
 	}
-	if err := charm.ExpandArchive(data, u.charmDir()); err != nil {
-		return fmt.Errorf("expand charm: %w", err)
+	if err := u.files.deploy(sha, data); err != nil {
+		return fmt.Errorf("deploy charm %s: %w", sha, err)
 	}
-	u.local.DeployedSHA = sha
 	u.mu.Lock()
 	u.charmCfg = nil
 	u.mu.Unlock()
 	u.log.Info("charm deployed", "sha256", sha)
-	return u.save()
+	return nil
+}
+
+// forceDeploy is a forced upgrade while the unit is in error (Juju's
+// deploy operation committed over an interrupted hook): the new charm goes
+// on disk and the failed hook stays failed in l.Op, to be retried (by the
+// backoff or `resolved`) with the new charm's code. No upgrade-charm runs
+// for this change (CHARM-CONTRACT §2.3): the unit counts as upgraded once
+// the files are there, unless the failed hook is install or upgrade-charm,
+// whose commit records the charm they ran with, so they take it over.
+//
+// The deployed and the recorded charm are saved together, after the files
+// are in place: a crash before that leaves DeployedSHA on the old charm,
+// so the resolver decides the same deployment again and it converges; the
+// failed hook is never touched but for its hash.
+func (u *Uniter) forceDeploy(ctx context.Context, sha string) error {
+	h := u.local.Op.Hook
+	if u.local.Op.Kind != OpRunHook || h == nil {
+		return fmt.Errorf("forced charm deployment without a failed hook (op %q)", u.local.Op.Kind)
+	}
+	if err := u.expandCharm(ctx, sha); err != nil {
+		return err
+	}
+	u.local.DeployedSHA = sha
+	if h.Kind == HookInstall || h.Kind == HookUpgradeCharm {
+		hook := *h
+		hook.Hash = sha
+		u.local.Op.Hook = &hook
+	} else {
+		u.local.CharmSHA = sha
+	}
+	if err := u.save(); err != nil {
+		return err
+	}
+	u.log.Info("forced charm upgrade while in error; the failed hook runs with it", "sha256", sha, "hook", h.Name())
+	u.logRemote(ctx, "INFO", "juju.worker.uniter", fmt.Sprintf("forced upgrade to charm %s: hook %q stays failed and is retried with it", sha, h.Name()))
+	return nil
 }
 
 // charm returns the deployed charm's config schema and bindings.

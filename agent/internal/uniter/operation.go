@@ -182,7 +182,11 @@ func (u *Uniter) hookFailed(ctx context.Context, op *Operation, cause error) err
 // prepareHook does what must precede the hook: the charm on disk, scope
 // entry, status, and the version the hook brings the unit to.
 func (u *Uniter) prepareHook(ctx context.Context, h *HookInfo, r *Remote) error {
-	if h.Kind != HookInstall && h.Kind != HookUpgradeCharm && u.local.DeployedSHA == "" {
+	// The charm the unit has must be on disk in full before its hooks run.
+	// A deployment a crash interrupted is finished here only when the
+	// controller is back on that charm (so it can be downloaded): otherwise
+	// the resolver's upgrade deploys the controller's charm.
+	if h.Kind != HookInstall && h.Kind != HookUpgradeCharm && (u.local.DeployedSHA == "" || u.local.DeployedSHA == r.CharmSHA) {
 		if err := u.deployCharm(ctx, r.CharmSHA); err != nil {
 			return err
 		}

@@ -12,10 +12,13 @@ import (
 // controller's state for the unit plus the agent's own leadership claim and
 // timers.
 type Remote struct {
-	Unit       string
-	Life       api.Life
-	CharmSHA   string
-	ConfigHash string
+	Unit     string
+	Life     api.Life
+	CharmSHA string
+	// ForceUpgrade: the charm was changed with --force-units, so a unit in
+	// error deploys it without waiting to be resolved.
+	ForceUpgrade bool
+	ConfigHash   string
 	// LeaderKnown is false until the first claim was answered.
 	LeaderKnown           bool
 	Leader                bool
@@ -31,11 +34,17 @@ type Remote struct {
 	Now    time.Time
 }
 
-// Decision is what the resolver wants next: an operation to run, or
-// nothing until the remote state changes or (if set) until Wake.
+// Decision is what the resolver wants next: an operation to run, a forced
+// charm deployment, or nothing until the remote state changes or (if set)
+// until Wake.
 type Decision struct {
-	Op   *Operation
-	Wake time.Time
+	Op *Operation
+	// ForceDeploy is the charm to put on disk while the unit stays in error
+	// (a forced upgrade). It is not an Operation because it must not take
+	// l.Op's place: the failed hook stays there, failed, and its retry runs
+	// the new charm's code (CHARM-CONTRACT §2.3, §2.5).
+	ForceDeploy string
+	Wake        time.Time
 }
 
 func hookOp(h HookInfo) *Operation {
@@ -96,9 +105,18 @@ func rebooted(l *Local, r *Remote) bool {
 	return r.BootID != "" && l.BootID != "" && l.BootID != r.BootID && l.Installed && l.Started && !l.Stopped
 }
 
-// resolveError decides on a failed hook: a `resolved` request, or an
-// automatic retry once its backoff has passed. Nothing else runs.
+// resolveError decides on a failed hook: a forced charm upgrade, a
+// `resolved` request, or an automatic retry once its backoff has passed.
+// Nothing else runs.
 func resolveError(l *Local, r *Remote) Decision {
+	// The only exception to "nothing runs in error" (CHARM-CONTRACT §2.5),
+	// as Juju's nextOpHookError has it: the new charm's files go in place
+	// first, whatever resolved or the backoff say, so the retry they lead
+	// to runs the fixed code. DeployedSHA, not CharmSHA: the failed hook may
+	// be an upgrade-charm whose charm is on disk but not yet committed.
+	if r.ForceUpgrade && r.CharmSHA != "" && l.DeployedSHA != r.CharmSHA {
+		return Decision{ForceDeploy: r.CharmSHA}
+	}
 	op := l.Op
 	if r.RetryVersion > l.RetryVersion && r.Resolved != "" {
 		if r.Resolved == "no-retry" {

@@ -1,6 +1,7 @@
 package uniter
 
 import (
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -30,6 +31,8 @@ func localRel(id int, members map[string]int) *RelationLocal {
 // non-hook operation kind, or "" for nothing.
 func describeOp(d Decision) string {
 	switch {
+	case d.ForceDeploy != "":
+		return "force-deploy " + d.ForceDeploy
 	case d.Op == nil:
 		return ""
 	case d.Op.Hook != nil:
@@ -194,4 +197,91 @@ func TestResolveErrorState(t *testing.T) {
 	if got := describeOp(Resolve(l, r)); got != "run-action 1" {
 		t.Fatalf("actions still run in error: got %q", got)
 	}
+}
+
+// TestResolveForcedUpgrade: a forced charm upgrade is the one thing that
+// proceeds in error (CHARM-CONTRACT §2.5): the charm is deployed with the
+// failed hook kept; without force, or once the charm is on disk, the error
+// handling is the usual one.
+func TestResolveForcedUpgrade(t *testing.T) {
+	failed := func(kind string) func(*Local) {
+		return func(l *Local) {
+			l.Op = Operation{Kind: OpRunHook, Step: Pending, Failed: true, Attempts: 1,
+				Hook: &HookInfo{Kind: kind, Hash: "c1"}, NextRetry: time.Unix(1005, 0)}
+		}
+	}
+	forced := func(r *Remote) { r.CharmSHA, r.ForceUpgrade = "c2", true }
+	cases := []struct {
+		name  string
+		local func(*Local)
+		rem   func(*Remote)
+		want  string
+		wake  bool // want a wake-up at the failed hook's retry time
+	}{
+		{"forced in error: deploy, before the backoff has passed", failed(HookConfigChanged), forced, "force-deploy c2", false},
+		{"forced in error: deploy before a resolved retry", failed(HookConfigChanged),
+			func(r *Remote) { forced(r); r.Resolved, r.RetryVersion = "retry", 1 }, "force-deploy c2", false},
+		{"forced in error: deploy before a resolved no-retry", failed(HookConfigChanged),
+			func(r *Remote) { forced(r); r.Resolved, r.RetryVersion = "no-retry", 1 }, "force-deploy c2", false},
+		{"forced with a failed install", func(l *Local) { failed(HookInstall)(l); l.Installed, l.Started = false, false },
+			forced, "force-deploy c2", false},
+		{"forced over a failed upgrade-charm to a third charm", func(l *Local) {
+			failed(HookUpgradeCharm)(l)
+			l.Op.Hook.Hash, l.DeployedSHA = "c3", "c3"
+		}, forced, "force-deploy c2", false},
+		{"forced in error while dying", failed(HookConfigChanged), func(r *Remote) { forced(r); r.Life = api.Dying }, "force-deploy c2", false},
+		{"not forced in error: the old charm stays", failed(HookConfigChanged), func(r *Remote) { r.CharmSHA = "c2" }, "", true},
+		{"not forced in error, resolved: the failed hook first", failed(HookConfigChanged),
+			func(r *Remote) { r.CharmSHA, r.Resolved, r.RetryVersion = "c2", "retry", 1 }, "config-changed", false},
+		{"forced, already deployed: the usual error handling", func(l *Local) {
+			failed(HookConfigChanged)(l)
+			l.CharmSHA, l.DeployedSHA = "c2", "c2"
+		}, forced, "", true},
+		{"forced, already deployed, backoff passed: the failed hook again", func(l *Local) {
+			failed(HookConfigChanged)(l)
+			l.CharmSHA, l.DeployedSHA = "c2", "c2"
+		}, func(r *Remote) { forced(r); r.Now = time.Unix(1006, 0) }, "config-changed", false},
+		{"forced, a failed upgrade-charm has the charm on disk: no second deployment", func(l *Local) {
+			failed(HookUpgradeCharm)(l)
+			l.Op.Hook.Hash, l.DeployedSHA = "c2", "c2"
+		}, forced, "", true},
+		{"forced without a charm: nothing", failed(HookConfigChanged), func(r *Remote) { r.CharmSHA, r.ForceUpgrade = "", true }, "", true},
+		{"forced, not in error: upgrade-charm", nil, forced, "upgrade-charm", false},
+		{"forced, a queued hook runs first", func(l *Local) { l.Started = false; l.Op = *hookOp(HookInfo{Kind: HookStart}) }, forced, "start", false},
+		{"forced, a committed hook's bookkeeping first", func(l *Local) {
+			l.Op = Operation{Kind: OpRunHook, Step: Done, Hook: &HookInfo{Kind: HookConfigChanged}}
+		}, forced, "config-changed (commit)", false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			l, r := fresh(), remote()
+			if c.local != nil {
+				c.local(l)
+			}
+			if c.rem != nil {
+				c.rem(r)
+			}
+			before := l.Clone()
+			d := Resolve(l, r)
+			if got := describeOp(d); got != c.want {
+				t.Fatalf("got %q, want %q", got, c.want)
+			}
+			if d.ForceDeploy != "" && d.Op != nil {
+				t.Fatalf("a forced deployment comes with an operation %+v that would replace the failed hook", d.Op)
+			}
+			if c.wake != d.Wake.Equal(time.Unix(1005, 0)) {
+				t.Fatalf("wake %v, want the retry time: %v", d.Wake, c.wake)
+			}
+			if after, _ := json.Marshal(l); string(after) != string(must(json.Marshal(before))) {
+				t.Fatalf("Resolve changed the local state: %s", after)
+			}
+		})
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }

@@ -15,6 +15,11 @@
 //     non-parallel actions) also hold the machine lock.
 //   - Buffered hook changes reach the controller in one commit-hook request
 //     only after a zero exit.
+//   - A forced charm upgrade deploys around a failed hook
+//     (Decision.ForceDeploy) rather than replacing it in the local state.
+//   - The charm directory holds the deployed charm plus what the charm
+//     created; the manifest next to state.json lists the charm's own paths,
+//     the only ones an upgrade removes (charmFiles).
 package uniter
 
 import (
@@ -86,6 +91,7 @@ type Uniter struct {
 	log    *slog.Logger
 	state  StateFile
 	local  *Local
+	files  *charmFiles
 	leader *tracker
 	tools  *hooktools.Server
 	wakeCh chan struct{}
@@ -117,6 +123,7 @@ func New(cfg Config) (*Uniter, error) {
 	}
 	u := &Uniter{cfg: cfg, log: cfg.Logger.With("unit", cfg.Unit), state: StateFile{Path: filepath.Join(cfg.Dir, "state.json")},
 		wakeCh: make(chan struct{}, 1)}
+	u.files = &charmFiles{dir: u.charmDir(), manifest: filepath.Join(cfg.Dir, "charm-manifest.json")}
 	u.leader = newTracker(cfg.Unit, cfg.Caller.Call, cfg.Now, u.wake, func() bool {
 		u.mu.Lock()
 		defer u.mu.Unlock()
@@ -211,8 +218,8 @@ func (u *Uniter) remote(ms *api.MachineState) *Remote {
 	u.dying = urs.Life != api.Alive
 	due := u.updateDue
 	u.mu.Unlock()
-	return &Remote{Unit: u.cfg.Unit, Life: urs.Life, CharmSHA: urs.CharmSHA256, ConfigHash: configHash(urs.Config),
-		LeaderKnown: known, Leader: leader, LeaderSettingsVersion: urs.LeaderSettingsVersion,
+	return &Remote{Unit: u.cfg.Unit, Life: urs.Life, CharmSHA: urs.CharmSHA256, ForceUpgrade: urs.ForceCharmUpgrade,
+		ConfigHash: configHash(urs.Config), LeaderKnown: known, Leader: leader, LeaderSettingsVersion: urs.LeaderSettingsVersion,
 		Relations: urs.Relations, Tasks: urs.Tasks, Resolved: urs.Resolved, RetryVersion: urs.RetryVersion,
 		AutoRetry: ms.AutoRetry, UpdateStatusDue: due, BootID: u.cfg.BootID, Now: u.cfg.Now()}
 }
@@ -242,20 +249,26 @@ func (u *Uniter) loop(ctx context.Context) error {
 			continue
 		}
 		d := Resolve(u.local, r)
-		if d.Op == nil {
+		var finished bool
+		var err error
+		switch {
+		case d.ForceDeploy != "":
+			err = u.forceDeploy(ctx, d.ForceDeploy)
+		case d.Op != nil:
+			finished, err = u.runOp(ctx, d.Op, r, ms)
+		default:
 			u.setAgentStatus(ctx, u.idleStatus())
 			if err := u.waitFor(ctx, changed, d.Wake); err != nil {
 				return nil
 			}
 			continue
 		}
-		finished, err := u.runOp(ctx, d.Op, r, ms)
 		if finished {
 			u.markFinished()
 			return nil
 		}
 		if err != nil && ctx.Err() == nil {
-			u.log.Warn("operation failed; will retry", "op", d.Op.Kind, "hook", hookName(d.Op), "err", err)
+			u.log.Warn("operation failed; will retry", "op", describe(d), "err", err)
 			if err := u.waitFor(ctx, nil, u.cfg.Now().Add(time.Second)); err != nil {
 				return nil
 			}
@@ -270,11 +283,19 @@ func (u *Uniter) markFinished() {
 	u.mu.Unlock()
 }
 
-func hookName(op *Operation) string {
-	if op.Hook != nil {
-		return op.Hook.Name()
+// describe names a decision for the log.
+func describe(d Decision) string {
+	switch {
+	case d.ForceDeploy != "":
+		return "forced charm deployment " + d.ForceDeploy
+	case d.Op == nil:
+		return ""
+	case d.Op.Hook != nil:
+		return string(d.Op.Kind) + " " + d.Op.Hook.Name()
+	case d.Op.TaskID != "":
+		return string(d.Op.Kind) + " " + d.Op.TaskID
 	}
-	return op.TaskID
+	return string(d.Op.Kind)
 }
 
 // waitFor blocks until the state changes, a wake-up, or the deadline.

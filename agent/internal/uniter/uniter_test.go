@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -31,6 +32,7 @@ type fakeCtl struct {
 	calls  []string
 	status []string // agent and workload statuses set, "kind:status"
 	tasks  map[string]api.AgentTaskParams
+	charms map[string][]byte // by sha256
 }
 
 func (f *fakeCtl) Call(ctx context.Context, method string, params, out any) error {
@@ -57,6 +59,25 @@ func (f *fakeCtl) States() (*api.MachineState, <-chan struct{}) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.ms, f.notify
+}
+
+// download serves a charm archive by sha256, as the controller does.
+func (f *fakeCtl) download(_ context.Context, sha string) ([]byte, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	data, ok := f.charms[sha]
+	if !ok {
+		return nil, fmt.Errorf("charm %s: %w", sha, api.ErrNotFound)
+	}
+	return data, nil
+}
+
+// update changes the unit's remote state and tells the uniter.
+func (f *fakeCtl) update(change func(ms *api.MachineState, u *api.UnitRemoteState)) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	change(f.ms, f.ms.Units["app/0"])
+	f.bumpLocked()
 }
 
 func (f *fakeCtl) bumpLocked() {
@@ -105,6 +126,9 @@ type harness struct {
 	// canReboot offers them.
 	canReboot bool
 	reboots   atomic.Int32
+	// deployFault, if set, is injected after each step of a charm
+	// deployment (charmFiles.fault).
+	deployFault func(step string) error
 }
 
 func newHarness(t *testing.T, configChanged ...string) *harness {
@@ -122,8 +146,8 @@ func newHarness(t *testing.T, configChanged ...string) *harness {
 	ms := &api.MachineState{ModelUUID: "m", ModelName: "model", Machine: "0", Life: api.Alive, AutoRetry: true,
 		Units: map[string]*api.UnitRemoteState{"app/0": {Unit: "app/0", Application: "app", Life: api.Alive,
 			CharmSHA256: sha, Config: map[string]any{"x": "1"}, Relations: map[int]*api.RelationRemoteState{}}}}
-	return &harness{t: t, ctl: &fakeCtl{ms: ms, notify: make(chan struct{}), tasks: map[string]api.AgentTaskParams{}},
-		dir: t.TempDir(), data: data, sha: sha, tools: tools}
+	return &harness{t: t, ctl: &fakeCtl{ms: ms, notify: make(chan struct{}), tasks: map[string]api.AgentTaskParams{},
+		charms: map[string][]byte{sha: data}}, dir: t.TempDir(), data: data, sha: sha, tools: tools}
 }
 
 // run runs a uniter until cond holds on its hook log, then stops it.
@@ -139,15 +163,16 @@ func (h *harness) run(what string, cond func(hooks []string) bool) {
 	var b [8]byte
 	rand.Read(b[:])
 	u, err := New(Config{Unit: "app/0", Dir: h.dir, ToolsDir: h.tools, Caller: h.ctl, States: h.ctl.States,
-		Download: func(context.Context, string) ([]byte, error) { return h.data, nil }, Lock: noLock{},
+		Download: h.ctl.download, Lock: noLock{},
 		Logger:        slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		SocketAddress: "@drover-uniter-test-" + hex.EncodeToString(b[:]), RetryDelay: 10 * time.Millisecond, BootID: h.boot})
-	if h.canReboot {
-		u.cfg.Reboot = func(context.Context) error { h.reboots.Add(1); return nil }
-	}
 	if err != nil {
 		h.t.Fatal(err)
 	}
+	if h.canReboot {
+		u.cfg.Reboot = func(context.Context) error { h.reboots.Add(1); return nil }
+	}
+	u.files.fault = h.deployFault
 	ctx, cancel := context.WithCancel(h.t.Context())
 	done := make(chan error, 1)
 	go func() { done <- u.Run(ctx) }()
