@@ -219,7 +219,11 @@ func (u *Uniter) runAction(ctx context.Context, op *Operation, ms *api.MachineSt
 			return err
 		}
 	}
-	u.local.Op = Operation{Kind: OpRunAction, Step: Pending, TaskID: task.ID}
+	next := Operation{Kind: OpRunAction, Step: Pending, TaskID: task.ID}
+	if cur := u.local.Op; cur.Kind == OpRunHook && cur.Hook != nil {
+		next.Resume = &cur // a failed or queued hook the action runs in front of
+	}
+	u.local.Op = next
 	if err := u.save(); err != nil {
 		return err
 	}
@@ -287,6 +291,6 @@ func (u *Uniter) runAction(ctx context.Context, op *Operation, ms *api.MachineSt
 		}
 	}
 	u.local.addCompleted(task.ID)
-	u.local.Op = Operation{}
+	u.local.Op = u.local.Op.afterAction()
 	return u.save()
 }

@@ -98,6 +98,21 @@ type Operation struct {
 	Failed    bool      `json:"failed,omitempty"`
 	Attempts  int       `json:"attempts,omitempty"`
 	NextRetry time.Time `json:"next-retry,omitzero"`
+	// Resume is the hook operation an action ran in front of (a failed
+	// hook, or one the contract queued): it is the current operation again
+	// once the action is done, as Juju's runAction commits back to the
+	// interrupted hook. An action must not make a unit forget its error or
+	// skip the start that follows config-changed.
+	Resume *Operation `json:"resume,omitempty"`
+}
+
+// afterAction is the operation once the action op is done: the hook it
+// ran in front of, or none.
+func (op Operation) afterAction() Operation {
+	if op.Resume != nil {
+		return *op.Resume
+	}
+	return Operation{}
 }
 
 // RelationLocal is what the unit has committed about one relation.

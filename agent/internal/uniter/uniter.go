@@ -341,7 +341,7 @@ func (u *Uniter) recover(ctx context.Context) error {
 			return nil // the resolver re-runs the Pending action op's recovery
 		}
 		u.local.addCompleted(id)
-		u.local.Op = Operation{}
+		u.local.Op = u.local.Op.afterAction()
 		return u.save()
 	}
 	return nil
