@@ -187,6 +187,12 @@ func TestHubEndToEnd(t *testing.T) {
 		return strings.Contains(log, "running upgrade-charm hook"), nil
 	}, "kvstore ran upgrade-charm and is active again on revision 1 in %s; last:\n%s", west, describeStatusLazy(&refreshed))
 
+	// exec through the hub (demo administers the model): the command runs
+	// in the refreshed unit's charm directory.
+	if out, errs, code := demo.run("exec", "--unit", "kvstore/0", "-m", west, "--", "cat", "REFRESHED"); code != 0 || out != "2\n" {
+		t.Errorf("exec through the hub: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+
 	// Watch through the hub's websocket: a config change arrives as a delta.
 	watchConfigChange(t, cl, demo, uuids[east], east)
 
@@ -489,6 +495,7 @@ func checkAudit(t *testing.T, demo *droverCLI, s *devStack, eastUUID, westUUID s
 		}},
 		{"config", func(op, app, m string) bool { return op == "config" && app == "webapp" && m == eastUUID }},
 		{"refresh", func(op, app, m string) bool { return op == "refresh" && app == "kvstore" && m == westUUID }},
+		{"exec", func(op, units, m string) bool { return op == "exec" && units == "kvstore/0" && m == westUUID }},
 		{"other tenant's refused config", func(op, app, m string) bool {
 			return op == "config" && app == "kvstore" && m == eastUUID
 		}},
