@@ -1,9 +1,11 @@
 package uniter
 
 import (
+	"errors"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/droverhq/drover/api"
@@ -104,4 +106,41 @@ func TestUniterActionsKeepTheHookTheyRunBefore(t *testing.T) {
 			t.Fatalf("hooks %v, want [start]", got)
 		}
 	})
+}
+
+// TestUniterInterruptedUpgradeGoesFirst: an agent killed while it deployed
+// a new charm finishes the upgrade first when it starts again: an action
+// waiting meanwhile runs after upgrade-charm, not on a half-deployed charm
+// directory (Juju's resolver puts an upgrade in progress before actions
+// and hooks).
+func TestUniterInterruptedUpgradeGoesFirst(t *testing.T) {
+	h := newHarness(t)
+	v1, sha1 := versionedCharm(t, "1", map[string]string{"v1-only": "1"})
+	v2, sha2 := versionedCharm(t, "2", map[string]string{"v2-only": "2"})
+	h.publish(v1, sha1, false)
+	h.run("started", started(h))
+	var stopped atomic.Bool
+	h.deployFault = func(step string) error {
+		if step == "expanded" {
+			stopped.Store(true)
+			return errors.New("killed")
+		}
+		return nil
+	}
+	h.publish(v2, sha2, false)
+	h.run("killed", func([]string) bool { return stopped.Load() })
+	if _, ok := h.charmFile("v1-only"); !ok {
+		t.Fatal("the killed deployment went past the expansion")
+	}
+	h.deployFault = nil
+	h.enqueue(api.TaskRef{ID: "1", Action: api.ExecAction, Status: api.TaskPending, Params: map[string]any{
+		"command": `echo "exec@$(cat version)$([ -e v1-only ] && echo +v1-only)" >>hooks.log`}})
+	h.run("upgraded and exec done", func([]string) bool {
+		l := h.local()
+		return l.CharmSHA == sha2 && l.Op.Kind == OpNone && len(h.ctl.tasks) == 1
+	})
+	want := []string{"install@1", "leader-elected@1", "config-changed@1", "start@1", "upgrade-charm@2", "exec@2", "config-changed@2"}
+	if got := h.hooks(); !slices.Equal(got, want) {
+		t.Fatalf("hooks %v, want %v", got, want)
+	}
 }

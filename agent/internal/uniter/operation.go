@@ -63,6 +63,16 @@ func (u *Uniter) runHook(ctx context.Context, op *Operation, r *Remote, ms *api.
 	if op.Step == Done {
 		return u.commitHook(ctx, h)
 	}
+	if (h.Kind == HookInstall || h.Kind == HookUpgradeCharm) && u.local.Op.Hook == nil {
+		// Its preparation deploys the charm: recorded first, so an agent
+		// killed halfway through runs this hook first when it starts again
+		// (Resolve), not another hook on a half-deployed charm directory,
+		// as Juju's resolver puts an upgrade in progress first.
+		u.local.Op = Operation{Kind: OpRunHook, Step: Queued, Hook: &h}
+		if err := u.save(); err != nil {
+			return err
+		}
+	}
 	if err := u.prepareHook(ctx, &h, r); err != nil {
 		if errors.Is(err, errSkip) {
 			u.local.Op = Operation{}
@@ -200,7 +210,16 @@ func (u *Uniter) prepareHook(ctx context.Context, h *HookInfo, r *Remote) error 
 			return u.setWorkloadStatus(ctx, "maintenance", "installing charm software")
 		}
 	case HookUpgradeCharm:
-		return u.deployCharm(ctx, h.Hash)
+		if err := u.deployCharm(ctx, h.Hash); err != nil {
+			return err
+		}
+		if h.Hash == u.local.CharmSHA {
+			// An upgrade a restart interrupted, and the controller went
+			// back to the unit's charm meanwhile: its files are whole
+			// again, and there is nothing to upgrade.
+			return errSkip
+		}
+		return nil
 	case HookConfigChanged:
 		if h.Hash == "" {
 			h.Hash = r.ConfigHash

@@ -68,6 +68,19 @@ func Resolve(l *Local, r *Remote) Decision {
 	// config-changed after upgrade-charm) runs before anything else: running
 	// another hook first would replace it in l.Op and lose it.
 	queued := l.Op.Kind == OpRunHook && l.Op.Step == Queued
+	if queued && (l.Op.Hook.Kind == HookUpgradeCharm || (l.Op.Hook.Kind == HookInstall && !l.Installed)) && r.Life == api.Alive {
+		// A deployment a restart interrupted (runHook records it first):
+		// it goes on before actions and every other hook, so nothing runs
+		// on a half-deployed charm directory; to the charm the controller
+		// wants now, should it have changed meanwhile.
+		op := l.Op
+		if r.CharmSHA != "" && op.Hook.Hash != r.CharmSHA {
+			h := *op.Hook
+			h.Hash = r.CharmSHA
+			op.Hook = &h
+		}
+		return Decision{Op: &op}
+	}
 	if rebooted(l, r) && !inError && !queued && r.Life == api.Alive {
 		// Reboot detection comes first (CHARM-CONTRACT §2.2): a started
 		// unit runs start again, so its workload comes back up.

@@ -92,6 +92,8 @@ func TestResolve(t *testing.T) {
 			func(r *Remote) { r.Leader = true; r.Relations[3] = rel(3, api.Alive, nil, 0) }, "start"},
 		{"upgrade-charm on a new charm", nil, func(r *Remote) { r.CharmSHA = "c2" }, "upgrade-charm"},
 		{"upgrade before config", nil, func(r *Remote) { r.CharmSHA = "c2"; r.ConfigHash = "h2" }, "upgrade-charm"},
+		{"an interrupted upgrade goes before actions", func(l *Local) { l.Op = *hookOp(HookInfo{Kind: HookUpgradeCharm, Hash: "c2"}) },
+			func(r *Remote) { r.CharmSHA = "c2"; r.Tasks = []api.TaskRef{{ID: "7", Action: "backup"}} }, "upgrade-charm"},
 		{"joined for a new member", func(l *Local) { l.Relations[1] = localRel(1, map[string]int{}) },
 			func(r *Remote) { r.Relations[1] = rel(1, api.Alive, map[string]int{"other/1": 0, "other/0": 2}, 0) }, "db-relation-joined other/0"},
 		{"changed pending runs before other members join", func(l *Local) {
