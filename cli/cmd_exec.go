@@ -134,12 +134,12 @@ func btoi(b bool) int {
 
 // execView is one unit's juju-exec outcome, as exec prints it.
 type execView struct {
+	Task       string `json:"id" yaml:"id"`
+	Status     string `json:"status" yaml:"status"`
+	Message    string `json:"message,omitempty" yaml:"message,omitempty"`
 	ReturnCode any    `json:"return-code,omitempty" yaml:"return-code,omitempty"`
 	Stdout     string `json:"stdout,omitempty" yaml:"stdout,omitempty"`
 	Stderr     string `json:"stderr,omitempty" yaml:"stderr,omitempty"`
-	Status     string `json:"status" yaml:"status"`
-	Message    string `json:"message,omitempty" yaml:"message,omitempty"`
-	Task       string `json:"id" yaml:"id"`
 }
 
 // printExecResults prints what the commands printed. One unit's output is

@@ -119,7 +119,7 @@ func (t *Txn) DestroyMachine(req *DestroyMachineRequest) error {
 		return err
 	}
 	if len(units) > 0 && !req.Force {
-		return api.Errorf(api.CodeConflict, "machine %q still hosts unit %q", mc.ID, units[0].Name)
+		return api.Errorf(api.CodeConflict, "machine %q still hosts unit %q: remove its units first, or the machine with force", mc.ID, units[0].Name)
 	}
 	for _, u := range units {
 		// A principal's removal takes its subordinates with it.
