@@ -60,7 +60,7 @@ func TestRefreshChecksTheCharmAndCarriesSettings(t *testing.T) {
 	// With switch the name passes; web lacks the endpoints kv's
 	// integrations use, which the state refuses.
 	_, err = e.cl.SetCharm(ctx, e.model, "kv", api.SetCharmRequest{CharmSHA256: web.CharmSHA256, Switch: true})
-	wantCode(t, "a switch breaking integrations", err, api.CodeConflict, "would break relation")
+	wantCode(t, "a switch breaking integrations", err, api.CodeConflict, `it has no endpoint "cluster", which relation "kv:cluster" uses (a peer relation`)
 	_, err = e.cl.SetCharm(ctx, e.model, "kv", api.SetCharmRequest{CharmSHA256: kv.CharmSHA256[:60] + "0000"})
 	wantCode(t, "an unknown charm", err, api.CodeNotFound, "")
 

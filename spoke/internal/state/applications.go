@@ -204,7 +204,7 @@ func (t *Txn) SetCharm(req *SetCharmRequest) (*api.Application, error) {
 		return nil, err
 	}
 	if ch.Subordinate != a.Subordinate {
-		return nil, api.Errorf(api.CodeInvalid, "cannot change subordinate status of %q", a.Name)
+		return nil, api.Errorf(api.CodeInvalid, "cannot refresh %q to charm %q: a subordinate cannot become a principal, nor a principal a subordinate", a.Name, ch.Name)
 	}
 	eps := charmEndpoints(ch)
 	rels, err := t.RelationsByApplication(a.ModelUUID, a.Name)
@@ -214,8 +214,12 @@ func (t *Txn) SetCharm(req *SetCharmRequest) (*api.Application, error) {
 	for _, r := range rels {
 		for _, rep := range r.Endpoints {
 			if rep.Application == a.Name && !hasEndpoint(eps, rep.Endpoint) {
+				hint := "remove the relation first"
+				if rep.Role == api.RolePeer {
+					hint = "a peer relation stays while the application lives: the new charm must keep the endpoint"
+				}
 				return nil, api.Errorf(api.CodeConflict,
-					"cannot upgrade %q: would break relation %q (endpoint %q)", a.Name, r.Key, rep.Name)
+					"cannot refresh %q to charm %q: it has no endpoint %q, which relation %q uses (%s)", a.Name, ch.Name, rep.Name, r.Key, hint)
 			}
 		}
 	}
