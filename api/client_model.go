@@ -104,6 +104,21 @@ func (c *Client) SetCharm(ctx context.Context, model, app string, req SetCharmRe
 	return c.appAction(ctx, model, app, "charm", req)
 }
 
+// UnitRelationInfo returns a unit's relations with their data bags
+// (show-unit). It needs write access to the model: relation data may hold
+// credentials.
+func (c *Client) UnitRelationInfo(ctx context.Context, model, unit string, opts ...ReadOptions) ([]UnitRelationInfo, error) {
+	p, err := unitPath(model, unit)
+	if err != nil {
+		return nil, err
+	}
+	var out []UnitRelationInfo
+	if err := c.get(ctx, p+"/relation-info", nil, opts, &out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // Units lists a model's units.
 func (c *Client) Units(ctx context.Context, model string, opts ...ReadOptions) ([]Unit, error) {
 	var out []Unit

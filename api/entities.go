@@ -215,6 +215,28 @@ type RelationData struct {
 	Meta
 }
 
+// UnitRelationInfo is one relation of a unit as `show-unit` shows it (GET
+// .../units/{app}/{n}/relation-info): the data bags the unit's hooks read
+// and write in it.
+type UnitRelationInfo struct {
+	RelationID      int    `json:"relation-id"`
+	Endpoint        string `json:"endpoint"`
+	RelatedEndpoint string `json:"related-endpoint"`
+	// ApplicationData is the related application's bag (the unit's own
+	// application's for a peer relation).
+	ApplicationData map[string]string `json:"application-data"`
+	LocalUnit       UnitRelationData  `json:"local-unit"`
+	// RelatedUnits are the other side's units in the relation's scope.
+	RelatedUnits map[string]UnitRelationData `json:"related-units,omitempty"`
+}
+
+// UnitRelationData is one unit's bag in a relation, and whether the unit
+// is in the relation's scope.
+type UnitRelationData struct {
+	InScope bool              `json:"in-scope"`
+	Data    map[string]string `json:"data"`
+}
+
 // Lease is the leadership lease of an application.
 type Lease struct {
 	ModelUUID   string    `json:"model-uuid"`

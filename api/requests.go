@@ -37,6 +37,7 @@ import "time"
 //	GET    /v1/models/{model}/units/{app}/{n}           Unit
 //	DELETE /v1/models/{model}/units/{app}/{n}?force=true
 //	POST   /v1/models/{model}/units/{app}/{n}/resolved  ResolvedRequest → Unit
+//	GET    /v1/models/{model}/units/{app}/{n}/relation-info []UnitRelationInfo (write access)
 //	GET    /v1/models/{model}/machines                  []Machine
 //	GET    /v1/models/{model}/machines/{id}             Machine
 //	DELETE /v1/models/{model}/machines/{id}?force=true

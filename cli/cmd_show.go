@@ -1,6 +1,11 @@
 package cli
 
 import (
+	"cmp"
+	"errors"
+	"fmt"
+	"strings"
+
 	"github.com/spf13/cobra"
 
 	"github.com/droverhq/drover/api"
@@ -81,6 +86,107 @@ is 'drover config APPLICATION'.`,
 				out[name] = viewApplication(app)
 			}
 			return writeFormatted(a.Stdout, format.value, out)
+		},
+	}
+	mo.add(cmd)
+	format.add(cmd, "yaml", "yaml", "json")
+	return cmd
+}
+
+// unitView is what show-unit prints of a unit, in juju show-unit's shape.
+type unitView struct {
+	Charm           string                 `json:"charm" yaml:"charm"`
+	CharmRev        int                    `json:"charm-rev" yaml:"charm-rev"`
+	Leader          bool                   `json:"leader" yaml:"leader"`
+	Life            string                 `json:"life" yaml:"life"`
+	Machine         string                 `json:"machine,omitempty" yaml:"machine,omitempty"`
+	Principal       string                 `json:"principal,omitempty" yaml:"principal,omitempty"`
+	PublicAddress   string                 `json:"public-address,omitempty" yaml:"public-address,omitempty"`
+	OpenedPorts     []string               `json:"opened-ports" yaml:"opened-ports"`
+	WorkloadVersion string                 `json:"workload-version,omitempty" yaml:"workload-version,omitempty"`
+	WorkloadStatus  api.StatusDetail       `json:"workload-status" yaml:"workload-status"`
+	JujuStatus      api.StatusDetail       `json:"juju-status" yaml:"juju-status"`
+	RelationInfo    []api.UnitRelationInfo `json:"relation-info,omitempty" yaml:"relation-info,omitempty"`
+}
+
+// findUnit finds a unit (principal or subordinate) in a model's status.
+func findUnit(fs *api.FullStatus, name string) (api.UnitStatus, string, bool) {
+	for _, as := range fs.Applications {
+		for un, u := range as.Units {
+			if un == name {
+				return u, "", true
+			}
+			if s, ok := u.Subordinates[name]; ok {
+				return s, un, true
+			}
+		}
+	}
+	return api.UnitStatus{}, "", false
+}
+
+func (a *App) showUnitCmd() *cobra.Command {
+	var mo modelOpt
+	var format formatOpt
+	cmd := &cobra.Command{
+		Use:   "show-unit UNIT...",
+		Short: "Show units' details, with their relations' data",
+		Long: `Shows each unit's charm, leadership, life, machine, address, opened ports
+and statuses, and its relation-info, as 'juju show-unit' does: for each
+relation, the related application's data bag, the unit's own bag, and the
+related units in scope with theirs.
+
+Relation data may hold credentials, so it needs write access to the model
+(Juju shows it to readers): with read access the unit is shown without it.`,
+		Example: "  drover show-unit kv/0\n  drover show-unit kv/0 web/0 --format json",
+		Args:    minArgs(1, "at least one unit (app/N)"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := format.check(); err != nil {
+				return err
+			}
+			for _, u := range args {
+				if app, n, ok := strings.Cut(u, "/"); !ok || app == "" || n == "" {
+					return usagef("%q is not a unit name (app/N)", u)
+				}
+			}
+			mc, err := a.dialModel(cmd.Context(), mo.ref)
+			if err != nil {
+				return err
+			}
+			defer mc.client.Close()
+			fs, err := mc.client.Status(cmd.Context(), mc.uuid)
+			if err != nil {
+				return err
+			}
+			out := map[string]unitView{}
+			withheld := false
+			for _, name := range args {
+				us, principal, ok := findUnit(fs, name)
+				if !ok {
+					return fmt.Errorf("unit %q not found in model %q; 'drover status' lists them", name, mc.model)
+				}
+				app := fs.Applications[strings.SplitN(name, "/", 2)[0]]
+				v := unitView{Charm: app.CharmName, CharmRev: app.CharmRev, Leader: us.Leader, Life: cmp.Or(us.JujuStatus.Life, "alive"),
+					Machine: us.Machine, Principal: principal, PublicAddress: us.PublicAddress, OpenedPorts: us.OpenPorts,
+					WorkloadVersion: app.Version, WorkloadStatus: us.WorkloadStatus, JujuStatus: us.JujuStatus}
+				if v.OpenedPorts == nil {
+					v.OpenedPorts = []string{}
+				}
+				v.RelationInfo, err = mc.client.UnitRelationInfo(cmd.Context(), mc.uuid, name)
+				if errors.Is(err, api.ErrForbidden) {
+					withheld, err = true, nil
+				}
+				if err != nil {
+					return err
+				}
+				out[name] = v
+			}
+			if err := writeFormatted(a.Stdout, format.value, out); err != nil {
+				return err
+			}
+			if withheld {
+				fmt.Fprintln(a.Stderr, "Relation data is not shown: it needs write access to the model.")
+			}
+			return nil
 		},
 	}
 	mo.add(cmd)

@@ -134,7 +134,8 @@ const modelCallRoute = "/v1/models/{uuid}/*"
 // upgrade or a followed stream, which handleModelProxy tracks: live.go),
 // its path unescaped as the router sees it.
 func memoizableCall(r *http.Request) (string, bool) {
-	if (r.Method != http.MethodGet && r.Method != http.MethodHead) || r.URL.RawPath != "" || len(r.Header["Upgrade"]) > 0 || longLived(r) {
+	if (r.Method != http.MethodGet && r.Method != http.MethodHead) || r.URL.RawPath != "" || len(r.Header["Upgrade"]) > 0 || longLived(r) ||
+		relationDataRead(r) { // decided as a write: remembered reads must not serve it
 		return "", false
 	}
 	rest, ok := strings.CutPrefix(r.URL.Path, "/v1/models/")

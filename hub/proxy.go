@@ -28,6 +28,8 @@ func (s *Server) handleModelProxy(w http.ResponseWriter, r *http.Request) {
 	rest := strings.TrimPrefix(r.URL.Path, "/v1/models/"+id)
 	rel, access := authz.Writer, spokeWrite
 	switch {
+	case relationDataRead(r):
+		// Relation data may hold credentials: writers only (show-unit).
 	case safeMethod(r.Method):
 		rel, access = authz.Reader, spokeRead
 	case r.Method == http.MethodDelete && (rest == "" || rest == "/"):
@@ -84,6 +86,12 @@ func (s *Server) handleModelProxy(w http.ResponseWriter, r *http.Request) {
 		defer done()
 	}
 	s.forward(w, r, c.Name, sc, tok)
+}
+
+// relationDataRead reports whether r reads a unit's relation data, which
+// needs write access, not read (docs/hub.md).
+func relationDataRead(r *http.Request) bool {
+	return safeMethod(r.Method) && strings.HasSuffix(strings.TrimRight(r.URL.Path, "/"), "/relation-info")
 }
 
 // execRequest reports whether the request's body, as the audit read it,

@@ -317,6 +317,8 @@ func TestProxyAuthorizationMatrix(t *testing.T) {
 			body: obj("charm-sha256", f.kv2SHA), want: write(200)},
 		{name: "GET units", method: "GET", path: mp + "/units", want: read},
 		{name: "GET unit", method: "GET", path: mp + "/units/kv-writer/0", want: read},
+		// Relation data may hold credentials: writers only (show-unit).
+		{name: "GET unit relation-info", method: "GET", path: mp + "/units/kv-writer/0/relation-info", want: write(200)},
 		// Answered by the controller: the unit is not in error.
 		{name: "POST resolved", method: "POST", path: mp + "/units/kv-{role}/0/resolved", body: obj(), want: write(409)},
 		{name: "GET machines", method: "GET", path: mp + "/machines", want: read},

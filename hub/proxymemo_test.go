@@ -43,3 +43,34 @@ func TestRememberedReadsFollowRevocation(t *testing.T) {
 		t.Fatal("a refused read was remembered")
 	}
 }
+
+// TestRememberedReadsDoNotServeRelationData: relation data needs write
+// access, so a writer whose reads of the model are remembered (with a
+// controller token that only reads) still gets it, decided afresh, and a
+// reader with remembered reads is still refused.
+func TestRememberedReadsDoNotServeRelationData(t *testing.T) {
+	f := newProxyFixture(t)
+	code, b := f.do(http.MethodPost, "/v1/models/"+f.model+"/applications", f.token(f.alice, time.Minute, ""),
+		map[string]any{"application": "kv", "charm-sha256": f.charmSHA, "num-units": 1})
+	if code != http.StatusCreated {
+		t.Fatalf("deploy: %d %s", code, b)
+	}
+	info := "/v1/models/" + f.model + "/units/kv/0/relation-info"
+	for _, c := range []struct {
+		who  string
+		tok  string
+		want int
+	}{{"writer", f.token(f.will, time.Minute, ""), http.StatusOK}, {"reader", f.token(f.rita, time.Minute, ""), http.StatusForbidden}} {
+		for range 2 {
+			if code, b := f.do(http.MethodGet, "/v1/models/"+f.model+"/status", c.tok, nil); code != http.StatusOK {
+				t.Fatalf("%s's status: %d %s", c.who, code, b)
+			}
+		}
+		if !f.hub.RemembersRead(c.tok, f.model) {
+			t.Fatalf("the %s's reads were not remembered", c.who)
+		}
+		if code, b := f.do(http.MethodGet, info, c.tok, nil); code != c.want {
+			t.Fatalf("%s's relation-info after remembered reads: %d %s, want %d", c.who, code, b, c.want)
+		}
+	}
+}

@@ -193,6 +193,13 @@ func TestHubEndToEnd(t *testing.T) {
 		t.Errorf("exec through the hub: exit %d, stdout %q, stderr %q", code, out, errs)
 	}
 
+	// show-unit through the hub: webapp/0's relation with kvstore, with
+	// kvstore/0's bag (its address) as webapp's hooks read it.
+	if out := demo.ok("show-unit", "webapp/0", "-m", east); !strings.Contains(out, "webapp/0:\n  charm: webapp\n") ||
+		!regexp.MustCompile(`(?s)endpoint: db\n\s+related-endpoint: kv\n.*related-units:\n\s+kvstore/0:\n\s+in-scope: true\n\s+data:\n.*ingress-address: 127\.0\.0\.1`).MatchString(out) {
+		t.Errorf("show-unit webapp/0 through the hub:\n%s", out)
+	}
+
 	// Watch through the hub's websocket: a config change arrives as a delta.
 	watchConfigChange(t, cl, demo, uuids[east], east)
 

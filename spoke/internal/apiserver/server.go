@@ -267,6 +267,7 @@ func (s *Server) userRoutes(r chi.Router) {
 		r.Get("/units/{app}/{n}", s.getUnit)
 		r.Delete("/units/{app}/{n}", s.removeUnit)
 		r.Post("/units/{app}/{n}/resolved", s.resolved)
+		r.Get("/units/{app}/{n}/relation-info", s.unitRelationInfo)
 
 		r.Get("/machines", s.listMachines)
 		r.Get("/machines/{id}", s.getMachine)
