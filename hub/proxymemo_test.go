@@ -1,9 +1,13 @@
 package hub_test
 
 import (
+	"errors"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/droverhq/drover/api"
 )
 
 // TestRememberedReadsFollowRevocation: a reader's proxied read is
@@ -72,5 +76,38 @@ func TestRememberedReadsDoNotServeRelationData(t *testing.T) {
 		if code, b := f.do(http.MethodGet, info, c.tok, nil); code != c.want {
 			t.Fatalf("%s's relation-info after remembered reads: %d %s, want %d", c.who, code, b, c.want)
 		}
+	}
+}
+
+// TestControllerChecksWhatTheHubDecides: the controller does not take the
+// hub's word on which routes an access allows: a read token gets no
+// relation data and a write token runs no juju exec there either.
+func TestControllerChecksWhatTheHubDecides(t *testing.T) {
+	f := newProxyFixture(t)
+	ctx := t.Context()
+	code, b := f.do(http.MethodPost, "/v1/models/"+f.model+"/applications", f.token(f.alice, time.Minute, ""),
+		map[string]any{"application": "kv", "charm-sha256": f.charmSHA, "num-units": 1})
+	if code != http.StatusCreated {
+		t.Fatalf("deploy: %d %s", code, b)
+	}
+	mp := "/v1/models/" + f.model
+	exec := api.RunActionRequest{Action: api.ExecAction, Receivers: []string{"kv/0"}, Params: map[string]any{"command": "id"}}
+	for _, c := range []struct {
+		what, access, method, path string
+		in                         any
+		want                       string
+	}{
+		{"relation data with read access", "read", http.MethodGet, mp + "/units/kv/0/relation-info", nil, "relation data needs write access"},
+		{"juju exec with write access", "write", http.MethodPost, mp + "/actions", exec, "juju-exec needs admin access"},
+	} {
+		err := f.hub.CallSpoke(ctx, "east", f.alice, c.access, f.model, c.method, c.path, c.in, nil)
+		var e *api.Error
+		if !errors.As(err, &e) || e.Code != api.CodeForbidden || !strings.Contains(e.Message, c.want) {
+			t.Errorf("%s: %v, want forbidden: %s", c.what, err, c.want)
+		}
+	}
+	var infos []api.UnitRelationInfo
+	if err := f.hub.CallSpoke(ctx, "east", f.alice, "write", f.model, http.MethodGet, mp+"/units/kv/0/relation-info", nil, &infos); err != nil || infos == nil {
+		t.Errorf("relation data with write access: %+v %v", infos, err)
 	}
 }
