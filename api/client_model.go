@@ -104,6 +104,15 @@ func (c *Client) SetCharm(ctx context.Context, model, app string, req SetCharmRe
 	return c.appAction(ctx, model, app, "charm", req)
 }
 
+// CancelTask cancels a pending task (juju cancel-task).
+func (c *Client) CancelTask(ctx context.Context, model, id string) (*Task, error) {
+	var out Task
+	if err := c.call(ctx, &request{method: http.MethodPost, path: modelPath(model, "tasks", id, "cancel")}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
 // UnitRelationInfo returns a unit's relations with their data bags
 // (show-unit). It needs write access to the model: relation data may hold
 // credentials.

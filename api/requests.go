@@ -47,6 +47,7 @@ import "time"
 //	POST   /v1/models/{model}/actions   RunActionRequest → []Task
 //	GET    /v1/models/{model}/tasks?receiver=&status=   []Task
 //	GET    /v1/models/{model}/tasks/{id}?wait=30s       Task (wait: until finished)
+//	POST   /v1/models/{model}/tasks/{id}/cancel         Task (a pending one: cancelled)
 //	GET    /v1/models/{model}/status-history?entity=&kind=&limit= []StatusHistoryEntry
 //
 // Reads accept ?index=N (wait until the node has applied raft index N) and

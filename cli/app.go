@@ -183,7 +183,7 @@ account's credentials for 'drover login'.`,
 	add(groupApp, a.deployCmd(), a.configCmd(), a.addUnitCmd(), a.removeUnitCmd(), a.scaleCmd(),
 		a.removeApplicationCmd(), a.exposeCmd(true), a.exposeCmd(false), a.integrateCmd(), a.removeRelationCmd(), a.refreshCmd(),
 		a.machinesCmd(), a.removeMachineCmd(), a.showApplicationCmd(), a.showUnitCmd())
-	add(groupOps, a.statusCmd(), a.runCmd(), a.execCmd(), a.showTaskCmd(), a.actionsCmd(), a.resolvedCmd(),
+	add(groupOps, a.statusCmd(), a.runCmd(), a.execCmd(), a.showTaskCmd(), a.cancelTaskCmd(), a.actionsCmd(), a.resolvedCmd(),
 		a.showStatusLogCmd(), a.debugLogCmd())
 	add(groupClient, a.versionCmd(), a.completionCmd())
 	root.InitDefaultHelpCmd() // now, so that Find and the shell know it

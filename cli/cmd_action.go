@@ -230,6 +230,42 @@ for it to finish first. A task stays pending until the unit's agent runs it.`,
 	return cmd
 }
 
+func (a *App) cancelTaskCmd() *cobra.Command {
+	var mo modelOpt
+	cmd := &cobra.Command{
+		Use:   "cancel-task ID...",
+		Short: "Cancel pending tasks",
+		Long: `Cancels tasks that are still pending: their units never run them. A task
+already running is not stopped (it is refused, with its status), nor one
+that has finished.`,
+		Example: "  drover cancel-task 3\n  drover cancel-task 3 4 5",
+		Args:    minArgs(1, "at least one task id"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			mc, err := a.dialModel(cmd.Context(), mo.ref)
+			if err != nil {
+				return err
+			}
+			defer mc.client.Close()
+			var failed []string
+			for _, id := range args {
+				t, err := mc.client.CancelTask(cmd.Context(), mc.uuid, id)
+				if err != nil {
+					fmt.Fprintf(a.Stderr, "ERROR cancelling task %s: %s\n", id, explain(err, a.atHub))
+					failed = append(failed, id)
+					continue
+				}
+				fmt.Fprintf(a.Stdout, "Cancelled task %s (%s on %s)\n", t.ID, t.Action, t.Receiver)
+			}
+			if len(failed) > 0 {
+				return fmt.Errorf("%d of %d tasks could not be cancelled", len(failed), len(args))
+			}
+			return nil
+		},
+	}
+	mo.add(cmd)
+	return cmd
+}
+
 func (a *App) actionsCmd() *cobra.Command {
 	var mo modelOpt
 	var format formatOpt

@@ -79,6 +79,8 @@ func modelOperation(method, rest string, body map[string]any) (op, target string
 		return "remove-machine", seg[1]
 	case method == http.MethodDelete && len(seg) == 3 && seg[0] == "units":
 		return "remove-unit", seg[1] + "/" + seg[2]
+	case method == http.MethodPost && len(seg) == 3 && seg[0] == "tasks" && seg[2] == "cancel":
+		return "cancel-task", seg[1]
 	case method == http.MethodPost && len(seg) == 4 && seg[0] == "units" && seg[3] == "resolved":
 		return "resolved", seg[1] + "/" + seg[2]
 	case len(seg) == 3 && seg[0] == "applications":

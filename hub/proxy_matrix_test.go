@@ -213,6 +213,17 @@ func routeMatching(method, path string) string {
 	return ""
 }
 
+// pendingTaskOf is the id of a pending task of the role's kv unit ("0"
+// when it has none: the request is refused before it matters).
+func (f *proxyFixture) pendingTaskOf(role string) string {
+	code, b := f.do("GET", "/v1/models/"+f.model+"/tasks?status=pending&receiver=kv-"+role+"/0", f.token(f.alice, time.Minute, ""), nil)
+	var tasks []api.Task
+	if code != http.StatusOK || json.Unmarshal(b, &tasks) != nil || len(tasks) == 0 {
+		return "0"
+	}
+	return tasks[0].ID
+}
+
 // machineOf is the machine of a unit ("0" when there is no such unit: the
 // request is refused before it matters).
 func (f *proxyFixture) machineOf(unit string) string {
@@ -334,6 +345,8 @@ func TestProxyAuthorizationMatrix(t *testing.T) {
 			body: obj("action", api.ExecAction, "receivers", []string{"kv-{role}/0"}, "params", map[string]any{"command": "true"}),
 			want: [4]int{404, 403, 403, 201}},
 		{name: "GET tasks", method: "GET", path: mp + "/tasks", want: read},
+		{name: "POST task cancel", method: "POST", pathFor: func(role string) string { return mp + "/tasks/" + f.pendingTaskOf(role) + "/cancel" },
+			want: write(200)},
 		{name: "GET task", method: "GET", path: mp + "/tasks/0", want: read},
 		{name: "GET logs", method: "GET", path: mp + "/logs", want: read},
 		{name: "DELETE relation", method: "DELETE", pathFor: func(role string) string { return mp + "/relations/" + f.relationOf(role) },
@@ -432,7 +445,7 @@ func TestProxyAuthorizationMatrix(t *testing.T) {
 			}
 		}
 		for _, want := range []string{"model-config 403", "model-config 200", "deploy 201", "destroy-model 202", "destroy-model 403",
-			"integrate 201", "run 201", "remove-unit 202", "resolved 409", "add-charm 201", "refresh 200", "exec 201", "exec 403"} {
+			"integrate 201", "run 201", "remove-unit 202", "resolved 409", "add-charm 201", "refresh 200", "exec 201", "exec 403", "cancel-task 200"} {
 			if got[want] == 0 {
 				return false, fmt.Errorf("audit lacks %q: %v", want, got)
 			}

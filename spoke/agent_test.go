@@ -238,3 +238,27 @@ func TestAgentFailsOverToAnotherNode(t *testing.T) {
 	defer b.close()
 	b.waitState(t, "state after failover", func(st *api.MachineState) bool { return st.Units["kv/0"].Config["mode"] == "disk" })
 }
+
+// TestCancelledTasksAreNotRun: a pending task cancelled leaves the unit's
+// state (its agent never runs it); a task no longer pending cannot be
+// cancelled.
+func TestCancelledTasksAreNotRun(t *testing.T) {
+	e := newAgentEnv(t, 1)
+	ctx := t.Context()
+	kv0 := e.dial(t, 0, "0")
+	tasks, err := e.cl.RunAction(ctx, e.model, api.RunActionRequest{Receivers: []string{"kv/0"}, Action: "compact"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := tasks[0].ID
+	kv0.waitState(t, "the task", func(st *api.MachineState) bool { return len(st.Units["kv/0"].Tasks) == 1 })
+	task, err := e.cl.CancelTask(ctx, e.model, id)
+	if err != nil || task.Status != api.TaskCancelled || task.Completed.IsZero() {
+		t.Fatalf("cancel: %+v %v", task, err)
+	}
+	kv0.waitState(t, "no task", func(st *api.MachineState) bool { return len(st.Units["kv/0"].Tasks) == 0 })
+	_, err = e.cl.CancelTask(ctx, e.model, id)
+	wantCode(t, "cancelling a cancelled task", err, api.CodeConflict, "is cancelled")
+	_, err = e.cl.CancelTask(ctx, e.model, "999")
+	wantCode(t, "cancelling a task that does not exist", err, api.CodeNotFound, "")
+}

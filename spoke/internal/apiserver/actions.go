@@ -167,6 +167,19 @@ func taskDone(t *api.Task) bool {
 	return false
 }
 
+// cancelTask cancels a pending task (juju cancel-task): its unit never
+// runs it. A task already running, or finished, is a conflict: an action
+// is not stopped half-way.
+func (s *Server) cancelTask(w http.ResponseWriter, r *http.Request) {
+	var t api.Task
+	idx, err := s.propose(r, state.CancelTaskType, &state.CancelTaskRequest{ModelUUID: modelOf(r), ID: chi.URLParam(r, "id"), Now: s.now()}, &t)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeIndexed(w, http.StatusOK, idx, &t)
+}
+
 // getTask answers at once, or with ?wait=DURATION when the task finishes
 // (or the wait ends), like `juju show-task --wait`.
 func (s *Server) getTask(w http.ResponseWriter, r *http.Request) {

@@ -280,6 +280,7 @@ func (s *Server) userRoutes(r chi.Router) {
 		r.Post("/actions", s.runAction)
 		r.Get("/tasks", s.listTasks)
 		r.Get("/tasks/{id}", s.getTask)
+		r.Post("/tasks/{id}/cancel", s.cancelTask)
 		r.Get("/logs", s.getLogs)
 	})
 }
