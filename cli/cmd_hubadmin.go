@@ -538,6 +538,11 @@ func (a *App) hubControllers(ctx context.Context, ctl string) error {
 		if dep, _ := m["deprecated"].(bool); dep {
 			health += ", deprecated" // takes no new models
 		}
+		h, _ := m["health"].(map[string]any)
+		if n, _ := h["models-not-indexed"].(float64); n > 0 {
+			// More models than the hub indexes for one controller.
+			health += fmt.Sprintf(", %s models not indexed (limit %s)", jsonInt(n), jsonInt(h["model-limit"]))
+		}
 		fmt.Fprintf(tw, "%v\t%v\t%v\t%v\t%v\t%v\n", str("name"), str("region"), str("cloud"), health, seen, jsonInt(m["event-index"]))
 	}
 	return tw.Flush()

@@ -190,6 +190,7 @@ func TestHubControllersTable(t *testing.T) {
 	mux.HandleFunc("GET /v1/controllers", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{"controllers":[{"name":"east","region":"east","status":"connected","event-index":12345678,"last-seen":"2026-11-21T21:30:00.5Z","ca-cert":"PEM"},
+			{"name":"north","region":"north","status":"connected","health":{"models-not-indexed":2,"model-limit":20000}},
 			{"name":"west","region":"west","cloud":"aws","status":"unknown","deprecated":true}]}`))
 	})
 	mux.HandleFunc("GET /v1/whoami", func(w http.ResponseWriter, r *http.Request) {
@@ -206,9 +207,10 @@ func TestHubControllersTable(t *testing.T) {
 	if code := a.Run(t.Context(), []string{"controllers"}); code != 0 {
 		t.Fatalf("controllers: exit %d: %s", code, errb)
 	}
-	want := `Controller  Region  Cloud  Health               Last contact          Event index
-east        east    -      connected            2026-11-21 21:30:00Z  12345678
-west        west    aws    unknown, deprecated  -                     -
+	want := `Controller  Region  Cloud  Health                                         Last contact          Event index
+east        east    -      connected                                      2026-11-21 21:30:00Z  12345678
+north       north   -      connected, 2 models not indexed (limit 20000)  -                     -
+west        west    aws    unknown, deprecated                            -                     -
 `
 	if !strings.HasSuffix(out.String(), want) {
 		t.Errorf("controllers:\n%s\nwant it to end with\n%s", out, want)
@@ -227,7 +229,7 @@ west        west    aws    unknown, deprecated  -                     -
 		t.Fatalf("%v: %s", err, out)
 	}
 	behind := doc.Controllers["hub"].Behind
-	if len(behind) != 2 || behind[0]["name"] != "east" || behind[0]["event-index"] != float64(12345678) || behind[0]["ca-cert"] != nil {
+	if len(behind) != 3 || behind[0]["name"] != "east" || behind[0]["event-index"] != float64(12345678) || behind[0]["ca-cert"] != nil {
 		t.Errorf("controllers behind the hub in JSON: %+v", behind)
 	}
 	// set-controller-deprecated, and --false.

@@ -94,6 +94,13 @@ type Config struct {
 	// models whole again (a reset), repairing whatever the index came to
 	// hold wrong (default 1h).
 	IndexResyncEvery time.Duration
+	// MaxControllerModels bounds the models the index holds for one
+	// controller when it adopts those created on the controller directly
+	// (default 20,000; negative: no bound). A controller registered by an
+	// organization is that organization's to run: past the bound, the
+	// models it makes are not indexed, so it cannot fill the hub's
+	// database. Models placed through the hub are not refused.
+	MaxControllerModels int
 
 	Logger *slog.Logger
 	Now    func() time.Time

@@ -48,7 +48,15 @@ type indexer struct {
 	// wrong while it was at the controller's index
 	// (drover_hub_index_resyncs_total, drover_hub_index_drift_repaired_total).
 	resyncs, drifted atomic.Int64
+	// maxModels bounds adoption (Config.MaxControllerModels; 0: none);
+	// unadopted counts the models left unindexed past it
+	// (drover_hub_models_not_adopted_total).
+	maxModels int
+	unadopted atomic.Int64
 }
+
+// defaultMaxControllerModels is Config.MaxControllerModels's default.
+const defaultMaxControllerModels = 20000
 
 // defaultIndexResync is Config.IndexResyncEvery's default.
 const defaultIndexResync = time.Hour
@@ -58,7 +66,14 @@ func newIndexer(s *Server) *indexer {
 	if every <= 0 {
 		every = defaultIndexResync
 	}
-	return &indexer{s: s, kickc: make(chan struct{}, 1), poll: 5 * time.Second, resyncEvery: every}
+	limit := s.cfg.MaxControllerModels
+	switch {
+	case limit == 0:
+		limit = defaultMaxControllerModels
+	case limit < 0:
+		limit = 0
+	}
+	return &indexer{s: s, kickc: make(chan struct{}, 1), poll: 5 * time.Second, resyncEvery: every, maxModels: limit}
 }
 
 // errResync ends a subscription that is due to start again from a reset.
@@ -170,7 +185,7 @@ func (ix *indexer) follow(ctx context.Context, id string) {
 	backoff := 200 * time.Millisecond
 	// The first subscription resumes; a full reset follows every
 	// resyncEvery.
-	fs := &following{lastReset: time.Now()}
+	fs := &following{lastReset: time.Now(), models: -1, unadopted: map[string]bool{}}
 	for ctx.Err() == nil {
 		c, err := ix.s.store.ControllerByUUID(ctx, id)
 		if err != nil {
@@ -215,7 +230,17 @@ const readTimeout = 75 * time.Second
 type following struct {
 	// lastReset is when the hub last applied a reset of the controller.
 	lastReset time.Time
+	// models is how many models the index holds for the controller, -1
+	// until counted in the frame being applied (roomFor).
+	models int
+	// unadopted are the models the controller lists that the index left
+	// out, past Config.MaxControllerModels (at most maxUnadoptedTracked).
+	unadopted map[string]bool
 }
+
+// maxUnadoptedTracked bounds following.unadopted: the hub's memory is not
+// the controller's to fill either.
+const maxUnadoptedTracked = 100000
 
 // subscribe follows the controller until the subscription fails, or until
 // it is due for a resynchronisation (errResync): the next subscription
@@ -293,7 +318,7 @@ func (ix *indexer) subscribe(ctx context.Context, c store.Controller, fs *follow
 			return fmt.Errorf("the controller answered a subscription from index 0 without a reset (a %q frame first)", f.Type)
 		}
 		fromZero = false
-		if err := ix.apply(ctx, &c, &f); err != nil {
+		if err := ix.apply(ctx, &c, &f, fs); err != nil {
 			return err
 		}
 		if f.Type == api.EventFrameReset {
@@ -306,7 +331,7 @@ func (ix *indexer) subscribe(ctx context.Context, c store.Controller, fs *follow
 
 // apply brings the index up to date with one frame and records the
 // controller as connected at the frame's index.
-func (ix *indexer) apply(ctx context.Context, c *store.Controller, f *api.EventFrame) error {
+func (ix *indexer) apply(ctx context.Context, c *store.Controller, f *api.EventFrame, fs *following) error {
 	st := ix.s.store
 	now := ix.s.cfg.Now()
 	if len(f.APIAddresses) > 0 && !slices.Equal(f.APIAddresses, c.APIAddresses) {
@@ -326,7 +351,12 @@ func (ix *indexer) apply(ctx context.Context, c *store.Controller, f *api.EventF
 		if same, err = ix.reset(ctx, c, f); err != nil {
 			return err
 		}
+		clear(fs.unadopted) // the reset lists them all again
 	}
+	// Counted afresh in each frame that adopts: models placed through the
+	// hub meanwhile count too.
+	fs.models = -1
+	unadopted := 0
 	for _, m := range f.Models {
 		if same[m.UUID] {
 			continue // a reset repeating what the index holds writes nothing
@@ -338,13 +368,33 @@ func (ix *indexer) apply(ctx context.Context, c *store.Controller, f *api.EventF
 		if err != nil {
 			return err
 		}
+		delete(fs.unadopted, m.UUID)
 		if !indexed && m.Life == api.Alive {
-			if err := ix.adopt(ctx, *c, sum, m.Owner); err != nil {
+			if ok, err := ix.roomFor(ctx, c, fs); err != nil {
 				return err
+			} else if !ok {
+				if !fs.unadopted[m.UUID] && len(fs.unadopted) < maxUnadoptedTracked {
+					fs.unadopted[m.UUID] = true
+				}
+				unadopted++
+				continue
+			}
+			adopted, err := ix.adopt(ctx, *c, sum, m.Owner)
+			if err != nil {
+				return err
+			}
+			if adopted && fs.models >= 0 {
+				fs.models++
 			}
 		}
 	}
+	if unadopted > 0 {
+		ix.unadopted.Add(int64(unadopted))
+		ix.s.cfg.Logger.Warn("indexer: the controller holds more models than the hub indexes for one controller: not adopting the others",
+			"controller", c.Name, "limit", ix.maxModels, "not-adopted", unadopted)
+	}
 	for _, id := range f.Removed {
+		delete(fs.unadopted, id)
 		if m, err := st.ModelByUUID(ctx, id); err != nil || m.ControllerUUID != c.UUID {
 			continue
 		}
@@ -356,7 +406,28 @@ func (ix *indexer) apply(ctx context.Context, c *store.Controller, f *api.EventF
 	if f.Index >= c.EventIndex {
 		c.EventIndex, c.EventMark = f.Index, f.Mark
 	}
-	return st.SetControllerHealth(ctx, c.UUID, statusConnected, map[string]any{}, f.Index, f.Mark, now)
+	health := map[string]any{}
+	if n := len(fs.unadopted); n > 0 {
+		health["models-not-indexed"], health["model-limit"] = n, ix.maxModels
+	}
+	return st.SetControllerHealth(ctx, c.UUID, statusConnected, health, f.Index, f.Mark, now)
+}
+
+// roomFor reports whether the index may adopt one more model of c
+// (Config.MaxControllerModels). The count is read from the index once per
+// frame, and kept up to date with the frame's adoptions.
+func (ix *indexer) roomFor(ctx context.Context, c *store.Controller, fs *following) (bool, error) {
+	if ix.maxModels == 0 {
+		return true, nil
+	}
+	if fs.models < 0 {
+		n, err := ix.s.store.CountControllerModels(ctx, c.UUID)
+		if err != nil {
+			return false, err
+		}
+		fs.models = n
+	}
+	return fs.models < ix.maxModels, nil
 }
 
 // reset applies what a reset frame says beyond its summaries. A reset
@@ -431,11 +502,11 @@ func (ix *indexer) reset(ctx context.Context, c *store.Controller, f *api.EventF
 // grant but the structural ones. A model whose every candidate name is
 // taken is skipped (and tried again on its next event or reset): one
 // model never stops the frame.
-func (ix *indexer) adopt(ctx context.Context, c store.Controller, m store.Model, spokeOwner string) error {
+func (ix *indexer) adopt(ctx context.Context, c store.Controller, m store.Model, spokeOwner string) (bool, error) {
 	if err := api.CheckModelName(m.Name); err != nil {
 		// No controller of ours names a model so: not indexed.
 		ix.s.cfg.Logger.Warn("indexer: not adopting a model with an invalid name", "controller", c.Name, "uuid", m.UUID, "err", err)
-		return nil
+		return false, nil
 	}
 	m.Org = c.Org
 	if m.Org == "" {
@@ -445,12 +516,12 @@ func (ix *indexer) adopt(ctx context.Context, c store.Controller, m store.Model,
 		SpokeOwner: spokeOwner, At: ix.s.cfg.Now()})
 	if errors.Is(err, store.ErrAlreadyExists) {
 		ix.s.cfg.Logger.Warn("indexer: cannot adopt model", "controller", c.Name, "model", m.UUID, "err", err)
-		return nil
+		return false, nil
 	}
 	if err != nil || !adopted {
-		return err
+		return false, err
 	}
 	ix.s.outbox.Kick()
 	ix.s.cfg.Logger.Info("indexer: adopted model", "controller", c.Name, "model", got.UUID, "name", got.Name, "org", got.Org)
-	return nil
+	return true, nil
 }

@@ -103,6 +103,14 @@ func (s *Store) ForgetModels(ctx context.Context, id string, models []string, at
 	return forgotten, err
 }
 
+// CountControllerModels is how many models the index holds for
+// controller id (the adoption bound's count).
+func (s *Store) CountControllerModels(ctx context.Context, id string) (int, error) {
+	var n int
+	err := s.pool.QueryRow(ctx, `SELECT count(*) FROM models WHERE controller_uuid = $1`, id).Scan(&n)
+	return n, pgErr("count controller models", err)
+}
+
 // ControllerSummaries returns the summary the index holds of each model on
 // controller id (UUID, life, status, counts), by UUID.
 func (s *Store) ControllerSummaries(ctx context.Context, id string) (map[string]Model, error) {
