@@ -135,7 +135,8 @@ func (s *Server) getModel(w http.ResponseWriter, r *http.Request) {
 }
 
 // destroyModel makes the model dying; an empty model is removed at once.
-// With force every application and machine is removed first.
+// With force every application and machine is removed first, in the same
+// command.
 func (s *Server) destroyModel(w http.ResponseWriter, r *http.Request) {
 	force, ok := boolParam(w, r, "force")
 	if !ok {
@@ -147,27 +148,8 @@ func (s *Server) destroyModel(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	if force {
-		// What is gone by the time its removal is proposed (the provisioner
-		// released a machine whose units went with their application) is
-		// what force asks for: not an error.
-		apps, _ := snap.ListApplications(uuid)
-		for _, a := range apps {
-			if _, err := s.propose(r, state.DestroyApplicationType, &state.DestroyApplicationRequest{ModelUUID: uuid, App: a.Name, Force: true}, nil); err != nil && api.CodeOf(err) != api.CodeNotFound {
-				writeError(w, r, err)
-				return
-			}
-		}
-		machines, _ := s.b.Store().Snapshot().ListMachines(uuid)
-		for _, m := range machines {
-			if _, err := s.propose(r, state.DestroyMachineType, &state.DestroyMachineRequest{ModelUUID: uuid, ID: m.ID, Force: true}, nil); err != nil && api.CodeOf(err) != api.CodeNotFound {
-				writeError(w, r, err)
-				return
-			}
-		}
-	}
 	var m api.Model
-	idx, err := s.propose(r, state.DestroyModelType, &state.DestroyModelRequest{ModelUUID: uuid, Now: s.now()}, &m)
+	idx, err := s.propose(r, state.DestroyModelType, &state.DestroyModelRequest{ModelUUID: uuid, Now: s.now(), Force: force}, &m)
 	if err != nil {
 		writeError(w, r, err)
 		return

@@ -156,6 +156,14 @@ func (t *Txn) DestroyModel(req *DestroyModelRequest) (*api.Model, error) {
 	if m.Life == api.Dead {
 		return m, nil
 	}
+	if req.Force {
+		// In one command, so nothing the provisioner or the agents do
+		// between removals makes one fail (an application or machine
+		// already gone).
+		if err := t.forceEmptyModel(m.UUID); err != nil {
+			return nil, err
+		}
+	}
 	if m.Life == api.Alive {
 		m = copyModel(m)
 		m.Life = api.Dying
@@ -255,4 +263,28 @@ func (t *Txn) RemoveModel(req *RemoveModelRequest) error {
 	}
 	t.config.removedModel(m.UUID)
 	return t.del(tableModels, m)
+}
+
+// forceEmptyModel removes every application of the model with force
+// (their units at once) and every machine with force.
+func (t *Txn) forceEmptyModel(model string) error {
+	apps, err := t.ListApplications(model)
+	if err != nil {
+		return err
+	}
+	for _, a := range apps {
+		if err := t.destroyApplication(a, true); err != nil {
+			return err
+		}
+	}
+	machines, err := t.ListMachines(model)
+	if err != nil {
+		return err
+	}
+	for _, mc := range machines {
+		if err := t.DestroyMachine(&DestroyMachineRequest{ModelUUID: model, ID: mc.ID, Force: true}); err != nil {
+			return err
+		}
+	}
+	return nil
 }

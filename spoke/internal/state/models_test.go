@@ -133,3 +133,39 @@ func TestDestroyingAModelOfUnitlessApplications(t *testing.T) {
 		t.Fatalf("model left %s with nothing in it", m.Life)
 	}
 }
+
+// TestForcedModelDestroyInOneCommand: destroy-model --force removes every
+// application's units and marks every machine dying in the one command,
+// whatever state each is in (a machine already dying, one already gone),
+// so nothing a provisioner or an agent does between removals can fail it.
+func TestForcedModelDestroyInOneCommand(t *testing.T) {
+	h := newHarness(t)
+	h.seed()
+	h.deploy("kv", "kv", 2)
+	h.deploy("web", "web", 1)
+	h.must(AddMachineType, &AddMachineRequest{ModelUUID: testModel})
+	// A machine released meanwhile, and one already dying.
+	h.must(DestroyMachineType, &DestroyMachineRequest{ModelUUID: testModel, ID: "3"})
+	h.must(RemoveMachineType, &RemoveMachineRequest{ModelUUID: testModel, ID: "3"})
+	h.must(DestroyMachineType, &DestroyMachineRequest{ModelUUID: testModel, ID: "2", Force: true})
+	m := h.must(DestroyModelType, &DestroyModelRequest{ModelUUID: testModel, Now: t0, Force: true}).(*api.Model)
+	if m.Life != api.Dying {
+		t.Fatalf("model %s, want dying (its machines go with their provisioner)", m.Life)
+	}
+	snap := h.snap()
+	if apps, _ := snap.ListApplications(testModel); len(apps) != 0 {
+		t.Errorf("applications left: %+v", apps)
+	}
+	if units, _ := snap.ListUnits(testModel); len(units) != 0 {
+		t.Errorf("units left: %+v", units)
+	}
+	machines, _ := snap.ListMachines(testModel)
+	for _, mc := range machines {
+		if mc.Life == api.Alive {
+			t.Errorf("machine %s still alive", mc.ID)
+		}
+	}
+	if len(machines) != 3 {
+		t.Errorf("%d machines, want 0, 1 and 2 (dying)", len(machines))
+	}
+}

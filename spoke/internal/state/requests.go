@@ -105,6 +105,9 @@ type SetModelConfigRequest struct {
 type DestroyModelRequest struct {
 	ModelUUID string    `json:"model-uuid"`
 	Now       time.Time `json:"now"`
+	// Force removes every application's units and every machine's at
+	// once, in the same command (destroy-model --force).
+	Force bool `json:"force,omitempty"`
 }
 
 // RemoveModelRequest deletes a model that is empty (no applications, units
