@@ -54,11 +54,9 @@ later with 'drover show-task ID'.`,
 			if err != nil {
 				return err
 			}
-			var waitFor time.Duration // 0: until done
-			if wait != "" && wait != waitForever {
-				if waitFor, err = time.ParseDuration(wait); err != nil || waitFor < 0 {
-					return usagef("--wait %q: want a duration such as 30s or 5m", wait)
-				}
+			waitFor, err := taskWait(wait)
+			if err != nil {
+				return err
 			}
 			mc, err := a.dialModel(cmd.Context(), mo.ref)
 			if err != nil {
@@ -99,6 +97,19 @@ later with 'drover show-task ID'.`,
 	cmd.Flags().BoolVar(&background, "background", false, "return at once with the task ids")
 	cmd.Flags().BoolVar(&stringArgs, "string-args", false, "pass every value as a string")
 	return cmd
+}
+
+// taskWait reads --wait of run and exec: how long to wait for the tasks
+// (0: until done).
+func taskWait(wait string) (time.Duration, error) {
+	if wait == "" || wait == waitForever {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(wait)
+	if err != nil || d < 0 {
+		return 0, usagef("--wait %q: want a duration such as 30s or 5m", wait)
+	}
+	return d, nil
 }
 
 func finished(status string) bool {
@@ -246,20 +257,14 @@ that has finished.`,
 				return err
 			}
 			defer mc.client.Close()
-			var failed []string
-			for _, id := range args {
+			return a.eachOf(args, "tasks could not be cancelled", func(id string) error {
 				t, err := mc.client.CancelTask(cmd.Context(), mc.uuid, id)
 				if err != nil {
-					fmt.Fprintf(a.Stderr, "ERROR cancelling task %s: %s\n", id, explain(err, a.atHub))
-					failed = append(failed, id)
-					continue
+					return fmt.Errorf("cancelling task %s: %w", id, err)
 				}
 				fmt.Fprintf(a.Stdout, "Cancelled task %s (%s on %s)\n", t.ID, t.Action, t.Receiver)
-			}
-			if len(failed) > 0 {
-				return fmt.Errorf("%d of %d tasks could not be cancelled", len(failed), len(args))
-			}
-			return nil
+				return nil
+			})
 		},
 	}
 	mo.add(cmd)

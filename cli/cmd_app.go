@@ -367,19 +367,13 @@ func (a *App) removeUnitCmd() *cobra.Command {
 				return err
 			}
 			defer mc.client.Close()
-			var failed []string
-			for _, u := range args {
+			return a.eachOf(args, "units could not be removed", func(u string) error {
 				if err := mc.client.RemoveUnit(cmd.Context(), mc.uuid, u, force); err != nil {
-					fmt.Fprintf(a.Stderr, "ERROR removing %s: %s\n", u, explain(err, a.atHub))
-					failed = append(failed, u)
-					continue
+					return fmt.Errorf("removing %s: %w", u, err)
 				}
 				fmt.Fprintf(a.Stderr, "removing unit %s\n", u)
-			}
-			if len(failed) > 0 {
-				return fmt.Errorf("%d of %d units could not be removed", len(failed), len(args))
-			}
-			return nil
+				return nil
+			})
 		},
 	}
 	mo.add(cmd)

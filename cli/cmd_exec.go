@@ -55,12 +55,9 @@ stdout and stderr are printed, keyed by unit.`,
 				}
 				params["timeout"] = timeout
 			}
-			var waitFor time.Duration
-			if wait != "" && wait != waitForever {
-				var err error
-				if waitFor, err = time.ParseDuration(wait); err != nil || waitFor < 0 {
-					return usagef("--wait %q: want a duration such as 30s or 5m", wait)
-				}
+			waitFor, err := taskWait(wait)
+			if err != nil {
+				return err
 			}
 			mc, err := a.dialModel(cmd.Context(), mo.ref)
 			if err != nil {

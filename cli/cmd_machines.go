@@ -71,19 +71,13 @@ machine.`,
 				return err
 			}
 			defer mc.client.Close()
-			var failed []string
-			for _, id := range args {
+			return a.eachOf(args, "machines could not be removed", func(id string) error {
 				if err := mc.client.RemoveMachine(cmd.Context(), mc.uuid, id, force); err != nil {
-					fmt.Fprintf(a.Stderr, "ERROR removing machine %s: %s\n", id, explain(err, a.atHub))
-					failed = append(failed, id)
-					continue
+					return fmt.Errorf("removing machine %s: %w", id, err)
 				}
 				fmt.Fprintf(a.Stderr, "removing machine %s\n", id)
-			}
-			if len(failed) > 0 {
-				return fmt.Errorf("%d of %d machines could not be removed", len(failed), len(args))
-			}
-			return nil
+				return nil
+			})
 		},
 	}
 	mo.add(cmd)

@@ -287,6 +287,23 @@ func (a *App) forgetModel(ctl, name string) error {
 
 // explain turns an error into text that says what to do about it; hub
 // says whether the command spoke to a hub (whose remedies differ).
+// eachOf does one thing to each of names, going on past a failure: each
+// failure is printed (do's error says what it was doing), and the command
+// fails, with failed ("units could not be removed"), if any did.
+func (a *App) eachOf(names []string, failed string, do func(name string) error) error {
+	n := 0
+	for _, name := range names {
+		if err := do(name); err != nil {
+			fmt.Fprintf(a.Stderr, "ERROR %s\n", explain(err, a.atHub))
+			n++
+		}
+	}
+	if n > 0 {
+		return fmt.Errorf("%d of %d %s", n, len(names), failed)
+	}
+	return nil
+}
+
 func explain(err error, hub bool) string {
 	var ae *api.Error
 	if !errors.As(err, &ae) {

@@ -1,11 +1,9 @@
 package uniter
 
 import (
-	"errors"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/droverhq/drover/api"
@@ -119,14 +117,7 @@ func TestUniterInterruptedUpgradeGoesFirst(t *testing.T) {
 	v2, sha2 := versionedCharm(t, "2", map[string]string{"v2-only": "2"})
 	h.publish(v1, sha1, false)
 	h.run("started", started(h))
-	var stopped atomic.Bool
-	h.deployFault = func(step string) error {
-		if step == "expanded" {
-			stopped.Store(true)
-			return errors.New("killed")
-		}
-		return nil
-	}
+	stopped := h.killAt("expanded")
 	h.publish(v2, sha2, false)
 	h.run("killed", func([]string) bool { return stopped.Load() })
 	if _, ok := h.charmFile("v1-only"); !ok {

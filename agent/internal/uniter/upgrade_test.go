@@ -65,6 +65,20 @@ func (h *harness) publish(data []byte, sha string, force bool) {
 	})
 }
 
+// killAt makes the next charm deployment stop after step, as a kill of
+// the agent there would; the flag says it happened.
+func (h *harness) killAt(step string) *atomic.Bool {
+	var stopped atomic.Bool
+	h.deployFault = func(s string) error {
+		if s == step {
+			stopped.Store(true)
+			return errors.New("killed")
+		}
+		return nil
+	}
+	return &stopped
+}
+
 // mark creates or removes the unit directory's "fail" file.
 func (h *harness) mark(fail bool) {
 	h.t.Helper()
@@ -193,14 +207,7 @@ func TestUniterForcedUpgradeOutOfError(t *testing.T) {
 
 		// The last step of the deployment fails as a kill there would:
 		// the files and the manifest are v2's, the local state v1's.
-		var stopped atomic.Bool
-		h.deployFault = func(step string) error {
-			if step == "saved" {
-				stopped.Store(true)
-				return errors.New("killed")
-			}
-			return nil
-		}
+		stopped := h.killAt("saved")
 		h.publish(v2, sha2, true)
 		h.run("killed", func([]string) bool { return stopped.Load() })
 		if l := h.local(); l.DeployedSHA != sha1 || l.CharmSHA != sha1 || failedHook(l) != HookConfigChanged {
@@ -330,14 +337,7 @@ func TestUniterFinishesInterruptedDeployment(t *testing.T) {
 	v2, sha2 := versionedCharm(t, "2", map[string]string{"v2-only": "2"})
 	h.publish(v1, sha1, false)
 	h.run("started", started(h))
-	var stopped atomic.Bool
-	h.deployFault = func(step string) error {
-		if step == "expanded" {
-			stopped.Store(true)
-			return errors.New("killed")
-		}
-		return nil
-	}
+	stopped := h.killAt("expanded")
 	h.publish(v2, sha2, false)
 	h.run("killed", func([]string) bool { return stopped.Load() })
 	if v, _ := h.charmFile("version"); v != "2" {
