@@ -104,10 +104,19 @@ func (c *Client) SetCharm(ctx context.Context, model, app string, req SetCharmRe
 	return c.appAction(ctx, model, app, "charm", req)
 }
 
+// AddMachines adds empty machines (juju add-machine).
+func (c *Client) AddMachines(ctx context.Context, model string, req AddMachinesRequest) ([]Machine, error) {
+	var out []Machine
+	if err := c.write(ctx, http.MethodPost, modelPath(model, "machines"), nil, req, &out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // CancelTask cancels a pending task (juju cancel-task).
 func (c *Client) CancelTask(ctx context.Context, model, id string) (*Task, error) {
 	var out Task
-	if err := c.call(ctx, &request{method: http.MethodPost, path: modelPath(model, "tasks", id, "cancel")}, &out); err != nil {
+	if err := c.write(ctx, http.MethodPost, modelPath(model, "tasks", id, "cancel"), nil, nil, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil

@@ -39,6 +39,7 @@ import "time"
 //	POST   /v1/models/{model}/units/{app}/{n}/resolved  ResolvedRequest → Unit
 //	GET    /v1/models/{model}/units/{app}/{n}/relation-info []UnitRelationInfo (write access)
 //	GET    /v1/models/{model}/machines                  []Machine
+//	POST   /v1/models/{model}/machines  AddMachinesRequest → []Machine
 //	GET    /v1/models/{model}/machines/{id}             Machine
 //	DELETE /v1/models/{model}/machines/{id}?force=true
 //	GET    /v1/models/{model}/relations                 []Relation
@@ -180,6 +181,14 @@ type ScaleRequest struct {
 // ExposeRequest exposes or unexposes an application.
 type ExposeRequest struct {
 	Exposed bool `json:"exposed"`
+}
+
+// AddMachinesRequest adds empty machines (juju add-machine): NumMachines
+// of them (default 1, at most 100), for deploy --to and add-unit --to.
+type AddMachinesRequest struct {
+	NumMachines int    `json:"num-machines,omitempty"`
+	Base        string `json:"base,omitempty"`
+	Constraints string `json:"constraints,omitempty"`
 }
 
 // SetCharmRequest upgrades an application to another uploaded charm

@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+
+	"github.com/droverhq/drover/api"
 )
 
 func (a *App) machinesCmd() *cobra.Command {
@@ -45,6 +47,44 @@ func (a *App) machinesCmd() *cobra.Command {
 	}
 	mo.add(cmd)
 	format.add(cmd, "tabular", "tabular", "json", "yaml")
+	return cmd
+}
+
+func (a *App) addMachineCmd() *cobra.Command {
+	var mo modelOpt
+	var n int
+	var base, constraints string
+	cmd := &cobra.Command{
+		Use:   "add-machine [-n N]",
+		Short: "Add empty machines to the model",
+		Long: `Adds empty machines, as 'juju add-machine' does: the model's provisioner
+starts them, and 'deploy --to ID' or 'add-unit --to ID' puts units on them.
+-n adds several (at most 100).`,
+		Example: "  drover add-machine\n  drover add-machine -n 3 --base ubuntu@24.04",
+		Args:    exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if n < 1 || n > 100 {
+				return usagef("-n %d: want 1 to 100 machines", n)
+			}
+			mc, err := a.dialModel(cmd.Context(), mo.ref)
+			if err != nil {
+				return err
+			}
+			defer mc.client.Close()
+			machines, err := mc.client.AddMachines(cmd.Context(), mc.uuid, api.AddMachinesRequest{NumMachines: n, Base: base, Constraints: constraints})
+			if err != nil {
+				return err
+			}
+			for _, m := range machines {
+				fmt.Fprintf(a.Stderr, "created machine %s\n", m.ID)
+			}
+			return nil
+		},
+	}
+	mo.add(cmd)
+	cmd.Flags().IntVarP(&n, "num-machines", "n", 1, "how many machines")
+	cmd.Flags().StringVar(&base, "base", "", "OS base of the machines, e.g. ubuntu@24.04")
+	cmd.Flags().StringVar(&constraints, "constraints", "", "machine constraints, e.g. \"mem=4G cores=2\"")
 	return cmd
 }
 

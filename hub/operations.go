@@ -65,6 +65,8 @@ func modelOperation(method, rest string, body map[string]any) (op, target string
 		return "add-charm", ""
 	case method == http.MethodPost && len(seg) == 1 && seg[0] == "applications":
 		return "deploy", str("application")
+	case method == http.MethodPost && len(seg) == 1 && seg[0] == "machines":
+		return "add-machine", ""
 	case method == http.MethodPost && len(seg) == 1 && seg[0] == "relations":
 		return "integrate", words(body["endpoints"])
 	case method == http.MethodPost && len(seg) == 1 && seg[0] == "actions" && str("action") == api.ExecAction:

@@ -333,6 +333,7 @@ func TestProxyAuthorizationMatrix(t *testing.T) {
 		// Answered by the controller: the unit is not in error.
 		{name: "POST resolved", method: "POST", path: mp + "/units/kv-{role}/0/resolved", body: obj(), want: write(409)},
 		{name: "GET machines", method: "GET", path: mp + "/machines", want: read},
+		{name: "POST machines", method: "POST", path: mp + "/machines", body: obj("num-machines", 1), want: write(201)},
 		{name: "GET machine", method: "GET", path: mp + "/machines/0", want: read},
 		{name: "GET status-history", method: "GET", path: mp + "/status-history?kind=workload&entity=kv-writer/0", want: read},
 		{name: "POST relations", method: "POST", path: mp + "/relations",
@@ -445,7 +446,7 @@ func TestProxyAuthorizationMatrix(t *testing.T) {
 			}
 		}
 		for _, want := range []string{"model-config 403", "model-config 200", "deploy 201", "destroy-model 202", "destroy-model 403",
-			"integrate 201", "run 201", "remove-unit 202", "resolved 409", "add-charm 201", "refresh 200", "exec 201", "exec 403", "cancel-task 200"} {
+			"integrate 201", "run 201", "remove-unit 202", "resolved 409", "add-charm 201", "refresh 200", "exec 201", "exec 403", "cancel-task 200", "add-machine 201"} {
 			if got[want] == 0 {
 				return false, fmt.Errorf("audit lacks %q: %v", want, got)
 			}

@@ -3,6 +3,7 @@ package spoke
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"github.com/droverhq/drover/tests/testkit"
 	"io"
 	"net/http"
@@ -261,4 +262,34 @@ func TestCancelledTasksAreNotRun(t *testing.T) {
 	wantCode(t, "cancelling a cancelled task", err, api.CodeConflict, "is cancelled")
 	_, err = e.cl.CancelTask(ctx, e.model, "999")
 	wantCode(t, "cancelling a task that does not exist", err, api.CodeNotFound, "")
+}
+
+// TestAddMachines: add-machine makes empty machines, several at once, for
+// placements; out-of-range counts are refused before anything is made.
+func TestAddMachines(t *testing.T) {
+	e := newAgentEnv(t, 1)
+	ctx := t.Context()
+	before, err := e.cl.Machines(ctx, e.model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	added, err := e.cl.AddMachines(ctx, e.model, api.AddMachinesRequest{NumMachines: 2, Base: "ubuntu@24.04"})
+	if err != nil || len(added) != 2 || added[0].ID != "3" || added[1].ID != "4" || added[0].Base != "ubuntu@24.04" || added[0].Life != api.Alive {
+		t.Fatalf("add 2 machines: %+v %v", added, err)
+	}
+	for _, n := range []int{-1, 101} {
+		_, err := e.cl.AddMachines(ctx, e.model, api.AddMachinesRequest{NumMachines: n})
+		wantCode(t, fmt.Sprintf("%d machines", n), err, api.CodeInvalid, "want 1 to 100")
+	}
+	if after, err := e.cl.Machines(ctx, e.model, api.ReadOptions{Consistent: true}); err != nil || len(after) != len(before)+2 {
+		t.Fatalf("machines after adding 2 to %d: %d %v", len(before), len(after), err)
+	}
+	// A unit placed on one.
+	res, err := e.cl.AddUnits(ctx, e.model, "kv", api.AddUnitsRequest{NumUnits: 1, To: []string{"4"}})
+	if err != nil || len(res.Units) != 1 {
+		t.Fatalf("add-unit --to 4: %+v %v", res, err)
+	}
+	if u, err := e.cl.Unit(ctx, e.model, res.Units[0]); err != nil || u.MachineID != "4" {
+		t.Fatalf("the unit placed on machine 4: %+v %v", u, err)
+	}
 }

@@ -197,11 +197,19 @@ func TestRefreshEndToEnd(t *testing.T) {
 	if _, errs, code := d.run("remove-machine", "zero"); code != 2 || !strings.Contains(errs, "not a machine id") {
 		t.Errorf("remove-machine zero: exit %d\n%s", code, errs)
 	}
+	// add-machine: an empty machine, which remove-machine removes as it is.
+	if out := d.ok("add-machine"); !strings.Contains(out, "created machine 1") {
+		t.Errorf("add-machine: %s", out)
+	}
+	testkit.EventuallyWithin(t, 60*time.Second, func() (bool, error) {
+		return regexp.MustCompile(`(?m)^1\s+started\s`).MatchString(d.ok("machines")), nil
+	}, "machine 1 started")
+	d.ok("remove-machine", "1")
 	d.ok("remove-machine", "0", "--force")
 	testkit.EventuallyWithin(t, 60*time.Second, func() (bool, error) {
 		out, errs, code := d.run("machines")
 		return code == 0 && out == "" && strings.Contains(errs, `has no machines`), nil
-	}, "machine 0 is released and removed")
+	}, "machines 0 and 1 are released and removed")
 
 	d.ok("destroy-model", "up", "-y")
 	d.ok("kill-controller", "refresh", "-y")

@@ -270,6 +270,7 @@ func (s *Server) userRoutes(r chi.Router) {
 		r.Get("/units/{app}/{n}/relation-info", s.unitRelationInfo)
 
 		r.Get("/machines", s.listMachines)
+		r.Post("/machines", s.addMachines)
 		r.Get("/machines/{id}", s.getMachine)
 		r.Delete("/machines/{id}", s.removeMachine)
 

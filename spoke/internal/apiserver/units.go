@@ -130,6 +130,40 @@ func (s *Server) getMachine(w http.ResponseWriter, r *http.Request) {
 	writeIndexed(w, http.StatusOK, at, m)
 }
 
+// maxAddMachines bounds one add-machine request.
+const maxAddMachines = 100
+
+// addMachines adds empty machines, one command each (as juju add-machine
+// -n): the provisioner starts them, and deploy --to or add-unit --to puts
+// units on them.
+func (s *Server) addMachines(w http.ResponseWriter, r *http.Request) {
+	var req api.AddMachinesRequest
+	if err := decode(w, r, s.cfg.MaxBodySize, &req); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	n := req.NumMachines
+	if n == 0 {
+		n = 1
+	}
+	if n < 0 || n > maxAddMachines {
+		writeError(w, r, api.Errorf(api.CodeInvalid, "num-machines %d: want 1 to %d", req.NumMachines, maxAddMachines))
+		return
+	}
+	out := make([]*api.Machine, 0, n)
+	var idx uint64
+	for range n {
+		var mc api.Machine
+		i, err := s.propose(r, state.AddMachineType, &state.AddMachineRequest{ModelUUID: modelOf(r), Base: req.Base, Constraints: req.Constraints}, &mc)
+		if err != nil {
+			writeError(w, r, err)
+			return
+		}
+		out, idx = append(out, &mc), i
+	}
+	writeIndexed(w, http.StatusCreated, idx, out)
+}
+
 func (s *Server) removeMachine(w http.ResponseWriter, r *http.Request) {
 	force, ok := boolParam(w, r, "force")
 	if !ok {
