@@ -210,8 +210,9 @@ func (a *App) showTaskCmd() *cobra.Command {
 	var format formatOpt
 	var wait time.Duration
 	cmd := &cobra.Command{
-		Use:   "show-task ID",
-		Short: "Show a task: its status, parameters, results and log",
+		Use:     "show-task ID",
+		Aliases: []string{"show-action-output"}, // Juju 2.9's name
+		Short:   "Show a task: its status, parameters, results and log",
 		Long: `Shows a task (one action on one unit). With --wait, waits up to that long
 for it to finish first. A task stays pending until the unit's agent runs it.`,
 		Example: "  drover show-task 3\n  drover show-task 3 --wait 1m --format json",

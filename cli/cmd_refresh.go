@@ -17,8 +17,9 @@ func (a *App) refreshCmd() *cobra.Command {
 	var forceUnits bool
 	var config []string
 	cmd := &cobra.Command{
-		Use:   "refresh APPLICATION --path CHARM_DIR|CHARM.charm",
-		Short: "Upgrade an application to another version of its charm",
+		Use:     "refresh APPLICATION --path CHARM_DIR|CHARM.charm",
+		Aliases: []string{"upgrade-charm"}, // Juju 2.9's name
+		Short:   "Upgrade an application to another version of its charm",
 		Long: `Uploads a local charm directory or .charm archive and upgrades the
 application to it, as 'juju refresh --path' does (there is no charm store
 yet, so --path or --switch is required). The application's charm revision

@@ -18,8 +18,9 @@ func (a *App) usersCmd() *cobra.Command {
 	var format formatOpt
 	var org string
 	cmd := &cobra.Command{
-		Use:   "users",
-		Short: "List the people and service accounts of your organizations (at a hub)",
+		Use:     "users",
+		Aliases: []string{"list-users"},
+		Short:   "List the people and service accounts of your organizations (at a hub)",
 		Long: `Lists the hub's people and service accounts that you administer: those of
 the organizations you administer (a hub administrator: all of them), and
 yourself. Someone granted access by email who has not logged in yet shows

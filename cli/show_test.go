@@ -56,3 +56,20 @@ func TestShowUnitWithoutRelationData(t *testing.T) {
 		t.Errorf("show-unit of a missing unit: exit %d: %s", code, errb)
 	}
 }
+
+// TestJujuNamesOfCommands: the names a Juju user types, 3.x's and 2.9's,
+// reach drover's commands.
+func TestJujuNamesOfCommands(t *testing.T) {
+	a, _, _ := testApp(t)
+	root := a.newRoot()
+	for alias, want := range map[string]string{
+		"upgrade-charm": "refresh", "show-action-output": "show-task", "list-users": "users", "list-machines": "machines",
+		"list-models": "models", "list-controllers": "controllers", "relate": "integrate", "add-relation": "integrate",
+		"resolve": "resolved", "list-actions": "actions", "scale-application": "scale",
+	} {
+		cmd, _, err := root.Find([]string{alias})
+		if err != nil || cmd.Name() != want {
+			t.Errorf("%s: found %v (%v), want %s", alias, cmd.Name(), err, want)
+		}
+	}
+}
