@@ -111,3 +111,26 @@ func TestControllerChecksWhatTheHubDecides(t *testing.T) {
 		t.Errorf("relation data with write access: %+v %v", infos, err)
 	}
 }
+
+// TestLargeExecThroughTheHub: a juju exec whose body is too large for the
+// hub to read (a long script) still runs for a model administrator, whose
+// token says admin, and is still refused a writer, by the controller.
+func TestLargeExecThroughTheHub(t *testing.T) {
+	f := newProxyFixture(t)
+	code, b := f.do(http.MethodPost, "/v1/models/"+f.model+"/applications", f.token(f.alice, time.Minute, ""),
+		map[string]any{"application": "kv", "charm-sha256": f.charmSHA, "num-units": 1})
+	if code != http.StatusCreated {
+		t.Fatalf("deploy: %d %s", code, b)
+	}
+	exec := api.RunActionRequest{Action: api.ExecAction, Receivers: []string{"kv/0"},
+		Params: map[string]any{"command": "true # " + strings.Repeat("x", 70<<10)}}
+	for _, c := range []struct {
+		who  string
+		tok  string
+		want int
+	}{{"admin", f.token(f.alice, time.Minute, ""), http.StatusCreated}, {"writer", f.token(f.will, time.Minute, ""), http.StatusForbidden}} {
+		if code, b := f.do(http.MethodPost, "/v1/models/"+f.model+"/actions", c.tok, exec); code != c.want {
+			t.Errorf("%s's 70 KiB exec: %d %.200s, want %d", c.who, code, b, c.want)
+		}
+	}
+}
