@@ -26,7 +26,9 @@ application, unit or machine name (globs allowed).
 --format json and yaml print the same shape as 'juju status --format json'
 (model, machines, applications → units → workload-status, juju-status,
 open-ports, subordinates; relations), so scripts written for Juju keep
-working. --watch redraws the status live from the model's event stream.
+working; --format short (or oneline, line) prints a line per unit, as
+Juju's: "- kv/0: 127.0.0.1 (agent:idle, workload:active) 7070/tcp", its
+subordinates indented under it. --watch redraws the status live from the model's event stream.
 Colour is used on a terminal only, unless --color or --no-color.`,
 		Example: `  drover status
   drover status kv web/0
@@ -53,7 +55,7 @@ Colour is used on a terminal only, unless --color or --no-color.`,
 		},
 	}
 	mo.add(cmd)
-	format.add(cmd, "tabular", "tabular", "json", "yaml")
+	format.add(cmd, "tabular", "tabular", "json", "yaml", "short", "oneline", "line")
 	cmd.Flags().BoolVar(&watch, "watch", false, "redraw live as the model changes (Ctrl-C to stop)")
 	cmd.Flags().BoolVar(&color, "color", false, "use ANSI colours even when not on a terminal")
 	cmd.Flags().BoolVar(&noColor, "no-color", false, "never use colours")
@@ -68,9 +70,12 @@ func (a *App) renderStatus(fs *api.FullStatus, filters []string, format string, 
 		return err
 	}
 	buf.Reset()
-	if format == "tabular" {
+	switch format {
+	case "tabular":
 		err = writeStatusTabular(buf, fs, opt)
-	} else {
+	case "short", "oneline", "line":
+		writeStatusOneline(buf, fs)
+	default:
 		err = writeFormatted(buf, format, fs)
 	}
 	if err != nil {

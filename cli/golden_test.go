@@ -77,6 +77,7 @@ func TestStatusGolden(t *testing.T) {
 		{"status-filtered.golden", "tabular", []string{"web"}, statusOptions{}},
 		{"status-json.golden", "json", nil, statusOptions{}},
 		{"status-yaml.golden", "yaml", nil, statusOptions{}},
+		{"status-short.golden", "short", nil, statusOptions{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a, out, _ := testApp(t)

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/internal/safetext"
 )
 
 // statusOptions shape the tabular status.
@@ -262,5 +263,28 @@ func machineRows(t *table, machines map[string]api.MachineStatus) {
 			msg = mc.JujuStatus.Message
 		}
 		t.row(id, statusCell(mc.JujuStatus.Current), addr, mc.InstanceID, base, "", msg)
+	}
+}
+
+// writeStatusOneline prints a line per unit as juju status --format short
+// does, each subordinate indented under its principal.
+func writeStatusOneline(w io.Writer, fs *api.FullStatus) {
+	line := func(indent, name string, u api.UnitStatus) {
+		fmt.Fprintf(w, "%s- %s: %s (agent:%s, workload:%s)", indent, name, safetext.Terminal(u.PublicAddress),
+			safetext.Terminal(u.JujuStatus.Current), safetext.Terminal(u.WorkloadStatus.Current))
+		if len(u.OpenPorts) > 0 {
+			fmt.Fprintf(w, " %s", strings.Join(u.OpenPorts, " "))
+		}
+		fmt.Fprintln(w)
+	}
+	for _, an := range sortedKeys(fs.Applications) {
+		units := fs.Applications[an].Units
+		for _, un := range sortedUnitNames(units) {
+			u := units[un]
+			line("", un, u)
+			for _, sn := range sortedUnitNames(u.Subordinates) {
+				line("  ", sn, u.Subordinates[sn])
+			}
+		}
 	}
 }
