@@ -104,6 +104,11 @@ func (c *Client) SetCharm(ctx context.Context, model, app string, req SetCharmRe
 	return c.appAction(ctx, model, app, "charm", req)
 }
 
+// SetConstraints sets the constraints of an application's new machines.
+func (c *Client) SetConstraints(ctx context.Context, model, app, constraints string) (*Application, error) {
+	return c.appAction(ctx, model, app, "constraints", SetConstraintsRequest{Constraints: constraints})
+}
+
 // AddMachines adds empty machines (juju add-machine).
 func (c *Client) AddMachines(ctx context.Context, model string, req AddMachinesRequest) ([]Machine, error) {
 	var out []Machine

@@ -33,6 +33,7 @@ import "time"
 //	POST   /v1/models/{model}/applications/{app}/scale  ScaleRequest → Application
 //	POST   /v1/models/{model}/applications/{app}/expose ExposeRequest → Application
 //	POST   /v1/models/{model}/applications/{app}/charm  SetCharmRequest → Application (refresh)
+//	POST   /v1/models/{model}/applications/{app}/constraints SetConstraintsRequest → Application
 //	GET    /v1/models/{model}/units                     []Unit
 //	GET    /v1/models/{model}/units/{app}/{n}           Unit
 //	DELETE /v1/models/{model}/units/{app}/{n}?force=true
@@ -189,6 +190,12 @@ type AddMachinesRequest struct {
 	NumMachines int    `json:"num-machines,omitempty"`
 	Base        string `json:"base,omitempty"`
 	Constraints string `json:"constraints,omitempty"`
+}
+
+// SetConstraintsRequest sets the constraints of an application's new
+// machines (juju set-constraints), as ParseConstraints reads them.
+type SetConstraintsRequest struct {
+	Constraints string `json:"constraints"`
 }
 
 // SetCharmRequest upgrades an application to another uploaded charm

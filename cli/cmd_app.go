@@ -142,6 +142,9 @@ fails as soon as a unit is in error (a hook failed), and with
 			if err != nil {
 				return err
 			}
+			if _, err := api.ParseConstraints(constraints); err != nil {
+				return usagef("--constraints: %v", err)
+			}
 			placements := splitList(to)
 			for _, p := range placements {
 				if _, err := charm.ParsePlacement(p); err != nil {

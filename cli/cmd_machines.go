@@ -66,6 +66,9 @@ starts them, and 'deploy --to ID' or 'add-unit --to ID' puts units on them.
 			if n < 1 || n > 100 {
 				return usagef("-n %d: want 1 to 100 machines", n)
 			}
+			if _, err := api.ParseConstraints(constraints); err != nil {
+				return usagef("--constraints: %v", err)
+			}
 			mc, err := a.dialModel(cmd.Context(), mo.ref)
 			if err != nil {
 				return err

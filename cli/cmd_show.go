@@ -193,3 +193,59 @@ Relation data may hold credentials, so it needs write access to the model
 	format.add(cmd, "yaml", "yaml", "json")
 	return cmd
 }
+
+func (a *App) constraintsCmd() *cobra.Command {
+	var mo modelOpt
+	cmd := &cobra.Command{
+		Use:     "constraints APPLICATION",
+		Aliases: []string{"get-constraints"},
+		Short:   "Show the constraints of an application's new machines",
+		Example: "  drover constraints kv",
+		Args:    exactArgs(1, "an application name"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			mc, err := a.dialModel(cmd.Context(), mo.ref)
+			if err != nil {
+				return err
+			}
+			defer mc.client.Close()
+			app, err := mc.client.Application(cmd.Context(), mc.uuid, args[0])
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(a.Stdout, app.Constraints)
+			return nil
+		},
+	}
+	mo.add(cmd)
+	return cmd
+}
+
+func (a *App) setConstraintsCmd() *cobra.Command {
+	var mo modelOpt
+	cmd := &cobra.Command{
+		Use:   "set-constraints APPLICATION KEY=VALUE...",
+		Short: "Set the constraints of an application's new machines",
+		Long: `Sets the constraints the machines of an application's new units are made
+with, as 'juju set-constraints' does; existing machines keep theirs. Keys:
+arch, container, cores, cpu-power, mem, root-disk, root-disk-source, tags,
+instance-role, instance-type, spaces, virt-type, zones, allocate-public-ip,
+image-id. Sizes take M, G, T or P (M when bare); KEY= resets one.`,
+		Example: "  drover set-constraints kv mem=4G cores=2\n  drover set-constraints kv mem=",
+		Args:    minArgs(2, "an application name and constraints"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cons, err := api.ParseConstraints(strings.Join(args[1:], " "))
+			if err != nil {
+				return usagef("%v", err)
+			}
+			mc, err := a.dialModel(cmd.Context(), mo.ref)
+			if err != nil {
+				return err
+			}
+			defer mc.client.Close()
+			_, err = mc.client.SetConstraints(cmd.Context(), mc.uuid, args[0], cons)
+			return err
+		},
+	}
+	mo.add(cmd)
+	return cmd
+}

@@ -65,11 +65,26 @@ func TestJujuNamesOfCommands(t *testing.T) {
 	for alias, want := range map[string]string{
 		"upgrade-charm": "refresh", "show-action-output": "show-task", "list-users": "users", "list-machines": "machines",
 		"list-models": "models", "list-controllers": "controllers", "relate": "integrate", "add-relation": "integrate",
-		"resolve": "resolved", "list-actions": "actions", "scale-application": "scale",
+		"resolve": "resolved", "list-actions": "actions", "scale-application": "scale", "get-constraints": "constraints",
 	} {
 		cmd, _, err := root.Find([]string{alias})
 		if err != nil || cmd.Name() != want {
 			t.Errorf("%s: found %v (%v), want %s", alias, cmd.Name(), err, want)
+		}
+	}
+}
+
+// TestConstraintsAreCheckedBeforeAnythingIsSent: set-constraints, deploy
+// and add-machine refuse constraints Juju would not take, as usage errors.
+func TestConstraintsAreCheckedBeforeAnythingIsSent(t *testing.T) {
+	for _, args := range [][]string{
+		{"set-constraints", "kv", "memory=4G"},
+		{"deploy", "./charms/kv", "--constraints", "memory=4G"},
+		{"add-machine", "--constraints", "memory=4G"},
+	} {
+		a, _, errb := testApp(t)
+		if code := a.Run(t.Context(), args); code != 2 || !strings.Contains(errb.String(), `unknown constraint "memory"`) {
+			t.Errorf("%q: exit %d: %s", args, code, errb)
 		}
 	}
 }

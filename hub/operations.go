@@ -108,9 +108,10 @@ func words(v any) string {
 
 // applicationOperations are the requests on /applications/{app}/{what}.
 var applicationOperations = map[string]string{
-	http.MethodPatch + " config": "config",
-	http.MethodPost + " units":   "add-unit",
-	http.MethodPost + " scale":   "scale",
-	http.MethodPost + " expose":  "expose",
-	http.MethodPost + " charm":   "refresh",
+	http.MethodPatch + " config":     "config",
+	http.MethodPost + " units":       "add-unit",
+	http.MethodPost + " scale":       "scale",
+	http.MethodPost + " expose":      "expose",
+	http.MethodPost + " charm":       "refresh",
+	http.MethodPost + " constraints": "set-constraints",
 }

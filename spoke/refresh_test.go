@@ -55,6 +55,12 @@ func TestRefreshChecksTheCharmAndCarriesSettings(t *testing.T) {
 
 	_, err = e.cl.SetCharm(ctx, e.model, "kv", api.SetCharmRequest{CharmSHA256: kv.CharmSHA256})
 	wantCode(t, "the same charm", err, api.CodeInvalid, "already runs this charm")
+	// Constraints (set-constraints) are checked and kept normalized.
+	if a, err := e.cl.SetConstraints(ctx, e.model, "kv", "mem=4G  cores=2"); err != nil || a.Constraints != "mem=4096M cores=2" {
+		t.Fatalf("set-constraints: %+v %v", a, err)
+	}
+	_, err = e.cl.SetConstraints(ctx, e.model, "kv", "cores=many")
+	wantCode(t, "bad constraints", err, api.CodeInvalid, "whole number")
 	_, err = e.cl.SetCharm(ctx, e.model, "kv", api.SetCharmRequest{CharmSHA256: web.CharmSHA256})
 	wantCode(t, "another charm without switch", err, api.CodeInvalid, "crossgrade")
 	// With switch the name passes; web lacks the endpoints kv's

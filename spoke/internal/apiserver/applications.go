@@ -88,6 +88,11 @@ func (s *Server) deploy(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	cons, err := api.ParseConstraints(req.Constraints)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
 	_, p, err := s.charmOf(s.b.Store().Snapshot(), req.CharmSHA256)
 	if err != nil {
 		writeError(w, r, err)
@@ -101,7 +106,7 @@ func (s *Server) deploy(w http.ResponseWriter, r *http.Request) {
 	var res state.AddApplicationResult
 	idx, err := s.propose(r, state.AddApplicationType, &state.AddApplicationRequest{
 		ModelUUID: modelOf(r), Name: req.Application, CharmSHA256: req.CharmSHA256, Config: set,
-		Constraints: req.Constraints, Base: req.Base, NumUnits: req.NumUnits, Placement: req.To, Now: s.now(),
+		Constraints: cons, Base: req.Base, NumUnits: req.NumUnits, Placement: req.To, Now: s.now(),
 	}, &res)
 	if err != nil {
 		writeError(w, r, err)
@@ -267,6 +272,22 @@ func (s *Server) expose(w http.ResponseWriter, r *http.Request) {
 // refresh). The checks that need the charms' contents are made here,
 // before proposing: the command in the log stays what older controllers
 // applied, so a replayed log gives the same state.
+// setConstraints sets the constraints of the application's new machines
+// (juju set-constraints).
+func (s *Server) setConstraints(w http.ResponseWriter, r *http.Request) {
+	var req api.SetConstraintsRequest
+	if err := decode(w, r, s.cfg.MaxBodySize, &req); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	cons, err := api.ParseConstraints(req.Constraints)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	s.appCommand(w, r, state.SetConstraintsType, &state.SetConstraintsRequest{ModelUUID: modelOf(r), App: appOf(r), Constraints: cons})
+}
+
 func (s *Server) setCharm(w http.ResponseWriter, r *http.Request) {
 	var req api.SetCharmRequest
 	if err := decode(w, r, s.cfg.MaxBodySize, &req); err != nil {

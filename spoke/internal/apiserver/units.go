@@ -150,11 +150,16 @@ func (s *Server) addMachines(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, api.Errorf(api.CodeInvalid, "num-machines %d: want 1 to %d", req.NumMachines, maxAddMachines))
 		return
 	}
+	cons, err := api.ParseConstraints(req.Constraints)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
 	out := make([]*api.Machine, 0, n)
 	var idx uint64
 	for range n {
 		var mc api.Machine
-		i, err := s.propose(r, state.AddMachineType, &state.AddMachineRequest{ModelUUID: modelOf(r), Base: req.Base, Constraints: req.Constraints}, &mc)
+		i, err := s.propose(r, state.AddMachineType, &state.AddMachineRequest{ModelUUID: modelOf(r), Base: req.Base, Constraints: cons}, &mc)
 		if err != nil {
 			writeError(w, r, err)
 			return
