@@ -50,6 +50,44 @@ func (a *App) machinesCmd() *cobra.Command {
 	return cmd
 }
 
+func (a *App) showMachineCmd() *cobra.Command {
+	var mo modelOpt
+	var format formatOpt
+	cmd := &cobra.Command{
+		Use:     "show-machine ID...",
+		Short:   "Show machines' details",
+		Long:    `Shows machines as 'juju show-machine' does: the model, and each machine as status's "machines" object has it.`,
+		Example: "  drover show-machine 0\n  drover show-machine 0 1 --format json",
+		Args:    minArgs(1, "at least one machine id"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := format.check(); err != nil {
+				return err
+			}
+			mc, err := a.dialModel(cmd.Context(), mo.ref)
+			if err != nil {
+				return err
+			}
+			defer mc.client.Close()
+			fs, err := mc.client.Status(cmd.Context(), mc.uuid)
+			if err != nil {
+				return err
+			}
+			out := map[string]api.MachineStatus{}
+			for _, id := range args {
+				m, ok := fs.Machines[id]
+				if !ok {
+					return fmt.Errorf("machine %q not found in model %q; 'drover machines' lists them", id, mc.model)
+				}
+				out[id] = m
+			}
+			return writeFormatted(a.Stdout, format.value, map[string]any{"model": fs.Model.Name, "machines": out})
+		},
+	}
+	mo.add(cmd)
+	format.add(cmd, "yaml", "yaml", "json")
+	return cmd
+}
+
 func (a *App) addMachineCmd() *cobra.Command {
 	var mo modelOpt
 	var n int

@@ -204,6 +204,12 @@ func TestRefreshEndToEnd(t *testing.T) {
 	testkit.EventuallyWithin(t, 60*time.Second, func() (bool, error) {
 		return regexp.MustCompile(`(?m)^1\s+started\s`).MatchString(d.ok("machines")), nil
 	}, "machine 1 started")
+	if out := d.ok("show-machine", "1"); !strings.Contains(out, "machines:\n  \"1\":\n") || !strings.Contains(out, "current: started") {
+		t.Errorf("show-machine 1:\n%s", out)
+	}
+	if _, errs, code := d.run("show-machine", "9"); code != 1 || !strings.Contains(errs, `machine "9" not found`) {
+		t.Errorf("show-machine 9: exit %d: %s", code, errs)
+	}
 	d.ok("remove-machine", "1")
 	d.ok("remove-machine", "0", "--force")
 	testkit.EventuallyWithin(t, 60*time.Second, func() (bool, error) {
