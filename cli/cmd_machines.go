@@ -1,12 +1,29 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/spf13/cobra"
 
 	"github.com/droverhq/drover/api"
 )
+
+// modelStatus checks a command's --format, then reads the model's status
+// (machines, show-machine, show-unit). The caller closes mc's client.
+func (a *App) modelStatus(ctx context.Context, format *formatOpt, ref string) (mc *modelConn, fs *api.FullStatus, err error) {
+	if err := format.check(); err != nil {
+		return nil, nil, err
+	}
+	if mc, err = a.dialModel(ctx, ref); err != nil {
+		return nil, nil, err
+	}
+	if fs, err = mc.client.Status(ctx, mc.uuid); err != nil {
+		mc.client.Close()
+		return nil, nil, err
+	}
+	return mc, fs, nil
+}
 
 func (a *App) machinesCmd() *cobra.Command {
 	var mo modelOpt
@@ -21,18 +38,11 @@ func (a *App) machinesCmd() *cobra.Command {
 		Example: "  drover machines\n  drover machines -m lab --format json",
 		Args:    exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := format.check(); err != nil {
-				return err
-			}
-			mc, err := a.dialModel(cmd.Context(), mo.ref)
+			mc, fs, err := a.modelStatus(cmd.Context(), &format, mo.ref)
 			if err != nil {
 				return err
 			}
 			defer mc.client.Close()
-			fs, err := mc.client.Status(cmd.Context(), mc.uuid)
-			if err != nil {
-				return err
-			}
 			if format.value != "tabular" {
 				return writeFormatted(a.Stdout, format.value, fs.Machines)
 			}
@@ -60,18 +70,11 @@ func (a *App) showMachineCmd() *cobra.Command {
 		Example: "  drover show-machine 0\n  drover show-machine 0 1 --format json",
 		Args:    minArgs(1, "at least one machine id"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := format.check(); err != nil {
-				return err
-			}
-			mc, err := a.dialModel(cmd.Context(), mo.ref)
+			mc, fs, err := a.modelStatus(cmd.Context(), &format, mo.ref)
 			if err != nil {
 				return err
 			}
 			defer mc.client.Close()
-			fs, err := mc.client.Status(cmd.Context(), mc.uuid)
-			if err != nil {
-				return err
-			}
 			out := map[string]api.MachineStatus{}
 			for _, id := range args {
 				m, ok := fs.Machines[id]

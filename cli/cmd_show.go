@@ -140,23 +140,16 @@ Relation data may hold credentials, so it needs write access to the model
 		Example: "  drover show-unit kv/0\n  drover show-unit kv/0 web/0 --format json",
 		Args:    minArgs(1, "at least one unit (app/N)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := format.check(); err != nil {
-				return err
-			}
 			for _, u := range args {
 				if app, n, ok := strings.Cut(u, "/"); !ok || app == "" || n == "" {
 					return usagef("%q is not a unit name (app/N)", u)
 				}
 			}
-			mc, err := a.dialModel(cmd.Context(), mo.ref)
+			mc, fs, err := a.modelStatus(cmd.Context(), &format, mo.ref)
 			if err != nil {
 				return err
 			}
 			defer mc.client.Close()
-			fs, err := mc.client.Status(cmd.Context(), mc.uuid)
-			if err != nil {
-				return err
-			}
 			out := map[string]unitView{}
 			withheld := false
 			for _, name := range args {
