@@ -79,6 +79,21 @@ func (h *harness) killAt(step string) *atomic.Bool {
 	return &stopped
 }
 
+// inErrorOnV1 starts the unit on a version 1 whose config-changed then
+// fails (auto-retry off), and gives version 2 to upgrade it to.
+func (h *harness) inErrorOnV1() (v2 []byte, sha1, sha2 string) {
+	h.t.Helper()
+	h.ctl.ms.AutoRetry = false
+	v1, sha1 := versionedCharm(h.t, "1", map[string]string{"hooks/config-changed": hookScript("1", failWhileMarked)})
+	v2, sha2 = versionedCharm(h.t, "2", nil)
+	h.publish(v1, sha1, false)
+	h.run("started", started(h))
+	h.mark(true)
+	h.ctl.update(func(_ *api.MachineState, u *api.UnitRemoteState) { u.Config = map[string]any{"x": "2"} })
+	h.run("config-changed failed", func([]string) bool { return failedHook(h.local()) == HookConfigChanged })
+	return v2, sha1, sha2
+}
+
 // mark creates or removes the unit directory's "fail" file.
 func (h *harness) mark(fail bool) {
 	h.t.Helper()
@@ -165,14 +180,7 @@ func TestUniterForcedUpgradeOutOfError(t *testing.T) {
 
 	t.Run("failed config-changed, resolved", func(t *testing.T) {
 		h := newHarness(t)
-		h.ctl.ms.AutoRetry = false
-		v1, sha1 := versionedCharm(t, "1", map[string]string{"hooks/config-changed": hookScript("1", failWhileMarked)})
-		v2, sha2 := versionedCharm(t, "2", nil)
-		h.publish(v1, sha1, false)
-		h.run("started", started(h))
-		h.mark(true) // v1's config-changed fails from now on
-		h.ctl.update(func(_ *api.MachineState, u *api.UnitRemoteState) { u.Config = map[string]any{"x": "2"} })
-		h.run("config-changed failed", func([]string) bool { return failedHook(h.local()) == HookConfigChanged })
+		v2, _, sha2 := h.inErrorOnV1()
 
 		h.publish(v2, sha2, true)
 		h.run("v2 deployed in error", reported(h, "error", func(l *Local) bool { return l.DeployedSHA == sha2 }))
@@ -196,14 +204,7 @@ func TestUniterForcedUpgradeOutOfError(t *testing.T) {
 
 	t.Run("killed after the files, before the state", func(t *testing.T) {
 		h := newHarness(t)
-		h.ctl.ms.AutoRetry = false
-		v1, sha1 := versionedCharm(t, "1", map[string]string{"hooks/config-changed": hookScript("1", failWhileMarked)})
-		v2, sha2 := versionedCharm(t, "2", nil)
-		h.publish(v1, sha1, false)
-		h.run("started", started(h))
-		h.mark(true)
-		h.ctl.update(func(_ *api.MachineState, u *api.UnitRemoteState) { u.Config = map[string]any{"x": "2"} })
-		h.run("config-changed failed", func([]string) bool { return failedHook(h.local()) == HookConfigChanged })
+		v2, sha1, sha2 := h.inErrorOnV1()
 
 		// The last step of the deployment fails as a kill there would:
 		// the files and the manifest are v2's, the local state v1's.
@@ -232,14 +233,7 @@ func TestUniterForcedUpgradeOutOfError(t *testing.T) {
 // config-changed run.
 func TestUniterUpgradeWaitsForErrorResolved(t *testing.T) {
 	h := newHarness(t)
-	h.ctl.ms.AutoRetry = false
-	v1, sha1 := versionedCharm(t, "1", map[string]string{"hooks/config-changed": hookScript("1", failWhileMarked)})
-	v2, sha2 := versionedCharm(t, "2", nil)
-	h.publish(v1, sha1, false)
-	h.run("started", started(h))
-	h.mark(true)
-	h.ctl.update(func(_ *api.MachineState, u *api.UnitRemoteState) { u.Config = map[string]any{"x": "2"} })
-	h.run("config-changed failed", func([]string) bool { return failedHook(h.local()) == HookConfigChanged })
+	v2, sha1, sha2 := h.inErrorOnV1()
 
 	h.publish(v2, sha2, false)
 	h.run("still in error", reported(h, "error", func(*Local) bool { return true }))
