@@ -113,17 +113,7 @@ func TestUniterActionsKeepTheHookTheyRunBefore(t *testing.T) {
 // and hooks).
 func TestUniterInterruptedUpgradeGoesFirst(t *testing.T) {
 	h := newHarness(t)
-	v1, sha1 := versionedCharm(t, "1", map[string]string{"v1-only": "1"})
-	v2, sha2 := versionedCharm(t, "2", map[string]string{"v2-only": "2"})
-	h.publish(v1, sha1, false)
-	h.run("started", started(h))
-	stopped := h.killAt("expanded")
-	h.publish(v2, sha2, false)
-	h.run("killed", func([]string) bool { return stopped.Load() })
-	if _, ok := h.charmFile("v1-only"); !ok {
-		t.Fatal("the killed deployment went past the expansion")
-	}
-	h.deployFault = nil
+	_, _, sha2 := h.upgradeKilledAfterExpanding()
 	h.enqueue(api.TaskRef{ID: "1", Action: api.ExecAction, Status: api.TaskPending, Params: map[string]any{
 		"command": `echo "exec@$(cat version)$([ -e v1-only ] && echo +v1-only)" >>hooks.log`}})
 	h.run("upgraded and exec done", func([]string) bool {

@@ -94,6 +94,26 @@ func (h *harness) inErrorOnV1() (v2 []byte, sha1, sha2 string) {
 	return v2, sha1, sha2
 }
 
+// upgradeKilledAfterExpanding starts the unit on a version 1 (with a
+// v1-only file), then upgrades it to a version 2 (with a v2-only file) and
+// kills the agent once v2 is expanded, before the old files are removed.
+func (h *harness) upgradeKilledAfterExpanding() (v1 []byte, sha1, sha2 string) {
+	h.t.Helper()
+	v1, sha1 = versionedCharm(h.t, "1", map[string]string{"v1-only": "1"})
+	v2, sha2 := versionedCharm(h.t, "2", map[string]string{"v2-only": "2"})
+	h.publish(v1, sha1, false)
+	h.run("started", started(h))
+	stopped := h.killAt("expanded")
+	h.publish(v2, sha2, false)
+	h.run("killed", func([]string) bool { return stopped.Load() })
+	_, old := h.charmFile("v1-only")
+	if v, _ := h.charmFile("version"); v != "2" || !old {
+		h.t.Fatalf("the killed deployment did not stop after the expansion: version %q, v1-only there %v", v, old)
+	}
+	h.deployFault = nil
+	return v1, sha1, sha2
+}
+
 // mark creates or removes the unit directory's "fail" file.
 func (h *harness) mark(fail bool) {
 	h.t.Helper()
@@ -327,17 +347,7 @@ func (h *harness) files() *charmFiles {
 // hook runs.
 func TestUniterFinishesInterruptedDeployment(t *testing.T) {
 	h := newHarness(t)
-	v1, sha1 := versionedCharm(t, "1", map[string]string{"v1-only": "1"})
-	v2, sha2 := versionedCharm(t, "2", map[string]string{"v2-only": "2"})
-	h.publish(v1, sha1, false)
-	h.run("started", started(h))
-	stopped := h.killAt("expanded")
-	h.publish(v2, sha2, false)
-	h.run("killed", func([]string) bool { return stopped.Load() })
-	if v, _ := h.charmFile("version"); v != "2" {
-		t.Fatalf("the killed deployment did not get as far as the expansion: version %q", v)
-	}
-	h.deployFault = nil
+	v1, sha1, _ := h.upgradeKilledAfterExpanding()
 	h.publish(v1, sha1, false)
 	h.ctl.update(func(_ *api.MachineState, u *api.UnitRemoteState) { u.Config = map[string]any{"x": "2"} })
 	h.run("config-changed", reported(h, "idle", func(l *Local) bool { return l.Op.Kind == OpNone && l.ConfigHash != "" }))
