@@ -185,7 +185,7 @@ func (ix *indexer) follow(ctx context.Context, id string) {
 	backoff := 200 * time.Millisecond
 	// The first subscription resumes; a full reset follows every
 	// resyncEvery.
-	fs := &following{lastReset: time.Now(), models: -1, unadopted: map[string]bool{}}
+	fs := &following{lastReset: time.Now(), unadopted: map[string]bool{}}
 	for ctx.Err() == nil {
 		c, err := ix.s.store.ControllerByUUID(ctx, id)
 		if err != nil {
@@ -230,9 +230,6 @@ const readTimeout = 75 * time.Second
 type following struct {
 	// lastReset is when the hub last applied a reset of the controller.
 	lastReset time.Time
-	// models is how many models the index holds for the controller, -1
-	// until counted in the frame being applied (roomFor).
-	models int
 	// unadopted are the models the controller lists that the index left
 	// out, past Config.MaxControllerModels (at most maxUnadoptedTracked).
 	unadopted map[string]bool
@@ -353,10 +350,10 @@ func (ix *indexer) apply(ctx context.Context, c *store.Controller, f *api.EventF
 		}
 		clear(fs.unadopted) // the reset lists them all again
 	}
-	// Counted afresh in each frame that adopts: models placed through the
-	// hub meanwhile count too.
-	fs.models = -1
-	unadopted := 0
+	// How many models the index holds for the controller: counted afresh
+	// in each frame that adopts (models placed through the hub meanwhile
+	// count too), -1 until then.
+	models, unadopted := -1, 0
 	for _, m := range f.Models {
 		if same[m.UUID] {
 			continue // a reset repeating what the index holds writes nothing
@@ -370,7 +367,7 @@ func (ix *indexer) apply(ctx context.Context, c *store.Controller, f *api.EventF
 		}
 		delete(fs.unadopted, m.UUID)
 		if !indexed && m.Life == api.Alive {
-			if ok, err := ix.roomFor(ctx, c, fs); err != nil {
+			if ok, err := ix.roomFor(ctx, c, &models); err != nil {
 				return err
 			} else if !ok {
 				if !fs.unadopted[m.UUID] && len(fs.unadopted) < maxUnadoptedTracked {
@@ -383,8 +380,8 @@ func (ix *indexer) apply(ctx context.Context, c *store.Controller, f *api.EventF
 			if err != nil {
 				return err
 			}
-			if adopted && fs.models >= 0 {
-				fs.models++
+			if adopted && models >= 0 {
+				models++
 			}
 		}
 	}
@@ -416,18 +413,18 @@ func (ix *indexer) apply(ctx context.Context, c *store.Controller, f *api.EventF
 // roomFor reports whether the index may adopt one more model of c
 // (Config.MaxControllerModels). The count is read from the index once per
 // frame, and kept up to date with the frame's adoptions.
-func (ix *indexer) roomFor(ctx context.Context, c *store.Controller, fs *following) (bool, error) {
+func (ix *indexer) roomFor(ctx context.Context, c *store.Controller, models *int) (bool, error) {
 	if ix.maxModels == 0 {
 		return true, nil
 	}
-	if fs.models < 0 {
+	if *models < 0 {
 		n, err := ix.s.store.CountControllerModels(ctx, c.UUID)
 		if err != nil {
 			return false, err
 		}
-		fs.models = n
+		*models = n
 	}
-	return fs.models < ix.maxModels, nil
+	return *models < ix.maxModels, nil
 }
 
 // reset applies what a reset frame says beyond its summaries. A reset
