@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -331,7 +332,15 @@ var unindexedWait = 30 * time.Second
 type modelLeft struct{ apps, units, machines int }
 
 func (l modelLeft) String() string {
-	return fmt.Sprintf("%d applications, %d units, %d machines", l.apps, l.units, l.machines)
+	return countOf(l.apps, "application") + ", " + countOf(l.units, "unit") + ", " + countOf(l.machines, "machine")
+}
+
+// countOf says n things: "1 machine", "2 machines", "0 units".
+func countOf(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return strconv.Itoa(n) + " " + thing + "s"
 }
 
 // waitModelGone follows the model's watch until the model is removed,

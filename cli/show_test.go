@@ -88,3 +88,11 @@ func TestConstraintsAreCheckedBeforeAnythingIsSent(t *testing.T) {
 		}
 	}
 }
+
+// TestModelLeftCounts: destroy-model's progress says "1 machine", not
+// "1 machines".
+func TestModelLeftCounts(t *testing.T) {
+	if got, want := (modelLeft{apps: 0, units: 1, machines: 2}).String(), "0 applications, 1 unit, 2 machines"; got != want {
+		t.Errorf("%q, want %q", got, want)
+	}
+}
