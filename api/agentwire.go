@@ -63,6 +63,9 @@ type UnitRemoteState struct {
 	// resolved (and without running upgrade-charm; the failed hook stays
 	// failed and is retried with the new charm).
 	ForceCharmUpgrade bool `json:"force-charm-upgrade,omitempty"`
+	// Trust: the application is trusted (juju trust); a change runs
+	// config-changed, as Juju's trust hash does.
+	Trust bool `json:"trust,omitempty"`
 	// Config is the effective application config: defaults overlaid with
 	// user values, typed (string, int64/json number, float, bool).
 	Config map[string]any `json:"config"`

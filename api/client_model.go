@@ -104,6 +104,11 @@ func (c *Client) SetCharm(ctx context.Context, model, app string, req SetCharmRe
 	return c.appAction(ctx, model, app, "charm", req)
 }
 
+// SetTrust trusts an application, or no longer.
+func (c *Client) SetTrust(ctx context.Context, model, app string, trust bool) (*Application, error) {
+	return c.appAction(ctx, model, app, "trust", SetTrustRequest{Trust: trust})
+}
+
 // SetConstraints sets the constraints of an application's new machines.
 func (c *Client) SetConstraints(ctx context.Context, model, app, constraints string) (*Application, error) {
 	return c.appAction(ctx, model, app, "constraints", SetConstraintsRequest{Constraints: constraints})

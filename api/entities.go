@@ -130,11 +130,14 @@ type Application struct {
 	Config            map[string]any `json:"config"` // user-set values only; typed
 	Constraints       string         `json:"constraints,omitempty"`
 	Exposed           bool           `json:"exposed"`
-	Scale             int            `json:"scale"`
-	Life              Life           `json:"life"`
-	Status            Status         `json:"status"`
-	WorkloadVersion   string         `json:"workload-version,omitempty"`
-	NextUnit          int            `json:"next-unit"`
+	// Trust: the application's units may read the model's cloud
+	// credential (juju trust).
+	Trust           bool   `json:"trust,omitempty"`
+	Scale           int    `json:"scale"`
+	Life            Life   `json:"life"`
+	Status          Status `json:"status"`
+	WorkloadVersion string `json:"workload-version,omitempty"`
+	NextUnit        int    `json:"next-unit"`
 	Meta
 }
 

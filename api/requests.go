@@ -34,6 +34,7 @@ import "time"
 //	POST   /v1/models/{model}/applications/{app}/expose ExposeRequest → Application
 //	POST   /v1/models/{model}/applications/{app}/charm  SetCharmRequest → Application (refresh)
 //	POST   /v1/models/{model}/applications/{app}/constraints SetConstraintsRequest → Application
+//	POST   /v1/models/{model}/applications/{app}/trust  SetTrustRequest → Application
 //	GET    /v1/models/{model}/units                     []Unit
 //	GET    /v1/models/{model}/units/{app}/{n}           Unit
 //	DELETE /v1/models/{model}/units/{app}/{n}?force=true
@@ -158,6 +159,7 @@ type DeployRequest struct {
 	To          []string          `json:"to,omitempty"`
 	Constraints string            `json:"constraints,omitempty"`
 	Base        string            `json:"base,omitempty"`
+	Trust       bool              `json:"trust,omitempty"`
 }
 
 // DeployResult lists what a deploy or add-unit created.
@@ -190,6 +192,12 @@ type AddMachinesRequest struct {
 	NumMachines int    `json:"num-machines,omitempty"`
 	Base        string `json:"base,omitempty"`
 	Constraints string `json:"constraints,omitempty"`
+}
+
+// SetTrustRequest trusts an application, or no longer (juju trust
+// [--remove]).
+type SetTrustRequest struct {
+	Trust bool `json:"trust"`
 }
 
 // SetConstraintsRequest sets the constraints of an application's new

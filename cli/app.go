@@ -182,7 +182,7 @@ account's credentials for 'drover login'.`,
 	add(groupModel, a.addModelCmd(), a.cloudsCmd(), a.regionsCmd(), a.modelsCmd(), a.showModelCmd(), a.destroyModelCmd(), a.modelConfigCmd(), a.setModelOwnerCmd())
 	add(groupApp, a.deployCmd(), a.configCmd(), a.addUnitCmd(), a.removeUnitCmd(), a.scaleCmd(),
 		a.removeApplicationCmd(), a.exposeCmd(true), a.exposeCmd(false), a.integrateCmd(), a.removeRelationCmd(), a.refreshCmd(),
-		a.machinesCmd(), a.showMachineCmd(), a.addMachineCmd(), a.removeMachineCmd(), a.showApplicationCmd(), a.showUnitCmd(), a.constraintsCmd(), a.setConstraintsCmd())
+		a.machinesCmd(), a.showMachineCmd(), a.addMachineCmd(), a.removeMachineCmd(), a.showApplicationCmd(), a.showUnitCmd(), a.constraintsCmd(), a.setConstraintsCmd(), a.trustCmd())
 	add(groupOps, a.statusCmd(), a.runCmd(), a.execCmd(), a.showTaskCmd(), a.cancelTaskCmd(), a.actionsCmd(), a.resolvedCmd(),
 		a.showStatusLogCmd(), a.debugLogCmd())
 	add(groupClient, a.versionCmd(), a.completionCmd())

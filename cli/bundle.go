@@ -231,7 +231,7 @@ func (r *bundleRun) run(ctx context.Context, st bundleStep, override map[string]
 			cfg[k] = v
 		}
 		res, err := c.Deploy(ctx, r.mc.uuid, api.DeployRequest{Application: st.app, CharmSHA256: sha, NumUnits: st.units,
-			Config: cfg, Constraints: st.spec.Constraints, Base: st.spec.Base})
+			Config: cfg, Constraints: st.spec.Constraints, Base: st.spec.Base, Trust: st.spec.Trust})
 		if err != nil {
 			return err
 		}

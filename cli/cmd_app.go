@@ -112,6 +112,7 @@ func (a *App) deployCmd() *cobra.Command {
 	var n int
 	var to, config []string
 	var constraints, base string
+	var trust bool
 	var wait waitOpt
 	cmd := &cobra.Command{
 		Use:   "deploy CHARM_DIR|CHARM.charm|BUNDLE.yaml [APPLICATION]",
@@ -200,7 +201,7 @@ fails as soon as a unit is in error (a hook failed), and with
 			}
 			p.Update("Deploying %q from local charm %q", name, ch.Name)
 			res, err := mc.client.Deploy(cmd.Context(), mc.uuid, api.DeployRequest{Application: name, CharmSHA256: ch.SHA256,
-				NumUnits: units, Config: files[name], ConfigStrs: strs, To: placements, Constraints: constraints, Base: base})
+				NumUnits: units, Config: files[name], ConfigStrs: strs, To: placements, Constraints: constraints, Base: base, Trust: trust})
 			if err != nil {
 				p.Done("")
 				return err
@@ -219,6 +220,7 @@ fails as soon as a unit is in error (a hook failed), and with
 	cmd.Flags().StringArrayVar(&config, "config", nil, "config key=value or a YAML file (repeatable)")
 	cmd.Flags().StringVar(&constraints, "constraints", "", "machine constraints, e.g. \"mem=4G cores=2\"")
 	cmd.Flags().StringVar(&base, "base", "", "OS base of new machines, e.g. ubuntu@24.04")
+	cmd.Flags().BoolVar(&trust, "trust", false, "trust the application with the model's cloud credential (as 'drover trust')")
 	return cmd
 }
 

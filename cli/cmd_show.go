@@ -19,6 +19,7 @@ type applicationView struct {
 	CharmSHA256 string                  `json:"charm-sha256" yaml:"charm-sha256"`
 	Principal   bool                    `json:"principal" yaml:"principal"`
 	Exposed     bool                    `json:"exposed" yaml:"exposed"`
+	Trust       bool                    `json:"trust" yaml:"trust"`
 	Remote      bool                    `json:"remote" yaml:"remote"`
 	Life        string                  `json:"life" yaml:"life"`
 	Scale       int                     `json:"scale" yaml:"scale"`
@@ -38,7 +39,7 @@ type endpointView struct {
 
 func viewApplication(a *api.Application) applicationView {
 	v := applicationView{Charm: a.CharmName, CharmRev: a.CharmRevision, CharmSHA256: a.CharmSHA256,
-		Principal: !a.Subordinate, Exposed: a.Exposed, Life: string(a.Life), Scale: a.Scale,
+		Principal: !a.Subordinate, Exposed: a.Exposed, Trust: a.Trust, Life: string(a.Life), Scale: a.Scale,
 		Constraints: a.Constraints, Status: a.Status.Status, Message: a.Status.Message, Version: a.WorkloadVersion}
 	if a.Subordinate {
 		v.Scale = 0 // its units follow its principals'
@@ -240,5 +241,33 @@ image-id. Sizes take M, G, T or P (M when bare); KEY= resets one.`,
 		},
 	}
 	mo.add(cmd)
+	return cmd
+}
+
+func (a *App) trustCmd() *cobra.Command {
+	var mo modelOpt
+	var remove bool
+	cmd := &cobra.Command{
+		Use:   "trust APPLICATION",
+		Short: "Trust an application with the model's cloud credential",
+		Long: `Trusts the application's units with the model's cloud credential, as
+'juju trust' does (what credential-get reads where the cloud has one; the
+local cloud has none). --remove takes it back. Either way its units run
+config-changed. 'deploy --trust' and a bundle's trust: true trust an
+application from the start; show-application says whether it is.`,
+		Example: "  drover trust aws-integrator\n  drover trust aws-integrator --remove",
+		Args:    exactArgs(1, "an application name"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			mc, err := a.dialModel(cmd.Context(), mo.ref)
+			if err != nil {
+				return err
+			}
+			defer mc.client.Close()
+			_, err = mc.client.SetTrust(cmd.Context(), mc.uuid, args[0], !remove)
+			return err
+		},
+	}
+	mo.add(cmd)
+	cmd.Flags().BoolVar(&remove, "remove", false, "take the trust back")
 	return cmd
 }

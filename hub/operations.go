@@ -114,4 +114,5 @@ var applicationOperations = map[string]string{
 	http.MethodPost + " expose":      "expose",
 	http.MethodPost + " charm":       "refresh",
 	http.MethodPost + " constraints": "set-constraints",
+	http.MethodPost + " trust":       "trust",
 }

@@ -35,6 +35,7 @@ func TestModelOperations(t *testing.T) {
 		{"POST", "/tasks/7/cancel", ``, "cancel-task", "7"},
 		{"POST", "/machines", `{"num-machines":2}`, "add-machine", ""},
 		{"POST", "/applications/kv/constraints", `{"constraints":"mem=4G"}`, "set-constraints", "kv"},
+		{"POST", "/applications/kv/trust", `{"trust":true}`, "trust", "kv"},
 		{"POST", "/actions", `{"action":"juju-exec","receivers":["kv/0","web/1"],"params":{"command":"hostname"}}`, "exec", "kv/0 web/1"},
 		{"POST", "/applications/kv/somethingnew", "", "model POST applications/kv/somethingnew", ""},
 		{"PUT", "/config", "", "model PUT config", ""},

@@ -325,6 +325,7 @@ func TestProxyAuthorizationMatrix(t *testing.T) {
 		{name: "POST scale", method: "POST", path: mp + "/applications/kv-{role}/scale", body: obj("scale", 4), want: write(200)},
 		{name: "POST expose", method: "POST", path: mp + "/applications/kv-{role}/expose", body: obj("exposed", true), want: write(200)},
 		{name: "POST constraints", method: "POST", path: mp + "/applications/kv-{role}/constraints", body: obj("constraints", "mem=2G"), want: write(200)},
+		{name: "POST trust", method: "POST", path: mp + "/applications/kv-{role}/trust", body: obj("trust", true), want: write(200)},
 		{name: "POST charm", method: "POST", path: mp + "/applications/kv-{role}/charm",
 			body: obj("charm-sha256", f.kv2SHA), want: write(200)},
 		{name: "GET units", method: "GET", path: mp + "/units", want: read},
@@ -447,7 +448,7 @@ func TestProxyAuthorizationMatrix(t *testing.T) {
 			}
 		}
 		for _, want := range []string{"model-config 403", "model-config 200", "deploy 201", "destroy-model 202", "destroy-model 403",
-			"integrate 201", "run 201", "remove-unit 202", "resolved 409", "add-charm 201", "refresh 200", "exec 201", "exec 403", "cancel-task 200", "add-machine 201", "set-constraints 200"} {
+			"integrate 201", "run 201", "remove-unit 202", "resolved 409", "add-charm 201", "refresh 200", "exec 201", "exec 403", "cancel-task 200", "add-machine 201", "set-constraints 200", "trust 200"} {
 			if got[want] == 0 {
 				return false, fmt.Errorf("audit lacks %q: %v", want, got)
 			}

@@ -2,6 +2,7 @@ package spoke
 
 import (
 	"bytes"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
@@ -119,4 +120,12 @@ func TestRefreshChecksTheCharmAndCarriesSettings(t *testing.T) {
 		u := st.Units["kv/0"]
 		return u.CharmSHA256 == kv.CharmSHA256 && !u.ForceCharmUpgrade
 	})
+
+	// Trust (juju trust) reaches the agents, and goes again.
+	for _, trust := range []bool{true, false} {
+		if a, err := e.cl.SetTrust(ctx, e.model, "kv", trust); err != nil || a.Trust != trust {
+			t.Fatalf("trust %v: %+v %v", trust, a, err)
+		}
+		kv0.waitState(t, fmt.Sprintf("trust %v", trust), func(st *api.MachineState) bool { return st.Units["kv/0"].Trust == trust })
+	}
 }

@@ -181,8 +181,12 @@ func TestRefreshEndToEnd(t *testing.T) {
 			u.WorkloadStatus.Message == "running v4" && u.JujuStatus.Current == "idle", nil
 	}, "stamp/0 settles on v4 at revision 3")
 
+	// trust: the unit runs config-changed, and show-application says so.
+	mark = len(hooks())
+	d.ok("trust", "stamp")
+	waitHooks("config-changed after trust", func(h []string) bool { return slices.Contains(h[mark:], "config-changed v4") })
 	if out := d.ok("show-application", "stamp"); !strings.Contains(out, "stamp:\n  charm: stamp\n  charm-rev: 3\n") ||
-		!strings.Contains(out, "  principal: true\n") || !strings.Contains(out, "  scale: 1\n") {
+		!strings.Contains(out, "  principal: true\n") || !strings.Contains(out, "  trust: true\n") || !strings.Contains(out, "  scale: 1\n") {
 		t.Errorf("show-application stamp:\n%s", out)
 	}
 

@@ -80,7 +80,7 @@ func TestUniterActionsKeepTheHookTheyRunBefore(t *testing.T) {
 		h.mark(false)
 		h.ctl.update(func(_ *api.MachineState, u *api.UnitRemoteState) { u.Resolved, u.RetryVersion = "retry", 1 })
 		h.run("resolved", reported(h, "idle", func(l *Local) bool {
-			return l.Op.Kind == OpNone && l.ConfigHash == configHash(map[string]any{"x": "2"})
+			return l.Op.Kind == OpNone && l.ConfigHash == configHash(map[string]any{"x": "2"}, false)
 		}))
 		// config-changed logs its name before it fails: the failed run, then
 		// the one after resolved.
@@ -94,7 +94,7 @@ func TestUniterActionsKeepTheHookTheyRunBefore(t *testing.T) {
 			t.Fatal(err)
 		}
 		l := &Local{Installed: true, Leader: true, CharmSHA: h.sha, DeployedSHA: h.sha, Relations: map[int]*RelationLocal{},
-			ConfigHash: configHash(map[string]any{"x": "1"}), Op: *hookOp(HookInfo{Kind: HookStart})}
+			ConfigHash: configHash(map[string]any{"x": "1"}, false), Op: *hookOp(HookInfo{Kind: HookStart})}
 		if err := (StateFile{Path: filepath.Join(h.dir, "state.json")}).Save(l); err != nil {
 			t.Fatal(err)
 		}
@@ -123,5 +123,21 @@ func TestUniterInterruptedUpgradeGoesFirst(t *testing.T) {
 	want := []string{"install@1", "leader-elected@1", "config-changed@1", "start@1", "upgrade-charm@2", "exec@2", "config-changed@2"}
 	if got := h.hooks(); !slices.Equal(got, want) {
 		t.Fatalf("hooks %v, want %v", got, want)
+	}
+}
+
+// TestUniterTrustRunsConfigChanged: trusting the application, and taking
+// the trust back, each run config-changed (Juju's trust hash).
+func TestUniterTrustRunsConfigChanged(t *testing.T) {
+	h := newHarness(t)
+	h.run("started", started(h))
+	for i, trust := range []bool{true, false} {
+		h.ctl.update(func(_ *api.MachineState, u *api.UnitRemoteState) { u.Trust = trust })
+		h.run("config-changed", func(hooks []string) bool {
+			return h.local().ConfigHash == configHash(map[string]any{"x": "1"}, trust) && h.local().Op.Kind == OpNone
+		})
+		if got := h.hooks(); len(got) != 4+i+1 || got[len(got)-1] != "config-changed" {
+			t.Fatalf("hooks after trust %v: %v", trust, got)
+		}
 	}
 }

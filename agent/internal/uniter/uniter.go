@@ -219,15 +219,22 @@ func (u *Uniter) remote(ms *api.MachineState) *Remote {
 	due := u.updateDue
 	u.mu.Unlock()
 	return &Remote{Unit: u.cfg.Unit, Life: urs.Life, CharmSHA: urs.CharmSHA256, ForceUpgrade: urs.ForceCharmUpgrade,
-		ConfigHash: configHash(urs.Config), LeaderKnown: known, Leader: leader, LeaderSettingsVersion: urs.LeaderSettingsVersion,
+		ConfigHash: configHash(urs.Config, urs.Trust), LeaderKnown: known, Leader: leader, LeaderSettingsVersion: urs.LeaderSettingsVersion,
 		Relations: urs.Relations, Tasks: urs.Tasks, Resolved: urs.Resolved, RetryVersion: urs.RetryVersion,
 		AutoRetry: ms.AutoRetry, UpdateStatusDue: due, BootID: u.cfg.BootID, Now: u.cfg.Now()}
 }
 
-func configHash(cfg map[string]any) string {
+// configHash is what config-changed brings the unit to: its config and
+// whether its application is trusted (Juju's config and trust hashes; an
+// untrusted unit's hash is its config's alone, as before trust existed).
+func configHash(cfg map[string]any, trusted bool) string {
 	data, _ := json.Marshal(cfg) // map keys are sorted
 	sum := sha256.Sum256(data)
-	return hex.EncodeToString(sum[:8])
+	h := hex.EncodeToString(sum[:8])
+	if trusted {
+		h += "+trust"
+	}
+	return h
 }
 
 // loop is the resolve-run cycle.

@@ -265,7 +265,7 @@ func TestUniterResumesAfterCrash(t *testing.T) {
 			t.Fatal(err)
 		}
 		l := &Local{Installed: true, Leader: true, CharmSHA: h.sha, DeployedSHA: h.sha, Relations: map[int]*RelationLocal{},
-			Op: Operation{Kind: OpRunHook, Step: step, Hook: &HookInfo{Kind: HookConfigChanged, Hash: configHash(map[string]any{"x": "1"})}}}
+			Op: Operation{Kind: OpRunHook, Step: step, Hook: &HookInfo{Kind: HookConfigChanged, Hash: configHash(map[string]any{"x": "1"}, false)}}}
 		if err := (StateFile{Path: filepath.Join(h.dir, "state.json")}).Save(l); err != nil {
 			t.Fatal(err)
 		}

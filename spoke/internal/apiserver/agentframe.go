@@ -82,6 +82,9 @@ func appendUnitState(b []byte, u *api.UnitRemoteState) ([]byte, error) {
 	if u.ForceCharmUpgrade {
 		b = append(b, `,"force-charm-upgrade":true`...)
 	}
+	if u.Trust {
+		b = append(b, `,"trust":true`...)
+	}
 	b = append(b, `,"config":`...)
 	var err error
 	if b, err = appendMarshal(b, u.Config, len(u.Config) == 0 && u.Config != nil, "{}"); err != nil {

@@ -77,7 +77,7 @@ func (s *Server) buildUnitState(snap *state.Snapshot, v storeVersion, memo *buil
 	}
 	a := ap.a
 	urs := &api.UnitRemoteState{Unit: u.Name, Application: u.Application, Principal: u.Principal, Life: u.Life,
-		Resolved: u.Resolved, RetryVersion: u.RetryVersion, CharmSHA256: a.CharmSHA256, CharmRevision: a.CharmRevision, ForceCharmUpgrade: a.ForceCharmUpgrade,
+		Resolved: u.Resolved, RetryVersion: u.RetryVersion, CharmSHA256: a.CharmSHA256, CharmRevision: a.CharmRevision, ForceCharmUpgrade: a.ForceCharmUpgrade, Trust: a.Trust,
 		OpenPorts: u.OpenPorts, WorkloadStatus: u.WorkloadStatus, Config: ap.config,
 		LeaderSettingsVersion: ap.leaderVersion, Relations: map[int]*api.RelationRemoteState{}}
 	if l := ap.lease; l != nil && l.Holder == u.Name && l.Expiry.After(now) {

@@ -106,7 +106,7 @@ func (s *Server) deploy(w http.ResponseWriter, r *http.Request) {
 	var res state.AddApplicationResult
 	idx, err := s.propose(r, state.AddApplicationType, &state.AddApplicationRequest{
 		ModelUUID: modelOf(r), Name: req.Application, CharmSHA256: req.CharmSHA256, Config: set,
-		Constraints: cons, Base: req.Base, NumUnits: req.NumUnits, Placement: req.To, Now: s.now(),
+		Constraints: cons, Base: req.Base, NumUnits: req.NumUnits, Placement: req.To, Trust: req.Trust, Now: s.now(),
 	}, &res)
 	if err != nil {
 		writeError(w, r, err)
@@ -272,6 +272,17 @@ func (s *Server) expose(w http.ResponseWriter, r *http.Request) {
 // refresh). The checks that need the charms' contents are made here,
 // before proposing: the command in the log stays what older controllers
 // applied, so a replayed log gives the same state.
+// setTrust trusts an application with the model's cloud credential, or no
+// longer (juju trust [--remove]).
+func (s *Server) setTrust(w http.ResponseWriter, r *http.Request) {
+	var req api.SetTrustRequest
+	if err := decode(w, r, s.cfg.MaxBodySize, &req); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	s.appCommand(w, r, state.SetTrustType, &state.SetTrustRequest{ModelUUID: modelOf(r), App: appOf(r), Trust: req.Trust})
+}
+
 // setConstraints sets the constraints of the application's new machines
 // (juju set-constraints).
 func (s *Server) setConstraints(w http.ResponseWriter, r *http.Request) {

@@ -263,6 +263,7 @@ func (s *Server) userRoutes(r chi.Router) {
 		r.Post("/applications/{app}/expose", s.expose)
 		r.Post("/applications/{app}/charm", s.setCharm)
 		r.Post("/applications/{app}/constraints", s.setConstraints)
+		r.Post("/applications/{app}/trust", s.setTrust)
 
 		r.Get("/units", s.listUnits)
 		r.Get("/units/{app}/{n}", s.getUnit)

@@ -131,7 +131,7 @@ func (t *Txn) AddApplication(req *AddApplicationRequest) (*AddApplicationResult,
 	a := &api.Application{
 		ModelUUID: m.UUID, Name: req.Name, CharmSHA256: ch.SHA256, CharmName: ch.Name,
 		Subordinate: ch.Subordinate, Endpoints: charmEndpoints(ch),
-		Config: copyAnyMap(req.Config), Constraints: req.Constraints, Life: api.Alive,
+		Config: copyAnyMap(req.Config), Constraints: req.Constraints, Trust: req.Trust, Life: api.Alive,
 		Status: api.Status{Status: "unknown", Since: req.Now},
 	}
 	if a.Config == nil {
@@ -251,6 +251,18 @@ func hasEndpoint(eps []api.Endpoint, want api.Endpoint) bool {
 		}
 	}
 	return false
+}
+
+// SetTrust trusts an application, or no longer (its units run
+// config-changed).
+func (t *Txn) SetTrust(req *SetTrustRequest) (*api.Application, error) {
+	a, err := t.aliveApplication(req.ModelUUID, req.App)
+	if err != nil {
+		return nil, err
+	}
+	a = copyApplication(a)
+	a.Trust = req.Trust
+	return a, t.put(tableApplications, a)
 }
 
 // SetExposed exposes or unexposes an application.

@@ -83,6 +83,10 @@ func TestApplicationSettings(t *testing.T) {
 	}
 	h.fails(SetApplicationConfigType, &SetApplicationConfigRequest{ModelUUID: testModel, App: "nope"}, api.ErrNotFound)
 	h.must(SetExposedType, &SetExposedRequest{ModelUUID: testModel, App: "kv", Exposed: true})
+	if a := h.must(SetTrustType, &SetTrustRequest{ModelUUID: testModel, App: "kv", Trust: true}).(*api.Application); !a.Trust {
+		t.Error("trust not set")
+	}
+	h.fails(SetTrustType, &SetTrustRequest{ModelUUID: testModel, App: "nope", Trust: true}, api.ErrNotFound)
 	h.must(SetConstraintsType, &SetConstraintsRequest{ModelUUID: testModel, App: "kv", Constraints: "mem=4G"})
 	if a := h.app("kv"); !a.Exposed || a.Constraints != "mem=4G" {
 		t.Errorf("%+v", a)

@@ -74,6 +74,7 @@ const (
 	SetHubTrustType           MessageType = 48
 	RemoveHubTrustType        MessageType = 49
 	SetPlacementType          MessageType = 50
+	SetTrustType              MessageType = 51
 	// Append new types here, with the next free number.
 )
 
@@ -129,6 +130,7 @@ var requestTypes = map[MessageType]any{
 	CreateHubTokenType:        CreateHubTokenRequest{},
 	SetHubTrustType:           SetHubTrustRequest{},
 	RemoveHubTrustType:        RemoveHubTrustRequest{},
+	SetTrustType:              SetTrustRequest{},
 	SetPlacementType:          SetPlacementRequest{},
 }
 

@@ -25,7 +25,7 @@ func TestMessageTypesArePinned(t *testing.T) {
 		"CancelTask": 36, "SetStatus": 37, "SetUnitPorts": 38, "SetWorkloadVersion": 39,
 		"SetResolved": 40, "ClearResolved": 41, "AddMachine": 42, "SetMachineProvisioned": 43,
 		"DestroyMachine": 44, "RemoveMachine": 45, "CommitHookChanges": 46,
-		"CreateHubToken": 47, "SetHubTrust": 48, "RemoveHubTrust": 49, "SetPlacement": 50,
+		"CreateHubToken": 47, "SetHubTrust": 48, "RemoveHubTrust": 49, "SetPlacement": 50, "SetTrust": 51,
 	}
 	if len(pinned) != len(requestTypes) {
 		t.Fatalf("%d pinned, %d registered: pin the new type here", len(pinned), len(requestTypes))

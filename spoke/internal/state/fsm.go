@@ -158,6 +158,8 @@ func applyRequest(tx *Txn, req any) (any, error) {
 		return tx.SetCharm(r)
 	case *SetExposedRequest:
 		return tx.SetExposed(r)
+	case *SetTrustRequest:
+		return tx.SetTrust(r)
 	case *SetConstraintsRequest:
 		return tx.SetConstraints(r)
 	case *AddUnitsRequest:

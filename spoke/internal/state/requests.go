@@ -135,6 +135,7 @@ type AddApplicationRequest struct {
 	Base        string         `json:"base,omitempty"`
 	NumUnits    int            `json:"num-units"`
 	Placement   []string       `json:"placement,omitempty"`
+	Trust       bool           `json:"trust,omitempty"`
 	Now         time.Time      `json:"now"`
 }
 
@@ -168,6 +169,14 @@ type SetCharmRequest struct {
 	ForceUnits  bool           `json:"force-units,omitempty"`
 	Set         map[string]any `json:"set,omitempty"`
 	Unset       []string       `json:"unset,omitempty"`
+}
+
+// SetTrustRequest trusts an application with the model's cloud
+// credential (juju trust), or no longer. Value: *api.Application.
+type SetTrustRequest struct {
+	ModelUUID string `json:"model-uuid"`
+	App       string `json:"app"`
+	Trust     bool   `json:"trust"`
 }
 
 // SetExposedRequest exposes or unexposes an application. Value: *api.Application.
