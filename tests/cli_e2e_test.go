@@ -99,6 +99,11 @@ func TestCLIEndToEnd(t *testing.T) {
 		}
 	}
 
+	// The bundle's trust: true is honoured.
+	if out := d.ok("show-application", "web"); !strings.Contains(out, "  trust: true\n") {
+		t.Errorf("show-application web (trusted by the bundle):\n%s", out)
+	}
+
 	// An ambiguous integration lists the candidates and exits 1.
 	_, errs, code := d.run("integrate", "web", "kv")
 	if code != 1 || !strings.Contains(errs, "ERROR ambiguous relation") || !strings.Contains(errs, "web:cache") {
