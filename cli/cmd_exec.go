@@ -2,6 +2,7 @@ package cli
 
 import (
 	"cmp"
+	"encoding/base64"
 	"fmt"
 	"slices"
 	"sort"
@@ -137,6 +138,27 @@ type execView struct {
 	ReturnCode any    `json:"return-code,omitempty" yaml:"return-code,omitempty"`
 	Stdout     string `json:"stdout,omitempty" yaml:"stdout,omitempty"`
 	Stderr     string `json:"stderr,omitempty" yaml:"stderr,omitempty"`
+	// StdoutEncoding and StderrEncoding are "base64" for output that is
+	// not UTF-8, as Juju says it.
+	StdoutEncoding string `json:"stdout-encoding,omitempty" yaml:"stdout-encoding,omitempty"`
+	StderrEncoding string `json:"stderr-encoding,omitempty" yaml:"stderr-encoding,omitempty"`
+}
+
+// output reads a task's output result and its encoding.
+func output(results map[string]any, key string) (string, string) {
+	out, _ := results[key].(string)
+	enc, _ := results[key+"-encoding"].(string)
+	return out, enc
+}
+
+// raw is output as the command wrote it: base64 decoded.
+func raw(out, encoding string) string {
+	if encoding == "base64" {
+		if b, err := base64.StdEncoding.DecodeString(out); err == nil {
+			return string(b)
+		}
+	}
+	return out
 }
 
 // printExecResults prints what the commands printed. One unit's output is
@@ -147,8 +169,8 @@ func (a *App) printExecResults(tasks []api.Task, format string) error {
 	views := map[string]execView{}
 	for _, t := range tasks {
 		v := execView{ReturnCode: t.Results["return-code"], Status: t.Status, Message: t.Message, Task: t.ID}
-		v.Stdout, _ = t.Results["stdout"].(string)
-		v.Stderr, _ = t.Results["stderr"].(string)
+		v.Stdout, v.StdoutEncoding = output(t.Results, "stdout")
+		v.Stderr, v.StderrEncoding = output(t.Results, "stderr")
 		views[t.Receiver] = v
 		if t.Status != api.TaskCompleted {
 			failed = append(failed, fmt.Sprintf("%s (%s)", t.Receiver, cmp.Or(t.Message, t.Status)))
@@ -157,8 +179,8 @@ func (a *App) printExecResults(tasks []api.Task, format string) error {
 	switch {
 	case format == "plain" && len(tasks) == 1:
 		v := views[tasks[0].Receiver]
-		fmt.Fprint(a.Stdout, withNewline(v.Stdout))
-		fmt.Fprint(a.Stderr, withNewline(v.Stderr))
+		fmt.Fprint(a.Stdout, withNewline(raw(v.Stdout, v.StdoutEncoding)))
+		fmt.Fprint(a.Stderr, withNewline(raw(v.Stderr, v.StderrEncoding)))
 	case format == "plain":
 		if err := writeYAMLOut(a.Stdout, views); err != nil {
 			return err

@@ -2,6 +2,7 @@ package uniter
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/droverhq/drover/agent/internal/hookctx"
 	"github.com/droverhq/drover/api"
@@ -258,12 +260,8 @@ func (u *Uniter) runAction(ctx context.Context, op *Operation, ms *api.MachineSt
 		p.Status, p.Message = api.TaskFailed, "action not implemented on unit \""+u.cfg.Unit+"\""
 	default:
 		p.Results["return-code"] = ex.res.code
-		if ex.res.stdout != "" {
-			p.Results["stdout"] = ex.res.stdout
-		}
-		if ex.res.stderr != "" {
-			p.Results["stderr"] = ex.res.stderr
-		}
+		outputResult(p.Results, "stdout", ex.res.stdout)
+		outputResult(p.Results, "stderr", ex.res.stderr)
 		if ex.outcome.Failed {
 			p.Status, p.Message = api.TaskFailed, ex.outcome.Message
 		} else if ex.res.code != 0 {
@@ -293,4 +291,18 @@ func (u *Uniter) runAction(ctx context.Context, op *Operation, ms *api.MachineSt
 	u.local.addCompleted(task.ID)
 	u.local.Op = u.local.Op.afterAction()
 	return u.save()
+}
+
+// outputResult records a task's output under key, as Juju does: text as
+// it is, and output that is not UTF-8 (JSON would mangle it) in base64,
+// said by "<key>-encoding": "base64".
+func outputResult(results map[string]any, key, out string) {
+	switch {
+	case out == "":
+	case utf8.ValidString(out):
+		results[key] = out
+	default:
+		results[key] = base64.StdEncoding.EncodeToString([]byte(out))
+		results[key+"-encoding"] = "base64"
+	}
 }

@@ -1,6 +1,7 @@
 package uniter
 
 import (
+	"encoding/base64"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -37,8 +38,13 @@ echo "x=$(config-get x) pwd=$(basename "$PWD")"
 echo oops >&2
 exit 3`}},
 		api.TaskRef{ID: "2", Action: api.ExecAction, Status: api.TaskPending, Params: map[string]any{"command": "echo before; sleep 30", "timeout": "300ms"}},
-		api.TaskRef{ID: "3", Action: api.ExecAction, Status: api.TaskPending, Params: map[string]any{"command": "true"}})
-	h.run("exec tasks done", h.finishedTasks(3))
+		api.TaskRef{ID: "3", Action: api.ExecAction, Status: api.TaskPending, Params: map[string]any{"command": "true"}},
+		api.TaskRef{ID: "4", Action: api.ExecAction, Status: api.TaskPending, Params: map[string]any{"command": `printf 'a\377b\n'`}})
+	h.run("exec tasks done", h.finishedTasks(4))
+	// Output that is not UTF-8 comes back in base64, as Juju sends it.
+	if r := h.ctl.tasks["4"]; r.Results["stdout-encoding"] != "base64" || r.Results["stdout"] != base64.StdEncoding.EncodeToString([]byte("a\xffb\n")) {
+		t.Fatalf("exec printing bytes that are not UTF-8: %+v", r)
+	}
 	r := h.ctl.tasks["1"]
 	want := "hook= dispatch=unset action=unset unit=app/0\nx=1 pwd=charm\n"
 	if r.Status != api.TaskFailed || r.Message != "exit status 3" || r.Results["return-code"] != 3 ||
