@@ -101,6 +101,12 @@ type Config struct {
 	// models it makes are not indexed, so it cannot fill the hub's
 	// database. Models placed through the hub are not refused.
 	MaxControllerModels int
+	// IndexWriteRate bounds the index rows one controller's events may
+	// write per second, sustained (default 1000, bursts of ten times
+	// that; negative: no bound). Past it the hub reads the controller's
+	// stream more slowly, and the controller's stream waits: a controller
+	// an organization runs cannot keep the hub's database busy.
+	IndexWriteRate int
 
 	Logger *slog.Logger
 	Now    func() time.Time

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+	"golang.org/x/time/rate"
 
 	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/hub/internal/store"
@@ -53,7 +54,15 @@ type indexer struct {
 	// (drover_hub_models_not_adopted_total).
 	maxModels int
 	unadopted atomic.Int64
+	// writeRate bounds each controller's index writes per second (0:
+	// none); slowed counts the writes that had to wait for it
+	// (drover_hub_index_writes_slowed_total).
+	writeRate int
+	slowed    atomic.Int64
 }
+
+// defaultIndexWriteRate is Config.IndexWriteRate's default.
+const defaultIndexWriteRate = 1000
 
 // defaultMaxControllerModels is Config.MaxControllerModels's default.
 const defaultMaxControllerModels = 20000
@@ -73,7 +82,14 @@ func newIndexer(s *Server) *indexer {
 	case limit < 0:
 		limit = 0
 	}
-	return &indexer{s: s, kickc: make(chan struct{}, 1), poll: 5 * time.Second, resyncEvery: every, maxModels: limit}
+	writes := s.cfg.IndexWriteRate
+	switch {
+	case writes == 0:
+		writes = defaultIndexWriteRate
+	case writes < 0:
+		writes = 0
+	}
+	return &indexer{s: s, kickc: make(chan struct{}, 1), poll: 5 * time.Second, resyncEvery: every, maxModels: limit, writeRate: writes}
 }
 
 // errResync ends a subscription that is due to start again from a reset.
@@ -186,6 +202,9 @@ func (ix *indexer) follow(ctx context.Context, id string) {
 	// The first subscription resumes; a full reset follows every
 	// resyncEvery.
 	fs := &following{lastReset: time.Now(), unadopted: map[string]bool{}}
+	if ix.writeRate > 0 {
+		fs.writes = rate.NewLimiter(rate.Limit(ix.writeRate), 10*ix.writeRate)
+	}
 	for ctx.Err() == nil {
 		c, err := ix.s.store.ControllerByUUID(ctx, id)
 		if err != nil {
@@ -233,6 +252,10 @@ type following struct {
 	// unadopted are the models the controller lists that the index left
 	// out, past Config.MaxControllerModels (at most maxUnadoptedTracked).
 	unadopted map[string]bool
+	// writes paces the controller's index writes (Config.IndexWriteRate);
+	// nil for no bound. slowedSaid is when the hub last logged waiting.
+	writes     *rate.Limiter
+	slowedSaid time.Time
 }
 
 // maxUnadoptedTracked bounds following.unadopted: the hub's memory is not
@@ -361,6 +384,9 @@ func (ix *indexer) apply(ctx context.Context, c *store.Controller, f *api.EventF
 		sum := store.Model{UUID: m.UUID, Name: m.Name, ControllerUUID: c.UUID, Life: string(m.Life), Status: m.Status,
 			ApplicationCount: m.ApplicationCount, UnitCount: m.UnitCount, MachineCount: m.MachineCount,
 			EventIndex: f.Index, CreatedAt: m.CreatedAt}
+		if err := ix.pace(ctx, c, fs); err != nil {
+			return err
+		}
 		indexed, err := st.UpdateModelSummary(ctx, sum, now)
 		if err != nil {
 			return err
@@ -395,6 +421,9 @@ func (ix *indexer) apply(ctx context.Context, c *store.Controller, f *api.EventF
 		if m, err := st.ModelByUUID(ctx, id); err != nil || m.ControllerUUID != c.UUID {
 			continue
 		}
+		if err := ix.pace(ctx, c, fs); err != nil {
+			return err
+		}
 		if err := st.DeleteModel(ctx, id); err != nil {
 			return err
 		}
@@ -408,6 +437,34 @@ func (ix *indexer) apply(ctx context.Context, c *store.Controller, f *api.EventF
 		health["models-not-indexed"], health["model-limit"] = n, ix.maxModels
 	}
 	return st.SetControllerHealth(ctx, c.UUID, statusConnected, health, f.Index, f.Mark, now)
+}
+
+// pace waits, if need be, before one more index write for c
+// (Config.IndexWriteRate). While it waits the hub does not read the
+// controller's stream, whose sending then waits too.
+func (ix *indexer) pace(ctx context.Context, c *store.Controller, fs *following) error {
+	if fs.writes == nil {
+		return nil
+	}
+	r := fs.writes.Reserve()
+	d := r.Delay()
+	if d == 0 {
+		return nil
+	}
+	if ix.slowed.Add(1) == 1 || time.Since(fs.slowedSaid) > time.Minute {
+		fs.slowedSaid = time.Now()
+		ix.s.cfg.Logger.Warn("indexer: the controller's events write to the index faster than it takes them: reading them more slowly",
+			"controller", c.Name, "rate", ix.writeRate)
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		r.Cancel()
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }
 
 // roomFor reports whether the index may adopt one more model of c

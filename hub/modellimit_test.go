@@ -1,6 +1,7 @@
 package hub_test
 
 import (
+	"fmt"
 	"net/http"
 	"testing"
 	"time"
@@ -84,4 +85,33 @@ func TestAdoptionIsBounded(t *testing.T) {
 		got, err := e.st.ControllerByName(ctx, "east")
 		return len(in) == 1 && len(left) == 3 && err == nil && got.Health["models-not-indexed"] == float64(1), err
 	}, "one left-out model adopted (with the two placed, at the limit again), one still left out")
+}
+
+// TestIndexWritesArePaced: a controller whose events write to the index
+// faster than IndexWriteRate is read more slowly, so it cannot keep the
+// hub's database busy; what it says still all reaches the index.
+func TestIndexWritesArePaced(t *testing.T) {
+	e := newServedEnv(t, func(c *hub.Config) { c.IndexWriteRate = 2 }) // bursts of 20
+	ctx := t.Context()
+	_, stop, admin, _ := runRegisteredNode(t, e, t.TempDir(), func(c *spoke.Config) { c.KeepaliveInterval = 200 * time.Millisecond })
+	defer stop()
+	var made []string
+	for i := range 25 {
+		m, err := admin.AddModel(ctx, api.AddModelRequest{Name: fmt.Sprintf("m%d", i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		made = append(made, m.UUID)
+	}
+	testkit.EventuallyWithin(t, 60*time.Second, func() (bool, error) {
+		for _, id := range made {
+			if _, err := e.st.ModelByUUID(ctx, id); err != nil {
+				return false, nil
+			}
+		}
+		return true, nil
+	}, "all 25 models indexed")
+	if n := e.metric("drover_hub_index_writes_slowed_total"); n < 1 {
+		t.Errorf("drover_hub_index_writes_slowed_total %v: 25 writes at 2/s in bursts of 20 waited none", n)
+	}
 }
