@@ -32,6 +32,7 @@ var auditedFields = map[string]bool{
 	"application": true, "charm-sha256": true, "num-units": true, "to": true, "constraints": true,
 	"base": true, "scale": true, "exposed": true, "no-retry": true, "endpoints": true,
 	"receivers": true, "action": true, "reset": true,
+	"trust": true, "switch": true, "force-units": true, "num-machines": true,
 	// hub requests
 	"revoke-previous": true, "deprecated": true,
 }

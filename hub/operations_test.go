@@ -59,6 +59,14 @@ func TestRedact(t *testing.T) {
 	if string(b) != want {
 		t.Fatalf("redacted:\n%s\nwant\n%s", b, want)
 	}
+	// What refresh, trust, add-machine and exec say is recorded, but for
+	// exec's command (a parameter: its key only).
+	b, _ = json.Marshal(redact(jsonObject([]byte(`{"charm-sha256":"ab","switch":true,"force-units":true,"trust":false,"num-machines":2,
+		"action":"juju-exec","params":{"command":"cat /etc/shadow"}}`))))
+	want = `{"action":"juju-exec","charm-sha256":"ab","force-units":true,"num-machines":2,"params":{"command":"[redacted]"},"switch":true,"trust":false}`
+	if string(b) != want {
+		t.Fatalf("redacted:\n%s\nwant\n%s", b, want)
+	}
 	if redact(jsonObject([]byte("not json"))) != nil || redact(jsonObject([]byte(`["a"]`))) != nil {
 		t.Fatal("a body that is not a JSON object is not recorded")
 	}
