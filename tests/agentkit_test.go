@@ -61,8 +61,13 @@ func newAgentEnv(t *testing.T, nodes int) *agentEnv {
 
 // killLocalProcesses SIGKILLs every agent (agent.pid, its process group)
 // and every charm workload (<charm dir>/*.pid) under the machine directory.
-func (e *agentEnv) killLocalProcesses() {
-	filepath.WalkDir(e.machineDir, func(path string, d os.DirEntry, err error) error {
+func (e *agentEnv) killLocalProcesses() { killLocalProcessesUnder(e.machineDir) }
+
+// killLocalProcessesUnder SIGKILLs every agent (agent.pid, its process
+// group) and every charm workload (<charm dir>/*.pid) whose PID file is
+// under dir: what a test's local machines started.
+func killLocalProcessesUnder(dir string) {
+	filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".pid") {
 			return nil
 		}

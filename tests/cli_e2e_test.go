@@ -305,14 +305,19 @@ func alive(pid int) bool {
 	return i < 0 || i+2 >= len(stat) || (stat[i+2] != 'Z' && stat[i+2] != 'X')
 }
 
-// killLeftover kills the controller processes a failed test left running:
-// the bootstrap node and any HA nodes beside it.
+// killLeftover kills the processes a failed test left running: the
+// bootstrap node and any HA nodes beside it, then (no provisioner left to
+// start them again) their local machines' agents and workloads.
 func killLeftover(dataDir string) {
 	dirs, _ := filepath.Glob(dataDir + "-ha-*")
-	for _, dir := range append([]string{dataDir}, dirs...) {
+	dirs = append([]string{dataDir}, dirs...)
+	for _, dir := range dirs {
 		if pid, err := readPIDFile(dir); err == nil && alive(pid) {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
+	}
+	for _, dir := range dirs {
+		killLocalProcessesUnder(dir)
 	}
 }
 
