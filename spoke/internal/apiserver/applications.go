@@ -247,58 +247,61 @@ func (s *Server) addUnits(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) scale(w http.ResponseWriter, r *http.Request) {
-	var req api.ScaleRequest
-	if err := decode(w, r, s.cfg.MaxBodySize, &req); err != nil {
-		writeError(w, r, err)
-		return
-	}
-	if req.Scale < 0 {
-		writeError(w, r, api.Errorf(api.CodeInvalid, "scale must not be negative"))
-		return
-	}
-	s.appCommand(w, r, state.ScaleApplicationType, &state.ScaleApplicationRequest{ModelUUID: modelOf(r), App: appOf(r), Scale: req.Scale, Now: s.now()})
+	appRequest(s, w, r, state.ScaleApplicationType, func(req api.ScaleRequest) (any, error) {
+		if req.Scale < 0 {
+			return nil, api.Errorf(api.CodeInvalid, "scale must not be negative")
+		}
+		return &state.ScaleApplicationRequest{ModelUUID: modelOf(r), App: appOf(r), Scale: req.Scale, Now: s.now()}, nil
+	})
 }
 
 func (s *Server) expose(w http.ResponseWriter, r *http.Request) {
-	var req api.ExposeRequest
+	appRequest(s, w, r, state.SetExposedType, func(req api.ExposeRequest) (any, error) {
+		return &state.SetExposedRequest{ModelUUID: modelOf(r), App: appOf(r), Exposed: req.Exposed}, nil
+	})
+}
+
+// setTrust trusts an application with the model's cloud credential, or no
+// longer (juju trust [--remove]).
+func (s *Server) setTrust(w http.ResponseWriter, r *http.Request) {
+	appRequest(s, w, r, state.SetTrustType, func(req api.SetTrustRequest) (any, error) {
+		return &state.SetTrustRequest{ModelUUID: modelOf(r), App: appOf(r), Trust: req.Trust}, nil
+	})
+}
+
+// setConstraints sets the constraints of the application's new machines
+// (juju set-constraints).
+func (s *Server) setConstraints(w http.ResponseWriter, r *http.Request) {
+	appRequest(s, w, r, state.SetConstraintsType, func(req api.SetConstraintsRequest) (any, error) {
+		cons, err := api.ParseConstraints(req.Constraints)
+		if err != nil {
+			return nil, err
+		}
+		return &state.SetConstraintsRequest{ModelUUID: modelOf(r), App: appOf(r), Constraints: cons}, nil
+	})
+}
+
+// appRequest serves a change to one application: it decodes the body as
+// T, makes the command from it (or refuses it), proposes it and answers
+// with the application as it is after.
+func appRequest[T any](s *Server, w http.ResponseWriter, r *http.Request, t state.MessageType, command func(req T) (any, error)) {
+	var req T
 	if err := decode(w, r, s.cfg.MaxBodySize, &req); err != nil {
 		writeError(w, r, err)
 		return
 	}
-	s.appCommand(w, r, state.SetExposedType, &state.SetExposedRequest{ModelUUID: modelOf(r), App: appOf(r), Exposed: req.Exposed})
+	cmd, err := command(req)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	s.appCommand(w, r, t, cmd)
 }
 
 // setCharm refreshes an application to another uploaded charm (juju
 // refresh). The checks that need the charms' contents are made here,
 // before proposing: the command in the log stays what older controllers
 // applied, so a replayed log gives the same state.
-// setTrust trusts an application with the model's cloud credential, or no
-// longer (juju trust [--remove]).
-func (s *Server) setTrust(w http.ResponseWriter, r *http.Request) {
-	var req api.SetTrustRequest
-	if err := decode(w, r, s.cfg.MaxBodySize, &req); err != nil {
-		writeError(w, r, err)
-		return
-	}
-	s.appCommand(w, r, state.SetTrustType, &state.SetTrustRequest{ModelUUID: modelOf(r), App: appOf(r), Trust: req.Trust})
-}
-
-// setConstraints sets the constraints of the application's new machines
-// (juju set-constraints).
-func (s *Server) setConstraints(w http.ResponseWriter, r *http.Request) {
-	var req api.SetConstraintsRequest
-	if err := decode(w, r, s.cfg.MaxBodySize, &req); err != nil {
-		writeError(w, r, err)
-		return
-	}
-	cons, err := api.ParseConstraints(req.Constraints)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	s.appCommand(w, r, state.SetConstraintsType, &state.SetConstraintsRequest{ModelUUID: modelOf(r), App: appOf(r), Constraints: cons})
-}
-
 func (s *Server) setCharm(w http.ResponseWriter, r *http.Request) {
 	var req api.SetCharmRequest
 	if err := decode(w, r, s.cfg.MaxBodySize, &req); err != nil {

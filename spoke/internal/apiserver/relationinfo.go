@@ -20,21 +20,7 @@ func (s *Server) unitRelationInfo(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, api.Errorf(api.CodeForbidden, "relation data needs write access to the model (%s access given)", c.Access))
 		return
 	}
-	name, err := unitOf(r)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	snap, at, ok := s.read(w, r)
-	if !ok {
-		return
-	}
-	out, err := relationInfo(snap, modelOf(r), name)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	writeIndexed(w, http.StatusOK, at, out)
+	s.unitRead(w, r, func(snap *state.Snapshot, model, unit string) (any, error) { return relationInfo(snap, model, unit) })
 }
 
 func relationInfo(snap *state.Snapshot, model, name string) ([]api.UnitRelationInfo, error) {

@@ -42,6 +42,12 @@ func (s *Server) listUnits(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) getUnit(w http.ResponseWriter, r *http.Request) {
+	s.unitRead(w, r, func(snap *state.Snapshot, model, unit string) (any, error) { return lookupUnit(snap, model, unit) })
+}
+
+// unitRead answers a read of the unit the path names with what show
+// reads of it.
+func (s *Server) unitRead(w http.ResponseWriter, r *http.Request, show func(snap *state.Snapshot, model, unit string) (any, error)) {
 	name, err := unitOf(r)
 	if err != nil {
 		writeError(w, r, err)
@@ -51,12 +57,12 @@ func (s *Server) getUnit(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	u, err := lookupUnit(snap, modelOf(r), name)
+	v, err := show(snap, modelOf(r), name)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	writeIndexed(w, http.StatusOK, at, u)
+	writeIndexed(w, http.StatusOK, at, v)
 }
 
 func (s *Server) removeUnit(w http.ResponseWriter, r *http.Request) {
