@@ -134,7 +134,9 @@ type Server struct {
 	logs      *logBook
 	// marks remembers the last log entries' marks: every watch and the
 	// hub's stream name the same indexes, one frame each.
-	marks   markCache
+	marks markCache
+	// epoch names this server's lifetime in status ETags (statustag.go).
+	epoch   string
 	closing chan struct{}
 	// conns counts agent connection goroutines, which outlive their
 	// handlers; Close waits for them.
@@ -156,7 +158,8 @@ func New(cfg Config) (*Server, error) {
 		cfg.MaxCharmSize = 256 << 20
 	}
 	s := &Server{cfg: cfg, b: cfg.Backend, log: cfg.Logger, charms: newCharmCache(256),
-		agents: newAgentHub(), logs: newLogBook(DefaultLogLines, cfg.LogDir, cfg.Logger), closing: make(chan struct{})}
+		agents: newAgentHub(), logs: newLogBook(DefaultLogLines, cfg.LogDir, cfg.Logger), epoch: newEpoch(),
+		closing: make(chan struct{})}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	s.metrics = newMetrics(reg, cfg.Backend)

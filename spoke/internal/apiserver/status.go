@@ -43,32 +43,42 @@ var workloadSeverity = map[string]int{
 // BuildStatus assembles a model's status from one snapshot, shaped like
 // `juju status --format json`.
 func BuildStatus(snap *state.Snapshot, modelUUID string, ctl StatusContext) (*api.FullStatus, error) {
+	st, _, err := buildStatus(snap, modelUUID, ctl)
+	return st, err
+}
+
+// buildStatus is BuildStatus, and also the time until which the status
+// stays what it is if nothing is written: the earliest expiry of a lease
+// it shows held, or ctl.Now when a lease's holder outlived its expiry
+// (a claim may extend it without a new status revision: see
+// state.StatusRevision). Zero when no lease has a holder.
+func buildStatus(snap *state.Snapshot, modelUUID string, ctl StatusContext) (*api.FullStatus, time.Time, error) {
 	m, err := snap.ModelByUUID(modelUUID)
 	if err != nil {
-		return nil, err
+		return nil, time.Time{}, err
 	}
 	if m == nil {
-		return nil, api.Errorf(api.CodeNotFound, "model %q not found", modelUUID)
+		return nil, time.Time{}, api.Errorf(api.CodeNotFound, "model %q not found", modelUUID)
 	}
 	idx, err := snap.LatestIndex()
 	if err != nil {
-		return nil, err
+		return nil, time.Time{}, err
 	}
 	machines, err := snap.ListMachines(modelUUID)
 	if err != nil {
-		return nil, err
+		return nil, time.Time{}, err
 	}
 	units, err := snap.ListUnits(modelUUID)
 	if err != nil {
-		return nil, err
+		return nil, time.Time{}, err
 	}
 	apps, err := snap.ListApplications(modelUUID)
 	if err != nil {
-		return nil, err
+		return nil, time.Time{}, err
 	}
 	rels, err := snap.ListRelations(modelUUID)
 	if err != nil {
-		return nil, err
+		return nil, time.Time{}, err
 	}
 	b := &statusBuilder{snap: snap, model: modelUUID, ctl: ctl,
 		machines: make(map[string]*api.Machine, len(machines))}
@@ -98,19 +108,19 @@ func BuildStatus(snap *state.Snapshot, modelUUID string, ctl StatusContext) (*ap
 	for _, a := range apps {
 		as, err := b.applicationStatus(a, byApp[a.Name], subsOf, rels)
 		if err != nil {
-			return nil, err
+			return nil, time.Time{}, err
 		}
 		out.Applications[a.Name] = as
 	}
 	for _, r := range rels {
 		rs, err := b.relationStatus(r)
 		if err != nil {
-			return nil, err
+			return nil, time.Time{}, err
 		}
 		out.Relations = append(out.Relations, rs)
 	}
 	slices.SortFunc(out.Relations, func(x, y api.RelationStatus) int { return cmp.Compare(x.ID, y.ID) })
-	return out, nil
+	return out, b.until, nil
 }
 
 type statusBuilder struct {
@@ -118,6 +128,24 @@ type statusBuilder struct {
 	model    string
 	ctl      StatusContext
 	machines map[string]*api.Machine
+	until    time.Time // buildStatus's
+}
+
+// lease reads an application's lease and notes how long what the status
+// shows of it stays true (buildStatus).
+func (b *statusBuilder) lease(app string) (*api.Lease, error) {
+	l, err := b.snap.LeaseByApp(b.model, app)
+	if err != nil || l == nil || l.Holder == "" {
+		return l, err
+	}
+	t := b.ctl.Now
+	if t.Before(l.Expiry) {
+		t = l.Expiry
+	}
+	if b.until.IsZero() || t.Before(b.until) {
+		b.until = t
+	}
+	return l, nil
 }
 
 func (b *statusBuilder) modelStatus(m *api.Model) api.ModelStatus {
@@ -205,7 +233,7 @@ func (b *statusBuilder) applicationStatus(a *api.Application, units []*api.Unit,
 	if len(as.Relations) == 0 {
 		as.Relations = nil
 	}
-	lease, err := b.snap.LeaseByApp(b.model, a.Name)
+	lease, err := b.lease(a.Name)
 	if err != nil {
 		return as, err
 	}
@@ -275,7 +303,7 @@ func (b *statusBuilder) unitStatus(u *api.Unit, lease *api.Lease, subsOf map[str
 		us.PublicAddress = mc.Addresses[0]
 	}
 	for _, s := range subsOf[u.Name] {
-		subLease, err := b.snap.LeaseByApp(b.model, s.Application)
+		subLease, err := b.lease(s.Application)
 		if err != nil {
 			return us, err
 		}

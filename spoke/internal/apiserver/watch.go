@@ -36,16 +36,36 @@ var upgrader = websocket.Upgrader{
 var excludedKinds = map[string]bool{state.KindRelationData: true, state.KindRelationScope: true,
 	state.KindLeaderSettings: true}
 
+// getStatus answers a model's status, or 304 to a client whose copy is
+// still current (statustag.go).
 func (s *Server) getStatus(w http.ResponseWriter, r *http.Request) {
 	snap, at, ok := s.read(w, r)
 	if !ok {
 		return
 	}
-	st, err := BuildStatus(snap, modelOf(r), s.statusContext(snap))
+	model := modelOf(r)
+	rev, err := snap.StatusRevision(model)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
+	tag := statusTag{epoch: s.epoch, gen: snap.Generation(), rev: rev}
+	ctl := s.statusContext(snap)
+	if hs := r.Header["If-None-Match"]; len(hs) > 0 {
+		if v, ok := notModified(hs, tag, ctl.Now); ok {
+			writeNotModified(w, v, at)
+			return
+		}
+	}
+	st, until, err := buildStatus(snap, model, ctl)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	if !until.IsZero() {
+		tag.until = until.UnixNano()
+	}
+	w.Header().Set("ETag", tag.String())
 	st.Index = at
 	writeIndexed(w, http.StatusOK, at, st)
 }

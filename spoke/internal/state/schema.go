@@ -31,7 +31,14 @@ const (
 	tableModelConfig     = "model_config"
 	tableHubTrust        = "hub_trust"
 	tableHubTokens       = "hub_tokens"
+	// tableStatusRevisions is derived: see statusrev.go.
+	tableStatusRevisions = "status_revisions"
 )
+
+// derivedTables are left out of snapshots: what they hold is derived from
+// the writes, and a restored store starts them empty (statusrev.go says
+// why that is safe). Snapshots stay readable by controllers that lack them.
+var derivedTables = []string{tableStatusRevisions}
 
 // allTables is the fixed order of tables in snapshots.
 var allTables = []string{
@@ -113,6 +120,7 @@ func schema() *memdb.DBSchema {
 		table(tableLeaderSettings, idIndex(compound(str("ModelUUID"), str("Application"))), modelIdx),
 		table(tableHubTrust, idIndex(str("Key"))),
 		table(tableHubTokens, idIndex(str("Hash"))),
+		table(tableStatusRevisions, idIndex(str("ModelUUID"))),
 	}
 	s := &memdb.DBSchema{Tables: map[string]*memdb.TableSchema{}}
 	for _, t := range tables {

@@ -136,6 +136,10 @@ func (s *Store) finish(txn *memdb.Txn, index uint64) ([]Event, error) {
 			return nil, internalf("index table: %v", err)
 		}
 	}
+	if err := bumpStatusRevisions(txn, changes, index); err != nil {
+		txn.Abort()
+		return nil, err
+	}
 	events := eventsFrom(index, changes)
 	txn.Commit()
 	return events, nil

@@ -1,0 +1,94 @@
+package apiserver
+
+import (
+	"testing"
+	"time"
+
+	"github.com/droverhq/drover/spoke/internal/state"
+)
+
+// TestStatusTagMatching: a status ETag matches only the status it was
+// given for (this server, this store, this revision) and only while the
+// leases it shows held have not run out; "*", lists and garbage are
+// handled.
+func TestStatusTagMatching(t *testing.T) {
+	now := t0
+	cur := statusTag{epoch: "e1", gen: 2, rev: 40}
+	held := cur
+	held.until = now.Add(time.Second).UnixNano()
+	lapsed := cur
+	lapsed.until = now.UnixNano()
+	for _, tc := range []struct {
+		name string
+		hs   []string
+		want string
+	}{
+		{"its own tag", []string{cur.String()}, cur.String()},
+		{"strong form", []string{`"e1.2.40.0"`}, `"e1.2.40.0"`},
+		{"in a list", []string{`W/"x.1.1.0", ` + cur.String()}, cur.String()},
+		{"in a second header", []string{`W/"x.1.1.0"`, cur.String()}, cur.String()},
+		{"leases still held", []string{held.String()}, held.String()},
+		{"a lease ran out", []string{lapsed.String()}, ""},
+		{"another server", []string{statusTag{epoch: "e2", gen: 2, rev: 40}.String()}, ""},
+		{"another generation", []string{statusTag{epoch: "e1", gen: 3, rev: 40}.String()}, ""},
+		{"an older revision", []string{statusTag{epoch: "e1", gen: 2, rev: 39}.String()}, ""},
+		{"any", []string{"*"}, ""},
+		{"garbage", []string{`W/"e1.2.40"`, `"e1.2.x.0"`, `e1.2.40.0`, `W/"`, ``, `"..."`}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, ok := notModified(tc.hs, cur, now)
+			if got != tc.want || ok != (tc.want != "") {
+				t.Fatalf("notModified(%q) = %q, %v; want %q", tc.hs, got, ok, tc.want)
+			}
+		})
+	}
+}
+
+// FuzzParseStatusTag: any If-None-Match value parses or is refused
+// without panicking, and what parses is what String writes back.
+func FuzzParseStatusTag(f *testing.F) {
+	for _, s := range []string{`W/"0011aabb.0.12.0"`, `"e.1.2.3"`, `W/"e.1.2.-5"`, `*`, `W/""`, `"a.b.c.d"`, `W/"e.18446744073709551615.1.1"`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		tag, ok := parseStatusTag(s)
+		if !ok {
+			return
+		}
+		again, ok := parseStatusTag(tag.String())
+		if !ok || again != tag {
+			t.Fatalf("%q parsed as %+v, which writes %q and parses as %+v, %v", s, tag, tag.String(), again, ok)
+		}
+	})
+}
+
+// TestBuildStatusUntil: a status stays what it is until the first lease
+// it shows held runs out; a lease whose holder outlived its expiry makes
+// it good for no time at all (a claim may extend that lease without a new
+// status revision); no lease, no bound.
+func TestBuildStatusUntil(t *testing.T) {
+	ctl := StatusContext{ControllerName: "ctl", Now: t0.Add(30 * time.Second)}
+	until := func(h *fsm) time.Time {
+		t.Helper()
+		_, u, err := buildStatus(h.f.Store().Snapshot(), testModel, ctl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return u
+	}
+	h := newFSM(t)
+	h.seed()
+	h.deploy("kv", "kv", 1, "")
+	h.deploy("web", "web", 1, "")
+	if u := until(h); !u.IsZero() {
+		t.Fatalf("no lease held: until %v", u)
+	}
+	h.must(state.ClaimLeaseType, &state.ClaimLeaseRequest{ModelUUID: testModel, App: "kv", Unit: "kv/0", Now: t0, Duration: time.Minute})
+	if u := until(h); !u.Equal(t0.Add(time.Minute)) {
+		t.Fatalf("kv's lease held until t0+1m: until %v", u)
+	}
+	h.must(state.ClaimLeaseType, &state.ClaimLeaseRequest{ModelUUID: testModel, App: "web", Unit: "web/0", Now: t0, Duration: time.Second})
+	if u := until(h); !u.Equal(ctl.Now) {
+		t.Fatalf("web's lease lapsed with a holder: until %v, want the status's own time %v", u, ctl.Now)
+	}
+}
