@@ -55,6 +55,10 @@ type ClientConfig struct {
 	// ServerKind names the server in errors ("cannot reach the hub at
 	// ..."): "controller" when empty.
 	ServerKind string
+	// Header is sent with every request (the client's own headers, its
+	// credential among them, take precedence). hubbench sends
+	// Cache-Control: no-store with it to time the hub's relay alone.
+	Header http.Header
 }
 
 // ReadOptions tune a read. Index makes the node wait until it has applied
@@ -78,7 +82,8 @@ type Client struct {
 	ryw       bool
 	watchIdle time.Duration
 	logger    *slog.Logger
-	kind      string // ClientConfig.ServerKind
+	kind      string      // ClientConfig.ServerKind
+	header    http.Header // ClientConfig.Header
 
 	token    atomic.Pointer[string]
 	index    atomic.Uint64 // highest X-Drover-Index seen
@@ -125,6 +130,7 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 		kind:      cmp.Or(cfg.ServerKind, "controller"),
 		watchIdle: cfg.WatchIdleTimeout,
 		addrs:     slices.Clone(cfg.Addresses),
+		header:    cfg.Header.Clone(),
 	}
 	c.reorderLocked() // not yet shared
 	if c.logger == nil {

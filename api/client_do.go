@@ -251,6 +251,9 @@ func (c *Client) newRequest(ctx context.Context, addr string, r *request) (*http
 	if err != nil {
 		return nil, Errorf(CodeBadRequest, "api client: %v", err)
 	}
+	for k, v := range c.header {
+		req.Header[k] = v
+	}
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", "drover-api-client")
 	if r.body != nil {

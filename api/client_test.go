@@ -262,14 +262,20 @@ func TestAuthHeaders(t *testing.T) {
 	srv := ca.serve(t, node)
 	basic := newClient(t, api.ClientConfig{Addresses: []string{addr(srv)}, CACert: ca.pem, User: "admin", Password: "pw"})
 	bearer := newClient(t, api.ClientConfig{Addresses: []string{addr(srv)}, CACert: ca.pem, Token: "tok"})
-	for _, c := range []*api.Client{basic, bearer} {
+	// Extra headers go with every request; the credential stays the client's.
+	extra := newClient(t, api.ClientConfig{Addresses: []string{addr(srv)}, CACert: ca.pem, Token: "tok",
+		Header: http.Header{"Cache-Control": {"no-store"}, "Authorization": {"Bearer other"}}})
+	for _, c := range []*api.Client{basic, bearer, extra} {
 		if _, err := c.Applications(t.Context(), model); err != nil {
 			t.Fatal(err)
 		}
 	}
 	got := node.received()
-	if got[0].Auth != "Basic YWRtaW46cHc=" || got[1].Auth != "Bearer tok" {
-		t.Fatalf("auth headers %q, %q", got[0].Auth, got[1].Auth)
+	if got[0].Auth != "Basic YWRtaW46cHc=" || got[1].Auth != "Bearer tok" || got[2].Auth != "Bearer tok" {
+		t.Fatalf("auth headers %q, %q, %q", got[0].Auth, got[1].Auth, got[2].Auth)
+	}
+	if got[1].CacheControl != "" || got[2].CacheControl != "no-store" {
+		t.Fatalf("Cache-Control %q without extra headers, %q with", got[1].CacheControl, got[2].CacheControl)
 	}
 }
 

@@ -92,7 +92,7 @@ func addr(srv *httptest.Server) string { return srv.Listener.Addr().String() }
 
 // call is one request a fake node received.
 type call struct {
-	Method, Path, Query, Auth string
+	Method, Path, Query, Auth, CacheControl string
 }
 
 // fakeNode implements a few routes of a controller node, recording every
@@ -144,7 +144,7 @@ func newFakeNode() *fakeNode {
 
 func (n *fakeNode) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	n.mu.Lock()
-	n.calls = append(n.calls, call{r.Method, r.URL.Path, r.URL.RawQuery, r.Header.Get("Authorization")})
+	n.calls = append(n.calls, call{r.Method, r.URL.Path, r.URL.RawQuery, r.Header.Get("Authorization"), r.Header.Get("Cache-Control")})
 	down := n.unavailable
 	n.mu.Unlock()
 	if down {

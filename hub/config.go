@@ -107,6 +107,10 @@ type Config struct {
 	// stream more slowly, and the controller's stream waits: a controller
 	// an organization runs cannot keep the hub's database busy.
 	IndexWriteRate int
+	// StatusCacheBytes bounds the model statuses the proxy keeps to
+	// revalidate with their controllers (statuscache.go; default 64 MiB;
+	// negative: none kept, every status relayed as it comes).
+	StatusCacheBytes int64
 
 	Logger *slog.Logger
 	Now    func() time.Time

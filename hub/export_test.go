@@ -89,3 +89,12 @@ func (s *Server) CallSpoke(ctx context.Context, controller string, id store.Iden
 	}
 	return s.spokeCall(ctx, c, Principal{Identity: id}, access, model, method, path, in, out)
 }
+
+// StatusCopies returns how many status reads the proxy answered from a
+// revalidated copy, and how many answers it kept (statuscache.go).
+func (s *Server) StatusCopies() (revalidated, kept int64) {
+	if s.statuses == nil {
+		return 0, 0
+	}
+	return s.statuses.revalidated.Load(), s.statuses.kept.Load()
+}

@@ -99,7 +99,7 @@ func viaTransport(t *testing.T, ctx context.Context, sc *spokeClient, method str
 // direct sends as the plain proxy does, and puts the connection back.
 func direct(t *testing.T, ctx context.Context, sc *spokeClient, method string) (string, error) {
 	t.Helper()
-	resp, c, stop, err := sc.roundTripDirect(httptest.NewRequestWithContext(ctx, method, "/x", nil), "tok")
+	resp, c, stop, err := sc.roundTripDirect(httptest.NewRequestWithContext(ctx, method, "/x", nil), "tok", "")
 	if err != nil {
 		return "", err
 	}

@@ -243,12 +243,12 @@ func TestSpokeConnWritesAgain(t *testing.T) {
 	r := p.parse([]byte("GET /v1/models/m/status HTTP/1.1\r\nHost: hub\r\nAuthorization: Bearer caller\r\nAccept: */*\r\n\r\n"))
 	var want bytes.Buffer
 	bw := bufio.NewWriter(&want)
-	if err := writeRequest(bw, r, "ctrl:1", "t1"); err != nil {
+	if err := writeRequest(bw, r, "ctrl:1", "t1", ""); err != nil {
 		t.Fatal(err)
 	}
 	for range 3 { // directly, then built, then as built
 		out.Reset()
-		if err := c.write(r, "ctrl:1", "t1"); err != nil || out.String() != want.String() {
+		if err := c.write(r, "ctrl:1", "t1", ""); err != nil || out.String() != want.String() {
 			t.Fatalf("wrote %q (%v), want %q", out.String(), err, want.String())
 		}
 	}
@@ -256,7 +256,7 @@ func TestSpokeConnWritesAgain(t *testing.T) {
 		t.Fatal("the request sent three times was never kept")
 	}
 	out.Reset()
-	if err := c.write(r, "ctrl:1", "t2"); err != nil || !strings.Contains(out.String(), "Bearer t2\r\n") || c.sent.wire != nil {
+	if err := c.write(r, "ctrl:1", "t2", ""); err != nil || !strings.Contains(out.String(), "Bearer t2\r\n") || c.sent.wire != nil {
 		t.Fatalf("another token: %q (%v), kept %q", out.String(), err, c.sent.wire)
 	}
 }

@@ -48,9 +48,9 @@ type spokeConn struct {
 // connection's poller sends the same request (the same *http.Request,
 // parsedHead) with the same token again and again.
 type sentRequest struct {
-	r         *http.Request
-	host, tok string
-	wire      []byte
+	r               *http.Request
+	host, tok, cond string
+	wire            []byte
 }
 
 // maxIdleSpokeConns bounds the idle connections kept per controller.
@@ -253,8 +253,9 @@ func notForwarded(k string, connection []string) bool {
 // writeRequest writes the caller's request r to a controller at host, with
 // tok as its credential, and flushes it. It writes the HTTP/1.1 message
 // itself: building an http.Request copied the caller's headers on every
-// call.
-func writeRequest(bw *bufio.Writer, r *http.Request, host, tok string) error {
+// call. A cond, when set, is sent as If-None-Match: the hub revalidating
+// its copy of the answer (statuscache.go).
+func writeRequest(bw *bufio.Writer, r *http.Request, host, tok, cond string) error {
 	bw.WriteString(r.Method)
 	bw.WriteByte(' ')
 	bw.WriteString(r.URL.RequestURI())
@@ -263,6 +264,11 @@ func writeRequest(bw *bufio.Writer, r *http.Request, host, tok string) error {
 	bw.WriteString("\r\nAuthorization: Bearer ")
 	bw.WriteString(tok)
 	bw.WriteString("\r\n")
+	if cond != "" {
+		bw.WriteString("If-None-Match: ")
+		bw.WriteString(cond)
+		bw.WriteString("\r\n")
+	}
 	connection := r.Header["Connection"]
 	for k, vs := range r.Header {
 		if notForwarded(k, connection) {
@@ -308,7 +314,7 @@ func writeRequest(bw *bufio.Writer, r *http.Request, host, tok string) error {
 // connection it is being read from, and a stop function for the watch that
 // closes that connection if r's context ends; the caller stops the watch
 // and releases the connection (pool.put) once the body is read to its end.
-func (sc *spokeClient) roundTripDirect(r *http.Request, tok string) (*http.Response, *spokeConn, func() bool, error) {
+func (sc *spokeClient) roundTripDirect(r *http.Request, tok, cond string) (*http.Response, *spokeConn, func() bool, error) {
 	ctx := r.Context()
 	var (
 		resp *http.Response
@@ -337,7 +343,7 @@ func (sc *spokeClient) roundTripDirect(r *http.Request, tok string) (*http.Respo
 				// forever. The pool clears the deadline.
 				whole = time.Now().Add(uncancelableAnswerTimeout)
 			}
-			rsp, err := exchange(c, r, addr, tok, whole)
+			rsp, err := exchange(c, r, addr, tok, cond, whole)
 			if err == nil {
 				resp, conn, stop = rsp, c, watch
 				return true, nil
@@ -366,19 +372,19 @@ func (sc *spokeClient) roundTripDirect(r *http.Request, tok string) (*http.Respo
 // again with the same host and token (a taken connection's, whose request
 // is the same *http.Request while its head is) is built once, the second
 // time, and its bytes are written as they are from then on.
-func (c *spokeConn) write(r *http.Request, host, tok string) error {
+func (c *spokeConn) write(r *http.Request, host, tok, cond string) error {
 	if r.ContentLength != 0 || r.Body != nil && r.Body != http.NoBody {
 		c.sent = sentRequest{}
-		return writeRequest(c.bw, r, host, tok)
+		return writeRequest(c.bw, r, host, tok, cond)
 	}
-	if c.sent.r != r || c.sent.host != host || c.sent.tok != tok {
-		c.sent = sentRequest{r: r, host: host, tok: tok} // a request seen once is written directly
-		return writeRequest(c.bw, r, host, tok)
+	if c.sent.r != r || c.sent.host != host || c.sent.tok != tok || c.sent.cond != cond {
+		c.sent = sentRequest{r: r, host: host, tok: tok, cond: cond} // a request seen once is written directly
+		return writeRequest(c.bw, r, host, tok, cond)
 	}
 	if c.sent.wire == nil {
 		var b bytes.Buffer
 		bw := bufio.NewWriter(&b)
-		if err := writeRequest(bw, r, host, tok); err != nil {
+		if err := writeRequest(bw, r, host, tok, cond); err != nil {
 			return err
 		}
 		c.sent.wire = b.Bytes()
@@ -395,9 +401,9 @@ func neverStopped() bool { return true }
 // exchange writes r on c and reads the answer's head, which must come
 // within headTimeout(r) (errNoAnswer); the answer's body may be read
 // until whole (none when zero), as may the request be written.
-func exchange(c *spokeConn, r *http.Request, host, tok string, whole time.Time) (*http.Response, error) {
+func exchange(c *spokeConn, r *http.Request, host, tok, cond string, whole time.Time) (*http.Response, error) {
 	c.conn.SetReadDeadline(whole)
-	if err := c.write(r, host, tok); err != nil {
+	if err := c.write(r, host, tok, cond); err != nil {
 		return nil, err
 	}
 	after := headTimeout(r)
@@ -426,7 +432,10 @@ func exchange(c *spokeConn, r *http.Request, host, tok string, whole time.Time) 
 // named controller through sc with tok, copying the answer as it comes. An
 // error means nothing was written: no node answered.
 func (s *Server) forwardDirect(w http.ResponseWriter, r *http.Request, controller string, sc *spokeClient, tok string) error {
-	resp, c, stop, err := sc.roundTripDirect(r, tok)
+	if key, ok := s.statusCacheKey(r, controller); ok {
+		return s.forwardStatus(w, r, key, sc, tok)
+	}
+	resp, c, stop, err := sc.roundTripDirect(r, tok, "")
 	if err != nil {
 		return err
 	}

@@ -57,7 +57,7 @@ func TestRoundTripDirectReusesAndRecovers(t *testing.T) {
 		t.Helper()
 		in := httptest.NewRequestWithContext(t.Context(), http.MethodGet, path, nil)
 		in.Header.Set("Authorization", "Bearer the caller's")
-		resp, c, stop, err := sc.roundTripDirect(in, "tok")
+		resp, c, stop, err := sc.roundTripDirect(in, "tok", "")
 		if err != nil {
 			t.Fatalf("GET %s: %v", path, err)
 		}
@@ -86,7 +86,7 @@ func TestRoundTripDirectReusesAndRecovers(t *testing.T) {
 	// answered it), and the body follows.
 	in := httptest.NewRequestWithContext(t.Context(), http.MethodPost, "/hints", strings.NewReader(" with a body"))
 	in.Header.Set("Expect", "100-continue")
-	resp, c, stop, err := sc.roundTripDirect(in, "tok")
+	resp, c, stop, err := sc.roundTripDirect(in, "tok", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +108,7 @@ func TestWriteRequestForwardsTheCallersMessage(t *testing.T) {
 		t.Helper()
 		var buf bytes.Buffer
 		bw := bufio.NewWriter(&buf)
-		if err := writeRequest(bw, in, "spoke.test:17070", "tok"); err != nil {
+		if err := writeRequest(bw, in, "spoke.test:17070", "tok", ""); err != nil {
 			t.Fatal(err)
 		}
 		out, err := http.ReadRequest(bufio.NewReader(&buf))
@@ -168,7 +168,7 @@ func TestWriteRequestForwardsTheCallersMessage(t *testing.T) {
 	// the controller waits on.
 	in = httptest.NewRequest(http.MethodPost, "/v1/models/m/charms", strings.NewReader("short"))
 	in.ContentLength = 100
-	if err := writeRequest(bufio.NewWriter(io.Discard), in, "spoke.test:17070", "tok"); err == nil {
+	if err := writeRequest(bufio.NewWriter(io.Discard), in, "spoke.test:17070", "tok", ""); err == nil {
 		t.Error("a short body was written without an error")
 	}
 }

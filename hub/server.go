@@ -49,11 +49,14 @@ type Server struct {
 	routeCtrls  *ttlCache[string, store.Controller]
 	spokeTokens *ttlCache[spokeTokenKey, string]
 	proxyRoutes *ttlCache[proxyRouteKey, proxyRoute]
-	live        *liveCalls // long-lived proxied calls, ended when their access goes (live.go)
-	handback    *handback  // taken connections back to net/http (takeover.go)
-	taken       takenConns // connections the hub serves itself
-	takeovers   atomic.Int64
-	handbacks   atomic.Int64
+	// statuses keeps models' statuses to revalidate (statuscache.go); nil
+	// when Config.StatusCacheBytes is negative.
+	statuses  *statusCache
+	live      *liveCalls // long-lived proxied calls, ended when their access goes (live.go)
+	handback  *handback  // taken connections back to net/http (takeover.go)
+	taken     takenConns // connections the hub serves itself
+	takeovers atomic.Int64
+	handbacks atomic.Int64
 	// claimRenewals counts add-model claims renewed (placement.go).
 	claimRenewals atomic.Int64
 	// failedLogins and loginStarts throttle logins per client address,
@@ -103,6 +106,12 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.spokeTokens = newTTLCache[spokeTokenKey, string](cfg.Now, spokeTokenReuse)
 	s.proxyRoutes = newTTLCache[proxyRouteKey, proxyRoute](cfg.Now, decisionTTL)
 	s.live = newLiveCalls(cfg.MaxLiveCalls)
+	switch {
+	case cfg.StatusCacheBytes == 0:
+		s.statuses = newStatusCache(defaultStatusCacheBytes)
+	case cfg.StatusCacheBytes > 0:
+		s.statuses = newStatusCache(cfg.StatusCacheBytes)
+	}
 	s.failedLogins, s.loginStarts = newThrottle("failed-logins", loginFailures, cfg.Now, s.store), newThrottle("login-starts", loginStarts, cfg.Now, s.store)
 	if s.outbox, err = outbox.New(outbox.Config{Store: s.store, Authz: s.authz, Logger: cfg.Logger.With("worker", "authz-outbox"),
 		Now: cfg.Now, ReconcileEvery: 10 * time.Minute, Changed: s.dropAuthzCaches, Restored: s.restored}); err != nil {
@@ -128,6 +137,19 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "drover_hub_handed_back_connections_total",
 			Help: "Taken connections handed back to net/http for a request that was not a remembered read."},
 			func() float64 { return float64(s.handbacks.Load()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "drover_hub_status_revalidated_total",
+			Help: "Model status reads answered with the hub's copy after the controller said it had not changed (304)."},
+			func() float64 {
+				return float64(s.statuses.counter(func(c *statusCache) int64 { return c.revalidated.Load() }))
+			}),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "drover_hub_status_kept_total",
+			Help: "Model status answers the hub kept a copy of, to revalidate on the next read."},
+			func() float64 {
+				return float64(s.statuses.counter(func(c *statusCache) int64 { return c.kept.Load() }))
+			}),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "drover_hub_status_kept_bytes",
+			Help: "Bytes of model status the hub keeps (--status-cache-size)."},
+			func() float64 { return float64(s.statuses.counter((*statusCache).bytes)) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "drover_hub_listed_models_cached_total",
 			Help: "Models in GET /v1/models answers whose JSON was kept from an earlier listing (the row unchanged)."},
 			func() float64 { return float64(s.modelJSON.hits.Load()) }),

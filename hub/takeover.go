@@ -179,7 +179,13 @@ func (s *Server) serveTakenRead(tw *takenWriter, req *http.Request, pr proxyRout
 			panic(v)
 		}
 	}()
-	resp, c, stop, err := pr.sc.roundTripDirect(req, pr.tok)
+	if key, ok := s.statusCacheKey(req, pr.controller); ok {
+		if err := s.forwardStatus(tw, req, key, pr.sc, pr.tok); err != nil {
+			s.unavailable(tw, req, pr.controller, err)
+		}
+		return true
+	}
+	resp, c, stop, err := pr.sc.roundTripDirect(req, pr.tok, "")
 	if err != nil {
 		s.unavailable(tw, req, pr.controller, err)
 		return true

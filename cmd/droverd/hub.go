@@ -53,6 +53,7 @@ func runHub(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.Var(&serviceAccounts, "service-account", "CLIENT_ID=ORG: a client allowed client-credentials login (repeatable)")
 	fs.DurationVar(&cfg.SessionTTL, "session-ttl", 0, "hub access token lifetime (default 15m)")
 	fs.DurationVar(&cfg.AuditRetention, "audit-retention", 0, "delete audit entries older than this (0 keeps them)")
+	fs.Int64Var(&cfg.StatusCacheBytes, "status-cache-size", 0, "the most bytes of model status the proxy keeps, to ask the controller only whether each changed (default 64 MiB; -1: none kept)")
 	fs.IntVar(&cfg.IndexWriteRate, "index-write-rate", 0, "the most index rows one controller's events write per second, sustained; past it the hub reads its events more slowly (default 1000, bursts of ten times that; -1: no bound)")
 	fs.IntVar(&cfg.MaxControllerModels, "max-controller-models", 0, "the most models the index adopts from one controller (made on it directly); past it they are not indexed, so an organization's controller cannot fill the hub's database (default 20000; -1: no bound)")
 	fs.DurationVar(&cfg.IndexResyncEvery, "index-resync", 0, "how often the index reads each controller's models whole again, repairing what it holds wrong (default 1h; at least 1m)")

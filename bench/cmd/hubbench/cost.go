@@ -69,11 +69,11 @@ func (c *cost) perCall() (cpu time.Duration, objs, bytes float64) {
 }
 
 // printCosts prints both paths' costs per call and the hub's share.
-func printCosts(hub, direct *cost) {
+func printCosts(path string, hub, direct *cost) {
 	hc, ho, hb := hub.perCall()
 	dc, do, db := direct.perCall()
-	fmt.Printf("  CPU per call         direct %s  through the hub %s  hub's hop %s (%+.1f%%)\n",
-		micros(dc), micros(hc), us(hc-dc), 100*(float64(hc)-float64(dc))/float64(dc))
-	fmt.Printf("  heap allocs per call direct %.0f (%.1f KB)  through the hub %.0f (%.1f KB)  hub's hop %+.0f (%+.1f KB)\n",
-		do, db/1024, ho, hb/1024, ho-do, (hb-db)/1024)
+	fmt.Printf("  CPU per call, %-15s direct %s  this path %s  difference %s (%+.1f%%)\n",
+		path, micros(dc), micros(hc), us(hc-dc), 100*(float64(hc)-float64(dc))/float64(dc))
+	fmt.Printf("  heap allocs,  %-15s direct %.0f (%.1f KB)  this path %.0f (%.1f KB)  difference %+.0f (%+.1f KB)\n",
+		path, do, db/1024, ho, hb/1024, ho-do, (hb-db)/1024)
 }

@@ -174,10 +174,15 @@ func run(ctx context.Context, o options) error {
 	return benchStatus(ctx, o, st, l, all)
 }
 
-// client is the api.Client both status paths use: one address, pinned CA,
-// a Bearer token, the same timeout and transport defaults.
-func client(addrs []string, ca []byte, tok string) (*api.Client, error) {
-	return api.NewClient(api.ClientConfig{Addresses: addrs, CACert: ca, Token: tok, Timeout: 30 * time.Second})
+// client is the api.Client every status path uses: one address, pinned
+// CA, a Bearer token, the same timeout and transport defaults, and the
+// header (name, value pairs) given.
+func client(addrs []string, ca []byte, tok string, header ...string) (*api.Client, error) {
+	h := http.Header{}
+	for i := 0; i+1 < len(header); i += 2 {
+		h.Set(header[i], header[i+1])
+	}
+	return api.NewClient(api.ClientConfig{Addresses: addrs, CACert: ca, Token: tok, Timeout: 30 * time.Second, Header: h})
 }
 
 // measureList times n GET /v1/models (after 10 unmeasured ones): first
