@@ -41,7 +41,11 @@ var workloadSeverity = map[string]int{
 }
 
 // BuildStatus assembles a model's status from one snapshot, shaped like
-// `juju status --format json`.
+// `juju status --format json`. It reads the model, its machines, units,
+// applications, relations, relation scopes and leases, and the controller
+// record (statusContext): what state.StatusRevision covers, so a status
+// ETag (statustag.go) stays true. Read anything else here and the
+// revision must cover it too.
 func BuildStatus(snap *state.Snapshot, modelUUID string, ctl StatusContext) (*api.FullStatus, error) {
 	st, _, err := buildStatus(snap, modelUUID, ctl)
 	return st, err
