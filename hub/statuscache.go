@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/net/http/httpguts"
+
 	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/internal/corkconn"
 )
@@ -232,14 +234,23 @@ func (s *Server) forwardStatus(w http.ResponseWriter, r *http.Request, key statu
 	return nil
 }
 
+// maxStatusTag bounds a kept ETag: the hub sends it back as it came.
+const maxStatusTag = 256
+
 // newStatusCopy keeps a controller's status answer, or returns nil when
-// its body is not a status whose index and timestamp can be found.
+// its body is not a status whose index and timestamp can be found, or its
+// ETag is not one the hub may send back (a controller an organization
+// registered is not trusted to write the hub's requests).
 func newStatusCopy(key statusKey, resp *http.Response, body []byte) *statusCopy {
+	tag := resp.Header.Get("ETag")
+	if tag == "" || len(tag) > maxStatusTag || !httpguts.ValidHeaderFieldValue(tag) {
+		return nil
+	}
 	index, stamp, ok := statusStamps(body)
 	if !ok {
 		return nil
 	}
-	cp := &statusCopy{key: key, tag: resp.Header.Get("ETag"), header: http.Header{}, body: body, index: index, stamp: stamp}
+	cp := &statusCopy{key: key, tag: tag, header: http.Header{}, body: body, index: index, stamp: stamp}
 	copyAnswerHeaders(cp.header, resp.Header)
 	delete(cp.header, "Date")
 	delete(cp.header, "Content-Length")

@@ -2,6 +2,8 @@ package hub
 
 import (
 	"encoding/json"
+	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/droverhq/drover/api"
@@ -84,4 +86,32 @@ func FuzzStatusStamps(f *testing.F) {
 			t.Fatalf("%q with its stamps replaced is not JSON: %q", b, out)
 		}
 	})
+}
+
+// TestStatusCopyRefusesBadTags: an ETag the hub could not send back as it
+// came (too long, a control character) is not kept, nor is a body without
+// its stamps; a good one is kept with what the hub relays of its headers.
+func TestStatusCopyRefusesBadTags(t *testing.T) {
+	body := []byte(`{"controller":{"name":"n","timestamp":"08:00:00Z"},"index":12}`)
+	answer := func(tag string) *http.Response {
+		return &http.Response{Header: http.Header{"Etag": {tag}, "Content-Type": {"application/json"},
+			"Date": {"x"}, "Set-Cookie": {"a=b"}, api.HeaderIndex: {"12"}}}
+	}
+	key := statusKey{"c", "m"}
+	for _, tag := range []string{"", `W/"` + strings.Repeat("a", maxStatusTag) + `"`, "W/\"a\x00b\"", "W/\"a\x7fb\""} {
+		if cp := newStatusCopy(key, answer(tag), body); cp != nil {
+			t.Errorf("tag %q kept", tag)
+		}
+	}
+	if cp := newStatusCopy(key, answer(`W/"a.1.2.0"`), []byte(`{"index":12}`)); cp != nil {
+		t.Error("a body without a timestamp kept")
+	}
+	cp := newStatusCopy(key, answer(`W/"a.1.2.0"`), body)
+	if cp == nil || cp.tag != `W/"a.1.2.0"` {
+		t.Fatalf("a good answer: %+v", cp)
+	}
+	if len(cp.header["Set-Cookie"]) != 0 || len(cp.header["Date"]) != 0 || cp.header.Get(api.HeaderIndex) != "12" ||
+		cp.header.Get("Content-Type") != "application/json" {
+		t.Fatalf("kept headers %v", cp.header)
+	}
 }
