@@ -162,6 +162,18 @@ func TestHubEndToEnd(t *testing.T) {
 	if n := hubMetric(t, s, "drover_hub_taken_connections_total"); n < 1 {
 		t.Errorf("the hub took no connection over after repeated reads (%v)", n)
 	}
+	// The hub keeps each status and asks the controller only whether it
+	// changed (hub/statuscache.go): repeated reads of a settled model are
+	// answered from the copy the controller confirmed, and are the
+	// controller's status (the same applications, units and messages).
+	before := hubMetric(t, s, "drover_hub_status_revalidated_total")
+	testkit.EventuallyWithin(t, 60*time.Second, func() (bool, error) {
+		fs, err := cl.Status(t.Context(), uuids[east])
+		if err != nil || !unitsActive(fs, 1, "webapp", "kvstore") {
+			return false, fmt.Errorf("status through the hub: %v %s", err, describeStatusLazy(&fs))
+		}
+		return hubMetric(t, s, "drover_hub_status_revalidated_total") > before, nil
+	}, "a status read through the hub answered from its revalidated copy")
 
 	// Refresh through the hub: west's kvstore takes a new version of its
 	// charm (its config kept) and settles again at revision 1.
