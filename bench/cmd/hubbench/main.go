@@ -10,7 +10,9 @@
 //     hub (`/v1/models/{uuid}/status`) and directly from the spoke with the
 //     token the hub would forward, same api.Client settings, -status-reqs
 //     sequential requests each, interleaved in rounds. Target: overhead
-//     (p50 and p99) ≤ 10%.
+//     (p50 and p99) ≤ 10%. A third path reads through the hub with
+//     Cache-Control: no-store, so the hub relays the controller's answer
+//     without its revalidated copy (hub/statuscache.go): the hop alone.
 //
 // Everything runs on 127.0.0.1: a private PostgreSQL (from the system
 // binaries), and in this process embedded OpenFGA, the development issuer,

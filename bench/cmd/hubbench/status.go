@@ -16,8 +16,9 @@ import (
 )
 
 // benchStatus creates two models on the real spoke through the hub (as the
-// user who sees everything) and compares status through the hub with status
-// from the spoke directly on each: a typical model (o.apps applications of
+// user who sees everything) and compares status through the hub (the hub's
+// copy revalidated, and relayed with no-store) with status from the spoke
+// directly on each: a typical model (o.apps applications of
 // o.units units, on machines no agent runs for: the spoke has no
 // provisioner), on which the target is judged, and the same applications
 // without units, whose status is so cheap that the comparison shows the
