@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/spoke/internal/state"
 )
 
@@ -90,5 +91,54 @@ func TestBuildStatusUntil(t *testing.T) {
 	h.must(state.ClaimLeaseType, &state.ClaimLeaseRequest{ModelUUID: testModel, App: "web", Unit: "web/0", Now: t0, Duration: time.Second})
 	if u := until(h); !u.Equal(ctl.Now) {
 		t.Fatalf("web's lease lapsed with a holder: until %v, want the status's own time %v", u, ctl.Now)
+	}
+}
+
+// TestStatusOfRevalidates: the status route's answer to its own ETag is
+// "not modified" until the model changes or a lease the status shows held
+// runs out, and then a new status (no leader shown) with a new tag.
+func TestStatusOfRevalidates(t *testing.T) {
+	h := newFSM(t)
+	h.seed()
+	h.deploy("kv", "kv", 1, "")
+	h.must(state.ClaimLeaseType, &state.ClaimLeaseRequest{ModelUUID: testModel, App: "kv", Unit: "kv/0", Now: t0, Duration: time.Minute})
+	now := t0.Add(30 * time.Second)
+	s := &Server{cfg: Config{Now: func() time.Time { return now }}, epoch: newEpoch()}
+	status := func(inm ...string) (*api.FullStatus, string) {
+		t.Helper()
+		st, tag, err := s.statusOf(h.f.Store().Snapshot(), testModel, inm)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st, tag
+	}
+	st, tag := status()
+	if st == nil || !st.Applications["kv"].Units["kv/0"].Leader {
+		t.Fatalf("first status: %+v", st)
+	}
+	if again, v := status(tag); again != nil || v != tag {
+		t.Fatalf("its own tag, nothing changed: status %v, tag %q", again != nil, v)
+	}
+	// A lease renewed (same holder) moves no revision: still not modified.
+	h.must(state.ClaimLeaseType, &state.ClaimLeaseRequest{ModelUUID: testModel, App: "kv", Unit: "kv/0", Now: now, Duration: time.Minute})
+	if again, _ := status(tag); again != nil {
+		t.Fatal("built again after a renewal")
+	}
+	// Past the expiry the copy shows: built again, whatever the renewal.
+	now = t0.Add(61 * time.Second)
+	st, tag2 := status(tag)
+	if st == nil || tag2 == tag || !st.Applications["kv"].Units["kv/0"].Leader {
+		t.Fatalf("past the copy's lease expiry: %+v, tag %q (was %q)", st, tag2, tag)
+	}
+	// A change builds it again.
+	h.must(state.SetStatusType, &state.SetStatusRequest{ModelUUID: testModel, Kind: "workload", Entity: "kv/0",
+		Status: api.Status{Status: "active", Since: t0}})
+	if st, tag3 := status(tag2); st == nil || tag3 == tag2 || st.Applications["kv"].Units["kv/0"].WorkloadStatus.Current != "active" {
+		t.Fatalf("after a change: %+v, tag %q", st, tag3)
+	}
+	// Another server's tag never matches.
+	other := &Server{cfg: s.cfg, epoch: newEpoch()}
+	if st, _, err := other.statusOf(h.f.Store().Snapshot(), testModel, []string{tag2}); err != nil || st == nil {
+		t.Fatalf("another server's answer to this one's tag: %v %v", st, err)
 	}
 }

@@ -43,31 +43,41 @@ func (s *Server) getStatus(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	model := modelOf(r)
-	rev, err := snap.StatusRevision(model)
+	st, tag, err := s.statusOf(snap, modelOf(r), r.Header["If-None-Match"])
 	if err != nil {
 		writeError(w, r, err)
 		return
+	}
+	if st == nil {
+		writeNotModified(w, tag, at)
+		return
+	}
+	w.Header().Set("ETag", tag)
+	st.Index = at
+	writeIndexed(w, http.StatusOK, at, st)
+}
+
+// statusOf builds model's status from snap and returns it with its ETag,
+// or returns nil and the tag that matched when one of the If-None-Match
+// values inm names a copy that is still current.
+func (s *Server) statusOf(snap *state.Snapshot, model string, inm []string) (*api.FullStatus, string, error) {
+	rev, err := snap.StatusRevision(model)
+	if err != nil {
+		return nil, "", err
 	}
 	tag := statusTag{epoch: s.epoch, gen: snap.Generation(), rev: rev}
 	ctl := s.statusContext(snap)
-	if hs := r.Header["If-None-Match"]; len(hs) > 0 {
-		if v, ok := notModified(hs, tag, ctl.Now); ok {
-			writeNotModified(w, v, at)
-			return
-		}
+	if v, ok := notModified(inm, tag, ctl.Now); ok {
+		return nil, v, nil
 	}
 	st, until, err := buildStatus(snap, model, ctl)
 	if err != nil {
-		writeError(w, r, err)
-		return
+		return nil, "", err
 	}
 	if !until.IsZero() {
 		tag.until = until.UnixNano()
 	}
-	w.Header().Set("ETag", tag.String())
-	st.Index = at
-	writeIndexed(w, http.StatusOK, at, st)
+	return st, tag.String(), nil
 }
 
 // statusContext names the controller, and the cloud and region a hub
