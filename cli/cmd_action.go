@@ -58,36 +58,33 @@ later with 'drover show-task ID'.`,
 			if err != nil {
 				return err
 			}
-			mc, err := a.dialModel(cmd.Context(), mo.ref)
-			if err != nil {
-				return err
-			}
-			defer mc.client.Close()
-			tasks, err := mc.client.RunAction(cmd.Context(), mc.uuid, api.RunActionRequest{Receivers: receivers, Action: action, Params: params})
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(a.Stderr, "Running %s with %d task(s)\n", action, len(tasks))
-			for _, t := range tasks {
-				fmt.Fprintf(a.Stderr, "  - task %s on unit-%s\n", t.ID, strings.ReplaceAll(t.Receiver, "/", "-"))
-			}
-			if background {
-				fmt.Fprintf(a.Stderr, "\nCheck the task status with 'drover show-task %s'\n", tasks[0].ID)
-				return nil
-			}
-			done, err := a.waitTasks(cmd.Context(), mc, tasks, waitFor)
-			if err != nil {
-				return err
-			}
-			if err := a.printTaskResults(done, format.value); err != nil {
-				return err
-			}
-			for _, t := range done {
-				if t.Status == api.TaskFailed || t.Status == api.TaskAborted || t.Status == api.TaskCancelled {
-					return fmt.Errorf("task %s on %s %s: %s", t.ID, t.Receiver, t.Status, t.Message)
+			return a.withModel(cmd.Context(), mo.ref, func(mc *modelConn) error {
+				tasks, err := mc.client.RunAction(cmd.Context(), mc.uuid, api.RunActionRequest{Receivers: receivers, Action: action, Params: params})
+				if err != nil {
+					return err
 				}
-			}
-			return nil
+				fmt.Fprintf(a.Stderr, "Running %s with %d task(s)\n", action, len(tasks))
+				for _, t := range tasks {
+					fmt.Fprintf(a.Stderr, "  - task %s on unit-%s\n", t.ID, strings.ReplaceAll(t.Receiver, "/", "-"))
+				}
+				if background {
+					fmt.Fprintf(a.Stderr, "\nCheck the task status with 'drover show-task %s'\n", tasks[0].ID)
+					return nil
+				}
+				done, err := a.waitTasks(cmd.Context(), mc, tasks, waitFor)
+				if err != nil {
+					return err
+				}
+				if err := a.printTaskResults(done, format.value); err != nil {
+					return err
+				}
+				for _, t := range done {
+					if t.Status == api.TaskFailed || t.Status == api.TaskAborted || t.Status == api.TaskCancelled {
+						return fmt.Errorf("task %s on %s %s: %s", t.ID, t.Receiver, t.Status, t.Message)
+					}
+				}
+				return nil
+			})
 		},
 	}
 	mo.add(cmd)
@@ -221,19 +218,16 @@ for it to finish first. A task stays pending until the unit's agent runs it.`,
 			if err := format.check(); err != nil {
 				return err
 			}
-			mc, err := a.dialModel(cmd.Context(), mo.ref)
-			if err != nil {
-				return err
-			}
-			defer mc.client.Close()
-			t, err := mc.client.Task(cmd.Context(), mc.uuid, args[0], wait)
-			if err != nil {
-				return err
-			}
-			if format.value == "plain" {
-				return a.printTaskResults([]api.Task{*t}, "plain")
-			}
-			return writeFormatted(a.Stdout, format.value, viewTask(*t))
+			return a.withModel(cmd.Context(), mo.ref, func(mc *modelConn) error {
+				t, err := mc.client.Task(cmd.Context(), mc.uuid, args[0], wait)
+				if err != nil {
+					return err
+				}
+				if format.value == "plain" {
+					return a.printTaskResults([]api.Task{*t}, "plain")
+				}
+				return writeFormatted(a.Stdout, format.value, viewTask(*t))
+			})
 		},
 	}
 	mo.add(cmd)
@@ -253,18 +247,15 @@ that has finished.`,
 		Example: "  drover cancel-task 3\n  drover cancel-task 3 4 5",
 		Args:    minArgs(1, "at least one task id"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			mc, err := a.dialModel(cmd.Context(), mo.ref)
-			if err != nil {
-				return err
-			}
-			defer mc.client.Close()
-			return a.eachOf(args, "tasks could not be cancelled", func(id string) error {
-				t, err := mc.client.CancelTask(cmd.Context(), mc.uuid, id)
-				if err != nil {
-					return fmt.Errorf("cancelling task %s: %w", id, err)
-				}
-				fmt.Fprintf(a.Stdout, "Cancelled task %s (%s on %s)\n", t.ID, t.Action, t.Receiver)
-				return nil
+			return a.withModel(cmd.Context(), mo.ref, func(mc *modelConn) error {
+				return a.eachOf(args, "tasks could not be cancelled", func(id string) error {
+					t, err := mc.client.CancelTask(cmd.Context(), mc.uuid, id)
+					if err != nil {
+						return fmt.Errorf("cancelling task %s: %w", id, err)
+					}
+					fmt.Fprintf(a.Stdout, "Cancelled task %s (%s on %s)\n", t.ID, t.Action, t.Receiver)
+					return nil
+				})
 			})
 		},
 	}
@@ -289,46 +280,43 @@ func (a *App) actionsCmd() *cobra.Command {
 			if err := format.check(); err != nil {
 				return err
 			}
-			mc, err := a.dialModel(cmd.Context(), mo.ref)
-			if err != nil {
-				return err
-			}
-			defer mc.client.Close()
-			app, err := mc.client.Application(cmd.Context(), mc.uuid, args[0])
-			if err != nil {
-				return err
-			}
-			ch, err := mc.client.ModelCharm(cmd.Context(), mc.uuid, app.CharmSHA256)
-			if err != nil {
-				return err
-			}
-			acts, err := charm.ParseActions([]byte(ch.ActionsYAML))
-			if err != nil {
-				return fmt.Errorf("charm %q has invalid actions: %w", ch.Name, err)
-			}
-			if format.value != "tabular" {
-				out := map[string]any{}
+			return a.withModel(cmd.Context(), mo.ref, func(mc *modelConn) error {
+				app, err := mc.client.Application(cmd.Context(), mc.uuid, args[0])
+				if err != nil {
+					return err
+				}
+				ch, err := mc.client.ModelCharm(cmd.Context(), mc.uuid, app.CharmSHA256)
+				if err != nil {
+					return err
+				}
+				acts, err := charm.ParseActions([]byte(ch.ActionsYAML))
+				if err != nil {
+					return fmt.Errorf("charm %q has invalid actions: %w", ch.Name, err)
+				}
+				if format.value != "tabular" {
+					out := map[string]any{}
+					for _, n := range acts.Names() {
+						spec, _ := acts.Spec(n)
+						if schema {
+							out[n] = map[string]any{"description": spec.Description, "params": spec.Schema}
+						} else {
+							out[n] = spec.Description
+						}
+					}
+					return writeFormatted(a.Stdout, format.value, out)
+				}
+				if len(acts.Names()) == 0 {
+					fmt.Fprintf(a.Stderr, "No actions defined for %s.\n", args[0])
+					return nil
+				}
+				t := &table{}
+				t.row("Action", "Description")
 				for _, n := range acts.Names() {
 					spec, _ := acts.Spec(n)
-					if schema {
-						out[n] = map[string]any{"description": spec.Description, "params": spec.Schema}
-					} else {
-						out[n] = spec.Description
-					}
+					t.row(n, spec.Description)
 				}
-				return writeFormatted(a.Stdout, format.value, out)
-			}
-			if len(acts.Names()) == 0 {
-				fmt.Fprintf(a.Stderr, "No actions defined for %s.\n", args[0])
-				return nil
-			}
-			t := &table{}
-			t.row("Action", "Description")
-			for _, n := range acts.Names() {
-				spec, _ := acts.Spec(n)
-				t.row(n, spec.Description)
-			}
-			return t.write(a.Stdout)
+				return t.write(a.Stdout)
+			})
 		},
 	}
 	mo.add(cmd)
@@ -348,17 +336,14 @@ func (a *App) resolvedCmd() *cobra.Command {
 		Example: "  drover resolved kv/0\n  drover resolved kv/0 --no-retry",
 		Args:    minArgs(1, "a unit"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			mc, err := a.dialModel(cmd.Context(), mo.ref)
-			if err != nil {
-				return err
-			}
-			defer mc.client.Close()
-			for _, u := range args {
-				if _, err := mc.client.Resolved(cmd.Context(), mc.uuid, u, noRetry); err != nil {
-					return err
+			return a.withModel(cmd.Context(), mo.ref, func(mc *modelConn) error {
+				for _, u := range args {
+					if _, err := mc.client.Resolved(cmd.Context(), mc.uuid, u, noRetry); err != nil {
+						return err
+					}
 				}
-			}
-			return nil
+				return nil
+			})
 		},
 	}
 	mo.add(cmd)
@@ -402,34 +387,31 @@ times"; --format json and yaml give every entry.`,
 			default:
 				return usagef("--type %q: want unit, workload, juju-unit, application, machine, machine-instance or model", kind)
 			}
-			mc, err := a.dialModel(cmd.Context(), mo.ref)
-			if err != nil {
-				return err
-			}
-			defer mc.client.Close()
-			entity := args[0]
-			if kind == api.StatusKindModel {
-				entity = mc.uuid
-			}
-			hist, err := mc.client.StatusHistory(cmd.Context(), mc.uuid, api.StatusHistoryFilter{Entity: entity, Kind: kind, Limit: n})
-			if err != nil {
-				return err
-			}
-			slices.SortStableFunc(hist, func(x, y api.StatusHistoryEntry) int {
-				if c := x.Status.Since.Compare(y.Status.Since); c != 0 {
-					return c
+			return a.withModel(cmd.Context(), mo.ref, func(mc *modelConn) error {
+				entity := args[0]
+				if kind == api.StatusKindModel {
+					entity = mc.uuid
 				}
-				return int(x.Seq) - int(y.Seq)
+				hist, err := mc.client.StatusHistory(cmd.Context(), mc.uuid, api.StatusHistoryFilter{Entity: entity, Kind: kind, Limit: n})
+				if err != nil {
+					return err
+				}
+				slices.SortStableFunc(hist, func(x, y api.StatusHistoryEntry) int {
+					if c := x.Status.Since.Compare(y.Status.Since); c != 0 {
+						return c
+					}
+					return int(x.Seq) - int(y.Seq)
+				})
+				if format.value != "tabular" {
+					return writeFormatted(a.Stdout, format.value, hist)
+				}
+				t := &table{color: a.Terminal}
+				t.row("Time", "Type", "Status", "Message")
+				for _, h := range squashRepeats(hist) {
+					t.row(h.Status.Since.UTC().Format("02 Jan 2006 15:04:05Z"), h.Kind, statusCell(h.Status.Status), h.Status.Message)
+				}
+				return t.write(a.Stdout)
 			})
-			if format.value != "tabular" {
-				return writeFormatted(a.Stdout, format.value, hist)
-			}
-			t := &table{color: a.Terminal}
-			t.row("Time", "Type", "Status", "Message")
-			for _, h := range squashRepeats(hist) {
-				t.row(h.Status.Since.UTC().Format("02 Jan 2006 15:04:05Z"), h.Kind, statusCell(h.Status.Status), h.Status.Message)
-			}
-			return t.write(a.Stdout)
 		},
 	}
 	mo.add(cmd)

@@ -156,61 +156,58 @@ fails as soon as a unit is in error (a hook failed), and with
 			if err != nil {
 				return err
 			}
-			mc, err := a.dialModel(cmd.Context(), mo.ref)
-			if err != nil {
-				return err
-			}
-			defer mc.client.Close()
-			if bundleFile != "" {
-				if len(args) == 2 || cmd.Flags().Changed("num-units") || len(placements) > 0 || len(strs) > 0 {
-					return usagef("a bundle takes no application name, -n, --to or --config key=value (use a --config file)")
+			return a.withModel(cmd.Context(), mo.ref, func(mc *modelConn) error {
+				if bundleFile != "" {
+					if len(args) == 2 || cmd.Flags().Changed("num-units") || len(placements) > 0 || len(strs) > 0 {
+						return usagef("a bundle takes no application name, -n, --to or --config key=value (use a --config file)")
+					}
+					data, err := os.ReadFile(bundleFile)
+					if err != nil {
+						return err
+					}
+					b, err := charm.ParseBundle(data)
+					if err != nil {
+						return err
+					}
+					if err := b.ResolveCharmPaths(filepath.Dir(bundleFile)); err != nil {
+						return err
+					}
+					if err := a.deployBundle(cmd.Context(), mc, b, files); err != nil || !waiting {
+						return err
+					}
+					return a.waitSettled(cmd.Context(), mc, waitSpec{apps: sortedKeys(b.Applications)}, limit)
 				}
-				data, err := os.ReadFile(bundleFile)
+				p := a.newProgress("Uploading charm " + args[0])
+				ch, err := a.uploadCharm(cmd.Context(), mc.client, mc.uuid, args[0])
 				if err != nil {
+					p.Done("")
 					return err
 				}
-				b, err := charm.ParseBundle(data)
+				name := ch.Name
+				if len(args) == 2 {
+					name = args[1]
+				}
+				if ch.Subordinate && cmd.Flags().Changed("num-units") {
+					p.Done("")
+					return usagef("%q is a subordinate charm: its units follow its principals, so -n does not apply", ch.Name)
+				}
+				units := n
+				if ch.Subordinate {
+					units = 0
+				}
+				p.Update("Deploying %q from local charm %q", name, ch.Name)
+				res, err := mc.client.Deploy(cmd.Context(), mc.uuid, api.DeployRequest{Application: name, CharmSHA256: ch.SHA256,
+					NumUnits: units, Config: files[name], ConfigStrs: strs, To: placements, Constraints: constraints, Base: base, Trust: trust})
 				if err != nil {
+					p.Done("")
 					return err
 				}
-				if err := b.ResolveCharmPaths(filepath.Dir(bundleFile)); err != nil {
-					return err
+				p.Done(fmt.Sprintf("Deployed %q from local charm %q (sha256 %.12s) with %d unit(s)", name, ch.Name, ch.SHA256, len(res.Units)))
+				if !waiting {
+					return nil
 				}
-				if err := a.deployBundle(cmd.Context(), mc, b, files); err != nil || !waiting {
-					return err
-				}
-				return a.waitSettled(cmd.Context(), mc, waitSpec{apps: sortedKeys(b.Applications)}, limit)
-			}
-			p := a.newProgress("Uploading charm " + args[0])
-			ch, err := a.uploadCharm(cmd.Context(), mc.client, mc.uuid, args[0])
-			if err != nil {
-				p.Done("")
-				return err
-			}
-			name := ch.Name
-			if len(args) == 2 {
-				name = args[1]
-			}
-			if ch.Subordinate && cmd.Flags().Changed("num-units") {
-				p.Done("")
-				return usagef("%q is a subordinate charm: its units follow its principals, so -n does not apply", ch.Name)
-			}
-			units := n
-			if ch.Subordinate {
-				units = 0
-			}
-			p.Update("Deploying %q from local charm %q", name, ch.Name)
-			res, err := mc.client.Deploy(cmd.Context(), mc.uuid, api.DeployRequest{Application: name, CharmSHA256: ch.SHA256,
-				NumUnits: units, Config: files[name], ConfigStrs: strs, To: placements, Constraints: constraints, Base: base, Trust: trust})
-			if err != nil {
-				p.Done("")
-				return err
-			}
-			p.Done(fmt.Sprintf("Deployed %q from local charm %q (sha256 %.12s) with %d unit(s)", name, ch.Name, ch.SHA256, len(res.Units)))
-			if !waiting {
-				return nil
-			}
-			return a.waitSettled(cmd.Context(), mc, waitSpec{apps: []string{name}, units: res.Units}, limit)
+				return a.waitSettled(cmd.Context(), mc, waitSpec{apps: []string{name}, units: res.Units}, limit)
+			})
 		},
 	}
 	mo.add(cmd)
@@ -266,36 +263,33 @@ YAML file of the form {application: {key: value}}.`,
 				}
 				typed = files[app]
 			}
-			mc, err := a.dialModel(cmd.Context(), mo.ref)
-			if err != nil {
-				return err
-			}
-			defer mc.client.Close()
-			if len(strs) > 0 || len(reset) > 0 || len(typed) > 0 {
-				_, err := mc.client.SetApplicationConfig(cmd.Context(), mc.uuid, app,
-					api.ConfigChange{Set: typed, SetStrings: strs, Reset: splitList(reset)})
-				return err
-			}
-			cfg, err := mc.client.ApplicationConfig(cmd.Context(), mc.uuid, app)
-			if err != nil {
-				return err
-			}
-			if len(get) == 1 {
-				opt, ok := cfg.Settings[get[0]]
-				if !ok {
-					return fmt.Errorf("application %q has no option %q; 'drover config %s' lists them", app, get[0], app)
+			return a.withModel(cmd.Context(), mo.ref, func(mc *modelConn) error {
+				if len(strs) > 0 || len(reset) > 0 || len(typed) > 0 {
+					_, err := mc.client.SetApplicationConfig(cmd.Context(), mc.uuid, app,
+						api.ConfigChange{Set: typed, SetStrings: strs, Reset: splitList(reset)})
+					return err
 				}
-				if format.value == "yaml" || format.value == "json" {
-					return writeFormatted(a.Stdout, format.value, opt.Value)
+				cfg, err := mc.client.ApplicationConfig(cmd.Context(), mc.uuid, app)
+				if err != nil {
+					return err
 				}
-				if opt.Value != nil {
-					fmt.Fprintln(a.Stdout, opt.Value)
-				} else {
-					fmt.Fprintln(a.Stdout)
+				if len(get) == 1 {
+					opt, ok := cfg.Settings[get[0]]
+					if !ok {
+						return fmt.Errorf("application %q has no option %q; 'drover config %s' lists them", app, get[0], app)
+					}
+					if format.value == "yaml" || format.value == "json" {
+						return writeFormatted(a.Stdout, format.value, opt.Value)
+					}
+					if opt.Value != nil {
+						fmt.Fprintln(a.Stdout, opt.Value)
+					} else {
+						fmt.Fprintln(a.Stdout)
+					}
+					return nil
 				}
-				return nil
-			}
-			return writeFormatted(a.Stdout, format.value, cfg)
+				return writeFormatted(a.Stdout, format.value, cfg)
+			})
 		},
 	}
 	mo.add(cmd)
@@ -329,20 +323,17 @@ func (a *App) addUnitCmd() *cobra.Command {
 					return usagef("--to: %v", err)
 				}
 			}
-			mc, err := a.dialModel(cmd.Context(), mo.ref)
-			if err != nil {
-				return err
-			}
-			defer mc.client.Close()
-			res, err := mc.client.AddUnits(cmd.Context(), mc.uuid, args[0], api.AddUnitsRequest{NumUnits: n, To: placements})
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(a.Stderr, "Added %s\n", strings.Join(res.Units, ", "))
-			if !waiting {
-				return nil
-			}
-			return a.waitSettled(cmd.Context(), mc, waitSpec{apps: []string{args[0]}, units: res.Units}, limit)
+			return a.withModel(cmd.Context(), mo.ref, func(mc *modelConn) error {
+				res, err := mc.client.AddUnits(cmd.Context(), mc.uuid, args[0], api.AddUnitsRequest{NumUnits: n, To: placements})
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(a.Stderr, "Added %s\n", strings.Join(res.Units, ", "))
+				if !waiting {
+					return nil
+				}
+				return a.waitSettled(cmd.Context(), mc, waitSpec{apps: []string{args[0]}, units: res.Units}, limit)
+			})
 		},
 	}
 	mo.add(cmd)
@@ -367,17 +358,14 @@ func (a *App) removeUnitCmd() *cobra.Command {
 					return usagef("%q is not a unit name (app/N); to remove an application use remove-application", u)
 				}
 			}
-			mc, err := a.dialModel(cmd.Context(), mo.ref)
-			if err != nil {
-				return err
-			}
-			defer mc.client.Close()
-			return a.eachOf(args, "units could not be removed", func(u string) error {
-				if err := mc.client.RemoveUnit(cmd.Context(), mc.uuid, u, force); err != nil {
-					return fmt.Errorf("removing %s: %w", u, err)
-				}
-				fmt.Fprintf(a.Stderr, "removing unit %s\n", u)
-				return nil
+			return a.withModel(cmd.Context(), mo.ref, func(mc *modelConn) error {
+				return a.eachOf(args, "units could not be removed", func(u string) error {
+					if err := mc.client.RemoveUnit(cmd.Context(), mc.uuid, u, force); err != nil {
+						return fmt.Errorf("removing %s: %w", u, err)
+					}
+					fmt.Fprintf(a.Stderr, "removing unit %s\n", u)
+					return nil
+				})
 			})
 		},
 	}
@@ -404,20 +392,17 @@ func (a *App) scaleCmd() *cobra.Command {
 			if _, err := fmt.Sscan(args[1], &n); err != nil || n < 0 || fmt.Sprint(n) != args[1] {
 				return usagef("scale: %q is not a number of units", args[1])
 			}
-			mc, err := a.dialModel(cmd.Context(), mo.ref)
-			if err != nil {
-				return err
-			}
-			defer mc.client.Close()
-			app, err := mc.client.Scale(cmd.Context(), mc.uuid, args[0], n)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(a.Stderr, "%s scaled to %d units\n", app.Name, app.Scale)
-			if !waiting {
-				return nil
-			}
-			return a.waitSettled(cmd.Context(), mc, waitSpec{apps: []string{app.Name}, scale: map[string]int{app.Name: app.Scale}}, limit)
+			return a.withModel(cmd.Context(), mo.ref, func(mc *modelConn) error {
+				app, err := mc.client.Scale(cmd.Context(), mc.uuid, args[0], n)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(a.Stderr, "%s scaled to %d units\n", app.Name, app.Scale)
+				if !waiting {
+					return nil
+				}
+				return a.waitSettled(cmd.Context(), mc, waitSpec{apps: []string{app.Name}, scale: map[string]int{app.Name: app.Scale}}, limit)
+			})
 		},
 	}
 	mo.add(cmd)
@@ -434,18 +419,15 @@ func (a *App) removeApplicationCmd() *cobra.Command {
 		Example: "  drover remove-application web\n  drover remove-application web kv --force",
 		Args:    minArgs(1, "at least one application name"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			mc, err := a.dialModel(cmd.Context(), mo.ref)
-			if err != nil {
-				return err
-			}
-			defer mc.client.Close()
-			for _, app := range args {
-				if err := mc.client.RemoveApplication(cmd.Context(), mc.uuid, app, force); err != nil {
-					return fmt.Errorf("removing %s: %w", app, err)
+			return a.withModel(cmd.Context(), mo.ref, func(mc *modelConn) error {
+				for _, app := range args {
+					if err := mc.client.RemoveApplication(cmd.Context(), mc.uuid, app, force); err != nil {
+						return fmt.Errorf("removing %s: %w", app, err)
+					}
+					fmt.Fprintf(a.Stderr, "removing application %s\n", app)
 				}
-				fmt.Fprintf(a.Stderr, "removing application %s\n", app)
-			}
-			return nil
+				return nil
+			})
 		},
 	}
 	mo.add(cmd)
@@ -465,13 +447,10 @@ func (a *App) exposeCmd(expose bool) *cobra.Command {
 		Example: "  drover " + strings.Fields(use)[0] + " web",
 		Args:    exactArgs(1, "an application name"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			mc, err := a.dialModel(cmd.Context(), mo.ref)
-			if err != nil {
+			return a.withModel(cmd.Context(), mo.ref, func(mc *modelConn) error {
+				_, err := mc.client.Expose(cmd.Context(), mc.uuid, args[0], expose)
 				return err
-			}
-			defer mc.client.Close()
-			_, err = mc.client.Expose(cmd.Context(), mc.uuid, args[0], expose)
-			return err
+			})
 		},
 	}
 	mo.add(cmd)

@@ -75,17 +75,14 @@ shows the lines of the node it is connected to.`,
 			if utc {
 				o.format.loc = time.UTC
 			}
-			mc, err := a.dialModel(cmd.Context(), mo.ref)
-			if err != nil {
+			return a.withModel(cmd.Context(), mo.ref, func(mc *modelConn) error {
+				err := a.streamLogs(cmd.Context(), mc, o)
+				if errors.Is(err, api.ErrLogsUnsupported) {
+					return fmt.Errorf("controller %q has no debug-log stream (it is older than this client); upgrade it, "+
+						"or follow changes with 'drover status --watch' and 'drover show-status-log UNIT'", mc.name)
+				}
 				return err
-			}
-			defer mc.client.Close()
-			err = a.streamLogs(cmd.Context(), mc, o)
-			if errors.Is(err, api.ErrLogsUnsupported) {
-				return fmt.Errorf("controller %q has no debug-log stream (it is older than this client); upgrade it, "+
-					"or follow changes with 'drover status --watch' and 'drover show-status-log UNIT'", mc.name)
-			}
-			return err
+			})
 		},
 	}
 	mo.add(cmd)

@@ -60,53 +60,50 @@ stdout and stderr are printed, keyed by unit.`,
 			if err != nil {
 				return err
 			}
-			mc, err := a.dialModel(cmd.Context(), mo.ref)
-			if err != nil {
-				return err
-			}
-			defer mc.client.Close()
-			receivers := splitList(units)
-			if !all && len(apps) == 0 {
-				for _, u := range receivers {
-					if app, n, ok := strings.Cut(u, "/"); !ok || app == "" || n == "" {
-						return usagef("--unit %q: want a unit (app/N) or app/leader", u)
+			return a.withModel(cmd.Context(), mo.ref, func(mc *modelConn) error {
+				receivers := splitList(units)
+				if !all && len(apps) == 0 {
+					for _, u := range receivers {
+						if app, n, ok := strings.Cut(u, "/"); !ok || app == "" || n == "" {
+							return usagef("--unit %q: want a unit (app/N) or app/leader", u)
+						}
 					}
+				} else {
+					list, err := mc.client.Units(cmd.Context(), mc.uuid)
+					if err != nil {
+						return err
+					}
+					want := splitList(apps)
+					for _, u := range list {
+						if u.Life == api.Alive && (all || slices.Contains(want, u.Application)) {
+							receivers = append(receivers, u.Name)
+						}
+					}
+					if len(receivers) == 0 {
+						if all {
+							return fmt.Errorf("model %q has no units to run the command on", mc.model)
+						}
+						return fmt.Errorf("no units of %s in model %q", strings.Join(want, ", "), mc.model)
+					}
+					sort.SliceStable(receivers, func(i, j int) bool { return unitLess(receivers[i], receivers[j]) })
 				}
-			} else {
-				list, err := mc.client.Units(cmd.Context(), mc.uuid)
+				tasks, err := mc.client.RunAction(cmd.Context(), mc.uuid, api.RunActionRequest{Receivers: receivers, Action: api.ExecAction, Params: params})
 				if err != nil {
 					return err
 				}
-				want := splitList(apps)
-				for _, u := range list {
-					if u.Life == api.Alive && (all || slices.Contains(want, u.Application)) {
-						receivers = append(receivers, u.Name)
+				if background {
+					for _, t := range tasks {
+						fmt.Fprintf(a.Stderr, "Running task %s on %s\n", t.ID, t.Receiver)
 					}
+					fmt.Fprintf(a.Stderr, "\nCheck the task status with 'drover show-task %s'\n", tasks[0].ID)
+					return nil
 				}
-				if len(receivers) == 0 {
-					if all {
-						return fmt.Errorf("model %q has no units to run the command on", mc.model)
-					}
-					return fmt.Errorf("no units of %s in model %q", strings.Join(want, ", "), mc.model)
+				done, err := a.waitTasks(cmd.Context(), mc, tasks, waitFor)
+				if err != nil {
+					return err
 				}
-				sort.SliceStable(receivers, func(i, j int) bool { return unitLess(receivers[i], receivers[j]) })
-			}
-			tasks, err := mc.client.RunAction(cmd.Context(), mc.uuid, api.RunActionRequest{Receivers: receivers, Action: api.ExecAction, Params: params})
-			if err != nil {
-				return err
-			}
-			if background {
-				for _, t := range tasks {
-					fmt.Fprintf(a.Stderr, "Running task %s on %s\n", t.ID, t.Receiver)
-				}
-				fmt.Fprintf(a.Stderr, "\nCheck the task status with 'drover show-task %s'\n", tasks[0].ID)
-				return nil
-			}
-			done, err := a.waitTasks(cmd.Context(), mc, tasks, waitFor)
-			if err != nil {
-				return err
-			}
-			return a.printExecResults(done, format.value)
+				return a.printExecResults(done, format.value)
+			})
 		},
 	}
 	// Flags end at COMMAND: "drover exec -u kv/0 ls -la" runs "ls -la".

@@ -110,19 +110,16 @@ starts them, and 'deploy --to ID' or 'add-unit --to ID' puts units on them.
 			if _, err := api.ParseConstraints(constraints); err != nil {
 				return usagef("--constraints: %v", err)
 			}
-			mc, err := a.dialModel(cmd.Context(), mo.ref)
-			if err != nil {
-				return err
-			}
-			defer mc.client.Close()
-			machines, err := mc.client.AddMachines(cmd.Context(), mc.uuid, api.AddMachinesRequest{NumMachines: n, Base: base, Constraints: constraints})
-			if err != nil {
-				return err
-			}
-			for _, m := range machines {
-				fmt.Fprintf(a.Stderr, "created machine %s\n", m.ID)
-			}
-			return nil
+			return a.withModel(cmd.Context(), mo.ref, func(mc *modelConn) error {
+				machines, err := mc.client.AddMachines(cmd.Context(), mc.uuid, api.AddMachinesRequest{NumMachines: n, Base: base, Constraints: constraints})
+				if err != nil {
+					return err
+				}
+				for _, m := range machines {
+					fmt.Fprintf(a.Stderr, "created machine %s\n", m.ID)
+				}
+				return nil
+			})
 		},
 	}
 	mo.add(cmd)
@@ -150,17 +147,14 @@ machine.`,
 					return usagef("%q is not a machine id (such as 3 or 3/lxd/0)", id)
 				}
 			}
-			mc, err := a.dialModel(cmd.Context(), mo.ref)
-			if err != nil {
-				return err
-			}
-			defer mc.client.Close()
-			return a.eachOf(args, "machines could not be removed", func(id string) error {
-				if err := mc.client.RemoveMachine(cmd.Context(), mc.uuid, id, force); err != nil {
-					return fmt.Errorf("removing machine %s: %w", id, err)
-				}
-				fmt.Fprintf(a.Stderr, "removing machine %s\n", id)
-				return nil
+			return a.withModel(cmd.Context(), mo.ref, func(mc *modelConn) error {
+				return a.eachOf(args, "machines could not be removed", func(id string) error {
+					if err := mc.client.RemoveMachine(cmd.Context(), mc.uuid, id, force); err != nil {
+						return fmt.Errorf("removing machine %s: %w", id, err)
+					}
+					fmt.Fprintf(a.Stderr, "removing machine %s\n", id)
+					return nil
+				})
 			})
 		},
 	}

@@ -420,43 +420,40 @@ boolean). --reset returns keys to their defaults.`,
 			if len(get) > 1 {
 				return usagef("can only get one key at a time")
 			}
-			mc, err := a.dialModel(cmd.Context(), mo.ref)
-			if err != nil {
-				return err
-			}
-			defer mc.client.Close()
-			if len(set) > 0 || len(reset) > 0 {
-				params, err := parseActionParams(set, false)
+			return a.withModel(cmd.Context(), mo.ref, func(mc *modelConn) error {
+				if len(set) > 0 || len(reset) > 0 {
+					params, err := parseActionParams(set, false)
+					if err != nil {
+						return err
+					}
+					_, err = mc.client.SetModelConfig(cmd.Context(), mc.uuid, api.ConfigChange{Set: params, Reset: splitList(reset)})
+					return err
+				}
+				cfg, err := mc.client.ModelConfig(cmd.Context(), mc.uuid)
 				if err != nil {
 					return err
 				}
-				_, err = mc.client.SetModelConfig(cmd.Context(), mc.uuid, api.ConfigChange{Set: params, Reset: splitList(reset)})
-				return err
-			}
-			cfg, err := mc.client.ModelConfig(cmd.Context(), mc.uuid)
-			if err != nil {
-				return err
-			}
-			if len(get) == 1 {
-				v, ok := cfg[get[0]]
-				if !ok {
-					return fmt.Errorf("key %q is not set in model %q", get[0], mc.model)
+				if len(get) == 1 {
+					v, ok := cfg[get[0]]
+					if !ok {
+						return fmt.Errorf("key %q is not set in model %q", get[0], mc.model)
+					}
+					if format.value == "tabular" {
+						fmt.Fprintln(a.Stdout, v)
+						return nil
+					}
+					return writeFormatted(a.Stdout, format.value, v)
 				}
-				if format.value == "tabular" {
-					fmt.Fprintln(a.Stdout, v)
-					return nil
+				if format.value != "tabular" {
+					return writeFormatted(a.Stdout, format.value, cfg)
 				}
-				return writeFormatted(a.Stdout, format.value, v)
-			}
-			if format.value != "tabular" {
-				return writeFormatted(a.Stdout, format.value, cfg)
-			}
-			t := &table{}
-			t.row("Attribute", "Value")
-			for _, k := range sortedKeys(cfg) {
-				t.row(k, fmt.Sprint(cfg[k]))
-			}
-			return t.write(a.Stdout)
+				t := &table{}
+				t.row("Attribute", "Value")
+				for _, k := range sortedKeys(cfg) {
+					t.row(k, fmt.Sprint(cfg[k]))
+				}
+				return t.write(a.Stdout)
+			})
 		},
 	}
 	mo.add(cmd)

@@ -65,47 +65,44 @@ and be a subordinate if and only if the old one was.`,
 			if err != nil {
 				return err
 			}
-			mc, err := a.dialModel(cmd.Context(), mo.ref)
-			if err != nil {
-				return err
-			}
-			defer mc.client.Close()
-			old, err := mc.client.Application(cmd.Context(), mc.uuid, app)
-			if err != nil {
-				return err
-			}
-			if ch.Meta.Name != old.CharmName && switchTo == "" {
-				return usagef("%s is charm %q, and %q runs charm %q: use --switch to change an application's charm to another one", from, ch.Meta.Name, app, old.CharmName)
-			}
-			p := a.newProgress("Uploading charm " + from)
-			up, err := mc.client.UploadModelCharm(cmd.Context(), mc.uuid, bytes.NewReader(data))
-			if err != nil {
-				p.Done("")
-				return err
-			}
-			p.Update("Refreshing %q to local charm %q", app, up.Name)
-			upd, err := mc.client.SetCharm(cmd.Context(), mc.uuid, app, api.SetCharmRequest{CharmSHA256: up.SHA256,
-				Switch: switchTo != "", ForceUnits: forceUnits, Config: files[app], ConfigStrs: strs})
-			if err != nil {
-				p.Done("")
-				return err
-			}
-			p.Done(fmt.Sprintf("Added local charm %q, revision %d, to the model", up.Name, upd.CharmRevision))
-			if dropped := droppedSettings(old.Config, upd.Config, strs, files[app]); len(dropped) > 0 {
-				fmt.Fprintf(a.Stderr, "Settings dropped (charm %q has no such option, or refuses the value): %s\n", up.Name, strings.Join(dropped, ", "))
-			}
-			if forceUnits {
+			return a.withModel(cmd.Context(), mo.ref, func(mc *modelConn) error {
+				old, err := mc.client.Application(cmd.Context(), mc.uuid, app)
+				if err != nil {
+					return err
+				}
+				if ch.Meta.Name != old.CharmName && switchTo == "" {
+					return usagef("%s is charm %q, and %q runs charm %q: use --switch to change an application's charm to another one", from, ch.Meta.Name, app, old.CharmName)
+				}
+				p := a.newProgress("Uploading charm " + from)
+				up, err := mc.client.UploadModelCharm(cmd.Context(), mc.uuid, bytes.NewReader(data))
+				if err != nil {
+					p.Done("")
+					return err
+				}
+				p.Update("Refreshing %q to local charm %q", app, up.Name)
+				upd, err := mc.client.SetCharm(cmd.Context(), mc.uuid, app, api.SetCharmRequest{CharmSHA256: up.SHA256,
+					Switch: switchTo != "", ForceUnits: forceUnits, Config: files[app], ConfigStrs: strs})
+				if err != nil {
+					p.Done("")
+					return err
+				}
+				p.Done(fmt.Sprintf("Added local charm %q, revision %d, to the model", up.Name, upd.CharmRevision))
+				if dropped := droppedSettings(old.Config, upd.Config, strs, files[app]); len(dropped) > 0 {
+					fmt.Fprintf(a.Stderr, "Settings dropped (charm %q has no such option, or refuses the value): %s\n", up.Name, strings.Join(dropped, ", "))
+				}
+				if forceUnits {
+					return nil
+				}
+				fs, err := mc.client.Status(cmd.Context(), mc.uuid)
+				if err != nil {
+					return nil // the refresh is done; this was only advice
+				}
+				if inError := unitsInError(fs, app); len(inError) > 0 {
+					fmt.Fprintf(a.Stderr, "Units in error keep the old charm until their failed hook succeeds (or 'drover resolved'): %s; 'drover refresh %s --path ... --force-units' gives them the new charm now\n",
+						strings.Join(inError, ", "), app)
+				}
 				return nil
-			}
-			fs, err := mc.client.Status(cmd.Context(), mc.uuid)
-			if err != nil {
-				return nil // the refresh is done; this was only advice
-			}
-			if inError := unitsInError(fs, app); len(inError) > 0 {
-				fmt.Fprintf(a.Stderr, "Units in error keep the old charm until their failed hook succeeds (or 'drover resolved'): %s; 'drover refresh %s --path ... --force-units' gives them the new charm now\n",
-					strings.Join(inError, ", "), app)
-			}
-			return nil
+			})
 		},
 	}
 	mo.add(cmd)

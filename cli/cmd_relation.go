@@ -22,20 +22,17 @@ endpoints then.`,
 		Example: "  drover integrate web kv\n  drover integrate web:db kv:kv",
 		Args:    exactArgs(2, "two application endpoints"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			mc, err := a.dialModel(cmd.Context(), mo.ref)
-			if err != nil {
-				return err
-			}
-			defer mc.client.Close()
-			rel, err := mc.client.Integrate(cmd.Context(), mc.uuid, args[0], args[1])
-			if err != nil {
-				if api.CodeOf(err) == api.CodeInvalid && strings.Contains(err.Error(), "ambiguous relation") {
-					return fmt.Errorf("%w\nname the endpoints, e.g. 'drover integrate APP:ENDPOINT APP:ENDPOINT'", err)
+			return a.withModel(cmd.Context(), mo.ref, func(mc *modelConn) error {
+				rel, err := mc.client.Integrate(cmd.Context(), mc.uuid, args[0], args[1])
+				if err != nil {
+					if api.CodeOf(err) == api.CodeInvalid && strings.Contains(err.Error(), "ambiguous relation") {
+						return fmt.Errorf("%w\nname the endpoints, e.g. 'drover integrate APP:ENDPOINT APP:ENDPOINT'", err)
+					}
+					return err
 				}
-				return err
-			}
-			fmt.Fprintf(a.Stderr, "Integrated %s (relation id %d)\n", rel.Key, rel.ID)
-			return nil
+				fmt.Fprintf(a.Stderr, "Integrated %s (relation id %d)\n", rel.Key, rel.ID)
+				return nil
+			})
 		},
 	}
 	mo.add(cmd)
@@ -53,30 +50,30 @@ shows it). The units leave the relation (departed, then broken hooks).`,
 		Example: "  drover remove-relation web kv\n  drover remove-relation 3",
 		Args:    rangeArgs(1, 2, "two endpoints or a relation id"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			mc, err := a.dialModel(cmd.Context(), mo.ref)
-			if err != nil {
-				return err
-			}
-			defer mc.client.Close()
-			var id int
-			if len(args) == 1 {
-				if id, err = strconv.Atoi(args[0]); err != nil || id < 0 {
-					return usagef("%q is not a relation id; name both ends or give the id", args[0])
+			return a.withModel(cmd.Context(), mo.ref, func(mc *modelConn) error {
+				var (
+					id  int
+					err error
+				)
+				if len(args) == 1 {
+					if id, err = strconv.Atoi(args[0]); err != nil || id < 0 {
+						return usagef("%q is not a relation id; name both ends or give the id", args[0])
+					}
+				} else {
+					rels, err := mc.client.Relations(cmd.Context(), mc.uuid)
+					if err != nil {
+						return err
+					}
+					if id, err = matchRelation(rels, args[0], args[1]); err != nil {
+						return err
+					}
 				}
-			} else {
-				rels, err := mc.client.Relations(cmd.Context(), mc.uuid)
-				if err != nil {
+				if err := mc.client.RemoveRelation(cmd.Context(), mc.uuid, id, force); err != nil {
 					return err
 				}
-				if id, err = matchRelation(rels, args[0], args[1]); err != nil {
-					return err
-				}
-			}
-			if err := mc.client.RemoveRelation(cmd.Context(), mc.uuid, id, force); err != nil {
-				return err
-			}
-			fmt.Fprintf(a.Stderr, "removing relation %d\n", id)
-			return nil
+				fmt.Fprintf(a.Stderr, "removing relation %d\n", id)
+				return nil
+			})
 		},
 	}
 	mo.add(cmd)

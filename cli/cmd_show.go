@@ -73,20 +73,17 @@ is 'drover config APPLICATION'.`,
 			if err := format.check(); err != nil {
 				return err
 			}
-			mc, err := a.dialModel(cmd.Context(), mo.ref)
-			if err != nil {
-				return err
-			}
-			defer mc.client.Close()
-			out := map[string]applicationView{}
-			for _, name := range args {
-				app, err := mc.client.Application(cmd.Context(), mc.uuid, name)
-				if err != nil {
-					return err
+			return a.withModel(cmd.Context(), mo.ref, func(mc *modelConn) error {
+				out := map[string]applicationView{}
+				for _, name := range args {
+					app, err := mc.client.Application(cmd.Context(), mc.uuid, name)
+					if err != nil {
+						return err
+					}
+					out[name] = viewApplication(app)
 				}
-				out[name] = viewApplication(app)
-			}
-			return writeFormatted(a.Stdout, format.value, out)
+				return writeFormatted(a.Stdout, format.value, out)
+			})
 		},
 	}
 	mo.add(cmd)
@@ -197,17 +194,14 @@ func (a *App) constraintsCmd() *cobra.Command {
 		Example: "  drover constraints kv",
 		Args:    exactArgs(1, "an application name"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			mc, err := a.dialModel(cmd.Context(), mo.ref)
-			if err != nil {
-				return err
-			}
-			defer mc.client.Close()
-			app, err := mc.client.Application(cmd.Context(), mc.uuid, args[0])
-			if err != nil {
-				return err
-			}
-			fmt.Fprintln(a.Stdout, app.Constraints)
-			return nil
+			return a.withModel(cmd.Context(), mo.ref, func(mc *modelConn) error {
+				app, err := mc.client.Application(cmd.Context(), mc.uuid, args[0])
+				if err != nil {
+					return err
+				}
+				fmt.Fprintln(a.Stdout, app.Constraints)
+				return nil
+			})
 		},
 	}
 	mo.add(cmd)
@@ -231,13 +225,10 @@ image-id. Sizes take M, G, T or P (M when bare); KEY= resets one.`,
 			if err != nil {
 				return usagef("%v", err)
 			}
-			mc, err := a.dialModel(cmd.Context(), mo.ref)
-			if err != nil {
+			return a.withModel(cmd.Context(), mo.ref, func(mc *modelConn) error {
+				_, err = mc.client.SetConstraints(cmd.Context(), mc.uuid, args[0], cons)
 				return err
-			}
-			defer mc.client.Close()
-			_, err = mc.client.SetConstraints(cmd.Context(), mc.uuid, args[0], cons)
-			return err
+			})
 		},
 	}
 	mo.add(cmd)
@@ -258,13 +249,10 @@ application from the start; show-application says whether it is.`,
 		Example: "  drover trust aws-integrator\n  drover trust aws-integrator --remove",
 		Args:    exactArgs(1, "an application name"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			mc, err := a.dialModel(cmd.Context(), mo.ref)
-			if err != nil {
+			return a.withModel(cmd.Context(), mo.ref, func(mc *modelConn) error {
+				_, err := mc.client.SetTrust(cmd.Context(), mc.uuid, args[0], !remove)
 				return err
-			}
-			defer mc.client.Close()
-			_, err = mc.client.SetTrust(cmd.Context(), mc.uuid, args[0], !remove)
-			return err
+			})
 		},
 	}
 	mo.add(cmd)

@@ -38,20 +38,17 @@ Colour is used on a terminal only, unless --color or --no-color.`,
 			if err := format.check(); err != nil {
 				return err
 			}
-			mc, err := a.dialModel(cmd.Context(), mo.ref)
-			if err != nil {
-				return err
-			}
-			defer mc.client.Close()
-			opt := statusOptions{color: (a.Terminal || color) && !noColor, relations: relations}
-			if watch {
-				return a.watchStatus(cmd.Context(), mc, args, format.value, opt)
-			}
-			fs, err := mc.client.Status(cmd.Context(), mc.uuid)
-			if err != nil {
-				return err
-			}
-			return a.renderStatus(fs, args, format.value, opt, &bytes.Buffer{})
+			return a.withModel(cmd.Context(), mo.ref, func(mc *modelConn) error {
+				opt := statusOptions{color: (a.Terminal || color) && !noColor, relations: relations}
+				if watch {
+					return a.watchStatus(cmd.Context(), mc, args, format.value, opt)
+				}
+				fs, err := mc.client.Status(cmd.Context(), mc.uuid)
+				if err != nil {
+					return err
+				}
+				return a.renderStatus(fs, args, format.value, opt, &bytes.Buffer{})
+			})
 		},
 	}
 	mo.add(cmd)

@@ -338,3 +338,14 @@ var (
 		api.CodeTimeout:      "check 'drover status' before retrying: the change may have been applied",
 	}
 )
+
+// withModel dials the model ref names (dialModel), runs fn with it and
+// closes it.
+func (a *App) withModel(ctx context.Context, ref string, fn func(mc *modelConn) error) error {
+	mc, err := a.dialModel(ctx, ref)
+	if err != nil {
+		return err
+	}
+	defer mc.client.Close()
+	return fn(mc)
+}
