@@ -302,14 +302,7 @@ func TestUniterUpgradeReplacesCharmFiles(t *testing.T) {
 
 			h.publish(v2, sha2, false)
 			if step != "" {
-				var stopped atomic.Bool
-				h.deployFault = func(s string) error {
-					if s == step {
-						stopped.Store(true)
-						return errors.New("killed")
-					}
-					return nil
-				}
+				stopped := h.killAt(step)
 				h.run("killed", func([]string) bool { return stopped.Load() })
 				h.deployFault = nil
 			}
