@@ -67,6 +67,18 @@ const defaultIndexWriteRate = 1000
 // defaultMaxControllerModels is Config.MaxControllerModels's default.
 const defaultMaxControllerModels = 20000
 
+// bound reads a configured limit: 0 means its default def, a negative
+// value no limit (0 from here on).
+func bound[T int | int64](v, def T) T {
+	switch {
+	case v == 0:
+		return def
+	case v < 0:
+		return 0
+	}
+	return v
+}
+
 // defaultIndexResync is Config.IndexResyncEvery's default.
 const defaultIndexResync = time.Hour
 
@@ -75,21 +87,9 @@ func newIndexer(s *Server) *indexer {
 	if every <= 0 {
 		every = defaultIndexResync
 	}
-	limit := s.cfg.MaxControllerModels
-	switch {
-	case limit == 0:
-		limit = defaultMaxControllerModels
-	case limit < 0:
-		limit = 0
-	}
-	writes := s.cfg.IndexWriteRate
-	switch {
-	case writes == 0:
-		writes = defaultIndexWriteRate
-	case writes < 0:
-		writes = 0
-	}
-	return &indexer{s: s, kickc: make(chan struct{}, 1), poll: 5 * time.Second, resyncEvery: every, maxModels: limit, writeRate: writes}
+	return &indexer{s: s, kickc: make(chan struct{}, 1), poll: 5 * time.Second, resyncEvery: every,
+		maxModels: bound(s.cfg.MaxControllerModels, defaultMaxControllerModels),
+		writeRate: bound(s.cfg.IndexWriteRate, defaultIndexWriteRate)}
 }
 
 // errResync ends a subscription that is due to start again from a reset.

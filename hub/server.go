@@ -106,11 +106,8 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.spokeTokens = newTTLCache[spokeTokenKey, string](cfg.Now, spokeTokenReuse)
 	s.proxyRoutes = newTTLCache[proxyRouteKey, proxyRoute](cfg.Now, decisionTTL)
 	s.live = newLiveCalls(cfg.MaxLiveCalls)
-	switch {
-	case cfg.StatusCacheBytes == 0:
-		s.statuses = newStatusCache(defaultStatusCacheBytes)
-	case cfg.StatusCacheBytes > 0:
-		s.statuses = newStatusCache(cfg.StatusCacheBytes)
+	if n := bound(cfg.StatusCacheBytes, defaultStatusCacheBytes); n > 0 {
+		s.statuses = newStatusCache(n)
 	}
 	s.failedLogins, s.loginStarts = newThrottle("failed-logins", loginFailures, cfg.Now, s.store), newThrottle("login-starts", loginStarts, cfg.Now, s.store)
 	if s.outbox, err = outbox.New(outbox.Config{Store: s.store, Authz: s.authz, Logger: cfg.Logger.With("worker", "authz-outbox"),

@@ -16,13 +16,9 @@ import (
 // when the caller has no usable index, then one frame per batch of changes
 // naming the summaries of the models it touched, and keepalives.
 func (s *Server) events(w http.ResponseWriter, r *http.Request) {
-	since, err := uintParam(r, "since", "want a raft index")
-	if err != nil {
-		writeError(w, r, err)
+	since, ok := s.since(w, r)
+	if !ok {
 		return
-	}
-	if s.otherHistory(r, since) {
-		since = 0
 	}
 	conn, err := upgrader.Upgrade(w, r, nil)
 	if err != nil {

@@ -134,6 +134,21 @@ func (s *Server) beyondThisNode(ctx context.Context, since uint64) (bool, error)
 	}
 }
 
+// since reads a stream's ?since=, the index the caller resumes after: 0
+// (start with a reset) when it is from another history (otherHistory).
+// A bad one is answered, and false returned.
+func (s *Server) since(w http.ResponseWriter, r *http.Request) (uint64, bool) {
+	since, err := uintParam(r, "since", "want a raft index")
+	if err != nil {
+		writeError(w, r, err)
+		return 0, false
+	}
+	if s.otherHistory(r, since) {
+		since = 0
+	}
+	return since, true
+}
+
 // otherHistory reports whether r's position (since, and its mark) is from
 // another history than this controller's: the controller was restored from
 // an older copy and went past since again, so the entry its log holds

@@ -101,13 +101,9 @@ func (s *Server) statusContext(snap *state.Snapshot) StatusContext {
 // keepalives. A client resumes with ?since=<last index>.
 func (s *Server) watch(w http.ResponseWriter, r *http.Request) {
 	model := modelOf(r)
-	since, err := uintParam(r, "since", "want a raft index")
-	if err != nil {
-		writeError(w, r, err)
+	since, ok := s.since(w, r)
+	if !ok {
 		return
-	}
-	if s.otherHistory(r, since) {
-		since = 0
 	}
 	if _, err := lookupModel(s.b.Store().Snapshot(), model); err != nil {
 		writeError(w, r, err)
