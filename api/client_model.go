@@ -18,7 +18,7 @@ func unitPath(model, unit string, segments ...string) (string, error) {
 	return modelPath(model, append([]string{"units", app, n}, segments...)...), nil
 }
 
-// Applications lists a model's applications.
+// Applications lists the model's applications.
 func (m ModelClient) Applications(ctx context.Context, opts ...ReadOptions) ([]Application, error) {
 	var out []Application
 	return out, m.c.get(ctx, modelPath(m.uuid, "applications"), nil, opts, &out)
@@ -147,7 +147,7 @@ func (m ModelClient) UnitRelationInfo(ctx context.Context, unit string, opts ...
 	return out, nil
 }
 
-// Units lists a model's units.
+// Units lists the model's units.
 func (m ModelClient) Units(ctx context.Context, opts ...ReadOptions) ([]Unit, error) {
 	var out []Unit
 	return out, m.c.get(ctx, modelPath(m.uuid, "units"), nil, opts, &out)
@@ -189,7 +189,7 @@ func (m ModelClient) Resolved(ctx context.Context, unit string, noRetry bool) (*
 	return &out, nil
 }
 
-// Machines lists a model's machines.
+// Machines lists the model's machines.
 func (m ModelClient) Machines(ctx context.Context, opts ...ReadOptions) ([]Machine, error) {
 	var out []Machine
 	return out, m.c.get(ctx, modelPath(m.uuid, "machines"), nil, opts, &out)
@@ -209,7 +209,7 @@ func (m ModelClient) RemoveMachine(ctx context.Context, id string, force bool) e
 	return m.c.write(ctx, http.MethodDelete, modelPath(m.uuid, "machines", id), forceQuery(force), nil, nil)
 }
 
-// Relations lists a model's relations.
+// Relations lists the model's relations.
 func (m ModelClient) Relations(ctx context.Context, opts ...ReadOptions) ([]Relation, error) {
 	var out []Relation
 	return out, m.c.get(ctx, modelPath(m.uuid, "relations"), nil, opts, &out)
@@ -242,7 +242,7 @@ type TaskFilter struct {
 	Status   string // a Task* status
 }
 
-// Tasks lists a model's tasks.
+// Tasks lists the model's tasks.
 func (m ModelClient) Tasks(ctx context.Context, f TaskFilter, opts ...ReadOptions) ([]Task, error) {
 	q := url.Values{}
 	if f.Receiver != "" {
