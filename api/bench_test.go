@@ -29,7 +29,7 @@ func BenchmarkSetModelConfig(b *testing.B) {
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			if _, err := c.SetModelConfig(b.Context(), "m-uuid", api.ConfigChange{Set: map[string]any{"bench/00000001": value}}); err != nil {
+			if _, err := c.Model("m-uuid").SetConfig(b.Context(), api.ConfigChange{Set: map[string]any{"bench/00000001": value}}); err != nil {
 				b.Error(err)
 				return
 			}

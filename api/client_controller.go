@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -120,36 +119,10 @@ func (c *Client) UploadCharm(ctx context.Context, archive io.Reader) (*Charm, er
 	return &out, nil
 }
 
-// UploadModelCharm uploads a charm for use in one model. A hub forwards it
-// to the controller that owns the model; a controller treats it as
-// UploadCharm.
-func (c *Client) UploadModelCharm(ctx context.Context, model string, archive io.Reader) (*Charm, error) {
-	data, err := io.ReadAll(archive)
-	if err != nil {
-		return nil, Errorf(CodeBadRequest, "api client: read charm archive: %v", err)
-	}
-	var out Charm
-	r := &request{method: http.MethodPost, path: modelPath(model, "charms"), body: data, contentType: "application/zip"}
-	if err := c.call(ctx, r, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
-}
-
 // Charm returns an uploaded charm's metadata.
 func (c *Client) Charm(ctx context.Context, sha256 string, opts ...ReadOptions) (*Charm, error) {
 	var out Charm
 	if err := c.get(ctx, v1Path("charms", sha256), nil, opts, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
-}
-
-// ModelCharm describes an uploaded charm through a model's route, which a
-// hub forwards (the controller-wide Charm is not reachable through a hub).
-func (c *Client) ModelCharm(ctx context.Context, model, sha256 string, opts ...ReadOptions) (*Charm, error) {
-	var out Charm
-	if err := c.get(ctx, modelPath(model, "charms", sha256), nil, opts, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil
@@ -197,74 +170,6 @@ func (c *Client) AddModel(ctx context.Context, req AddModelRequest) (*Model, err
 		out.Model.applyIndex(&out.ModelIndex)
 	}
 	return &out.Model, nil
-}
-
-// Model returns a model by UUID.
-func (c *Client) Model(ctx context.Context, uuid string, opts ...ReadOptions) (*Model, error) {
-	var out struct {
-		Model
-		ModelIndex
-	}
-	if err := c.get(ctx, modelPath(uuid), nil, opts, &out); err != nil {
-		return nil, err
-	}
-	if out.ControllerUUID != "" { // a hub's index entry
-		out.Model.applyIndex(&out.ModelIndex)
-	}
-	return &out.Model, nil
-}
-
-// DestroyModel destroys a model. It returns the dying model, or nil when
-// the model is already gone.
-func (c *Client) DestroyModel(ctx context.Context, uuid string, force bool) (*Model, error) {
-	var out *Model
-	if err := c.write(ctx, http.MethodDelete, modelPath(uuid), forceQuery(force), nil, &out); err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
-// ModelConfig returns a model's config.
-func (c *Client) ModelConfig(ctx context.Context, uuid string, opts ...ReadOptions) (map[string]any, error) {
-	var out map[string]any
-	return out, c.get(ctx, modelPath(uuid, "config"), nil, opts, &out)
-}
-
-// SetModelConfig changes a model's config and returns the new values of
-// the keys it changed (nil for a key now unset).
-func (c *Client) SetModelConfig(ctx context.Context, uuid string, change ConfigChange) (map[string]any, error) {
-	var out map[string]any
-	return out, c.write(ctx, http.MethodPatch, modelPath(uuid, "config"), nil, change, &out)
-}
-
-// Status returns a model's full status, shaped like `juju status`.
-func (c *Client) Status(ctx context.Context, uuid string, opts ...ReadOptions) (*FullStatus, error) {
-	var out FullStatus
-	if err := c.get(ctx, modelPath(uuid, "status"), nil, opts, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
-}
-
-// StatusHistoryFilter selects the status history of one entity.
-type StatusHistoryFilter struct {
-	Entity string // unit, application or machine name; the model UUID for the model
-	Kind   string // a StatusKind* constant; empty lets the server choose
-	Limit  int    // 0: the server's default
-}
-
-// StatusHistory returns an entity's recorded statuses, newest first.
-func (c *Client) StatusHistory(ctx context.Context, model string, f StatusHistoryFilter,
-	opts ...ReadOptions) ([]StatusHistoryEntry, error) {
-	q := url.Values{"entity": {f.Entity}}
-	if f.Kind != "" {
-		q.Set("kind", f.Kind)
-	}
-	if f.Limit > 0 {
-		q.Set("limit", strconv.Itoa(f.Limit))
-	}
-	var out []StatusHistoryEntry
-	return out, c.get(ctx, modelPath(model, "status-history"), q, opts, &out)
 }
 
 // Call sends a JSON request to any route (nil in: no body; nil out:

@@ -39,11 +39,11 @@ func TestFailoverPastRefusedAddress(t *testing.T) {
 	c := newClient(t, api.ClientConfig{Addresses: []string{testkit.FreeAddr(t), addr(srv)}, CACert: ca.pem})
 	ctx := t.Context()
 
-	if _, err := c.Applications(ctx, model); err != nil {
+	if _, err := c.Model(model).Applications(ctx); err != nil {
 		t.Fatalf("read: %v", err)
 	}
 	// A write may move on too: a refused dial proves nothing was sent.
-	if _, err := c.Deploy(ctx, model, api.DeployRequest{Application: "kv"}); err != nil {
+	if _, err := c.Model(model).Deploy(ctx, api.DeployRequest{Application: "kv"}); err != nil {
 		t.Fatalf("write: %v", err)
 	}
 	if got := c.Addresses(); len(got) != 2 {
@@ -80,7 +80,7 @@ func TestSticksToTheAddressThatAnswered(t *testing.T) {
 	t.Cleanup(func() { broken.Close(); <-done })
 	c := newClient(t, api.ClientConfig{Addresses: []string{broken.Addr().String(), addr(srv)}, CACert: ca.pem})
 	for i := range 3 {
-		if _, err := c.Applications(t.Context(), model); err != nil {
+		if _, err := c.Model(model).Applications(t.Context()); err != nil {
 			t.Fatalf("read %d: %v", i, err)
 		}
 	}
@@ -101,12 +101,12 @@ func TestUnavailableFailsOverReadsOnly(t *testing.T) {
 	c := newClient(t, api.ClientConfig{Addresses: []string{addr(srvDown), addr(srvUp)}, CACert: ca.pem})
 	ctx := t.Context()
 
-	if _, err := c.Applications(ctx, model); err != nil {
+	if _, err := c.Model(model).Applications(ctx); err != nil {
 		t.Fatalf("read: %v", err)
 	}
 	// A fresh client starts at the unavailable node again.
 	c2 := newClient(t, api.ClientConfig{Addresses: []string{addr(srvDown), addr(srvUp)}, CACert: ca.pem})
-	_, err := c2.Deploy(ctx, model, api.DeployRequest{Application: "kv"})
+	_, err := c2.Model(model).Deploy(ctx, api.DeployRequest{Application: "kv"})
 	if !errors.Is(err, api.ErrUnavailable) {
 		t.Fatalf("write: got %v, want unavailable", err)
 	}
@@ -132,7 +132,7 @@ func TestWriteNotResentAfterConnectionLoss(t *testing.T) {
 	srvDrop, srvUp := ca.serve(t, drop), ca.serve(t, up)
 	c := newClient(t, api.ClientConfig{Addresses: []string{addr(srvDrop), addr(srvUp)}, CACert: ca.pem})
 
-	_, err := c.Deploy(t.Context(), model, api.DeployRequest{Application: "kv"})
+	_, err := c.Model(model).Deploy(t.Context(), api.DeployRequest{Application: "kv"})
 	if !errors.Is(err, api.ErrTimeout) {
 		t.Fatalf("got %v, want timeout (outcome unknown)", err)
 	}
@@ -140,7 +140,7 @@ func TestWriteNotResentAfterConnectionLoss(t *testing.T) {
 		t.Fatalf("write was resent: %+v", got)
 	}
 	// A read is resent.
-	if _, err := c.Applications(t.Context(), model); err != nil {
+	if _, err := c.Model(model).Applications(t.Context()); err != nil {
 		t.Fatalf("read: %v", err)
 	}
 }
@@ -149,7 +149,7 @@ func TestAllAddressesDown(t *testing.T) {
 	testkit.CheckLeaks(t)
 	ca := newTestCA(t)
 	c := newClient(t, api.ClientConfig{Addresses: []string{testkit.FreeAddr(t), testkit.FreeAddr(t)}, CACert: ca.pem})
-	_, err := c.Applications(t.Context(), model)
+	_, err := c.Model(model).Applications(t.Context())
 	if !errors.Is(err, api.ErrUnavailable) {
 		t.Fatalf("got %v, want unavailable", err)
 	}
@@ -169,7 +169,7 @@ func TestErrorDecoding(t *testing.T) {
 	c := newClient(t, api.ClientConfig{Addresses: []string{addr(srv)}, CACert: ca.pem})
 	ctx := t.Context()
 
-	_, err := c.Unit(ctx, model, "kv/7")
+	_, err := c.Model(model).Unit(ctx, "kv/7")
 	var e *api.Error
 	if !errors.Is(err, api.ErrNotFound) || !errors.As(err, &e) {
 		t.Fatalf("got %v, want not-found *api.Error", err)
@@ -183,7 +183,7 @@ func TestErrorDecoding(t *testing.T) {
 		t.Fatalf("non-JSON body: got %#v", err)
 	}
 
-	if _, err := c.Unit(ctx, model, "kv"); !errors.Is(err, api.ErrBadRequest) {
+	if _, err := c.Model(model).Unit(ctx, "kv"); !errors.Is(err, api.ErrBadRequest) {
 		t.Fatalf("bad unit name: got %v", err)
 	}
 
@@ -192,7 +192,7 @@ func TestErrorDecoding(t *testing.T) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v1/controller/enable-ha", func(w http.ResponseWriter, r *http.Request) {})
 	old := newClient(t, api.ClientConfig{Addresses: []string{addr(ca.serve(t, mux))}, CACert: ca.pem})
-	if _, err := old.Unit(ctx, model, "kv/7"); !errors.As(err, &e) || e.Code != api.CodeNotFound ||
+	if _, err := old.Model(model).Unit(ctx, "kv/7"); !errors.As(err, &e) || e.Code != api.CodeNotFound ||
 		e.Message != "the server does not serve GET /v1/models/"+model+"/units/kv/7 (HTTP 404): it is older than this client, or not a Drover API server" {
 		t.Fatalf("no such route: got %#v", err)
 	}
@@ -209,7 +209,7 @@ func TestPinnedCARejectsOtherCA(t *testing.T) {
 	srv := other.serve(t, node)
 	c := newClient(t, api.ClientConfig{Addresses: []string{addr(srv)}, CACert: trusted.pem})
 
-	_, err := c.Applications(t.Context(), model)
+	_, err := c.Model(model).Applications(t.Context())
 	var verr *tls.CertificateVerificationError
 	if !errors.As(err, &verr) {
 		t.Fatalf("got %v, want a certificate verification error", err)
@@ -228,19 +228,19 @@ func TestReadYourWrites(t *testing.T) {
 	plain := newClient(t, api.ClientConfig{Addresses: []string{addr(srv)}, CACert: ca.pem})
 	ctx := t.Context()
 
-	if _, err := ryw.Deploy(ctx, model, api.DeployRequest{Application: "kv"}); err != nil {
+	if _, err := ryw.Model(model).Deploy(ctx, api.DeployRequest{Application: "kv"}); err != nil {
 		t.Fatal(err)
 	}
 	if ryw.Index() != 11 {
 		t.Fatalf("index %d after the write, want 11", ryw.Index())
 	}
-	if _, err := ryw.Applications(ctx, model); err != nil {
+	if _, err := ryw.Model(model).Applications(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ryw.Applications(ctx, model, api.ReadOptions{Index: 50, Consistent: true}); err != nil {
+	if _, err := ryw.Model(model).Applications(ctx, api.ReadOptions{Index: 50, Consistent: true}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := plain.Applications(ctx, model); err != nil {
+	if _, err := plain.Model(model).Applications(ctx); err != nil {
 		t.Fatal(err)
 	}
 	got := node.received()
@@ -266,7 +266,7 @@ func TestAuthHeaders(t *testing.T) {
 	extra := newClient(t, api.ClientConfig{Addresses: []string{addr(srv)}, CACert: ca.pem, Token: "tok",
 		Header: http.Header{"Cache-Control": {"no-store"}, "Authorization": {"Bearer other"}}})
 	for _, c := range []*api.Client{basic, bearer, extra} {
-		if _, err := c.Applications(t.Context(), model); err != nil {
+		if _, err := c.Model(model).Applications(t.Context()); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -287,13 +287,13 @@ func TestFollowAddresses(t *testing.T) {
 	first.apiAddrs = []string{addr(srv2)}
 	c := newClient(t, api.ClientConfig{Addresses: []string{addr(srv1)}, CACert: ca.pem, FollowAddresses: true})
 
-	if _, err := c.Applications(t.Context(), model); err != nil {
+	if _, err := c.Model(model).Applications(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	if got := c.Addresses(); !slices.Equal(got, []string{addr(srv2)}) {
 		t.Fatalf("addresses %v, want %v", got, []string{addr(srv2)})
 	}
-	if _, err := c.Applications(t.Context(), model); err != nil {
+	if _, err := c.Model(model).Applications(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	if got := second.received(); len(got) != 1 || got[0].Path != "/v1/models/"+model+"/applications" {
@@ -311,7 +311,7 @@ func TestCallHonoursContext(t *testing.T) {
 	c := newClient(t, api.ClientConfig{Addresses: []string{addr(srv)}, CACert: ca.pem})
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	if _, err := c.Applications(ctx, model); !errors.Is(err, context.Canceled) {
+	if _, err := c.Model(model).Applications(ctx); !errors.Is(err, context.Canceled) {
 		t.Fatalf("got %v, want context.Canceled", err)
 	}
 }

@@ -47,16 +47,16 @@ type LogStream struct {
 	dec  *json.Decoder
 }
 
-// Logs opens model's log stream. ctx bounds the whole stream, not only
-// the connect. An old controller without the stream gives
+// Logs opens the model's log stream. ctx bounds the whole stream, not
+// only the connect. An old controller without the stream gives
 // ErrLogsUnsupported.
-func (c *Client) Logs(ctx context.Context, model string, req LogsRequest) (*LogStream, error) {
-	s := &LogStream{c: c, model: model, follow: req.Follow, ctx: ctx, seq: req.Since}
+func (m ModelClient) Logs(ctx context.Context, req LogsRequest) (*LogStream, error) {
+	s := &LogStream{c: m.c, model: m.uuid, follow: req.Follow, ctx: ctx, seq: req.Since}
 	err := s.open(ctx)
 	if errors.Is(err, ErrNotFound) {
 		// Tell a missing model from a missing route without reading the
 		// message: if the model answers, the route is what is missing.
-		if _, merr := c.Model(ctx, model); merr == nil {
+		if _, merr := m.Info(ctx); merr == nil {
 			return nil, fmt.Errorf("%w: %w", ErrLogsUnsupported, err)
 		}
 	}

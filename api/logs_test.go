@@ -55,7 +55,7 @@ func TestLogStreamResumesAfterDrop(t *testing.T) {
 	srv := ca.serve(t, logNode(t, sinces))
 	c := newClient(t, api.ClientConfig{Addresses: []string{addr(srv)}, CACert: ca.pem})
 
-	s, err := c.Logs(t.Context(), model, api.LogsRequest{Since: 10, Follow: true})
+	s, err := c.Model(model).Logs(t.Context(), api.LogsRequest{Since: 10, Follow: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +90,7 @@ func TestLogsUnsupportedByOldController(t *testing.T) {
 	})
 	srv := ca.serve(t, mux)
 	c := newClient(t, api.ClientConfig{Addresses: []string{addr(srv)}, CACert: ca.pem})
-	_, err := c.Logs(t.Context(), model, api.LogsRequest{})
+	_, err := c.Model(model).Logs(t.Context(), api.LogsRequest{})
 	if !errors.Is(err, api.ErrLogsUnsupported) {
 		t.Fatalf("logs on an old controller: %v", err)
 	}
@@ -104,7 +104,7 @@ func TestLogStreamEndsWithoutFollow(t *testing.T) {
 	})
 	srv := ca.serve(t, mux)
 	c := newClient(t, api.ClientConfig{Addresses: []string{addr(srv)}, CACert: ca.pem})
-	s, err := c.Logs(t.Context(), model, api.LogsRequest{})
+	s, err := c.Model(model).Logs(t.Context(), api.LogsRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +146,7 @@ func TestLogStreamSaysOutage(t *testing.T) {
 	})
 	srv := ca.serve(t, mux)
 	c := newClient(t, api.ClientConfig{Addresses: []string{addr(srv)}, CACert: ca.pem})
-	s, err := c.Logs(t.Context(), model, api.LogsRequest{Since: 1, Follow: true})
+	s, err := c.Model(model).Logs(t.Context(), api.LogsRequest{Since: 1, Follow: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -51,16 +51,17 @@ type readResult struct {
 	err   error
 }
 
-// Watch opens a watch on model from index since (0: start with a reset
-// frame). ctx bounds the whole watch, not only the connect: when it ends the
-// watcher closes.
-func (c *Client) Watch(ctx context.Context, model string, since uint64) (*Watcher, error) {
-	conn, err := c.dialWatch(ctx, model, since, "")
+// Watch opens a watch on the model from index since (0: start with a
+// reset frame). ctx bounds the whole watch, not only the connect: when it
+// ends the watcher closes.
+func (m ModelClient) Watch(ctx context.Context, since uint64) (*Watcher, error) {
+	c := m.c
+	conn, err := c.dialWatch(ctx, m.uuid, since, "")
 	if err != nil {
 		return nil, err
 	}
 	wctx, cancel := context.WithCancel(ctx)
-	w := &Watcher{c: c, model: model, idle: c.watchIdle, ctx: wctx, cancel: cancel, index: since}
+	w := &Watcher{c: c, model: m.uuid, idle: c.watchIdle, ctx: wctx, cancel: cancel, index: since}
 	if _, err := w.install(conn); err != nil {
 		cancel()
 		return nil, err

@@ -99,7 +99,7 @@ func TestWatchResumesOnAnotherNode(t *testing.T) {
 	srvA, srvB := ca.serve(t, a), ca.serve(t, b)
 	c := newClient(t, api.ClientConfig{Addresses: []string{addr(srvA), addr(srvB)}, CACert: ca.pem})
 
-	w, err := c.Watch(t.Context(), model, 0)
+	w, err := c.Model(model).Watch(t.Context(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +146,7 @@ func TestWatchEndsWithItsContext(t *testing.T) {
 	c := newClient(t, api.ClientConfig{Addresses: []string{addr(srv)}, CACert: ca.pem})
 
 	ctx, cancel := context.WithCancel(t.Context())
-	w, err := c.Watch(ctx, model, 3)
+	w, err := c.Model(model).Watch(ctx, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +168,7 @@ func TestWatchRefusedIsFinal(t *testing.T) {
 	ca := newTestCA(t)
 	srv := ca.serve(t, &watchNode{t: t})
 	c := newClient(t, api.ClientConfig{Addresses: []string{addr(srv)}, CACert: ca.pem})
-	_, err := c.Watch(t.Context(), "other-model", 0)
+	_, err := c.Model("other-model").Watch(t.Context(), 0)
 	var e *api.Error
 	if !errors.Is(err, api.ErrNotFound) || !errors.As(err, &e) || e.Status != http.StatusNotFound {
 		t.Fatalf("got %v, want not-found", err)
@@ -215,7 +215,7 @@ func TestWatchSaysOutage(t *testing.T) {
 	}
 	srv := ca.serve(t, n)
 	c := newClient(t, api.ClientConfig{Addresses: []string{addr(srv)}, CACert: ca.pem})
-	w, err := c.Watch(t.Context(), model, 0)
+	w, err := c.Model(model).Watch(t.Context(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -283,7 +283,7 @@ func watchAcrossExpiry(t *testing.T, refresh func(context.Context) (string, erro
 	c := newClient(t, api.ClientConfig{Addresses: []string{addr(srv)}, CACert: ca.pem, Token: "t1", RefreshToken: refresh})
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
-	w, err := c.Watch(ctx, model, 0)
+	w, err := c.Model(model).Watch(ctx, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -230,7 +230,7 @@ func (r *bundleRun) run(ctx context.Context, st bundleStep, override map[string]
 		for k, v := range override {
 			cfg[k] = v
 		}
-		res, err := c.Deploy(ctx, r.mc.uuid, api.DeployRequest{Application: st.app, CharmSHA256: sha, NumUnits: st.units,
+		res, err := c.Model(r.mc.uuid).Deploy(ctx, api.DeployRequest{Application: st.app, CharmSHA256: sha, NumUnits: st.units,
 			Config: cfg, Constraints: st.spec.Constraints, Base: st.spec.Base, Trust: st.spec.Trust})
 		if err != nil {
 			return err
@@ -246,7 +246,7 @@ func (r *bundleRun) run(ctx context.Context, st bundleStep, override map[string]
 		if to != "" {
 			req.To = []string{to}
 		}
-		res, err := c.AddUnits(ctx, r.mc.uuid, st.app, req)
+		res, err := c.Model(r.mc.uuid).AddUnits(ctx, st.app, req)
 		if err != nil {
 			return err
 		}
@@ -256,12 +256,12 @@ func (r *bundleRun) run(ctx context.Context, st bundleStep, override map[string]
 		r.units[st.app] = append(r.units[st.app], res.Units...)
 		fmt.Fprintf(r.a.Stdout, "Added %s on %s\n", strings.Join(res.Units, ", "), placementText(st.place))
 	case stepExpose:
-		if _, err := c.Expose(ctx, r.mc.uuid, st.app, true); err != nil {
+		if _, err := c.Model(r.mc.uuid).Expose(ctx, st.app, true); err != nil {
 			return err
 		}
 		fmt.Fprintf(r.a.Stdout, "Exposed %q\n", st.app)
 	case stepRelate:
-		rel, err := c.Integrate(ctx, r.mc.uuid, st.a, st.b)
+		rel, err := c.Model(r.mc.uuid).Integrate(ctx, st.a, st.b)
 		if err != nil {
 			return err
 		}

@@ -59,7 +59,7 @@ later with 'drover show-task ID'.`,
 				return err
 			}
 			return a.withModel(cmd.Context(), mo.ref, func(mc *modelConn) error {
-				tasks, err := mc.client.RunAction(cmd.Context(), mc.uuid, api.RunActionRequest{Receivers: receivers, Action: action, Params: params})
+				tasks, err := mc.client.Model(mc.uuid).RunAction(cmd.Context(), api.RunActionRequest{Receivers: receivers, Action: action, Params: params})
 				if err != nil {
 					return err
 				}
@@ -132,7 +132,7 @@ func (a *App) waitTasks(ctx context.Context, mc *modelConn, tasks []api.Task, li
 			if dl, ok := ctx.Deadline(); ok {
 				hold = min(hold, max(time.Until(dl), time.Millisecond))
 			}
-			t, err := mc.client.Task(ctx, mc.uuid, out[i].ID, hold)
+			t, err := mc.client.Model(mc.uuid).Task(ctx, out[i].ID, hold)
 			if err != nil {
 				if errors.Is(err, context.DeadlineExceeded) {
 					return nil, fmt.Errorf("task %s on %s is still %s after %s; follow it with 'drover show-task %s'",
@@ -219,7 +219,7 @@ for it to finish first. A task stays pending until the unit's agent runs it.`,
 				return err
 			}
 			return a.withModel(cmd.Context(), mo.ref, func(mc *modelConn) error {
-				t, err := mc.client.Task(cmd.Context(), mc.uuid, args[0], wait)
+				t, err := mc.client.Model(mc.uuid).Task(cmd.Context(), args[0], wait)
 				if err != nil {
 					return err
 				}
@@ -249,7 +249,7 @@ that has finished.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.withModel(cmd.Context(), mo.ref, func(mc *modelConn) error {
 				return a.eachOf(args, "tasks could not be cancelled", func(id string) error {
-					t, err := mc.client.CancelTask(cmd.Context(), mc.uuid, id)
+					t, err := mc.client.Model(mc.uuid).CancelTask(cmd.Context(), id)
 					if err != nil {
 						return fmt.Errorf("cancelling task %s: %w", id, err)
 					}
@@ -281,11 +281,11 @@ func (a *App) actionsCmd() *cobra.Command {
 				return err
 			}
 			return a.withModel(cmd.Context(), mo.ref, func(mc *modelConn) error {
-				app, err := mc.client.Application(cmd.Context(), mc.uuid, args[0])
+				app, err := mc.client.Model(mc.uuid).Application(cmd.Context(), args[0])
 				if err != nil {
 					return err
 				}
-				ch, err := mc.client.ModelCharm(cmd.Context(), mc.uuid, app.CharmSHA256)
+				ch, err := mc.client.Model(mc.uuid).Charm(cmd.Context(), app.CharmSHA256)
 				if err != nil {
 					return err
 				}
@@ -338,7 +338,7 @@ func (a *App) resolvedCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.withModel(cmd.Context(), mo.ref, func(mc *modelConn) error {
 				for _, u := range args {
-					if _, err := mc.client.Resolved(cmd.Context(), mc.uuid, u, noRetry); err != nil {
+					if _, err := mc.client.Model(mc.uuid).Resolved(cmd.Context(), u, noRetry); err != nil {
 						return err
 					}
 				}
@@ -392,7 +392,7 @@ times"; --format json and yaml give every entry.`,
 				if kind == api.StatusKindModel {
 					entity = mc.uuid
 				}
-				hist, err := mc.client.StatusHistory(cmd.Context(), mc.uuid, api.StatusHistoryFilter{Entity: entity, Kind: kind, Limit: n})
+				hist, err := mc.client.Model(mc.uuid).StatusHistory(cmd.Context(), api.StatusHistoryFilter{Entity: entity, Kind: kind, Limit: n})
 				if err != nil {
 					return err
 				}

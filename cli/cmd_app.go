@@ -22,7 +22,7 @@ func (a *App) uploadCharm(ctx context.Context, c *api.Client, model, path string
 	if err != nil {
 		return nil, err
 	}
-	return c.UploadModelCharm(ctx, model, bytes.NewReader(data))
+	return c.Model(model).UploadCharm(ctx, bytes.NewReader(data))
 }
 
 // readCharm packs a charm directory (or reads a .charm archive) and
@@ -196,7 +196,7 @@ fails as soon as a unit is in error (a hook failed), and with
 					units = 0
 				}
 				p.Update("Deploying %q from local charm %q", name, ch.Name)
-				res, err := mc.client.Deploy(cmd.Context(), mc.uuid, api.DeployRequest{Application: name, CharmSHA256: ch.SHA256,
+				res, err := mc.client.Model(mc.uuid).Deploy(cmd.Context(), api.DeployRequest{Application: name, CharmSHA256: ch.SHA256,
 					NumUnits: units, Config: files[name], ConfigStrs: strs, To: placements, Constraints: constraints, Base: base, Trust: trust})
 				if err != nil {
 					p.Done("")
@@ -265,11 +265,11 @@ YAML file of the form {application: {key: value}}.`,
 			}
 			return a.withModel(cmd.Context(), mo.ref, func(mc *modelConn) error {
 				if len(strs) > 0 || len(reset) > 0 || len(typed) > 0 {
-					_, err := mc.client.SetApplicationConfig(cmd.Context(), mc.uuid, app,
+					_, err := mc.client.Model(mc.uuid).SetApplicationConfig(cmd.Context(), app,
 						api.ConfigChange{Set: typed, SetStrings: strs, Reset: splitList(reset)})
 					return err
 				}
-				cfg, err := mc.client.ApplicationConfig(cmd.Context(), mc.uuid, app)
+				cfg, err := mc.client.Model(mc.uuid).ApplicationConfig(cmd.Context(), app)
 				if err != nil {
 					return err
 				}
@@ -324,7 +324,7 @@ func (a *App) addUnitCmd() *cobra.Command {
 				}
 			}
 			return a.withModel(cmd.Context(), mo.ref, func(mc *modelConn) error {
-				res, err := mc.client.AddUnits(cmd.Context(), mc.uuid, args[0], api.AddUnitsRequest{NumUnits: n, To: placements})
+				res, err := mc.client.Model(mc.uuid).AddUnits(cmd.Context(), args[0], api.AddUnitsRequest{NumUnits: n, To: placements})
 				if err != nil {
 					return err
 				}
@@ -360,7 +360,7 @@ func (a *App) removeUnitCmd() *cobra.Command {
 			}
 			return a.withModel(cmd.Context(), mo.ref, func(mc *modelConn) error {
 				return a.eachOf(args, "units could not be removed", func(u string) error {
-					if err := mc.client.RemoveUnit(cmd.Context(), mc.uuid, u, force); err != nil {
+					if err := mc.client.Model(mc.uuid).RemoveUnit(cmd.Context(), u, force); err != nil {
 						return fmt.Errorf("removing %s: %w", u, err)
 					}
 					fmt.Fprintf(a.Stderr, "removing unit %s\n", u)
@@ -393,7 +393,7 @@ func (a *App) scaleCmd() *cobra.Command {
 				return usagef("scale: %q is not a number of units", args[1])
 			}
 			return a.withModel(cmd.Context(), mo.ref, func(mc *modelConn) error {
-				app, err := mc.client.Scale(cmd.Context(), mc.uuid, args[0], n)
+				app, err := mc.client.Model(mc.uuid).Scale(cmd.Context(), args[0], n)
 				if err != nil {
 					return err
 				}
@@ -421,7 +421,7 @@ func (a *App) removeApplicationCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.withModel(cmd.Context(), mo.ref, func(mc *modelConn) error {
 				for _, app := range args {
-					if err := mc.client.RemoveApplication(cmd.Context(), mc.uuid, app, force); err != nil {
+					if err := mc.client.Model(mc.uuid).RemoveApplication(cmd.Context(), app, force); err != nil {
 						return fmt.Errorf("removing %s: %w", app, err)
 					}
 					fmt.Fprintf(a.Stderr, "removing application %s\n", app)
@@ -448,7 +448,7 @@ func (a *App) exposeCmd(expose bool) *cobra.Command {
 		Args:    exactArgs(1, "an application name"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.withModel(cmd.Context(), mo.ref, func(mc *modelConn) error {
-				_, err := mc.client.Expose(cmd.Context(), mc.uuid, args[0], expose)
+				_, err := mc.client.Model(mc.uuid).Expose(cmd.Context(), args[0], expose)
 				return err
 			})
 		},

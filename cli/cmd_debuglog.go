@@ -130,7 +130,7 @@ func (a *App) streamLogs(ctx context.Context, mc *modelConn, o debugLogOptions) 
 		}
 		since = seq
 	}
-	s, err := mc.client.Logs(ctx, mc.uuid, api.LogsRequest{Since: since, Follow: !o.noTail})
+	s, err := mc.client.Model(mc.uuid).Logs(ctx, api.LogsRequest{Since: since, Follow: !o.noTail})
 	if err != nil {
 		return err
 	}
@@ -158,7 +158,7 @@ func (a *App) streamLogs(ctx context.Context, mc *modelConn, o debugLogOptions) 
 // logTail reads the lines kept now and returns the last n that match, and
 // the sequence number to follow on from.
 func (a *App) logTail(ctx context.Context, mc *modelConn, f logFilter, n int) ([]api.LogRecord, uint64, error) {
-	s, err := mc.client.Logs(ctx, mc.uuid, api.LogsRequest{})
+	s, err := mc.client.Model(mc.uuid).Logs(ctx, api.LogsRequest{})
 	if err != nil {
 		return nil, 0, err
 	}

@@ -106,7 +106,7 @@ func (a *App) emptyController(ctx context.Context, name string, d *ControllerDet
 	}
 	var busy []string
 	for _, m := range models {
-		apps, err := c.client.Applications(ctx, m.UUID)
+		apps, err := c.client.Model(m.UUID).Applications(ctx)
 		if err != nil {
 			return err
 		}
@@ -119,7 +119,7 @@ func (a *App) emptyController(ctx context.Context, name string, d *ControllerDet
 	}
 	if destroyAll {
 		for _, m := range models {
-			if _, err := c.client.DestroyModel(ctx, m.UUID, true); err != nil && api.CodeOf(err) != api.CodeNotFound {
+			if _, err := c.client.Model(m.UUID).Destroy(ctx, true); err != nil && api.CodeOf(err) != api.CodeNotFound {
 				return fmt.Errorf("destroy model %q: %w", m.Name, err)
 			}
 		}

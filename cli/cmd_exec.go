@@ -69,7 +69,7 @@ stdout and stderr are printed, keyed by unit.`,
 						}
 					}
 				} else {
-					list, err := mc.client.Units(cmd.Context(), mc.uuid)
+					list, err := mc.client.Model(mc.uuid).Units(cmd.Context())
 					if err != nil {
 						return err
 					}
@@ -87,7 +87,7 @@ stdout and stderr are printed, keyed by unit.`,
 					}
 					sort.SliceStable(receivers, func(i, j int) bool { return unitLess(receivers[i], receivers[j]) })
 				}
-				tasks, err := mc.client.RunAction(cmd.Context(), mc.uuid, api.RunActionRequest{Receivers: receivers, Action: api.ExecAction, Params: params})
+				tasks, err := mc.client.Model(mc.uuid).RunAction(cmd.Context(), api.RunActionRequest{Receivers: receivers, Action: api.ExecAction, Params: params})
 				if err != nil {
 					return err
 				}

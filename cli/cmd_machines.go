@@ -18,7 +18,7 @@ func (a *App) modelStatus(ctx context.Context, format *formatOpt, ref string) (m
 	if mc, err = a.dialModel(ctx, ref); err != nil {
 		return nil, nil, err
 	}
-	if fs, err = mc.client.Status(ctx, mc.uuid); err != nil {
+	if fs, err = mc.client.Model(mc.uuid).Status(ctx); err != nil {
 		mc.client.Close()
 		return nil, nil, err
 	}
@@ -111,7 +111,7 @@ starts them, and 'deploy --to ID' or 'add-unit --to ID' puts units on them.
 				return usagef("--constraints: %v", err)
 			}
 			return a.withModel(cmd.Context(), mo.ref, func(mc *modelConn) error {
-				machines, err := mc.client.AddMachines(cmd.Context(), mc.uuid, api.AddMachinesRequest{NumMachines: n, Base: base, Constraints: constraints})
+				machines, err := mc.client.Model(mc.uuid).AddMachines(cmd.Context(), api.AddMachinesRequest{NumMachines: n, Base: base, Constraints: constraints})
 				if err != nil {
 					return err
 				}
@@ -149,7 +149,7 @@ machine.`,
 			}
 			return a.withModel(cmd.Context(), mo.ref, func(mc *modelConn) error {
 				return a.eachOf(args, "machines could not be removed", func(id string) error {
-					if err := mc.client.RemoveMachine(cmd.Context(), mc.uuid, id, force); err != nil {
+					if err := mc.client.Model(mc.uuid).RemoveMachine(cmd.Context(), id, force); err != nil {
 						return fmt.Errorf("removing machine %s: %w", id, err)
 					}
 					fmt.Fprintf(a.Stderr, "removing machine %s\n", id)

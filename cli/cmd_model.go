@@ -131,7 +131,7 @@ func (a *App) showModelCmd() *cobra.Command {
 				return err
 			}
 			defer mc.client.Close()
-			m, err := mc.client.Model(cmd.Context(), mc.uuid)
+			m, err := mc.client.Model(mc.uuid).Info(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -153,7 +153,7 @@ func (a *App) showModelCmd() *cobra.Command {
 				if x.ControllerStatus != "" { // the rest is what the hub last heard
 					view["controller-status"] = x.ControllerStatus
 				}
-				cfg, err := mc.client.ModelConfig(cmd.Context(), mc.uuid)
+				cfg, err := mc.client.Model(mc.uuid).Config(cmd.Context())
 				switch {
 				case err == nil:
 					view["config"] = cfg
@@ -264,7 +264,7 @@ func (a *App) destroyModel(ctx context.Context, ref string, force, yes, noWait b
 		}
 	}
 	p := a.newProgress(fmt.Sprintf("Destroying model %q", mc.model))
-	m, err := mc.client.DestroyModel(ctx, mc.uuid, force)
+	m, err := mc.client.Model(mc.uuid).Destroy(ctx, force)
 	if err != nil {
 		p.Done("")
 		return err
@@ -314,7 +314,7 @@ func waitUnindexed(ctx context.Context, mc *modelConn) {
 	ctx, cancel := context.WithTimeout(ctx, unindexedWait)
 	defer cancel()
 	for pause := 50 * time.Millisecond; ; pause = min(2*pause, time.Second) {
-		if _, err := mc.client.Model(ctx, mc.uuid); api.CodeOf(err) == api.CodeNotFound {
+		if _, err := mc.client.Model(mc.uuid).Info(ctx); api.CodeOf(err) == api.CodeNotFound {
 			return
 		}
 		select {
@@ -356,12 +356,12 @@ func (a *App) waitModelGone(ctx context.Context, mc *modelConn, p *progress, lef
 	}
 	defer w.Close()
 	for {
-		if _, err := mc.client.Model(ctx, mc.uuid); api.CodeOf(err) == api.CodeNotFound {
+		if _, err := mc.client.Model(mc.uuid).Info(ctx); api.CodeOf(err) == api.CodeNotFound {
 			return nil
 		} else if err != nil {
 			return err
 		}
-		st, err := mc.client.Status(ctx, mc.uuid)
+		st, err := mc.client.Model(mc.uuid).Status(ctx)
 		switch {
 		case api.CodeOf(err) == api.CodeNotFound: // the controller has removed it
 			return nil
@@ -426,10 +426,10 @@ boolean). --reset returns keys to their defaults.`,
 					if err != nil {
 						return err
 					}
-					_, err = mc.client.SetModelConfig(cmd.Context(), mc.uuid, api.ConfigChange{Set: params, Reset: splitList(reset)})
+					_, err = mc.client.Model(mc.uuid).SetConfig(cmd.Context(), api.ConfigChange{Set: params, Reset: splitList(reset)})
 					return err
 				}
-				cfg, err := mc.client.ModelConfig(cmd.Context(), mc.uuid)
+				cfg, err := mc.client.Model(mc.uuid).Config(cmd.Context())
 				if err != nil {
 					return err
 				}

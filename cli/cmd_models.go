@@ -135,7 +135,7 @@ func (a *App) models(ctx context.Context, ctlName string, o modelsOpts) error {
 			ms.Apps, ms.Machines, ms.Units, ms.Controller = x.Applications, x.Machines, x.Units, x.Controller
 			ms.ControllerStatus = x.ControllerStatus
 			ms.Cloud = strings.Trim(x.Cloud+"/"+x.Region, "/")
-		} else if st, err := c.client.Status(ctx, m.UUID); err == nil {
+		} else if st, err := c.client.Model(m.UUID).Status(ctx); err == nil {
 			ms.Machines, ms.Apps, ms.Cloud = len(st.Machines), len(st.Applications), st.Model.Cloud
 			if st.Model.Region != "" {
 				ms.Cloud += "/" + st.Model.Region

@@ -66,7 +66,7 @@ and be a subordinate if and only if the old one was.`,
 				return err
 			}
 			return a.withModel(cmd.Context(), mo.ref, func(mc *modelConn) error {
-				old, err := mc.client.Application(cmd.Context(), mc.uuid, app)
+				old, err := mc.client.Model(mc.uuid).Application(cmd.Context(), app)
 				if err != nil {
 					return err
 				}
@@ -74,13 +74,13 @@ and be a subordinate if and only if the old one was.`,
 					return usagef("%s is charm %q, and %q runs charm %q: use --switch to change an application's charm to another one", from, ch.Meta.Name, app, old.CharmName)
 				}
 				p := a.newProgress("Uploading charm " + from)
-				up, err := mc.client.UploadModelCharm(cmd.Context(), mc.uuid, bytes.NewReader(data))
+				up, err := mc.client.Model(mc.uuid).UploadCharm(cmd.Context(), bytes.NewReader(data))
 				if err != nil {
 					p.Done("")
 					return err
 				}
 				p.Update("Refreshing %q to local charm %q", app, up.Name)
-				upd, err := mc.client.SetCharm(cmd.Context(), mc.uuid, app, api.SetCharmRequest{CharmSHA256: up.SHA256,
+				upd, err := mc.client.Model(mc.uuid).SetCharm(cmd.Context(), app, api.SetCharmRequest{CharmSHA256: up.SHA256,
 					Switch: switchTo != "", ForceUnits: forceUnits, Config: files[app], ConfigStrs: strs})
 				if err != nil {
 					p.Done("")
@@ -93,7 +93,7 @@ and be a subordinate if and only if the old one was.`,
 				if forceUnits {
 					return nil
 				}
-				fs, err := mc.client.Status(cmd.Context(), mc.uuid)
+				fs, err := mc.client.Model(mc.uuid).Status(cmd.Context())
 				if err != nil {
 					return nil // the refresh is done; this was only advice
 				}

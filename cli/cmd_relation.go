@@ -23,7 +23,7 @@ endpoints then.`,
 		Args:    exactArgs(2, "two application endpoints"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.withModel(cmd.Context(), mo.ref, func(mc *modelConn) error {
-				rel, err := mc.client.Integrate(cmd.Context(), mc.uuid, args[0], args[1])
+				rel, err := mc.client.Model(mc.uuid).Integrate(cmd.Context(), args[0], args[1])
 				if err != nil {
 					if api.CodeOf(err) == api.CodeInvalid && strings.Contains(err.Error(), "ambiguous relation") {
 						return fmt.Errorf("%w\nname the endpoints, e.g. 'drover integrate APP:ENDPOINT APP:ENDPOINT'", err)
@@ -60,7 +60,7 @@ shows it). The units leave the relation (departed, then broken hooks).`,
 						return usagef("%q is not a relation id; name both ends or give the id", args[0])
 					}
 				} else {
-					rels, err := mc.client.Relations(cmd.Context(), mc.uuid)
+					rels, err := mc.client.Model(mc.uuid).Relations(cmd.Context())
 					if err != nil {
 						return err
 					}
@@ -68,7 +68,7 @@ shows it). The units leave the relation (departed, then broken hooks).`,
 						return err
 					}
 				}
-				if err := mc.client.RemoveRelation(cmd.Context(), mc.uuid, id, force); err != nil {
+				if err := mc.client.Model(mc.uuid).RemoveRelation(cmd.Context(), id, force); err != nil {
 					return err
 				}
 				fmt.Fprintf(a.Stderr, "removing relation %d\n", id)

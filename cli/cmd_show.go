@@ -76,7 +76,7 @@ is 'drover config APPLICATION'.`,
 			return a.withModel(cmd.Context(), mo.ref, func(mc *modelConn) error {
 				out := map[string]applicationView{}
 				for _, name := range args {
-					app, err := mc.client.Application(cmd.Context(), mc.uuid, name)
+					app, err := mc.client.Model(mc.uuid).Application(cmd.Context(), name)
 					if err != nil {
 						return err
 					}
@@ -162,7 +162,7 @@ Relation data may hold credentials, so it needs write access to the model
 				if v.OpenedPorts == nil {
 					v.OpenedPorts = []string{}
 				}
-				v.RelationInfo, err = mc.client.UnitRelationInfo(cmd.Context(), mc.uuid, name)
+				v.RelationInfo, err = mc.client.Model(mc.uuid).UnitRelationInfo(cmd.Context(), name)
 				if errors.Is(err, api.ErrForbidden) {
 					withheld, err = true, nil
 				}
@@ -195,7 +195,7 @@ func (a *App) constraintsCmd() *cobra.Command {
 		Args:    exactArgs(1, "an application name"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.withModel(cmd.Context(), mo.ref, func(mc *modelConn) error {
-				app, err := mc.client.Application(cmd.Context(), mc.uuid, args[0])
+				app, err := mc.client.Model(mc.uuid).Application(cmd.Context(), args[0])
 				if err != nil {
 					return err
 				}
@@ -226,7 +226,7 @@ image-id. Sizes take M, G, T or P (M when bare); KEY= resets one.`,
 				return usagef("%v", err)
 			}
 			return a.withModel(cmd.Context(), mo.ref, func(mc *modelConn) error {
-				_, err = mc.client.SetConstraints(cmd.Context(), mc.uuid, args[0], cons)
+				_, err = mc.client.Model(mc.uuid).SetConstraints(cmd.Context(), args[0], cons)
 				return err
 			})
 		},
@@ -250,7 +250,7 @@ application from the start; show-application says whether it is.`,
 		Args:    exactArgs(1, "an application name"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.withModel(cmd.Context(), mo.ref, func(mc *modelConn) error {
-				_, err := mc.client.SetTrust(cmd.Context(), mc.uuid, args[0], !remove)
+				_, err := mc.client.Model(mc.uuid).SetTrust(cmd.Context(), args[0], !remove)
 				return err
 			})
 		},

@@ -43,7 +43,7 @@ Colour is used on a terminal only, unless --color or --no-color.`,
 				if watch {
 					return a.watchStatus(cmd.Context(), mc, args, format.value, opt)
 				}
-				fs, err := mc.client.Status(cmd.Context(), mc.uuid)
+				fs, err := mc.client.Model(mc.uuid).Status(cmd.Context())
 				if err != nil {
 					return err
 				}
@@ -135,7 +135,7 @@ func (a *App) watchStatus(ctx context.Context, mc *modelConn, filters []string, 
 func (a *App) statusAt(ctx context.Context, mc *modelConn, index uint64) (*api.FullStatus, error) {
 	backoff, said := statusRetryMin, false
 	for {
-		fs, err := mc.client.Status(ctx, mc.uuid, api.ReadOptions{Index: index})
+		fs, err := mc.client.Model(mc.uuid).Status(ctx, api.ReadOptions{Index: index})
 		if api.CodeOf(err) != api.CodeUnavailable || ctx.Err() != nil {
 			if said && err == nil {
 				fmt.Fprintln(a.Stderr, "Status available again.")

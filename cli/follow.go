@@ -24,7 +24,7 @@ const pollInterval = time.Second
 // controller), it warns once and polls status instead, so --watch,
 // debug-log and waits keep working.
 func (a *App) follow(ctx context.Context, mc *modelConn) (frameSource, error) {
-	w, err := mc.client.Watch(ctx, mc.uuid, 0)
+	w, err := mc.client.Model(mc.uuid).Watch(ctx, 0)
 	if err == nil {
 		return w, nil
 	}
@@ -70,7 +70,7 @@ func (p *pollSource) Next(ctx context.Context) (*api.WatchFrame, error) {
 			}
 		}
 		p.timer = time.NewTimer(pollInterval)
-		fs, err := p.mc.client.Status(ctx, p.mc.uuid)
+		fs, err := p.mc.client.Model(p.mc.uuid).Status(ctx)
 		if err != nil {
 			return nil, err
 		}

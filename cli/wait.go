@@ -167,7 +167,7 @@ func (a *App) waitSettled(ctx context.Context, mc *modelConn, spec waitSpec, lim
 		if err == nil {
 			fs = f.Status
 			if f.Type != api.FrameReset || fs == nil {
-				fs, err = mc.client.Status(wctx, mc.uuid, api.ReadOptions{Index: f.Index})
+				fs, err = mc.client.Model(mc.uuid).Status(wctx, api.ReadOptions{Index: f.Index})
 			}
 		}
 		if err != nil {

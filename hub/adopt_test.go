@@ -191,7 +191,7 @@ func TestIndexAdoptsModelsCreatedOnControllers(t *testing.T) {
 	}
 
 	// Destroyed on the controller: gone from the index, with its tuples.
-	if _, err := west.Admin.DestroyModel(ctx, after.UUID, true); err != nil {
+	if _, err := west.Admin.Model(after.UUID).Destroy(ctx, true); err != nil {
 		t.Fatal(err)
 	}
 	testkit.EventuallyWithin(t, time.Minute, func() (bool, error) {
@@ -212,7 +212,7 @@ func TestIndexAdoptsModelsCreatedOnControllers(t *testing.T) {
 	// Placement while the indexer follows the controller: the placed row
 	// wins whichever is applied first, and the event reaches it.
 	live := place(alice, "live", "east")
-	if _, err := east.Admin.Model(ctx, live); err != nil { // reads at or after the model's creation
+	if _, err := east.Admin.Model(live).Info(ctx); err != nil { // reads at or after the model's creation
 		t.Fatal(err)
 	}
 	created := east.Admin.Index()

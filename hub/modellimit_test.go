@@ -74,7 +74,7 @@ func TestAdoptionIsBounded(t *testing.T) {
 	for _, name := range in {
 		for _, m := range made {
 			if m.Name == name {
-				if _, err := admin.DestroyModel(ctx, m.UUID, true); err != nil {
+				if _, err := admin.Model(m.UUID).Destroy(ctx, true); err != nil {
 					t.Fatal(err)
 				}
 			}

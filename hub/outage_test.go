@@ -90,7 +90,7 @@ func TestDatabaseOutage(t *testing.T) {
 		t.Errorf("requests counted unavailable for want of postgres: %v, want 3", n)
 	}
 
-	got, err := f.spoke.Admin.ModelConfig(t.Context(), f.model)
+	got, err := f.spoke.Admin.Model(f.model).Config(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}

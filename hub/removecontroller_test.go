@@ -116,7 +116,7 @@ func TestRemoveController(t *testing.T) {
 	}
 
 	// The model still runs on the controller.
-	if _, err := east.Admin.Status(t.Context(), prod.UUID); err != nil {
+	if _, err := east.Admin.Model(prod.UUID).Status(t.Context()); err != nil {
 		t.Fatalf("the controller lost the model: %v", err)
 	}
 

@@ -73,7 +73,7 @@ func TestControllerRestoredFromABackup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := admin.Deploy(ctx, kept, api.DeployRequest{Application: "kv", CharmSHA256: ch.SHA256}); err != nil {
+	if _, err := admin.Model(kept).Deploy(ctx, api.DeployRequest{Application: "kv", CharmSHA256: ch.SHA256}); err != nil {
 		t.Fatal(err)
 	}
 	direct, err := admin.AddModel(ctx, api.AddModelRequest{Name: "lost-direct"})

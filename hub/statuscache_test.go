@@ -59,7 +59,7 @@ func TestStatusCopiesAreRevalidated(t *testing.T) {
 	// index no older.
 	same := func(what string, got *api.FullStatus) {
 		t.Helper()
-		direct, err := f.spoke.Admin.Status(t.Context(), f.model)
+		direct, err := f.spoke.Admin.Model(f.model).Status(t.Context())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -84,7 +84,7 @@ func TestStatusCopiesAreRevalidated(t *testing.T) {
 	}
 
 	// Changed at the controller directly: the next read has it.
-	if _, err := f.spoke.Admin.AddUnits(t.Context(), f.model, "kv", api.AddUnitsRequest{NumUnits: 1}); err != nil {
+	if _, err := f.spoke.Admin.Model(f.model).AddUnits(t.Context(), "kv", api.AddUnitsRequest{NumUnits: 1}); err != nil {
 		t.Fatal(err)
 	}
 	st := read(rita)

@@ -40,16 +40,16 @@ func newAgentEnv(t *testing.T, nodes int) *agentEnv {
 			t.Fatal(err)
 		}
 		n := map[string]int{"kv": 2, "web": 1}[name]
-		if _, err := cl.Deploy(ctx, m.UUID, api.DeployRequest{Application: name, CharmSHA256: ch.SHA256, NumUnits: n}); err != nil {
+		if _, err := cl.Model(m.UUID).Deploy(ctx, api.DeployRequest{Application: name, CharmSHA256: ch.SHA256, NumUnits: n}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	r, err := cl.Integrate(ctx, m.UUID, "web:db", "kv")
+	r, err := cl.Model(m.UUID).Integrate(ctx, "web:db", "kv")
 	if err != nil {
 		t.Fatal(err)
 	}
 	e.rel = r.ID
-	rels, err := cl.Relations(ctx, m.UUID)
+	rels, err := cl.Model(m.UUID).Relations(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +118,7 @@ func TestAgentStreamAuthAndInitialState(t *testing.T) {
 		t.Fatalf("relations %+v", u.Relations)
 	}
 	// Model config reaches the agents.
-	if _, err := e.cl.SetModelConfig(t.Context(), e.model, api.ConfigChange{Set: map[string]any{
+	if _, err := e.cl.Model(e.model).SetConfig(t.Context(), api.ConfigChange{Set: map[string]any{
 		"update-status-hook-interval": "1m", "automatically-retry-hooks": false}}); err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +164,7 @@ func TestAgentStateFramesFollowChanges(t *testing.T) {
 		return r.Members["kv/0"] == 1 && r.AppVersion == 1
 	})
 	// A task enqueued for the unit appears in its state.
-	tasks, err := e.cl.RunAction(ctx, e.model, api.RunActionRequest{Receivers: []string{"kv/0"}, Action: "compact"})
+	tasks, err := e.cl.Model(e.model).RunAction(ctx, api.RunActionRequest{Receivers: []string{"kv/0"}, Action: "compact"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +173,7 @@ func TestAgentStateFramesFollowChanges(t *testing.T) {
 		return len(ts) == 1 && ts[0].ID == tasks[0].ID && ts[0].Action == "compact" && ts[0].Status == api.TaskPending
 	})
 	// Application config.
-	if _, err := e.cl.SetApplicationConfig(ctx, e.model, "kv", api.ConfigChange{Set: map[string]any{"mode": "disk"}}); err != nil {
+	if _, err := e.cl.Model(e.model).SetApplicationConfig(ctx, "kv", api.ConfigChange{Set: map[string]any{"mode": "disk"}}); err != nil {
 		t.Fatal(err)
 	}
 	kv0.waitState(t, "config", func(st *api.MachineState) bool { return st.Units["kv/0"].Config["mode"] == "disk" })
@@ -188,7 +188,7 @@ func TestAgentResumesAfterDroppedConnection(t *testing.T) {
 	since := a.index
 	a.mu.Unlock()
 	a.close()
-	if _, err := e.cl.SetApplicationConfig(t.Context(), e.model, "kv", api.ConfigChange{Set: map[string]any{"mode": "disk"}}); err != nil {
+	if _, err := e.cl.Model(e.model).SetApplicationConfig(t.Context(), "kv", api.ConfigChange{Set: map[string]any{"mode": "disk"}}); err != nil {
 		t.Fatal(err)
 	}
 	b, _, err := dialAgent(t.Context(), e.c.nodes[0].cfg.Listen, []byte(e.c.cred.CACert), "machine-"+e.model+"-0", "secret-0", since)
@@ -220,7 +220,7 @@ func TestAgentFailsOverToAnotherNode(t *testing.T) {
 	// Setting config is idempotent: retry while the cluster settles after
 	// losing a node (an in-flight write may report an unknown outcome).
 	testkit.EventuallyWithin(t, 30*time.Second, func() (bool, error) {
-		_, err := e.c.client(l, (l+2)%3).SetApplicationConfig(ctx, e.model, "kv", api.ConfigChange{Set: map[string]any{"mode": "disk"}})
+		_, err := e.c.client(l, (l+2)%3).Model(e.model).SetApplicationConfig(ctx, "kv", api.ConfigChange{Set: map[string]any{"mode": "disk"}})
 		return err == nil, nil
 	}, "config write after the node loss")
 	var b *testAgent
@@ -247,20 +247,20 @@ func TestCancelledTasksAreNotRun(t *testing.T) {
 	e := newAgentEnv(t, 1)
 	ctx := t.Context()
 	kv0 := e.dial(t, 0, "0")
-	tasks, err := e.cl.RunAction(ctx, e.model, api.RunActionRequest{Receivers: []string{"kv/0"}, Action: "compact"})
+	tasks, err := e.cl.Model(e.model).RunAction(ctx, api.RunActionRequest{Receivers: []string{"kv/0"}, Action: "compact"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	id := tasks[0].ID
 	kv0.waitState(t, "the task", func(st *api.MachineState) bool { return len(st.Units["kv/0"].Tasks) == 1 })
-	task, err := e.cl.CancelTask(ctx, e.model, id)
+	task, err := e.cl.Model(e.model).CancelTask(ctx, id)
 	if err != nil || task.Status != api.TaskCancelled || task.Completed.IsZero() {
 		t.Fatalf("cancel: %+v %v", task, err)
 	}
 	kv0.waitState(t, "no task", func(st *api.MachineState) bool { return len(st.Units["kv/0"].Tasks) == 0 })
-	_, err = e.cl.CancelTask(ctx, e.model, id)
+	_, err = e.cl.Model(e.model).CancelTask(ctx, id)
 	wantCode(t, "cancelling a cancelled task", err, api.CodeConflict, "is cancelled")
-	_, err = e.cl.CancelTask(ctx, e.model, "999")
+	_, err = e.cl.Model(e.model).CancelTask(ctx, "999")
 	wantCode(t, "cancelling a task that does not exist", err, api.CodeNotFound, "")
 }
 
@@ -269,27 +269,27 @@ func TestCancelledTasksAreNotRun(t *testing.T) {
 func TestAddMachines(t *testing.T) {
 	e := newAgentEnv(t, 1)
 	ctx := t.Context()
-	before, err := e.cl.Machines(ctx, e.model)
+	before, err := e.cl.Model(e.model).Machines(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	added, err := e.cl.AddMachines(ctx, e.model, api.AddMachinesRequest{NumMachines: 2, Base: "ubuntu@24.04"})
+	added, err := e.cl.Model(e.model).AddMachines(ctx, api.AddMachinesRequest{NumMachines: 2, Base: "ubuntu@24.04"})
 	if err != nil || len(added) != 2 || added[0].ID != "3" || added[1].ID != "4" || added[0].Base != "ubuntu@24.04" || added[0].Life != api.Alive {
 		t.Fatalf("add 2 machines: %+v %v", added, err)
 	}
 	for _, n := range []int{-1, 101} {
-		_, err := e.cl.AddMachines(ctx, e.model, api.AddMachinesRequest{NumMachines: n})
+		_, err := e.cl.Model(e.model).AddMachines(ctx, api.AddMachinesRequest{NumMachines: n})
 		wantCode(t, fmt.Sprintf("%d machines", n), err, api.CodeInvalid, "want 1 to 100")
 	}
-	if after, err := e.cl.Machines(ctx, e.model, api.ReadOptions{Consistent: true}); err != nil || len(after) != len(before)+2 {
+	if after, err := e.cl.Model(e.model).Machines(ctx, api.ReadOptions{Consistent: true}); err != nil || len(after) != len(before)+2 {
 		t.Fatalf("machines after adding 2 to %d: %d %v", len(before), len(after), err)
 	}
 	// A unit placed on one.
-	res, err := e.cl.AddUnits(ctx, e.model, "kv", api.AddUnitsRequest{NumUnits: 1, To: []string{"4"}})
+	res, err := e.cl.Model(e.model).AddUnits(ctx, "kv", api.AddUnitsRequest{NumUnits: 1, To: []string{"4"}})
 	if err != nil || len(res.Units) != 1 {
 		t.Fatalf("add-unit --to 4: %+v %v", res, err)
 	}
-	if u, err := e.cl.Unit(ctx, e.model, res.Units[0]); err != nil || u.MachineID != "4" {
+	if u, err := e.cl.Model(e.model).Unit(ctx, res.Units[0]); err != nil || u.MachineID != "4" {
 		t.Fatalf("the unit placed on machine 4: %+v %v", u, err)
 	}
 }

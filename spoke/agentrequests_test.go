@@ -132,7 +132,7 @@ func TestAgentRequests(t *testing.T) {
 	}
 
 	// Tasks: only the receiver's machine may run them.
-	tasks, err := e.cl.RunAction(ctx, e.model, api.RunActionRequest{Receivers: []string{"kv/0"}, Action: "compact"})
+	tasks, err := e.cl.Model(e.model).RunAction(ctx, api.RunActionRequest{Receivers: []string{"kv/0"}, Action: "compact"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +150,7 @@ func TestAgentRequests(t *testing.T) {
 			t.Fatalf("%s: %v", step.method, err)
 		}
 	}
-	if task, err := e.cl.Task(ctx, e.model, id, 0); err != nil || task.Status != api.TaskCompleted || len(task.Log) != 1 {
+	if task, err := e.cl.Model(e.model).Task(ctx, id, 0); err != nil || task.Status != api.TaskCompleted || len(task.Log) != 1 {
 		t.Fatalf("task %+v %v", task, err)
 	}
 
@@ -173,7 +173,7 @@ func TestAgentRequests(t *testing.T) {
 
 	// unit-dead: refused while alive or in scope; then the unit goes.
 	wantCode(t, "alive unit dead", kv1.call(api.AgentUnitDead, api.AgentUnitParams{Unit: "kv/1"}, nil), api.CodeConflict, "is alive")
-	if err := e.cl.RemoveUnit(ctx, e.model, "kv/1", false); err != nil {
+	if err := e.cl.Model(e.model).RemoveUnit(ctx, "kv/1", false); err != nil {
 		t.Fatal(err)
 	}
 	wantCode(t, "in scope", kv1.call(api.AgentUnitDead, api.AgentUnitParams{Unit: "kv/1"}, nil), api.CodeConflict, "still in relation")

@@ -96,7 +96,7 @@ func TestBadInputGetsTypedErrors(t *testing.T) {
 	if list, _ := cl.Models(ctx); len(list) != 1 {
 		t.Fatalf("models after bad input: %+v", list)
 	}
-	if apps, _ := cl.Applications(ctx, m.UUID); len(apps) != 0 {
+	if apps, _ := cl.Model(m.UUID).Applications(ctx); len(apps) != 0 {
 		t.Fatalf("applications after bad input: %+v", apps)
 	}
 	// The typed client surfaces the same codes.
@@ -125,7 +125,7 @@ func TestWatchResetDeltaResumeAndHealth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := cl.Watch(ctx, m.UUID, 0)
+	w, err := cl.Model(m.UUID).Watch(ctx, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +134,7 @@ func TestWatchResetDeltaResumeAndHealth(t *testing.T) {
 		t.Fatalf("first frame %+v, %v", f, err)
 	}
 	resetAt := f.Index
-	if _, err := cl.Deploy(ctx, m.UUID, api.DeployRequest{Application: "kv", CharmSHA256: ch.SHA256, NumUnits: 1}); err != nil {
+	if _, err := cl.Model(m.UUID).Deploy(ctx, api.DeployRequest{Application: "kv", CharmSHA256: ch.SHA256, NumUnits: 1}); err != nil {
 		t.Fatal(err)
 	}
 	sawApp := false
@@ -149,7 +149,7 @@ func TestWatchResetDeltaResumeAndHealth(t *testing.T) {
 	}
 	w.Close()
 	// Resume from the reset's index: the deploy's deltas come again, no reset.
-	w2, err := cl.Watch(ctx, m.UUID, resetAt)
+	w2, err := cl.Model(m.UUID).Watch(ctx, resetAt)
 	if err != nil {
 		t.Fatal(err)
 	}

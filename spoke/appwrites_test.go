@@ -23,7 +23,7 @@ func TestApplicationWritesAnswerWithTheirEffect(t *testing.T) {
 	model := deployKV(t, lc, "writes")
 	// The writes below read the application on the follower before they
 	// propose: let it catch up with the deploy first.
-	if _, err := cl.Application(ctx, model, "kv", api.ReadOptions{Index: lc.Index()}); err != nil {
+	if _, err := cl.Model(model).Application(ctx, "kv", api.ReadOptions{Index: lc.Index()}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -39,13 +39,13 @@ func TestApplicationWritesAnswerWithTheirEffect(t *testing.T) {
 		if cfg.Application != "kv" || !reflect.DeepEqual(got, want) {
 			t.Fatalf("%s answered %s %v, want %v", what, cfg.Application, got, want)
 		}
-		again, err := other.ApplicationConfig(ctx, model, "kv", api.ReadOptions{Index: cl.Index()})
+		again, err := other.Model(model).ApplicationConfig(ctx, "kv", api.ReadOptions{Index: cl.Index()})
 		if err != nil || !reflect.DeepEqual(again, cfg) {
 			t.Fatalf("%s: another node at index %d reads %+v, %v; the write answered %+v", what, cl.Index(), again, err, cfg)
 		}
 	}
 	before := cl.Index()
-	cfg, err := cl.SetApplicationConfig(ctx, model, "kv", api.ConfigChange{Set: map[string]any{"port": 7100}, SetStrings: map[string]string{"debug": "true"}})
+	cfg, err := cl.Model(model).SetApplicationConfig(ctx, "kv", api.ConfigChange{Set: map[string]any{"port": 7100}, SetStrings: map[string]string{"debug": "true"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +57,7 @@ func TestApplicationWritesAnswerWithTheirEffect(t *testing.T) {
 		"debug": {Value: true, Source: "user"},
 		"mode":  {Value: "memory", Source: "default"},
 	})
-	cfg, err = cl.SetApplicationConfig(ctx, model, "kv", api.ConfigChange{Reset: []string{"port"}, SetStrings: map[string]string{"debug": ""}, Set: map[string]any{"mode": "disk"}})
+	cfg, err = cl.Model(model).SetApplicationConfig(ctx, "kv", api.ConfigChange{Reset: []string{"port"}, SetStrings: map[string]string{"debug": ""}, Set: map[string]any{"mode": "disk"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,28 +78,28 @@ func TestApplicationWritesAnswerWithTheirEffect(t *testing.T) {
 		{"mistyped", api.ConfigChange{Set: map[string]any{"port": "seven"}}, "port: expected int"},
 		{"mistyped string", api.ConfigChange{SetStrings: map[string]string{"debug": "yes"}, Set: map[string]any{"mode": "x"}}, "debug: expected boolean"},
 	} {
-		if _, err := cl.SetApplicationConfig(ctx, model, "kv", tc.change); !errors.Is(err, api.ErrInvalid) || !strings.Contains(err.Error(), tc.msg) {
+		if _, err := cl.Model(model).SetApplicationConfig(ctx, "kv", tc.change); !errors.Is(err, api.ErrInvalid) || !strings.Contains(err.Error(), tc.msg) {
 			t.Errorf("%s: %v, want invalid with %q", tc.name, err, tc.msg)
 		}
 	}
-	if _, err := cl.SetApplicationConfig(ctx, model, "nope", api.ConfigChange{Set: map[string]any{"port": 1}}); !errors.Is(err, api.ErrNotFound) {
+	if _, err := cl.Model(model).SetApplicationConfig(ctx, "nope", api.ConfigChange{Set: map[string]any{"port": 1}}); !errors.Is(err, api.ErrNotFound) {
 		t.Errorf("config of a missing application: %v, want not found", err)
 	}
-	if cfg, err := cl.ApplicationConfig(ctx, model, "kv", api.ReadOptions{Consistent: true}); err != nil || cfg.Settings["mode"].Value != "disk" {
+	if cfg, err := cl.Model(model).ApplicationConfig(ctx, "kv", api.ReadOptions{Consistent: true}); err != nil || cfg.Settings["mode"].Value != "disk" {
 		t.Fatalf("after the refused changes: %+v, %v", cfg, err)
 	}
 
 	at := cl.Index()
-	app, err := cl.Scale(ctx, model, "kv", 2)
+	app, err := cl.Model(model).Scale(ctx, "kv", 2)
 	if err != nil || app.Name != "kv" || app.Scale != 2 || cl.Index() <= at {
 		t.Fatalf("scale answered %+v at index %d, %v", app, cl.Index(), err)
 	}
 	at = cl.Index()
-	app, err = cl.Expose(ctx, model, "kv", true)
+	app, err = cl.Model(model).Expose(ctx, "kv", true)
 	if err != nil || app.Name != "kv" || !app.Exposed || app.Scale != 2 || cl.Index() <= at {
 		t.Fatalf("expose answered %+v at index %d, %v", app, cl.Index(), err)
 	}
-	if _, err := cl.Expose(ctx, model, "nope", true); !errors.Is(err, api.ErrNotFound) {
+	if _, err := cl.Model(model).Expose(ctx, "nope", true); !errors.Is(err, api.ErrNotFound) {
 		t.Errorf("exposing a missing application: %v, want not found", err)
 	}
 }

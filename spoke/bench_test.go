@@ -39,7 +39,7 @@ func BenchmarkAPIWrites(b *testing.B) {
 		go func() {
 			defer wg.Done()
 			for i := next.Add(1); i <= int64(b.N); i = next.Add(1) {
-				if _, err := cl.SetModelConfig(b.Context(), m.UUID, api.ConfigChange{Set: map[string]any{fmt.Sprint(i % 64): "v"}}); err != nil {
+				if _, err := cl.Model(m.UUID).SetConfig(b.Context(), api.ConfigChange{Set: map[string]any{fmt.Sprint(i % 64): "v"}}); err != nil {
 					b.Error(err)
 					return
 				}

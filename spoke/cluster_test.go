@@ -36,7 +36,7 @@ func deployKV(t *testing.T, cl *api.Client, model string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := cl.Deploy(t.Context(), m.UUID, api.DeployRequest{Application: "kv", CharmSHA256: ch.SHA256, NumUnits: 1}); err != nil {
+	if _, err := cl.Model(m.UUID).Deploy(t.Context(), api.DeployRequest{Application: "kv", CharmSHA256: ch.SHA256, NumUnits: 1}); err != nil {
 		t.Fatal(err)
 	}
 	return m.UUID
@@ -55,21 +55,21 @@ func TestClusterForwardsWritesAndServesConsistentReads(t *testing.T) {
 	}
 	// Read-your-writes on the other follower by index.
 	other := c.client(f2)
-	got, err := other.Model(ctx, m.UUID, api.ReadOptions{Index: m.ModifyIndex})
+	got, err := other.Model(m.UUID).Info(ctx, api.ReadOptions{Index: m.ModifyIndex})
 	if err != nil || got.Name != "prod" {
 		t.Fatalf("read at index on another follower: %+v, %v", got, err)
 	}
 	// A consistent read on a follower sees a write acknowledged elsewhere.
 	// A config write answers with the new values of the keys it changed,
 	// whether the leader applied it for this node or for a follower.
-	changed, err := c.client(l).SetModelConfig(ctx, m.UUID, api.ConfigChange{Set: map[string]any{"k": "v1", "n": 7}})
+	changed, err := c.client(l).Model(m.UUID).SetConfig(ctx, api.ConfigChange{Set: map[string]any{"k": "v1", "n": 7}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(changed) != 2 || changed["k"] != "v1" || changed["n"] != float64(7) {
 		t.Fatalf("config write through the leader answered %v", changed)
 	}
-	changed, err = c.client(f1).SetModelConfig(ctx, m.UUID, api.ConfigChange{Set: map[string]any{"j": true}, Reset: []string{"n"}})
+	changed, err = c.client(f1).Model(m.UUID).SetConfig(ctx, api.ConfigChange{Set: map[string]any{"j": true}, Reset: []string{"n"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,14 +77,14 @@ func TestClusterForwardsWritesAndServesConsistentReads(t *testing.T) {
 		t.Fatalf("config write through a follower answered %v", changed)
 	}
 	// Resetting a key with a default restores the default, as in Juju.
-	if _, err := c.client(l).SetModelConfig(ctx, m.UUID, api.ConfigChange{Set: map[string]any{"update-status-hook-interval": "1m"}}); err != nil {
+	if _, err := c.client(l).Model(m.UUID).SetConfig(ctx, api.ConfigChange{Set: map[string]any{"update-status-hook-interval": "1m"}}); err != nil {
 		t.Fatal(err)
 	}
-	changed, err = c.client(l).SetModelConfig(ctx, m.UUID, api.ConfigChange{Reset: []string{"update-status-hook-interval"}})
+	changed, err = c.client(l).Model(m.UUID).SetConfig(ctx, api.ConfigChange{Reset: []string{"update-status-hook-interval"}})
 	if err != nil || changed["update-status-hook-interval"] != "5m" {
 		t.Fatalf("reset of update-status-hook-interval answered %v, %v; want its default", changed, err)
 	}
-	cfg, err := other.ModelConfig(ctx, m.UUID, api.ReadOptions{Consistent: true})
+	cfg, err := other.Model(m.UUID).Config(ctx, api.ReadOptions{Consistent: true})
 	if err != nil || cfg["k"] != "v1" || cfg["update-status-hook-interval"] != "5m" {
 		t.Fatalf("consistent read: %v, %v", cfg, err)
 	}
@@ -167,12 +167,12 @@ func TestClusterPartitionHealKillRestart(t *testing.T) {
 	}
 	cl := c.client(rest[0], rest[1])
 	testkit.EventuallyWithin(t, 30*time.Second, func() (bool, error) {
-		_, err := cl.SetModelConfig(ctx, m.UUID, api.ConfigChange{Set: map[string]any{"after-kill": "yes"}})
+		_, err := cl.Model(m.UUID).SetConfig(ctx, api.ConfigChange{Set: map[string]any{"after-kill": "yes"}})
 		return err == nil, nil
 	}, "write after the leader was killed")
 	c.start(l)
 	testkit.EventuallyWithin(t, 30*time.Second, func() (bool, error) {
-		cfg, err := c.client(l).ModelConfig(ctx, m.UUID, api.ReadOptions{Consistent: true})
+		cfg, err := c.client(l).Model(m.UUID).Config(ctx, api.ReadOptions{Consistent: true})
 		return err == nil && cfg["after-kill"] == "yes", nil
 	}, "restarted node catches up")
 }

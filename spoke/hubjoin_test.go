@@ -244,7 +244,7 @@ func TestHubStreamsEndWithTheTrust(t *testing.T) {
 
 	// A second hub registered in the first one's place ends its streams.
 	first, k1 := trust()
-	old, err := c.hubClient(t, 0, first.superuserToken(t, "k1", k1, info.UUID)).Watch(ctx, m.UUID, 0)
+	old, err := c.hubClient(t, 0, first.superuserToken(t, "k1", k1, info.UUID)).Model(m.UUID).Watch(ctx, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,17 +280,17 @@ func TestHubStreamsEndWithTheTrust(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer events.Close()
-	watch, err := hc.Watch(ctx, m.UUID, 0)
+	watch, err := hc.Model(m.UUID).Watch(ctx, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer watch.Close()
-	logs, err := hc.Logs(ctx, m.UUID, api.LogsRequest{Follow: true})
+	logs, err := hc.Model(m.UUID).Logs(ctx, api.LogsRequest{Follow: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer logs.Close()
-	local, err := admin.Watch(ctx, m.UUID, 0)
+	local, err := admin.Model(m.UUID).Watch(ctx, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -328,7 +328,7 @@ func TestHubStreamsEndWithTheTrust(t *testing.T) {
 	endsRefused("a watch through the hub after remove-hub-trust", func() error { _, err := watch.Next(wctx); return err })
 	endsRefused("a log follow through the hub after remove-hub-trust", func() error { _, err := logs.Next(wctx); return err })
 	// The local administrator's watch goes on: a change still reaches it.
-	if _, err := admin.SetModelConfig(ctx, m.UUID, api.ConfigChange{Set: map[string]any{"n": 1}}); err != nil {
+	if _, err := admin.Model(m.UUID).SetConfig(ctx, api.ConfigChange{Set: map[string]any{"n": 1}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := local.Next(wctx); err != nil {
@@ -354,7 +354,7 @@ func TestHubStreamsEndWithTheirKey(t *testing.T) {
 	if code, e := c.trustHubCall(t, 0, api.TrustHubRequest{Token: ht.Token, HubURL: hub.srv.URL, HubCA: hub.caPEM()}); code != http.StatusOK {
 		t.Fatalf("trust hub: %d %+v", code, e)
 	}
-	leaked, err := c.hubClient(t, 0, hub.superuserToken(t, "k1", k1, info.UUID)).Watch(ctx, m.UUID, 0)
+	leaked, err := c.hubClient(t, 0, hub.superuserToken(t, "k1", k1, info.UUID)).Model(m.UUID).Watch(ctx, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -366,7 +366,7 @@ func TestHubStreamsEndWithTheirKey(t *testing.T) {
 	k2 := newECKey(t)
 	hub.publish("k2", k2)
 	hub.revoke("k1")
-	fresh, err := c.hubClient(t, 0, hub.superuserToken(t, "k2", k2, info.UUID)).Watch(ctx, m.UUID, 0)
+	fresh, err := c.hubClient(t, 0, hub.superuserToken(t, "k2", k2, info.UUID)).Model(m.UUID).Watch(ctx, 0)
 	if err != nil {
 		t.Fatalf("a watch with the new key: %v", err)
 	}
@@ -387,7 +387,7 @@ func TestHubStreamsEndWithTheirKey(t *testing.T) {
 		}
 	}
 	// The new key's watch goes on: a change still reaches it.
-	if _, err := admin.SetModelConfig(ctx, m.UUID, api.ConfigChange{Set: map[string]any{"n": 1}}); err != nil {
+	if _, err := admin.Model(m.UUID).SetConfig(ctx, api.ConfigChange{Set: map[string]any{"n": 1}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := fresh.Next(wctx); err != nil {

@@ -176,7 +176,7 @@ func TestHubTokens(t *testing.T) {
 	wantCode(err, api.CodeInvalid, "a placement with a space")
 
 	reader := client(sign(t, "k1", k1, claims("read", m.UUID)))
-	st, err := reader.Status(ctx, m.UUID)
+	st, err := reader.Model(m.UUID).Status(ctx)
 	if err != nil {
 		t.Fatalf("read token, read route: %v", err)
 	}
@@ -185,7 +185,7 @@ func TestHubTokens(t *testing.T) {
 	}
 	_, err = client(sign(t, "k1", k1, claims("admin", m.UUID))).SetPlacement(ctx, api.Placement{Region: "elsewhere"})
 	wantCode(err, api.CodeForbidden, "a model's admin token setting the placement")
-	_, err = reader.SetModelConfig(ctx, m.UUID, api.ConfigChange{Set: map[string]any{"x": "y"}})
+	_, err = reader.Model(m.UUID).SetConfig(ctx, api.ConfigChange{Set: map[string]any{"x": "y"}})
 	wantCode(err, api.CodeForbidden, "read token on a write route")
 	_, err = reader.Models(ctx)
 	wantCode(err, api.CodeForbidden, "model token on the controller's model list")
@@ -194,14 +194,14 @@ func TestHubTokens(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = reader.Status(ctx, other.UUID)
+	_, err = reader.Model(other.UUID).Status(ctx)
 	wantCode(err, api.CodeForbidden, "model token on another model")
 
 	writer := client(sign(t, "k1", k1, claims("write", m.UUID)))
-	if _, err := writer.SetModelConfig(ctx, m.UUID, api.ConfigChange{Set: map[string]any{"x": "y"}}); err != nil {
+	if _, err := writer.Model(m.UUID).SetConfig(ctx, api.ConfigChange{Set: map[string]any{"x": "y"}}); err != nil {
 		t.Fatalf("write token, write route: %v", err)
 	}
-	_, err = writer.DestroyModel(ctx, m.UUID, false)
+	_, err = writer.Model(m.UUID).Destroy(ctx, false)
 	wantCode(err, api.CodeForbidden, "write token destroying the model")
 
 	wrongAud := claims("superuser", "")

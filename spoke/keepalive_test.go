@@ -41,7 +41,7 @@ func TestEventStreamKeepsAliveThroughFilteredEvents(t *testing.T) {
 		var last uint64
 		defer func() { changed <- last }()
 		for n := 0; busy.Err() == nil; n++ {
-			if _, err := admin.SetModelConfig(busy, m.UUID, api.ConfigChange{Set: map[string]any{"n": n}}); err == nil {
+			if _, err := admin.Model(m.UUID).SetConfig(busy, api.ConfigChange{Set: map[string]any{"n": n}}); err == nil {
 				last = max(last, admin.Index())
 			}
 			select {
@@ -67,7 +67,7 @@ func TestEventStreamKeepsAliveThroughFilteredEvents(t *testing.T) {
 	last := <-changed
 	// A change cut off by the end of the busy period may have been made
 	// all the same: a read says how far the controller got.
-	if _, err := admin.Model(ctx, m.UUID); err != nil {
+	if _, err := admin.Model(m.UUID).Info(ctx); err != nil {
 		t.Fatal(err)
 	}
 	last = max(last, admin.Index())

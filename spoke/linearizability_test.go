@@ -124,7 +124,7 @@ func linearizabilityRound(t *testing.T, duration time.Duration) {
 				if rng.IntN(2) == 0 {
 					val := strconv.Itoa(id) + "-" + strconv.Itoa(seq)
 					call := h.now()
-					_, err := cl.SetModelConfig(opCtx, m.UUID, api.ConfigChange{Set: map[string]any{key: val}})
+					_, err := cl.Model(m.UUID).SetConfig(opCtx, api.ConfigChange{Set: map[string]any{key: val}})
 					ret := h.now()
 					if err != nil {
 						ret = math.MaxInt64 // outcome unknown
@@ -136,7 +136,7 @@ func linearizabilityRound(t *testing.T, duration time.Duration) {
 					h.add(porcupine.Operation{ClientId: id, Input: regInput{write: true, key: key, value: val}, Call: call, Output: "", Return: ret})
 				} else {
 					call := h.now()
-					cfg, err := cl.ModelConfig(opCtx, m.UUID, api.ReadOptions{Consistent: true})
+					cfg, err := cl.Model(m.UUID).Config(opCtx, api.ReadOptions{Consistent: true})
 					ret := h.now()
 					if err == nil {
 						v, _ := cfg[key].(string)
@@ -179,7 +179,7 @@ func linearizabilityRound(t *testing.T, duration time.Duration) {
 	final := c.client(0, 1, 2)
 	testkit.EventuallyWithin(t, 30*time.Second, func() (bool, error) {
 		call := h.now()
-		cfg, err := final.ModelConfig(ctx, m.UUID, api.ReadOptions{Consistent: true})
+		cfg, err := final.Model(m.UUID).Config(ctx, api.ReadOptions{Consistent: true})
 		ret := h.now()
 		if err != nil {
 			return false, nil

@@ -75,12 +75,12 @@ func TestLocalProvisioner(t *testing.T) {
 		}
 	})
 	testkit.EventuallyWithin(t, 30*time.Second, func() (bool, error) {
-		mc, err := client.Machine(ctx, model, "0")
+		mc, err := client.Model(model).Machine(ctx, "0")
 		return err == nil && strings.HasPrefix(mc.ProviderID, "local:") && mc.ProviderID != "" &&
 			mc.AgentStatus.Status == "started" && mc.InstanceStatus.Status == "running", nil
 	}, "machine provisioned, its instance running and its agent connected")
 	if _, err := os.Stat("/etc/os-release"); err == nil {
-		if mc, err := client.Machine(ctx, model, "0"); err != nil || !strings.Contains(mc.Base, "@") {
+		if mc, err := client.Model(model).Machine(ctx, "0"); err != nil || !strings.Contains(mc.Base, "@") {
 			t.Errorf("a local machine's base is the host's: %+v %v", mc, err)
 		}
 	}
@@ -95,7 +95,7 @@ func TestLocalProvisioner(t *testing.T) {
 	// Restart the spoke: the running agent is re-adopted, not restarted.
 	cl.restart(0)
 	client = cl.client(0)
-	if _, err := client.Machine(ctx, model, "0", api.ReadOptions{Consistent: true}); err != nil {
+	if _, err := client.Model(model).Machine(ctx, "0", api.ReadOptions{Consistent: true}); err != nil {
 		t.Fatal(err)
 	}
 	testkit.EventuallyWithin(t, 20*time.Second, func() (bool, error) {
@@ -114,11 +114,11 @@ func TestLocalProvisioner(t *testing.T) {
 	pid = agentPID(t, dir)
 
 	// Removing the unit and the machine stops the agent and cleans up.
-	if err := client.RemoveMachine(ctx, model, "0", true); err != nil {
+	if err := client.Model(model).RemoveMachine(ctx, "0", true); err != nil {
 		t.Fatal(err)
 	}
 	testkit.EventuallyWithin(t, 30*time.Second, func() (bool, error) {
-		_, err := client.Machine(ctx, model, "0")
+		_, err := client.Model(model).Machine(ctx, "0")
 		_, serr := os.Stat(dir)
 		return err != nil && os.IsNotExist(serr) && !agentRunning(pid, dir), nil
 	}, "machine removed, agent stopped, directory gone")

@@ -41,34 +41,34 @@ func TestRefreshChecksTheCharmAndCarriesSettings(t *testing.T) {
 	e := newAgentEnv(t, 1)
 	ctx := t.Context()
 	kv0 := e.dial(t, 0, "0")
-	if _, err := e.cl.SetApplicationConfig(ctx, e.model, "kv", api.ConfigChange{
+	if _, err := e.cl.Model(e.model).SetApplicationConfig(ctx, "kv", api.ConfigChange{
 		Set: map[string]any{"port": 7001, "mode": "disk", "debug": true}}); err != nil {
 		t.Fatal(err)
 	}
-	kv, err := e.cl.Application(ctx, e.model, "kv")
+	kv, err := e.cl.Model(e.model).Application(ctx, "kv")
 	if err != nil {
 		t.Fatal(err)
 	}
-	web, err := e.cl.Application(ctx, e.model, "web")
+	web, err := e.cl.Model(e.model).Application(ctx, "web")
 	if err != nil {
 		t.Fatal(err)
 	}
 
-	_, err = e.cl.SetCharm(ctx, e.model, "kv", api.SetCharmRequest{CharmSHA256: kv.CharmSHA256})
+	_, err = e.cl.Model(e.model).SetCharm(ctx, "kv", api.SetCharmRequest{CharmSHA256: kv.CharmSHA256})
 	wantCode(t, "the same charm", err, api.CodeInvalid, "already runs this charm")
 	// Constraints (set-constraints) are checked and kept normalized.
-	if a, err := e.cl.SetConstraints(ctx, e.model, "kv", "mem=4G  cores=2"); err != nil || a.Constraints != "mem=4096M cores=2" {
+	if a, err := e.cl.Model(e.model).SetConstraints(ctx, "kv", "mem=4G  cores=2"); err != nil || a.Constraints != "mem=4096M cores=2" {
 		t.Fatalf("set-constraints: %+v %v", a, err)
 	}
-	_, err = e.cl.SetConstraints(ctx, e.model, "kv", "cores=many")
+	_, err = e.cl.Model(e.model).SetConstraints(ctx, "kv", "cores=many")
 	wantCode(t, "bad constraints", err, api.CodeInvalid, "whole number")
-	_, err = e.cl.SetCharm(ctx, e.model, "kv", api.SetCharmRequest{CharmSHA256: web.CharmSHA256})
+	_, err = e.cl.Model(e.model).SetCharm(ctx, "kv", api.SetCharmRequest{CharmSHA256: web.CharmSHA256})
 	wantCode(t, "another charm without switch", err, api.CodeInvalid, "crossgrade")
 	// With switch the name passes; web lacks the endpoints kv's
 	// integrations use, which the state refuses.
-	_, err = e.cl.SetCharm(ctx, e.model, "kv", api.SetCharmRequest{CharmSHA256: web.CharmSHA256, Switch: true})
+	_, err = e.cl.Model(e.model).SetCharm(ctx, "kv", api.SetCharmRequest{CharmSHA256: web.CharmSHA256, Switch: true})
 	wantCode(t, "a switch breaking integrations", err, api.CodeConflict, `it has no endpoint "cluster", which relation "kv:cluster" uses (a peer relation`)
-	_, err = e.cl.SetCharm(ctx, e.model, "kv", api.SetCharmRequest{CharmSHA256: kv.CharmSHA256[:60] + "0000"})
+	_, err = e.cl.Model(e.model).SetCharm(ctx, "kv", api.SetCharmRequest{CharmSHA256: kv.CharmSHA256[:60] + "0000"})
 	wantCode(t, "an unknown charm", err, api.CodeNotFound, "")
 
 	// kv2 drops "mode", makes "debug" a string and adds "size".
@@ -77,9 +77,9 @@ func TestRefreshChecksTheCharmAndCarriesSettings(t *testing.T) {
   debug: {type: string, default: "off"}
   size: {type: int, default: 1}
 `)
-	_, err = e.cl.SetCharm(ctx, e.model, "kv", api.SetCharmRequest{CharmSHA256: kv2.SHA256, Config: map[string]any{"mode": "x"}})
+	_, err = e.cl.Model(e.model).SetCharm(ctx, "kv", api.SetCharmRequest{CharmSHA256: kv2.SHA256, Config: map[string]any{"mode": "x"}})
 	wantCode(t, "an option the new charm lacks", err, api.CodeInvalid, `unknown option "mode"`)
-	a, err := e.cl.SetCharm(ctx, e.model, "kv", api.SetCharmRequest{CharmSHA256: kv2.SHA256,
+	a, err := e.cl.Model(e.model).SetCharm(ctx, "kv", api.SetCharmRequest{CharmSHA256: kv2.SHA256,
 		Config: map[string]any{"size": 4}, ConfigStrs: map[string]string{"debug": "loud"}})
 	if err != nil {
 		t.Fatal(err)
@@ -102,14 +102,14 @@ func TestRefreshChecksTheCharmAndCarriesSettings(t *testing.T) {
   debug: {type: string, default: "on"}
   size: {type: int, default: 1}
 `)
-	if _, err := e.cl.SetCharm(ctx, e.model, "kv", api.SetCharmRequest{CharmSHA256: kv3.SHA256, ForceUnits: true}); err != nil {
+	if _, err := e.cl.Model(e.model).SetCharm(ctx, "kv", api.SetCharmRequest{CharmSHA256: kv3.SHA256, ForceUnits: true}); err != nil {
 		t.Fatal(err)
 	}
 	kv0.waitState(t, "a forced upgrade", func(st *api.MachineState) bool {
 		u := st.Units["kv/0"]
 		return u.CharmSHA256 == kv3.SHA256 && u.ForceCharmUpgrade
 	})
-	a, err = e.cl.SetCharm(ctx, e.model, "kv", api.SetCharmRequest{CharmSHA256: kv.CharmSHA256})
+	a, err = e.cl.Model(e.model).SetCharm(ctx, "kv", api.SetCharmRequest{CharmSHA256: kv.CharmSHA256})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +123,7 @@ func TestRefreshChecksTheCharmAndCarriesSettings(t *testing.T) {
 
 	// Trust (juju trust) reaches the agents, and goes again.
 	for _, trust := range []bool{true, false} {
-		if a, err := e.cl.SetTrust(ctx, e.model, "kv", trust); err != nil || a.Trust != trust {
+		if a, err := e.cl.Model(e.model).SetTrust(ctx, "kv", trust); err != nil || a.Trust != trust {
 			t.Fatalf("trust %v: %+v %v", trust, a, err)
 		}
 		kv0.waitState(t, fmt.Sprintf("trust %v", trust), func(st *api.MachineState) bool { return st.Units["kv/0"].Trust == trust })

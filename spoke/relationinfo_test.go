@@ -33,7 +33,7 @@ func TestUnitRelationInfo(t *testing.T) {
 		{RelationID: e.rel, App: true, Set: map[string]string{"password": "pw"}}}}, nil); err != nil {
 		t.Fatal(err)
 	}
-	infos, err := e.cl.UnitRelationInfo(ctx, e.model, "web/0", api.ReadOptions{Consistent: true})
+	infos, err := e.cl.Model(e.model).UnitRelationInfo(ctx, "web/0", api.ReadOptions{Consistent: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +48,7 @@ func TestUnitRelationInfo(t *testing.T) {
 		!maps.Equal(got.RelatedUnits["kv/0"].Data, map[string]string{"at": "kv/0", "host": "h"}) {
 		t.Fatalf("web/0's relation-info: %+v", got)
 	}
-	infos, err = e.cl.UnitRelationInfo(ctx, e.model, "kv/1")
+	infos, err = e.cl.Model(e.model).UnitRelationInfo(ctx, "kv/1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func TestUnitRelationInfo(t *testing.T) {
 	if db == nil || db.LocalUnit.InScope || !db.RelatedUnits["web/0"].InScope || len(db.ApplicationData) != 0 {
 		t.Fatalf("kv/1 (not in scope) in the db relation: %+v", db)
 	}
-	if _, err := e.cl.UnitRelationInfo(ctx, e.model, "kv/9"); err == nil {
+	if _, err := e.cl.Model(e.model).UnitRelationInfo(ctx, "kv/9"); err == nil {
 		t.Fatal("relation-info of a unit that does not exist")
 	}
 }

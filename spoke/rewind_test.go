@@ -37,7 +37,7 @@ func TestStreamsResumedBeyondTheControllersHistoryReset(t *testing.T) {
 		t.Fatalf("reset %+v: want index %d and model %s", f, reset.Index, m.UUID)
 	}
 
-	w, err := admin.Watch(ctx, m.UUID, reset.Index+1000)
+	w, err := admin.Model(m.UUID).Watch(ctx, reset.Index+1000)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +136,7 @@ func TestStreamsResumedInAnotherHistoryReset(t *testing.T) {
 	watchFirst := func(query string) api.WatchFrame {
 		t.Helper()
 		ws := dialStream(t, c, 0, "/v1/models/"+m.UUID+"/watch?"+query)
-		if _, err := admin.SetModelConfig(ctx, m.UUID, api.ConfigChange{Set: map[string]any{"n": len(query)}}); err != nil {
+		if _, err := admin.Model(m.UUID).SetConfig(ctx, api.ConfigChange{Set: map[string]any{"n": len(query)}}); err != nil {
 			t.Fatal(err)
 		}
 		ws.SetReadDeadline(time.Now().Add(10 * time.Second))

@@ -23,7 +23,7 @@ func TestAgentEndToEnd(t *testing.T) {
 		t.Skip("builds and runs real processes")
 	}
 	e := newAgentEnv(t, 1)
-	if _, err := e.cl.SetModelConfig(e.ctx(10*time.Second), e.model, api.ConfigChange{Set: map[string]any{"update-status-hook-interval": "3s"}}); err != nil {
+	if _, err := e.cl.Model(e.model).SetConfig(e.ctx(10*time.Second), api.ConfigChange{Set: map[string]any{"update-status-hook-interval": "3s"}}); err != nil {
 		t.Fatal(err)
 	}
 	kvPort, webPort := testkit.FreePort(t), testkit.FreePort(t)
@@ -59,7 +59,7 @@ func TestAgentEndToEnd(t *testing.T) {
 	// Relate: the webapp learns the kvstore's address from its bags; the
 	// kvstore records the webapp's URL (from the webapp's unit bag) in the
 	// store itself: data flows both ways.
-	if _, err := e.cl.Integrate(e.ctx(10*time.Second), e.model, "webapp", "kvstore"); err != nil {
+	if _, err := e.cl.Model(e.model).Integrate(e.ctx(10*time.Second), "webapp", "kvstore"); err != nil {
 		t.Fatal(err)
 	}
 	e.waitUnits("webapp serving", 60*time.Second, func(us map[string]api.Unit) bool {
@@ -91,11 +91,11 @@ func TestAgentEndToEnd(t *testing.T) {
 
 	// Config: the title changes on the page; the kv port moves and the
 	// webapp follows it through the relation.
-	if _, err := e.cl.SetApplicationConfig(e.ctx(10*time.Second), e.model, "webapp", api.ConfigChange{Set: map[string]any{"title": "changed"}}); err != nil {
+	if _, err := e.cl.Model(e.model).SetApplicationConfig(e.ctx(10*time.Second), "webapp", api.ConfigChange{Set: map[string]any{"title": "changed"}}); err != nil {
 		t.Fatal(err)
 	}
 	kvPort2 := testkit.FreePort(t)
-	if _, err := e.cl.SetApplicationConfig(e.ctx(10*time.Second), e.model, "kvstore", api.ConfigChange{Set: map[string]any{"port": kvPort2}}); err != nil {
+	if _, err := e.cl.Model(e.model).SetApplicationConfig(e.ctx(10*time.Second), "kvstore", api.ConfigChange{Set: map[string]any{"port": kvPort2}}); err != nil {
 		t.Fatal(err)
 	}
 	testkit.EventuallyWithin(t, 60*time.Second, func() (bool, error) {
@@ -118,7 +118,7 @@ func TestAgentEndToEnd(t *testing.T) {
 	})
 	// The subordinate rides along with the webapp.
 	e.deploy("logfwd", "logfwd", 0, nil)
-	if _, err := e.cl.Integrate(e.ctx(10*time.Second), e.model, "logfwd", "webapp"); err != nil {
+	if _, err := e.cl.Model(e.model).Integrate(e.ctx(10*time.Second), "logfwd", "webapp"); err != nil {
 		t.Fatal(err)
 	}
 	e.waitUnits("logfwd forwarding", 60*time.Second, func(us map[string]api.Unit) bool {
@@ -126,17 +126,17 @@ func TestAgentEndToEnd(t *testing.T) {
 	})
 
 	// Scale the cluster up and down.
-	if _, err := e.cl.Scale(e.ctx(10*time.Second), e.model, "cluster", 4); err != nil {
+	if _, err := e.cl.Model(e.model).Scale(e.ctx(10*time.Second), "cluster", 4); err != nil {
 		t.Fatal(err)
 	}
 	e.waitUnits("cluster of 4", 120*time.Second, func(us map[string]api.Unit) bool { return clusterFormed(us, 4) })
-	if _, err := e.cl.Scale(e.ctx(10*time.Second), e.model, "cluster", 2); err != nil {
+	if _, err := e.cl.Model(e.model).Scale(e.ctx(10*time.Second), "cluster", 2); err != nil {
 		t.Fatal(err)
 	}
 	e.waitUnits("cluster of 2", 120*time.Second, func(us map[string]api.Unit) bool { return clusterFormed(us, 2) })
 
 	// Remove the kvstore: the webapp sees departed and broken.
-	if err := e.cl.RemoveApplication(e.ctx(10*time.Second), e.model, "kvstore", false); err != nil {
+	if err := e.cl.Model(e.model).RemoveApplication(e.ctx(10*time.Second), "kvstore", false); err != nil {
 		t.Fatal(err)
 	}
 	e.waitUnits("kvstore gone", 90*time.Second, func(us map[string]api.Unit) bool {
@@ -149,7 +149,7 @@ func TestAgentEndToEnd(t *testing.T) {
 	// As in Juju, the machines removed units leave (the kvstore's, the
 	// cluster's scaled down) are released: each machine left hosts a unit.
 	testkit.EventuallyWithin(t, 60*time.Second, func() (bool, error) {
-		st, err := e.cl.Status(e.ctx(10*time.Second), e.model)
+		st, err := e.cl.Model(e.model).Status(e.ctx(10 * time.Second))
 		if err != nil {
 			return false, err
 		}
@@ -179,15 +179,15 @@ func TestAgentEndToEnd(t *testing.T) {
 
 	// Destroy the model, without force: the units run their teardown
 	// hooks, the machines they leave are released, and the model goes.
-	if _, err := e.cl.DestroyModel(e.ctx(10*time.Second), e.model, false); err != nil {
+	if _, err := e.cl.Model(e.model).Destroy(e.ctx(10*time.Second), false); err != nil {
 		t.Fatal(err)
 	}
 	testkit.EventuallyWithin(t, 120*time.Second, func() (bool, error) {
-		_, err := e.cl.Model(e.ctx(10*time.Second), e.model)
+		_, err := e.cl.Model(e.model).Info(e.ctx(10 * time.Second))
 		if api.CodeOf(err) == api.CodeNotFound {
 			return true, nil
 		}
-		st, serr := e.cl.Status(e.ctx(10*time.Second), e.model)
+		st, serr := e.cl.Model(e.model).Status(e.ctx(10 * time.Second))
 		if serr != nil {
 			return false, serr
 		}

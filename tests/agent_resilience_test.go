@@ -55,7 +55,7 @@ func TestAgentSurvivesKills(t *testing.T) {
 	// 2. kill the raft leader while a peer cluster is forming and the
 	// blocker scales up.
 	e.deploy("cluster", "cluster", 3, nil)
-	if _, err := e.cl.Scale(e.ctx(10*time.Second), e.model, "blocker", 2); err != nil {
+	if _, err := e.cl.Model(e.model).Scale(e.ctx(10*time.Second), "blocker", 2); err != nil {
 		t.Fatal(err)
 	}
 	testkit.EventuallyWithin(t, 60*time.Second, func() (bool, error) {
@@ -89,7 +89,7 @@ func TestAgentSurvivesKills(t *testing.T) {
 	// hook runs again from scratch before start (the new boot).
 	starts, pid = countLine(e.hookLog(unit), "start"), e.agentPID(unit)
 	begun := strings.Count(e.trace(unit), "begin config-changed")
-	if _, err := e.cl.SetApplicationConfig(e.ctx(10*time.Second), e.model, "blocker",
+	if _, err := e.cl.Model(e.model).SetApplicationConfig(e.ctx(10*time.Second), "blocker",
 		api.ConfigChange{Set: map[string]any{"reboot": "now"}}); err != nil {
 		t.Fatal(err)
 	}

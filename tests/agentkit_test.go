@@ -108,14 +108,14 @@ func (e *agentEnv) upload(dir string) string {
 
 func (e *agentEnv) deploy(dir, app string, n int, config map[string]any) {
 	e.t.Helper()
-	_, err := e.cl.Deploy(e.ctx(30*time.Second), e.model, api.DeployRequest{Application: app, CharmSHA256: e.upload(dir), NumUnits: n, Config: config})
+	_, err := e.cl.Model(e.model).Deploy(e.ctx(30*time.Second), api.DeployRequest{Application: app, CharmSHA256: e.upload(dir), NumUnits: n, Config: config})
 	if err != nil {
 		e.t.Fatalf("deploy %s: %v", app, err)
 	}
 }
 
 func (e *agentEnv) units() map[string]api.Unit {
-	units, err := e.cl.Units(e.ctx(10*time.Second), e.model)
+	units, err := e.cl.Model(e.model).Units(e.ctx(10 * time.Second))
 	if err != nil {
 		return nil
 	}
@@ -207,13 +207,13 @@ func (e *agentEnv) hookLog(u api.Unit) []string {
 // runAction runs an action on a unit and waits for its task to finish.
 func (e *agentEnv) runAction(unit, action string, params map[string]any) *api.Task {
 	e.t.Helper()
-	tasks, err := e.cl.RunAction(e.ctx(30*time.Second), e.model, api.RunActionRequest{Receivers: []string{unit}, Action: action, Params: params})
+	tasks, err := e.cl.Model(e.model).RunAction(e.ctx(30*time.Second), api.RunActionRequest{Receivers: []string{unit}, Action: action, Params: params})
 	if err != nil {
 		e.t.Fatalf("run %s on %s: %v", action, unit, err)
 	}
 	var task *api.Task
 	testkit.EventuallyWithin(e.t, 60*time.Second, func() (bool, error) {
-		task, err = e.cl.Task(e.ctx(30*time.Second), e.model, tasks[0].ID, 10*time.Second)
+		task, err = e.cl.Model(e.model).Task(e.ctx(30*time.Second), tasks[0].ID, 10*time.Second)
 		if err != nil {
 			return false, err
 		}

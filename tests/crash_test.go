@@ -43,7 +43,7 @@ func TestKill9LosesNoAcknowledgedWrite(t *testing.T) {
 				// Each key is written once, so its value identifies the write.
 				key := "w" + strconv.Itoa(w) + "-" + strconv.Itoa(i)
 				wctx, cancel := context.WithTimeout(runCtx, 5*time.Second)
-				_, err := cl.SetModelConfig(wctx, m.UUID, api.ConfigChange{Set: map[string]any{key: "v"}})
+				_, err := cl.Model(m.UUID).SetConfig(wctx, api.ConfigChange{Set: map[string]any{key: "v"}})
 				cancel()
 				if err == nil {
 					mu.Lock()
@@ -68,7 +68,7 @@ func TestKill9LosesNoAcknowledgedWrite(t *testing.T) {
 
 	var cfg map[string]any
 	testkit.EventuallyWithin(t, 60*time.Second, func() (bool, error) {
-		cfg, err = c.client(0, 1, 2).ModelConfig(ctx, m.UUID, api.ReadOptions{Consistent: true})
+		cfg, err = c.client(0, 1, 2).Model(m.UUID).Config(ctx, api.ReadOptions{Consistent: true})
 		return err == nil, nil
 	}, "final read")
 	lost := 0

@@ -154,7 +154,7 @@ func TestHubEndToEnd(t *testing.T) {
 	// Repeated reads on one keep-alive connection: from the second on, the
 	// hub serves them on the connection itself (hub/takeover.go).
 	for range 3 {
-		fs, err := cl.Status(t.Context(), uuids[east])
+		fs, err := cl.Model(uuids[east]).Status(t.Context())
 		if err != nil || fs.Applications["webapp"].Charm == "" || fs.Applications["kvstore"].Charm == "" {
 			t.Fatalf("status through the hub's API: %v %s", err, describeStatusLazy(&fs))
 		}
@@ -168,7 +168,7 @@ func TestHubEndToEnd(t *testing.T) {
 	// controller's status (the same applications, units and messages).
 	before := hubMetric(t, s, "drover_hub_status_revalidated_total")
 	testkit.EventuallyWithin(t, 60*time.Second, func() (bool, error) {
-		fs, err := cl.Status(t.Context(), uuids[east])
+		fs, err := cl.Model(uuids[east]).Status(t.Context())
 		if err != nil || !unitsActive(fs, 1, "webapp", "kvstore") {
 			return false, fmt.Errorf("status through the hub: %v %s", err, describeStatusLazy(&fs))
 		}
@@ -365,7 +365,7 @@ func watchConfigChange(t *testing.T, cl *api.Client, demo *droverCLI, uuid, mode
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	w, err := cl.Watch(ctx, uuid, 0)
+	w, err := cl.Model(uuid).Watch(ctx, 0)
 	if err != nil {
 		t.Fatalf("watch through the hub: %v", err)
 	}
@@ -445,17 +445,17 @@ func checkOtherTenant(t *testing.T, s *devStack, eastUUID, westUUID string) {
 	cl := hubClient(t, other, s)
 	for _, uuid := range []string{eastUUID, westUUID} {
 		ctx := ctxFor(t, 30*time.Second)
-		if _, err := cl.Model(ctx, uuid); apiStatus(err) != http.StatusNotFound {
+		if _, err := cl.Model(uuid).Info(ctx); apiStatus(err) != http.StatusNotFound {
 			t.Errorf("GET model %s as %s: %v, want 404", uuid, sa.ClientID, err)
 		}
-		if _, err := cl.Status(ctx, uuid); apiStatus(err) != http.StatusNotFound {
+		if _, err := cl.Model(uuid).Status(ctx); apiStatus(err) != http.StatusNotFound {
 			t.Errorf("status of %s as %s: %v, want 404", uuid, sa.ClientID, err)
 		}
-		_, err := cl.SetApplicationConfig(ctx, uuid, "kvstore", api.ConfigChange{Set: map[string]any{"port": 1}})
+		_, err := cl.Model(uuid).SetApplicationConfig(ctx, "kvstore", api.ConfigChange{Set: map[string]any{"port": 1}})
 		if apiStatus(err) != http.StatusNotFound {
 			t.Errorf("config of %s as %s: %v, want 404", uuid, sa.ClientID, err)
 		}
-		if _, err := cl.Watch(ctx, uuid, 0); apiStatus(err) != http.StatusNotFound {
+		if _, err := cl.Model(uuid).Watch(ctx, 0); apiStatus(err) != http.StatusNotFound {
 			t.Errorf("watch of %s as %s: %v, want 404", uuid, sa.ClientID, err)
 		}
 	}

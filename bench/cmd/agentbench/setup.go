@@ -92,11 +92,11 @@ func deploy(ctx context.Context, cl *api.Client, dir string, n int) (string, err
 		if err != nil {
 			return "", err
 		}
-		if _, err := cl.Deploy(ctx, m.UUID, api.DeployRequest{Application: c.name, CharmSHA256: ch.SHA256, NumUnits: c.units}); err != nil {
+		if _, err := cl.Model(m.UUID).Deploy(ctx, api.DeployRequest{Application: c.name, CharmSHA256: ch.SHA256, NumUnits: c.units}); err != nil {
 			return "", err
 		}
 	}
-	if _, err := cl.Integrate(ctx, m.UUID, "web:db", "kv:db"); err != nil {
+	if _, err := cl.Model(m.UUID).Integrate(ctx, "web:db", "kv:db"); err != nil {
 		return "", err
 	}
 	return m.UUID, nil

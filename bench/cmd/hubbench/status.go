@@ -78,7 +78,7 @@ func benchStatusModel(ctx context.Context, o options, st *stack, l *hubload.Load
 	per := max(1, o.statusReqs/o.rounds)
 	for _, c := range paths { // warm-up: connections, JWKS, caches
 		for range 20 {
-			if _, err := c.Status(ctx, m.UUID); err != nil {
+			if _, err := c.Model(m.UUID).Status(ctx); err != nil {
 				return err
 			}
 		}
@@ -90,7 +90,7 @@ func benchStatusModel(ctx context.Context, o options, st *stack, l *hubload.Load
 			for range per {
 				costs[i].begin()
 				t := time.Now()
-				fs, err := paths[i].Status(ctx, m.UUID)
+				fs, err := paths[i].Model(m.UUID).Status(ctx)
 				d := time.Since(t)
 				costs[i].end()
 				if err != nil {
@@ -138,13 +138,13 @@ func addApps(ctx context.Context, c *api.Client, model string, n, units int) err
 	if err := charm.ArchiveDir(dir, &buf); err != nil {
 		return err
 	}
-	ch, err := c.UploadModelCharm(ctx, model, &buf)
+	ch, err := c.Model(model).UploadCharm(ctx, &buf)
 	if err != nil {
 		return fmt.Errorf("upload charm through the hub: %w", err)
 	}
 	for i := range n {
 		req := api.DeployRequest{Application: fmt.Sprintf("kv%d", i), CharmSHA256: ch.SHA256, NumUnits: units}
-		if _, err := c.Deploy(ctx, model, req); err != nil {
+		if _, err := c.Model(model).Deploy(ctx, req); err != nil {
 			return fmt.Errorf("deploy through the hub: %w", err)
 		}
 	}

@@ -152,7 +152,7 @@ func TestClusterPutAndStop(t *testing.T) {
 	if err := c.Target().Put(ctx, "bench/k", "v"); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := c.admin.ModelConfig(ctx, c.Target().Model("bench/k"), api.ReadOptions{Consistent: true})
+	cfg, err := c.admin.Model(c.Target().Model("bench/k")).Config(ctx, api.ReadOptions{Consistent: true})
 	if err != nil || cfg["bench/k"] != "v" {
 		t.Fatalf("model config = %v, %v", cfg, err)
 	}

@@ -127,7 +127,7 @@ func (t *Target) Put(ctx context.Context, key, value string) error {
 	if len(t.clients) > 0 {
 		c = t.clients[t.next.Add(1)%uint64(len(t.clients))]
 	}
-	_, err := c.SetModelConfig(ctx, t.Model(key), api.ConfigChange{Set: map[string]any{key: value}})
+	_, err := c.Model(t.Model(key)).SetConfig(ctx, api.ConfigChange{Set: map[string]any{key: value}})
 	return err
 }
 
