@@ -117,7 +117,7 @@ func (u *Uniter) execute(ctx context.Context, h *HookInfo, task *api.TaskRef, ms
 		}
 	}
 	deactivate()
-	out := &execResult{res: res, remote: hr, baseState: state, outcome: hc.ActionOutcome(), reboot: hc.Reboot()}
+	out := &execResult{res: res, remote: hr, baseState: state, outcome: hc.Action().Outcome(), reboot: hc.Reboot()}
 	if err == nil && res.code == 0 {
 		out.changes = hc.Flush()
 	}
