@@ -75,7 +75,14 @@ func (u *Uniter) execute(ctx context.Context, h *HookInfo, task *api.TaskRef, ms
 	deactivate := u.tools.Activate(id, hc)
 	ex.charmDir, ex.dispatchPath, ex.env = u.charmDir(), dispatch, u.environ(id, dispatch, h, task, ms)
 	ex.capture = task != nil
-	ex.logLine = u.outputLogger(ctx, "unit."+u.cfg.Unit+"."+name)
+	module := "unit." + u.cfg.Unit + "." + name
+	ex.logLine = func(isErr bool, line string) {
+		level := "DEBUG"
+		if isErr {
+			level = "WARNING"
+		}
+		u.logRemote(ctx, level, module, line)
+	}
 	res, err := runProcess(runCtx, ex, h, ci)
 	deactivate()
 	out := &execResult{res: res, remote: hr, baseState: state, outcome: hc.Action().Outcome(), reboot: hc.Reboot()}
@@ -142,18 +149,6 @@ func parseExecCommand(task *api.TaskRef) (execCommand, error) {
 		cmd.timeout, cmd.timeoutCause = d, fmt.Errorf("%w after %s", errExecTimeout, t)
 	}
 	return cmd, nil
-}
-
-// outputLogger sends each line of a process's output to the controller's
-// log under module: stdout at DEBUG, stderr at WARNING.
-func (u *Uniter) outputLogger(ctx context.Context, module string) func(isErr bool, line string) {
-	return func(isErr bool, line string) {
-		level := "DEBUG"
-		if isErr {
-			level = "WARNING"
-		}
-		u.logRemote(ctx, level, module, line)
-	}
 }
 
 // runProcess runs the prepared process under runCtx.
@@ -258,9 +253,12 @@ func (u *Uniter) runAction(ctx context.Context, op *Operation, ms *api.MachineSt
 	if err := u.startAction(ctx, task); err != nil {
 		return err
 	}
-	release, err := u.acquireTaskLock(ctx, task)
-	if err != nil {
-		return err
+	release := func() {}
+	if lock := taskLock(task); lock != "" {
+		var err error
+		if release, err = u.cfg.Lock.Acquire(ctx, lock); err != nil {
+			return err
+		}
 	}
 	u.setAgentStatus(ctx, api.Status{Status: "executing", Message: "running action " + task.Action})
 	ex, err := u.execute(ctx, nil, task, ms)
@@ -268,7 +266,7 @@ func (u *Uniter) runAction(ctx context.Context, op *Operation, ms *api.MachineSt
 	if ctx.Err() != nil {
 		return ctx.Err() // the restarted agent reports it failed
 	}
-	p := u.taskResult(task, ex, err)
+	p := taskResult(u.cfg.Unit, task, ex, err)
 	if ex.res.code == 0 && err == nil && !ex.changes.Empty() {
 		if cerr := u.cfg.Caller.Call(ctx, api.AgentCommitHook, wireChanges(u.cfg.Unit, ex.changes, ex.baseState), nil); cerr != nil {
 			p.Status, p.Message = api.TaskFailed, "committing requested changes failed"
@@ -311,23 +309,22 @@ func (u *Uniter) startAction(ctx context.Context, task *api.TaskRef) error {
 	return u.save()
 }
 
-// acquireTaskLock takes the lock a task runs under: its execution group's,
-// none for a parallel task, the machine lock otherwise.
-func (u *Uniter) acquireTaskLock(ctx context.Context, task *api.TaskRef) (release func(), err error) {
-	lock := "machine"
+// taskLock is the lock a task runs under: its execution group's, none
+// ("") for a parallel task, the machine lock otherwise.
+func taskLock(task *api.TaskRef) string {
 	switch {
 	case task.ExecutionGroup != "":
-		lock = "exec-command-" + task.ExecutionGroup
+		return "exec-command-" + task.ExecutionGroup
 	case task.Parallel:
-		return func() {}, nil
+		return ""
 	}
-	return u.cfg.Lock.Acquire(ctx, lock)
+	return "machine"
 }
 
-// taskResult is the finish-task report of a task whose process ended with
-// ex and err.
-func (u *Uniter) taskResult(task *api.TaskRef, ex *execResult, err error) api.AgentTaskParams {
-	p := api.AgentTaskParams{Unit: u.cfg.Unit, ID: task.ID, Status: api.TaskCompleted, Results: ex.outcome.Results}
+// taskResult is unit's finish-task report of a task whose process ended
+// with ex and err.
+func taskResult(unit string, task *api.TaskRef, ex *execResult, err error) api.AgentTaskParams {
+	p := api.AgentTaskParams{Unit: unit, ID: task.ID, Status: api.TaskCompleted, Results: ex.outcome.Results}
 	if p.Results == nil {
 		p.Results = map[string]any{}
 	}
@@ -335,7 +332,7 @@ func (u *Uniter) taskResult(task *api.TaskRef, ex *execResult, err error) api.Ag
 	case err != nil:
 		p.Status, p.Message = api.TaskFailed, err.Error()
 	case ex.res.missing:
-		p.Status, p.Message = api.TaskFailed, "action not implemented on unit \""+u.cfg.Unit+"\""
+		p.Status, p.Message = api.TaskFailed, "action not implemented on unit \""+unit+"\""
 	default:
 		p.Results["return-code"] = ex.res.code
 		outputResult(p.Results, "stdout", ex.res.stdout)
