@@ -45,7 +45,7 @@ func (c childConfig) args() []string {
 }
 
 // runAgents is the child's main.
-func runAgents(cfg childConfig) error {
+func runAgents(ctx context.Context, cfg childConfig) error {
 	if err := raiseNoFile(uint64(cfg.n + 500)); err != nil {
 		return err
 	}
@@ -53,7 +53,6 @@ func runAgents(cfg childConfig) error {
 	if err != nil {
 		return err
 	}
-	ctx := context.Background()
 	agents, err := dialAgents(ctx, cfg, ca)
 	if err != nil {
 		return err

@@ -57,12 +57,13 @@ func main() {
 	flag.StringVar(&child.model, "model", "", "internal: model UUID (-agents)")
 	flag.StringVar(&child.caFile, "ca", "", "internal: CA certificate file (-agents)")
 	flag.Parse()
+	ctx := context.Background()
 	var err error
 	if *agents {
 		child.n, child.conc = *n, *conc
-		err = runAgents(child)
+		err = runAgents(ctx, child)
 	} else {
-		err = run(*n, *reps, *conc, *keep, *memProfile, *cpuProfile)
+		err = run(ctx, *n, *reps, *conc, *keep, *memProfile, *cpuProfile)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "agentbench:", err)
@@ -98,11 +99,11 @@ func raiseNoFile(want uint64) error {
 	return nil
 }
 
-func run(n, reps, conc int, keep bool, memProfile, cpuProfile string) (err error) {
+func run(ctx context.Context, n, reps, conc int, keep bool, memProfile, cpuProfile string) (err error) {
 	if err := raiseNoFile(uint64(n + 500)); err != nil {
 		return err
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	dir, err := os.MkdirTemp("", "agentbench-")
 	if err != nil {
