@@ -51,7 +51,7 @@ type charmManifest struct {
 }
 
 // load reads the manifest; nil (and no error) means there is none: the
-// charm was deployed before manifests were kept, or never.
+// charm was deployed by an agent that keeps no manifest, or never.
 func (c *charmFiles) load() (*charmManifest, error) {
 	data, err := os.ReadFile(c.manifest)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -80,8 +80,8 @@ func (c *charmFiles) save(sha string, paths map[string]bool) error {
 }
 
 // holds reports whether charm sha is on disk in full: its deployment
-// finished (a unit deployed before manifests has none and counts on the
-// caller's record of what it deployed) and metadata.yaml is there.
+// finished (a unit deployed by an agent that keeps no manifest has none
+// and counts on the caller's record of what it deployed) and metadata.yaml is there.
 func (c *charmFiles) holds(sha string) (bool, error) {
 	if c.complete != sha {
 		m, err := c.load()
@@ -110,8 +110,8 @@ func (c *charmFiles) holds(sha string) (bool, error) {
 //  4. the old paths the new charm does not have are removed;
 //  5. the manifest records the new charm alone.
 //
-// Without a manifest (the first deployment, or one from before manifests)
-// nothing is known to be charm-owned and nothing is removed.
+// Without a manifest (the first deployment, or one by an agent that keeps
+// no manifest) nothing is known to be charm-owned and nothing is removed.
 func (c *charmFiles) deploy(sha string, data []byte) error {
 	plan, err := c.plan(data)
 	if err != nil {
