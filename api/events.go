@@ -32,12 +32,12 @@ type EventFrame struct {
 	Index   uint64         `json:"index"`
 	Models  []ModelSummary `json:"models,omitempty"`
 	Removed []string       `json:"removed,omitempty"`
-	// APIAddresses, when set, are the controller's nodes' API addresses
-	// now (controllers older than 2026-11-23 never send them).
+	// APIAddresses, when set, are the controller's nodes' current API
+	// addresses (controllers that predate the field never send them).
 	APIAddresses []string `json:"api-addresses,omitempty"`
 	// Mark names the controller's log entry at Index in its history (its
 	// raft term and when it was appended), when its log still holds it
-	// ("": unknown; controllers older than 2026-11-23 never send it). A
+	// ("": unknown; controllers that predate the field never send it). A
 	// consumer resumes with since=Index and mark=Mark.
 	Mark string `json:"mark,omitempty"`
 }

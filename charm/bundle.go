@@ -202,16 +202,35 @@ func parseBundleApp(p *problems, name string, v any) *BundleApplication {
 	if a.Charm == "" {
 		p.add(field+".charm", "required")
 	}
-	if m["revision"] != nil {
-		if n, ok := getInt(p, field+".revision", m["revision"]); ok {
-			if n < 0 || n > 1<<31 {
-				p.add(field+".revision", "must be a non-negative integer")
-			} else {
-				r := int(n)
-				a.Revision = &r
-			}
-		}
+	a.Revision = bundleRevision(p, field, m)
+	a.NumUnits = bundleNumUnits(p, field, m)
+	a.Options = bundleOptions(p, field, m)
+	if r, ok := getMap(p, field+".resources", m["resources"]); ok {
+		a.Resources = r
 	}
+	a.To, a.Placements = bundlePlacements(p, field, m["to"])
+	return a
+}
+
+// bundleRevision reads an application's revision; nil when not given.
+func bundleRevision(p *problems, field string, m map[string]any) *int {
+	if m["revision"] == nil {
+		return nil
+	}
+	n, ok := getInt(p, field+".revision", m["revision"])
+	if !ok {
+		return nil
+	}
+	if n < 0 || n > 1<<31 {
+		p.add(field+".revision", "must be a non-negative integer")
+		return nil
+	}
+	r := int(n)
+	return &r
+}
+
+// bundleNumUnits reads num_units or its synonym scale.
+func bundleNumUnits(p *problems, field string, m map[string]any) int {
 	units, unitsKey := m["num_units"], "num_units"
 	if m["scale"] != nil {
 		if units != nil {
@@ -219,15 +238,22 @@ func parseBundleApp(p *problems, name string, v any) *BundleApplication {
 		}
 		units, unitsKey = m["scale"], "scale"
 	}
-	if units != nil {
-		if n, ok := getInt(p, field+"."+unitsKey, units); ok {
-			if n < 0 || n > 1<<20 {
-				p.add(field+"."+unitsKey, "must be between 0 and %d", 1<<20)
-			} else {
-				a.NumUnits = int(n)
-			}
-		}
+	if units == nil {
+		return 0
 	}
+	n, ok := getInt(p, field+"."+unitsKey, units)
+	if !ok {
+		return 0
+	}
+	if n < 0 || n > 1<<20 {
+		p.add(field+"."+unitsKey, "must be between 0 and %d", 1<<20)
+		return 0
+	}
+	return int(n)
+}
+
+// bundleOptions reads options or its synonym config.
+func bundleOptions(p *problems, field string, m map[string]any) map[string]any {
 	opts, optsKey := m["options"], "options"
 	if m["config"] != nil {
 		if opts != nil {
@@ -235,25 +261,29 @@ func parseBundleApp(p *problems, name string, v any) *BundleApplication {
 		}
 		opts, optsKey = m["config"], "config"
 	}
-	a.Options, _ = getMap(p, field+"."+optsKey, opts)
-	if r, ok := getMap(p, field+".resources", m["resources"]); ok {
-		a.Resources = r
-	}
+	out, _ := getMap(p, field+"."+optsKey, opts)
+	return out
+}
+
+// bundlePlacements reads the to directives and parses each.
+func bundlePlacements(p *problems, field string, v any) ([]string, []Placement) {
+	var to []string
 	// A single directive is accepted as a string for convenience.
-	if s, isString := m["to"].(string); isString {
-		a.To = []string{s}
+	if s, isString := v.(string); isString {
+		to = []string{s}
 	} else {
-		a.To = getStringList(p, field+".to", m["to"])
+		to = getStringList(p, field+".to", v)
 	}
-	for i, d := range a.To {
+	var pls []Placement
+	for i, d := range to {
 		pl, err := ParsePlacement(d)
 		if err != nil {
 			p.add(fmt.Sprintf("%s.to[%d]", field, i), "%v", err)
 			continue
 		}
-		a.Placements = append(a.Placements, pl)
+		pls = append(pls, pl)
 	}
-	return a
+	return to, pls
 }
 
 func stringMap(p *problems, field string, v any) map[string]string {

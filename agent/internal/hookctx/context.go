@@ -75,14 +75,14 @@ type Context struct {
 	app       string
 	now       func() time.Time
 	relations map[int]*relationState
+	ports     *Ports
+	action    *ActionRun
 
 	mu          sync.Mutex
 	leader      bool
 	leaderKnown time.Time // when leader was last asked; zero if never
 	state       map[string]string
 	stateDirty  bool
-	ports       portBuffer
-	outcome     ActionOutcome
 	statusSet   bool
 	reboot      RebootRequest
 }
@@ -118,9 +118,17 @@ func New(cfg Config) (*Context, error) {
 	for _, r := range cfg.Relations {
 		c.relations[r.ID] = newRelationState(r, cfg)
 	}
-	c.ports = newPortBuffer(cfg.OpenedPorts)
+	c.ports = newPorts(cfg.OpenedPorts)
+	c.action = &ActionRun{action: cfg.Action, remote: cfg.Remote}
 	return c, nil
 }
+
+// Ports returns the hook's port ranges: committed, and buffered for Flush.
+func (c *Context) Ports() *Ports { return c.ports }
+
+// Action returns the action side of the context; outside an action its
+// Info reports false and its writes fail with ErrNotInAction.
+func (c *Context) Action() *ActionRun { return c.action }
 
 // UnitName is the local unit, app/N.
 func (c *Context) UnitName() string { return c.cfg.Unit }

@@ -16,6 +16,9 @@
 //     buffered writes (§3.3).
 //   - is-leader answers are cached for LeaderCacheTTL, matching the 30 s
 //     guarantee of the leadership lease (§6.1).
+//   - A Context composes two sides with their own methods: Ports (open-port,
+//     close-port, opened-ports) and ActionRun (the action-* tools). The
+//     Context owns the rest and collects every buffer in Flush.
 //   - Methods are safe for concurrent use, although the tool server runs one
 //     command at a time per context.
 package hookctx

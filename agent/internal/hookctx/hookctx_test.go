@@ -3,6 +3,8 @@ package hookctx
 import (
 	"errors"
 	"testing"
+
+	"github.com/droverhq/drover/api"
 )
 
 func TestParsePortRange(t *testing.T) {
@@ -38,5 +40,37 @@ func TestRelationNotFound(t *testing.T) {
 	}
 	if err := c.SetSettings(t.Context(), 3, false, nil); !errors.Is(err, ErrRelationNotFound) {
 		t.Errorf("err = %v", err)
+	}
+}
+
+func TestActionRunOutsideAction(t *testing.T) {
+	a := &ActionRun{}
+	if _, ok := a.Info(); ok {
+		t.Error("Info reports an action")
+	}
+	if _, err := a.Params(); !errors.Is(err, ErrNotInAction) {
+		t.Errorf("Params err = %v", err)
+	}
+	if err := a.SetResult([]string{"k"}, "v"); !errors.Is(err, ErrNotInAction) {
+		t.Errorf("SetResult err = %v", err)
+	}
+	if err := a.Fail(""); !errors.Is(err, ErrNotInAction) {
+		t.Errorf("Fail err = %v", err)
+	}
+	if err := a.Log(t.Context(), "m"); !errors.Is(err, ErrNotInAction) {
+		t.Errorf("Log err = %v", err)
+	}
+}
+
+func TestPortsPendingStayOutOfOpened(t *testing.T) {
+	p := newPorts([]api.Port{{Protocol: "tcp", From: 80, To: 80}})
+	p.Open("", PortRange{Protocol: "tcp", From: 80, To: 80})   // already open: no-op
+	p.Open("db", PortRange{Protocol: "udp", From: 53, To: 53}) // pending
+	if got := p.Opened(); len(got) != 1 || got[0].Range.From != 80 {
+		t.Errorf("Opened = %v", got)
+	}
+	open, closed := p.changes()
+	if len(open) != 1 || open[0].From != 53 || open[0].Endpoints[0] != "db" || len(closed) != 0 {
+		t.Errorf("changes = %v, %v", open, closed)
 	}
 }

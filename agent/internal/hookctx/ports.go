@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/droverhq/drover/api"
 )
@@ -86,15 +87,17 @@ type EndpointPort struct {
 	Range    PortRange
 }
 
-// portBuffer holds the committed ports and the hook's pending open and
-// close requests, guarded by Context.mu.
-type portBuffer struct {
+// Ports is the port side of a Context: the unit's committed port ranges
+// and the hook's pending open and close requests, which reach the
+// controller only through Context.Flush. It is safe for concurrent use.
+type Ports struct {
+	mu        sync.Mutex
 	committed map[EndpointPort]bool
 	pending   map[EndpointPort]bool // true: open; false: close
 }
 
-func newPortBuffer(ports []api.Port) portBuffer {
-	b := portBuffer{committed: map[EndpointPort]bool{}, pending: map[EndpointPort]bool{}}
+func newPorts(ports []api.Port) *Ports {
+	b := &Ports{committed: map[EndpointPort]bool{}, pending: map[EndpointPort]bool{}}
 	for _, p := range ports {
 		pr := PortRange{Protocol: p.Protocol, From: p.From, To: p.To}
 		if pr.Protocol == "icmp" {
@@ -110,33 +113,33 @@ func newPortBuffer(ports []api.Port) portBuffer {
 	return b
 }
 
-// OpenPort buffers opening a range on an endpoint ("" for all endpoints).
-func (c *Context) OpenPort(endpoint string, pr PortRange) {
-	c.setPort(EndpointPort{endpoint, pr}, true)
+// Open buffers opening a range on an endpoint ("" for all endpoints).
+func (p *Ports) Open(endpoint string, pr PortRange) {
+	p.set(EndpointPort{endpoint, pr}, true)
 }
 
-// ClosePort buffers closing a range on an endpoint ("" for all endpoints).
-func (c *Context) ClosePort(endpoint string, pr PortRange) {
-	c.setPort(EndpointPort{endpoint, pr}, false)
+// Close buffers closing a range on an endpoint ("" for all endpoints).
+func (p *Ports) Close(endpoint string, pr PortRange) {
+	p.set(EndpointPort{endpoint, pr}, false)
 }
 
-func (c *Context) setPort(ep EndpointPort, open bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.ports.committed[ep] == open {
-		delete(c.ports.pending, ep) // back to the committed state: no-op
+func (p *Ports) set(ep EndpointPort, open bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.committed[ep] == open {
+		delete(p.pending, ep) // back to the committed state: no-op
 		return
 	}
-	c.ports.pending[ep] = open
+	p.pending[ep] = open
 }
 
-// OpenedPorts returns the committed ranges, without this hook's pending
+// Opened returns the committed ranges, without this hook's pending
 // requests, sorted by endpoint then range.
-func (c *Context) OpenedPorts() []EndpointPort {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+func (p *Ports) Opened() []EndpointPort {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	var out []EndpointPort
-	for ep := range c.ports.committed {
+	for ep := range p.committed {
 		out = append(out, ep)
 	}
 	sortEndpointPorts(out)
@@ -152,21 +155,24 @@ func sortEndpointPorts(ps []EndpointPort) {
 	})
 }
 
-func (c *Context) portChangesLocked() (open, closed []api.Port) {
+// changes returns the pending requests as the wire's open and close lists.
+func (p *Ports) changes() (open, closed []api.Port) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	var eps []EndpointPort
-	for ep := range c.ports.pending {
+	for ep := range p.pending {
 		eps = append(eps, ep)
 	}
 	sortEndpointPorts(eps)
 	for _, ep := range eps {
-		p := api.Port{Protocol: ep.Range.Protocol, From: ep.Range.From, To: ep.Range.To}
+		wp := api.Port{Protocol: ep.Range.Protocol, From: ep.Range.From, To: ep.Range.To}
 		if ep.Endpoint != "" {
-			p.Endpoints = []string{ep.Endpoint}
+			wp.Endpoints = []string{ep.Endpoint}
 		}
-		if c.ports.pending[ep] {
-			open = append(open, p)
+		if p.pending[ep] {
+			open = append(open, wp)
 		} else {
-			closed = append(closed, p)
+			closed = append(closed, wp)
 		}
 	}
 	return open, closed

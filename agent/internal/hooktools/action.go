@@ -41,7 +41,7 @@ func (c *actionGet) init(e *env, args []string) error {
 }
 
 func (c *actionGet) run(e *env) error {
-	params, err := e.hc.ActionParams()
+	params, err := e.hc.Action().Params()
 	if err != nil {
 		return err
 	}
@@ -104,7 +104,7 @@ func (c *actionSet) init(e *env, args []string) error {
 
 func (c *actionSet) run(e *env) error {
 	for _, r := range c.results {
-		if err := e.hc.SetActionResult(r[:len(r)-1], r[len(r)-1]); err != nil {
+		if err := e.hc.Action().SetResult(r[:len(r)-1], r[len(r)-1]); err != nil {
 			return err
 		}
 	}
@@ -127,7 +127,7 @@ func (c *actionLog) init(e *env, args []string) error {
 	return nil
 }
 
-func (c *actionLog) run(e *env) error { return e.hc.LogAction(e.ctx, c.message) }
+func (c *actionLog) run(e *env) error { return e.hc.Action().Log(e.ctx, c.message) }
 
 type actionFail struct{ message string }
 
@@ -149,7 +149,7 @@ func (c *actionFail) init(e *env, args []string) error {
 	return nil
 }
 
-func (c *actionFail) run(e *env) error { return e.hc.FailAction(c.message) }
+func (c *actionFail) run(e *env) error { return e.hc.Action().Fail(c.message) }
 
 type leaderGet struct {
 	out output

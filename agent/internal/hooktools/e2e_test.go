@@ -152,7 +152,7 @@ func TestEndToEndBash(t *testing.T) {
 	if h.f.remote.unitStatus.Message != "all good" {
 		t.Errorf("status = %+v", h.f.remote.unitStatus)
 	}
-	if got := h.hc.ActionOutcome().Results; got["result"].(map[string]any)["value"] != "42" {
+	if got := h.hc.Action().Outcome().Results; got["result"].(map[string]any)["value"] != "42" {
 		t.Errorf("results = %v", got)
 	}
 }

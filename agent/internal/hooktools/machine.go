@@ -71,9 +71,9 @@ func (c *portTool) run(e *env) error {
 	}
 	for _, ep := range eps {
 		if c.open {
-			e.hc.OpenPort(strings.TrimSpace(ep), c.pr)
+			e.hc.Ports().Open(strings.TrimSpace(ep), c.pr)
 		} else {
-			e.hc.ClosePort(strings.TrimSpace(ep), c.pr)
+			e.hc.Ports().Close(strings.TrimSpace(ep), c.pr)
 		}
 	}
 	return nil
@@ -114,7 +114,7 @@ func (c *openedPorts) init(e *env, args []string) error { return checkEmpty(args
 func (c *openedPorts) run(e *env) error {
 	byRange := map[hookctx.PortRange][]string{}
 	var ranges []hookctx.PortRange
-	for _, p := range e.hc.OpenedPorts() {
+	for _, p := range e.hc.Ports().Opened() {
 		if _, seen := byRange[p.Range]; !seen {
 			ranges = append(ranges, p.Range)
 		}

@@ -172,7 +172,7 @@ func TestActionOutcome(t *testing.T) {
 	mustRun(t, hc, nil, "action-set", "outfile.size=10G", "foo.bar=2", "foo.baz.val=3", "foo.bar.zab=4", "foo.baz=1")
 	mustRun(t, hc, nil, "action-log", "step", "1")
 	mustRun(t, hc, nil, "action-fail")
-	out := hc.ActionOutcome()
+	out := hc.Action().Outcome()
 	want := map[string]any{"outfile": map[string]any{"size": "10G"}, "foo": map[string]any{"bar": map[string]any{"zab": "4"}, "baz": "1"}}
 	if !reflect.DeepEqual(out.Results, want) {
 		t.Errorf("results = %v", out.Results)

@@ -268,7 +268,7 @@ func (c *jujuReboot) setFlags(fs *flagSet, e *env) {
 func (c *jujuReboot) init(e *env, args []string) error { return checkEmpty(args) }
 
 func (c *jujuReboot) run(e *env) error {
-	if _, inAction := e.hc.Action(); inAction {
+	if _, inAction := e.hc.Action().Info(); inAction {
 		return errors.New("juju-reboot is not supported when running an action")
 	}
 	return e.hc.RequestReboot(c.now)

@@ -50,43 +50,21 @@ func (u *Uniter) execute(ctx context.Context, h *HookInfo, task *api.TaskRef, ms
 	ex := &execution{}
 	hcfg.CanReboot = u.cfg.Reboot != nil && task == nil
 	hcfg.RebootNow = func() { ex.kill(); endHook() }
-	name, dispatch := "", ""
+	var name, dispatch string
 	if h != nil {
-		name = h.Name()
-		dispatch = "hooks/" + name
-		hcfg.Hook = name
-		if h.IsRelation() {
-			hcfg.Relation = &hookctx.HookRelation{ID: h.RelationID, RemoteUnit: h.RemoteUnit, RemoteApp: h.RemoteApp}
-			if h.Kind == HookRelationDeparted {
-				hcfg.Relation.DepartingUnit = h.DepartingUnit
-			}
-		}
+		name, dispatch = hookTarget(&hcfg, h)
 	} else {
-		name = task.Action
-		dispatch = "actions/" + task.Action
-		if task.Action == api.ExecAction {
-			// juju exec: the command, in the unit's hook context, with no
-			// hook or dispatch path (CHARM-CONTRACT §4.1).
-			dispatch = ""
-			ex.script, _ = task.Params["command"].(string)
-			if ex.script == "" {
-				return &execResult{}, errors.New("juju-exec without a command")
-			}
-			if t, _ := task.Params["timeout"].(string); t != "" {
-				d, err := time.ParseDuration(t)
-				if err != nil || d <= 0 {
-					return &execResult{}, fmt.Errorf("juju-exec timeout %q: want a positive duration", t)
-				}
-				var cancel context.CancelFunc
-				runCtx, cancel = context.WithTimeoutCause(runCtx, d, fmt.Errorf("%w after %s", errExecTimeout, t))
-				defer cancel()
-			}
+		cmd, err := parseExecCommand(task)
+		if err != nil {
+			return &execResult{}, err
 		}
-		hr.taskID = task.ID
-		hcfg.Action = &hookctx.Action{Name: task.Action, ID: task.ID, Params: task.Params}
-		if hcfg.Action.Params == nil {
-			hcfg.Action.Params = map[string]any{}
+		if cmd.timeout > 0 {
+			var cancel context.CancelFunc
+			runCtx, cancel = context.WithTimeoutCause(runCtx, cmd.timeout, cmd.timeoutCause)
+			defer cancel()
 		}
+		ex.script = cmd.script
+		name, dispatch = taskTarget(&hcfg, hr, task)
 	}
 	hcfg.Relations = u.contextRelations(urs, h)
 	hc, err := hookctx.New(hcfg)
@@ -95,9 +73,9 @@ func (u *Uniter) execute(ctx context.Context, h *HookInfo, task *api.TaskRef, ms
 	}
 	id := newContextID(u.cfg.Unit, strings.ReplaceAll(name, "/", "-"))
 	deactivate := u.tools.Activate(id, hc)
-	module := "unit." + u.cfg.Unit + "." + name
 	ex.charmDir, ex.dispatchPath, ex.env = u.charmDir(), dispatch, u.environ(id, dispatch, h, task, ms)
 	ex.capture = task != nil
+	module := "unit." + u.cfg.Unit + "." + name
 	ex.logLine = func(isErr bool, line string) {
 		level := "DEBUG"
 		if isErr {
@@ -105,23 +83,86 @@ func (u *Uniter) execute(ctx context.Context, h *HookInfo, task *api.TaskRef, ms
 		}
 		u.logRemote(ctx, level, module, line)
 	}
-	var res result
-	if h != nil && h.IsRelation() && !ci.declared[h.Endpoint] {
-		// The implicit juju-info endpoint never runs hooks (CHARM-CONTRACT
-		// §1.2); its scope and members are still tracked.
-		res.missing = true
-	} else {
-		res, err = ex.run(runCtx)
-		if cause := context.Cause(runCtx); errors.Is(cause, errExecTimeout) {
-			err = cause // the command's own limit, not the agent stopping
-		}
-	}
+	res, err := runProcess(runCtx, ex, h, ci)
 	deactivate()
-	out := &execResult{res: res, remote: hr, baseState: state, outcome: hc.ActionOutcome(), reboot: hc.Reboot()}
+	out := &execResult{res: res, remote: hr, baseState: state, outcome: hc.Action().Outcome(), reboot: hc.Reboot()}
 	if err == nil && res.code == 0 {
 		out.changes = hc.Flush()
 	}
 	return out, err
+}
+
+// hookTarget fills the hook context of hook h and returns the hook's name
+// and dispatch path.
+func hookTarget(hcfg *hookctx.Config, h *HookInfo) (name, dispatch string) {
+	name = h.Name()
+	hcfg.Hook = name
+	if h.IsRelation() {
+		hcfg.Relation = &hookctx.HookRelation{ID: h.RelationID, RemoteUnit: h.RemoteUnit, RemoteApp: h.RemoteApp}
+		if h.Kind == HookRelationDeparted {
+			hcfg.Relation.DepartingUnit = h.DepartingUnit
+		}
+	}
+	return name, "hooks/" + name
+}
+
+// taskTarget fills the hook context of a task and returns the task's name
+// and dispatch path.
+func taskTarget(hcfg *hookctx.Config, hr *hookRemote, task *api.TaskRef) (name, dispatch string) {
+	dispatch = "actions/" + task.Action
+	if task.Action == api.ExecAction {
+		// juju exec: the command, in the unit's hook context, with no
+		// hook or dispatch path (CHARM-CONTRACT §4.1).
+		dispatch = ""
+	}
+	hr.taskID = task.ID
+	hcfg.Action = &hookctx.Action{Name: task.Action, ID: task.ID, Params: task.Params}
+	if hcfg.Action.Params == nil {
+		hcfg.Action.Params = map[string]any{}
+	}
+	return task.Action, dispatch
+}
+
+// execCommand is juju exec's command line and its optional time limit.
+type execCommand struct {
+	script       string
+	timeout      time.Duration // 0 for none
+	timeoutCause error         // what the process ends with when timeout passes
+}
+
+// parseExecCommand reads juju exec's parameters; any other task has none
+// and gets the zero execCommand.
+func parseExecCommand(task *api.TaskRef) (execCommand, error) {
+	if task.Action != api.ExecAction {
+		return execCommand{}, nil
+	}
+	var cmd execCommand
+	cmd.script, _ = task.Params["command"].(string)
+	if cmd.script == "" {
+		return execCommand{}, errors.New("juju-exec without a command")
+	}
+	if t, _ := task.Params["timeout"].(string); t != "" {
+		d, err := time.ParseDuration(t)
+		if err != nil || d <= 0 {
+			return execCommand{}, fmt.Errorf("juju-exec timeout %q: want a positive duration", t)
+		}
+		cmd.timeout, cmd.timeoutCause = d, fmt.Errorf("%w after %s", errExecTimeout, t)
+	}
+	return cmd, nil
+}
+
+// runProcess runs the prepared process under runCtx.
+func runProcess(runCtx context.Context, ex *execution, h *HookInfo, ci *charmInfo) (result, error) {
+	if h != nil && h.IsRelation() && !ci.declared[h.Endpoint] {
+		// The implicit juju-info endpoint never runs hooks (CHARM-CONTRACT
+		// §1.2); its scope and members are still tracked.
+		return result{missing: true}, nil
+	}
+	res, err := ex.run(runCtx)
+	if cause := context.Cause(runCtx); errors.Is(cause, errExecTimeout) {
+		err = cause // the command's own limit, not the agent stopping
+	}
+	return res, err
 }
 
 // contextRelations are the relations the hook can see: created and not yet
@@ -205,39 +246,15 @@ func (u *Uniter) environ(contextID, dispatch string, h *HookInfo, task *api.Task
 // lock unless parallel; under its execution group's lock if it has one),
 // any buffered changes, finish-task. A failing action fails its task only.
 func (u *Uniter) runAction(ctx context.Context, op *Operation, ms *api.MachineState) error {
-	urs := ms.Units[u.cfg.Unit]
-	var task *api.TaskRef
-	for i := range urs.Tasks {
-		if urs.Tasks[i].ID == op.TaskID {
-			t := urs.Tasks[i] // a copy: the state may be replaced meanwhile
-			task = &t
-		}
-	}
+	task := findTask(ms.Units[u.cfg.Unit], op.TaskID)
 	if task == nil {
 		return nil
 	}
-	if task.Status == api.TaskPending {
-		if err := u.cfg.Caller.Call(ctx, api.AgentStartTask, api.AgentTaskParams{Unit: u.cfg.Unit, ID: task.ID}, nil); err != nil {
-			return err
-		}
-	}
-	next := Operation{Kind: OpRunAction, Step: Pending, TaskID: task.ID}
-	if cur := u.local.Op; cur.Kind == OpRunHook && cur.Hook != nil {
-		next.Resume = &cur // a failed or queued hook the action runs in front of
-	}
-	u.local.Op = next
-	if err := u.save(); err != nil {
+	if err := u.startAction(ctx, task); err != nil {
 		return err
 	}
-	lock := "machine"
-	switch {
-	case task.ExecutionGroup != "":
-		lock = "exec-command-" + task.ExecutionGroup
-	case task.Parallel:
-		lock = ""
-	}
 	release := func() {}
-	if lock != "" {
+	if lock := taskLock(task); lock != "" {
 		var err error
 		if release, err = u.cfg.Lock.Acquire(ctx, lock); err != nil {
 			return err
@@ -249,7 +266,65 @@ func (u *Uniter) runAction(ctx context.Context, op *Operation, ms *api.MachineSt
 	if ctx.Err() != nil {
 		return ctx.Err() // the restarted agent reports it failed
 	}
-	p := api.AgentTaskParams{Unit: u.cfg.Unit, ID: task.ID, Status: api.TaskCompleted, Results: ex.outcome.Results}
+	p := taskResult(u.cfg.Unit, task, ex, err)
+	if ex.res.code == 0 && err == nil && !ex.changes.Empty() {
+		if cerr := u.cfg.Caller.Call(ctx, api.AgentCommitHook, wireChanges(u.cfg.Unit, ex.changes, ex.baseState), nil); cerr != nil {
+			p.Status, p.Message = api.TaskFailed, "committing requested changes failed"
+		}
+	}
+	if err := u.finishTask(ctx, p); err != nil {
+		return err // Pending: recovery reports the task failed
+	}
+	u.local.addCompleted(task.ID)
+	u.local.Op = u.local.Op.afterAction()
+	return u.save()
+}
+
+// findTask returns a copy of the unit's task id, or nil: the state may be
+// replaced while the task runs.
+func findTask(urs *api.UnitRemoteState, id string) *api.TaskRef {
+	var task *api.TaskRef
+	for i := range urs.Tasks {
+		if urs.Tasks[i].ID == id {
+			t := urs.Tasks[i]
+			task = &t
+		}
+	}
+	return task
+}
+
+// startAction tells the controller the task runs, then records it as the
+// Pending operation, in front of any failed or queued hook it interrupts.
+func (u *Uniter) startAction(ctx context.Context, task *api.TaskRef) error {
+	if task.Status == api.TaskPending {
+		if err := u.cfg.Caller.Call(ctx, api.AgentStartTask, api.AgentTaskParams{Unit: u.cfg.Unit, ID: task.ID}, nil); err != nil {
+			return err
+		}
+	}
+	next := Operation{Kind: OpRunAction, Step: Pending, TaskID: task.ID}
+	if cur := u.local.Op; cur.Kind == OpRunHook && cur.Hook != nil {
+		next.Resume = &cur // a failed or queued hook the action runs in front of
+	}
+	u.local.Op = next
+	return u.save()
+}
+
+// taskLock is the lock a task runs under: its execution group's, none
+// ("") for a parallel task, the machine lock otherwise.
+func taskLock(task *api.TaskRef) string {
+	switch {
+	case task.ExecutionGroup != "":
+		return "exec-command-" + task.ExecutionGroup
+	case task.Parallel:
+		return ""
+	}
+	return "machine"
+}
+
+// taskResult is unit's finish-task report of a task whose process ended
+// with ex and err.
+func taskResult(unit string, task *api.TaskRef, ex *execResult, err error) api.AgentTaskParams {
+	p := api.AgentTaskParams{Unit: unit, ID: task.ID, Status: api.TaskCompleted, Results: ex.outcome.Results}
 	if p.Results == nil {
 		p.Results = map[string]any{}
 	}
@@ -257,7 +332,7 @@ func (u *Uniter) runAction(ctx context.Context, op *Operation, ms *api.MachineSt
 	case err != nil:
 		p.Status, p.Message = api.TaskFailed, err.Error()
 	case ex.res.missing:
-		p.Status, p.Message = api.TaskFailed, "action not implemented on unit \""+u.cfg.Unit+"\""
+		p.Status, p.Message = api.TaskFailed, "action not implemented on unit \""+unit+"\""
 	default:
 		p.Results["return-code"] = ex.res.code
 		outputResult(p.Results, "stdout", ex.res.stdout)
@@ -268,19 +343,20 @@ func (u *Uniter) runAction(ctx context.Context, op *Operation, ms *api.MachineSt
 			p.Status, p.Message = api.TaskFailed, "exit status "+strconv.Itoa(ex.res.code)
 		}
 	}
-	if ex.res.code == 0 && err == nil && !ex.changes.Empty() {
-		if cerr := u.cfg.Caller.Call(ctx, api.AgentCommitHook, wireChanges(u.cfg.Unit, ex.changes, ex.baseState), nil); cerr != nil {
-			p.Status, p.Message = api.TaskFailed, "committing requested changes failed"
-		}
-	}
-	// The results exist only here: keep trying (a failover is brief).
+	return p
+}
+
+// finishTask reports a task's result. The results exist only here, so it
+// keeps trying for about a minute (a failover is brief); a task the
+// controller has already finished or forgotten counts as reported.
+func (u *Uniter) finishTask(ctx context.Context, p api.AgentTaskParams) error {
 	for attempt := 0; ; attempt++ {
 		err := u.cfg.Caller.Call(ctx, api.AgentFinishTask, p, nil)
 		if err == nil || errors.Is(err, api.ErrConflict) || errors.Is(err, api.ErrNotFound) {
-			break
+			return nil
 		}
 		if attempt >= 60 {
-			return err // Pending: recovery reports the task failed
+			return err
 		}
 		select {
 		case <-ctx.Done():
@@ -288,9 +364,6 @@ func (u *Uniter) runAction(ctx context.Context, op *Operation, ms *api.MachineSt
 		case <-time.After(time.Second):
 		}
 	}
-	u.local.addCompleted(task.ID)
-	u.local.Op = u.local.Op.afterAction()
-	return u.save()
 }
 
 // outputResult records a task's output under key, as Juju does: text as

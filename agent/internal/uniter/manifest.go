@@ -51,7 +51,7 @@ type charmManifest struct {
 }
 
 // load reads the manifest; nil (and no error) means there is none: the
-// charm was deployed before manifests were kept, or never.
+// charm was deployed by an agent that keeps no manifest, or never.
 func (c *charmFiles) load() (*charmManifest, error) {
 	data, err := os.ReadFile(c.manifest)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -80,8 +80,8 @@ func (c *charmFiles) save(sha string, paths map[string]bool) error {
 }
 
 // holds reports whether charm sha is on disk in full: its deployment
-// finished (a unit deployed before manifests has none and counts on the
-// caller's record of what it deployed) and metadata.yaml is there.
+// finished (a unit deployed by an agent that keeps no manifest has none
+// and counts on the caller's record of what it deployed) and metadata.yaml is there.
 func (c *charmFiles) holds(sha string) (bool, error) {
 	if c.complete != sha {
 		m, err := c.load()
@@ -110,56 +110,15 @@ func (c *charmFiles) holds(sha string) (bool, error) {
 //  4. the old paths the new charm does not have are removed;
 //  5. the manifest records the new charm alone.
 //
-// Without a manifest (the first deployment, or one from before manifests)
-// nothing is known to be charm-owned and nothing is removed.
+// Without a manifest (the first deployment, or one by an agent that keeps
+// no manifest) nothing is known to be charm-owned and nothing is removed.
 func (c *charmFiles) deploy(sha string, data []byte) error {
-	entries, err := charm.ArchiveEntries(data)
-	if err != nil {
-		return fmt.Errorf("list charm archive: %w", err)
-	}
-	// Paths are kept as the manifest writes them, "/" marking directories,
-	// so that one name can be recorded as both kinds: after a crash in the
-	// middle of a deployment that changed a path's kind, either may be on
-	// disk.
-	next := make(map[string]bool, len(entries))
-	files := map[string]bool{} // names the new charm has as files or symlinks
-	for _, e := range entries {
-		next[manifestPath(e)] = true
-		if !e.Dir {
-			files[e.Name] = true
-		}
-	}
-	old := map[string]bool{}
-	m, err := c.load()
+	plan, err := c.plan(data)
 	if err != nil {
 		return err
 	}
-	if m != nil {
-		for _, p := range m.Paths {
-			if name, _ := strings.CutSuffix(p, "/"); !charmPath(name) {
-				return fmt.Errorf("corrupt charm manifest %s: path %q", c.manifest, p)
-			}
-			old[p] = true
-		}
-	}
-	both := maps.Clone(next)
-	var inWay, stale []charm.ArchiveEntry
-	for p := range old {
-		both[p] = true
-		if next[p] {
-			continue
-		}
-		name, dir := strings.CutSuffix(p, "/")
-		e := charm.ArchiveEntry{Name: name, Dir: dir}
-		stale = append(stale, e)
-		// In the way of the expansion: the new charm has the path as the
-		// other kind, or a file or symlink above it.
-		if next[name] || next[name+"/"] || fileAbove(files, name) {
-			inWay = append(inWay, e)
-		}
-	}
 	c.complete = ""
-	if err := c.save("", both); err != nil {
+	if err := c.save("", plan.both); err != nil {
 		return err
 	}
 	if err := c.step("recorded"); err != nil {
@@ -173,7 +132,7 @@ func (c *charmFiles) deploy(sha string, data []byte) error {
 		return err
 	}
 	defer root.Close()
-	if err := prune(root, inWay); err != nil {
+	if err := prune(root, plan.inWay); err != nil {
 		return err
 	}
 	if err := c.step("cleared"); err != nil {
@@ -185,17 +144,82 @@ func (c *charmFiles) deploy(sha string, data []byte) error {
 	if err := c.step("expanded"); err != nil {
 		return err
 	}
-	if err := prune(root, stale); err != nil {
+	if err := prune(root, plan.stale); err != nil {
 		return err
 	}
 	if err := c.step("pruned"); err != nil {
 		return err
 	}
-	if err := c.save(sha, next); err != nil {
+	if err := c.save(sha, plan.next); err != nil {
 		return err
 	}
 	c.complete = sha
 	return c.step("saved")
+}
+
+// deployPlan is what one deployment records and removes. Paths are kept
+// as the manifest writes them, "/" marking directories, so that one name
+// can be recorded as both kinds: after a crash in the middle of a
+// deployment that changed a path's kind, either may be on disk.
+type deployPlan struct {
+	next  map[string]bool      // the new charm's paths
+	both  map[string]bool      // the old and the new charm's paths together
+	inWay []charm.ArchiveEntry // old paths the expansion would trip over
+	stale []charm.ArchiveEntry // old paths the new charm does not have
+}
+
+// plan compares the new charm (archive data) with the paths the manifest
+// records.
+func (c *charmFiles) plan(data []byte) (*deployPlan, error) {
+	entries, err := charm.ArchiveEntries(data)
+	if err != nil {
+		return nil, fmt.Errorf("list charm archive: %w", err)
+	}
+	next := make(map[string]bool, len(entries))
+	files := map[string]bool{} // names the new charm has as files or symlinks
+	for _, e := range entries {
+		next[manifestPath(e)] = true
+		if !e.Dir {
+			files[e.Name] = true
+		}
+	}
+	old, err := c.ownedPaths()
+	if err != nil {
+		return nil, err
+	}
+	plan := &deployPlan{next: next, both: maps.Clone(next)}
+	for p := range old {
+		plan.both[p] = true
+		if next[p] {
+			continue
+		}
+		name, dir := strings.CutSuffix(p, "/")
+		e := charm.ArchiveEntry{Name: name, Dir: dir}
+		plan.stale = append(plan.stale, e)
+		// In the way of the expansion: the new charm has the path as the
+		// other kind, or a file or symlink above it.
+		if next[name] || next[name+"/"] || fileAbove(files, name) {
+			plan.inWay = append(plan.inWay, e)
+		}
+	}
+	return plan, nil
+}
+
+// ownedPaths are the paths the manifest records as charm-owned; none
+// without a manifest.
+func (c *charmFiles) ownedPaths() (map[string]bool, error) {
+	old := map[string]bool{}
+	m, err := c.load()
+	if err != nil || m == nil {
+		return old, err
+	}
+	for _, p := range m.Paths {
+		if name, _ := strings.CutSuffix(p, "/"); !charmPath(name) {
+			return nil, fmt.Errorf("corrupt charm manifest %s: path %q", c.manifest, p)
+		}
+		old[p] = true
+	}
+	return old, nil
 }
 
 func (c *charmFiles) step(name string) error {

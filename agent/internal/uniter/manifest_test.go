@@ -171,7 +171,7 @@ func TestCharmFilesNoSymlinkFollowing(t *testing.T) {
 	}
 }
 
-// TestCharmFilesLegacyUnit: a charm deployed before manifests is recorded
+// TestCharmFilesLegacyUnit: a charm deployed without a manifest is recorded
 // at its next deployment, with nothing removed; the one after that removes
 // what it no longer has.
 func TestCharmFilesLegacyUnit(t *testing.T) {

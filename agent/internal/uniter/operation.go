@@ -55,6 +55,10 @@ func (u *Uniter) leaveScope(ctx context.Context, id int) error {
 	return u.save()
 }
 
+// runHook runs a hook operation through its steps, persisting the
+// operation before each step that a crash must not repeat or skip: Queued
+// before a deploying preparation, Pending before the process, Done before
+// the local bookkeeping.
 func (u *Uniter) runHook(ctx context.Context, op *Operation, r *Remote, ms *api.MachineState) error {
 	h := *op.Hook
 	if op.Failed && r.RetryVersion > u.local.RetryVersion && r.Resolved != "" {
@@ -90,48 +94,21 @@ func (u *Uniter) runHook(ctx context.Context, op *Operation, r *Remote, ms *api.
 		return err
 	}
 	if h.Kind != HookUpdateStatus {
-		msg := "running " + h.Name() + " hook"
-		if h.RemoteUnit != "" {
-			msg += " for " + h.RemoteUnit
-		}
-		u.setAgentStatus(ctx, api.Status{Status: "executing", Message: msg})
+		u.setAgentStatus(ctx, api.Status{Status: "executing", Message: runningMessage(h)})
 	}
 	ex, err := u.execute(ctx, &h, nil, ms)
 	release()
 	if errors.Is(err, errKilled) {
-		// Killed, not failed: queued again (CHARM-CONTRACT §2.5).
-		next.Step = Queued
-		u.local.Op = next
-		if ex.reboot == hookctx.RebootNow && ctx.Err() == nil {
-			// juju-reboot --now: the hook runs again after the reboot.
-			if err := u.save(); err != nil {
-				return err
-			}
-			return u.reboot(ctx, h)
-		}
-		u.log.Warn("hook killed; queued again", "hook", h.Name(), "err", err)
-		return errors.Join(err, u.save())
+		return u.hookKilled(ctx, next, ex.reboot, err)
 	}
-	if err == nil && ex.res.code != 0 {
-		err = fmt.Errorf("exit status %d", ex.res.code)
-	}
-	if err == nil && !ex.changes.Empty() {
-		if cerr := u.cfg.Caller.Call(ctx, api.AgentCommitHook, wireChanges(u.cfg.Unit, ex.changes, ex.baseState), nil); cerr != nil {
-			err = fmt.Errorf("committing requested changes failed: %w", cerr)
-		}
-	}
+	err = u.commitHookChanges(ctx, ex, err)
 	if ex.remote != nil && ex.remote.statusSet {
 		u.local.StatusSet = true
 	}
 	if err != nil {
 		return u.hookFailed(ctx, &next, err)
 	}
-	if ex.res.missing {
-		u.log.Debug("skipped missing hook", "hook", h.Name())
-	} else {
-		u.log.Info("ran hook", "hook", h.Name(), "handler", ex.res.handler)
-		u.logRemote(ctx, "INFO", "juju.worker.uniter.operation", fmt.Sprintf("ran %q hook (via %s)", h.Name(), via(ex.res.handler)))
-	}
+	u.logHookRan(ctx, h, ex.res)
 	next.Step, next.Failed = Done, false
 	u.local.Op = next
 	if err := u.save(); err != nil {
@@ -144,6 +121,56 @@ func (u *Uniter) runHook(ctx context.Context, op *Operation, r *Remote, ms *api.
 		return u.reboot(ctx, h)
 	}
 	return nil
+}
+
+// runningMessage is the agent status message while hook h runs.
+func runningMessage(h HookInfo) string {
+	msg := "running " + h.Name() + " hook"
+	if h.RemoteUnit != "" {
+		msg += " for " + h.RemoteUnit
+	}
+	return msg
+}
+
+// hookKilled records a killed hook (op, Pending) as Queued again: killed,
+// not failed (CHARM-CONTRACT §2.5). A hook ended by `juju-reboot --now`
+// runs again after the reboot.
+func (u *Uniter) hookKilled(ctx context.Context, op Operation, reboot hookctx.RebootRequest, cause error) error {
+	op.Step = Queued
+	u.local.Op = op
+	if reboot == hookctx.RebootNow && ctx.Err() == nil {
+		if err := u.save(); err != nil {
+			return err
+		}
+		return u.reboot(ctx, *op.Hook)
+	}
+	u.log.Warn("hook killed; queued again", "hook", op.Hook.Name(), "err", cause)
+	return errors.Join(cause, u.save())
+}
+
+// commitHookChanges commits the buffered changes of a hook that exited 0
+// and returns why the hook failed, if it did: err (the process could not
+// run), a non-zero exit, or a failed commit.
+func (u *Uniter) commitHookChanges(ctx context.Context, ex *execResult, err error) error {
+	if err == nil && ex.res.code != 0 {
+		err = fmt.Errorf("exit status %d", ex.res.code)
+	}
+	if err == nil && !ex.changes.Empty() {
+		if cerr := u.cfg.Caller.Call(ctx, api.AgentCommitHook, wireChanges(u.cfg.Unit, ex.changes, ex.baseState), nil); cerr != nil {
+			err = fmt.Errorf("committing requested changes failed: %w", cerr)
+		}
+	}
+	return err
+}
+
+// logHookRan logs a hook that succeeded, locally and to the controller.
+func (u *Uniter) logHookRan(ctx context.Context, h HookInfo, res result) {
+	if res.missing {
+		u.log.Debug("skipped missing hook", "hook", h.Name())
+		return
+	}
+	u.log.Info("ran hook", "hook", h.Name(), "handler", res.handler)
+	u.logRemote(ctx, "INFO", "juju.worker.uniter.operation", fmt.Sprintf("ran %q hook (via %s)", h.Name(), via(res.handler)))
 }
 
 // reboot hands the machine to the agent for the reboot juju-reboot asked

@@ -225,8 +225,9 @@ func (u *Uniter) remote(ms *api.MachineState) *Remote {
 }
 
 // configHash is what config-changed brings the unit to: its config and
-// whether its application is trusted (Juju's config and trust hashes; an
-// untrusted unit's hash is its config's alone, as before trust existed).
+// whether its application is trusted (Juju's config and trust hashes). An
+// untrusted unit's hash is its config's alone, so a hash recorded by an
+// agent that did not know trust still matches and runs no config-changed.
 func configHash(cfg map[string]any, trusted bool) string {
 	data, _ := json.Marshal(cfg) // map keys are sorted
 	sum := sha256.Sum256(data)

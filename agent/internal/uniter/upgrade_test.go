@@ -163,89 +163,93 @@ func reported(h *harness, st string, cond func(*Local) bool) func([]string) bool
 // new charm's code, and the contract's sequence carries on from there
 // (CHARM-CONTRACT §2.3, §2.5).
 func TestUniterForcedUpgradeOutOfError(t *testing.T) {
-	t.Run("failed install, automatic retry", func(t *testing.T) {
-		h := newHarness(t)
-		h.ctl.ms.AutoRetry = false
-		v1, sha1 := versionedCharm(t, "1", map[string]string{"hooks/install": hookScript("1", "exit 1")})
-		v2, sha2 := versionedCharm(t, "2", map[string]string{"v2-only": "x"})
-		h.publish(v1, sha1, false)
-		h.run("install failed", func([]string) bool { return failedHook(h.local()) == HookInstall })
+	t.Run("failed install, automatic retry", testForcedUpgradeFailedInstall)
+	t.Run("failed config-changed, resolved", testForcedUpgradeFailedConfigChanged)
+	t.Run("killed after the files, before the state", testForcedUpgradeKilledBeforeState)
+}
 
-		h.publish(v2, sha2, true)
-		h.run("v2 deployed in error", reported(h, "error", func(l *Local) bool { return l.DeployedSHA == sha2 }))
-		l := h.local()
-		if got := h.hooks(); !slices.Equal(got, []string{"install@1"}) {
-			t.Fatalf("hooks %v: nothing may run for a forced upgrade in error", got)
-		}
-		if failedHook(l) != HookInstall || l.Op.Hook.Hash != sha2 || l.Installed || l.CharmSHA != "" {
-			t.Fatalf("after the forced deployment: %+v (hook %+v); want install still failed, now for %s", l, l.Op.Hook, sha2)
-		}
-		if v, _ := h.charmFile("version"); v != "2" {
-			t.Fatalf("charm on disk is version %q", v)
-		}
-		if _, ok := h.charmFile("v2-only"); !ok {
-			t.Fatal("v2's own file is not on disk")
-		}
+func testForcedUpgradeFailedInstall(t *testing.T) {
+	h := newHarness(t)
+	h.ctl.ms.AutoRetry = false
+	v1, sha1 := versionedCharm(t, "1", map[string]string{"hooks/install": hookScript("1", "exit 1")})
+	v2, sha2 := versionedCharm(t, "2", map[string]string{"v2-only": "x"})
+	h.publish(v1, sha1, false)
+	h.run("install failed", func([]string) bool { return failedHook(h.local()) == HookInstall })
 
-		h.ctl.update(func(ms *api.MachineState, _ *api.UnitRemoteState) { ms.AutoRetry = true })
-		h.run("started", started(h))
-		want := []string{"install@1", "install@2", "leader-elected@2", "config-changed@2", "start@2"}
-		if got := h.hooks(); !slices.Equal(got, want) {
-			t.Fatalf("hooks %v, want %v", got, want)
-		}
-		if l := h.local(); l.CharmSHA != sha2 || l.DeployedSHA != sha2 {
-			t.Fatalf("charm %s deployed %s, want %s", l.CharmSHA, l.DeployedSHA, sha2)
-		}
-	})
+	h.publish(v2, sha2, true)
+	h.run("v2 deployed in error", reported(h, "error", func(l *Local) bool { return l.DeployedSHA == sha2 }))
+	l := h.local()
+	if got := h.hooks(); !slices.Equal(got, []string{"install@1"}) {
+		t.Fatalf("hooks %v: nothing may run for a forced upgrade in error", got)
+	}
+	if failedHook(l) != HookInstall || l.Op.Hook.Hash != sha2 || l.Installed || l.CharmSHA != "" {
+		t.Fatalf("after the forced deployment: %+v (hook %+v); want install still failed, now for %s", l, l.Op.Hook, sha2)
+	}
+	if v, _ := h.charmFile("version"); v != "2" {
+		t.Fatalf("charm on disk is version %q", v)
+	}
+	if _, ok := h.charmFile("v2-only"); !ok {
+		t.Fatal("v2's own file is not on disk")
+	}
 
-	t.Run("failed config-changed, resolved", func(t *testing.T) {
-		h := newHarness(t)
-		v2, _, sha2 := h.inErrorOnV1()
+	h.ctl.update(func(ms *api.MachineState, _ *api.UnitRemoteState) { ms.AutoRetry = true })
+	h.run("started", started(h))
+	want := []string{"install@1", "install@2", "leader-elected@2", "config-changed@2", "start@2"}
+	if got := h.hooks(); !slices.Equal(got, want) {
+		t.Fatalf("hooks %v, want %v", got, want)
+	}
+	if l := h.local(); l.CharmSHA != sha2 || l.DeployedSHA != sha2 {
+		t.Fatalf("charm %s deployed %s, want %s", l.CharmSHA, l.DeployedSHA, sha2)
+	}
+}
 
-		h.publish(v2, sha2, true)
-		h.run("v2 deployed in error", reported(h, "error", func(l *Local) bool { return l.DeployedSHA == sha2 }))
-		l := h.local()
-		v1Hooks := []string{"install@1", "leader-elected@1", "config-changed@1", "start@1", "config-changed@1"}
-		if got := h.hooks(); !slices.Equal(got, v1Hooks) {
-			t.Fatalf("hooks %v: nothing may run for a forced upgrade in error", got)
-		}
-		if failedHook(l) != HookConfigChanged || l.CharmSHA != sha2 {
-			t.Fatalf("after the forced deployment: charm %s, op %+v; want config-changed still failed, the unit on %s", l.CharmSHA, l.Op, sha2)
-		}
+func testForcedUpgradeFailedConfigChanged(t *testing.T) {
+	h := newHarness(t)
+	v2, _, sha2 := h.inErrorOnV1()
 
-		// resolved (retry): the failed hook runs from v2, which has no
-		// marker check, and nothing else follows: no upgrade-charm.
-		h.ctl.update(func(_ *api.MachineState, u *api.UnitRemoteState) { u.Resolved, u.RetryVersion = "retry", 1 })
-		h.run("resolved", reported(h, "idle", func(l *Local) bool { return l.Op.Kind == OpNone }))
-		if got, want := h.hooks(), append(v1Hooks, "config-changed@2"); !slices.Equal(got, want) {
-			t.Fatalf("hooks %v, want %v", got, want)
-		}
-	})
+	h.publish(v2, sha2, true)
+	h.run("v2 deployed in error", reported(h, "error", func(l *Local) bool { return l.DeployedSHA == sha2 }))
+	l := h.local()
+	v1Hooks := []string{"install@1", "leader-elected@1", "config-changed@1", "start@1", "config-changed@1"}
+	if got := h.hooks(); !slices.Equal(got, v1Hooks) {
+		t.Fatalf("hooks %v: nothing may run for a forced upgrade in error", got)
+	}
+	if failedHook(l) != HookConfigChanged || l.CharmSHA != sha2 {
+		t.Fatalf("after the forced deployment: charm %s, op %+v; want config-changed still failed, the unit on %s", l.CharmSHA, l.Op, sha2)
+	}
 
-	t.Run("killed after the files, before the state", func(t *testing.T) {
-		h := newHarness(t)
-		v2, sha1, sha2 := h.inErrorOnV1()
+	// resolved (retry): the failed hook runs from v2, which has no
+	// marker check, and nothing else follows: no upgrade-charm.
+	h.ctl.update(func(_ *api.MachineState, u *api.UnitRemoteState) { u.Resolved, u.RetryVersion = "retry", 1 })
+	h.run("resolved", reported(h, "idle", func(l *Local) bool { return l.Op.Kind == OpNone }))
+	if got, want := h.hooks(), append(v1Hooks, "config-changed@2"); !slices.Equal(got, want) {
+		t.Fatalf("hooks %v, want %v", got, want)
+	}
+}
 
-		// The last step of the deployment fails as a kill there would:
-		// the files and the manifest are v2's, the local state v1's.
-		stopped := h.killAt("saved")
-		h.publish(v2, sha2, true)
-		h.run("killed", func([]string) bool { return stopped.Load() })
-		if l := h.local(); l.DeployedSHA != sha1 || l.CharmSHA != sha1 || failedHook(l) != HookConfigChanged {
-			t.Fatalf("killed deployment saved state: %+v", l)
-		}
-		h.deployFault = nil
-		h.run("v2 deployed in error", reported(h, "error", func(l *Local) bool { return l.DeployedSHA == sha2 }))
-		if l := h.local(); l.CharmSHA != sha2 || failedHook(l) != HookConfigChanged {
-			t.Fatalf("after the restart: charm %s, op %+v", l.CharmSHA, l.Op)
-		}
-		h.ctl.update(func(ms *api.MachineState, _ *api.UnitRemoteState) { ms.AutoRetry = true })
-		h.run("retried", reported(h, "idle", func(l *Local) bool { return l.Op.Kind == OpNone }))
-		want := []string{"install@1", "leader-elected@1", "config-changed@1", "start@1", "config-changed@1", "config-changed@2"}
-		if got := h.hooks(); !slices.Equal(got, want) {
-			t.Fatalf("hooks %v, want %v", got, want)
-		}
-	})
+func testForcedUpgradeKilledBeforeState(t *testing.T) {
+	h := newHarness(t)
+	v2, sha1, sha2 := h.inErrorOnV1()
+
+	// The last step of the deployment fails as a kill there would:
+	// the files and the manifest are v2's, the local state v1's.
+	stopped := h.killAt("saved")
+	h.publish(v2, sha2, true)
+	h.run("killed", func([]string) bool { return stopped.Load() })
+	if l := h.local(); l.DeployedSHA != sha1 || l.CharmSHA != sha1 || failedHook(l) != HookConfigChanged {
+		t.Fatalf("killed deployment saved state: %+v", l)
+	}
+	h.deployFault = nil
+	h.run("v2 deployed in error", reported(h, "error", func(l *Local) bool { return l.DeployedSHA == sha2 }))
+	if l := h.local(); l.CharmSHA != sha2 || failedHook(l) != HookConfigChanged {
+		t.Fatalf("after the restart: charm %s, op %+v", l.CharmSHA, l.Op)
+	}
+	h.ctl.update(func(ms *api.MachineState, _ *api.UnitRemoteState) { ms.AutoRetry = true })
+	h.run("retried", reported(h, "idle", func(l *Local) bool { return l.Op.Kind == OpNone }))
+	want := []string{"install@1", "leader-elected@1", "config-changed@1", "start@1", "config-changed@1", "config-changed@2"}
+	if got := h.hooks(); !slices.Equal(got, want) {
+		t.Fatalf("hooks %v, want %v", got, want)
+	}
 }
 
 // TestUniterUpgradeWaitsForErrorResolved: without force, a unit in error

@@ -45,7 +45,7 @@ func (c childConfig) args() []string {
 }
 
 // runAgents is the child's main.
-func runAgents(cfg childConfig) error {
+func runAgents(ctx context.Context, cfg childConfig) error {
 	if err := raiseNoFile(uint64(cfg.n + 500)); err != nil {
 		return err
 	}
@@ -53,23 +53,9 @@ func runAgents(cfg childConfig) error {
 	if err != nil {
 		return err
 	}
-	ctx := context.Background()
-	dialer := newDialer(ca)
-	agents := make([]*agent, cfg.n)
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(cfg.conc)
-	for i := range cfg.n {
-		g.Go(func() error {
-			a, err := dialer.dial(gctx, cfg.addr, "machine-"+cfg.model+"-"+strconv.Itoa(i+1), secretOf(i+1))
-			agents[i] = a
-			return err
-		})
-	}
-	if err := g.Wait(); err != nil {
+	agents, err := dialAgents(ctx, cfg, ca)
+	if err != nil {
 		return err
-	}
-	for _, a := range agents {
-		<-a.initial
 	}
 	out := bufio.NewWriter(os.Stdout)
 	fmt.Fprintln(out, "connected")
@@ -78,22 +64,7 @@ func runAgents(cfg childConfig) error {
 	if !in.Scan() || in.Text() != "request" {
 		return fmt.Errorf("want request, got %q (%v)", in.Text(), in.Err())
 	}
-	// Every agent makes one request, as a real one does on connecting.
-	g, _ = errgroup.WithContext(ctx)
-	g.SetLimit(cfg.conc)
-	for _, a := range agents {
-		g.Go(func() error {
-			a.mu.Lock()
-			units := a.units
-			a.mu.Unlock()
-			if len(units) == 0 {
-				return fmt.Errorf("an agent's machine has no unit")
-			}
-			return a.call(api.AgentSetStatus, api.AgentStatusParams{Unit: units[0], Kind: api.StatusKindWorkload,
-				Status: api.Status{Status: "active", Message: "bench"}})
-		})
-	}
-	if err := g.Wait(); err != nil {
+	if err := requestOnce(ctx, agents, cfg.conc); err != nil {
 		return err
 	}
 	fmt.Fprintln(out, "ready")
@@ -106,24 +77,9 @@ func runAgents(cfg childConfig) error {
 			if err != nil {
 				return err
 			}
-			for _, a := range agents {
-				a.arm(v)
+			if err := reportArrivals(out, agents, v); err != nil {
+				return err
 			}
-			fmt.Fprintln(out, "armed")
-			out.Flush()
-			deadline := time.After(2 * time.Minute)
-			out.WriteString("arrivals")
-			for _, a := range agents {
-				select {
-				case <-a.reachedCh:
-				case <-deadline:
-					return fmt.Errorf("not every agent saw app-version %d within 2m", v)
-				}
-				out.WriteByte(' ')
-				out.WriteString(strconv.FormatInt(a.arrived.Load(), 10))
-			}
-			out.WriteByte('\n')
-			out.Flush()
 		case "quit":
 			for _, a := range agents {
 				a.close()
@@ -134,6 +90,73 @@ func runAgents(cfg childConfig) error {
 		}
 	}
 	return in.Err()
+}
+
+// dialAgents connects the n agents, conc at a time, and waits until every
+// one holds its initial state.
+func dialAgents(ctx context.Context, cfg childConfig, ca []byte) ([]*agent, error) {
+	dialer := newDialer(ca)
+	agents := make([]*agent, cfg.n)
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(cfg.conc)
+	for i := range cfg.n {
+		g.Go(func() error {
+			a, err := dialer.dial(gctx, cfg.addr, "machine-"+cfg.model+"-"+strconv.Itoa(i+1), secretOf(i+1))
+			agents[i] = a
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	for _, a := range agents {
+		<-a.initial
+	}
+	return agents, nil
+}
+
+// requestOnce has every agent make one request, as a real one does on
+// connecting.
+func requestOnce(ctx context.Context, agents []*agent, conc int) error {
+	g, _ := errgroup.WithContext(ctx)
+	g.SetLimit(conc)
+	for _, a := range agents {
+		g.Go(func() error {
+			a.mu.Lock()
+			units := a.units
+			a.mu.Unlock()
+			if len(units) == 0 {
+				return fmt.Errorf("an agent's machine has no unit")
+			}
+			return a.call(api.AgentSetStatus, api.AgentStatusParams{Unit: units[0], Kind: api.StatusKindWorkload,
+				Status: api.Status{Status: "active", Message: "bench"}})
+		})
+	}
+	return g.Wait()
+}
+
+// reportArrivals arms every agent for app-version v, says "armed", and
+// writes the arrivals line once every agent has seen v.
+func reportArrivals(out *bufio.Writer, agents []*agent, v int64) error {
+	for _, a := range agents {
+		a.arm(v)
+	}
+	fmt.Fprintln(out, "armed")
+	out.Flush()
+	deadline := time.After(2 * time.Minute)
+	out.WriteString("arrivals")
+	for _, a := range agents {
+		select {
+		case <-a.reachedCh:
+		case <-deadline:
+			return fmt.Errorf("not every agent saw app-version %d within 2m", v)
+		}
+		out.WriteByte(' ')
+		out.WriteString(strconv.FormatInt(a.arrived.Load(), 10))
+	}
+	out.WriteByte('\n')
+	out.Flush()
+	return nil
 }
 
 // agentsProc is the parent's handle on the child.

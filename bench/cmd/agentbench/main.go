@@ -41,6 +41,7 @@ import (
 
 	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/bench/internal/prof"
+	"github.com/droverhq/drover/spoke"
 )
 
 func main() {
@@ -56,12 +57,13 @@ func main() {
 	flag.StringVar(&child.model, "model", "", "internal: model UUID (-agents)")
 	flag.StringVar(&child.caFile, "ca", "", "internal: CA certificate file (-agents)")
 	flag.Parse()
+	ctx := context.Background()
 	var err error
 	if *agents {
 		child.n, child.conc = *n, *conc
-		err = runAgents(child)
+		err = runAgents(ctx, child)
 	} else {
-		err = run(*n, *reps, *conc, *keep, *memProfile, *cpuProfile)
+		err = run(ctx, *n, *reps, *conc, *keep, *memProfile, *cpuProfile)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "agentbench:", err)
@@ -97,11 +99,11 @@ func raiseNoFile(want uint64) error {
 	return nil
 }
 
-func run(n, reps, conc int, keep bool, memProfile, cpuProfile string) error {
+func run(ctx context.Context, n, reps, conc int, keep bool, memProfile, cpuProfile string) (err error) {
 	if err := raiseNoFile(uint64(n + 500)); err != nil {
 		return err
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	dir, err := os.MkdirTemp("", "agentbench-")
 	if err != nil {
@@ -115,68 +117,16 @@ func run(n, reps, conc int, keep bool, memProfile, cpuProfile string) error {
 		return err
 	}
 	fmt.Printf("agentbench: N=%d reps=%d GOMAXPROCS=%d (agents in a child process)\n", n, reps, runtime.GOMAXPROCS(0))
-
-	t0 := time.Now()
-	model, err := deploy(ctx, cl, dir, n)
+	model, caFile, err := setupModel(ctx, srv, cl, cred, dir, n, conc)
 	if err != nil {
 		return err
 	}
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(conc)
-	for i := 0; i <= n; i++ {
-		g.Go(func() error { return srv.SetAgentSecret(gctx, model, strconv.Itoa(i), secretOf(i)) })
-	}
-	if err := g.Wait(); err != nil {
-		return err
-	}
-	fmt.Printf("setup: model with %d+1 units and machines, credentials: %v\n", n, time.Since(t0).Round(time.Millisecond))
-	caFile := filepath.Join(dir, "ca.pem")
-	if err := os.WriteFile(caFile, []byte(cred.CACert), 0o644); err != nil {
-		return err
-	}
-
-	mem0 := memory()
-	if memProfile != "" {
-		if err := writeProfile(memProfile+".base", "heap"); err != nil {
-			return err
-		}
-	}
-	t0 = time.Now()
-	proc, err := startAgents(ctx, childConfig{addr: srv.APIAddr(), model: model, caFile: caFile, n: n, conc: conc})
+	proc, mem, err := connectAgents(ctx, srv, childConfig{addr: srv.APIAddr(), model: model, caFile: caFile, n: n, conc: conc}, memProfile)
 	if err != nil {
 		return err
 	}
-	if _, err := proc.expect("connected"); err != nil {
-		return err
-	}
-	fmt.Printf("connected %d agents, all initial states received: %v\n", n, time.Since(t0).Round(time.Millisecond))
-	mem1 := memory()
-	held := srv.AgentConnections()
-	if memProfile != "" {
-		if err := writeProfile(memProfile, "heap"); err != nil {
-			return err
-		}
-	}
-	t0 = time.Now()
-	if _, err := fmt.Fprintln(proc.in, "request"); err != nil {
-		return err
-	}
-	if _, err := proc.expect("ready"); err != nil {
-		return err
-	}
-	fmt.Printf("one set-status request per agent answered: %v\n", time.Since(t0).Round(time.Millisecond))
-	mem2 := memory()
-
-	// kv's agent lives in this process: one connection, measured after.
-	kv, err := newDialer([]byte(cred.CACert)).dial(ctx, srv.APIAddr(), "machine-"+model+"-0", secretOf(0))
+	kv, err := dialLeader(ctx, srv.APIAddr(), cred.CACert, model)
 	if err != nil {
-		return err
-	}
-	<-kv.initial
-	if err := kv.call(api.AgentEnterScope, api.AgentScopeParams{Unit: "kv/0", RelationID: 0}); err != nil {
-		return err
-	}
-	if err := kv.call(api.AgentClaimLeader, api.AgentLeaderParams{Unit: "kv/0", Duration: 5 * time.Minute}); err != nil {
 		return err
 	}
 	stopProf, err := prof.StartCPU(cpuProfile)
@@ -184,22 +134,128 @@ func run(n, reps, conc int, keep bool, memProfile, cpuProfile string) error {
 		return err
 	}
 	defer func() { err = errors.Join(err, stopProf()) }()
+	all, err := fanOut(proc, kv, n, reps)
+	if err != nil {
+		return err
+	}
+	fmt.Println("---")
+	fmt.Printf("connections held:        %d (server count; target 10000)\n", mem.held)
+	fmt.Printf("memory per idle conn:    %s (spoke process: server side only; target <= 30 KB)\n", perConn(mem.before, mem.idle, n))
+	fmt.Printf("  after one request each: %s (includes the store's growth from %d status writes)\n", perConn(mem.before, mem.afterRequest, n), n)
+	fmt.Printf("fan-out to all (%d x %d): p50 %v  p99 %v  max %v (target p99 <= 1s)\n",
+		reps, n, pct(all, 50), pct(all, 99), all[len(all)-1])
+	kv.close()
+	return proc.quit()
+}
+
+// setupModel deploys the model and gives every machine agent its secret;
+// it returns the model's UUID and the CA certificate file the agents trust.
+func setupModel(ctx context.Context, srv *spoke.Server, cl *api.Client, cred *spoke.AdminCredential, dir string, n, conc int) (model, caFile string, err error) {
+	t0 := time.Now()
+	model, err = deploy(ctx, cl, dir, n)
+	if err != nil {
+		return "", "", err
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(conc)
+	for i := 0; i <= n; i++ {
+		g.Go(func() error { return srv.SetAgentSecret(gctx, model, strconv.Itoa(i), secretOf(i)) })
+	}
+	if err := g.Wait(); err != nil {
+		return "", "", err
+	}
+	fmt.Printf("setup: model with %d+1 units and machines, credentials: %v\n", n, time.Since(t0).Round(time.Millisecond))
+	caFile = filepath.Join(dir, "ca.pem")
+	if err := os.WriteFile(caFile, []byte(cred.CACert), 0o644); err != nil {
+		return "", "", err
+	}
+	return model, caFile, nil
+}
+
+// connMemory is the spoke's memory before the agents connect, with every
+// agent connected and idle, and after one request each; held is the
+// server's count of agent connections.
+type connMemory struct {
+	before, idle, afterRequest memStats
+	held                       int
+}
+
+// connectAgents starts the agents' process, waits until every agent holds
+// its initial state and has had one request answered, and measures the
+// spoke's memory at each stage.
+func connectAgents(ctx context.Context, srv *spoke.Server, cfg childConfig, memProfile string) (*agentsProc, connMemory, error) {
+	var mem connMemory
+	mem.before = memory()
+	if memProfile != "" {
+		if err := writeProfile(memProfile+".base", "heap"); err != nil {
+			return nil, mem, err
+		}
+	}
+	t0 := time.Now()
+	proc, err := startAgents(ctx, cfg)
+	if err != nil {
+		return nil, mem, err
+	}
+	if _, err := proc.expect("connected"); err != nil {
+		return nil, mem, err
+	}
+	fmt.Printf("connected %d agents, all initial states received: %v\n", cfg.n, time.Since(t0).Round(time.Millisecond))
+	mem.idle = memory()
+	mem.held = srv.AgentConnections()
+	if memProfile != "" {
+		if err := writeProfile(memProfile, "heap"); err != nil {
+			return nil, mem, err
+		}
+	}
+	t0 = time.Now()
+	if _, err := fmt.Fprintln(proc.in, "request"); err != nil {
+		return nil, mem, err
+	}
+	if _, err := proc.expect("ready"); err != nil {
+		return nil, mem, err
+	}
+	fmt.Printf("one set-status request per agent answered: %v\n", time.Since(t0).Round(time.Millisecond))
+	mem.afterRequest = memory()
+	return proc, mem, nil
+}
+
+// dialLeader connects kv's agent, which lives in this process (one
+// connection, measured after the others), and makes kv/0 the leader in
+// scope of the relation.
+func dialLeader(ctx context.Context, addr, caCert, model string) (*agent, error) {
+	kv, err := newDialer([]byte(caCert)).dial(ctx, addr, "machine-"+model+"-0", secretOf(0))
+	if err != nil {
+		return nil, err
+	}
+	<-kv.initial
+	if err := kv.call(api.AgentEnterScope, api.AgentScopeParams{Unit: "kv/0", RelationID: 0}); err != nil {
+		return nil, err
+	}
+	if err := kv.call(api.AgentClaimLeader, api.AgentLeaderParams{Unit: "kv/0", Duration: 5 * time.Minute}); err != nil {
+		return nil, err
+	}
+	return kv, nil
+}
+
+// fanOut has kv's leader commit reps application-bag changes and returns
+// every agent's latency over all repetitions, sorted.
+func fanOut(proc *agentsProc, kv *agent, n, reps int) ([]time.Duration, error) {
 	var all []time.Duration
 	for rep := 1; rep <= reps; rep++ {
 		if err := proc.arm(rep); err != nil {
-			return err
+			return nil, err
 		}
 		start := time.Now().UnixNano()
 		if err := kv.call(api.AgentCommitHook, api.AgentHookChanges{Unit: "kv/0", Relations: []api.SettingsChange{
 			{RelationID: 0, App: true, Set: map[string]string{"rev": strconv.Itoa(rep)}}}}); err != nil {
-			return err
+			return nil, err
 		}
 		arr, err := proc.arrivals()
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if len(arr) != n {
-			return fmt.Errorf("rep %d: %d arrivals for %d agents", rep, len(arr), n)
+			return nil, fmt.Errorf("rep %d: %d arrivals for %d agents", rep, len(arr), n)
 		}
 		lat := make([]time.Duration, n)
 		for i, t := range arr {
@@ -210,14 +266,7 @@ func run(n, reps, conc int, keep bool, memProfile, cpuProfile string) error {
 		fmt.Printf("fan-out rep %d: p50 %v  p99 %v  max %v\n", rep, pct(lat, 50), pct(lat, 99), lat[len(lat)-1])
 	}
 	slices.Sort(all)
-	fmt.Println("---")
-	fmt.Printf("connections held:        %d (server count; target 10000)\n", held)
-	fmt.Printf("memory per idle conn:    %s (spoke process: server side only; target <= 30 KB)\n", perConn(mem0, mem1, n))
-	fmt.Printf("  after one request each: %s (includes the store's growth from %d status writes)\n", perConn(mem0, mem2, n), n)
-	fmt.Printf("fan-out to all (%d x %d): p50 %v  p99 %v  max %v (target p99 <= 1s)\n",
-		reps, n, pct(all, 50), pct(all, 99), all[len(all)-1])
-	kv.close()
-	return proc.quit()
+	return all, nil
 }
 
 // perConn formats the memory delta between a and b per connection.

@@ -12,7 +12,7 @@
 //     sequential requests each, interleaved in rounds. Target: overhead
 //     (p50 and p99) ≤ 10%. A third path reads through the hub with
 //     Cache-Control: no-store, so the hub relays the controller's answer
-//     without its revalidated copy (hub/statuscache.go): the hop alone.
+//     without its revalidated copy (the hub's status cache): the hop alone.
 //
 // Everything runs on 127.0.0.1: a private PostgreSQL (from the system
 // binaries), and in this process embedded OpenFGA, the development issuer,
@@ -81,7 +81,7 @@ func main() {
 	}
 }
 
-func run(ctx context.Context, o options) error {
+func run(ctx context.Context, o options) (err error) {
 	// PostgreSQL runs as the postgres user: the root must be traversable.
 	root, err := os.MkdirTemp("/tmp", "hubbench-")
 	if err != nil {
@@ -100,36 +100,56 @@ func run(ctx context.Context, o options) error {
 	}
 	defer st.close()
 	l := hubload.New(st.hub)
+	u, err := populate(ctx, l, st.issuer, o)
+	if err != nil {
+		return err
+	}
+	stopProf, err := prof.StartCPU(o.cpuprofile)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, stopProf()) }()
+	if err := benchList(ctx, o, st, l, u); err != nil {
+		return err
+	}
+	return benchStatus(ctx, o, st, l, u.all)
+}
 
+// benchUsers are the users the listing is measured for: all administers
+// the organization, some reads 1% of the models, owner owns them.
+type benchUsers struct{ owner, all, some string }
+
+// populate registers the synthetic controllers and models through the
+// hub's store, grants the users, and waits until the outbox has delivered
+// every tuple.
+func populate(ctx context.Context, l *hubload.Loader, issuer string, o options) (benchUsers, error) {
 	t0 := time.Now()
-	owner, err := l.User(ctx, st.issuer, "owner", "owner@example.com", "bench")
-	if err != nil {
-		return err
+	var u benchUsers
+	var err error
+	for _, x := range []struct {
+		dst         *string
+		name, email string
+	}{{&u.owner, "owner", "owner@example.com"}, {&u.all, "all", "all@example.com"}, {&u.some, "some", "some@example.com"}} {
+		if *x.dst, err = l.User(ctx, issuer, x.name, x.email, "bench"); err != nil {
+			return u, err
+		}
 	}
-	all, err := l.User(ctx, st.issuer, "all", "all@example.com", "bench")
-	if err != nil {
-		return err
-	}
-	some, err := l.User(ctx, st.issuer, "some", "some@example.com", "bench")
-	if err != nil {
-		return err
-	}
-	if err := l.Grant(ctx, all, authz.Administrator, authz.OrgObject("bench")); err != nil {
-		return err
+	if err := l.Grant(ctx, u.all, authz.Administrator, authz.OrgObject("bench")); err != nil {
+		return u, err
 	}
 	for c := range o.controllers {
 		cu := uuid.NewString()
 		if err := l.AddController(ctx, cu, fmt.Sprintf("syn-%02d", c), "bench", fmt.Sprintf("r%d", c)); err != nil {
-			return err
+			return u, err
 		}
 		for m := range o.models {
 			mu := uuid.NewString()
-			if err := l.AddModel(ctx, mu, fmt.Sprintf("m-%02d-%04d", c, m), "bench", owner, cu); err != nil {
-				return err
+			if err := l.AddModel(ctx, mu, fmt.Sprintf("m-%02d-%04d", c, m), "bench", u.owner, cu); err != nil {
+				return u, err
 			}
 			if (c*o.models+m)%100 == 0 { // 1%
-				if err := l.Grant(ctx, some, authz.Reader, authz.ModelObject(mu)); err != nil {
-					return err
+				if err := l.Grant(ctx, u.some, authz.Reader, authz.ModelObject(mu)); err != nil {
+					return u, err
 				}
 			}
 		}
@@ -138,20 +158,21 @@ func run(ctx context.Context, o options) error {
 	sctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 	defer cancel()
 	if err := l.Settle(sctx); err != nil {
-		return err
+		return u, err
 	}
 	fmt.Printf("hubbench: %d controllers × %d models = %d index rows inserted in %v, tuples delivered by the outbox after %v\n",
-		o.controllers, o.models, total, inserted.Round(time.Millisecond), time.Since(t0).Round(time.Millisecond))
+		o.controllers, o.models, o.controllers*o.models, inserted.Round(time.Millisecond), time.Since(t0).Round(time.Millisecond))
+	return u, nil
+}
 
-	stopProf, err := prof.StartCPU(o.cpuprofile)
-	if err != nil {
-		return err
-	}
-	defer func() { err = errors.Join(err, stopProf()) }()
+// benchList measures GET /v1/models for the user who sees 1% of the
+// models and for the one who sees them all.
+func benchList(ctx context.Context, o options, st *stack, l *hubload.Loader, users benchUsers) error {
+	total := o.controllers * o.models
 	for _, u := range []struct {
 		name, id string
 		want     int
-	}{{"1%", some, total / 100}, {"100%", all, total}} {
+	}{{"1%", users.some, total / 100}, {"100%", users.all, total}} {
 		tok, err := l.Token(ctx, u.id, time.Hour)
 		if err != nil {
 			return err
@@ -173,7 +194,7 @@ func run(ctx context.Context, o options) error {
 			u.name, n, len(lat), ms(p50), ms(p99), verdict(p99 <= 50*time.Millisecond))
 		fmt.Printf("                                              and decoded p50 %7s  p99 %7s\n", ms(pct(dec, 50)), ms(pct(dec, 99)))
 	}
-	return benchStatus(ctx, o, st, l, all)
+	return nil
 }
 
 // client is the api.Client every status path uses: one address, pinned

@@ -63,102 +63,133 @@ func startStack(ctx context.Context, root string, maxList uint32, spokeProcess b
 			s.close()
 		}
 	}()
+	quiet := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+	if err := s.startHub(ctx, gctx, root, maxList, quiet); err != nil {
+		return nil, err
+	}
+	spokeDir := filepath.Join(root, "spoke")
+	if err := s.startSpoke(ctx, gctx, root, spokeDir, spokeProcess, quiet); err != nil {
+		return nil, err
+	}
+	cred, err := readSpokeCredential(ctx, spokeDir, filepath.Join(root, "spoke.log"), start)
+	if err != nil {
+		return nil, err
+	}
+	s.spokeCA = []byte(cred.CACert)
+	if err := s.registerSpoke(ctx, cred); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// startHub starts PostgreSQL, OpenFGA, the development issuer and the hub
+// under root, and waits until the hub serves.
+func (s *stack) startHub(ctx, gctx context.Context, root string, maxList uint32, logger *slog.Logger) error {
 	pg, err := testkit.StartPostgresServer(ctx, filepath.Join(root, "postgres"))
 	if err != nil {
-		return nil, fmt.Errorf("postgres: %w", err)
+		return fmt.Errorf("postgres: %w", err)
 	}
 	s.stops = append(s.stops, func() { _ = pg.Stop() })
 	fga, err := embedded.Start(ctx, embedded.Config{ListObjectsMaxResults: maxList})
 	if err != nil {
-		return nil, fmt.Errorf("openfga: %w", err)
+		return fmt.Errorf("openfga: %w", err)
 	}
 	s.stops = append(s.stops, func() { _ = fga.Stop() })
 	idp, err := devidp.Start(ctx, devidp.Config{})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	s.issuer = idp.URL()
 	s.stops = append(s.stops, func() { _ = idp.Stop() })
 	if s.hubAddr, err = addr(); err != nil {
-		return nil, err
+		return err
 	}
-	quiet := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
 	hubDir := filepath.Join(root, "hub")
 	ready := make(chan struct{})
 	// The hub migrates the instance's postgres database (throwaway).
 	s.hub, err = hub.New(ctx, hub.Config{DSN: pg.DSN("postgres"), OpenFGAURL: fga.URL(), OIDCIssuer: idp.URL(),
 		OIDCClientID: devidp.HubClientID, Listen: s.hubAddr, PublicURL: "https://" + s.hubAddr, StateDir: hubDir,
-		DefaultOrg: "bench", Logger: quiet, Ready: ready, SessionTTL: time.Hour})
+		DefaultOrg: "bench", Logger: logger, Ready: ready, SessionTTL: time.Hour})
 	if err != nil {
-		return nil, fmt.Errorf("hub: %w", err)
+		return fmt.Errorf("hub: %w", err)
 	}
 	s.stops = append(s.stops, s.hub.Close)
-	g.Go(func() error { return s.hub.Run(gctx) })
+	s.g.Go(func() error { return s.hub.Run(gctx) })
 	if err := wait(gctx, ready); err != nil {
-		return nil, err
+		return err
 	}
-	if s.hubCA, err = os.ReadFile(hub.CACertFile(hubDir)); err != nil {
-		return nil, err
-	}
+	s.hubCA, err = os.ReadFile(hub.CACertFile(hubDir))
+	return err
+}
+
+// startSpoke starts the spoke that trusts the hub, in a process of its own
+// with spokeProcess, else in this one.
+func (s *stack) startSpoke(ctx, gctx context.Context, root, spokeDir string, spokeProcess bool, logger *slog.Logger) error {
+	var err error
 	if s.spokeAddr, err = addr(); err != nil {
-		return nil, err
+		return err
 	}
 	raft, err := addr()
 	if err != nil {
-		return nil, err
+		return err
 	}
-	spokeDir := filepath.Join(root, "spoke")
 	if spokeProcess {
 		set := spokeSettings{dataDir: spokeDir, listen: s.spokeAddr, raft: raft, hubURL: "https://" + s.hubAddr,
-			hubCAFile: hub.CACertFile(hubDir)}
+			hubCAFile: hub.CACertFile(filepath.Join(root, "hub"))}
 		proc, stop, err := startSpokeProcess(set, filepath.Join(root, "spoke.log"))
 		if err != nil {
-			return nil, fmt.Errorf("spoke process: %w", err)
+			return fmt.Errorf("spoke process: %w", err)
 		}
 		s.stops = append(s.stops, stop)
 		s.spokePID = proc.Pid
-	} else {
-		sready := make(chan struct{})
-		sp, err := spoke.New(ctx, spoke.Config{DataDir: spokeDir, Listen: s.spokeAddr, RaftListen: raft, Name: "real",
-			Bootstrap: true, Ready: sready, Logger: quiet, HubURL: "https://" + s.hubAddr, HubCACert: s.hubCA,
-			NoProvisioner: true}) // units' machines stay pending: no agent processes
-		if err != nil {
-			return nil, fmt.Errorf("spoke: %w", err)
-		}
-		g.Go(func() error { return sp.Serve(gctx) })
-		if err := wait(gctx, sready); err != nil {
-			return nil, err
-		}
+		return nil
 	}
-	var cred *spoke.AdminCredential
-	for delay := 50 * time.Millisecond; ; delay = min(2*delay, time.Second) { // the child writes it once bootstrapped
-		if cred, err = spoke.ReadAdminCredential(spokeDir); err == nil {
-			break
+	sready := make(chan struct{})
+	sp, err := spoke.New(ctx, spoke.Config{DataDir: spokeDir, Listen: s.spokeAddr, RaftListen: raft, Name: "real",
+		Bootstrap: true, Ready: sready, Logger: logger, HubURL: "https://" + s.hubAddr, HubCACert: s.hubCA,
+		NoProvisioner: true}) // units' machines stay pending: no agent processes
+	if err != nil {
+		return fmt.Errorf("spoke: %w", err)
+	}
+	s.g.Go(func() error { return sp.Serve(gctx) })
+	return wait(gctx, sready)
+}
+
+// readSpokeCredential waits for the spoke's admin credential, which the
+// spoke writes once bootstrapped, for up to a minute after start.
+func readSpokeCredential(ctx context.Context, spokeDir, logFile string, start time.Time) (*spoke.AdminCredential, error) {
+	for delay := 50 * time.Millisecond; ; delay = min(2*delay, time.Second) {
+		cred, err := spoke.ReadAdminCredential(spokeDir)
+		if err == nil {
+			return cred, nil
 		}
 		if time.Since(start) > time.Minute {
-			return nil, fmt.Errorf("the spoke's admin credential: %w (see %s)", err, filepath.Join(root, "spoke.log"))
+			return nil, fmt.Errorf("the spoke's admin credential: %w (see %s)", err, logFile)
 		}
 		if err := sleepCtx(ctx, delay); err != nil {
 			return nil, err
 		}
 	}
-	s.spokeCA = []byte(cred.CACert)
+}
+
+// registerSpoke registers the spoke with the hub, retrying for a minute
+// while the spoke finishes bootstrapping its identity.
+func (s *stack) registerSpoke(ctx context.Context, cred *spoke.AdminCredential) error {
 	req := hub.AddControllerRequest{Name: "real", URL: "https://" + s.spokeAddr, CACert: cred.CACert, Region: "real", Cloud: "localhost"}
 	deadline := time.Now().Add(time.Minute)
 	for delay := 50 * time.Millisecond; ; delay = min(2*delay, time.Second) {
 		c, err := s.hub.RegisterController(ctx, req, true)
 		if err == nil {
 			s.spokeUUID = c.UUID
-			break
+			return nil
 		}
 		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("register the spoke: %w", err)
+			return fmt.Errorf("register the spoke: %w", err)
 		}
 		if err := sleepCtx(ctx, delay); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return s, nil
 }
 
 func wait(ctx context.Context, ready <-chan struct{}) error {

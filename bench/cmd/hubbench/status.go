@@ -34,8 +34,8 @@ func benchStatus(ctx context.Context, o options, st *stack, l *hubload.Loader, u
 	}
 	defer viaHub.Close()
 	// relayed asks the hub not to use its copy of the status (no-store):
-	// the hub's hop alone, as every status read went before the hub kept
-	// copies (hub/statuscache.go).
+	// the controller builds every answer and the hub relays it, so the
+	// figure is the hub's hop alone, without its status cache.
 	relayed, err := client([]string{st.hubAddr}, st.hubCA, tok, "Cache-Control", "no-store")
 	if err != nil {
 		return err
