@@ -51,16 +51,6 @@ type App struct {
 	atHub bool
 }
 
-// usageError marks a command line mistake (exit code 2).
-type usageError struct{ err error }
-
-func (e usageError) Error() string { return e.err.Error() }
-func (e usageError) Unwrap() error { return e.err }
-
-func usagef(format string, args ...any) error {
-	return usageError{fmt.Errorf(format, args...)}
-}
-
 // Run runs one command line and returns the exit code. With no arguments
 // on a terminal it opens the interactive shell.
 func (a *App) Run(ctx context.Context, args []string) int {
@@ -191,30 +181,3 @@ account's credentials for 'drover login'.`,
 }
 
 // Argument validators that report usage errors.
-
-func exactArgs(n int, what string) cobra.PositionalArgs {
-	return func(cmd *cobra.Command, args []string) error {
-		if len(args) != n {
-			return usagef("%s: expected %s, got %d argument(s); usage: %s", cmd.Name(), what, len(args), cmd.UseLine())
-		}
-		return nil
-	}
-}
-
-func rangeArgs(lo, hi int, what string) cobra.PositionalArgs {
-	return func(cmd *cobra.Command, args []string) error {
-		if len(args) < lo || len(args) > hi {
-			return usagef("%s: expected %s, got %d argument(s); usage: %s", cmd.Name(), what, len(args), cmd.UseLine())
-		}
-		return nil
-	}
-}
-
-func minArgs(n int, what string) cobra.PositionalArgs {
-	return func(cmd *cobra.Command, args []string) error {
-		if len(args) < n {
-			return usagef("%s: expected %s; usage: %s", cmd.Name(), what, cmd.UseLine())
-		}
-		return nil
-	}
-}

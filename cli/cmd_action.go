@@ -13,9 +13,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// waitForever is the --wait value when given without a duration.
-const waitForever = "forever"
-
 func (a *App) runCmd() *cobra.Command {
 	var mo modelOpt
 	var format formatOpt
@@ -348,75 +345,5 @@ func (a *App) resolvedCmd() *cobra.Command {
 	}
 	mo.add(cmd)
 	cmd.Flags().BoolVar(&noRetry, "no-retry", false, "skip the failed hook instead of retrying it")
-	return cmd
-}
-
-func (a *App) showStatusLogCmd() *cobra.Command {
-	var mo modelOpt
-	var format formatOpt
-	var kind string
-	var n int
-	cmd := &cobra.Command{
-		Use:   "show-status-log ENTITY",
-		Short: "Show an entity's status history",
-		Long: `Shows the recorded statuses of a unit, application or machine, oldest first.
-Without --type, ENTITY says which: kv/0 a unit (workload and agent), kv an
-application, 0 a machine (its agent; --type machine-instance for the
-instance). As in Juju, a status set again and again (or a pair, such as a
-hook's executing then idle) shows once, then "last status repeated N
-times"; --format json and yaml give every entry.`,
-		Example: "  drover show-status-log kv/0\n  drover show-status-log kv/0 --type workload -n 5\n  drover show-status-log 0 --type machine",
-		Args:    exactArgs(1, "a unit, application or machine"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := format.check(); err != nil {
-				return err
-			}
-			if !cmd.Flags().Changed("type") { // the entity says what it is
-				switch {
-				case isMachineID(args[0]):
-					kind = api.StatusKindMachine
-				case !strings.Contains(args[0], "/"):
-					kind = api.StatusKindApplication
-				}
-			}
-			switch kind {
-			case "", "unit":
-				kind = ""
-			case api.StatusKindWorkload, api.StatusKindAgent, api.StatusKindApplication, api.StatusKindMachine,
-				api.StatusKindInstance, api.StatusKindModel:
-			default:
-				return usagef("--type %q: want unit, workload, juju-unit, application, machine, machine-instance or model", kind)
-			}
-			return a.withModel(cmd.Context(), mo.ref, func(mc *modelConn) error {
-				entity := args[0]
-				if kind == api.StatusKindModel {
-					entity = mc.uuid
-				}
-				hist, err := mc.client.StatusHistory(cmd.Context(), mc.uuid, api.StatusHistoryFilter{Entity: entity, Kind: kind, Limit: n})
-				if err != nil {
-					return err
-				}
-				slices.SortStableFunc(hist, func(x, y api.StatusHistoryEntry) int {
-					if c := x.Status.Since.Compare(y.Status.Since); c != 0 {
-						return c
-					}
-					return int(x.Seq) - int(y.Seq)
-				})
-				if format.value != "tabular" {
-					return writeFormatted(a.Stdout, format.value, hist)
-				}
-				t := &table{color: a.Terminal}
-				t.row("Time", "Type", "Status", "Message")
-				for _, h := range squashRepeats(hist) {
-					t.row(h.Status.Since.UTC().Format("02 Jan 2006 15:04:05Z"), h.Kind, statusCell(h.Status.Status), h.Status.Message)
-				}
-				return t.write(a.Stdout)
-			})
-		},
-	}
-	mo.add(cmd)
-	format.add(cmd, "tabular", "tabular", "json", "yaml")
-	cmd.Flags().StringVar(&kind, "type", "", "status type: unit (workload and agent), workload, juju-unit, application, machine, model")
-	cmd.Flags().IntVarP(&n, "lines", "n", 0, "show at most this many entries (0: the server's default)")
 	return cmd
 }

@@ -283,24 +283,6 @@ func (a *App) showBehindHub(ctx context.Context, name, format string) (shown boo
 	return true, writeFormatted(a.Stdout, format, map[string]any{name: view})
 }
 
-// hubControllerList is the hub's GET /v1/controllers: the controllers
-// behind it the caller may see, as the hub describes them.
-func hubControllerList(ctx context.Context, c *conn) ([]map[string]any, error) {
-	var list struct {
-		Controllers []map[string]any `json:"controllers"`
-	}
-	err := c.client.Call(ctx, http.MethodGet, "/v1/controllers", nil, nil, &list)
-	return list.Controllers, err
-}
-
-// hubInfo is the hub's GET /v1/hub, within 3 s.
-func hubInfo(ctx context.Context, c *conn) (api.HubInfo, error) {
-	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-	defer cancel()
-	var info api.HubInfo
-	return info, c.client.Call(ctx, http.MethodGet, "/v1/hub", nil, nil, &info)
-}
-
 // addModelsView adds the models this client knows on ctl, and its current
 // one, to a show-controller view.
 func (a *App) addModelsView(ctl string, view map[string]any) {

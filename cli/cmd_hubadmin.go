@@ -240,17 +240,6 @@ read; revoking read removes all access).`,
 	return cmd
 }
 
-// notePending tells that a grant or membership names, by email, someone
-// who has not logged in yet (the hub's answer says so; else it has none).
-func (a *App) notePending(out any) error {
-	if doc, ok := out.(map[string]any); ok {
-		if u, ok := doc["pending-user"].(string); ok && u != "" {
-			fmt.Fprintf(a.Stderr, "%s has not logged in yet: this applies from their first login.\n", u)
-		}
-	}
-	return nil
-}
-
 func (a *App) isHubController(ctx context.Context, ctl, name string) bool {
 	c, err := a.dial(ctl)
 	if err != nil {
@@ -457,17 +446,6 @@ func auditTime(s string, now time.Time) (time.Time, error) {
 	return now.Add(-ago).UTC().Truncate(time.Second), nil
 }
 
-// tableTimeLayout is how tables show times: to the second, in UTC.
-const tableTimeLayout = "2006-01-02 15:04:05Z"
-
-// tableTime shows an RFC 3339 time in a table, to the second, in UTC.
-func tableTime(s string) string {
-	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
-		return t.UTC().Format(tableTimeLayout)
-	}
-	return s
-}
-
 // auditTarget is what an audit entry acted on: the entity the hub named
 // (an application, a unit, a relation), else the grant's or group's
 // subject from the recorded request, with a grant's controller or
@@ -503,57 +481,4 @@ func auditTarget(entry map[string]any) string {
 		return "-"
 	}
 	return strings.Join(parts, " ")
-}
-
-// hubControllerList returns the controllers registered with a hub, as
-// it lists them (their CA certificates left out).
-func (a *App) hubControllerList(ctx context.Context, ctl string) ([]map[string]any, error) {
-	var doc struct {
-		Controllers []map[string]any `json:"controllers"`
-	}
-	if err := a.hubDo(ctx, ctl, http.MethodGet, "/v1/controllers", nil, nil, &doc); err != nil {
-		return nil, err
-	}
-	for _, c := range doc.Controllers {
-		delete(c, "ca-cert")
-	}
-	return doc.Controllers, nil
-}
-
-// hubControllers prints the controllers registered with a hub.
-func (a *App) hubControllers(ctx context.Context, ctl string) error {
-	list, err := a.hubControllerList(ctx, ctl)
-	if err != nil {
-		return err
-	}
-	tw := tabwriter.NewWriter(a.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "Controller\tRegion\tCloud\tHealth\tLast contact\tEvent index")
-	for _, m := range list {
-		seen := "-"
-		if v, ok := m["last-seen"].(string); ok {
-			seen = tableTime(v)
-		}
-		str := func(k string) string { v, _ := m[k].(string); return orDash(v) }
-		health := str("status")
-		if dep, _ := m["deprecated"].(bool); dep {
-			health += ", deprecated" // takes no new models
-		}
-		h, _ := m["health"].(map[string]any)
-		if n, _ := h["models-not-indexed"].(float64); n > 0 {
-			// More models than the hub indexes for one controller.
-			health += fmt.Sprintf(", %s models not indexed (limit %s)", jsonInt(n), jsonInt(h["model-limit"]))
-		}
-		fmt.Fprintf(tw, "%v\t%v\t%v\t%v\t%v\t%v\n", str("name"), str("region"), str("cloud"), health, seen, jsonInt(m["event-index"]))
-	}
-	return tw.Flush()
-}
-
-// jsonInt shows a decoded JSON number as an integer (fmt shows a float64
-// of a million as 1e+06), "-" when absent.
-func jsonInt(v any) string {
-	f, ok := v.(float64)
-	if !ok {
-		return "-"
-	}
-	return strconv.FormatFloat(f, 'f', -1, 64)
 }

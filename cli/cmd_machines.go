@@ -1,29 +1,12 @@
 package cli
 
 import (
-	"context"
 	"fmt"
 
 	"github.com/spf13/cobra"
 
 	"github.com/droverhq/drover/api"
 )
-
-// modelStatus checks a command's --format, then reads the model's status
-// (machines, show-machine, show-unit). The caller closes mc's client.
-func (a *App) modelStatus(ctx context.Context, format *formatOpt, ref string) (mc *modelConn, fs *api.FullStatus, err error) {
-	if err := format.check(); err != nil {
-		return nil, nil, err
-	}
-	if mc, err = a.dialModel(ctx, ref); err != nil {
-		return nil, nil, err
-	}
-	if fs, err = mc.client.Status(ctx, mc.uuid); err != nil {
-		mc.client.Close()
-		return nil, nil, err
-	}
-	return mc, fs, nil
-}
 
 func (a *App) machinesCmd() *cobra.Command {
 	var mo modelOpt

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bufio"
 	"cmp"
 	"context"
 	"errors"
@@ -14,19 +13,6 @@ import (
 	"github.com/droverhq/drover/api"
 	"github.com/spf13/cobra"
 )
-
-// confirm asks on a terminal; elsewhere it refuses, so scripts must say -y.
-func (a *App) confirm(what string) error {
-	if !a.StdinTerminal {
-		return usagef("%s\nrefusing without confirmation: pass -y (--no-prompt) to proceed", what)
-	}
-	fmt.Fprintf(a.Stderr, "%s\nContinue [y/N]? ", what)
-	line, _ := bufio.NewReader(a.Stdin).ReadString('\n') // EOF means no
-	if ans := strings.ToLower(strings.TrimSpace(line)); ans != "y" && ans != "yes" {
-		return errors.New("cancelled")
-	}
-	return nil
-}
 
 func (a *App) addModelCmd() *cobra.Command {
 	var ctl controllerOpt
@@ -202,27 +188,6 @@ func modelUsersView(us []api.ModelUser, now time.Time) map[string]any {
 	return out
 }
 
-// friendlyAgo says when something happened as Juju's show-model does:
-// "just now", "5 minutes ago", "3 hours ago", then the date.
-func friendlyAgo(t, now time.Time) string {
-	d := now.Sub(t)
-	plural := func(n int, unit string) string {
-		if n == 1 {
-			return "1 " + unit + " ago"
-		}
-		return fmt.Sprintf("%d %ss ago", n, unit)
-	}
-	switch {
-	case d < time.Minute:
-		return "just now"
-	case d < time.Hour:
-		return plural(int(d/time.Minute), "minute")
-	case d < 24*time.Hour:
-		return plural(int(d/time.Hour), "hour")
-	}
-	return t.UTC().Format("2006-01-02")
-}
-
 func (a *App) destroyModelCmd() *cobra.Command {
 	var ctl controllerOpt
 	var force, yes, noWait bool
@@ -385,17 +350,6 @@ func (a *App) waitModelGone(ctx context.Context, mc *modelConn, p *progress, lef
 			return nil
 		}
 	}
-}
-
-// modelRemoved reports whether a watch frame carries the removal of the
-// watched model itself.
-func modelRemoved(f *api.WatchFrame, uuid string) bool {
-	for _, d := range f.Deltas {
-		if d.Kind == "model" && d.Key == uuid && d.Op == "delete" {
-			return true
-		}
-	}
-	return false
 }
 
 func (a *App) modelConfigCmd() *cobra.Command {

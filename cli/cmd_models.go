@@ -184,10 +184,3 @@ func (a *App) models(ctx context.Context, ctlName string, o modelsOpts) error {
 	}
 	return t.write(a.Stdout)
 }
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}

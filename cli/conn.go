@@ -349,3 +349,19 @@ func (a *App) withModel(ctx context.Context, ref string, fn func(mc *modelConn) 
 	defer mc.client.Close()
 	return fn(mc)
 }
+
+// modelStatus checks a command's --format, then reads the model's status
+// (machines, show-machine, show-unit). The caller closes mc's client.
+func (a *App) modelStatus(ctx context.Context, format *formatOpt, ref string) (mc *modelConn, fs *api.FullStatus, err error) {
+	if err := format.check(); err != nil {
+		return nil, nil, err
+	}
+	if mc, err = a.dialModel(ctx, ref); err != nil {
+		return nil, nil, err
+	}
+	if fs, err = mc.client.Status(ctx, mc.uuid); err != nil {
+		mc.client.Close()
+		return nil, nil, err
+	}
+	return mc, fs, nil
+}

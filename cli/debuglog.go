@@ -57,22 +57,6 @@ func entityPatterns(names []string) []string {
 	return out
 }
 
-// isMachineID is true for 0, 12 and 0/lxd/1.
-func isMachineID(s string) bool {
-	for i, part := range strings.Split(s, "/") {
-		if i%2 == 1 {
-			if part == "" || strings.Trim(part, "abcdefghijklmnopqrstuvwxyz") != "" {
-				return false
-			}
-			continue
-		}
-		if part == "" || strings.Trim(part, "0123456789") != "" {
-			return false
-		}
-	}
-	return true
-}
-
 func matchAny(globs []string, tag string) bool {
 	for _, g := range globs {
 		if ok, err := path.Match(g, tag); (err == nil && ok) || g == tag {

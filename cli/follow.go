@@ -87,3 +87,14 @@ func (p *pollSource) Close() error {
 	}
 	return nil
 }
+
+// modelRemoved reports whether a watch frame carries the removal of the
+// watched model itself.
+func modelRemoved(f *api.WatchFrame, uuid string) bool {
+	for _, d := range f.Deltas {
+		if d.Kind == "model" && d.Key == uuid && d.Op == "delete" {
+			return true
+		}
+	}
+	return false
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/spf13/cobra"
@@ -194,3 +195,31 @@ func statusColor(s string) string {
 
 func colored(text, color string) cell { return cell{text: text, color: color} }
 func statusCell(s string) cell        { return cell{text: s, color: statusColor(s)} }
+
+// friendlyAgo says when something happened as Juju's show-model does:
+// "just now", "5 minutes ago", "3 hours ago", then the date.
+func friendlyAgo(t, now time.Time) string {
+	d := now.Sub(t)
+	plural := func(n int, unit string) string {
+		if n == 1 {
+			return "1 " + unit + " ago"
+		}
+		return fmt.Sprintf("%d %ss ago", n, unit)
+	}
+	switch {
+	case d < time.Minute:
+		return "just now"
+	case d < time.Hour:
+		return plural(int(d/time.Minute), "minute")
+	case d < 24*time.Hour:
+		return plural(int(d/time.Hour), "hour")
+	}
+	return t.UTC().Format("2006-01-02")
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

@@ -216,33 +216,6 @@ func unitRow(t *table, label string, u api.UnitStatus) {
 		strings.Join(u.OpenPorts, ","), msg)
 }
 
-// sortedUnitNames orders units by application, then unit number.
-func sortedUnitNames(units map[string]api.UnitStatus) []string {
-	names := sortedKeys(units)
-	sort.SliceStable(names, func(i, j int) bool { return unitLess(names[i], names[j]) })
-	return names
-}
-
-// unitLess orders unit names by application, then unit number.
-func unitLess(a, b string) bool {
-	ai, ni, _ := strings.Cut(a, "/")
-	aj, nj, _ := strings.Cut(b, "/")
-	if ai != aj {
-		return ai < aj
-	}
-	return machineLess(ni, nj)
-}
-
-// machineLess compares ids numerically when both are numbers.
-func machineLess(a, b string) bool {
-	x, errA := strconv.Atoi(a)
-	y, errB := strconv.Atoi(b)
-	if errA == nil && errB == nil {
-		return x < y
-	}
-	return a < b
-}
-
 // machineRows fills t with status's Machine section (and 'machines').
 func machineRows(t *table, machines map[string]api.MachineStatus) {
 	t.row("Machine", "State", "Address", "Inst id", "Base", "AZ", "Message")

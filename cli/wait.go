@@ -215,3 +215,6 @@ func waitFailed(failed []unitFailure) error {
 		"retry the hook with 'drover resolved %s' (or skip it with --no-retry)", names[0], names[0])
 	return errors.New(b.String())
 }
+
+// waitForever is the --wait value when given without a duration.
+const waitForever = "forever"
