@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+
+	"github.com/droverhq/drover/cli/internal/modelcmd"
 )
 
 func (a *App) versionCmd() *cobra.Command {
@@ -11,7 +13,7 @@ func (a *App) versionCmd() *cobra.Command {
 		Use:     "version",
 		Short:   "Print the client version",
 		Example: "  drover version",
-		Args:    exactArgs(0, "no arguments"),
+		Args:    modelcmd.ExactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			fmt.Fprintln(a.Stdout, Version)
 			return nil
@@ -29,7 +31,7 @@ or install it where the shell looks for completions.`,
   drover completion zsh > "${fpath[1]}/_drover"
   drover completion fish > ~/.config/fish/completions/drover.fish`,
 		ValidArgs: []string{"bash", "zsh", "fish"},
-		Args:      exactArgs(1, "a shell: bash, zsh or fish"),
+		Args:      modelcmd.ExactArgs(1, "a shell: bash, zsh or fish"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			root := cmd.Root()
 			switch args[0] {
@@ -40,7 +42,7 @@ or install it where the shell looks for completions.`,
 			case "fish":
 				return root.GenFishCompletion(a.Stdout, true)
 			}
-			return usagef("completion: unsupported shell %q: want bash, zsh or fish", args[0])
+			return modelcmd.Usagef("completion: unsupported shell %q: want bash, zsh or fish", args[0])
 		},
 	}
 }

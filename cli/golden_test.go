@@ -3,33 +3,11 @@ package cli
 import (
 	"bytes"
 	"context"
-	"flag"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/droverhq/drover/cli/internal/modelcmd/modelcmdtest"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
-
-// golden compares got with testdata/name, or rewrites it with -update.
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./cli -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file (run go test ./cli -update if intended)\n--- got\n%s\n--- want\n%s", name, got, want)
-	}
-}
 
 // testApp is an App with captured output, a fixed clock and a store in a
 // temporary directory.
@@ -67,7 +45,7 @@ func TestHelpGolden(t *testing.T) {
 			if code := a.Run(context.Background(), tc.args); code != 0 {
 				t.Fatalf("exit %d: %s", code, errb)
 			}
-			golden(t, tc.name, out.Bytes())
+			modelcmdtest.Golden(t, tc.name, out.Bytes())
 		})
 	}
 }

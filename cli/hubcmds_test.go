@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/cli/internal/clientstore"
 	"github.com/droverhq/drover/tests/testkit"
 )
 
@@ -138,12 +139,12 @@ func TestHubUnreachable(t *testing.T) {
 		errb.String() != "ERROR authentication required\n(the hub session has ended and could not be renewed; run 'drover login' again)\n" {
 		t.Errorf("a session the hub refuses: exit %d\n%s%s", code, out, errb)
 	}
-	dir, err := DefaultStoreDir(a.Getenv)
+	dir, err := clientstore.DefaultStoreDir(a.Getenv)
 	if err != nil {
 		t.Fatal(err)
 	}
 	addr := testkit.FreeAddr(t)
-	if err := (&Store{Dir: dir}).Update(func(s *State) error {
+	if err := (&clientstore.Store{Dir: dir}).Update(func(s *clientstore.State) error {
 		s.Controllers["hub"].APIAddresses = []string{addr}
 		return nil
 	}); err != nil {

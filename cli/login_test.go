@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/cli/internal/clientstore"
+	"github.com/droverhq/drover/cli/internal/modelcmd/modelcmdtest"
 )
 
 // TestLoginAgain: 'drover login' alone logs a service account in again
@@ -27,20 +29,20 @@ func TestLoginAgain(t *testing.T) {
 		_ = json.NewEncoder(w).Encode(map[string]string{"user": strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer tok-"), "access": "login"})
 	})
 	a, out, errb := atFakeHub(t, mux)
-	dir, err := DefaultStoreDir(a.Getenv)
+	dir, err := clientstore.DefaultStoreDir(a.Getenv)
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := &Store{Dir: dir}
-	if err := st.Update(func(s *State) error {
+	st := &clientstore.Store{Dir: dir}
+	if err := st.Update(func(s *clientstore.State) error {
 		acct := s.Accounts["hub"]
 		acct.User, acct.ClientID, acct.ClientSecret = "ci", "ci", "s3cret"
-		s.Models["hub"] = &ControllerModels{Models: map[string]ModelDetails{"prod": {UUID: "u1"}}, CurrentModel: "prod"}
+		s.Models["hub"] = &clientstore.ControllerModels{Models: map[string]clientstore.ModelDetails{"prod": {UUID: "u1"}}, CurrentModel: "prod"}
 		return nil
 	}); err != nil {
 		t.Fatal(err)
 	}
-	models := func() *ControllerModels {
+	models := func() *clientstore.ControllerModels {
 		s, err := st.Load()
 		if err != nil {
 			t.Fatal(err)
@@ -91,11 +93,11 @@ func TestSessionRenewalRefusals(t *testing.T) {
 		}
 	})
 	mux.HandleFunc("GET /v1/models", func(w http.ResponseWriter, _ *http.Request) {
-		answerError(w, http.StatusUnauthorized, api.CodeUnauthorized, "authentication required")
+		modelcmdtest.AnswerError(w, http.StatusUnauthorized, api.CodeUnauthorized, "authentication required")
 	})
 	a, _, errb := atFakeHub(t, mux)
-	dir, _ := DefaultStoreDir(a.Getenv)
-	if err := (&Store{Dir: dir}).Update(func(s *State) error { s.Accounts["hub"].RefreshToken = "r1"; return nil }); err != nil {
+	dir, _ := clientstore.DefaultStoreDir(a.Getenv)
+	if err := (&clientstore.Store{Dir: dir}).Update(func(s *clientstore.State) error { s.Accounts["hub"].RefreshToken = "r1"; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct{ answer, want string }{

@@ -11,7 +11,7 @@ import (
 
 // TestShowUnitWithoutRelationData: show-unit at a hub for someone who may
 // only read the model shows the unit, and says its relation data needs
-// write access, rather than failing; a unit that is not there is named.
+// Write access, rather than failing; a unit that is not there is named.
 func TestShowUnitWithoutRelationData(t *testing.T) {
 	const id = "6a1f0c2e-0000-4000-8000-00000000000f"
 	mux := http.NewServeMux()
