@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"gopkg.in/yaml.v3"
@@ -109,13 +110,28 @@ func deployConfig(values []string) (files map[string]map[string]any, strs map[st
 	return files, strs, err
 }
 
+// deployFlags are deploy's flags.
+type deployFlags struct {
+	mo                modelcmd.ModelOpt
+	n                 int
+	to, config        []string
+	constraints, base string
+	trust             bool
+	wait              modelcmd.WaitOpt
+}
+
+// deployPlan is deploy's command line, checked before a model is dialled.
+type deployPlan struct {
+	bundleFile string // "" for a charm
+	files      map[string]map[string]any
+	strs       map[string]string
+	placements []string
+	waiting    bool
+	limit      time.Duration
+}
+
 func (a *Commands) DeployCmd() *cobra.Command {
-	var mo modelcmd.ModelOpt
-	var n int
-	var to, config []string
-	var constraints, base string
-	var trust bool
-	var wait modelcmd.WaitOpt
+	var f deployFlags
 	cmd := &cobra.Command{
 		Use:   "deploy CHARM_DIR|CHARM.charm|BUNDLE.yaml [APPLICATION]",
 		Short: "Deploy a charm or a bundle",
@@ -137,90 +153,107 @@ fails as soon as a unit is in error (a hook failed), and with
   drover deploy ./bundle.yaml --config overrides.yaml --wait=10m`,
 		Args: modelcmd.RangeArgs(1, 2, "a charm or bundle path and an optional application name"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			waiting, limit, err := wait.Parse()
+			plan, err := f.plan(args[0])
 			if err != nil {
 				return err
 			}
-			files, strs, err := deployConfig(config)
-			if err != nil {
-				return err
-			}
-			if _, err := api.ParseConstraints(constraints); err != nil {
-				return modelcmd.Usagef("--constraints: %v", err)
-			}
-			placements := modelcmd.SplitList(to)
-			for _, p := range placements {
-				if _, err := charm.ParsePlacement(p); err != nil {
-					return modelcmd.Usagef("--to: %v", err)
-				}
-			}
-			bundleFile, err := deployKind(args[0])
-			if err != nil {
-				return err
-			}
-			return a.WithModel(cmd.Context(), mo.Ref, func(mc *modelcmd.ModelConn) error {
-				if bundleFile != "" {
-					if len(args) == 2 || cmd.Flags().Changed("num-units") || len(placements) > 0 || len(strs) > 0 {
+			return a.WithModel(cmd.Context(), f.mo.Ref, func(mc *modelcmd.ModelConn) error {
+				if plan.bundleFile != "" {
+					if len(args) == 2 || cmd.Flags().Changed("num-units") || len(plan.placements) > 0 || len(plan.strs) > 0 {
 						return modelcmd.Usagef("a bundle takes no application name, -n, --to or --config key=value (use a --config file)")
 					}
-					data, err := os.ReadFile(bundleFile)
-					if err != nil {
-						return err
-					}
-					b, err := charm.ParseBundle(data)
-					if err != nil {
-						return err
-					}
-					if err := b.ResolveCharmPaths(filepath.Dir(bundleFile)); err != nil {
-						return err
-					}
-					if err := a.deployBundle(cmd.Context(), mc, b, files); err != nil || !waiting {
-						return err
-					}
-					return a.WaitSettled(cmd.Context(), mc, modelcmd.WaitSpec{Apps: modelcmd.SortedKeys(b.Applications)}, limit)
+					return a.deployBundleFile(cmd.Context(), mc, plan)
 				}
-				p := a.NewProgress("Uploading charm " + args[0])
-				ch, err := a.uploadCharm(cmd.Context(), mc.Client, mc.UUID, args[0])
-				if err != nil {
-					p.Done("")
-					return err
-				}
-				name := ch.Name
-				if len(args) == 2 {
-					name = args[1]
-				}
-				if ch.Subordinate && cmd.Flags().Changed("num-units") {
-					p.Done("")
-					return modelcmd.Usagef("%q is a subordinate charm: its units follow its principals, so -n does not apply", ch.Name)
-				}
-				units := n
-				if ch.Subordinate {
-					units = 0
-				}
-				p.Update("Deploying %q from local charm %q", name, ch.Name)
-				res, err := mc.Client.Deploy(cmd.Context(), mc.UUID, api.DeployRequest{Application: name, CharmSHA256: ch.SHA256,
-					NumUnits: units, Config: files[name], ConfigStrs: strs, To: placements, Constraints: constraints, Base: base, Trust: trust})
-				if err != nil {
-					p.Done("")
-					return err
-				}
-				p.Done(fmt.Sprintf("Deployed %q from local charm %q (sha256 %.12s) with %d unit(s)", name, ch.Name, ch.SHA256, len(res.Units)))
-				if !waiting {
-					return nil
-				}
-				return a.WaitSettled(cmd.Context(), mc, modelcmd.WaitSpec{Apps: []string{name}, Units: res.Units}, limit)
+				return a.deployCharm(cmd, mc, args, &f, plan)
 			})
 		},
 	}
-	mo.Add(cmd)
-	wait.Add(cmd)
-	cmd.Flags().IntVarP(&n, "num-units", "n", 1, "number of units")
-	cmd.Flags().StringSliceVar(&to, "to", nil, "placement directives, one per unit (comma-separated)")
-	cmd.Flags().StringArrayVar(&config, "config", nil, "config key=value or a YAML file (repeatable)")
-	cmd.Flags().StringVar(&constraints, "constraints", "", "machine constraints, e.g. \"mem=4G cores=2\"")
-	cmd.Flags().StringVar(&base, "base", "", "OS base of new machines, e.g. ubuntu@24.04")
-	cmd.Flags().BoolVar(&trust, "trust", false, "trust the application with the model's cloud credential (as 'drover trust')")
+	f.mo.Add(cmd)
+	f.wait.Add(cmd)
+	cmd.Flags().IntVarP(&f.n, "num-units", "n", 1, "number of units")
+	cmd.Flags().StringSliceVar(&f.to, "to", nil, "placement directives, one per unit (comma-separated)")
+	cmd.Flags().StringArrayVar(&f.config, "config", nil, "config key=value or a YAML file (repeatable)")
+	cmd.Flags().StringVar(&f.constraints, "constraints", "", "machine constraints, e.g. \"mem=4G cores=2\"")
+	cmd.Flags().StringVar(&f.base, "base", "", "OS base of new machines, e.g. ubuntu@24.04")
+	cmd.Flags().BoolVar(&f.trust, "trust", false, "trust the application with the model's cloud credential (as 'drover trust')")
 	return cmd
+}
+
+// plan checks the flags and what path is (a charm or a bundle).
+func (f *deployFlags) plan(path string) (deployPlan, error) {
+	var p deployPlan
+	var err error
+	if p.waiting, p.limit, err = f.wait.Parse(); err != nil {
+		return p, err
+	}
+	if p.files, p.strs, err = deployConfig(f.config); err != nil {
+		return p, err
+	}
+	if _, err := api.ParseConstraints(f.constraints); err != nil {
+		return p, modelcmd.Usagef("--constraints: %v", err)
+	}
+	p.placements = modelcmd.SplitList(f.to)
+	for _, pl := range p.placements {
+		if _, err := charm.ParsePlacement(pl); err != nil {
+			return p, modelcmd.Usagef("--to: %v", err)
+		}
+	}
+	p.bundleFile, err = deployKind(path)
+	return p, err
+}
+
+// deployBundleFile deploys the bundle plan names, then waits if asked.
+func (a *Commands) deployBundleFile(ctx context.Context, mc *modelcmd.ModelConn, plan deployPlan) error {
+	data, err := os.ReadFile(plan.bundleFile)
+	if err != nil {
+		return err
+	}
+	b, err := charm.ParseBundle(data)
+	if err != nil {
+		return err
+	}
+	if err := b.ResolveCharmPaths(filepath.Dir(plan.bundleFile)); err != nil {
+		return err
+	}
+	if err := a.deployBundle(ctx, mc, b, plan.files); err != nil || !plan.waiting {
+		return err
+	}
+	return a.WaitSettled(ctx, mc, modelcmd.WaitSpec{Apps: modelcmd.SortedKeys(b.Applications)}, plan.limit)
+}
+
+// deployCharm uploads the charm args[0] and deploys it as args[1] (or
+// its own name), then waits if asked.
+func (a *Commands) deployCharm(cmd *cobra.Command, mc *modelcmd.ModelConn, args []string, f *deployFlags, plan deployPlan) error {
+	p := a.NewProgress("Uploading charm " + args[0])
+	ch, err := a.uploadCharm(cmd.Context(), mc.Client, mc.UUID, args[0])
+	if err != nil {
+		p.Done("")
+		return err
+	}
+	name := ch.Name
+	if len(args) == 2 {
+		name = args[1]
+	}
+	if ch.Subordinate && cmd.Flags().Changed("num-units") {
+		p.Done("")
+		return modelcmd.Usagef("%q is a subordinate charm: its units follow its principals, so -n does not apply", ch.Name)
+	}
+	units := f.n
+	if ch.Subordinate {
+		units = 0
+	}
+	p.Update("Deploying %q from local charm %q", name, ch.Name)
+	res, err := mc.Client.Deploy(cmd.Context(), mc.UUID, api.DeployRequest{Application: name, CharmSHA256: ch.SHA256,
+		NumUnits: units, Config: plan.files[name], ConfigStrs: plan.strs, To: plan.placements, Constraints: f.constraints, Base: f.base, Trust: f.trust})
+	if err != nil {
+		p.Done("")
+		return err
+	}
+	p.Done(fmt.Sprintf("Deployed %q from local charm %q (sha256 %.12s) with %d unit(s)", name, ch.Name, ch.SHA256, len(res.Units)))
+	if !plan.waiting {
+		return nil
+	}
+	return a.WaitSettled(cmd.Context(), mc, modelcmd.WaitSpec{Apps: []string{name}, Units: res.Units}, plan.limit)
 }
 
 func (a *Commands) ConfigCmd() *cobra.Command {

@@ -93,14 +93,29 @@ func filterStatus(fs *api.FullStatus, patterns []string) (*api.FullStatus, error
 // writeStatusTabular prints status the way `juju status` does: Model, App,
 // Unit, Machine and Integration sections separated by blank lines.
 func writeStatusTabular(w io.Writer, fs *api.FullStatus, opt statusOptions) error {
-	var sections []*modelcmd.Table
-	add := func() *modelcmd.Table {
-		t := &modelcmd.Table{Color: opt.color}
-		sections = append(sections, t)
-		return t
+	newTable := func() *modelcmd.Table { return &modelcmd.Table{Color: opt.color} }
+	sections := []*modelcmd.Table{modelTable(newTable(), fs)}
+	apps := modelcmd.SortedKeys(fs.Applications)
+	if len(apps) > 0 {
+		sections = append(sections, appTable(newTable(), fs, apps))
 	}
+	if t := newTable(); unitTable(t, fs, apps) > 0 {
+		sections = append(sections, t)
+	}
+	if len(fs.Machines) > 0 {
+		t := newTable()
+		MachineRows(t, fs.Machines)
+		sections = append(sections, t)
+	}
+	if len(fs.Relations) > 0 || opt.relations {
+		sections = append(sections, relationTable(newTable(), fs.Relations))
+	}
+	return writeSections(w, sections)
+}
 
-	m := add()
+// modelTable is the model's line, with a note when it is not plainly
+// available.
+func modelTable(m *modelcmd.Table, fs *api.FullStatus) *modelcmd.Table {
 	region := fs.Model.Cloud
 	if fs.Model.Region != "" {
 		region += "/" + fs.Model.Region
@@ -116,35 +131,39 @@ func writeStatusTabular(w io.Writer, fs *api.FullStatus, opt statusOptions) erro
 	}
 	m.Row(hdr...)
 	m.Row(row...)
+	return m
+}
 
-	apps := modelcmd.SortedKeys(fs.Applications)
-	if len(apps) > 0 {
-		t := add()
-		t.Row("App", "Version", "Status", "Scale", "Charm", "Channel", "Rev", "Exposed", "Message")
-		for _, name := range apps {
-			app := fs.Applications[name]
-			scale := ""
-			if len(app.SubordinateTo) == 0 {
-				scale = strconv.Itoa(len(app.Units))
-				if app.Scale != len(app.Units) && app.Scale > 0 {
-					scale = fmt.Sprintf("%d/%d", len(app.Units), app.Scale)
-				}
+// appTable lists the applications apps, in that order.
+func appTable(t *modelcmd.Table, fs *api.FullStatus, apps []string) *modelcmd.Table {
+	t.Row("App", "Version", "Status", "Scale", "Charm", "Channel", "Rev", "Exposed", "Message")
+	for _, name := range apps {
+		app := fs.Applications[name]
+		scale := ""
+		if len(app.SubordinateTo) == 0 {
+			scale = strconv.Itoa(len(app.Units))
+			if app.Scale != len(app.Units) && app.Scale > 0 {
+				scale = fmt.Sprintf("%d/%d", len(app.Units), app.Scale)
 			}
-			scaleCell := modelcmd.Cell{Text: scale}
-			if strings.Contains(scale, "/") {
-				scaleCell.Color = modelcmd.ColorYellow
-			}
-			exposed := modelcmd.Colored("no", "")
-			if app.Exposed {
-				exposed = modelcmd.Colored("yes", modelcmd.ColorGreen)
-			}
-			t.Row(name, app.Version, modelcmd.StatusCell(app.ApplicationStat.Current), scaleCell, app.CharmName, "",
-				strconv.Itoa(app.CharmRev), exposed, app.ApplicationStat.Message)
 		}
-		t.Right(3, 6)
+		scaleCell := modelcmd.Cell{Text: scale}
+		if strings.Contains(scale, "/") {
+			scaleCell.Color = modelcmd.ColorYellow
+		}
+		exposed := modelcmd.Colored("no", "")
+		if app.Exposed {
+			exposed = modelcmd.Colored("yes", modelcmd.ColorGreen)
+		}
+		t.Row(name, app.Version, modelcmd.StatusCell(app.ApplicationStat.Current), scaleCell, app.CharmName, "",
+			strconv.Itoa(app.CharmRev), exposed, app.ApplicationStat.Message)
 	}
+	t.Right(3, 6)
+	return t
+}
 
-	units := add()
+// unitTable lists the units of apps, each principal followed by its
+// subordinates, and returns how many principals it listed.
+func unitTable(units *modelcmd.Table, fs *api.FullStatus, apps []string) int {
 	units.Row("Unit", "Workload", "Agent", "Machine", "Public address", "Ports", "Message")
 	nunits := 0
 	for _, name := range apps {
@@ -167,33 +186,31 @@ func writeStatusTabular(w io.Writer, fs *api.FullStatus, opt statusOptions) erro
 			}
 		}
 	}
-	if nunits == 0 {
-		sections = sections[:len(sections)-1]
-	}
+	return nunits
+}
 
-	if len(fs.Machines) > 0 {
-		MachineRows(add(), fs.Machines)
-	}
-
-	if len(fs.Relations) > 0 || opt.relations {
-		t := add()
-		t.Row("Integration provider", "Requirer", "Interface", "Type", "Message")
-		rels := append([]api.RelationStatus(nil), fs.Relations...)
-		sort.SliceStable(rels, func(i, j int) bool {
-			if rels[i].Provider != rels[j].Provider {
-				return rels[i].Provider < rels[j].Provider
-			}
-			return rels[i].Requirer < rels[j].Requirer
-		})
-		for _, r := range rels {
-			msg := r.Message
-			if r.Status != "" && r.Status != "joined" && msg == "" {
-				msg = r.Status
-			}
-			t.Row(r.Provider, r.Requirer, r.Interface, r.Type, modelcmd.Colored(msg, modelcmd.StatusColor(r.Status)))
+// relationTable lists the integrations by provider, then requirer.
+func relationTable(t *modelcmd.Table, relations []api.RelationStatus) *modelcmd.Table {
+	t.Row("Integration provider", "Requirer", "Interface", "Type", "Message")
+	rels := append([]api.RelationStatus(nil), relations...)
+	sort.SliceStable(rels, func(i, j int) bool {
+		if rels[i].Provider != rels[j].Provider {
+			return rels[i].Provider < rels[j].Provider
 		}
+		return rels[i].Requirer < rels[j].Requirer
+	})
+	for _, r := range rels {
+		msg := r.Message
+		if r.Status != "" && r.Status != "joined" && msg == "" {
+			msg = r.Status
+		}
+		t.Row(r.Provider, r.Requirer, r.Interface, r.Type, modelcmd.Colored(msg, modelcmd.StatusColor(r.Status)))
 	}
+	return t
+}
 
+// writeSections writes the tables one blank line apart.
+func writeSections(w io.Writer, sections []*modelcmd.Table) error {
 	for i, t := range sections {
 		if i > 0 {
 			if _, err := io.WriteString(w, "\n"); err != nil {
