@@ -2,6 +2,7 @@ package action
 
 import (
 	"cmp"
+	"context"
 	"encoding/base64"
 	"fmt"
 	"slices"
@@ -62,41 +63,16 @@ stdout and stderr are printed, keyed by unit.`,
 				return err
 			}
 			return a.WithModel(cmd.Context(), mo.Ref, func(mc *modelcmd.ModelConn) error {
-				receivers := modelcmd.SplitList(units)
-				if !all && len(apps) == 0 {
-					for _, u := range receivers {
-						if app, n, ok := strings.Cut(u, "/"); !ok || app == "" || n == "" {
-							return modelcmd.Usagef("--unit %q: want a unit (app/N) or app/leader", u)
-						}
-					}
-				} else {
-					list, err := mc.Client.Units(cmd.Context(), mc.UUID)
-					if err != nil {
-						return err
-					}
-					want := modelcmd.SplitList(apps)
-					for _, u := range list {
-						if u.Life == api.Alive && (all || slices.Contains(want, u.Application)) {
-							receivers = append(receivers, u.Name)
-						}
-					}
-					if len(receivers) == 0 {
-						if all {
-							return fmt.Errorf("model %q has no units to run the command on", mc.Model)
-						}
-						return fmt.Errorf("no units of %s in model %q", strings.Join(want, ", "), mc.Model)
-					}
-					sort.SliceStable(receivers, func(i, j int) bool { return modelcmd.UnitLess(receivers[i], receivers[j]) })
+				receivers, err := execReceivers(cmd.Context(), mc, modelcmd.SplitList(units), modelcmd.SplitList(apps), all)
+				if err != nil {
+					return err
 				}
 				tasks, err := mc.Client.RunAction(cmd.Context(), mc.UUID, api.RunActionRequest{Receivers: receivers, Action: api.ExecAction, Params: params})
 				if err != nil {
 					return err
 				}
 				if background {
-					for _, t := range tasks {
-						fmt.Fprintf(a.Stderr, "Running task %s on %s\n", t.ID, t.Receiver)
-					}
-					fmt.Fprintf(a.Stderr, "\nCheck the task status with 'drover show-task %s'\n", tasks[0].ID)
+					a.sayRunning(tasks)
 					return nil
 				}
 				done, err := a.waitTasks(cmd.Context(), mc, tasks, waitFor)
@@ -119,6 +95,46 @@ stdout and stderr are printed, keyed by unit.`,
 	cmd.Flags().Lookup("wait").NoOptDefVal = modelcmd.WaitForever
 	cmd.Flags().BoolVar(&background, "background", false, "return at once with the task ids")
 	return cmd
+}
+
+// execReceivers are the units exec runs on: units as named, or the live
+// units of apps (all: of the model) in unit order.
+func execReceivers(ctx context.Context, mc *modelcmd.ModelConn, units, apps []string, all bool) ([]string, error) {
+	receivers := units
+	if !all && len(apps) == 0 {
+		for _, u := range receivers {
+			if app, n, ok := strings.Cut(u, "/"); !ok || app == "" || n == "" {
+				return nil, modelcmd.Usagef("--unit %q: want a unit (app/N) or app/leader", u)
+			}
+		}
+		return receivers, nil
+	}
+	list, err := mc.Client.Units(ctx, mc.UUID)
+	if err != nil {
+		return nil, err
+	}
+	for _, u := range list {
+		if u.Life == api.Alive && (all || slices.Contains(apps, u.Application)) {
+			receivers = append(receivers, u.Name)
+		}
+	}
+	if len(receivers) == 0 {
+		if all {
+			return nil, fmt.Errorf("model %q has no units to run the command on", mc.Model)
+		}
+		return nil, fmt.Errorf("no units of %s in model %q", strings.Join(apps, ", "), mc.Model)
+	}
+	sort.SliceStable(receivers, func(i, j int) bool { return modelcmd.UnitLess(receivers[i], receivers[j]) })
+	return receivers, nil
+}
+
+// sayRunning is exec --background's answer: the tasks, and how to follow
+// one.
+func (a *Commands) sayRunning(tasks []api.Task) {
+	for _, t := range tasks {
+		fmt.Fprintf(a.Stderr, "Running task %s on %s\n", t.ID, t.Receiver)
+	}
+	fmt.Fprintf(a.Stderr, "\nCheck the task status with 'drover show-task %s'\n", tasks[0].ID)
 }
 
 func btoi(b bool) int {

@@ -81,27 +81,13 @@ type modelsOpts struct {
 }
 
 func (a *Commands) models(ctx context.Context, ctlName string, o modelsOpts) error {
-	format, showUUID := o.format, o.uuid
 	c, err := a.Dial(ctlName)
 	if err != nil {
 		return err
 	}
 	defer c.Client.Close()
-	if (o.user != "" || o.all) && c.Details.Hub {
-		if o.all && o.user != "" {
-			return errors.New("--all and --user go alone")
-		}
-		if o.all {
-			var who struct{ Access string }
-			if err := c.Client.Call(ctx, http.MethodGet, "/v1/whoami", nil, nil, &who); err != nil {
-				return err
-			}
-			if who.Access != "superuser" {
-				return fmt.Errorf("--all lists every model at hub %q: its administrators only (without it you see the models you may read)", c.Name)
-			}
-		}
-	} else if o.user != "" {
-		return fmt.Errorf("--user lists another user's models at a hub; controller %q's listing is every model on it", c.Name)
+	if err := checkModelsScope(ctx, c, o); err != nil {
+		return err
 	}
 	var models []api.Model
 	if o.user != "" {
@@ -129,27 +115,60 @@ func (a *Commands) models(ctx context.Context, ctlName string, o modelsOpts) err
 	sort.Slice(models, func(i, j int) bool { return models[i].Name < models[j].Name })
 	var out []modelSummary
 	for _, m := range models {
-		ms := modelSummary{Name: modelcmd.ModelRef(m, ""), ShortName: m.Name, UUID: m.UUID, Owner: m.Owner, Life: m.Life, Status: m.Status.Status,
-			Current: m.UUID == currentUUID, CreatedAt: m.CreatedAt}
-		if x := m.Index; x != nil {
-			// A hub answers from its index: no call per model.
-			ms.Apps, ms.Machines, ms.Units, ms.Controller = x.Applications, x.Machines, x.Units, x.Controller
-			ms.ControllerStatus = x.ControllerStatus
-			ms.Cloud = strings.Trim(x.Cloud+"/"+x.Region, "/")
-		} else if st, err := c.Client.Status(ctx, m.UUID); err == nil {
-			ms.Machines, ms.Apps, ms.Cloud = len(st.Machines), len(st.Applications), st.Model.Cloud
-			if st.Model.Region != "" {
-				ms.Cloud += "/" + st.Model.Region
+		out = append(out, summarize(ctx, c, m, currentUUID))
+	}
+	if o.format != "tabular" {
+		return modelcmd.WriteFormatted(a.Stdout, o.format, map[string]any{"models": out, "current-model": current})
+	}
+	return a.writeModels(c, out, viewer, o.uuid)
+}
+
+// checkModelsScope refuses --all and --user where they do not apply:
+// --user and --all only at a hub, --all for its administrators only.
+func checkModelsScope(ctx context.Context, c *modelcmd.Conn, o modelsOpts) error {
+	if (o.user != "" || o.all) && c.Details.Hub {
+		if o.all && o.user != "" {
+			return errors.New("--all and --user go alone")
+		}
+		if o.all {
+			var who struct{ Access string }
+			if err := c.Client.Call(ctx, http.MethodGet, "/v1/whoami", nil, nil, &who); err != nil {
+				return err
 			}
-			for _, app := range st.Applications {
-				ms.Units += len(app.Units)
+			if who.Access != "superuser" {
+				return fmt.Errorf("--all lists every model at hub %q: its administrators only (without it you see the models you may read)", c.Name)
 			}
 		}
-		out = append(out, ms)
+	} else if o.user != "" {
+		return fmt.Errorf("--user lists another user's models at a hub; controller %q's listing is every model on it", c.Name)
 	}
-	if format != "tabular" {
-		return modelcmd.WriteFormatted(a.Stdout, format, map[string]any{"models": out, "current-model": current})
+	return nil
+}
+
+// summarize is m's line in the listing: from the hub's index when it
+// has one, else from the model's status.
+func summarize(ctx context.Context, c *modelcmd.Conn, m api.Model, currentUUID string) modelSummary {
+	ms := modelSummary{Name: modelcmd.ModelRef(m, ""), ShortName: m.Name, UUID: m.UUID, Owner: m.Owner, Life: m.Life, Status: m.Status.Status,
+		Current: m.UUID == currentUUID, CreatedAt: m.CreatedAt}
+	if x := m.Index; x != nil {
+		// A hub answers from its index: no call per model.
+		ms.Apps, ms.Machines, ms.Units, ms.Controller = x.Applications, x.Machines, x.Units, x.Controller
+		ms.ControllerStatus = x.ControllerStatus
+		ms.Cloud = strings.Trim(x.Cloud+"/"+x.Region, "/")
+	} else if st, err := c.Client.Status(ctx, m.UUID); err == nil {
+		ms.Machines, ms.Apps, ms.Cloud = len(st.Machines), len(st.Applications), st.Model.Cloud
+		if st.Model.Region != "" {
+			ms.Cloud += "/" + st.Model.Region
+		}
+		for _, app := range st.Applications {
+			ms.Units += len(app.Units)
+		}
 	}
+	return ms
+}
+
+// writeModels is the models table, naming each model as viewer knows it.
+func (a *Commands) writeModels(c *modelcmd.Conn, out []modelSummary, viewer string, showUUID bool) error {
 	fmt.Fprintf(a.Stdout, "Controller: %s\n\n", c.Name)
 	t := &modelcmd.Table{Color: a.Terminal}
 	hdr := []any{"Model", "Cloud/Region", "Status", "Owner", "Apps", "Machines", "Units"}
