@@ -2,6 +2,7 @@ package application
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/charm"
 	"github.com/droverhq/drover/cli/internal/modelcmd"
 )
 
@@ -66,43 +68,9 @@ and be a subordinate if and only if the old one was.`,
 			if err != nil {
 				return err
 			}
+			r := refresh{app: app, from: from, data: data, ch: ch, switching: switchTo != "", forceUnits: forceUnits, files: files, strs: strs}
 			return a.WithModel(cmd.Context(), mo.Ref, func(mc *modelcmd.ModelConn) error {
-				old, err := mc.Client.Application(cmd.Context(), mc.UUID, app)
-				if err != nil {
-					return err
-				}
-				if ch.Meta.Name != old.CharmName && switchTo == "" {
-					return modelcmd.Usagef("%s is charm %q, and %q runs charm %q: use --switch to change an application's charm to another one", from, ch.Meta.Name, app, old.CharmName)
-				}
-				p := a.NewProgress("Uploading charm " + from)
-				up, err := mc.Client.UploadModelCharm(cmd.Context(), mc.UUID, bytes.NewReader(data))
-				if err != nil {
-					p.Done("")
-					return err
-				}
-				p.Update("Refreshing %q to local charm %q", app, up.Name)
-				upd, err := mc.Client.SetCharm(cmd.Context(), mc.UUID, app, api.SetCharmRequest{CharmSHA256: up.SHA256,
-					Switch: switchTo != "", ForceUnits: forceUnits, Config: files[app], ConfigStrs: strs})
-				if err != nil {
-					p.Done("")
-					return err
-				}
-				p.Done(fmt.Sprintf("Added local charm %q, revision %d, to the model", up.Name, upd.CharmRevision))
-				if dropped := droppedSettings(old.Config, upd.Config, strs, files[app]); len(dropped) > 0 {
-					fmt.Fprintf(a.Stderr, "Settings dropped (charm %q has no such option, or refuses the value): %s\n", up.Name, strings.Join(dropped, ", "))
-				}
-				if forceUnits {
-					return nil
-				}
-				fs, err := mc.Client.Status(cmd.Context(), mc.UUID)
-				if err != nil {
-					return nil // the refresh is done; this was only advice
-				}
-				if inError := unitsInError(fs, app); len(inError) > 0 {
-					fmt.Fprintf(a.Stderr, "Units in error keep the old charm until their failed hook succeeds (or 'drover resolved'): %s; 'drover refresh %s --path ... --force-units' gives them the new charm now\n",
-						strings.Join(inError, ", "), app)
-				}
-				return nil
+				return a.refresh(cmd.Context(), mc, r)
 			})
 		},
 	}
@@ -112,6 +80,58 @@ and be a subordinate if and only if the old one was.`,
 	cmd.Flags().BoolVar(&forceUnits, "force-units", false, "upgrade units in error too, at once")
 	cmd.Flags().StringArrayVar(&config, "config", nil, "config key=value or a YAML file (repeatable)")
 	return cmd
+}
+
+// refresh is one refresh command: application app to the charm read from
+// from, with the --config settings files and strs.
+type refresh struct {
+	app, from             string
+	data                  []byte
+	ch                    *charm.Charm
+	switching, forceUnits bool
+	files                 map[string]map[string]any
+	strs                  map[string]string
+}
+
+// refresh uploads r's charm and sets it on the application, then says
+// what the upgrade dropped and which units keep the old charm.
+func (a *Commands) refresh(ctx context.Context, mc *modelcmd.ModelConn, r refresh) error {
+	old, err := mc.Client.Application(ctx, mc.UUID, r.app)
+	if err != nil {
+		return err
+	}
+	if r.ch.Meta.Name != old.CharmName && !r.switching {
+		return modelcmd.Usagef("%s is charm %q, and %q runs charm %q: use --switch to change an application's charm to another one", r.from, r.ch.Meta.Name, r.app, old.CharmName)
+	}
+	p := a.NewProgress("Uploading charm " + r.from)
+	up, err := mc.Client.UploadModelCharm(ctx, mc.UUID, bytes.NewReader(r.data))
+	if err != nil {
+		p.Done("")
+		return err
+	}
+	p.Update("Refreshing %q to local charm %q", r.app, up.Name)
+	upd, err := mc.Client.SetCharm(ctx, mc.UUID, r.app, api.SetCharmRequest{CharmSHA256: up.SHA256,
+		Switch: r.switching, ForceUnits: r.forceUnits, Config: r.files[r.app], ConfigStrs: r.strs})
+	if err != nil {
+		p.Done("")
+		return err
+	}
+	p.Done(fmt.Sprintf("Added local charm %q, revision %d, to the model", up.Name, upd.CharmRevision))
+	if dropped := droppedSettings(old.Config, upd.Config, r.strs, r.files[r.app]); len(dropped) > 0 {
+		fmt.Fprintf(a.Stderr, "Settings dropped (charm %q has no such option, or refuses the value): %s\n", up.Name, strings.Join(dropped, ", "))
+	}
+	if r.forceUnits {
+		return nil
+	}
+	fs, err := mc.Client.Status(ctx, mc.UUID)
+	if err != nil {
+		return nil // the refresh is done; this was only advice
+	}
+	if inError := unitsInError(fs, r.app); len(inError) > 0 {
+		fmt.Fprintf(a.Stderr, "Units in error keep the old charm until their failed hook succeeds (or 'drover resolved'): %s; 'drover refresh %s --path ... --force-units' gives them the new charm now\n",
+			strings.Join(inError, ", "), r.app)
+	}
+	return nil
 }
 
 // droppedSettings are the user settings the refresh removed that the
