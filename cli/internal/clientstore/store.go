@@ -62,8 +62,9 @@ type Account struct {
 	RefreshToken string `yaml:"refresh-token,omitempty"`
 	ClientID     string `yaml:"client-id,omitempty"`
 	ClientSecret string `yaml:"client-secret,omitempty"`
-	// store saves a renewed session; set when the account was loaded.
-	Store *Store
+	// Store saves a renewed session; set when the account was loaded or
+	// logged in. It is not part of the file.
+	Store *Store `yaml:"-"`
 }
 
 // State is the whole client store in memory.

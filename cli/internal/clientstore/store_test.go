@@ -3,8 +3,29 @@ package clientstore
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
+
+// TestAccountFileHoldsOnlyTheCredentials: the store an account was loaded
+// from (which saves its renewed session) is not written into the file.
+func TestAccountFileHoldsOnlyTheCredentials(t *testing.T) {
+	st := &Store{Dir: t.TempDir()}
+	err := st.Update(func(s *State) error {
+		s.Accounts["hub"] = &Account{User: "alice", Token: "tok", Store: st}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(st.Dir, accountsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(data), "store") || strings.Contains(string(data), st.Dir) {
+		t.Errorf("accounts.yaml holds the store:\n%s", data)
+	}
+}
 
 func TestStoreRoundTripAndPermissions(t *testing.T) {
 	st := &Store{Dir: filepath.Join(t.TempDir(), "drover")}
