@@ -82,10 +82,36 @@ func (a *Commands) login(ctx context.Context, hubURL, caFile, name string, named
 	if err != nil {
 		return err
 	}
+	host, ca, name, err := whichHub(s, hubURL, caFile, name, named)
+	if err != nil {
+		return err
+	}
+	hc, err := modelcmd.HubHTTP(ca)
+	if err != nil {
+		return err
+	}
+	if prev := s.Accounts[name]; clientID == "" && prev != nil && prev.ClientID != "" && prev.ClientSecret != "" &&
+		s.Controllers[name] != nil && slices.Contains(s.Controllers[name].APIAddresses, host) {
+		// The same hub again, as the service account logged in to it (Juju
+		// logs the current user in again); 'drover logout' forgets it.
+		clientID, clientSecret = prev.ClientID, prev.ClientSecret
+	}
+	acct, err := a.hubSession(ctx, hc, "https://"+host, clientID, clientSecret)
+	if err != nil {
+		return err
+	}
+	d := &clientstore.ControllerDetails{APIAddresses: []string{host}, CACert: string(ca), Hub: true}
+	return a.saveLogin(ctx, name, d, acct)
+}
+
+// whichHub is the hub to log in to: its host, its CA and the name the
+// client calls it. Without hubURL it is the current hub, again; without
+// caFile, a hub this client knows (whose name it keeps unless named).
+func whichHub(s *clientstore.State, hubURL, caFile, name string, named bool) (host string, ca []byte, _ string, err error) {
 	if hubURL == "" { // the current hub, again
 		d := s.Controllers[s.CurrentController]
 		if d == nil || !d.Hub || len(d.APIAddresses) == 0 {
-			return modelcmd.UsageError{Err: errors.New("no current hub to log in to again: give its URL, as in 'drover login https://HOST:PORT --ca FILE'")}
+			return "", nil, "", modelcmd.UsageError{Err: errors.New("no current hub to log in to again: give its URL, as in 'drover login https://HOST:PORT --ca FILE'")}
 		}
 		hubURL = "https://" + d.APIAddresses[0]
 		if !named {
@@ -95,55 +121,57 @@ func (a *Commands) login(ctx context.Context, hubURL, caFile, name string, named
 	u, err := url.Parse(hubURL)
 	if err != nil || u.Host == "" {
 		if u, err = url.Parse("https://" + hubURL); err != nil || u.Host == "" {
-			return modelcmd.UsageError{Err: fmt.Errorf("hub %q: want https://HOST:PORT", hubURL)}
+			return "", nil, "", modelcmd.UsageError{Err: fmt.Errorf("hub %q: want https://HOST:PORT", hubURL)}
 		}
 	}
-	var ca []byte
 	if caFile != "" {
 		if ca, err = os.ReadFile(caFile); err != nil {
-			return err
+			return "", nil, "", err
 		}
-	} else { // a hub this client knows: its CA, and its name unless given
-		for _, known := range s.ControllerNames() {
-			if d := s.Controllers[known]; d.Hub && slices.Contains(d.APIAddresses, u.Host) {
-				ca = []byte(d.CACert)
-				if !named {
-					name = known
-				}
-				break
+		return u.Host, ca, name, nil
+	}
+	// a hub this client knows: its CA, and its name unless given
+	for _, known := range s.ControllerNames() {
+		if d := s.Controllers[known]; d.Hub && slices.Contains(d.APIAddresses, u.Host) {
+			ca = []byte(d.CACert)
+			if !named {
+				name = known
 			}
-		}
-		if ca == nil {
-			return modelcmd.UsageError{Err: errors.New("--ca is required for a hub this client has not logged in to (the hub's CA certificate)")}
+			break
 		}
 	}
-	hc, err := modelcmd.HubHTTP(ca)
-	if err != nil {
-		return err
+	if ca == nil {
+		return "", nil, "", modelcmd.UsageError{Err: errors.New("--ca is required for a hub this client has not logged in to (the hub's CA certificate)")}
 	}
-	if prev := s.Accounts[name]; clientID == "" && prev != nil && prev.ClientID != "" && prev.ClientSecret != "" &&
-		s.Controllers[name] != nil && slices.Contains(s.Controllers[name].APIAddresses, u.Host) {
-		// The same hub again, as the service account logged in to it (Juju
-		// logs the current user in again); 'drover logout' forgets it.
-		clientID, clientSecret = prev.ClientID, prev.ClientSecret
-	}
-	base := "https://" + u.Host
+	return u.Host, ca, name, nil
+}
+
+// hubSession logs in to the hub at base: as the service account clientID
+// when given, else by the device flow. The account has the session, and
+// not yet its user.
+func (a *Commands) hubSession(ctx context.Context, hc *http.Client, base, clientID, clientSecret string) (*clientstore.Account, error) {
 	acct := &clientstore.Account{Store: a.Store}
 	var sess modelcmd.HubSession
 	if clientID != "" {
 		form := url.Values{"grant_type": {"client_credentials"}, "client_id": {clientID}, "client_secret": {clientSecret}}
 		status, err := modelcmd.HubPost(ctx, hc, base+"/v1/auth/token", "application/x-www-form-urlencoded", []byte(form.Encode()), &sess)
 		if err != nil || status != http.StatusOK {
-			return modelcmd.LoginError(base, status, sess, err)
+			return nil, modelcmd.LoginError(base, status, sess, err)
 		}
 		acct.ClientID, acct.ClientSecret = clientID, clientSecret
 	} else {
+		var err error
 		if sess, err = a.deviceLogin(ctx, hc, base); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	acct.Token, acct.RefreshToken = sess.AccessToken, sess.RefreshToken
-	d := &clientstore.ControllerDetails{APIAddresses: []string{u.Host}, CACert: string(ca), Hub: true}
+	return acct, nil
+}
+
+// saveLogin asks the hub d who acct is, and saves both as controller name,
+// the current one (forgetting the models another identity knew there).
+func (a *Commands) saveLogin(ctx context.Context, name string, d *clientstore.ControllerDetails, acct *clientstore.Account) error {
 	c, err := modelcmd.NewConn(name, d, acct)
 	if err != nil {
 		return err
