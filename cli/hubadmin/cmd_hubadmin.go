@@ -265,7 +265,8 @@ func (a *Commands) hubModelUUID(cmd *cobra.Command, ctl, ref string) (string, er
 
 func (a *Commands) AuditCmd() *cobra.Command {
 	var ctl modelcmd.ControllerOpt
-	var user, model, forController, since, until, operation, after, format string
+	var f auditFilter
+	var format string
 	var limit int
 	cmd := &cobra.Command{
 		Use:   "audit",
@@ -288,48 +289,13 @@ recorded before making it, and could not record the end of.`,
 			if format != "tabular" && format != "json" && format != "csv" {
 				return modelcmd.UsageError{Err: fmt.Errorf("--format %q: want one of tabular, json, csv", format)}
 			}
-			for _, t := range []struct {
-				flag string
-				v    *string
-			}{{"since", &since}, {"until", &until}} {
-				if *t.v == "" {
-					continue
-				}
-				at, err := auditTime(*t.v, a.Now())
-				if err != nil {
-					return modelcmd.UsageError{Err: fmt.Errorf("--%s %q: %w", t.flag, *t.v, err)}
-				}
-				*t.v = at.Format(time.RFC3339)
+			q, err := f.query(a.Now())
+			if err != nil {
+				return err
 			}
-			q := url.Values{}
-			for k, v := range map[string]string{"user": user, "model": model, "controller": forController, "since": since, "until": until,
-				"operation": operation, "after": after} {
-				if v != "" {
-					q.Set(k, v)
-				}
-			}
-			var all []any
-			var next string
-			for {
-				page := 1000
-				if limit > 0 {
-					page = min(page, limit-len(all))
-				}
-				q.Set("limit", strconv.Itoa(page))
-				var doc map[string]any
-				if err := a.HubCall(cmd.Context(), ctl.Name, http.MethodGet, "/v1/audit", q, nil, func(out any) error {
-					doc, _ = out.(map[string]any)
-					return nil
-				}); err != nil {
-					return err
-				}
-				entries, _ := doc["entries"].([]any)
-				all = append(all, entries...)
-				next, _ = doc["next"].(string)
-				if next == "" || (limit > 0 && len(all) >= limit) {
-					break
-				}
-				q.Set("after", next)
+			all, next, err := a.readAudit(cmd.Context(), ctl.Name, q, limit)
+			if err != nil {
+				return err
 			}
 			if err := a.printAudit(map[string]any{"entries": all}, format); err != nil {
 				return err
@@ -340,17 +306,74 @@ recorded before making it, and could not record the end of.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&user, "user", "", "only this user (an email, a service account's client id, or an identity id)")
-	cmd.Flags().StringVar(&model, "model", "", "only this model: a name (every model that had it, destroyed ones included) or a UUID")
-	cmd.Flags().StringVar(&forController, "for-controller", "", "only this controller behind the hub: a name (removed controllers included) or a UUID")
-	cmd.Flags().StringVar(&since, "since", "", "only entries at or after this time: RFC 3339, a date (UTC midnight) or how long ago (30m, 24h, 7d)")
-	cmd.Flags().StringVar(&until, "until", "", "only entries before this time (as --since)")
-	cmd.Flags().StringVar(&operation, "operation", "", "only this operation, as the OPERATION column shows it, or its first word for a family (login: every kind of login; remove: every removal; model: the hub's model adopted and forgotten)")
-	cmd.Flags().StringVar(&after, "after", "", "read on from this cursor (the one a previous run printed)")
+	cmd.Flags().StringVar(&f.user, "user", "", "only this user (an email, a service account's client id, or an identity id)")
+	cmd.Flags().StringVar(&f.model, "model", "", "only this model: a name (every model that had it, destroyed ones included) or a UUID")
+	cmd.Flags().StringVar(&f.forController, "for-controller", "", "only this controller behind the hub: a name (removed controllers included) or a UUID")
+	cmd.Flags().StringVar(&f.since, "since", "", "only entries at or after this time: RFC 3339, a date (UTC midnight) or how long ago (30m, 24h, 7d)")
+	cmd.Flags().StringVar(&f.until, "until", "", "only entries before this time (as --since)")
+	cmd.Flags().StringVar(&f.operation, "operation", "", "only this operation, as the OPERATION column shows it, or its first word for a family (login: every kind of login; remove: every removal; model: the hub's model adopted and forgotten)")
+	cmd.Flags().StringVar(&f.after, "after", "", "read on from this cursor (the one a previous run printed)")
 	cmd.Flags().IntVar(&limit, "limit", 100, "at most this many entries (0: all)")
 	cmd.Flags().StringVar(&format, "format", "tabular", "tabular, json or csv")
 	ctl.Add(cmd)
 	return cmd
+}
+
+// auditFilter are audit's flags that choose the entries.
+type auditFilter struct {
+	user, model, forController, since, until, operation, after string
+}
+
+// query is the filter as GET /v1/audit takes it, times in RFC 3339.
+func (f *auditFilter) query(now time.Time) (url.Values, error) {
+	since, until := f.since, f.until
+	for _, t := range []struct {
+		flag string
+		v    *string
+	}{{"since", &since}, {"until", &until}} {
+		if *t.v == "" {
+			continue
+		}
+		at, err := auditTime(*t.v, now)
+		if err != nil {
+			return nil, modelcmd.UsageError{Err: fmt.Errorf("--%s %q: %w", t.flag, *t.v, err)}
+		}
+		*t.v = at.Format(time.RFC3339)
+	}
+	q := url.Values{}
+	for k, v := range map[string]string{"user": f.user, "model": f.model, "controller": f.forController, "since": since, "until": until,
+		"operation": f.operation, "after": f.after} {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	return q, nil
+}
+
+// readAudit reads the entries q chooses, page by page, up to limit (0:
+// all); next is the cursor to read on from when more remain.
+func (a *Commands) readAudit(ctx context.Context, ctl string, q url.Values, limit int) (all []any, next string, _ error) {
+	for {
+		page := 1000
+		if limit > 0 {
+			page = min(page, limit-len(all))
+		}
+		q.Set("limit", strconv.Itoa(page))
+		var doc map[string]any
+		if err := a.HubCall(ctx, ctl, http.MethodGet, "/v1/audit", q, nil, func(out any) error {
+			doc, _ = out.(map[string]any)
+			return nil
+		}); err != nil {
+			return nil, "", err
+		}
+		entries, _ := doc["entries"].([]any)
+		all = append(all, entries...)
+		next, _ = doc["next"].(string)
+		if next == "" || (limit > 0 && len(all) >= limit) {
+			return all, next, nil
+		}
+		q.Set("after", next)
+	}
 }
 
 func (a *Commands) printAudit(out any, format string) error {
