@@ -61,41 +61,7 @@ func (a *Commands) controllers(ctx context.Context, format string) error {
 	entries := map[string]*controllerListEntry{}
 	current, _ := a.CurrentController(s)
 	for _, name := range s.ControllerNames() {
-		d := s.Controllers[name]
-		e := &controllerListEntry{Name: name, Current: name == current, Nodes: d.NodeCount, Voters: d.NodeCount,
-			Version: d.Version, Local: d.DataDir != "", CurrentModel: a.CurrentModel(s, name)}
-		if acct := s.Accounts[name]; acct != nil {
-			e.User, e.Access = acct.User, acct.Access
-		}
-		if d.Hub {
-			e.Reachable, e.Version = true, "hub"
-			if c, err := modelcmd.NewConn(name, d, s.Accounts[name]); err == nil {
-				if info, err := modelcmd.HubInfo(ctx, c); err == nil {
-					e.Version = info.Version
-				}
-				c.Client.Close()
-				if format != "tabular" {
-					e.Behind, _ = a.HubControllerList(ctx, name) // unreachable: none
-				}
-			}
-			entries[name] = e
-			continue
-		}
-		if c, err := modelcmd.NewConn(name, d, s.Accounts[name]); err == nil {
-			cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-			if info, err := c.Client.ControllerInfo(cctx); err == nil {
-				e.Reachable, e.Version, e.Nodes, e.Voters = true, info.Version, len(info.Nodes), 0
-				for _, n := range info.Nodes {
-					if n.Voter {
-						e.Voters++
-					}
-				}
-				a.cacheControllerInfo(name, info)
-			}
-			cancel()
-			c.Client.Close()
-		}
-		entries[name] = e
+		entries[name] = a.controllerEntry(ctx, s, name, current, format != "tabular")
 	}
 	if format != "tabular" {
 		return modelcmd.WriteFormatted(a.Stdout, format, map[string]any{"controllers": entries, "current-controller": current})
@@ -104,6 +70,51 @@ func (a *Commands) controllers(ctx context.Context, format string) error {
 		fmt.Fprintln(a.Stderr, "No controllers registered. Run 'drover bootstrap' to create one.")
 		return nil
 	}
+	return a.writeControllers(ctx, s, entries)
+}
+
+// controllerEntry is controller name's line: what the store knows, then
+// what the controller (or hub) says, within 3 s; behind lists a hub's
+// controllers too.
+func (a *Commands) controllerEntry(ctx context.Context, s *clientstore.State, name, current string, behind bool) *controllerListEntry {
+	d := s.Controllers[name]
+	e := &controllerListEntry{Name: name, Current: name == current, Nodes: d.NodeCount, Voters: d.NodeCount,
+		Version: d.Version, Local: d.DataDir != "", CurrentModel: a.CurrentModel(s, name)}
+	if acct := s.Accounts[name]; acct != nil {
+		e.User, e.Access = acct.User, acct.Access
+	}
+	if d.Hub {
+		e.Reachable, e.Version = true, "hub"
+		if c, err := modelcmd.NewConn(name, d, s.Accounts[name]); err == nil {
+			if info, err := modelcmd.HubInfo(ctx, c); err == nil {
+				e.Version = info.Version
+			}
+			c.Client.Close()
+			if behind {
+				e.Behind, _ = a.HubControllerList(ctx, name) // unreachable: none
+			}
+		}
+		return e
+	}
+	if c, err := modelcmd.NewConn(name, d, s.Accounts[name]); err == nil {
+		cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		if info, err := c.Client.ControllerInfo(cctx); err == nil {
+			e.Reachable, e.Version, e.Nodes, e.Voters = true, info.Version, len(info.Nodes), 0
+			for _, n := range info.Nodes {
+				if n.Voter {
+					e.Voters++
+				}
+			}
+			a.cacheControllerInfo(name, info)
+		}
+		cancel()
+		c.Client.Close()
+	}
+	return e
+}
+
+// writeControllers is the controllers table, then each hub's controllers.
+func (a *Commands) writeControllers(ctx context.Context, s *clientstore.State, entries map[string]*controllerListEntry) error {
 	t := &modelcmd.Table{Color: a.Terminal}
 	t.Row("Controller", "Model", "User", "Access", "Nodes", "HA", "Version")
 	for _, name := range modelcmd.SortedKeys(entries) {

@@ -25,9 +25,7 @@ type debugLogOptions struct {
 
 func (a *Commands) DebugLogCmd() *cobra.Command {
 	var mo modelcmd.ModelOpt
-	var include, exclude, includeModule, excludeModule []string
-	var level string
-	var color, noColor, utc bool
+	var lf debugLogFlags
 	o := debugLogOptions{}
 	cmd := &cobra.Command{
 		Use:   "debug-log",
@@ -56,26 +54,8 @@ shows the lines of the node it is connected to.`,
   drover debug-log -n 100 --exclude machine-0`,
 		Args: modelcmd.ExactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if level != "" {
-				l, err := parseLevel(level)
-				if err != nil {
-					return err
-				}
-				o.filter.level = l
-			}
-			if o.lines < 0 || o.limit < 0 {
-				return modelcmd.Usagef("--lines and --limit must not be negative")
-			}
-			if o.replay && cmd.Flags().Changed("lines") {
-				return modelcmd.Usagef("--replay shows every line; it does not combine with --lines")
-			}
-			o.filter.include = entityPatterns(modelcmd.SplitList(include))
-			o.filter.exclude = entityPatterns(modelcmd.SplitList(exclude))
-			o.filter.includeModule = modelcmd.SplitList(includeModule)
-			o.filter.excludeModule = modelcmd.SplitList(excludeModule)
-			o.format = logFormat{loc: time.Local, color: (a.Terminal || color) && !noColor}
-			if utc {
-				o.format.loc = time.UTC
+			if err := lf.apply(&o, a.Terminal, cmd.Flags().Changed("lines")); err != nil {
+				return err
 			}
 			return a.WithModel(cmd.Context(), mo.Ref, func(mc *modelcmd.ModelConn) error {
 				err := a.streamLogs(cmd.Context(), mc, o)
@@ -89,20 +69,54 @@ shows the lines of the node it is connected to.`,
 	}
 	mo.Add(cmd)
 	f := cmd.Flags()
-	f.StringArrayVar(&include, "include", nil, "only these entities: kv/0, kv, 0, unit-kv-0, globs (comma-separated or repeated)")
-	f.StringArrayVar(&exclude, "exclude", nil, "not these entities")
-	f.StringArrayVar(&includeModule, "include-module", nil, "only these logger modules and their children")
-	f.StringArrayVar(&excludeModule, "exclude-module", nil, "not these logger modules")
-	f.StringVarP(&level, "level", "l", "", "show this level and above: TRACE, DEBUG, INFO, WARNING, ERROR")
+	f.StringArrayVar(&lf.include, "include", nil, "only these entities: kv/0, kv, 0, unit-kv-0, globs (comma-separated or repeated)")
+	f.StringArrayVar(&lf.exclude, "exclude", nil, "not these entities")
+	f.StringArrayVar(&lf.includeModule, "include-module", nil, "only these logger modules and their children")
+	f.StringArrayVar(&lf.excludeModule, "exclude-module", nil, "not these logger modules")
+	f.StringVarP(&lf.level, "level", "l", "", "show this level and above: TRACE, DEBUG, INFO, WARNING, ERROR")
 	f.BoolVar(&o.replay, "replay", false, "start with every line the controller keeps")
 	f.IntVarP(&o.lines, "lines", "n", 10, "start with this many of the most recent lines")
 	f.BoolVar(&o.noTail, "no-tail", false, "print the lines kept so far and exit")
 	f.IntVar(&o.limit, "limit", 0, "exit after this many lines (0: no limit)")
-	f.BoolVar(&color, "color", false, "use ANSI colours even when not on a terminal")
-	f.BoolVar(&noColor, "no-color", false, "never use colours")
-	f.BoolVar(&utc, "utc", false, "show times in UTC")
+	f.BoolVar(&lf.color, "color", false, "use ANSI colours even when not on a terminal")
+	f.BoolVar(&lf.noColor, "no-color", false, "never use colours")
+	f.BoolVar(&lf.utc, "utc", false, "show times in UTC")
 	f.BoolVar(&o.format.date, "date", false, "show dates as well as times")
 	return cmd
+}
+
+// debugLogFlags are the flags debug-log turns into its filter and format.
+type debugLogFlags struct {
+	include, exclude, includeModule, excludeModule []string
+	level                                          string
+	color, noColor, utc                            bool
+}
+
+// apply checks the flags and sets o's filter and format from them;
+// linesGiven is whether --lines was on the command line.
+func (lf *debugLogFlags) apply(o *debugLogOptions, terminal, linesGiven bool) error {
+	if lf.level != "" {
+		l, err := parseLevel(lf.level)
+		if err != nil {
+			return err
+		}
+		o.filter.level = l
+	}
+	if o.lines < 0 || o.limit < 0 {
+		return modelcmd.Usagef("--lines and --limit must not be negative")
+	}
+	if o.replay && linesGiven {
+		return modelcmd.Usagef("--replay shows every line; it does not combine with --lines")
+	}
+	o.filter.include = entityPatterns(modelcmd.SplitList(lf.include))
+	o.filter.exclude = entityPatterns(modelcmd.SplitList(lf.exclude))
+	o.filter.includeModule = modelcmd.SplitList(lf.includeModule)
+	o.filter.excludeModule = modelcmd.SplitList(lf.excludeModule)
+	o.format = logFormat{loc: time.Local, color: (terminal || lf.color) && !lf.noColor}
+	if lf.utc {
+		o.format.loc = time.UTC
+	}
+	return nil
 }
 
 // streamLogs prints the model's log: without --replay the last --lines
