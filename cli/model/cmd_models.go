@@ -19,7 +19,7 @@ import (
 // The models command: the models a controller or a hub lists.
 
 type modelSummary struct {
-	// Name is OWNER/NAME (modelRef for nobody), and ShortName the model's
+	// Name is OWNER/NAME (ModelRef for nobody), and ShortName the model's
 	// own name, as Juju's models and show-model output them.
 	Name      string    `json:"name"`
 	ShortName string    `json:"short-name"`

@@ -27,7 +27,7 @@ type Conn struct {
 // ModelConn is a connection plus the model a command works on.
 type ModelConn struct {
 	*Conn
-	Model string // as the user names it: NAME, or OWNER/NAME for another's (modelRef)
+	Model string // as the user names it: NAME, or OWNER/NAME for another's (ModelRef)
 	UUID  string
 }
 
@@ -41,6 +41,7 @@ func AddYesFlags(cmd *cobra.Command, yes *bool) {
 // ControllerOpt is the -c flag of controller commands.
 type ControllerOpt struct{ Name string }
 
+// Add adds -c to cmd.
 func (o *ControllerOpt) Add(cmd *cobra.Command) {
 	cmd.Flags().StringVarP(&o.Name, "controller", "c", "", "controller to operate on (default: $DROVER_CONTROLLER, else the current one)")
 }
@@ -48,6 +49,7 @@ func (o *ControllerOpt) Add(cmd *cobra.Command) {
 // ModelOpt is the -m flag of model commands.
 type ModelOpt struct{ Ref string }
 
+// Add adds -m to cmd.
 func (o *ModelOpt) Add(cmd *cobra.Command) {
 	cmd.Flags().StringVarP(&o.Ref, "model", "m", "", "model to operate in: [controller:]model (default: $DROVER_MODEL, else the current one)")
 }
@@ -137,6 +139,8 @@ func (a *Env) Dial(name string) (*Conn, error) {
 	return c, err
 }
 
+// NewConn opens a client to controller name (details d) as acct; a
+// hub's session is renewed as it expires.
 func NewConn(name string, d *clientstore.ControllerDetails, acct *clientstore.Account) (*Conn, error) {
 	if acct == nil {
 		return nil, fmt.Errorf("no credentials for controller %q in the client store", name)
@@ -257,7 +261,7 @@ func ModelRef(m api.Model, user string) string {
 	return m.Owner + "/" + m.Name
 }
 
-// RememberModel caches m under the name user knows it by (modelRef).
+// RememberModel caches m under the name user knows it by (ModelRef).
 func (a *Env) RememberModel(ctl, user string, m api.Model, makeCurrent bool) error {
 	return a.Store.Update(func(s *clientstore.State) error {
 		if _, ok := s.Controllers[ctl]; !ok {
@@ -273,6 +277,8 @@ func (a *Env) RememberModel(ctl, user string, m api.Model, makeCurrent bool) err
 	})
 }
 
+// ForgetModel drops model name from the cache of controller ctl (and
+// as its current model).
 func (a *Env) ForgetModel(ctl, name string) error {
 	return a.Store.Update(func(s *clientstore.State) error {
 		cm := s.Models[ctl]
@@ -287,8 +293,6 @@ func (a *Env) ForgetModel(ctl, name string) error {
 	})
 }
 
-// Explain turns an error into text that says what to do about it; hub
-// says whether the command spoke to a hub (whose remedies differ).
 // EachOf does one thing to each of names, going on past a failure: each
 // failure is printed (do's error says what it was doing), and the command
 // fails, with failed ("units could not be removed"), if any did.
@@ -306,6 +310,8 @@ func (a *Env) EachOf(names []string, failed string, do func(name string) error) 
 	return nil
 }
 
+// Explain turns an error into text that says what to do about it; hub
+// says whether the command spoke to a hub (whose remedies differ).
 func Explain(err error, hub bool) string {
 	var ae *api.Error
 	if !errors.As(err, &ae) {
@@ -325,7 +331,7 @@ func Explain(err error, hub bool) string {
 	return msg
 }
 
-// The hints explain adds, by error code, to an answer that says no remedy.
+// The hints Explain adds, by error code, to an answer that says no remedy.
 var (
 	controllerHints = map[api.Code]string{
 		api.CodeUnavailable:  "is the controller running? 'drover show-controller' lists its addresses; a local one is started by 'drover bootstrap'",
@@ -341,7 +347,7 @@ var (
 	}
 )
 
-// WithModel dials the model ref names (dialModel), runs fn with it and
+// WithModel dials the model ref names (DialModel), runs fn with it and
 // closes it.
 func (a *Env) WithModel(ctx context.Context, ref string, fn func(mc *ModelConn) error) error {
 	mc, err := a.DialModel(ctx, ref)

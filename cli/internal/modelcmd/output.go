@@ -21,12 +21,14 @@ type FormatOpt struct {
 	allowed []string
 }
 
+// Add adds --format to cmd, def by default, one of allowed.
 func (o *FormatOpt) Add(cmd *cobra.Command, def string, allowed ...string) {
 	o.allowed = allowed
 	cmd.Flags().StringVar(&o.Value, "format", def, "output format: "+strings.Join(allowed, "|"))
 	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(allowed, cobra.ShellCompDirectiveNoFileComp))
 }
 
+// Check refuses a --format value not allowed (a usage error).
 func (o *FormatOpt) Check() error {
 	for _, f := range o.allowed {
 		if o.Value == f {
@@ -131,6 +133,7 @@ func (t *Table) Row(cells ...any) {
 	t.rows = append(t.rows, r)
 }
 
+// Write prints the rows in aligned columns.
 func (t *Table) Write(w io.Writer) error {
 	var widths []int
 	for _, r := range t.rows {
@@ -193,6 +196,8 @@ func StatusColor(s string) string {
 	return ""
 }
 
+// Colored is a cell of text in color; StatusCell a status word in its
+// colour (StatusColor).
 func Colored(text, color string) Cell { return Cell{Text: text, Color: color} }
 func StatusCell(s string) Cell        { return Cell{Text: s, Color: StatusColor(s)} }
 
@@ -217,6 +222,7 @@ func FriendlyAgo(t, now time.Time) string {
 	return t.UTC().Format("2006-01-02")
 }
 
+// OrDash is s, or "-" for nothing.
 func OrDash(s string) string {
 	if s == "" {
 		return "-"

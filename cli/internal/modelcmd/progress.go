@@ -24,6 +24,7 @@ type Progress struct {
 
 var spinnerFrames = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
 
+// NewProgress starts a Progress on Stderr at step msg.
 func (a *Env) NewProgress(msg string) *Progress {
 	p := &Progress{w: a.Stderr, terminal: a.Terminal, stop: make(chan struct{}), stopped: make(chan struct{})}
 	p.Update("%s", msg)

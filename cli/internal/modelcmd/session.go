@@ -70,6 +70,8 @@ func HubHTTP(caPEM []byte) (*http.Client, error) {
 		TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}}, nil
 }
 
+// HubPost posts body to the hub's u and decodes the JSON answer into
+// out, returning the HTTP status.
 func HubPost(ctx context.Context, hc *http.Client, u, contentType string, body []byte, out any) (int, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 // WaitOpt is the --wait[=DURATION] flag of deploy, add-unit and scale.
 type WaitOpt struct{ value string }
 
+// Add adds --wait to cmd.
 func (o *WaitOpt) Add(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&o.value, "wait", "", "wait until the units are settled (idle, and active, blocked, waiting or unknown); =DURATION bounds the wait")
 	cmd.Flags().Lookup("wait").NoOptDefVal = WaitForever
