@@ -1,6 +1,12 @@
 // Package cli is the drover command line client. It reaches controllers
 // only through the api package (never server code: a test enforces it), and
-// keeps its own state in the client store (see Store).
+// keeps its own state in the client store (package clientstore).
+//
+// This package is the entry point (App), the command tree and the
+// interactive shell. The commands live in packages by area, as Juju's
+// cmd/juju does: controller, model, application, machine, action, status,
+// user and hubadmin, each with a Commands type over the shared
+// modelcmd.Env (streams, clock, client store, connections, output).
 //
 // Every command is built fresh for each run (so the interactive shell can
 // run commands one after another without flag values leaking between
