@@ -13,8 +13,8 @@ import (
 )
 
 // TestControllerCommandsAtAHub: the commands that only a controller serves
-// refuse a hub with what to run instead, and send it nothing (enable-ha
-// used to post to the hub and print its bare 404).
+// refuse a hub with what to run instead, and send it nothing (posted to
+// the hub, enable-ha would print its bare 404).
 func TestControllerCommandsAtAHub(t *testing.T) {
 	var mu sync.Mutex
 	var sent []string

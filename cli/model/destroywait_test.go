@@ -16,7 +16,7 @@ import (
 // TestDestroyWaitEndsWithTheModel: waiting for a destroyed model ends
 // when the watch carries the model's removal, even while the model is
 // still listed (a hub's index a moment behind its controller) and no
-// frame follows; it used to wait for its whole --timeout.
+// frame follows, instead of waiting out its whole --timeout.
 func TestDestroyWaitEndsWithTheModel(t *testing.T) {
 	const uuid = "6a1f0c2e-0000-4000-8000-000000000001"
 	mux := http.NewServeMux()

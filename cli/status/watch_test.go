@@ -68,7 +68,7 @@ func TestWatchEndsSayingWhy(t *testing.T) {
 // TestWatchWaitsOutAnUnavailableStatus: when the status a watch frame
 // asks for is unavailable for a while (a hub whose database restarts, a
 // controller electing a leader), status --watch says so once and carries
-// on; it used to end with the error.
+// on rather than ending with the error.
 func TestWatchWaitsOutAnUnavailableStatus(t *testing.T) {
 	const uuid = "6a1f0c2e-0000-4000-8000-000000000004"
 	var fetches atomic.Int32
@@ -145,7 +145,7 @@ func TestFollowedLogEndsSayingWhy(t *testing.T) {
 
 // TestWatchSaysItIsInterrupted: status --watch whose controller goes away
 // says so once, naming the model as the user does (not by its UUID), and
-// says when the watch resumed; it used to go quiet.
+// says when the watch resumed, rather than going quiet.
 func TestWatchSaysItIsInterrupted(t *testing.T) {
 	const uuid = "6a1f0c2e-0000-4000-8000-000000000005"
 	var watches, refused atomic.Int32

@@ -130,8 +130,8 @@ func TestRefreshSharedWithOtherProcesses(t *testing.T) {
 // TestServiceAccountProcessesEndWithLogout: a service account renews its
 // session with its client secret, which logging out cannot revoke at the
 // issuer; a process of it (a long status --watch) therefore stops renewing
-// once the store no longer holds its session, where it used to go on
-// after 'drover logout', and after a login as someone else.
+// once the store no longer holds its session: after 'drover logout', and
+// after a login as someone else.
 func TestServiceAccountProcessesEndWithLogout(t *testing.T) {
 	var logins atomic.Int32
 	mux := http.NewServeMux()
