@@ -31,29 +31,9 @@ func fakeJWT(n int, exp time.Time) string {
 // session the store no longer holds (logout, or a login as someone else)
 // is renewed for the process alone and the store is left as it is.
 func TestRefreshSharedWithOtherProcesses(t *testing.T) {
-	var mu sync.Mutex
-	n, refreshes := 0, 0
-	live := map[string]bool{"r0": true, "rb": true} // refresh tokens not spent
+	hub := &rotatingHub{live: map[string]bool{"r0": true, "rb": true}}
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /v1/auth/token", func(w http.ResponseWriter, r *http.Request) {
-		_ = r.ParseForm()
-		mu.Lock()
-		defer mu.Unlock()
-		w.Header().Set("Content-Type", "application/json")
-		rt := r.Form.Get("refresh_token")
-		if r.Form.Get("grant_type") != "refresh_token" || !live[rt] {
-			w.WriteHeader(http.StatusBadRequest)
-			_ = json.NewEncoder(w).Encode(map[string]string{"error": "invalid_grant"})
-			return
-		}
-		delete(live, rt)
-		n++
-		refreshes++
-		next := fmt.Sprintf("r%d", n)
-		live[next] = true
-		_ = json.NewEncoder(w).Encode(map[string]any{"access_token": fakeJWT(n, time.Now().Add(15*time.Minute)),
-			"refresh_token": next, "expires_in": 900})
-	})
+	mux.Handle("POST /v1/auth/token", hub)
 	a, _, _ := modelcmdtest.AtFakeHub(t, mux)
 	dir, err := clientstore.DefaultStoreDir(a.Getenv)
 	if err != nil {
@@ -84,8 +64,8 @@ func TestRefreshSharedWithOtherProcesses(t *testing.T) {
 		t.Fatalf("first renewal: %v", err)
 	}
 	tokB, err := modelcmd.RefreshHubSession(t.Context(), "hub", d, procB)
-	if err != nil || tokB != tokA || procB.RefreshToken != "r1" || refreshes != 1 {
-		t.Fatalf("the second process: %q, %v, refresh token %q, %d renewals; want A's token, r1, 1", tokB, err, procB.RefreshToken, refreshes)
+	if err != nil || tokB != tokA || procB.RefreshToken != "r1" || hub.renewals() != 1 {
+		t.Fatalf("the second process: %q, %v, refresh token %q, %d renewals; want A's token, r1, 1", tokB, err, procB.RefreshToken, hub.renewals())
 	}
 	if _, stored := load(); stored.Token != tokA || stored.RefreshToken != "r1" {
 		t.Fatalf("stored %+v, want the renewal", stored)
@@ -96,8 +76,8 @@ func TestRefreshSharedWithOtherProcesses(t *testing.T) {
 	setStored(clientstore.Account{User: "alice@example.com", Token: fakeJWT(1, time.Now().Add(-time.Second)), RefreshToken: "r1"})
 	_, procC := load()
 	procC.Token, procC.RefreshToken = expired, "r0" // what it loaded back then
-	if _, err := modelcmd.RefreshHubSession(t.Context(), "hub", d, procC); err != nil || procC.RefreshToken != "r2" || refreshes != 2 {
-		t.Fatalf("a process behind an expired renewal: %v, refresh token %q, %d renewals; want r2, 2", err, procC.RefreshToken, refreshes)
+	if _, err := modelcmd.RefreshHubSession(t.Context(), "hub", d, procC); err != nil || procC.RefreshToken != "r2" || hub.renewals() != 2 {
+		t.Fatalf("a process behind an expired renewal: %v, refresh token %q, %d renewals; want r2, 2", err, procC.RefreshToken, hub.renewals())
 	}
 	if _, stored := load(); stored.RefreshToken != "r2" {
 		t.Fatalf("stored refresh token %q, want r2", stored.RefreshToken)
@@ -125,6 +105,41 @@ func TestRefreshSharedWithOtherProcesses(t *testing.T) {
 	if _, stored := load(); stored.Token != "" || stored.RefreshToken != "" {
 		t.Fatalf("logout undone: %+v", stored)
 	}
+}
+
+// rotatingHub is a hub's token endpoint that rotates refresh tokens as
+// the hub does: each live token works once, and renewal n answers r<n>
+// with an access token for 15 minutes.
+type rotatingHub struct {
+	mu   sync.Mutex
+	live map[string]bool // refresh tokens not spent
+	n    int             // renewals so far
+}
+
+func (h *rotatingHub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	_ = r.ParseForm()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	rt := r.Form.Get("refresh_token")
+	if r.Form.Get("grant_type") != "refresh_token" || !h.live[rt] {
+		w.WriteHeader(http.StatusBadRequest)
+		_ = json.NewEncoder(w).Encode(map[string]string{"error": "invalid_grant"})
+		return
+	}
+	delete(h.live, rt)
+	h.n++
+	next := fmt.Sprintf("r%d", h.n)
+	h.live[next] = true
+	_ = json.NewEncoder(w).Encode(map[string]any{"access_token": fakeJWT(h.n, time.Now().Add(15*time.Minute)),
+		"refresh_token": next, "expires_in": 900})
+}
+
+// renewals is how many renewals the hub granted.
+func (h *rotatingHub) renewals() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.n
 }
 
 // TestServiceAccountProcessesEndWithLogout: a service account renews its
