@@ -146,7 +146,7 @@ func (a *Commands) writeControllers(ctx context.Context, s *clientstore.State, e
 	for _, name := range modelcmd.SortedKeys(entries) {
 		if d := s.Controllers[name]; d.Hub {
 			fmt.Fprintf(a.Stdout, "\nControllers behind hub %s:\n", name)
-			if err := a.HubControllers(ctx, name); err != nil {
+			if err := a.WriteHubControllers(ctx, name); err != nil {
 				fmt.Fprintf(a.Stdout, "  (unreachable: %v)\n", err)
 			}
 		}
@@ -247,7 +247,7 @@ func (a *Commands) showHub(ctx context.Context, c *modelcmd.Conn, format string)
 	if err != nil {
 		return err
 	}
-	ctls, err := modelcmd.HubControllerList(ctx, c)
+	ctls, err := modelcmd.ControllersBehind(ctx, c)
 	if err != nil {
 		return err
 	}

@@ -94,7 +94,7 @@ the hub is in a cloud of that name, else a region.`,
 // isHubCloud reports whether a controller behind the hub c is in a cloud
 // named name (add-model's one-word place is then a cloud, as in Juju).
 func isHubCloud(ctx context.Context, c *modelcmd.Conn, name string) bool {
-	ctls, err := modelcmd.HubControllerList(ctx, c)
+	ctls, err := modelcmd.ControllersBehind(ctx, c)
 	return err == nil && slices.ContainsFunc(ctls, func(ctl map[string]any) bool { return ctl["cloud"] == name })
 }
 

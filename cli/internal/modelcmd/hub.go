@@ -76,8 +76,8 @@ func (a *Env) HubControllerList(ctx context.Context, ctl string) ([]map[string]a
 	return doc.Controllers, nil
 }
 
-// HubControllers prints the controllers registered with a hub.
-func (a *Env) HubControllers(ctx context.Context, ctl string) error {
+// WriteHubControllers prints the controllers registered with a hub.
+func (a *Env) WriteHubControllers(ctx context.Context, ctl string) error {
 	list, err := a.HubControllerList(ctx, ctl)
 	if err != nil {
 		return err
@@ -114,9 +114,9 @@ func JSONInt(v any) string {
 	return strconv.FormatFloat(f, 'f', -1, 64)
 }
 
-// HubControllerList is the hub's GET /v1/controllers: the controllers
+// ControllersBehind is the hub's GET /v1/controllers: the controllers
 // behind it the caller may see, as the hub describes them.
-func HubControllerList(ctx context.Context, c *Conn) ([]map[string]any, error) {
+func ControllersBehind(ctx context.Context, c *Conn) ([]map[string]any, error) {
 	var list struct {
 		Controllers []map[string]any `json:"controllers"`
 	}
