@@ -4,10 +4,11 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/spf13/cobra"
+
 	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/charm"
 	"github.com/droverhq/drover/cli/internal/modelcmd"
-	"github.com/spf13/cobra"
 )
 
 func (a *Commands) ConfigCmd() *cobra.Command {

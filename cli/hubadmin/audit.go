@@ -15,9 +15,10 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/droverhq/drover/cli/internal/modelcmd"
 	"github.com/droverhq/drover/internal/safetext"
-	"github.com/spf13/cobra"
 )
 
 func (a *Commands) AuditCmd() *cobra.Command {
