@@ -16,6 +16,7 @@ import (
 	"github.com/droverhq/drover/cli/internal/modelcmd"
 )
 
+// ExecCmd is 'drover exec'.
 func (a *Commands) ExecCmd() *cobra.Command {
 	var mo modelcmd.ModelOpt
 	var format modelcmd.FormatOpt

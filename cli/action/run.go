@@ -15,6 +15,7 @@ import (
 	"github.com/droverhq/drover/cli/internal/modelcmd"
 )
 
+// RunCmd is 'drover run'.
 func (a *Commands) RunCmd() *cobra.Command {
 	var mo modelcmd.ModelOpt
 	var format modelcmd.FormatOpt
@@ -201,6 +202,7 @@ func (a *Commands) printTaskResults(tasks []api.Task, format string) error {
 	return nil
 }
 
+// ShowTaskCmd is 'drover show-task'.
 func (a *Commands) ShowTaskCmd() *cobra.Command {
 	var mo modelcmd.ModelOpt
 	var format modelcmd.FormatOpt
@@ -235,6 +237,7 @@ for it to finish first. A task stays pending until the unit's agent runs it.`,
 	return cmd
 }
 
+// CancelTaskCmd is 'drover cancel-task'.
 func (a *Commands) CancelTaskCmd() *cobra.Command {
 	var mo modelcmd.ModelOpt
 	cmd := &cobra.Command{
@@ -262,6 +265,7 @@ that has finished.`,
 	return cmd
 }
 
+// ActionsCmd is 'drover actions'.
 func (a *Commands) ActionsCmd() *cobra.Command {
 	var mo modelcmd.ModelOpt
 	var format modelcmd.FormatOpt
@@ -324,6 +328,7 @@ func (a *Commands) ActionsCmd() *cobra.Command {
 	return cmd
 }
 
+// ResolvedCmd is 'drover resolved'.
 func (a *Commands) ResolvedCmd() *cobra.Command {
 	var mo modelcmd.ModelOpt
 	var noRetry bool

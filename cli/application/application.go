@@ -11,6 +11,7 @@ import (
 	"github.com/droverhq/drover/cli/internal/modelcmd"
 )
 
+// ConfigCmd is 'drover config'.
 func (a *Commands) ConfigCmd() *cobra.Command {
 	var mo modelcmd.ModelOpt
 	var format modelcmd.FormatOpt
@@ -89,6 +90,7 @@ YAML file of the form {application: {key: value}}.`,
 	return cmd
 }
 
+// AddUnitCmd is 'drover add-unit'.
 func (a *Commands) AddUnitCmd() *cobra.Command {
 	var mo modelcmd.ModelOpt
 	var n int
@@ -133,6 +135,7 @@ func (a *Commands) AddUnitCmd() *cobra.Command {
 	return cmd
 }
 
+// RemoveUnitCmd is 'drover remove-unit'.
 func (a *Commands) RemoveUnitCmd() *cobra.Command {
 	var mo modelcmd.ModelOpt
 	var force bool
@@ -164,6 +167,7 @@ func (a *Commands) RemoveUnitCmd() *cobra.Command {
 	return cmd
 }
 
+// ScaleCmd is 'drover scale'.
 func (a *Commands) ScaleCmd() *cobra.Command {
 	var mo modelcmd.ModelOpt
 	var wait modelcmd.WaitOpt
@@ -200,6 +204,7 @@ func (a *Commands) ScaleCmd() *cobra.Command {
 	return cmd
 }
 
+// RemoveApplicationCmd is 'drover remove-application'.
 func (a *Commands) RemoveApplicationCmd() *cobra.Command {
 	var mo modelcmd.ModelOpt
 	var force bool
@@ -225,6 +230,7 @@ func (a *Commands) RemoveApplicationCmd() *cobra.Command {
 	return cmd
 }
 
+// ExposeCmd is 'drover expose' (expose) or 'drover unexpose'.
 func (a *Commands) ExposeCmd(expose bool) *cobra.Command {
 	var mo modelcmd.ModelOpt
 	use, short := "expose APPLICATION", "Make an application's opened ports reachable"

@@ -130,6 +130,7 @@ type deployPlan struct {
 	limit      time.Duration
 }
 
+// DeployCmd is 'drover deploy'.
 func (a *Commands) DeployCmd() *cobra.Command {
 	var f deployFlags
 	cmd := &cobra.Command{

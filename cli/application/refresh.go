@@ -14,6 +14,7 @@ import (
 	"github.com/droverhq/drover/cli/internal/modelcmd"
 )
 
+// RefreshCmd is 'drover refresh'.
 func (a *Commands) RefreshCmd() *cobra.Command {
 	var mo modelcmd.ModelOpt
 	var path, switchTo string

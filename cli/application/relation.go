@@ -11,6 +11,7 @@ import (
 	"github.com/droverhq/drover/cli/internal/modelcmd"
 )
 
+// IntegrateCmd is 'drover integrate'.
 func (a *Commands) IntegrateCmd() *cobra.Command {
 	var mo modelcmd.ModelOpt
 	cmd := &cobra.Command{
@@ -41,6 +42,7 @@ endpoints then.`,
 	return cmd
 }
 
+// RemoveRelationCmd is 'drover remove-relation'.
 func (a *Commands) RemoveRelationCmd() *cobra.Command {
 	var mo modelcmd.ModelOpt
 	var force bool

@@ -58,6 +58,7 @@ func viewApplication(a *api.Application) applicationView {
 	return v
 }
 
+// ShowApplicationCmd is 'drover show-application'.
 func (a *Commands) ShowApplicationCmd() *cobra.Command {
 	var mo modelcmd.ModelOpt
 	var format modelcmd.FormatOpt
@@ -123,6 +124,7 @@ func findUnit(fs *api.FullStatus, name string) (api.UnitStatus, string, bool) {
 	return api.UnitStatus{}, "", false
 }
 
+// ShowUnitCmd is 'drover show-unit'.
 func (a *Commands) ShowUnitCmd() *cobra.Command {
 	var mo modelcmd.ModelOpt
 	var format modelcmd.FormatOpt
@@ -186,6 +188,7 @@ Relation data may hold credentials, so it needs write access to the model
 	return cmd
 }
 
+// ConstraintsCmd is 'drover constraints'.
 func (a *Commands) ConstraintsCmd() *cobra.Command {
 	var mo modelcmd.ModelOpt
 	cmd := &cobra.Command{
@@ -209,6 +212,7 @@ func (a *Commands) ConstraintsCmd() *cobra.Command {
 	return cmd
 }
 
+// SetConstraintsCmd is 'drover set-constraints'.
 func (a *Commands) SetConstraintsCmd() *cobra.Command {
 	var mo modelcmd.ModelOpt
 	cmd := &cobra.Command{
@@ -236,6 +240,7 @@ image-id. Sizes take M, G, T or P (M when bare); KEY= resets one.`,
 	return cmd
 }
 
+// TrustCmd is 'drover trust'.
 func (a *Commands) TrustCmd() *cobra.Command {
 	var mo modelcmd.ModelOpt
 	var remove bool

@@ -18,6 +18,7 @@ import (
 
 var controllerNameRe = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9._-]*$`)
 
+// BootstrapCmd is 'drover bootstrap'.
 func (a *Commands) BootstrapCmd() *cobra.Command {
 	var dataDir, listen, raftListen string
 	var timeout time.Duration

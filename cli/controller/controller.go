@@ -15,6 +15,7 @@ import (
 	"github.com/droverhq/drover/cli/internal/modelcmd"
 )
 
+// ControllersCmd is 'drover controllers'.
 func (a *Commands) ControllersCmd() *cobra.Command {
 	var format modelcmd.FormatOpt
 	cmd := &cobra.Command{
@@ -169,6 +170,7 @@ func (a *Commands) cacheControllerInfo(name string, info *api.ControllerInfo) {
 	})
 }
 
+// ShowControllerCmd is 'drover show-controller'.
 func (a *Commands) ShowControllerCmd() *cobra.Command {
 	var format modelcmd.FormatOpt
 	cmd := &cobra.Command{
@@ -312,6 +314,7 @@ func (a *Commands) addModelsView(ctl string, view map[string]any) {
 	}
 }
 
+// SwitchCmd is 'drover switch'.
 func (a *Commands) SwitchCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "switch [[CONTROLLER:]MODEL | CONTROLLER]",
@@ -412,6 +415,7 @@ func splitModelRefColon(ref string) (string, string, bool) {
 	return c, m, c != "" || (len(ref) > 0 && ref[0] == ':')
 }
 
+// EnableHACmd is 'drover enable-ha'.
 func (a *Commands) EnableHACmd() *cobra.Command {
 	var ctl modelcmd.ControllerOpt
 	var n int
@@ -465,6 +469,7 @@ func (a *Commands) enableHA(ctx context.Context, name string, n int) error {
 	return nil
 }
 
+// WhoamiCmd is 'drover whoami'.
 func (a *Commands) WhoamiCmd() *cobra.Command {
 	var ctl modelcmd.ControllerOpt
 	var format modelcmd.FormatOpt

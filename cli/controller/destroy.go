@@ -13,6 +13,8 @@ import (
 	"github.com/droverhq/drover/cli/internal/modelcmd"
 )
 
+// DestroyControllerCmd is 'drover destroy-controller', or with kill
+// 'drover kill-controller'.
 func (a *Commands) DestroyControllerCmd(kill bool) *cobra.Command {
 	var destroyAll, keepData, yes bool
 	var timeout time.Duration

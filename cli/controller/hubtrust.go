@@ -26,6 +26,7 @@ func (a *Commands) controllerOnly(ctl, command string) (*modelcmd.Conn, error) {
 	return c, nil
 }
 
+// CreateHubTokenCmd is 'drover create-hub-token'.
 func (a *Commands) CreateHubTokenCmd() *cobra.Command {
 	var ctl modelcmd.ControllerOpt
 	var ttl time.Duration
@@ -81,6 +82,7 @@ func (a *Commands) createHubToken(ctx context.Context, ctl string, ttl time.Dura
 	return nil
 }
 
+// RemoveHubTrustCmd is 'drover remove-hub-trust'.
 func (a *Commands) RemoveHubTrustCmd() *cobra.Command {
 	var ctl modelcmd.ControllerOpt
 	var yes bool

@@ -21,6 +21,7 @@ import (
 	"github.com/droverhq/drover/internal/safetext"
 )
 
+// AuditCmd is 'drover audit'.
 func (a *Commands) AuditCmd() *cobra.Command {
 	var ctl modelcmd.ControllerOpt
 	var f auditFilter

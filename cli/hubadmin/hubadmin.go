@@ -14,6 +14,7 @@ import (
 	"github.com/droverhq/drover/internal/safetext"
 )
 
+// AddControllerCmd is 'drover add-controller'.
 func (a *Commands) AddControllerCmd() *cobra.Command {
 	var ctl modelcmd.ControllerOpt
 	var caFile, region, cloud, org, joinToken string
@@ -127,6 +128,7 @@ hub) may. MODEL is a name, OWNER/NAME or a UUID, as 'drover models' shows.`,
 	return cmd
 }
 
+// RemoveControllerCmd is 'drover remove-controller'.
 func (a *Commands) RemoveControllerCmd() *cobra.Command {
 	var ctl modelcmd.ControllerOpt
 	var force, yes bool

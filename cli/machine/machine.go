@@ -10,6 +10,7 @@ import (
 	"github.com/droverhq/drover/cli/status"
 )
 
+// MachinesCmd is 'drover machines'.
 func (a *Commands) MachinesCmd() *cobra.Command {
 	var mo modelcmd.ModelOpt
 	var format modelcmd.FormatOpt
@@ -45,6 +46,7 @@ func (a *Commands) MachinesCmd() *cobra.Command {
 	return cmd
 }
 
+// ShowMachineCmd is 'drover show-machine'.
 func (a *Commands) ShowMachineCmd() *cobra.Command {
 	var mo modelcmd.ModelOpt
 	var format modelcmd.FormatOpt
@@ -76,6 +78,7 @@ func (a *Commands) ShowMachineCmd() *cobra.Command {
 	return cmd
 }
 
+// AddMachineCmd is 'drover add-machine'.
 func (a *Commands) AddMachineCmd() *cobra.Command {
 	var mo modelcmd.ModelOpt
 	var n int
@@ -114,6 +117,7 @@ starts them, and 'deploy --to ID' or 'add-unit --to ID' puts units on them.
 	return cmd
 }
 
+// RemoveMachineCmd is 'drover remove-machine'.
 func (a *Commands) RemoveMachineCmd() *cobra.Command {
 	var mo modelcmd.ModelOpt
 	var force bool

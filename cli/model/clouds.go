@@ -30,6 +30,7 @@ type cloudView struct {
 	Regions map[string][]string `json:"regions" yaml:"regions"`
 }
 
+// CloudsCmd is 'drover clouds'.
 func (a *Commands) CloudsCmd() *cobra.Command {
 	var ctl modelcmd.ControllerOpt
 	var format modelcmd.FormatOpt
@@ -79,6 +80,7 @@ add-model takes a place as CLOUD/REGION, REGION or CLOUD.`,
 	return cmd
 }
 
+// RegionsCmd is 'drover regions'.
 func (a *Commands) RegionsCmd() *cobra.Command {
 	var ctl modelcmd.ControllerOpt
 	var format modelcmd.FormatOpt

@@ -16,6 +16,7 @@ import (
 	"github.com/droverhq/drover/cli/internal/modelcmd"
 )
 
+// AddModelCmd is 'drover add-model'.
 func (a *Commands) AddModelCmd() *cobra.Command {
 	var ctl modelcmd.ControllerOpt
 	var config []string
@@ -98,6 +99,7 @@ func isHubCloud(ctx context.Context, c *modelcmd.Conn, name string) bool {
 	return err == nil && slices.ContainsFunc(ctls, func(ctl map[string]any) bool { return ctl["cloud"] == name })
 }
 
+// ShowModelCmd is 'drover show-model'.
 func (a *Commands) ShowModelCmd() *cobra.Command {
 	var mo modelcmd.ModelOpt
 	var format modelcmd.FormatOpt
@@ -190,6 +192,7 @@ func modelUsersView(us []api.ModelUser, now time.Time) map[string]any {
 	return out
 }
 
+// DestroyModelCmd is 'drover destroy-model'.
 func (a *Commands) DestroyModelCmd() *cobra.Command {
 	var ctl modelcmd.ControllerOpt
 	var force, yes, noWait bool
@@ -354,6 +357,7 @@ func (a *Commands) waitModelGone(ctx context.Context, mc *modelcmd.ModelConn, p 
 	}
 }
 
+// ModelConfigCmd is 'drover model-config'.
 func (a *Commands) ModelConfigCmd() *cobra.Command {
 	var mo modelcmd.ModelOpt
 	var format modelcmd.FormatOpt

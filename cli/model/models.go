@@ -40,6 +40,7 @@ type modelSummary struct {
 	ControllerStatus string `json:"controller-status,omitempty"`
 }
 
+// ModelsCmd is 'drover models'.
 func (a *Commands) ModelsCmd() *cobra.Command {
 	var ctl modelcmd.ControllerOpt
 	var format modelcmd.FormatOpt

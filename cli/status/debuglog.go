@@ -23,6 +23,7 @@ type debugLogOptions struct {
 	limit  int
 }
 
+// DebugLogCmd is 'drover debug-log'.
 func (a *Commands) DebugLogCmd() *cobra.Command {
 	var mo modelcmd.ModelOpt
 	var lf debugLogFlags

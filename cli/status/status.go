@@ -13,6 +13,7 @@ import (
 	"github.com/droverhq/drover/cli/internal/modelcmd"
 )
 
+// StatusCmd is 'drover status'.
 func (a *Commands) StatusCmd() *cobra.Command {
 	var mo modelcmd.ModelOpt
 	var format modelcmd.FormatOpt

@@ -78,6 +78,7 @@ func squashKind(h []api.StatusHistoryEntry) []api.StatusHistoryEntry {
 	return out
 }
 
+// ShowStatusLogCmd is 'drover show-status-log'.
 func (a *Commands) ShowStatusLogCmd() *cobra.Command {
 	var mo modelcmd.ModelOpt
 	var format modelcmd.FormatOpt

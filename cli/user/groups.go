@@ -15,6 +15,7 @@ import (
 // A hub's groups: add-group, groups, show-group, rename-group,
 // remove-group, add-member and remove-member.
 
+// AddGroupCmd is 'drover add-group'.
 func (a *Commands) AddGroupCmd() *cobra.Command {
 	var ctl modelcmd.ControllerOpt
 	cmd := &cobra.Command{
@@ -46,6 +47,7 @@ func groupRef(arg string) (org, name string, err error) {
 // groupPath is the hub's path of the group ORG/NAME (one escaped segment).
 func groupPath(org, name string) string { return "/v1/groups/" + url.PathEscape(org+"/"+name) }
 
+// GroupsCmd is 'drover groups'.
 func (a *Commands) GroupsCmd() *cobra.Command {
 	var ctl modelcmd.ControllerOpt
 	var format modelcmd.FormatOpt
@@ -104,6 +106,7 @@ func (a *Commands) printGroups(groups []api.Group, format string) error {
 	return t.Write(a.Stdout)
 }
 
+// ShowGroupCmd is 'drover show-group'.
 func (a *Commands) ShowGroupCmd() *cobra.Command {
 	var ctl modelcmd.ControllerOpt
 	var format modelcmd.FormatOpt
@@ -148,6 +151,7 @@ func groupView(d api.GroupDetails) map[string]any {
 	return map[string]any{d.Org + "/" + d.Name: d}
 }
 
+// RemoveGroupCmd is 'drover remove-group'.
 func (a *Commands) RemoveGroupCmd() *cobra.Command {
 	var ctl modelcmd.ControllerOpt
 	var yes bool
@@ -178,6 +182,7 @@ a terminal; elsewhere pass -y.`,
 	return cmd
 }
 
+// RenameGroupCmd is 'drover rename-group'.
 func (a *Commands) RenameGroupCmd() *cobra.Command {
 	var ctl modelcmd.ControllerOpt
 	cmd := &cobra.Command{

@@ -30,6 +30,7 @@ type deviceStart struct {
 	ErrorDescription string `json:"error_description"`
 }
 
+// LoginCmd is 'drover login'.
 func (a *Commands) LoginCmd() *cobra.Command {
 	var caFile, name, clientID, clientSecret string
 	cmd := &cobra.Command{
@@ -251,6 +252,7 @@ func (a *Commands) deviceLogin(ctx context.Context, hc *http.Client, base string
 	}
 }
 
+// LogoutCmd is 'drover logout'.
 func (a *Commands) LogoutCmd() *cobra.Command {
 	var ctl modelcmd.ControllerOpt
 	cmd := &cobra.Command{

@@ -14,6 +14,7 @@ import (
 	"github.com/droverhq/drover/internal/safetext"
 )
 
+// UsersCmd is 'drover users'.
 func (a *Commands) UsersCmd() *cobra.Command {
 	var ctl modelcmd.ControllerOpt
 	var format modelcmd.FormatOpt
@@ -108,6 +109,7 @@ account's client id, or an identity id.`
 	return cmd
 }
 
+// RemoveUserCmd is 'drover remove-user'.
 func (a *Commands) RemoveUserCmd() *cobra.Command {
 	var ctl modelcmd.ControllerOpt
 	var yes bool
@@ -134,6 +136,7 @@ removed person who logs in again starts with no access.`,
 	return cmd
 }
 
+// ShowUserCmd is 'drover show-user'.
 func (a *Commands) ShowUserCmd() *cobra.Command {
 	var ctl modelcmd.ControllerOpt
 	var format modelcmd.FormatOpt
