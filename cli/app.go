@@ -1,6 +1,12 @@
 // Package cli is the drover command line client. It reaches controllers
 // only through the api package (never server code: a test enforces it), and
-// keeps its own state in the client store (see Store).
+// keeps its own state in the client store (package clientstore).
+//
+// This package is the entry point (App), the command tree and the
+// interactive shell. The commands live in packages by area, as Juju's
+// cmd/juju does: controller, model, application, machine, action, status,
+// user and hubadmin, each with a Commands type over the shared
+// modelcmd.Env (streams, clock, client store, connections, output).
 //
 // Every command is built fresh for each run (so the interactive shell can
 // run commands one after another without flag values leaking between
@@ -21,6 +27,16 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/droverhq/drover/cli/action"
+	"github.com/droverhq/drover/cli/application"
+	"github.com/droverhq/drover/cli/controller"
+	"github.com/droverhq/drover/cli/hubadmin"
+	"github.com/droverhq/drover/cli/internal/clientstore"
+	"github.com/droverhq/drover/cli/internal/modelcmd"
+	"github.com/droverhq/drover/cli/machine"
+	"github.com/droverhq/drover/cli/model"
+	"github.com/droverhq/drover/cli/status"
+	"github.com/droverhq/drover/cli/user"
 	"github.com/droverhq/drover/internal/safetext"
 	"github.com/droverhq/drover/internal/version"
 )
@@ -46,19 +62,23 @@ type App struct {
 	// Width is the terminal width for --watch redraws (0: unknown).
 	Width int
 
-	store *Store
-	// atHub is whether the command's connection is to a hub (explain).
-	atHub bool
+	// env is what the commands share; Run makes it.
+	env *modelcmd.Env
 }
 
-// usageError marks a command line mistake (exit code 2).
-type usageError struct{ err error }
-
-func (e usageError) Error() string { return e.err.Error() }
-func (e usageError) Unwrap() error { return e.err }
-
-func usagef(format string, args ...any) error {
-	return usageError{fmt.Errorf(format, args...)}
+// environment is the commands' view of a: its fields as they are now,
+// with the client store and what the last command learnt (AtHub) kept
+// across the shell's commands.
+func (a *App) environment() *modelcmd.Env {
+	if a.env == nil {
+		a.env = &modelcmd.Env{}
+	}
+	e := a.env
+	e.Stdin, e.Stdout, e.Stderr = a.Stdin, a.Stdout, a.Stderr
+	e.Getenv, e.Now = a.Getenv, a.Now
+	e.Terminal, e.StdinTerminal = a.Terminal, a.StdinTerminal
+	e.Executable, e.Width = a.Executable, a.Width
+	return a.env
 }
 
 // Run runs one command line and returns the exit code. With no arguments
@@ -70,11 +90,11 @@ func (a *App) Run(ctx context.Context, args []string) int {
 	if a.Now == nil {
 		a.Now = time.Now
 	}
-	dir, err := DefaultStoreDir(a.Getenv)
+	dir, err := clientstore.DefaultStoreDir(a.Getenv)
 	if err != nil {
 		return a.fail(err)
 	}
-	a.store = &Store{Dir: dir}
+	a.environment().Store = &clientstore.Store{Dir: dir}
 	if len(args) == 0 && a.Terminal && a.StdinTerminal {
 		return a.shell(ctx)
 	}
@@ -88,7 +108,7 @@ func (a *App) execute(ctx context.Context, args []string) int {
 	root := a.newRoot()
 	root.SetArgs(args)
 	if _, _, err := root.Find(args); err != nil && len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		return a.fail(usagef("unknown command %q; run 'drover help' for the list of commands", args[0]))
+		return a.fail(modelcmd.Usagef("unknown command %q; run 'drover help' for the list of commands", args[0]))
 	}
 	err := root.ExecuteContext(ctx)
 	return a.fail(err)
@@ -99,9 +119,9 @@ func (a *App) fail(err error) int {
 	if err == nil {
 		return 0
 	}
-	var ue usageError
+	var ue modelcmd.UsageError
 	if errors.As(err, &ue) {
-		fmt.Fprintf(a.Stderr, "ERROR %s\n", ue.err)
+		fmt.Fprintf(a.Stderr, "ERROR %s\n", ue.Err)
 		return 2
 	}
 	if errors.Is(err, context.Canceled) {
@@ -110,7 +130,7 @@ func (a *App) fail(err error) int {
 	}
 	// The message may quote a controller's or the hub's words: shown so
 	// that it cannot drive the terminal.
-	fmt.Fprintf(a.Stderr, "ERROR %s\n", safetext.TerminalLines(explain(err, a.atHub)))
+	fmt.Fprintf(a.Stderr, "ERROR %s\n", safetext.TerminalLines(modelcmd.Explain(err, a.environment().AtHub)))
 	return 1
 }
 
@@ -157,7 +177,7 @@ account's credentials for 'drover login'.`,
 	root.SetErr(a.Stderr)
 	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
-		return usageError{fmt.Errorf("%w (see 'drover help %s')", err, cmd.Name())}
+		return modelcmd.UsageError{Err: fmt.Errorf("%w (see 'drover help %s')", err, cmd.Name())}
 	})
 	root.AddGroup(
 		&cobra.Group{ID: groupController, Title: "Controllers:"},
@@ -173,48 +193,25 @@ account's credentials for 'drover login'.`,
 			root.AddCommand(c)
 		}
 	}
-	add(groupController, a.bootstrapCmd(), a.controllersCmd(), a.showControllerCmd(), a.switchCmd(),
-		a.enableHACmd(), a.destroyControllerCmd(false), a.destroyControllerCmd(true), a.whoamiCmd(),
-		a.loginCmd(), a.logoutCmd(), a.addControllerCmd(), a.removeControllerCmd(), a.setControllerDeprecatedCmd(), a.grantCmd(false), a.grantCmd(true), a.addGroupCmd(),
-		a.groupsCmd(), a.showGroupCmd(), a.renameGroupCmd(), a.removeGroupCmd(), a.usersCmd(), a.showUserCmd(),
-		a.userStateCmd(true), a.userStateCmd(false), a.removeUserCmd(), a.signingKeysCmd(), a.rotateSigningKeyCmd(),
-		a.memberCmd(true), a.memberCmd(false), a.auditCmd(), a.createHubTokenCmd(), a.removeHubTrustCmd())
-	add(groupModel, a.addModelCmd(), a.cloudsCmd(), a.regionsCmd(), a.modelsCmd(), a.showModelCmd(), a.destroyModelCmd(), a.modelConfigCmd(), a.setModelOwnerCmd())
-	add(groupApp, a.deployCmd(), a.configCmd(), a.addUnitCmd(), a.removeUnitCmd(), a.scaleCmd(),
-		a.removeApplicationCmd(), a.exposeCmd(true), a.exposeCmd(false), a.integrateCmd(), a.removeRelationCmd(), a.refreshCmd(),
-		a.machinesCmd(), a.showMachineCmd(), a.addMachineCmd(), a.removeMachineCmd(), a.showApplicationCmd(), a.showUnitCmd(), a.constraintsCmd(), a.setConstraintsCmd(), a.trustCmd())
-	add(groupOps, a.statusCmd(), a.runCmd(), a.execCmd(), a.showTaskCmd(), a.cancelTaskCmd(), a.actionsCmd(), a.resolvedCmd(),
-		a.showStatusLogCmd(), a.debugLogCmd())
+	env := a.environment()
+	act, app, ctl := &action.Commands{Env: env}, &application.Commands{Env: env}, &controller.Commands{Env: env}
+	hub, mach, mdl := &hubadmin.Commands{Env: env}, &machine.Commands{Env: env}, &model.Commands{Env: env}
+	st, usr := &status.Commands{Env: env}, &user.Commands{Env: env}
+	add(groupController, ctl.BootstrapCmd(), ctl.ControllersCmd(), ctl.ShowControllerCmd(), ctl.SwitchCmd(),
+		ctl.EnableHACmd(), ctl.DestroyControllerCmd(false), ctl.DestroyControllerCmd(true), ctl.WhoamiCmd(),
+		usr.LoginCmd(), usr.LogoutCmd(), hub.AddControllerCmd(), hub.RemoveControllerCmd(), hub.SetControllerDeprecatedCmd(), hub.GrantCmd(false), hub.GrantCmd(true), usr.AddGroupCmd(),
+		usr.GroupsCmd(), usr.ShowGroupCmd(), usr.RenameGroupCmd(), usr.RemoveGroupCmd(), usr.UsersCmd(), usr.ShowUserCmd(),
+		usr.UserStateCmd(true), usr.UserStateCmd(false), usr.RemoveUserCmd(), hub.SigningKeysCmd(), hub.RotateSigningKeyCmd(),
+		usr.MemberCmd(true), usr.MemberCmd(false), hub.AuditCmd(), ctl.CreateHubTokenCmd(), ctl.RemoveHubTrustCmd())
+	add(groupModel, mdl.AddModelCmd(), mdl.CloudsCmd(), mdl.RegionsCmd(), mdl.ModelsCmd(), mdl.ShowModelCmd(), mdl.DestroyModelCmd(), mdl.ModelConfigCmd(), hub.SetModelOwnerCmd())
+	add(groupApp, app.DeployCmd(), app.ConfigCmd(), app.AddUnitCmd(), app.RemoveUnitCmd(), app.ScaleCmd(),
+		app.RemoveApplicationCmd(), app.ExposeCmd(true), app.ExposeCmd(false), app.IntegrateCmd(), app.RemoveRelationCmd(), app.RefreshCmd(),
+		mach.MachinesCmd(), mach.ShowMachineCmd(), mach.AddMachineCmd(), mach.RemoveMachineCmd(), app.ShowApplicationCmd(), app.ShowUnitCmd(), app.ConstraintsCmd(), app.SetConstraintsCmd(), app.TrustCmd())
+	add(groupOps, st.StatusCmd(), act.RunCmd(), act.ExecCmd(), act.ShowTaskCmd(), act.CancelTaskCmd(), act.ActionsCmd(), act.ResolvedCmd(),
+		st.ShowStatusLogCmd(), st.DebugLogCmd())
 	add(groupClient, a.versionCmd(), a.completionCmd())
 	root.InitDefaultHelpCmd() // now, so that Find and the shell know it
 	return root
 }
 
 // Argument validators that report usage errors.
-
-func exactArgs(n int, what string) cobra.PositionalArgs {
-	return func(cmd *cobra.Command, args []string) error {
-		if len(args) != n {
-			return usagef("%s: expected %s, got %d argument(s); usage: %s", cmd.Name(), what, len(args), cmd.UseLine())
-		}
-		return nil
-	}
-}
-
-func rangeArgs(lo, hi int, what string) cobra.PositionalArgs {
-	return func(cmd *cobra.Command, args []string) error {
-		if len(args) < lo || len(args) > hi {
-			return usagef("%s: expected %s, got %d argument(s); usage: %s", cmd.Name(), what, len(args), cmd.UseLine())
-		}
-		return nil
-	}
-}
-
-func minArgs(n int, what string) cobra.PositionalArgs {
-	return func(cmd *cobra.Command, args []string) error {
-		if len(args) < n {
-			return usagef("%s: expected %s; usage: %s", cmd.Name(), what, cmd.UseLine())
-		}
-		return nil
-	}
-}

@@ -8,6 +8,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/droverhq/drover/cli/internal/clientstore"
 )
 
 // TestCloudsAtAHub: clouds and regions list where add-model can place a
@@ -56,14 +58,14 @@ func atFakeHub(t *testing.T, h http.Handler) (*App, *bytes.Buffer, *bytes.Buffer
 	srv := httptest.NewTLSServer(h)
 	t.Cleanup(srv.Close)
 	a, out, errb := testApp(t)
-	dir, err := DefaultStoreDir(a.Getenv)
+	dir, err := clientstore.DefaultStoreDir(a.Getenv)
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = (&Store{Dir: dir}).Update(func(s *State) error {
-		s.Controllers["hub"] = &ControllerDetails{Hub: true, APIAddresses: []string{strings.TrimPrefix(srv.URL, "https://")},
+	err = (&clientstore.Store{Dir: dir}).Update(func(s *clientstore.State) error {
+		s.Controllers["hub"] = &clientstore.ControllerDetails{Hub: true, APIAddresses: []string{strings.TrimPrefix(srv.URL, "https://")},
 			CACert: string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}))}
-		s.Accounts["hub"] = &Account{User: "alice@example.com", Token: "tok"}
+		s.Accounts["hub"] = &clientstore.Account{User: "alice@example.com", Token: "tok"}
 		s.CurrentController = "hub"
 		return nil
 	})

@@ -8,11 +8,13 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/droverhq/drover/cli/internal/clientstore"
 )
 
 // TestControllerCommandsAtAHub: the commands that only a controller serves
-// refuse a hub with what to run instead, and send it nothing (enable-ha
-// used to post to the hub and print its bare 404).
+// refuse a hub with what to run instead, and send it nothing (posted to
+// the hub, enable-ha would print its bare 404).
 func TestControllerCommandsAtAHub(t *testing.T) {
 	var mu sync.Mutex
 	var sent []string
@@ -50,11 +52,11 @@ func TestCreateHubTokenSaysWhatToRunOnTheHub(t *testing.T) {
 	dataDir := t.TempDir()
 	setDetails := func(dir string) {
 		t.Helper()
-		storeDir, err := DefaultStoreDir(a.Getenv)
+		storeDir, err := clientstore.DefaultStoreDir(a.Getenv)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := (&Store{Dir: storeDir}).Update(func(s *State) error {
+		if err := (&clientstore.Store{Dir: storeDir}).Update(func(s *clientstore.State) error {
 			s.Controllers["hub"].Hub, s.Controllers["hub"].DataDir = false, dir
 			return nil
 		}); err != nil {

@@ -3,49 +3,11 @@ package cli
 import (
 	"bytes"
 	"context"
-	"encoding/json"
-	"flag"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/cli/internal/modelcmd/modelcmdtest"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
-
-// golden compares got with testdata/name, or rewrites it with -update.
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./cli -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file (run go test ./cli -update if intended)\n--- got\n%s\n--- want\n%s", name, got, want)
-	}
-}
-
-func fixtureStatus(t *testing.T) *api.FullStatus {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join("testdata", "status-full.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var fs api.FullStatus
-	if err := json.Unmarshal(data, &fs); err != nil {
-		t.Fatal(err)
-	}
-	return &fs
-}
 
 // testApp is an App with captured output, a fixed clock and a store in a
 // temporary directory.
@@ -63,49 +25,6 @@ func testApp(t *testing.T) (*App, *bytes.Buffer, *bytes.Buffer) {
 		Now: func() time.Time { return time.Date(2026, 11, 21, 21, 33, 10, 0, time.UTC) },
 	}
 	return a, &out, &errb
-}
-
-func TestStatusGolden(t *testing.T) {
-	fs := fixtureStatus(t)
-	for _, tc := range []struct {
-		name, format string
-		filters      []string
-		opt          statusOptions
-	}{
-		{"status-tabular.golden", "tabular", nil, statusOptions{}},
-		{"status-tabular-color.golden", "tabular", nil, statusOptions{color: true}},
-		{"status-filtered.golden", "tabular", []string{"web"}, statusOptions{}},
-		{"status-json.golden", "json", nil, statusOptions{}},
-		{"status-yaml.golden", "yaml", nil, statusOptions{}},
-		{"status-short.golden", "short", nil, statusOptions{}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			a, out, _ := testApp(t)
-			if err := a.renderStatus(fs, tc.filters, tc.format, tc.opt, &bytes.Buffer{}); err != nil {
-				t.Fatal(err)
-			}
-			golden(t, tc.name, out.Bytes())
-		})
-	}
-}
-
-// TestStatusJSONShape checks that --format json is exactly api.FullStatus:
-// decoding it back gives the fixture.
-func TestStatusJSONShape(t *testing.T) {
-	fs := fixtureStatus(t)
-	a, out, _ := testApp(t)
-	if err := a.renderStatus(fs, nil, "json", statusOptions{}, &bytes.Buffer{}); err != nil {
-		t.Fatal(err)
-	}
-	var back api.FullStatus
-	if err := json.Unmarshal(out.Bytes(), &back); err != nil {
-		t.Fatal(err)
-	}
-	want, _ := json.Marshal(fs)
-	got, _ := json.Marshal(&back)
-	if !bytes.Equal(got, want) {
-		t.Errorf("json status round trip differs:\n%s\n%s", got, want)
-	}
 }
 
 func TestHelpGolden(t *testing.T) {
@@ -126,7 +45,7 @@ func TestHelpGolden(t *testing.T) {
 			if code := a.Run(context.Background(), tc.args); code != 0 {
 				t.Fatalf("exit %d: %s", code, errb)
 			}
-			golden(t, tc.name, out.Bytes())
+			modelcmdtest.Golden(t, tc.name, out.Bytes())
 		})
 	}
 }

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -11,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/cli/internal/clientstore"
 	"github.com/droverhq/drover/tests/testkit"
 )
 
@@ -127,31 +127,6 @@ func TestAuditSaysWhoseModel(t *testing.T) {
 	}
 }
 
-// TestExplainKeepsTheServersRemedy: a refusal gets the generic hint unless
-// the server already said what to do; at a hub, the hub's remedies (a
-// controller's would say to re-register the controller, or to bootstrap
-// one).
-func TestExplainKeepsTheServersRemedy(t *testing.T) {
-	for _, c := range []struct {
-		code api.Code
-		msg  string
-		hub  bool
-		want string
-	}{
-		{api.CodeForbidden, "user bob is disabled (an administrator may enable it again)", true, "user bob is disabled (an administrator may enable it again)"},
-		{api.CodeForbidden, "reading the audit log needs audit_viewer", false, "reading the audit log needs audit_viewer\n(your user lacks the access this needs; ask a controller or model admin)"},
-		{api.CodeForbidden, "reading the audit log needs audit_viewer", true, "reading the audit log needs audit_viewer\n(your user lacks the access this needs; ask an administrator of the model, its organization or the hub)"},
-		{api.CodeUnauthorized, "authentication required", false, "authentication required\n(the controller rejected the credentials in the client store; re-register the controller)"},
-		{api.CodeUnauthorized, "authentication required", true, "authentication required\n(the hub session has ended and could not be renewed; run 'drover login' again)"},
-		{api.CodeUnavailable, "cannot reach the hub at h:1", true, "cannot reach the hub at h:1\n(is the hub running? 'drover show-controller' shows its address)"},
-		{api.CodeUnavailable, "controller unavailable: east: refused ('drover controllers' shows their health)", true, "controller unavailable: east: refused ('drover controllers' shows their health)"},
-	} {
-		if got := explain(fmt.Errorf("wrapped: %w", &api.Error{Code: c.code, Message: c.msg}), c.hub); got != "wrapped: "+c.want {
-			t.Errorf("explain(%q, hub %v) = %q, want %q", c.msg, c.hub, got, "wrapped: "+c.want)
-		}
-	}
-}
-
 // TestHubUnreachable: a hub that does not answer is named a hub, with the
 // hub's remedy, and a 401 the session cannot get past says to log in.
 func TestHubUnreachable(t *testing.T) {
@@ -164,12 +139,12 @@ func TestHubUnreachable(t *testing.T) {
 		errb.String() != "ERROR authentication required\n(the hub session has ended and could not be renewed; run 'drover login' again)\n" {
 		t.Errorf("a session the hub refuses: exit %d\n%s%s", code, out, errb)
 	}
-	dir, err := DefaultStoreDir(a.Getenv)
+	dir, err := clientstore.DefaultStoreDir(a.Getenv)
 	if err != nil {
 		t.Fatal(err)
 	}
 	addr := testkit.FreeAddr(t)
-	if err := (&Store{Dir: dir}).Update(func(s *State) error {
+	if err := (&clientstore.Store{Dir: dir}).Update(func(s *clientstore.State) error {
 		s.Controllers["hub"].APIAddresses = []string{addr}
 		return nil
 	}); err != nil {
@@ -247,35 +222,6 @@ west        west    aws    unknown, deprecated                            -     
 	}
 	if want := []string{`west {"deprecated":true}`, `west {"deprecated":false}`}; !slices.Equal(patched, want) {
 		t.Errorf("calls %q, want %q", patched, want)
-	}
-}
-
-// TestModelNamedAsTheUserKnowsIt: a command on another owner's model
-// names it OWNER/NAME, in its messages and in the client's cache (where
-// destroy-model forgets it): the name alone means the user's own model.
-func TestModelNamedAsTheUserKnowsIt(t *testing.T) {
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /v1/models", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]any{"models": []api.Model{
-			{UUID: "6a1f0c2e-0000-4000-8000-00000000000a", Name: "shop", Owner: "bob@example.com"},
-			{UUID: "6a1f0c2e-0000-4000-8000-00000000000b", Name: "own", Owner: "alice@example.com"}}})
-	})
-	a, _, _ := atFakeHub(t, mux) // logged in as alice@example.com
-	dir, err := DefaultStoreDir(a.Getenv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a.store = &Store{Dir: dir} // as Run sets it
-	for ref, want := range map[string]string{"shop": "bob@example.com/shop", "bob@example.com/shop": "bob@example.com/shop", "own": "own"} {
-		mc, err := a.dialModel(t.Context(), ref)
-		if err != nil {
-			t.Fatalf("%s: %v", ref, err)
-		}
-		mc.client.Close()
-		if mc.model != want {
-			t.Errorf("%s: the command names the model %q, want %q", ref, mc.model, want)
-		}
 	}
 }
 
@@ -358,27 +304,6 @@ func TestShowModelOnALostController(t *testing.T) {
 	}
 	if strings.Contains(out.String(), "config:") {
 		t.Errorf("show-model shows a config it could not read:\n%s", out)
-	}
-}
-
-// TestAuditTarget: the TARGET column says what an entry acted on, a
-// grant's controller or organization included, and never a redacted value.
-func TestAuditTarget(t *testing.T) {
-	for _, c := range []struct {
-		details map[string]any
-		want    string
-	}{
-		{map[string]any{"target": "kvstore/0"}, "kvstore/0"},
-		{map[string]any{"body": map[string]any{"user": "bob", "level": "read", "model": "m-uuid"}}, "bob read"},
-		{map[string]any{"body": map[string]any{"user": "bob", "level": "add-model", "controller": "east"}}, "bob add-model controller:east"},
-		{map[string]any{"body": map[string]any{"group": "acme/ops", "level": "audit_viewer", "organization": "acme"}}, "acme/ops audit_viewer org:acme"},
-		{map[string]any{"body": map[string]any{"name": "prod", "controller": "east", "region": "east"}}, "prod"},
-		{map[string]any{"body": map[string]any{"user": "[redacted]", "level": "read"}}, "read"},
-		{map[string]any{}, "-"},
-	} {
-		if got := auditTarget(map[string]any{"details": c.details}); got != c.want {
-			t.Errorf("auditTarget(%v) = %q, want %q", c.details, got, c.want)
-		}
 	}
 }
 

@@ -7,9 +7,10 @@ import (
 )
 
 // TestNoServerImports enforces the design rule that the client talks to
-// controllers only through api: nothing it links may be server code.
+// controllers only through api: nothing it or its packages link may be
+// server code.
 func TestNoServerImports(t *testing.T) {
-	out, err := exec.Command("go", "list", "-deps", "github.com/droverhq/drover/cli", "github.com/droverhq/drover/cmd/drover").Output()
+	out, err := exec.Command("go", "list", "-deps", "github.com/droverhq/drover/cli/...", "github.com/droverhq/drover/cmd/drover").Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
 	}

@@ -23,7 +23,7 @@ func (a *App) shell(ctx context.Context) int {
 	ln := liner.NewLiner()
 	defer ln.Close()
 	ln.SetCtrlCAborts(true)
-	histPath := filepath.Join(a.store.Dir, historyFile)
+	histPath := filepath.Join(a.env.Store.Dir, historyFile)
 	if f, err := os.Open(histPath); err == nil {
 		_, _ = ln.ReadHistory(f) // a damaged history only loses history
 		f.Close()
@@ -85,7 +85,7 @@ func (a *App) saveHistory(ln *liner.State, path string) error {
 
 // prompt is "controller:model> ", or "drover> " with nothing selected.
 func (a *App) prompt() string {
-	s, err := a.store.Load()
+	s, err := a.env.Store.Load()
 	if err != nil || s.CurrentController == "" {
 		return "drover> "
 	}

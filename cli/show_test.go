@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/base64"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -12,7 +11,7 @@ import (
 
 // TestShowUnitWithoutRelationData: show-unit at a hub for someone who may
 // only read the model shows the unit, and says its relation data needs
-// write access, rather than failing; a unit that is not there is named.
+// Write access, rather than failing; a unit that is not there is named.
 func TestShowUnitWithoutRelationData(t *testing.T) {
 	const id = "6a1f0c2e-0000-4000-8000-00000000000f"
 	mux := http.NewServeMux()
@@ -87,29 +86,5 @@ func TestConstraintsAreCheckedBeforeAnythingIsSent(t *testing.T) {
 		if code := a.Run(t.Context(), args); code != 2 || !strings.Contains(errb.String(), `unknown constraint "memory"`) {
 			t.Errorf("%q: exit %d: %s", args, code, errb)
 		}
-	}
-}
-
-// TestModelLeftCounts: destroy-model's progress says "1 machine", not
-// "1 machines".
-func TestModelLeftCounts(t *testing.T) {
-	if got, want := (modelLeft{apps: 0, units: 1, machines: 2}).String(), "0 applications, 1 unit, 2 machines"; got != want {
-		t.Errorf("%q, want %q", got, want)
-	}
-}
-
-// TestExecPrintsOutputAsWritten: one unit's output that came back in
-// base64 (it is not UTF-8) is printed as the command wrote it; the
-// structured formats keep Juju's encoding.
-func TestExecPrintsOutputAsWritten(t *testing.T) {
-	task := api.Task{ID: "1", Receiver: "kv/0", Status: api.TaskCompleted, Results: map[string]any{"return-code": 0,
-		"stdout": base64.StdEncoding.EncodeToString([]byte("a\xffb\n")), "stdout-encoding": "base64", "stderr": "warn\n"}}
-	a, out, errb := testApp(t)
-	if err := a.printExecResults([]api.Task{task}, "plain"); err != nil || out.String() != "a\xffb\n" || errb.String() != "warn\n" {
-		t.Errorf("plain: %q / %q (%v)", out, errb, err)
-	}
-	out.Reset()
-	if err := a.printExecResults([]api.Task{task}, "json"); err != nil || !strings.Contains(out.String(), `"stdout-encoding":"base64"`) {
-		t.Errorf("json: %s (%v)", out, err)
 	}
 }

@@ -1,0 +1,219 @@
+package action
+
+import (
+	"cmp"
+	"context"
+	"encoding/base64"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/cli/internal/modelcmd"
+)
+
+// ExecCmd is 'drover exec'.
+func (a *Commands) ExecCmd() *cobra.Command {
+	var mo modelcmd.ModelOpt
+	var format modelcmd.FormatOpt
+	var units, apps []string
+	var all, background bool
+	var timeout, wait string
+	cmd := &cobra.Command{
+		Use:   "exec (--unit UNIT... | --application APP... | --all) [--] COMMAND...",
+		Short: "Run a command on units, in their hook context (model admins)",
+		Long: `Runs COMMAND with bash on each unit, in the unit's hook context, as
+'juju exec' does: in the charm's directory, as the unit's agent, with the
+hook tools (config-get, relation-get, status-set, ...) on its PATH. It is
+the predefined action juju-exec, one task per unit, and needs admin access
+to the model.
+
+--unit takes units (or APP/leader), --application every unit of the
+applications, --all every unit of the model. --timeout ends a command
+that runs longer (its task fails); --wait bounds how long drover waits for
+the results (default: until done); --background returns at once with the
+task ids ('drover show-task ID' follows one).
+
+On one unit the command's output is printed as it is, and a command that
+exits non-zero makes drover exit 1. On several, each unit's return code,
+stdout and stderr are printed, keyed by unit.`,
+		Example: `  drover exec --unit kv/0 -- hostname
+  drover exec --application kv -- 'config-get port'
+  drover exec --all --timeout 30s -- systemctl is-active snapd`,
+		Args: modelcmd.MinArgs(1, "a command"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := format.Check(); err != nil {
+				return err
+			}
+			if n := btoi(len(units) > 0) + btoi(len(apps) > 0) + btoi(all); n != 1 {
+				return modelcmd.Usagef("say where to run the command: --unit, --application or --all (one of them)")
+			}
+			params := map[string]any{"command": strings.Join(args, " ")}
+			if timeout != "" {
+				if d, err := time.ParseDuration(timeout); err != nil || d <= 0 {
+					return modelcmd.Usagef("--timeout %q: want a duration such as 30s or 5m", timeout)
+				}
+				params["timeout"] = timeout
+			}
+			waitFor, err := taskWait(wait)
+			if err != nil {
+				return err
+			}
+			return a.WithModel(cmd.Context(), mo.Ref, func(mc *modelcmd.ModelConn) error {
+				receivers, err := execReceivers(cmd.Context(), mc, modelcmd.SplitList(units), modelcmd.SplitList(apps), all)
+				if err != nil {
+					return err
+				}
+				tasks, err := mc.Client.Model(mc.UUID).RunAction(cmd.Context(), api.RunActionRequest{Receivers: receivers, Action: api.ExecAction, Params: params})
+				if err != nil {
+					return err
+				}
+				if background {
+					a.sayRunning(tasks)
+					return nil
+				}
+				done, err := a.waitTasks(cmd.Context(), mc, tasks, waitFor)
+				if err != nil {
+					return err
+				}
+				return a.printExecResults(done, format.Value)
+			})
+		},
+	}
+	// Flags end at COMMAND: "drover exec -u kv/0 ls -la" runs "ls -la".
+	cmd.Flags().SetInterspersed(false)
+	mo.Add(cmd)
+	format.Add(cmd, "plain", "plain", "yaml", "json")
+	cmd.Flags().StringSliceVarP(&units, "unit", "u", nil, "units to run the command on (comma-separated or repeated)")
+	cmd.Flags().StringSliceVarP(&apps, "application", "a", nil, "applications whose units run the command")
+	cmd.Flags().BoolVar(&all, "all", false, "run the command on every unit of the model")
+	cmd.Flags().StringVar(&timeout, "timeout", "", "end the command after this long (e.g. 30s)")
+	cmd.Flags().StringVar(&wait, "wait", "", "how long to wait for the results (default: until done)")
+	cmd.Flags().Lookup("wait").NoOptDefVal = modelcmd.WaitForever
+	cmd.Flags().BoolVar(&background, "background", false, "return at once with the task ids")
+	return cmd
+}
+
+// execReceivers are the units exec runs on: units as named, or the live
+// units of apps (all: of the model) in unit order.
+func execReceivers(ctx context.Context, mc *modelcmd.ModelConn, units, apps []string, all bool) ([]string, error) {
+	receivers := units
+	if !all && len(apps) == 0 {
+		for _, u := range receivers {
+			if app, n, ok := strings.Cut(u, "/"); !ok || app == "" || n == "" {
+				return nil, modelcmd.Usagef("--unit %q: want a unit (app/N) or app/leader", u)
+			}
+		}
+		return receivers, nil
+	}
+	list, err := mc.Client.Model(mc.UUID).Units(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, u := range list {
+		if u.Life == api.Alive && (all || slices.Contains(apps, u.Application)) {
+			receivers = append(receivers, u.Name)
+		}
+	}
+	if len(receivers) == 0 {
+		if all {
+			return nil, fmt.Errorf("model %q has no units to run the command on", mc.Model)
+		}
+		return nil, fmt.Errorf("no units of %s in model %q", strings.Join(apps, ", "), mc.Model)
+	}
+	sort.SliceStable(receivers, func(i, j int) bool { return modelcmd.UnitLess(receivers[i], receivers[j]) })
+	return receivers, nil
+}
+
+// sayRunning is exec --background's answer: the tasks, and how to follow
+// one.
+func (a *Commands) sayRunning(tasks []api.Task) {
+	for _, t := range tasks {
+		fmt.Fprintf(a.Stderr, "Running task %s on %s\n", t.ID, t.Receiver)
+	}
+	fmt.Fprintf(a.Stderr, "\nCheck the task status with 'drover show-task %s'\n", tasks[0].ID)
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// execView is one unit's juju-exec outcome, as exec prints it.
+type execView struct {
+	Task       string `json:"id" yaml:"id"`
+	Status     string `json:"status" yaml:"status"`
+	Message    string `json:"message,omitempty" yaml:"message,omitempty"`
+	ReturnCode any    `json:"return-code,omitempty" yaml:"return-code,omitempty"`
+	Stdout     string `json:"stdout,omitempty" yaml:"stdout,omitempty"`
+	Stderr     string `json:"stderr,omitempty" yaml:"stderr,omitempty"`
+	// StdoutEncoding and StderrEncoding are "base64" for output that is
+	// not UTF-8, as Juju says it.
+	StdoutEncoding string `json:"stdout-encoding,omitempty" yaml:"stdout-encoding,omitempty"`
+	StderrEncoding string `json:"stderr-encoding,omitempty" yaml:"stderr-encoding,omitempty"`
+}
+
+// output reads a task's output result and its encoding.
+func output(results map[string]any, key string) (string, string) {
+	out, _ := results[key].(string)
+	enc, _ := results[key+"-encoding"].(string)
+	return out, enc
+}
+
+// raw is output as the command wrote it: base64 decoded.
+func raw(out, encoding string) string {
+	if encoding == "base64" {
+		if b, err := base64.StdEncoding.DecodeString(out); err == nil {
+			return string(b)
+		}
+	}
+	return out
+}
+
+// printExecResults prints what the commands printed. One unit's output is
+// written as it is (stdout and stderr to drover's); several units' as a
+// map by unit. A command that failed (non-zero exit, timeout) is an error.
+func (a *Commands) printExecResults(tasks []api.Task, format string) error {
+	var failed []string
+	views := map[string]execView{}
+	for _, t := range tasks {
+		v := execView{ReturnCode: t.Results["return-code"], Status: t.Status, Message: t.Message, Task: t.ID}
+		v.Stdout, v.StdoutEncoding = output(t.Results, "stdout")
+		v.Stderr, v.StderrEncoding = output(t.Results, "stderr")
+		views[t.Receiver] = v
+		if t.Status != api.TaskCompleted {
+			failed = append(failed, fmt.Sprintf("%s (%s)", t.Receiver, cmp.Or(t.Message, t.Status)))
+		}
+	}
+	switch {
+	case format == "plain" && len(tasks) == 1:
+		v := views[tasks[0].Receiver]
+		fmt.Fprint(a.Stdout, withNewline(raw(v.Stdout, v.StdoutEncoding)))
+		fmt.Fprint(a.Stderr, withNewline(raw(v.Stderr, v.StderrEncoding)))
+	case format == "plain":
+		if err := modelcmd.WriteYAML(a.Stdout, views); err != nil {
+			return err
+		}
+	default:
+		if err := modelcmd.WriteFormatted(a.Stdout, format, views); err != nil {
+			return err
+		}
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("the command failed on %s", strings.Join(failed, ", "))
+	}
+	return nil
+}
+
+func withNewline(s string) string {
+	if s != "" && !strings.HasSuffix(s, "\n") {
+		return s + "\n"
+	}
+	return s
+}

@@ -1,0 +1,39 @@
+// Package modelcmd is what every drover command shares: the invocation's
+// environment (Env: its streams, clock, terminal and client store), the
+// connection to a controller, a hub or a model named on the command line
+// or current in the store, the flags that name them, usage errors (exit
+// code 2), and the output formats and tables.
+//
+// It reaches controllers only through the api package.
+package modelcmd
+
+import (
+	"io"
+	"time"
+
+	"github.com/droverhq/drover/cli/internal/clientstore"
+)
+
+// Env is one drover invocation's environment, shared by its commands.
+type Env struct {
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+	// Getenv reads the environment (os.Getenv in main; a map in tests).
+	Getenv func(string) string
+	// Now is the clock (status timestamps, debug-log lines).
+	Now func() time.Time
+	// Terminal is whether Stdout is a terminal: colour, spinners and
+	// in-place redraws only then. StdinTerminal gates prompts and the shell.
+	Terminal      bool
+	StdinTerminal bool
+	// Executable is drover's own path, to find droverd next to it.
+	Executable string
+	// Width is the terminal width for --watch redraws (0: unknown).
+	Width int
+
+	// Store is the client store.
+	Store *clientstore.Store
+	// AtHub is whether the command's connection is to a hub (Explain).
+	AtHub bool
+}
