@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/internal/pki"
 	"github.com/droverhq/drover/internal/supervise"
 	"github.com/droverhq/drover/spoke/internal/apiserver"
-	"github.com/droverhq/drover/spoke/internal/pki"
 	"github.com/droverhq/drover/spoke/internal/state"
 )
 
