@@ -1,7 +1,17 @@
-// Package pki makes and loads the controller's certificate authority and the
-// certificates its nodes serve and dial with. A controller generates its CA at
-// bootstrap; every node holds the CA key so that any of them can admit a new
-// node (as Juju controllers do). Clients pin the CA certificate.
+// Package pki makes and loads Drover's certificate authorities and the
+// certificates signed by them: a controller's CA, whose key every node
+// holds so that any node can admit a new one (as Juju controllers do), and
+// a hub's CA, generated once in its state directory when no certificate is
+// configured. Clients pin the CA certificate.
+//
+// Invariants:
+//   - Keys are ECDSA P-256. A controller's keys are written as SEC 1 ("EC
+//     PRIVATE KEY"), a hub's as PKCS #8 ("PRIVATE KEY"); both layouts are
+//     read back by the code that wrote them, so existing data directories
+//     keep working.
+//   - Certificates are valid from an hour before now (clock skew between
+//     hosts); CAs for ten years, a controller node's certificate for five, a
+//     hub's serving certificate for two.
 package pki
 
 import (
@@ -18,8 +28,7 @@ import (
 	"fmt"
 	"math/big"
 	"net"
-	"os"
-	"path/filepath"
+	"slices"
 	"time"
 )
 
@@ -31,17 +40,51 @@ type CA struct {
 	KeyPEM  []byte
 }
 
+// keyFormat is how a private key is written in PEM.
+type keyFormat int
+
+const (
+	sec1  keyFormat = iota // "EC PRIVATE KEY": a controller's files
+	pkcs8                  // "PRIVATE KEY": a hub's files
+)
+
+func encodeKey(k *ecdsa.PrivateKey, f keyFormat) ([]byte, error) {
+	if f == pkcs8 {
+		der, err := x509.MarshalPKCS8PrivateKey(k)
+		if err != nil {
+			return nil, err
+		}
+		return pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), nil
+	}
+	der, err := x509.MarshalECPrivateKey(k)
+	if err != nil {
+		return nil, err
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: der}), nil
+}
+
+// Validity of what this package signs, in years from now.
+const (
+	caYears       = 10
+	nodeCertYears = 5
+	hubCertYears  = 2
+)
+
 // NewCA generates a self-signed CA for the controller named name.
 func NewCA(name string, now time.Time) (*CA, error) {
+	return newCA(pkix.Name{CommonName: "drover controller CA " + name, Organization: []string{"drover"}}, sec1, now)
+}
+
+func newCA(subject pkix.Name, f keyFormat, now time.Time) (*CA, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, fmt.Errorf("generate CA key: %w", err)
 	}
 	tmpl := &x509.Certificate{
 		SerialNumber:          serial(),
-		Subject:               pkix.Name{CommonName: "drover controller CA " + name, Organization: []string{"drover"}},
+		Subject:               subject,
 		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.AddDate(10, 0, 0),
+		NotAfter:              now.AddDate(caYears, 0, 0),
 		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign | x509.KeyUsageDigitalSignature,
 		BasicConstraintsValid: true,
 		IsCA:                  true,
@@ -50,15 +93,15 @@ func NewCA(name string, now time.Time) (*CA, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create CA certificate: %w", err)
 	}
-	return caFromDER(der, key)
+	return caFromDER(der, key, f)
 }
 
-func caFromDER(der []byte, key *ecdsa.PrivateKey) (*CA, error) {
+func caFromDER(der []byte, key *ecdsa.PrivateKey, f keyFormat) (*CA, error) {
 	cert, err := x509.ParseCertificate(der)
 	if err != nil {
 		return nil, err
 	}
-	keyDER, err := x509.MarshalECPrivateKey(key)
+	keyPEM, err := encodeKey(key, f)
 	if err != nil {
 		return nil, err
 	}
@@ -66,11 +109,11 @@ func caFromDER(der []byte, key *ecdsa.PrivateKey) (*CA, error) {
 		Cert:    cert,
 		Key:     key,
 		CertPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
-		KeyPEM:  pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}),
+		KeyPEM:  keyPEM,
 	}, nil
 }
 
-// ParseCA loads a CA from its PEM certificate and key.
+// ParseCA loads a controller's CA from its PEM certificate and key.
 func ParseCA(certPEM, keyPEM []byte) (*CA, error) {
 	cb, _ := pem.Decode(certPEM)
 	if cb == nil || cb.Type != "CERTIFICATE" {
@@ -84,7 +127,7 @@ func ParseCA(certPEM, keyPEM []byte) (*CA, error) {
 	if err != nil {
 		return nil, fmt.Errorf("CA key: %w", err)
 	}
-	return caFromDER(cb.Bytes, key)
+	return caFromDER(cb.Bytes, key, sec1)
 }
 
 // Fingerprint is the hex sha256 of the CA certificate's DER bytes.
@@ -97,22 +140,47 @@ func Fingerprint(c *x509.Certificate) string {
 }
 
 // Issue signs a certificate for a controller node, valid for both serving
-// and dialing (mutual TLS between nodes). hosts are DNS names or IPs.
+// and dialing (mutual TLS between nodes). hosts are DNS names or IPs; the
+// loopback names are always added.
 func (ca *CA) Issue(commonName string, hosts []string, now time.Time) (tls.Certificate, []byte, []byte, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	certPEM, keyPEM, err := ca.sign(leaf{
+		subject:     pkix.Name{CommonName: commonName, Organization: []string{"drover"}},
+		years:       nodeCertYears,
+		keyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
+		extKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
+		hosts:       slices.Concat(hosts, []string{"localhost", "127.0.0.1", "::1"}),
+	}, sec1, now)
 	if err != nil {
 		return tls.Certificate{}, nil, nil, err
 	}
+	pair, err := tls.X509KeyPair(certPEM, keyPEM)
+	return pair, certPEM, keyPEM, err
+}
+
+// leaf describes a certificate for sign.
+type leaf struct {
+	subject     pkix.Name
+	years       int
+	keyUsage    x509.KeyUsage
+	extKeyUsage []x509.ExtKeyUsage
+	hosts       []string // DNS names or IPs, in order
+}
+
+// sign makes a key and a certificate for it signed by ca, both as PEM.
+func (ca *CA) sign(l leaf, f keyFormat, now time.Time) (certPEM, keyPEM []byte, err error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, nil, err
+	}
 	tmpl := &x509.Certificate{
 		SerialNumber: serial(),
-		Subject:      pkix.Name{CommonName: commonName, Organization: []string{"drover"}},
+		Subject:      l.subject,
 		NotBefore:    now.Add(-time.Hour),
-		NotAfter:     now.AddDate(5, 0, 0),
-		KeyUsage:     x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
+		NotAfter:     now.AddDate(l.years, 0, 0),
+		KeyUsage:     l.keyUsage,
+		ExtKeyUsage:  l.extKeyUsage,
 	}
-	hosts = append(hosts, "localhost", "127.0.0.1", "::1")
-	for _, h := range hosts {
+	for _, h := range l.hosts {
 		if ip := net.ParseIP(h); ip != nil {
 			tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
 		} else if h != "" {
@@ -121,16 +189,12 @@ func (ca *CA) Issue(commonName string, hosts []string, now time.Time) (tls.Certi
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.Cert, &key.PublicKey, ca.Key)
 	if err != nil {
-		return tls.Certificate{}, nil, nil, fmt.Errorf("issue certificate: %w", err)
+		return nil, nil, fmt.Errorf("issue certificate: %w", err)
 	}
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		return tls.Certificate{}, nil, nil, err
+	if keyPEM, err = encodeKey(key, f); err != nil {
+		return nil, nil, err
 	}
-	certPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
-	keyPEM := pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})
-	pair, err := tls.X509KeyPair(certPEM, keyPEM)
-	return pair, certPEM, keyPEM, err
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), keyPEM, nil
 }
 
 // Pool returns a cert pool holding only the given PEM certificates.
@@ -144,78 +208,13 @@ func Pool(pems ...[]byte) (*x509.CertPool, error) {
 	return p, nil
 }
 
-// Files are the TLS material a node keeps in its data dir.
-type Files struct{ Dir string }
-
-func (f Files) path(name string) string { return filepath.Join(f.Dir, name) }
-
-// Save writes the CA and the node certificate with private modes.
-func (f Files) Save(ca *CA, nodeCert, nodeKey []byte) error {
-	if err := os.MkdirAll(f.Dir, 0o700); err != nil {
-		return err
+// ParseCertPEM parses the first certificate in PEM data.
+func ParseCertPEM(b []byte) (*x509.Certificate, error) {
+	blk, _ := pem.Decode(b)
+	if blk == nil || blk.Type != "CERTIFICATE" {
+		return nil, errors.New("no PEM certificate block")
 	}
-	for name, data := range map[string][]byte{
-		"ca.crt": ca.CertPEM, "ca.key": ca.KeyPEM, "node.crt": nodeCert, "node.key": nodeKey,
-	} {
-		if err := writeFileAtomic(f.path(name), data, 0o600); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// Load reads what Save wrote.
-func (f Files) Load() (*CA, tls.Certificate, error) {
-	certPEM, err := os.ReadFile(f.path("ca.crt"))
-	if err != nil {
-		return nil, tls.Certificate{}, err
-	}
-	keyPEM, err := os.ReadFile(f.path("ca.key"))
-	if err != nil {
-		return nil, tls.Certificate{}, err
-	}
-	ca, err := ParseCA(certPEM, keyPEM)
-	if err != nil {
-		return nil, tls.Certificate{}, err
-	}
-	pair, err := tls.LoadX509KeyPair(f.path("node.crt"), f.path("node.key"))
-	if err != nil {
-		return nil, tls.Certificate{}, fmt.Errorf("node certificate: %w", err)
-	}
-	return ca, pair, nil
-}
-
-// ServerConfig is the TLS config a node serves with: its own certificate,
-// and client certificates verified against the CA when presented (required
-// only for node-to-node routes, which check it themselves).
-func ServerConfig(ca *CA, node tls.Certificate) *tls.Config {
-	pool := x509.NewCertPool()
-	pool.AddCert(ca.Cert)
-	return &tls.Config{
-		Certificates: []tls.Certificate{node},
-		ClientCAs:    pool,
-		ClientAuth:   tls.VerifyClientCertIfGiven,
-		MinVersion:   tls.VersionTLS12,
-	}
-}
-
-// PeerConfig is the TLS config a node dials other nodes with.
-func PeerConfig(ca *CA, node tls.Certificate) *tls.Config {
-	pool := x509.NewCertPool()
-	pool.AddCert(ca.Cert)
-	return &tls.Config{
-		Certificates: []tls.Certificate{node},
-		RootCAs:      pool,
-		MinVersion:   tls.VersionTLS12,
-	}
-}
-
-// MutualConfig is for the raft listener: peers must present a CA-signed
-// certificate.
-func MutualConfig(ca *CA, node tls.Certificate) *tls.Config {
-	c := ServerConfig(ca, node)
-	c.ClientAuth = tls.RequireAndVerifyClientCert
-	return c
+	return x509.ParseCertificate(blk.Bytes)
 }
 
 func serial() *big.Int {
@@ -224,21 +223,4 @@ func serial() *big.Int {
 		panic(err) // crypto/rand never fails on supported platforms
 	}
 	return n
-}
-
-func writeFileAtomic(path string, data []byte, mode os.FileMode) error {
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, mode); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
-}
-
-// ParseCertPEM parses the first certificate in PEM data.
-func ParseCertPEM(b []byte) (*x509.Certificate, error) {
-	blk, _ := pem.Decode(b)
-	if blk == nil || blk.Type != "CERTIFICATE" {
-		return nil, errors.New("no PEM certificate block")
-	}
-	return x509.ParseCertificate(blk.Bytes)
 }
