@@ -76,11 +76,11 @@ func Run(ctx context.Context, cfg Config, fn func(context.Context) error) error 
 	for {
 		start := cfg.Clock.Now()
 		err := fn(ctx)
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
 		if err == nil && !cfg.RestartOnSuccess {
 			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
 		}
 		if cfg.HealthyAfter > 0 && cfg.Clock.Now().Sub(start) >= cfg.HealthyAfter {
 			pause = cfg.Min
