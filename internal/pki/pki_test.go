@@ -15,10 +15,10 @@ import (
 	"time"
 )
 
-// The fixtures in testdata were written by the hub's and the controller's
-// certificate code before they became this package (a hub state dir and a
-// node's TLS files); the tests hold that what is written now has the same
-// layout and that those files still load.
+// The fixtures in testdata are a hub's state dir and a controller node's
+// TLS files as earlier releases of droverd wrote them; the tests hold that
+// what this package writes has the same layout and that those files load,
+// so existing data directories keep working.
 
 var now = time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 
@@ -103,7 +103,7 @@ func ipStrings(ips []net.IP) []string {
 	return out
 }
 
-// checkHubDir holds the layout of a hub's state dir, written now or before.
+// checkHubDir holds the layout of a hub's state dir, a fixture's or a new one.
 func checkHubDir(t *testing.T, dir string) {
 	t.Helper()
 	ca := certFile(t, dir, "hub-ca.crt")
@@ -180,8 +180,8 @@ func TestNodeFilesKeepTheirLayout(t *testing.T) {
 	checkNodeDir(t, dir)
 }
 
-// TestLoadHubCertKeepsAnExistingOne: a hub's state dir written before is
-// served as it is, never replaced.
+// TestLoadHubCertKeepsAnExistingOne: an existing hub state dir's
+// certificate is served as it is, never replaced.
 func TestLoadHubCertKeepsAnExistingOne(t *testing.T) {
 	dir := copyDir(t, "hub")
 	cert, err := LoadHubCert(dir, "127.0.0.1:17080", now)
@@ -222,8 +222,8 @@ func TestLoadHubCertMakesOneOnce(t *testing.T) {
 	}
 }
 
-// TestNodeFilesLoad: a node's files written before load, and their CA
-// admits and talks to a node issued now (mutual TLS).
+// TestNodeFilesLoad: an existing node's files load, and their CA admits
+// and talks to a node issued by this package (mutual TLS).
 func TestNodeFilesLoad(t *testing.T) {
 	ca, node, err := Files{Dir: copyDir(t, "node")}.Load()
 	if err != nil {
