@@ -42,8 +42,9 @@ type Config struct {
 	// RestartOnSuccess restarts the worker when it returns nil too (a
 	// connection that ended cleanly is dialled again).
 	RestartOnSuccess bool
-	// Message is logged at Level on each restart (default "worker failed;
-	// restarting" at warn), with the worker's name, error and the pause.
+	// Message is logged at Level on each restart, with the worker's name,
+	// its error and the pause; without a Message, "worker failed;
+	// restarting" is logged at warn.
 	Message string
 	Level   slog.Level
 	// Clock defaults to the real clock.
