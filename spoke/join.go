@@ -7,14 +7,16 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/internal/pki"
+	"github.com/droverhq/drover/internal/supervise"
 	"github.com/droverhq/drover/spoke/internal/apiserver"
-	"github.com/droverhq/drover/spoke/internal/pki"
 	"github.com/droverhq/drover/spoke/internal/state"
 )
 
@@ -167,20 +169,23 @@ func (s *Server) completeJoin(ctx context.Context) error {
 		return nil
 	}
 	body, _ := json.Marshal(apiserver.AddVoterRequest{NodeID: s.ident.NodeID, RaftAddr: s.cfg.RaftListen, APIAddr: s.cfg.Advertise})
-	backoff := 100 * time.Millisecond
-	for {
+	joined := false
+	err := supervise.Run(ctx, supervise.Config{Name: "join", Logger: s.logger, Min: joinBackoffMin, Max: joinBackoffMax,
+		Message: "joining the controller; will retry", Level: slog.LevelWarn}, func(ctx context.Context) error {
 		var out struct{}
 		err := s.peerCall(ctx, s.cfg.Join, "/v1/internal/add-voter", body, &out)
-		if err == nil {
-			s.ident.Joined = true
-			return saveIdentity(s.cfg.DataDir, s.ident)
-		}
-		s.logger.Warn("joining the controller; will retry", "err", err)
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(backoff):
-		}
-		backoff = min(2*backoff, 5*time.Second)
+		joined = err == nil
+		return err
+	})
+	if !joined {
+		return err
 	}
+	s.ident.Joined = true
+	return saveIdentity(s.cfg.DataDir, s.ident)
 }
+
+// The pause before asking to join again, doubling from min to max.
+const (
+	joinBackoffMin = 100 * time.Millisecond
+	joinBackoffMax = 5 * time.Second
+)

@@ -14,10 +14,10 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/internal/pki"
 	"github.com/droverhq/drover/spoke/internal/apiserver"
 	"github.com/droverhq/drover/spoke/internal/blobs"
 	"github.com/droverhq/drover/spoke/internal/cluster"
-	"github.com/droverhq/drover/spoke/internal/pki"
 	"github.com/droverhq/drover/spoke/internal/state"
 )
 

@@ -19,12 +19,12 @@ import (
 
 	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/internal/corkconn"
+	"github.com/droverhq/drover/internal/pki"
 	"github.com/droverhq/drover/internal/version"
 	"github.com/droverhq/drover/spoke/internal/apiserver"
 	"github.com/droverhq/drover/spoke/internal/blobs"
 	"github.com/droverhq/drover/spoke/internal/cluster"
 	"github.com/droverhq/drover/spoke/internal/hubtrust"
-	"github.com/droverhq/drover/spoke/internal/pki"
 	"github.com/droverhq/drover/spoke/internal/state"
 )
 

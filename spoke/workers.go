@@ -7,6 +7,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/internal/supervise"
 	"github.com/droverhq/drover/spoke/internal/state"
 	"github.com/droverhq/drover/spoke/provider/local"
 )
@@ -29,23 +30,20 @@ func (s *Server) runWorkers(ctx context.Context) error {
 	return g.Wait()
 }
 
-// supervise reruns fn with backoff until it returns nil or ctx ends.
+// supervise reruns fn with backoff until it returns nil or ctx ends. It
+// returns nil either way: a worker's failure is logged and retried, never
+// handed to the errgroup, which would stop the node's other workers.
 func (s *Server) supervise(ctx context.Context, name string, fn func(context.Context) error) error {
-	backoff := 100 * time.Millisecond
-	for {
-		err := fn(ctx)
-		if err == nil || ctx.Err() != nil {
-			return nil
-		}
-		s.logger.Warn("worker failed; restarting", "worker", name, "err", err, "backoff", backoff)
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(backoff):
-		}
-		backoff = min(2*backoff, 10*time.Second)
-	}
+	_ = supervise.Run(ctx, supervise.Config{Name: name, Logger: s.logger, Min: workerBackoffMin, Max: workerBackoffMax}, fn)
+	return nil
 }
+
+// The pause before a failed worker is started again, doubling from min to
+// max.
+const (
+	workerBackoffMin = 100 * time.Millisecond
+	workerBackoffMax = 10 * time.Second
+)
 
 // completeJoinAndRegister makes sure this node is a member and that the
 // replicated node record carries its current addresses (they may change

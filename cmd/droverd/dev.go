@@ -17,6 +17,7 @@ import (
 	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/hub"
 	"github.com/droverhq/drover/hub/devidp"
+	"github.com/droverhq/drover/internal/supervise"
 	"github.com/droverhq/drover/spoke"
 	"github.com/droverhq/drover/spoke/provider/local"
 )
@@ -63,26 +64,30 @@ const (
 	otherOrg = "globex"
 )
 
-// runDev starts a whole federation on one machine: a private PostgreSQL in
-// the state dir, an embedded OpenFGA (its tuples in schema openfga of the
-// hub's database), the embedded Dex issuer,
-// the hub, and two spokes (regions east and west) registered with the hub
-// with hub tokens (so they trust it). Shutdown runs in reverse order of start.
-func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+// newDevFlags defines the flags of `droverd dev`, with defaultStateDir as
+// --state-dir's default; its usage goes to stderr.
+func newDevFlags(stderr io.Writer, defaultStateDir string) (*flag.FlagSet, *devOptions) {
 	fs := flag.NewFlagSet("droverd dev", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var o devOptions
-	fs.StringVar(&o.stateDir, "state-dir", defaultDevStateDir(), "where the local federation keeps its state across restarts")
+	o := &devOptions{}
+	fs.StringVar(&o.stateDir, "state-dir", defaultStateDir, "where the local federation keeps its state across restarts")
 	fs.StringVar(&o.hubListen, "hub-listen", "127.0.0.1:17080", "hub HTTPS address")
 	fs.StringVar(&o.idpListen, "idp-listen", "127.0.0.1:17090", "development OIDC issuer address (kept stable: identities are bound to the issuer URL)")
 	fs.StringVar(&o.eastListen, "east-listen", "127.0.0.1:17070", "API address of the east controller (raft: port+1)")
 	fs.StringVar(&o.westListen, "west-listen", "127.0.0.1:17072", "API address of the west controller (raft: port+1)")
 	fs.StringVar(&o.logLevel, "log-level", "warn", "log level")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return usageError{err}
+	return fs, o
+}
+
+// runDev starts a whole federation on one machine: a private PostgreSQL in
+// the state dir, an embedded OpenFGA (its tuples in schema openfga of the
+// hub's database), the embedded Dex issuer, the hub, and two spokes
+// (regions east and west) registered with the hub with hub tokens (so they
+// trust it). Shutdown runs in reverse order of start.
+func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs, o := newDevFlags(stderr, defaultDevStateDir())
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
 	logger, err := newLogger(stderr, o.logLevel)
 	if err != nil {
@@ -98,31 +103,13 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	var deps embeddedDeps
 	defer deps.close()
-	dsn, err := deps.postgres(ctx, o.stateDir, "hub", logger)
-	if err != nil {
-		return err
-	}
-	fgaURL, err := deps.openfga(ctx, dsn)
-	if err != nil {
-		return err
-	}
-	hubURL := "https://" + o.hubListen
-	issuer, err := deps.issuer(ctx, o.idpListen, hubURL, secrets, logger)
-	if err != nil {
-		return err
-	}
-
-	hubDir := filepath.Join(o.stateDir, "hub")
-	kek, err := devKeyEncryptionKey(filepath.Join(o.stateDir, "key-encryption-key"))
+	hubCfg, err := startDevDeps(ctx, &deps, o, secrets, logger)
 	if err != nil {
 		return err
 	}
 	hubReady := make(chan struct{})
-	h, err := hub.New(ctx, hub.Config{DSN: dsn, OpenFGAURL: fgaURL, OIDCIssuer: issuer,
-		OIDCClientID: devidp.HubClientID, Listen: o.hubListen, PublicURL: hubURL, StateDir: hubDir, KeyEncryptionKey: kek,
-		DefaultOrg: devOrg, Admins: []string{devidp.DemoEmail}, Logger: logger.With("component", "hub"),
-		ServiceAccounts: []hub.ServiceAccount{{ClientID: secrets[0].ClientID, Org: secrets[0].Org},
-			{ClientID: secrets[1].ClientID, Org: secrets[1].Org}}, Ready: hubReady})
+	hubCfg.Ready = hubReady
+	h, err := hub.New(ctx, hubCfg)
 	if err != nil {
 		return fmt.Errorf("hub: %w", err)
 	}
@@ -137,26 +124,10 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := waitReady(gctx, hubReady, g); err != nil {
 		return err
 	}
-	info := DevInfo{HubURL: hubURL, CAFile: hub.CACertFile(hubDir), Issuer: issuer,
+	info := DevInfo{HubURL: hubCfg.PublicURL, CAFile: hub.CACertFile(hubCfg.StateDir), Issuer: hubCfg.OIDCIssuer,
 		User: DevUser{Email: devidp.DemoEmail, Password: devidp.DemoPassword, Org: devOrg}, ServiceAccounts: secrets}
-	for _, sp := range []struct{ name, listen string }{{"east", o.eastListen}, {"west", o.westListen}} {
-		dir := filepath.Join(o.stateDir, "spoke-"+sp.name)
-		ready := make(chan struct{})
-		cfg := spoke.Config{DataDir: dir, Listen: sp.listen, Name: sp.name, Bootstrap: true, Ready: ready,
-			Logger: logger.With("component", "spoke", "controller", sp.name)}
-		g.Go(func() error { return spoke.Run(gctx, cfg) })
-		if err := waitReady(gctx, ready, g); err != nil {
-			return err
-		}
-		cred, err := spoke.ReadAdminCredential(dir)
-		if err != nil {
-			return err
-		}
-		req := hub.AddControllerRequest{Name: sp.name, URL: "https://" + sp.listen, CACert: cred.CACert, Region: sp.name, Cloud: "localhost"}
-		if err := registerWhenReady(gctx, h, req, cred); err != nil {
-			return fmt.Errorf("register controller %s: %w", sp.name, err)
-		}
-		info.Controllers = append(info.Controllers, DevController{Name: sp.name, Region: sp.name, URL: "https://" + sp.listen, DataDir: dir})
+	if info.Controllers, err = startDevSpokes(gctx, g, h, o, logger); err != nil {
+		return err
 	}
 	devFile := filepath.Join(o.stateDir, "dev.json")
 	b, _ := json.MarshalIndent(info, "", "  ")
@@ -175,6 +146,59 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		err = nil
 	}
 	return err
+}
+
+// startDevDeps starts the hub's PostgreSQL, OpenFGA and issuer and returns
+// the hub's configuration, pointed at them.
+func startDevDeps(ctx context.Context, deps *embeddedDeps, o *devOptions, secrets []DevServiceAcct, logger *slog.Logger) (hub.Config, error) {
+	dsn, err := deps.postgres(ctx, o.stateDir, "hub", logger)
+	if err != nil {
+		return hub.Config{}, err
+	}
+	fgaURL, err := deps.openfga(ctx, dsn)
+	if err != nil {
+		return hub.Config{}, err
+	}
+	hubURL := "https://" + o.hubListen
+	issuer, err := deps.issuer(ctx, o.idpListen, hubURL, secrets, logger)
+	if err != nil {
+		return hub.Config{}, err
+	}
+	kek, err := devKeyEncryptionKey(filepath.Join(o.stateDir, "key-encryption-key"))
+	if err != nil {
+		return hub.Config{}, err
+	}
+	return hub.Config{DSN: dsn, OpenFGAURL: fgaURL, OIDCIssuer: issuer,
+		OIDCClientID: devidp.HubClientID, Listen: o.hubListen, PublicURL: hubURL, StateDir: filepath.Join(o.stateDir, "hub"),
+		KeyEncryptionKey: kek, DefaultOrg: devOrg, Admins: []string{devidp.DemoEmail}, Logger: logger.With("component", "hub"),
+		ServiceAccounts: []hub.ServiceAccount{{ClientID: secrets[0].ClientID, Org: secrets[0].Org},
+			{ClientID: secrets[1].ClientID, Org: secrets[1].Org}}}, nil
+}
+
+// startDevSpokes starts the east and west controllers in g, one after the
+// other, and registers each with the hub h once it is ready.
+func startDevSpokes(ctx context.Context, g *errgroup.Group, h *hub.Server, o *devOptions, logger *slog.Logger) ([]DevController, error) {
+	var out []DevController
+	for _, sp := range []struct{ name, listen string }{{"east", o.eastListen}, {"west", o.westListen}} {
+		dir := filepath.Join(o.stateDir, "spoke-"+sp.name)
+		ready := make(chan struct{})
+		cfg := spoke.Config{DataDir: dir, Listen: sp.listen, Name: sp.name, Bootstrap: true, Ready: ready,
+			Logger: logger.With("component", "spoke", "controller", sp.name)}
+		g.Go(func() error { return spoke.Run(ctx, cfg) })
+		if err := waitReady(ctx, ready, g); err != nil {
+			return nil, err
+		}
+		cred, err := spoke.ReadAdminCredential(dir)
+		if err != nil {
+			return nil, err
+		}
+		req := hub.AddControllerRequest{Name: sp.name, URL: "https://" + sp.listen, CACert: cred.CACert, Region: sp.name, Cloud: "localhost"}
+		if err := registerWhenReady(ctx, h, req, cred, logger); err != nil {
+			return nil, fmt.Errorf("register controller %s: %w", sp.name, err)
+		}
+		out = append(out, DevController{Name: sp.name, Region: sp.name, URL: "https://" + sp.listen, DataDir: dir})
+	}
+	return out, nil
 }
 
 // defaultDevStateDir is ~/.local/share/drover/dev, except as root: the
@@ -206,7 +230,7 @@ Press Ctrl-C to stop; state is kept in %s.
 // credential, handed to the hub, which makes the controller trust it. It
 // retries while the controller finishes bootstrapping (its identity is
 // replicated state), with a new token each time (a token works once).
-func registerWhenReady(ctx context.Context, h *hub.Server, req hub.AddControllerRequest, cred *spoke.AdminCredential) error {
+func registerWhenReady(ctx context.Context, h *hub.Server, req hub.AddControllerRequest, cred *spoke.AdminCredential, logger *slog.Logger) error {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	cl, err := api.NewClient(api.ClientConfig{Addresses: cred.APIAddresses, CACert: []byte(cred.CACert),
@@ -215,24 +239,29 @@ func registerWhenReady(ctx context.Context, h *hub.Server, req hub.AddController
 		return err
 	}
 	defer cl.Close()
-	delay := 50 * time.Millisecond
-	for {
+	var last error
+	err = supervise.Run(ctx, supervise.Config{Name: "register-" + req.Name, Logger: logger, Min: registerBackoffMin, Max: registerBackoffMax,
+		Message: "registering the controller with the hub; will retry", Level: slog.LevelDebug}, func(ctx context.Context) error {
 		tok, err := cl.CreateHubToken(ctx, 10*time.Minute)
 		if err == nil {
 			req.JoinToken = tok.Token
 			_, err = h.RegisterController(ctx, req, true)
 		}
-		if err == nil {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return err
-		case <-time.After(delay):
-		}
-		delay = min(2*delay, time.Second)
+		last = err
+		return err
+	})
+	if err != nil && last != nil {
+		return last
 	}
+	return err
 }
+
+// The pause between attempts to register a controller, doubling from min
+// to max.
+const (
+	registerBackoffMin = 50 * time.Millisecond
+	registerBackoffMax = time.Second
+)
 
 // waitReady waits for a component's ready signal, or the group's failure.
 func waitReady(ctx context.Context, ready <-chan struct{}, g *errgroup.Group) error {

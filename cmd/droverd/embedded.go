@@ -14,12 +14,11 @@ import (
 	"slices"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/droverhq/drover/authz/embedded"
 	"github.com/droverhq/drover/hub"
 	"github.com/droverhq/drover/hub/devidp"
-	"github.com/droverhq/drover/tests/testkit"
+	"github.com/droverhq/drover/internal/pgserver"
+	"github.com/droverhq/drover/internal/supervise"
 )
 
 // embeddedDeps starts what a hub uses when it is not given its own
@@ -54,20 +53,21 @@ func prepareStateDir(dir string) error {
 // meanwhile and carries on once it is back.
 func (e *embeddedDeps) postgres(ctx context.Context, stateDir, db string, logger *slog.Logger) (string, error) {
 	dir := filepath.Join(stateDir, "postgres")
-	start := func(ctx context.Context) (*testkit.Postgres, error) {
-		return testkit.StartPostgresServer(ctx, dir, testkit.Durable())
+	start := func(ctx context.Context) (*pgserver.Server, error) {
+		return pgserver.Start(ctx, dir, pgserver.Durable())
 	}
 	pg, err := start(ctx)
 	if err != nil {
 		return "", fmt.Errorf("postgres (the postgres user needs to traverse every parent of --state-dir): %w", err)
 	}
-	if err := ensureDatabase(ctx, pg, db); err != nil {
+	if err := pg.EnsureDatabase(ctx, db); err != nil {
 		_ = pg.Stop()
 		return "", err
 	}
-	sctx, cancel := context.WithCancel(context.Background())
-	last := make(chan *testkit.Postgres, 1)
-	go func() { last <- supervise(sctx, pg, start, logger) }()
+	// The server outlives ctx: close stops it, after what uses it.
+	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	last := make(chan *pgserver.Server, 1)
+	go func() { last <- keepRunning(sctx, pg, start, logger) }() // joined by the stop below
 	e.stops = append(e.stops, func() {
 		cancel()
 		_ = (<-last).Stop()
@@ -75,35 +75,43 @@ func (e *embeddedDeps) postgres(ctx context.Context, stateDir, db string, logger
 	return pg.DSN(db), nil
 }
 
-// supervise starts the server pg again, with start, whenever it exits,
-// until ctx ends, and returns the one running then; a start that fails is
-// tried again after a pause that doubles up to restartBackoffMax.
-func supervise(ctx context.Context, pg *testkit.Postgres, start func(context.Context) (*testkit.Postgres, error),
-	logger *slog.Logger) *testkit.Postgres {
-	for {
-		select {
-		case <-ctx.Done():
-			return pg
-		case <-pg.Exited():
-		}
-		logger.Error("the embedded PostgreSQL exited; starting it again", "err", pg.ExitErr(), "log", pg.LogPath())
-		for backoff := restartBackoffMin; ; backoff = min(2*backoff, restartBackoffMax) {
-			next, err := start(ctx)
-			if err == nil {
+// keepRunning starts the server pg again, with start, whenever it exits,
+// until ctx ends, and returns the one running then. A start that fails is
+// tried again after a pause that doubles from restartBackoffMin up to
+// restartBackoffMax; a server that ran for restartBackoffMin or longer
+// before its exit starts the pauses again from the minimum.
+func keepRunning(ctx context.Context, pg *pgserver.Server, start func(context.Context) (*pgserver.Server, error),
+	logger *slog.Logger) *pgserver.Server {
+	_ = supervise.Run(ctx, supervise.Config{Name: "embedded-postgres", Logger: logger,
+		Min: restartBackoffMin, Max: restartBackoffMax, HealthyAfter: restartBackoffMin,
+		Message: "the embedded PostgreSQL did not start; trying again", Level: slog.LevelError},
+		func(ctx context.Context) error {
+			for {
+				if !exited(pg) {
+					select {
+					case <-ctx.Done():
+						return nil
+					case <-pg.Exited():
+					}
+					logger.Error("the embedded PostgreSQL exited; starting it again", "err", pg.ExitErr(), "log", pg.LogPath())
+				}
+				next, err := start(ctx)
+				if err != nil {
+					return err
+				}
 				pg = next
 				logger.Info("the embedded PostgreSQL is running again")
-				break
 			}
-			if ctx.Err() != nil {
-				return pg // exited: stopping it is a no-op
-			}
-			logger.Error("the embedded PostgreSQL did not start; trying again", "err", err, "in", backoff)
-			select {
-			case <-ctx.Done():
-				return pg
-			case <-time.After(backoff):
-			}
-		}
+		})
+	return pg
+}
+
+func exited(pg *pgserver.Server) bool {
+	select {
+	case <-pg.Exited():
+		return true
+	default:
+		return false
 	}
 }
 
@@ -199,21 +207,4 @@ func devKeyEncryptionKey(path string) ([]byte, error) {
 	}
 	b := []byte(base64.StdEncoding.EncodeToString(sec) + "\n")
 	return b, os.WriteFile(path, b, 0o600)
-}
-
-func ensureDatabase(ctx context.Context, pg *testkit.Postgres, name string) error {
-	conn, err := pgx.Connect(ctx, pg.DSN("postgres"))
-	if err != nil {
-		return err
-	}
-	defer conn.Close(context.WithoutCancel(ctx))
-	var exists bool
-	if err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)`, name).Scan(&exists); err != nil {
-		return err
-	}
-	if exists {
-		return nil
-	}
-	_, err = conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize())
-	return err
 }

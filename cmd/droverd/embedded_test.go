@@ -80,8 +80,8 @@ func TestEmbeddedPostgresIsDurable(t *testing.T) {
 
 // TestEmbeddedPostgresRestarts: the embedded PostgreSQL killed under
 // droverd (as the kernel's out-of-memory killer would) is started again on
-// the same data, with what was committed before; it used to stay down,
-// and the hub with it, until droverd was restarted.
+// the same data, with what was committed before the kill, so the hub comes
+// back without a restart of droverd.
 func TestEmbeddedPostgresRestarts(t *testing.T) {
 	dsn, dir := startEmbeddedPostgres(t)
 	kept := func() (n int, err error) {
@@ -126,8 +126,9 @@ func TestEmbeddedPostgresRestarts(t *testing.T) {
 // TestEmbeddedPostgresOutOfTheTerminalsReach: the embedded PostgreSQL runs
 // in a process group of its own, so a terminal's Ctrl-C (SIGINT to the
 // foreground group) reaches droverd alone, which stops the hub and then
-// the server. It used to reach the server too, which shut down under the
-// hub, and droverd logged a crash and started it again while stopping.
+// the server. Were it to reach the server too, the server would shut down
+// under the hub, and droverd would take that for a crash and start it
+// again while stopping.
 func TestEmbeddedPostgresOutOfTheTerminalsReach(t *testing.T) {
 	_, dir := startEmbeddedPostgres(t)
 	pid := postmasterPID(dir)

@@ -23,20 +23,26 @@ type stringList []string
 func (l *stringList) String() string     { return strings.Join(*l, ",") }
 func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
 
-func runHub(ctx context.Context, args []string, stderr io.Writer) error {
+// hubFlags are the flags of `droverd hub`: hub.Config's fields and what
+// config turns into them.
+type hubFlags struct {
+	cfg                                              hub.Config
+	logLevel, kek, idpListen                         string
+	admins, serviceAccounts, oldKEKs, trustedProxies stringList
+}
+
+// newHubFlags defines the flags of `droverd hub`; its usage goes to stderr.
+func newHubFlags(stderr io.Writer) (*flag.FlagSet, *hubFlags) {
 	fs := flag.NewFlagSet("droverd hub", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var cfg hub.Config
-	var logLevel string
-	var admins, serviceAccounts, oldKEKs, trustedProxies stringList
-	var kek string
-	var idpListen string
+	f := &hubFlags{}
+	cfg := &f.cfg
 	fs.StringVar(&cfg.DSN, "dsn", "", "PostgreSQL connection string (default: a private PostgreSQL in --state-dir)")
 	fs.StringVar(&cfg.OpenFGAURL, "openfga-url", "", "OpenFGA HTTP API URL (default: an embedded OpenFGA keeping its tuples in schema openfga of the hub's database)")
 	fs.StringVar(&cfg.OpenFGAStore, "openfga-store", "drover", "OpenFGA store name")
 	fs.StringVar(&cfg.OIDCIssuer, "oidc-issuer", "", "OIDC issuer URL (default: the embedded development issuer on --idp-listen)")
 	fs.StringVar(&cfg.OIDCClientID, "oidc-client-id", "", "the hub's OIDC client id (required with --oidc-issuer)")
-	fs.StringVar(&idpListen, "idp-listen", "127.0.0.1:17090", "address of the embedded development issuer (without --oidc-issuer)")
+	fs.StringVar(&f.idpListen, "idp-listen", "127.0.0.1:17090", "address of the embedded development issuer (without --oidc-issuer)")
 	fs.StringVar(&cfg.OIDCClientSecret, "oidc-client-secret", "", "the hub's OIDC client secret (empty for a public client)")
 	fs.StringVar(&cfg.Listen, "listen", "127.0.0.1:17080", "HTTPS address")
 	fs.StringVar(&cfg.MetricsListen, "metrics-listen", "", "serve /metrics only here, over plain HTTP (an internal address), not on --listen")
@@ -45,12 +51,12 @@ func runHub(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.StringVar(&cfg.TLSCert, "tls-cert", "", "TLS certificate file (instead of a generated one)")
 	fs.StringVar(&cfg.TLSKey, "tls-key", "", "TLS key file")
 	fs.StringVar(&cfg.TLSCA, "tls-ca", "", "PEM file of the CA that signed --tls-cert, handed to controllers registered with a join token (default: the generated CA; none: their system roots)")
-	fs.StringVar(&kek, "key-encryption-key", "", "file holding a secret of at least 32 bytes with which the hub seals its signing keys in the database (every replica the same; make one with: head -c 32 /dev/urandom | base64)")
-	fs.Var(&oldKEKs, "old-key-encryption-key", "file holding a secret --key-encryption-key replaces: keys sealed with it are sealed again at start (repeatable)")
-	fs.Var(&trustedProxies, "trusted-proxy", "CIDR or address of a load balancer or proxy in front of the hub, whose X-Forwarded-For names the client (audited, and logins throttled by it) (repeatable)")
+	fs.StringVar(&f.kek, "key-encryption-key", "", "file holding a secret of at least 32 bytes with which the hub seals its signing keys in the database (every replica the same; make one with: head -c 32 /dev/urandom | base64)")
+	fs.Var(&f.oldKEKs, "old-key-encryption-key", "file holding a secret --key-encryption-key replaces: keys sealed with it are sealed again at start (repeatable)")
+	fs.Var(&f.trustedProxies, "trusted-proxy", "CIDR or address of a load balancer or proxy in front of the hub, whose X-Forwarded-For names the client (audited, and logins throttled by it) (repeatable)")
 	fs.StringVar(&cfg.DefaultOrg, "default-org", "default", "organization people join on first login")
-	fs.Var(&admins, "admin", "email made hub administrator on first login (repeatable)")
-	fs.Var(&serviceAccounts, "service-account", "CLIENT_ID=ORG: a client allowed client-credentials login (repeatable)")
+	fs.Var(&f.admins, "admin", "email made hub administrator on first login (repeatable)")
+	fs.Var(&f.serviceAccounts, "service-account", "CLIENT_ID=ORG: a client allowed client-credentials login (repeatable)")
 	fs.DurationVar(&cfg.SessionTTL, "session-ttl", 0, "hub access token lifetime (default 15m)")
 	fs.DurationVar(&cfg.AuditRetention, "audit-retention", 0, "delete audit entries older than this (0 keeps them)")
 	fs.Int64Var(&cfg.StatusCacheBytes, "status-cache-size", 0, "the most bytes of model status the proxy keeps, to ask the controller only whether each changed (default 64 MiB; -1: none kept)")
@@ -60,9 +66,15 @@ func runHub(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.IntVar(&cfg.MaxLiveCalls, "max-live-calls", 1000, "watches and followed logs one identity may hold open on this replica (-1: no bound)")
 	fs.DurationVar(&cfg.DatabaseTimeout, "database-timeout", 0, "bound on each PostgreSQL statement of a request, after which it is answered unavailable (default 10s)")
 	fs.DurationVar(&cfg.OpenFGATimeout, "openfga-timeout", 0, "bound on each request to OpenFGA, after which it is answered unavailable (default 10s)")
-	fs.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fs.Usage = func() {
-		fmt.Fprint(stderr, `Usage: droverd hub [--dsn DSN] [--openfga-url URL] [--oidc-issuer URL --oidc-client-id ID] [flags]
+		fmt.Fprint(stderr, hubUsage)
+		fs.PrintDefaults()
+	}
+	return fs, f
+}
+
+const hubUsage = `Usage: droverd hub [--dsn DSN] [--openfga-url URL] [--oidc-issuer URL --oidc-client-id ID] [flags]
 
 Runs a hub replica: OIDC login, OpenFGA permissions, PostgreSQL state and
 audit in front of every controller. Replicas sharing one database are
@@ -79,51 +91,60 @@ names others) and a secret for each --service-account in
 --state-dir/service-accounts.json. Name real ones in production.
 
 Flags:
-`)
-		fs.PrintDefaults()
-	}
+`
+
+// config checks the flags that hub.Config cannot hold as they are and
+// returns the configuration they make (without a logger).
+func (f *hubFlags) config() (hub.Config, error) {
+	cfg := f.cfg
+	cfg.Admins = f.admins
 	var err error
-	if err = fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return usageError{err}
-	}
-	if fs.NArg() > 0 {
-		return usageError{fmt.Errorf("unexpected arguments: %v", fs.Args())}
-	}
-	cfg.Admins = admins
-	if cfg.KeyEncryptionKey, cfg.OldKeyEncryptionKeys, err = readKeyEncryptionKeys(kek, oldKEKs); err != nil {
-		return usageError{err}
+	if cfg.KeyEncryptionKey, cfg.OldKeyEncryptionKeys, err = readKeyEncryptionKeys(f.kek, f.oldKEKs); err != nil {
+		return cfg, usageError{err}
 	}
 	if err := hub.CheckKeyEncryptionKeys(cfg.KeyEncryptionKey, cfg.OldKeyEncryptionKeys); err != nil {
-		return usageError{err}
+		return cfg, usageError{err}
 	}
 	if cfg.IndexResyncEvery != 0 && cfg.IndexResyncEvery < time.Minute {
-		return usageError{fmt.Errorf("--index-resync %s: want at least 1m (each resync reads every model of every controller), or 0 for the default, 1h", cfg.IndexResyncEvery)}
+		return cfg, usageError{fmt.Errorf("--index-resync %s: want at least 1m (each resync reads every model of every controller), or 0 for the default, 1h", cfg.IndexResyncEvery)}
 	}
-	for _, p := range trustedProxies {
+	for _, p := range f.trustedProxies {
 		prefix, err := parsePrefix(p)
 		if err != nil {
-			return usageError{fmt.Errorf("--trusted-proxy %q: want a CIDR such as 10.0.0.0/8, or an address", p)}
+			return cfg, usageError{fmt.Errorf("--trusted-proxy %q: want a CIDR such as 10.0.0.0/8, or an address", p)}
 		}
 		cfg.TrustedProxies = append(cfg.TrustedProxies, prefix)
 	}
-	for _, sa := range serviceAccounts {
+	for _, sa := range f.serviceAccounts {
 		id, org, ok := strings.Cut(sa, "=")
 		if !ok || id == "" || org == "" {
-			return usageError{fmt.Errorf("--service-account %q: want CLIENT_ID=ORG", sa)}
+			return cfg, usageError{fmt.Errorf("--service-account %q: want CLIENT_ID=ORG", sa)}
 		}
 		cfg.ServiceAccounts = append(cfg.ServiceAccounts, hub.ServiceAccount{ClientID: id, Org: org})
 	}
-	logger, err := newLogger(stderr, logLevel)
+	return cfg, nil
+}
+
+// runHub runs one hub replica until ctx ends, with embedded dependencies
+// for those the flags leave out.
+func runHub(ctx context.Context, args []string, stderr io.Writer) error {
+	fs, f := newHubFlags(stderr)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if err := noArgs(fs); err != nil {
+		return err
+	}
+	cfg, err := f.config()
 	if err != nil {
 		return err
 	}
-	cfg.Logger = logger
+	if cfg.Logger, err = newLogger(stderr, f.logLevel); err != nil {
+		return err
+	}
 	var deps embeddedDeps
 	defer deps.close()
-	if err := embeddedDefaults(ctx, &cfg, &deps, idpListen); err != nil {
+	if err := embeddedDefaults(ctx, &cfg, &deps, f.idpListen); err != nil {
 		return err
 	}
 	if err := cfg.Validate(); err != nil {

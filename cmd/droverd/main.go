@@ -3,6 +3,8 @@
 // (everything local, for development).
 package main
 
+//go:generate go test -run TestFlagReference -update .
+
 import (
 	"context"
 	"errors"
@@ -84,6 +86,26 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 type usageError struct{ error }
 
+// parseFlags parses args into fs: --help is flag.ErrHelp, any other
+// mistake a usage error.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageError{err}
+	}
+	return nil
+}
+
+// noArgs refuses arguments left after the flags.
+func noArgs(fs *flag.FlagSet) error {
+	if fs.NArg() > 0 {
+		return usageError{fmt.Errorf("unexpected arguments: %v", fs.Args())}
+	}
+	return nil
+}
+
 func newLogger(w io.Writer, level string) (*slog.Logger, error) {
 	var l slog.Level
 	if err := l.UnmarshalText([]byte(level)); err != nil {
@@ -92,11 +114,19 @@ func newLogger(w io.Writer, level string) (*slog.Logger, error) {
 	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l})), nil
 }
 
-func runSpoke(ctx context.Context, args []string, stderr io.Writer) error {
+// spokeFlags are the flags of `droverd spoke`.
+type spokeFlags struct {
+	cfg             spoke.Config
+	logLevel, hubCA string
+}
+
+// newSpokeFlags defines the flags of `droverd spoke`; its usage goes to
+// stderr.
+func newSpokeFlags(stderr io.Writer) (*flag.FlagSet, *spokeFlags) {
 	fs := flag.NewFlagSet("droverd spoke", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var cfg spoke.Config
-	var logLevel string
+	f := &spokeFlags{}
+	cfg := &f.cfg
 	fs.StringVar(&cfg.DataDir, "data-dir", "", "node data directory (required)")
 	fs.StringVar(&cfg.Listen, "listen", "127.0.0.1:17070", "HTTPS API address")
 	fs.StringVar(&cfg.RaftListen, "raft-listen", "", "raft address (default: the API port + 1)")
@@ -106,13 +136,18 @@ func runSpoke(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.StringVar(&cfg.Join, "join", "", "API address of a node of the controller to join")
 	fs.StringVar(&cfg.JoinToken, "join-token", "", "join token from 'drover enable-ha' or POST /v1/controller/join-tokens")
 	fs.StringVar(&cfg.MachineDir, "machine-dir", "", "local machines' directory, shared by the nodes on one host (default: <data-dir>/machines)")
-	var hubCA string
 	fs.StringVar(&cfg.HubURL, "hub-url", "", "trust this hub: accept its signed bearer tokens (its JWKS is HUB/.well-known/jwks.json)")
 	fs.StringVar(&cfg.HubJWKSURL, "hub-jwks", "", "the hub's JWKS URL (default: --hub-url + /.well-known/jwks.json)")
-	fs.StringVar(&hubCA, "hub-ca", "", "PEM file of the hub's CA (to fetch its JWKS)")
-	fs.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	fs.StringVar(&f.hubCA, "hub-ca", "", "PEM file of the hub's CA (to fetch its JWKS)")
+	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fs.Usage = func() {
-		fmt.Fprint(stderr, `Usage: droverd spoke --data-dir DIR [--listen HOST:PORT] (--bootstrap | --join ADDR --join-token T)
+		fmt.Fprint(stderr, spokeUsage)
+		fs.PrintDefaults()
+	}
+	return fs, f
+}
+
+const spokeUsage = `Usage: droverd spoke --data-dir DIR [--listen HOST:PORT] (--bootstrap | --join ADDR --join-token T)
 
 Runs one controller node. With --bootstrap on an empty data dir it creates a
 controller: a CA (the API is HTTPS from the start; clients pin the CA), and an
@@ -121,32 +156,31 @@ existing controller as a new raft voter. A node restarted on its data dir
 resumes where it was.
 
 Flags:
-`)
-		fs.PrintDefaults()
+`
+
+func runSpoke(ctx context.Context, args []string, stderr io.Writer) error {
+	fs, f := newSpokeFlags(stderr)
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return usageError{err}
+	if err := noArgs(fs); err != nil {
+		return err
 	}
-	if fs.NArg() > 0 {
-		return usageError{fmt.Errorf("unexpected arguments: %v", fs.Args())}
-	}
+	cfg := f.cfg
 	if cfg.DataDir == "" {
 		return usageError{errors.New("--data-dir is required")}
 	}
-	if hubCA != "" {
-		b, err := os.ReadFile(hubCA)
+	if f.hubCA != "" {
+		b, err := os.ReadFile(f.hubCA)
 		if err != nil {
 			return usageError{fmt.Errorf("--hub-ca: %w", err)}
 		}
 		cfg.HubCACert = b
 	}
-	if (hubCA != "" || cfg.HubJWKSURL != "") && cfg.HubURL == "" {
+	if (f.hubCA != "" || cfg.HubJWKSURL != "") && cfg.HubURL == "" {
 		return usageError{errors.New("--hub-ca and --hub-jwks need --hub-url")}
 	}
-	logger, err := newLogger(stderr, logLevel)
+	logger, err := newLogger(stderr, f.logLevel)
 	if err != nil {
 		return err
 	}

@@ -10,35 +10,46 @@ import (
 	"github.com/droverhq/drover/spoke/provider/local"
 )
 
-// runTeardown powers off every local machine of a controller node's data
-// dir: machine agents and the workloads their charms started. `drover
-// kill-controller` and `destroy-controller` run it after stopping the
-// controller's nodes, when no hook can run any more.
-func runTeardown(args []string, stdout, stderr io.Writer) error {
+// teardownFlags are the flags of `droverd teardown`.
+type teardownFlags struct {
+	dataDir, machineDir string
+	grace               time.Duration
+}
+
+// newTeardownFlags defines the flags of `droverd teardown`; its usage goes
+// to stderr.
+func newTeardownFlags(stderr io.Writer) (*flag.FlagSet, *teardownFlags) {
 	fs := flag.NewFlagSet("droverd teardown", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	dataDir := fs.String("data-dir", "", "controller node data directory (required)")
-	machineDir := fs.String("machine-dir", "", "local machines directory (default DATA_DIR/machines)")
-	grace := fs.Duration("grace", 10*time.Second, "time between SIGTERM and SIGKILL")
+	f := &teardownFlags{}
+	fs.StringVar(&f.dataDir, "data-dir", "", "controller node data directory (required)")
+	fs.StringVar(&f.machineDir, "machine-dir", "", "local machines directory (default DATA_DIR/machines)")
+	fs.DurationVar(&f.grace, "grace", 10*time.Second, "time between SIGTERM and SIGKILL")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, "Usage: droverd teardown --data-dir DIR [--machine-dir DIR] [--grace 10s]\n\n"+
 			"Stops every machine agent and workload process of a local controller's machines.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return err
-		}
-		return usageError{err}
+	return fs, f
+}
+
+// runTeardown powers off every local machine of a controller node's data
+// dir: machine agents and the workloads their charms started. `drover
+// kill-controller` and `destroy-controller` run it after stopping the
+// controller's nodes, when no hook can run any more.
+func runTeardown(args []string, stdout, stderr io.Writer) error {
+	fs, f := newTeardownFlags(stderr)
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
-	if *dataDir == "" && *machineDir == "" {
+	if f.dataDir == "" && f.machineDir == "" {
 		return usageError{fmt.Errorf("--data-dir is required")}
 	}
-	dir := *machineDir
+	dir := f.machineDir
 	if dir == "" {
-		dir = filepath.Join(*dataDir, "machines")
+		dir = filepath.Join(f.dataDir, "machines")
 	}
-	left := local.KillProcessesUnder(dir, *grace)
+	left := local.KillProcessesUnder(dir, f.grace)
 	if left > 0 {
 		return fmt.Errorf("%d processes under %s could not be stopped", left, dir)
 	}

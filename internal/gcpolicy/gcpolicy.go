@@ -20,7 +20,7 @@ import (
 // fewer commits/s at GOGC=300 than with a 400 MB heap goal, same machine,
 // interleaved runs). So the heap goal has a floor: the next GC starts at
 // max(live × (1 + gcPercent/100), floor), never beyond gcMaxPercent. A
-// large heap is collected at gcPercent as before; a small one uses up to
+// large heap is collected at gcPercent, as plain GOGC would; a small one uses up to
 // the floor's worth of memory instead of collecting constantly.
 //
 // GOGC set in the environment turns this off (the runtime then follows

@@ -12,7 +12,7 @@ import (
 // byte either way, on open connections and new ones, until it is lifted
 // (a hung server: connections open, nothing answered); Cut silences the
 // connections open so far for good, without closing them, while new ones
-// are relayed as before (a path that died without a word).
+// are relayed normally (a path that died without a word).
 type FaultProxy struct {
 	ln      net.Listener
 	network string // of the target: "unix" or "tcp"

@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"regexp"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -14,6 +12,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/droverhq/drover/internal/pgserver"
 )
 
 // pgCleanupTimeout bounds dropping a test database at cleanup, when the
@@ -23,37 +23,9 @@ const pgCleanupTimeout = 30 * time.Second
 // dbSeq makes database names unique within the process.
 var dbSeq atomic.Int64
 
-// DSN returns a pgx-compatible connection string for database db as the
-// postgres superuser.
-func (p *Postgres) DSN(db string) string {
-	q := url.Values{}
-	q.Set("host", p.host)
-	q.Set("port", strconv.Itoa(p.port))
-	q.Set("user", "postgres")
-	q.Set("sslmode", "disable")
-	return (&url.URL{Scheme: "postgres", Path: "/" + db, RawQuery: q.Encode()}).String()
-}
-
-// Exec runs one statement on database db in a short-lived connection.
-func (p *Postgres) Exec(ctx context.Context, db, sql string, args ...any) error {
-	conn, err := pgx.Connect(ctx, p.DSN(db))
-	if err != nil {
-		return fmt.Errorf("testkit: connect to %s: %w", db, err)
-	}
-	_, err = conn.Exec(ctx, sql, args...)
-	if err != nil {
-		err = fmt.Errorf("testkit: %s: %w", sql, err)
-	}
-	return errors.Join(err, conn.Close(ctx))
-}
-
 // DatabaseOption configures a database made by CreateDatabase or
 // MigratedTemplate.
-type DatabaseOption func(*dbOptions)
-
-type dbOptions struct {
-	icuLocale string // "": the server's locale (C)
-}
+type DatabaseOption = pgserver.DatabaseOption
 
 // EnglishICULocale is an ICU locale that sorts like glibc's en_US.UTF-8:
 // punctuation is ignored at first ("a1" < "ab" < "a-c", "m10" < "m-9"),
@@ -62,31 +34,8 @@ type dbOptions struct {
 const EnglishICULocale = "en-US-u-ka-shifted"
 
 // WithICULocale gives the database the ICU locale as its default
-// collation instead of the server's C, so a test can hold an order that
-// must not depend on the deployment's collation (PostgreSQL 15 or later).
-func WithICULocale(locale string) DatabaseOption {
-	return func(o *dbOptions) { o.icuLocale = locale }
-}
-
-// CreateDatabase creates an empty database name (from template1, or
-// template0 with WithICULocale).
-func (p *Postgres) CreateDatabase(ctx context.Context, name string, opts ...DatabaseOption) error {
-	var o dbOptions
-	for _, opt := range opts {
-		opt(&o)
-	}
-	sql := "CREATE DATABASE " + pgx.Identifier{name}.Sanitize()
-	if o.icuLocale != "" {
-		// A locale other than the template's needs template0.
-		sql += " TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE '" + strings.ReplaceAll(o.icuLocale, "'", "''") + "'"
-	}
-	return p.Exec(ctx, "postgres", sql)
-}
-
-// DropDatabase drops name, disconnecting any sessions still using it.
-func (p *Postgres) DropDatabase(ctx context.Context, name string) error {
-	return p.Exec(ctx, "postgres", "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)")
-}
+// collation instead of the server's C (PostgreSQL 15 or later).
+func WithICULocale(locale string) DatabaseOption { return pgserver.WithICULocale(locale) }
 
 // NewDatabase creates a fresh database for the test as a copy of template
 // ("" means template1), drops it when the test ends, and returns its DSN.

@@ -31,6 +31,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/internal/supervise"
 )
 
 // ErrDisconnected is returned by Call when there is no connection or the
@@ -108,26 +109,28 @@ func (c *Conn) State() (*api.MachineState, <-chan struct{}) {
 // Run keeps a connection open until ctx ends, failing over between
 // controllers with backoff.
 func (c *Conn) Run(ctx context.Context) error {
-	backoff := 100 * time.Millisecond
-	for ctx.Err() == nil {
+	err := supervise.Run(ctx, supervise.Config{Name: "controller-connection", Logger: c.cfg.Logger,
+		Min: reconnectBackoffMin, Max: reconnectBackoffMax, HealthyAfter: healthySession, RestartOnSuccess: true,
+		Message: "controller connection ended", Level: slog.LevelWarn}, func(ctx context.Context) error {
 		addr := c.pick()
-		start := time.Now()
-		err := c.session(ctx, addr)
-		if ctx.Err() != nil {
-			break
+		if err := c.session(ctx, addr); err != nil {
+			return fmt.Errorf("%s: %w", addr, err)
 		}
-		c.cfg.Logger.Warn("controller connection ended", "addr", addr, "err", err)
-		if time.Since(start) > 10*time.Second {
-			backoff = 100 * time.Millisecond
-		}
-		select {
-		case <-ctx.Done():
-		case <-time.After(backoff):
-		}
-		backoff = min(2*backoff, 5*time.Second)
+		return nil
+	})
+	if ctx.Err() != nil {
+		return nil
 	}
-	return nil
+	return err
 }
+
+// The pause before dialling the next controller doubles from min to max;
+// a session that lasted healthySession starts it again from min.
+const (
+	reconnectBackoffMin = 100 * time.Millisecond
+	reconnectBackoffMax = 5 * time.Second
+	healthySession      = 10 * time.Second
+)
 
 func (c *Conn) pick() string {
 	c.mu.Lock()

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/droverhq/drover/spoke/internal/pki"
+	"github.com/droverhq/drover/internal/pki"
 )
 
 // BenchmarkReplicatedApply measures raw raft commits/s of a 3-node cluster

@@ -13,7 +13,7 @@ import (
 
 	"github.com/hashicorp/raft"
 
-	"github.com/droverhq/drover/spoke/internal/pki"
+	"github.com/droverhq/drover/internal/pki"
 )
 
 // kvFSM is a tiny real state machine: a map of key to value.

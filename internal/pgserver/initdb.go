@@ -1,4 +1,4 @@
-package testkit
+package pgserver
 
 import (
 	"errors"
@@ -34,7 +34,7 @@ func templateDataDir(pg *pgInstall) (string, error) {
 func ensureTemplate(pg *pgInstall) (string, error) {
 	root := filepath.Join(os.TempDir(), fmt.Sprintf("drover-testkit-pg%s-f%s-u%d", pg.version, templateFormat, os.Getuid()))
 	if err := os.MkdirAll(root, 0o755); err != nil {
-		return "", fmt.Errorf("testkit: template cache dir: %w", err)
+		return "", fmt.Errorf("pgserver: template cache dir: %w", err)
 	}
 	if err := pg.chown(root); err != nil {
 		return "", err
@@ -53,15 +53,15 @@ func ensureTemplate(pg *pgInstall) (string, error) {
 	// a half-made template that looks complete.
 	scratch := filepath.Join(root, "initdb-tmp")
 	if err := os.RemoveAll(scratch); err != nil {
-		return "", fmt.Errorf("testkit: clear %s: %w", scratch, err)
+		return "", fmt.Errorf("pgserver: clear %s: %w", scratch, err)
 	}
 	cmd := pg.command("initdb", "-D", scratch, "-U", "postgres", "--auth=trust",
 		"--no-sync", "--no-instructions", "-E", "UTF8", "--locale=C")
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("testkit: initdb: %w\n%s", err, out)
+		return "", fmt.Errorf("pgserver: initdb: %w\n%s", err, out)
 	}
 	if err := os.Rename(scratch, data); err != nil {
-		return "", fmt.Errorf("testkit: install template: %w", err)
+		return "", fmt.Errorf("pgserver: install template: %w", err)
 	}
 	return data, nil
 }
@@ -70,7 +70,7 @@ func ensureTemplate(pg *pgInstall) (string, error) {
 func lockFile(path string) (unlock func(), err error) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
-		return nil, fmt.Errorf("testkit: open lock: %w", err)
+		return nil, fmt.Errorf("pgserver: open lock: %w", err)
 	}
 	for {
 		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
@@ -80,7 +80,7 @@ func lockFile(path string) (unlock func(), err error) {
 	}
 	if err != nil {
 		f.Close()
-		return nil, fmt.Errorf("testkit: lock %s: %w", path, err)
+		return nil, fmt.Errorf("pgserver: lock %s: %w", path, err)
 	}
 	return func() { f.Close() }, nil // closing releases the flock
 }
@@ -89,7 +89,7 @@ func lockFile(path string) (unlock func(), err error) {
 // ownership (the data dir must stay 0700 and owned by the server's user).
 func copyDataDir(src, dst string) error {
 	if out, err := exec.Command("cp", "-a", src, dst).CombinedOutput(); err != nil {
-		return fmt.Errorf("testkit: copy template data dir: %w\n%s", err, out)
+		return fmt.Errorf("pgserver: copy template data dir: %w\n%s", err, out)
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package testkit
+package pgserver
 
 import (
 	"errors"
@@ -16,7 +16,7 @@ import (
 )
 
 // ErrNoPostgres means no PostgreSQL server binaries were found.
-var ErrNoPostgres = errors.New("testkit: PostgreSQL binaries (postgres, initdb) not found on PATH or under /usr/lib/postgresql/*/bin; run `make deps`")
+var ErrNoPostgres = errors.New("pgserver: PostgreSQL binaries (postgres, initdb) not found on PATH or under /usr/lib/postgresql/*/bin; run `make deps`")
 
 // pgInstall describes the PostgreSQL binaries found on this machine and how to
 // run them: as root, servers run as the "postgres" OS user because
@@ -51,25 +51,25 @@ func probeInstall() (*pgInstall, error) {
 	}
 	out, err := exec.Command(filepath.Join(binDir, "postgres"), "--version").Output()
 	if err != nil {
-		return nil, fmt.Errorf("testkit: %s/postgres --version: %w", binDir, err)
+		return nil, fmt.Errorf("pgserver: %s/postgres --version: %w", binDir, err)
 	}
 	version := regexp.MustCompile(`\d+(\.\d+)*`).FindString(string(out))
 	if version == "" {
-		return nil, fmt.Errorf("testkit: cannot parse PostgreSQL version from %q", out)
+		return nil, fmt.Errorf("pgserver: cannot parse PostgreSQL version from %q", out)
 	}
 	pg := &pgInstall{binDir: binDir, version: version, uid: os.Getuid(), gid: os.Getgid()}
 	if os.Geteuid() == 0 {
 		u, err := user.Lookup("postgres")
 		if err != nil {
-			return nil, fmt.Errorf("testkit: running as root needs the postgres OS user: %w", err)
+			return nil, fmt.Errorf("pgserver: running as root needs the postgres OS user: %w", err)
 		}
 		uid, err := strconv.Atoi(u.Uid)
 		if err != nil {
-			return nil, fmt.Errorf("testkit: postgres uid %q: %w", u.Uid, err)
+			return nil, fmt.Errorf("pgserver: postgres uid %q: %w", u.Uid, err)
 		}
 		gid, err := strconv.Atoi(u.Gid)
 		if err != nil {
-			return nil, fmt.Errorf("testkit: postgres gid %q: %w", u.Gid, err)
+			return nil, fmt.Errorf("pgserver: postgres gid %q: %w", u.Gid, err)
 		}
 		pg.uid, pg.gid = uid, gid
 		pg.cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
@@ -127,10 +127,10 @@ func compareVersions(a, b string) int {
 }
 
 // command builds an exec.Cmd for a PostgreSQL binary running as the right
-// user. Pdeathsig stops an orphaned server if the test binary dies. It
-// runs in a process group of its own, so that a terminal's Ctrl-C reaches
-// only its parent (droverd dev), which stops it after what uses it; it
-// used to reach the server at once, and droverd took that for a crash.
+// user. Pdeathsig stops an orphaned server if its parent (a test binary,
+// droverd) dies. It runs in a process group of its own, so that a
+// terminal's Ctrl-C reaches only its parent, which stops it after what
+// uses it; a server stopped under droverd would look like a crash.
 func (pg *pgInstall) command(name string, args ...string) *exec.Cmd {
 	cmd := exec.Command(filepath.Join(pg.binDir, name), args...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: pg.cred, Pdeathsig: syscall.SIGQUIT, Setpgid: true}
@@ -143,7 +143,7 @@ func (pg *pgInstall) chown(path string) error {
 		return nil
 	}
 	if err := os.Chown(path, pg.uid, pg.gid); err != nil {
-		return fmt.Errorf("testkit: chown %s: %w", path, err)
+		return fmt.Errorf("pgserver: chown %s: %w", path, err)
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package testkit
+package pgserver
 
 import (
 	"context"
@@ -8,27 +8,26 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"sync"
 	"syscall"
-	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/droverhq/drover/internal/freeport"
 )
 
 // Timeouts for one server's life; generous because CI machines are small.
 const (
-	pgStartTimeout = 30 * time.Second
 	pgStopTimeout  = 10 * time.Second
 	pgRetryEvery   = 10 * time.Millisecond
 	unixSocketPort = 5432 // each server has its own socket dir, so no clash
 )
 
 // ErrPostgresExited means the server process ended before it was stopped.
-var ErrPostgresExited = errors.New("testkit: postgres exited")
+var ErrPostgresExited = errors.New("pgserver: postgres exited")
 
-// Postgres is a private PostgreSQL server running as a child process.
-type Postgres struct {
+// Server is a private PostgreSQL server running as a child process.
+type Server struct {
 	dir  string // holds data/, the socket and postgres.log
 	host string // the socket dir, or 127.0.0.1 with TCP
 	port int
@@ -39,16 +38,12 @@ type Postgres struct {
 	// throwaway servers) or, for a durable one, SIGINT (fast: a
 	// checkpoint, so the next start needs no recovery).
 	stopSignal syscall.Signal
-
-	mu        sync.Mutex
-	templates map[string]*migratedTemplate
 }
 
-// PostgresOption configures a server started by StartPostgres or
-// StartPostgresServer.
-type PostgresOption func(*pgOptions)
+// Option configures a server started by Start.
+type Option func(*options)
 
-type pgOptions struct {
+type options struct {
 	tcp     bool // also listen on 127.0.0.1
 	tcpPort int  // 0: pick a free port
 	durable bool // keep fsync and full-page writes on
@@ -58,49 +53,22 @@ type pgOptions struct {
 // fsync, synchronous commit and full-page writes (fast, and thrown away),
 // which a crash of the host can leave corrupt; a server whose data is kept
 // (droverd's embedded one in its state dir) must not.
-func Durable() PostgresOption {
-	return func(o *pgOptions) { o.durable = true }
+func Durable() Option {
+	return func(o *options) { o.durable = true }
 }
 
 // WithTCP makes the server also listen on 127.0.0.1:port; port 0 picks a
 // free port. DSN then uses TCP.
-func WithTCP(port int) PostgresOption {
-	return func(o *pgOptions) { o.tcp, o.tcpPort = true, port }
+func WithTCP(port int) Option {
+	return func(o *options) { o.tcp, o.tcpPort = true, port }
 }
 
-// StartPostgres starts a private server for the test in a fresh temporary
-// directory and stops it, removing the directory, when the test ends.
-// It fails the test if PostgreSQL is not installed.
-func StartPostgres(t testing.TB, opts ...PostgresOption) *Postgres {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "testkit-pg-") // short: socket paths are limited to 107 bytes
-	if err != nil {
-		t.Fatalf("testkit: %v", err)
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), pgStartTimeout)
-	defer cancel()
-	p, err := StartPostgresServer(ctx, dir, opts...)
-	if err != nil {
-		os.RemoveAll(dir)
-		t.Fatalf("%v", err)
-	}
-	t.Cleanup(func() {
-		if err := p.Stop(); err != nil {
-			t.Errorf("%v", err)
-		}
-		if err := os.RemoveAll(dir); err != nil {
-			t.Errorf("testkit: remove %s: %v", dir, err)
-		}
-	})
-	return p
-}
-
-// StartPostgresServer starts a server whose data lives in dir/data. An
+// Start starts a server whose data lives in dir/data. An
 // existing data directory is reused, so a dev server keeps its data across
 // restarts; otherwise the cached initdb template is copied in. The caller
 // must call Stop; dir is left in place.
-func StartPostgresServer(ctx context.Context, dir string, opts ...PostgresOption) (*Postgres, error) {
-	var o pgOptions
+func Start(ctx context.Context, dir string, opts ...Option) (*Server, error) {
+	var o options
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -109,7 +77,7 @@ func StartPostgresServer(ctx context.Context, dir string, opts ...PostgresOption
 		return nil, err
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("testkit: %w", err)
+		return nil, fmt.Errorf("pgserver: %w", err)
 	}
 	if err := pg.chown(dir); err != nil {
 		return nil, err
@@ -125,13 +93,12 @@ func StartPostgresServer(ctx context.Context, dir string, opts ...PostgresOption
 		}
 	}
 
-	p := &Postgres{dir: dir, host: dir, port: unixSocketPort, done: make(chan struct{}),
-		templates: make(map[string]*migratedTemplate)}
+	p := &Server{dir: dir, host: dir, port: unixSocketPort, done: make(chan struct{})}
 	listen := ""
 	if o.tcp {
 		port := o.tcpPort
 		if port == 0 {
-			if port, err = ReservePort(); err != nil {
+			if port, err = freeport.Reserve(); err != nil {
 				return nil, err
 			}
 		}
@@ -146,10 +113,10 @@ func StartPostgresServer(ctx context.Context, dir string, opts ...PostgresOption
 	return p, nil
 }
 
-func (p *Postgres) start(pg *pgInstall, data, listen string, durable bool) error {
+func (p *Server) start(pg *pgInstall, data, listen string, durable bool) error {
 	logf, err := os.OpenFile(p.LogPath(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
-		return fmt.Errorf("testkit: postgres log: %w", err)
+		return fmt.Errorf("pgserver: postgres log: %w", err)
 	}
 	defer logf.Close() // the child holds its own descriptor
 	args := []string{"-D", data, "-k", p.dir, "-p", strconv.Itoa(p.port), "-c", "listen_addresses=" + listen}
@@ -163,7 +130,7 @@ func (p *Postgres) start(pg *pgInstall, data, listen string, durable bool) error
 	p.cmd = pg.command("postgres", args...)
 	p.cmd.Stdout, p.cmd.Stderr = logf, logf
 	if err := p.cmd.Start(); err != nil {
-		return fmt.Errorf("testkit: start postgres: %w", err)
+		return fmt.Errorf("pgserver: start postgres: %w", err)
 	}
 	// The process's only waiter: it records the exit so readiness polling
 	// and Stop can both observe it.
@@ -175,7 +142,7 @@ func (p *Postgres) start(pg *pgInstall, data, listen string, durable bool) error
 }
 
 // waitReady connects every 10ms until the server answers a query.
-func (p *Postgres) waitReady(ctx context.Context) error {
+func (p *Server) waitReady(ctx context.Context) error {
 	var lastErr error
 	for {
 		conn, err := pgx.Connect(ctx, p.DSN("postgres"))
@@ -191,7 +158,7 @@ func (p *Postgres) waitReady(ctx context.Context) error {
 		case <-p.done:
 			return fmt.Errorf("%w before ready (%v); log %s:\n%s", ErrPostgresExited, p.err, p.LogPath(), p.logTail())
 		case <-ctx.Done():
-			return fmt.Errorf("testkit: postgres not ready: %w (last error: %v); log %s:\n%s",
+			return fmt.Errorf("pgserver: postgres not ready: %w (last error: %v); log %s:\n%s",
 				context.Cause(ctx), lastErr, p.LogPath(), p.logTail())
 		case <-time.After(pgRetryEvery):
 		}
@@ -203,14 +170,14 @@ func (p *Postgres) waitReady(ctx context.Context) error {
 // replays anything not yet flushed; a durable server (Durable) with a
 // fast shutdown (SIGINT), which ends the sessions and checkpoints. The
 // data directory stays.
-func (p *Postgres) Stop() error {
+func (p *Server) Stop() error {
 	select {
 	case <-p.done:
 		return nil
 	default:
 	}
 	if err := p.cmd.Process.Signal(p.stopSignal); err != nil && !errors.Is(err, os.ErrProcessDone) {
-		return fmt.Errorf("testkit: signal postgres: %w", err)
+		return fmt.Errorf("pgserver: signal postgres: %w", err)
 	}
 	select {
 	case <-p.done:
@@ -218,38 +185,38 @@ func (p *Postgres) Stop() error {
 	case <-time.After(pgStopTimeout):
 	}
 	if err := p.cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
-		return fmt.Errorf("testkit: kill postgres: %w", err)
+		return fmt.Errorf("pgserver: kill postgres: %w", err)
 	}
 	<-p.done
-	return fmt.Errorf("testkit: postgres ignored %v for %v and was killed", p.stopSignal, pgStopTimeout)
+	return fmt.Errorf("pgserver: postgres ignored %v for %v and was killed", p.stopSignal, pgStopTimeout)
 }
 
 // Exited is closed once the server's process has exited, by Stop or
 // otherwise; ExitErr then says how.
-func (p *Postgres) Exited() <-chan struct{} { return p.done }
+func (p *Server) Exited() <-chan struct{} { return p.done }
 
 // ExitErr is the server process's exit status, once Exited is closed.
-func (p *Postgres) ExitErr() error {
+func (p *Server) ExitErr() error {
 	<-p.done
 	return p.err
 }
 
 // PID is the server's (the postmaster's) process id.
-func (p *Postgres) PID() int { return p.cmd.Process.Pid }
+func (p *Server) PID() int { return p.cmd.Process.Pid }
 
 // Dir is the server's directory (data, socket, log).
-func (p *Postgres) Dir() string { return p.dir }
+func (p *Server) Dir() string { return p.dir }
 
 // Host is the socket directory, or 127.0.0.1 when listening on TCP.
-func (p *Postgres) Host() string { return p.host }
+func (p *Server) Host() string { return p.host }
 
 // Port is the server's port (the socket's name suffix for unix sockets).
-func (p *Postgres) Port() int { return p.port }
+func (p *Server) Port() int { return p.port }
 
 // LogPath is where the server's output goes.
-func (p *Postgres) LogPath() string { return filepath.Join(p.dir, "postgres.log") }
+func (p *Server) LogPath() string { return filepath.Join(p.dir, "postgres.log") }
 
-func (p *Postgres) logTail() string {
+func (p *Server) logTail() string {
 	b, err := os.ReadFile(p.LogPath())
 	if err != nil {
 		return err.Error()
