@@ -41,11 +41,11 @@ func AdoptionNames(name, controllerName, modelUUID string) []string {
 
 // ClaimPlacement records, for ttl, that the hub is creating the model name
 // owned by spokeOwner (the controller's owner: the caller's email) on a
-// controller: AdoptModel leaves that model to the placement, so its
+// controller: Models.Adopt leaves that model to the placement, so its
 // controller's event, if it comes first, does not hand it to another
-// organization even briefly. ReleasePlacement ends the claim once the
+// organization even briefly. Models.ReleasePlacement ends the claim once the
 // model is indexed (or the placement failed).
-func (s *Store) ClaimPlacement(ctx context.Context, controllerUUID, name, spokeOwner string, ttl time.Duration) error {
+func (s *Models) ClaimPlacement(ctx context.Context, controllerUUID, name, spokeOwner string, ttl time.Duration) error {
 	_, err := s.pool.Exec(ctx, `INSERT INTO placements (controller_uuid, name, spoke_owner, expires_at)
 		VALUES ($1, $2, $3, now() + make_interval(secs => $4))
 		ON CONFLICT (controller_uuid, name, spoke_owner) DO UPDATE SET expires_at = excluded.expires_at`,
@@ -53,10 +53,10 @@ func (s *Store) ClaimPlacement(ctx context.Context, controllerUUID, name, spokeO
 	return pgErr("claim placement "+name, err)
 }
 
-// ClaimModelName reserves name in org for ttl, for one add-model: false
+// ClaimName reserves name in org for ttl, for one add-model: false
 // when another holds it (an unexpired claim), and the caller must not
-// create the model. ReleaseModelName ends the claim.
-func (s *Store) ClaimModelName(ctx context.Context, org, name string, ttl time.Duration) (bool, error) {
+// create the model. Models.ReleaseName ends the claim.
+func (s *Models) ClaimName(ctx context.Context, org, name string, ttl time.Duration) (bool, error) {
 	tag, err := s.pool.Exec(ctx, `INSERT INTO model_name_claims (org, name, expires_at)
 		VALUES ($1, $2, now() + make_interval(secs => $3))
 		ON CONFLICT (org, name) DO UPDATE SET expires_at = excluded.expires_at
@@ -67,46 +67,46 @@ func (s *Store) ClaimModelName(ctx context.Context, org, name string, ttl time.D
 	return tag.RowsAffected() == 1, nil
 }
 
-// RenewModelName extends a claim of ClaimModelName to ttl from now (the
+// RenewName extends a claim of Models.ClaimName to ttl from now (the
 // add-model holding it is still running).
-func (s *Store) RenewModelName(ctx context.Context, org, name string, ttl time.Duration) error {
+func (s *Models) RenewName(ctx context.Context, org, name string, ttl time.Duration) error {
 	_, err := s.pool.Exec(ctx, `UPDATE model_name_claims SET expires_at = now() + make_interval(secs => $3)
 		WHERE org = $1 AND name = $2`, org, name, ttl.Seconds())
 	return pgErr("renew model name "+name, err)
 }
 
-// ReleaseModelName ends a claim of ClaimModelName.
-func (s *Store) ReleaseModelName(ctx context.Context, org, name string) error {
+// ReleaseName ends a claim of Models.ClaimName.
+func (s *Models) ReleaseName(ctx context.Context, org, name string) error {
 	_, err := s.pool.Exec(ctx, `DELETE FROM model_name_claims WHERE org = $1 AND name = $2`, org, name)
 	return pgErr("release model name "+name, err)
 }
 
 // ReleasePlacement ends a claim, and any claim that has expired.
-func (s *Store) ReleasePlacement(ctx context.Context, controllerUUID, name, spokeOwner string) error {
+func (s *Models) ReleasePlacement(ctx context.Context, controllerUUID, name, spokeOwner string) error {
 	_, err := s.pool.Exec(ctx, `DELETE FROM placements WHERE (controller_uuid = $1 AND name = $2 AND spoke_owner = $3)
 		OR expires_at < now()`, controllerUUID, name, spokeOwner)
 	return pgErr("release placement "+name, err)
 }
 
-// AdoptModel indexes a model found on a controller: owner NULL, the
+// Adopt indexes a model found on a controller: owner NULL, the
 // structural tuples only (hosting controller, owning organization: their
 // administrators see it, nobody else), and one audit entry (actor "hub",
 // operation "model adopted"), all in one transaction. Creating the
 // organization if it does not exist yet. A model the hub forgot with this
-// controller (RemoveController with force) is restored instead: its
+// controller (Controllers.Remove with force) is restored instead: its
 // organization, name, owner, creation time and grants (of identities and
 // groups that still exist), details "restored"; unless the controller
 // has changed organization or CA certificate since.
 //
 // It returns the indexed model and true, or false when the model was
-// already indexed or a placement claims it (ClaimPlacement): then only its
+// already indexed or a placement claims it (Models.ClaimPlacement): then only its
 // summary is applied, as
-// UpdateModelSummary would (adoption is idempotent, and the owner, name
+// Models.UpdateSummary would (adoption is idempotent, and the owner, name
 // and grants of a row inserted by the hub's own placement are never
 // touched). When every
 // candidate name (AdoptionNames) is taken in the organization it fails
 // with ErrAlreadyExists and changes nothing.
-func (s *Store) AdoptModel(ctx context.Context, a Adoption) (Model, bool, error) {
+func (s *Models) Adopt(ctx context.Context, a Adoption) (Model, bool, error) {
 	m := a.Model
 	m.Owner = ""
 	if m.Life == "" {
@@ -234,24 +234,5 @@ func (s *Store) AdoptModel(ctx context.Context, a Adoption) (Model, bool, error)
 	return m, true, nil
 }
 
-// forgottenGrants are the tuples kept of a forgotten model (its owner's,
-// its grants) whose user still exists: an identity or group removed since
-// gets nothing back.
-func forgottenGrants(ctx context.Context, tx pgx.Tx, model string) ([]authz.Tuple, error) {
-	rows, _ := tx.Query(ctx, `SELECT t."user", t.relation FROM forgotten_model_tuples t WHERE t.model_uuid = $1 AND (
-			(t."user" LIKE 'user:%' AND EXISTS (SELECT 1 FROM identities i WHERE 'user:' || i.id::text = t."user"))
-			OR (t."user" LIKE 'group:%' AND EXISTS (SELECT 1 FROM groups g WHERE 'group:' || g.id::text || '#member' = t."user"))
-			OR (t."user" NOT LIKE 'user:%' AND t."user" NOT LIKE 'group:%'))
-		ORDER BY 1, 2`, model)
-	ts, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (authz.Tuple, error) {
-		t := authz.Tuple{Object: authz.ModelObject(model)}
-		var rel string
-		err := r.Scan(&t.User, &rel)
-		t.Relation = authz.Relation(rel)
-		return t, err
-	})
-	return ts, pgErr("forgotten grants", err)
-}
-
-// OpModelAdopted is the audit operation of AdoptModel.
+// OpModelAdopted is the audit operation of Models.Adopt.
 const OpModelAdopted = "model adopted"

@@ -28,16 +28,16 @@ func newAdoptFixture(t *testing.T) *adoptFixture {
 	s, _ := newStore(t)
 	ctx := t.Context()
 	for _, org := range []string{"acme", "globex"} {
-		if err := s.EnsureOrganization(ctx, org); err != nil {
+		if err := s.Organizations.Ensure(ctx, org); err != nil {
 			t.Fatal(err)
 		}
 	}
 	f := &adoptFixture{s: s, ctrl: uuid.NewString()}
-	if err := s.UpsertController(ctx, store.Controller{UUID: f.ctrl, Name: "east", Region: "east"}); err != nil {
+	if err := s.Controllers.Upsert(ctx, store.Controller{UUID: f.ctrl, Name: "east", Region: "east"}); err != nil {
 		t.Fatal(err)
 	}
 	var err error
-	if f.bob, _, err = s.Login(ctx, store.Identity{Issuer: "https://idp.test", Subject: "bob", Email: "bob@example.com"}, "globex", time.Now()); err != nil {
+	if f.bob, _, err = s.Identities.Login(ctx, store.Identity{Issuer: "https://idp.test", Subject: "bob", Email: "bob@example.com"}, "globex", time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	return f
@@ -45,7 +45,7 @@ func newAdoptFixture(t *testing.T) *adoptFixture {
 
 func (f *adoptFixture) adopt(t *testing.T, id, name string, idx uint64) (store.Model, bool) {
 	t.Helper()
-	m, ok, err := f.s.AdoptModel(t.Context(), store.Adoption{Model: store.Model{UUID: id, Name: name, Org: "acme",
+	m, ok, err := f.s.Models.Adopt(t.Context(), store.Adoption{Model: store.Model{UUID: id, Name: name, Org: "acme",
 		ControllerUUID: f.ctrl, Life: "alive", Status: "active", UnitCount: 3, EventIndex: idx},
 		ControllerName: "east", SpokeOwner: "admin", At: time.Now()})
 	if err != nil {
@@ -57,7 +57,7 @@ func (f *adoptFixture) adopt(t *testing.T, id, name string, idx uint64) (store.M
 // tuples returns the expected tuples on a model as "user relation".
 func (f *adoptFixture) tuples(t *testing.T, id string) []string {
 	t.Helper()
-	ts, err := f.s.GrantsOn(t.Context(), authz.ModelObject(id))
+	ts, err := f.s.Grants.On(t.Context(), authz.ModelObject(id))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +71,7 @@ func (f *adoptFixture) tuples(t *testing.T, id string) []string {
 
 func (f *adoptFixture) adoptions(t *testing.T, id string) int {
 	t.Helper()
-	es, _, err := f.s.QueryAudit(t.Context(), store.AuditQuery{All: true, Operation: store.OpModelAdopted, ModelUUID: id, Limit: 100})
+	es, _, err := f.s.Audit.Query(t.Context(), store.AuditQuery{All: true, Operation: store.OpModelAdopted, ModelUUID: id, Limit: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,14 +86,14 @@ func TestAdoptModelNamesOwnerTuplesAndAudit(t *testing.T) {
 	if !ok || m.Name != "web" || m.Org != "acme" || m.Owner != "" || m.UnitCount != 3 || m.EventIndex != 7 {
 		t.Fatalf("adopted: %+v %v", m, ok)
 	}
-	if d, err := f.s.ModelDetailByUUID(ctx, id); err != nil || d.StatusSince == nil || !d.StatusSince.Equal(m.UpdatedAt) {
+	if d, err := f.s.Models.DetailByUUID(ctx, id); err != nil || d.StatusSince == nil || !d.StatusSince.Equal(m.UpdatedAt) {
 		t.Fatalf("status of an adopted model since %v (%v), want the adoption's time %v", d.StatusSince, err, m.UpdatedAt)
 	}
 	want := []string{"controller:" + f.ctrl + " controller", "organization:acme organization"}
 	if got := f.tuples(t, id); !slices.Equal(got, want) {
 		t.Fatalf("tuples of an adopted model: %q, want only the structural %q", got, want)
 	}
-	es, _, err := f.s.QueryAudit(ctx, store.AuditQuery{All: true, Operation: store.OpModelAdopted, Limit: 10})
+	es, _, err := f.s.Audit.Query(ctx, store.AuditQuery{All: true, Operation: store.OpModelAdopted, Limit: 10})
 	if err != nil || len(es) != 1 {
 		t.Fatalf("audit: %+v, %v", es, err)
 	}
@@ -118,7 +118,7 @@ func TestAdoptModelNamesOwnerTuplesAndAudit(t *testing.T) {
 	if m, _ := f.adopt(t, third, "web", 9); m.Name != "web-"+third[:8] {
 		t.Fatalf("second fallback: %q, want web-%s", m.Name, third[:8])
 	}
-	es, _, _ = f.s.QueryAudit(ctx, store.AuditQuery{All: true, ModelUUID: third, Limit: 10})
+	es, _, _ = f.s.Audit.Query(ctx, store.AuditQuery{All: true, ModelUUID: third, Limit: 10})
 	if len(es) != 1 || es[0].Details["spoke-name"] != "web" || es[0].Details["name"] != "web-"+third[:8] {
 		t.Fatalf("audit of a renamed adoption: %+v", es)
 	}
@@ -127,25 +127,25 @@ func TestAdoptModelNamesOwnerTuplesAndAudit(t *testing.T) {
 	for _, name := range store.AdoptionNames("api", "east", fourth) {
 		f.adopt(t, uuid.NewString(), name, 10)
 	}
-	_, ok, err = f.s.AdoptModel(ctx, store.Adoption{Model: store.Model{UUID: fourth, Name: "api", Org: "acme", ControllerUUID: f.ctrl},
+	_, ok, err = f.s.Models.Adopt(ctx, store.Adoption{Model: store.Model{UUID: fourth, Name: "api", Org: "acme", ControllerUUID: f.ctrl},
 		ControllerName: "east", At: time.Now()})
 	if !errors.Is(err, store.ErrAlreadyExists) || ok {
 		t.Fatalf("adoption with every name taken: %v %v, want ErrAlreadyExists", ok, err)
 	}
-	if _, err := f.s.ModelByUUID(ctx, fourth); !errors.Is(err, store.ErrNotFound) || f.adoptions(t, fourth) != 0 {
+	if _, err := f.s.Models.ByUUID(ctx, fourth); !errors.Is(err, store.ErrNotFound) || f.adoptions(t, fourth) != 0 {
 		t.Fatalf("a refused adoption left a row (%v) or an audit entry", err)
 	}
 
 	// Adopting creates the organization when it does not exist yet (a
 	// hub's default organization before anyone logged in).
-	m, _, err = f.s.AdoptModel(ctx, store.Adoption{Model: store.Model{UUID: uuid.NewString(), Name: "x", Org: "fresh",
+	m, _, err = f.s.Models.Adopt(ctx, store.Adoption{Model: store.Model{UUID: uuid.NewString(), Name: "x", Org: "fresh",
 		ControllerUUID: f.ctrl}, ControllerName: "east", At: time.Now()})
 	if err != nil || m.Org != "fresh" {
 		t.Fatalf("adopt into a new organization: %+v %v", m, err)
 	}
 
 	// Removal takes the tuples with it.
-	if err := f.s.DeleteModel(ctx, id); err != nil {
+	if err := f.s.Models.Delete(ctx, id); err != nil {
 		t.Fatal(err)
 	}
 	if got := f.tuples(t, id); len(got) != 0 {
@@ -161,7 +161,7 @@ func (f *adoptFixture) placed(id, name string) store.Model {
 // checkPlaced asserts that the placement's view of a model won.
 func (f *adoptFixture) checkPlaced(t *testing.T, id, name string) store.Model {
 	t.Helper()
-	m, err := f.s.ModelByUUID(t.Context(), id)
+	m, err := f.s.Models.ByUUID(t.Context(), id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +192,7 @@ func TestPlacementWinsOverAdoption(t *testing.T) {
 		if m, ok := f.adopt(t, id, "prod", 5); !ok || m.Name != "prod-east" {
 			t.Fatalf("adopt: %+v %v", m, ok)
 		}
-		if err := f.s.InsertModel(ctx, f.placed(id, "prod")); err != nil {
+		if err := f.s.Models.Insert(ctx, f.placed(id, "prod")); err != nil {
 			t.Fatalf("placement after adoption: %v", err)
 		}
 		m := f.checkPlaced(t, id, "prod")
@@ -211,27 +211,27 @@ func TestPlacementWinsOverAdoption(t *testing.T) {
 	// belongs to another organization, even for a moment.
 	t.Run("claimed", func(t *testing.T) {
 		id := uuid.NewString()
-		if err := f.s.ClaimPlacement(ctx, f.ctrl, "claimed", "bob@example.com", time.Minute); err != nil {
+		if err := f.s.Models.ClaimPlacement(ctx, f.ctrl, "claimed", "bob@example.com", time.Minute); err != nil {
 			t.Fatal(err)
 		}
 		sum := store.Adoption{Model: store.Model{UUID: id, Name: "claimed", Org: "acme", ControllerUUID: f.ctrl, Life: "alive",
 			EventIndex: 2}, ControllerName: "east", SpokeOwner: "bob@example.com", At: time.Now()}
-		if _, ok, err := f.s.AdoptModel(ctx, sum); err != nil || ok {
+		if _, ok, err := f.s.Models.Adopt(ctx, sum); err != nil || ok {
 			t.Fatalf("adopting a claimed model: %v %v", ok, err)
 		}
-		if _, err := f.s.ModelByUUID(ctx, id); !errors.Is(err, store.ErrNotFound) {
+		if _, err := f.s.Models.ByUUID(ctx, id); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("a claimed model was indexed by the adoption: %v", err)
 		}
 		// Another owner's model of the same name is not claimed.
 		other := sum
 		other.Model.UUID, other.SpokeOwner = uuid.NewString(), "admin"
-		if _, ok, err := f.s.AdoptModel(ctx, other); err != nil || !ok {
+		if _, ok, err := f.s.Models.Adopt(ctx, other); err != nil || !ok {
 			t.Fatalf("adopting a model the claim does not name: %v %v", ok, err)
 		}
-		if err := f.s.InsertModel(ctx, f.placed(id, "claimed")); err != nil {
+		if err := f.s.Models.Insert(ctx, f.placed(id, "claimed")); err != nil {
 			t.Fatal(err)
 		}
-		if err := f.s.ReleasePlacement(ctx, f.ctrl, "claimed", "bob@example.com"); err != nil {
+		if err := f.s.Models.ReleasePlacement(ctx, f.ctrl, "claimed", "bob@example.com"); err != nil {
 			t.Fatal(err)
 		}
 		f.checkPlaced(t, id, "claimed")
@@ -240,7 +240,7 @@ func TestPlacementWinsOverAdoption(t *testing.T) {
 		}
 		// An expired claim does not hold adoption back.
 		late := uuid.NewString()
-		if err := f.s.ClaimPlacement(ctx, f.ctrl, "late", "bob@example.com", -time.Second); err != nil {
+		if err := f.s.Models.ClaimPlacement(ctx, f.ctrl, "late", "bob@example.com", -time.Second); err != nil {
 			t.Fatal(err)
 		}
 		if _, ok := f.adopt(t, late, "late", 3); !ok {
@@ -250,7 +250,7 @@ func TestPlacementWinsOverAdoption(t *testing.T) {
 
 	t.Run("insert first", func(t *testing.T) {
 		id := uuid.NewString()
-		if err := f.s.InsertModel(ctx, f.placed(id, "stage")); err != nil {
+		if err := f.s.Models.Insert(ctx, f.placed(id, "stage")); err != nil {
 			t.Fatal(err)
 		}
 		if _, ok := f.adopt(t, id, "stage", 3); ok {
@@ -266,11 +266,11 @@ func TestPlacementWinsOverAdoption(t *testing.T) {
 
 	t.Run("only an adopted row is taken over", func(t *testing.T) {
 		id := uuid.NewString()
-		if err := f.s.InsertModel(ctx, f.placed(id, "once")); err != nil {
+		if err := f.s.Models.Insert(ctx, f.placed(id, "once")); err != nil {
 			t.Fatal(err)
 		}
 		again := f.placed(id, "twice")
-		if err := f.s.InsertModel(ctx, again); !errors.Is(err, store.ErrAlreadyExists) {
+		if err := f.s.Models.Insert(ctx, again); !errors.Is(err, store.ErrAlreadyExists) {
 			t.Fatalf("second insert of a placed model: %v, want ErrAlreadyExists", err)
 		}
 		f.checkPlaced(t, id, "once")
@@ -292,7 +292,7 @@ func TestPlacementWinsOverAdoption(t *testing.T) {
 		}
 		sum := store.Model{UUID: id, Name: "held", Org: "acme", ControllerUUID: f.ctrl, Life: "alive", Status: "active",
 			UnitCount: 3, EventIndex: 4}
-		if indexed, err := f.s.UpdateModelSummary(ctx, sum, time.Now()); err != nil || indexed {
+		if indexed, err := f.s.Models.UpdateSummary(ctx, sum, time.Now()); err != nil || indexed {
 			t.Fatalf("summary of a model inserted by an open transaction: %v %v, want not indexed", indexed, err)
 		}
 		type result struct {
@@ -301,7 +301,7 @@ func TestPlacementWinsOverAdoption(t *testing.T) {
 		}
 		done := make(chan result, 1)
 		go func() {
-			_, ok, err := f.s.AdoptModel(ctx, store.Adoption{Model: sum, ControllerName: "east", At: time.Now()})
+			_, ok, err := f.s.Models.Adopt(ctx, store.Adoption{Model: sum, ControllerName: "east", At: time.Now()})
 			done <- result{ok, err}
 		}()
 		testkit.EventuallyWithin(t, 30*time.Second, func() (bool, error) {
@@ -321,7 +321,7 @@ func TestPlacementWinsOverAdoption(t *testing.T) {
 		if r := <-done; r.err != nil || r.ok {
 			t.Fatalf("adoption after the insert committed: %v %v, want not adopted", r.ok, r.err)
 		}
-		m, err := f.s.ModelByUUID(ctx, id)
+		m, err := f.s.Models.ByUUID(ctx, id)
 		if err != nil || m.Owner != f.bob.ID || m.Org != "globex" || m.EventIndex != 4 || m.UnitCount != 3 {
 			t.Fatalf("placed model after a concurrent event: %+v %v", m, err)
 		}
@@ -331,9 +331,9 @@ func TestPlacementWinsOverAdoption(t *testing.T) {
 		for i := range 20 {
 			id, name := uuid.NewString(), fmt.Sprintf("race-%d", i)
 			g, gctx := errgroup.WithContext(ctx)
-			g.Go(func() error { return f.s.InsertModel(gctx, f.placed(id, name)) })
+			g.Go(func() error { return f.s.Models.Insert(gctx, f.placed(id, name)) })
 			g.Go(func() error {
-				_, _, err := f.s.AdoptModel(gctx, store.Adoption{Model: store.Model{UUID: id, Name: name, Org: "acme",
+				_, _, err := f.s.Models.Adopt(gctx, store.Adoption{Model: store.Model{UUID: id, Name: name, Org: "acme",
 					ControllerUUID: f.ctrl, Life: "alive"}, ControllerName: "east", At: time.Now()})
 				return err
 			})
