@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -184,163 +185,177 @@ func TestPlacementWinsOverAdoption(t *testing.T) {
 	f := newAdoptFixture(t)
 	ctx := t.Context()
 
-	t.Run("event first", func(t *testing.T) {
-		id := uuid.NewString()
-		// The adopting organization (acme) already has a "prod": the
-		// adoption falls back to prod-east; placement renames it back.
-		f.adopt(t, uuid.NewString(), "prod", 1)
-		if m, ok := f.adopt(t, id, "prod", 5); !ok || m.Name != "prod-east" {
-			t.Fatalf("adopt: %+v %v", m, ok)
-		}
-		if err := f.s.Models.Insert(ctx, f.placed(id, "prod")); err != nil {
-			t.Fatalf("placement after adoption: %v", err)
-		}
-		m := f.checkPlaced(t, id, "prod")
-		if m.UnitCount != 3 || m.EventIndex != 5 || m.Status != "active" {
-			t.Fatalf("the takeover dropped the summary the indexer applied: %+v", m)
-		}
-		// A later event changes nothing about ownership.
-		if _, ok := f.adopt(t, id, "prod", 6); ok {
-			t.Fatal("adopted a placed model")
-		}
-		f.checkPlaced(t, id, "prod")
-	})
+	t.Run("event first", func(t *testing.T) { placeAfterEvent(ctx, t, f) })
+	t.Run("claimed", func(t *testing.T) { placeClaimed(ctx, t, f) })
+	t.Run("insert first", func(t *testing.T) { placeBeforeEvent(ctx, t, f) })
+	t.Run("only an adopted row is taken over", func(t *testing.T) { placeTwice(ctx, t, f) })
+	t.Run("event during the insert", func(t *testing.T) { placeDuringEvent(ctx, t, f) })
+	t.Run("concurrent", func(t *testing.T) { placeConcurrently(ctx, t, f) })
+}
 
-	// The hub claims the model before creating it on the controller: an
-	// event that comes before the insert leaves it alone, so it never
-	// belongs to another organization, even for a moment.
-	t.Run("claimed", func(t *testing.T) {
-		id := uuid.NewString()
-		if err := f.s.Models.ClaimPlacement(ctx, f.ctrl, "claimed", "bob@example.com", time.Minute); err != nil {
-			t.Fatal(err)
-		}
-		sum := store.Adoption{Model: store.Model{UUID: id, Name: "claimed", Org: "acme", ControllerUUID: f.ctrl, Life: "alive",
-			EventIndex: 2}, ControllerName: "east", SpokeOwner: "bob@example.com", At: time.Now()}
-		if _, ok, err := f.s.Models.Adopt(ctx, sum); err != nil || ok {
-			t.Fatalf("adopting a claimed model: %v %v", ok, err)
-		}
-		if _, err := f.s.Models.ByUUID(ctx, id); !errors.Is(err, store.ErrNotFound) {
-			t.Fatalf("a claimed model was indexed by the adoption: %v", err)
-		}
-		// Another owner's model of the same name is not claimed.
-		other := sum
-		other.Model.UUID, other.SpokeOwner = uuid.NewString(), "admin"
-		if _, ok, err := f.s.Models.Adopt(ctx, other); err != nil || !ok {
-			t.Fatalf("adopting a model the claim does not name: %v %v", ok, err)
-		}
-		if err := f.s.Models.Insert(ctx, f.placed(id, "claimed")); err != nil {
-			t.Fatal(err)
-		}
-		if err := f.s.Models.ReleasePlacement(ctx, f.ctrl, "claimed", "bob@example.com"); err != nil {
-			t.Fatal(err)
-		}
-		f.checkPlaced(t, id, "claimed")
-		if f.adoptions(t, id) != 0 {
-			t.Fatal("a claimed model was audited as adopted")
-		}
-		// An expired claim does not hold adoption back.
-		late := uuid.NewString()
-		if err := f.s.Models.ClaimPlacement(ctx, f.ctrl, "late", "bob@example.com", -time.Second); err != nil {
-			t.Fatal(err)
-		}
-		if _, ok := f.adopt(t, late, "late", 3); !ok {
-			t.Fatal("an expired claim held the adoption back")
-		}
-	})
+// placeAfterEvent: the controller's event is applied first, adopting the
+// model; the placement's insert takes the row over, keeping its summary.
+func placeAfterEvent(ctx context.Context, t *testing.T, f *adoptFixture) {
+	id := uuid.NewString()
+	// The adopting organization (acme) already has a "prod": the
+	// adoption falls back to prod-east; placement renames it back.
+	f.adopt(t, uuid.NewString(), "prod", 1)
+	if m, ok := f.adopt(t, id, "prod", 5); !ok || m.Name != "prod-east" {
+		t.Fatalf("adopt: %+v %v", m, ok)
+	}
+	if err := f.s.Models.Insert(ctx, f.placed(id, "prod")); err != nil {
+		t.Fatalf("placement after adoption: %v", err)
+	}
+	m := f.checkPlaced(t, id, "prod")
+	if m.UnitCount != 3 || m.EventIndex != 5 || m.Status != "active" {
+		t.Fatalf("the takeover dropped the summary the indexer applied: %+v", m)
+	}
+	// A later event changes nothing about ownership.
+	if _, ok := f.adopt(t, id, "prod", 6); ok {
+		t.Fatal("adopted a placed model")
+	}
+	f.checkPlaced(t, id, "prod")
+}
 
-	t.Run("insert first", func(t *testing.T) {
-		id := uuid.NewString()
-		if err := f.s.Models.Insert(ctx, f.placed(id, "stage")); err != nil {
-			t.Fatal(err)
-		}
-		if _, ok := f.adopt(t, id, "stage", 3); ok {
-			t.Fatal("adopted a placed model")
-		}
-		if m := f.checkPlaced(t, id, "stage"); m.EventIndex != 3 || m.UnitCount != 3 {
-			t.Fatalf("the event's summary was not applied to the placed model: %+v", m)
-		}
-		if n := f.adoptions(t, id); n != 0 {
-			t.Fatalf("%d adoption audit entries for a placed model", n)
-		}
-	})
+// placeClaimed: the hub claims the model before creating it on the controller: an
+// event that comes before the insert leaves it alone, so it never
+// belongs to another organization, even for a moment.
+func placeClaimed(ctx context.Context, t *testing.T, f *adoptFixture) {
+	id := uuid.NewString()
+	if err := f.s.Models.ClaimPlacement(ctx, f.ctrl, "claimed", "bob@example.com", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	sum := store.Adoption{Model: store.Model{UUID: id, Name: "claimed", Org: "acme", ControllerUUID: f.ctrl, Life: "alive",
+		EventIndex: 2}, ControllerName: "east", SpokeOwner: "bob@example.com", At: time.Now()}
+	if _, ok, err := f.s.Models.Adopt(ctx, sum); err != nil || ok {
+		t.Fatalf("adopting a claimed model: %v %v", ok, err)
+	}
+	if _, err := f.s.Models.ByUUID(ctx, id); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("a claimed model was indexed by the adoption: %v", err)
+	}
+	// Another owner's model of the same name is not claimed.
+	other := sum
+	other.Model.UUID, other.SpokeOwner = uuid.NewString(), "admin"
+	if _, ok, err := f.s.Models.Adopt(ctx, other); err != nil || !ok {
+		t.Fatalf("adopting a model the claim does not name: %v %v", ok, err)
+	}
+	if err := f.s.Models.Insert(ctx, f.placed(id, "claimed")); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.s.Models.ReleasePlacement(ctx, f.ctrl, "claimed", "bob@example.com"); err != nil {
+		t.Fatal(err)
+	}
+	f.checkPlaced(t, id, "claimed")
+	if f.adoptions(t, id) != 0 {
+		t.Fatal("a claimed model was audited as adopted")
+	}
+	// An expired claim does not hold adoption back.
+	late := uuid.NewString()
+	if err := f.s.Models.ClaimPlacement(ctx, f.ctrl, "late", "bob@example.com", -time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := f.adopt(t, late, "late", 3); !ok {
+		t.Fatal("an expired claim held the adoption back")
+	}
+}
 
-	t.Run("only an adopted row is taken over", func(t *testing.T) {
-		id := uuid.NewString()
-		if err := f.s.Models.Insert(ctx, f.placed(id, "once")); err != nil {
-			t.Fatal(err)
-		}
-		again := f.placed(id, "twice")
-		if err := f.s.Models.Insert(ctx, again); !errors.Is(err, store.ErrAlreadyExists) {
-			t.Fatalf("second insert of a placed model: %v, want ErrAlreadyExists", err)
-		}
-		f.checkPlaced(t, id, "once")
-	})
+// placeBeforeEvent: the placement's insert comes first; the event only
+// applies its summary.
+func placeBeforeEvent(ctx context.Context, t *testing.T, f *adoptFixture) {
+	id := uuid.NewString()
+	if err := f.s.Models.Insert(ctx, f.placed(id, "stage")); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := f.adopt(t, id, "stage", 3); ok {
+		t.Fatal("adopted a placed model")
+	}
+	if m := f.checkPlaced(t, id, "stage"); m.EventIndex != 3 || m.UnitCount != 3 {
+		t.Fatalf("the event's summary was not applied to the placed model: %+v", m)
+	}
+	if n := f.adoptions(t, id); n != 0 {
+		t.Fatalf("%d adoption audit entries for a placed model", n)
+	}
+}
 
-	// The placement's transaction has inserted the row but not committed
-	// when the event is applied: the summary update does not see the row,
-	// the adoption waits for it, then applies the summary to it.
-	t.Run("event during the insert", func(t *testing.T) {
-		id := uuid.NewString()
-		tx, err := f.s.Pool().Begin(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer tx.Rollback(ctx)
-		if _, err := tx.Exec(ctx, `INSERT INTO models (uuid, name, org, owner, controller_uuid) VALUES ($1, 'held', 'globex', $2, $3)`,
-			id, f.bob.ID, f.ctrl); err != nil {
-			t.Fatal(err)
-		}
-		sum := store.Model{UUID: id, Name: "held", Org: "acme", ControllerUUID: f.ctrl, Life: "alive", Status: "active",
-			UnitCount: 3, EventIndex: 4}
-		if indexed, err := f.s.Models.UpdateSummary(ctx, sum, time.Now()); err != nil || indexed {
-			t.Fatalf("summary of a model inserted by an open transaction: %v %v, want not indexed", indexed, err)
-		}
-		type result struct {
-			ok  bool
-			err error
-		}
-		done := make(chan result, 1)
-		go func() {
-			_, ok, err := f.s.Models.Adopt(ctx, store.Adoption{Model: sum, ControllerName: "east", At: time.Now()})
-			done <- result{ok, err}
-		}()
-		testkit.EventuallyWithin(t, 30*time.Second, func() (bool, error) {
-			select {
-			case r := <-done: // it must wait for the insert, not finish first
-				t.Fatalf("adoption finished while the insert was open: %v %v", r.ok, r.err)
-			default:
-			}
-			var waiting bool
-			err := f.s.Pool().QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_stat_activity
-				WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'INSERT INTO models%')`).Scan(&waiting)
-			return waiting, err
-		}, "the adoption waits for the open insert")
-		if err := tx.Commit(ctx); err != nil {
-			t.Fatal(err)
-		}
-		if r := <-done; r.err != nil || r.ok {
-			t.Fatalf("adoption after the insert committed: %v %v, want not adopted", r.ok, r.err)
-		}
-		m, err := f.s.Models.ByUUID(ctx, id)
-		if err != nil || m.Owner != f.bob.ID || m.Org != "globex" || m.EventIndex != 4 || m.UnitCount != 3 {
-			t.Fatalf("placed model after a concurrent event: %+v %v", m, err)
-		}
-	})
+// placeTwice: only an adopted row is taken over; a second placement of
+// the same model is ErrAlreadyExists.
+func placeTwice(ctx context.Context, t *testing.T, f *adoptFixture) {
+	id := uuid.NewString()
+	if err := f.s.Models.Insert(ctx, f.placed(id, "once")); err != nil {
+		t.Fatal(err)
+	}
+	again := f.placed(id, "twice")
+	if err := f.s.Models.Insert(ctx, again); !errors.Is(err, store.ErrAlreadyExists) {
+		t.Fatalf("second insert of a placed model: %v, want ErrAlreadyExists", err)
+	}
+	f.checkPlaced(t, id, "once")
+}
 
-	t.Run("concurrent", func(t *testing.T) {
-		for i := range 20 {
-			id, name := uuid.NewString(), fmt.Sprintf("race-%d", i)
-			g, gctx := errgroup.WithContext(ctx)
-			g.Go(func() error { return f.s.Models.Insert(gctx, f.placed(id, name)) })
-			g.Go(func() error {
-				_, _, err := f.s.Models.Adopt(gctx, store.Adoption{Model: store.Model{UUID: id, Name: name, Org: "acme",
-					ControllerUUID: f.ctrl, Life: "alive"}, ControllerName: "east", At: time.Now()})
-				return err
-			})
-			if err := g.Wait(); err != nil {
-				t.Fatalf("round %d: %v", i, err)
-			}
-			f.checkPlaced(t, id, name)
+// placeDuringEvent: the placement's transaction has inserted the row but not committed
+// when the event is applied: the summary update does not see the row,
+// the adoption waits for it, then applies the summary to it.
+func placeDuringEvent(ctx context.Context, t *testing.T, f *adoptFixture) {
+	id := uuid.NewString()
+	tx, err := f.s.Pool().Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, `INSERT INTO models (uuid, name, org, owner, controller_uuid) VALUES ($1, 'held', 'globex', $2, $3)`,
+		id, f.bob.ID, f.ctrl); err != nil {
+		t.Fatal(err)
+	}
+	sum := store.Model{UUID: id, Name: "held", Org: "acme", ControllerUUID: f.ctrl, Life: "alive", Status: "active",
+		UnitCount: 3, EventIndex: 4}
+	if indexed, err := f.s.Models.UpdateSummary(ctx, sum, time.Now()); err != nil || indexed {
+		t.Fatalf("summary of a model inserted by an open transaction: %v %v, want not indexed", indexed, err)
+	}
+	type result struct {
+		ok  bool
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		_, ok, err := f.s.Models.Adopt(ctx, store.Adoption{Model: sum, ControllerName: "east", At: time.Now()})
+		done <- result{ok, err}
+	}()
+	testkit.EventuallyWithin(t, 30*time.Second, func() (bool, error) {
+		select {
+		case r := <-done: // it must wait for the insert, not finish first
+			t.Fatalf("adoption finished while the insert was open: %v %v", r.ok, r.err)
+		default:
 		}
-	})
+		var waiting bool
+		err := f.s.Pool().QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'INSERT INTO models%')`).Scan(&waiting)
+		return waiting, err
+	}, "the adoption waits for the open insert")
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if r := <-done; r.err != nil || r.ok {
+		t.Fatalf("adoption after the insert committed: %v %v, want not adopted", r.ok, r.err)
+	}
+	m, err := f.s.Models.ByUUID(ctx, id)
+	if err != nil || m.Owner != f.bob.ID || m.Org != "globex" || m.EventIndex != 4 || m.UnitCount != 3 {
+		t.Fatalf("placed model after a concurrent event: %+v %v", m, err)
+	}
+}
+
+// placeConcurrently: the insert and the event race; the placement wins.
+func placeConcurrently(ctx context.Context, t *testing.T, f *adoptFixture) {
+	for i := range 20 {
+		id, name := uuid.NewString(), fmt.Sprintf("race-%d", i)
+		g, gctx := errgroup.WithContext(ctx)
+		g.Go(func() error { return f.s.Models.Insert(gctx, f.placed(id, name)) })
+		g.Go(func() error {
+			_, _, err := f.s.Models.Adopt(gctx, store.Adoption{Model: store.Model{UUID: id, Name: name, Org: "acme",
+				ControllerUUID: f.ctrl, Life: "alive"}, ControllerName: "east", At: time.Now()})
+			return err
+		})
+		if err := g.Wait(); err != nil {
+			t.Fatalf("round %d: %v", i, err)
+		}
+		f.checkPlaced(t, id, name)
+	}
 }

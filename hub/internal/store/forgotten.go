@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -56,4 +57,34 @@ func forgottenGrants(ctx context.Context, tx pgx.Tx, model string) ([]authz.Tupl
 		return t, err
 	})
 	return ts, pgErr("forgotten grants", err)
+}
+
+// forgottenModel is what the hub kept of a model it forgot with its
+// controller (rememberForgotten).
+type forgottenModel struct {
+	org, name string
+	owner     *string
+	created   time.Time
+}
+
+// forgottenOn returns what the hub kept of model m when it forgot it with
+// m's controller (remove-controller --force, or a reset that no longer
+// listed it), nil when it kept nothing. A model that comes back comes back
+// as it was: organization, name, owner, grants; unless its controller now
+// belongs to another organization, or has another CA: then it is another
+// server claiming the UUID (free since the removal), which must not be
+// handed the model's people and what they send it.
+func forgottenOn(ctx context.Context, tx pgx.Tx, m Model) (*forgottenModel, error) {
+	var f forgottenModel
+	err := tx.QueryRow(ctx, `SELECT f.org, f.name, f.owner::text, f.created_at FROM forgotten_models f
+		JOIN controllers c ON c.uuid = f.controller_uuid
+		WHERE f.uuid = $1 AND f.controller_uuid = $2 AND coalesce(c.org, '') = f.controller_org AND c.ca_cert = f.controller_ca`,
+		m.UUID, m.ControllerUUID).Scan(&f.org, &f.name, &f.owner, &f.created)
+	switch {
+	case err == nil:
+		return &f, nil
+	case errors.Is(err, pgx.ErrNoRows):
+		return nil, nil
+	}
+	return nil, pgErr("forgotten model", err)
 }

@@ -120,104 +120,129 @@ func (f *adoptFixture) expected(t *testing.T) []string {
 // (owner-less), and what was kept of them dropped; what is kept is
 // pruned.
 func TestForgottenModelsComeBack(t *testing.T) {
-	f := newAdoptFixture(t)
+	x := newForgottenFixture(t)
 	ctx := t.Context()
-	ctl := store.Controller{UUID: uuid.NewString(), Name: "west", Org: "globex", Region: "west", CACert: "the controller's CA"}
+	before := x.onShop(t)
+	if _, err := x.s.Controllers.Remove(ctx, x.ctl.UUID, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := x.s.Identities.Remove(ctx, x.dave.ID); err != nil {
+		t.Fatal(err)
+	}
+	x.register(t, x.ctl)
+	if m := x.readopt(t, x.shop, "shop"); m.Owner != x.bob.ID || m.Org != "globex" || m.Name != "shop" {
+		t.Errorf("restored: %+v", m)
+	}
+	var want []string
+	for _, tu := range before {
+		if !strings.Contains(tu, x.dave.ID) {
+			want = append(want, tu)
+		}
+	}
+	if got := x.onShop(t); !slices.Equal(got, want) || len(want) != len(before)-1 {
+		t.Errorf("the restored model's tuples:\n%q\nwant\n%q", got, want)
+	}
+
+	// The same UUID registered with another CA (another server claiming
+	// it, now that it is free): ops is adopted afresh, handed to nobody.
+	if _, err := x.s.Controllers.Remove(ctx, x.ctl.UUID, true); err != nil {
+		t.Fatal(err)
+	}
+	x.register(t, store.Controller{UUID: x.ctl.UUID, Name: "west", Org: "globex", Region: "west", CACert: "another CA"})
+	if m := x.readopt(t, x.ops, "ops"); m.Owner != "" {
+		t.Errorf("adopted by a server with another CA: %+v", m)
+	}
+	// Registered again by another organization: lab is adopted afresh.
+	if _, err := x.s.Controllers.Remove(ctx, x.ctl.UUID, true); err != nil {
+		t.Fatal(err)
+	}
+	x.ctl.Org = "acme"
+	x.register(t, x.ctl)
+	if m := x.readopt(t, x.lab, "lab"); m.Owner != "" {
+		t.Errorf("adopted by a controller of another organization: %+v", m)
+	}
+	// Left: shop's record (forgotten again with the second removal) and
+	// ops's (with the third); lab's went with its adoption.
+	if n, err := x.s.Models.PruneForgotten(ctx, time.Now().Add(time.Minute)); err != nil || n != 2 {
+		t.Errorf("pruned %d (%v), want 2", n, err)
+	}
+}
+
+// forgottenFixture is TestForgottenModelsComeBack's: controller west of
+// globex hosting bob's models shop, lab and ops, created two days ago;
+// shop granted to carol (reader) and dave (writer).
+type forgottenFixture struct {
+	*adoptFixture
+	ctl            store.Controller
+	created        time.Time
+	dave           store.Identity
+	shop, lab, ops string
+}
+
+func newForgottenFixture(t *testing.T) *forgottenFixture {
+	ctx := t.Context()
+	x := &forgottenFixture{adoptFixture: newAdoptFixture(t),
+		ctl: store.Controller{UUID: uuid.NewString(), Name: "west", Org: "globex", Region: "west", CACert: "the controller's CA"}}
 	login := func(name string) store.Identity {
-		id, _, err := f.s.Identities.Login(ctx, store.Identity{Issuer: "https://idp.test", Subject: name, Email: name + "@example.com"}, "globex", time.Now())
+		id, _, err := x.s.Identities.Login(ctx, store.Identity{Issuer: "https://idp.test", Subject: name, Email: name + "@example.com"}, "globex", time.Now())
 		if err != nil {
 			t.Fatal(err)
 		}
 		return id
 	}
 	carol, dave := login("carol"), login("dave")
-	shop, lab, ops := uuid.NewString(), uuid.NewString(), uuid.NewString()
-	register := func(c store.Controller) {
-		t.Helper()
-		if err := f.s.Controllers.Upsert(ctx, c); err != nil {
-			t.Fatal(err)
-		}
-	}
-	register(ctl)
-	created := time.Now().Add(-48 * time.Hour).Truncate(time.Microsecond)
+	x.dave = dave
+	x.shop, x.lab, x.ops = uuid.NewString(), uuid.NewString(), uuid.NewString()
+	x.register(t, x.ctl)
+	x.created = time.Now().Add(-48 * time.Hour).Truncate(time.Microsecond)
 	for _, m := range []store.Model{
-		{UUID: shop, Name: "shop", Org: "globex", Owner: f.bob.ID, ControllerUUID: ctl.UUID},
-		{UUID: lab, Name: "lab", Org: "globex", Owner: f.bob.ID, ControllerUUID: ctl.UUID},
-		{UUID: ops, Name: "ops", Org: "globex", Owner: f.bob.ID, ControllerUUID: ctl.UUID},
+		{UUID: x.shop, Name: "shop", Org: "globex", Owner: x.bob.ID, ControllerUUID: x.ctl.UUID},
+		{UUID: x.lab, Name: "lab", Org: "globex", Owner: x.bob.ID, ControllerUUID: x.ctl.UUID},
+		{UUID: x.ops, Name: "ops", Org: "globex", Owner: x.bob.ID, ControllerUUID: x.ctl.UUID},
 	} {
-		if err := f.s.Models.Insert(ctx, m); err != nil {
+		if err := x.s.Models.Insert(ctx, m); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for _, g := range []authz.Tuple{
-		{User: authz.UserObject(carol.ID), Relation: authz.Reader, Object: authz.ModelObject(shop)},
-		{User: authz.UserObject(dave.ID), Relation: authz.Writer, Object: authz.ModelObject(shop)},
+		{User: authz.UserObject(carol.ID), Relation: authz.Reader, Object: authz.ModelObject(x.shop)},
+		{User: authz.UserObject(dave.ID), Relation: authz.Writer, Object: authz.ModelObject(x.shop)},
 	} {
-		if err := f.s.Grants.Add(ctx, g); err != nil {
+		if err := x.s.Grants.Add(ctx, g); err != nil {
 			t.Fatal(err)
 		}
 	}
-	onShop := func() []string {
-		t.Helper()
-		var out []string
-		for _, tu := range f.expected(t) {
-			if strings.HasSuffix(tu, authz.ModelObject(shop)) {
-				out = append(out, tu)
-			}
-		}
-		return out
-	}
-	before := onShop()
-	if _, err := f.s.Controllers.Remove(ctx, ctl.UUID, true); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.s.Identities.Remove(ctx, dave.ID); err != nil {
-		t.Fatal(err)
-	}
-	register(ctl)
-	adopt := func(id, name string) store.Model {
-		t.Helper()
-		m, ok, err := f.s.Models.Adopt(ctx, store.Adoption{Model: store.Model{UUID: id, Name: name, Org: "globex",
-			ControllerUUID: ctl.UUID, Life: "alive", CreatedAt: created}, ControllerName: "west", At: time.Now()})
-		if err != nil || !ok {
-			t.Fatalf("adopt %s: %v %v", name, ok, err)
-		}
-		return m
-	}
-	if m := adopt(shop, "shop"); m.Owner != f.bob.ID || m.Org != "globex" || m.Name != "shop" {
-		t.Errorf("restored: %+v", m)
-	}
-	var want []string
-	for _, tu := range before {
-		if !strings.Contains(tu, dave.ID) {
-			want = append(want, tu)
-		}
-	}
-	if got := onShop(); !slices.Equal(got, want) || len(want) != len(before)-1 {
-		t.Errorf("the restored model's tuples:\n%q\nwant\n%q", got, want)
-	}
+	return x
+}
 
-	// The same UUID registered with another CA (another server claiming
-	// it, now that it is free): ops is adopted afresh, handed to nobody.
-	if _, err := f.s.Controllers.Remove(ctx, ctl.UUID, true); err != nil {
+// register registers controller c (again).
+func (x *forgottenFixture) register(t *testing.T, c store.Controller) {
+	t.Helper()
+	if err := x.s.Controllers.Upsert(t.Context(), c); err != nil {
 		t.Fatal(err)
 	}
-	register(store.Controller{UUID: ctl.UUID, Name: "west", Org: "globex", Region: "west", CACert: "another CA"})
-	if m := adopt(ops, "ops"); m.Owner != "" {
-		t.Errorf("adopted by a server with another CA: %+v", m)
+}
+
+// onShop returns the expected tuples on shop.
+func (x *forgottenFixture) onShop(t *testing.T) []string {
+	t.Helper()
+	var out []string
+	for _, tu := range x.expected(t) {
+		if strings.HasSuffix(tu, authz.ModelObject(x.shop)) {
+			out = append(out, tu)
+		}
 	}
-	// Registered again by another organization: lab is adopted afresh.
-	if _, err := f.s.Controllers.Remove(ctx, ctl.UUID, true); err != nil {
-		t.Fatal(err)
+	return out
+}
+
+// readopt adopts model id, named name, from west, as created when it was
+// first indexed.
+func (x *forgottenFixture) readopt(t *testing.T, id, name string) store.Model {
+	t.Helper()
+	m, ok, err := x.s.Models.Adopt(t.Context(), store.Adoption{Model: store.Model{UUID: id, Name: name, Org: "globex",
+		ControllerUUID: x.ctl.UUID, Life: "alive", CreatedAt: x.created}, ControllerName: "west", At: time.Now()})
+	if err != nil || !ok {
+		t.Fatalf("adopt %s: %v %v", name, ok, err)
 	}
-	ctl.Org = "acme"
-	register(ctl)
-	if m := adopt(lab, "lab"); m.Owner != "" {
-		t.Errorf("adopted by a controller of another organization: %+v", m)
-	}
-	// Left: shop's record (forgotten again with the second removal) and
-	// ops's (with the third); lab's went with its adoption.
-	if n, err := f.s.Models.PruneForgotten(ctx, time.Now().Add(time.Minute)); err != nil || n != 2 {
-		t.Errorf("pruned %d (%v), want 2", n, err)
-	}
+	return m
 }
