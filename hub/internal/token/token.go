@@ -337,7 +337,7 @@ func (k *Keys) lookup(kid string) *key {
 // With revoke, every other key is deleted: the sessions and controller
 // tokens they signed are refused from then on (sessions are renewed with
 // their refresh tokens, which are not signed). It returns the new kid and
-// the revoked ones. The caller tells the other replicas (NotifySigningKeys).
+// the revoked ones. The caller tells the other replicas (store.SigningKeys.Notify).
 func (k *Keys) RotateNow(ctx context.Context, revoke bool) (current string, revoked []string, err error) {
 	if current, err = k.rotate(ctx); err != nil {
 		return "", nil, err
