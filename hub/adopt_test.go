@@ -36,7 +36,7 @@ func (e *env) indexed(id string) store.Model {
 	var m store.Model
 	testkit.EventuallyWithin(e.t, time.Minute, func() (bool, error) {
 		var err error
-		m, err = e.st.ModelByUUID(e.t.Context(), id)
+		m, err = e.st.Models.ByUUID(e.t.Context(), id)
 		if errors.Is(err, store.ErrNotFound) {
 			return false, nil
 		}
@@ -126,7 +126,7 @@ func TestIndexAdoptsModelsCreatedOnControllers(t *testing.T) {
 		t.Fatalf("adopted on a shared controller with its name taken in the default organization: %+v", m)
 	}
 	// Hub-placed models were never adopted: their owner and grants stay.
-	if m, err := e.st.ModelByUUID(ctx, prod); err != nil || m.Owner != alice.ID || m.Org != "acme" || m.Name != "prod" {
+	if m, err := e.st.Models.ByUUID(ctx, prod); err != nil || m.Owner != alice.ID || m.Org != "acme" || m.Name != "prod" {
 		t.Fatalf("placed model after the reset: %+v %v", m, err)
 	}
 
@@ -170,7 +170,7 @@ func TestIndexAdoptsModelsCreatedOnControllers(t *testing.T) {
 	}
 
 	// One audit entry per adoption, by the hub, scoped like the model.
-	es, _, err := e.st.QueryAudit(ctx, store.AuditQuery{All: true, Operation: store.OpModelAdopted, Limit: 100})
+	es, _, err := e.st.Audit.Query(ctx, store.AuditQuery{All: true, Operation: store.OpModelAdopted, Limit: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,10 +195,10 @@ func TestIndexAdoptsModelsCreatedOnControllers(t *testing.T) {
 		t.Fatal(err)
 	}
 	testkit.EventuallyWithin(t, time.Minute, func() (bool, error) {
-		_, err := e.st.ModelByUUID(ctx, after.UUID)
+		_, err := e.st.Models.ByUUID(ctx, after.UUID)
 		return errors.Is(err, store.ErrNotFound), nil
 	}, "destroyed model removed from the index")
-	if ts, err := e.st.GrantsOn(ctx, authz.ModelObject(after.UUID)); err != nil || len(ts) != 0 {
+	if ts, err := e.st.Grants.On(ctx, authz.ModelObject(after.UUID)); err != nil || len(ts) != 0 {
 		t.Fatalf("tuples left on a removed adopted model: %v %v", ts, err)
 	}
 	e.settle()
@@ -217,19 +217,19 @@ func TestIndexAdoptsModelsCreatedOnControllers(t *testing.T) {
 	}
 	created := east.Admin.Index()
 	testkit.EventuallyWithin(t, time.Minute, func() (bool, error) {
-		c, err := e.st.ControllerByUUID(ctx, east.UUID)
+		c, err := e.st.Controllers.ByUUID(ctx, east.UUID)
 		return err == nil && c.EventIndex >= created, err
 	}, "the controller's event for a placed model applied")
-	m, err := e.st.ModelByUUID(ctx, live)
+	m, err := e.st.Models.ByUUID(ctx, live)
 	if err != nil || m.Owner != alice.ID || m.Org != "acme" || m.Name != "live" {
 		t.Fatalf("placed model with the indexer running: %+v %v", m, err)
 	}
-	ts, err := e.st.GrantsOn(ctx, authz.ModelObject(live))
+	ts, err := e.st.Grants.On(ctx, authz.ModelObject(live))
 	if err != nil || !slices.Contains(ts, authz.Tuple{User: authz.UserObject(alice.ID), Relation: authz.Administrator, Object: authz.ModelObject(live)}) {
 		t.Fatalf("tuples of a placed model: %v %v", ts, err)
 	}
 	// The placement's claim kept the indexer from adopting it meanwhile.
-	if es, _, err := e.st.QueryAudit(ctx, store.AuditQuery{All: true, Operation: store.OpModelAdopted, ModelUUID: live, Limit: 10}); err != nil || len(es) != 0 {
+	if es, _, err := e.st.Audit.Query(ctx, store.AuditQuery{All: true, Operation: store.OpModelAdopted, ModelUUID: live, Limit: 10}); err != nil || len(es) != 0 {
 		t.Fatalf("a model placed through the hub was adopted: %+v %v", es, err)
 	}
 }

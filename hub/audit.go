@@ -116,7 +116,7 @@ func (s *Server) audit(next http.Handler) http.Handler {
 		}
 		begun := entry()
 		begun.At, begun.RemoteAddr = s.cfg.Now(), s.remoteAddr(r)
-		id, err := s.store.BeginAudit(r.Context(), begun)
+		id, err := s.store.Audit.Begin(r.Context(), begun)
 		if err != nil {
 			s.writeError(w, r, fmt.Errorf("record %s %s in the audit log: %w", r.Method, r.URL.Path, err))
 			return
@@ -135,7 +135,7 @@ func (s *Server) audit(next http.Handler) http.Handler {
 		// The request may have been cancelled; its end must still be written.
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 5*time.Second)
 		defer cancel()
-		if err := s.store.FinishAudit(ctx, id, done); err != nil {
+		if err := s.store.Audit.Finish(ctx, id, done); err != nil {
 			s.outages.unfinished.Inc()
 			s.cfg.Logger.Error("audit write failed: the entry stays pending", "err", err, "id", id, "operation", op, "status", status)
 		}
@@ -200,7 +200,7 @@ func (s *Server) appendAudit(r *http.Request, e store.AuditEntry) {
 	// The request may have been cancelled; the record must still be written.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 5*time.Second)
 	defer cancel()
-	if err := s.store.AppendAudit(ctx, e); err != nil {
+	if err := s.store.Audit.Append(ctx, e); err != nil {
 		s.cfg.Logger.Error("audit write failed", "err", err, "operation", e.Operation)
 	}
 }
@@ -248,7 +248,7 @@ func (s *Server) handleAudit(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	entries, next, err := s.store.QueryAudit(r.Context(), q)
+	entries, next, err := s.store.Audit.Query(r.Context(), q)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -277,7 +277,7 @@ func (s *Server) auditController(ctx context.Context, p Principal, name string) 
 	if err == nil {
 		return c.UUID, "", nil
 	}
-	c, lerr := s.store.ControllerByName(ctx, name)
+	c, lerr := s.store.Controllers.ByName(ctx, name)
 	if errors.Is(lerr, store.ErrNotFound) {
 		return "", name, nil
 	}

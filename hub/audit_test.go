@@ -25,7 +25,7 @@ func TestAuditFiltersAndCSV(t *testing.T) {
 		{Org: "acme", Operation: "add-group", IdentityID: f.alice.ID, Actor: "alice@example.com"},
 	} {
 		e.At, e.Result = time.Now(), store.ResultOK
-		if err := f.st.AppendAudit(ctx, e); err != nil {
+		if err := f.st.Audit.Append(ctx, e); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -70,7 +70,7 @@ func TestAuditKeepsTheNamesOfGoneModels(t *testing.T) {
 	f := newFixture(t)
 	ctx := t.Context()
 	staging := store.Model{UUID: uuid.NewString(), Name: "staging", Org: "acme", Owner: f.alice.ID, ControllerUUID: f.ctrl.UUID}
-	if err := f.st.InsertModel(ctx, staging); err != nil {
+	if err := f.st.Models.Insert(ctx, staging); err != nil {
 		t.Fatal(err)
 	}
 	for _, e := range []store.AuditEntry{
@@ -79,11 +79,11 @@ func TestAuditKeepsTheNamesOfGoneModels(t *testing.T) {
 		{Org: "acme", ModelUUID: uuid.NewString(), Operation: "destroy-model", Model: "staging"}, // named by the writer
 	} {
 		e.At, e.Result, e.Actor = time.Now(), store.ResultOK, "alice@example.com"
-		if err := f.st.AppendAudit(ctx, e); err != nil {
+		if err := f.st.Audit.Append(ctx, e); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := f.st.DeleteModel(ctx, staging.UUID); err != nil {
+	if err := f.st.Models.Delete(ctx, staging.UUID); err != nil {
 		t.Fatal(err)
 	}
 	var out struct{ Entries []store.AuditEntry }

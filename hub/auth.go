@@ -156,7 +156,7 @@ func (s *Server) newSession(ctx context.Context, id store.Identity, client strin
 		out.RefreshToken, se.ExpiresAt = secret, s.cfg.Now().Add(s.cfg.RefreshTTL)
 	}
 	se.RefreshHash = hashRefresh(secret)
-	if err := s.store.CreateSession(ctx, se); err != nil {
+	if err := s.store.Sessions.Create(ctx, se); err != nil {
 		return session{}, err
 	}
 	var err error
@@ -175,12 +175,12 @@ func (s *Server) login(ctx context.Context, tok *oidc.IDToken, c idClaims) (stor
 	if c.EmailVerified != nil && !*c.EmailVerified {
 		in.Email = "" // an unverified email must not match grants made by email
 	}
-	id, created, err := s.store.Login(ctx, in, s.cfg.DefaultOrg, s.cfg.Now())
+	id, created, err := s.store.Identities.Login(ctx, in, s.cfg.DefaultOrg, s.cfg.Now())
 	if err != nil {
 		return store.Identity{}, err
 	}
 	if created && in.Email != "" && slices.Contains(s.cfg.Admins, in.Email) {
-		if err := s.store.Grant(ctx, authz.Tuple{User: authz.UserObject(id.ID), Relation: authz.Administrator, Object: authz.HubObject()}); err != nil {
+		if err := s.store.Grants.Add(ctx, authz.Tuple{User: authz.UserObject(id.ID), Relation: authz.Administrator, Object: authz.HubObject()}); err != nil {
 			return store.Identity{}, err
 		}
 	}
@@ -243,7 +243,7 @@ func (s *Server) handleDeviceToken(w http.ResponseWriter, r *http.Request) {
 // token endpoints answer (OAuth access_denied, with the reason) and
 // audits it.
 func (s *Server) refuseDisabledLogin(w http.ResponseWriter, r *http.Request, tok *oidc.IDToken, email, op string, err error) {
-	who, lerr := s.store.IdentityBySubject(r.Context(), tok.Issuer, tok.Subject)
+	who, lerr := s.store.Identities.BySubject(r.Context(), tok.Issuer, tok.Subject)
 	if lerr != nil { // a pending identity its first login would have taken over
 		who = store.Identity{Subject: tok.Subject, Email: email}
 	}
@@ -317,7 +317,7 @@ func (s *Server) clientCredentials(w http.ResponseWriter, r *http.Request) {
 		fail(errUnauthenticated)
 		return
 	}
-	sa, err := s.store.ServiceAccountByClientID(r.Context(), id)
+	sa, err := s.store.ServiceAccounts.ByClientID(r.Context(), id)
 	if err != nil {
 		fail(err)
 		return
@@ -338,8 +338,9 @@ func (s *Server) clientCredentials(w http.ResponseWriter, r *http.Request) {
 		fail(err)
 		return
 	}
-	ident, created, err := s.store.Login(r.Context(), store.Identity{Issuer: tok.Issuer, Subject: tok.Subject,
+	ident, created, err := s.store.Identities.Login(r.Context(), store.Identity{Issuer: tok.Issuer, Subject: tok.Subject,
 		Kind: store.KindServiceAccount, DisplayName: id}, sa.Org, s.cfg.Now())
+
 	if errors.Is(err, store.ErrDisabled) {
 		s.refuseDisabledLogin(w, r, tok, "", "login-client-credentials", err)
 		return
@@ -396,10 +397,10 @@ func (s *Server) rotate(r *http.Request, rt string) (session, error) {
 	ctx := r.Context()
 	next := newSecret()
 	now := s.cfg.Now()
-	se, err := s.store.RotateSession(ctx, hashRefresh(rt), hashRefresh(next), now.Add(s.cfg.RefreshTTL), now)
+	se, err := s.store.Sessions.Rotate(ctx, hashRefresh(rt), hashRefresh(next), now.Add(s.cfg.RefreshTTL), now)
 	var reused *store.ReusedRefreshError
 	if errors.As(err, &reused) {
-		id, ierr := s.store.IdentityByID(ctx, reused.IdentityID)
+		id, ierr := s.store.Identities.ByID(ctx, reused.IdentityID)
 		if ierr != nil {
 			id = store.Identity{ID: reused.IdentityID}
 		}
@@ -412,7 +413,7 @@ func (s *Server) rotate(r *http.Request, rt string) (session, error) {
 	if err != nil {
 		return session{}, errors.Join(errUnauthenticated, err)
 	}
-	id, err := s.store.IdentityByID(ctx, se.IdentityID)
+	id, err := s.store.Identities.ByID(ctx, se.IdentityID)
 	if err != nil {
 		return session{}, err
 	}
@@ -441,14 +442,14 @@ func (s *Server) handleLogout(w http.ResponseWriter, r *http.Request) {
 	}
 	p, _ := PrincipalFrom(r.Context())
 	if req.RefreshToken != "" {
-		if err := s.store.RevokeSession(r.Context(), hashRefresh(req.RefreshToken), s.cfg.Now()); err != nil {
+		if err := s.store.Sessions.RevokeByHash(r.Context(), hashRefresh(req.RefreshToken), s.cfg.Now()); err != nil {
 			s.writeError(w, r, err)
 			return
 		}
 	}
 	if p.SID != "" {
 		// Already ended with the refresh token given: fine.
-		if err := s.store.RevokeSessionByID(r.Context(), p.SID, s.cfg.Now()); err != nil && !errors.Is(err, store.ErrNotFound) {
+		if err := s.store.Sessions.RevokeByID(r.Context(), p.SID, s.cfg.Now()); err != nil && !errors.Is(err, store.ErrNotFound) {
 			s.writeError(w, r, err)
 			return
 		}

@@ -116,7 +116,7 @@ func TestDeviceLoginThroughHub(t *testing.T) {
 		t.Fatalf("reused refresh token: %d %+v", code, r)
 	}
 	// The login is audited.
-	entries, _, err := e.st.QueryAudit(t.Context(), store.AuditQuery{All: true, Operation: "login-device", Limit: 10})
+	entries, _, err := e.st.Audit.Query(t.Context(), store.AuditQuery{All: true, Operation: "login-device", Limit: 10})
 	if err != nil || len(entries) != 1 || entries[0].IdentityID != id.ID {
 		t.Fatalf("login audit: %+v %v", entries, err)
 	}

@@ -39,18 +39,18 @@ func newFixture(t *testing.T) *fixture {
 	e.grant(authz.UserObject(f.alice.ID), authz.Administrator, authz.OrgObject("acme"))
 	e.grant(authz.UserObject(f.olga.ID), authz.Administrator, authz.OrgObject("globex"))
 	f.ctrl = store.Controller{UUID: uuid.NewString(), Name: "east", Org: "acme", Region: "east", APIAddresses: []string{"127.0.0.1:1"}}
-	if err := e.st.UpsertController(ctx, f.ctrl); err != nil {
+	if err := e.st.Controllers.Upsert(ctx, f.ctrl); err != nil {
 		t.Fatal(err)
 	}
 	f.model = store.Model{UUID: uuid.NewString(), Name: "prod", Org: "acme", Owner: f.alice.ID, ControllerUUID: f.ctrl.UUID}
-	if err := e.st.InsertModel(ctx, f.model); err != nil {
+	if err := e.st.Models.Insert(ctx, f.model); err != nil {
 		t.Fatal(err)
 	}
 	globexCtrl := store.Controller{UUID: uuid.NewString(), Name: "west", Org: "globex"}
-	if err := e.st.UpsertController(ctx, globexCtrl); err != nil {
+	if err := e.st.Controllers.Upsert(ctx, globexCtrl); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.st.InsertModel(ctx, store.Model{UUID: uuid.NewString(), Name: "prod", Org: "globex", Owner: f.olga.ID, ControllerUUID: globexCtrl.UUID}); err != nil {
+	if err := e.st.Models.Insert(ctx, store.Model{UUID: uuid.NewString(), Name: "prod", Org: "globex", Owner: f.olga.ID, ControllerUUID: globexCtrl.UUID}); err != nil {
 		t.Fatal(err)
 	}
 	for _, g := range []struct {
@@ -61,7 +61,7 @@ func newFixture(t *testing.T) *fixture {
 		e.grant(authz.UserObject(g.who.ID), authz.Reader, authz.ControllerObject(f.ctrl.UUID))
 	}
 	var err error
-	if f.group, err = e.st.CreateGroup(ctx, "acme", "ops"); err != nil {
+	if f.group, err = e.st.Groups.Create(ctx, "acme", "ops"); err != nil {
 		t.Fatal(err)
 	}
 	for _, a := range []store.AuditEntry{
@@ -69,7 +69,7 @@ func newFixture(t *testing.T) *fixture {
 		{Org: "globex", Operation: "deploy", Actor: "olga@example.com"},
 	} {
 		a.At, a.Result = time.Now(), store.ResultOK
-		if err := e.st.AppendAudit(ctx, a); err != nil {
+		if err := e.st.Audit.Append(ctx, a); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -108,7 +108,7 @@ func routes(f *fixture) []route {
 		{name: "enable user", method: "POST", path: "/v1/users/dave@example.com/enable", want: [4]int{404, 404, 204, 404}},
 		{name: "remove user", method: "DELETE", path: "/v1/users/gone@example.com",
 			before: func(f *fixture) {
-				if _, err := f.st.PendingIdentity(f.t.Context(), "gone@example.com", "acme"); err != nil {
+				if _, err := f.st.Identities.Pending(f.t.Context(), "gone@example.com", "acme"); err != nil {
 					f.t.Fatal(err)
 				}
 			},
@@ -129,7 +129,7 @@ func routes(f *fixture) []route {
 			want: [4]int{403, 403, 204, 404}},
 		{name: "remove member", method: "DELETE", path: "/v1/groups/" + f.group.ID + "/members/rita@example.com",
 			before: func(f *fixture) {
-				if err := f.st.AddGroupMember(f.t.Context(), f.group.ID, f.rita.ID); err != nil {
+				if err := f.st.Groups.AddMember(f.t.Context(), f.group.ID, f.rita.ID); err != nil {
 					f.t.Fatal(err)
 				}
 			},
@@ -144,7 +144,7 @@ func routes(f *fixture) []route {
 			want: [4]int{403, 403, 200, 404}},
 		{name: "remove group", method: "DELETE", path: "/v1/groups/acme%2Fdoomed",
 			before: func(f *fixture) {
-				if _, err := f.st.CreateGroup(f.t.Context(), "acme", "doomed"); err != nil && !errors.Is(err, store.ErrAlreadyExists) {
+				if _, err := f.st.Groups.Create(f.t.Context(), "acme", "doomed"); err != nil && !errors.Is(err, store.ErrAlreadyExists) {
 					f.t.Fatal(err)
 				}
 			},

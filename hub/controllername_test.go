@@ -49,7 +49,7 @@ func TestControllersByNameTellOthersNothing(t *testing.T) {
 	// Filtering by name: alice administers acme and so east; an auditor
 	// who holds audit_viewer on east alone (no login there) may too.
 	other := store.Controller{UUID: uuid.NewString(), Name: "north", Org: "acme", Region: "north"}
-	if err := f.st.UpsertController(t.Context(), other); err != nil {
+	if err := f.st.Controllers.Upsert(t.Context(), other); err != nil {
 		t.Fatal(err)
 	}
 	for _, a := range []store.AuditEntry{
@@ -57,7 +57,7 @@ func TestControllersByNameTellOthersNothing(t *testing.T) {
 		{Org: "acme", ControllerUUID: other.UUID, Operation: "add-model", Actor: "alice@example.com"},
 	} {
 		a.At, a.Result = time.Now(), store.ResultOK
-		if err := f.st.AppendAudit(t.Context(), a); err != nil {
+		if err := f.st.Audit.Append(t.Context(), a); err != nil {
 			t.Fatal(err)
 		}
 	}

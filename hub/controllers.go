@@ -126,12 +126,12 @@ func (s *Server) registerController(ctx context.Context, p Principal, req AddCon
 	if err := s.placeController(cctx, c); err != nil {
 		return store.Controller{}, err
 	}
-	if err := s.store.UpsertController(ctx, c); err != nil {
+	if err := s.store.Controllers.Upsert(ctx, c); err != nil {
 		return store.Controller{}, err
 	}
 	s.awaitAuthz(ctx)
 	s.indexer.kick()
-	return s.store.ControllerByName(ctx, req.Name)
+	return s.store.Controllers.ByName(ctx, req.Name)
 }
 
 // mayRegisterAgain refuses the registration of a controller UUID the hub
@@ -143,7 +143,7 @@ func (s *Server) registerController(ctx context.Context, p Principal, req AddCon
 // would take over that controller's record, and every tenant's requests to
 // its models with it.
 func (s *Server) mayRegisterAgain(ctx context.Context, p Principal, id string, req AddControllerRequest, sc *spokeClient) error {
-	old, err := s.store.ControllerByUUID(ctx, id)
+	old, err := s.store.Controllers.ByUUID(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil
 	}
@@ -266,7 +266,7 @@ func (s *Server) RegisterController(ctx context.Context, req AddControllerReques
 	}
 	if public {
 		for _, rel := range []authz.Relation{authz.Reader, authz.CanAddModel} {
-			if err := s.store.Grant(ctx, authz.Tuple{User: authz.Everyone, Relation: rel, Object: authz.ControllerObject(c.UUID)}); err != nil {
+			if err := s.store.Grants.Add(ctx, authz.Tuple{User: authz.Everyone, Relation: rel, Object: authz.ControllerObject(c.UUID)}); err != nil {
 				return c, err
 			}
 		}
@@ -316,7 +316,7 @@ func (s *Server) handleSetControllerDeprecated(w http.ResponseWriter, r *http.Re
 		}
 	}
 	if err == nil {
-		err = s.store.SetControllerDeprecated(r.Context(), c.UUID, *req.Deprecated)
+		err = s.store.Controllers.SetDeprecated(r.Context(), c.UUID, *req.Deprecated)
 		c.Deprecated = *req.Deprecated
 	}
 	if err != nil {
@@ -354,7 +354,7 @@ func (s *Server) removeController(r *http.Request, p Principal, name string) (Re
 	if err != nil {
 		return RemoveControllerResponse{}, err
 	}
-	forgotten, err := s.store.RemoveController(ctx, c.UUID, force)
+	forgotten, err := s.store.Controllers.Remove(ctx, c.UUID, force)
 	if hosts := (*store.HostsModelsError)(nil); errors.As(err, &hosts) {
 		hosts.Models = ownModelsBare(p, hosts.Models)
 		them, they := "them", "they keep"

@@ -129,11 +129,11 @@ func (s *Server) awaitAuthz(ctx context.Context) {
 	s.outbox.Kick()
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), authzSyncTimeout)
 	defer cancel()
-	head, err := s.store.OutboxHead(ctx)
+	head, err := s.store.Outbox.Head(ctx)
 	delay := time.Millisecond
 	for err == nil {
 		var done bool
-		if done, err = s.store.OutboxDeliveredThrough(ctx, head); done || err != nil {
+		if done, err = s.store.Outbox.DeliveredThrough(ctx, head); done || err != nil {
 			break
 		}
 		t := time.NewTimer(delay)

@@ -83,7 +83,7 @@ var HubOperations = hubOperations
 // signs for id with access on model, whatever the hub itself would decide:
 // for tests of what the controller checks on its own.
 func (s *Server) CallSpoke(ctx context.Context, controller string, id store.Identity, access, model, method, path string, in, out any) error {
-	c, err := s.store.ControllerByName(ctx, controller)
+	c, err := s.store.Controllers.ByName(ctx, controller)
 	if err != nil {
 		return err
 	}

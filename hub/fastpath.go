@@ -41,7 +41,7 @@ func (s *Server) principal(ctx context.Context, raw string, cookie bool) (p Prin
 	if err != nil {
 		return Principal{}, true, err
 	}
-	id, err := s.store.IdentityByID(ctx, claims.Subject)
+	id, err := s.store.Identities.ByID(ctx, claims.Subject)
 	if err != nil {
 		return Principal{}, false, errors.Join(errUnauthenticated, err)
 	}
@@ -51,7 +51,7 @@ func (s *Server) principal(ctx context.Context, raw string, cookie bool) (p Prin
 	if claims.SID != "" {
 		// The session ended (logout, a refresh token used twice, the
 		// identity disabled): its access tokens end with it.
-		live, err := s.store.SessionLive(ctx, claims.SID)
+		live, err := s.store.Sessions.Live(ctx, claims.SID)
 		if err != nil {
 			return Principal{}, false, errors.Join(errUnauthenticated, err)
 		}
@@ -73,12 +73,12 @@ var errSessionEnded = errors.New("the session has ended")
 // replica may be reached at the old place for that long, and the
 // controller answers for itself (not found, or unavailable).
 func (s *Server) modelRoute(ctx context.Context, id string) (store.Model, store.Controller, error) {
-	m, err := s.routeModels.lookup(id, func() (store.Model, error) { return s.store.ModelByUUID(ctx, id) })
+	m, err := s.routeModels.lookup(id, func() (store.Model, error) { return s.store.Models.ByUUID(ctx, id) })
 	if err != nil {
 		return m, store.Controller{}, err
 	}
 	c, err := s.routeCtrls.lookup(m.ControllerUUID, func() (store.Controller, error) {
-		return s.store.ControllerByUUID(ctx, m.ControllerUUID)
+		return s.store.Controllers.ByUUID(ctx, m.ControllerUUID)
 	})
 	return m, c, err
 }

@@ -115,7 +115,7 @@ func (s *Server) resolveGrant(ctx context.Context, p Principal, req GrantRequest
 		// refused model request is: its auditors see the attempt.
 		return authz.Tuple{}, info, err
 	}
-	if m, err := s.store.ModelByUUID(ctx, req.Model); typ == authz.TypeModel && err == nil {
+	if m, err := s.store.Models.ByUUID(ctx, req.Model); typ == authz.TypeModel && err == nil {
 		info.Org, info.ControllerUUID = m.Org, m.ControllerUUID
 	}
 	var subject string
@@ -145,7 +145,7 @@ func (s *Server) resolveGrant(ctx context.Context, p Principal, req GrantRequest
 		if !ok {
 			return bad("group must be ORG/NAME")
 		}
-		g, err := s.store.GroupByName(ctx, org, name)
+		g, err := s.store.Groups.ByName(ctx, org, name)
 		if err != nil {
 			return authz.Tuple{}, nil, unknownGroup(req.Group)
 		}
@@ -177,7 +177,7 @@ func (s *Server) seesGroup(ctx context.Context, p Principal, g store.Group) (boo
 // seesGroupNamed is seesGroup for ORG/NAME; false when it cannot tell.
 func (s *Server) seesGroupNamed(ctx context.Context, p Principal, ref string) bool {
 	org, name, _ := strings.Cut(ref, "/")
-	g, err := s.store.GroupByName(ctx, org, name)
+	g, err := s.store.Groups.ByName(ctx, org, name)
 	if err != nil {
 		return false
 	}
@@ -200,11 +200,11 @@ func (s *Server) identityByRef(ctx context.Context, ref string) (store.Identity,
 	var err error
 	switch {
 	case strings.Contains(ref, "@"):
-		id, err = s.store.IdentityByEmail(ctx, ref)
+		id, err = s.store.Identities.ByEmail(ctx, ref)
 	case uuid.Validate(ref) == nil:
-		id, err = s.store.IdentityByID(ctx, ref)
+		id, err = s.store.Identities.ByID(ctx, ref)
 	default:
-		id, err = s.store.ServiceAccountIdentity(ctx, ref)
+		id, err = s.store.Identities.ByClientID(ctx, ref)
 	}
 	if err != nil {
 		hint := ""
@@ -242,10 +242,10 @@ func (s *Server) changeGrant(w http.ResponseWriter, r *http.Request, grant bool)
 		maps.Copy(a.Details, info.Details)
 	})
 	if grant {
-		err = s.store.Grant(r.Context(), t)
+		err = s.store.Grants.Add(r.Context(), t)
 	} else {
 		remove, leave := revokeSet(t, req.Level)
-		if err = s.store.Revoke(r.Context(), remove, leave); errors.Is(err, store.ErrNotFound) {
+		if err = s.store.Grants.Revoke(r.Context(), remove, leave); errors.Is(err, store.ErrNotFound) {
 			// Named as the caller named them, not as tuples. Another
 			// organization's group granted nothing here is, as for a grant,
 			// a group nobody made (one granted something is revoked: the
@@ -280,7 +280,7 @@ type GrantResponse struct {
 
 // identityOrPending is identityByRef for a grant or a new group member:
 // an email nobody has logged in with yet names a pending identity (see
-// store.PendingIdentity), created in the organization first logins go to.
+// store.Identities.Pending), created in the organization first logins go to.
 func (s *Server) identityOrPending(ctx context.Context, ref string) (store.Identity, error) {
 	id, err := s.identityByRef(ctx, ref)
 	if err == nil || !strings.Contains(ref, "@") {
@@ -289,14 +289,14 @@ func (s *Server) identityOrPending(ctx context.Context, ref string) (store.Ident
 	if a, perr := mail.ParseAddress(ref); perr != nil || a.Address != ref || a.Name != "" {
 		return id, fmt.Errorf("%w: user %q: not an email address, a service account's client id or an identity id", errBadRequest, ref)
 	}
-	return s.store.PendingIdentity(ctx, ref, s.cfg.DefaultOrg)
+	return s.store.Identities.Pending(ctx, ref, s.cfg.DefaultOrg)
 }
 
 // grantTarget names a grant's target as people do: a model by its name.
 func (s *Server) grantTarget(ctx context.Context, req GrantRequest) string {
 	switch {
 	case req.Model != "":
-		if m, err := s.store.ModelByUUID(ctx, req.Model); err == nil {
+		if m, err := s.store.Models.ByUUID(ctx, req.Model); err == nil {
 			return "model " + m.Name
 		}
 		return "model " + req.Model
@@ -326,7 +326,7 @@ func (s *Server) handleCreateGroup(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	g, err := s.store.CreateGroup(r.Context(), req.Org, req.Name)
+	g, err := s.store.Groups.Create(r.Context(), req.Org, req.Name)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -350,9 +350,9 @@ func (s *Server) groupFor(r *http.Request, rel authz.Relation) (store.Group, err
 	var g store.Group
 	if err == nil {
 		if org, name, ok := strings.Cut(ref, "/"); ok {
-			g, err = s.store.GroupByName(r.Context(), org, name)
+			g, err = s.store.Groups.ByName(r.Context(), org, name)
 		} else {
-			g, err = s.store.GroupByID(r.Context(), ref)
+			g, err = s.store.Groups.ByID(r.Context(), ref)
 		}
 	}
 	if err != nil {
@@ -374,7 +374,7 @@ func (s *Server) handleAddMember(w http.ResponseWriter, r *http.Request) {
 	var id store.Identity
 	if err == nil {
 		if id, err = s.identityOrPending(r.Context(), req.User); err == nil {
-			err = s.store.AddGroupMember(r.Context(), g.ID, id.ID)
+			err = s.store.Groups.AddMember(r.Context(), g.ID, id.ID)
 		}
 	}
 	if err != nil {
@@ -414,5 +414,5 @@ func (s *Server) removeMember(r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return s.store.RemoveGroupMember(r.Context(), g.ID, id.ID)
+	return s.store.Groups.RemoveMember(r.Context(), g.ID, id.ID)
 }

@@ -31,7 +31,7 @@ func (s *Server) handleListGroups(w http.ResponseWriter, r *http.Request) {
 	}
 	var gs []store.GroupSummary
 	if err == nil {
-		gs, err = s.store.ListGroups(r.Context(), orgs)
+		gs, err = s.store.Groups.List(r.Context(), orgs)
 	}
 	if err != nil {
 		s.writeError(w, r, err)
@@ -60,11 +60,11 @@ func (s *Server) groupDetails(r *http.Request) (api.GroupDetails, error) {
 	if err != nil {
 		return api.GroupDetails{}, err
 	}
-	members, err := s.store.ListGroupMembers(r.Context(), g.ID)
+	members, err := s.store.Groups.ListMembers(r.Context(), g.ID)
 	if err != nil {
 		return api.GroupDetails{}, err
 	}
-	tuples, err := s.store.GroupGrants(r.Context(), g.ID)
+	tuples, err := s.store.Groups.Grants(r.Context(), g.ID)
 	if err != nil {
 		return api.GroupDetails{}, err
 	}
@@ -124,7 +124,7 @@ func (s *Server) handleRemoveGroup(w http.ResponseWriter, r *http.Request) {
 	g, err := s.groupForAdmin(r)
 	annotateGroup(r.Context(), g)
 	if err == nil {
-		err = s.store.RemoveGroup(r.Context(), g.ID)
+		err = s.store.Groups.Remove(r.Context(), g.ID)
 	}
 	if err != nil {
 		s.writeError(w, r, err)
@@ -148,7 +148,7 @@ func (s *Server) handleRenameGroup(w http.ResponseWriter, r *http.Request) {
 	g, err := s.groupForAdmin(r)
 	annotateGroup(r.Context(), g)
 	if err == nil {
-		g, err = s.store.RenameGroup(r.Context(), g.ID, req.Name)
+		g, err = s.store.Groups.Rename(r.Context(), g.ID, req.Name)
 	}
 	if err != nil {
 		s.writeError(w, r, err)

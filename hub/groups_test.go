@@ -22,8 +22,9 @@ import (
 func TestGroupMembersByName(t *testing.T) {
 	f := newFixture(t)
 	ctx := t.Context()
-	ci, _, err := f.st.Login(ctx, store.Identity{Issuer: "https://idp.test", Subject: "sa-ci-deployer",
+	ci, _, err := f.st.Identities.Login(ctx, store.Identity{Issuer: "https://idp.test", Subject: "sa-ci-deployer",
 		Kind: store.KindServiceAccount, DisplayName: "ci-deployer"}, "acme", time.Now())
+
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,12 +80,12 @@ func summary(gs []api.Group) string {
 func TestListAndShowGroups(t *testing.T) {
 	f := newFixture(t)
 	ctx := t.Context()
-	if _, _, err := f.st.Login(ctx, store.Identity{Issuer: "https://idp.test", Subject: "sa-ci-deployer",
+	if _, _, err := f.st.Identities.Login(ctx, store.Identity{Issuer: "https://idp.test", Subject: "sa-ci-deployer",
 		Kind: store.KindServiceAccount, DisplayName: "ci-deployer"}, "acme", time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	for _, g := range [][2]string{{"acme", "dev"}, {"globex", "sre"}} {
-		if _, err := f.st.CreateGroup(ctx, g[0], g[1]); err != nil {
+		if _, err := f.st.Groups.Create(ctx, g[0], g[1]); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -107,7 +108,7 @@ func TestListAndShowGroups(t *testing.T) {
 	// Globex's administrator may not grant to acme's groups: told, as
 	// for a group nobody made, nothing of them (docs/decisions/0010),
 	// and neither when revoking.
-	secret, err := f.st.ModelByName(ctx, "globex", "prod")
+	secret, err := f.st.Models.ByName(ctx, "globex", "prod")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,7 +234,7 @@ func TestRemoveGroupRemovesItsAccess(t *testing.T) {
 	if got := f.tuplesNaming(t, f.group.ID); len(got) != 0 {
 		t.Errorf("expected tuples left on the group: %q", got)
 	}
-	expected, err := f.st.ExpectedTuples(ctx)
+	expected, err := f.st.Outbox.ExpectedTuples(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -313,7 +314,7 @@ func TestRenameGroupKeepsMembersAndGrants(t *testing.T) {
 // tuplesNaming returns the expected tuples that name id, as strings.
 func (f *fixture) tuplesNaming(t *testing.T, id string) []string {
 	t.Helper()
-	ts, err := f.st.ExpectedTuples(t.Context())
+	ts, err := f.st.Outbox.ExpectedTuples(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}

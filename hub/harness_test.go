@@ -84,7 +84,7 @@ func (e *env) replica() *env {
 // user creates (logs in) a person in org.
 func (e *env) user(name, org string) store.Identity {
 	e.t.Helper()
-	id, _, err := e.st.Login(e.t.Context(), store.Identity{Issuer: idp.URL(), Subject: name, Email: name + "@example.com"}, org, time.Now())
+	id, _, err := e.st.Identities.Login(e.t.Context(), store.Identity{Issuer: idp.URL(), Subject: name, Email: name + "@example.com"}, org, time.Now())
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -103,7 +103,7 @@ func (e *env) hubAdmin() string {
 
 func (e *env) grant(user string, rel authz.Relation, object string) {
 	e.t.Helper()
-	if err := e.st.Grant(e.t.Context(), authz.Tuple{User: user, Relation: rel, Object: object}); err != nil {
+	if err := e.st.Grants.Add(e.t.Context(), authz.Tuple{User: user, Relation: rel, Object: object}); err != nil {
 		e.t.Fatal(err)
 	}
 	e.hub.Outbox().Kick()
@@ -114,7 +114,7 @@ func (e *env) settle() {
 	e.t.Helper()
 	e.hub.Outbox().Kick()
 	testkit.Eventually(e.t.Context(), e.t, func() (bool, error) {
-		p, err := e.st.PendingOutbox(e.t.Context(), 1)
+		p, err := e.st.Outbox.Pending(e.t.Context(), 1)
 		return len(p) == 0, err
 	}, "authz outbox drained")
 }

@@ -20,7 +20,7 @@ func TestControllerHealthFollowsTheController(t *testing.T) {
 	cfg, stop, _, _ := runRegisteredNode(t, e, t.TempDir())
 	start := func() (stop func()) { return runNode(t, cfg) }
 	defer func() { stop() }()
-	if c, err := e.st.ControllerByName(t.Context(), "east"); err != nil || c.Cloud != "localhost" {
+	if c, err := e.st.Controllers.ByName(t.Context(), "east"); err != nil || c.Cloud != "localhost" {
 		t.Fatalf("registered without a cloud: %+v %v (want it in cloud localhost)", c, err)
 	}
 	// Registered without a cloud, it is in the cloud it names itself, for

@@ -147,7 +147,7 @@ func (ix *indexer) lead(ctx context.Context, lock *store.AdvisoryLock) error {
 	}
 	following := map[string]follower{}
 	for {
-		cs, err := ix.s.store.ListControllers(ctx, nil, true)
+		cs, err := ix.s.store.Controllers.List(ctx, nil, true)
 		if err != nil {
 			return err
 		}
@@ -206,7 +206,7 @@ func (ix *indexer) follow(ctx context.Context, id string) {
 		fs.writes = rate.NewLimiter(rate.Limit(ix.writeRate), 10*ix.writeRate)
 	}
 	for ctx.Err() == nil {
-		c, err := ix.s.store.ControllerByUUID(ctx, id)
+		c, err := ix.s.store.Controllers.ByUUID(ctx, id)
 		if err != nil {
 			return // unregistered
 		}
@@ -220,7 +220,7 @@ func (ix *indexer) follow(ctx context.Context, id string) {
 		}
 		health := map[string]any{"error": err.Error()}
 		// Not heard from now: when it last was stays as recorded.
-		if herr := ix.s.store.SetControllerHealth(context.WithoutCancel(ctx), id, statusDisconnected, health, 0, "", time.Time{}); herr != nil {
+		if herr := ix.s.store.Controllers.SetHealth(context.WithoutCancel(ctx), id, statusDisconnected, health, 0, "", time.Time{}); herr != nil {
 			ix.s.cfg.Logger.Warn("indexer: record health", "controller", c.Name, "err", herr)
 		}
 		ix.s.cfg.Logger.Info("indexer: controller disconnected", "controller", c.Name, "err", err)
@@ -324,7 +324,7 @@ func (ix *indexer) subscribe(ctx context.Context, c store.Controller, fs *follow
 	defer stop()
 	// Subscribed is connected, before the first frame: a controller with
 	// nothing to report sends its first keepalive only after 30 s.
-	if err := ix.s.store.SetControllerHealth(ctx, c.UUID, statusConnected, nil, c.EventIndex, c.EventMark, ix.s.cfg.Now()); err != nil {
+	if err := ix.s.store.Controllers.SetHealth(ctx, c.UUID, statusConnected, nil, c.EventIndex, c.EventMark, ix.s.cfg.Now()); err != nil {
 		return err
 	}
 	ix.s.cfg.Logger.Info("indexer: following controller", "controller", c.Name, "since", c.EventIndex)
@@ -355,7 +355,7 @@ func (ix *indexer) apply(ctx context.Context, c *store.Controller, f *api.EventF
 	st := ix.s.store
 	now := ix.s.cfg.Now()
 	if len(f.APIAddresses) > 0 && !slices.Equal(f.APIAddresses, c.APIAddresses) {
-		changed, err := st.SetControllerAddresses(ctx, c.UUID, f.APIAddresses)
+		changed, err := st.Controllers.SetAddresses(ctx, c.UUID, f.APIAddresses)
 		if err != nil {
 			return err
 		}
@@ -387,7 +387,7 @@ func (ix *indexer) apply(ctx context.Context, c *store.Controller, f *api.EventF
 		if err := ix.pace(ctx, c, fs); err != nil {
 			return err
 		}
-		indexed, err := st.UpdateModelSummary(ctx, sum, now)
+		indexed, err := st.Models.UpdateSummary(ctx, sum, now)
 		if err != nil {
 			return err
 		}
@@ -418,13 +418,13 @@ func (ix *indexer) apply(ctx context.Context, c *store.Controller, f *api.EventF
 	}
 	for _, id := range f.Removed {
 		delete(fs.unadopted, id)
-		if m, err := st.ModelByUUID(ctx, id); err != nil || m.ControllerUUID != c.UUID {
+		if m, err := st.Models.ByUUID(ctx, id); err != nil || m.ControllerUUID != c.UUID {
 			continue
 		}
 		if err := ix.pace(ctx, c, fs); err != nil {
 			return err
 		}
-		if err := st.DeleteModel(ctx, id); err != nil {
+		if err := st.Models.Delete(ctx, id); err != nil {
 			return err
 		}
 		ix.s.outbox.Kick()
@@ -436,7 +436,7 @@ func (ix *indexer) apply(ctx context.Context, c *store.Controller, f *api.EventF
 	if n := len(fs.unadopted); n > 0 {
 		health["models-not-indexed"], health["model-limit"] = n, ix.maxModels
 	}
-	return st.SetControllerHealth(ctx, c.UUID, statusConnected, health, f.Index, f.Mark, now)
+	return st.Controllers.SetHealth(ctx, c.UUID, statusConnected, health, f.Index, f.Mark, now)
 }
 
 // pace waits, if need be, before one more index write for c
@@ -475,7 +475,7 @@ func (ix *indexer) roomFor(ctx context.Context, c *store.Controller, models *int
 		return true, nil
 	}
 	if *models < 0 {
-		n, err := ix.s.store.CountControllerModels(ctx, c.UUID)
+		n, err := ix.s.store.Controllers.CountModels(ctx, c.UUID)
 		if err != nil {
 			return false, err
 		}
@@ -489,7 +489,7 @@ func (ix *indexer) roomFor(ctx context.Context, c *store.Controller, models *int
 // back (its state restored from an older backup): the index is set back
 // with it, or the controller's summaries, all older than the hub's, would
 // be ignored. The models the hub indexes there and the frame does not list
-// are forgotten (store.ForgetModels), not deleted: one that shows again
+// are forgotten (store.Models.Forget), not deleted: one that shows again
 // on the controller gets back its owner and grants. It returns the models
 // whose summary the index already holds as the frame gives it.
 func (ix *indexer) reset(ctx context.Context, c *store.Controller, f *api.EventFrame) (same map[string]bool, err error) {
@@ -502,12 +502,12 @@ func (ix *indexer) reset(ctx context.Context, c *store.Controller, f *api.EventF
 	if f.Index < c.EventIndex {
 		ix.s.cfg.Logger.Warn("indexer: the controller's history went back (its state restored from an older backup?): following it from its index",
 			"controller", c.Name, "hub-index", c.EventIndex, "controller-index", f.Index)
-		if err := st.RewindController(ctx, c.UUID, f.Index, now); err != nil {
+		if err := st.Controllers.Rewind(ctx, c.UUID, f.Index, now); err != nil {
 			return nil, err
 		}
 		c.EventIndex, c.EventMark = f.Index, ""
 	}
-	known, err := st.ControllerSummaries(ctx, c.UUID)
+	known, err := st.Controllers.ModelSummaries(ctx, c.UUID)
 	if err != nil {
 		return nil, err
 	}
@@ -532,7 +532,7 @@ func (ix *indexer) reset(ctx context.Context, c *store.Controller, f *api.EventF
 		}
 	}
 	slices.Sort(gone)
-	forgotten, err := st.ForgetModels(ctx, c.UUID, gone, now)
+	forgotten, err := st.Models.Forget(ctx, c.UUID, gone, now)
 	if err != nil {
 		return nil, err
 	}
@@ -566,7 +566,7 @@ func (ix *indexer) adopt(ctx context.Context, c store.Controller, m store.Model,
 	if m.Org == "" {
 		m.Org = ix.s.cfg.DefaultOrg
 	}
-	got, adopted, err := ix.s.store.AdoptModel(ctx, store.Adoption{Model: m, ControllerName: c.Name,
+	got, adopted, err := ix.s.store.Models.Adopt(ctx, store.Adoption{Model: m, ControllerName: c.Name,
 		SpokeOwner: spokeOwner, At: ix.s.cfg.Now()})
 	if errors.Is(err, store.ErrAlreadyExists) {
 		ix.s.cfg.Logger.Warn("indexer: cannot adopt model", "controller", c.Name, "model", m.UUID, "err", err)

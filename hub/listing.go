@@ -78,7 +78,7 @@ func (s *Server) listModels(ctx context.Context, p Principal, lw *listWriter, se
 	if err != nil {
 		return err
 	}
-	keys, err := s.store.VisibleModelKeys(ctx, v, nil)
+	keys, err := s.store.Models.VisibleKeys(ctx, v, nil)
 	if err != nil {
 		return err
 	}
@@ -87,7 +87,7 @@ func (s *Server) listModels(ctx context.Context, p Principal, lw *listWriter, se
 			return err
 		}
 	}
-	places, err := s.store.ControllerPlaces(ctx)
+	places, err := s.store.Controllers.Places(ctx)
 	if err != nil {
 		return err
 	}
@@ -98,7 +98,7 @@ func (s *Server) listModels(ctx context.Context, p Principal, lw *listWriter, se
 		// A listing larger than the cache would only churn it: it is
 		// read whole every time, as before the cache.
 		keep := s.modelJSON.fits(len(keys))
-		return s.store.VisibleModels(ctx, v, func(m *store.ModelRow) error {
+		return s.store.Models.Visible(ctx, v, func(m *store.ModelRow) error {
 			e := newListedModel(m)
 			if keep {
 				s.modelJSON.put(m.UUID, e)
@@ -117,7 +117,7 @@ func (s *Server) listModels(ctx context.Context, p Principal, lw *listWriter, se
 		}
 		// A row written since its key was read comes newer; one deleted
 		// since does not come, and is not listed.
-		if err := s.store.ModelRowsByUUID(ctx, ids, func(m *store.ModelRow) error {
+		if err := s.store.Models.RowsByUUID(ctx, ids, func(m *store.ModelRow) error {
 			e := newListedModel(m)
 			s.modelJSON.put(m.UUID, e)
 			listed[at[m.UUID]] = e
@@ -152,7 +152,7 @@ func (s *Server) alsoVisible(ctx context.Context, p Principal, keys []store.Mode
 	if err != nil {
 		return nil, err
 	}
-	theirs, err := s.store.VisibleModelKeys(ctx, v, nil)
+	theirs, err := s.store.Models.VisibleKeys(ctx, v, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -37,7 +37,7 @@ func TestVisibleModelsMatchesListObjects(t *testing.T) {
 	for i, org := range []string{"acme", "globex", ""} { // "" is a shared controller
 		c := store.Controller{UUID: uuid.NewString(), Name: fmt.Sprintf("c%d", i), Org: org, Region: "r",
 			APIAddresses: []string{"127.0.0.1:1"}}
-		if err := e.st.UpsertController(ctx, c); err != nil {
+		if err := e.st.Controllers.Upsert(ctx, c); err != nil {
 			t.Fatal(err)
 		}
 		ctrls = append(ctrls, c)
@@ -51,14 +51,14 @@ func TestVisibleModelsMatchesListObjects(t *testing.T) {
 		}
 		m := store.Model{UUID: uuid.NewString(), Name: fmt.Sprintf("m%02d", i), Org: org,
 			Owner: users[rng.IntN(len(users))].ID, ControllerUUID: c.UUID}
-		if err := e.st.InsertModel(ctx, m); err != nil {
+		if err := e.st.Models.Insert(ctx, m); err != nil {
 			t.Fatal(err)
 		}
 		models = append(models, m.UUID)
 	}
 	var groups []store.Group
 	for i := range 3 {
-		g, err := e.st.CreateGroup(ctx, orgs[i%2], fmt.Sprintf("g%d", i))
+		g, err := e.st.Groups.Create(ctx, orgs[i%2], fmt.Sprintf("g%d", i))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -68,7 +68,7 @@ func TestVisibleModelsMatchesListObjects(t *testing.T) {
 	e.grant(authz.GroupMembers(groups[1].ID), authz.Member, authz.GroupObject(groups[0].ID))
 	e.grant(authz.GroupMembers(groups[2].ID), authz.Member, authz.GroupObject(groups[1].ID))
 	for _, u := range users[:5] {
-		if err := e.st.AddGroupMember(ctx, groups[rng.IntN(3)].ID, u.ID); err != nil {
+		if err := e.st.Groups.AddMember(ctx, groups[rng.IntN(3)].ID, u.ID); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -134,7 +134,7 @@ func TestModelListingStreamsLargeAnswers(t *testing.T) {
 	ctx := t.Context()
 	admin := e.user("admin", "acme")
 	c := store.Controller{UUID: uuid.NewString(), Name: "c", Org: "acme", Region: "r1", Cloud: "lxd", APIAddresses: []string{"127.0.0.1:1"}}
-	if err := e.st.UpsertController(ctx, c); err != nil {
+	if err := e.st.Controllers.Upsert(ctx, c); err != nil {
 		t.Fatal(err)
 	}
 	const n = 400 // about 130 KB of JSON: several chunks
@@ -143,7 +143,7 @@ func TestModelListingStreamsLargeAnswers(t *testing.T) {
 		if i%2 == 0 {
 			m.Owner = admin.ID
 		}
-		if err := e.st.InsertModel(ctx, m); err != nil {
+		if err := e.st.Models.Insert(ctx, m); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -185,7 +185,7 @@ func TestModelListingStreamsLargeAnswers(t *testing.T) {
 // sameAsIndexed checks that a listed model is what the index holds.
 func (e *env) sameAsIndexed(m store.Model) {
 	e.t.Helper()
-	idx, err := e.st.ModelByUUID(e.t.Context(), m.UUID)
+	idx, err := e.st.Models.ByUUID(e.t.Context(), m.UUID)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -209,7 +209,7 @@ func TestModelListingFollowsIndex(t *testing.T) {
 	ctx := t.Context()
 	admin, owner := e.user("admin", "acme"), e.user("owner", "acme")
 	c := store.Controller{UUID: uuid.NewString(), Name: "c", Org: "acme", Region: "r1", Cloud: "lxd", APIAddresses: []string{"127.0.0.1:1"}}
-	if err := e.st.UpsertController(ctx, c); err != nil {
+	if err := e.st.Controllers.Upsert(ctx, c); err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]bool{}
@@ -219,7 +219,7 @@ func TestModelListingFollowsIndex(t *testing.T) {
 		if owned {
 			m.Owner = owner.ID
 		}
-		if err := e.st.InsertModel(ctx, m); err != nil {
+		if err := e.st.Models.Insert(ctx, m); err != nil {
 			t.Fatal(err)
 		}
 		want[m.UUID] = true
@@ -277,19 +277,19 @@ func TestModelListingFollowsIndex(t *testing.T) {
 
 	sum := store.Model{UUID: ids[3], Name: "m03", Org: "acme", ControllerUUID: c.UUID, Life: "alive", Status: "blocked",
 		ApplicationCount: 2, UnitCount: 5, MachineCount: 1, EventIndex: 9}
-	if indexed, err := e.st.UpdateModelSummary(ctx, sum, time.Now()); err != nil || !indexed {
+	if indexed, err := e.st.Models.UpdateSummary(ctx, sum, time.Now()); err != nil || !indexed {
 		t.Fatalf("summary: indexed %v, %v", indexed, err)
 	}
-	if _, _, err := e.st.Login(ctx, store.Identity{Issuer: owner.Issuer, Subject: owner.Subject, Email: "owner@elsewhere.example"},
+	if _, _, err := e.st.Identities.Login(ctx, store.Identity{Issuer: owner.Issuer, Subject: owner.Subject, Email: "owner@elsewhere.example"},
 		"acme", time.Now()); err != nil { // renames the owner of six models
 		t.Fatal(err)
 	}
 	c.Region, c.Name = "r2", "c-renamed"
-	if err := e.st.UpsertController(ctx, c); err != nil { // changes no model row
+	if err := e.st.Controllers.Upsert(ctx, c); err != nil { // changes no model row
 		t.Fatal(err)
 	}
 	add("new", false)
-	if err := e.st.DeleteModel(ctx, ids[7]); err != nil {
+	if err := e.st.Models.Delete(ctx, ids[7]); err != nil {
 		t.Fatal(err)
 	}
 	delete(want, ids[7])
@@ -311,7 +311,7 @@ func TestModelListingFollowsIndex(t *testing.T) {
 func TestListingAnotherUsersModels(t *testing.T) {
 	f := newFixture(t)
 	ctx := t.Context()
-	globex, err := f.st.ModelByName(ctx, "globex", "prod")
+	globex, err := f.st.Models.ByName(ctx, "globex", "prod")
 	if err != nil {
 		t.Fatal(err)
 	}

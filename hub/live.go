@@ -134,7 +134,7 @@ func (s *Server) recheckLive(ctx context.Context) {
 	for _, c := range calls {
 		ids[c.p.Identity.ID] = true
 	}
-	enabled, err := s.store.EnabledIdentities(ctx, slices.Collect(maps.Keys(ids)))
+	enabled, err := s.store.Identities.Enabled(ctx, slices.Collect(maps.Keys(ids)))
 	if err != nil {
 		s.cfg.Logger.Warn("live calls: cannot read their callers; checked at the next change", "err", err)
 		return

@@ -28,7 +28,7 @@ func TestAdoptionIsBounded(t *testing.T) {
 	}
 	east := e.controllerNamed("east")
 	testkit.EventuallyWithin(t, 30*time.Second, func() (bool, error) {
-		n, err := e.st.CountControllerModels(ctx, east.UUID)
+		n, err := e.st.Controllers.CountModels(ctx, east.UUID)
 		return n == 1, err
 	}, "the placed model indexed")
 	var made []*api.Model
@@ -41,7 +41,7 @@ func TestAdoptionIsBounded(t *testing.T) {
 	}
 	indexed := func() (in, out []string) {
 		for _, m := range made {
-			if _, err := e.st.ModelByUUID(ctx, m.UUID); err == nil {
+			if _, err := e.st.Models.ByUUID(ctx, m.UUID); err == nil {
 				in = append(in, m.Name)
 			} else {
 				out = append(out, m.Name)
@@ -50,7 +50,7 @@ func TestAdoptionIsBounded(t *testing.T) {
 		return in, out
 	}
 	testkit.EventuallyWithin(t, 30*time.Second, func() (bool, error) {
-		c, err := e.st.ControllerByName(ctx, "east")
+		c, err := e.st.Controllers.ByName(ctx, "east")
 		return err == nil && c.EventIndex >= admin.Index() && c.Health["models-not-indexed"] != nil, err
 	}, "the controller's health says models are left out")
 	in, out := indexed()
@@ -82,7 +82,7 @@ func TestAdoptionIsBounded(t *testing.T) {
 	}
 	testkit.EventuallyWithin(t, 30*time.Second, func() (bool, error) {
 		in, left := indexed()
-		got, err := e.st.ControllerByName(ctx, "east")
+		got, err := e.st.Controllers.ByName(ctx, "east")
 		return len(in) == 1 && len(left) == 3 && err == nil && got.Health["models-not-indexed"] == float64(1), err
 	}, "one left-out model adopted (with the two placed, at the limit again), one still left out")
 }
@@ -105,7 +105,7 @@ func TestIndexWritesArePaced(t *testing.T) {
 	}
 	testkit.EventuallyWithin(t, 60*time.Second, func() (bool, error) {
 		for _, id := range made {
-			if _, err := e.st.ModelByUUID(ctx, id); err != nil {
+			if _, err := e.st.Models.ByUUID(ctx, id); err != nil {
 				return false, nil
 			}
 		}

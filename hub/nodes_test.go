@@ -70,7 +70,7 @@ func TestHubFollowsAControllersNodes(t *testing.T) {
 	}
 	slices.Sort(want)
 	testkit.EventuallyWithin(t, 30*time.Second, func() (bool, error) {
-		c, err := e.st.ControllerByName(t.Context(), "east")
+		c, err := e.st.Controllers.ByName(t.Context(), "east")
 		got := slices.Sorted(slices.Values(c.APIAddresses))
 		if err != nil || !slices.Equal(got, want) {
 			return false, fmt.Errorf("the hub has %v, the controller's nodes are %v (%v)", got, want, err)
@@ -98,7 +98,7 @@ func TestHubFollowsAControllersNodes(t *testing.T) {
 	// keeps the controller's health current.
 	e.addModel(tok, "after", "east")
 	testkit.EventuallyWithin(t, 60*time.Second, func() (bool, error) {
-		c, err := e.st.ControllerByName(t.Context(), "east")
+		c, err := e.st.Controllers.ByName(t.Context(), "east")
 		if err != nil || c.Status != "connected" || c.LastSeen.Before(time.Now().Add(-5*time.Second)) {
 			return false, fmt.Errorf("controller %s, last seen %s (%v)", c.Status, c.LastSeen, err)
 		}

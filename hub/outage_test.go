@@ -340,12 +340,12 @@ func TestAuditSaysWhatIsInFlight(t *testing.T) {
 			ctl := store.Controller{UUID: uuid.NewString(), Name: "mute", Region: "r1", Cloud: "localhost",
 				APIAddresses: []string{strings.TrimPrefix(silent.URL, "https://")},
 				CACert:       string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: silent.Certificate().Raw}))}
-			if err := e.st.UpsertController(ctx, ctl); err != nil {
+			if err := e.st.Controllers.Upsert(ctx, ctl); err != nil {
 				t.Fatal(err)
 			}
 			alice := e.user("alice", "acme")
 			m := store.Model{UUID: uuid.NewString(), Name: "shop", Org: "acme", Owner: alice.ID, ControllerUUID: ctl.UUID}
-			if err := e.st.InsertModel(ctx, m); err != nil {
+			if err := e.st.Models.Insert(ctx, m); err != nil {
 				t.Fatal(err)
 			}
 			e.settle()
@@ -370,7 +370,7 @@ func TestAuditSaysWhatIsInFlight(t *testing.T) {
 			case <-done:
 				t.Fatal("the hub answered before the controller had the request")
 			}
-			es, _, err := e.st.QueryAudit(ctx, store.AuditQuery{All: true, Limit: 10})
+			es, _, err := e.st.Audit.Query(ctx, store.AuditQuery{All: true, Limit: 10})
 			if err != nil || len(es) == 0 {
 				t.Fatalf("audit: %v %v", es, err)
 			}
@@ -391,7 +391,7 @@ func TestAuditSaysWhatIsInFlight(t *testing.T) {
 				want, wantStatus, unfinished = store.ResultPending, 0, 1
 			}
 			testkit.EventuallyWithin(t, 30*time.Second, func() (bool, error) { // the pool's connections were ended
-				es, _, err = e.st.QueryAudit(ctx, store.AuditQuery{All: true, Limit: 10})
+				es, _, err = e.st.Audit.Query(ctx, store.AuditQuery{All: true, Limit: 10})
 				return err == nil, nil
 			}, "the audit log readable again")
 			if len(es) == 0 || es[0].ID != got.ID || es[0].Result != want || es[0].Status != wantStatus ||
@@ -449,7 +449,7 @@ func TestAuditNamesHubChangesInFlight(t *testing.T) {
 	case <-done:
 		t.Fatal("the hub answered before it asked the controller")
 	}
-	es, _, err := e.st.QueryAudit(ctx, store.AuditQuery{All: true, Limit: 1})
+	es, _, err := e.st.Audit.Query(ctx, store.AuditQuery{All: true, Limit: 1})
 	if err != nil || len(es) != 1 || es[0].Result != store.ResultPending || es[0].Operation != "add-controller" {
 		t.Errorf("the entry of add-controller in flight: %+v %v", es, err)
 	}

@@ -40,7 +40,7 @@ func (s *Server) handleSetModelOwner(w http.ResponseWriter, r *http.Request) {
 		err = s.require(ctx, p, authz.Reader, authz.Reader, authz.ModelObject(id))
 	}
 	if err == nil {
-		if m, err = s.store.ModelByUUID(ctx, id); err == nil {
+		if m, err = s.store.Models.ByUUID(ctx, id); err == nil {
 			annotate(ctx, func(a *auditInfo) { a.Org, a.ControllerUUID, a.Target = m.Org, m.ControllerUUID, m.Name })
 			var ok bool
 			if ok, err = s.Check(ctx, p, authz.Administrator, authz.OrgObject(m.Org)); err == nil && !ok {
@@ -55,7 +55,7 @@ func (s *Server) handleSetModelOwner(w http.ResponseWriter, r *http.Request) {
 	}
 	var previous string
 	if err == nil {
-		previous, err = s.store.SetModelOwner(ctx, id, owner.ID)
+		previous, err = s.store.Models.SetOwner(ctx, id, owner.ID)
 	}
 	if err != nil {
 		s.writeError(w, r, err)
@@ -68,7 +68,7 @@ func (s *Server) handleSetModelOwner(w http.ResponseWriter, r *http.Request) {
 		}
 	})
 	s.awaitAuthz(ctx)
-	if m, err = s.store.ModelByUUID(ctx, id); err != nil {
+	if m, err = s.store.Models.ByUUID(ctx, id); err != nil {
 		s.writeError(w, r, err)
 		return
 	}

@@ -49,7 +49,7 @@ func TestSetModelOwner(t *testing.T) {
 			t.Errorf("%s sets owner %q: %d %s, want %d saying %q", c.who.Email, c.owner, code, b, c.code, c.says)
 		}
 	}
-	if m, err := f.st.ModelByUUID(ctx, f.model.UUID); err != nil || m.Owner != f.alice.ID {
+	if m, err := f.st.Models.ByUUID(ctx, f.model.UUID); err != nil || m.Owner != f.alice.ID {
 		t.Fatalf("after the refusals: %+v %v, want alice still the owner", m, err)
 	}
 
@@ -61,7 +61,7 @@ func TestSetModelOwner(t *testing.T) {
 	if code, _ := f.do(http.MethodGet, path, as(f.dave), nil); code != http.StatusOK {
 		t.Errorf("the new owner reads the model: %d, want 200", code)
 	}
-	expected, err := f.st.ExpectedTuples(ctx)
+	expected, err := f.st.Outbox.ExpectedTuples(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +70,7 @@ func TestSetModelOwner(t *testing.T) {
 			t.Errorf("%s does not administer the model (the new owner, and the previous one until revoked)", who.Email)
 		}
 	}
-	es, _, err := f.st.QueryAudit(ctx, store.AuditQuery{All: true, Operation: "set-model-owner", Limit: 20})
+	es, _, err := f.st.Audit.Query(ctx, store.AuditQuery{All: true, Operation: "set-model-owner", Limit: 20})
 	es = slices.DeleteFunc(es, func(e store.AuditEntry) bool { return e.Result != store.ResultOK })
 	if err != nil || len(es) != 1 || es[0].ModelUUID != f.model.UUID || es[0].Details["owner"] != "dave@example.com" ||
 		es[0].Details["previous-owner-id"] != f.alice.ID || es[0].Details["target"] != "prod" {
@@ -80,10 +80,10 @@ func TestSetModelOwner(t *testing.T) {
 	// An adopted model, owned by nobody, gets its first owner; a disabled
 	// identity may not own one.
 	adopted := store.Model{UUID: uuid.NewString(), Name: "found", Org: "acme", ControllerUUID: f.ctrl.UUID}
-	if err := f.st.InsertModel(ctx, adopted); err != nil {
+	if err := f.st.Models.Insert(ctx, adopted); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.st.SetIdentityDisabled(ctx, f.will.ID, true, time.Now()); err != nil {
+	if _, err := f.st.Identities.SetDisabled(ctx, f.will.ID, true, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	path = "/v1/models/" + adopted.UUID

@@ -33,7 +33,7 @@ func TestGrantBeforeFirstLogin(t *testing.T) {
 		!strings.Contains(string(b), `"pending-user":"bob@example.com"`) {
 		t.Fatalf("add to a group someone who never logged in: %d %s", code, b)
 	}
-	pending, err := f.st.IdentityByEmail(t.Context(), bob[0])
+	pending, err := f.st.Identities.ByEmail(t.Context(), bob[0])
 	if err != nil || !pending.Pending() || pending.Org != "acme" {
 		t.Fatalf("the pending identity: %+v %v", pending, err)
 	}
@@ -57,10 +57,10 @@ func TestGrantBeforeFirstLogin(t *testing.T) {
 	if code, b := f.do("DELETE", "/v1/grants", admin, map[string]string{"user": "carol@example.com", "level": "read", "model": f.model.UUID}); code != http.StatusNotFound {
 		t.Errorf("revoke from an unknown email: %d %s", code, b)
 	}
-	if _, err := f.st.IdentityByEmail(t.Context(), "carol@example.com"); err == nil {
+	if _, err := f.st.Identities.ByEmail(t.Context(), "carol@example.com"); err == nil {
 		t.Error("a revoke made a pending identity")
 	}
-	entries, _, err := f.st.QueryAudit(t.Context(), store.AuditQuery{All: true, Operation: "grant", Limit: 10})
+	entries, _, err := f.st.Audit.Query(t.Context(), store.AuditQuery{All: true, Operation: "grant", Limit: 10})
 	if err != nil || len(entries) == 0 || entries[0].Details["pending-user"] != bob[0] {
 		t.Errorf("the grant's audit entry does not say it is pending: %+v %v", entries, err)
 	}
@@ -79,7 +79,7 @@ func TestGrantBeforeFirstLogin(t *testing.T) {
 	if len(g.Members) != 1 || g.Members[0].Name != bob[0] {
 		t.Errorf("acme/ops members after bob's login: %+v", g.Members)
 	}
-	if again, err := f.st.IdentityByEmail(t.Context(), bob[0]); err != nil || again.ID != pending.ID || again.Pending() {
+	if again, err := f.st.Identities.ByEmail(t.Context(), bob[0]); err != nil || again.ID != pending.ID || again.Pending() {
 		t.Errorf("after the login, bob is %+v (%v)", again, err)
 	}
 }

@@ -17,7 +17,7 @@ import (
 // handleAddModel places a new model: among the controllers where the caller
 // may add models (one ListObjects), filtered by the requested controller,
 // region and cloud, deprecated ones passed over, connected ones first, then the least loaded (fewest
-// models, machines and units in the index: store.ControllerLoads). It creates the model on the first candidate as that
+// models, machines and units in the index: store.Controllers.Loads). It creates the model on the first candidate as that
 // controller's superuser, and moves on to the next candidate when one
 // fails for a reason of its own (unreachable, internal error). The model
 // joins the index in the caller's organization with the caller as owner
@@ -52,27 +52,27 @@ func (s *Server) addModel(ctx context.Context, p Principal, req api.AddModelRequ
 	}
 	// One add-model of a name at a time in an organization; the others
 	// are told the name is taken, before any controller is asked.
-	claimed, err := s.store.ClaimModelName(ctx, p.Identity.Org, req.Name, claimLease)
+	claimed, err := s.store.Models.ClaimName(ctx, p.Identity.Org, req.Name, claimLease)
 	if err != nil {
 		return store.Model{}, err
 	}
 	if !claimed {
-		if _, err := s.store.ModelByName(ctx, p.Identity.Org, req.Name); err == nil {
+		if _, err := s.store.Models.ByName(ctx, p.Identity.Org, req.Name); err == nil {
 			return store.Model{}, modelExists(p, req.Name)
 		}
 		return store.Model{}, errors.Join(store.ErrAlreadyExists, fmt.Errorf("model %q is being added in organization %s by another request "+
 			"(if none is running, one was interrupted: the name is free again within %v)", req.Name, p.Identity.Org, claimLease))
 	}
 	defer func() {
-		if err := s.store.ReleaseModelName(context.WithoutCancel(ctx), p.Identity.Org, req.Name); err != nil {
+		if err := s.store.Models.ReleaseName(context.WithoutCancel(ctx), p.Identity.Org, req.Name); err != nil {
 			s.cfg.Logger.Warn("placement: release the model name", "model", req.Name, "err", err)
 		}
 	}()
 	// Renewed while this runs; stopped before the release above.
 	defer s.holdClaim(ctx, "model name "+req.Name, func(ctx context.Context) error {
-		return s.store.RenewModelName(ctx, p.Identity.Org, req.Name, claimLease)
+		return s.store.Models.RenewName(ctx, p.Identity.Org, req.Name, claimLease)
 	})()
-	if _, err := s.store.ModelByName(ctx, p.Identity.Org, req.Name); err == nil {
+	if _, err := s.store.Models.ByName(ctx, p.Identity.Org, req.Name); err == nil {
 		return store.Model{}, modelExists(p, req.Name)
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return store.Model{}, err
@@ -86,7 +86,7 @@ func (s *Server) addModel(ctx context.Context, p Principal, req api.AddModelRequ
 		m, next, err := s.placeOn(ctx, c, p, req)
 		if err == nil {
 			s.awaitAuthz(ctx)
-			return s.store.ModelByUUID(ctx, m.UUID)
+			return s.store.Models.ByUUID(ctx, m.UUID)
 		}
 		if !next {
 			return store.Model{}, err
@@ -105,7 +105,7 @@ func modelExists(p Principal, name string) error {
 }
 
 // claimLease is how long a claim of an add-model (its model name, and its
-// placement, which the indexer leaves to it: store.ClaimPlacement) lasts
+// placement, which the indexer leaves to it: store.Models.ClaimPlacement) lasts
 // unless renewed. The add-model renews both every third of it while it
 // runs, so a claim outlives an add-model that never ended (its hub
 // crashed) by at most this long; until 2026-11-23 a claim lasted 5
@@ -144,17 +144,17 @@ func (s *Server) holdClaim(ctx context.Context, what string, renew func(context.
 // which the next candidate may be tried. Meanwhile a claim keeps the
 // indexer from adopting the model when the controller's event comes
 // first; if it adopted it anyway (the claim expired), the insert takes the
-// row over (store.InsertModel).
+// row over (store.Models.Insert).
 func (s *Server) placeOn(ctx context.Context, c store.Controller, p Principal, req api.AddModelRequest) (m store.Model, next bool, err error) {
 	owner := p.Identity.Name()
-	if err := s.store.ClaimPlacement(ctx, c.UUID, req.Name, owner, claimLease); err != nil {
+	if err := s.store.Models.ClaimPlacement(ctx, c.UUID, req.Name, owner, claimLease); err != nil {
 		return store.Model{}, false, err
 	}
 	defer s.holdClaim(ctx, "placement of "+req.Name, func(ctx context.Context) error {
-		return s.store.ClaimPlacement(ctx, c.UUID, req.Name, owner, claimLease)
+		return s.store.Models.ClaimPlacement(ctx, c.UUID, req.Name, owner, claimLease)
 	})()
 	defer func() {
-		if err := s.store.ReleasePlacement(context.WithoutCancel(ctx), c.UUID, req.Name, owner); err != nil {
+		if err := s.store.Models.ReleasePlacement(context.WithoutCancel(ctx), c.UUID, req.Name, owner); err != nil {
 			s.cfg.Logger.Warn("placement: release claim", "controller", c.Name, "model", req.Name, "err", err)
 		}
 	}()
@@ -167,7 +167,7 @@ func (s *Server) placeOn(ctx context.Context, c store.Controller, p Principal, r
 	}
 	m = store.Model{UUID: created.UUID, Name: req.Name, Org: p.Identity.Org, Owner: p.Identity.ID,
 		ControllerUUID: c.UUID, Life: string(created.Life), Status: "available"}
-	if err := s.store.InsertModel(ctx, m); err != nil {
+	if err := s.store.Models.Insert(ctx, m); err != nil {
 		// Lost a race for the name: undo on the controller.
 		if uerr := s.spokeCall(context.WithoutCancel(ctx), c, p, spokeSuperuser, "", http.MethodDelete,
 			"/v1/models/"+created.UUID+"?force=true", nil, nil); uerr != nil {
@@ -197,7 +197,7 @@ func (s *Server) noPlacement(ctx context.Context, p Principal, req api.AddModelR
 	if err != nil {
 		return err
 	}
-	visible, err := s.store.ListControllers(ctx, uuids, false)
+	visible, err := s.store.Controllers.List(ctx, uuids, false)
 	if err != nil {
 		return err
 	}
@@ -226,11 +226,11 @@ func (s *Server) placementCandidates(ctx context.Context, p Principal, req api.A
 	if err != nil {
 		return nil, err
 	}
-	all, err := s.store.ListControllers(ctx, uuids, false)
+	all, err := s.store.Controllers.List(ctx, uuids, false)
 	if err != nil {
 		return nil, err
 	}
-	loads, err := s.store.ControllerLoads(ctx)
+	loads, err := s.store.Controllers.Loads(ctx)
 	if err != nil {
 		return nil, err
 	}

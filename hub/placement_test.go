@@ -37,7 +37,7 @@ func TestPlacementByHealthThenLoadWithRetry(t *testing.T) {
 	}
 	dead := store.Controller{UUID: uuid.NewString(), Name: "dead", Region: "r1", Cloud: "localhost",
 		APIAddresses: []string{testkit.FreeAddr(t)}, CACert: info.CACert}
-	if err := e.st.UpsertController(ctx, dead); err != nil {
+	if err := e.st.Controllers.Upsert(ctx, dead); err != nil {
 		t.Fatal(err)
 	}
 	e.grant(authz.Everyone, authz.CanAddModel, authz.ControllerObject(dead.UUID))
@@ -46,7 +46,7 @@ func TestPlacementByHealthThenLoadWithRetry(t *testing.T) {
 	// heavy, and far fewer agents.
 	for uuid, models := range map[string][]int{light.UUID: {0, 0}, heavy.UUID: {12}} {
 		for _, units := range models {
-			if err := e.st.InsertModel(ctx, store.Model{UUID: newUUID(), Name: "load-" + newUUID()[:8], Org: "acme",
+			if err := e.st.Models.Insert(ctx, store.Model{UUID: newUUID(), Name: "load-" + newUUID()[:8], Org: "acme",
 				Owner: alice.ID, ControllerUUID: uuid, UnitCount: units, MachineCount: units / 3}); err != nil {
 				t.Fatal(err)
 			}
@@ -55,7 +55,7 @@ func TestPlacementByHealthThenLoadWithRetry(t *testing.T) {
 	now := time.Now()
 	for uuid, status := range map[string]string{dead.UUID: "connected", light.UUID: "connected", heavy.UUID: "connected",
 		idle.UUID: "disconnected"} {
-		if err := e.st.SetControllerHealth(ctx, uuid, status, nil, 0, "", now); err != nil {
+		if err := e.st.Controllers.SetHealth(ctx, uuid, status, nil, 0, "", now); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -173,7 +173,7 @@ func TestRacingAddModels(t *testing.T) {
 	}
 	// A claim left by an add-model that never ended (its hub crashed) says
 	// so, until its lease (30 s, not renewed) runs out.
-	if ok, err := e.st.ClaimModelName(ctx, "acme", "stuck", 2*time.Second); err != nil || !ok {
+	if ok, err := e.st.Models.ClaimName(ctx, "acme", "stuck", 2*time.Second); err != nil || !ok {
 		t.Fatalf("claim: %v %v", ok, err)
 	}
 	code, b := e.do(http.MethodPost, "/v1/models", tok, map[string]string{"name": "stuck"})
@@ -248,7 +248,7 @@ func TestDeprecatedControllersTakeNoNewModels(t *testing.T) {
 	kept := e.addModel(tok, "kept", "")
 	var m store.Model
 	var err error
-	if m, err = e.st.ModelByUUID(t.Context(), kept); err != nil || m.ControllerUUID != old.UUID && m.ControllerUUID != fresh.UUID {
+	if m, err = e.st.Models.ByUUID(t.Context(), kept); err != nil || m.ControllerUUID != old.UUID && m.ControllerUUID != fresh.UUID {
 		t.Fatalf("first model: %+v %v", m, err)
 	}
 	draining, other := old, fresh
@@ -269,7 +269,7 @@ func TestDeprecatedControllersTakeNoNewModels(t *testing.T) {
 	}
 	for i := range 3 {
 		uuid := e.addModel(tok, fmt.Sprintf("new-%d", i), "")
-		if m, err := e.st.ModelByUUID(t.Context(), uuid); err != nil || m.ControllerUUID != other.UUID {
+		if m, err := e.st.Models.ByUUID(t.Context(), uuid); err != nil || m.ControllerUUID != other.UUID {
 			t.Errorf("model %d placed on %s, want %s: %v", i, m.ControllerUUID, other.UUID, err)
 		}
 	}
@@ -283,7 +283,7 @@ func TestDeprecatedControllersTakeNoNewModels(t *testing.T) {
 
 	set(root, false, http.StatusOK)
 	e.addModel(tok, "again", name) // the region is the controller's name in these spokes
-	entries, _, err := e.st.QueryAudit(t.Context(), store.AuditQuery{All: true, Operation: "set-controller-deprecated", Limit: 10})
+	entries, _, err := e.st.Audit.Query(t.Context(), store.AuditQuery{All: true, Operation: "set-controller-deprecated", Limit: 10})
 	if err != nil || len(entries) != 3 || entries[0].Details["target"] != name || entries[2].Result != store.ResultDenied {
 		t.Errorf("audit: %+v %v", entries, err)
 	}

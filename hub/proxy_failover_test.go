@@ -16,12 +16,12 @@ func TestProxyFailsOverBetweenControllerAddresses(t *testing.T) {
 	e := newEnv(t)
 	alice := e.user("alice", "acme")
 	startSpoke(t, e)
-	c, err := e.st.ControllerByName(t.Context(), "east")
+	c, err := e.st.Controllers.ByName(t.Context(), "east")
 	if err != nil {
 		t.Fatal(err)
 	}
 	c.APIAddresses = append([]string{testkit.FreeAddr(t)}, c.APIAddresses...)
-	if err := e.st.UpsertController(t.Context(), c); err != nil {
+	if err := e.st.Controllers.Upsert(t.Context(), c); err != nil {
 		t.Fatal(err)
 	}
 	e.grant(authz.UserObject(alice.ID), authz.Administrator, authz.OrgObject("acme"))

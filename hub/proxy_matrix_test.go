@@ -435,7 +435,7 @@ func TestProxyAuthorizationMatrix(t *testing.T) {
 	// which may be after the client has read the answer: wait for the last
 	// one.
 	testkit.EventuallyWithin(t, 10*time.Second, func() (bool, error) {
-		entries, _, err := f.st.QueryAudit(t.Context(), store.AuditQuery{All: true, ModelUUID: f.model, Limit: 1000})
+		entries, _, err := f.st.Audit.Query(t.Context(), store.AuditQuery{All: true, ModelUUID: f.model, Limit: 1000})
 		if err != nil {
 			return false, err
 		}

@@ -57,7 +57,7 @@ func TestRefreshTokenReuseEndsTheSession(t *testing.T) {
 	// The session's access tokens end with it: the thief's, minted by
 	// their renewal, no longer works either.
 	e.want(t, "the ended session's access token", http.StatusUnauthorized, third.AccessToken, http.MethodGet, "/v1/whoami", nil)
-	entries, _, err := e.st.QueryAudit(t.Context(), store.AuditQuery{All: true, Operation: "refresh-reused", Limit: 10})
+	entries, _, err := e.st.Audit.Query(t.Context(), store.AuditQuery{All: true, Operation: "refresh-reused", Limit: 10})
 	if err != nil || len(entries) != 1 || entries[0].Actor != devidp.DemoEmail || entries[0].Result != store.ResultDenied {
 		t.Errorf("the reuse in the audit log: %+v %v", entries, err)
 	}

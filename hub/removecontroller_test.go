@@ -81,7 +81,7 @@ func TestRemoveController(t *testing.T) {
 		t.Errorf("removing it again: %d %s", code, b)
 	}
 	// Each attempt is audited, with its target and whether it was forced.
-	entries, _, err := e.st.QueryAudit(t.Context(), store.AuditQuery{All: true, Operation: "remove-controller", Limit: 10})
+	entries, _, err := e.st.Audit.Query(t.Context(), store.AuditQuery{All: true, Operation: "remove-controller", Limit: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +140,7 @@ func TestRemoveController(t *testing.T) {
 			return code == http.StatusOK, nil
 		}, "the model reachable through the hub again by %s", who.Name())
 	}
-	adopted, _, err := e.st.QueryAudit(t.Context(), store.AuditQuery{All: true, Operation: store.OpModelAdopted, Limit: 10})
+	adopted, _, err := e.st.Audit.Query(t.Context(), store.AuditQuery{All: true, Operation: store.OpModelAdopted, Limit: 10})
 	if err != nil || len(adopted) != 1 || adopted[0].Details["restored"] != true {
 		t.Errorf("the adoption's audit entry: %+v %v", adopted, err)
 	}

@@ -18,7 +18,7 @@ const restoringMessage = "the hub is restoring its permission service's tuples f
 // what the database grants and listings would miss models, so the API
 // answers 503 meanwhile (restoringMessage) and /readyz says so.
 func (s *Server) checkRestore(ctx context.Context) error {
-	sample, err := s.store.SampleExpectedTuples(ctx)
+	sample, err := s.store.Outbox.SampleExpectedTuples(ctx)
 	if err != nil {
 		return err
 	}

@@ -47,7 +47,7 @@ func TestControllerRestoredFromABackup(t *testing.T) {
 		if code != http.StatusCreated {
 			t.Fatalf("add-model %s: %d %s", name, code, out)
 		}
-		m, err := e.st.ModelByName(ctx, "acme", name)
+		m, err := e.st.Models.ByName(ctx, "acme", name)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -81,8 +81,8 @@ func TestControllerRestoredFromABackup(t *testing.T) {
 		t.Fatal(err)
 	}
 	testkit.EventuallyWithin(t, 30*time.Second, func() (bool, error) {
-		_, err := e.st.ModelByUUID(ctx, direct.UUID)
-		m, errKept := e.st.ModelByUUID(ctx, kept)
+		_, err := e.st.Models.ByUUID(ctx, direct.UUID)
+		m, errKept := e.st.Models.ByUUID(ctx, kept)
 		return err == nil && errKept == nil && m.ApplicationCount == 1 && controller().EventIndex >= admin.Index(), nil
 	}, "the hub follows the controller past the backup")
 	ahead := controller().EventIndex
@@ -101,19 +101,19 @@ func TestControllerRestoredFromABackup(t *testing.T) {
 		t.Fatalf("the restored controller is at index %d, past the hub's %d: the test shows nothing", admin.Index(), ahead)
 	}
 	testkit.EventuallyWithin(t, 30*time.Second, func() (bool, error) {
-		_, errSince := e.st.ModelByUUID(ctx, since.UUID)
-		_, errLost := e.st.ModelByUUID(ctx, lost)
+		_, errSince := e.st.Models.ByUUID(ctx, since.UUID)
+		_, errLost := e.st.Models.ByUUID(ctx, lost)
 		return errSince == nil && errors.Is(errLost, store.ErrNotFound), nil
 	}, "the hub adopts the model created since the restore and forgets the one the restore lost")
 	testkit.EventuallyWithin(t, 10*time.Second, func() (bool, error) {
-		m, err := e.st.ModelByUUID(ctx, kept)
+		m, err := e.st.Models.ByUUID(ctx, kept)
 		return err == nil && m.ApplicationCount == 0, err
 	}, "the model from before the backup summarised as restored (no application)")
 	if c := controller(); c.EventIndex >= ahead {
 		t.Errorf("the hub's index of the controller is %d, want it back below %d", c.EventIndex, ahead)
 	}
 	for op, model := range map[string]string{store.OpControllerRewound: "", store.OpModelForgotten: lost} {
-		es, _, err := e.st.QueryAudit(ctx, store.AuditQuery{All: true, Operation: op, ModelUUID: model, Limit: 10})
+		es, _, err := e.st.Audit.Query(ctx, store.AuditQuery{All: true, Operation: op, ModelUUID: model, Limit: 10})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -126,7 +126,7 @@ func TestControllerRestoredFromABackup(t *testing.T) {
 		t.Fatal(err)
 	}
 	testkit.EventuallyWithin(t, 30*time.Second, func() (bool, error) {
-		_, err := e.st.ModelByName(ctx, "acme", "next")
+		_, err := e.st.Models.ByName(ctx, "acme", "next")
 		return err == nil, nil
 	}, "the next model adopted")
 }
@@ -182,24 +182,24 @@ func TestIndexDriftIsRepaired(t *testing.T) {
 	}
 	var indexed store.Model
 	testkit.EventuallyWithin(t, 30*time.Second, func() (bool, error) {
-		indexed, err = e.st.ModelByUUID(ctx, m.UUID)
-		c, cerr := e.st.ControllerByName(ctx, "east")
+		indexed, err = e.st.Models.ByUUID(ctx, m.UUID)
+		c, cerr := e.st.Controllers.ByName(ctx, "east")
 		return err == nil && cerr == nil && c.EventIndex >= admin.Index(), nil
 	}, "the model indexed")
 	resyncs := e.metric("drover_hub_index_resyncs_total")
 
 	wrong := indexed
 	wrong.ApplicationCount, wrong.Status = 7, "blocked"
-	if _, err := e.st.UpdateModelSummary(ctx, wrong, time.Now()); err != nil {
+	if _, err := e.st.Models.UpdateSummary(ctx, wrong, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	ghost := store.Model{UUID: uuid.NewString(), Name: "ghost", Org: "acme", ControllerUUID: indexed.ControllerUUID}
-	if err := e.st.InsertModel(ctx, ghost); err != nil {
+	if err := e.st.Models.Insert(ctx, ghost); err != nil {
 		t.Fatal(err)
 	}
 	testkit.EventuallyWithin(t, 30*time.Second, func() (bool, error) {
-		got, err := e.st.ModelByUUID(ctx, m.UUID)
-		_, gerr := e.st.ModelByUUID(ctx, ghost.UUID)
+		got, err := e.st.Models.ByUUID(ctx, m.UUID)
+		_, gerr := e.st.Models.ByUUID(ctx, ghost.UUID)
 		return err == nil && got.ApplicationCount == 0 && got.Status == indexed.Status && errors.Is(gerr, store.ErrNotFound), nil
 	}, "the index repaired")
 	if n := e.metric("drover_hub_index_drift_repaired_total"); n != 2 {
@@ -209,7 +209,7 @@ func TestIndexDriftIsRepaired(t *testing.T) {
 		t.Errorf("resyncs: %v, was %v", n, resyncs)
 	}
 	// A reset that finds the index right writes nothing to it.
-	repaired, err := e.st.ModelByUUID(ctx, m.UUID)
+	repaired, err := e.st.Models.ByUUID(ctx, m.UUID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,7 +217,7 @@ func TestIndexDriftIsRepaired(t *testing.T) {
 	testkit.EventuallyWithin(t, 30*time.Second, func() (bool, error) {
 		return e.metric("drover_hub_index_resyncs_total") >= resyncs+2, nil
 	}, "two more resyncs")
-	if again, err := e.st.ModelByUUID(ctx, m.UUID); err != nil || !again.UpdatedAt.Equal(repaired.UpdatedAt) {
+	if again, err := e.st.Models.ByUUID(ctx, m.UUID); err != nil || !again.UpdatedAt.Equal(repaired.UpdatedAt) {
 		t.Errorf("the model after resyncs that found it right: updated %v, was %v (%v)", again.UpdatedAt, repaired.UpdatedAt, err)
 	}
 	if n := e.metric("drover_hub_index_drift_repaired_total"); n != 2 {
@@ -329,12 +329,12 @@ func TestControllerRestoredAndGonePastTheHub(t *testing.T) {
 	stop = runNode(t, cfg)
 	testkit.EventuallyWithin(t, 30*time.Second, func() (bool, error) {
 		for _, id := range made {
-			if _, err := e.st.ModelByUUID(ctx, id); err != nil {
+			if _, err := e.st.Models.ByUUID(ctx, id); err != nil {
 				return false, nil
 			}
 		}
 		for _, id := range lost {
-			if _, err := e.st.ModelByUUID(ctx, id); !errors.Is(err, store.ErrNotFound) {
+			if _, err := e.st.Models.ByUUID(ctx, id); !errors.Is(err, store.ErrNotFound) {
 				return false, nil
 			}
 		}
@@ -370,7 +370,7 @@ func copyDir(t *testing.T, from, to string) {
 // controllerNamed is the hub's record of a controller.
 func (e *env) controllerNamed(name string) store.Controller {
 	e.t.Helper()
-	c, err := e.st.ControllerByName(e.t.Context(), name)
+	c, err := e.st.Controllers.ByName(e.t.Context(), name)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -408,7 +408,7 @@ func TestAnotherHistoryAtTheSameIndexIsNoDrift(t *testing.T) {
 		t.Fatalf("register: %d %s", code, b)
 	}
 	testkit.EventuallyWithin(t, 30*time.Second, func() (bool, error) {
-		m, err := e.st.ModelByUUID(t.Context(), shop)
+		m, err := e.st.Models.ByUUID(t.Context(), shop)
 		return err == nil && m.ApplicationCount == 5, nil
 	}, "the other history's reset applied")
 	if d := e.metric("drover_hub_index_drift_repaired_total"); d != 0 {

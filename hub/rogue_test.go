@@ -139,7 +139,7 @@ func TestRegistrationCannotImpersonateAController(t *testing.T) {
 			t.Errorf("registering a server that claims controller %s's UUID as %q: %d %s", east.UUID, req.Name, code, b)
 		}
 	}
-	c, err := e.st.ControllerByName(t.Context(), "east")
+	c, err := e.st.Controllers.ByName(t.Context(), "east")
 	if err != nil || c.UUID != east.UUID || c.CACert != east.Registration.CACert || c.Org != "" {
 		t.Fatalf("the shared controller's record after the attempts: %+v %v", c, err)
 	}
@@ -228,13 +228,13 @@ func TestRegisterAgain(t *testing.T) {
 			t.Errorf("registering %+v again: %d %s, want %d %q", req, code, b, tc.code, tc.want)
 		}
 	}
-	if c, err := e.st.ControllerByName(t.Context(), "east"); err != nil || c.Region != "east" {
+	if c, err := e.st.Controllers.ByName(t.Context(), "east"); err != nil || c.Region != "east" {
 		t.Fatalf("the controller after refused registrations: %+v %v", c, err)
 	}
 	if code, b := e.do(http.MethodPost, "/v1/controllers", root, again); code != http.StatusCreated {
 		t.Fatalf("the hub's administrator registering the controller again: %d %s", code, b)
 	}
-	if c, err := e.st.ControllerByName(t.Context(), "east"); err != nil || c.Region != "east-2" || c.UUID != east.UUID {
+	if c, err := e.st.Controllers.ByName(t.Context(), "east"); err != nil || c.Region != "east-2" || c.UUID != east.UUID {
 		t.Fatalf("the controller registered again: %+v %v", c, err)
 	}
 }
@@ -262,13 +262,13 @@ func TestControllerCannotFloodTheHub(t *testing.T) {
 		t.Fatalf("register: %d %s", code, b)
 	}
 	testkit.EventuallyWithin(t, 30*time.Second, func() (bool, error) {
-		c, err := e.st.ControllerByUUID(t.Context(), id)
+		c, err := e.st.Controllers.ByUUID(t.Context(), id)
 		if err != nil || c.Status != "disconnected" || !strings.Contains(fmt.Sprint(c.Health["error"]), "read limit exceeded") {
 			return false, fmt.Errorf("controller %s %v (%v)", c.Status, c.Health, err)
 		}
 		return true, nil
 	}, "the oversized frame refused")
-	if n, err := e.st.ControllerSummaries(t.Context(), id); err != nil || len(n) != 0 {
+	if n, err := e.st.Controllers.ModelSummaries(t.Context(), id); err != nil || len(n) != 0 {
 		t.Fatalf("models indexed from the oversized frame: %v %v", n, err)
 	}
 }
@@ -290,7 +290,7 @@ func TestControllerAnswersCannotActInABrowser(t *testing.T) {
 		t.Fatalf("register: %d %s", code, b)
 	}
 	model := uuid.NewString()
-	if err := e.st.InsertModel(t.Context(), store.Model{UUID: model, Name: "shared", Org: "globex", ControllerUUID: id}); err != nil {
+	if err := e.st.Models.Insert(t.Context(), store.Model{UUID: model, Name: "shared", Org: "globex", ControllerUUID: id}); err != nil {
 		t.Fatal(err)
 	}
 	e.grant(authz.UserObject(alice.ID), authz.Reader, authz.ModelObject(model))
@@ -348,7 +348,7 @@ func TestModelNamesAreChecked(t *testing.T) {
 		t.Fatalf("register: %d %s", code, b)
 	}
 	testkit.EventuallyWithin(t, 30*time.Second, func() (bool, error) {
-		got, err := e.st.ControllerSummaries(t.Context(), id)
+		got, err := e.st.Controllers.ModelSummaries(t.Context(), id)
 		if _, ok := got[good]; err != nil || len(got) != 1 || !ok {
 			return false, fmt.Errorf("indexed %v (%v)", got, err)
 		}

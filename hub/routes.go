@@ -63,11 +63,11 @@ func (s *Server) describe(ctx context.Context, object string) string {
 	}
 	switch typ {
 	case authz.TypeModel:
-		if m, err := s.store.ModelByUUID(ctx, id); err == nil {
+		if m, err := s.store.Models.ByUUID(ctx, id); err == nil {
 			return "model " + m.Name
 		}
 	case authz.TypeController:
-		if c, err := s.store.ControllerByUUID(ctx, id); err == nil {
+		if c, err := s.store.Controllers.ByUUID(ctx, id); err == nil {
 			return "controller " + c.Name
 		}
 	case authz.TypeOrganization:
@@ -82,7 +82,7 @@ func (s *Server) describe(ctx context.Context, object string) string {
 // OWNER/NAME, as drover lists it (the name alone means p's own).
 func (s *Server) describeFor(ctx context.Context, p Principal, object string) string {
 	if typ, id, err := authz.ParseObject(object); err == nil && typ == authz.TypeModel {
-		if m, err := s.store.ModelByUUID(ctx, id); err == nil && m.OwnerName != "" && m.Owner != p.Identity.ID {
+		if m, err := s.store.Models.ByUUID(ctx, id); err == nil && m.OwnerName != "" && m.Owner != p.Identity.ID {
 			return "model " + m.OwnerName + "/" + m.Name
 		}
 	}
@@ -105,7 +105,7 @@ func (s *Server) handleListOrgs(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	orgs, err := s.store.ListOrganizations(r.Context(), names)
+	orgs, err := s.store.Organizations.List(r.Context(), names)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -120,7 +120,7 @@ func (s *Server) handleListControllers(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	cs, err := s.store.ListControllers(r.Context(), uuids, false)
+	cs, err := s.store.Controllers.List(r.Context(), uuids, false)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -146,7 +146,7 @@ func (s *Server) handleGetController(w http.ResponseWriter, r *http.Request) {
 // given, exactly as one that does not exist (nothing of it, such as its
 // UUID, is told); one they see without rel is refused.
 func (s *Server) controllerFor(ctx context.Context, p Principal, name string, rel authz.Relation) (store.Controller, error) {
-	c, err := s.store.ControllerByName(ctx, name)
+	c, err := s.store.Controllers.ByName(ctx, name)
 	if err == nil {
 		err = s.require(ctx, p, rel, authz.Reader, authz.ControllerObject(c.UUID))
 	}
@@ -163,7 +163,7 @@ func (s *Server) handleGetModel(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	m, err := s.store.ModelDetailByUUID(r.Context(), id)
+	m, err := s.store.Models.DetailByUUID(r.Context(), id)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -172,7 +172,7 @@ func (s *Server) handleGetModel(w http.ResponseWriter, r *http.Request) {
 	// who may use it: the model's administrators.
 	admin, err := s.Check(r.Context(), p, authz.Administrator, authz.ModelObject(id))
 	if err == nil && admin {
-		m.Users, err = s.store.ModelUsers(r.Context(), id)
+		m.Users, err = s.store.Models.Users(r.Context(), id)
 	}
 	if err != nil {
 		s.writeError(w, r, err)

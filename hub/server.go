@@ -109,7 +109,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if n := bound(cfg.StatusCacheBytes, defaultStatusCacheBytes); n > 0 {
 		s.statuses = newStatusCache(n)
 	}
-	s.failedLogins, s.loginStarts = newThrottle("failed-logins", loginFailures, cfg.Now, s.store), newThrottle("login-starts", loginStarts, cfg.Now, s.store)
+	s.failedLogins, s.loginStarts = newThrottle("failed-logins", loginFailures, cfg.Now, s.store.Throttle), newThrottle("login-starts", loginStarts, cfg.Now, s.store.Throttle)
 	if s.outbox, err = outbox.New(outbox.Config{Store: s.store, Authz: s.authz, Logger: cfg.Logger.With("worker", "authz-outbox"),
 		Now: cfg.Now, ReconcileEvery: 10 * time.Minute, Changed: s.dropAuthzCaches, Restored: s.restored}); err != nil {
 		return fail(err)
@@ -118,7 +118,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		return fail(err)
 	}
 	for _, sa := range cfg.ServiceAccounts {
-		if err := s.store.UpsertServiceAccount(ctx, sa); err != nil {
+		if err := s.store.ServiceAccounts.Upsert(ctx, sa); err != nil {
 			return fail(err)
 		}
 	}
@@ -184,7 +184,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 			func() float64 {
 				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 				defer cancel()
-				n, err := s.store.OutboxUndelivered(ctx)
+				n, err := s.store.Outbox.Undelivered(ctx)
 				if err != nil {
 					return -1
 				}
@@ -358,26 +358,26 @@ func (s *Server) janitor(ctx context.Context) error {
 		// StatementTimeout; a round gets ten minutes.
 		mctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 		if s.cfg.AuditRetention > 0 {
-			if n, err := s.store.DeleteAuditBefore(mctx, now.Add(-s.cfg.AuditRetention)); err != nil {
+			if n, err := s.store.Audit.DeleteBefore(mctx, now.Add(-s.cfg.AuditRetention)); err != nil {
 				s.cfg.Logger.Warn("audit retention failed", "err", err)
 			} else if n > 0 {
 				s.cfg.Logger.Info("audit retention", "deleted", n)
 			}
 		}
-		if err := s.store.PruneSessions(mctx, now.Add(-24*time.Hour)); err != nil {
+		if err := s.store.Sessions.Prune(mctx, now.Add(-24*time.Hour)); err != nil {
 			s.cfg.Logger.Warn("session pruning failed", "err", err)
 		}
-		if _, err := s.store.PruneUsedRefreshTokens(mctx, now.Add(-usedRefreshKept)); err != nil {
+		if _, err := s.store.Sessions.PruneUsedRefreshTokens(mctx, now.Add(-usedRefreshKept)); err != nil {
 			s.cfg.Logger.Warn("used refresh token pruning failed", "err", err)
 		}
-		if _, err := s.store.PruneOutbox(mctx, now.Add(-24*time.Hour)); err != nil {
+		if _, err := s.store.Outbox.Prune(mctx, now.Add(-24*time.Hour)); err != nil {
 			s.cfg.Logger.Warn("outbox pruning failed", "err", err)
 		}
-		if _, err := s.store.PruneForgottenModels(mctx, now.Add(-forgottenKept)); err != nil {
+		if _, err := s.store.Models.PruneForgotten(mctx, now.Add(-forgottenKept)); err != nil {
 			s.cfg.Logger.Warn("forgotten model pruning failed", "err", err)
 		}
 		// A bucket untouched this long is full again.
-		if err := s.store.PruneThrottle(mctx, now.Add(-throttleKept)); err != nil {
+		if err := s.store.Throttle.Prune(mctx, now.Add(-throttleKept)); err != nil {
 			s.cfg.Logger.Warn("login throttle pruning failed", "err", err)
 		}
 		cancel()

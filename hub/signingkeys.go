@@ -64,7 +64,7 @@ func (s *Server) handleRotateSigningKey(w http.ResponseWriter, r *http.Request) 
 	})
 	s.spokeTokens.clear()
 	s.dropAuthzCaches()
-	if err := s.store.NotifySigningKeys(context.WithoutCancel(r.Context())); err != nil {
+	if err := s.store.SigningKeys.Notify(context.WithoutCancel(r.Context())); err != nil {
 		// The other replicas reload the keys within a minute anyway.
 		s.cfg.Logger.Warn("could not tell the other replicas of the new signing key", "err", err)
 	}

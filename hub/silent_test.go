@@ -48,12 +48,12 @@ func TestSilentControllerIsReportedInTime(t *testing.T) {
 	ctrl := store.Controller{UUID: uuid.NewString(), Name: "hung", Org: "acme", Region: "r",
 		APIAddresses: []string{strings.TrimPrefix(silent.URL, "https://")},
 		CACert:       string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: silent.Certificate().Raw}))}
-	if err := e.st.UpsertController(t.Context(), ctrl); err != nil {
+	if err := e.st.Controllers.Upsert(t.Context(), ctrl); err != nil {
 		t.Fatal(err)
 	}
 	alice := e.user("alice", "acme")
 	m := store.Model{UUID: uuid.NewString(), Name: "prod", Org: "acme", Owner: alice.ID, ControllerUUID: ctrl.UUID}
-	if err := e.st.InsertModel(t.Context(), m); err != nil {
+	if err := e.st.Models.Insert(t.Context(), m); err != nil {
 		t.Fatal(err)
 	}
 	e.grant(authz.UserObject(alice.ID), authz.Administrator, authz.OrgObject("acme"))

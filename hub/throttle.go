@@ -20,7 +20,7 @@ import (
 // loginFailures.Every, and as many starts of a login (device flow,
 // dashboard) by loginStarts; beyond, it answers 429 with Retry-After, and
 // audits that once a minute per address and replica. The buckets are
-// shared by the replicas through PostgreSQL (store.ThrottleCharge), so an
+// shared by the replicas through PostgreSQL (store.Throttle.Charge), so an
 // address gets that budget from the hub, not from each replica; a replica
 // that knows an address is out of tokens refuses it without asking its
 // database or issuer.
@@ -40,8 +40,8 @@ const maxThrottled = 100_000
 
 // sharedBuckets keep the buckets every replica charges (the store).
 type sharedBuckets interface {
-	ThrottleCharge(ctx context.Context, kind, addr string, r store.ThrottleRate, now time.Time) (float64, error)
-	ThrottleTokens(ctx context.Context, kind, addr string, r store.ThrottleRate, now time.Time) (float64, error)
+	Charge(ctx context.Context, kind, addr string, r store.ThrottleRate, now time.Time) (float64, error)
+	Tokens(ctx context.Context, kind, addr string, r store.ThrottleRate, now time.Time) (float64, error)
 }
 
 // throttle is a token bucket per client address: kept in memory, and, if
@@ -133,7 +133,7 @@ func (t *throttle) blocked(ctx context.Context, addr netip.Addr) (retry time.Dur
 	t.mu.Unlock()
 	if tokens >= 1 && t.shared != nil {
 		sctx, cancel := sharedCtx(ctx)
-		shared, err := t.shared.ThrottleTokens(sctx, t.kind, key.String(), t.rate, now)
+		shared, err := t.shared.Tokens(sctx, t.kind, key.String(), t.rate, now)
 		cancel()
 		if err == nil && shared < tokens {
 			tokens = t.follow(key, shared, now)
@@ -164,7 +164,7 @@ func (t *throttle) charge(ctx context.Context, addr netip.Addr) {
 	t.mu.Unlock()
 	if t.shared != nil {
 		sctx, cancel := sharedCtx(ctx)
-		shared, err := t.shared.ThrottleCharge(sctx, t.kind, key.String(), t.rate, now)
+		shared, err := t.shared.Charge(sctx, t.kind, key.String(), t.rate, now)
 		cancel()
 		if err == nil {
 			t.follow(key, shared, now)

@@ -63,7 +63,7 @@ func TestFailedLoginsAreThrottled(t *testing.T) {
 		t.Fatalf("a login from another address: %d %+v", code, tr)
 	}
 
-	entries, _, err := e.st.QueryAudit(t.Context(), store.AuditQuery{All: true, Limit: 100})
+	entries, _, err := e.st.Audit.Query(t.Context(), store.AuditQuery{All: true, Limit: 100})
 	if err != nil {
 		t.Fatal(err)
 	}

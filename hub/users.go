@@ -48,7 +48,7 @@ func (s *Server) handleListUsers(w http.ResponseWriter, r *http.Request) {
 			self = ""
 		}
 	}
-	ids, err := s.store.ListIdentities(r.Context(), orgs, self)
+	ids, err := s.store.Identities.List(r.Context(), orgs, self)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -80,7 +80,7 @@ func (s *Server) handleGetUser(w http.ResponseWriter, r *http.Request) {
 	}
 	var groups []string
 	if err == nil {
-		groups, err = s.store.IdentityGroups(r.Context(), id.ID)
+		groups, err = s.store.Identities.Groups(r.Context(), id.ID)
 	}
 	if err != nil {
 		s.writeError(w, r, err)
@@ -136,7 +136,7 @@ func (s *Server) handleEnableUser(w http.ResponseWriter, r *http.Request)  { s.s
 func (s *Server) setDisabled(w http.ResponseWriter, r *http.Request, disabled bool) {
 	id, err := s.userForAdmin(r)
 	if err == nil {
-		_, err = s.store.SetIdentityDisabled(r.Context(), id.ID, disabled, s.cfg.Now())
+		_, err = s.store.Identities.SetDisabled(r.Context(), id.ID, disabled, s.cfg.Now())
 	}
 	if err != nil {
 		s.writeError(w, r, err)
@@ -153,7 +153,7 @@ func (s *Server) setDisabled(w http.ResponseWriter, r *http.Request, disabled bo
 func (s *Server) handleRemoveUser(w http.ResponseWriter, r *http.Request) {
 	id, err := s.userForAdmin(r)
 	if err == nil {
-		err = s.store.RemoveIdentity(r.Context(), id.ID)
+		err = s.store.Identities.Remove(r.Context(), id.ID)
 	}
 	if owns := (*store.OwnsModelsError)(nil); errors.As(err, &owns) {
 		err = errors.Join(errConflict, fmt.Errorf("%w: destroy them first, or disable the user instead (drover disable-user)", err))

@@ -130,7 +130,7 @@ func TestDisableEnableRemoveUsers(t *testing.T) {
 			t.Errorf("users: %+v", u)
 		}
 	}
-	entries, _, err := f.st.QueryAudit(ctx, store.AuditQuery{All: true, Operation: "login-client-credentials", Limit: 1})
+	entries, _, err := f.st.Audit.Query(ctx, store.AuditQuery{All: true, Operation: "login-client-credentials", Limit: 1})
 	if err != nil || len(entries) != 1 || entries[0].Result != store.ResultDenied || entries[0].IdentityID != ci.ID {
 		t.Errorf("the refused login's audit entry: %+v %v", entries, err)
 	}
@@ -152,7 +152,7 @@ func TestDisableEnableRemoveUsers(t *testing.T) {
 		t.Errorf("removing a model's owner: %s", b)
 	}
 	ops := map[string]int{}
-	all, _, err := f.st.QueryAudit(ctx, store.AuditQuery{All: true, Limit: 100})
+	all, _, err := f.st.Audit.Query(ctx, store.AuditQuery{All: true, Limit: 100})
 	if err != nil {
 		t.Fatal(err)
 	}

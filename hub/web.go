@@ -35,7 +35,7 @@ func (s *Server) handleWebLogin(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	if err := s.store.PutWebLogin(r.Context(), wl); err != nil {
+	if err := s.store.Sessions.PutWebLogin(r.Context(), wl); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
@@ -89,7 +89,7 @@ func (s *Server) handleWebCallback(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	http.SetCookie(w, &http.Cookie{Name: loginCookie, Path: "/", Secure: true, HttpOnly: true, MaxAge: -1})
-	wl, err := s.store.TakeWebLogin(r.Context(), q.Get("state"), s.cfg.Now())
+	wl, err := s.store.Sessions.TakeWebLogin(r.Context(), q.Get("state"), s.cfg.Now())
 	if err != nil {
 		s.writeError(w, r, errors.Join(errUnauthenticated, err))
 		return
@@ -163,13 +163,13 @@ func (s *Server) handleWebLogout(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if c, err := r.Cookie(refreshCookie); err == nil {
-		_ = s.store.RevokeSession(r.Context(), hashRefresh(c.Value), s.cfg.Now()) // already gone is fine
+		_ = s.store.Sessions.RevokeByHash(r.Context(), hashRefresh(c.Value), s.cfg.Now()) // already gone is fine
 	}
 	// The access cookie's session too, should the refresh cookie be gone:
 	// a copy of the access token must not outlive the logout.
 	if c, err := r.Cookie(accessCookie); err == nil {
 		if claims, err := s.keys.Verify(c.Value, Audience); err == nil && claims.SID != "" {
-			_ = s.store.RevokeSessionByID(r.Context(), claims.SID, s.cfg.Now())
+			_ = s.store.Sessions.RevokeByID(r.Context(), claims.SID, s.cfg.Now())
 		}
 	}
 	s.dropAuthzCaches()

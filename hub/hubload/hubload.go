@@ -28,30 +28,30 @@ func New(s *hub.Server) *Loader { return &Loader{s: s} }
 // AddController registers a synthetic controller in org (no address is
 // reachable: its indexer subscription just stays disconnected).
 func (l *Loader) AddController(ctx context.Context, uuid, name, org, region string) error {
-	return l.s.Store().UpsertController(ctx, store.Controller{UUID: uuid, Name: name, Org: org, Region: region,
+	return l.s.Store().Controllers.Upsert(ctx, store.Controller{UUID: uuid, Name: name, Org: org, Region: region,
 		Cloud: "synthetic", APIAddresses: []string{"127.0.0.1:1"}})
 }
 
 // AddModel inserts an index row (and its controller, organization and
 // owner tuples) for a model owned by the identity ownerID.
 func (l *Loader) AddModel(ctx context.Context, uuid, name, org, ownerID, controllerUUID string) error {
-	return l.s.Store().InsertModel(ctx, store.Model{UUID: uuid, Name: name, Org: org, Owner: ownerID, ControllerUUID: controllerUUID})
+	return l.s.Store().Models.Insert(ctx, store.Model{UUID: uuid, Name: name, Org: org, Owner: ownerID, ControllerUUID: controllerUUID})
 }
 
 // User logs a person in (creating the identity in org) and returns its id.
 func (l *Loader) User(ctx context.Context, issuer, subject, email, org string) (string, error) {
-	id, _, err := l.s.Store().Login(ctx, store.Identity{Issuer: issuer, Subject: subject, Email: email}, org, time.Now())
+	id, _, err := l.s.Store().Identities.Login(ctx, store.Identity{Issuer: issuer, Subject: subject, Email: email}, org, time.Now())
 	return id.ID, err
 }
 
 // Grant gives the identity userID relation on object ("model:UUID", ...).
 func (l *Loader) Grant(ctx context.Context, userID string, rel authz.Relation, object string) error {
-	return l.s.Store().Grant(ctx, authz.Tuple{User: authz.UserObject(userID), Relation: rel, Object: object})
+	return l.s.Store().Grants.Add(ctx, authz.Tuple{User: authz.UserObject(userID), Relation: rel, Object: object})
 }
 
 // Token mints a hub session token for the identity id.
 func (l *Loader) Token(ctx context.Context, id string, ttl time.Duration) (string, error) {
-	ident, err := l.s.Store().IdentityByID(ctx, id)
+	ident, err := l.s.Store().Identities.ByID(ctx, id)
 	if err != nil {
 		return "", err
 	}
@@ -62,7 +62,7 @@ func (l *Loader) Token(ctx context.Context, id string, ttl time.Duration) (strin
 // controllerUUID, the given access on model. Benchmarks use it to call the
 // controller directly with the same credentials the hub's proxy sends.
 func (l *Loader) SpokeToken(subject, controllerUUID, access, model string, ttl time.Duration) (string, error) {
-	c, err := l.s.Store().ControllerByUUID(context.Background(), controllerUUID)
+	c, err := l.s.Store().Controllers.ByUUID(context.Background(), controllerUUID)
 	if err != nil {
 		return "", err
 	}
@@ -80,7 +80,7 @@ func (l *Loader) SpokeToken(subject, controllerUUID, access, model string, ttl t
 func (l *Loader) Settle(ctx context.Context) error {
 	for {
 		l.s.Outbox().Kick()
-		p, err := l.s.Store().PendingOutbox(ctx, 1)
+		p, err := l.s.Store().Outbox.Pending(ctx, 1)
 		if err != nil {
 			return err
 		}

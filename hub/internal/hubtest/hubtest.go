@@ -115,11 +115,11 @@ var OrderNames = []string{"ab", "m10", "a-c", "m-9", "a1", "m-10"}
 func SeedOrder(ctx context.Context, st *store.Store, names []string) ([]string, error) {
 	var ctrls []string
 	for _, n := range names {
-		if err := st.EnsureOrganization(ctx, n); err != nil {
+		if err := st.Organizations.Ensure(ctx, n); err != nil {
 			return nil, err
 		}
 		c := store.Controller{UUID: uuid.NewString(), Name: n, APIAddresses: []string{"127.0.0.1:1"}}
-		if err := st.UpsertController(ctx, c); err != nil {
+		if err := st.Controllers.Upsert(ctx, c); err != nil {
 			return nil, err
 		}
 		ctrls = append(ctrls, c.UUID)
@@ -127,7 +127,7 @@ func SeedOrder(ctx context.Context, st *store.Store, names []string) ([]string, 
 	for i, org := range names {
 		for j, name := range names {
 			m := store.Model{UUID: uuid.NewString(), Name: name, Org: org, ControllerUUID: ctrls[(i+j)%len(ctrls)]}
-			if err := st.InsertModel(ctx, m); err != nil {
+			if err := st.Models.Insert(ctx, m); err != nil {
 				return nil, err
 			}
 		}

@@ -156,7 +156,7 @@ func (w *Worker) Run(ctx context.Context) error {
 
 // DeliverOnce delivers one batch and returns how many entries it handled.
 func (w *Worker) DeliverOnce(ctx context.Context) (int, error) {
-	entries, err := w.cfg.Store.PendingOutbox(ctx, w.cfg.Batch)
+	entries, err := w.cfg.Store.Outbox.Pending(ctx, w.cfg.Batch)
 	if err != nil || len(entries) == 0 {
 		return 0, err
 	}
@@ -187,7 +187,7 @@ func (w *Worker) DeliverOnce(ctx context.Context) (int, error) {
 	if err := w.cfg.Authz.Write(ctx, writes, deletes); err != nil {
 		w.stats.Failed.Add(1)
 		if ctx.Err() == nil {
-			if merr := w.cfg.Store.MarkFailed(ctx, ids, err); merr != nil {
+			if merr := w.cfg.Store.Outbox.MarkFailed(ctx, ids, err); merr != nil {
 				return 0, errors.Join(err, merr)
 			}
 		}
@@ -202,7 +202,7 @@ func (w *Worker) DeliverOnce(ctx context.Context) (int, error) {
 			return 0, ctx.Err()
 		}
 	}
-	if err := w.cfg.Store.MarkDelivered(ctx, ids, w.cfg.Now()); err != nil {
+	if err := w.cfg.Store.Outbox.MarkDelivered(ctx, ids, w.cfg.Now()); err != nil {
 		return len(entries), err
 	}
 	w.stats.Delivered.Add(int64(len(entries)))
@@ -212,7 +212,7 @@ func (w *Worker) DeliverOnce(ctx context.Context) (int, error) {
 // Reconcile compares the database's expected tuples with OpenFGA's and
 // queues repairs for the difference; it returns how many it queued.
 func (w *Worker) Reconcile(ctx context.Context) (int, error) {
-	expected, err := w.cfg.Store.ExpectedTuples(ctx)
+	expected, err := w.cfg.Store.Outbox.ExpectedTuples(ctx)
 	if err != nil {
 		return 0, err
 	}
@@ -240,7 +240,7 @@ func (w *Worker) Reconcile(ctx context.Context) (int, error) {
 	if len(missing)+len(extra) == 0 {
 		return 0, nil
 	}
-	n, err := w.cfg.Store.EnqueueRepairs(ctx, missing, extra)
+	n, err := w.cfg.Store.Outbox.EnqueueRepairs(ctx, missing, extra)
 	if n > 0 {
 		w.stats.Repaired.Add(int64(n))
 		w.Kick()

@@ -29,7 +29,7 @@ func allowed(t *testing.T, c *authz.Client, tu authz.Tuple) func() (bool, error)
 func TestOutboxSurvivesCrashBeforeWrite(t *testing.T) {
 	st, fga := hubtest.Store(t), hubtest.Authz(t)
 	tu := grantTuple()
-	if err := st.Grant(t.Context(), tu); err != nil {
+	if err := st.Grants.Add(t.Context(), tu); err != nil {
 		t.Fatal(err)
 	}
 	ctx, crash := context.WithCancel(t.Context())
@@ -43,13 +43,13 @@ func TestOutboxSurvivesCrashBeforeWrite(t *testing.T) {
 	if ok, err := fga.Check(t.Context(), tu.User, tu.Relation, tu.Object); err != nil || ok {
 		t.Fatalf("tuple delivered before crash: %v %v", ok, err)
 	}
-	if p, _ := st.PendingOutbox(t.Context(), 10); len(p) != 1 {
+	if p, _ := st.Outbox.Pending(t.Context(), 10); len(p) != 1 {
 		t.Fatalf("pending after crash: %v", p)
 	}
 	runWorker(t, st, fga)
 	testkit.Eventually(t.Context(), t, allowed(t, fga, tu), "grant delivered by the new worker")
 	testkit.Eventually(t.Context(), t, func() (bool, error) {
-		p, err := st.PendingOutbox(t.Context(), 10)
+		p, err := st.Outbox.Pending(t.Context(), 10)
 		return len(p) == 0, err
 	}, "outbox drained")
 }
@@ -59,13 +59,13 @@ func TestOutboxSurvivesCrashBeforeWrite(t *testing.T) {
 func TestOutboxRedeliveryAfterCrashIsIdempotent(t *testing.T) {
 	st, fga := hubtest.Store(t), hubtest.Authz(t)
 	tu := grantTuple()
-	if err := st.Grant(t.Context(), tu); err != nil {
+	if err := st.Grants.Add(t.Context(), tu); err != nil {
 		t.Fatal(err)
 	}
 	ctx, crash := context.WithCancel(t.Context())
 	w1, _ := outbox.New(outbox.Config{Store: st, Authz: fga, AfterWrite: crash})
 	_ = w1.Run(ctx)
-	if p, _ := st.PendingOutbox(t.Context(), 10); len(p) != 1 {
+	if p, _ := st.Outbox.Pending(t.Context(), 10); len(p) != 1 {
 		t.Fatalf("pending after crash: %v", p)
 	}
 	w2, _ := outbox.New(outbox.Config{Store: st, Authz: fga})
@@ -76,13 +76,13 @@ func TestOutboxRedeliveryAfterCrashIsIdempotent(t *testing.T) {
 		t.Fatal("tuple missing after redelivery")
 	}
 	// Grant then revoke in one batch: the last operation wins.
-	if err := st.Revoke(t.Context(), []authz.Tuple{tu}, nil); err != nil {
+	if err := st.Grants.Revoke(t.Context(), []authz.Tuple{tu}, nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.Grant(t.Context(), tu); err != nil {
+	if err := st.Grants.Add(t.Context(), tu); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.Revoke(t.Context(), []authz.Tuple{tu}, nil); err != nil {
+	if err := st.Grants.Revoke(t.Context(), []authz.Tuple{tu}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := w2.DeliverOnce(t.Context()); err != nil {
@@ -96,7 +96,7 @@ func TestOutboxRedeliveryAfterCrashIsIdempotent(t *testing.T) {
 func TestReconcilerRepairsDrift(t *testing.T) {
 	st, fga := hubtest.Store(t), hubtest.Authz(t)
 	tu := grantTuple()
-	if err := st.Grant(t.Context(), tu); err != nil {
+	if err := st.Grants.Add(t.Context(), tu); err != nil {
 		t.Fatal(err)
 	}
 	w, _ := outbox.New(outbox.Config{Store: st, Authz: fga})
@@ -143,7 +143,7 @@ func TestRestoredAfterStartRepairs(t *testing.T) {
 	const n = 250 // batches of 100
 	for i := range n {
 		tu := authz.Tuple{User: authz.UserObject(fmt.Sprintf("u%d", i)), Relation: authz.Reader, Object: authz.ModelObject("m1")}
-		if err := st.Grant(t.Context(), tu); err != nil {
+		if err := st.Grants.Add(t.Context(), tu); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -177,7 +177,7 @@ func TestRestoredAfterStartRepairs(t *testing.T) {
 	}
 	w.Kick()
 	testkit.Eventually(t.Context(), t, func() (bool, error) {
-		p, err := st.PendingOutbox(t.Context(), 1)
+		p, err := st.Outbox.Pending(t.Context(), 1)
 		return len(p) == 0, err
 	}, "outbox drained")
 	select {

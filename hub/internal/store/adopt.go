@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -41,11 +40,11 @@ func AdoptionNames(name, controllerName, modelUUID string) []string {
 
 // ClaimPlacement records, for ttl, that the hub is creating the model name
 // owned by spokeOwner (the controller's owner: the caller's email) on a
-// controller: AdoptModel leaves that model to the placement, so its
+// controller: Models.Adopt leaves that model to the placement, so its
 // controller's event, if it comes first, does not hand it to another
-// organization even briefly. ReleasePlacement ends the claim once the
+// organization even briefly. Models.ReleasePlacement ends the claim once the
 // model is indexed (or the placement failed).
-func (s *Store) ClaimPlacement(ctx context.Context, controllerUUID, name, spokeOwner string, ttl time.Duration) error {
+func (s *Models) ClaimPlacement(ctx context.Context, controllerUUID, name, spokeOwner string, ttl time.Duration) error {
 	_, err := s.pool.Exec(ctx, `INSERT INTO placements (controller_uuid, name, spoke_owner, expires_at)
 		VALUES ($1, $2, $3, now() + make_interval(secs => $4))
 		ON CONFLICT (controller_uuid, name, spoke_owner) DO UPDATE SET expires_at = excluded.expires_at`,
@@ -53,10 +52,10 @@ func (s *Store) ClaimPlacement(ctx context.Context, controllerUUID, name, spokeO
 	return pgErr("claim placement "+name, err)
 }
 
-// ClaimModelName reserves name in org for ttl, for one add-model: false
+// ClaimName reserves name in org for ttl, for one add-model: false
 // when another holds it (an unexpired claim), and the caller must not
-// create the model. ReleaseModelName ends the claim.
-func (s *Store) ClaimModelName(ctx context.Context, org, name string, ttl time.Duration) (bool, error) {
+// create the model. Models.ReleaseName ends the claim.
+func (s *Models) ClaimName(ctx context.Context, org, name string, ttl time.Duration) (bool, error) {
 	tag, err := s.pool.Exec(ctx, `INSERT INTO model_name_claims (org, name, expires_at)
 		VALUES ($1, $2, now() + make_interval(secs => $3))
 		ON CONFLICT (org, name) DO UPDATE SET expires_at = excluded.expires_at
@@ -67,165 +66,54 @@ func (s *Store) ClaimModelName(ctx context.Context, org, name string, ttl time.D
 	return tag.RowsAffected() == 1, nil
 }
 
-// RenewModelName extends a claim of ClaimModelName to ttl from now (the
+// RenewName extends a claim of Models.ClaimName to ttl from now (the
 // add-model holding it is still running).
-func (s *Store) RenewModelName(ctx context.Context, org, name string, ttl time.Duration) error {
+func (s *Models) RenewName(ctx context.Context, org, name string, ttl time.Duration) error {
 	_, err := s.pool.Exec(ctx, `UPDATE model_name_claims SET expires_at = now() + make_interval(secs => $3)
 		WHERE org = $1 AND name = $2`, org, name, ttl.Seconds())
 	return pgErr("renew model name "+name, err)
 }
 
-// ReleaseModelName ends a claim of ClaimModelName.
-func (s *Store) ReleaseModelName(ctx context.Context, org, name string) error {
+// ReleaseName ends a claim of Models.ClaimName.
+func (s *Models) ReleaseName(ctx context.Context, org, name string) error {
 	_, err := s.pool.Exec(ctx, `DELETE FROM model_name_claims WHERE org = $1 AND name = $2`, org, name)
 	return pgErr("release model name "+name, err)
 }
 
 // ReleasePlacement ends a claim, and any claim that has expired.
-func (s *Store) ReleasePlacement(ctx context.Context, controllerUUID, name, spokeOwner string) error {
+func (s *Models) ReleasePlacement(ctx context.Context, controllerUUID, name, spokeOwner string) error {
 	_, err := s.pool.Exec(ctx, `DELETE FROM placements WHERE (controller_uuid = $1 AND name = $2 AND spoke_owner = $3)
 		OR expires_at < now()`, controllerUUID, name, spokeOwner)
 	return pgErr("release placement "+name, err)
 }
 
-// AdoptModel indexes a model found on a controller: owner NULL, the
+// Adopt indexes a model found on a controller: owner NULL, the
 // structural tuples only (hosting controller, owning organization: their
 // administrators see it, nobody else), and one audit entry (actor "hub",
 // operation "model adopted"), all in one transaction. Creating the
 // organization if it does not exist yet. A model the hub forgot with this
-// controller (RemoveController with force) is restored instead: its
+// controller (Controllers.Remove with force) is restored instead: its
 // organization, name, owner, creation time and grants (of identities and
 // groups that still exist), details "restored"; unless the controller
 // has changed organization or CA certificate since.
 //
 // It returns the indexed model and true, or false when the model was
-// already indexed or a placement claims it (ClaimPlacement): then only its
-// summary is applied, as
-// UpdateModelSummary would (adoption is idempotent, and the owner, name
-// and grants of a row inserted by the hub's own placement are never
-// touched). When every
-// candidate name (AdoptionNames) is taken in the organization it fails
-// with ErrAlreadyExists and changes nothing.
-func (s *Store) AdoptModel(ctx context.Context, a Adoption) (Model, bool, error) {
+// already indexed or a placement claims it (Models.ClaimPlacement): then
+// only its summary is applied, as Models.UpdateSummary would (adoption is
+// idempotent, and the owner, name and grants of a row inserted by the
+// hub's own placement are never touched). When every candidate name
+// (AdoptionNames) is taken in the organization it fails with
+// ErrAlreadyExists and changes nothing.
+func (s *Models) Adopt(ctx context.Context, a Adoption) (Model, bool, error) {
 	m := a.Model
 	m.Owner = ""
 	if m.Life == "" {
 		m.Life = "alive"
 	}
-	var adopted, restored bool
+	var adopted bool
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		adopted, restored = false, false
-		names := AdoptionNames(m.Name, a.ControllerName, m.UUID)
-		// A model the hub forgot with this controller (remove-controller
-		// --force) comes back as it was: organization, name, owner, grants;
-		// unless the controller now belongs to another organization, or
-		// has another CA: then it is another server claiming the UUID
-		// (free since the removal), which must not be handed the model's
-		// people and what they send it.
-		var owner *string
-		var f struct {
-			org, name string
-			owner     *string
-			created   time.Time
-		}
-		err := tx.QueryRow(ctx, `SELECT f.org, f.name, f.owner::text, f.created_at FROM forgotten_models f
-			JOIN controllers c ON c.uuid = f.controller_uuid
-			WHERE f.uuid = $1 AND f.controller_uuid = $2 AND coalesce(c.org, '') = f.controller_org AND c.ca_cert = f.controller_ca`,
-			m.UUID, m.ControllerUUID).Scan(&f.org, &f.name, &f.owner, &f.created)
-		switch {
-		case err == nil:
-			restored, owner = true, f.owner
-			m.Org, m.CreatedAt = f.org, f.created
-			names = append([]string{f.name}, AdoptionNames(f.name, a.ControllerName, m.UUID)[1:]...)
-		case !errors.Is(err, pgx.ErrNoRows):
-			return pgErr("forgotten model", err)
-		}
-		var claimed bool
-		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM placements WHERE controller_uuid = $1 AND name = $2
-			AND spoke_owner = $3 AND expires_at > now())`, m.ControllerUUID, m.Name, a.SpokeOwner).Scan(&claimed); err != nil {
-			return pgErr("placements", err)
-		}
-		if claimed {
-			// The hub is placing this model: its insert will index it. Until
-			// then there is no row to apply the summary to; it describes the
-			// model just created, as the insert does, and later events
-			// update the row.
-			_, err := updateSummary(ctx, tx, m, a.At)
-			return err
-		}
-		if err := ensureOrg(ctx, tx, m.Org); err != nil {
-			return err
-		}
-		for _, name := range names {
-			// DO NOTHING on either key: a concurrent insert of the same UUID
-			// (placement) or of the same name is waited for, then skipped.
-			// Created when the controller created it, where it says so.
-			created := a.At
-			if !m.CreatedAt.IsZero() {
-				created = m.CreatedAt
-			}
-			tag, err := tx.Exec(ctx, `INSERT INTO models (uuid, name, org, owner, controller_uuid, life, status,
-				application_count, unit_count, machine_count, event_index, updated_at, status_since, created_at)
-				VALUES ($1, $2, $3, $13, $4, $5, $6, $7, $8, $9, $10, $11, $11, $12)
-				ON CONFLICT DO NOTHING`, m.UUID, name, m.Org, m.ControllerUUID, m.Life, m.Status,
-				m.ApplicationCount, m.UnitCount, m.MachineCount, int64(m.EventIndex), a.At, created, owner)
-			if err != nil {
-				return pgErr("adopt model "+name, err)
-			}
-			if tag.RowsAffected() == 1 {
-				rows, _ := tx.Query(ctx, `SELECT `+modelCols+` FROM `+modelFrom+` WHERE m.uuid = $1`, m.UUID)
-				if m, err = pgx.CollectExactlyOneRow(rows, scanModel); err != nil {
-					return pgErr("adopt model "+name, err)
-				}
-				adopted = true
-				break
-			}
-			// Not inserted: either the name is taken, or the model is indexed
-			// (by a placement that committed after the caller looked): then
-			// the summary still applies.
-			indexed, err := updateSummary(ctx, tx, m, a.At)
-			if err != nil {
-				return err
-			}
-			if indexed {
-				return nil
-			}
-		}
-		if !adopted {
-			return fmt.Errorf("adopt model %s: %w: names %q are all taken in organization %s", m.UUID, ErrAlreadyExists, names, m.Org)
-		}
-		obj := authz.ModelObject(m.UUID)
-		ts := []authz.Tuple{
-			{User: authz.ControllerObject(m.ControllerUUID), Relation: authz.RelController, Object: obj},
-			{User: authz.OrgObject(m.Org), Relation: authz.RelOrganization, Object: obj},
-		}
-		if restored {
-			kept, err := forgottenGrants(ctx, tx, m.UUID)
-			if err != nil {
-				return err
-			}
-			ts = append(ts, kept...)
-		}
-		// Restored or not (another organization's now), what was kept of
-		// it is spent.
-		if _, err := tx.Exec(ctx, `DELETE FROM forgotten_models WHERE uuid = $1`, m.UUID); err != nil {
-			return pgErr("forgotten model", err)
-		}
-		if err := addTuples(ctx, tx, ts...); err != nil {
-			return err
-		}
-		details := map[string]any{"name": m.Name, "controller-name": a.ControllerName}
-		if restored {
-			details["restored"] = true
-		}
-		if m.Name != a.Model.Name {
-			details["spoke-name"] = a.Model.Name
-		}
-		if a.SpokeOwner != "" {
-			details["spoke-owner"] = a.SpokeOwner
-		}
-		_, err = appendAudit(ctx, tx, AuditEntry{At: a.At, Actor: "hub", Org: m.Org, Operation: OpModelAdopted,
-			ModelUUID: m.UUID, ControllerUUID: m.ControllerUUID, Result: ResultOK, Details: details})
+		var err error
+		m, adopted, err = adoptIn(ctx, tx, a, m)
 		return err
 	})
 	if err != nil || !adopted {
@@ -234,24 +122,137 @@ func (s *Store) AdoptModel(ctx context.Context, a Adoption) (Model, bool, error)
 	return m, true, nil
 }
 
-// forgottenGrants are the tuples kept of a forgotten model (its owner's,
-// its grants) whose user still exists: an identity or group removed since
-// gets nothing back.
-func forgottenGrants(ctx context.Context, tx pgx.Tx, model string) ([]authz.Tuple, error) {
-	rows, _ := tx.Query(ctx, `SELECT t."user", t.relation FROM forgotten_model_tuples t WHERE t.model_uuid = $1 AND (
-			(t."user" LIKE 'user:%' AND EXISTS (SELECT 1 FROM identities i WHERE 'user:' || i.id::text = t."user"))
-			OR (t."user" LIKE 'group:%' AND EXISTS (SELECT 1 FROM groups g WHERE 'group:' || g.id::text || '#member' = t."user"))
-			OR (t."user" NOT LIKE 'user:%' AND t."user" NOT LIKE 'group:%'))
-		ORDER BY 1, 2`, model)
-	ts, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (authz.Tuple, error) {
-		t := authz.Tuple{Object: authz.ModelObject(model)}
-		var rel string
-		err := r.Scan(&t.User, &rel)
-		t.Relation = authz.Relation(rel)
-		return t, err
-	})
-	return ts, pgErr("forgotten grants", err)
+// adoptIn is Adopt's transaction; m is the model as its controller
+// reports it, with no owner. It returns the indexed model, and false when
+// it was not indexed (a placement's, or indexed already).
+func adoptIn(ctx context.Context, tx pgx.Tx, a Adoption, m Model) (Model, bool, error) {
+	names := AdoptionNames(m.Name, a.ControllerName, m.UUID)
+	f, err := forgottenOn(ctx, tx, m)
+	if err != nil {
+		return m, false, err
+	}
+	restored := f != nil
+	var owner *string
+	if restored {
+		owner = f.owner
+		m.Org, m.CreatedAt = f.org, f.created
+		names = append([]string{f.name}, AdoptionNames(f.name, a.ControllerName, m.UUID)[1:]...)
+	}
+	claimed, err := placementClaims(ctx, tx, m, a.SpokeOwner)
+	if err != nil {
+		return m, false, err
+	}
+	if claimed {
+		// The hub is placing this model: its insert will index it. Until
+		// then there is no row to apply the summary to; it describes the
+		// model just created, as the insert does, and later events
+		// update the row.
+		_, err := updateSummary(ctx, tx, m, a.At)
+		return m, false, err
+	}
+	if err := ensureOrg(ctx, tx, m.Org); err != nil {
+		return m, false, err
+	}
+	m, inserted, err := insertAdopted(ctx, tx, m, names, owner, a.At)
+	if err != nil || !inserted {
+		return m, false, err
+	}
+	if err := linkAdopted(ctx, tx, m, restored); err != nil {
+		return m, false, err
+	}
+	return m, true, auditAdopted(ctx, tx, a, m, restored)
 }
 
-// OpModelAdopted is the audit operation of AdoptModel.
+// placementClaims reports whether a placement claims model m of the
+// controller's owner spokeOwner (Models.ClaimPlacement).
+func placementClaims(ctx context.Context, tx pgx.Tx, m Model, spokeOwner string) (bool, error) {
+	var claimed bool
+	err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM placements WHERE controller_uuid = $1 AND name = $2
+		AND spoke_owner = $3 AND expires_at > now())`, m.ControllerUUID, m.Name, spokeOwner).Scan(&claimed)
+	return claimed, pgErr("placements", err)
+}
+
+// insertAdopted indexes m under the first of names free in its
+// organization, owned by owner (nil: nobody), and returns the row. It
+// returns false when the model is indexed already (by a placement that
+// committed after the caller looked), whose summary it then applies, and
+// ErrAlreadyExists when every name is taken.
+func insertAdopted(ctx context.Context, tx pgx.Tx, m Model, names []string, owner *string, at time.Time) (Model, bool, error) {
+	// Created when the controller created it, where it says so.
+	created := at
+	if !m.CreatedAt.IsZero() {
+		created = m.CreatedAt
+	}
+	for _, name := range names {
+		// DO NOTHING on either key: a concurrent insert of the same UUID
+		// (placement) or of the same name is waited for, then skipped.
+		tag, err := tx.Exec(ctx, `INSERT INTO models (uuid, name, org, owner, controller_uuid, life, status,
+			application_count, unit_count, machine_count, event_index, updated_at, status_since, created_at)
+			VALUES ($1, $2, $3, $13, $4, $5, $6, $7, $8, $9, $10, $11, $11, $12)
+			ON CONFLICT DO NOTHING`, m.UUID, name, m.Org, m.ControllerUUID, m.Life, m.Status,
+			m.ApplicationCount, m.UnitCount, m.MachineCount, int64(m.EventIndex), at, created, owner)
+		if err != nil {
+			return m, false, pgErr("adopt model "+name, err)
+		}
+		if tag.RowsAffected() == 1 {
+			rows, _ := tx.Query(ctx, `SELECT `+modelCols+` FROM `+modelFrom+` WHERE m.uuid = $1`, m.UUID)
+			row, err := pgx.CollectExactlyOneRow(rows, scanModel)
+			if err != nil {
+				return m, false, pgErr("adopt model "+name, err)
+			}
+			return row, true, nil
+		}
+		// Not inserted: either the name is taken, or the model is indexed
+		// (by a placement that committed after the caller looked): then
+		// the summary still applies.
+		indexed, err := updateSummary(ctx, tx, m, at)
+		if err != nil || indexed {
+			return m, false, err
+		}
+	}
+	return m, false, fmt.Errorf("adopt model %s: %w: names %q are all taken in organization %s", m.UUID, ErrAlreadyExists, names, m.Org)
+}
+
+// linkAdopted gives adopted model m its structural tuples (hosting
+// controller, owning organization) and, when it is restored, the grants
+// kept of it.
+func linkAdopted(ctx context.Context, tx pgx.Tx, m Model, restored bool) error {
+	obj := authz.ModelObject(m.UUID)
+	ts := []authz.Tuple{
+		{User: authz.ControllerObject(m.ControllerUUID), Relation: authz.RelController, Object: obj},
+		{User: authz.OrgObject(m.Org), Relation: authz.RelOrganization, Object: obj},
+	}
+	if restored {
+		kept, err := forgottenGrants(ctx, tx, m.UUID)
+		if err != nil {
+			return err
+		}
+		ts = append(ts, kept...)
+	}
+	// Restored or not (another organization's now), what was kept of
+	// it is spent.
+	if _, err := tx.Exec(ctx, `DELETE FROM forgotten_models WHERE uuid = $1`, m.UUID); err != nil {
+		return pgErr("forgotten model", err)
+	}
+	return addTuples(ctx, tx, ts...)
+}
+
+// auditAdopted writes Adopt's audit entry for m, adopted as a describes.
+func auditAdopted(ctx context.Context, tx pgx.Tx, a Adoption, m Model, restored bool) error {
+	details := map[string]any{"name": m.Name, "controller-name": a.ControllerName}
+	if restored {
+		details["restored"] = true
+	}
+	if m.Name != a.Model.Name {
+		details["spoke-name"] = a.Model.Name
+	}
+	if a.SpokeOwner != "" {
+		details["spoke-owner"] = a.SpokeOwner
+	}
+	_, err := appendAudit(ctx, tx, AuditEntry{At: a.At, Actor: "hub", Org: m.Org, Operation: OpModelAdopted,
+		ModelUUID: m.UUID, ControllerUUID: m.ControllerUUID, Result: ResultOK, Details: details})
+	return err
+}
+
+// OpModelAdopted is the audit operation of Models.Adopt.
 const OpModelAdopted = "model adopted"

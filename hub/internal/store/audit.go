@@ -11,6 +11,9 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
+// Audit is the audit log.
+type Audit struct{ *db }
+
 // Audit results.
 const (
 	ResultOK     = "ok"
@@ -55,23 +58,23 @@ func nullUUID(s string) *uuid.UUID {
 	return &u
 }
 
-// AppendAudit writes one entry.
-func (s *Store) AppendAudit(ctx context.Context, e AuditEntry) error {
+// Append writes one entry.
+func (s *Audit) Append(ctx context.Context, e AuditEntry) error {
 	_, err := appendAudit(ctx, s.pool, e)
 	return err
 }
 
-// BeginAudit writes e for a request about to be served, as pending, and
-// returns the entry's id for FinishAudit. A request whose entry cannot be
+// Begin writes e for a request about to be served, as pending, and
+// returns the entry's id for Audit.Finish. A request whose entry cannot be
 // written is not served: no change goes unrecorded.
-func (s *Store) BeginAudit(ctx context.Context, e AuditEntry) (int64, error) {
+func (s *Audit) Begin(ctx context.Context, e AuditEntry) (int64, error) {
 	e.Status, e.Result = 0, ResultPending
 	return appendAudit(ctx, s.pool, e)
 }
 
-// FinishAudit completes entry id, written by BeginAudit, with what e says
+// Finish completes entry id, written by Audit.Begin, with what e says
 // of the request and its result; its time, actor and address stay.
-func (s *Store) FinishAudit(ctx context.Context, id int64, e AuditEntry) error {
+func (s *Audit) Finish(ctx context.Context, id int64, e AuditEntry) error {
 	if e.Details == nil {
 		e.Details = map[string]any{}
 	}
@@ -178,9 +181,9 @@ type AuditQuery struct {
 	Limit int
 }
 
-// QueryAudit returns entries newest first, and the cursor of the next page
+// Query returns entries newest first, and the cursor of the next page
 // (0 when there is none).
-func (s *Store) QueryAudit(ctx context.Context, q AuditQuery) ([]AuditEntry, int64, error) {
+func (s *Audit) Query(ctx context.Context, q AuditQuery) ([]AuditEntry, int64, error) {
 	if q.Limit <= 0 || q.Limit > 1000 {
 		return nil, 0, fmt.Errorf("store: audit: %w: limit must be 1..1000", ErrInvalid)
 	}
@@ -252,8 +255,8 @@ func (s *Store) QueryAudit(ctx context.Context, q AuditQuery) ([]AuditEntry, int
 	return out, next, nil
 }
 
-// DeleteAuditBefore deletes entries older than cutoff (retention).
-func (s *Store) DeleteAuditBefore(ctx context.Context, cutoff time.Time) (int64, error) {
+// DeleteBefore deletes entries older than cutoff (retention).
+func (s *Audit) DeleteBefore(ctx context.Context, cutoff time.Time) (int64, error) {
 	tag, err := s.pool.Exec(ctx, `DELETE FROM audit_log WHERE at < $1`, cutoff)
 	return tag.RowsAffected(), pgErr("audit retention", err)
 }

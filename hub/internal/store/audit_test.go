@@ -17,15 +17,15 @@ func TestAuditNamesModels(t *testing.T) {
 	f := newAdoptFixture(t)
 	ctx := t.Context()
 	live, gone := uuid.NewString(), uuid.NewString()
-	if err := f.s.InsertModel(ctx, store.Model{UUID: live, Name: "prod", Org: "acme", Owner: f.bob.ID, ControllerUUID: f.ctrl, Status: "active"}); err != nil {
+	if err := f.s.Models.Insert(ctx, store.Model{UUID: live, Name: "prod", Org: "acme", Owner: f.bob.ID, ControllerUUID: f.ctrl, Status: "active"}); err != nil {
 		t.Fatal(err)
 	}
 	for _, m := range []string{live, gone} {
-		if err := f.s.AppendAudit(ctx, store.AuditEntry{At: time.Now(), Org: "acme", Operation: "deploy", ModelUUID: m, Result: store.ResultOK}); err != nil {
+		if err := f.s.Audit.Append(ctx, store.AuditEntry{At: time.Now(), Org: "acme", Operation: "deploy", ModelUUID: m, Result: store.ResultOK}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	es, _, err := f.s.QueryAudit(ctx, store.AuditQuery{All: true, Operation: "deploy", Limit: 10})
+	es, _, err := f.s.Audit.Query(ctx, store.AuditQuery{All: true, Operation: "deploy", Limit: 10})
 	if err != nil || len(es) != 2 {
 		t.Fatalf("audit: %+v %v", es, err)
 	}
@@ -42,7 +42,7 @@ func TestAuditOperationFamilies(t *testing.T) {
 	ctx := t.Context()
 	for _, op := range []string{"login-device", "login-client-credentials", "login", "loginx", "add-model", "add_model", "deploy",
 		store.OpModelAdopted, store.OpModelForgotten, store.OpControllerRewound, "model POST things/{id}/new"} {
-		if err := s.AppendAudit(ctx, store.AuditEntry{At: time.Now(), Org: "a", Operation: op, Result: store.ResultOK}); err != nil {
+		if err := s.Audit.Append(ctx, store.AuditEntry{At: time.Now(), Org: "a", Operation: op, Result: store.ResultOK}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -58,7 +58,7 @@ func TestAuditOperationFamilies(t *testing.T) {
 		"%":                  nil,
 		"log":                nil,
 	} {
-		es, _, err := s.QueryAudit(ctx, store.AuditQuery{All: true, Operation: q, Limit: 100})
+		es, _, err := s.Audit.Query(ctx, store.AuditQuery{All: true, Operation: q, Limit: 100})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -80,18 +80,18 @@ func TestAuditBeginAndFinish(t *testing.T) {
 	f := newAdoptFixture(t)
 	ctx := t.Context()
 	m := uuid.NewString()
-	if err := f.s.InsertModel(ctx, store.Model{UUID: m, Name: "prod", Org: "acme", Owner: f.bob.ID, ControllerUUID: f.ctrl, Status: "active"}); err != nil {
+	if err := f.s.Models.Insert(ctx, store.Model{UUID: m, Name: "prod", Org: "acme", Owner: f.bob.ID, ControllerUUID: f.ctrl, Status: "active"}); err != nil {
 		t.Fatal(err)
 	}
 	at := time.Now().Add(-time.Minute).Truncate(time.Microsecond)
-	id, err := f.s.BeginAudit(ctx, store.AuditEntry{At: at, IdentityID: f.bob.ID, Actor: "bob", Org: "acme",
+	id, err := f.s.Audit.Begin(ctx, store.AuditEntry{At: at, IdentityID: f.bob.ID, Actor: "bob", Org: "acme",
 		Operation: "PATCH /v1/models/" + m + "/config", Method: "PATCH", Path: "/v1/models/" + m + "/config", RemoteAddr: "127.0.0.1:5"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	read := func() store.AuditEntry {
 		t.Helper()
-		es, _, err := f.s.QueryAudit(ctx, store.AuditQuery{All: true, Limit: 10})
+		es, _, err := f.s.Audit.Query(ctx, store.AuditQuery{All: true, Limit: 10})
 		if err != nil || len(es) != 1 || es[0].ID != id {
 			t.Fatalf("audit: %+v %v", es, err)
 		}
@@ -102,7 +102,7 @@ func TestAuditBeginAndFinish(t *testing.T) {
 	}
 	done := store.AuditEntry{Org: "acme", Operation: "model-config", ModelUUID: m, ControllerUUID: f.ctrl, Status: 200,
 		Result: store.ResultOK, Details: map[string]any{"body": map[string]any{"set": "x"}}}
-	if err := f.s.FinishAudit(ctx, id, done); err != nil {
+	if err := f.s.Audit.Finish(ctx, id, done); err != nil {
 		t.Fatal(err)
 	}
 	e := read()
@@ -110,7 +110,7 @@ func TestAuditBeginAndFinish(t *testing.T) {
 		!e.At.Equal(at) || e.Actor != "bob" || e.RemoteAddr != "127.0.0.1:5" || e.Details["body"] == nil {
 		t.Errorf("a finished entry: %+v", e)
 	}
-	if err := f.s.FinishAudit(ctx, id, done); !errors.Is(err, store.ErrNotFound) {
+	if err := f.s.Audit.Finish(ctx, id, done); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("finishing an entry twice: %v, want not found", err)
 	}
 }
@@ -123,16 +123,16 @@ func TestAuditRecordsAnyText(t *testing.T) {
 	s, _ := newStore(t)
 	ctx := t.Context()
 	bad := "nul\x00and\xffbyte"
-	id, err := s.BeginAudit(ctx, store.AuditEntry{At: time.Now(), Org: "a", Operation: "POST /v1/grants/" + bad, Method: "POST", Path: "/v1/grants/" + bad,
+	id, err := s.Audit.Begin(ctx, store.AuditEntry{At: time.Now(), Org: "a", Operation: "POST /v1/grants/" + bad, Method: "POST", Path: "/v1/grants/" + bad,
 		Details: map[string]any{"body": map[string]any{"user": bad, bad: []any{bad, 1.5}}}})
 	if err != nil {
 		t.Fatalf("begin: %v", err)
 	}
-	if err := s.FinishAudit(ctx, id, store.AuditEntry{Org: "a", Operation: "grant", Status: 400, Result: store.ResultError,
+	if err := s.Audit.Finish(ctx, id, store.AuditEntry{Org: "a", Operation: "grant", Status: 400, Result: store.ResultError,
 		Details: map[string]any{"target": bad}}); err != nil {
 		t.Fatalf("finish: %v", err)
 	}
-	es, _, err := s.QueryAudit(ctx, store.AuditQuery{All: true, Limit: 10})
+	es, _, err := s.Audit.Query(ctx, store.AuditQuery{All: true, Limit: 10})
 	const clean = "nul\uFFFDand\uFFFDbyte"
 	if err != nil || len(es) != 1 || es[0].Path != "/v1/grants/"+clean || es[0].Details["target"] != clean {
 		t.Fatalf("audit: %+v %v", es, err)

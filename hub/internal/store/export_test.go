@@ -7,8 +7,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// ListModelsSQL and ListModelKeysSQL are VisibleModels' and
-// VisibleModelKeys' queries, for tests that EXPLAIN them.
+// ListModelsSQL and ListModelKeysSQL are Models.Visible's and
+// Models.VisibleKeys's queries, for tests that EXPLAIN them.
 const (
 	ListModelsSQL    = listModels
 	ListModelKeysSQL = listModelKeys
@@ -26,7 +26,7 @@ func MigrateDSNTo(ctx context.Context, dsn string, v int) error {
 		return err
 	}
 	defer pool.Close()
-	return (&Store{pool: pool}).migrateTo(ctx, ms[:v])
+	return (&db{pool: pool}).migrateTo(ctx, ms[:v])
 }
 
 // SetListenPing changes how long the permission-change listener waits

@@ -1,12 +1,9 @@
 package store
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"regexp"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -14,6 +11,10 @@ import (
 
 	"github.com/droverhq/drover/authz"
 )
+
+// Groups are the named sets of identities of each organization, and their
+// memberships.
+type Groups struct{ *db }
 
 // Group is a named set of identities inside one organization. Its OpenFGA
 // object is group:<ID>.
@@ -35,8 +36,8 @@ func checkGroupName(name string) error {
 	return nil
 }
 
-// CreateGroup creates a group in org.
-func (s *Store) CreateGroup(ctx context.Context, org, name string) (Group, error) {
+// Create creates a group in org.
+func (s *Groups) Create(ctx context.Context, org, name string) (Group, error) {
 	if err := checkGroupName(name); err != nil {
 		return Group{}, err
 	}
@@ -46,8 +47,8 @@ func (s *Store) CreateGroup(ctx context.Context, org, name string) (Group, error
 	return g, pgErr(fmt.Sprintf("group %s/%s", org, name), err)
 }
 
-// GroupByName returns the group name of org.
-func (s *Store) GroupByName(ctx context.Context, org, name string) (Group, error) {
+// ByName returns the group name of org.
+func (s *Groups) ByName(ctx context.Context, org, name string) (Group, error) {
 	var g Group
 	var id uuid.UUID
 	err := s.pool.QueryRow(ctx, `SELECT id, org, name, created_at FROM groups WHERE org = $1 AND name = $2`, org, name).
@@ -56,8 +57,8 @@ func (s *Store) GroupByName(ctx context.Context, org, name string) (Group, error
 	return g, pgErr(fmt.Sprintf("group %s/%s", org, name), err)
 }
 
-// AddGroupMember adds an identity to a group (and its OpenFGA membership).
-func (s *Store) AddGroupMember(ctx context.Context, groupID, identityID string) error {
+// AddMember adds an identity to a group (and its OpenFGA membership).
+func (s *Groups) AddMember(ctx context.Context, groupID, identityID string) error {
 	return s.inTx(ctx, func(tx pgx.Tx) error {
 		// Neither the group nor the identity may go meanwhile: their
 		// removal waits for this, or this finds them gone (not found).
@@ -76,8 +77,8 @@ func (s *Store) AddGroupMember(ctx context.Context, groupID, identityID string) 
 	})
 }
 
-// RemoveGroupMember is AddGroupMember's inverse.
-func (s *Store) RemoveGroupMember(ctx context.Context, groupID, identityID string) error {
+// RemoveMember is Groups.AddMember's inverse.
+func (s *Groups) RemoveMember(ctx context.Context, groupID, identityID string) error {
 	return s.inTx(ctx, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `DELETE FROM group_members WHERE group_id = $1 AND identity_id = $2`, groupID, identityID)
 		if err != nil {
@@ -90,134 +91,8 @@ func (s *Store) RemoveGroupMember(ctx context.Context, groupID, identityID strin
 	})
 }
 
-// Grant records a permission tuple (a grant made by a person) and queues it
-// for OpenFGA; granting twice is not an error. A grant to a group that is
-// gone (removed meanwhile) is ErrNotFound.
-func (s *Store) Grant(ctx context.Context, t authz.Tuple) error {
-	return s.inTx(ctx, func(tx pgx.Tx) error {
-		if err := lockSubject(ctx, tx, t.User); err != nil {
-			return err
-		}
-		return addTuples(ctx, tx, t)
-	})
-}
-
-// Revoke removes the grants in remove that exist and, if there was one,
-// grants leave (a lower level the revoke leaves the user with), in one
-// transaction; ErrNotFound when none of remove exists.
-func (s *Store) Revoke(ctx context.Context, remove []authz.Tuple, leave *authz.Tuple) error {
-	return s.inTx(ctx, func(tx pgx.Tx) error {
-		if leave != nil {
-			if err := lockSubject(ctx, tx, leave.User); err != nil {
-				return err
-			}
-		}
-		held := 0
-		for _, t := range remove {
-			var n int
-			if err := tx.QueryRow(ctx, `SELECT count(*) FROM authz_tuples WHERE "user" = $1 AND relation = $2 AND object = $3`,
-				t.User, string(t.Relation), t.Object).Scan(&n); err != nil {
-				return pgErr("revoke", err)
-			}
-			held += n
-		}
-		if held == 0 {
-			return fmt.Errorf("grant %v: %w", remove, ErrNotFound)
-		}
-		if err := removeTuples(ctx, tx, remove...); err != nil {
-			return err
-		}
-		if leave != nil {
-			return addTuples(ctx, tx, *leave)
-		}
-		return nil
-	})
-}
-
-// GrantsOn returns the tuples whose object is object.
-func (s *Store) GrantsOn(ctx context.Context, object string) ([]authz.Tuple, error) {
-	rows, err := s.pool.Query(ctx, `SELECT "user", relation, object FROM authz_tuples WHERE object = $1
-		ORDER BY relation, "user"`, object)
-	if err != nil {
-		return nil, pgErr("grants", err)
-	}
-	return pgx.CollectRows(rows, scanTuple)
-}
-
-// ModelUser is a user, a group or everyone with a grant on a model itself,
-// as Juju's show-model lists its users.
-type ModelUser struct {
-	Name        string     `json:"name"`
-	DisplayName string     `json:"display-name,omitempty"`
-	Kind        string     `json:"kind"`   // "user", "service-account", "group" or "everyone"
-	Access      string     `json:"access"` // Juju's level: "admin", "write" or "read"
-	LastLogin   *time.Time `json:"last-connection,omitempty"`
-}
-
-// accessName is a model relation and its name in Juju's words.
-type accessName struct {
-	rel    authz.Relation
-	access string
-}
-
-// modelAccess names the model relations (the only ones ModelUsers reads),
-// highest first.
-var modelAccess = []accessName{{authz.Administrator, "admin"}, {authz.Writer, "write"}, {authz.Reader, "read"}}
-
-// ModelUsers returns who holds a grant on the model itself (not through
-// its organization or controller), each once at its highest level, by
-// name. Identities and groups are found by their primary keys.
-func (s *Store) ModelUsers(ctx context.Context, model string) ([]ModelUser, error) {
-	rows, err := s.pool.Query(ctx, `SELECT t.relation, t."user",
-			CASE WHEN i.id IS NOT NULL THEN identity_name(i.email, i.kind, i.display_name, i.subject) ELSE coalesce(g.name, '') END,
-			coalesce(i.display_name, ''), coalesce(i.kind, ''), g.id IS NOT NULL, i.last_login
-		FROM authz_tuples t
-		LEFT JOIN identities i ON i.id = CASE WHEN t."user" ~ '^user:[0-9a-f-]{36}$' THEN substr(t."user", 6)::uuid END
-		LEFT JOIN groups g ON g.id = CASE WHEN t."user" ~ '^group:[0-9a-f-]{36}#member$' THEN substr(t."user", 7, 36)::uuid END
-		WHERE t.object = $1 AND t.relation IN ('administrator', 'writer', 'reader')`, authz.ModelObject(model))
-	if err != nil {
-		return nil, pgErr("model users", err)
-	}
-	defer rows.Close()
-	type ranked struct {
-		ModelUser
-		rank int // index in modelAccess: lower is higher
-	}
-	bySubject := map[string]ranked{}
-	for rows.Next() {
-		var rel, subject string
-		var group bool
-		var u ModelUser
-		if err := rows.Scan(&rel, &subject, &u.Name, &u.DisplayName, &u.Kind, &group, &u.LastLogin); err != nil {
-			return nil, pgErr("model users", err)
-		}
-		rank := slices.IndexFunc(modelAccess, func(a accessName) bool { return string(a.rel) == rel })
-		u.Access = modelAccess[rank].access
-		switch {
-		case subject == authz.Everyone:
-			u.Name, u.Kind = "everyone", "everyone"
-		case group:
-			u.Kind = "group"
-		case u.Name == "": // a tuple whose subject is gone: show it as it is
-			u.Name, u.Kind = subject, "unknown"
-		}
-		if cur, ok := bySubject[subject]; !ok || rank < cur.rank {
-			bySubject[subject] = ranked{u, rank}
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, pgErr("model users", err)
-	}
-	out := make([]ModelUser, 0, len(bySubject))
-	for _, u := range bySubject {
-		out = append(out, u.ModelUser)
-	}
-	slices.SortFunc(out, func(a, b ModelUser) int { return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(a.Kind, b.Kind)) })
-	return out, nil
-}
-
-// GroupByID returns one group.
-func (s *Store) GroupByID(ctx context.Context, id string) (Group, error) {
+// ByID returns one group.
+func (s *Groups) ByID(ctx context.Context, id string) (Group, error) {
 	if _, err := uuid.Parse(id); err != nil {
 		return Group{}, fmt.Errorf("group %q: %w", id, ErrNotFound)
 	}
@@ -233,9 +108,9 @@ type GroupSummary struct {
 	Members int `json:"member-count"`
 }
 
-// ListGroups returns the groups of orgs with their member counts, by
+// List returns the groups of orgs with their member counts, by
 // organization then name (in byte order: both columns are COLLATE "C").
-func (s *Store) ListGroups(ctx context.Context, orgs []string) ([]GroupSummary, error) {
+func (s *Groups) List(ctx context.Context, orgs []string) ([]GroupSummary, error) {
 	rows, err := s.pool.Query(ctx, `SELECT g.id::text, g.org, g.name, g.created_at,
 			(SELECT count(*) FROM group_members m WHERE m.group_id = g.id)
 		FROM groups g WHERE g.org = ANY($1) ORDER BY g.org, g.name`, orgs)
@@ -255,8 +130,8 @@ type GroupMember struct {
 	Kind string `json:"kind"`
 }
 
-// ListGroupMembers returns a group's members by name (byte order).
-func (s *Store) ListGroupMembers(ctx context.Context, groupID string) ([]GroupMember, error) {
+// ListMembers returns a group's members by name (byte order).
+func (s *Groups) ListMembers(ctx context.Context, groupID string) ([]GroupMember, error) {
 	rows, err := s.pool.Query(ctx, `SELECT i.id::text, identity_name(i.email, i.kind, i.display_name, i.subject), i.kind
 		FROM group_members m JOIN identities i ON i.id = m.identity_id
 		WHERE m.group_id = $1 ORDER BY identity_name(i.email, i.kind, i.display_name, i.subject) COLLATE "C", i.id`, groupID)
@@ -269,9 +144,9 @@ func (s *Store) ListGroupMembers(ctx context.Context, groupID string) ([]GroupMe
 	})
 }
 
-// GroupGrants returns the grants made to a group: the expected tuples
+// Grants returns the grants made to a group: the expected tuples
 // whose subject is its members (group:<ID>#member), by object and relation.
-func (s *Store) GroupGrants(ctx context.Context, groupID string) ([]authz.Tuple, error) {
+func (s *Groups) Grants(ctx context.Context, groupID string) ([]authz.Tuple, error) {
 	rows, err := s.pool.Query(ctx, `SELECT "user", relation, object FROM authz_tuples WHERE "user" = $1
 		ORDER BY object, relation`, authz.GroupMembers(groupID))
 	if err != nil {
@@ -280,11 +155,11 @@ func (s *Store) GroupGrants(ctx context.Context, groupID string) ([]authz.Tuple,
 	return pgx.CollectRows(rows, scanTuple)
 }
 
-// RemoveGroup deletes a group, its memberships and, in the same
+// Remove deletes a group, its memberships and, in the same
 // transaction, every tuple on it: its members' membership and every grant
 // made to the group, so its members lose what it gave them (in OpenFGA
 // once the outbox delivers).
-func (s *Store) RemoveGroup(ctx context.Context, id string) error {
+func (s *Groups) Remove(ctx context.Context, id string) error {
 	if uuid.Validate(id) != nil {
 		return fmt.Errorf("group %q: %w", id, ErrNotFound)
 	}
@@ -303,9 +178,9 @@ func (s *Store) RemoveGroup(ctx context.Context, id string) error {
 	})
 }
 
-// RenameGroup gives a group another name in its organization. Its OpenFGA
+// Rename gives a group another name in its organization. Its OpenFGA
 // object is its id, so no tuple changes.
-func (s *Store) RenameGroup(ctx context.Context, id, name string) (Group, error) {
+func (s *Groups) Rename(ctx context.Context, id, name string) (Group, error) {
 	if err := checkGroupName(name); err != nil {
 		return Group{}, err
 	}
@@ -324,29 +199,4 @@ func (s *Store) RenameGroup(ctx context.Context, id, name string) (Group, error)
 		return pgErr(fmt.Sprintf("group %s/%s", g.Org, name), err)
 	})
 	return g, err
-}
-
-// lockSubject holds, until the transaction ends, the row of what subject
-// names: a group (group:<ID>#member), so that RemoveGroup cannot remove it
-// between here and the commit, or an identity (user:<ID>), so that
-// RemoveIdentity cannot; ErrNotFound when it is gone. Other subjects
-// (everyone) need nothing.
-func lockSubject(ctx context.Context, tx pgx.Tx, subject string) error {
-	if id, ok := strings.CutPrefix(subject, authz.TypeUser+":"); ok && uuid.Validate(id) == nil {
-		return lockRow(ctx, tx, "identities", "identity", id)
-	}
-	rest, group := strings.CutPrefix(subject, authz.TypeGroup+":")
-	id, members := strings.CutSuffix(rest, "#"+string(authz.Member))
-	if !group || !members || uuid.Validate(id) != nil {
-		return nil
-	}
-	return lockRow(ctx, tx, "groups", "group", id)
-}
-
-// lockRow takes a key-share lock on the row id of table (groups or
-// identities): it cannot be deleted before the transaction ends.
-func lockRow(ctx context.Context, tx pgx.Tx, table, what, id string) error {
-	var one int
-	err := tx.QueryRow(ctx, `SELECT 1 FROM `+table+` WHERE id = $1 FOR KEY SHARE`, id).Scan(&one)
-	return pgErr(what+" "+id, err)
 }

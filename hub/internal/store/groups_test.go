@@ -33,10 +33,10 @@ func newGroupsFixture(t *testing.T) *groupsFixture {
 	f := &groupsFixture{adoptFixture: newAdoptFixture(t), model: uuid.NewString()}
 	ctx := t.Context()
 	var err error
-	if f.ann, _, err = f.s.Login(ctx, store.Identity{Issuer: "https://idp.test", Subject: "ann", Email: "ann@example.com"}, "acme", time.Now()); err != nil {
+	if f.ann, _, err = f.s.Identities.Login(ctx, store.Identity{Issuer: "https://idp.test", Subject: "ann", Email: "ann@example.com"}, "acme", time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	if f.ci, _, err = f.s.Login(ctx, store.Identity{Issuer: "https://idp.test", Subject: "sa-ci", Kind: store.KindServiceAccount,
+	if f.ci, _, err = f.s.Identities.Login(ctx, store.Identity{Issuer: "https://idp.test", Subject: "sa-ci", Kind: store.KindServiceAccount,
 		DisplayName: "ci"}, "acme", time.Now()); err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func newGroupsFixture(t *testing.T) *groupsFixture {
 		dst       *store.Group
 		org, name string
 	}{{&f.web, "acme", "web"}, {&f.ops, "acme", "ops"}, {&f.globexOps, "globex", "ops"}} {
-		if *g.dst, err = f.s.CreateGroup(ctx, g.org, g.name); err != nil {
+		if *g.dst, err = f.s.Groups.Create(ctx, g.org, g.name); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -52,7 +52,7 @@ func newGroupsFixture(t *testing.T) *groupsFixture {
 		g  store.Group
 		id store.Identity
 	}{{f.ops, f.ann}, {f.ops, f.ci}, {f.web, f.bob}} {
-		if err := f.s.AddGroupMember(ctx, m.g.ID, m.id.ID); err != nil {
+		if err := f.s.Groups.AddMember(ctx, m.g.ID, m.id.ID); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -62,7 +62,7 @@ func newGroupsFixture(t *testing.T) *groupsFixture {
 	}
 	f.webGrants = []authz.Tuple{{User: authz.GroupMembers(f.web.ID), Relation: authz.Writer, Object: authz.ModelObject(f.model)}}
 	for _, g := range append(slices.Clone(f.opsGrants), f.webGrants...) {
-		if err := f.s.Grant(ctx, g); err != nil {
+		if err := f.s.Grants.Add(ctx, g); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -86,7 +86,7 @@ func TestListGroups(t *testing.T) {
 	ctx := t.Context()
 	list := func(orgs ...string) string {
 		t.Helper()
-		gs, err := f.s.ListGroups(ctx, orgs)
+		gs, err := f.s.Groups.List(ctx, orgs)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -113,7 +113,7 @@ func TestListGroups(t *testing.T) {
 		}
 	}
 
-	members, err := f.s.ListGroupMembers(ctx, f.ops.ID)
+	members, err := f.s.Groups.ListMembers(ctx, f.ops.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +122,7 @@ func TestListGroups(t *testing.T) {
 	}) {
 		t.Errorf("members of acme/ops: %s", got)
 	}
-	grants, err := f.s.GroupGrants(ctx, f.ops.ID)
+	grants, err := f.s.Groups.Grants(ctx, f.ops.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +142,7 @@ func TestListGroups(t *testing.T) {
 func TestRemoveGroup(t *testing.T) {
 	f := newGroupsFixture(t)
 	ctx := t.Context()
-	before, err := f.s.PendingOutbox(ctx, 1000)
+	before, err := f.s.Outbox.Pending(ctx, 1000)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +151,7 @@ func TestRemoveGroup(t *testing.T) {
 		t.Fatalf("tuples on acme/ops before: %q", removed)
 	}
 	webBefore := f.onGroup(t, f.web.ID)
-	if err := f.s.RemoveGroup(ctx, f.ops.ID); err != nil {
+	if err := f.s.Groups.Remove(ctx, f.ops.ID); err != nil {
 		t.Fatal(err)
 	}
 	if got := f.onGroup(t, f.ops.ID); len(got) != 0 {
@@ -160,7 +160,7 @@ func TestRemoveGroup(t *testing.T) {
 	if got := f.onGroup(t, f.web.ID); !slices.Equal(got, webBefore) {
 		t.Errorf("acme/web's tuples: %q, want %q", got, webBefore)
 	}
-	after, err := f.s.PendingOutbox(ctx, 1000)
+	after, err := f.s.Outbox.Pending(ctx, 1000)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,22 +175,22 @@ func TestRemoveGroup(t *testing.T) {
 	if !slices.Equal(deleted, removed) {
 		t.Errorf("queued deletions %q, want %q", deleted, removed)
 	}
-	if _, err := f.s.GroupByID(ctx, f.ops.ID); !errors.Is(err, store.ErrNotFound) {
+	if _, err := f.s.Groups.ByID(ctx, f.ops.ID); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("the removed group: %v", err)
 	}
-	if ms, err := f.s.ListGroupMembers(ctx, f.ops.ID); err != nil || len(ms) != 0 {
+	if ms, err := f.s.Groups.ListMembers(ctx, f.ops.ID); err != nil || len(ms) != 0 {
 		t.Errorf("members of the removed group: %v %v", ms, err)
 	}
-	if gs, err := f.s.ListGroups(ctx, []string{"acme"}); err != nil || len(gs) != 1 || gs[0].ID != f.web.ID {
+	if gs, err := f.s.Groups.List(ctx, []string{"acme"}); err != nil || len(gs) != 1 || gs[0].ID != f.web.ID {
 		t.Errorf("acme's groups after: %+v %v", gs, err)
 	}
 
 	// What comes for the group once it is gone finds it gone.
 	for what, err := range map[string]error{
-		"remove again":    f.s.RemoveGroup(ctx, f.ops.ID),
-		"remove a bad id": f.s.RemoveGroup(ctx, "not-a-uuid"),
-		"grant":           f.s.Grant(ctx, f.opsGrants[0]),
-		"add a member":    f.s.AddGroupMember(ctx, f.ops.ID, f.ann.ID),
+		"remove again":    f.s.Groups.Remove(ctx, f.ops.ID),
+		"remove a bad id": f.s.Groups.Remove(ctx, "not-a-uuid"),
+		"grant":           f.s.Grants.Add(ctx, f.opsGrants[0]),
+		"add a member":    f.s.Groups.AddMember(ctx, f.ops.ID, f.ann.ID),
 	} {
 		if !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("%s: %v, want ErrNotFound", what, err)
@@ -202,42 +202,42 @@ func TestRemoveGroup(t *testing.T) {
 }
 
 // TestRenameGroup: a group keeps its id, members and grants under its new
-// name; the name rules and uniqueness are CreateGroup's.
+// name; the name rules and uniqueness are Groups.Create's.
 func TestRenameGroup(t *testing.T) {
 	f := newGroupsFixture(t)
 	ctx := t.Context()
 	tuples := f.onGroup(t, f.ops.ID)
-	queued, err := f.s.PendingOutbox(ctx, 1000)
+	queued, err := f.s.Outbox.Pending(ctx, 1000)
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := f.s.RenameGroup(ctx, f.ops.ID, "sre")
+	g, err := f.s.Groups.Rename(ctx, f.ops.ID, "sre")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if g.ID != f.ops.ID || g.Org != "acme" || g.Name != "sre" || !g.CreatedAt.Equal(f.ops.CreatedAt) {
 		t.Errorf("renamed: %+v, was %+v", g, f.ops)
 	}
-	if byName, err := f.s.GroupByName(ctx, "acme", "sre"); err != nil || byName.ID != f.ops.ID {
+	if byName, err := f.s.Groups.ByName(ctx, "acme", "sre"); err != nil || byName.ID != f.ops.ID {
 		t.Errorf("acme/sre: %+v %v", byName, err)
 	}
-	if _, err := f.s.GroupByName(ctx, "acme", "ops"); !errors.Is(err, store.ErrNotFound) {
+	if _, err := f.s.Groups.ByName(ctx, "acme", "ops"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("acme/ops after the rename: %v", err)
 	}
 	if got := f.onGroup(t, f.ops.ID); !slices.Equal(got, tuples) {
 		t.Errorf("tuples after the rename: %q, want %q", got, tuples)
 	}
-	if ms, err := f.s.ListGroupMembers(ctx, f.ops.ID); err != nil || len(ms) != 2 {
+	if ms, err := f.s.Groups.ListMembers(ctx, f.ops.ID); err != nil || len(ms) != 2 {
 		t.Errorf("members after the rename: %v %v", ms, err)
 	}
-	if after, err := f.s.PendingOutbox(ctx, 1000); err != nil || len(after) != len(queued) {
+	if after, err := f.s.Outbox.Pending(ctx, 1000); err != nil || len(after) != len(queued) {
 		t.Errorf("a rename queued tuples: %d entries, was %d (%v)", len(after), len(queued), err)
 	}
-	if _, err := f.s.RenameGroup(ctx, f.ops.ID, "sre"); err != nil {
+	if _, err := f.s.Groups.Rename(ctx, f.ops.ID, "sre"); err != nil {
 		t.Errorf("renaming to its own name: %v", err)
 	}
 	// Another organization's ops does not clash.
-	if _, err := f.s.RenameGroup(ctx, f.ops.ID, "ops"); err != nil {
+	if _, err := f.s.Groups.Rename(ctx, f.ops.ID, "ops"); err != nil {
 		t.Errorf("back to ops: %v", err)
 	}
 
@@ -253,11 +253,11 @@ func TestRenameGroup(t *testing.T) {
 		{uuid.NewString(), "x", store.ErrNotFound, "group"},
 		{"not-a-uuid", "x", store.ErrNotFound, "not-a-uuid"},
 	} {
-		if _, err := f.s.RenameGroup(ctx, c.id, c.name); !errors.Is(err, c.want) || !strings.Contains(err.Error(), c.says) {
+		if _, err := f.s.Groups.Rename(ctx, c.id, c.name); !errors.Is(err, c.want) || !strings.Contains(err.Error(), c.says) {
 			t.Errorf("rename %s to %q: %v, want %v saying %q", c.id, c.name, err, c.want, c.says)
 		}
 	}
-	if g, err := f.s.GroupByID(ctx, f.ops.ID); err != nil || g.Name != "ops" {
+	if g, err := f.s.Groups.ByID(ctx, f.ops.ID); err != nil || g.Name != "ops" {
 		t.Errorf("after the refused renames: %+v %v", g, err)
 	}
 }
@@ -268,9 +268,9 @@ func TestGrantWaitsForGroupRemoval(t *testing.T) {
 	f := newGroupsFixture(t)
 	ctx := t.Context()
 	grant := authz.Tuple{User: authz.GroupMembers(f.web.ID), Relation: authz.Administrator, Object: authz.OrgObject("acme")}
-	// RemoveGroup's first step, held open.
+	// Groups.Remove's first step, held open.
 	tx, done := f.waitsBehind(t, "the grant", `DELETE FROM groups WHERE id = $1`, f.web.ID,
-		func() error { return f.s.Grant(ctx, grant) })
+		func() error { return f.s.Grants.Add(ctx, grant) })
 	if err := tx.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -292,14 +292,16 @@ func TestChangesWaitForIdentityRemoval(t *testing.T) {
 		change func(f *groupsFixture, ctx context.Context) error
 	}{
 		{"grant", func(f *groupsFixture, ctx context.Context) error {
-			return f.s.Grant(ctx, authz.Tuple{User: authz.UserObject(f.ann.ID), Relation: authz.Writer, Object: authz.ModelObject(f.model)})
+			return f.s.Grants.Add(ctx, authz.Tuple{User: authz.UserObject(f.ann.ID), Relation: authz.Writer, Object: authz.ModelObject(f.model)})
 		}},
-		{"membership", func(f *groupsFixture, ctx context.Context) error { return f.s.AddGroupMember(ctx, f.web.ID, f.ann.ID) }},
+		{"membership", func(f *groupsFixture, ctx context.Context) error {
+			return f.s.Groups.AddMember(ctx, f.web.ID, f.ann.ID)
+		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			f := newGroupsFixture(t)
 			ctx := t.Context()
-			// RemoveIdentity's first step, held open.
+			// Identities.Remove's first step, held open.
 			tx, done := f.waitsBehind(t, "the "+c.name, `SELECT 1 FROM identities WHERE id = $1 FOR UPDATE`, f.ann.ID,
 				func() error { return c.change(f, ctx) })
 			if _, err := tx.Exec(ctx, `DELETE FROM identities WHERE id = $1`, f.ann.ID); err != nil {

@@ -13,12 +13,8 @@ import (
 	"github.com/droverhq/drover/authz"
 )
 
-// Organization is a tenant.
-type Organization struct {
-	Name        string    `json:"name"`
-	DisplayName string    `json:"display-name,omitempty"`
-	CreatedAt   time.Time `json:"created-at"`
-}
+// Identities are the people and service accounts known to the hub.
+type Identities struct{ *db }
 
 // Identity kinds.
 const (
@@ -61,45 +57,6 @@ func (i Identity) Name() string {
 	return i.Subject
 }
 
-// ensureOrg creates org (linked to the hub) unless it exists.
-func ensureOrg(ctx context.Context, tx pgx.Tx, name string) error {
-	tag, err := tx.Exec(ctx, `INSERT INTO organizations (name) VALUES ($1) ON CONFLICT DO NOTHING`, name)
-	if err != nil {
-		return pgErr("create organization "+name, err)
-	}
-	if tag.RowsAffected() == 0 {
-		return nil
-	}
-	return addTuples(ctx, tx, authz.Tuple{User: authz.HubObject(), Relation: authz.RelHub, Object: authz.OrgObject(name)})
-}
-
-// EnsureOrganization creates the organization if it does not exist.
-func (s *Store) EnsureOrganization(ctx context.Context, name string) error {
-	return s.inTx(ctx, func(tx pgx.Tx) error { return ensureOrg(ctx, tx, name) })
-}
-
-// OrganizationByName returns one organization.
-func (s *Store) OrganizationByName(ctx context.Context, name string) (Organization, error) {
-	var o Organization
-	err := s.pool.QueryRow(ctx, `SELECT name, display_name, created_at FROM organizations WHERE name = $1`, name).
-		Scan(&o.Name, &o.DisplayName, &o.CreatedAt)
-	return o, pgErr("organization "+name, err)
-}
-
-// ListOrganizations returns the named organizations that exist, in byte
-// order.
-func (s *Store) ListOrganizations(ctx context.Context, names []string) ([]Organization, error) {
-	rows, err := s.pool.Query(ctx, `SELECT name, display_name, created_at FROM organizations
-		WHERE name = ANY($1) ORDER BY name`, names)
-	if err != nil {
-		return nil, pgErr("list organizations", err)
-	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Organization, error) {
-		var o Organization
-		return o, r.Scan(&o.Name, &o.DisplayName, &o.CreatedAt)
-	})
-}
-
 const identityCols = `id, issuer, subject, kind, email, display_name, org, created_at, last_login, disabled_at`
 
 func scanIdentity(r pgx.Row) (Identity, error) {
@@ -114,7 +71,7 @@ func scanIdentity(r pgx.Row) (Identity, error) {
 // creates the identity in org (creating the organization if needed) and
 // makes it a member; later logins refresh email and display name. It
 // returns the stored identity and whether it was created.
-func (s *Store) Login(ctx context.Context, in Identity, org string, now time.Time) (Identity, bool, error) {
+func (s *Identities) Login(ctx context.Context, in Identity, org string, now time.Time) (Identity, bool, error) {
 	if in.Issuer == "" || in.Subject == "" {
 		return Identity{}, false, fmt.Errorf("store: login: %w: issuer and subject are required", ErrInvalid)
 	}
@@ -163,12 +120,12 @@ func (s *Store) Login(ctx context.Context, in Identity, org string, now time.Tim
 	return out, created, err
 }
 
-// PendingIdentity returns the identity of the person with that email who
+// Pending returns the identity of the person with that email who
 // has not logged in yet, creating it in org (a member, as a login would
 // make them) when there is none: grants and memberships can then name
 // them before their first login, which takes the identity over (Login,
 // with a verified email). Issuer "" marks it; its subject is the email.
-func (s *Store) PendingIdentity(ctx context.Context, email, org string) (Identity, error) {
+func (s *Identities) Pending(ctx context.Context, email, org string) (Identity, error) {
 	email = strings.ToLower(email)
 	var out Identity
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
@@ -192,18 +149,18 @@ func (s *Store) PendingIdentity(ctx context.Context, email, org string) (Identit
 	return out, err
 }
 
-// IdentityByID returns one identity.
-func (s *Store) IdentityByID(ctx context.Context, id string) (Identity, error) {
+// ByID returns one identity.
+func (s *Identities) ByID(ctx context.Context, id string) (Identity, error) {
 	if _, err := uuid.Parse(id); err != nil {
 		return Identity{}, fmt.Errorf("identity %q: %w", id, ErrNotFound)
 	}
 	return s.identityWhere(ctx, "id = $1", id)
 }
 
-// EnabledIdentities answers which of ids name identities that exist and
+// Enabled answers which of ids name identities that exist and
 // are not disabled, in one query (the hub's check of its long-lived calls
 // after a permission change).
-func (s *Store) EnabledIdentities(ctx context.Context, ids []string) (map[string]bool, error) {
+func (s *Identities) Enabled(ctx context.Context, ids []string) (map[string]bool, error) {
 	valid := make([]string, 0, len(ids))
 	for _, id := range ids {
 		if uuid.Validate(id) == nil {
@@ -222,27 +179,32 @@ func (s *Store) EnabledIdentities(ctx context.Context, ids []string) (map[string
 	return enabled, nil
 }
 
-// ServiceAccountIdentity returns the identity a service account logs in
+// ByClientID returns the identity a service account logs in
 // as, by its client id (the name it shows under), once it has logged in.
-func (s *Store) ServiceAccountIdentity(ctx context.Context, clientID string) (Identity, error) {
+func (s *Identities) ByClientID(ctx context.Context, clientID string) (Identity, error) {
 	return s.identityWhere(ctx, "kind = 'service-account' AND display_name = $1 ORDER BY created_at LIMIT 1", clientID)
 }
 
-// IdentityByEmail returns the identity with that email (people only; the
+// ByEmail returns the identity with that email (people only; the
 // email's case does not matter), one who logged in before a pending one.
-func (s *Store) IdentityByEmail(ctx context.Context, email string) (Identity, error) {
+func (s *Identities) ByEmail(ctx context.Context, email string) (Identity, error) {
 	return s.identityWhere(ctx, "lower(email) = lower($1) AND kind = 'user' ORDER BY issuer = '', created_at LIMIT 1", email)
 }
 
-// IdentityBySubject returns the identity for (issuer, subject).
-func (s *Store) IdentityBySubject(ctx context.Context, issuer, subject string) (Identity, error) {
+// BySubject returns the identity for (issuer, subject).
+func (s *Identities) BySubject(ctx context.Context, issuer, subject string) (Identity, error) {
 	return s.identityWhere(ctx, "issuer = $1 AND subject = $2", issuer, subject)
 }
 
-func (s *Store) identityWhere(ctx context.Context, where string, args ...any) (Identity, error) {
+func (s *Identities) identityWhere(ctx context.Context, where string, args ...any) (Identity, error) {
 	i, err := scanIdentity(s.pool.QueryRow(ctx, `SELECT `+identityCols+` FROM identities WHERE `+where, args...))
 	return i, pgErr("identity", err)
 }
+
+// ServiceAccounts are the OAuth clients allowed to log in with client
+// credentials. A service account's identity, once it has logged in, is
+// one of Identities (ByClientID).
+type ServiceAccounts struct{ *db }
 
 // ServiceAccount is an OAuth client allowed to log in with client
 // credentials, bound to one organization.
@@ -252,9 +214,9 @@ type ServiceAccount struct {
 	DisplayName string `json:"display-name,omitempty"`
 }
 
-// UpsertServiceAccount registers (or moves) a service account, creating its
+// Upsert registers (or moves) a service account, creating its
 // organization if needed.
-func (s *Store) UpsertServiceAccount(ctx context.Context, sa ServiceAccount) error {
+func (s *ServiceAccounts) Upsert(ctx context.Context, sa ServiceAccount) error {
 	return s.inTx(ctx, func(tx pgx.Tx) error {
 		if err := ensureOrg(ctx, tx, sa.Org); err != nil {
 			return err
@@ -266,17 +228,17 @@ func (s *Store) UpsertServiceAccount(ctx context.Context, sa ServiceAccount) err
 	})
 }
 
-// ServiceAccountByClientID returns one service account.
-func (s *Store) ServiceAccountByClientID(ctx context.Context, clientID string) (ServiceAccount, error) {
+// ByClientID returns one service account.
+func (s *ServiceAccounts) ByClientID(ctx context.Context, clientID string) (ServiceAccount, error) {
 	var sa ServiceAccount
 	err := s.pool.QueryRow(ctx, `SELECT client_id, org, display_name FROM service_accounts WHERE client_id = $1`, clientID).
 		Scan(&sa.ClientID, &sa.Org, &sa.DisplayName)
 	return sa, pgErr("service account "+clientID, err)
 }
 
-// ListIdentities returns the identities of orgs, and the one whose id is
+// List returns the identities of orgs, and the one whose id is
 // self, by name (byte order) then id.
-func (s *Store) ListIdentities(ctx context.Context, orgs []string, self string) ([]Identity, error) {
+func (s *Identities) List(ctx context.Context, orgs []string, self string) ([]Identity, error) {
 	rows, err := s.pool.Query(ctx, `SELECT `+identityCols+` FROM identities
 		WHERE org = ANY($1) OR id::text = $2
 		ORDER BY identity_name(email, kind, display_name, subject) COLLATE "C", id`, orgs, self)
@@ -298,10 +260,10 @@ func refuseDisabled(i Identity) error {
 	return nil
 }
 
-// SetIdentityDisabled disables (at now) or enables an identity. Disabling
+// SetDisabled disables (at now) or enables an identity. Disabling
 // also ends its sessions (their refresh tokens stop working); either way
 // every hub replica drops what it cached about who is who.
-func (s *Store) SetIdentityDisabled(ctx context.Context, id string, disabled bool, now time.Time) (Identity, error) {
+func (s *Identities) SetDisabled(ctx context.Context, id string, disabled bool, now time.Time) (Identity, error) {
 	var out Identity
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		var err error
@@ -332,11 +294,11 @@ func (e *OwnsModelsError) Error() string {
 	return fmt.Sprintf("%s owns %s", e.Name, strings.Join(e.Models, ", "))
 }
 
-// RemoveIdentity deletes an identity with its memberships, its sessions
+// Remove deletes an identity with its memberships, its sessions
 // and every tuple naming it (its grants), in one transaction; audit
 // entries keep its id and name. One that owns models is refused with an
 // *OwnsModelsError: their ownership must go elsewhere first.
-func (s *Store) RemoveIdentity(ctx context.Context, id string) error {
+func (s *Identities) Remove(ctx context.Context, id string) error {
 	return s.inTx(ctx, func(tx pgx.Tx) error {
 		i, err := scanIdentity(tx.QueryRow(ctx, `SELECT `+identityCols+` FROM identities WHERE id = $1 FOR UPDATE`, id))
 		if err != nil {
@@ -358,9 +320,9 @@ func (s *Store) RemoveIdentity(ctx context.Context, id string) error {
 	})
 }
 
-// IdentityGroups returns the groups (ORG/NAME) an identity is a member of,
+// Groups returns the groups (ORG/NAME) an identity is a member of,
 // in byte order.
-func (s *Store) IdentityGroups(ctx context.Context, id string) ([]string, error) {
+func (s *Identities) Groups(ctx context.Context, id string) ([]string, error) {
 	rows, err := s.pool.Query(ctx, `SELECT g.org || '/' || g.name FROM group_members m JOIN groups g ON g.id = m.group_id
 		WHERE m.identity_id = $1 ORDER BY (g.org || '/' || g.name) COLLATE "C"`, id)
 	if err != nil {

@@ -17,21 +17,22 @@ import (
 func BenchmarkVisibleModels(b *testing.B) {
 	s, _ := newStore(b)
 	ctx := b.Context()
-	if err := s.EnsureOrganization(ctx, "bench"); err != nil {
+	if err := s.Organizations.Ensure(ctx, "bench"); err != nil {
 		b.Fatal(err)
 	}
 	var ctrls []string
 	for i := range 10 {
 		c := store.Controller{UUID: uuid.NewString(), Name: fmt.Sprintf("c%d", i), Org: "bench", APIAddresses: []string{"127.0.0.1:1"}}
-		if err := s.UpsertController(ctx, c); err != nil {
+		if err := s.Controllers.Upsert(ctx, c); err != nil {
 			b.Fatal(err)
 		}
 		ctrls = append(ctrls, c.UUID)
 	}
 	var owners []string
 	for i := range 10 {
-		id, _, err := s.Login(ctx, store.Identity{Issuer: "https://idp.test", Subject: fmt.Sprint("owner-", i),
+		id, _, err := s.Identities.Login(ctx, store.Identity{Issuer: "https://idp.test", Subject: fmt.Sprint("owner-", i),
 			Email: fmt.Sprintf("owner-%d@example.com", i)}, "bench", time.Now())
+
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -49,7 +50,7 @@ func BenchmarkVisibleModels(b *testing.B) {
 		Relations: []authz.Relation{authz.Reader, authz.Writer, authz.Administrator}}
 	for b.Loop() {
 		n := 0
-		err := s.VisibleModels(ctx, v, func(m *store.ModelRow) error {
+		err := s.Models.Visible(ctx, v, func(m *store.ModelRow) error {
 			if len(m.OwnerName) > 0 {
 				n++
 			}

@@ -35,7 +35,7 @@ func TestListenerNoticesADeadConnection(t *testing.T) {
 	pings := store.ListenPings()
 	testkit.EventuallyWithin(t, 10*time.Second, func() (bool, error) { return store.ListenPings() >= pings+2, nil },
 		"the quiet listener checked its connection twice")
-	if err := s.MarkDelivered(t.Context(), nil, time.Now()); err != nil { // announces a change
+	if err := s.Outbox.MarkDelivered(t.Context(), nil, time.Now()); err != nil { // announces a change
 		t.Fatal(err)
 	}
 	select {

@@ -43,7 +43,7 @@ func (v Visibility) args() []any {
 // ModelRow is one model of a listing, decoded from PostgreSQL's binary
 // row without allocating: its slices point into the driver's buffer and
 // are valid only during the callback that receives it. Where the
-// controller is (its name, cloud and region) is ControllerPlaces'.
+// controller is (its name, cloud and region) is Controllers.Places'.
 type ModelRow struct {
 	UUID, ControllerUUID, Owner [16]byte
 	HasOwner                    bool
@@ -66,22 +66,22 @@ type ModelKey struct {
 	Version int64
 }
 
-// VisibleModels calls each with the indexed models v describes, sorted by
+// Visible calls each with the indexed models v describes, sorted by
 // org and name in byte order, from one query, as rows arrive: a listing of
 // tens of thousands is never held whole, and no row allocates.
-func (s *Store) VisibleModels(ctx context.Context, v Visibility, each func(*ModelRow) error) error {
+func (s *Models) Visible(ctx context.Context, v Visibility, each func(*ModelRow) error) error {
 	// The listing is read from models alone, in the order of its (org,
 	// name) index, so PostgreSQL neither joins nor sorts 10,000 rows (that
 	// doubled the query's time): each row carries its owner's name.
 	return s.modelRows(ctx, "list models", listModels, v.args(), each)
 }
 
-// VisibleModelKeys appends to dst the key of every indexed model v
-// describes, in VisibleModels' order. It sends two values a row where
-// VisibleModels sends fifteen, and PostgreSQL's cost of a listing is
+// VisibleKeys appends to dst the key of every indexed model v
+// describes, in Models.Visible's order. It sends two values a row where
+// Models.Visible sends fifteen, and PostgreSQL's cost of a listing is
 // mostly sending values (about 0.1 µs each): for 10,000 models it takes a
-// third of VisibleModels' time.
-func (s *Store) VisibleModelKeys(ctx context.Context, v Visibility, dst []ModelKey) ([]ModelKey, error) {
+// third of Models.Visible's time.
+func (s *Models) VisibleKeys(ctx context.Context, v Visibility, dst []ModelKey) ([]ModelKey, error) {
 	rows, err := s.pool.Query(ctx, listModelKeys, v.args()...)
 	if err != nil {
 		return dst, pgErr("list models", err)
@@ -99,15 +99,15 @@ func (s *Store) VisibleModelKeys(ctx context.Context, v Visibility, dst []ModelK
 	return dst, pgErr("list models", rows.Err())
 }
 
-// ModelRowsByUUID calls each with those of the models ids that are
+// RowsByUUID calls each with those of the models ids that are
 // indexed, in no particular order.
-func (s *Store) ModelRowsByUUID(ctx context.Context, ids [][16]byte, each func(*ModelRow) error) error {
+func (s *Models) RowsByUUID(ctx context.Context, ids [][16]byte, each func(*ModelRow) error) error {
 	return s.modelRows(ctx, "read models", `SELECT `+listCols+` FROM models m WHERE m.uuid = ANY($1::uuid[])`,
 		[]any{pgx.QueryResultFormats{pgx.BinaryFormatCode}, ids}, each)
 }
 
 // modelRows runs query, whose columns are listCols, and calls each per row.
-func (s *Store) modelRows(ctx context.Context, what, query string, args []any, each func(*ModelRow) error) error {
+func (s *Models) modelRows(ctx context.Context, what, query string, args []any, each func(*ModelRow) error) error {
 	rows, err := s.pool.Query(ctx, query, args...)
 	if err != nil {
 		return pgErr(what, err)
@@ -130,15 +130,15 @@ const listCols = `m.uuid, m.name, m.org, m.owner, m.controller_uuid, m.life, m.s
 		m.application_count, m.unit_count, m.machine_count, m.event_index, m.created_at, m.updated_at,
 		m.owner_name, m.version`
 
-// listModels is VisibleModels' query. org and name are byte-ordered (the
+// listModels is Models.Visible's query. org and name are byte-ordered (the
 // "C" collation, migrations/0004_byte_order.sql), so the order is the same
 // on every deployment and is still that of the (org, name) index.
 const listModels = `SELECT ` + listCols + ` FROM models m WHERE ` + visibleModel + ` ORDER BY m.org, m.name`
 
-// listModelKeys is VisibleModelKeys' query, in listModels' order.
+// listModelKeys is Models.VisibleKeys's query, in listModels' order.
 const listModelKeys = `SELECT m.uuid, m.version FROM models m WHERE ` + visibleModel + ` ORDER BY m.org, m.name`
 
-// visibleModel is VisibleModels' condition on models m; its arguments are
+// visibleModel is Models.Visible's condition on models m; its arguments are
 // the organizations, the controller UUIDs, the subjects and the relations.
 const visibleModel = `(m.org = ANY($1::text[]) OR m.controller_uuid = ANY($2::uuid[])
 	OR m.uuid IN (SELECT substr(object, 7)::uuid FROM authz_tuples
@@ -148,9 +148,9 @@ const visibleModel = `(m.org = ANY($1::text[]) OR m.controller_uuid = ANY($2::uu
 // connection to it (its health: connected, disconnected or unknown).
 type Place struct{ Name, Cloud, Region, Status []byte }
 
-// ControllerPlaces returns every controller's name, cloud, region and
+// Places returns every controller's name, cloud, region and
 // health by UUID (a hub has tens or hundreds of controllers).
-func (s *Store) ControllerPlaces(ctx context.Context) (map[[16]byte]Place, error) {
+func (s *Controllers) Places(ctx context.Context) (map[[16]byte]Place, error) {
 	rows, err := s.pool.Query(ctx, `SELECT uuid, name, cloud, region, status FROM controllers`)
 	if err != nil {
 		return nil, pgErr("list models", err)

@@ -15,7 +15,7 @@ import (
 )
 
 // TestOwnerNameFollowsIdentity: a model's owner is named as its identity
-// is now, by ModelByUUID and by the listing alike: from insertion, after a
+// is now, by Models.ByUUID and by the listing alike: from insertion, after a
 // login that changes the identity's email, and as a service account's
 // client id when it has no email. A login that changes no name rewrites no
 // model row.
@@ -24,8 +24,9 @@ func TestOwnerNameFollowsIdentity(t *testing.T) {
 	ctx := t.Context()
 	login := func(subject, email, display string, kind string) store.Identity {
 		t.Helper()
-		id, _, err := f.s.Login(ctx, store.Identity{Issuer: "https://idp.test", Subject: subject, Email: email,
+		id, _, err := f.s.Identities.Login(ctx, store.Identity{Issuer: "https://idp.test", Subject: subject, Email: email,
 			DisplayName: display, Kind: kind}, "acme", time.Now())
+
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -36,7 +37,7 @@ func TestOwnerNameFollowsIdentity(t *testing.T) {
 	owned := map[string]string{} // model UUID → owner id ("" for none)
 	for name, owner := range map[string]string{"a1": alice.ID, "a2": alice.ID, "r1": robot.ID, "none": ""} {
 		m := store.Model{UUID: uuid.NewString(), Name: name, Org: "acme", Owner: owner, ControllerUUID: f.ctrl}
-		if err := f.s.InsertModel(ctx, m); err != nil {
+		if err := f.s.Models.Insert(ctx, m); err != nil {
 			t.Fatal(err)
 		}
 		owned[m.UUID] = owner
@@ -44,7 +45,7 @@ func TestOwnerNameFollowsIdentity(t *testing.T) {
 	check := func(want map[string]string) { // owner id → name
 		t.Helper()
 		listed := map[string]string{}
-		err := f.s.VisibleModels(ctx, store.Visibility{Orgs: []string{"acme"}, Relations: []authz.Relation{authz.Reader}},
+		err := f.s.Models.Visible(ctx, store.Visibility{Orgs: []string{"acme"}, Relations: []authz.Relation{authz.Reader}},
 			func(m *store.ModelRow) error {
 				listed[uuid.UUID(m.UUID).String()] = string(m.OwnerName)
 				return nil
@@ -56,7 +57,7 @@ func TestOwnerNameFollowsIdentity(t *testing.T) {
 			t.Fatalf("listed %d models, want %d", len(listed), len(owned))
 		}
 		for id, owner := range owned {
-			m, err := f.s.ModelByUUID(ctx, id)
+			m, err := f.s.Models.ByUUID(ctx, id)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -110,7 +111,7 @@ func TestMigrationNamesExistingOwners(t *testing.T) {
 		{`INSERT INTO models (uuid, name, org, controller_uuid) VALUES ($1, 'orphan', 'acme', $2)`, []any{unowned, ctrl}},
 	})
 	for id, want := range map[string]string{m: "bob@example.com", unowned: ""} {
-		got, err := s.ModelByUUID(ctx, id)
+		got, err := s.Models.ByUUID(ctx, id)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -120,15 +121,15 @@ func TestMigrationNamesExistingOwners(t *testing.T) {
 	}
 }
 
-// TestModelKeysAndRows: VisibleModelKeys lists what VisibleModels lists,
+// TestModelKeysAndRows: Models.VisibleKeys lists what Models.Visible lists,
 // in its order and with its row versions; a write to a row changes its
-// version and no other's; ModelRowsByUUID reads those rows as
-// VisibleModels does and skips UUIDs that are not indexed.
+// version and no other's; Models.RowsByUUID reads those rows as
+// Models.Visible does and skips UUIDs that are not indexed.
 func TestModelKeysAndRows(t *testing.T) {
 	f := newAdoptFixture(t)
 	ctx := t.Context()
 	for i := range 5 {
-		if err := f.s.InsertModel(ctx, store.Model{UUID: uuid.NewString(), Name: fmt.Sprintf("m%d", 4-i), Org: "acme",
+		if err := f.s.Models.Insert(ctx, store.Model{UUID: uuid.NewString(), Name: fmt.Sprintf("m%d", 4-i), Org: "acme",
 			Owner: f.bob.ID, ControllerUUID: f.ctrl, Status: "active"}); err != nil {
 			t.Fatal(err)
 		}
@@ -137,14 +138,14 @@ func TestModelKeysAndRows(t *testing.T) {
 	read := func() (keys []store.ModelKey, rows map[[16]byte]string) {
 		t.Helper()
 		rows = map[[16]byte]string{}
-		if err := f.s.VisibleModels(ctx, v, func(m *store.ModelRow) error {
+		if err := f.s.Models.Visible(ctx, v, func(m *store.ModelRow) error {
 			keys = append(keys, store.ModelKey{UUID: m.UUID, Version: m.Version})
 			rows[m.UUID] = fmt.Sprintf("%s %s %s %s %d", m.Name, m.OwnerName, m.Status, m.UpdatedAt, m.EventIndex)
 			return nil
 		}); err != nil {
 			t.Fatal(err)
 		}
-		got, err := f.s.VisibleModelKeys(ctx, v, nil)
+		got, err := f.s.Models.VisibleKeys(ctx, v, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -158,7 +159,7 @@ func TestModelKeysAndRows(t *testing.T) {
 		t.Fatalf("listed %d models, want 5", len(keys))
 	}
 	changed := keys[2]
-	if indexed, err := f.s.UpdateModelSummary(ctx, store.Model{UUID: uuid.UUID(changed.UUID).String(), Name: "m2", Org: "acme",
+	if indexed, err := f.s.Models.UpdateSummary(ctx, store.Model{UUID: uuid.UUID(changed.UUID).String(), Name: "m2", Org: "acme",
 		ControllerUUID: f.ctrl, Life: "alive", Status: "blocked", EventIndex: 4}, time.Now()); err != nil || !indexed {
 		t.Fatalf("summary: indexed %v, %v", indexed, err)
 	}
@@ -170,7 +171,7 @@ func TestModelKeysAndRows(t *testing.T) {
 	}
 	ids := [][16]byte{changed.UUID, keys[0].UUID, uuid.New()}
 	got := map[[16]byte]string{}
-	if err := f.s.ModelRowsByUUID(ctx, ids, func(m *store.ModelRow) error {
+	if err := f.s.Models.RowsByUUID(ctx, ids, func(m *store.ModelRow) error {
 		got[m.UUID] = fmt.Sprintf("%s %s %s %s %d", m.Name, m.OwnerName, m.Status, m.UpdatedAt, m.EventIndex)
 		if m.UUID == changed.UUID && m.Version != after[2].Version {
 			t.Errorf("ModelRowsByUUID reads version %d of model 2, the listing %d", m.Version, after[2].Version)
@@ -202,7 +203,7 @@ func TestModelVersions(t *testing.T) {
 	version := func(what, id string) {
 		t.Helper()
 		var got []int64
-		if err := s.ModelRowsByUUID(ctx, [][16]byte{uuid.MustParse(id)}, func(m *store.ModelRow) error {
+		if err := s.Models.RowsByUUID(ctx, [][16]byte{uuid.MustParse(id)}, func(m *store.ModelRow) error {
 			got = append(got, m.Version)
 			return nil
 		}); err != nil {
@@ -222,10 +223,10 @@ func TestModelVersions(t *testing.T) {
 		t.Fatal(err)
 	}
 	version("a written unchanged", old[0])
-	if err := s.DeleteModel(ctx, old[1]); err != nil {
+	if err := s.Models.Delete(ctx, old[1]); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.InsertModel(ctx, store.Model{UUID: old[1], Name: "b", Org: "acme", ControllerUUID: ctrl}); err != nil {
+	if err := s.Models.Insert(ctx, store.Model{UUID: old[1], Name: "b", Org: "acme", ControllerUUID: ctrl}); err != nil {
 		t.Fatal(err)
 	}
 	version("b indexed again", old[1])

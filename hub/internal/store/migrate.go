@@ -75,7 +75,7 @@ func (s *Store) Migrate(ctx context.Context) error {
 }
 
 // migrateTo applies those of ms the database has not had yet.
-func (s *Store) migrateTo(ctx context.Context, ms []migration) error {
+func (s *db) migrateTo(ctx context.Context, ms []migration) error {
 	return s.inTx(ctx, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", migrationLock); err != nil {
 			return fmt.Errorf("store: migration lock: %w", err)

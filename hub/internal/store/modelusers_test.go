@@ -16,18 +16,18 @@ func TestModelUsers(t *testing.T) {
 	f := newAdoptFixture(t)
 	ctx := t.Context()
 	m := uuid.NewString()
-	if err := f.s.InsertModel(ctx, store.Model{UUID: m, Name: "prod", Org: "acme", Owner: f.bob.ID, ControllerUUID: f.ctrl, Status: "active"}); err != nil {
+	if err := f.s.Models.Insert(ctx, store.Model{UUID: m, Name: "prod", Org: "acme", Owner: f.bob.ID, ControllerUUID: f.ctrl, Status: "active"}); err != nil {
 		t.Fatal(err)
 	}
-	ann, _, err := f.s.Login(ctx, store.Identity{Issuer: "https://idp.test", Subject: "ann", Email: "ann@example.com", DisplayName: "Ann"}, "acme", time.Now())
+	ann, _, err := f.s.Identities.Login(ctx, store.Identity{Issuer: "https://idp.test", Subject: "ann", Email: "ann@example.com", DisplayName: "Ann"}, "acme", time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
-	ci, _, err := f.s.Login(ctx, store.Identity{Issuer: "https://idp.test", Subject: "sa-ci", Kind: store.KindServiceAccount, DisplayName: "ci"}, "acme", time.Now())
+	ci, _, err := f.s.Identities.Login(ctx, store.Identity{Issuer: "https://idp.test", Subject: "sa-ci", Kind: store.KindServiceAccount, DisplayName: "ci"}, "acme", time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
-	ops, err := f.s.CreateGroup(ctx, "acme", "ops")
+	ops, err := f.s.Groups.Create(ctx, "acme", "ops")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,18 +40,18 @@ func TestModelUsers(t *testing.T) {
 		{User: authz.Everyone, Relation: authz.Reader, Object: model},
 		{User: authz.UserObject(ann.ID), Relation: authz.Administrator, Object: authz.OrgObject("acme")}, // not on the model
 	} {
-		if err := f.s.Grant(ctx, g); err != nil {
+		if err := f.s.Grants.Add(ctx, g); err != nil {
 			t.Fatalf("grant %s: %v", g, err)
 		}
 	}
-	got, err := f.s.ModelUsers(ctx, m)
+	got, err := f.s.Models.Users(ctx, m)
 	if err != nil {
 		t.Fatal(err)
 	}
 	type row struct{ name, display, kind, access string }
 	want := []row{
 		{"ann@example.com", "Ann", "user", "write"},
-		{"bob@example.com", "", "user", "admin"}, // the owner, as InsertModel grants
+		{"bob@example.com", "", "user", "admin"}, // the owner, as Models.Insert grants
 		{"ci", "ci", "service-account", "read"},
 		{"everyone", "", "everyone", "read"},
 		{"ops", "", "group", "write"},
@@ -67,7 +67,7 @@ func TestModelUsers(t *testing.T) {
 			t.Errorf("%s: last connection %v", u.Name, u.LastLogin)
 		}
 	}
-	if none, err := f.s.ModelUsers(ctx, uuid.NewString()); err != nil || len(none) != 0 {
+	if none, err := f.s.Models.Users(ctx, uuid.NewString()); err != nil || len(none) != 0 {
 		t.Errorf("an unknown model's users: %+v %v", none, err)
 	}
 }

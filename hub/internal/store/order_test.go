@@ -53,22 +53,22 @@ func TestListingsAreInByteOrder(t *testing.T) {
 
 	// The keys rebuilt under "C" still hold: (org, name) is unique and org
 	// names an organization.
-	ctrls, err := s.ListControllers(ctx, nil, true)
+	ctrls, err := s.Controllers.List(ctx, nil, true)
 	if err != nil || len(ctrls) == 0 {
 		t.Fatalf("controllers: %v %v", ctrls, err)
 	}
 	dup := store.Model{UUID: uuid.NewString(), Name: "a-c", Org: "ab", ControllerUUID: ctrls[0].UUID}
-	if err := s.InsertModel(ctx, dup); !errors.Is(err, store.ErrAlreadyExists) {
+	if err := s.Models.Insert(ctx, dup); !errors.Is(err, store.ErrAlreadyExists) {
 		t.Fatalf("duplicate (org, name): %v, want ErrAlreadyExists", err)
 	}
 	dup.Org = "a"
-	if err := s.InsertModel(ctx, dup); !errors.Is(err, store.ErrNotFound) {
+	if err := s.Models.Insert(ctx, dup); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("model in a missing organization: %v, want ErrNotFound", err)
 	}
 
 	var got []string
 	v := store.Visibility{Orgs: orderNames, Subjects: []string{}, Relations: []authz.Relation{}}
-	if err := s.VisibleModels(ctx, v, func(m *store.ModelRow) error {
+	if err := s.Models.Visible(ctx, v, func(m *store.ModelRow) error {
 		got = append(got, string(m.Org)+"/"+string(m.Name))
 		return nil
 	}); err != nil {
@@ -78,14 +78,14 @@ func TestListingsAreInByteOrder(t *testing.T) {
 		t.Errorf("VisibleModels lists\n %q\nwant byte order\n %q", got, want)
 	}
 
-	orgs, err := s.ListOrganizations(ctx, orderNames)
+	orgs, err := s.Organizations.List(ctx, orderNames)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := hubtest.Names(orgs, func(o store.Organization) string { return o.Name }); !slices.Equal(got, sorted) {
 		t.Errorf("ListOrganizations lists %q, want byte order %q", got, sorted)
 	}
-	cs, err := s.ListControllers(ctx, nil, true)
+	cs, err := s.Controllers.List(ctx, nil, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,11 +101,11 @@ func TestListingsAreInByteOrder(t *testing.T) {
 func TestModelListingReadsIndexInOrder(t *testing.T) {
 	s := newEnglishStore(t)
 	ctx := t.Context()
-	if err := s.EnsureOrganization(ctx, "bench"); err != nil {
+	if err := s.Organizations.Ensure(ctx, "bench"); err != nil {
 		t.Fatal(err)
 	}
 	c := store.Controller{UUID: uuid.NewString(), Name: "c", Org: "bench", APIAddresses: []string{"127.0.0.1:1"}}
-	if err := s.UpsertController(ctx, c); err != nil {
+	if err := s.Controllers.Upsert(ctx, c); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Pool().Exec(ctx, `INSERT INTO models (uuid, name, org, controller_uuid)

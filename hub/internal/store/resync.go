@@ -11,20 +11,20 @@ import (
 
 // Audit operations of the index following a controller's history.
 const (
-	// OpControllerRewound is RewindController's.
+	// OpControllerRewound is Controllers.Rewind's.
 	OpControllerRewound = "controller rewound"
-	// OpModelForgotten is ForgetModels'.
+	// OpModelForgotten is Models.Forget's.
 	OpModelForgotten = "model forgotten"
 )
 
-// RewindController records that controller id's history went back to
+// Rewind records that controller id's history went back to
 // index: the controller's state was restored from an older backup, or
 // rebuilt with its UUID, so its events now carry indexes the hub has
 // passed. The controller's event index and its models' are set back to
 // index, so that what the controller now reports is applied (summaries
 // are applied only over older ones), with one audit entry (actor hub,
 // details from and to).
-func (s *Store) RewindController(ctx context.Context, id string, index uint64, at time.Time) error {
+func (s *Controllers) Rewind(ctx context.Context, id string, index uint64, at time.Time) error {
 	return s.inTx(ctx, func(tx pgx.Tx) error {
 		var org string
 		var was int64
@@ -46,15 +46,15 @@ func (s *Store) RewindController(ctx context.Context, id string, index uint64, a
 	})
 }
 
-// ForgetModels removes from the index the models of controller id that
+// Forget removes from the index the models of controller id that
 // its reset frame no longer lists (models whose removal the hub missed, or
 // that a rewound controller never had), with every tuple on them. What
 // the index knew of each is kept, as for a controller removed with force:
 // a model that comes back on the same controller (a node that lagged, a
-// history that was rewound and restored again) is restored by AdoptModel
+// history that was rewound and restored again) is restored by Models.Adopt
 // with its owner and grants, not adopted as nobody's. One audit entry per
 // model (actor hub). Models no longer on controller id are left alone.
-func (s *Store) ForgetModels(ctx context.Context, id string, models []string, at time.Time) (forgotten []string, err error) {
+func (s *Models) Forget(ctx context.Context, id string, models []string, at time.Time) (forgotten []string, err error) {
 	if len(models) == 0 {
 		return nil, nil
 	}
@@ -103,17 +103,17 @@ func (s *Store) ForgetModels(ctx context.Context, id string, models []string, at
 	return forgotten, err
 }
 
-// CountControllerModels is how many models the index holds for
+// CountModels is how many models the index holds for
 // controller id (the adoption bound's count).
-func (s *Store) CountControllerModels(ctx context.Context, id string) (int, error) {
+func (s *Controllers) CountModels(ctx context.Context, id string) (int, error) {
 	var n int
 	err := s.pool.QueryRow(ctx, `SELECT count(*) FROM models WHERE controller_uuid = $1`, id).Scan(&n)
 	return n, pgErr("count controller models", err)
 }
 
-// ControllerSummaries returns the summary the index holds of each model on
+// ModelSummaries returns the summary the index holds of each model on
 // controller id (UUID, life, status, counts), by UUID.
-func (s *Store) ControllerSummaries(ctx context.Context, id string) (map[string]Model, error) {
+func (s *Controllers) ModelSummaries(ctx context.Context, id string) (map[string]Model, error) {
 	rows, _ := s.pool.Query(ctx, `SELECT uuid::text, life, status, application_count, unit_count, machine_count
 		FROM models WHERE controller_uuid = $1`, id)
 	out := map[string]Model{}

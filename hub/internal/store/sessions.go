@@ -10,6 +10,9 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
+// Sessions are the refresh-token sessions and the pending browser logins.
+type Sessions struct{ *db }
+
 // Session is a refresh-token session; only the token's hash is stored.
 type Session struct {
 	ID          string
@@ -19,14 +22,14 @@ type Session struct {
 	ExpiresAt   time.Time
 }
 
-// CreateSession stores a new session.
-func (s *Store) CreateSession(ctx context.Context, se Session) error {
+// Create stores a new session.
+func (s *Sessions) Create(ctx context.Context, se Session) error {
 	_, err := s.pool.Exec(ctx, `INSERT INTO sessions (id, identity_id, refresh_hash, client, expires_at)
 		VALUES ($1, $2, $3, $4, $5)`, se.ID, se.IdentityID, se.RefreshHash, se.Client, se.ExpiresAt)
 	return pgErr("create session", err)
 }
 
-// ReusedRefreshError is RotateSession's answer to a refresh token the
+// ReusedRefreshError is Sessions.Rotate's answer to a refresh token the
 // session was already renewed with, more than RefreshReuseGrace ago: a
 // copy of it is in other hands than the session's (RFC 9700 4.14.2). The
 // session is revoked, so neither copy renews it any more.
@@ -45,12 +48,12 @@ func (e *ReusedRefreshError) Error() string {
 // retries with it, and two browser tabs may renew at once.
 const RefreshReuseGrace = time.Minute
 
-// RotateSession swaps a live session's refresh hash for next (refresh
+// Rotate swaps a live session's refresh hash for next (refresh
 // token rotation) and returns the session; old is kept as used. An
 // unknown, expired or revoked hash gives ErrNotFound, and so does one the
 // session was renewed with within RefreshReuseGrace; one it was renewed
 // with before that revokes the session and gives *ReusedRefreshError.
-func (s *Store) RotateSession(ctx context.Context, old, next []byte, expires, now time.Time) (Session, error) {
+func (s *Sessions) Rotate(ctx context.Context, old, next []byte, expires, now time.Time) (Session, error) {
 	var se Session
 	var id, ident uuid.UUID
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
@@ -86,24 +89,24 @@ func (s *Store) RotateSession(ctx context.Context, old, next []byte, expires, no
 // PruneUsedRefreshTokens forgets the refresh tokens sessions were renewed
 // with before cutoff: one presented again later is only refused (the
 // session it renewed lives on), not taken for a copy.
-func (s *Store) PruneUsedRefreshTokens(ctx context.Context, cutoff time.Time) (int64, error) {
+func (s *Sessions) PruneUsedRefreshTokens(ctx context.Context, cutoff time.Time) (int64, error) {
 	tag, err := s.pool.Exec(ctx, `DELETE FROM used_refresh_tokens WHERE used_at < $1`, cutoff)
 	return tag.RowsAffected(), pgErr("prune used refresh tokens", err)
 }
 
-// RevokeSession ends the session holding refresh hash h.
-func (s *Store) RevokeSession(ctx context.Context, h []byte, now time.Time) error {
-	return s.revokeSession(ctx, `refresh_hash = $1`, h, now)
+// RevokeByHash ends the session holding refresh hash h.
+func (s *Sessions) RevokeByHash(ctx context.Context, h []byte, now time.Time) error {
+	return s.revoke(ctx, `refresh_hash = $1`, h, now)
 }
 
-// RevokeSessionByID revokes session id (ErrNotFound if it is unknown or
-// already revoked). Like RevokeSession, it tells every replica, which then
+// RevokeByID revokes session id (ErrNotFound if it is unknown or
+// already revoked). Like Sessions.RevokeByHash, it tells every replica, which then
 // refuses the session's access tokens from their next request.
-func (s *Store) RevokeSessionByID(ctx context.Context, id string, now time.Time) error {
-	return s.revokeSession(ctx, `id = $1`, id, now)
+func (s *Sessions) RevokeByID(ctx context.Context, id string, now time.Time) error {
+	return s.revoke(ctx, `id = $1`, id, now)
 }
 
-func (s *Store) revokeSession(ctx context.Context, where string, arg any, now time.Time) error {
+func (s *Sessions) revoke(ctx context.Context, where string, arg any, now time.Time) error {
 	return s.inTx(ctx, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `UPDATE sessions SET revoked_at = $2 WHERE `+where+` AND revoked_at IS NULL`, arg, now)
 		if err == nil && tag.RowsAffected() == 0 {
@@ -116,9 +119,9 @@ func (s *Store) revokeSession(ctx context.Context, where string, arg any, now ti
 	})
 }
 
-// SessionLive reports whether session id exists and is not revoked: the
+// Live reports whether session id exists and is not revoked: the
 // access tokens minted for it (their "sid") are good only while it is.
-func (s *Store) SessionLive(ctx context.Context, id string) (bool, error) {
+func (s *Sessions) Live(ctx context.Context, id string) (bool, error) {
 	if uuid.Validate(id) != nil {
 		return false, nil
 	}
@@ -127,74 +130,10 @@ func (s *Store) SessionLive(ctx context.Context, id string) (bool, error) {
 	return live, pgErr("session", err)
 }
 
-// PruneSessions deletes sessions that expired or were revoked before cutoff.
-func (s *Store) PruneSessions(ctx context.Context, cutoff time.Time) error {
+// Prune deletes sessions that expired or were revoked before cutoff.
+func (s *Sessions) Prune(ctx context.Context, cutoff time.Time) error {
 	_, err := s.pool.Exec(ctx, `DELETE FROM sessions WHERE expires_at < $1 OR revoked_at < $1`, cutoff)
 	return pgErr("prune sessions", err)
-}
-
-// SigningKey is one of the hub's JWT signing keys.
-type SigningKey struct {
-	KID        string
-	Alg        string
-	PrivatePEM string
-	CreatedAt  time.Time
-	RetiredAt  *time.Time
-}
-
-// InsertSigningKey stores a new key.
-func (s *Store) InsertSigningKey(ctx context.Context, k SigningKey) error {
-	_, err := s.pool.Exec(ctx, `INSERT INTO signing_keys (kid, alg, private_pem, created_at) VALUES ($1, $2, $3, $4)`,
-		k.KID, k.Alg, k.PrivatePEM, k.CreatedAt)
-	return pgErr("signing key", err)
-}
-
-// RetireSigningKeys marks every unretired key except keep as retired.
-func (s *Store) RetireSigningKeys(ctx context.Context, keep string, now time.Time) error {
-	_, err := s.pool.Exec(ctx, `UPDATE signing_keys SET retired_at = $2 WHERE kid <> $1 AND retired_at IS NULL`, keep, now)
-	return pgErr("retire signing keys", err)
-}
-
-// ResealSigningKey stores kid's key as sealed, if the row still holds was:
-// replicas sealing the same plain key at once keep one of the two.
-func (s *Store) ResealSigningKey(ctx context.Context, kid, was, sealed string) error {
-	_, err := s.pool.Exec(ctx, `UPDATE signing_keys SET private_pem = $3 WHERE kid = $1 AND private_pem = $2`, kid, was, sealed)
-	return pgErr("reseal signing key", err)
-}
-
-// DeleteSigningKeysExcept deletes every key but keep (revoking them: what
-// they signed is accepted nowhere once replicas and controllers reload the
-// keys), and returns their kids.
-func (s *Store) DeleteSigningKeysExcept(ctx context.Context, keep string) ([]string, error) {
-	rows, err := s.pool.Query(ctx, `DELETE FROM signing_keys WHERE kid <> $1 RETURNING kid`, keep)
-	if err != nil {
-		return nil, pgErr("revoke signing keys", err)
-	}
-	kids, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	return kids, pgErr("revoke signing keys", err)
-}
-
-// PruneSigningKeys deletes the keys retired before cutoff: nothing signed
-// with them is accepted any more, so they are kept nowhere.
-func (s *Store) PruneSigningKeys(ctx context.Context, cutoff time.Time) (int64, error) {
-	tag, err := s.pool.Exec(ctx, `DELETE FROM signing_keys WHERE retired_at < $1`, cutoff)
-	if err != nil {
-		return 0, pgErr("prune signing keys", err)
-	}
-	return tag.RowsAffected(), nil
-}
-
-// SigningKeys returns keys not retired before since, newest first.
-func (s *Store) SigningKeys(ctx context.Context, since time.Time) ([]SigningKey, error) {
-	rows, err := s.pool.Query(ctx, `SELECT kid, alg, private_pem, created_at, retired_at FROM signing_keys
-		WHERE retired_at IS NULL OR retired_at > $1 ORDER BY created_at DESC, kid`, since)
-	if err != nil {
-		return nil, pgErr("signing keys", err)
-	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (SigningKey, error) {
-		var k SigningKey
-		return k, r.Scan(&k.KID, &k.Alg, &k.PrivatePEM, &k.CreatedAt, &k.RetiredAt)
-	})
 }
 
 // WebLogin is a pending browser login (authorization code + PKCE).
@@ -204,14 +143,14 @@ type WebLogin struct {
 }
 
 // PutWebLogin stores a pending login.
-func (s *Store) PutWebLogin(ctx context.Context, w WebLogin) error {
+func (s *Sessions) PutWebLogin(ctx context.Context, w WebLogin) error {
 	_, err := s.pool.Exec(ctx, `INSERT INTO web_logins (state, verifier, nonce, return_to, expires_at) VALUES ($1, $2, $3, $4, $5)`,
 		w.State, w.Verifier, w.Nonce, w.ReturnTo, w.ExpiresAt)
 	return pgErr("web login", err)
 }
 
 // TakeWebLogin removes and returns a pending login; it can be taken once.
-func (s *Store) TakeWebLogin(ctx context.Context, state string, now time.Time) (WebLogin, error) {
+func (s *Sessions) TakeWebLogin(ctx context.Context, state string, now time.Time) (WebLogin, error) {
 	w := WebLogin{State: state}
 	err := s.pool.QueryRow(ctx, `DELETE FROM web_logins WHERE state = $1 RETURNING verifier, nonce, return_to, expires_at`, state).
 		Scan(&w.Verifier, &w.Nonce, &w.ReturnTo, &w.ExpiresAt)

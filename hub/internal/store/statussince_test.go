@@ -17,12 +17,12 @@ func TestStatusSinceFollowsStatusChanges(t *testing.T) {
 	ctx := t.Context()
 	m := store.Model{UUID: uuid.NewString(), Name: "prod", Org: "acme", ControllerUUID: f.ctrl, Status: "available"}
 	before := time.Now().Add(-time.Second)
-	if err := f.s.InsertModel(ctx, m); err != nil {
+	if err := f.s.Models.Insert(ctx, m); err != nil {
 		t.Fatal(err)
 	}
 	since := func() time.Time {
 		t.Helper()
-		got, err := f.s.ModelDetailByUUID(ctx, m.UUID)
+		got, err := f.s.Models.DetailByUUID(ctx, m.UUID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -39,7 +39,7 @@ func TestStatusSinceFollowsStatusChanges(t *testing.T) {
 		t.Helper()
 		sum := m
 		sum.Status, sum.EventIndex = status, idx
-		if indexed, err := f.s.UpdateModelSummary(ctx, sum, at); err != nil || !indexed {
+		if indexed, err := f.s.Models.UpdateSummary(ctx, sum, at); err != nil || !indexed {
 			t.Fatalf("summary %s: indexed %v, %v", status, indexed, err)
 		}
 	}
@@ -68,28 +68,28 @@ func TestSummariesOnlyFromTheOwningController(t *testing.T) {
 	f := newAdoptFixture(t)
 	ctx := t.Context()
 	other := uuid.NewString()
-	if err := f.s.UpsertController(ctx, store.Controller{UUID: other, Name: "rogue", Region: "east", Org: "globex"}); err != nil {
+	if err := f.s.Controllers.Upsert(ctx, store.Controller{UUID: other, Name: "rogue", Region: "east", Org: "globex"}); err != nil {
 		t.Fatal(err)
 	}
 	m := store.Model{UUID: uuid.NewString(), Name: "prod", Org: "acme", ControllerUUID: f.ctrl, Life: "alive", Status: "active"}
-	if err := f.s.InsertModel(ctx, m); err != nil {
+	if err := f.s.Models.Insert(ctx, m); err != nil {
 		t.Fatal(err)
 	}
 	forged := m
 	forged.ControllerUUID, forged.Life, forged.Status, forged.EventIndex = other, "dead", "error", 1<<40
-	if indexed, err := f.s.UpdateModelSummary(ctx, forged, time.Now()); err != nil || !indexed {
+	if indexed, err := f.s.Models.UpdateSummary(ctx, forged, time.Now()); err != nil || !indexed {
 		t.Fatalf("another controller's summary: indexed %v, %v (want indexed: never adopted)", indexed, err)
 	}
-	got, err := f.s.ModelByUUID(ctx, m.UUID)
+	got, err := f.s.Models.ByUUID(ctx, m.UUID)
 	if err != nil || got.Life != "alive" || got.Status != "active" || got.EventIndex != 0 {
 		t.Fatalf("the model after another controller's summary: %+v %v", got, err)
 	}
 	own := m
 	own.Status, own.EventIndex = "blocked", 5
-	if _, err := f.s.UpdateModelSummary(ctx, own, time.Now()); err != nil {
+	if _, err := f.s.Models.UpdateSummary(ctx, own, time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := f.s.ModelByUUID(ctx, m.UUID); err != nil || got.Status != "blocked" || got.EventIndex != 5 {
+	if got, err := f.s.Models.ByUUID(ctx, m.UUID); err != nil || got.Status != "blocked" || got.EventIndex != 5 {
 		t.Fatalf("the model after its own controller's summary: %+v %v", got, err)
 	}
 }

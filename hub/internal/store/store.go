@@ -26,7 +26,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// Errors returned by Store methods.
+// Errors returned by the store's methods.
 var (
 	ErrNotFound      = errors.New("store: not found")
 	ErrAlreadyExists = errors.New("store: already exists")
@@ -38,10 +38,52 @@ var (
 // does not say (pool_max_conns=N).
 const DefaultMaxConns = 16
 
-// Store is the hub's database. It is safe for concurrent use.
+// Store is the hub's database. It is safe for concurrent use. It keeps
+// the pool, the migrations and what needs a connection of its own
+// (advisory locks, the change listener); each part of the hub's state is
+// read and written through the field named after it.
 type Store struct {
+	*db
+
+	Organizations   *Organizations
+	Identities      *Identities
+	ServiceAccounts *ServiceAccounts
+	Groups          *Groups
+	Grants          *Grants
+	Controllers     *Controllers
+	Models          *Models
+	Audit           *Audit
+	Sessions        *Sessions
+	SigningKeys     *SigningKeys
+	Throttle        *Throttle
+	Outbox          *Outbox
+}
+
+// db is what every part of the store shares: the pool, and the bound on
+// statements whose context has none.
+type db struct {
 	pool    *pgxpool.Pool
 	timeout time.Duration // StatementTimeout, or WithStatementTimeout's
+}
+
+// newStore gives every part of the store the pool.
+func newStore(pool *pgxpool.Pool, timeout time.Duration) *Store {
+	d := &db{pool: pool, timeout: timeout}
+	return &Store{
+		db:              d,
+		Organizations:   &Organizations{d},
+		Identities:      &Identities{d},
+		ServiceAccounts: &ServiceAccounts{d},
+		Groups:          &Groups{d},
+		Grants:          &Grants{d},
+		Controllers:     &Controllers{d},
+		Models:          &Models{d},
+		Audit:           &Audit{d},
+		Sessions:        &Sessions{d},
+		SigningKeys:     &SigningKeys{d},
+		Throttle:        &Throttle{d},
+		Outbox:          &Outbox{d},
+	}
 }
 
 // Option configures Open.
@@ -84,7 +126,7 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("store: ping: %w", err)
 	}
-	s := &Store{pool: pool, timeout: o.statementTimeout}
+	s := newStore(pool, o.statementTimeout)
 	// Migrations may rewrite big tables, and wait for another replica's.
 	mctx, cancel := context.WithTimeout(ctx, time.Hour)
 	defer cancel()
@@ -116,7 +158,7 @@ func MigrateDSN(ctx context.Context, dsn string) error {
 }
 
 // inTx runs fn in a transaction, committing when fn returns nil.
-func (s *Store) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
+func (s *db) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
 	return pgx.BeginFunc(ctx, s.pool, fn)
 }
 

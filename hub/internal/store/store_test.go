@@ -90,12 +90,12 @@ func TestLoginCreatesIdentityOrgAndMembershipTuples(t *testing.T) {
 	ctx := t.Context()
 	now := time.Now()
 	in := store.Identity{Issuer: "https://idp", Subject: "alice", Email: "alice@example.com"}
-	a, created, err := s.Login(ctx, in, "acme", now)
+	a, created, err := s.Identities.Login(ctx, in, "acme", now)
 	if err != nil || !created {
 		t.Fatalf("first login: %v created=%v", err, created)
 	}
 	in.DisplayName = "Alice"
-	b, created, err := s.Login(ctx, in, "other", now)
+	b, created, err := s.Identities.Login(ctx, in, "other", now)
 	if err != nil || created || b.ID != a.ID || b.Org != "acme" || b.DisplayName != "Alice" {
 		t.Fatalf("second login: %+v created=%v err=%v", b, created, err)
 	}
@@ -103,7 +103,7 @@ func TestLoginCreatesIdentityOrgAndMembershipTuples(t *testing.T) {
 		{User: authz.HubObject(), Relation: authz.RelHub, Object: authz.OrgObject("acme")}:      true,
 		{User: authz.UserObject(a.ID), Relation: authz.Member, Object: authz.OrgObject("acme")}: true,
 	}
-	got, err := s.ExpectedTuples(ctx)
+	got, err := s.Outbox.ExpectedTuples(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +115,7 @@ func TestLoginCreatesIdentityOrgAndMembershipTuples(t *testing.T) {
 			t.Fatalf("unexpected tuple %v", tu)
 		}
 	}
-	pending, err := s.PendingOutbox(ctx, 10)
+	pending, err := s.Outbox.Pending(ctx, 10)
 	if err != nil || len(pending) != 2 {
 		t.Fatalf("outbox %v %v", pending, err)
 	}
@@ -124,26 +124,26 @@ func TestLoginCreatesIdentityOrgAndMembershipTuples(t *testing.T) {
 func TestTypedErrors(t *testing.T) {
 	s, _ := newStore(t)
 	ctx := t.Context()
-	if _, err := s.IdentityByID(ctx, "not-a-uuid"); !errors.Is(err, store.ErrNotFound) {
+	if _, err := s.Identities.ByID(ctx, "not-a-uuid"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("bad id: %v", err)
 	}
-	if _, err := s.CreateGroup(ctx, "nope", "g"); !errors.Is(err, store.ErrNotFound) {
+	if _, err := s.Groups.Create(ctx, "nope", "g"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("group in missing org: %v", err)
 	}
-	if err := s.EnsureOrganization(ctx, "acme"); err != nil {
+	if err := s.Organizations.Ensure(ctx, "acme"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.CreateGroup(ctx, "acme", "Bad Name"); !errors.Is(err, store.ErrInvalid) {
+	if _, err := s.Groups.Create(ctx, "acme", "Bad Name"); !errors.Is(err, store.ErrInvalid) {
 		t.Fatalf("bad group name: %v", err)
 	}
-	if _, err := s.CreateGroup(ctx, "acme", "ops"); err != nil {
+	if _, err := s.Groups.Create(ctx, "acme", "ops"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.CreateGroup(ctx, "acme", "ops"); !errors.Is(err, store.ErrAlreadyExists) {
+	if _, err := s.Groups.Create(ctx, "acme", "ops"); !errors.Is(err, store.ErrAlreadyExists) {
 		t.Fatalf("duplicate group: %v", err)
 	}
 	tu := authz.Tuple{User: authz.UserObject("x"), Relation: authz.Reader, Object: authz.ModelObject("m")}
-	if err := s.Revoke(ctx, []authz.Tuple{tu}, nil); !errors.Is(err, store.ErrNotFound) {
+	if err := s.Grants.Revoke(ctx, []authz.Tuple{tu}, nil); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("revoke missing: %v", err)
 	}
 }
@@ -157,16 +157,16 @@ func TestAuditQueryScopesFiltersAndPages(t *testing.T) {
 		if i%2 == 1 {
 			org = "b"
 		}
-		if err := s.AppendAudit(ctx, store.AuditEntry{At: base.Add(time.Duration(i) * time.Minute), Org: org,
+		if err := s.Audit.Append(ctx, store.AuditEntry{At: base.Add(time.Duration(i) * time.Minute), Org: org,
 			Operation: "op", Result: store.ResultOK, Actor: "x"}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	page, next, err := s.QueryAudit(ctx, store.AuditQuery{Orgs: []string{"a"}, Limit: 2})
+	page, next, err := s.Audit.Query(ctx, store.AuditQuery{Orgs: []string{"a"}, Limit: 2})
 	if err != nil || len(page) != 2 || next == 0 {
 		t.Fatalf("page 1: %v next=%d err=%v", page, next, err)
 	}
-	rest, next2, err := s.QueryAudit(ctx, store.AuditQuery{Orgs: []string{"a"}, Limit: 2, After: next})
+	rest, next2, err := s.Audit.Query(ctx, store.AuditQuery{Orgs: []string{"a"}, Limit: 2, After: next})
 	if err != nil || len(rest) != 1 || next2 != 0 {
 		t.Fatalf("page 2: %v next=%d err=%v", rest, next2, err)
 	}
@@ -175,7 +175,7 @@ func TestAuditQueryScopesFiltersAndPages(t *testing.T) {
 			t.Fatalf("entry of another org: %+v", e)
 		}
 	}
-	n, err := s.DeleteAuditBefore(ctx, base.Add(2*time.Minute))
+	n, err := s.Audit.DeleteBefore(ctx, base.Add(2*time.Minute))
 	if err != nil || n != 2 {
 		t.Fatalf("retention deleted %d, %v", n, err)
 	}
@@ -242,19 +242,19 @@ func TestRefreshTokenReuse(t *testing.T) {
 	s, _ := newStore(t)
 	ctx := t.Context()
 	now := time.Now()
-	id, _, err := s.Login(ctx, store.Identity{Issuer: "https://idp", Subject: "alice", Email: "alice@example.com"}, "acme", now)
+	id, _, err := s.Identities.Login(ctx, store.Identity{Issuer: "https://idp", Subject: "alice", Email: "alice@example.com"}, "acme", now)
 	if err != nil {
 		t.Fatal(err)
 	}
 	session := func(first string) string {
 		sid := uuid.NewString()
-		if err := s.CreateSession(ctx, store.Session{ID: sid, IdentityID: id.ID, RefreshHash: []byte(first), ExpiresAt: now.Add(time.Hour)}); err != nil {
+		if err := s.Sessions.Create(ctx, store.Session{ID: sid, IdentityID: id.ID, RefreshHash: []byte(first), ExpiresAt: now.Add(time.Hour)}); err != nil {
 			t.Fatal(err)
 		}
 		return sid
 	}
 	rotate := func(old, next string, at time.Time) error {
-		_, err := s.RotateSession(ctx, []byte(old), []byte(next), now.Add(time.Hour), at)
+		_, err := s.Sessions.Rotate(ctx, []byte(old), []byte(next), now.Add(time.Hour), at)
 		return err
 	}
 	session("a1")
@@ -279,7 +279,7 @@ func TestRefreshTokenReuse(t *testing.T) {
 	if err := rotate("b1", "b2", now); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := s.PruneUsedRefreshTokens(ctx, now.Add(time.Minute)); err != nil || n < 1 {
+	if n, err := s.Sessions.PruneUsedRefreshTokens(ctx, now.Add(time.Minute)); err != nil || n < 1 {
 		t.Fatalf("pruned %d used tokens: %v", n, err)
 	}
 	if err := rotate("b1", "x", now.Add(time.Hour/2)); !errors.Is(err, store.ErrNotFound) {

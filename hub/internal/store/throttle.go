@@ -7,6 +7,9 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
+// Throttle is the login throttle's token buckets, shared by every replica.
+type Throttle struct{ *db }
+
 // ThrottleRate is a token bucket's size and refill: burst tokens, one
 // more every Every.
 type ThrottleRate struct {
@@ -14,11 +17,11 @@ type ThrottleRate struct {
 	Every time.Duration
 }
 
-// ThrottleCharge takes one token from the bucket of kind and addr, shared
+// Charge takes one token from the bucket of kind and addr, shared
 // by every replica, after refilling it up to now, and returns what is
 // left. A bucket may owe up to a burst (replicas charging at once), so
 // that all of them together let through no more than its rate.
-func (s *Store) ThrottleCharge(ctx context.Context, kind, addr string, r ThrottleRate, now time.Time) (float64, error) {
+func (s *Throttle) Charge(ctx context.Context, kind, addr string, r ThrottleRate, now time.Time) (float64, error) {
 	var tokens float64
 	err := s.pool.QueryRow(ctx, `INSERT INTO login_throttle (kind, addr, tokens, at) VALUES ($1, $2, $3::float8 - 1, $5::timestamptz)
 		ON CONFLICT (kind, addr) DO UPDATE SET
@@ -29,9 +32,9 @@ func (s *Store) ThrottleCharge(ctx context.Context, kind, addr string, r Throttl
 	return tokens, pgErr("login throttle", err)
 }
 
-// ThrottleTokens returns what the bucket of kind and addr holds at now (a
+// Tokens returns what the bucket of kind and addr holds at now (a
 // full burst if it is not kept).
-func (s *Store) ThrottleTokens(ctx context.Context, kind, addr string, r ThrottleRate, now time.Time) (float64, error) {
+func (s *Throttle) Tokens(ctx context.Context, kind, addr string, r ThrottleRate, now time.Time) (float64, error) {
 	var tokens float64
 	err := s.pool.QueryRow(ctx, `SELECT least($3::float8, tokens + greatest(0, extract(epoch FROM $5::timestamptz - at)::float8) / $4::float8)
 		FROM login_throttle WHERE kind = $1 AND addr = $2`, kind, addr, r.Burst, r.Every.Seconds(), now).Scan(&tokens)
@@ -41,9 +44,9 @@ func (s *Store) ThrottleTokens(ctx context.Context, kind, addr string, r Throttl
 	return tokens, pgErr("login throttle", err)
 }
 
-// PruneThrottle deletes the buckets last charged before cutoff (full again
+// Prune deletes the buckets last charged before cutoff (full again
 // by then).
-func (s *Store) PruneThrottle(ctx context.Context, cutoff time.Time) error {
+func (s *Throttle) Prune(ctx context.Context, cutoff time.Time) error {
 	_, err := s.pool.Exec(ctx, `DELETE FROM login_throttle WHERE at < $1`, cutoff)
 	return pgErr("prune login throttle", err)
 }

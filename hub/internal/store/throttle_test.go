@@ -17,7 +17,7 @@ func TestSharedThrottle(t *testing.T) {
 	now := time.Unix(1_800_000_000, 0)
 	tokens := func() float64 {
 		t.Helper()
-		n, err := s.ThrottleTokens(ctx, "failed-logins", "203.0.113.9", r, now)
+		n, err := s.Throttle.Tokens(ctx, "failed-logins", "203.0.113.9", r, now)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -28,7 +28,7 @@ func TestSharedThrottle(t *testing.T) {
 	}
 	var got []float64
 	for range 8 {
-		n, err := s.ThrottleCharge(ctx, "failed-logins", "203.0.113.9", r, now)
+		n, err := s.Throttle.Charge(ctx, "failed-logins", "203.0.113.9", r, now)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -37,7 +37,7 @@ func TestSharedThrottle(t *testing.T) {
 	if want := []float64{2, 1, 0, -1, -2, -3, -3, -3}; !slices.Equal(got, want) {
 		t.Fatalf("charges left %v, want %v", got, want)
 	}
-	if n, err := s.ThrottleTokens(ctx, "login-starts", "203.0.113.9", r, now); err != nil || n != 3 {
+	if n, err := s.Throttle.Tokens(ctx, "login-starts", "203.0.113.9", r, now); err != nil || n != 3 {
 		t.Errorf("another kind's bucket: %v, %v", n, err)
 	}
 	now = now.Add(25 * time.Second)
@@ -48,10 +48,10 @@ func TestSharedThrottle(t *testing.T) {
 	if n := tokens(); n != 3 {
 		t.Errorf("an hour later: %v, want the burst", n)
 	}
-	if err := s.PruneThrottle(ctx, now.Add(-time.Minute)); err != nil {
+	if err := s.Throttle.Prune(ctx, now.Add(-time.Minute)); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := s.ThrottleCharge(ctx, "failed-logins", "203.0.113.9", r, now.Add(-time.Hour)); err != nil || n != 2 {
+	if n, err := s.Throttle.Charge(ctx, "failed-logins", "203.0.113.9", r, now.Add(-time.Hour)); err != nil || n != 2 {
 		t.Errorf("a charge after pruning (dated before it): %v, %v, want a fresh bucket", n, err)
 	}
 }

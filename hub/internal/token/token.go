@@ -133,7 +133,7 @@ func New(ctx context.Context, cfg Config) (*Keys, error) {
 func (k *Keys) Refresh(ctx context.Context) error {
 	now := k.cfg.Now()
 	cutoff := now.Add(-k.cfg.KeepFor)
-	rows, err := k.cfg.Store.SigningKeys(ctx, cutoff)
+	rows, err := k.cfg.Store.SigningKeys.List(ctx, cutoff)
 	if err != nil {
 		return err
 	}
@@ -147,7 +147,7 @@ func (k *Keys) Refresh(ctx context.Context) error {
 			details["first"] = true
 		}
 		k.audit(ctx, "rotate-signing-key", details)
-		if rows, err = k.cfg.Store.SigningKeys(ctx, cutoff); err != nil {
+		if rows, err = k.cfg.Store.SigningKeys.List(ctx, cutoff); err != nil {
 			return err
 		}
 	}
@@ -169,7 +169,7 @@ func (k *Keys) Refresh(ctx context.Context) error {
 	k.mu.Lock()
 	k.current, k.byKID = current, byKID
 	k.mu.Unlock()
-	if n, err := k.cfg.Store.PruneSigningKeys(ctx, cutoff); err != nil {
+	if n, err := k.cfg.Store.SigningKeys.Prune(ctx, cutoff); err != nil {
 		return err
 	} else if n > 0 {
 		k.cfg.Logger.Info("deleted signing keys no longer accepted", "keys", n)
@@ -188,7 +188,7 @@ func (k *Keys) open(ctx context.Context, r store.SigningKey) (*key, error) {
 		if err != nil {
 			return nil, fmt.Errorf("token: seal key %s: %w", r.KID, err)
 		}
-		if err := k.cfg.Store.ResealSigningKey(ctx, r.KID, r.PrivatePEM, sealed); err != nil {
+		if err := k.cfg.Store.SigningKeys.Reseal(ctx, r.KID, r.PrivatePEM, sealed); err != nil {
 			return nil, err
 		}
 		k.cfg.Logger.Info("sealed a signing key with the key-encryption secret", "kid", r.KID, "secret", k.cfg.Seal.ID())
@@ -204,7 +204,7 @@ func (k *Keys) open(ctx context.Context, r store.SigningKey) (*key, error) {
 // audit records what the hub did to its keys by itself (actor "hub"), for
 // the hub's auditors; a failure is logged, not fatal.
 func (k *Keys) audit(ctx context.Context, op string, details map[string]any) {
-	if err := k.cfg.Store.AppendAudit(ctx, store.AuditEntry{At: k.cfg.Now(), Actor: "hub", Operation: op,
+	if err := k.cfg.Store.Audit.Append(ctx, store.AuditEntry{At: k.cfg.Now(), Actor: "hub", Operation: op,
 		Result: store.ResultOK, Details: details}); err != nil {
 		k.cfg.Logger.Error("audit write failed", "operation", op, "err", err)
 	}
@@ -236,11 +236,11 @@ func (k *Keys) rotate(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("token: seal key: %w", err)
 	}
-	if err := k.cfg.Store.InsertSigningKey(ctx, store.SigningKey{KID: kid, Alg: string(jose.ES256),
+	if err := k.cfg.Store.SigningKeys.Insert(ctx, store.SigningKey{KID: kid, Alg: string(jose.ES256),
 		PrivatePEM: stored, CreatedAt: now}); err != nil {
 		return "", err
 	}
-	return kid, k.cfg.Store.RetireSigningKeys(ctx, kid, now)
+	return kid, k.cfg.Store.SigningKeys.RetireExcept(ctx, kid, now)
 }
 
 func parseKey(kid, keyPEM string) (*key, error) {
@@ -337,13 +337,13 @@ func (k *Keys) lookup(kid string) *key {
 // With revoke, every other key is deleted: the sessions and controller
 // tokens they signed are refused from then on (sessions are renewed with
 // their refresh tokens, which are not signed). It returns the new kid and
-// the revoked ones. The caller tells the other replicas (NotifySigningKeys).
+// the revoked ones. The caller tells the other replicas (store.SigningKeys.Notify).
 func (k *Keys) RotateNow(ctx context.Context, revoke bool) (current string, revoked []string, err error) {
 	if current, err = k.rotate(ctx); err != nil {
 		return "", nil, err
 	}
 	if revoke {
-		if revoked, err = k.cfg.Store.DeleteSigningKeysExcept(ctx, current); err != nil {
+		if revoked, err = k.cfg.Store.SigningKeys.DeleteExcept(ctx, current); err != nil {
 			return "", nil, err
 		}
 	}
@@ -353,7 +353,7 @@ func (k *Keys) RotateNow(ctx context.Context, revoke bool) (current string, revo
 // List describes the keys in the store that are still accepted, the
 // current one first.
 func (k *Keys) List(ctx context.Context) ([]api.SigningKey, error) {
-	rows, err := k.cfg.Store.SigningKeys(ctx, k.cfg.Now().Add(-k.cfg.KeepFor))
+	rows, err := k.cfg.Store.SigningKeys.List(ctx, k.cfg.Now().Add(-k.cfg.KeepFor))
 	if err != nil {
 		return nil, err
 	}

@@ -93,7 +93,7 @@ func mustRing(r *keyseal.Ring, err error) *keyseal.Ring {
 // storedKeys is every signing key row, plain or sealed, by kid.
 func storedKeys(t *testing.T, st *store.Store) map[string]string {
 	t.Helper()
-	rows, err := st.SigningKeys(t.Context(), time.Time{})
+	rows, err := st.SigningKeys.List(t.Context(), time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,7 +262,7 @@ func TestTheHubsOwnKeyChangesAreAudited(t *testing.T) {
 	if _, err := token.New(ctx, token.Config{Store: st, Issuer: "https://hub", Seal: ring, Now: clock}); err != nil {
 		t.Fatal(err)
 	}
-	entries, _, err := st.QueryAudit(ctx, store.AuditQuery{All: true, Limit: 100})
+	entries, _, err := st.Audit.Query(ctx, store.AuditQuery{All: true, Limit: 100})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,142 +11,10 @@ import (
 	"github.com/droverhq/drover/authz"
 )
 
-// Controller is a registered spoke.
-type Controller struct {
-	UUID         string         `json:"uuid"`
-	Name         string         `json:"name"`
-	Org          string         `json:"org,omitempty"` // "" for a shared controller
-	Region       string         `json:"region,omitempty"`
-	Cloud        string         `json:"cloud,omitempty"`
-	APIAddresses []string       `json:"api-addresses"`
-	CACert       string         `json:"ca-cert,omitempty"`
-	Status       string         `json:"status"`
-	Health       map[string]any `json:"health,omitempty"`
-	EventIndex   uint64         `json:"event-index"`
-	// EventMark names the controller's log entry at EventIndex in its
-	// history ("": unknown).
-	EventMark string     `json:"-"`
-	LastSeen  *time.Time `json:"last-seen,omitempty"`
-	CreatedAt time.Time  `json:"created-at"`
-	// Deprecated controllers take no new models (SetControllerDeprecated).
-	Deprecated bool `json:"deprecated,omitempty"`
-}
-
-const controllerCols = `uuid, name, coalesce(org, ''), region, cloud, api_addresses, ca_cert, status, health, event_index, last_seen, created_at, deprecated, event_mark`
-
-func scanController(r pgx.CollectableRow) (Controller, error) {
-	var c Controller
-	var id uuid.UUID
-	var idx int64
-	err := r.Scan(&id, &c.Name, &c.Org, &c.Region, &c.Cloud, &c.APIAddresses, &c.CACert, &c.Status, &c.Health, &idx, &c.LastSeen, &c.CreatedAt, &c.Deprecated, &c.EventMark)
-	c.UUID, c.EventIndex = id.String(), uint64(idx)
-	return c, err
-}
-
-// SetControllerDeprecated marks controller id as taking no new models, or
-// as taking them again.
-func (s *Store) SetControllerDeprecated(ctx context.Context, id string, deprecated bool) error {
-	tag, err := s.pool.Exec(ctx, `UPDATE controllers SET deprecated = $2 WHERE uuid = $1`, id, deprecated)
-	if err == nil && tag.RowsAffected() == 0 {
-		err = pgx.ErrNoRows
-	}
-	return pgErr("controller "+id, err)
-}
-
-// UpsertController registers a controller or updates its addresses, CA,
-// region and cloud. The parent link (hub or organization) is written on
-// creation and never changes.
-func (s *Store) UpsertController(ctx context.Context, c Controller) error {
-	if c.APIAddresses == nil {
-		c.APIAddresses = []string{}
-	}
-	return s.inTx(ctx, func(tx pgx.Tx) error {
-		var org *string
-		if c.Org != "" {
-			org = &c.Org
-		}
-		var inserted bool
-		err := tx.QueryRow(ctx, `INSERT INTO controllers (uuid, name, org, region, cloud, api_addresses, ca_cert, status)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, coalesce(nullif($8, ''), 'unknown'))
-			ON CONFLICT (uuid) DO UPDATE SET name = excluded.name, region = excluded.region, cloud = excluded.cloud,
-			api_addresses = excluded.api_addresses, ca_cert = excluded.ca_cert
-			RETURNING (xmax = 0)`, c.UUID, c.Name, org, c.Region, c.Cloud, c.APIAddresses, c.CACert, c.Status).Scan(&inserted)
-		if err != nil {
-			return pgErr("controller "+c.Name, err)
-		}
-		if !inserted {
-			return nil
-		}
-		link := authz.Tuple{User: authz.HubObject(), Relation: authz.RelHub, Object: authz.ControllerObject(c.UUID)}
-		if c.Org != "" {
-			link = authz.Tuple{User: authz.OrgObject(c.Org), Relation: authz.RelOrganization, Object: authz.ControllerObject(c.UUID)}
-		}
-		return addTuples(ctx, tx, link)
-	})
-}
-
-// SetControllerAddresses records the addresses a controller gave for its
-// nodes (its event stream names them after enable-ha), reporting whether
-// they changed. None leaves the recorded ones: a controller is never made
-// unreachable by its own report.
-func (s *Store) SetControllerAddresses(ctx context.Context, uuid string, addrs []string) (bool, error) {
-	if len(addrs) == 0 {
-		return false, nil
-	}
-	tag, err := s.pool.Exec(ctx, `UPDATE controllers SET api_addresses = $2
-		WHERE uuid = $1 AND api_addresses IS DISTINCT FROM $2`, uuid, addrs)
-	return err == nil && tag.RowsAffected() > 0, pgErr("controller "+uuid, err)
-}
-
-// SetControllerHealth records a health observation from the hub's
-// subscription to the spoke: seen is when the controller was last heard
-// from (zero: it was not, and the time it last was stays). The event index
-// only grows (store.RewindController sets it back); the mark naming it is
-// recorded with an index at least as high as the one held.
-func (s *Store) SetControllerHealth(ctx context.Context, uuid, status string, health map[string]any, eventIndex uint64, eventMark string, seen time.Time) error {
-	if health == nil {
-		health = map[string]any{}
-	}
-	var at *time.Time
-	if !seen.IsZero() {
-		at = &seen
-	}
-	tag, err := s.pool.Exec(ctx, `UPDATE controllers SET status = $2, health = $3, event_index = greatest(event_index, $4),
-		event_mark = CASE WHEN $4 > 0 AND $4 >= event_index THEN $6 ELSE event_mark END,
-		last_seen = coalesce($5, last_seen) WHERE uuid = $1`, uuid, status, health, int64(eventIndex), at, eventMark)
-	if err == nil && tag.RowsAffected() == 0 {
-		err = pgx.ErrNoRows
-	}
-	return pgErr("controller "+uuid, err)
-}
-
-// ControllerByName returns one controller.
-func (s *Store) ControllerByName(ctx context.Context, name string) (Controller, error) {
-	rows, _ := s.pool.Query(ctx, `SELECT `+controllerCols+` FROM controllers WHERE name = $1`, name)
-	c, err := pgx.CollectExactlyOneRow(rows, scanController)
-	return c, pgErr("controller "+name, err)
-}
-
-// ControllerByUUID returns one controller.
-func (s *Store) ControllerByUUID(ctx context.Context, id string) (Controller, error) {
-	if _, err := uuid.Parse(id); err != nil {
-		return Controller{}, fmt.Errorf("controller %q: %w", id, ErrNotFound)
-	}
-	rows, _ := s.pool.Query(ctx, `SELECT `+controllerCols+` FROM controllers WHERE uuid = $1`, id)
-	c, err := pgx.CollectExactlyOneRow(rows, scanController)
-	return c, pgErr("controller "+id, err)
-}
-
-// ListControllers returns the controllers among uuids, by name in byte
-// order; all controllers when all is true.
-func (s *Store) ListControllers(ctx context.Context, uuids []string, all bool) ([]Controller, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+controllerCols+` FROM controllers
-		WHERE $2 OR uuid = ANY($1::text[]::uuid[]) ORDER BY name`, uuids, all)
-	if err != nil {
-		return nil, pgErr("list controllers", err)
-	}
-	return pgx.CollectRows(rows, scanController)
-}
+// Models is the model index: every model the hub knows, on which
+// controller, in which organization, owned by whom, with the summary its
+// controller last reported.
+type Models struct{ *db }
 
 // Model is one entry of the model index. Owner and ControllerUUID are
 // what is stored; OwnerName, Controller, Cloud and Region are read from the
@@ -204,12 +72,12 @@ func modelDest(m *Model, id, cid *[16]byte, idx *int64) []any {
 type ModelDetail struct {
 	Model
 	StatusSince *time.Time `json:"status-since,omitempty"`
-	// Users is set by the caller (ModelUsers), for the model's administrators.
+	// Users is set by the caller (Models.Users), for the model's administrators.
 	Users []ModelUser `json:"users,omitempty"`
 }
 
-// ModelDetailByUUID returns one model of the index with its details.
-func (s *Store) ModelDetailByUUID(ctx context.Context, id string) (ModelDetail, error) {
+// DetailByUUID returns one model of the index with its details.
+func (s *Models) DetailByUUID(ctx context.Context, id string) (ModelDetail, error) {
 	if _, err := uuid.Parse(id); err != nil {
 		return ModelDetail{}, fmt.Errorf("model %q: %w", id, ErrNotFound)
 	}
@@ -225,7 +93,7 @@ func (s *Store) ModelDetailByUUID(ctx context.Context, id string) (ModelDetail, 
 	return d, pgErr("model "+id, err)
 }
 
-// InsertModel adds a model to the index with its structural tuples (hosting
+// Insert adds a model to the index with its structural tuples (hosting
 // controller, owning organization) and makes the owner its administrator,
 // as Juju does.
 //
@@ -236,7 +104,7 @@ func (s *Store) ModelDetailByUUID(ctx context.Context, id string) (ModelDetail, 
 // removed, and the summary the indexer applied is kept. Any other existing
 // row with that UUID, or the name taken in the organization, is
 // ErrAlreadyExists.
-func (s *Store) InsertModel(ctx context.Context, m Model) error {
+func (s *Models) Insert(ctx context.Context, m Model) error {
 	if m.Life == "" {
 		m.Life = "alive"
 	}
@@ -285,11 +153,11 @@ func (s *Store) InsertModel(ctx context.Context, m Model) error {
 	})
 }
 
-// UpdateModelSummary applies a spoke's view of a model to the index, unless
+// UpdateSummary applies a spoke's view of a model to the index, unless
 // the index already holds a newer event index. indexed reports whether the
 // index holds the model at all (false: a model the hub has not seen, which
 // the indexer adopts).
-func (s *Store) UpdateModelSummary(ctx context.Context, m Model, now time.Time) (indexed bool, err error) {
+func (s *Models) UpdateSummary(ctx context.Context, m Model, now time.Time) (indexed bool, err error) {
 	return updateSummary(ctx, s.pool, m, now)
 }
 
@@ -301,7 +169,7 @@ type querier interface {
 func updateSummary(ctx context.Context, db querier, m Model, now time.Time) (indexed bool, err error) {
 	// One statement: the second EXISTS sees the row as it was before the
 	// update, so a stale summary still counts as indexed. A row inserted
-	// by a transaction still running is not seen (AdoptModel waits for it).
+	// by a transaction still running is not seen (Models.Adopt waits for it).
 	err = db.QueryRow(ctx, `WITH u AS (
 			UPDATE models SET life = $2, status = $3, application_count = $4, unit_count = $5,
 				machine_count = $6, event_index = $7, updated_at = $8,
@@ -312,12 +180,58 @@ func updateSummary(ctx context.Context, db querier, m Model, now time.Time) (ind
 	return indexed, pgErr("model "+m.UUID, err)
 }
 
-// ModelByUUID returns one model of the index.
-func (s *Store) ModelByUUID(ctx context.Context, id string) (Model, error) {
+// ByUUID returns one model of the index.
+func (s *Models) ByUUID(ctx context.Context, id string) (Model, error) {
 	if _, err := uuid.Parse(id); err != nil {
 		return Model{}, fmt.Errorf("model %q: %w", id, ErrNotFound)
 	}
 	rows, _ := s.pool.Query(ctx, `SELECT `+modelCols+` FROM `+modelFrom+` WHERE m.uuid = $1`, id)
 	m, err := pgx.CollectExactlyOneRow(rows, scanModel)
 	return m, pgErr("model "+id, err)
+}
+
+// Delete removes a model from the index with every tuple on it (the
+// model is gone from its controller).
+func (s *Models) Delete(ctx context.Context, id string) error {
+	if _, err := uuid.Parse(id); err != nil {
+		return fmt.Errorf("model %q: %w", id, ErrNotFound)
+	}
+	return s.inTx(ctx, func(tx pgx.Tx) error {
+		if err := removeTuplesOn(ctx, tx, []string{authz.ModelObject(id)}, nil); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `DELETE FROM models WHERE uuid = $1`, id)
+		return pgErr("model "+id, err)
+	})
+}
+
+// ByName returns the model named name in org.
+func (s *Models) ByName(ctx context.Context, org, name string) (Model, error) {
+	rows, _ := s.pool.Query(ctx, `SELECT `+modelCols+` FROM `+modelFrom+` WHERE m.org = $1 AND m.name = $2`, org, name)
+	m, err := pgx.CollectExactlyOneRow(rows, scanModel)
+	return m, pgErr("model "+org+"/"+name, err)
+}
+
+// SetOwner makes identity owner the owner of model id and grants it
+// administrator on the model, in one transaction. Whoever owned it before
+// keeps the access they hold (revoked as any grant is); previous is their
+// identity id, "" for a model nobody owned (adopted from its controller).
+// Setting the current owner again changes nothing.
+func (s *Models) SetOwner(ctx context.Context, id, owner string) (previous string, err error) {
+	if _, err := uuid.Parse(id); err != nil {
+		return "", fmt.Errorf("model %q: %w", id, ErrNotFound)
+	}
+	err = s.inTx(ctx, func(tx pgx.Tx) error {
+		if err := tx.QueryRow(ctx, `SELECT coalesce(owner::text, '') FROM models WHERE uuid = $1 FOR UPDATE`, id).Scan(&previous); err != nil {
+			return pgErr("model "+id, err)
+		}
+		if previous == owner {
+			return nil
+		}
+		if _, err := tx.Exec(ctx, `UPDATE models SET owner = $2, updated_at = now() WHERE uuid = $1`, id, owner); err != nil {
+			return pgErr("model "+id, err)
+		}
+		return addTuples(ctx, tx, authz.Tuple{User: authz.UserObject(owner), Relation: authz.Administrator, Object: authz.ModelObject(id)})
+	})
+	return previous, err
 }
