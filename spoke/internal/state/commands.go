@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"strings"
 
 	"github.com/droverhq/drover/api"
 )
@@ -22,7 +23,7 @@ import (
 type MessageType uint8
 
 // Raft command types. Explicit numbers, not iota, so that inserting a line
-// cannot shift the values.
+// cannot shift the values. Each has one entry in the commands table.
 const (
 	ControllerInitType        MessageType = 1
 	UpsertControllerNodeType  MessageType = 2
@@ -78,67 +79,143 @@ const (
 	// Append new types here, with the next free number.
 )
 
-// requestTypes maps every MessageType to its request struct. Encode and
-// Decode both go through it, so a type and its body cannot disagree.
-var requestTypes = map[MessageType]any{
-	ControllerInitType:        ControllerInitRequest{},
-	UpsertControllerNodeType:  UpsertControllerNodeRequest{},
-	RemoveControllerNodeType:  RemoveControllerNodeRequest{},
-	UpsertUserType:            UpsertUserRequest{},
-	RemoveUserType:            RemoveUserRequest{},
-	SetCredentialType:         SetCredentialRequest{},
-	RemoveCredentialType:      RemoveCredentialRequest{},
-	AddModelType:              AddModelRequest{},
-	SetModelConfigType:        SetModelConfigRequest{},
-	DestroyModelType:          DestroyModelRequest{},
-	RemoveModelType:           RemoveModelRequest{},
-	AddCharmType:              AddCharmRequest{},
-	AddApplicationType:        AddApplicationRequest{},
-	SetApplicationConfigType:  SetApplicationConfigRequest{},
-	SetCharmType:              SetCharmRequest{},
-	SetExposedType:            SetExposedRequest{},
-	SetConstraintsType:        SetConstraintsRequest{},
-	AddUnitsType:              AddUnitsRequest{},
-	ScaleApplicationType:      ScaleApplicationRequest{},
-	DestroyUnitsType:          DestroyUnitsRequest{},
-	EnsureUnitDeadType:        EnsureUnitDeadRequest{},
-	RemoveUnitType:            RemoveUnitRequest{},
-	DestroyApplicationType:    DestroyApplicationRequest{},
-	AddRelationType:           AddRelationRequest{},
-	DestroyRelationType:       DestroyRelationRequest{},
-	EnterScopeType:            EnterScopeRequest{},
-	LeaveScopeType:            LeaveScopeRequest{},
-	SetRelationDataType:       SetRelationDataRequest{},
-	ClaimLeaseType:            ClaimLeaseRequest{},
-	RevokeLeaseType:           RevokeLeaseRequest{},
-	ExpireLeasesType:          ExpireLeasesRequest{},
-	EnqueueTaskType:           EnqueueTaskRequest{},
-	StartTaskType:             StartTaskRequest{},
-	AppendTaskLogType:         AppendTaskLogRequest{},
-	FinishTaskType:            FinishTaskRequest{},
-	CancelTaskType:            CancelTaskRequest{},
-	SetStatusType:             SetStatusRequest{},
-	SetUnitPortsType:          SetUnitPortsRequest{},
-	SetWorkloadVersionType:    SetWorkloadVersionRequest{},
-	SetResolvedType:           SetResolvedRequest{},
-	ClearResolvedType:         ClearResolvedRequest{},
-	AddMachineType:            AddMachineRequest{},
-	SetMachineProvisionedType: SetMachineProvisionedRequest{},
-	DestroyMachineType:        DestroyMachineRequest{},
-	RemoveMachineType:         RemoveMachineRequest{},
-	CommitHookChangesType:     CommitHookChangesRequest{},
-	CreateHubTokenType:        CreateHubTokenRequest{},
-	SetHubTrustType:           SetHubTrustRequest{},
-	RemoveHubTrustType:        RemoveHubTrustRequest{},
-	SetTrustType:              SetTrustRequest{},
-	SetPlacementType:          SetPlacementRequest{},
+// commands is the one table of raft commands: per MessageType, the Txn
+// method that applies it, whose argument is the command's request struct,
+// and for a request that carries api structs the converters to and from
+// the format struct its JSON is. Encode, Decode and Apply read only this
+// table; TestCommandTable checks that every MessageType has one entry.
+var commands = commandTable(
+	command(ControllerInitType, (*Txn).ControllerInit),
+	commandVia(UpsertControllerNodeType, (*Txn).UpsertControllerNode, (*UpsertControllerNodeRequest).wire, upsertControllerNode),
+	command(RemoveControllerNodeType, noValue((*Txn).RemoveControllerNode)),
+	commandVia(UpsertUserType, (*Txn).UpsertUser, (*UpsertUserRequest).wire, upsertUser),
+	command(RemoveUserType, noValue((*Txn).RemoveUser)),
+	commandVia(SetCredentialType, (*Txn).SetCredential, (*SetCredentialRequest).wire, setCredential),
+	command(RemoveCredentialType, noValue((*Txn).RemoveCredential)),
+	command(AddModelType, (*Txn).AddModel),
+	command(SetModelConfigType, (*Txn).SetModelConfig),
+	command(DestroyModelType, (*Txn).DestroyModel),
+	command(RemoveModelType, noValue((*Txn).RemoveModel)),
+	commandVia(AddCharmType, (*Txn).AddCharm, (*AddCharmRequest).wire, addCharm),
+	command(AddApplicationType, (*Txn).AddApplication),
+	command(SetApplicationConfigType, (*Txn).SetApplicationConfig),
+	command(SetCharmType, (*Txn).SetCharm),
+	command(SetExposedType, (*Txn).SetExposed),
+	command(SetConstraintsType, (*Txn).SetConstraints),
+	command(AddUnitsType, (*Txn).AddUnits),
+	command(ScaleApplicationType, (*Txn).ScaleApplication),
+	command(DestroyUnitsType, noValue((*Txn).DestroyUnits)),
+	command(EnsureUnitDeadType, noValue((*Txn).EnsureUnitDead)),
+	command(RemoveUnitType, noValue((*Txn).RemoveUnit)),
+	command(DestroyApplicationType, noValue((*Txn).DestroyApplication)),
+	command(AddRelationType, (*Txn).AddRelation),
+	command(DestroyRelationType, noValue((*Txn).DestroyRelation)),
+	command(EnterScopeType, noValue((*Txn).EnterScope)),
+	command(LeaveScopeType, noValue((*Txn).LeaveScope)),
+	command(SetRelationDataType, (*Txn).SetRelationData),
+	command(ClaimLeaseType, (*Txn).ClaimLease),
+	command(RevokeLeaseType, noValue((*Txn).RevokeLease)),
+	command(ExpireLeasesType, (*Txn).ExpireLeases),
+	command(EnqueueTaskType, (*Txn).EnqueueTask),
+	command(StartTaskType, (*Txn).StartTask),
+	command(AppendTaskLogType, (*Txn).AppendTaskLog),
+	command(FinishTaskType, (*Txn).FinishTask),
+	command(CancelTaskType, (*Txn).CancelTask),
+	commandVia(SetStatusType, noValue((*Txn).SetStatus), (*SetStatusRequest).wire, setStatus),
+	commandVia(SetUnitPortsType, (*Txn).SetUnitPorts, (*SetUnitPortsRequest).wire, setUnitPorts),
+	command(SetWorkloadVersionType, (*Txn).SetWorkloadVersion),
+	command(SetResolvedType, (*Txn).SetResolved),
+	command(ClearResolvedType, (*Txn).ClearResolved),
+	command(AddMachineType, (*Txn).AddMachine),
+	command(SetMachineProvisionedType, (*Txn).SetMachineProvisioned),
+	command(DestroyMachineType, noValue((*Txn).DestroyMachine)),
+	command(RemoveMachineType, noValue((*Txn).RemoveMachine)),
+	commandVia(CommitHookChangesType, noValue((*Txn).CommitHookChanges), (*CommitHookChangesRequest).wire, commitHookChanges),
+	command(CreateHubTokenType, noValue((*Txn).CreateHubToken)),
+	commandVia(SetHubTrustType, (*Txn).SetHubTrust, (*SetHubTrustRequest).wire, setHubTrust),
+	command(RemoveHubTrustType, noValue((*Txn).RemoveHubTrust)),
+	command(SetPlacementType, (*Txn).SetPlacement),
+	command(SetTrustType, (*Txn).SetTrust),
+)
+
+// commandEntry is one raft command: its number, its request struct, its
+// codec and what applying it does.
+type commandEntry struct {
+	typ     MessageType
+	name    string       // the request struct's name without "Request"
+	request reflect.Type // the request struct Encode takes (or a pointer to it)
+	// encode returns what to write as JSON for a request (its format
+	// struct); decode reads it back into a new request.
+	encode func(req any) any
+	decode func(dec *json.Decoder) (any, error)
+	apply  func(tx *Txn, req any) (any, error)
+}
+
+// command declares a command whose request is its own format struct (a
+// format alias): the request struct is what apply takes.
+func command[R, V any](t MessageType, apply func(*Txn, *R) (V, error)) commandEntry {
+	return commandEntry{
+		typ:     t,
+		name:    strings.TrimSuffix(reflect.TypeFor[R]().Name(), "Request"),
+		request: reflect.TypeFor[R](),
+		encode:  func(req any) any { return req },
+		decode: func(dec *json.Decoder) (any, error) {
+			r := new(R)
+			return r, dec.Decode(r)
+		},
+		apply: func(tx *Txn, req any) (any, error) { return apply(tx, req.(*R)) },
+	}
+}
+
+// commandVia declares a command whose request carries api structs: its
+// JSON is the format struct W, converted at the codec edge.
+func commandVia[R, W, V any](t MessageType, apply func(*Txn, *R) (V, error), toFormat func(*R) *W, fromFormat func(*W) *R) commandEntry {
+	c := command(t, apply)
+	c.encode = func(req any) any {
+		r, ok := req.(*R)
+		if !ok {
+			v := req.(R)
+			r = &v
+		}
+		if r == nil {
+			return nil
+		}
+		return toFormat(r)
+	}
+	c.decode = func(dec *json.Decoder) (any, error) {
+		w := new(W)
+		if err := dec.Decode(w); err != nil {
+			return nil, err
+		}
+		return fromFormat(w), nil
+	}
+	return c
+}
+
+// noValue adapts a Txn method that returns only an error: its
+// ApplyResult.Value is nil.
+func noValue[R any](apply func(*Txn, *R) error) func(*Txn, *R) (any, error) {
+	return func(tx *Txn, req *R) (any, error) { return nil, apply(tx, req) }
+}
+
+// commandTable indexes the entries by MessageType. Two entries for one
+// type are a programming error, caught when the package loads.
+func commandTable(entries ...commandEntry) *[256]*commandEntry {
+	var t [256]*commandEntry
+	for i := range entries {
+		e := &entries[i]
+		if e.typ == 0 || t[e.typ] != nil {
+			panic(fmt.Sprintf("state: MessageType %d declared twice or zero", e.typ))
+		}
+		t[e.typ] = e
+	}
+	return &t
 }
 
 // String names the type for logs, from its request struct.
 func (t MessageType) String() string {
-	if r, ok := requestTypes[t]; ok {
-		n := reflect.TypeOf(r).Name()
-		return n[:len(n)-len("Request")]
+	if c := commands[t]; c != nil {
+		return c.name
 	}
 	return fmt.Sprintf("MessageType(%d)", uint8(t))
 }
@@ -147,23 +224,24 @@ func (t MessageType) String() string {
 // know: a log written by a newer version. It is an api.ErrInvalid.
 var ErrUnknownMessageType = api.Errorf(api.CodeInvalid, "unknown raft message type")
 
-// Encode is the one codec of raft commands: one type byte, then the request
-// as JSON. req must be the request struct of t (or a pointer to it).
+// Encode is the one codec of raft commands: one type byte, then the
+// request's format struct as JSON. req must be the request struct of t (or
+// a pointer to it).
 func Encode(t MessageType, req any) ([]byte, error) {
-	want, ok := requestTypes[t]
-	if !ok {
+	c := commands[t]
+	if c == nil {
 		return nil, fmt.Errorf("encode %v: %w", t, ErrUnknownMessageType)
 	}
 	got := reflect.TypeOf(req)
 	if got != nil && got.Kind() == reflect.Pointer {
 		got = got.Elem()
 	}
-	if got != reflect.TypeOf(want) {
-		return nil, fmt.Errorf("encode %v: request is %v, want %T: %w", t, got, want, api.ErrBadRequest)
+	if got != c.request {
+		return nil, fmt.Errorf("encode %v: request is %v, want %v: %w", t, got, c.request, api.ErrBadRequest)
 	}
 	var buf bytes.Buffer
 	buf.WriteByte(byte(t))
-	if err := json.NewEncoder(&buf).Encode(req); err != nil {
+	if err := json.NewEncoder(&buf).Encode(c.encode(req)); err != nil {
 		return nil, fmt.Errorf("encode %v: %w", t, err)
 	}
 	return buf.Bytes(), nil
@@ -177,19 +255,24 @@ func Encode(t MessageType, req any) ([]byte, error) {
 // data) decode as json.Number, not float64, so that integers keep their
 // exact value and a value re-encodes to the same bytes on every node.
 func Decode(buf []byte) (MessageType, any, error) {
+	t, _, req, err := decode(buf)
+	return t, req, err
+}
+
+func decode(buf []byte) (MessageType, *commandEntry, any, error) {
 	if len(buf) == 0 {
-		return 0, nil, fmt.Errorf("decode: empty command: %w", api.ErrBadRequest)
+		return 0, nil, nil, fmt.Errorf("decode: empty command: %w", api.ErrBadRequest)
 	}
 	t := MessageType(buf[0])
-	proto, ok := requestTypes[t]
-	if !ok {
-		return t, nil, fmt.Errorf("decode %v: %w", t, ErrUnknownMessageType)
+	c := commands[t]
+	if c == nil {
+		return t, nil, nil, fmt.Errorf("decode %v: %w", t, ErrUnknownMessageType)
 	}
-	req := reflect.New(reflect.TypeOf(proto)).Interface()
 	dec := json.NewDecoder(bytes.NewReader(buf[1:]))
 	dec.UseNumber()
-	if err := dec.Decode(req); err != nil {
-		return t, nil, fmt.Errorf("decode %v: %w", t, err)
+	req, err := c.decode(dec)
+	if err != nil {
+		return t, nil, nil, fmt.Errorf("decode %v: %w", t, err)
 	}
-	return t, req, nil
+	return t, c, req, nil
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/spoke/internal/state/format"
 	"github.com/hashicorp/go-memdb"
 	"github.com/hashicorp/raft"
 )
@@ -112,7 +113,7 @@ func TestSnapshotRoundTrip(t *testing.T) {
 	if res.Units[0] != "proxy/0" || res.Machines[0] != "3" {
 		t.Errorf("after restore: %+v", res)
 	}
-	if err := h2.fsm.Restore(io.NopCloser(bytes.NewReader([]byte{snapshotVersion, 99, 1, '{'}))); err == nil {
+	if err := h2.fsm.Restore(io.NopCloser(bytes.NewReader([]byte{format.SnapshotVersion, 99, 1, '{'}))); err == nil {
 		t.Error("corrupt snapshot restored")
 	}
 }

@@ -344,7 +344,7 @@ func TestReplayGolden(t *testing.T) {
 		for _, c := range cmds {
 			seen[MessageType(c[0])] = true
 		}
-		for typ := range requestTypes {
+		for _, typ := range registeredTypes() {
 			if !seen[typ] {
 				t.Errorf("the fixture log has no %v command", typ)
 			}

@@ -1,72 +1,41 @@
 package state
 
 import (
-	"bufio"
 	"bytes"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 
 	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/spoke/internal/state/format"
 	"github.com/hashicorp/go-memdb"
 )
 
-// Snapshot stream format: one version byte, then per object one record:
-// a record-type byte, a uvarint length and the object as JSON. Records
-// appear table by table in allTables order, each table in primary-key
-// order, so the same state always gives the same bytes.
-//
-// Record types are permanent, like MessageType: never renumber them.
-const snapshotVersion = 1
-
-type recordType uint8
-
-const (
-	recIndex          recordType = 1
-	recController     recordType = 2
-	recControllerNode recordType = 3
-	recUser           recordType = 4
-	recCredential     recordType = 5
-	recModel          recordType = 6
-	recCharm          recordType = 7
-	recApplication    recordType = 8
-	recUnit           recordType = 9
-	recMachine        recordType = 10
-	recRelation       recordType = 11
-	recRelationScope  recordType = 12
-	recRelationData   recordType = 13
-	recLease          recordType = 14
-	recTask           recordType = 15
-	recStatusHistory  recordType = 16
-	recUnitState      recordType = 17
-	recLeaderSettings recordType = 18
-	recModelConfig    recordType = 19
-	recHubTrust       recordType = 20
-	recHubToken       recordType = 21
-)
-
-// userRecord carries the password hash that api.User keeps out of JSON.
-type userRecord struct {
-	User         *api.User `json:"user"`
-	PasswordHash string    `json:"password-hash,omitempty"`
-}
+// Snapshots are streams of format records (format.SnapshotWriter): the
+// tables in allTables order, each table in primary-key order, so the same
+// state always gives the same bytes. Each record is the format struct of
+// one stored object, converted at this edge.
 
 // snapshotTable says how one table is written to and read from a snapshot.
 type snapshotTable struct {
-	rec    recordType
+	rec    format.RecordType
 	encode func(obj any) any
 	decode func(data []byte) (any, error)
 }
 
-func plain[T any](rec recordType) snapshotTable {
+// record converts a stored *T to its format struct *W and back.
+func record[T, W any](rec format.RecordType, toFormat func(*T) *W, fromFormat func(*W) *T) snapshotTable {
 	return snapshotTable{
 		rec:    rec,
-		encode: func(obj any) any { return obj },
+		encode: func(obj any) any { return toFormat(obj.(*T)) },
 		decode: func(data []byte) (any, error) {
-			v := new(T)
-			return v, unmarshal(data, v)
+			w := new(W)
+			if err := unmarshal(data, w); err != nil {
+				return nil, err
+			}
+			return fromFormat(w), nil
 		},
 	}
 }
@@ -74,44 +43,79 @@ func plain[T any](rec recordType) snapshotTable {
 // snapshotTables covers every table; TestSnapshotRoundTrip fails for a
 // schema table missing here.
 var snapshotTables = map[string]snapshotTable{
-	tableIndex:           plain[IndexEntry](recIndex),
-	tableController:      plain[api.Controller](recController),
-	tableControllerNodes: plain[api.ControllerNode](recControllerNode),
-	tableUsers: {
-		rec: recUser,
-		encode: func(obj any) any {
-			u := obj.(*api.User)
-			return userRecord{User: u, PasswordHash: u.PasswordHash}
-		},
-		decode: func(data []byte) (any, error) {
-			var r userRecord
-			if err := unmarshal(data, &r); err != nil {
-				return nil, err
-			}
-			if r.User == nil {
-				return nil, fmt.Errorf("user record without user")
-			}
-			r.User.PasswordHash = r.PasswordHash
-			return r.User, nil
-		},
-	},
-	tableCredentials:    plain[api.Credential](recCredential),
-	tableModels:         plain[api.Model](recModel),
-	tableCharms:         plain[api.Charm](recCharm),
-	tableApplications:   plain[api.Application](recApplication),
-	tableUnits:          plain[api.Unit](recUnit),
-	tableMachines:       plain[api.Machine](recMachine),
-	tableRelations:      plain[api.Relation](recRelation),
-	tableRelationScopes: plain[api.RelationScope](recRelationScope),
-	tableRelationData:   plain[api.RelationData](recRelationData),
-	tableLeases:         plain[api.Lease](recLease),
-	tableTasks:          plain[api.Task](recTask),
-	tableStatusHistory:  plain[api.StatusHistoryEntry](recStatusHistory),
-	tableUnitState:      plain[UnitCharmState](recUnitState),
-	tableModelConfig:    plain[ModelConfigEntry](recModelConfig),
-	tableLeaderSettings: plain[LeaderSettings](recLeaderSettings),
-	tableHubTrust:       plain[HubTrustRecord](recHubTrust),
-	tableHubTokens:      plain[HubToken](recHubToken),
+	tableIndex:           record(format.RecIndex, indexRecord, indexEntryFromRecord),
+	tableController:      record(format.RecController, format.FromController, (*format.Controller).API),
+	tableControllerNodes: record(format.RecControllerNode, format.FromControllerNode, (*format.ControllerNode).API),
+	tableUsers:           record(format.RecUser, format.FromUserRecord, userFromRecord),
+	tableCredentials:     record(format.RecCredential, format.FromCredential, (*format.Credential).API),
+	tableModels:          record(format.RecModel, format.FromModel, (*format.Model).API),
+	tableCharms:          record(format.RecCharm, format.FromCharm, (*format.Charm).API),
+	tableApplications:    record(format.RecApplication, format.FromApplication, (*format.Application).API),
+	tableUnits:           record(format.RecUnit, format.FromUnit, (*format.Unit).API),
+	tableMachines:        record(format.RecMachine, format.FromMachine, (*format.Machine).API),
+	tableRelations:       record(format.RecRelation, format.FromRelation, (*format.Relation).API),
+	tableRelationScopes:  record(format.RecRelationScope, format.FromRelationScope, (*format.RelationScope).API),
+	tableRelationData:    record(format.RecRelationData, format.FromRelationData, (*format.RelationData).API),
+	tableLeases:          record(format.RecLease, format.FromLease, (*format.Lease).API),
+	tableTasks:           record(format.RecTask, format.FromTask, (*format.Task).API),
+	tableStatusHistory:   record(format.RecStatusHistory, format.FromStatusHistoryEntry, (*format.StatusHistoryEntry).API),
+	tableUnitState:       record(format.RecUnitState, unitStateRecord, unitStateFromRecord),
+	tableModelConfig:     record(format.RecModelConfig, modelConfigRecord, modelConfigFromRecord),
+	tableLeaderSettings:  record(format.RecLeaderSettings, leaderSettingsRecord, leaderSettingsFromRecord),
+	tableHubTrust:        record(format.RecHubTrust, hubTrustRecord, hubTrustFromRecord),
+	tableHubTokens:       record(format.RecHubToken, hubTokenRecord, hubTokenFromRecord),
+}
+
+func userFromRecord(r *format.UserRecord) *api.User {
+	if r.User == nil {
+		return nil
+	}
+	return r.User.API(r.PasswordHash)
+}
+
+func indexRecord(e *IndexEntry) *format.IndexEntry          { return (*format.IndexEntry)(e) }
+func indexEntryFromRecord(e *format.IndexEntry) *IndexEntry { return (*IndexEntry)(e) }
+
+func unitStateRecord(s *UnitCharmState) *format.UnitState {
+	return &format.UnitState{ModelUUID: s.ModelUUID, Unit: s.Unit, State: s.State, Meta: format.Meta(s.Meta)}
+}
+
+func unitStateFromRecord(s *format.UnitState) *UnitCharmState {
+	return &UnitCharmState{ModelUUID: s.ModelUUID, Unit: s.Unit, State: s.State, Meta: api.Meta(s.Meta)}
+}
+
+func modelConfigRecord(e *ModelConfigEntry) *format.ModelConfigEntry {
+	return &format.ModelConfigEntry{ModelUUID: e.ModelUUID, Key: e.Key, Value: e.Value, Meta: format.Meta(e.Meta)}
+}
+
+func modelConfigFromRecord(e *format.ModelConfigEntry) *ModelConfigEntry {
+	return &ModelConfigEntry{ModelUUID: e.ModelUUID, Key: e.Key, Value: e.Value, Meta: api.Meta(e.Meta)}
+}
+
+func leaderSettingsRecord(s *LeaderSettings) *format.LeaderSettings {
+	return &format.LeaderSettings{ModelUUID: s.ModelUUID, Application: s.Application, Settings: s.Settings,
+		Version: s.Version, Meta: format.Meta(s.Meta)}
+}
+
+func leaderSettingsFromRecord(s *format.LeaderSettings) *LeaderSettings {
+	return &LeaderSettings{ModelUUID: s.ModelUUID, Application: s.Application, Settings: s.Settings,
+		Version: s.Version, Meta: api.Meta(s.Meta)}
+}
+
+func hubTrustRecord(r *HubTrustRecord) *format.HubTrustRecord {
+	return &format.HubTrustRecord{Key: r.Key, Trust: format.FromHubTrust(r.Trust), FlagDigests: r.FlagDigests, Meta: format.Meta(r.Meta)}
+}
+
+func hubTrustFromRecord(r *format.HubTrustRecord) *HubTrustRecord {
+	return &HubTrustRecord{Key: r.Key, Trust: r.Trust.API(), FlagDigests: r.FlagDigests, Meta: api.Meta(r.Meta)}
+}
+
+func hubTokenRecord(t *HubToken) *format.HubToken {
+	return &format.HubToken{Hash: t.Hash, Expires: t.Expires, Used: t.Used, Meta: format.Meta(t.Meta)}
+}
+
+func hubTokenFromRecord(t *format.HubToken) *HubToken {
+	return &HubToken{Hash: t.Hash, Expires: t.Expires, Used: t.Used, Meta: api.Meta(t.Meta)}
 }
 
 // unmarshal decodes numbers in untyped maps as json.Number, as Decode does,
@@ -124,11 +128,10 @@ func unmarshal(data []byte, v any) error {
 
 // WriteSnapshot streams every object of snap to w.
 func WriteSnapshot(snap *Snapshot, w io.Writer) error {
-	bw := bufio.NewWriter(w)
-	if err := bw.WriteByte(snapshotVersion); err != nil {
+	sw, err := format.NewSnapshotWriter(w)
+	if err != nil {
 		return err
 	}
-	var lenBuf [binary.MaxVarintLen64]byte
 	for _, name := range allTables {
 		st, ok := snapshotTables[name]
 		if !ok {
@@ -139,23 +142,12 @@ func WriteSnapshot(snap *Snapshot, w io.Writer) error {
 			return internalf("snapshot %s: %v", name, err)
 		}
 		for obj := it.Next(); obj != nil; obj = it.Next() {
-			data, err := json.Marshal(st.encode(obj))
-			if err != nil {
+			if err := sw.Write(st.rec, st.encode(obj)); err != nil {
 				return fmt.Errorf("snapshot %s: %w", name, err)
-			}
-			n := binary.PutUvarint(lenBuf[:], uint64(len(data)))
-			if err := bw.WriteByte(byte(st.rec)); err != nil {
-				return err
-			}
-			if _, err := bw.Write(lenBuf[:n]); err != nil {
-				return err
-			}
-			if _, err := bw.Write(data); err != nil {
-				return err
 			}
 		}
 	}
-	return bw.Flush()
+	return sw.Flush()
 }
 
 // readSnapshot builds a new database from a snapshot stream.
@@ -164,43 +156,34 @@ func readSnapshot(r io.Reader) (*memdb.MemDB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("state schema: %w", err)
 	}
-	byRec := map[recordType]string{}
+	byRec := map[format.RecordType]string{}
 	for name, st := range snapshotTables {
 		byRec[st.rec] = name
 	}
-	br := bufio.NewReader(r)
-	v, err := br.ReadByte()
+	sr, err := format.NewSnapshotReader(r)
 	if err != nil {
-		return nil, fmt.Errorf("snapshot header: %w", err)
-	}
-	if v != snapshotVersion {
-		return nil, fmt.Errorf("snapshot version %d not supported", v)
+		return nil, err
 	}
 	txn := db.Txn(true)
 	defer txn.Abort()
 	for {
-		rt, err := br.ReadByte()
+		rt, data, err := sr.Next()
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("snapshot record: %w", err)
+			return nil, err
 		}
-		name, ok := byRec[recordType(rt)]
+		name, ok := byRec[rt]
 		if !ok {
 			return nil, fmt.Errorf("snapshot record type %d unknown", rt)
-		}
-		n, err := binary.ReadUvarint(br)
-		if err != nil {
-			return nil, fmt.Errorf("snapshot %s record length: %w", name, err)
-		}
-		data := make([]byte, n)
-		if _, err := io.ReadFull(br, data); err != nil {
-			return nil, fmt.Errorf("snapshot %s record: %w", name, err)
 		}
 		obj, err := snapshotTables[name].decode(data)
 		if err != nil {
 			return nil, fmt.Errorf("snapshot %s record: %w", name, err)
+		}
+		if obj == nil || reflect.ValueOf(obj).IsNil() {
+			return nil, fmt.Errorf("snapshot %s record without its object", name)
 		}
 		if err := txn.Insert(name, obj); err != nil {
 			return nil, fmt.Errorf("snapshot %s insert: %w", name, err)
