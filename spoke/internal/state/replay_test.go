@@ -36,9 +36,21 @@ const replayDir = "testdata/replay"
 // order in which each applies (one deliberately fails, as logs hold failed
 // commands too).
 func replayCommands() []replayCommand {
-	const m = "0b9a2f7e-4c1d-4e8a-9f3b-7d6c5e4a3b21"
-	t := time.Date(2026, 3, 14, 9, 26, 53, 589793000, time.UTC)
-	at := func(d time.Duration) time.Time { return t.Add(d) }
+	return slices.Concat(replayControllerCommands(), replayModelCommands(), replayAgentCommands(), replayOperatorCommands())
+}
+
+// The model the replay fixture deploys to, and the time its log starts.
+const replayModel = "0b9a2f7e-4c1d-4e8a-9f3b-7d6c5e4a3b21"
+
+var replayStart = time.Date(2026, 3, 14, 9, 26, 53, 589793000, time.UTC)
+
+func replayAt(d time.Duration) time.Time { return replayStart.Add(d) }
+
+// replayControllerCommands sets up the controller, its users and models,
+// and uploads charms.
+func replayControllerCommands() []replayCommand {
+	const m = replayModel
+	t := replayStart
 	kvMeta := "name: kv\nprovides:\n  db: {interface: kv}\npeers:\n  cluster: {interface: kv-peers}\n"
 	kv := api.Charm{SHA256: sha("kv-r1"), Name: "kv", Size: 20480, MetadataYAML: kvMeta,
 		ConfigYAML:  "options:\n  port: {type: int, default: 7000}\n  ratio: {type: float}\n",
@@ -66,88 +78,111 @@ func replayCommands() []replayCommand {
 		{UpsertControllerNodeType, &UpsertControllerNodeRequest{Node: api.ControllerNode{ID: "n2", RaftAddr: "10.0.0.2:7001", APIAddr: "10.0.0.2:17070"}}},
 		{RemoveControllerNodeType, &RemoveControllerNodeRequest{ID: "n2"}},
 		{UpsertUserType, &UpsertUserRequest{User: api.User{Name: "admin", DisplayName: "Admin", Access: "superuser", CreatedAt: t}, PasswordHash: "$2a$10$adminhash"}},
-		{UpsertUserType, &UpsertUserRequest{User: api.User{Name: "bob", Access: "login", CreatedAt: at(time.Minute), Disabled: true}, PasswordHash: "$2a$10$bobhash"}},
+		{UpsertUserType, &UpsertUserRequest{User: api.User{Name: "bob", Access: "login", CreatedAt: replayAt(time.Minute), Disabled: true}, PasswordHash: "$2a$10$bobhash"}},
 		{SetCredentialType, &SetCredentialRequest{Credential: api.Credential{Tag: "user-bob", Hash: "bob-secret-hash"}}},
 		{RemoveUserType, &RemoveUserRequest{Name: "bob"}},
 		{AddModelType, &AddModelRequest{UUID: m, Name: "prod", Owner: "admin", Now: t,
 			Config: map[string]any{"default-base": "ubuntu@24.04", "logging-config": "<root>=INFO"}}},
-		{AddModelType, &AddModelRequest{UUID: "5d2c1b0a-9e8f-4a7b-8c6d-1e2f3a4b5c6d", Name: "scratch", Owner: "admin", Now: at(time.Second)}},
-		{AddModelType, &AddModelRequest{UUID: "dup", Name: "prod", Owner: "admin", Now: at(time.Second)}}, // fails: name taken
+		{AddModelType, &AddModelRequest{UUID: "5d2c1b0a-9e8f-4a7b-8c6d-1e2f3a4b5c6d", Name: "scratch", Owner: "admin", Now: replayAt(time.Second)}},
+		{AddModelType, &AddModelRequest{UUID: "dup", Name: "prod", Owner: "admin", Now: replayAt(time.Second)}}, // fails: name taken
 		{RemoveModelType, &RemoveModelRequest{ModelUUID: "5d2c1b0a-9e8f-4a7b-8c6d-1e2f3a4b5c6d"}},
-		{AddModelType, &AddModelRequest{UUID: "staging-uuid", Name: "staging", Owner: "admin", Now: at(time.Second)}},
+		{AddModelType, &AddModelRequest{UUID: "staging-uuid", Name: "staging", Owner: "admin", Now: replayAt(time.Second)}},
 		{AddMachineType, &AddMachineRequest{ModelUUID: "staging-uuid"}},
-		{DestroyModelType, &DestroyModelRequest{ModelUUID: "staging-uuid", Now: at(2 * time.Second)}},
+		{DestroyModelType, &DestroyModelRequest{ModelUUID: "staging-uuid", Now: replayAt(2 * time.Second)}},
 		{SetModelConfigType, &SetModelConfigRequest{ModelUUID: m, Set: map[string]any{"update-status-hook-interval": "1m", "max-status-history": 50}, Unset: []string{"logging-config"}}},
 		{AddCharmType, &AddCharmRequest{Charm: kv}},
 		{AddCharmType, &AddCharmRequest{Charm: kv2}},
 		{AddCharmType, &AddCharmRequest{Charm: web}},
 		{AddCharmType, &AddCharmRequest{Charm: logger}},
 		{AddCharmType, &AddCharmRequest{Charm: proxy}},
-		{AddApplicationType, &AddApplicationRequest{ModelUUID: m, Name: "kv", CharmSHA256: kv.SHA256, NumUnits: 2, Base: "ubuntu@24.04",
-			Config: map[string]any{"port": 7000, "ratio": 0.25}, Constraints: "mem=2G", Now: at(time.Minute)}},
-		{AddApplicationType, &AddApplicationRequest{ModelUUID: m, Name: "web", CharmSHA256: web.SHA256, NumUnits: 1, Placement: []string{"lxd:0"}, Trust: true, Now: at(time.Minute)}},
-		{AddApplicationType, &AddApplicationRequest{ModelUUID: m, Name: "logger", CharmSHA256: logger.SHA256, Now: at(time.Minute)}},
-		{AddApplicationType, &AddApplicationRequest{ModelUUID: m, Name: "proxy", CharmSHA256: proxy.SHA256, NumUnits: 1, Now: at(time.Minute)}},
+	}
+}
+
+// replayModelCommands deploys, scales, relates and tears down.
+func replayModelCommands() []replayCommand {
+	const m = replayModel
+	return []replayCommand{
+		{AddApplicationType, &AddApplicationRequest{ModelUUID: m, Name: "kv", CharmSHA256: sha("kv-r1"), NumUnits: 2, Base: "ubuntu@24.04",
+			Config: map[string]any{"port": 7000, "ratio": 0.25}, Constraints: "mem=2G", Now: replayAt(time.Minute)}},
+		{AddApplicationType, &AddApplicationRequest{ModelUUID: m, Name: "web", CharmSHA256: sha("web-r1"), NumUnits: 1, Placement: []string{"lxd:0"}, Trust: true, Now: replayAt(time.Minute)}},
+		{AddApplicationType, &AddApplicationRequest{ModelUUID: m, Name: "logger", CharmSHA256: sha("logger-r1"), Now: replayAt(time.Minute)}},
+		{AddApplicationType, &AddApplicationRequest{ModelUUID: m, Name: "proxy", CharmSHA256: sha("proxy-r1"), NumUnits: 1, Now: replayAt(time.Minute)}},
 		{SetApplicationConfigType, &SetApplicationConfigRequest{ModelUUID: m, App: "kv",
 			Set: map[string]any{"port": 7001, "nested": map[string]any{"a": []any{1, "x", true}}}, Unset: []string{"ratio"}}},
-		{SetCharmType, &SetCharmRequest{ModelUUID: m, App: "kv", CharmSHA256: kv2.SHA256, ForceUnits: true, Set: map[string]any{"ratio": 0.5}, Unset: []string{"nested"}}},
+		{SetCharmType, &SetCharmRequest{ModelUUID: m, App: "kv", CharmSHA256: sha("kv-r2"), ForceUnits: true, Set: map[string]any{"ratio": 0.5}, Unset: []string{"nested"}}},
 		{SetExposedType, &SetExposedRequest{ModelUUID: m, App: "web", Exposed: true}},
 		{SetConstraintsType, &SetConstraintsRequest{ModelUUID: m, App: "kv", Constraints: "mem=4G cores=2"}},
 		{SetTrustType, &SetTrustRequest{ModelUUID: m, App: "kv", Trust: true}},
-		{AddUnitsType, &AddUnitsRequest{ModelUUID: m, App: "kv", N: 1, Placement: []string{"1"}, Now: at(2 * time.Minute)}},
-		{ScaleApplicationType, &ScaleApplicationRequest{ModelUUID: m, App: "kv", Scale: 4, Now: at(3 * time.Minute)}},
+		{AddUnitsType, &AddUnitsRequest{ModelUUID: m, App: "kv", N: 1, Placement: []string{"1"}, Now: replayAt(2 * time.Minute)}},
+		{ScaleApplicationType, &ScaleApplicationRequest{ModelUUID: m, App: "kv", Scale: 4, Now: replayAt(3 * time.Minute)}},
 		{DestroyUnitsType, &DestroyUnitsRequest{ModelUUID: m, Units: []string{"kv/3"}}},
 		{EnsureUnitDeadType, &EnsureUnitDeadRequest{ModelUUID: m, Unit: "kv/3"}},
 		{RemoveUnitType, &RemoveUnitRequest{ModelUUID: m, Unit: "kv/3"}},
 		{DestroyApplicationType, &DestroyApplicationRequest{ModelUUID: m, App: "proxy", Force: true}},
-		{AddRelationType, &AddRelationRequest{ModelUUID: m, Endpoints: [2]string{"web:db", "kv"}, Now: at(4 * time.Minute)}},
-		{AddRelationType, &AddRelationRequest{ModelUUID: m, Endpoints: [2]string{"web:cache", "kv:db"}, Now: at(4 * time.Minute)}},
-		{AddRelationType, &AddRelationRequest{ModelUUID: m, Endpoints: [2]string{"logger", "web"}, Now: at(4 * time.Minute)}},
+		{AddRelationType, &AddRelationRequest{ModelUUID: m, Endpoints: [2]string{"web:db", "kv"}, Now: replayAt(4 * time.Minute)}},
+		{AddRelationType, &AddRelationRequest{ModelUUID: m, Endpoints: [2]string{"web:cache", "kv:db"}, Now: replayAt(4 * time.Minute)}},
+		{AddRelationType, &AddRelationRequest{ModelUUID: m, Endpoints: [2]string{"logger", "web"}, Now: replayAt(4 * time.Minute)}},
 		{DestroyRelationType, &DestroyRelationRequest{ModelUUID: m, Endpoints: [2]string{"web:cache", "kv:db"}}},
+	}
+}
+
+// replayAgentCommands is what unit agents propose: scopes, leadership,
+// relation data and hook commits.
+func replayAgentCommands() []replayCommand {
+	const m = replayModel
+	return []replayCommand{
 		{EnterScopeType, &EnterScopeRequest{ModelUUID: m, RelationID: 1, Unit: "kv/0", Settings: map[string]string{"ingress-address": "10.1.0.10"}}},
 		{EnterScopeType, &EnterScopeRequest{ModelUUID: m, RelationID: 1, Unit: "web/0", Settings: map[string]string{"ingress-address": "10.1.0.20"}}},
 		{LeaveScopeType, &LeaveScopeRequest{ModelUUID: m, RelationID: 1, Unit: "web/0"}},
-		{ClaimLeaseType, &ClaimLeaseRequest{ModelUUID: m, App: "kv", Unit: "kv/0", Now: at(5 * time.Minute), Duration: time.Minute}},
-		{ClaimLeaseType, &ClaimLeaseRequest{ModelUUID: m, App: "web", Unit: "web/0", Now: at(5 * time.Minute), Duration: 30 * time.Second}},
+		{ClaimLeaseType, &ClaimLeaseRequest{ModelUUID: m, App: "kv", Unit: "kv/0", Now: replayAt(5 * time.Minute), Duration: time.Minute}},
+		{ClaimLeaseType, &ClaimLeaseRequest{ModelUUID: m, App: "web", Unit: "web/0", Now: replayAt(5 * time.Minute), Duration: 30 * time.Second}},
 		{RevokeLeaseType, &RevokeLeaseRequest{ModelUUID: m, App: "web", Holder: "web/0"}},
 		{SetRelationDataType, &SetRelationDataRequest{ModelUUID: m, RelationID: 1, Unit: "kv/0", App: true,
-			Set: map[string]string{"password": "s3cret", "port": "7001"}, Now: at(5*time.Minute + time.Second)}},
+			Set: map[string]string{"password": "s3cret", "port": "7001"}, Now: replayAt(5*time.Minute + time.Second)}},
 		{SetRelationDataType, &SetRelationDataRequest{ModelUUID: m, RelationID: 1, Unit: "kv/0",
-			Set: map[string]string{"hostname": "kv-0"}, Unset: []string{"ingress-address"}, Now: at(5*time.Minute + time.Second)}},
-		{CommitHookChangesType, &CommitHookChangesRequest{ModelUUID: m, Now: at(5*time.Minute + 2*time.Second), Changes: api.AgentHookChanges{
+			Set: map[string]string{"hostname": "kv-0"}, Unset: []string{"ingress-address"}, Now: replayAt(5*time.Minute + time.Second)}},
+		{CommitHookChangesType, &CommitHookChangesRequest{ModelUUID: m, Now: replayAt(5*time.Minute + 2*time.Second), Changes: api.AgentHookChanges{
 			Unit:       "kv/0",
 			Relations:  []api.SettingsChange{{RelationID: 1, Set: map[string]string{"ready": "true"}}, {RelationID: 1, App: true, Unset: []string{"port"}}},
 			OpenPorts:  []api.Port{{Protocol: "tcp", From: 7001, To: 7001, Endpoints: []string{"db"}}, {Protocol: "icmp"}},
 			ClosePorts: []api.Port{{Protocol: "udp", From: 5000, To: 5010}},
 			StateSet:   map[string]string{"initialised": "yes"}, StateUnset: []string{"stale"},
 			LeaderSettings: &api.SettingsChange{Set: map[string]string{"cluster-id": "abc"}}}}},
-		{ExpireLeasesType, &ExpireLeasesRequest{Now: at(7 * time.Minute)}},
-		{ClaimLeaseType, &ClaimLeaseRequest{ModelUUID: m, App: "kv", Unit: "kv/1", Now: at(8 * time.Minute), Duration: time.Minute}},
-		{EnqueueTaskType, &EnqueueTaskRequest{ModelUUID: m, Receiver: "kv/0", Action: "backup", Params: map[string]any{"target": "s3://b", "keep": 3}, Now: at(9 * time.Minute)}},
-		{EnqueueTaskType, &EnqueueTaskRequest{ModelUUID: m, Receiver: "kv/1", Action: "backup", Parallel: true, ExecutionGroup: "nightly", Now: at(9 * time.Minute)}},
-		{EnqueueTaskType, &EnqueueTaskRequest{ModelUUID: m, Receiver: "web/0", Action: "juju-exec", Params: map[string]any{"command": "hostname", "timeout": 1.5e9}, Now: at(9 * time.Minute)}},
-		{StartTaskType, &StartTaskRequest{ModelUUID: m, ID: "0", Now: at(10 * time.Minute)}},
-		{AppendTaskLogType, &AppendTaskLogRequest{ModelUUID: m, ID: "0", Time: at(10*time.Minute + time.Second), Message: "uploading"}},
+		{ExpireLeasesType, &ExpireLeasesRequest{Now: replayAt(7 * time.Minute)}},
+		{ClaimLeaseType, &ClaimLeaseRequest{ModelUUID: m, App: "kv", Unit: "kv/1", Now: replayAt(8 * time.Minute), Duration: time.Minute}},
+	}
+}
+
+// replayOperatorCommands runs actions, sets status, manages machines,
+// credentials and the hub trust.
+func replayOperatorCommands() []replayCommand {
+	const m = replayModel
+	return []replayCommand{
+		{EnqueueTaskType, &EnqueueTaskRequest{ModelUUID: m, Receiver: "kv/0", Action: "backup", Params: map[string]any{"target": "s3://b", "keep": 3}, Now: replayAt(9 * time.Minute)}},
+		{EnqueueTaskType, &EnqueueTaskRequest{ModelUUID: m, Receiver: "kv/1", Action: "backup", Parallel: true, ExecutionGroup: "nightly", Now: replayAt(9 * time.Minute)}},
+		{EnqueueTaskType, &EnqueueTaskRequest{ModelUUID: m, Receiver: "web/0", Action: "juju-exec", Params: map[string]any{"command": "hostname", "timeout": 1.5e9}, Now: replayAt(9 * time.Minute)}},
+		{StartTaskType, &StartTaskRequest{ModelUUID: m, ID: "0", Now: replayAt(10 * time.Minute)}},
+		{AppendTaskLogType, &AppendTaskLogRequest{ModelUUID: m, ID: "0", Time: replayAt(10*time.Minute + time.Second), Message: "uploading"}},
 		{FinishTaskType, &FinishTaskRequest{ModelUUID: m, ID: "0", Status: api.TaskCompleted, Message: "done",
-			Results: map[string]any{"size": 12345, "where": map[string]any{"url": "s3://b/0"}}, Now: at(11 * time.Minute)}},
-		{CancelTaskType, &CancelTaskRequest{ModelUUID: m, ID: "1", Now: at(11 * time.Minute)}},
+			Results: map[string]any{"size": 12345, "where": map[string]any{"url": "s3://b/0"}}, Now: replayAt(11 * time.Minute)}},
+		{CancelTaskType, &CancelTaskRequest{ModelUUID: m, ID: "1", Now: replayAt(11 * time.Minute)}},
 		{SetStatusType, &SetStatusRequest{ModelUUID: m, Kind: api.StatusKindWorkload, Entity: "kv/0",
-			Status: api.Status{Status: "active", Message: "ready", Data: map[string]any{"connections": 4}, Since: at(12 * time.Minute)}}},
+			Status: api.Status{Status: "active", Message: "ready", Data: map[string]any{"connections": 4}, Since: replayAt(12 * time.Minute)}}},
 		{SetStatusType, &SetStatusRequest{ModelUUID: m, Kind: api.StatusKindAgent, Entity: "kv/0",
-			Status: api.Status{Status: "idle", Since: at(12 * time.Minute)}}},
-		{SetStatusType, &SetStatusRequest{ModelUUID: m, Kind: api.StatusKindApplication, Entity: "kv", Leader: "kv/1", Now: at(8*time.Minute + 30*time.Second),
-			Status: api.Status{Status: "active", Message: "3 units", Since: at(8*time.Minute + 30*time.Second)}}},
+			Status: api.Status{Status: "idle", Since: replayAt(12 * time.Minute)}}},
+		{SetStatusType, &SetStatusRequest{ModelUUID: m, Kind: api.StatusKindApplication, Entity: "kv", Leader: "kv/1", Now: replayAt(8*time.Minute + 30*time.Second),
+			Status: api.Status{Status: "active", Message: "3 units", Since: replayAt(8*time.Minute + 30*time.Second)}}},
 		{SetStatusType, &SetStatusRequest{ModelUUID: m, Kind: api.StatusKindMachine, Entity: "0",
-			Status: api.Status{Status: "started", Since: at(12 * time.Minute)}}},
+			Status: api.Status{Status: "started", Since: replayAt(12 * time.Minute)}}},
 		{SetStatusType, &SetStatusRequest{ModelUUID: m, Kind: api.StatusKindModel, Entity: m,
-			Status: api.Status{Status: "available", Since: at(12 * time.Minute)}}},
+			Status: api.Status{Status: "available", Since: replayAt(12 * time.Minute)}}},
 		{SetUnitPortsType, &SetUnitPortsRequest{ModelUUID: m, Unit: "web/0", Open: []api.Port{{Protocol: "tcp", From: 80, To: 80}, {Protocol: "tcp", From: 443, To: 443}},
 			Close: []api.Port{{Protocol: "tcp", From: 8080, To: 8080}}}},
 		{SetWorkloadVersionType, &SetWorkloadVersionRequest{ModelUUID: m, Unit: "kv/0", Version: "7.2.4"}},
 		{SetStatusType, &SetStatusRequest{ModelUUID: m, Kind: api.StatusKindAgent, Entity: "kv/1",
-			Status: api.Status{Status: "error", Message: "hook failed: \"config-changed\"", Data: map[string]any{"hook": "config-changed"}, Since: at(12 * time.Minute)}}},
+			Status: api.Status{Status: "error", Message: "hook failed: \"config-changed\"", Data: map[string]any{"hook": "config-changed"}, Since: replayAt(12 * time.Minute)}}},
 		{SetStatusType, &SetStatusRequest{ModelUUID: m, Kind: api.StatusKindAgent, Entity: "kv/2",
-			Status: api.Status{Status: "error", Message: "hook failed: \"install\"", Since: at(12 * time.Minute)}}},
+			Status: api.Status{Status: "error", Message: "hook failed: \"install\"", Since: replayAt(12 * time.Minute)}}},
 		{SetResolvedType, &SetResolvedRequest{ModelUUID: m, Unit: "kv/1", Mode: "retry"}},
 		{ClearResolvedType, &ClearResolvedRequest{ModelUUID: m, Unit: "kv/1"}},
 		{SetResolvedType, &SetResolvedRequest{ModelUUID: m, Unit: "kv/2", Mode: "no-retry"}},
@@ -156,13 +191,13 @@ func replayCommands() []replayCommand {
 		{SetMachineProvisionedType, &SetMachineProvisionedRequest{ModelUUID: m, ID: "0", ProviderID: "i-0a1b2c", Addresses: []string{"10.1.0.10", "fd00::10"}, Base: "ubuntu@24.04"}},
 		{DestroyMachineType, &DestroyMachineRequest{ModelUUID: m, ID: "5"}},
 		{RemoveMachineType, &RemoveMachineRequest{ModelUUID: m, ID: "5"}},
-		{CreateHubTokenType, &CreateHubTokenRequest{Hash: sha("join-token-1"), Expires: at(time.Hour), Now: at(13 * time.Minute)}},
-		{CreateHubTokenType, &CreateHubTokenRequest{Hash: sha("join-token-2"), Expires: at(2 * time.Hour), Now: at(13 * time.Minute)}},
+		{CreateHubTokenType, &CreateHubTokenRequest{Hash: sha("join-token-1"), Expires: replayAt(time.Hour), Now: replayAt(13 * time.Minute)}},
+		{CreateHubTokenType, &CreateHubTokenRequest{Hash: sha("join-token-2"), Expires: replayAt(2 * time.Hour), Now: replayAt(13 * time.Minute)}},
 		{SetHubTrustType, &SetHubTrustRequest{Trust: api.HubTrust{URL: "https://hub.example.com", JWKSURL: "https://hub.example.com/.well-known/jwks.json",
-			CACert: "-----BEGIN CERTIFICATE-----\nMIIC\n-----END CERTIFICATE-----\n", Source: api.HubTrustFromToken}, TokenHash: sha("join-token-1"), Now: at(14 * time.Minute)}},
+			CACert: "-----BEGIN CERTIFICATE-----\nMIIC\n-----END CERTIFICATE-----\n", Source: api.HubTrustFromToken}, TokenHash: sha("join-token-1"), Now: replayAt(14 * time.Minute)}},
 		{RemoveHubTrustType, &RemoveHubTrustRequest{}},
 		{SetHubTrustType, &SetHubTrustRequest{Trust: api.HubTrust{URL: "https://hub2.example.com", Source: api.HubTrustFromFlags},
-			FlagsNode: "n1", FlagsDigest: sha("flags"), Now: at(15 * time.Minute)}},
+			FlagsNode: "n1", FlagsDigest: sha("flags"), Now: replayAt(15 * time.Minute)}},
 		{SetCredentialType, &SetCredentialRequest{Credential: api.Credential{Tag: "unit-kv-0", ModelUUID: m, Hash: "kv0-hash"}}},
 		{SetCredentialType, &SetCredentialRequest{Credential: api.Credential{Tag: "unit-kv-1", ModelUUID: m, Hash: "kv1-hash"}}},
 		{RemoveCredentialType, &RemoveCredentialRequest{Tag: "unit-kv-1"}},
