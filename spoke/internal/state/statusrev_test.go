@@ -22,14 +22,7 @@ func TestStatusRevisions(t *testing.T) {
 	h.must(AddModelType, &AddModelRequest{UUID: other, Name: "other", Owner: "admin", Now: t0})
 	h.deploy("kv", "kv", 1)
 	h.deploy("web", "web", 1)
-	rev := func(model string) uint64 {
-		t.Helper()
-		r, err := h.snap().StatusRevision(model)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r
-	}
+	rev := func(model string) uint64 { t.Helper(); return revisionOf(t, h, model) }
 	otherRev := rev(other)
 	var rel *api.Relation
 	for _, c := range []struct {
@@ -87,6 +80,25 @@ func TestStatusRevisions(t *testing.T) {
 		}
 	}
 
+	checkRevisionsAcrossModels(t, h, other)
+}
+
+func revisionOf(t testing.TB, h *harness, model string) uint64 {
+	t.Helper()
+	r, err := h.snap().StatusRevision(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// checkRevisionsAcrossModels continues TestStatusRevisions: the
+// controller record moves every model's revision, a removed model's
+// revision goes with it, and a restored store never goes below the true
+// revision.
+func checkRevisionsAcrossModels(t *testing.T, h *harness, other string) {
+	t.Helper()
+	rev := func(model string) uint64 { t.Helper(); return revisionOf(t, h, model) }
 	// The controller record is in every model's status.
 	h.must(SetPlacementType, &SetPlacementRequest{Cloud: "lab", Region: "eu-west-1"})
 	if rev(testModel) != h.index || rev(other) != h.index {
