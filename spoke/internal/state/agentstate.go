@@ -63,10 +63,10 @@ func (r *reader) checkLeader(model, app, unit string, now time.Time) error {
 	return nil
 }
 
-// CommitHookChanges applies one hook's buffered writes in one transaction:
+// commitHookChanges applies one hook's buffered writes in one transaction:
 // any failure (a non-leader's app bag or leader settings, a relation the
 // unit is not in, a limit) aborts all of them.
-func (t *Txn) CommitHookChanges(req *CommitHookChangesRequest) error {
+func commitHookChanges(t *Txn, req *CommitHookChangesRequest) error {
 	c := &req.Changes
 	u, err := t.unit(req.ModelUUID, c.Unit)
 	if err != nil {
@@ -76,13 +76,13 @@ func (t *Txn) CommitHookChanges(req *CommitHookChangesRequest) error {
 		return api.Errorf(api.CodeConflict, "unit %q is dead", u.Name)
 	}
 	for _, rc := range c.Relations {
-		if _, err := t.SetRelationData(&SetRelationDataRequest{ModelUUID: u.ModelUUID, RelationID: rc.RelationID,
+		if _, err := setRelationData(t, &SetRelationDataRequest{ModelUUID: u.ModelUUID, RelationID: rc.RelationID,
 			Unit: u.Name, App: rc.App, Set: rc.Set, Unset: rc.Unset, Now: req.Now}); err != nil {
 			return err
 		}
 	}
 	if len(c.OpenPorts) > 0 || len(c.ClosePorts) > 0 {
-		if _, err := t.SetUnitPorts(&SetUnitPortsRequest{ModelUUID: u.ModelUUID, Unit: u.Name,
+		if _, err := setUnitPorts(t, &SetUnitPortsRequest{ModelUUID: u.ModelUUID, Unit: u.Name,
 			Open: c.OpenPorts, Close: c.ClosePorts}); err != nil {
 			return err
 		}

@@ -79,8 +79,8 @@ func charmEndpoints(c *api.Charm) []api.Endpoint {
 	return eps
 }
 
-// AddCharm stores charm metadata; adding the same SHA256 again is a no-op.
-func (t *Txn) AddCharm(req *AddCharmRequest) (*api.Charm, error) {
+// addCharm stores charm metadata; adding the same SHA256 again is a no-op.
+func addCharm(t *Txn, req *AddCharmRequest) (*api.Charm, error) {
 	c := req.Charm
 	if len(c.SHA256) != 64 || c.Name == "" {
 		return nil, api.Errorf(api.CodeInvalid, "charm needs a sha256 and a name")
@@ -103,8 +103,8 @@ func (t *Txn) AddCharm(req *AddCharmRequest) (*api.Charm, error) {
 	return cc, t.put(tableCharms, cc)
 }
 
-// AddApplication deploys a charm with its units, machines and peer relations.
-func (t *Txn) AddApplication(req *AddApplicationRequest) (*AddApplicationResult, error) {
+// addApplication deploys a charm with its units, machines and peer relations.
+func addApplication(t *Txn, req *AddApplicationRequest) (*AddApplicationResult, error) {
 	m, err := t.aliveModel(req.ModelUUID)
 	if err != nil {
 		return nil, err
@@ -141,7 +141,7 @@ func (t *Txn) AddApplication(req *AddApplicationRequest) (*AddApplicationResult,
 	if err := t.addPeerRelations(m, a, res); err != nil {
 		return nil, err
 	}
-	if err := t.addUnits(m, a, req.NumUnits, req.Placement, req.Base, req.Now, res); err != nil {
+	if err := t.createUnits(m, a, req.NumUnits, req.Placement, req.Base, req.Now, res); err != nil {
 		return nil, err
 	}
 	if err := t.put(tableModels, m); err != nil {
@@ -176,8 +176,8 @@ func (t *Txn) addPeerRelations(m *api.Model, a *api.Application, res *AddApplica
 	return nil
 }
 
-// SetApplicationConfig sets and unsets application config.
-func (t *Txn) SetApplicationConfig(req *SetApplicationConfigRequest) (*api.Application, error) {
+// setApplicationConfig sets and unsets application config.
+func setApplicationConfig(t *Txn, req *SetApplicationConfigRequest) (*api.Application, error) {
 	a, err := t.aliveApplication(req.ModelUUID, req.App)
 	if err != nil {
 		return nil, err
@@ -190,8 +190,8 @@ func (t *Txn) SetApplicationConfig(req *SetApplicationConfigRequest) (*api.Appli
 	return a, t.put(tableApplications, a)
 }
 
-// SetCharm upgrades an application to another charm.
-func (t *Txn) SetCharm(req *SetCharmRequest) (*api.Application, error) {
+// setCharm upgrades an application to another charm.
+func setCharm(t *Txn, req *SetCharmRequest) (*api.Application, error) {
 	a, err := t.aliveApplication(req.ModelUUID, req.App)
 	if err != nil {
 		return nil, err
@@ -253,9 +253,9 @@ func hasEndpoint(eps []api.Endpoint, want api.Endpoint) bool {
 	return false
 }
 
-// SetTrust trusts an application, or no longer (its units run
+// setTrust trusts an application, or no longer (its units run
 // config-changed).
-func (t *Txn) SetTrust(req *SetTrustRequest) (*api.Application, error) {
+func setTrust(t *Txn, req *SetTrustRequest) (*api.Application, error) {
 	a, err := t.aliveApplication(req.ModelUUID, req.App)
 	if err != nil {
 		return nil, err
@@ -265,8 +265,8 @@ func (t *Txn) SetTrust(req *SetTrustRequest) (*api.Application, error) {
 	return a, t.put(tableApplications, a)
 }
 
-// SetExposed exposes or unexposes an application.
-func (t *Txn) SetExposed(req *SetExposedRequest) (*api.Application, error) {
+// setExposed exposes or unexposes an application.
+func setExposed(t *Txn, req *SetExposedRequest) (*api.Application, error) {
 	a, err := t.aliveApplication(req.ModelUUID, req.App)
 	if err != nil {
 		return nil, err
@@ -276,8 +276,8 @@ func (t *Txn) SetExposed(req *SetExposedRequest) (*api.Application, error) {
 	return a, t.put(tableApplications, a)
 }
 
-// SetConstraints sets an application's constraints.
-func (t *Txn) SetConstraints(req *SetConstraintsRequest) (*api.Application, error) {
+// setConstraints sets an application's constraints.
+func setConstraints(t *Txn, req *SetConstraintsRequest) (*api.Application, error) {
 	a, err := t.aliveApplication(req.ModelUUID, req.App)
 	if err != nil {
 		return nil, err
@@ -287,16 +287,16 @@ func (t *Txn) SetConstraints(req *SetConstraintsRequest) (*api.Application, erro
 	return a, t.put(tableApplications, a)
 }
 
-// DestroyApplication makes an application, its units and its relations dying.
-func (t *Txn) DestroyApplication(req *DestroyApplicationRequest) error {
+// destroyApplication makes an application, its units and its relations dying.
+func destroyApplication(t *Txn, req *DestroyApplicationRequest) error {
 	a, err := t.application(req.ModelUUID, req.App)
 	if err != nil {
 		return err
 	}
-	return t.destroyApplication(a, req.Force)
+	return t.destroyApp(a, req.Force)
 }
 
-func (t *Txn) destroyApplication(a *api.Application, force bool) error {
+func (t *Txn) destroyApp(a *api.Application, force bool) error {
 	if a.Life == api.Alive {
 		a = copyApplication(a)
 		a.Life = api.Dying
@@ -318,7 +318,7 @@ func (t *Txn) destroyApplication(a *api.Application, force bool) error {
 		return err
 	}
 	for _, r := range rels {
-		if err := t.destroyRelation(r); err != nil {
+		if err := t.destroyRel(r); err != nil {
 			return err
 		}
 	}

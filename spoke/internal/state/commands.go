@@ -79,63 +79,65 @@ const (
 	// Append new types here, with the next free number.
 )
 
-// commands is the one table of raft commands: per MessageType, the Txn
-// method that applies it, whose argument is the command's request struct,
-// and for a request that carries api structs the converters to and from
-// the format struct its JSON is. Encode, Decode and Apply read only this
-// table; TestCommandTable checks that every MessageType has one entry.
+// commands is the one table of raft commands: per MessageType, the
+// function that applies it to a write transaction, whose argument is the
+// command's request struct, and for a request that carries api structs the
+// converters to and from the format struct its JSON is. The apply
+// functions live with their area (models.go, units.go, ...), named after
+// the command. Encode, Decode and Apply read only this table;
+// TestCommandTable checks that every MessageType has one entry.
 var commands = commandTable(
-	command(ControllerInitType, (*Txn).ControllerInit),
-	commandVia(UpsertControllerNodeType, (*Txn).UpsertControllerNode, (*UpsertControllerNodeRequest).wire, upsertControllerNode),
-	command(RemoveControllerNodeType, noValue((*Txn).RemoveControllerNode)),
-	commandVia(UpsertUserType, (*Txn).UpsertUser, (*UpsertUserRequest).wire, upsertUser),
-	command(RemoveUserType, noValue((*Txn).RemoveUser)),
-	commandVia(SetCredentialType, (*Txn).SetCredential, (*SetCredentialRequest).wire, setCredential),
-	command(RemoveCredentialType, noValue((*Txn).RemoveCredential)),
-	command(AddModelType, (*Txn).AddModel),
-	command(SetModelConfigType, (*Txn).SetModelConfig),
-	command(DestroyModelType, (*Txn).DestroyModel),
-	command(RemoveModelType, noValue((*Txn).RemoveModel)),
-	commandVia(AddCharmType, (*Txn).AddCharm, (*AddCharmRequest).wire, addCharm),
-	command(AddApplicationType, (*Txn).AddApplication),
-	command(SetApplicationConfigType, (*Txn).SetApplicationConfig),
-	command(SetCharmType, (*Txn).SetCharm),
-	command(SetExposedType, (*Txn).SetExposed),
-	command(SetConstraintsType, (*Txn).SetConstraints),
-	command(AddUnitsType, (*Txn).AddUnits),
-	command(ScaleApplicationType, (*Txn).ScaleApplication),
-	command(DestroyUnitsType, noValue((*Txn).DestroyUnits)),
-	command(EnsureUnitDeadType, noValue((*Txn).EnsureUnitDead)),
-	command(RemoveUnitType, noValue((*Txn).RemoveUnit)),
-	command(DestroyApplicationType, noValue((*Txn).DestroyApplication)),
-	command(AddRelationType, (*Txn).AddRelation),
-	command(DestroyRelationType, noValue((*Txn).DestroyRelation)),
-	command(EnterScopeType, noValue((*Txn).EnterScope)),
-	command(LeaveScopeType, noValue((*Txn).LeaveScope)),
-	command(SetRelationDataType, (*Txn).SetRelationData),
-	command(ClaimLeaseType, (*Txn).ClaimLease),
-	command(RevokeLeaseType, noValue((*Txn).RevokeLease)),
-	command(ExpireLeasesType, (*Txn).ExpireLeases),
-	command(EnqueueTaskType, (*Txn).EnqueueTask),
-	command(StartTaskType, (*Txn).StartTask),
-	command(AppendTaskLogType, (*Txn).AppendTaskLog),
-	command(FinishTaskType, (*Txn).FinishTask),
-	command(CancelTaskType, (*Txn).CancelTask),
-	commandVia(SetStatusType, noValue((*Txn).SetStatus), (*SetStatusRequest).wire, setStatus),
-	commandVia(SetUnitPortsType, (*Txn).SetUnitPorts, (*SetUnitPortsRequest).wire, setUnitPorts),
-	command(SetWorkloadVersionType, (*Txn).SetWorkloadVersion),
-	command(SetResolvedType, (*Txn).SetResolved),
-	command(ClearResolvedType, (*Txn).ClearResolved),
-	command(AddMachineType, (*Txn).AddMachine),
-	command(SetMachineProvisionedType, (*Txn).SetMachineProvisioned),
-	command(DestroyMachineType, noValue((*Txn).DestroyMachine)),
-	command(RemoveMachineType, noValue((*Txn).RemoveMachine)),
-	commandVia(CommitHookChangesType, noValue((*Txn).CommitHookChanges), (*CommitHookChangesRequest).wire, commitHookChanges),
-	command(CreateHubTokenType, noValue((*Txn).CreateHubToken)),
-	commandVia(SetHubTrustType, (*Txn).SetHubTrust, (*SetHubTrustRequest).wire, setHubTrust),
-	command(RemoveHubTrustType, noValue((*Txn).RemoveHubTrust)),
-	command(SetPlacementType, (*Txn).SetPlacement),
-	command(SetTrustType, (*Txn).SetTrust),
+	command(ControllerInitType, controllerInit),
+	commandVia(UpsertControllerNodeType, upsertControllerNode, (*UpsertControllerNodeRequest).wire, upsertControllerNodeRequest),
+	command(RemoveControllerNodeType, noValue(removeControllerNode)),
+	commandVia(UpsertUserType, upsertUser, (*UpsertUserRequest).wire, upsertUserRequest),
+	command(RemoveUserType, noValue(removeUser)),
+	commandVia(SetCredentialType, setCredential, (*SetCredentialRequest).wire, setCredentialRequest),
+	command(RemoveCredentialType, noValue(removeCredential)),
+	command(AddModelType, addModel),
+	command(SetModelConfigType, setModelConfig),
+	command(DestroyModelType, destroyModel),
+	command(RemoveModelType, noValue(removeModel)),
+	commandVia(AddCharmType, addCharm, (*AddCharmRequest).wire, addCharmRequest),
+	command(AddApplicationType, addApplication),
+	command(SetApplicationConfigType, setApplicationConfig),
+	command(SetCharmType, setCharm),
+	command(SetExposedType, setExposed),
+	command(SetConstraintsType, setConstraints),
+	command(AddUnitsType, addUnits),
+	command(ScaleApplicationType, scaleApplication),
+	command(DestroyUnitsType, noValue(destroyUnits)),
+	command(EnsureUnitDeadType, noValue(ensureUnitDead)),
+	command(RemoveUnitType, noValue(removeUnit)),
+	command(DestroyApplicationType, noValue(destroyApplication)),
+	command(AddRelationType, addRelation),
+	command(DestroyRelationType, noValue(destroyRelation)),
+	command(EnterScopeType, noValue(enterScope)),
+	command(LeaveScopeType, noValue(leaveScope)),
+	command(SetRelationDataType, setRelationData),
+	command(ClaimLeaseType, claimLease),
+	command(RevokeLeaseType, noValue(revokeLease)),
+	command(ExpireLeasesType, expireLeases),
+	command(EnqueueTaskType, enqueueTask),
+	command(StartTaskType, startTask),
+	command(AppendTaskLogType, appendTaskLog),
+	command(FinishTaskType, finishTask),
+	command(CancelTaskType, cancelTask),
+	commandVia(SetStatusType, noValue(setStatus), (*SetStatusRequest).wire, setStatusRequest),
+	commandVia(SetUnitPortsType, setUnitPorts, (*SetUnitPortsRequest).wire, setUnitPortsRequest),
+	command(SetWorkloadVersionType, setWorkloadVersion),
+	command(SetResolvedType, setResolved),
+	command(ClearResolvedType, clearResolved),
+	command(AddMachineType, addMachine),
+	command(SetMachineProvisionedType, setMachineProvisioned),
+	command(DestroyMachineType, noValue(destroyMachine)),
+	command(RemoveMachineType, noValue(removeMachine)),
+	commandVia(CommitHookChangesType, noValue(commitHookChanges), (*CommitHookChangesRequest).wire, commitHookChangesRequest),
+	command(CreateHubTokenType, noValue(createHubToken)),
+	commandVia(SetHubTrustType, setHubTrust, (*SetHubTrustRequest).wire, setHubTrustRequest),
+	command(RemoveHubTrustType, noValue(removeHubTrust)),
+	command(SetPlacementType, setPlacement),
+	command(SetTrustType, setTrust),
 )
 
 // commandEntry is one raft command: its number, its request struct, its
@@ -192,7 +194,7 @@ func commandVia[R, W, V any](t MessageType, apply func(*Txn, *R) (V, error), toF
 	return c
 }
 
-// noValue adapts a Txn method that returns only an error: its
+// noValue adapts an apply function that returns only an error: its
 // ApplyResult.Value is nil.
 func noValue[R any](apply func(*Txn, *R) error) func(*Txn, *R) (any, error) {
 	return func(tx *Txn, req *R) (any, error) { return nil, apply(tx, req) }

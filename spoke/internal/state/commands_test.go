@@ -111,7 +111,7 @@ func TestCommandTable(t *testing.T) {
 			t.Error("a second entry for one MessageType was accepted")
 		}
 	}()
-	commandTable(command(AddModelType, (*Txn).AddModel), command(AddModelType, (*Txn).AddModel))
+	commandTable(command(AddModelType, addModel), command(AddModelType, addModel))
 }
 
 func TestCodecErrors(t *testing.T) {

@@ -33,9 +33,9 @@ func (r *reader) CredentialByTag(tag string) (*api.Credential, error) {
 	return first[api.Credential](r, tableCredentials, "id", tag)
 }
 
-// ControllerInit records the controller; repeating it with the same UUID
+// controllerInit records the controller; repeating it with the same UUID
 // updates name and CA, a different UUID is a conflict.
-func (t *Txn) ControllerInit(req *ControllerInitRequest) (*api.Controller, error) {
+func controllerInit(t *Txn, req *ControllerInitRequest) (*api.Controller, error) {
 	if req.UUID == "" || req.Name == "" {
 		return nil, api.Errorf(api.CodeInvalid, "controller uuid and name are required")
 	}
@@ -53,8 +53,8 @@ func (t *Txn) ControllerInit(req *ControllerInitRequest) (*api.Controller, error
 	return c, t.put(tableController, c)
 }
 
-// SetPlacement records where a hub placed the controller (api.CheckPlacement).
-func (t *Txn) SetPlacement(req *SetPlacementRequest) (*api.Controller, error) {
+// setPlacement records where a hub placed the controller (api.CheckPlacement).
+func setPlacement(t *Txn, req *SetPlacementRequest) (*api.Controller, error) {
 	if err := api.CheckPlacement(req.Cloud, req.Region); err != nil {
 		return nil, err
 	}
@@ -70,8 +70,8 @@ func (t *Txn) SetPlacement(req *SetPlacementRequest) (*api.Controller, error) {
 	return &c, t.put(tableController, &c)
 }
 
-// UpsertControllerNode adds or updates a raft member.
-func (t *Txn) UpsertControllerNode(req *UpsertControllerNodeRequest) (*api.ControllerNode, error) {
+// upsertControllerNode adds or updates a raft member.
+func upsertControllerNode(t *Txn, req *UpsertControllerNodeRequest) (*api.ControllerNode, error) {
 	n := req.Node
 	if n.ID == "" || n.RaftAddr == "" {
 		return nil, api.Errorf(api.CodeInvalid, "controller node id and raft address are required")
@@ -87,8 +87,8 @@ func (t *Txn) UpsertControllerNode(req *UpsertControllerNodeRequest) (*api.Contr
 	return &n, t.put(tableControllerNodes, &n)
 }
 
-// RemoveControllerNode removes a raft member.
-func (t *Txn) RemoveControllerNode(req *RemoveControllerNodeRequest) error {
+// removeControllerNode removes a raft member.
+func removeControllerNode(t *Txn, req *RemoveControllerNodeRequest) error {
 	cur, err := first[api.ControllerNode](&t.reader, tableControllerNodes, "id", req.ID)
 	if err != nil {
 		return err
@@ -99,8 +99,8 @@ func (t *Txn) RemoveControllerNode(req *RemoveControllerNodeRequest) error {
 	return t.del(tableControllerNodes, cur)
 }
 
-// UpsertUser adds or updates a local user; an empty hash keeps the old one.
-func (t *Txn) UpsertUser(req *UpsertUserRequest) (*api.User, error) {
+// upsertUser adds or updates a local user; an empty hash keeps the old one.
+func upsertUser(t *Txn, req *UpsertUserRequest) (*api.User, error) {
 	u := req.User
 	if u.Name == "" {
 		return nil, api.Errorf(api.CodeInvalid, "user name is required")
@@ -124,8 +124,8 @@ func (t *Txn) UpsertUser(req *UpsertUserRequest) (*api.User, error) {
 	return &u, t.put(tableUsers, &u)
 }
 
-// RemoveUser removes a local user and its credential.
-func (t *Txn) RemoveUser(req *RemoveUserRequest) error {
+// removeUser removes a local user and its credential.
+func removeUser(t *Txn, req *RemoveUserRequest) error {
 	cur, err := t.UserByName(req.Name)
 	if err != nil {
 		return err
@@ -139,8 +139,8 @@ func (t *Txn) RemoveUser(req *RemoveUserRequest) error {
 	return t.deleteCredential("user-" + req.Name)
 }
 
-// SetCredential sets an agent's or user's hashed secret.
-func (t *Txn) SetCredential(req *SetCredentialRequest) (*api.Credential, error) {
+// setCredential sets an agent's or user's hashed secret.
+func setCredential(t *Txn, req *SetCredentialRequest) (*api.Credential, error) {
 	c := req.Credential
 	if c.Tag == "" || c.Hash == "" {
 		return nil, api.Errorf(api.CodeInvalid, "credential tag and hash are required")
@@ -161,8 +161,8 @@ func (t *Txn) SetCredential(req *SetCredentialRequest) (*api.Credential, error) 
 	return &c, t.put(tableCredentials, &c)
 }
 
-// RemoveCredential removes a credential.
-func (t *Txn) RemoveCredential(req *RemoveCredentialRequest) error {
+// removeCredential removes a credential.
+func removeCredential(t *Txn, req *RemoveCredentialRequest) error {
 	cur, err := t.CredentialByTag(req.Tag)
 	if err != nil {
 		return err

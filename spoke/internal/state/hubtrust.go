@@ -52,9 +52,9 @@ func (r *reader) HubTokenByHash(hash string) (*HubToken, error) {
 	return first[HubToken](r, tableHubTokens, "id", hash)
 }
 
-// CreateHubToken records a hub join token and drops the tokens that
+// createHubToken records a hub join token and drops the tokens that
 // expired before req.Now, so the table stays small.
-func (t *Txn) CreateHubToken(req *CreateHubTokenRequest) error {
+func createHubToken(t *Txn, req *CreateHubTokenRequest) error {
 	if req.Hash == "" || req.Expires.IsZero() || req.Now.IsZero() {
 		return api.Errorf(api.CodeInvalid, "hub token hash, expiry and time are required")
 	}
@@ -82,13 +82,13 @@ func (t *Txn) CreateHubToken(req *CreateHubTokenRequest) error {
 	return t.put(tableHubTokens, &HubToken{Hash: req.Hash, Expires: req.Expires})
 }
 
-// SetHubTrust makes the controller trust req.Trust's hub. With TokenHash
+// setHubTrust makes the controller trust req.Trust's hub. With TokenHash
 // it first consumes that hub join token, in the same transaction: an
 // unknown or expired token is unauthorized, a used one forbidden, and then
 // nothing changes. With FlagsNode the command comes from that node's start
 // flags: it records FlagsDigest for the node, and is a no-op when the node
 // already applied these flags (a retried or repeated start).
-func (t *Txn) SetHubTrust(req *SetHubTrustRequest) (*api.HubTrust, error) {
+func setHubTrust(t *Txn, req *SetHubTrustRequest) (*api.HubTrust, error) {
 	if err := validateHubTrust(&req.Trust); err != nil {
 		return nil, err
 	}
@@ -144,10 +144,10 @@ func (t *Txn) consumeHubToken(hash string, now time.Time) error {
 	return t.put(tableHubTokens, &used)
 }
 
-// RemoveHubTrust makes the controller trust no hub. The flag digests stay,
+// removeHubTrust makes the controller trust no hub. The flag digests stay,
 // so restarting a node with the flags it last applied does not bring the
 // trust back.
-func (t *Txn) RemoveHubTrust(*RemoveHubTrustRequest) error {
+func removeHubTrust(t *Txn, _ *RemoveHubTrustRequest) error {
 	cur, err := t.HubTrustRecord()
 	if err != nil {
 		return err

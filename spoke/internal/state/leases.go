@@ -10,8 +10,8 @@ func (r *reader) LeaseByApp(model, app string) (*api.Lease, error) {
 	return first[api.Lease](r, tableLeases, "id", model, app)
 }
 
-// ClaimLease grants or extends leadership of an application.
-func (t *Txn) ClaimLease(req *ClaimLeaseRequest) (*api.Lease, error) {
+// claimLease grants or extends leadership of an application.
+func claimLease(t *Txn, req *ClaimLeaseRequest) (*api.Lease, error) {
 	a, err := t.application(req.ModelUUID, req.App)
 	if err != nil {
 		return nil, err
@@ -57,8 +57,8 @@ func copyLease(l *api.Lease) *api.Lease {
 	return &c
 }
 
-// RevokeLease vacates Holder's lease early.
-func (t *Txn) RevokeLease(req *RevokeLeaseRequest) error {
+// revokeLease vacates Holder's lease early.
+func revokeLease(t *Txn, req *RevokeLeaseRequest) error {
 	l, err := t.LeaseByApp(req.ModelUUID, req.App)
 	if err != nil {
 		return err
@@ -78,9 +78,9 @@ func (t *Txn) vacate(l *api.Lease) error {
 	return t.put(tableLeases, l)
 }
 
-// ExpireLeases vacates every lease expired at Now and returns their
+// expireLeases vacates every lease expired at Now and returns their
 // "model/app" keys.
-func (t *Txn) ExpireLeases(req *ExpireLeasesRequest) ([]string, error) {
+func expireLeases(t *Txn, req *ExpireLeasesRequest) ([]string, error) {
 	all, err := list[api.Lease](&t.reader, tableLeases, "id")
 	if err != nil {
 		return nil, err

@@ -73,8 +73,8 @@ func (t *Txn) placeUnit(m *api.Model, a *api.Application, p, base string, res *A
 	return id, nil
 }
 
-// AddMachine adds an empty machine.
-func (t *Txn) AddMachine(req *AddMachineRequest) (*api.Machine, error) {
+// addMachine adds an empty machine.
+func addMachine(t *Txn, req *AddMachineRequest) (*api.Machine, error) {
 	m, err := t.aliveModel(req.ModelUUID)
 	if err != nil {
 		return nil, err
@@ -87,8 +87,8 @@ func (t *Txn) AddMachine(req *AddMachineRequest) (*api.Machine, error) {
 	return mc, t.put(tableModels, m)
 }
 
-// SetMachineProvisioned records a machine's provider instance.
-func (t *Txn) SetMachineProvisioned(req *SetMachineProvisionedRequest) (*api.Machine, error) {
+// setMachineProvisioned records a machine's provider instance.
+func setMachineProvisioned(t *Txn, req *SetMachineProvisionedRequest) (*api.Machine, error) {
 	mc, err := t.machine(req.ModelUUID, req.ID)
 	if err != nil {
 		return nil, err
@@ -108,8 +108,8 @@ func (t *Txn) SetMachineProvisioned(req *SetMachineProvisionedRequest) (*api.Mac
 	return mc, t.put(tableMachines, mc)
 }
 
-// DestroyMachine makes a machine dying; with Force its units are removed.
-func (t *Txn) DestroyMachine(req *DestroyMachineRequest) error {
+// destroyMachine makes a machine dying; with Force its units are removed.
+func destroyMachine(t *Txn, req *DestroyMachineRequest) error {
 	mc, err := t.machine(req.ModelUUID, req.ID)
 	if err != nil {
 		return err
@@ -141,8 +141,8 @@ func (t *Txn) DestroyMachine(req *DestroyMachineRequest) error {
 	return nil
 }
 
-// RemoveMachine deletes a dying or dead machine that hosts no units.
-func (t *Txn) RemoveMachine(req *RemoveMachineRequest) error {
+// removeMachine deletes a dying or dead machine that hosts no units.
+func removeMachine(t *Txn, req *RemoveMachineRequest) error {
 	mc, err := t.machine(req.ModelUUID, req.ID)
 	if err != nil {
 		return err

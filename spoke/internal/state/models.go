@@ -87,8 +87,8 @@ func (r *reader) aliveModel(uuid string) (*api.Model, error) {
 	return m, nil
 }
 
-// AddModel creates a model.
-func (t *Txn) AddModel(req *AddModelRequest) (*api.Model, error) {
+// addModel creates a model.
+func addModel(t *Txn, req *AddModelRequest) (*api.Model, error) {
 	if req.UUID == "" || req.Name == "" || req.Owner == "" {
 		return nil, api.Errorf(api.CodeInvalid, "model uuid, name and owner are required")
 	}
@@ -119,9 +119,9 @@ func (t *Txn) AddModel(req *AddModelRequest) (*api.Model, error) {
 	return t.withConfig(m)
 }
 
-// SetModelConfig sets and unsets model config keys. Value: the changed
+// setModelConfig sets and unsets model config keys. Value: the changed
 // keys with their new values (nil for an unset key).
-func (t *Txn) SetModelConfig(req *SetModelConfigRequest) (map[string]any, error) {
+func setModelConfig(t *Txn, req *SetModelConfigRequest) (map[string]any, error) {
 	if _, err := t.aliveModel(req.ModelUUID); err != nil {
 		return nil, err
 	}
@@ -144,11 +144,11 @@ func checkSetUnset[V any](set map[string]V, unset []string) error {
 	return nil
 }
 
-// DestroyModel makes the model dying and destroys its applications, and
+// destroyModel makes the model dying and destroys its applications, and
 // retires its machines that host no units; a model left with nothing is
 // removed at once, and answered dead. Again on a dying model it only
 // retires machines (a model left dying by an older version settles).
-func (t *Txn) DestroyModel(req *DestroyModelRequest) (*api.Model, error) {
+func destroyModel(t *Txn, req *DestroyModelRequest) (*api.Model, error) {
 	m, err := t.model(req.ModelUUID)
 	if err != nil {
 		return nil, err
@@ -176,7 +176,7 @@ func (t *Txn) DestroyModel(req *DestroyModelRequest) (*api.Model, error) {
 			return nil, err
 		}
 		for _, a := range apps {
-			if err := t.destroyApplication(a, false); err != nil {
+			if err := t.destroyApp(a, false); err != nil {
 				return nil, err
 			}
 		}
@@ -237,11 +237,11 @@ func (t *Txn) settleDyingModel(model string) error {
 			return nil
 		}
 	}
-	return t.RemoveModel(&RemoveModelRequest{ModelUUID: model})
+	return removeModel(t, &RemoveModelRequest{ModelUUID: model})
 }
 
-// RemoveModel deletes an empty or dead model and every row it still owns.
-func (t *Txn) RemoveModel(req *RemoveModelRequest) error {
+// removeModel deletes an empty or dead model and every row it still owns.
+func removeModel(t *Txn, req *RemoveModelRequest) error {
 	m, err := t.model(req.ModelUUID)
 	if err != nil {
 		return err
@@ -273,7 +273,7 @@ func (t *Txn) forceEmptyModel(model string) error {
 		return err
 	}
 	for _, a := range apps {
-		if err := t.destroyApplication(a, true); err != nil {
+		if err := t.destroyApp(a, true); err != nil {
 			return err
 		}
 	}
@@ -282,7 +282,7 @@ func (t *Txn) forceEmptyModel(model string) error {
 		return err
 	}
 	for _, mc := range machines {
-		if err := t.DestroyMachine(&DestroyMachineRequest{ModelUUID: model, ID: mc.ID, Force: true}); err != nil {
+		if err := destroyMachine(t, &DestroyMachineRequest{ModelUUID: model, ID: mc.ID, Force: true}); err != nil {
 			return err
 		}
 	}

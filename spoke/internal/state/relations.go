@@ -124,8 +124,8 @@ func (r *reader) inferEndpoints(model string, specs [2]string) ([]api.RelationEn
 		specs[0]+" "+specs[1], strings.Join(keys, "; "))
 }
 
-// AddRelation integrates two applications.
-func (t *Txn) AddRelation(req *AddRelationRequest) (*api.Relation, error) {
+// addRelation integrates two applications.
+func addRelation(t *Txn, req *AddRelationRequest) (*api.Relation, error) {
 	m, err := t.aliveModel(req.ModelUUID)
 	if err != nil {
 		return nil, err
@@ -195,8 +195,8 @@ func (t *Txn) addSubordinateUnits(principal *api.Application, sub string, now ti
 	return nil
 }
 
-// DestroyRelation makes a relation dying; it goes once its scope is empty.
-func (t *Txn) DestroyRelation(req *DestroyRelationRequest) error {
+// destroyRelation makes a relation dying; it goes once its scope is empty.
+func destroyRelation(t *Txn, req *DestroyRelationRequest) error {
 	if _, err := t.model(req.ModelUUID); err != nil {
 		return err
 	}
@@ -220,10 +220,10 @@ func (t *Txn) DestroyRelation(req *DestroyRelationRequest) error {
 	if len(rel.Endpoints) == 1 {
 		return api.Errorf(api.CodeInvalid, "cannot remove peer relation %q", rel.Key)
 	}
-	return t.destroyRelation(rel)
+	return t.destroyRel(rel)
 }
 
-func (t *Txn) destroyRelation(rel *api.Relation) error {
+func (t *Txn) destroyRel(rel *api.Relation) error {
 	if rel.Life == api.Alive {
 		rel = copyRelation(rel)
 		rel.Life = api.Dying

@@ -85,7 +85,7 @@ type AddCharmRequest struct {
 // SetHubTrustRequest makes the controller trust a hub (Trust.SetAt is
 // taken from Now). TokenHash, if set, names the hub join token consumed by
 // the same command; FlagsNode and FlagsDigest, if set, say that a node's
-// start flags propose it (see Txn.SetHubTrust). Value: *api.HubTrust.
+// start flags propose it (see setHubTrust). Value: *api.HubTrust.
 type SetHubTrustRequest struct {
 	Trust       api.HubTrust `json:"trust"`
 	TokenHash   string       `json:"token-hash,omitempty"`
@@ -143,7 +143,7 @@ func (r *UpsertControllerNodeRequest) wire() *format.UpsertControllerNodeRequest
 	return &format.UpsertControllerNodeRequest{Node: *format.FromControllerNode(&r.Node)}
 }
 
-func upsertControllerNode(w *format.UpsertControllerNodeRequest) *UpsertControllerNodeRequest {
+func upsertControllerNodeRequest(w *format.UpsertControllerNodeRequest) *UpsertControllerNodeRequest {
 	return &UpsertControllerNodeRequest{Node: *w.Node.API()}
 }
 
@@ -151,7 +151,7 @@ func (r *UpsertUserRequest) wire() *format.UpsertUserRequest {
 	return &format.UpsertUserRequest{User: *format.FromUser(&r.User), PasswordHash: r.PasswordHash}
 }
 
-func upsertUser(w *format.UpsertUserRequest) *UpsertUserRequest {
+func upsertUserRequest(w *format.UpsertUserRequest) *UpsertUserRequest {
 	return &UpsertUserRequest{User: *w.User.API(""), PasswordHash: w.PasswordHash}
 }
 
@@ -159,7 +159,7 @@ func (r *SetCredentialRequest) wire() *format.SetCredentialRequest {
 	return &format.SetCredentialRequest{Credential: *format.FromCredential(&r.Credential)}
 }
 
-func setCredential(w *format.SetCredentialRequest) *SetCredentialRequest {
+func setCredentialRequest(w *format.SetCredentialRequest) *SetCredentialRequest {
 	return &SetCredentialRequest{Credential: *w.Credential.API()}
 }
 
@@ -167,7 +167,7 @@ func (r *AddCharmRequest) wire() *format.AddCharmRequest {
 	return &format.AddCharmRequest{Charm: *format.FromCharm(&r.Charm)}
 }
 
-func addCharm(w *format.AddCharmRequest) *AddCharmRequest {
+func addCharmRequest(w *format.AddCharmRequest) *AddCharmRequest {
 	return &AddCharmRequest{Charm: *w.Charm.API()}
 }
 
@@ -176,7 +176,7 @@ func (r *SetHubTrustRequest) wire() *format.SetHubTrustRequest {
 		FlagsNode: r.FlagsNode, FlagsDigest: r.FlagsDigest, Now: r.Now}
 }
 
-func setHubTrust(w *format.SetHubTrustRequest) *SetHubTrustRequest {
+func setHubTrustRequest(w *format.SetHubTrustRequest) *SetHubTrustRequest {
 	return &SetHubTrustRequest{Trust: *w.Trust.API(), TokenHash: w.TokenHash,
 		FlagsNode: w.FlagsNode, FlagsDigest: w.FlagsDigest, Now: w.Now}
 }
@@ -186,7 +186,7 @@ func (r *SetStatusRequest) wire() *format.SetStatusRequest {
 		Status: format.FromStatus(r.Status), Leader: r.Leader, Now: r.Now}
 }
 
-func setStatus(w *format.SetStatusRequest) *SetStatusRequest {
+func setStatusRequest(w *format.SetStatusRequest) *SetStatusRequest {
 	return &SetStatusRequest{ModelUUID: w.ModelUUID, Kind: w.Kind, Entity: w.Entity,
 		Status: w.Status.API(), Leader: w.Leader, Now: w.Now}
 }
@@ -196,7 +196,7 @@ func (r *SetUnitPortsRequest) wire() *format.SetUnitPortsRequest {
 		Open: format.FromPorts(r.Open), Close: format.FromPorts(r.Close)}
 }
 
-func setUnitPorts(w *format.SetUnitPortsRequest) *SetUnitPortsRequest {
+func setUnitPortsRequest(w *format.SetUnitPortsRequest) *SetUnitPortsRequest {
 	return &SetUnitPortsRequest{ModelUUID: w.ModelUUID, Unit: w.Unit,
 		Open: format.APIPorts(w.Open), Close: format.APIPorts(w.Close)}
 }
@@ -205,6 +205,6 @@ func (r *CommitHookChangesRequest) wire() *format.CommitHookChangesRequest {
 	return &format.CommitHookChangesRequest{ModelUUID: r.ModelUUID, Changes: format.FromHookChanges(r.Changes), Now: r.Now}
 }
 
-func commitHookChanges(w *format.CommitHookChangesRequest) *CommitHookChangesRequest {
+func commitHookChangesRequest(w *format.CommitHookChangesRequest) *CommitHookChangesRequest {
 	return &CommitHookChangesRequest{ModelUUID: w.ModelUUID, Changes: w.Changes.API(), Now: w.Now}
 }

@@ -22,9 +22,9 @@ func (r *reader) RelationDataBag(model string, relID int, owner string, app bool
 	return first[api.RelationData](r, tableRelationData, "id", model, relID, app, owner)
 }
 
-// EnterScope puts an alive unit of one of the relation's applications into
+// enterScope puts an alive unit of one of the relation's applications into
 // its scope, creating the unit's bag if missing. Entering twice is a no-op.
-func (t *Txn) EnterScope(req *EnterScopeRequest) error {
+func enterScope(t *Txn, req *EnterScopeRequest) error {
 	rel, err := t.relation(req.ModelUUID, req.RelationID)
 	if err != nil {
 		return err
@@ -67,9 +67,9 @@ func (t *Txn) EnterScope(req *EnterScopeRequest) error {
 	return err
 }
 
-// LeaveScope takes a unit out of a relation's scope; a dying relation left
+// leaveScope takes a unit out of a relation's scope; a dying relation left
 // empty is removed.
-func (t *Txn) LeaveScope(req *LeaveScopeRequest) error {
+func leaveScope(t *Txn, req *LeaveScopeRequest) error {
 	s, err := first[api.RelationScope](&t.reader, tableRelationScopes, "id", req.ModelUUID, req.RelationID, req.Unit)
 	if err != nil {
 		return err
@@ -77,10 +77,10 @@ func (t *Txn) LeaveScope(req *LeaveScopeRequest) error {
 	if s == nil {
 		return api.Errorf(api.CodeNotFound, "unit %q is not in relation %d", req.Unit, req.RelationID)
 	}
-	return t.leaveScope(s)
+	return t.dropScope(s)
 }
 
-func (t *Txn) leaveScope(s *api.RelationScope) error {
+func (t *Txn) dropScope(s *api.RelationScope) error {
 	if err := t.del(tableRelationScopes, s); err != nil {
 		return err
 	}
@@ -91,9 +91,9 @@ func (t *Txn) leaveScope(s *api.RelationScope) error {
 	return t.maybeRemoveRelation(rel)
 }
 
-// SetRelationData writes the writer's unit bag, or with App its
+// setRelationData writes the writer's unit bag, or with App its
 // application's bag, which needs the unit to hold the unexpired lease.
-func (t *Txn) SetRelationData(req *SetRelationDataRequest) (*api.RelationData, error) {
+func setRelationData(t *Txn, req *SetRelationDataRequest) (*api.RelationData, error) {
 	rel, err := t.relation(req.ModelUUID, req.RelationID)
 	if err != nil {
 		return nil, err

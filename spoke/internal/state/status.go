@@ -31,8 +31,8 @@ func (t *Txn) deleteHistory(model, entity, kind string) error {
 	return nil
 }
 
-// SetStatus sets one status of an entity and records it in its history.
-func (t *Txn) SetStatus(req *SetStatusRequest) error {
+// setStatus sets one status of an entity and records it in its history.
+func setStatus(t *Txn, req *SetStatusRequest) error {
 	if req.Status.Status == "" {
 		return api.Errorf(api.CodeInvalid, "status is required")
 	}
@@ -123,8 +123,8 @@ func (t *Txn) recordHistory(model, entity, kind string, st api.Status) error {
 	return nil
 }
 
-// SetUnitPorts opens and closes port ranges of a unit.
-func (t *Txn) SetUnitPorts(req *SetUnitPortsRequest) (*api.Unit, error) {
+// setUnitPorts opens and closes port ranges of a unit.
+func setUnitPorts(t *Txn, req *SetUnitPortsRequest) (*api.Unit, error) {
 	u, err := t.unit(req.ModelUUID, req.Unit)
 	if err != nil {
 		return nil, err
@@ -200,8 +200,8 @@ func samePort(a, b api.Port) bool {
 	return a.Protocol == b.Protocol && a.From == b.From && a.To == b.To && slices.Equal(ea, eb)
 }
 
-// SetWorkloadVersion records a unit's workload version, and its application's.
-func (t *Txn) SetWorkloadVersion(req *SetWorkloadVersionRequest) (*api.Unit, error) {
+// setWorkloadVersion records a unit's workload version, and its application's.
+func setWorkloadVersion(t *Txn, req *SetWorkloadVersionRequest) (*api.Unit, error) {
 	u, err := t.unit(req.ModelUUID, req.Unit)
 	if err != nil {
 		return nil, err
@@ -218,8 +218,8 @@ func (t *Txn) SetWorkloadVersion(req *SetWorkloadVersionRequest) (*api.Unit, err
 	return u, t.put(tableUnits, u)
 }
 
-// SetResolved asks a unit in error to retry or skip its failed hook.
-func (t *Txn) SetResolved(req *SetResolvedRequest) (*api.Unit, error) {
+// setResolved asks a unit in error to retry or skip its failed hook.
+func setResolved(t *Txn, req *SetResolvedRequest) (*api.Unit, error) {
 	if req.Mode != "retry" && req.Mode != "no-retry" {
 		return nil, api.Errorf(api.CodeInvalid, "resolved mode must be retry or no-retry, not %q", req.Mode)
 	}
@@ -239,8 +239,8 @@ func (t *Txn) SetResolved(req *SetResolvedRequest) (*api.Unit, error) {
 	return u, t.put(tableUnits, u)
 }
 
-// ClearResolved clears a pending resolved request.
-func (t *Txn) ClearResolved(req *ClearResolvedRequest) (*api.Unit, error) {
+// clearResolved clears a pending resolved request.
+func clearResolved(t *Txn, req *ClearResolvedRequest) (*api.Unit, error) {
 	u, err := t.unit(req.ModelUUID, req.Unit)
 	if err != nil {
 		return nil, err

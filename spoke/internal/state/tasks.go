@@ -52,8 +52,8 @@ func (r *reader) task(model, id string) (*api.Task, error) {
 	return t, nil
 }
 
-// EnqueueTask queues an action on a unit; IDs count up from Model.NextTask.
-func (t *Txn) EnqueueTask(req *EnqueueTaskRequest) (*api.Task, error) {
+// enqueueTask queues an action on a unit; IDs count up from Model.NextTask.
+func enqueueTask(t *Txn, req *EnqueueTaskRequest) (*api.Task, error) {
 	m, err := t.aliveModel(req.ModelUUID)
 	if err != nil {
 		return nil, err
@@ -81,8 +81,8 @@ func (t *Txn) EnqueueTask(req *EnqueueTaskRequest) (*api.Task, error) {
 	return task, t.put(tableTasks, task)
 }
 
-// StartTask moves a pending task to running.
-func (t *Txn) StartTask(req *StartTaskRequest) (*api.Task, error) {
+// startTask moves a pending task to running.
+func startTask(t *Txn, req *StartTaskRequest) (*api.Task, error) {
 	task, err := t.taskIn(req.ModelUUID, req.ID, api.TaskPending)
 	if err != nil {
 		return nil, err
@@ -92,8 +92,8 @@ func (t *Txn) StartTask(req *StartTaskRequest) (*api.Task, error) {
 	return task, t.put(tableTasks, task)
 }
 
-// AppendTaskLog appends a log message to a running task.
-func (t *Txn) AppendTaskLog(req *AppendTaskLogRequest) (*api.Task, error) {
+// appendTaskLog appends a log message to a running task.
+func appendTaskLog(t *Txn, req *AppendTaskLogRequest) (*api.Task, error) {
 	task, err := t.taskIn(req.ModelUUID, req.ID, api.TaskRunning)
 	if err != nil {
 		return nil, err
@@ -103,8 +103,8 @@ func (t *Txn) AppendTaskLog(req *AppendTaskLogRequest) (*api.Task, error) {
 	return task, t.put(tableTasks, task)
 }
 
-// FinishTask ends a pending or running task.
-func (t *Txn) FinishTask(req *FinishTaskRequest) (*api.Task, error) {
+// finishTask ends a pending or running task.
+func finishTask(t *Txn, req *FinishTaskRequest) (*api.Task, error) {
 	switch req.Status {
 	case api.TaskCompleted, api.TaskFailed, api.TaskAborted:
 	default:
@@ -119,8 +119,8 @@ func (t *Txn) FinishTask(req *FinishTaskRequest) (*api.Task, error) {
 	return task, t.put(tableTasks, task)
 }
 
-// CancelTask cancels a pending task.
-func (t *Txn) CancelTask(req *CancelTaskRequest) (*api.Task, error) {
+// cancelTask cancels a pending task.
+func cancelTask(t *Txn, req *CancelTaskRequest) (*api.Task, error) {
 	task, err := t.taskIn(req.ModelUUID, req.ID, api.TaskPending)
 	if err != nil {
 		return nil, err

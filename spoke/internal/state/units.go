@@ -43,9 +43,9 @@ func (r *reader) unit(model, name string) (*api.Unit, error) {
 	return u, nil
 }
 
-// addUnits creates n units of a (placement[i] places unit i), advancing
+// createUnits creates n units of a (placement[i] places unit i), advancing
 // the application's and the model's sequences in the given copies.
-func (t *Txn) addUnits(m *api.Model, a *api.Application, n int, placement []string, base string,
+func (t *Txn) createUnits(m *api.Model, a *api.Application, n int, placement []string, base string,
 	now time.Time, res *AddApplicationResult) error {
 	for i := range n {
 		p := ""
@@ -127,8 +127,8 @@ func (t *Txn) ensureSubordinateUnit(subApp string, principal *api.Unit, now time
 	return t.put(tableUnits, u)
 }
 
-// AddUnits adds units to a principal application.
-func (t *Txn) AddUnits(req *AddUnitsRequest) (*AddApplicationResult, error) {
+// addUnits adds units to a principal application.
+func addUnits(t *Txn, req *AddUnitsRequest) (*AddApplicationResult, error) {
 	a, err := t.aliveApplication(req.ModelUUID, req.App)
 	if err != nil {
 		return nil, err
@@ -145,7 +145,7 @@ func (t *Txn) AddUnits(req *AddUnitsRequest) (*AddApplicationResult, error) {
 	}
 	m, a = copyModel(m), copyApplication(a)
 	res := &AddApplicationResult{Application: a}
-	if err := t.addUnits(m, a, req.N, req.Placement, "", req.Now, res); err != nil {
+	if err := t.createUnits(m, a, req.N, req.Placement, "", req.Now, res); err != nil {
 		return nil, err
 	}
 	if err := t.put(tableModels, m); err != nil {
@@ -154,8 +154,8 @@ func (t *Txn) AddUnits(req *AddUnitsRequest) (*AddApplicationResult, error) {
 	return res, t.put(tableApplications, a)
 }
 
-// ScaleApplication grows or shrinks a principal application to Scale units.
-func (t *Txn) ScaleApplication(req *ScaleApplicationRequest) (*AddApplicationResult, error) {
+// scaleApplication grows or shrinks a principal application to Scale units.
+func scaleApplication(t *Txn, req *ScaleApplicationRequest) (*AddApplicationResult, error) {
 	a, err := t.aliveApplication(req.ModelUUID, req.App)
 	if err != nil {
 		return nil, err
@@ -170,7 +170,7 @@ func (t *Txn) ScaleApplication(req *ScaleApplicationRequest) (*AddApplicationRes
 	alive := slices.DeleteFunc(slices.Clone(units), func(u *api.Unit) bool { return u.Life != api.Alive })
 	slices.SortFunc(alive, func(x, y *api.Unit) int { return unitNumber(x.Name) - unitNumber(y.Name) })
 	if req.Scale > len(alive) {
-		res, err := t.AddUnits(&AddUnitsRequest{ModelUUID: a.ModelUUID, App: a.Name, N: req.Scale - len(alive), Now: req.Now})
+		res, err := addUnits(t, &AddUnitsRequest{ModelUUID: a.ModelUUID, App: a.Name, N: req.Scale - len(alive), Now: req.Now})
 		if err != nil {
 			return nil, err
 		}
@@ -187,8 +187,8 @@ func (t *Txn) ScaleApplication(req *ScaleApplicationRequest) (*AddApplicationRes
 	return &AddApplicationResult{Application: a}, t.put(tableApplications, a)
 }
 
-// DestroyUnits makes principal units dying, or removes them with Force.
-func (t *Txn) DestroyUnits(req *DestroyUnitsRequest) error {
+// destroyUnits makes principal units dying, or removes them with Force.
+func destroyUnits(t *Txn, req *DestroyUnitsRequest) error {
 	if len(req.Units) == 0 {
 		return api.Errorf(api.CodeInvalid, "no units given")
 	}
@@ -275,16 +275,16 @@ func (t *Txn) forceRemoveUnit(u *api.Unit) error {
 		return err
 	}
 	for _, s := range scopes {
-		if err := t.leaveScope(s); err != nil {
+		if err := t.dropScope(s); err != nil {
 			return err
 		}
 	}
-	return t.removeUnit(u)
+	return t.deleteUnit(u)
 }
 
-// EnsureUnitDead marks a unit dead once it has left every scope and its
+// ensureUnitDead marks a unit dead once it has left every scope and its
 // subordinates are gone.
-func (t *Txn) EnsureUnitDead(req *EnsureUnitDeadRequest) error {
+func ensureUnitDead(t *Txn, req *EnsureUnitDeadRequest) error {
 	u, err := t.unit(req.ModelUUID, req.Unit)
 	if err != nil {
 		return err
@@ -307,8 +307,8 @@ func (t *Txn) EnsureUnitDead(req *EnsureUnitDeadRequest) error {
 	return t.put(tableUnits, u)
 }
 
-// RemoveUnit deletes a dead unit.
-func (t *Txn) RemoveUnit(req *RemoveUnitRequest) error {
+// removeUnit deletes a dead unit.
+func removeUnit(t *Txn, req *RemoveUnitRequest) error {
 	u, err := t.unit(req.ModelUUID, req.Unit)
 	if err != nil {
 		return err
@@ -316,13 +316,12 @@ func (t *Txn) RemoveUnit(req *RemoveUnitRequest) error {
 	if u.Life != api.Dead {
 		return api.Errorf(api.CodeConflict, "unit %q is %s, not dead", u.Name, u.Life)
 	}
-	return t.removeUnit(u)
+	return t.deleteUnit(u)
 }
 
-// removeUnit deletes a unit with its bags, lease, history, credential and
-// charm state,
-// then removes its application if that was waiting for it.
-func (t *Txn) removeUnit(u *api.Unit) error {
+// deleteUnit deletes a unit with its bags, lease, history, credential and
+// charm state, then removes its application if that was waiting for it.
+func (t *Txn) deleteUnit(u *api.Unit) error {
 	if _, err := t.txn.DeleteAll(tableRelationData, "owner", u.ModelUUID, u.Name); err != nil {
 		return internalf("delete bags: %v", err)
 	}
