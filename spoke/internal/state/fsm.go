@@ -7,6 +7,7 @@ import (
 	"log/slog"
 
 	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/spoke/internal/state/stream"
 	"github.com/hashicorp/raft"
 )
 
@@ -21,7 +22,7 @@ type ApplyResult struct {
 type FSMConfig struct {
 	Logger *slog.Logger
 	// EventBufferSize is the number of event batches kept for resuming
-	// subscribers; 0 means DefaultEventBufferSize.
+	// subscribers; 0 means stream.DefaultBufferSize.
 	EventBufferSize int
 }
 
@@ -30,7 +31,7 @@ type FSMConfig struct {
 type FSM struct {
 	logger *slog.Logger
 	store  *Store
-	events *EventBroker
+	events *stream.Broker
 }
 
 var _ raft.FSM = (*FSM)(nil)
@@ -47,14 +48,14 @@ func NewFSM(cfg FSMConfig) (*FSM, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &FSM{logger: cfg.Logger, store: s, events: NewEventBroker(cfg.EventBufferSize)}, nil
+	return &FSM{logger: cfg.Logger, store: s, events: stream.NewBroker(cfg.EventBufferSize)}, nil
 }
 
 // Store is the store the FSM applies to; read it, never write it.
 func (f *FSM) Store() *Store { return f.store }
 
 // Events is the broker the FSM publishes to.
-func (f *FSM) Events() *EventBroker { return f.events }
+func (f *FSM) Events() *stream.Broker { return f.events }
 
 // Apply applies one committed command. It never panics on a command it
 // cannot decode: a log entry written by a newer version (an unknown
