@@ -2,10 +2,10 @@
 // contract (commands.go, one table entry per command), the go-memdb store
 // the FSM applies commands to, the FSM with its snapshots, and the events
 // each command produces (events.go), which the FSM publishes to a broker
-// of package stream for the watch streams to read. The bytes of commands and snapshots are
-// the types of package format (version 1), never api structs: requests and
-// stored objects are converted at the codec edge (Encode, Decode,
-// WriteSnapshot, Restore).
+// of package stream for the watch streams to read. The bytes of commands
+// and snapshots are the types of package format (version 1), never api
+// structs: requests and stored objects are converted at the codec edge
+// (Encode, Decode, WriteSnapshot, Restore).
 //
 // Invariants:
 //
