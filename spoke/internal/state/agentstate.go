@@ -52,8 +52,8 @@ func (r *reader) InScope(model string, relID int, unit string) (bool, error) {
 }
 
 // checkLeader fails unless unit holds app's lease, unexpired at now.
-func (r *reader) checkLeader(model, app, unit string, now time.Time) error {
-	l, err := r.LeaseByApp(model, app)
+func (t *Txn) checkLeader(model, app, unit string, now time.Time) error {
+	l, err := t.LeaseByApp(model, app)
 	if err != nil {
 		return err
 	}

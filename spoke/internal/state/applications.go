@@ -27,8 +27,8 @@ func (r *reader) ListApplications(model string) ([]*api.Application, error) {
 	return list[api.Application](r, tableApplications, "model", model)
 }
 
-func (r *reader) application(model, name string) (*api.Application, error) {
-	a, err := r.ApplicationByName(model, name)
+func (t *Txn) application(model, name string) (*api.Application, error) {
+	a, err := t.ApplicationByName(model, name)
 	if err != nil {
 		return nil, err
 	}
@@ -38,8 +38,8 @@ func (r *reader) application(model, name string) (*api.Application, error) {
 	return a, nil
 }
 
-func (r *reader) aliveApplication(model, name string) (*api.Application, error) {
-	a, err := r.application(model, name)
+func (t *Txn) aliveApplication(model, name string) (*api.Application, error) {
+	a, err := t.application(model, name)
 	if err != nil {
 		return nil, err
 	}
@@ -49,8 +49,8 @@ func (r *reader) aliveApplication(model, name string) (*api.Application, error) 
 	return a, nil
 }
 
-func (r *reader) charm(sha string) (*api.Charm, error) {
-	c, err := r.CharmBySHA(sha)
+func (t *Txn) charm(sha string) (*api.Charm, error) {
+	c, err := t.CharmBySHA(sha)
 	if err != nil {
 		return nil, err
 	}

@@ -17,8 +17,8 @@ func (r *reader) ListMachines(model string) ([]*api.Machine, error) {
 	return list[api.Machine](r, tableMachines, "model", model)
 }
 
-func (r *reader) machine(model, id string) (*api.Machine, error) {
-	m, err := r.MachineByID(model, id)
+func (t *Txn) machine(model, id string) (*api.Machine, error) {
+	m, err := t.MachineByID(model, id)
 	if err != nil {
 		return nil, err
 	}

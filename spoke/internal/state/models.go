@@ -64,8 +64,8 @@ func (r *reader) ListModels() ([]*api.Model, error) {
 }
 
 // model returns a model or a NotFound error.
-func (r *reader) model(uuid string) (*api.Model, error) {
-	m, err := first[api.Model](r, tableModels, "id", uuid)
+func (t *Txn) model(uuid string) (*api.Model, error) {
+	m, err := first[api.Model](&t.reader, tableModels, "id", uuid)
 	if err != nil {
 		return nil, err
 	}
@@ -76,8 +76,8 @@ func (r *reader) model(uuid string) (*api.Model, error) {
 }
 
 // aliveModel returns a model that accepts new entities.
-func (r *reader) aliveModel(uuid string) (*api.Model, error) {
-	m, err := r.model(uuid)
+func (t *Txn) aliveModel(uuid string) (*api.Model, error) {
+	m, err := t.model(uuid)
 	if err != nil {
 		return nil, err
 	}

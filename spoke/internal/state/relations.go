@@ -29,8 +29,8 @@ func (r *reader) RelationsByApplication(model, app string) ([]*api.Relation, err
 	return list[api.Relation](r, tableRelations, "application", model, app)
 }
 
-func (r *reader) relation(model string, id int) (*api.Relation, error) {
-	rel, err := r.RelationByID(model, id)
+func (t *Txn) relation(model string, id int) (*api.Relation, error) {
+	rel, err := t.RelationByID(model, id)
 	if err != nil {
 		return nil, err
 	}
@@ -70,12 +70,12 @@ func counterpart(a, b string) bool {
 // every provider/requirer pair with the same interface is a candidate; if
 // there are several, implicit juju-info pairs are dropped; if still several
 // the error lists them.
-func (r *reader) inferEndpoints(model string, specs [2]string) ([]api.RelationEndpoint, []*api.Application, error) {
+func (t *Txn) inferEndpoints(model string, specs [2]string) ([]api.RelationEndpoint, []*api.Application, error) {
 	var apps []*api.Application
 	var names []string
 	for _, spec := range specs {
 		app, ep, _ := strings.Cut(spec, ":")
-		a, err := r.application(model, app)
+		a, err := t.application(model, app)
 		if err != nil {
 			return nil, nil, err
 		}

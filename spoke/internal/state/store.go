@@ -166,7 +166,12 @@ type Snapshot struct {
 // every write transaction that changes anything bumps the index table.
 func (s *Snapshot) Generation() uint64 { return s.gen }
 
-// Txn is a write transaction; it reads its own writes.
+// Txn is a write transaction; it reads its own writes. The raft commands
+// are plain functions of a Txn (the commands table names them); its
+// methods are what they share: the write primitives (put, del), the
+// lookups that turn a missing or dying row into the command's error
+// (model, aliveApplication, unit, ...), and the steps several commands
+// take (status history, the cascades of destroying and removing).
 type Txn struct {
 	reader
 	index uint64
@@ -190,8 +195,9 @@ func newTxn(db *memdb.MemDB, index uint64) *Txn {
 // Index is the raft index the transaction is applying.
 func (t *Txn) Index() uint64 { return t.index }
 
-// reader holds the read API shared by snapshots and write transactions.
-// When ws is set every read adds its watch channel to it.
+// reader holds the read API shared by snapshots and write transactions:
+// the queries the spoke's packages make through a Snapshot. When ws is set
+// every read adds its watch channel to it.
 type reader struct {
 	txn *memdb.Txn
 	ws  memdb.WatchSet

@@ -41,17 +41,6 @@ func (r *reader) ListTasks(model string, f TaskFilter) ([]*api.Task, error) {
 	return out, nil
 }
 
-func (r *reader) task(model, id string) (*api.Task, error) {
-	t, err := r.TaskByID(model, id)
-	if err != nil {
-		return nil, err
-	}
-	if t == nil {
-		return nil, api.Errorf(api.CodeNotFound, "task %q not found", id)
-	}
-	return t, nil
-}
-
 // enqueueTask queues an action on a unit; IDs count up from Model.NextTask.
 func enqueueTask(t *Txn, req *EnqueueTaskRequest) (*api.Task, error) {
 	m, err := t.aliveModel(req.ModelUUID)
@@ -130,11 +119,15 @@ func cancelTask(t *Txn, req *CancelTaskRequest) (*api.Task, error) {
 	return task, t.put(tableTasks, task)
 }
 
-// taskIn returns a task whose status is one of statuses, else a Conflict.
+// taskIn returns a task whose status is one of statuses: NotFound if
+// there is no such task, a Conflict if it has another status.
 func (t *Txn) taskIn(model, id string, statuses ...string) (*api.Task, error) {
-	task, err := t.task(model, id)
+	task, err := t.TaskByID(model, id)
 	if err != nil {
 		return nil, err
+	}
+	if task == nil {
+		return nil, api.Errorf(api.CodeNotFound, "task %q not found", id)
 	}
 	for _, s := range statuses {
 		if task.Status == s {

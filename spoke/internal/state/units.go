@@ -28,12 +28,12 @@ func (r *reader) UnitsByMachine(model, machine string) ([]*api.Unit, error) {
 }
 
 // subordinatesOf returns the subordinate units of a principal unit.
-func (r *reader) subordinatesOf(model, principal string) ([]*api.Unit, error) {
-	return list[api.Unit](r, tableUnits, "principal", model, principal)
+func (t *Txn) subordinatesOf(model, principal string) ([]*api.Unit, error) {
+	return list[api.Unit](&t.reader, tableUnits, "principal", model, principal)
 }
 
-func (r *reader) unit(model, name string) (*api.Unit, error) {
-	u, err := r.UnitByName(model, name)
+func (t *Txn) unit(model, name string) (*api.Unit, error) {
+	u, err := t.UnitByName(model, name)
 	if err != nil {
 		return nil, err
 	}
