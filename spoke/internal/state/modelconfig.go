@@ -99,7 +99,7 @@ func (t *Txn) configRow(model, key string) (*ModelConfigEntry, error) {
 
 // configWrites records the config rows a transaction has written, so that
 // configRow sees them: every write to the config table goes through
-// setModelConfigKeys or RemoveModel, which record it here.
+// setModelConfigKeys or removeModel, which record it here.
 type configWrites struct {
 	rows    map[configKey]*ModelConfigEntry // nil: deleted
 	removed map[string]bool                 // models whose stored rows are all gone

@@ -6,7 +6,7 @@ import (
 	"github.com/droverhq/drover/api"
 )
 
-// modelTables are the tables whose rows belong to a model; RemoveModel
+// modelTables are the tables whose rows belong to a model; removeModel
 // empties them for the model, finding its rows with byModel.
 var modelTables = []string{
 	tableApplications, tableUnits, tableMachines, tableRelations, tableRelationScopes,
