@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/spoke/internal/state/tables"
 )
 
 // Charm state limits, as Juju's defaults: a key is at most 256 bytes, a
@@ -15,39 +16,20 @@ const (
 	MaxStateSize      = 2 << 20
 )
 
-// UnitCharmState is the charm state of one unit (state-get/state-set). It
-// stays out of status and event streams; its unit's agent reads it.
-type UnitCharmState struct {
-	ModelUUID string            `json:"model-uuid"`
-	Unit      string            `json:"unit"`
-	State     map[string]string `json:"state"`
-	api.Meta
-}
-
-// LeaderSettings are an application's leader settings (leader-get/set).
-// Version moves on every effective change; only the lease holder writes.
-type LeaderSettings struct {
-	ModelUUID   string            `json:"model-uuid"`
-	Application string            `json:"application"`
-	Settings    map[string]string `json:"settings"`
-	Version     int               `json:"version"`
-	api.Meta
-}
-
 // UnitStateByName returns a unit's charm state, or nil if never written.
 func (r *reader) UnitStateByName(model, unit string) (*UnitCharmState, error) {
-	return first[UnitCharmState](r, tableUnitState, "id", model, unit)
+	return first[UnitCharmState](r, tables.UnitState, "id", model, unit)
 }
 
 // LeaderSettingsByApp returns an application's leader settings, or nil if
 // never written (version 0).
 func (r *reader) LeaderSettingsByApp(model, app string) (*LeaderSettings, error) {
-	return first[LeaderSettings](r, tableLeaderSettings, "id", model, app)
+	return first[LeaderSettings](r, tables.LeaderSettings, "id", model, app)
 }
 
 // InScope reports whether unit is in relation relID's scope.
 func (r *reader) InScope(model string, relID int, unit string) (bool, error) {
-	s, err := first[api.RelationScope](r, tableRelationScopes, "id", model, relID, unit)
+	s, err := first[api.RelationScope](r, tables.RelationScopes, "id", model, relID, unit)
 	return s != nil, err
 }
 
@@ -139,7 +121,7 @@ func (t *Txn) writeUnitState(u *api.Unit, set map[string]string, unset []string)
 	if cur != nil && maps.Equal(cur.State, st.State) {
 		return nil
 	}
-	return t.put(tableUnitState, st)
+	return t.put(tables.UnitState, st)
 }
 
 func (t *Txn) writeLeaderSettings(model, app string, set map[string]string, unset []string) error {
@@ -170,5 +152,5 @@ func (t *Txn) writeLeaderSettings(model, app string, set map[string]string, unse
 		return nil
 	}
 	ls.Version++
-	return t.put(tableLeaderSettings, ls)
+	return t.put(tables.LeaderSettings, ls)
 }

@@ -2,6 +2,7 @@ package state
 
 import (
 	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/spoke/internal/state/tables"
 )
 
 // jujuInfo is the implicit provider endpoint every charm has.
@@ -9,22 +10,22 @@ var jujuInfo = api.Endpoint{Name: "juju-info", Role: api.RoleProvider, Interface
 
 // CharmBySHA returns a charm, or nil.
 func (r *reader) CharmBySHA(sha string) (*api.Charm, error) {
-	return first[api.Charm](r, tableCharms, "id", sha)
+	return first[api.Charm](r, tables.Charms, "id", sha)
 }
 
 // ListCharms returns every charm, by SHA256.
 func (r *reader) ListCharms() ([]*api.Charm, error) {
-	return list[api.Charm](r, tableCharms, "id")
+	return list[api.Charm](r, tables.Charms, "id")
 }
 
 // ApplicationByName returns an application, or nil.
 func (r *reader) ApplicationByName(model, name string) (*api.Application, error) {
-	return first[api.Application](r, tableApplications, "id", model, name)
+	return first[api.Application](r, tables.Applications, "id", model, name)
 }
 
 // ListApplications returns a model's applications, by name.
 func (r *reader) ListApplications(model string) ([]*api.Application, error) {
-	return list[api.Application](r, tableApplications, "model", model)
+	return list[api.Application](r, tables.Applications, "model", model)
 }
 
 func (t *Txn) application(model, name string) (*api.Application, error) {
@@ -100,7 +101,7 @@ func addCharm(t *Txn, req *AddCharmRequest) (*api.Charm, error) {
 	}
 	c.Meta = api.Meta{}
 	cc := copyCharm(&c)
-	return cc, t.put(tableCharms, cc)
+	return cc, t.put(tables.Charms, cc)
 }
 
 // addApplication deploys a charm with its units, machines and peer relations.
@@ -144,10 +145,10 @@ func addApplication(t *Txn, req *AddApplicationRequest) (*AddApplicationResult, 
 	if err := t.createUnits(m, a, req.NumUnits, req.Placement, req.Base, req.Now, res); err != nil {
 		return nil, err
 	}
-	if err := t.put(tableModels, m); err != nil {
+	if err := t.put(tables.Models, m); err != nil {
 		return nil, err
 	}
-	return res, t.put(tableApplications, a)
+	return res, t.put(tables.Applications, a)
 }
 
 // addPeerRelations creates a relation for each peer endpoint of a that
@@ -166,7 +167,7 @@ func (t *Txn) addPeerRelations(m *api.Model, a *api.Application, res *AddApplica
 		r := &api.Relation{ModelUUID: m.UUID, ID: m.NextRelation, Key: key, Life: api.Alive,
 			Endpoints: []api.RelationEndpoint{{Application: a.Name, Endpoint: ep}}}
 		m.NextRelation++
-		if err := t.put(tableRelations, r); err != nil {
+		if err := t.put(tables.Relations, r); err != nil {
 			return err
 		}
 		if res != nil {
@@ -187,7 +188,7 @@ func setApplicationConfig(t *Txn, req *SetApplicationConfigRequest) (*api.Applic
 	}
 	a = copyApplication(a)
 	a.Config = applyConfig(a.Config, req.Set, req.Unset)
-	return a, t.put(tableApplications, a)
+	return a, t.put(tables.Applications, a)
 }
 
 // setCharm upgrades an application to another charm.
@@ -238,10 +239,10 @@ func setCharm(t *Txn, req *SetCharmRequest) (*api.Application, error) {
 	if err := t.addPeerRelations(m, a, nil); err != nil {
 		return nil, err
 	}
-	if err := t.put(tableModels, m); err != nil {
+	if err := t.put(tables.Models, m); err != nil {
 		return nil, err
 	}
-	return a, t.put(tableApplications, a)
+	return a, t.put(tables.Applications, a)
 }
 
 func hasEndpoint(eps []api.Endpoint, want api.Endpoint) bool {
@@ -262,7 +263,7 @@ func setTrust(t *Txn, req *SetTrustRequest) (*api.Application, error) {
 	}
 	a = copyApplication(a)
 	a.Trust = req.Trust
-	return a, t.put(tableApplications, a)
+	return a, t.put(tables.Applications, a)
 }
 
 // setExposed exposes or unexposes an application.
@@ -273,7 +274,7 @@ func setExposed(t *Txn, req *SetExposedRequest) (*api.Application, error) {
 	}
 	a = copyApplication(a)
 	a.Exposed = req.Exposed
-	return a, t.put(tableApplications, a)
+	return a, t.put(tables.Applications, a)
 }
 
 // setConstraints sets an application's constraints.
@@ -284,7 +285,7 @@ func setConstraints(t *Txn, req *SetConstraintsRequest) (*api.Application, error
 	}
 	a = copyApplication(a)
 	a.Constraints = req.Constraints
-	return a, t.put(tableApplications, a)
+	return a, t.put(tables.Applications, a)
 }
 
 // destroyApplication makes an application, its units and its relations dying.
@@ -300,7 +301,7 @@ func (t *Txn) destroyApp(a *api.Application, force bool) error {
 	if a.Life == api.Alive {
 		a = copyApplication(a)
 		a.Life = api.Dying
-		if err := t.put(tableApplications, a); err != nil {
+		if err := t.put(tables.Applications, a); err != nil {
 			return err
 		}
 	}
@@ -332,7 +333,7 @@ func (t *Txn) maybeRemoveApplication(model, name string) error {
 	if err != nil || a == nil || a.Life == api.Alive {
 		return err
 	}
-	for _, tbl := range []string{tableUnits, tableRelations} {
+	for _, tbl := range []string{tables.Units, tables.Relations} {
 		if obj, err := t.txn.First(tbl, "application", model, name); err != nil {
 			return internalf("%s lookup: %v", tbl, err)
 		} else if obj != nil {
@@ -342,17 +343,17 @@ func (t *Txn) maybeRemoveApplication(model, name string) error {
 	if l, err := t.LeaseByApp(model, name); err != nil {
 		return err
 	} else if l != nil {
-		if err := t.del(tableLeases, l); err != nil {
+		if err := t.del(tables.Leases, l); err != nil {
 			return err
 		}
 	}
 	if err := t.deleteHistory(model, name, api.StatusKindApplication); err != nil {
 		return err
 	}
-	if _, err := t.txn.DeleteAll(tableLeaderSettings, "id", model, name); err != nil {
+	if _, err := t.txn.DeleteAll(tables.LeaderSettings, "id", model, name); err != nil {
 		return internalf("delete leader settings: %v", err)
 	}
-	if err := t.del(tableApplications, a); err != nil {
+	if err := t.del(tables.Applications, a); err != nil {
 		return err
 	}
 	return t.settleDyingModel(model)

@@ -2,11 +2,12 @@ package state
 
 import (
 	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/spoke/internal/state/tables"
 )
 
 // Controller returns the controller record, or nil before ControllerInit.
 func (r *reader) Controller() (*api.Controller, error) {
-	all, err := list[api.Controller](r, tableController, "id")
+	all, err := list[api.Controller](r, tables.Controller, "id")
 	if err != nil || len(all) == 0 {
 		return nil, err
 	}
@@ -15,22 +16,22 @@ func (r *reader) Controller() (*api.Controller, error) {
 
 // ListControllerNodes returns the raft members, by ID.
 func (r *reader) ListControllerNodes() ([]*api.ControllerNode, error) {
-	return list[api.ControllerNode](r, tableControllerNodes, "id")
+	return list[api.ControllerNode](r, tables.ControllerNodes, "id")
 }
 
 // UserByName returns a local user, or nil.
 func (r *reader) UserByName(name string) (*api.User, error) {
-	return first[api.User](r, tableUsers, "id", name)
+	return first[api.User](r, tables.Users, "id", name)
 }
 
 // ListUsers returns every local user, by name.
 func (r *reader) ListUsers() ([]*api.User, error) {
-	return list[api.User](r, tableUsers, "id")
+	return list[api.User](r, tables.Users, "id")
 }
 
 // CredentialByTag returns a credential, or nil.
 func (r *reader) CredentialByTag(tag string) (*api.Credential, error) {
-	return first[api.Credential](r, tableCredentials, "id", tag)
+	return first[api.Credential](r, tables.Credentials, "id", tag)
 }
 
 // controllerInit records the controller; repeating it with the same UUID
@@ -50,7 +51,7 @@ func controllerInit(t *Txn, req *ControllerInitRequest) (*api.Controller, error)
 		}
 		c.Cloud, c.Region, c.Meta = cur.Cloud, cur.Region, cur.Meta
 	}
-	return c, t.put(tableController, c)
+	return c, t.put(tables.Controller, c)
 }
 
 // setPlacement records where a hub placed the controller (api.CheckPlacement).
@@ -67,7 +68,7 @@ func setPlacement(t *Txn, req *SetPlacementRequest) (*api.Controller, error) {
 	}
 	c := *cur
 	c.Cloud, c.Region = req.Cloud, req.Region
-	return &c, t.put(tableController, &c)
+	return &c, t.put(tables.Controller, &c)
 }
 
 // upsertControllerNode adds or updates a raft member.
@@ -76,7 +77,7 @@ func upsertControllerNode(t *Txn, req *UpsertControllerNodeRequest) (*api.Contro
 	if n.ID == "" || n.RaftAddr == "" {
 		return nil, api.Errorf(api.CodeInvalid, "controller node id and raft address are required")
 	}
-	cur, err := first[api.ControllerNode](&t.reader, tableControllerNodes, "id", n.ID)
+	cur, err := first[api.ControllerNode](&t.reader, tables.ControllerNodes, "id", n.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -84,19 +85,19 @@ func upsertControllerNode(t *Txn, req *UpsertControllerNodeRequest) (*api.Contro
 	if cur != nil {
 		n.Meta = cur.Meta
 	}
-	return &n, t.put(tableControllerNodes, &n)
+	return &n, t.put(tables.ControllerNodes, &n)
 }
 
 // removeControllerNode removes a raft member.
 func removeControllerNode(t *Txn, req *RemoveControllerNodeRequest) error {
-	cur, err := first[api.ControllerNode](&t.reader, tableControllerNodes, "id", req.ID)
+	cur, err := first[api.ControllerNode](&t.reader, tables.ControllerNodes, "id", req.ID)
 	if err != nil {
 		return err
 	}
 	if cur == nil {
 		return api.Errorf(api.CodeNotFound, "controller node %q not found", req.ID)
 	}
-	return t.del(tableControllerNodes, cur)
+	return t.del(tables.ControllerNodes, cur)
 }
 
 // upsertUser adds or updates a local user; an empty hash keeps the old one.
@@ -121,7 +122,7 @@ func upsertUser(t *Txn, req *UpsertUserRequest) (*api.User, error) {
 			u.PasswordHash = cur.PasswordHash
 		}
 	}
-	return &u, t.put(tableUsers, &u)
+	return &u, t.put(tables.Users, &u)
 }
 
 // removeUser removes a local user and its credential.
@@ -133,7 +134,7 @@ func removeUser(t *Txn, req *RemoveUserRequest) error {
 	if cur == nil {
 		return api.Errorf(api.CodeNotFound, "user %q not found", req.Name)
 	}
-	if err := t.del(tableUsers, cur); err != nil {
+	if err := t.del(tables.Users, cur); err != nil {
 		return err
 	}
 	return t.deleteCredential("user-" + req.Name)
@@ -158,7 +159,7 @@ func setCredential(t *Txn, req *SetCredentialRequest) (*api.Credential, error) {
 	if cur != nil {
 		c.Meta = cur.Meta
 	}
-	return &c, t.put(tableCredentials, &c)
+	return &c, t.put(tables.Credentials, &c)
 }
 
 // removeCredential removes a credential.
@@ -170,7 +171,7 @@ func removeCredential(t *Txn, req *RemoveCredentialRequest) error {
 	if cur == nil {
 		return api.Errorf(api.CodeNotFound, "credential %q not found", req.Tag)
 	}
-	return t.del(tableCredentials, cur)
+	return t.del(tables.Credentials, cur)
 }
 
 // deleteCredential removes a credential if present.
@@ -179,5 +180,5 @@ func (t *Txn) deleteCredential(tag string) error {
 	if err != nil || cur == nil {
 		return err
 	}
-	return t.del(tableCredentials, cur)
+	return t.del(tables.Credentials, cur)
 }

@@ -1,11 +1,13 @@
 // Package state is the spoke's replicated model store: the raft command
-// contract (commands.go, one table entry per command), the go-memdb store
-// the FSM applies commands to, the FSM with its snapshots, and the events
-// each command produces (events.go), which the FSM publishes to a broker
-// of package stream for the watch streams to read. The bytes of commands
-// and snapshots are the types of package format (version 1), never api
-// structs: requests and stored objects are converted at the codec edge
-// (Encode, Decode, WriteSnapshot, Restore).
+// contract (commands.go, one table entry per command, applied by the
+// functions of each area's file), the go-memdb store the FSM applies
+// commands to and its reads, the FSM, and the events each command
+// produces (events.go). Beside it: package tables holds the store's
+// layout (schema, state's own rows, snapshot records), package stream the
+// broker the FSM publishes events to, and package format the bytes of
+// commands and snapshots (version 1), never api structs: requests and
+// stored objects are converted at the codec edge (Encode, Decode,
+// WriteSnapshot, Restore).
 //
 // Invariants:
 //

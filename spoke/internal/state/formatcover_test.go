@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/droverhq/drover/spoke/internal/state/format"
+	"github.com/droverhq/drover/spoke/internal/state/tables"
 )
 
 // TestFormatCoversStateTypes fails when a request that carries api structs,
@@ -22,7 +23,7 @@ func TestFormatCoversStateTypes(t *testing.T) {
 		{reflect.TypeFor[SetStatusRequest](), reflect.TypeFor[format.SetStatusRequest]()},
 		{reflect.TypeFor[SetUnitPortsRequest](), reflect.TypeFor[format.SetUnitPortsRequest]()},
 		{reflect.TypeFor[CommitHookChangesRequest](), reflect.TypeFor[format.CommitHookChangesRequest]()},
-		{reflect.TypeFor[IndexEntry](), reflect.TypeFor[format.IndexEntry]()},
+		{reflect.TypeFor[tables.IndexEntry](), reflect.TypeFor[format.IndexEntry]()},
 		{reflect.TypeFor[UnitCharmState](), reflect.TypeFor[format.UnitState]()},
 		{reflect.TypeFor[LeaderSettings](), reflect.TypeFor[format.LeaderSettings]()},
 		{reflect.TypeFor[ModelConfigEntry](), reflect.TypeFor[format.ModelConfigEntry]()},
@@ -56,12 +57,16 @@ func TestReplicatedFormatHasNoAPITypes(t *testing.T) {
 	}
 	h := newHarness(t)
 	fillAll(h) // leaves a row in every table: TestSnapshotRoundTrip
-	for name, st := range snapshotTables {
+	for _, name := range tables.All {
 		obj, err := h.snap().txn.First(name, "id")
 		if err != nil || obj == nil {
 			t.Fatalf("table %s: %v %v", name, obj, err)
 		}
-		if path := apiTypeIn(reflect.TypeOf(st.encode(obj)), map[reflect.Type]bool{}); path != "" {
+		_, rec, ok := tables.Record(name, obj)
+		if !ok {
+			t.Fatalf("table %s has no snapshot record", name)
+		}
+		if path := apiTypeIn(reflect.TypeOf(rec), map[reflect.Type]bool{}); path != "" {
 			t.Errorf("table %s writes an api type: %s", name, path)
 		}
 	}

@@ -7,35 +7,15 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/spoke/internal/state/tables"
 )
 
 // hubTrustKey is the key of the one row of the hub_trust table.
 const hubTrustKey = "hub"
 
-// HubTrustRecord is the controller's hub trust: the hub it trusts (Trust,
-// nil when none) and, per node, a digest of the --hub-* start flags that
-// node last applied, so that restarting a node with unchanged flags does
-// not undo a change made at runtime (docs/decisions/0006-hub-trust.md).
-type HubTrustRecord struct {
-	Key         string            `json:"key"`
-	Trust       *api.HubTrust     `json:"trust,omitempty"`
-	FlagDigests map[string]string `json:"flag-digests,omitempty"`
-	api.Meta
-}
-
-// HubToken is a hub join token, stored by the SHA-256 of its text. It is
-// consumed (Used) by the command that makes the controller trust a hub,
-// and dropped once expired.
-type HubToken struct {
-	Hash    string    `json:"hash"`
-	Expires time.Time `json:"expires"`
-	Used    bool      `json:"used,omitempty"`
-	api.Meta
-}
-
 // HubTrustRecord returns the hub trust row, or nil if never written.
 func (r *reader) HubTrustRecord() (*HubTrustRecord, error) {
-	return first[HubTrustRecord](r, tableHubTrust, "id", hubTrustKey)
+	return first[HubTrustRecord](r, tables.HubTrust, "id", hubTrustKey)
 }
 
 // HubTrust returns the hub the controller trusts, or nil.
@@ -49,7 +29,7 @@ func (r *reader) HubTrust() (*api.HubTrust, error) {
 
 // HubTokenByHash returns a hub join token by its hash, or nil.
 func (r *reader) HubTokenByHash(hash string) (*HubToken, error) {
-	return first[HubToken](r, tableHubTokens, "id", hash)
+	return first[HubToken](r, tables.HubTokens, "id", hash)
 }
 
 // createHubToken records a hub join token and drops the tokens that
@@ -61,13 +41,13 @@ func createHubToken(t *Txn, req *CreateHubTokenRequest) error {
 	if !req.Expires.After(req.Now) {
 		return api.Errorf(api.CodeInvalid, "hub token expires before it is created")
 	}
-	all, err := list[HubToken](&t.reader, tableHubTokens, "id")
+	all, err := list[HubToken](&t.reader, tables.HubTokens, "id")
 	if err != nil {
 		return err
 	}
 	for _, tok := range all {
 		if !req.Now.Before(tok.Expires) {
-			if err := t.del(tableHubTokens, tok); err != nil {
+			if err := t.del(tables.HubTokens, tok); err != nil {
 				return err
 			}
 		}
@@ -79,7 +59,7 @@ func createHubToken(t *Txn, req *CreateHubTokenRequest) error {
 	if cur != nil {
 		return api.Errorf(api.CodeAlreadyExists, "hub token already recorded")
 	}
-	return t.put(tableHubTokens, &HubToken{Hash: req.Hash, Expires: req.Expires})
+	return t.put(tables.HubTokens, &HubToken{Hash: req.Hash, Expires: req.Expires})
 }
 
 // setHubTrust makes the controller trust req.Trust's hub. With TokenHash
@@ -123,7 +103,7 @@ func setHubTrust(t *Txn, req *SetHubTrustRequest) (*api.HubTrust, error) {
 	trust := req.Trust
 	trust.SetAt = req.Now
 	rec.Trust = &trust
-	return &trust, t.put(tableHubTrust, rec)
+	return &trust, t.put(tables.HubTrust, rec)
 }
 
 func (t *Txn) consumeHubToken(hash string, now time.Time) error {
@@ -141,7 +121,7 @@ func (t *Txn) consumeHubToken(hash string, now time.Time) error {
 	}
 	used := *tok
 	used.Used = true
-	return t.put(tableHubTokens, &used)
+	return t.put(tables.HubTokens, &used)
 }
 
 // removeHubTrust makes the controller trust no hub. The flag digests stay,
@@ -158,7 +138,7 @@ func removeHubTrust(t *Txn, _ *RemoveHubTrustRequest) error {
 	rec := *cur
 	rec.Trust = nil
 	rec.FlagDigests = maps.Clone(cur.FlagDigests)
-	return t.put(tableHubTrust, &rec)
+	return t.put(tables.HubTrust, &rec)
 }
 
 // validateHubTrust checks what Apply can check without a network: URLs

@@ -2,12 +2,13 @@ package state
 
 import (
 	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/spoke/internal/state/tables"
 )
 
 // LeaseByApp returns an application's lease, or nil. A lease whose Holder
 // is empty is vacant: it keeps its Term so that terms never repeat.
 func (r *reader) LeaseByApp(model, app string) (*api.Lease, error) {
-	return first[api.Lease](r, tableLeases, "id", model, app)
+	return first[api.Lease](r, tables.Leases, "id", model, app)
 }
 
 // claimLease grants or extends leadership of an application.
@@ -42,14 +43,14 @@ func claimLease(t *Txn, req *ClaimLeaseRequest) (*api.Lease, error) {
 		l = copyLease(cur)
 		if held {
 			l.Expiry = req.Now.Add(req.Duration)
-			return l, t.put(tableLeases, l)
+			return l, t.put(tables.Leases, l)
 		}
 	}
 	if l.Holder != u.Name {
 		l.Term++
 	}
 	l.Holder, l.Start, l.Expiry = u.Name, req.Now, req.Now.Add(req.Duration)
-	return l, t.put(tableLeases, l)
+	return l, t.put(tables.Leases, l)
 }
 
 func copyLease(l *api.Lease) *api.Lease {
@@ -75,13 +76,13 @@ func revokeLease(t *Txn, req *RevokeLeaseRequest) error {
 func (t *Txn) vacate(l *api.Lease) error {
 	l = copyLease(l)
 	l.Holder = ""
-	return t.put(tableLeases, l)
+	return t.put(tables.Leases, l)
 }
 
 // expireLeases vacates every lease expired at Now and returns their
 // "model/app" keys.
 func expireLeases(t *Txn, req *ExpireLeasesRequest) ([]string, error) {
-	all, err := list[api.Lease](&t.reader, tableLeases, "id")
+	all, err := list[api.Lease](&t.reader, tables.Leases, "id")
 	if err != nil {
 		return nil, err
 	}

@@ -5,16 +5,17 @@ import (
 	"strings"
 
 	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/spoke/internal/state/tables"
 )
 
 // MachineByID returns a machine, or nil.
 func (r *reader) MachineByID(model, id string) (*api.Machine, error) {
-	return first[api.Machine](r, tableMachines, "id", model, id)
+	return first[api.Machine](r, tables.Machines, "id", model, id)
 }
 
 // ListMachines returns a model's machines, by ID.
 func (r *reader) ListMachines(model string) ([]*api.Machine, error) {
-	return list[api.Machine](r, tableMachines, "model", model)
+	return list[api.Machine](r, tables.Machines, "model", model)
 }
 
 func (t *Txn) machine(model, id string) (*api.Machine, error) {
@@ -35,7 +36,7 @@ func (t *Txn) newMachine(m *api.Model, base, constraints string) (*api.Machine, 
 		Life: api.Alive, AgentStatus: api.Status{Status: "pending"}, InstanceStatus: api.Status{Status: "pending"},
 	}
 	m.NextMachine++
-	return mc, t.put(tableMachines, mc)
+	return mc, t.put(tables.Machines, mc)
 }
 
 // placeUnit returns the machine for a new unit of a: "" is a new machine,
@@ -84,7 +85,7 @@ func addMachine(t *Txn, req *AddMachineRequest) (*api.Machine, error) {
 	if err != nil {
 		return nil, err
 	}
-	return mc, t.put(tableModels, m)
+	return mc, t.put(tables.Models, m)
 }
 
 // setMachineProvisioned records a machine's provider instance.
@@ -105,7 +106,7 @@ func setMachineProvisioned(t *Txn, req *SetMachineProvisionedRequest) (*api.Mach
 	if mc.Base == "" {
 		mc.Base = req.Base
 	}
-	return mc, t.put(tableMachines, mc)
+	return mc, t.put(tables.Machines, mc)
 }
 
 // destroyMachine makes a machine dying; with Force its units are removed.
@@ -136,7 +137,7 @@ func destroyMachine(t *Txn, req *DestroyMachineRequest) error {
 	if mc.Life == api.Alive {
 		mc = copyMachine(mc)
 		mc.Life = api.Dying
-		return t.put(tableMachines, mc)
+		return t.put(tables.Machines, mc)
 	}
 	return nil
 }
@@ -150,7 +151,7 @@ func removeMachine(t *Txn, req *RemoveMachineRequest) error {
 	if mc.Life == api.Alive {
 		return api.Errorf(api.CodeConflict, "machine %q is alive", mc.ID)
 	}
-	if u, err := t.txn.First(tableUnits, "machine", mc.ModelUUID, mc.ID); err != nil {
+	if u, err := t.txn.First(tables.Units, "machine", mc.ModelUUID, mc.ID); err != nil {
 		return internalf("unit lookup: %v", err)
 	} else if u != nil {
 		return api.Errorf(api.CodeConflict, "machine %q still hosts unit %q", mc.ID, u.(*api.Unit).Name)
@@ -163,7 +164,7 @@ func removeMachine(t *Txn, req *RemoveMachineRequest) error {
 	if err := t.deleteCredential("machine-" + mc.ModelUUID + "-" + mc.ID); err != nil {
 		return err
 	}
-	if err := t.del(tableMachines, mc); err != nil {
+	if err := t.del(tables.Machines, mc); err != nil {
 		return err
 	}
 	return t.settleDyingModel(mc.ModelUUID)

@@ -7,26 +7,27 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/spoke/internal/state/tables"
 )
 
 // RelationByID returns a relation, or nil.
 func (r *reader) RelationByID(model string, id int) (*api.Relation, error) {
-	return first[api.Relation](r, tableRelations, "id", model, id)
+	return first[api.Relation](r, tables.Relations, "id", model, id)
 }
 
 // RelationByKey returns the relation with key "app:ep app2:ep2", or nil.
 func (r *reader) RelationByKey(model, key string) (*api.Relation, error) {
-	return first[api.Relation](r, tableRelations, "key", model, key)
+	return first[api.Relation](r, tables.Relations, "key", model, key)
 }
 
 // ListRelations returns a model's relations, by ID.
 func (r *reader) ListRelations(model string) ([]*api.Relation, error) {
-	return list[api.Relation](r, tableRelations, "model", model)
+	return list[api.Relation](r, tables.Relations, "model", model)
 }
 
 // RelationsByApplication returns the relations an application is in.
 func (r *reader) RelationsByApplication(model, app string) ([]*api.Relation, error) {
-	return list[api.Relation](r, tableRelations, "application", model, app)
+	return list[api.Relation](r, tables.Relations, "application", model, app)
 }
 
 func (t *Txn) relation(model string, id int) (*api.Relation, error) {
@@ -159,10 +160,10 @@ func addRelation(t *Txn, req *AddRelationRequest) (*api.Relation, error) {
 	m = copyModel(m)
 	rel := &api.Relation{ModelUUID: m.UUID, ID: m.NextRelation, Key: key, Endpoints: eps, Life: api.Alive}
 	m.NextRelation++
-	if err := t.put(tableModels, m); err != nil {
+	if err := t.put(tables.Models, m); err != nil {
 		return nil, err
 	}
-	if err := t.put(tableRelations, rel); err != nil {
+	if err := t.put(tables.Relations, rel); err != nil {
 		return nil, err
 	}
 	if container {
@@ -227,7 +228,7 @@ func (t *Txn) destroyRel(rel *api.Relation) error {
 	if rel.Life == api.Alive {
 		rel = copyRelation(rel)
 		rel.Life = api.Dying
-		if err := t.put(tableRelations, rel); err != nil {
+		if err := t.put(tables.Relations, rel); err != nil {
 			return err
 		}
 	}
@@ -240,15 +241,15 @@ func (t *Txn) maybeRemoveRelation(rel *api.Relation) error {
 	if rel.Life == api.Alive {
 		return nil
 	}
-	if s, err := t.txn.First(tableRelationScopes, "relation", rel.ModelUUID, rel.ID); err != nil {
+	if s, err := t.txn.First(tables.RelationScopes, "relation", rel.ModelUUID, rel.ID); err != nil {
 		return internalf("scope lookup: %v", err)
 	} else if s != nil {
 		return nil
 	}
-	if _, err := t.txn.DeleteAll(tableRelationData, "relation", rel.ModelUUID, rel.ID); err != nil {
+	if _, err := t.txn.DeleteAll(tables.RelationData, "relation", rel.ModelUUID, rel.ID); err != nil {
 		return internalf("delete bags: %v", err)
 	}
-	if err := t.del(tableRelations, rel); err != nil {
+	if err := t.del(tables.Relations, rel); err != nil {
 		return err
 	}
 	for _, ep := range rel.Endpoints {

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/spoke/internal/state/tables"
 	"github.com/hashicorp/raft"
 )
 
@@ -272,8 +273,8 @@ func replay(t *testing.T, cmds [][]byte) (*FSM, []replayResult) {
 func dumpStore(t *testing.T, s *Store) []byte {
 	t.Helper()
 	snap := s.Snapshot()
-	tables := map[string][]any{}
-	for _, name := range allTables {
+	dump := map[string][]any{}
+	for _, name := range tables.All {
 		it, err := snap.txn.Get(name, "id")
 		if err != nil {
 			t.Fatal(err)
@@ -282,9 +283,9 @@ func dumpStore(t *testing.T, s *Store) []byte {
 		for obj := it.Next(); obj != nil; obj = it.Next() {
 			rows = append(rows, canonical(reflect.ValueOf(obj)))
 		}
-		tables[name] = rows
+		dump[name] = rows
 	}
-	return mustIndent(t, tables)
+	return mustIndent(t, dump)
 }
 
 func mustIndent(t *testing.T, v any) []byte {

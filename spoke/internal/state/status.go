@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/spoke/internal/state/tables"
 )
 
 // HistoryLimit bounds the status history kept per (entity, kind).
@@ -13,7 +14,7 @@ const HistoryLimit = 100
 // StatusHistory returns up to limit (0: all) recorded statuses of an
 // entity, newest first.
 func (r *reader) StatusHistory(model, entity, kind string, limit int) ([]*api.StatusHistoryEntry, error) {
-	all, err := list[api.StatusHistoryEntry](r, tableStatusHistory, "entity", model, entity, kind)
+	all, err := list[api.StatusHistoryEntry](r, tables.StatusHistory, "entity", model, entity, kind)
 	if err != nil {
 		return nil, err
 	}
@@ -25,7 +26,7 @@ func (r *reader) StatusHistory(model, entity, kind string, limit int) ([]*api.St
 }
 
 func (t *Txn) deleteHistory(model, entity, kind string) error {
-	if _, err := t.txn.DeleteAll(tableStatusHistory, "entity", model, entity, kind); err != nil {
+	if _, err := t.txn.DeleteAll(tables.StatusHistory, "entity", model, entity, kind); err != nil {
 		return internalf("delete status history: %v", err)
 	}
 	return nil
@@ -57,7 +58,7 @@ func setStatus(t *Txn, req *SetStatusRequest) error {
 		} else {
 			u.AgentStatus = st
 		}
-		if err := t.put(tableUnits, u); err != nil {
+		if err := t.put(tables.Units, u); err != nil {
 			return err
 		}
 	case api.StatusKindApplication:
@@ -67,7 +68,7 @@ func setStatus(t *Txn, req *SetStatusRequest) error {
 		}
 		a = copyApplication(a)
 		a.Status = st
-		if err := t.put(tableApplications, a); err != nil {
+		if err := t.put(tables.Applications, a); err != nil {
 			return err
 		}
 	case api.StatusKindMachine, api.StatusKindInstance:
@@ -81,7 +82,7 @@ func setStatus(t *Txn, req *SetStatusRequest) error {
 		} else {
 			mc.InstanceStatus = st
 		}
-		if err := t.put(tableMachines, mc); err != nil {
+		if err := t.put(tables.Machines, mc); err != nil {
 			return err
 		}
 	case api.StatusKindModel:
@@ -94,7 +95,7 @@ func setStatus(t *Txn, req *SetStatusRequest) error {
 		}
 		m = copyModel(m)
 		m.Status = st
-		if err := t.put(tableModels, m); err != nil {
+		if err := t.put(tables.Models, m); err != nil {
 			return err
 		}
 	default:
@@ -107,15 +108,15 @@ func setStatus(t *Txn, req *SetStatusRequest) error {
 // beyond HistoryLimit in the same transaction.
 func (t *Txn) recordHistory(model, entity, kind string, st api.Status) error {
 	e := &api.StatusHistoryEntry{ModelUUID: model, Entity: entity, Kind: kind, Seq: t.index, Status: copyStatus(st)}
-	if err := t.put(tableStatusHistory, e); err != nil {
+	if err := t.put(tables.StatusHistory, e); err != nil {
 		return err
 	}
-	all, err := list[api.StatusHistoryEntry](&t.reader, tableStatusHistory, "entity", model, entity, kind)
+	all, err := list[api.StatusHistoryEntry](&t.reader, tables.StatusHistory, "entity", model, entity, kind)
 	if err != nil {
 		return err
 	}
 	for len(all) > HistoryLimit {
-		if err := t.del(tableStatusHistory, all[0]); err != nil {
+		if err := t.del(tables.StatusHistory, all[0]); err != nil {
 			return err
 		}
 		all = all[1:]
@@ -176,7 +177,7 @@ func setUnitPorts(t *Txn, req *SetUnitPortsRequest) (*api.Unit, error) {
 	}
 	u = copyUnit(u)
 	u.OpenPorts = ports
-	return u, t.put(tableUnits, u)
+	return u, t.put(tables.Units, u)
 }
 
 func validPort(p api.Port) error {
@@ -212,10 +213,10 @@ func setWorkloadVersion(t *Txn, req *SetWorkloadVersionRequest) (*api.Unit, erro
 	}
 	u, a = copyUnit(u), copyApplication(a)
 	u.WorkloadVersion, a.WorkloadVersion = req.Version, req.Version
-	if err := t.put(tableApplications, a); err != nil {
+	if err := t.put(tables.Applications, a); err != nil {
 		return nil, err
 	}
-	return u, t.put(tableUnits, u)
+	return u, t.put(tables.Units, u)
 }
 
 // setResolved asks a unit in error to retry or skip its failed hook.
@@ -236,7 +237,7 @@ func setResolved(t *Txn, req *SetResolvedRequest) (*api.Unit, error) {
 	u = copyUnit(u)
 	u.Resolved = req.Mode
 	u.RetryVersion++
-	return u, t.put(tableUnits, u)
+	return u, t.put(tables.Units, u)
 }
 
 // clearResolved clears a pending resolved request.
@@ -250,5 +251,32 @@ func clearResolved(t *Txn, req *ClearResolvedRequest) (*api.Unit, error) {
 	}
 	u = copyUnit(u)
 	u.Resolved = ""
-	return u, t.put(tableUnits, u)
+	return u, t.put(tables.Units, u)
+}
+
+// StatusRevision returns model's status revision: the last raft index
+// that changed anything its status is built from (package tables,
+// statusrev.go, says how revisions are kept). A model without a recorded
+// revision, as after a restore, gets the latest index of every status
+// table, never lower than its true revision.
+func (r *reader) StatusRevision(model string) (uint64, error) {
+	ctl, err := r.Index(tables.Controller)
+	if err != nil {
+		return 0, err
+	}
+	rev, err := first[tables.StatusRevision](r, tables.StatusRevisions, "id", model)
+	if err != nil {
+		return 0, err
+	}
+	if rev != nil {
+		return max(ctl, rev.Index), nil
+	}
+	for _, t := range tables.StatusTables {
+		i, err := r.Index(t)
+		if err != nil {
+			return 0, err
+		}
+		ctl = max(ctl, i)
+	}
+	return ctl, nil
 }

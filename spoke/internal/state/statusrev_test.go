@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/spoke/internal/state/tables"
 )
 
 // TestStatusRevisions: every write that changes what a model's status is
@@ -110,7 +111,7 @@ func checkRevisionsAcrossModels(t *testing.T, h *harness, other string) {
 	if m, err := h.snap().ModelByUUID(other); err != nil || m != nil {
 		t.Fatalf("the destroyed model: %v %v", m, err)
 	}
-	if obj, err := h.snap().txn.First(tableStatusRevisions, "id", other); err != nil || obj != nil {
+	if obj, err := h.snap().txn.First(tables.StatusRevisions, "id", other); err != nil || obj != nil {
 		t.Fatalf("the removed model's revision: %v %v", obj, err)
 	}
 
@@ -124,7 +125,7 @@ func checkRevisionsAcrossModels(t *testing.T, h *harness, other string) {
 	if err := h.fsm.Store().Restore(&buf); err != nil {
 		t.Fatal(err)
 	}
-	if obj, err := h.snap().txn.First(tableStatusRevisions, "id", testModel); err != nil || obj != nil {
+	if obj, err := h.snap().txn.First(tables.StatusRevisions, "id", testModel); err != nil || obj != nil {
 		t.Fatalf("a restored store has revisions: %v %v", obj, err)
 	}
 	if got := rev(testModel); got < want {

@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/spoke/internal/state/tables"
 )
 
 // TaskFilter narrows ListTasks; empty fields match everything.
@@ -14,7 +15,7 @@ type TaskFilter struct {
 
 // TaskByID returns a task, or nil.
 func (r *reader) TaskByID(model, id string) (*api.Task, error) {
-	return first[api.Task](r, tableTasks, "id", model, id)
+	return first[api.Task](r, tables.Tasks, "id", model, id)
 }
 
 // ListTasks returns a model's tasks matching f.
@@ -23,11 +24,11 @@ func (r *reader) ListTasks(model string, f TaskFilter) ([]*api.Task, error) {
 	var err error
 	switch {
 	case f.Receiver != "":
-		all, err = list[api.Task](r, tableTasks, "receiver", model, f.Receiver)
+		all, err = list[api.Task](r, tables.Tasks, "receiver", model, f.Receiver)
 	case f.Status != "":
-		all, err = list[api.Task](r, tableTasks, "status", model, f.Status)
+		all, err = list[api.Task](r, tables.Tasks, "status", model, f.Status)
 	default:
-		all, err = list[api.Task](r, tableTasks, "model", model)
+		all, err = list[api.Task](r, tables.Tasks, "model", model)
 	}
 	if err != nil {
 		return nil, err
@@ -64,10 +65,10 @@ func enqueueTask(t *Txn, req *EnqueueTaskRequest) (*api.Task, error) {
 		Status: api.TaskPending, Enqueued: req.Now,
 	}
 	m.NextTask++
-	if err := t.put(tableModels, m); err != nil {
+	if err := t.put(tables.Models, m); err != nil {
 		return nil, err
 	}
-	return task, t.put(tableTasks, task)
+	return task, t.put(tables.Tasks, task)
 }
 
 // startTask moves a pending task to running.
@@ -78,7 +79,7 @@ func startTask(t *Txn, req *StartTaskRequest) (*api.Task, error) {
 	}
 	task = copyTask(task)
 	task.Status, task.Started = api.TaskRunning, req.Now
-	return task, t.put(tableTasks, task)
+	return task, t.put(tables.Tasks, task)
 }
 
 // appendTaskLog appends a log message to a running task.
@@ -89,7 +90,7 @@ func appendTaskLog(t *Txn, req *AppendTaskLogRequest) (*api.Task, error) {
 	}
 	task = copyTask(task)
 	task.Log = append(task.Log, api.TaskLog{Time: req.Time, Message: req.Message})
-	return task, t.put(tableTasks, task)
+	return task, t.put(tables.Tasks, task)
 }
 
 // finishTask ends a pending or running task.
@@ -105,7 +106,7 @@ func finishTask(t *Txn, req *FinishTaskRequest) (*api.Task, error) {
 	}
 	task = copyTask(task)
 	task.Status, task.Message, task.Results, task.Completed = req.Status, req.Message, copyAnyMap(req.Results), req.Now
-	return task, t.put(tableTasks, task)
+	return task, t.put(tables.Tasks, task)
 }
 
 // cancelTask cancels a pending task.
@@ -116,7 +117,7 @@ func cancelTask(t *Txn, req *CancelTaskRequest) (*api.Task, error) {
 	}
 	task = copyTask(task)
 	task.Status, task.Completed = api.TaskCancelled, req.Now
-	return task, t.put(tableTasks, task)
+	return task, t.put(tables.Tasks, task)
 }
 
 // taskIn returns a task whose status is one of statuses: NotFound if

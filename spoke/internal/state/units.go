@@ -5,31 +5,32 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/spoke/internal/state/tables"
 )
 
 // UnitByName returns a unit, or nil.
 func (r *reader) UnitByName(model, name string) (*api.Unit, error) {
-	return first[api.Unit](r, tableUnits, "id", model, name)
+	return first[api.Unit](r, tables.Units, "id", model, name)
 }
 
 // ListUnits returns a model's units, by name.
 func (r *reader) ListUnits(model string) ([]*api.Unit, error) {
-	return list[api.Unit](r, tableUnits, "model", model)
+	return list[api.Unit](r, tables.Units, "model", model)
 }
 
 // UnitsByApplication returns an application's units, by name.
 func (r *reader) UnitsByApplication(model, app string) ([]*api.Unit, error) {
-	return list[api.Unit](r, tableUnits, "application", model, app)
+	return list[api.Unit](r, tables.Units, "application", model, app)
 }
 
 // UnitsByMachine returns the units on a machine, subordinates included.
 func (r *reader) UnitsByMachine(model, machine string) ([]*api.Unit, error) {
-	return list[api.Unit](r, tableUnits, "machine", model, machine)
+	return list[api.Unit](r, tables.Units, "machine", model, machine)
 }
 
 // subordinatesOf returns the subordinate units of a principal unit.
 func (t *Txn) subordinatesOf(model, principal string) ([]*api.Unit, error) {
-	return list[api.Unit](&t.reader, tableUnits, "principal", model, principal)
+	return list[api.Unit](&t.reader, tables.Units, "principal", model, principal)
 }
 
 func (t *Txn) unit(model, name string) (*api.Unit, error) {
@@ -64,7 +65,7 @@ func (t *Txn) createUnits(m *api.Model, a *api.Application, n int, placement []s
 		}
 		a.NextUnit++
 		a.Scale++
-		if err := t.put(tableUnits, u); err != nil {
+		if err := t.put(tables.Units, u); err != nil {
 			return err
 		}
 		res.Units = append(res.Units, u.Name)
@@ -121,10 +122,10 @@ func (t *Txn) ensureSubordinateUnit(subApp string, principal *api.Unit, now time
 		AgentStatus:    api.Status{Status: "allocating", Since: now},
 	}
 	sub.NextUnit++
-	if err := t.put(tableApplications, sub); err != nil {
+	if err := t.put(tables.Applications, sub); err != nil {
 		return err
 	}
-	return t.put(tableUnits, u)
+	return t.put(tables.Units, u)
 }
 
 // addUnits adds units to a principal application.
@@ -148,10 +149,10 @@ func addUnits(t *Txn, req *AddUnitsRequest) (*AddApplicationResult, error) {
 	if err := t.createUnits(m, a, req.N, req.Placement, "", req.Now, res); err != nil {
 		return nil, err
 	}
-	if err := t.put(tableModels, m); err != nil {
+	if err := t.put(tables.Models, m); err != nil {
 		return nil, err
 	}
-	return res, t.put(tableApplications, a)
+	return res, t.put(tables.Applications, a)
 }
 
 // scaleApplication grows or shrinks a principal application to Scale units.
@@ -175,7 +176,7 @@ func scaleApplication(t *Txn, req *ScaleApplicationRequest) (*AddApplicationResu
 			return nil, err
 		}
 		res.Application.Scale = req.Scale
-		return res, t.put(tableApplications, res.Application)
+		return res, t.put(tables.Applications, res.Application)
 	}
 	for _, u := range alive[req.Scale:] {
 		if err := t.destroyUnit(u, false); err != nil {
@@ -184,7 +185,7 @@ func scaleApplication(t *Txn, req *ScaleApplicationRequest) (*AddApplicationResu
 	}
 	a = copyApplication(a)
 	a.Scale = req.Scale
-	return &AddApplicationResult{Application: a}, t.put(tableApplications, a)
+	return &AddApplicationResult{Application: a}, t.put(tables.Applications, a)
 }
 
 // destroyUnits makes principal units dying, or removes them with Force.
@@ -227,7 +228,7 @@ func destroyUnits(t *Txn, req *DestroyUnitsRequest) error {
 				a.Scale++
 			}
 		}
-		if err := t.put(tableApplications, a); err != nil {
+		if err := t.put(tables.Applications, a); err != nil {
 			return err
 		}
 	}
@@ -242,7 +243,7 @@ func (t *Txn) destroyUnit(u *api.Unit, force bool) error {
 	if u.Life == api.Alive {
 		u = copyUnit(u)
 		u.Life = api.Dying
-		if err := t.put(tableUnits, u); err != nil {
+		if err := t.put(tables.Units, u); err != nil {
 			return err
 		}
 	}
@@ -270,7 +271,7 @@ func (t *Txn) forceRemoveUnit(u *api.Unit) error {
 			return err
 		}
 	}
-	scopes, err := list[api.RelationScope](&t.reader, tableRelationScopes, "unit", u.ModelUUID, u.Name)
+	scopes, err := list[api.RelationScope](&t.reader, tables.RelationScopes, "unit", u.ModelUUID, u.Name)
 	if err != nil {
 		return err
 	}
@@ -292,7 +293,7 @@ func ensureUnitDead(t *Txn, req *EnsureUnitDeadRequest) error {
 	if u.Life == api.Dead {
 		return nil
 	}
-	if s, err := t.txn.First(tableRelationScopes, "unit", u.ModelUUID, u.Name); err != nil {
+	if s, err := t.txn.First(tables.RelationScopes, "unit", u.ModelUUID, u.Name); err != nil {
 		return internalf("scope lookup: %v", err)
 	} else if s != nil {
 		return api.Errorf(api.CodeConflict, "unit %q is still in relation %d", u.Name, s.(*api.RelationScope).RelationID)
@@ -304,7 +305,7 @@ func ensureUnitDead(t *Txn, req *EnsureUnitDeadRequest) error {
 	}
 	u = copyUnit(u)
 	u.Life = api.Dead
-	return t.put(tableUnits, u)
+	return t.put(tables.Units, u)
 }
 
 // removeUnit deletes a dead unit.
@@ -322,13 +323,13 @@ func removeUnit(t *Txn, req *RemoveUnitRequest) error {
 // deleteUnit deletes a unit with its bags, lease, history, credential and
 // charm state, then removes its application if that was waiting for it.
 func (t *Txn) deleteUnit(u *api.Unit) error {
-	if _, err := t.txn.DeleteAll(tableRelationData, "owner", u.ModelUUID, u.Name); err != nil {
+	if _, err := t.txn.DeleteAll(tables.RelationData, "owner", u.ModelUUID, u.Name); err != nil {
 		return internalf("delete bags: %v", err)
 	}
 	if l, err := t.LeaseByApp(u.ModelUUID, u.Application); err != nil {
 		return err
 	} else if l != nil && l.Holder == u.Name {
-		if err := t.del(tableLeases, l); err != nil {
+		if err := t.del(tables.Leases, l); err != nil {
 			return err
 		}
 	}
@@ -340,10 +341,10 @@ func (t *Txn) deleteUnit(u *api.Unit) error {
 	if err := t.deleteCredential(unitTag(u.Name)); err != nil {
 		return err
 	}
-	if _, err := t.txn.DeleteAll(tableUnitState, "id", u.ModelUUID, u.Name); err != nil {
+	if _, err := t.txn.DeleteAll(tables.UnitState, "id", u.ModelUUID, u.Name); err != nil {
 		return internalf("delete unit state: %v", err)
 	}
-	if err := t.del(tableUnits, u); err != nil {
+	if err := t.del(tables.Units, u); err != nil {
 		return err
 	}
 	if err := t.maybeRemoveApplication(u.ModelUUID, u.Application); err != nil {
