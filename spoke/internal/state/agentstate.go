@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/spoke/internal/state/tables"
 )
 
 // Charm state limits, as Juju's defaults: a key is at most 256 bytes, a
@@ -15,45 +16,26 @@ const (
 	MaxStateSize      = 2 << 20
 )
 
-// UnitCharmState is the charm state of one unit (state-get/state-set). It
-// stays out of status and event streams; its unit's agent reads it.
-type UnitCharmState struct {
-	ModelUUID string            `json:"model-uuid"`
-	Unit      string            `json:"unit"`
-	State     map[string]string `json:"state"`
-	api.Meta
-}
-
-// LeaderSettings are an application's leader settings (leader-get/set).
-// Version moves on every effective change; only the lease holder writes.
-type LeaderSettings struct {
-	ModelUUID   string            `json:"model-uuid"`
-	Application string            `json:"application"`
-	Settings    map[string]string `json:"settings"`
-	Version     int               `json:"version"`
-	api.Meta
-}
-
 // UnitStateByName returns a unit's charm state, or nil if never written.
 func (r *reader) UnitStateByName(model, unit string) (*UnitCharmState, error) {
-	return first[UnitCharmState](r, tableUnitState, "id", model, unit)
+	return first[UnitCharmState](r, tables.UnitState, "id", model, unit)
 }
 
 // LeaderSettingsByApp returns an application's leader settings, or nil if
 // never written (version 0).
 func (r *reader) LeaderSettingsByApp(model, app string) (*LeaderSettings, error) {
-	return first[LeaderSettings](r, tableLeaderSettings, "id", model, app)
+	return first[LeaderSettings](r, tables.LeaderSettings, "id", model, app)
 }
 
 // InScope reports whether unit is in relation relID's scope.
 func (r *reader) InScope(model string, relID int, unit string) (bool, error) {
-	s, err := first[api.RelationScope](r, tableRelationScopes, "id", model, relID, unit)
+	s, err := first[api.RelationScope](r, tables.RelationScopes, "id", model, relID, unit)
 	return s != nil, err
 }
 
 // checkLeader fails unless unit holds app's lease, unexpired at now.
-func (r *reader) checkLeader(model, app, unit string, now time.Time) error {
-	l, err := r.LeaseByApp(model, app)
+func (t *Txn) checkLeader(model, app, unit string, now time.Time) error {
+	l, err := t.LeaseByApp(model, app)
 	if err != nil {
 		return err
 	}
@@ -63,10 +45,10 @@ func (r *reader) checkLeader(model, app, unit string, now time.Time) error {
 	return nil
 }
 
-// CommitHookChanges applies one hook's buffered writes in one transaction:
+// commitHookChanges applies one hook's buffered writes in one transaction:
 // any failure (a non-leader's app bag or leader settings, a relation the
 // unit is not in, a limit) aborts all of them.
-func (t *Txn) CommitHookChanges(req *CommitHookChangesRequest) error {
+func commitHookChanges(t *Txn, req *CommitHookChangesRequest) error {
 	c := &req.Changes
 	u, err := t.unit(req.ModelUUID, c.Unit)
 	if err != nil {
@@ -76,13 +58,13 @@ func (t *Txn) CommitHookChanges(req *CommitHookChangesRequest) error {
 		return api.Errorf(api.CodeConflict, "unit %q is dead", u.Name)
 	}
 	for _, rc := range c.Relations {
-		if _, err := t.SetRelationData(&SetRelationDataRequest{ModelUUID: u.ModelUUID, RelationID: rc.RelationID,
+		if _, err := setRelationData(t, &SetRelationDataRequest{ModelUUID: u.ModelUUID, RelationID: rc.RelationID,
 			Unit: u.Name, App: rc.App, Set: rc.Set, Unset: rc.Unset, Now: req.Now}); err != nil {
 			return err
 		}
 	}
 	if len(c.OpenPorts) > 0 || len(c.ClosePorts) > 0 {
-		if _, err := t.SetUnitPorts(&SetUnitPortsRequest{ModelUUID: u.ModelUUID, Unit: u.Name,
+		if _, err := setUnitPorts(t, &SetUnitPortsRequest{ModelUUID: u.ModelUUID, Unit: u.Name,
 			Open: c.OpenPorts, Close: c.ClosePorts}); err != nil {
 			return err
 		}
@@ -139,7 +121,7 @@ func (t *Txn) writeUnitState(u *api.Unit, set map[string]string, unset []string)
 	if cur != nil && maps.Equal(cur.State, st.State) {
 		return nil
 	}
-	return t.put(tableUnitState, st)
+	return t.put(tables.UnitState, st)
 }
 
 func (t *Txn) writeLeaderSettings(model, app string, set map[string]string, unset []string) error {
@@ -170,5 +152,5 @@ func (t *Txn) writeLeaderSettings(model, app string, set map[string]string, unse
 		return nil
 	}
 	ls.Version++
-	return t.put(tableLeaderSettings, ls)
+	return t.put(tables.LeaderSettings, ls)
 }

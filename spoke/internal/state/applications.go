@@ -2,6 +2,7 @@ package state
 
 import (
 	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/spoke/internal/state/tables"
 )
 
 // jujuInfo is the implicit provider endpoint every charm has.
@@ -9,26 +10,26 @@ var jujuInfo = api.Endpoint{Name: "juju-info", Role: api.RoleProvider, Interface
 
 // CharmBySHA returns a charm, or nil.
 func (r *reader) CharmBySHA(sha string) (*api.Charm, error) {
-	return first[api.Charm](r, tableCharms, "id", sha)
+	return first[api.Charm](r, tables.Charms, "id", sha)
 }
 
 // ListCharms returns every charm, by SHA256.
 func (r *reader) ListCharms() ([]*api.Charm, error) {
-	return list[api.Charm](r, tableCharms, "id")
+	return list[api.Charm](r, tables.Charms, "id")
 }
 
 // ApplicationByName returns an application, or nil.
 func (r *reader) ApplicationByName(model, name string) (*api.Application, error) {
-	return first[api.Application](r, tableApplications, "id", model, name)
+	return first[api.Application](r, tables.Applications, "id", model, name)
 }
 
 // ListApplications returns a model's applications, by name.
 func (r *reader) ListApplications(model string) ([]*api.Application, error) {
-	return list[api.Application](r, tableApplications, "model", model)
+	return list[api.Application](r, tables.Applications, "model", model)
 }
 
-func (r *reader) application(model, name string) (*api.Application, error) {
-	a, err := r.ApplicationByName(model, name)
+func (t *Txn) application(model, name string) (*api.Application, error) {
+	a, err := t.ApplicationByName(model, name)
 	if err != nil {
 		return nil, err
 	}
@@ -38,8 +39,8 @@ func (r *reader) application(model, name string) (*api.Application, error) {
 	return a, nil
 }
 
-func (r *reader) aliveApplication(model, name string) (*api.Application, error) {
-	a, err := r.application(model, name)
+func (t *Txn) aliveApplication(model, name string) (*api.Application, error) {
+	a, err := t.application(model, name)
 	if err != nil {
 		return nil, err
 	}
@@ -49,8 +50,8 @@ func (r *reader) aliveApplication(model, name string) (*api.Application, error) 
 	return a, nil
 }
 
-func (r *reader) charm(sha string) (*api.Charm, error) {
-	c, err := r.CharmBySHA(sha)
+func (t *Txn) charm(sha string) (*api.Charm, error) {
+	c, err := t.CharmBySHA(sha)
 	if err != nil {
 		return nil, err
 	}
@@ -79,8 +80,8 @@ func charmEndpoints(c *api.Charm) []api.Endpoint {
 	return eps
 }
 
-// AddCharm stores charm metadata; adding the same SHA256 again is a no-op.
-func (t *Txn) AddCharm(req *AddCharmRequest) (*api.Charm, error) {
+// addCharm stores charm metadata; adding the same SHA256 again is a no-op.
+func addCharm(t *Txn, req *AddCharmRequest) (*api.Charm, error) {
 	c := req.Charm
 	if len(c.SHA256) != 64 || c.Name == "" {
 		return nil, api.Errorf(api.CodeInvalid, "charm needs a sha256 and a name")
@@ -100,11 +101,11 @@ func (t *Txn) AddCharm(req *AddCharmRequest) (*api.Charm, error) {
 	}
 	c.Meta = api.Meta{}
 	cc := copyCharm(&c)
-	return cc, t.put(tableCharms, cc)
+	return cc, t.put(tables.Charms, cc)
 }
 
-// AddApplication deploys a charm with its units, machines and peer relations.
-func (t *Txn) AddApplication(req *AddApplicationRequest) (*AddApplicationResult, error) {
+// addApplication deploys a charm with its units, machines and peer relations.
+func addApplication(t *Txn, req *AddApplicationRequest) (*AddApplicationResult, error) {
 	m, err := t.aliveModel(req.ModelUUID)
 	if err != nil {
 		return nil, err
@@ -141,13 +142,13 @@ func (t *Txn) AddApplication(req *AddApplicationRequest) (*AddApplicationResult,
 	if err := t.addPeerRelations(m, a, res); err != nil {
 		return nil, err
 	}
-	if err := t.addUnits(m, a, req.NumUnits, req.Placement, req.Base, req.Now, res); err != nil {
+	if err := t.createUnits(m, a, req.NumUnits, req.Placement, req.Base, req.Now, res); err != nil {
 		return nil, err
 	}
-	if err := t.put(tableModels, m); err != nil {
+	if err := t.put(tables.Models, m); err != nil {
 		return nil, err
 	}
-	return res, t.put(tableApplications, a)
+	return res, t.put(tables.Applications, a)
 }
 
 // addPeerRelations creates a relation for each peer endpoint of a that
@@ -166,7 +167,7 @@ func (t *Txn) addPeerRelations(m *api.Model, a *api.Application, res *AddApplica
 		r := &api.Relation{ModelUUID: m.UUID, ID: m.NextRelation, Key: key, Life: api.Alive,
 			Endpoints: []api.RelationEndpoint{{Application: a.Name, Endpoint: ep}}}
 		m.NextRelation++
-		if err := t.put(tableRelations, r); err != nil {
+		if err := t.put(tables.Relations, r); err != nil {
 			return err
 		}
 		if res != nil {
@@ -176,8 +177,8 @@ func (t *Txn) addPeerRelations(m *api.Model, a *api.Application, res *AddApplica
 	return nil
 }
 
-// SetApplicationConfig sets and unsets application config.
-func (t *Txn) SetApplicationConfig(req *SetApplicationConfigRequest) (*api.Application, error) {
+// setApplicationConfig sets and unsets application config.
+func setApplicationConfig(t *Txn, req *SetApplicationConfigRequest) (*api.Application, error) {
 	a, err := t.aliveApplication(req.ModelUUID, req.App)
 	if err != nil {
 		return nil, err
@@ -187,11 +188,11 @@ func (t *Txn) SetApplicationConfig(req *SetApplicationConfigRequest) (*api.Appli
 	}
 	a = copyApplication(a)
 	a.Config = applyConfig(a.Config, req.Set, req.Unset)
-	return a, t.put(tableApplications, a)
+	return a, t.put(tables.Applications, a)
 }
 
-// SetCharm upgrades an application to another charm.
-func (t *Txn) SetCharm(req *SetCharmRequest) (*api.Application, error) {
+// setCharm upgrades an application to another charm.
+func setCharm(t *Txn, req *SetCharmRequest) (*api.Application, error) {
 	a, err := t.aliveApplication(req.ModelUUID, req.App)
 	if err != nil {
 		return nil, err
@@ -238,10 +239,10 @@ func (t *Txn) SetCharm(req *SetCharmRequest) (*api.Application, error) {
 	if err := t.addPeerRelations(m, a, nil); err != nil {
 		return nil, err
 	}
-	if err := t.put(tableModels, m); err != nil {
+	if err := t.put(tables.Models, m); err != nil {
 		return nil, err
 	}
-	return a, t.put(tableApplications, a)
+	return a, t.put(tables.Applications, a)
 }
 
 func hasEndpoint(eps []api.Endpoint, want api.Endpoint) bool {
@@ -253,54 +254,54 @@ func hasEndpoint(eps []api.Endpoint, want api.Endpoint) bool {
 	return false
 }
 
-// SetTrust trusts an application, or no longer (its units run
+// setTrust trusts an application, or no longer (its units run
 // config-changed).
-func (t *Txn) SetTrust(req *SetTrustRequest) (*api.Application, error) {
+func setTrust(t *Txn, req *SetTrustRequest) (*api.Application, error) {
 	a, err := t.aliveApplication(req.ModelUUID, req.App)
 	if err != nil {
 		return nil, err
 	}
 	a = copyApplication(a)
 	a.Trust = req.Trust
-	return a, t.put(tableApplications, a)
+	return a, t.put(tables.Applications, a)
 }
 
-// SetExposed exposes or unexposes an application.
-func (t *Txn) SetExposed(req *SetExposedRequest) (*api.Application, error) {
+// setExposed exposes or unexposes an application.
+func setExposed(t *Txn, req *SetExposedRequest) (*api.Application, error) {
 	a, err := t.aliveApplication(req.ModelUUID, req.App)
 	if err != nil {
 		return nil, err
 	}
 	a = copyApplication(a)
 	a.Exposed = req.Exposed
-	return a, t.put(tableApplications, a)
+	return a, t.put(tables.Applications, a)
 }
 
-// SetConstraints sets an application's constraints.
-func (t *Txn) SetConstraints(req *SetConstraintsRequest) (*api.Application, error) {
+// setConstraints sets an application's constraints.
+func setConstraints(t *Txn, req *SetConstraintsRequest) (*api.Application, error) {
 	a, err := t.aliveApplication(req.ModelUUID, req.App)
 	if err != nil {
 		return nil, err
 	}
 	a = copyApplication(a)
 	a.Constraints = req.Constraints
-	return a, t.put(tableApplications, a)
+	return a, t.put(tables.Applications, a)
 }
 
-// DestroyApplication makes an application, its units and its relations dying.
-func (t *Txn) DestroyApplication(req *DestroyApplicationRequest) error {
+// destroyApplication makes an application, its units and its relations dying.
+func destroyApplication(t *Txn, req *DestroyApplicationRequest) error {
 	a, err := t.application(req.ModelUUID, req.App)
 	if err != nil {
 		return err
 	}
-	return t.destroyApplication(a, req.Force)
+	return t.destroyApp(a, req.Force)
 }
 
-func (t *Txn) destroyApplication(a *api.Application, force bool) error {
+func (t *Txn) destroyApp(a *api.Application, force bool) error {
 	if a.Life == api.Alive {
 		a = copyApplication(a)
 		a.Life = api.Dying
-		if err := t.put(tableApplications, a); err != nil {
+		if err := t.put(tables.Applications, a); err != nil {
 			return err
 		}
 	}
@@ -318,7 +319,7 @@ func (t *Txn) destroyApplication(a *api.Application, force bool) error {
 		return err
 	}
 	for _, r := range rels {
-		if err := t.destroyRelation(r); err != nil {
+		if err := t.destroyRel(r); err != nil {
 			return err
 		}
 	}
@@ -332,7 +333,7 @@ func (t *Txn) maybeRemoveApplication(model, name string) error {
 	if err != nil || a == nil || a.Life == api.Alive {
 		return err
 	}
-	for _, tbl := range []string{tableUnits, tableRelations} {
+	for _, tbl := range []string{tables.Units, tables.Relations} {
 		if obj, err := t.txn.First(tbl, "application", model, name); err != nil {
 			return internalf("%s lookup: %v", tbl, err)
 		} else if obj != nil {
@@ -342,17 +343,17 @@ func (t *Txn) maybeRemoveApplication(model, name string) error {
 	if l, err := t.LeaseByApp(model, name); err != nil {
 		return err
 	} else if l != nil {
-		if err := t.del(tableLeases, l); err != nil {
+		if err := t.del(tables.Leases, l); err != nil {
 			return err
 		}
 	}
 	if err := t.deleteHistory(model, name, api.StatusKindApplication); err != nil {
 		return err
 	}
-	if _, err := t.txn.DeleteAll(tableLeaderSettings, "id", model, name); err != nil {
+	if _, err := t.txn.DeleteAll(tables.LeaderSettings, "id", model, name); err != nil {
 		return internalf("delete leader settings: %v", err)
 	}
-	if err := t.del(tableApplications, a); err != nil {
+	if err := t.del(tables.Applications, a); err != nil {
 		return err
 	}
 	return t.settleDyingModel(model)

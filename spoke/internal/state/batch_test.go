@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/spoke/internal/state/tables"
 	"github.com/hashicorp/raft"
 )
 
@@ -115,7 +116,7 @@ func TestBatchedConfigWritesSeeEachOther(t *testing.T) {
 	if !bytes.Equal(snapshotBytes(t, batched.fsm.Store()), snapshotBytes(t, single.fsm.Store())) {
 		t.Fatal("batched and one-by-one application left different stores")
 	}
-	rows, err := list[ModelConfigEntry](&batched.snap().reader, tableModelConfig, "id_prefix", "m")
+	rows, err := list[ModelConfigEntry](&batched.snap().reader, tables.ModelConfig, "id_prefix", "m")
 	if err != nil {
 		t.Fatal(err)
 	}

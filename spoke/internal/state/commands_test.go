@@ -27,8 +27,8 @@ func TestMessageTypesArePinned(t *testing.T) {
 		"DestroyMachine": 44, "RemoveMachine": 45, "CommitHookChanges": 46,
 		"CreateHubToken": 47, "SetHubTrust": 48, "RemoveHubTrust": 49, "SetPlacement": 50, "SetTrust": 51,
 	}
-	if len(pinned) != len(requestTypes) {
-		t.Fatalf("%d pinned, %d registered: pin the new type here", len(pinned), len(requestTypes))
+	if n := len(registeredTypes()); len(pinned) != n {
+		t.Fatalf("%d pinned, %d registered: pin the new type here", len(pinned), n)
 	}
 	for name, n := range pinned {
 		if got := n.String(); got != name {
@@ -39,7 +39,8 @@ func TestMessageTypesArePinned(t *testing.T) {
 
 func TestCodecRoundTrip(t *testing.T) {
 	now := time.Date(2025, 1, 2, 3, 4, 5, 6, time.UTC)
-	for typ, proto := range requestTypes {
+	for _, typ := range registeredTypes() {
+		proto := reflect.New(commands[typ].request).Elem().Interface()
 		buf, err := Encode(typ, proto)
 		if err != nil {
 			t.Fatalf("%v: %v", typ, err)
@@ -65,6 +66,52 @@ func TestCodecRoundTrip(t *testing.T) {
 	if !reflect.DeepEqual(got, req) {
 		t.Fatalf("got %+v, want %+v", got, req)
 	}
+}
+
+// registeredTypes lists the MessageTypes of the command table.
+func registeredTypes() []MessageType {
+	var out []MessageType
+	for n, c := range commands {
+		if c != nil {
+			out = append(out, MessageType(n))
+		}
+	}
+	return out
+}
+
+// TestCommandTable checks that the numbers 1 to 51 have exactly one entry
+// each (commandTable refuses a second one) and that any other number is
+// refused by Encode and Decode.
+func TestCommandTable(t *testing.T) {
+	const last = SetTrustType
+	for n := range len(commands) {
+		typ, c := MessageType(n), commands[n]
+		if known := n >= 1 && typ <= last; known != (c != nil) {
+			t.Errorf("MessageType %d: has entry %v, want %v", n, c != nil, known)
+			continue
+		}
+		if c == nil {
+			if _, err := Encode(typ, &AddModelRequest{}); !errors.Is(err, ErrUnknownMessageType) {
+				t.Errorf("Encode of unknown type %d: %v", n, err)
+			}
+			if _, _, err := Decode([]byte{byte(n), '{', '}', '\n'}); !errors.Is(err, ErrUnknownMessageType) {
+				t.Errorf("Decode of unknown type %d: %v", n, err)
+			}
+			continue
+		}
+		if c.typ != typ {
+			t.Errorf("entry %d declares MessageType %d", n, c.typ)
+		}
+		if c.request.Kind() != reflect.Struct || c.request.Name() != c.name+"Request" {
+			t.Errorf("MessageType %d: request %v, name %q", n, c.request, c.name)
+		}
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("a second entry for one MessageType was accepted")
+		}
+	}()
+	commandTable(command(AddModelType, addModel), command(AddModelType, addModel))
 }
 
 func TestCodecErrors(t *testing.T) {

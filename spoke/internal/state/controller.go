@@ -2,11 +2,12 @@ package state
 
 import (
 	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/spoke/internal/state/tables"
 )
 
 // Controller returns the controller record, or nil before ControllerInit.
 func (r *reader) Controller() (*api.Controller, error) {
-	all, err := list[api.Controller](r, tableController, "id")
+	all, err := list[api.Controller](r, tables.Controller, "id")
 	if err != nil || len(all) == 0 {
 		return nil, err
 	}
@@ -15,27 +16,27 @@ func (r *reader) Controller() (*api.Controller, error) {
 
 // ListControllerNodes returns the raft members, by ID.
 func (r *reader) ListControllerNodes() ([]*api.ControllerNode, error) {
-	return list[api.ControllerNode](r, tableControllerNodes, "id")
+	return list[api.ControllerNode](r, tables.ControllerNodes, "id")
 }
 
 // UserByName returns a local user, or nil.
 func (r *reader) UserByName(name string) (*api.User, error) {
-	return first[api.User](r, tableUsers, "id", name)
+	return first[api.User](r, tables.Users, "id", name)
 }
 
 // ListUsers returns every local user, by name.
 func (r *reader) ListUsers() ([]*api.User, error) {
-	return list[api.User](r, tableUsers, "id")
+	return list[api.User](r, tables.Users, "id")
 }
 
 // CredentialByTag returns a credential, or nil.
 func (r *reader) CredentialByTag(tag string) (*api.Credential, error) {
-	return first[api.Credential](r, tableCredentials, "id", tag)
+	return first[api.Credential](r, tables.Credentials, "id", tag)
 }
 
-// ControllerInit records the controller; repeating it with the same UUID
+// controllerInit records the controller; repeating it with the same UUID
 // updates name and CA, a different UUID is a conflict.
-func (t *Txn) ControllerInit(req *ControllerInitRequest) (*api.Controller, error) {
+func controllerInit(t *Txn, req *ControllerInitRequest) (*api.Controller, error) {
 	if req.UUID == "" || req.Name == "" {
 		return nil, api.Errorf(api.CodeInvalid, "controller uuid and name are required")
 	}
@@ -50,11 +51,11 @@ func (t *Txn) ControllerInit(req *ControllerInitRequest) (*api.Controller, error
 		}
 		c.Cloud, c.Region, c.Meta = cur.Cloud, cur.Region, cur.Meta
 	}
-	return c, t.put(tableController, c)
+	return c, t.put(tables.Controller, c)
 }
 
-// SetPlacement records where a hub placed the controller (api.CheckPlacement).
-func (t *Txn) SetPlacement(req *SetPlacementRequest) (*api.Controller, error) {
+// setPlacement records where a hub placed the controller (api.CheckPlacement).
+func setPlacement(t *Txn, req *SetPlacementRequest) (*api.Controller, error) {
 	if err := api.CheckPlacement(req.Cloud, req.Region); err != nil {
 		return nil, err
 	}
@@ -67,16 +68,16 @@ func (t *Txn) SetPlacement(req *SetPlacementRequest) (*api.Controller, error) {
 	}
 	c := *cur
 	c.Cloud, c.Region = req.Cloud, req.Region
-	return &c, t.put(tableController, &c)
+	return &c, t.put(tables.Controller, &c)
 }
 
-// UpsertControllerNode adds or updates a raft member.
-func (t *Txn) UpsertControllerNode(req *UpsertControllerNodeRequest) (*api.ControllerNode, error) {
+// upsertControllerNode adds or updates a raft member.
+func upsertControllerNode(t *Txn, req *UpsertControllerNodeRequest) (*api.ControllerNode, error) {
 	n := req.Node
 	if n.ID == "" || n.RaftAddr == "" {
 		return nil, api.Errorf(api.CodeInvalid, "controller node id and raft address are required")
 	}
-	cur, err := first[api.ControllerNode](&t.reader, tableControllerNodes, "id", n.ID)
+	cur, err := first[api.ControllerNode](&t.reader, tables.ControllerNodes, "id", n.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -84,23 +85,23 @@ func (t *Txn) UpsertControllerNode(req *UpsertControllerNodeRequest) (*api.Contr
 	if cur != nil {
 		n.Meta = cur.Meta
 	}
-	return &n, t.put(tableControllerNodes, &n)
+	return &n, t.put(tables.ControllerNodes, &n)
 }
 
-// RemoveControllerNode removes a raft member.
-func (t *Txn) RemoveControllerNode(req *RemoveControllerNodeRequest) error {
-	cur, err := first[api.ControllerNode](&t.reader, tableControllerNodes, "id", req.ID)
+// removeControllerNode removes a raft member.
+func removeControllerNode(t *Txn, req *RemoveControllerNodeRequest) error {
+	cur, err := first[api.ControllerNode](&t.reader, tables.ControllerNodes, "id", req.ID)
 	if err != nil {
 		return err
 	}
 	if cur == nil {
 		return api.Errorf(api.CodeNotFound, "controller node %q not found", req.ID)
 	}
-	return t.del(tableControllerNodes, cur)
+	return t.del(tables.ControllerNodes, cur)
 }
 
-// UpsertUser adds or updates a local user; an empty hash keeps the old one.
-func (t *Txn) UpsertUser(req *UpsertUserRequest) (*api.User, error) {
+// upsertUser adds or updates a local user; an empty hash keeps the old one.
+func upsertUser(t *Txn, req *UpsertUserRequest) (*api.User, error) {
 	u := req.User
 	if u.Name == "" {
 		return nil, api.Errorf(api.CodeInvalid, "user name is required")
@@ -121,11 +122,11 @@ func (t *Txn) UpsertUser(req *UpsertUserRequest) (*api.User, error) {
 			u.PasswordHash = cur.PasswordHash
 		}
 	}
-	return &u, t.put(tableUsers, &u)
+	return &u, t.put(tables.Users, &u)
 }
 
-// RemoveUser removes a local user and its credential.
-func (t *Txn) RemoveUser(req *RemoveUserRequest) error {
+// removeUser removes a local user and its credential.
+func removeUser(t *Txn, req *RemoveUserRequest) error {
 	cur, err := t.UserByName(req.Name)
 	if err != nil {
 		return err
@@ -133,14 +134,14 @@ func (t *Txn) RemoveUser(req *RemoveUserRequest) error {
 	if cur == nil {
 		return api.Errorf(api.CodeNotFound, "user %q not found", req.Name)
 	}
-	if err := t.del(tableUsers, cur); err != nil {
+	if err := t.del(tables.Users, cur); err != nil {
 		return err
 	}
 	return t.deleteCredential("user-" + req.Name)
 }
 
-// SetCredential sets an agent's or user's hashed secret.
-func (t *Txn) SetCredential(req *SetCredentialRequest) (*api.Credential, error) {
+// setCredential sets an agent's or user's hashed secret.
+func setCredential(t *Txn, req *SetCredentialRequest) (*api.Credential, error) {
 	c := req.Credential
 	if c.Tag == "" || c.Hash == "" {
 		return nil, api.Errorf(api.CodeInvalid, "credential tag and hash are required")
@@ -158,11 +159,11 @@ func (t *Txn) SetCredential(req *SetCredentialRequest) (*api.Credential, error) 
 	if cur != nil {
 		c.Meta = cur.Meta
 	}
-	return &c, t.put(tableCredentials, &c)
+	return &c, t.put(tables.Credentials, &c)
 }
 
-// RemoveCredential removes a credential.
-func (t *Txn) RemoveCredential(req *RemoveCredentialRequest) error {
+// removeCredential removes a credential.
+func removeCredential(t *Txn, req *RemoveCredentialRequest) error {
 	cur, err := t.CredentialByTag(req.Tag)
 	if err != nil {
 		return err
@@ -170,7 +171,7 @@ func (t *Txn) RemoveCredential(req *RemoveCredentialRequest) error {
 	if cur == nil {
 		return api.Errorf(api.CodeNotFound, "credential %q not found", req.Tag)
 	}
-	return t.del(tableCredentials, cur)
+	return t.del(tables.Credentials, cur)
 }
 
 // deleteCredential removes a credential if present.
@@ -179,5 +180,5 @@ func (t *Txn) deleteCredential(tag string) error {
 	if err != nil || cur == nil {
 		return err
 	}
-	return t.del(tableCredentials, cur)
+	return t.del(tables.Credentials, cur)
 }

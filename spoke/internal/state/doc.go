@@ -1,6 +1,13 @@
 // Package state is the spoke's replicated model store: the raft command
-// contract (commands.go), the go-memdb store the FSM applies commands to,
-// the FSM with its snapshots, and the event broker the watch streams read.
+// contract (commands.go, one table entry per command, applied by the
+// functions of each area's file), the go-memdb store the FSM applies
+// commands to and its reads, the FSM, and the events each command
+// produces (events.go). Beside it: package tables holds the store's
+// layout (schema, state's own rows, snapshot records), package stream the
+// broker the FSM publishes events to, and package format the bytes of
+// commands and snapshots (version 1), never api structs: requests and
+// stored objects are converted at the codec edge (Encode, Decode,
+// WriteSnapshot, Restore).
 //
 // Invariants:
 //
@@ -8,7 +15,9 @@
 //     comes in the command; sequences (machine ids, unit numbers, relation
 //     ids, task ids) are taken from counters stored on the model and the
 //     application, advanced inside Apply and never reused.
-//   - MessageType numbers are append-only and never renumbered.
+//   - MessageType numbers are append-only and never renumbered; the golden
+//     replay test (testdata/replay) holds a log and a snapshot every
+//     version must read to the same store and re-encode to the same bytes.
 //   - A command either applies whole or not at all: any error aborts the
 //     memdb transaction. Errors are *api.Error values (errors.Is against the
 //     api sentinels).

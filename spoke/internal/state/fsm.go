@@ -7,6 +7,7 @@ import (
 	"log/slog"
 
 	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/spoke/internal/state/stream"
 	"github.com/hashicorp/raft"
 )
 
@@ -21,7 +22,7 @@ type ApplyResult struct {
 type FSMConfig struct {
 	Logger *slog.Logger
 	// EventBufferSize is the number of event batches kept for resuming
-	// subscribers; 0 means DefaultEventBufferSize.
+	// subscribers; 0 means stream.DefaultBufferSize.
 	EventBufferSize int
 }
 
@@ -30,7 +31,7 @@ type FSMConfig struct {
 type FSM struct {
 	logger *slog.Logger
 	store  *Store
-	events *EventBroker
+	events *stream.Broker
 }
 
 var _ raft.FSM = (*FSM)(nil)
@@ -47,14 +48,14 @@ func NewFSM(cfg FSMConfig) (*FSM, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &FSM{logger: cfg.Logger, store: s, events: NewEventBroker(cfg.EventBufferSize)}, nil
+	return &FSM{logger: cfg.Logger, store: s, events: stream.NewBroker(cfg.EventBufferSize)}, nil
 }
 
 // Store is the store the FSM applies to; read it, never write it.
 func (f *FSM) Store() *Store { return f.store }
 
 // Events is the broker the FSM publishes to.
-func (f *FSM) Events() *EventBroker { return f.events }
+func (f *FSM) Events() *stream.Broker { return f.events }
 
 // Apply applies one committed command. It never panics on a command it
 // cannot decode: a log entry written by a newer version (an unknown
@@ -75,13 +76,13 @@ func (f *FSM) ApplyBatch(index uint64, cmds [][]byte) []any {
 	out := make([]any, len(cmds))
 	// Fast path: every command decodes and succeeds, in one transaction.
 	fns := make([]func(tx *Txn) (any, error), 0, len(cmds))
-	for _, c := range cmds {
-		_, req, err := Decode(c)
+	for _, buf := range cmds {
+		_, c, req, err := decode(buf)
 		if err != nil {
 			fns = nil
 			break
 		}
-		fns = append(fns, func(tx *Txn) (any, error) { return applyRequest(tx, req) })
+		fns = append(fns, func(tx *Txn) (any, error) { return c.apply(tx, req) })
 	}
 	if fns != nil {
 		if vals, events, ok := f.store.UpdateAll(index, fns); ok {
@@ -105,12 +106,12 @@ func (f *FSM) ApplyBatch(index uint64, cmds [][]byte) []any {
 }
 
 func (f *FSM) apply(index uint64, data []byte) (ApplyResult, []Event) {
-	t, req, err := Decode(data)
+	t, c, req, err := decode(data)
 	if err != nil {
 		f.logger.Error("cannot decode raft command; skipped", "index", index, "type", t, "err", err)
 		return ApplyResult{Err: err}, nil
 	}
-	v, events, err := f.store.Update(index, func(tx *Txn) (any, error) { return applyRequest(tx, req) })
+	v, events, err := f.store.Update(index, func(tx *Txn) (any, error) { return c.apply(tx, req) })
 	if err != nil {
 		if api.CodeOf(err) == api.CodeInternal {
 			f.logger.Error("raft command failed", "index", index, "type", t, "err", err)
@@ -119,115 +120,6 @@ func (f *FSM) apply(index uint64, data []byte) (ApplyResult, []Event) {
 		return ApplyResult{Err: err}, nil
 	}
 	return ApplyResult{Value: v}, events
-}
-
-// applyRequest is the one switch from request to store command.
-func applyRequest(tx *Txn, req any) (any, error) {
-	switch r := req.(type) {
-	case *ControllerInitRequest:
-		return tx.ControllerInit(r)
-	case *SetPlacementRequest:
-		return tx.SetPlacement(r)
-	case *UpsertControllerNodeRequest:
-		return tx.UpsertControllerNode(r)
-	case *RemoveControllerNodeRequest:
-		return nil, tx.RemoveControllerNode(r)
-	case *UpsertUserRequest:
-		return tx.UpsertUser(r)
-	case *RemoveUserRequest:
-		return nil, tx.RemoveUser(r)
-	case *SetCredentialRequest:
-		return tx.SetCredential(r)
-	case *RemoveCredentialRequest:
-		return nil, tx.RemoveCredential(r)
-	case *AddModelRequest:
-		return tx.AddModel(r)
-	case *SetModelConfigRequest:
-		return tx.SetModelConfig(r)
-	case *DestroyModelRequest:
-		return tx.DestroyModel(r)
-	case *RemoveModelRequest:
-		return nil, tx.RemoveModel(r)
-	case *AddCharmRequest:
-		return tx.AddCharm(r)
-	case *AddApplicationRequest:
-		return tx.AddApplication(r)
-	case *SetApplicationConfigRequest:
-		return tx.SetApplicationConfig(r)
-	case *SetCharmRequest:
-		return tx.SetCharm(r)
-	case *SetExposedRequest:
-		return tx.SetExposed(r)
-	case *SetTrustRequest:
-		return tx.SetTrust(r)
-	case *SetConstraintsRequest:
-		return tx.SetConstraints(r)
-	case *AddUnitsRequest:
-		return tx.AddUnits(r)
-	case *ScaleApplicationRequest:
-		return tx.ScaleApplication(r)
-	case *DestroyUnitsRequest:
-		return nil, tx.DestroyUnits(r)
-	case *EnsureUnitDeadRequest:
-		return nil, tx.EnsureUnitDead(r)
-	case *RemoveUnitRequest:
-		return nil, tx.RemoveUnit(r)
-	case *DestroyApplicationRequest:
-		return nil, tx.DestroyApplication(r)
-	case *AddRelationRequest:
-		return tx.AddRelation(r)
-	case *DestroyRelationRequest:
-		return nil, tx.DestroyRelation(r)
-	case *EnterScopeRequest:
-		return nil, tx.EnterScope(r)
-	case *LeaveScopeRequest:
-		return nil, tx.LeaveScope(r)
-	case *SetRelationDataRequest:
-		return tx.SetRelationData(r)
-	case *ClaimLeaseRequest:
-		return tx.ClaimLease(r)
-	case *RevokeLeaseRequest:
-		return nil, tx.RevokeLease(r)
-	case *ExpireLeasesRequest:
-		return tx.ExpireLeases(r)
-	case *EnqueueTaskRequest:
-		return tx.EnqueueTask(r)
-	case *StartTaskRequest:
-		return tx.StartTask(r)
-	case *AppendTaskLogRequest:
-		return tx.AppendTaskLog(r)
-	case *FinishTaskRequest:
-		return tx.FinishTask(r)
-	case *CancelTaskRequest:
-		return tx.CancelTask(r)
-	case *SetStatusRequest:
-		return nil, tx.SetStatus(r)
-	case *SetUnitPortsRequest:
-		return tx.SetUnitPorts(r)
-	case *SetWorkloadVersionRequest:
-		return tx.SetWorkloadVersion(r)
-	case *SetResolvedRequest:
-		return tx.SetResolved(r)
-	case *ClearResolvedRequest:
-		return tx.ClearResolved(r)
-	case *AddMachineRequest:
-		return tx.AddMachine(r)
-	case *SetMachineProvisionedRequest:
-		return tx.SetMachineProvisioned(r)
-	case *DestroyMachineRequest:
-		return nil, tx.DestroyMachine(r)
-	case *RemoveMachineRequest:
-		return nil, tx.RemoveMachine(r)
-	case *CommitHookChangesRequest:
-		return nil, tx.CommitHookChanges(r)
-	case *CreateHubTokenRequest:
-		return nil, tx.CreateHubToken(r)
-	case *SetHubTrustRequest:
-		return tx.SetHubTrust(r)
-	case *RemoveHubTrustRequest:
-		return nil, tx.RemoveHubTrust(r)
-	}
-	return nil, internalf("no handler for request %T", req)
 }
 
 // Snapshot captures the store as of now; Persist streams it later, off

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/spoke/internal/state/format"
+	"github.com/droverhq/drover/spoke/internal/state/tables"
 	"github.com/hashicorp/go-memdb"
 	"github.com/hashicorp/raft"
 )
@@ -61,23 +63,24 @@ func snapshotBytes(t testing.TB, s *Store) []byte {
 func TestSnapshotRoundTrip(t *testing.T) {
 	h := newHarness(t)
 	fillAll(h)
-	// Iterate the schema, not allTables: a new table must be filled here,
+	// Iterate the schema, not tables.All: a new table must be filled here,
 	// snapshotted and restored, or this fails.
 	snap := h.snap()
-	for name := range schema().Tables {
-		if slices.Contains(derivedTables, name) {
+	for name := range tables.Schema().Tables {
+		if slices.Contains(tables.Derived, name) {
 			continue // rebuilt, not restored: TestStatusRevisions
-		}
-		if _, ok := snapshotTables[name]; !ok {
-			t.Errorf("table %s has no snapshot support", name)
 		}
 		obj, err := snap.txn.First(name, "id")
 		if err != nil || obj == nil {
 			t.Errorf("table %s is empty after fillAll (%v): extend fillAll", name, err)
+			continue
+		}
+		if _, _, ok := tables.Record(name, obj); !ok {
+			t.Errorf("table %s has no snapshot support", name)
 		}
 	}
-	if len(allTables)+len(derivedTables) != len(schema().Tables) {
-		t.Errorf("allTables lists %d tables and derivedTables %d, schema has %d", len(allTables), len(derivedTables), len(schema().Tables))
+	if len(tables.All)+len(tables.Derived) != len(tables.Schema().Tables) {
+		t.Errorf("tables.All lists %d tables and tables.Derived %d, schema has %d", len(tables.All), len(tables.Derived), len(tables.Schema().Tables))
 	}
 
 	fsmSnap, err := h.fsm.Snapshot()
@@ -99,7 +102,7 @@ func TestSnapshotRoundTrip(t *testing.T) {
 	if u == nil || u.PasswordHash != "secret-hash" {
 		t.Errorf("password hash lost: %+v", u)
 	}
-	for name := range schema().Tables {
+	for name := range tables.Schema().Tables {
 		a, _ := h.snap().Index(name)
 		b, _ := h2.snap().Index(name)
 		if a != b {
@@ -112,7 +115,7 @@ func TestSnapshotRoundTrip(t *testing.T) {
 	if res.Units[0] != "proxy/0" || res.Machines[0] != "3" {
 		t.Errorf("after restore: %+v", res)
 	}
-	if err := h2.fsm.Restore(io.NopCloser(bytes.NewReader([]byte{snapshotVersion, 99, 1, '{'}))); err == nil {
+	if err := h2.fsm.Restore(io.NopCloser(bytes.NewReader([]byte{format.SnapshotVersion, 99, 1, '{'}))); err == nil {
 		t.Error("corrupt snapshot restored")
 	}
 }
@@ -181,7 +184,7 @@ func TestBlockingQuery(t *testing.T) {
 				for _, a := range apps {
 					names = append(names, a.Name)
 				}
-				idx, err := snap.Index(tableApplications)
+				idx, err := snap.Index(tables.Applications)
 				return names, idx, err
 			})
 			names, _ := v.([]string)

@@ -7,35 +7,15 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/spoke/internal/state/tables"
 )
 
 // hubTrustKey is the key of the one row of the hub_trust table.
 const hubTrustKey = "hub"
 
-// HubTrustRecord is the controller's hub trust: the hub it trusts (Trust,
-// nil when none) and, per node, a digest of the --hub-* start flags that
-// node last applied, so that restarting a node with unchanged flags does
-// not undo a change made at runtime (docs/decisions/0006-hub-trust.md).
-type HubTrustRecord struct {
-	Key         string            `json:"key"`
-	Trust       *api.HubTrust     `json:"trust,omitempty"`
-	FlagDigests map[string]string `json:"flag-digests,omitempty"`
-	api.Meta
-}
-
-// HubToken is a hub join token, stored by the SHA-256 of its text. It is
-// consumed (Used) by the command that makes the controller trust a hub,
-// and dropped once expired.
-type HubToken struct {
-	Hash    string    `json:"hash"`
-	Expires time.Time `json:"expires"`
-	Used    bool      `json:"used,omitempty"`
-	api.Meta
-}
-
 // HubTrustRecord returns the hub trust row, or nil if never written.
 func (r *reader) HubTrustRecord() (*HubTrustRecord, error) {
-	return first[HubTrustRecord](r, tableHubTrust, "id", hubTrustKey)
+	return first[HubTrustRecord](r, tables.HubTrust, "id", hubTrustKey)
 }
 
 // HubTrust returns the hub the controller trusts, or nil.
@@ -49,25 +29,25 @@ func (r *reader) HubTrust() (*api.HubTrust, error) {
 
 // HubTokenByHash returns a hub join token by its hash, or nil.
 func (r *reader) HubTokenByHash(hash string) (*HubToken, error) {
-	return first[HubToken](r, tableHubTokens, "id", hash)
+	return first[HubToken](r, tables.HubTokens, "id", hash)
 }
 
-// CreateHubToken records a hub join token and drops the tokens that
+// createHubToken records a hub join token and drops the tokens that
 // expired before req.Now, so the table stays small.
-func (t *Txn) CreateHubToken(req *CreateHubTokenRequest) error {
+func createHubToken(t *Txn, req *CreateHubTokenRequest) error {
 	if req.Hash == "" || req.Expires.IsZero() || req.Now.IsZero() {
 		return api.Errorf(api.CodeInvalid, "hub token hash, expiry and time are required")
 	}
 	if !req.Expires.After(req.Now) {
 		return api.Errorf(api.CodeInvalid, "hub token expires before it is created")
 	}
-	all, err := list[HubToken](&t.reader, tableHubTokens, "id")
+	all, err := list[HubToken](&t.reader, tables.HubTokens, "id")
 	if err != nil {
 		return err
 	}
 	for _, tok := range all {
 		if !req.Now.Before(tok.Expires) {
-			if err := t.del(tableHubTokens, tok); err != nil {
+			if err := t.del(tables.HubTokens, tok); err != nil {
 				return err
 			}
 		}
@@ -79,16 +59,16 @@ func (t *Txn) CreateHubToken(req *CreateHubTokenRequest) error {
 	if cur != nil {
 		return api.Errorf(api.CodeAlreadyExists, "hub token already recorded")
 	}
-	return t.put(tableHubTokens, &HubToken{Hash: req.Hash, Expires: req.Expires})
+	return t.put(tables.HubTokens, &HubToken{Hash: req.Hash, Expires: req.Expires})
 }
 
-// SetHubTrust makes the controller trust req.Trust's hub. With TokenHash
+// setHubTrust makes the controller trust req.Trust's hub. With TokenHash
 // it first consumes that hub join token, in the same transaction: an
 // unknown or expired token is unauthorized, a used one forbidden, and then
 // nothing changes. With FlagsNode the command comes from that node's start
 // flags: it records FlagsDigest for the node, and is a no-op when the node
 // already applied these flags (a retried or repeated start).
-func (t *Txn) SetHubTrust(req *SetHubTrustRequest) (*api.HubTrust, error) {
+func setHubTrust(t *Txn, req *SetHubTrustRequest) (*api.HubTrust, error) {
 	if err := validateHubTrust(&req.Trust); err != nil {
 		return nil, err
 	}
@@ -123,7 +103,7 @@ func (t *Txn) SetHubTrust(req *SetHubTrustRequest) (*api.HubTrust, error) {
 	trust := req.Trust
 	trust.SetAt = req.Now
 	rec.Trust = &trust
-	return &trust, t.put(tableHubTrust, rec)
+	return &trust, t.put(tables.HubTrust, rec)
 }
 
 func (t *Txn) consumeHubToken(hash string, now time.Time) error {
@@ -141,13 +121,13 @@ func (t *Txn) consumeHubToken(hash string, now time.Time) error {
 	}
 	used := *tok
 	used.Used = true
-	return t.put(tableHubTokens, &used)
+	return t.put(tables.HubTokens, &used)
 }
 
-// RemoveHubTrust makes the controller trust no hub. The flag digests stay,
+// removeHubTrust makes the controller trust no hub. The flag digests stay,
 // so restarting a node with the flags it last applied does not bring the
 // trust back.
-func (t *Txn) RemoveHubTrust(*RemoveHubTrustRequest) error {
+func removeHubTrust(t *Txn, _ *RemoveHubTrustRequest) error {
 	cur, err := t.HubTrustRecord()
 	if err != nil {
 		return err
@@ -158,7 +138,7 @@ func (t *Txn) RemoveHubTrust(*RemoveHubTrustRequest) error {
 	rec := *cur
 	rec.Trust = nil
 	rec.FlagDigests = maps.Clone(cur.FlagDigests)
-	return t.put(tableHubTrust, &rec)
+	return t.put(tables.HubTrust, &rec)
 }
 
 // validateHubTrust checks what Apply can check without a network: URLs

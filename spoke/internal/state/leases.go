@@ -2,16 +2,17 @@ package state
 
 import (
 	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/spoke/internal/state/tables"
 )
 
 // LeaseByApp returns an application's lease, or nil. A lease whose Holder
 // is empty is vacant: it keeps its Term so that terms never repeat.
 func (r *reader) LeaseByApp(model, app string) (*api.Lease, error) {
-	return first[api.Lease](r, tableLeases, "id", model, app)
+	return first[api.Lease](r, tables.Leases, "id", model, app)
 }
 
-// ClaimLease grants or extends leadership of an application.
-func (t *Txn) ClaimLease(req *ClaimLeaseRequest) (*api.Lease, error) {
+// claimLease grants or extends leadership of an application.
+func claimLease(t *Txn, req *ClaimLeaseRequest) (*api.Lease, error) {
 	a, err := t.application(req.ModelUUID, req.App)
 	if err != nil {
 		return nil, err
@@ -42,14 +43,14 @@ func (t *Txn) ClaimLease(req *ClaimLeaseRequest) (*api.Lease, error) {
 		l = copyLease(cur)
 		if held {
 			l.Expiry = req.Now.Add(req.Duration)
-			return l, t.put(tableLeases, l)
+			return l, t.put(tables.Leases, l)
 		}
 	}
 	if l.Holder != u.Name {
 		l.Term++
 	}
 	l.Holder, l.Start, l.Expiry = u.Name, req.Now, req.Now.Add(req.Duration)
-	return l, t.put(tableLeases, l)
+	return l, t.put(tables.Leases, l)
 }
 
 func copyLease(l *api.Lease) *api.Lease {
@@ -57,8 +58,8 @@ func copyLease(l *api.Lease) *api.Lease {
 	return &c
 }
 
-// RevokeLease vacates Holder's lease early.
-func (t *Txn) RevokeLease(req *RevokeLeaseRequest) error {
+// revokeLease vacates Holder's lease early.
+func revokeLease(t *Txn, req *RevokeLeaseRequest) error {
 	l, err := t.LeaseByApp(req.ModelUUID, req.App)
 	if err != nil {
 		return err
@@ -75,13 +76,13 @@ func (t *Txn) RevokeLease(req *RevokeLeaseRequest) error {
 func (t *Txn) vacate(l *api.Lease) error {
 	l = copyLease(l)
 	l.Holder = ""
-	return t.put(tableLeases, l)
+	return t.put(tables.Leases, l)
 }
 
-// ExpireLeases vacates every lease expired at Now and returns their
+// expireLeases vacates every lease expired at Now and returns their
 // "model/app" keys.
-func (t *Txn) ExpireLeases(req *ExpireLeasesRequest) ([]string, error) {
-	all, err := list[api.Lease](&t.reader, tableLeases, "id")
+func expireLeases(t *Txn, req *ExpireLeasesRequest) ([]string, error) {
+	all, err := list[api.Lease](&t.reader, tables.Leases, "id")
 	if err != nil {
 		return nil, err
 	}

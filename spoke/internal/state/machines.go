@@ -5,20 +5,21 @@ import (
 	"strings"
 
 	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/spoke/internal/state/tables"
 )
 
 // MachineByID returns a machine, or nil.
 func (r *reader) MachineByID(model, id string) (*api.Machine, error) {
-	return first[api.Machine](r, tableMachines, "id", model, id)
+	return first[api.Machine](r, tables.Machines, "id", model, id)
 }
 
 // ListMachines returns a model's machines, by ID.
 func (r *reader) ListMachines(model string) ([]*api.Machine, error) {
-	return list[api.Machine](r, tableMachines, "model", model)
+	return list[api.Machine](r, tables.Machines, "model", model)
 }
 
-func (r *reader) machine(model, id string) (*api.Machine, error) {
-	m, err := r.MachineByID(model, id)
+func (t *Txn) machine(model, id string) (*api.Machine, error) {
+	m, err := t.MachineByID(model, id)
 	if err != nil {
 		return nil, err
 	}
@@ -35,7 +36,7 @@ func (t *Txn) newMachine(m *api.Model, base, constraints string) (*api.Machine, 
 		Life: api.Alive, AgentStatus: api.Status{Status: "pending"}, InstanceStatus: api.Status{Status: "pending"},
 	}
 	m.NextMachine++
-	return mc, t.put(tableMachines, mc)
+	return mc, t.put(tables.Machines, mc)
 }
 
 // placeUnit returns the machine for a new unit of a: "" is a new machine,
@@ -73,8 +74,8 @@ func (t *Txn) placeUnit(m *api.Model, a *api.Application, p, base string, res *A
 	return id, nil
 }
 
-// AddMachine adds an empty machine.
-func (t *Txn) AddMachine(req *AddMachineRequest) (*api.Machine, error) {
+// addMachine adds an empty machine.
+func addMachine(t *Txn, req *AddMachineRequest) (*api.Machine, error) {
 	m, err := t.aliveModel(req.ModelUUID)
 	if err != nil {
 		return nil, err
@@ -84,11 +85,11 @@ func (t *Txn) AddMachine(req *AddMachineRequest) (*api.Machine, error) {
 	if err != nil {
 		return nil, err
 	}
-	return mc, t.put(tableModels, m)
+	return mc, t.put(tables.Models, m)
 }
 
-// SetMachineProvisioned records a machine's provider instance.
-func (t *Txn) SetMachineProvisioned(req *SetMachineProvisionedRequest) (*api.Machine, error) {
+// setMachineProvisioned records a machine's provider instance.
+func setMachineProvisioned(t *Txn, req *SetMachineProvisionedRequest) (*api.Machine, error) {
 	mc, err := t.machine(req.ModelUUID, req.ID)
 	if err != nil {
 		return nil, err
@@ -105,11 +106,11 @@ func (t *Txn) SetMachineProvisioned(req *SetMachineProvisionedRequest) (*api.Mac
 	if mc.Base == "" {
 		mc.Base = req.Base
 	}
-	return mc, t.put(tableMachines, mc)
+	return mc, t.put(tables.Machines, mc)
 }
 
-// DestroyMachine makes a machine dying; with Force its units are removed.
-func (t *Txn) DestroyMachine(req *DestroyMachineRequest) error {
+// destroyMachine makes a machine dying; with Force its units are removed.
+func destroyMachine(t *Txn, req *DestroyMachineRequest) error {
 	mc, err := t.machine(req.ModelUUID, req.ID)
 	if err != nil {
 		return err
@@ -136,13 +137,13 @@ func (t *Txn) DestroyMachine(req *DestroyMachineRequest) error {
 	if mc.Life == api.Alive {
 		mc = copyMachine(mc)
 		mc.Life = api.Dying
-		return t.put(tableMachines, mc)
+		return t.put(tables.Machines, mc)
 	}
 	return nil
 }
 
-// RemoveMachine deletes a dying or dead machine that hosts no units.
-func (t *Txn) RemoveMachine(req *RemoveMachineRequest) error {
+// removeMachine deletes a dying or dead machine that hosts no units.
+func removeMachine(t *Txn, req *RemoveMachineRequest) error {
 	mc, err := t.machine(req.ModelUUID, req.ID)
 	if err != nil {
 		return err
@@ -150,7 +151,7 @@ func (t *Txn) RemoveMachine(req *RemoveMachineRequest) error {
 	if mc.Life == api.Alive {
 		return api.Errorf(api.CodeConflict, "machine %q is alive", mc.ID)
 	}
-	if u, err := t.txn.First(tableUnits, "machine", mc.ModelUUID, mc.ID); err != nil {
+	if u, err := t.txn.First(tables.Units, "machine", mc.ModelUUID, mc.ID); err != nil {
 		return internalf("unit lookup: %v", err)
 	} else if u != nil {
 		return api.Errorf(api.CodeConflict, "machine %q still hosts unit %q", mc.ID, u.(*api.Unit).Name)
@@ -163,7 +164,7 @@ func (t *Txn) RemoveMachine(req *RemoveMachineRequest) error {
 	if err := t.deleteCredential("machine-" + mc.ModelUUID + "-" + mc.ID); err != nil {
 		return err
 	}
-	if err := t.del(tableMachines, mc); err != nil {
+	if err := t.del(tables.Machines, mc); err != nil {
 		return err
 	}
 	return t.settleDyingModel(mc.ModelUUID)

@@ -4,21 +4,22 @@ import (
 	"slices"
 
 	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/spoke/internal/state/tables"
 )
 
-// modelTables are the tables whose rows belong to a model; RemoveModel
+// modelTables are the tables whose rows belong to a model; removeModel
 // empties them for the model, finding its rows with byModel.
 var modelTables = []string{
-	tableApplications, tableUnits, tableMachines, tableRelations, tableRelationScopes,
-	tableRelationData, tableLeases, tableTasks, tableStatusHistory, tableCredentials,
-	tableUnitState, tableLeaderSettings, tableModelConfig,
+	tables.Applications, tables.Units, tables.Machines, tables.Relations, tables.RelationScopes,
+	tables.RelationData, tables.Leases, tables.Tasks, tables.StatusHistory, tables.Credentials,
+	tables.UnitState, tables.LeaderSettings, tables.ModelConfig,
 }
 
 // byModel is the index and arguments that find a model's rows in a model
 // table: its "model" index, or for model config (which has none) the
 // prefix of its primary key (model, key).
 func byModel(table, model string) (string, []any) {
-	if table == tableModelConfig {
+	if table == tables.ModelConfig {
 		return "id_prefix", []any{model, ""}
 	}
 	return "model", []any{model}
@@ -28,7 +29,7 @@ func byModel(table, model string) (string, []any) {
 // Config nil: listings do not need it, and assembling it per model would
 // make every listing O(config keys).
 func (r *reader) ModelByUUID(uuid string) (*api.Model, error) {
-	m, err := first[api.Model](r, tableModels, "id", uuid)
+	m, err := first[api.Model](r, tables.Models, "id", uuid)
 	if err != nil {
 		return nil, err
 	}
@@ -39,7 +40,7 @@ func (r *reader) ModelByUUID(uuid string) (*api.Model, error) {
 // it looks across owners and fails with ErrInvalid if the name is ambiguous.
 func (r *reader) ModelByName(owner, name string) (*api.Model, error) {
 	if owner != "" {
-		return first[api.Model](r, tableModels, "name", owner, name)
+		return first[api.Model](r, tables.Models, "name", owner, name)
 	}
 	all, err := r.ListModels()
 	if err != nil {
@@ -60,12 +61,12 @@ func (r *reader) ModelByName(owner, name string) (*api.Model, error) {
 
 // ListModels returns every model, by UUID.
 func (r *reader) ListModels() ([]*api.Model, error) {
-	return list[api.Model](r, tableModels, "id")
+	return list[api.Model](r, tables.Models, "id")
 }
 
 // model returns a model or a NotFound error.
-func (r *reader) model(uuid string) (*api.Model, error) {
-	m, err := first[api.Model](r, tableModels, "id", uuid)
+func (t *Txn) model(uuid string) (*api.Model, error) {
+	m, err := first[api.Model](&t.reader, tables.Models, "id", uuid)
 	if err != nil {
 		return nil, err
 	}
@@ -76,8 +77,8 @@ func (r *reader) model(uuid string) (*api.Model, error) {
 }
 
 // aliveModel returns a model that accepts new entities.
-func (r *reader) aliveModel(uuid string) (*api.Model, error) {
-	m, err := r.model(uuid)
+func (t *Txn) aliveModel(uuid string) (*api.Model, error) {
+	m, err := t.model(uuid)
 	if err != nil {
 		return nil, err
 	}
@@ -87,15 +88,15 @@ func (r *reader) aliveModel(uuid string) (*api.Model, error) {
 	return m, nil
 }
 
-// AddModel creates a model.
-func (t *Txn) AddModel(req *AddModelRequest) (*api.Model, error) {
+// addModel creates a model.
+func addModel(t *Txn, req *AddModelRequest) (*api.Model, error) {
 	if req.UUID == "" || req.Name == "" || req.Owner == "" {
 		return nil, api.Errorf(api.CodeInvalid, "model uuid, name and owner are required")
 	}
 	if err := validName("model", req.Name); err != nil {
 		return nil, err
 	}
-	if m, err := first[api.Model](&t.reader, tableModels, "id", req.UUID); err != nil {
+	if m, err := first[api.Model](&t.reader, tables.Models, "id", req.UUID); err != nil {
 		return nil, err
 	} else if m != nil {
 		return nil, api.Errorf(api.CodeAlreadyExists, "model %q already exists", req.UUID)
@@ -110,7 +111,7 @@ func (t *Txn) AddModel(req *AddModelRequest) (*api.Model, error) {
 		Status:    api.Status{Status: "available", Since: req.Now},
 		CreatedAt: req.Now,
 	}
-	if err := t.put(tableModels, m); err != nil {
+	if err := t.put(tables.Models, m); err != nil {
 		return nil, err
 	}
 	if _, err := t.setModelConfigKeys(m.UUID, req.Config, nil); err != nil {
@@ -119,9 +120,9 @@ func (t *Txn) AddModel(req *AddModelRequest) (*api.Model, error) {
 	return t.withConfig(m)
 }
 
-// SetModelConfig sets and unsets model config keys. Value: the changed
+// setModelConfig sets and unsets model config keys. Value: the changed
 // keys with their new values (nil for an unset key).
-func (t *Txn) SetModelConfig(req *SetModelConfigRequest) (map[string]any, error) {
+func setModelConfig(t *Txn, req *SetModelConfigRequest) (map[string]any, error) {
 	if _, err := t.aliveModel(req.ModelUUID); err != nil {
 		return nil, err
 	}
@@ -144,11 +145,11 @@ func checkSetUnset[V any](set map[string]V, unset []string) error {
 	return nil
 }
 
-// DestroyModel makes the model dying and destroys its applications, and
+// destroyModel makes the model dying and destroys its applications, and
 // retires its machines that host no units; a model left with nothing is
 // removed at once, and answered dead. Again on a dying model it only
 // retires machines (a model left dying by an older version settles).
-func (t *Txn) DestroyModel(req *DestroyModelRequest) (*api.Model, error) {
+func destroyModel(t *Txn, req *DestroyModelRequest) (*api.Model, error) {
 	m, err := t.model(req.ModelUUID)
 	if err != nil {
 		return nil, err
@@ -168,7 +169,7 @@ func (t *Txn) DestroyModel(req *DestroyModelRequest) (*api.Model, error) {
 		m = copyModel(m)
 		m.Life = api.Dying
 		m.Status = api.Status{Status: "destroying", Since: req.Now}
-		if err := t.put(tableModels, m); err != nil {
+		if err := t.put(tables.Models, m); err != nil {
 			return nil, err
 		}
 		apps, err := t.ListApplications(m.UUID)
@@ -176,7 +177,7 @@ func (t *Txn) DestroyModel(req *DestroyModelRequest) (*api.Model, error) {
 			return nil, err
 		}
 		for _, a := range apps {
-			if err := t.destroyApplication(a, false); err != nil {
+			if err := t.destroyApp(a, false); err != nil {
 				return nil, err
 			}
 		}
@@ -194,7 +195,7 @@ func (t *Txn) DestroyModel(req *DestroyModelRequest) (*api.Model, error) {
 	if err := t.settleDyingModel(m.UUID); err != nil {
 		return nil, err
 	}
-	if left, err := first[api.Model](&t.reader, tableModels, "id", m.UUID); err != nil {
+	if left, err := first[api.Model](&t.reader, tables.Models, "id", m.UUID); err != nil {
 		return nil, err
 	} else if left == nil {
 		m = copyModel(m)
@@ -213,41 +214,41 @@ func (t *Txn) retireMachine(mc *api.Machine) error {
 	if mc == nil || mc.Life != api.Alive {
 		return nil
 	}
-	if u, err := t.txn.First(tableUnits, "machine", mc.ModelUUID, mc.ID); err != nil {
+	if u, err := t.txn.First(tables.Units, "machine", mc.ModelUUID, mc.ID); err != nil {
 		return internalf("unit lookup: %v", err)
 	} else if u != nil {
 		return nil
 	}
 	mc = copyMachine(mc)
 	mc.Life = api.Dying
-	return t.put(tableMachines, mc)
+	return t.put(tables.Machines, mc)
 }
 
 // settleDyingModel is called when something of model went: a dying model
 // with nothing left is removed.
 func (t *Txn) settleDyingModel(model string) error {
-	m, err := first[api.Model](&t.reader, tableModels, "id", model)
+	m, err := first[api.Model](&t.reader, tables.Models, "id", model)
 	if err != nil || m == nil || m.Life != api.Dying {
 		return err
 	}
-	for _, tbl := range []string{tableApplications, tableMachines} {
+	for _, tbl := range []string{tables.Applications, tables.Machines} {
 		if obj, err := t.txn.First(tbl, "model", model); err != nil {
 			return internalf("%s lookup: %v", tbl, err)
 		} else if obj != nil {
 			return nil
 		}
 	}
-	return t.RemoveModel(&RemoveModelRequest{ModelUUID: model})
+	return removeModel(t, &RemoveModelRequest{ModelUUID: model})
 }
 
-// RemoveModel deletes an empty or dead model and every row it still owns.
-func (t *Txn) RemoveModel(req *RemoveModelRequest) error {
+// removeModel deletes an empty or dead model and every row it still owns.
+func removeModel(t *Txn, req *RemoveModelRequest) error {
 	m, err := t.model(req.ModelUUID)
 	if err != nil {
 		return err
 	}
 	if m.Life != api.Dead {
-		for _, tbl := range []string{tableApplications, tableMachines} {
+		for _, tbl := range []string{tables.Applications, tables.Machines} {
 			if obj, err := t.txn.First(tbl, "model", m.UUID); err != nil {
 				return internalf("%s lookup: %v", tbl, err)
 			} else if obj != nil {
@@ -262,7 +263,7 @@ func (t *Txn) RemoveModel(req *RemoveModelRequest) error {
 		}
 	}
 	t.config.removedModel(m.UUID)
-	return t.del(tableModels, m)
+	return t.del(tables.Models, m)
 }
 
 // forceEmptyModel removes every application of the model with force
@@ -273,7 +274,7 @@ func (t *Txn) forceEmptyModel(model string) error {
 		return err
 	}
 	for _, a := range apps {
-		if err := t.destroyApplication(a, true); err != nil {
+		if err := t.destroyApp(a, true); err != nil {
 			return err
 		}
 	}
@@ -282,7 +283,7 @@ func (t *Txn) forceEmptyModel(model string) error {
 		return err
 	}
 	for _, mc := range machines {
-		if err := t.DestroyMachine(&DestroyMachineRequest{ModelUUID: model, ID: mc.ID, Force: true}); err != nil {
+		if err := destroyMachine(t, &DestroyMachineRequest{ModelUUID: model, ID: mc.ID, Force: true}); err != nil {
 			return err
 		}
 	}

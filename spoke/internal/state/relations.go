@@ -7,30 +7,31 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/spoke/internal/state/tables"
 )
 
 // RelationByID returns a relation, or nil.
 func (r *reader) RelationByID(model string, id int) (*api.Relation, error) {
-	return first[api.Relation](r, tableRelations, "id", model, id)
+	return first[api.Relation](r, tables.Relations, "id", model, id)
 }
 
 // RelationByKey returns the relation with key "app:ep app2:ep2", or nil.
 func (r *reader) RelationByKey(model, key string) (*api.Relation, error) {
-	return first[api.Relation](r, tableRelations, "key", model, key)
+	return first[api.Relation](r, tables.Relations, "key", model, key)
 }
 
 // ListRelations returns a model's relations, by ID.
 func (r *reader) ListRelations(model string) ([]*api.Relation, error) {
-	return list[api.Relation](r, tableRelations, "model", model)
+	return list[api.Relation](r, tables.Relations, "model", model)
 }
 
 // RelationsByApplication returns the relations an application is in.
 func (r *reader) RelationsByApplication(model, app string) ([]*api.Relation, error) {
-	return list[api.Relation](r, tableRelations, "application", model, app)
+	return list[api.Relation](r, tables.Relations, "application", model, app)
 }
 
-func (r *reader) relation(model string, id int) (*api.Relation, error) {
-	rel, err := r.RelationByID(model, id)
+func (t *Txn) relation(model string, id int) (*api.Relation, error) {
+	rel, err := t.RelationByID(model, id)
 	if err != nil {
 		return nil, err
 	}
@@ -70,12 +71,12 @@ func counterpart(a, b string) bool {
 // every provider/requirer pair with the same interface is a candidate; if
 // there are several, implicit juju-info pairs are dropped; if still several
 // the error lists them.
-func (r *reader) inferEndpoints(model string, specs [2]string) ([]api.RelationEndpoint, []*api.Application, error) {
+func (t *Txn) inferEndpoints(model string, specs [2]string) ([]api.RelationEndpoint, []*api.Application, error) {
 	var apps []*api.Application
 	var names []string
 	for _, spec := range specs {
 		app, ep, _ := strings.Cut(spec, ":")
-		a, err := r.application(model, app)
+		a, err := t.application(model, app)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -124,8 +125,8 @@ func (r *reader) inferEndpoints(model string, specs [2]string) ([]api.RelationEn
 		specs[0]+" "+specs[1], strings.Join(keys, "; "))
 }
 
-// AddRelation integrates two applications.
-func (t *Txn) AddRelation(req *AddRelationRequest) (*api.Relation, error) {
+// addRelation integrates two applications.
+func addRelation(t *Txn, req *AddRelationRequest) (*api.Relation, error) {
 	m, err := t.aliveModel(req.ModelUUID)
 	if err != nil {
 		return nil, err
@@ -159,10 +160,10 @@ func (t *Txn) AddRelation(req *AddRelationRequest) (*api.Relation, error) {
 	m = copyModel(m)
 	rel := &api.Relation{ModelUUID: m.UUID, ID: m.NextRelation, Key: key, Endpoints: eps, Life: api.Alive}
 	m.NextRelation++
-	if err := t.put(tableModels, m); err != nil {
+	if err := t.put(tables.Models, m); err != nil {
 		return nil, err
 	}
-	if err := t.put(tableRelations, rel); err != nil {
+	if err := t.put(tables.Relations, rel); err != nil {
 		return nil, err
 	}
 	if container {
@@ -195,8 +196,8 @@ func (t *Txn) addSubordinateUnits(principal *api.Application, sub string, now ti
 	return nil
 }
 
-// DestroyRelation makes a relation dying; it goes once its scope is empty.
-func (t *Txn) DestroyRelation(req *DestroyRelationRequest) error {
+// destroyRelation makes a relation dying; it goes once its scope is empty.
+func destroyRelation(t *Txn, req *DestroyRelationRequest) error {
 	if _, err := t.model(req.ModelUUID); err != nil {
 		return err
 	}
@@ -220,14 +221,14 @@ func (t *Txn) DestroyRelation(req *DestroyRelationRequest) error {
 	if len(rel.Endpoints) == 1 {
 		return api.Errorf(api.CodeInvalid, "cannot remove peer relation %q", rel.Key)
 	}
-	return t.destroyRelation(rel)
+	return t.destroyRel(rel)
 }
 
-func (t *Txn) destroyRelation(rel *api.Relation) error {
+func (t *Txn) destroyRel(rel *api.Relation) error {
 	if rel.Life == api.Alive {
 		rel = copyRelation(rel)
 		rel.Life = api.Dying
-		if err := t.put(tableRelations, rel); err != nil {
+		if err := t.put(tables.Relations, rel); err != nil {
 			return err
 		}
 	}
@@ -240,15 +241,15 @@ func (t *Txn) maybeRemoveRelation(rel *api.Relation) error {
 	if rel.Life == api.Alive {
 		return nil
 	}
-	if s, err := t.txn.First(tableRelationScopes, "relation", rel.ModelUUID, rel.ID); err != nil {
+	if s, err := t.txn.First(tables.RelationScopes, "relation", rel.ModelUUID, rel.ID); err != nil {
 		return internalf("scope lookup: %v", err)
 	} else if s != nil {
 		return nil
 	}
-	if _, err := t.txn.DeleteAll(tableRelationData, "relation", rel.ModelUUID, rel.ID); err != nil {
+	if _, err := t.txn.DeleteAll(tables.RelationData, "relation", rel.ModelUUID, rel.ID); err != nil {
 		return internalf("delete bags: %v", err)
 	}
-	if err := t.del(tableRelations, rel); err != nil {
+	if err := t.del(tables.Relations, rel); err != nil {
 		return err
 	}
 	for _, ep := range rel.Endpoints {

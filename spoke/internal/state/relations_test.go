@@ -150,8 +150,25 @@ func TestScopesAndLeaderOnlyAppData(t *testing.T) {
 	if _, err := set("kv/0", true, t0.Add(time.Minute), map[string]string{"pw": "z"}); !errors.Is(err, api.ErrNotLeader) {
 		t.Fatalf("write at expiry: %v", err)
 	}
+	checkLeaseTerms(t, h)
+
+	_, err = h.apply(SetRelationDataType, &SetRelationDataRequest{ModelUUID: testModel, RelationID: rel.ID, Unit: "proxy/0"})
+	if !errors.Is(err, api.ErrConflict) {
+		t.Errorf("write out of scope: %v", err)
+	}
+	if _, err := set("kv/0", false, t0, map[string]string{"big": strings.Repeat("x", MaxBagSize)}); !errors.Is(err, api.ErrTooLarge) {
+		t.Errorf("oversized bag: %v", err)
+	}
+
+	checkForceRemoveLeavesScope(t, h, rel.ID)
+}
+
+// checkLeaseTerms continues TestScopesAndLeaderOnlyAppData with kv/0
+// holding kv's lease from t0 for a minute.
+func checkLeaseTerms(t *testing.T, h *harness) {
+	t.Helper()
 	// Extending keeps the term; a new holder after expiry bumps it.
-	l = h.must(ClaimLeaseType, &ClaimLeaseRequest{ModelUUID: testModel, App: "kv", Unit: "kv/0", Now: t0.Add(59 * time.Second), Duration: time.Minute}).(*api.Lease)
+	l := h.must(ClaimLeaseType, &ClaimLeaseRequest{ModelUUID: testModel, App: "kv", Unit: "kv/0", Now: t0.Add(59 * time.Second), Duration: time.Minute}).(*api.Lease)
 	if l.Term != 1 || !l.Expiry.Equal(t0.Add(119*time.Second)) {
 		t.Errorf("extend: %+v", l)
 	}
@@ -166,22 +183,19 @@ func TestScopesAndLeaderOnlyAppData(t *testing.T) {
 	h.fails(RevokeLeaseType, &RevokeLeaseRequest{ModelUUID: testModel, App: "kv", Holder: "kv/0"}, api.ErrConflict)
 	h.must(RevokeLeaseType, &RevokeLeaseRequest{ModelUUID: testModel, App: "kv", Holder: "kv/1"})
 	h.fails(RevokeLeaseType, &RevokeLeaseRequest{ModelUUID: testModel, App: "kv", Holder: "kv/1"}, api.ErrNotFound)
+}
 
-	_, err = h.apply(SetRelationDataType, &SetRelationDataRequest{ModelUUID: testModel, RelationID: rel.ID, Unit: "proxy/0"})
-	if !errors.Is(err, api.ErrConflict) {
-		t.Errorf("write out of scope: %v", err)
-	}
-	if _, err := set("kv/0", false, t0, map[string]string{"big": strings.Repeat("x", MaxBagSize)}); !errors.Is(err, api.ErrTooLarge) {
-		t.Errorf("oversized bag: %v", err)
-	}
-
+// checkForceRemoveLeavesScope continues TestScopesAndLeaderOnlyAppData:
+// kv/0 is in the scope of relation relID with a bag.
+func checkForceRemoveLeavesScope(t *testing.T, h *harness, relID int) {
+	t.Helper()
 	// Force-removing a unit takes it out of scope and deletes its bags.
 	h.must(DestroyUnitsType, &DestroyUnitsRequest{ModelUUID: testModel, Units: []string{"kv/0"}, Force: true})
-	if b, _ := h.snap().RelationDataBag(testModel, rel.ID, "kv/0", false); b != nil {
+	if b, _ := h.snap().RelationDataBag(testModel, relID, "kv/0", false); b != nil {
 		t.Error("forced unit's bag kept")
 	}
-	if m, _ := h.snap().ScopeMembers(testModel, rel.ID); len(m) != 2 {
+	if m, _ := h.snap().ScopeMembers(testModel, relID); len(m) != 2 {
 		t.Errorf("%d members after force", len(m))
 	}
-	h.fails(LeaveScopeType, &LeaveScopeRequest{ModelUUID: testModel, RelationID: rel.ID, Unit: "kv/0"}, api.ErrNotFound)
+	h.fails(LeaveScopeType, &LeaveScopeRequest{ModelUUID: testModel, RelationID: relID, Unit: "kv/0"}, api.ErrNotFound)
 }

@@ -4,60 +4,64 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/spoke/internal/state/format"
 )
 
-// Every request below carries all the IDs, timestamps and random values
-// (password hashes included) its command needs: Apply reads no clock and no
-// randomness. Sequences (machine ids, relation ids, unit numbers, task ids)
-// are allocated inside Apply from the model's and application's counters,
-// which is deterministic. "Value:" says what ApplyResult.Value holds.
-
-// CreateHubTokenRequest records a hub join token by the SHA-256 (hex) of
-// its text and drops tokens expired before Now.
-type CreateHubTokenRequest struct {
-	Hash    string    `json:"hash"`
-	Expires time.Time `json:"expires"`
-	Now     time.Time `json:"now"`
-}
-
-// SetHubTrustRequest makes the controller trust a hub (Trust.SetAt is
-// taken from Now). TokenHash, if set, names the hub join token consumed by
-// the same command; FlagsNode and FlagsDigest, if set, say that a node's
-// start flags propose it (see Txn.SetHubTrust). Value: *api.HubTrust.
-type SetHubTrustRequest struct {
-	Trust       api.HubTrust `json:"trust"`
-	TokenHash   string       `json:"token-hash,omitempty"`
-	FlagsNode   string       `json:"flags-node,omitempty"`
-	FlagsDigest string       `json:"flags-digest,omitempty"`
-	Now         time.Time    `json:"now"`
-}
-
-// RemoveHubTrustRequest makes the controller trust no hub.
-type RemoveHubTrustRequest struct{}
-
-// SetPlacementRequest records the cloud and region a hub placed the
-// controller in, which its status then shows. Value: *api.Controller.
-type SetPlacementRequest struct {
-	Cloud  string `json:"cloud"`
-	Region string `json:"region"`
-}
-
-// ControllerInitRequest records the controller itself. Idempotent for the
-// same UUID; a different UUID is a conflict. Value: *api.Controller.
-type ControllerInitRequest struct {
-	UUID   string `json:"uuid"`
-	Name   string `json:"name"`
-	CACert string `json:"ca-cert"`
-}
+// The requests of the raft commands. Their JSON bodies are declared in
+// package format, whose doc comments say what each command does. A request
+// of plain values is its format struct under an alias; a request that
+// carries api structs is declared here with them, so proposers hand over
+// api values, and is converted to its format struct in Encode and back in
+// Decode (the converters below).
+type (
+	CreateHubTokenRequest        = format.CreateHubTokenRequest
+	RemoveHubTrustRequest        = format.RemoveHubTrustRequest
+	SetPlacementRequest          = format.SetPlacementRequest
+	ControllerInitRequest        = format.ControllerInitRequest
+	RemoveControllerNodeRequest  = format.RemoveControllerNodeRequest
+	RemoveUserRequest            = format.RemoveUserRequest
+	RemoveCredentialRequest      = format.RemoveCredentialRequest
+	AddModelRequest              = format.AddModelRequest
+	SetModelConfigRequest        = format.SetModelConfigRequest
+	DestroyModelRequest          = format.DestroyModelRequest
+	RemoveModelRequest           = format.RemoveModelRequest
+	AddApplicationRequest        = format.AddApplicationRequest
+	SetApplicationConfigRequest  = format.SetApplicationConfigRequest
+	SetCharmRequest              = format.SetCharmRequest
+	SetTrustRequest              = format.SetTrustRequest
+	SetExposedRequest            = format.SetExposedRequest
+	SetConstraintsRequest        = format.SetConstraintsRequest
+	AddUnitsRequest              = format.AddUnitsRequest
+	ScaleApplicationRequest      = format.ScaleApplicationRequest
+	DestroyUnitsRequest          = format.DestroyUnitsRequest
+	EnsureUnitDeadRequest        = format.EnsureUnitDeadRequest
+	RemoveUnitRequest            = format.RemoveUnitRequest
+	DestroyApplicationRequest    = format.DestroyApplicationRequest
+	AddRelationRequest           = format.AddRelationRequest
+	DestroyRelationRequest       = format.DestroyRelationRequest
+	EnterScopeRequest            = format.EnterScopeRequest
+	LeaveScopeRequest            = format.LeaveScopeRequest
+	SetRelationDataRequest       = format.SetRelationDataRequest
+	ClaimLeaseRequest            = format.ClaimLeaseRequest
+	RevokeLeaseRequest           = format.RevokeLeaseRequest
+	ExpireLeasesRequest          = format.ExpireLeasesRequest
+	EnqueueTaskRequest           = format.EnqueueTaskRequest
+	StartTaskRequest             = format.StartTaskRequest
+	AppendTaskLogRequest         = format.AppendTaskLogRequest
+	FinishTaskRequest            = format.FinishTaskRequest
+	CancelTaskRequest            = format.CancelTaskRequest
+	SetWorkloadVersionRequest    = format.SetWorkloadVersionRequest
+	SetResolvedRequest           = format.SetResolvedRequest
+	ClearResolvedRequest         = format.ClearResolvedRequest
+	AddMachineRequest            = format.AddMachineRequest
+	SetMachineProvisionedRequest = format.SetMachineProvisionedRequest
+	DestroyMachineRequest        = format.DestroyMachineRequest
+	RemoveMachineRequest         = format.RemoveMachineRequest
+)
 
 // UpsertControllerNodeRequest adds or updates a raft member. Value: *api.ControllerNode.
 type UpsertControllerNodeRequest struct {
 	Node api.ControllerNode `json:"node"`
-}
-
-// RemoveControllerNodeRequest removes a raft member.
-type RemoveControllerNodeRequest struct {
-	ID string `json:"id"`
 }
 
 // UpsertUserRequest adds or updates a local user. api.User hides its
@@ -68,52 +72,9 @@ type UpsertUserRequest struct {
 	PasswordHash string   `json:"password-hash,omitempty"`
 }
 
-// RemoveUserRequest removes a local user and its "user-NAME" credential.
-type RemoveUserRequest struct {
-	Name string `json:"name"`
-}
-
 // SetCredentialRequest sets an agent's or user's hashed secret. Value: *api.Credential.
 type SetCredentialRequest struct {
 	Credential api.Credential `json:"credential"`
-}
-
-// RemoveCredentialRequest removes a credential.
-type RemoveCredentialRequest struct {
-	Tag string `json:"tag"`
-}
-
-// AddModelRequest creates a model; (Owner, Name) is unique. Value: *api.Model.
-type AddModelRequest struct {
-	UUID   string         `json:"uuid"`
-	Name   string         `json:"name"`
-	Owner  string         `json:"owner"`
-	Config map[string]any `json:"config,omitempty"`
-	Now    time.Time      `json:"now"`
-}
-
-// SetModelConfigRequest sets and unsets model config keys. Value: the
-// changed keys with their new values (nil for a key unset), map[string]any.
-type SetModelConfigRequest struct {
-	ModelUUID string         `json:"model-uuid"`
-	Set       map[string]any `json:"set,omitempty"`
-	Unset     []string       `json:"unset,omitempty"`
-}
-
-// DestroyModelRequest makes a model dying and cascades dying to its
-// applications (and so their units and relations). Value: *api.Model.
-type DestroyModelRequest struct {
-	ModelUUID string    `json:"model-uuid"`
-	Now       time.Time `json:"now"`
-	// Force removes every application's units and every machine's at
-	// once, in the same command (destroy-model --force).
-	Force bool `json:"force,omitempty"`
-}
-
-// RemoveModelRequest deletes a model that is empty (no applications, units
-// or machines left) or dead, with everything still attached to it.
-type RemoveModelRequest struct {
-	ModelUUID string `json:"model-uuid"`
 }
 
 // AddCharmRequest stores charm metadata; idempotent by SHA256. Value: *api.Charm.
@@ -121,241 +82,16 @@ type AddCharmRequest struct {
 	Charm api.Charm `json:"charm"`
 }
 
-// AddApplicationRequest deploys a charm. Config is already validated and
-// typed by the proposer. Placement[i] places unit i: "" or missing means a
-// new machine; "N" or "lxd:N" machine N; "app/N" next to that unit.
-// Subordinates get no units and no machines. Peer relations are created.
-// Value: *AddApplicationResult.
-type AddApplicationRequest struct {
-	ModelUUID   string         `json:"model-uuid"`
-	Name        string         `json:"name"`
-	CharmSHA256 string         `json:"charm-sha256"`
-	Config      map[string]any `json:"config,omitempty"`
-	Constraints string         `json:"constraints,omitempty"`
-	Base        string         `json:"base,omitempty"`
-	NumUnits    int            `json:"num-units"`
-	Placement   []string       `json:"placement,omitempty"`
-	Trust       bool           `json:"trust,omitempty"`
-	Now         time.Time      `json:"now"`
-}
-
-// AddApplicationResult is the Value of AddApplication and AddUnits.
-type AddApplicationResult struct {
-	Application *api.Application `json:"application"`
-	Units       []string         `json:"units,omitempty"`
-	Machines    []string         `json:"machines,omitempty"` // newly created only
-	Relations   []int            `json:"relations,omitempty"`
-}
-
-// SetApplicationConfigRequest sets and unsets application config (typed by
-// the proposer). Value: *api.Application.
-type SetApplicationConfigRequest struct {
-	ModelUUID string         `json:"model-uuid"`
-	App       string         `json:"app"`
-	Set       map[string]any `json:"set,omitempty"`
-	Unset     []string       `json:"unset,omitempty"`
-}
-
-// SetCharmRequest upgrades an application to another stored charm: bumps
-// CharmRevision and recomputes endpoints; rejected if an endpoint used by an
-// existing relation would vanish. Set and Unset change the application's
-// config with the charm (the API server drops settings the new charm has
-// no option for); ForceUnits is recorded for the agents (a unit in error
-// takes the charm without being resolved). Value: *api.Application.
-type SetCharmRequest struct {
-	ModelUUID   string         `json:"model-uuid"`
-	App         string         `json:"app"`
-	CharmSHA256 string         `json:"charm-sha256"`
-	ForceUnits  bool           `json:"force-units,omitempty"`
-	Set         map[string]any `json:"set,omitempty"`
-	Unset       []string       `json:"unset,omitempty"`
-}
-
-// SetTrustRequest trusts an application with the model's cloud
-// credential (juju trust), or no longer. Value: *api.Application.
-type SetTrustRequest struct {
-	ModelUUID string `json:"model-uuid"`
-	App       string `json:"app"`
-	Trust     bool   `json:"trust"`
-}
-
-// SetExposedRequest exposes or unexposes an application. Value: *api.Application.
-type SetExposedRequest struct {
-	ModelUUID string `json:"model-uuid"`
-	App       string `json:"app"`
-	Exposed   bool   `json:"exposed"`
-}
-
-// SetConstraintsRequest sets an application's constraints. Value: *api.Application.
-type SetConstraintsRequest struct {
-	ModelUUID   string `json:"model-uuid"`
-	App         string `json:"app"`
-	Constraints string `json:"constraints"`
-}
-
-// AddUnitsRequest adds N units (placement as in AddApplication).
-// Value: *AddApplicationResult.
-type AddUnitsRequest struct {
-	ModelUUID string    `json:"model-uuid"`
-	App       string    `json:"app"`
-	N         int       `json:"n"`
-	Placement []string  `json:"placement,omitempty"`
-	Now       time.Time `json:"now"`
-}
-
-// ScaleApplicationRequest grows by adding units or shrinks by marking the
-// highest-numbered alive units dying. Value: *AddApplicationResult.
-type ScaleApplicationRequest struct {
-	ModelUUID string    `json:"model-uuid"`
-	App       string    `json:"app"`
-	Scale     int       `json:"scale"`
-	Now       time.Time `json:"now"`
-}
-
-// DestroyUnitsRequest makes units dying. With Force they are removed at once:
-// they leave every scope, their data bags go, their lease is released.
-type DestroyUnitsRequest struct {
-	ModelUUID string   `json:"model-uuid"`
-	Units     []string `json:"units"`
-	Force     bool     `json:"force,omitempty"`
-}
-
-// EnsureUnitDeadRequest marks a unit dead; a Conflict while it is still in
-// any relation scope.
-type EnsureUnitDeadRequest struct {
-	ModelUUID string `json:"model-uuid"`
-	Unit      string `json:"unit"`
-}
-
-// RemoveUnitRequest deletes a dead unit with its status history and
-// credential; a dying application left with no units is removed too.
-type RemoveUnitRequest struct {
-	ModelUUID string `json:"model-uuid"`
-	Unit      string `json:"unit"`
-}
-
-// DestroyApplicationRequest makes an application, its units and its
-// relations dying. Force removes its units at once. The application is
-// removed once dying with no units and no relations.
-type DestroyApplicationRequest struct {
-	ModelUUID string `json:"model-uuid"`
-	App       string `json:"app"`
-	Force     bool   `json:"force,omitempty"`
-}
-
-// AddRelationRequest integrates two endpoints, each "app" or "app:endpoint",
-// resolved as Juju does. Value: *api.Relation.
-type AddRelationRequest struct {
-	ModelUUID string    `json:"model-uuid"`
-	Endpoints [2]string `json:"endpoints"`
-	// Now stamps the status of subordinate units a container relation creates.
-	Now time.Time `json:"now"`
-}
-
-// DestroyRelationRequest makes a relation dying, found by Endpoints when
-// Endpoints[0] is set and by ID otherwise (ids start at 0). It is removed
-// once no unit is in its scope.
-type DestroyRelationRequest struct {
-	ModelUUID string    `json:"model-uuid"`
-	ID        int       `json:"id"`
-	Endpoints [2]string `json:"endpoints,omitzero"`
-}
-
-// EnterScopeRequest puts a unit into a relation's scope and creates its unit
-// bag (with Settings) if missing.
-type EnterScopeRequest struct {
-	ModelUUID  string            `json:"model-uuid"`
-	RelationID int               `json:"relation-id"`
-	Unit       string            `json:"unit"`
-	Settings   map[string]string `json:"settings,omitempty"`
-}
-
-// LeaveScopeRequest takes a unit out of a relation's scope.
-type LeaveScopeRequest struct {
-	ModelUUID  string `json:"model-uuid"`
-	RelationID int    `json:"relation-id"`
-	Unit       string `json:"unit"`
-}
-
-// SetRelationDataRequest writes Unit's own bag, or with App its
-// application's bag (only while Unit holds an unexpired lease at Now).
-// Value: *api.RelationData.
-type SetRelationDataRequest struct {
-	ModelUUID  string            `json:"model-uuid"`
-	RelationID int               `json:"relation-id"`
-	Unit       string            `json:"unit"`
-	App        bool              `json:"app,omitempty"`
-	Set        map[string]string `json:"set,omitempty"`
-	Unset      []string          `json:"unset,omitempty"`
-	Now        time.Time         `json:"now"`
-}
-
-// ClaimLeaseRequest claims or extends an application's leadership for
-// Duration from Now. Value: *api.Lease.
-type ClaimLeaseRequest struct {
-	ModelUUID string        `json:"model-uuid"`
-	App       string        `json:"app"`
-	Unit      string        `json:"unit"`
-	Now       time.Time     `json:"now"`
-	Duration  time.Duration `json:"duration"`
-}
-
-// RevokeLeaseRequest ends Holder's lease early.
-type RevokeLeaseRequest struct {
-	ModelUUID string `json:"model-uuid"`
-	App       string `json:"app"`
-	Holder    string `json:"holder"`
-}
-
-// ExpireLeasesRequest deletes every lease with Expiry <= Now. Proposed by a
-// leader-only worker. Value: []string of "model-uuid/app" expired.
-type ExpireLeasesRequest struct {
-	Now time.Time `json:"now"`
-}
-
-// EnqueueTaskRequest queues an action on a unit; the ID comes from
-// Model.NextTask. Params are already validated. Value: *api.Task.
-type EnqueueTaskRequest struct {
-	ModelUUID      string         `json:"model-uuid"`
-	Receiver       string         `json:"receiver"`
-	Action         string         `json:"action"`
-	Params         map[string]any `json:"params,omitempty"`
-	Parallel       bool           `json:"parallel,omitempty"`
-	ExecutionGroup string         `json:"execution-group,omitempty"`
-	Now            time.Time      `json:"now"`
-}
-
-// StartTaskRequest moves a pending task to running. Value: *api.Task.
-type StartTaskRequest struct {
-	ModelUUID string    `json:"model-uuid"`
-	ID        string    `json:"id"`
-	Now       time.Time `json:"now"`
-}
-
-// AppendTaskLogRequest appends an action-log line to a running task.
-type AppendTaskLogRequest struct {
-	ModelUUID string    `json:"model-uuid"`
-	ID        string    `json:"id"`
-	Time      time.Time `json:"time"`
-	Message   string    `json:"message"`
-}
-
-// FinishTaskRequest ends a running (or pending) task with Status completed,
-// failed or aborted. Value: *api.Task.
-type FinishTaskRequest struct {
-	ModelUUID string         `json:"model-uuid"`
-	ID        string         `json:"id"`
-	Status    string         `json:"status"`
-	Message   string         `json:"message,omitempty"`
-	Results   map[string]any `json:"results,omitempty"`
-	Now       time.Time      `json:"now"`
-}
-
-// CancelTaskRequest cancels a pending task. Value: *api.Task.
-type CancelTaskRequest struct {
-	ModelUUID string    `json:"model-uuid"`
-	ID        string    `json:"id"`
-	Now       time.Time `json:"now"`
+// SetHubTrustRequest makes the controller trust a hub (Trust.SetAt is
+// taken from Now). TokenHash, if set, names the hub join token consumed by
+// the same command; FlagsNode and FlagsDigest, if set, say that a node's
+// start flags propose it (see setHubTrust). Value: *api.HubTrust.
+type SetHubTrustRequest struct {
+	Trust       api.HubTrust `json:"trust"`
+	TokenHash   string       `json:"token-hash,omitempty"`
+	FlagsNode   string       `json:"flags-node,omitempty"`
+	FlagsDigest string       `json:"flags-digest,omitempty"`
+	Now         time.Time    `json:"now"`
 }
 
 // SetStatusRequest sets one status (Kind is an api.StatusKind*) of a unit,
@@ -382,61 +118,6 @@ type SetUnitPortsRequest struct {
 	Close     []api.Port `json:"close,omitempty"`
 }
 
-// SetWorkloadVersionRequest records a unit's workload version (and the
-// application's). Value: *api.Unit.
-type SetWorkloadVersionRequest struct {
-	ModelUUID string `json:"model-uuid"`
-	Unit      string `json:"unit"`
-	Version   string `json:"version"`
-}
-
-// SetResolvedRequest asks an errored unit to retry ("retry") or skip
-// ("no-retry") its failed hook; bumps RetryVersion. Value: *api.Unit.
-type SetResolvedRequest struct {
-	ModelUUID string `json:"model-uuid"`
-	Unit      string `json:"unit"`
-	Mode      string `json:"mode"`
-}
-
-// ClearResolvedRequest clears a pending resolved request. Value: *api.Unit.
-type ClearResolvedRequest struct {
-	ModelUUID string `json:"model-uuid"`
-	Unit      string `json:"unit"`
-}
-
-// AddMachineRequest adds an empty machine; its ID comes from
-// Model.NextMachine. Value: *api.Machine.
-type AddMachineRequest struct {
-	ModelUUID   string `json:"model-uuid"`
-	Base        string `json:"base,omitempty"`
-	Constraints string `json:"constraints,omitempty"`
-}
-
-// SetMachineProvisionedRequest records the provider's instance for a
-// machine. Value: *api.Machine.
-type SetMachineProvisionedRequest struct {
-	ModelUUID  string   `json:"model-uuid"`
-	ID         string   `json:"id"`
-	ProviderID string   `json:"provider-id"`
-	Addresses  []string `json:"addresses,omitempty"`
-	// Base is the instance's OS base, kept when the machine asked for none.
-	Base string `json:"base,omitempty"`
-}
-
-// DestroyMachineRequest makes a machine dying; refused while units remain
-// on it unless Force (which force-destroys those units).
-type DestroyMachineRequest struct {
-	ModelUUID string `json:"model-uuid"`
-	ID        string `json:"id"`
-	Force     bool   `json:"force,omitempty"`
-}
-
-// RemoveMachineRequest deletes a dying or dead machine with no units.
-type RemoveMachineRequest struct {
-	ModelUUID string `json:"model-uuid"`
-	ID        string `json:"id"`
-}
-
 // CommitHookChangesRequest commits the buffered writes of one successful
 // hook of Changes.Unit, all or nothing: relation bags (as SetRelationData,
 // app bags only while the unit holds the unexpired lease at Now), ports (as
@@ -446,4 +127,84 @@ type CommitHookChangesRequest struct {
 	ModelUUID string               `json:"model-uuid"`
 	Changes   api.AgentHookChanges `json:"changes"`
 	Now       time.Time            `json:"now"`
+}
+
+// AddApplicationResult is the Value of AddApplication and AddUnits.
+type AddApplicationResult struct {
+	Application *api.Application `json:"application"`
+	Units       []string         `json:"units,omitempty"`
+	Machines    []string         `json:"machines,omitempty"` // newly created only
+	Relations   []int            `json:"relations,omitempty"`
+}
+
+// Converters between the requests above and their format structs.
+
+func (r *UpsertControllerNodeRequest) wire() *format.UpsertControllerNodeRequest {
+	return &format.UpsertControllerNodeRequest{Node: *format.FromControllerNode(&r.Node)}
+}
+
+func upsertControllerNodeRequest(w *format.UpsertControllerNodeRequest) *UpsertControllerNodeRequest {
+	return &UpsertControllerNodeRequest{Node: *w.Node.API()}
+}
+
+func (r *UpsertUserRequest) wire() *format.UpsertUserRequest {
+	return &format.UpsertUserRequest{User: *format.FromUser(&r.User), PasswordHash: r.PasswordHash}
+}
+
+func upsertUserRequest(w *format.UpsertUserRequest) *UpsertUserRequest {
+	return &UpsertUserRequest{User: *w.User.API(""), PasswordHash: w.PasswordHash}
+}
+
+func (r *SetCredentialRequest) wire() *format.SetCredentialRequest {
+	return &format.SetCredentialRequest{Credential: *format.FromCredential(&r.Credential)}
+}
+
+func setCredentialRequest(w *format.SetCredentialRequest) *SetCredentialRequest {
+	return &SetCredentialRequest{Credential: *w.Credential.API()}
+}
+
+func (r *AddCharmRequest) wire() *format.AddCharmRequest {
+	return &format.AddCharmRequest{Charm: *format.FromCharm(&r.Charm)}
+}
+
+func addCharmRequest(w *format.AddCharmRequest) *AddCharmRequest {
+	return &AddCharmRequest{Charm: *w.Charm.API()}
+}
+
+func (r *SetHubTrustRequest) wire() *format.SetHubTrustRequest {
+	return &format.SetHubTrustRequest{Trust: *format.FromHubTrust(&r.Trust), TokenHash: r.TokenHash,
+		FlagsNode: r.FlagsNode, FlagsDigest: r.FlagsDigest, Now: r.Now}
+}
+
+func setHubTrustRequest(w *format.SetHubTrustRequest) *SetHubTrustRequest {
+	return &SetHubTrustRequest{Trust: *w.Trust.API(), TokenHash: w.TokenHash,
+		FlagsNode: w.FlagsNode, FlagsDigest: w.FlagsDigest, Now: w.Now}
+}
+
+func (r *SetStatusRequest) wire() *format.SetStatusRequest {
+	return &format.SetStatusRequest{ModelUUID: r.ModelUUID, Kind: r.Kind, Entity: r.Entity,
+		Status: format.FromStatus(r.Status), Leader: r.Leader, Now: r.Now}
+}
+
+func setStatusRequest(w *format.SetStatusRequest) *SetStatusRequest {
+	return &SetStatusRequest{ModelUUID: w.ModelUUID, Kind: w.Kind, Entity: w.Entity,
+		Status: w.Status.API(), Leader: w.Leader, Now: w.Now}
+}
+
+func (r *SetUnitPortsRequest) wire() *format.SetUnitPortsRequest {
+	return &format.SetUnitPortsRequest{ModelUUID: r.ModelUUID, Unit: r.Unit,
+		Open: format.FromPorts(r.Open), Close: format.FromPorts(r.Close)}
+}
+
+func setUnitPortsRequest(w *format.SetUnitPortsRequest) *SetUnitPortsRequest {
+	return &SetUnitPortsRequest{ModelUUID: w.ModelUUID, Unit: w.Unit,
+		Open: format.APIPorts(w.Open), Close: format.APIPorts(w.Close)}
+}
+
+func (r *CommitHookChangesRequest) wire() *format.CommitHookChangesRequest {
+	return &format.CommitHookChangesRequest{ModelUUID: r.ModelUUID, Changes: format.FromHookChanges(r.Changes), Now: r.Now}
+}
+
+func commitHookChangesRequest(w *format.CommitHookChangesRequest) *CommitHookChangesRequest {
+	return &CommitHookChangesRequest{ModelUUID: w.ModelUUID, Changes: w.Changes.API(), Now: w.Now}
 }

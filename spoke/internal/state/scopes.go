@@ -4,6 +4,7 @@ import (
 	"maps"
 
 	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/spoke/internal/state/tables"
 )
 
 // MaxBagSize bounds one relation data bag (keys plus values), as Juju does.
@@ -11,7 +12,7 @@ const MaxBagSize = 16 << 20
 
 // ScopeMembers returns the units in a relation's scope, by unit name.
 func (r *reader) ScopeMembers(model string, relID int) ([]*api.RelationScope, error) {
-	return list[api.RelationScope](r, tableRelationScopes, "relation", model, relID)
+	return list[api.RelationScope](r, tables.RelationScopes, "relation", model, relID)
 }
 
 // RelationDataBag returns a unit's (app false) or an application's bag, or
@@ -19,12 +20,12 @@ func (r *reader) ScopeMembers(model string, relID int) ([]*api.RelationScope, er
 // (Version 0 if empty); an application's bag when the leader first writes
 // it, so a missing app bag means change version 0.
 func (r *reader) RelationDataBag(model string, relID int, owner string, app bool) (*api.RelationData, error) {
-	return first[api.RelationData](r, tableRelationData, "id", model, relID, app, owner)
+	return first[api.RelationData](r, tables.RelationData, "id", model, relID, app, owner)
 }
 
-// EnterScope puts an alive unit of one of the relation's applications into
+// enterScope puts an alive unit of one of the relation's applications into
 // its scope, creating the unit's bag if missing. Entering twice is a no-op.
-func (t *Txn) EnterScope(req *EnterScopeRequest) error {
+func enterScope(t *Txn, req *EnterScopeRequest) error {
 	rel, err := t.relation(req.ModelUUID, req.RelationID)
 	if err != nil {
 		return err
@@ -55,11 +56,11 @@ func (t *Txn) EnterScope(req *EnterScopeRequest) error {
 			return api.Errorf(api.CodeInvalid, "unit %q: relation %q is not with its principal", u.Name, rel.Key)
 		}
 	}
-	if s, err := first[api.RelationScope](&t.reader, tableRelationScopes, "id", rel.ModelUUID, rel.ID, u.Name); err != nil {
+	if s, err := first[api.RelationScope](&t.reader, tables.RelationScopes, "id", rel.ModelUUID, rel.ID, u.Name); err != nil {
 		return err
 	} else if s == nil {
 		s = &api.RelationScope{ModelUUID: rel.ModelUUID, RelationID: rel.ID, Unit: u.Name}
-		if err := t.put(tableRelationScopes, s); err != nil {
+		if err := t.put(tables.RelationScopes, s); err != nil {
 			return err
 		}
 	}
@@ -67,21 +68,21 @@ func (t *Txn) EnterScope(req *EnterScopeRequest) error {
 	return err
 }
 
-// LeaveScope takes a unit out of a relation's scope; a dying relation left
+// leaveScope takes a unit out of a relation's scope; a dying relation left
 // empty is removed.
-func (t *Txn) LeaveScope(req *LeaveScopeRequest) error {
-	s, err := first[api.RelationScope](&t.reader, tableRelationScopes, "id", req.ModelUUID, req.RelationID, req.Unit)
+func leaveScope(t *Txn, req *LeaveScopeRequest) error {
+	s, err := first[api.RelationScope](&t.reader, tables.RelationScopes, "id", req.ModelUUID, req.RelationID, req.Unit)
 	if err != nil {
 		return err
 	}
 	if s == nil {
 		return api.Errorf(api.CodeNotFound, "unit %q is not in relation %d", req.Unit, req.RelationID)
 	}
-	return t.leaveScope(s)
+	return t.dropScope(s)
 }
 
-func (t *Txn) leaveScope(s *api.RelationScope) error {
-	if err := t.del(tableRelationScopes, s); err != nil {
+func (t *Txn) dropScope(s *api.RelationScope) error {
+	if err := t.del(tables.RelationScopes, s); err != nil {
 		return err
 	}
 	rel, err := t.relation(s.ModelUUID, s.RelationID)
@@ -91,9 +92,9 @@ func (t *Txn) leaveScope(s *api.RelationScope) error {
 	return t.maybeRemoveRelation(rel)
 }
 
-// SetRelationData writes the writer's unit bag, or with App its
+// setRelationData writes the writer's unit bag, or with App its
 // application's bag, which needs the unit to hold the unexpired lease.
-func (t *Txn) SetRelationData(req *SetRelationDataRequest) (*api.RelationData, error) {
+func setRelationData(t *Txn, req *SetRelationDataRequest) (*api.RelationData, error) {
 	rel, err := t.relation(req.ModelUUID, req.RelationID)
 	if err != nil {
 		return nil, err
@@ -102,7 +103,7 @@ func (t *Txn) SetRelationData(req *SetRelationDataRequest) (*api.RelationData, e
 	if err != nil {
 		return nil, err
 	}
-	if s, err := first[api.RelationScope](&t.reader, tableRelationScopes, "id", rel.ModelUUID, rel.ID, u.Name); err != nil {
+	if s, err := first[api.RelationScope](&t.reader, tables.RelationScopes, "id", rel.ModelUUID, rel.ID, u.Name); err != nil {
 		return nil, err
 	} else if s == nil {
 		return nil, api.Errorf(api.CodeConflict, "unit %q is not in the scope of relation %d", u.Name, rel.ID)
@@ -162,5 +163,5 @@ func (t *Txn) writeBag(rel *api.Relation, owner string, app bool, set map[string
 	if changed {
 		bag.Version++
 	}
-	return bag, t.put(tableRelationData, bag)
+	return bag, t.put(tables.RelationData, bag)
 }

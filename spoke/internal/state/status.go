@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/spoke/internal/state/tables"
 )
 
 // HistoryLimit bounds the status history kept per (entity, kind).
@@ -13,7 +14,7 @@ const HistoryLimit = 100
 // StatusHistory returns up to limit (0: all) recorded statuses of an
 // entity, newest first.
 func (r *reader) StatusHistory(model, entity, kind string, limit int) ([]*api.StatusHistoryEntry, error) {
-	all, err := list[api.StatusHistoryEntry](r, tableStatusHistory, "entity", model, entity, kind)
+	all, err := list[api.StatusHistoryEntry](r, tables.StatusHistory, "entity", model, entity, kind)
 	if err != nil {
 		return nil, err
 	}
@@ -25,14 +26,14 @@ func (r *reader) StatusHistory(model, entity, kind string, limit int) ([]*api.St
 }
 
 func (t *Txn) deleteHistory(model, entity, kind string) error {
-	if _, err := t.txn.DeleteAll(tableStatusHistory, "entity", model, entity, kind); err != nil {
+	if _, err := t.txn.DeleteAll(tables.StatusHistory, "entity", model, entity, kind); err != nil {
 		return internalf("delete status history: %v", err)
 	}
 	return nil
 }
 
-// SetStatus sets one status of an entity and records it in its history.
-func (t *Txn) SetStatus(req *SetStatusRequest) error {
+// setStatus sets one status of an entity and records it in its history.
+func setStatus(t *Txn, req *SetStatusRequest) error {
 	if req.Status.Status == "" {
 		return api.Errorf(api.CodeInvalid, "status is required")
 	}
@@ -57,7 +58,7 @@ func (t *Txn) SetStatus(req *SetStatusRequest) error {
 		} else {
 			u.AgentStatus = st
 		}
-		if err := t.put(tableUnits, u); err != nil {
+		if err := t.put(tables.Units, u); err != nil {
 			return err
 		}
 	case api.StatusKindApplication:
@@ -67,7 +68,7 @@ func (t *Txn) SetStatus(req *SetStatusRequest) error {
 		}
 		a = copyApplication(a)
 		a.Status = st
-		if err := t.put(tableApplications, a); err != nil {
+		if err := t.put(tables.Applications, a); err != nil {
 			return err
 		}
 	case api.StatusKindMachine, api.StatusKindInstance:
@@ -81,7 +82,7 @@ func (t *Txn) SetStatus(req *SetStatusRequest) error {
 		} else {
 			mc.InstanceStatus = st
 		}
-		if err := t.put(tableMachines, mc); err != nil {
+		if err := t.put(tables.Machines, mc); err != nil {
 			return err
 		}
 	case api.StatusKindModel:
@@ -94,7 +95,7 @@ func (t *Txn) SetStatus(req *SetStatusRequest) error {
 		}
 		m = copyModel(m)
 		m.Status = st
-		if err := t.put(tableModels, m); err != nil {
+		if err := t.put(tables.Models, m); err != nil {
 			return err
 		}
 	default:
@@ -107,15 +108,15 @@ func (t *Txn) SetStatus(req *SetStatusRequest) error {
 // beyond HistoryLimit in the same transaction.
 func (t *Txn) recordHistory(model, entity, kind string, st api.Status) error {
 	e := &api.StatusHistoryEntry{ModelUUID: model, Entity: entity, Kind: kind, Seq: t.index, Status: copyStatus(st)}
-	if err := t.put(tableStatusHistory, e); err != nil {
+	if err := t.put(tables.StatusHistory, e); err != nil {
 		return err
 	}
-	all, err := list[api.StatusHistoryEntry](&t.reader, tableStatusHistory, "entity", model, entity, kind)
+	all, err := list[api.StatusHistoryEntry](&t.reader, tables.StatusHistory, "entity", model, entity, kind)
 	if err != nil {
 		return err
 	}
 	for len(all) > HistoryLimit {
-		if err := t.del(tableStatusHistory, all[0]); err != nil {
+		if err := t.del(tables.StatusHistory, all[0]); err != nil {
 			return err
 		}
 		all = all[1:]
@@ -123,8 +124,8 @@ func (t *Txn) recordHistory(model, entity, kind string, st api.Status) error {
 	return nil
 }
 
-// SetUnitPorts opens and closes port ranges of a unit.
-func (t *Txn) SetUnitPorts(req *SetUnitPortsRequest) (*api.Unit, error) {
+// setUnitPorts opens and closes port ranges of a unit.
+func setUnitPorts(t *Txn, req *SetUnitPortsRequest) (*api.Unit, error) {
 	u, err := t.unit(req.ModelUUID, req.Unit)
 	if err != nil {
 		return nil, err
@@ -176,7 +177,7 @@ func (t *Txn) SetUnitPorts(req *SetUnitPortsRequest) (*api.Unit, error) {
 	}
 	u = copyUnit(u)
 	u.OpenPorts = ports
-	return u, t.put(tableUnits, u)
+	return u, t.put(tables.Units, u)
 }
 
 func validPort(p api.Port) error {
@@ -200,8 +201,8 @@ func samePort(a, b api.Port) bool {
 	return a.Protocol == b.Protocol && a.From == b.From && a.To == b.To && slices.Equal(ea, eb)
 }
 
-// SetWorkloadVersion records a unit's workload version, and its application's.
-func (t *Txn) SetWorkloadVersion(req *SetWorkloadVersionRequest) (*api.Unit, error) {
+// setWorkloadVersion records a unit's workload version, and its application's.
+func setWorkloadVersion(t *Txn, req *SetWorkloadVersionRequest) (*api.Unit, error) {
 	u, err := t.unit(req.ModelUUID, req.Unit)
 	if err != nil {
 		return nil, err
@@ -212,14 +213,14 @@ func (t *Txn) SetWorkloadVersion(req *SetWorkloadVersionRequest) (*api.Unit, err
 	}
 	u, a = copyUnit(u), copyApplication(a)
 	u.WorkloadVersion, a.WorkloadVersion = req.Version, req.Version
-	if err := t.put(tableApplications, a); err != nil {
+	if err := t.put(tables.Applications, a); err != nil {
 		return nil, err
 	}
-	return u, t.put(tableUnits, u)
+	return u, t.put(tables.Units, u)
 }
 
-// SetResolved asks a unit in error to retry or skip its failed hook.
-func (t *Txn) SetResolved(req *SetResolvedRequest) (*api.Unit, error) {
+// setResolved asks a unit in error to retry or skip its failed hook.
+func setResolved(t *Txn, req *SetResolvedRequest) (*api.Unit, error) {
 	if req.Mode != "retry" && req.Mode != "no-retry" {
 		return nil, api.Errorf(api.CodeInvalid, "resolved mode must be retry or no-retry, not %q", req.Mode)
 	}
@@ -236,11 +237,11 @@ func (t *Txn) SetResolved(req *SetResolvedRequest) (*api.Unit, error) {
 	u = copyUnit(u)
 	u.Resolved = req.Mode
 	u.RetryVersion++
-	return u, t.put(tableUnits, u)
+	return u, t.put(tables.Units, u)
 }
 
-// ClearResolved clears a pending resolved request.
-func (t *Txn) ClearResolved(req *ClearResolvedRequest) (*api.Unit, error) {
+// clearResolved clears a pending resolved request.
+func clearResolved(t *Txn, req *ClearResolvedRequest) (*api.Unit, error) {
 	u, err := t.unit(req.ModelUUID, req.Unit)
 	if err != nil {
 		return nil, err
@@ -250,5 +251,32 @@ func (t *Txn) ClearResolved(req *ClearResolvedRequest) (*api.Unit, error) {
 	}
 	u = copyUnit(u)
 	u.Resolved = ""
-	return u, t.put(tableUnits, u)
+	return u, t.put(tables.Units, u)
+}
+
+// StatusRevision returns model's status revision: the last raft index
+// that changed anything its status is built from (package tables,
+// statusrev.go, says how revisions are kept). A model without a recorded
+// revision, as after a restore, gets the latest index of every status
+// table, never lower than its true revision.
+func (r *reader) StatusRevision(model string) (uint64, error) {
+	ctl, err := r.Index(tables.Controller)
+	if err != nil {
+		return 0, err
+	}
+	rev, err := first[tables.StatusRevision](r, tables.StatusRevisions, "id", model)
+	if err != nil {
+		return 0, err
+	}
+	if rev != nil {
+		return max(ctl, rev.Index), nil
+	}
+	for _, t := range tables.StatusTables {
+		i, err := r.Index(t)
+		if err != nil {
+			return 0, err
+		}
+		ctl = max(ctl, i)
+	}
+	return ctl, nil
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/spoke/internal/state/tables"
 )
 
 // TestStatusRevisions: every write that changes what a model's status is
@@ -22,14 +23,7 @@ func TestStatusRevisions(t *testing.T) {
 	h.must(AddModelType, &AddModelRequest{UUID: other, Name: "other", Owner: "admin", Now: t0})
 	h.deploy("kv", "kv", 1)
 	h.deploy("web", "web", 1)
-	rev := func(model string) uint64 {
-		t.Helper()
-		r, err := h.snap().StatusRevision(model)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r
-	}
+	rev := func(model string) uint64 { t.Helper(); return revisionOf(t, h, model) }
 	otherRev := rev(other)
 	var rel *api.Relation
 	for _, c := range []struct {
@@ -87,6 +81,25 @@ func TestStatusRevisions(t *testing.T) {
 		}
 	}
 
+	checkRevisionsAcrossModels(t, h, other)
+}
+
+func revisionOf(t testing.TB, h *harness, model string) uint64 {
+	t.Helper()
+	r, err := h.snap().StatusRevision(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// checkRevisionsAcrossModels continues TestStatusRevisions: the
+// controller record moves every model's revision, a removed model's
+// revision goes with it, and a restored store never goes below the true
+// revision.
+func checkRevisionsAcrossModels(t *testing.T, h *harness, other string) {
+	t.Helper()
+	rev := func(model string) uint64 { t.Helper(); return revisionOf(t, h, model) }
 	// The controller record is in every model's status.
 	h.must(SetPlacementType, &SetPlacementRequest{Cloud: "lab", Region: "eu-west-1"})
 	if rev(testModel) != h.index || rev(other) != h.index {
@@ -98,7 +111,7 @@ func TestStatusRevisions(t *testing.T) {
 	if m, err := h.snap().ModelByUUID(other); err != nil || m != nil {
 		t.Fatalf("the destroyed model: %v %v", m, err)
 	}
-	if obj, err := h.snap().txn.First(tableStatusRevisions, "id", other); err != nil || obj != nil {
+	if obj, err := h.snap().txn.First(tables.StatusRevisions, "id", other); err != nil || obj != nil {
 		t.Fatalf("the removed model's revision: %v %v", obj, err)
 	}
 
@@ -112,7 +125,7 @@ func TestStatusRevisions(t *testing.T) {
 	if err := h.fsm.Store().Restore(&buf); err != nil {
 		t.Fatal(err)
 	}
-	if obj, err := h.snap().txn.First(tableStatusRevisions, "id", testModel); err != nil || obj != nil {
+	if obj, err := h.snap().txn.First(tables.StatusRevisions, "id", testModel); err != nil || obj != nil {
 		t.Fatalf("a restored store has revisions: %v %v", obj, err)
 	}
 	if got := rev(testModel); got < want {

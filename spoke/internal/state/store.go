@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/spoke/internal/state/tables"
 	"github.com/hashicorp/go-memdb"
 )
 
@@ -25,7 +26,7 @@ type Store struct {
 
 // NewStore returns an empty store.
 func NewStore() (*Store, error) {
-	db, err := memdb.NewMemDB(schema())
+	db, err := memdb.NewMemDB(tables.Schema())
 	if err != nil {
 		return nil, fmt.Errorf("state schema: %w", err)
 	}
@@ -131,12 +132,12 @@ func (s *Store) finish(txn *memdb.Txn, index uint64) ([]Event, error) {
 		}
 	}
 	for _, t := range touched {
-		if err := txn.Insert(tableIndex, &IndexEntry{Key: t, Value: index}); err != nil {
+		if err := txn.Insert(tables.Index, &tables.IndexEntry{Key: t, Value: index}); err != nil {
 			txn.Abort()
 			return nil, internalf("index table: %v", err)
 		}
 	}
-	if err := bumpStatusRevisions(txn, changes, index); err != nil {
+	if err := tables.BumpStatusRevisions(txn, changes, index); err != nil {
 		txn.Abort()
 		return nil, err
 	}
@@ -166,7 +167,12 @@ type Snapshot struct {
 // every write transaction that changes anything bumps the index table.
 func (s *Snapshot) Generation() uint64 { return s.gen }
 
-// Txn is a write transaction; it reads its own writes.
+// Txn is a write transaction; it reads its own writes. The raft commands
+// are plain functions of a Txn (the commands table names them); its
+// methods are what they share: the write primitives (put, del), the
+// lookups that turn a missing or dying row into the command's error
+// (model, aliveApplication, unit, ...), and the steps several commands
+// take (status history, the cascades of destroying and removing).
 type Txn struct {
 	reader
 	index uint64
@@ -190,8 +196,9 @@ func newTxn(db *memdb.MemDB, index uint64) *Txn {
 // Index is the raft index the transaction is applying.
 func (t *Txn) Index() uint64 { return t.index }
 
-// reader holds the read API shared by snapshots and write transactions.
-// When ws is set every read adds its watch channel to it.
+// reader holds the read API shared by snapshots and write transactions:
+// the queries the spoke's packages make through a Snapshot. When ws is set
+// every read adds its watch channel to it.
 type reader struct {
 	txn *memdb.Txn
 	ws  memdb.WatchSet
@@ -236,7 +243,7 @@ func list[T any](r *reader, table, index string, args ...any) ([]*T, error) {
 
 // Index returns the last raft index that modified table, 0 if none.
 func (r *reader) Index(table string) (uint64, error) {
-	e, err := first[IndexEntry](r, tableIndex, "id", table)
+	e, err := first[tables.IndexEntry](r, tables.Index, "id", table)
 	if err != nil || e == nil {
 		return 0, err
 	}
@@ -245,7 +252,7 @@ func (r *reader) Index(table string) (uint64, error) {
 
 // LatestIndex returns the last raft index that modified any table.
 func (r *reader) LatestIndex() (uint64, error) {
-	entries, err := list[IndexEntry](r, tableIndex, "id")
+	entries, err := list[tables.IndexEntry](r, tables.Index, "id")
 	if err != nil {
 		return 0, err
 	}
@@ -266,7 +273,7 @@ func maxOf(a, b uint64) uint64 {
 // put inserts obj, stamping its raft indexes: a new object (CreateIndex 0)
 // gets the transaction's index as CreateIndex.
 func (t *Txn) put(table string, obj any) error {
-	if m := metaOf(obj); m != nil {
+	if m := tables.Meta(obj); m != nil {
 		if m.CreateIndex == 0 {
 			m.CreateIndex = t.index
 		}
@@ -281,50 +288,6 @@ func (t *Txn) put(table string, obj any) error {
 func (t *Txn) del(table string, obj any) error {
 	if err := t.txn.Delete(table, obj); err != nil {
 		return internalf("delete from %s: %v", table, err)
-	}
-	return nil
-}
-
-func metaOf(obj any) *api.Meta {
-	switch o := obj.(type) {
-	case *api.Controller:
-		return &o.Meta
-	case *api.ControllerNode:
-		return &o.Meta
-	case *api.User:
-		return &o.Meta
-	case *api.Credential:
-		return &o.Meta
-	case *api.Model:
-		return &o.Meta
-	case *api.Charm:
-		return &o.Meta
-	case *api.Application:
-		return &o.Meta
-	case *api.Unit:
-		return &o.Meta
-	case *api.Machine:
-		return &o.Meta
-	case *api.Relation:
-		return &o.Meta
-	case *api.RelationScope:
-		return &o.Meta
-	case *api.RelationData:
-		return &o.Meta
-	case *api.Lease:
-		return &o.Meta
-	case *api.Task:
-		return &o.Meta
-	case *ModelConfigEntry:
-		return &o.Meta
-	case *UnitCharmState:
-		return &o.Meta
-	case *LeaderSettings:
-		return &o.Meta
-	case *HubTrustRecord:
-		return &o.Meta
-	case *HubToken:
-		return &o.Meta
 	}
 	return nil
 }

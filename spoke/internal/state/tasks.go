@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/spoke/internal/state/tables"
 )
 
 // TaskFilter narrows ListTasks; empty fields match everything.
@@ -14,7 +15,7 @@ type TaskFilter struct {
 
 // TaskByID returns a task, or nil.
 func (r *reader) TaskByID(model, id string) (*api.Task, error) {
-	return first[api.Task](r, tableTasks, "id", model, id)
+	return first[api.Task](r, tables.Tasks, "id", model, id)
 }
 
 // ListTasks returns a model's tasks matching f.
@@ -23,11 +24,11 @@ func (r *reader) ListTasks(model string, f TaskFilter) ([]*api.Task, error) {
 	var err error
 	switch {
 	case f.Receiver != "":
-		all, err = list[api.Task](r, tableTasks, "receiver", model, f.Receiver)
+		all, err = list[api.Task](r, tables.Tasks, "receiver", model, f.Receiver)
 	case f.Status != "":
-		all, err = list[api.Task](r, tableTasks, "status", model, f.Status)
+		all, err = list[api.Task](r, tables.Tasks, "status", model, f.Status)
 	default:
-		all, err = list[api.Task](r, tableTasks, "model", model)
+		all, err = list[api.Task](r, tables.Tasks, "model", model)
 	}
 	if err != nil {
 		return nil, err
@@ -41,19 +42,8 @@ func (r *reader) ListTasks(model string, f TaskFilter) ([]*api.Task, error) {
 	return out, nil
 }
 
-func (r *reader) task(model, id string) (*api.Task, error) {
-	t, err := r.TaskByID(model, id)
-	if err != nil {
-		return nil, err
-	}
-	if t == nil {
-		return nil, api.Errorf(api.CodeNotFound, "task %q not found", id)
-	}
-	return t, nil
-}
-
-// EnqueueTask queues an action on a unit; IDs count up from Model.NextTask.
-func (t *Txn) EnqueueTask(req *EnqueueTaskRequest) (*api.Task, error) {
+// enqueueTask queues an action on a unit; IDs count up from Model.NextTask.
+func enqueueTask(t *Txn, req *EnqueueTaskRequest) (*api.Task, error) {
 	m, err := t.aliveModel(req.ModelUUID)
 	if err != nil {
 		return nil, err
@@ -75,36 +65,36 @@ func (t *Txn) EnqueueTask(req *EnqueueTaskRequest) (*api.Task, error) {
 		Status: api.TaskPending, Enqueued: req.Now,
 	}
 	m.NextTask++
-	if err := t.put(tableModels, m); err != nil {
+	if err := t.put(tables.Models, m); err != nil {
 		return nil, err
 	}
-	return task, t.put(tableTasks, task)
+	return task, t.put(tables.Tasks, task)
 }
 
-// StartTask moves a pending task to running.
-func (t *Txn) StartTask(req *StartTaskRequest) (*api.Task, error) {
+// startTask moves a pending task to running.
+func startTask(t *Txn, req *StartTaskRequest) (*api.Task, error) {
 	task, err := t.taskIn(req.ModelUUID, req.ID, api.TaskPending)
 	if err != nil {
 		return nil, err
 	}
 	task = copyTask(task)
 	task.Status, task.Started = api.TaskRunning, req.Now
-	return task, t.put(tableTasks, task)
+	return task, t.put(tables.Tasks, task)
 }
 
-// AppendTaskLog appends a log message to a running task.
-func (t *Txn) AppendTaskLog(req *AppendTaskLogRequest) (*api.Task, error) {
+// appendTaskLog appends a log message to a running task.
+func appendTaskLog(t *Txn, req *AppendTaskLogRequest) (*api.Task, error) {
 	task, err := t.taskIn(req.ModelUUID, req.ID, api.TaskRunning)
 	if err != nil {
 		return nil, err
 	}
 	task = copyTask(task)
 	task.Log = append(task.Log, api.TaskLog{Time: req.Time, Message: req.Message})
-	return task, t.put(tableTasks, task)
+	return task, t.put(tables.Tasks, task)
 }
 
-// FinishTask ends a pending or running task.
-func (t *Txn) FinishTask(req *FinishTaskRequest) (*api.Task, error) {
+// finishTask ends a pending or running task.
+func finishTask(t *Txn, req *FinishTaskRequest) (*api.Task, error) {
 	switch req.Status {
 	case api.TaskCompleted, api.TaskFailed, api.TaskAborted:
 	default:
@@ -116,25 +106,29 @@ func (t *Txn) FinishTask(req *FinishTaskRequest) (*api.Task, error) {
 	}
 	task = copyTask(task)
 	task.Status, task.Message, task.Results, task.Completed = req.Status, req.Message, copyAnyMap(req.Results), req.Now
-	return task, t.put(tableTasks, task)
+	return task, t.put(tables.Tasks, task)
 }
 
-// CancelTask cancels a pending task.
-func (t *Txn) CancelTask(req *CancelTaskRequest) (*api.Task, error) {
+// cancelTask cancels a pending task.
+func cancelTask(t *Txn, req *CancelTaskRequest) (*api.Task, error) {
 	task, err := t.taskIn(req.ModelUUID, req.ID, api.TaskPending)
 	if err != nil {
 		return nil, err
 	}
 	task = copyTask(task)
 	task.Status, task.Completed = api.TaskCancelled, req.Now
-	return task, t.put(tableTasks, task)
+	return task, t.put(tables.Tasks, task)
 }
 
-// taskIn returns a task whose status is one of statuses, else a Conflict.
+// taskIn returns a task whose status is one of statuses: NotFound if
+// there is no such task, a Conflict if it has another status.
 func (t *Txn) taskIn(model, id string, statuses ...string) (*api.Task, error) {
-	task, err := t.task(model, id)
+	task, err := t.TaskByID(model, id)
 	if err != nil {
 		return nil, err
+	}
+	if task == nil {
+		return nil, api.Errorf(api.CodeNotFound, "task %q not found", id)
 	}
 	for _, s := range statuses {
 		if task.Status == s {

@@ -5,35 +5,36 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/spoke/internal/state/tables"
 )
 
 // UnitByName returns a unit, or nil.
 func (r *reader) UnitByName(model, name string) (*api.Unit, error) {
-	return first[api.Unit](r, tableUnits, "id", model, name)
+	return first[api.Unit](r, tables.Units, "id", model, name)
 }
 
 // ListUnits returns a model's units, by name.
 func (r *reader) ListUnits(model string) ([]*api.Unit, error) {
-	return list[api.Unit](r, tableUnits, "model", model)
+	return list[api.Unit](r, tables.Units, "model", model)
 }
 
 // UnitsByApplication returns an application's units, by name.
 func (r *reader) UnitsByApplication(model, app string) ([]*api.Unit, error) {
-	return list[api.Unit](r, tableUnits, "application", model, app)
+	return list[api.Unit](r, tables.Units, "application", model, app)
 }
 
 // UnitsByMachine returns the units on a machine, subordinates included.
 func (r *reader) UnitsByMachine(model, machine string) ([]*api.Unit, error) {
-	return list[api.Unit](r, tableUnits, "machine", model, machine)
+	return list[api.Unit](r, tables.Units, "machine", model, machine)
 }
 
 // subordinatesOf returns the subordinate units of a principal unit.
-func (r *reader) subordinatesOf(model, principal string) ([]*api.Unit, error) {
-	return list[api.Unit](r, tableUnits, "principal", model, principal)
+func (t *Txn) subordinatesOf(model, principal string) ([]*api.Unit, error) {
+	return list[api.Unit](&t.reader, tables.Units, "principal", model, principal)
 }
 
-func (r *reader) unit(model, name string) (*api.Unit, error) {
-	u, err := r.UnitByName(model, name)
+func (t *Txn) unit(model, name string) (*api.Unit, error) {
+	u, err := t.UnitByName(model, name)
 	if err != nil {
 		return nil, err
 	}
@@ -43,9 +44,9 @@ func (r *reader) unit(model, name string) (*api.Unit, error) {
 	return u, nil
 }
 
-// addUnits creates n units of a (placement[i] places unit i), advancing
+// createUnits creates n units of a (placement[i] places unit i), advancing
 // the application's and the model's sequences in the given copies.
-func (t *Txn) addUnits(m *api.Model, a *api.Application, n int, placement []string, base string,
+func (t *Txn) createUnits(m *api.Model, a *api.Application, n int, placement []string, base string,
 	now time.Time, res *AddApplicationResult) error {
 	for i := range n {
 		p := ""
@@ -64,7 +65,7 @@ func (t *Txn) addUnits(m *api.Model, a *api.Application, n int, placement []stri
 		}
 		a.NextUnit++
 		a.Scale++
-		if err := t.put(tableUnits, u); err != nil {
+		if err := t.put(tables.Units, u); err != nil {
 			return err
 		}
 		res.Units = append(res.Units, u.Name)
@@ -121,14 +122,14 @@ func (t *Txn) ensureSubordinateUnit(subApp string, principal *api.Unit, now time
 		AgentStatus:    api.Status{Status: "allocating", Since: now},
 	}
 	sub.NextUnit++
-	if err := t.put(tableApplications, sub); err != nil {
+	if err := t.put(tables.Applications, sub); err != nil {
 		return err
 	}
-	return t.put(tableUnits, u)
+	return t.put(tables.Units, u)
 }
 
-// AddUnits adds units to a principal application.
-func (t *Txn) AddUnits(req *AddUnitsRequest) (*AddApplicationResult, error) {
+// addUnits adds units to a principal application.
+func addUnits(t *Txn, req *AddUnitsRequest) (*AddApplicationResult, error) {
 	a, err := t.aliveApplication(req.ModelUUID, req.App)
 	if err != nil {
 		return nil, err
@@ -145,17 +146,17 @@ func (t *Txn) AddUnits(req *AddUnitsRequest) (*AddApplicationResult, error) {
 	}
 	m, a = copyModel(m), copyApplication(a)
 	res := &AddApplicationResult{Application: a}
-	if err := t.addUnits(m, a, req.N, req.Placement, "", req.Now, res); err != nil {
+	if err := t.createUnits(m, a, req.N, req.Placement, "", req.Now, res); err != nil {
 		return nil, err
 	}
-	if err := t.put(tableModels, m); err != nil {
+	if err := t.put(tables.Models, m); err != nil {
 		return nil, err
 	}
-	return res, t.put(tableApplications, a)
+	return res, t.put(tables.Applications, a)
 }
 
-// ScaleApplication grows or shrinks a principal application to Scale units.
-func (t *Txn) ScaleApplication(req *ScaleApplicationRequest) (*AddApplicationResult, error) {
+// scaleApplication grows or shrinks a principal application to Scale units.
+func scaleApplication(t *Txn, req *ScaleApplicationRequest) (*AddApplicationResult, error) {
 	a, err := t.aliveApplication(req.ModelUUID, req.App)
 	if err != nil {
 		return nil, err
@@ -170,12 +171,12 @@ func (t *Txn) ScaleApplication(req *ScaleApplicationRequest) (*AddApplicationRes
 	alive := slices.DeleteFunc(slices.Clone(units), func(u *api.Unit) bool { return u.Life != api.Alive })
 	slices.SortFunc(alive, func(x, y *api.Unit) int { return unitNumber(x.Name) - unitNumber(y.Name) })
 	if req.Scale > len(alive) {
-		res, err := t.AddUnits(&AddUnitsRequest{ModelUUID: a.ModelUUID, App: a.Name, N: req.Scale - len(alive), Now: req.Now})
+		res, err := addUnits(t, &AddUnitsRequest{ModelUUID: a.ModelUUID, App: a.Name, N: req.Scale - len(alive), Now: req.Now})
 		if err != nil {
 			return nil, err
 		}
 		res.Application.Scale = req.Scale
-		return res, t.put(tableApplications, res.Application)
+		return res, t.put(tables.Applications, res.Application)
 	}
 	for _, u := range alive[req.Scale:] {
 		if err := t.destroyUnit(u, false); err != nil {
@@ -184,11 +185,11 @@ func (t *Txn) ScaleApplication(req *ScaleApplicationRequest) (*AddApplicationRes
 	}
 	a = copyApplication(a)
 	a.Scale = req.Scale
-	return &AddApplicationResult{Application: a}, t.put(tableApplications, a)
+	return &AddApplicationResult{Application: a}, t.put(tables.Applications, a)
 }
 
-// DestroyUnits makes principal units dying, or removes them with Force.
-func (t *Txn) DestroyUnits(req *DestroyUnitsRequest) error {
+// destroyUnits makes principal units dying, or removes them with Force.
+func destroyUnits(t *Txn, req *DestroyUnitsRequest) error {
 	if len(req.Units) == 0 {
 		return api.Errorf(api.CodeInvalid, "no units given")
 	}
@@ -227,7 +228,7 @@ func (t *Txn) DestroyUnits(req *DestroyUnitsRequest) error {
 				a.Scale++
 			}
 		}
-		if err := t.put(tableApplications, a); err != nil {
+		if err := t.put(tables.Applications, a); err != nil {
 			return err
 		}
 	}
@@ -242,7 +243,7 @@ func (t *Txn) destroyUnit(u *api.Unit, force bool) error {
 	if u.Life == api.Alive {
 		u = copyUnit(u)
 		u.Life = api.Dying
-		if err := t.put(tableUnits, u); err != nil {
+		if err := t.put(tables.Units, u); err != nil {
 			return err
 		}
 	}
@@ -270,21 +271,21 @@ func (t *Txn) forceRemoveUnit(u *api.Unit) error {
 			return err
 		}
 	}
-	scopes, err := list[api.RelationScope](&t.reader, tableRelationScopes, "unit", u.ModelUUID, u.Name)
+	scopes, err := list[api.RelationScope](&t.reader, tables.RelationScopes, "unit", u.ModelUUID, u.Name)
 	if err != nil {
 		return err
 	}
 	for _, s := range scopes {
-		if err := t.leaveScope(s); err != nil {
+		if err := t.dropScope(s); err != nil {
 			return err
 		}
 	}
-	return t.removeUnit(u)
+	return t.deleteUnit(u)
 }
 
-// EnsureUnitDead marks a unit dead once it has left every scope and its
+// ensureUnitDead marks a unit dead once it has left every scope and its
 // subordinates are gone.
-func (t *Txn) EnsureUnitDead(req *EnsureUnitDeadRequest) error {
+func ensureUnitDead(t *Txn, req *EnsureUnitDeadRequest) error {
 	u, err := t.unit(req.ModelUUID, req.Unit)
 	if err != nil {
 		return err
@@ -292,7 +293,7 @@ func (t *Txn) EnsureUnitDead(req *EnsureUnitDeadRequest) error {
 	if u.Life == api.Dead {
 		return nil
 	}
-	if s, err := t.txn.First(tableRelationScopes, "unit", u.ModelUUID, u.Name); err != nil {
+	if s, err := t.txn.First(tables.RelationScopes, "unit", u.ModelUUID, u.Name); err != nil {
 		return internalf("scope lookup: %v", err)
 	} else if s != nil {
 		return api.Errorf(api.CodeConflict, "unit %q is still in relation %d", u.Name, s.(*api.RelationScope).RelationID)
@@ -304,11 +305,11 @@ func (t *Txn) EnsureUnitDead(req *EnsureUnitDeadRequest) error {
 	}
 	u = copyUnit(u)
 	u.Life = api.Dead
-	return t.put(tableUnits, u)
+	return t.put(tables.Units, u)
 }
 
-// RemoveUnit deletes a dead unit.
-func (t *Txn) RemoveUnit(req *RemoveUnitRequest) error {
+// removeUnit deletes a dead unit.
+func removeUnit(t *Txn, req *RemoveUnitRequest) error {
 	u, err := t.unit(req.ModelUUID, req.Unit)
 	if err != nil {
 		return err
@@ -316,20 +317,19 @@ func (t *Txn) RemoveUnit(req *RemoveUnitRequest) error {
 	if u.Life != api.Dead {
 		return api.Errorf(api.CodeConflict, "unit %q is %s, not dead", u.Name, u.Life)
 	}
-	return t.removeUnit(u)
+	return t.deleteUnit(u)
 }
 
-// removeUnit deletes a unit with its bags, lease, history, credential and
-// charm state,
-// then removes its application if that was waiting for it.
-func (t *Txn) removeUnit(u *api.Unit) error {
-	if _, err := t.txn.DeleteAll(tableRelationData, "owner", u.ModelUUID, u.Name); err != nil {
+// deleteUnit deletes a unit with its bags, lease, history, credential and
+// charm state, then removes its application if that was waiting for it.
+func (t *Txn) deleteUnit(u *api.Unit) error {
+	if _, err := t.txn.DeleteAll(tables.RelationData, "owner", u.ModelUUID, u.Name); err != nil {
 		return internalf("delete bags: %v", err)
 	}
 	if l, err := t.LeaseByApp(u.ModelUUID, u.Application); err != nil {
 		return err
 	} else if l != nil && l.Holder == u.Name {
-		if err := t.del(tableLeases, l); err != nil {
+		if err := t.del(tables.Leases, l); err != nil {
 			return err
 		}
 	}
@@ -341,10 +341,10 @@ func (t *Txn) removeUnit(u *api.Unit) error {
 	if err := t.deleteCredential(unitTag(u.Name)); err != nil {
 		return err
 	}
-	if _, err := t.txn.DeleteAll(tableUnitState, "id", u.ModelUUID, u.Name); err != nil {
+	if _, err := t.txn.DeleteAll(tables.UnitState, "id", u.ModelUUID, u.Name); err != nil {
 		return internalf("delete unit state: %v", err)
 	}
-	if err := t.del(tableUnits, u); err != nil {
+	if err := t.del(tables.Units, u); err != nil {
 		return err
 	}
 	if err := t.maybeRemoveApplication(u.ModelUUID, u.Application); err != nil {

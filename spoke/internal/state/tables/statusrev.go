@@ -1,4 +1,4 @@
-package state
+package tables
 
 import (
 	"github.com/hashicorp/go-memdb"
@@ -20,16 +20,16 @@ import (
 // last index of every status table, which is never lower than its true
 // revision. Nothing can be stale that way, only revalidated for nothing.
 
-// statusRevision is one model's status revision.
-type statusRevision struct {
+// StatusRevision is one model's status revision.
+type StatusRevision struct {
 	ModelUUID string
 	Index     uint64
 }
 
-// statusTables are the tables BuildStatus reads, less the controller
-// record, which is global.
-var statusTables = []string{tableModels, tableApplications, tableUnits, tableMachines,
-	tableRelations, tableRelationScopes, tableLeases}
+// StatusTables are the tables a model's status is built from, less the
+// controller record, which is global.
+var StatusTables = []string{Models, Applications, Units, Machines,
+	Relations, RelationScopes, Leases}
 
 // statusModel returns the model a change to a status table belongs to.
 // A lease only extended (same holder, term and start) changes no status
@@ -64,9 +64,9 @@ func statusModel(c memdb.Change) (string, bool) {
 	return "", false
 }
 
-// bumpStatusRevisions sets the status revision of every model the
+// BumpStatusRevisions sets the status revision of every model the
 // transaction's changes touch to index, and drops a removed model's.
-func bumpStatusRevisions(txn *memdb.Txn, changes memdb.Changes, index uint64) error {
+func BumpStatusRevisions(txn *memdb.Txn, changes memdb.Changes, index uint64) error {
 	var models map[string]bool // model: removed
 	for _, c := range changes {
 		m, ok := statusModel(c)
@@ -82,36 +82,13 @@ func bumpStatusRevisions(txn *memdb.Txn, changes memdb.Changes, index uint64) er
 	for m, removed := range models {
 		var err error
 		if removed {
-			_, err = txn.DeleteAll(tableStatusRevisions, "id", m)
+			_, err = txn.DeleteAll(StatusRevisions, "id", m)
 		} else {
-			err = txn.Insert(tableStatusRevisions, &statusRevision{ModelUUID: m, Index: index})
+			err = txn.Insert(StatusRevisions, &StatusRevision{ModelUUID: m, Index: index})
 		}
 		if err != nil {
 			return internalf("status revision: %v", err)
 		}
 	}
 	return nil
-}
-
-// StatusRevision returns model's status revision (see above).
-func (r *reader) StatusRevision(model string) (uint64, error) {
-	ctl, err := r.Index(tableController)
-	if err != nil {
-		return 0, err
-	}
-	rev, err := first[statusRevision](r, tableStatusRevisions, "id", model)
-	if err != nil {
-		return 0, err
-	}
-	if rev != nil {
-		return max(ctl, rev.Index), nil
-	}
-	for _, t := range statusTables {
-		i, err := r.Index(t)
-		if err != nil {
-			return 0, err
-		}
-		ctl = max(ctl, i)
-	}
-	return ctl, nil
 }

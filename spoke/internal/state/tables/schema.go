@@ -1,4 +1,4 @@
-package state
+package tables
 
 import (
 	"fmt"
@@ -7,46 +7,47 @@ import (
 	"github.com/hashicorp/go-memdb"
 )
 
-// Table names. Every table is listed in allTables, which the snapshot code
-// and its round-trip test iterate, so a new table cannot be forgotten there.
+// Table names. Every table is listed in All or in Derived, which the
+// snapshot code and its tests iterate, so a new table cannot be forgotten
+// there.
 const (
-	tableIndex           = "index"
-	tableController      = "controller"
-	tableControllerNodes = "controller_nodes"
-	tableUsers           = "users"
-	tableCredentials     = "credentials"
-	tableModels          = "models"
-	tableCharms          = "charms"
-	tableApplications    = "applications"
-	tableUnits           = "units"
-	tableMachines        = "machines"
-	tableRelations       = "relations"
-	tableRelationScopes  = "relation_scopes"
-	tableRelationData    = "relation_data"
-	tableLeases          = "leases"
-	tableTasks           = "tasks"
-	tableStatusHistory   = "status_history"
-	tableUnitState       = "unit_state"
-	tableLeaderSettings  = "leader_settings"
-	tableModelConfig     = "model_config"
-	tableHubTrust        = "hub_trust"
-	tableHubTokens       = "hub_tokens"
-	// tableStatusRevisions is derived: see statusrev.go.
-	tableStatusRevisions = "status_revisions"
+	Index           = "index"
+	Controller      = "controller"
+	ControllerNodes = "controller_nodes"
+	Users           = "users"
+	Credentials     = "credentials"
+	Models          = "models"
+	Charms          = "charms"
+	Applications    = "applications"
+	Units           = "units"
+	Machines        = "machines"
+	Relations       = "relations"
+	RelationScopes  = "relation_scopes"
+	RelationData    = "relation_data"
+	Leases          = "leases"
+	Tasks           = "tasks"
+	StatusHistory   = "status_history"
+	UnitState       = "unit_state"
+	LeaderSettings  = "leader_settings"
+	ModelConfig     = "model_config"
+	HubTrust        = "hub_trust"
+	HubTokens       = "hub_tokens"
+	// StatusRevisions is derived: see statusrev.go.
+	StatusRevisions = "status_revisions"
 )
 
-// derivedTables are left out of snapshots: what they hold is derived from
-// the writes, and a restored store starts them empty (statusrev.go says
+// Derived lists the tables left out of snapshots: what they hold is
+// derived from the writes, and a restored store starts them empty (statusrev.go says
 // why that is safe). Snapshots stay readable by controllers that lack them.
-var derivedTables = []string{tableStatusRevisions}
+var Derived = []string{StatusRevisions}
 
-// allTables is the fixed order of tables in snapshots.
-var allTables = []string{
-	tableIndex, tableController, tableControllerNodes, tableUsers, tableCredentials,
-	tableModels, tableCharms, tableApplications, tableUnits, tableMachines,
-	tableRelations, tableRelationScopes, tableRelationData, tableLeases, tableTasks,
-	tableStatusHistory, tableUnitState, tableLeaderSettings, tableModelConfig,
-	tableHubTrust, tableHubTokens,
+// All is the fixed order of tables in snapshots.
+var All = []string{
+	Index, Controller, ControllerNodes, Users, Credentials,
+	Models, Charms, Applications, Units, Machines,
+	Relations, RelationScopes, RelationData, Leases, Tasks,
+	StatusHistory, UnitState, LeaderSettings, ModelConfig,
+	HubTrust, HubTokens,
 }
 
 // IndexEntry records the last raft index that modified a table.
@@ -77,50 +78,51 @@ func table(name string, ix ...*memdb.IndexSchema) *memdb.TableSchema {
 
 // schema builds the memdb schema. Model-scoped tables key on (model, name)
 // and have a "model" index so a model's contents can be listed and removed
-// (model config lists them by primary-key prefix instead; see byModel).
-func schema() *memdb.DBSchema {
+// (model config lists them by primary-key prefix instead; see state's
+// byModel).
+func Schema() *memdb.DBSchema {
 	modelIdx := byIndex("model", str("ModelUUID"), false)
 	relIdx := byIndex("relation", compound(str("ModelUUID"), &memdb.IntFieldIndex{Field: "RelationID"}), false)
 	tables := []*memdb.TableSchema{
-		table(tableIndex, idIndex(str("Key"))),
-		table(tableController, idIndex(str("UUID"))),
-		table(tableControllerNodes, idIndex(str("ID"))),
-		table(tableUsers, idIndex(str("Name"))),
-		table(tableCredentials, idIndex(str("Tag")), byIndex("model", str("ModelUUID"), true)),
-		table(tableModels, idIndex(str("UUID")),
+		table(Index, idIndex(str("Key"))),
+		table(Controller, idIndex(str("UUID"))),
+		table(ControllerNodes, idIndex(str("ID"))),
+		table(Users, idIndex(str("Name"))),
+		table(Credentials, idIndex(str("Tag")), byIndex("model", str("ModelUUID"), true)),
+		table(Models, idIndex(str("UUID")),
 			&memdb.IndexSchema{Name: "name", Unique: true, Indexer: compound(str("Owner"), str("Name"))}),
-		table(tableCharms, idIndex(str("SHA256"))),
-		table(tableApplications, idIndex(compound(str("ModelUUID"), str("Name"))), modelIdx,
+		table(Charms, idIndex(str("SHA256"))),
+		table(Applications, idIndex(compound(str("ModelUUID"), str("Name"))), modelIdx,
 			byIndex("charm", str("CharmSHA256"), false)),
-		table(tableUnits, idIndex(compound(str("ModelUUID"), str("Name"))), modelIdx,
+		table(Units, idIndex(compound(str("ModelUUID"), str("Name"))), modelIdx,
 			byIndex("application", compound(str("ModelUUID"), str("Application")), false),
 			byIndex("machine", compound(str("ModelUUID"), str("MachineID")), true),
 			byIndex("principal", compound(str("ModelUUID"), str("Principal")), true)),
-		table(tableMachines, idIndex(compound(str("ModelUUID"), str("ID"))), modelIdx),
-		table(tableRelations,
+		table(Machines, idIndex(compound(str("ModelUUID"), str("ID"))), modelIdx),
+		table(Relations,
 			idIndex(compound(str("ModelUUID"), &memdb.IntFieldIndex{Field: "ID"})), modelIdx,
 			&memdb.IndexSchema{Name: "key", Unique: true, Indexer: compound(str("ModelUUID"), str("Key"))},
 			byIndex("application", relationAppIndexer{}, false)),
-		table(tableRelationScopes,
+		table(RelationScopes,
 			idIndex(compound(str("ModelUUID"), &memdb.IntFieldIndex{Field: "RelationID"}, str("Unit"))),
 			modelIdx, relIdx, byIndex("unit", compound(str("ModelUUID"), str("Unit")), false)),
-		table(tableRelationData,
+		table(RelationData,
 			idIndex(compound(str("ModelUUID"), &memdb.IntFieldIndex{Field: "RelationID"},
 				&memdb.BoolFieldIndex{Field: "App"}, str("Owner"))),
 			modelIdx, relIdx, byIndex("owner", compound(str("ModelUUID"), str("Owner")), false)),
-		table(tableLeases, idIndex(compound(str("ModelUUID"), str("Application"))), modelIdx),
-		table(tableTasks, idIndex(compound(str("ModelUUID"), str("ID"))), modelIdx,
+		table(Leases, idIndex(compound(str("ModelUUID"), str("Application"))), modelIdx),
+		table(Tasks, idIndex(compound(str("ModelUUID"), str("ID"))), modelIdx,
 			byIndex("receiver", compound(str("ModelUUID"), str("Receiver")), false),
 			byIndex("status", compound(str("ModelUUID"), str("Status")), false)),
-		table(tableStatusHistory,
+		table(StatusHistory,
 			idIndex(compound(str("ModelUUID"), str("Entity"), str("Kind"), &memdb.UintFieldIndex{Field: "Seq"})),
 			modelIdx, byIndex("entity", compound(str("ModelUUID"), str("Entity"), str("Kind")), false)),
-		table(tableUnitState, idIndex(compound(str("ModelUUID"), str("Unit"))), modelIdx),
-		table(tableModelConfig, idIndex(modelConfigID{})), // by model: byModel
-		table(tableLeaderSettings, idIndex(compound(str("ModelUUID"), str("Application"))), modelIdx),
-		table(tableHubTrust, idIndex(str("Key"))),
-		table(tableHubTokens, idIndex(str("Hash"))),
-		table(tableStatusRevisions, idIndex(str("ModelUUID"))),
+		table(UnitState, idIndex(compound(str("ModelUUID"), str("Unit"))), modelIdx),
+		table(ModelConfig, idIndex(modelConfigID{})), // by model: state's byModel
+		table(LeaderSettings, idIndex(compound(str("ModelUUID"), str("Application"))), modelIdx),
+		table(HubTrust, idIndex(str("Key"))),
+		table(HubTokens, idIndex(str("Hash"))),
+		table(StatusRevisions, idIndex(str("ModelUUID"))),
 	}
 	s := &memdb.DBSchema{Tables: map[string]*memdb.TableSchema{}}
 	for _, t := range tables {

@@ -1,0 +1,96 @@
+package tables
+
+import (
+	"time"
+
+	"github.com/droverhq/drover/api"
+)
+
+// The rows of the tables that hold no api type: what package tables keeps
+// beside the api objects.
+
+// UnitCharmState is the charm state of one unit (state-get/state-set). It
+// stays out of status and event streams; its unit's agent reads it.
+type UnitCharmState struct {
+	ModelUUID string            `json:"model-uuid"`
+	Unit      string            `json:"unit"`
+	State     map[string]string `json:"state"`
+	api.Meta
+}
+
+// AppLeaderSettings are an application's leader settings (leader-get/set).
+// Version moves on every effective change; only the lease holder writes.
+type AppLeaderSettings struct {
+	ModelUUID   string            `json:"model-uuid"`
+	Application string            `json:"application"`
+	Settings    map[string]string `json:"settings"`
+	Version     int               `json:"version"`
+	api.Meta
+}
+
+// HubTrustRecord is the controller's hub trust: the hub it trusts (Trust,
+// nil when none) and, per node, a digest of the --hub-* start flags that
+// node last applied, so that restarting a node with unchanged flags does
+// not undo a change made at runtime (docs/decisions/0006-hub-trust.md).
+type HubTrustRecord struct {
+	Key         string            `json:"key"`
+	Trust       *api.HubTrust     `json:"trust,omitempty"`
+	FlagDigests map[string]string `json:"flag-digests,omitempty"`
+	api.Meta
+}
+
+// HubToken is a hub join token, stored by the SHA-256 of its text. It is
+// consumed (Used) by the command that makes the controller trust a hub,
+// and dropped once expired.
+type HubToken struct {
+	Hash    string    `json:"hash"`
+	Expires time.Time `json:"expires"`
+	Used    bool      `json:"used,omitempty"`
+	api.Meta
+}
+
+// Meta returns the raft indexes of a stored object, nil for a row that
+// has none (the index table's and the status revisions').
+func Meta(obj any) *api.Meta {
+	switch o := obj.(type) {
+	case *api.Controller:
+		return &o.Meta
+	case *api.ControllerNode:
+		return &o.Meta
+	case *api.User:
+		return &o.Meta
+	case *api.Credential:
+		return &o.Meta
+	case *api.Model:
+		return &o.Meta
+	case *api.Charm:
+		return &o.Meta
+	case *api.Application:
+		return &o.Meta
+	case *api.Unit:
+		return &o.Meta
+	case *api.Machine:
+		return &o.Meta
+	case *api.Relation:
+		return &o.Meta
+	case *api.RelationScope:
+		return &o.Meta
+	case *api.RelationData:
+		return &o.Meta
+	case *api.Lease:
+		return &o.Meta
+	case *api.Task:
+		return &o.Meta
+	case *ModelConfigEntry:
+		return &o.Meta
+	case *UnitCharmState:
+		return &o.Meta
+	case *AppLeaderSettings:
+		return &o.Meta
+	case *HubTrustRecord:
+		return &o.Meta
+	case *HubToken:
+		return &o.Meta
+	}
+	return nil
+}
