@@ -66,6 +66,7 @@ import (
 	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/spoke/internal/blobs"
 	"github.com/droverhq/drover/spoke/internal/state"
+	"github.com/droverhq/drover/spoke/internal/status"
 )
 
 // Backend is the controller node the API serves.
@@ -135,7 +136,7 @@ type Server struct {
 	// marks remembers the last log entries' marks: every watch and the
 	// hub's stream name the same indexes, one frame each.
 	marks markCache
-	// epoch names this server's lifetime in status ETags (statustag.go).
+	// epoch names this server's lifetime in status ETags (status.NewEpoch).
 	epoch   string
 	closing chan struct{}
 	// conns counts agent connection goroutines, which outlive their
@@ -158,7 +159,7 @@ func New(cfg Config) (*Server, error) {
 		cfg.MaxCharmSize = 256 << 20
 	}
 	s := &Server{cfg: cfg, b: cfg.Backend, log: cfg.Logger, charms: newCharmCache(256),
-		agents: newAgentHub(), logs: newLogBook(DefaultLogLines, cfg.LogDir, cfg.Logger), epoch: newEpoch(),
+		agents: newAgentHub(), logs: newLogBook(DefaultLogLines, cfg.LogDir, cfg.Logger), epoch: status.NewEpoch(),
 		closing: make(chan struct{})}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
