@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"sync"
 
 	"github.com/droverhq/drover/api"
@@ -79,19 +78,7 @@ func (s *Server) pushBlob(ctx context.Context, addr, sha string) error {
 		return err
 	}
 	defer f.Close()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPut, "https://"+addr+"/v1/internal/blobs/"+sha, f)
-	if err != nil {
-		return err
-	}
-	resp, err := s.peers.Do(req)
-	if err != nil {
-		return err
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusNoContent && resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("push blob: %s", resp.Status)
-	}
-	return nil
+	return s.peers.PutBlob(ctx, addr, sha, f)
 }
 
 // FetchBlob copies a blob this node lacks from any peer that has it.
@@ -101,22 +88,13 @@ func (s *Server) FetchBlob(ctx context.Context, sha string) error {
 	}
 	var errs []error
 	for _, addr := range s.peerAPIAddrs() {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+addr+"/v1/internal/blobs/"+sha, nil)
-		if err != nil {
-			return err
-		}
-		resp, err := s.peers.Do(req)
+		body, err := s.peers.GetBlob(ctx, addr, sha)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		if resp.StatusCode != http.StatusOK {
-			resp.Body.Close()
-			errs = append(errs, fmt.Errorf("%s: %s", addr, resp.Status))
-			continue
-		}
-		_, _, err = s.blobs.Put(resp.Body, sha)
-		resp.Body.Close()
+		_, _, err = s.blobs.Put(body, sha)
+		body.Close()
 		if err == nil {
 			return nil
 		}

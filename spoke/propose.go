@@ -1,22 +1,17 @@
 package spoke
 
 import (
-	"bytes"
 	"context"
-	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
-	"net/http"
-	"syscall"
 	"time"
 
 	"github.com/droverhq/drover/api"
-	"github.com/droverhq/drover/spoke/internal/apiserver"
 	"github.com/droverhq/drover/spoke/internal/blobs"
 	"github.com/droverhq/drover/spoke/internal/cluster"
+	"github.com/droverhq/drover/spoke/internal/peer"
 	"github.com/droverhq/drover/spoke/internal/pki"
 	"github.com/droverhq/drover/spoke/internal/state"
 )
@@ -87,7 +82,8 @@ func (e errRetry) Unwrap() error { return e.err }
 
 func retryable(err error) bool {
 	var r errRetry
-	return errors.As(err, &r) || errors.Is(err, cluster.ErrNotLeader) || errors.Is(err, cluster.ErrNoLeader)
+	var nd *peer.NotDeliveredError
+	return errors.As(err, &r) || errors.As(err, &nd) || errors.Is(err, cluster.ErrNotLeader) || errors.Is(err, cluster.ErrNoLeader)
 }
 
 func (s *Server) proposeOnce(ctx context.Context, cmd []byte) (any, uint64, error) {
@@ -102,12 +98,12 @@ func (s *Server) proposeOnce(ctx context.Context, cmd []byte) (any, uint64, erro
 	if err != nil {
 		return nil, 0, errRetry{err}
 	}
-	var out apiserver.ApplyResponse
-	if err := s.peerCall(ctx, addr, "/v1/internal/raft/apply", cmd, &out); err != nil {
+	out, err := s.peers.Apply(ctx, addr, cmd)
+	if err != nil {
 		return nil, 0, err
 	}
 	if out.Error != nil {
-		if out.Error.Code == apiserver.CodeNotRaftLeader {
+		if out.Error.Code == peer.CodeNotRaftLeader {
 			return nil, 0, errRetry{out.Error}
 		}
 		return nil, out.Index, out.Error
@@ -142,11 +138,11 @@ func (s *Server) applyLocal(ctx context.Context, cmd []byte) (any, uint64, error
 // ForwardedApply serves a follower's forwarded command.
 func (s *Server) ForwardedApply(ctx context.Context, cmd []byte) (json.RawMessage, uint64, error) {
 	if !s.node.IsLeader() {
-		return nil, 0, &api.Error{Code: apiserver.CodeNotRaftLeader, Message: "this node is not the raft leader"}
+		return nil, 0, &api.Error{Code: peer.CodeNotRaftLeader, Message: "this node is not the raft leader"}
 	}
 	val, idx, err := s.applyLocal(ctx, cmd)
 	if errors.Is(err, cluster.ErrNotLeader) {
-		return nil, 0, &api.Error{Code: apiserver.CodeNotRaftLeader, Message: "this node is not the raft leader"}
+		return nil, 0, &api.Error{Code: peer.CodeNotRaftLeader, Message: "this node is not the raft leader"}
 	}
 	if err != nil {
 		return nil, idx, err
@@ -162,7 +158,7 @@ func (s *Server) ForwardedApply(ctx context.Context, cmd []byte) (json.RawMessag
 func (s *Server) ForwardedReadIndex(ctx context.Context) (uint64, error) {
 	idx, err := s.node.ReadIndex(ctx)
 	if errors.Is(err, cluster.ErrNotLeader) {
-		return 0, &api.Error{Code: apiserver.CodeNotRaftLeader, Message: "this node is not the raft leader"}
+		return 0, &api.Error{Code: peer.CodeNotRaftLeader, Message: "this node is not the raft leader"}
 	}
 	return idx, err
 }
@@ -225,8 +221,8 @@ func (s *Server) readIndexOnce(ctx context.Context) (uint64, error) {
 	if err != nil {
 		return 0, errRetry{err}
 	}
-	var out apiserver.ReadIndexResponse
-	if err := s.peerCall(ctx, addr, "/v1/internal/raft/read-index", nil, &out); err != nil {
+	out, err := s.peers.ReadIndex(ctx, addr)
+	if err != nil {
 		// A read changes nothing: any failure may be retried.
 		return 0, errRetry{err}
 	}
@@ -251,56 +247,11 @@ func (s *Server) apiAddrOf(nodeID string) (string, error) {
 	return "", fmt.Errorf("no API address known for node %s", nodeID)
 }
 
-// peerClient talks to other nodes with this node's certificate.
-func (s *Server) peerClient() *http.Client {
-	d := &net.Dialer{Timeout: 3 * time.Second}
-	dial := d.DialContext
+// peerClient calls other nodes with this node's certificate.
+func (s *Server) peerClient() *peer.Client {
+	var dial peer.DialFunc
 	if s.cfg.Faults != nil {
-		dial = s.cfg.Faults.DialContext(s.ident.NodeID, d)
+		dial = s.cfg.Faults.DialContext(s.ident.NodeID, &net.Dialer{Timeout: 3 * time.Second})
 	}
-	return &http.Client{Transport: &http.Transport{
-		DialContext:         dial,
-		TLSClientConfig:     pki.PeerConfig(s.ca, s.cert),
-		MaxIdleConnsPerHost: 64,
-		IdleConnTimeout:     90 * time.Second,
-		ForceAttemptHTTP2:   true,
-	}}
-}
-
-// peerCall POSTs body to another node and decodes a JSON answer. A dial
-// failure is retryable: the request was certainly not delivered.
-func (s *Server) peerCall(ctx context.Context, addr, path string, body []byte, out any) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "https://"+addr+path, bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	resp, err := s.peers.Do(req)
-	if err != nil {
-		if isDialError(err) {
-			return errRetry{err}
-		}
-		return api.Errorf(api.CodeTimeout, "forwarding to the raft leader failed; outcome unknown: %v", err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
-	if err != nil {
-		return api.Errorf(api.CodeTimeout, "reading the leader's answer: %v", err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		var e api.Error
-		if json.Unmarshal(b, &e) == nil && e.Code != "" {
-			return &e
-		}
-		return api.Errorf(api.CodeInternal, "peer %s answered %s", addr, resp.Status)
-	}
-	return json.Unmarshal(b, out)
-}
-
-func isDialError(err error) bool {
-	var op *net.OpError
-	if errors.As(err, &op) && op.Op == "dial" {
-		return true
-	}
-	var tlsErr *tls.CertificateVerificationError
-	return errors.Is(err, syscall.ECONNREFUSED) || errors.As(err, &tlsErr)
+	return peer.NewClient(pki.PeerConfig(s.ca, s.cert), dial)
 }

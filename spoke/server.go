@@ -24,6 +24,7 @@ import (
 	"github.com/droverhq/drover/spoke/internal/blobs"
 	"github.com/droverhq/drover/spoke/internal/cluster"
 	"github.com/droverhq/drover/spoke/internal/hubtrust"
+	"github.com/droverhq/drover/spoke/internal/peer"
 	"github.com/droverhq/drover/spoke/internal/pki"
 	"github.com/droverhq/drover/spoke/internal/state"
 )
@@ -43,7 +44,7 @@ type Server struct {
 	fsm   *state.FSM
 	node  *cluster.Node
 	blobs *blobs.Store
-	peers *http.Client
+	peers *peer.Client
 	api   *apiserver.Server
 
 	mu       sync.Mutex

@@ -11,6 +11,7 @@ import (
 
 	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/spoke/internal/hubtrust"
+	"github.com/droverhq/drover/spoke/internal/reply"
 	"github.com/droverhq/drover/spoke/internal/state"
 )
 
@@ -19,19 +20,19 @@ import (
 // names the application's current leader, as in `juju run app/leader`.
 func (s *Server) runAction(w http.ResponseWriter, r *http.Request) {
 	var req api.RunActionRequest
-	if err := decode(w, r, s.cfg.MaxBodySize, &req); err != nil {
-		writeError(w, r, err)
+	if err := reply.Decode(w, r, s.cfg.MaxBodySize, &req); err != nil {
+		reply.WriteError(w, r, err)
 		return
 	}
 	if len(req.Receivers) == 0 || req.Action == "" {
-		writeError(w, r, api.Errorf(api.CodeBadRequest, "receivers and action are required"))
+		reply.WriteError(w, r, api.Errorf(api.CodeBadRequest, "receivers and action are required"))
 		return
 	}
 	model := modelOf(r)
 	exec := req.Action == api.ExecAction
 	if exec {
 		if err := checkExec(callerOf(r.Context()), req.Params); err != nil {
-			writeError(w, r, err)
+			reply.WriteError(w, r, err)
 			return
 		}
 	}
@@ -46,17 +47,17 @@ func (s *Server) runAction(w http.ResponseWriter, r *http.Request) {
 	for _, recv := range req.Receivers {
 		unit, err := s.resolveReceiver(snap, model, recv)
 		if err != nil {
-			writeError(w, r, err)
+			reply.WriteError(w, r, err)
 			return
 		}
 		u, err := lookupUnit(snap, model, unit)
 		if err != nil {
-			writeError(w, r, err)
+			reply.WriteError(w, r, err)
 			return
 		}
 		app, err := lookupApplication(snap, model, u.Application)
 		if err != nil {
-			writeError(w, r, err)
+			reply.WriteError(w, r, err)
 			return
 		}
 		if exec {
@@ -66,18 +67,18 @@ func (s *Server) runAction(w http.ResponseWriter, r *http.Request) {
 		}
 		_, p, err := s.charmOf(snap, app.CharmSHA256)
 		if err != nil {
-			writeError(w, r, err)
+			reply.WriteError(w, r, err)
 			return
 		}
 		spec, ok := p.actions.Spec(req.Action)
 		if !ok {
-			writeError(w, r, api.Errorf(api.CodeInvalid, "action %q not defined on application %q (its actions: %s)",
+			reply.WriteError(w, r, api.Errorf(api.CodeInvalid, "action %q not defined on application %q (its actions: %s)",
 				req.Action, app.Name, strings.Join(p.actions.Names(), ", ")))
 			return
 		}
 		params, err := p.actions.Validate(req.Action, numbersToGo(req.Params))
 		if err != nil {
-			writeError(w, r, api.Errorf(api.CodeInvalid, "%v", err))
+			reply.WriteError(w, r, api.Errorf(api.CodeInvalid, "%v", err))
 			return
 		}
 		jobs = append(jobs, job{unit: unit, params: params, par: spec.Parallel, group: spec.ExecutionGroup})
@@ -91,12 +92,12 @@ func (s *Server) runAction(w http.ResponseWriter, r *http.Request) {
 			Parallel: j.par, ExecutionGroup: j.group, Now: s.now(),
 		}, &t)
 		if err != nil {
-			writeError(w, r, err)
+			reply.WriteError(w, r, err)
 			return
 		}
 		tasks, last = append(tasks, t), idx
 	}
-	writeIndexed(w, http.StatusCreated, last, tasks)
+	reply.Indexed(w, http.StatusCreated, last, tasks)
 }
 
 // checkExec admits a juju-exec request: it runs anything as the unit's
@@ -153,10 +154,10 @@ func (s *Server) listTasks(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	list, err := snap.ListTasks(modelOf(r), state.TaskFilter{Receiver: q.Get("receiver"), Status: q.Get("status")})
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
-	writeIndexed(w, http.StatusOK, at, nonNil(list))
+	reply.Indexed(w, http.StatusOK, at, nonNil(list))
 }
 
 func taskDone(t *api.Task) bool {
@@ -174,10 +175,10 @@ func (s *Server) cancelTask(w http.ResponseWriter, r *http.Request) {
 	var t api.Task
 	idx, err := s.propose(r, state.CancelTaskType, &state.CancelTaskRequest{ModelUUID: modelOf(r), ID: chi.URLParam(r, "id"), Now: s.now()}, &t)
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
-	writeIndexed(w, http.StatusOK, idx, &t)
+	reply.Indexed(w, http.StatusOK, idx, &t)
 }
 
 // getTask answers at once, or with ?wait=DURATION when the task finishes
@@ -187,7 +188,7 @@ func (s *Server) getTask(w http.ResponseWriter, r *http.Request) {
 	if v := r.URL.Query().Get("wait"); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil || d < 0 || d > 10*time.Minute {
-			writeError(w, r, badParam("wait", v, "want a duration up to 10m"))
+			reply.WriteError(w, r, reply.BadParam("wait", v, "want a duration up to 10m"))
 			return
 		}
 		wait = d
@@ -215,8 +216,8 @@ func (s *Server) getTask(w http.ResponseWriter, r *http.Request) {
 		return t, 0, nil // keep waiting
 	})
 	if err != nil && task == nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, task)
+	reply.JSON(w, http.StatusOK, task)
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/spoke/internal/peer"
 	"github.com/droverhq/drover/spoke/internal/state"
 )
 
@@ -91,7 +92,7 @@ func (s *Server) proposeAgent(ctx context.Context, t state.MessageType, req, out
 	if err != nil || out == nil || val == nil {
 		return idx, err
 	}
-	return idx, assignValue(val, out)
+	return idx, peer.AssignValue(val, out)
 }
 
 func (s *Server) agentSetStatus(ctx context.Context, c *agentConn, raw json.RawMessage) (any, uint64, error) {

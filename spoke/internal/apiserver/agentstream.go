@@ -15,6 +15,8 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/spoke/internal/credential"
+	"github.com/droverhq/drover/spoke/internal/reply"
 	"github.com/droverhq/drover/spoke/internal/state"
 )
 
@@ -91,10 +93,10 @@ func (s *Server) authenticateAgent(r *http.Request) (model, machine string, err 
 		return "", "", api.Errorf(api.CodeUnauthorized, "authentication required: pass the machine agent's tag and secret")
 	}
 	var cred *api.Credential
-	ok, err = s.checkCredential(r.Context(), func() (bool, bool, error) {
+	ok, err = credential.Check(r.Context(), s.b, func() (bool, bool, error) {
 		var err error
 		cred, err = s.b.Store().Snapshot().CredentialByTag(tag)
-		return err == nil && cred != nil && cred.ModelUUID != "" && checkSecret(secret, cred.Hash), cred != nil, err
+		return err == nil && cred != nil && cred.ModelUUID != "" && credential.SecretMatches(secret, cred.Hash), cred != nil, err
 	})
 	if err != nil {
 		return "", "", err
@@ -114,12 +116,12 @@ func (s *Server) authenticateAgent(r *http.Request) (model, machine string, err 
 func (s *Server) agentStream(w http.ResponseWriter, r *http.Request) {
 	model, machine, err := s.authenticateAgent(r)
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
-	since, err := uintParam(r, "since", "want a raft index")
+	since, err := reply.UintParam(r, "since", "want a raft index")
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
 	ws, err := agentUpgrader.Upgrade(w, r, nil)
@@ -362,7 +364,7 @@ func (c *agentConn) serve(ctx context.Context, data []byte) *api.AgentFrame {
 	res, idx, err := c.s.handleAgentRequest(ctx, c, &req)
 	f.Result, f.Index = res, idx
 	if err != nil {
-		f.Error = toAPIError(err)
+		f.Error = reply.APIError(err)
 		if f.Error.Code == api.CodeInternal {
 			c.s.log.Error("agent request failed", "method", req.Method, "model", c.model, "machine", c.machine, "err", err)
 		}

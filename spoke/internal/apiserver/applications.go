@@ -11,6 +11,7 @@ import (
 
 	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/charm"
+	"github.com/droverhq/drover/spoke/internal/reply"
 	"github.com/droverhq/drover/spoke/internal/state"
 )
 
@@ -66,41 +67,41 @@ func (s *Server) charmOf(snap *state.Snapshot, sha string) (*api.Charm, *parsedC
 
 func (s *Server) deploy(w http.ResponseWriter, r *http.Request) {
 	var req api.DeployRequest
-	if err := decode(w, r, s.cfg.MaxBodySize, &req); err != nil {
-		writeError(w, r, err)
+	if err := reply.Decode(w, r, s.cfg.MaxBodySize, &req); err != nil {
+		reply.WriteError(w, r, err)
 		return
 	}
 	if !appNameRe.MatchString(req.Application) {
-		writeError(w, r, api.Errorf(api.CodeInvalid, "invalid application name %q: use lowercase letters, digits and hyphens, starting with a letter", req.Application))
+		reply.WriteError(w, r, api.Errorf(api.CodeInvalid, "invalid application name %q: use lowercase letters, digits and hyphens, starting with a letter", req.Application))
 		return
 	}
 	if req.NumUnits < 0 {
-		writeError(w, r, api.Errorf(api.CodeInvalid, "num-units must not be negative"))
+		reply.WriteError(w, r, api.Errorf(api.CodeInvalid, "num-units must not be negative"))
 		return
 	}
 	if len(req.To) > req.NumUnits && req.NumUnits > 0 {
-		writeError(w, r, api.Errorf(api.CodeInvalid, "%d placement directives for %d units", len(req.To), req.NumUnits))
+		reply.WriteError(w, r, api.Errorf(api.CodeInvalid, "%d placement directives for %d units", len(req.To), req.NumUnits))
 		return
 	}
 	for _, p := range req.To {
 		if _, err := charm.ParsePlacement(p); err != nil {
-			writeError(w, r, api.Errorf(api.CodeInvalid, "placement %q: %v", p, err))
+			reply.WriteError(w, r, api.Errorf(api.CodeInvalid, "placement %q: %v", p, err))
 			return
 		}
 	}
 	cons, err := api.ParseConstraints(req.Constraints)
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
 	_, p, err := s.charmOf(s.b.Store().Snapshot(), req.CharmSHA256)
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
 	set, _, err := typedConfig(p.config, req.Config, req.ConfigStrs, nil)
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
 	var res state.AddApplicationResult
@@ -109,10 +110,10 @@ func (s *Server) deploy(w http.ResponseWriter, r *http.Request) {
 		Constraints: cons, Base: req.Base, NumUnits: req.NumUnits, Placement: req.To, Trust: req.Trust, Now: s.now(),
 	}, &res)
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
-	writeIndexed(w, http.StatusCreated, idx, deployResult(&res))
+	reply.Indexed(w, http.StatusCreated, idx, deployResult(&res))
 }
 
 func deployResult(res *state.AddApplicationResult) *api.DeployResult {
@@ -130,10 +131,10 @@ func (s *Server) listApplications(w http.ResponseWriter, r *http.Request) {
 	}
 	list, err := snap.ListApplications(modelOf(r))
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
-	writeIndexed(w, http.StatusOK, at, nonNil(list))
+	reply.Indexed(w, http.StatusOK, at, nonNil(list))
 }
 
 func (s *Server) getApplication(w http.ResponseWriter, r *http.Request) {
@@ -143,10 +144,10 @@ func (s *Server) getApplication(w http.ResponseWriter, r *http.Request) {
 	}
 	a, err := lookupApplication(snap, modelOf(r), appOf(r))
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
-	writeIndexed(w, http.StatusOK, at, a)
+	reply.Indexed(w, http.StatusOK, at, a)
 }
 
 func (s *Server) removeApplication(w http.ResponseWriter, r *http.Request) {
@@ -156,7 +157,7 @@ func (s *Server) removeApplication(w http.ResponseWriter, r *http.Request) {
 	}
 	idx, err := s.propose(r, state.DestroyApplicationType, &state.DestroyApplicationRequest{ModelUUID: modelOf(r), App: appOf(r), Force: force}, nil)
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
 	w.Header().Set(api.HeaderIndex, itoa(idx))
@@ -193,32 +194,32 @@ func (s *Server) getApplicationConfig(w http.ResponseWriter, r *http.Request) {
 	}
 	cfg, err := s.applicationConfig(snap, modelOf(r), appOf(r))
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
-	writeIndexed(w, http.StatusOK, at, cfg)
+	reply.Indexed(w, http.StatusOK, at, cfg)
 }
 
 func (s *Server) setApplicationConfig(w http.ResponseWriter, r *http.Request) {
 	var req api.ConfigChange
-	if err := decode(w, r, s.cfg.MaxBodySize, &req); err != nil {
-		writeError(w, r, err)
+	if err := reply.Decode(w, r, s.cfg.MaxBodySize, &req); err != nil {
+		reply.WriteError(w, r, err)
 		return
 	}
 	snap := s.b.Store().Snapshot()
 	a, err := lookupApplication(snap, modelOf(r), appOf(r))
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
 	_, p, err := s.charmOf(snap, a.CharmSHA256)
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
 	set, reset, err := typedConfig(p.config, req.Set, req.SetStrings, req.Reset)
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
 	s.proposeAndShow(w, r, state.SetApplicationConfigType, &state.SetApplicationConfigRequest{ModelUUID: a.ModelUUID, App: a.Name, Set: set, Unset: reset},
@@ -227,12 +228,12 @@ func (s *Server) setApplicationConfig(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) addUnits(w http.ResponseWriter, r *http.Request) {
 	var req api.AddUnitsRequest
-	if err := decode(w, r, s.cfg.MaxBodySize, &req); err != nil {
-		writeError(w, r, err)
+	if err := reply.Decode(w, r, s.cfg.MaxBodySize, &req); err != nil {
+		reply.WriteError(w, r, err)
 		return
 	}
 	if req.NumUnits < 1 {
-		writeError(w, r, api.Errorf(api.CodeInvalid, "num-units must be at least 1"))
+		reply.WriteError(w, r, api.Errorf(api.CodeInvalid, "num-units must be at least 1"))
 		return
 	}
 	var res state.AddApplicationResult
@@ -240,10 +241,10 @@ func (s *Server) addUnits(w http.ResponseWriter, r *http.Request) {
 		ModelUUID: modelOf(r), App: appOf(r), N: req.NumUnits, Placement: req.To, Now: s.now(),
 	}, &res)
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
-	writeIndexed(w, http.StatusCreated, idx, deployResult(&res))
+	reply.Indexed(w, http.StatusCreated, idx, deployResult(&res))
 }
 
 func (s *Server) scale(w http.ResponseWriter, r *http.Request) {
@@ -286,13 +287,13 @@ func (s *Server) setConstraints(w http.ResponseWriter, r *http.Request) {
 // with the application as it is after.
 func appRequest[T any](s *Server, w http.ResponseWriter, r *http.Request, t state.MessageType, command func(req T) (any, error)) {
 	var req T
-	if err := decode(w, r, s.cfg.MaxBodySize, &req); err != nil {
-		writeError(w, r, err)
+	if err := reply.Decode(w, r, s.cfg.MaxBodySize, &req); err != nil {
+		reply.WriteError(w, r, err)
 		return
 	}
 	cmd, err := command(req)
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
 	s.appCommand(w, r, t, cmd)
@@ -304,33 +305,33 @@ func appRequest[T any](s *Server, w http.ResponseWriter, r *http.Request, t stat
 // applied, so a replayed log gives the same state.
 func (s *Server) setCharm(w http.ResponseWriter, r *http.Request) {
 	var req api.SetCharmRequest
-	if err := decode(w, r, s.cfg.MaxBodySize, &req); err != nil {
-		writeError(w, r, err)
+	if err := reply.Decode(w, r, s.cfg.MaxBodySize, &req); err != nil {
+		reply.WriteError(w, r, err)
 		return
 	}
 	snap := s.b.Store().Snapshot()
 	a, err := lookupApplication(snap, modelOf(r), appOf(r))
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
 	ch, p, err := s.charmOf(snap, req.CharmSHA256)
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
 	switch {
 	case ch.SHA256 == a.CharmSHA256:
-		writeError(w, r, api.Errorf(api.CodeInvalid, "application %q already runs this charm (%s revision %d)", a.Name, a.CharmName, a.CharmRevision))
+		reply.WriteError(w, r, api.Errorf(api.CodeInvalid, "application %q already runs this charm (%s revision %d)", a.Name, a.CharmName, a.CharmRevision))
 		return
 	case ch.Name != a.CharmName && !req.Switch:
-		writeError(w, r, api.Errorf(api.CodeInvalid, "cannot refresh %q from charm %q to charm %q: a charm of another name is a crossgrade (switch)", a.Name, a.CharmName, ch.Name))
+		reply.WriteError(w, r, api.Errorf(api.CodeInvalid, "cannot refresh %q from charm %q to charm %q: a charm of another name is a crossgrade (switch)", a.Name, a.CharmName, ch.Name))
 		return
 	}
 	set, unset := keptSettings(p.config, a.Config)
 	uset, ureset, err := typedConfig(p.config, req.Config, req.ConfigStrs, nil)
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
 	// The caller's values win over the old ones: the state applies Set
@@ -377,17 +378,17 @@ func (s *Server) appCommand(w http.ResponseWriter, r *http.Request, t state.Mess
 func (s *Server) proposeAndShow(w http.ResponseWriter, r *http.Request, t state.MessageType, req any, show func(*state.Snapshot) (any, error)) {
 	idx, err := s.propose(r, t, req, nil)
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
 	if _, err := s.b.WaitRead(r.Context(), idx, false); err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
 	v, err := show(s.b.Store().Snapshot())
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
-	writeIndexed(w, http.StatusOK, idx, v)
+	reply.Indexed(w, http.StatusOK, idx, v)
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/charm"
+	"github.com/droverhq/drover/spoke/internal/reply"
 	"github.com/droverhq/drover/spoke/internal/state"
 )
 
@@ -70,10 +71,10 @@ func (s *Server) listCharms(w http.ResponseWriter, r *http.Request) {
 	}
 	list, err := snap.ListCharms()
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
-	writeIndexed(w, http.StatusOK, at, nonNil(list))
+	reply.Indexed(w, http.StatusOK, at, nonNil(list))
 }
 
 func (s *Server) getCharm(w http.ResponseWriter, r *http.Request) {
@@ -83,10 +84,10 @@ func (s *Server) getCharm(w http.ResponseWriter, r *http.Request) {
 	}
 	c, err := lookupCharm(snap, chi.URLParam(r, "sha"))
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
-	writeIndexed(w, http.StatusOK, at, c)
+	reply.Indexed(w, http.StatusOK, at, c)
 }
 
 func (s *Server) downloadCharm(w http.ResponseWriter, r *http.Request) {
@@ -96,7 +97,7 @@ func (s *Server) downloadCharm(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if _, err := lookupCharm(snap, sha); err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
 	s.sendCharm(w, r, sha)
@@ -107,14 +108,14 @@ func (s *Server) downloadCharm(w http.ResponseWriter, r *http.Request) {
 func (s *Server) agentDownloadCharm(w http.ResponseWriter, r *http.Request) {
 	model, _, err := s.authenticateAgent(r)
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
 	sha := chi.URLParam(r, "sha")
 	snap := s.b.Store().Snapshot()
 	apps, err := snap.ListApplications(model)
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
 	used := false
@@ -122,7 +123,7 @@ func (s *Server) agentDownloadCharm(w http.ResponseWriter, r *http.Request) {
 		used = used || a.CharmSHA256 == sha
 	}
 	if !used {
-		writeError(w, r, api.Errorf(api.CodeNotFound, "charm %q is not used in this model", sha))
+		reply.WriteError(w, r, api.Errorf(api.CodeNotFound, "charm %q is not used in this model", sha))
 		return
 	}
 	s.sendCharm(w, r, sha)
@@ -130,12 +131,12 @@ func (s *Server) agentDownloadCharm(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) sendCharm(w http.ResponseWriter, r *http.Request, sha string) {
 	if err := s.b.FetchBlob(r.Context(), sha); err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
 	f, err := s.b.Blobs().Open(sha)
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
 	defer f.Close()
@@ -151,33 +152,33 @@ func (s *Server) uploadCharm(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			writeError(w, r, api.Errorf(api.CodeTooLarge, "charm archive is over %d bytes", s.cfg.MaxCharmSize))
+			reply.WriteError(w, r, api.Errorf(api.CodeTooLarge, "charm archive is over %d bytes", s.cfg.MaxCharmSize))
 			return
 		}
-		writeError(w, r, api.Errorf(api.CodeBadRequest, "read charm archive: %v", err))
+		reply.WriteError(w, r, api.Errorf(api.CodeBadRequest, "read charm archive: %v", err))
 		return
 	}
 	if len(data) == 0 {
-		writeError(w, r, api.Errorf(api.CodeBadRequest, "empty body: upload a charm archive (zip)"))
+		reply.WriteError(w, r, api.Errorf(api.CodeBadRequest, "empty body: upload a charm archive (zip)"))
 		return
 	}
 	ch, err := charm.ReadArchiveBytes(data)
 	if err != nil {
-		writeError(w, r, api.Errorf(api.CodeInvalid, "invalid charm archive: %v", err))
+		reply.WriteError(w, r, api.Errorf(api.CodeInvalid, "invalid charm archive: %v", err))
 		return
 	}
 	raw, err := rawDescriptors(data)
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
 	sha, _, err := s.b.Blobs().Put(bytes.NewReader(data), ch.SHA256)
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
 	if err := s.b.ReplicateBlob(r.Context(), sha); err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
 	rec := api.Charm{
@@ -193,10 +194,10 @@ func (s *Server) uploadCharm(w http.ResponseWriter, r *http.Request) {
 	var out api.Charm
 	idx, err := s.propose(r, state.AddCharmType, &state.AddCharmRequest{Charm: rec}, &out)
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
-	writeIndexed(w, http.StatusCreated, idx, &out)
+	reply.Indexed(w, http.StatusCreated, idx, &out)
 }
 
 // rawDescriptors returns the descriptor files' text as stored in the

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/droverhq/drover/internal/corkconn"
+	"github.com/droverhq/drover/spoke/internal/reply"
 	"github.com/droverhq/drover/tests/testkit"
 )
 
@@ -28,7 +29,7 @@ func TestJSONAnswerLeavesInOneWrite(t *testing.T) {
 	answer := map[string]string{"applications": strings.Repeat("a", 13<<10)}
 	r := chi.NewRouter()
 	r.Use(s.instrument)
-	r.Get("/status", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, answer) })
+	r.Get("/status", func(w http.ResponseWriter, _ *http.Request) { reply.JSON(w, http.StatusOK, answer) })
 	srv := httptest.NewUnstartedServer(r)
 	counted, writes := testkit.CountWrites(srv.Listener)
 	srv.Listener = corkconn.Listener{Listener: counted}

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/droverhq/drover/spoke/internal/reply"
 	"github.com/droverhq/drover/spoke/internal/state"
 )
 
@@ -138,9 +139,9 @@ func (s *Server) beyondThisNode(ctx context.Context, since uint64) (bool, error)
 // (start with a reset) when it is from another history (otherHistory).
 // A bad one is answered, and false returned.
 func (s *Server) since(w http.ResponseWriter, r *http.Request) (uint64, bool) {
-	since, err := uintParam(r, "since", "want a raft index")
+	since, err := reply.UintParam(r, "since", "want a raft index")
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return 0, false
 	}
 	if s.otherHistory(r, since) {

@@ -8,6 +8,8 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/spoke/internal/peer"
+	"github.com/droverhq/drover/spoke/internal/reply"
 	"github.com/droverhq/drover/spoke/internal/state"
 )
 
@@ -15,23 +17,23 @@ import (
 // returns a snapshot of the local replica and the index it reflects.
 func (s *Server) read(w http.ResponseWriter, r *http.Request) (*state.Snapshot, uint64, bool) {
 	q := r.URL.Query()
-	min, err := uintParam(r, "index", "want a raft index (an unsigned integer)")
+	min, err := reply.UintParam(r, "index", "want a raft index (an unsigned integer)")
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return nil, 0, false
 	}
 	consistent := false
 	if v := q.Get("consistent"); v != "" {
 		b, err := strconv.ParseBool(v)
 		if err != nil {
-			writeError(w, r, badParam("consistent", v, "want true or false"))
+			reply.WriteError(w, r, reply.BadParam("consistent", v, "want true or false"))
 			return nil, 0, false
 		}
 		consistent = b
 	}
 	at, err := s.b.WaitRead(r.Context(), min, consistent)
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return nil, 0, false
 	}
 	return s.b.Store().Snapshot(), at, true
@@ -44,7 +46,7 @@ func (s *Server) propose(r *http.Request, t state.MessageType, req, out any) (ui
 		return idx, err
 	}
 	if out != nil && val != nil {
-		if err := assignValue(val, out); err != nil {
+		if err := peer.AssignValue(val, out); err != nil {
 			return idx, err
 		}
 	}
@@ -58,7 +60,7 @@ func modelOf(r *http.Request) string { return chi.URLParam(r, "model") }
 func (s *Server) modelCtx(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if m := modelOf(r); m == "" || len(m) > 64 {
-			writeError(w, r, api.Errorf(api.CodeBadRequest, "bad model UUID %q", m))
+			reply.WriteError(w, r, api.Errorf(api.CodeBadRequest, "bad model UUID %q", m))
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -72,7 +74,7 @@ func boolParam(w http.ResponseWriter, r *http.Request, name string) (bool, bool)
 	}
 	b, err := strconv.ParseBool(v)
 	if err != nil {
-		writeError(w, r, badParam(name, v, "want true or false"))
+		reply.WriteError(w, r, reply.BadParam(name, v, "want true or false"))
 		return false, false
 	}
 	return b, true
@@ -84,33 +86,33 @@ func (s *Server) getController(w http.ResponseWriter, r *http.Request) {
 	}
 	info, err := s.b.ControllerInfo(r.Context())
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, info)
+	reply.JSON(w, http.StatusOK, info)
 }
 
 // setPlacement records the cloud and region a hub placed the controller
 // in. Only a superuser (the hub registering the controller is one) may.
 func (s *Server) setPlacement(w http.ResponseWriter, r *http.Request) {
 	var req api.Placement
-	if err := decode(w, r, 1<<12, &req); err != nil {
-		writeError(w, r, err)
+	if err := reply.Decode(w, r, 1<<12, &req); err != nil {
+		reply.WriteError(w, r, err)
 		return
 	}
 	var c api.Controller
 	idx, err := s.propose(r, state.SetPlacementType, &state.SetPlacementRequest{Cloud: req.Cloud, Region: req.Region}, &c)
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
-	writeIndexed(w, http.StatusOK, idx, api.Placement{Cloud: c.Cloud, Region: c.Region})
+	reply.Indexed(w, http.StatusOK, idx, api.Placement{Cloud: c.Cloud, Region: c.Region})
 }
 
 func (s *Server) enableHA(w http.ResponseWriter, r *http.Request) {
 	var req api.EnableHARequest
-	if err := decode(w, r, 1<<16, &req); err != nil {
-		writeError(w, r, err)
+	if err := reply.Decode(w, r, 1<<16, &req); err != nil {
+		reply.WriteError(w, r, err)
 		return
 	}
 	if req.Nodes == 0 {
@@ -118,38 +120,24 @@ func (s *Server) enableHA(w http.ResponseWriter, r *http.Request) {
 	}
 	info, err := s.b.EnableHA(r.Context(), req.Nodes)
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, info)
+	reply.JSON(w, http.StatusOK, info)
 }
 
 func (s *Server) createJoinToken(w http.ResponseWriter, r *http.Request) {
 	var req api.JoinTokenRequest
 	if r.ContentLength != 0 {
-		if err := decode(w, r, 1<<16, &req); err != nil {
-			writeError(w, r, err)
+		if err := reply.Decode(w, r, 1<<16, &req); err != nil {
+			reply.WriteError(w, r, err)
 			return
 		}
 	}
 	tok, err := s.b.NewJoinToken(req.TTL)
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, tok)
-}
-
-// uintParam reads query parameter name as an unsigned integer (0 when
-// absent).
-func uintParam(r *http.Request, name, want string) (uint64, error) {
-	v := r.URL.Query().Get(name)
-	if v == "" {
-		return 0, nil
-	}
-	n, err := strconv.ParseUint(v, 10, 64)
-	if err != nil {
-		return 0, badParam(name, v, want)
-	}
-	return n, nil
+	reply.JSON(w, http.StatusCreated, tok)
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/spoke/internal/hubtrust"
+	"github.com/droverhq/drover/spoke/internal/reply"
 	"github.com/droverhq/drover/spoke/internal/state"
 )
 
@@ -34,7 +35,7 @@ func bearerToken(r *http.Request) (string, bool) {
 // route by hubScope.
 func (s *Server) authenticateHub(w http.ResponseWriter, r *http.Request, raw string, next http.Handler) {
 	if s.cfg.Hub == nil {
-		writeError(w, r, api.Errorf(api.CodeUnauthorized, "this controller trusts no hub: use the controller's user and password"))
+		reply.WriteError(w, r, api.Errorf(api.CodeUnauthorized, "this controller trusts no hub: use the controller's user and password"))
 		return
 	}
 	snap := s.b.Store().Snapshot()
@@ -48,31 +49,31 @@ func (s *Server) authenticateHub(w http.ResponseWriter, r *http.Request, raw str
 		}
 	}
 	if err != nil {
-		writeError(w, r, api.Errorf(api.CodeUnavailable, "controller state not replicated yet"))
+		reply.WriteError(w, r, api.Errorf(api.CodeUnavailable, "controller state not replicated yet"))
 		return
 	}
 	hub, err := s.trustedHub(r.Context(), snap, raw)
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
 	c, err := s.cfg.Hub.Verify(r.Context(), hub, raw, ctrl.UUID)
 	if err != nil {
 		switch {
 		case errors.Is(err, hubtrust.ErrNoHub):
-			writeError(w, r, api.Errorf(api.CodeUnauthorized, "this controller trusts no hub: use the controller's user and password"))
+			reply.WriteError(w, r, api.Errorf(api.CodeUnauthorized, "this controller trusts no hub: use the controller's user and password"))
 		case errors.Is(err, hubtrust.ErrUnavailable):
 			s.log.Warn("hub token not verified", "err", err)
-			writeError(w, r, api.Errorf(api.CodeUnavailable, "the hub's signing keys cannot be fetched"))
+			reply.WriteError(w, r, api.Errorf(api.CodeUnavailable, "the hub's signing keys cannot be fetched"))
 		case errors.Is(err, hubtrust.ErrClock):
 			// Not the token's fault, nor the trust's: say what to fix.
 			s.log.Warn("hub token refused: the clocks differ", "err", err)
 			_, detail, _ := strings.Cut(err.Error(), hubtrust.ErrClock.Error()+": ")
-			writeError(w, r, api.Errorf(api.CodeUnauthorized, "%s (%s; the hub's and this controller's clocks differ: "+
+			reply.WriteError(w, r, api.Errorf(api.CodeUnauthorized, "%s (%s; the hub's and this controller's clocks differ: "+
 				"keep them in step, with NTP for one)", hubtrust.ErrClock, detail))
 		default:
 			s.log.Debug("hub token refused", "err", err)
-			writeError(w, r, api.Errorf(api.CodeUnauthorized, "invalid hub token"))
+			reply.WriteError(w, r, api.Errorf(api.CodeUnauthorized, "invalid hub token"))
 		}
 		return
 	}
@@ -82,7 +83,7 @@ func (s *Server) authenticateHub(w http.ResponseWriter, r *http.Request, raw str
 	}
 	ctx := context.WithValue(r.Context(), userKey, caller{Name: name, Access: c.Access, Hub: true, Model: c.Model, HubURL: hub.URL, KeyID: c.KeyID})
 	if err := hubScope(r, callerOf(ctx)); err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
 	next.ServeHTTP(w, r.WithContext(ctx))

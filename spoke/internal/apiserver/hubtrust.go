@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/spoke/internal/reply"
 	"github.com/droverhq/drover/spoke/internal/state"
 )
 
@@ -13,17 +14,17 @@ import (
 func (s *Server) createHubToken(w http.ResponseWriter, r *http.Request) {
 	var req api.JoinTokenRequest
 	if r.ContentLength != 0 {
-		if err := decode(w, r, 1<<16, &req); err != nil {
-			writeError(w, r, err)
+		if err := reply.Decode(w, r, 1<<16, &req); err != nil {
+			reply.WriteError(w, r, err)
 			return
 		}
 	}
 	tok, idx, err := s.b.NewHubToken(r.Context(), req.TTL)
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
-	writeIndexed(w, http.StatusCreated, idx, tok)
+	reply.Indexed(w, http.StatusCreated, idx, tok)
 }
 
 // trustHub answers POST /v1/internal/hub-trust, the call a hub makes while
@@ -31,20 +32,20 @@ func (s *Server) createHubToken(w http.ResponseWriter, r *http.Request) {
 // unknown, forged or expired token is 401, a used one 403.
 func (s *Server) trustHub(w http.ResponseWriter, r *http.Request) {
 	var req api.TrustHubRequest
-	if err := decode(w, r, 1<<20, &req); err != nil {
-		writeError(w, r, err)
+	if err := reply.Decode(w, r, 1<<20, &req); err != nil {
+		reply.WriteError(w, r, err)
 		return
 	}
 	if req.Token == "" || req.HubURL == "" {
-		writeError(w, r, api.Errorf(api.CodeBadRequest, "token and hub-url are required"))
+		reply.WriteError(w, r, api.Errorf(api.CodeBadRequest, "token and hub-url are required"))
 		return
 	}
 	t, idx, err := s.b.TrustHub(r.Context(), req)
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
-	writeIndexed(w, http.StatusOK, idx, t)
+	reply.Indexed(w, http.StatusOK, idx, t)
 }
 
 // getHubTrust answers GET /v1/controller/hub: the hub the controller
@@ -59,10 +60,10 @@ func (s *Server) getHubTrust(w http.ResponseWriter, r *http.Request) {
 		err = api.Errorf(api.CodeNotFound, "this controller trusts no hub")
 	}
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
-	writeIndexed(w, http.StatusOK, idx, t)
+	reply.Indexed(w, http.StatusOK, idx, t)
 }
 
 // removeHubTrust answers DELETE /v1/controller/hub: from the moment the
@@ -70,7 +71,7 @@ func (s *Server) getHubTrust(w http.ResponseWriter, r *http.Request) {
 func (s *Server) removeHubTrust(w http.ResponseWriter, r *http.Request) {
 	idx, err := s.propose(r, state.RemoveHubTrustType, &state.RemoveHubTrustRequest{}, nil)
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
 	s.log.Info("controller trusts no hub any more", "by", callerOf(r.Context()).Name)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/spoke/internal/reply"
 )
 
 // DefaultLogLines is how many debug-log records a node keeps per model.
@@ -99,12 +100,12 @@ func (b *logBook) since(model string, seq uint64) ([]api.LogRecord, <-chan struc
 func (s *Server) getLogs(w http.ResponseWriter, r *http.Request) {
 	model := modelOf(r)
 	if _, err := lookupModel(s.b.Store().Snapshot(), model); err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
-	since, err := uintParam(r, "since", "want a log sequence number")
+	since, err := reply.UintParam(r, "since", "want a log sequence number")
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
 	follow, ok := boolParam(w, r, "follow")

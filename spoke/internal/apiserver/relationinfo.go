@@ -7,6 +7,7 @@ import (
 
 	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/spoke/internal/hubtrust"
+	"github.com/droverhq/drover/spoke/internal/reply"
 	"github.com/droverhq/drover/spoke/internal/state"
 )
 
@@ -17,7 +18,7 @@ import (
 // refreshing an application to a charm that prints it.
 func (s *Server) unitRelationInfo(w http.ResponseWriter, r *http.Request) {
 	if c := callerOf(r.Context()); c.Access != hubtrust.AccessWrite && c.Access != hubtrust.AccessAdmin && c.Access != hubtrust.AccessSuperuser {
-		writeError(w, r, api.Errorf(api.CodeForbidden, "relation data needs write access to the model (%s access given)", c.Access))
+		reply.WriteError(w, r, api.Errorf(api.CodeForbidden, "relation data needs write access to the model (%s access given)", c.Access))
 		return
 	}
 	s.unitRead(w, r, func(snap *state.Snapshot, model, unit string) (any, error) { return relationInfo(snap, model, unit) })

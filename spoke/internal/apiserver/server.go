@@ -65,6 +65,8 @@ import (
 
 	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/spoke/internal/blobs"
+	"github.com/droverhq/drover/spoke/internal/peer"
+	"github.com/droverhq/drover/spoke/internal/reply"
 	"github.com/droverhq/drover/spoke/internal/state"
 	"github.com/droverhq/drover/spoke/internal/status"
 )
@@ -100,8 +102,8 @@ type Backend interface {
 	// Node-to-node.
 	ForwardedApply(ctx context.Context, cmd []byte) (json.RawMessage, uint64, error)
 	ForwardedReadIndex(ctx context.Context) (uint64, error)
-	Admit(ctx context.Context, req AdmitRequest) (*AdmitResponse, error)
-	AddVoter(ctx context.Context, req AddVoterRequest) error
+	Admit(ctx context.Context, req peer.AdmitRequest) (*peer.AdmitResponse, error)
+	AddVoter(ctx context.Context, req peer.AddVoterRequest) error
 }
 
 // Config holds the API server's dependencies.
@@ -212,10 +214,10 @@ func (s *Server) routes(metricsHandler http.Handler) chi.Router {
 		r.Group(func(r chi.Router) { s.userRoutes(r) })
 	})
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, r, api.Errorf(api.CodeNotFound, "no route for %s %s", r.Method, r.URL.Path))
+		reply.WriteError(w, r, api.Errorf(api.CodeNotFound, "no route for %s %s", r.Method, r.URL.Path))
 	})
 	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, r, &api.Error{Code: api.CodeBadRequest, Message: "method " + r.Method + " not allowed on " + r.URL.Path, Status: http.StatusMethodNotAllowed})
+		reply.WriteError(w, r, &api.Error{Code: api.CodeBadRequest, Message: "method " + r.Method + " not allowed on " + r.URL.Path, Status: http.StatusMethodNotAllowed})
 	})
 	return r
 }
@@ -293,17 +295,17 @@ func (s *Server) userRoutes(r chi.Router) {
 }
 
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	reply.JSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }
 
 // readyz is ready once the node knows a leader and has the controller
 // record (i.e. it has caught up far enough to serve).
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	if _, err := lookupController(s.b.Store().Snapshot()); err != nil {
-		writeError(w, r, api.Errorf(api.CodeUnavailable, "controller state not replicated yet"))
+		reply.WriteError(w, r, api.Errorf(api.CodeUnavailable, "controller state not replicated yet"))
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+	reply.JSON(w, http.StatusOK, map[string]string{"status": "ready"})
 }
 
 // Route is one route of the controller API: a method and a chi pattern.

@@ -8,6 +8,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/spoke/internal/reply"
 	"github.com/droverhq/drover/spoke/internal/state"
 )
 
@@ -35,10 +36,10 @@ func (s *Server) listUnits(w http.ResponseWriter, r *http.Request) {
 		list, err = snap.ListUnits(modelOf(r))
 	}
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
-	writeIndexed(w, http.StatusOK, at, nonNil(list))
+	reply.Indexed(w, http.StatusOK, at, nonNil(list))
 }
 
 func (s *Server) getUnit(w http.ResponseWriter, r *http.Request) {
@@ -50,7 +51,7 @@ func (s *Server) getUnit(w http.ResponseWriter, r *http.Request) {
 func (s *Server) unitRead(w http.ResponseWriter, r *http.Request, show func(snap *state.Snapshot, model, unit string) (any, error)) {
 	name, err := unitOf(r)
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
 	snap, at, ok := s.read(w, r)
@@ -59,16 +60,16 @@ func (s *Server) unitRead(w http.ResponseWriter, r *http.Request, show func(snap
 	}
 	v, err := show(snap, modelOf(r), name)
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
-	writeIndexed(w, http.StatusOK, at, v)
+	reply.Indexed(w, http.StatusOK, at, v)
 }
 
 func (s *Server) removeUnit(w http.ResponseWriter, r *http.Request) {
 	name, err := unitOf(r)
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
 	force, ok := boolParam(w, r, "force")
@@ -77,7 +78,7 @@ func (s *Server) removeUnit(w http.ResponseWriter, r *http.Request) {
 	}
 	idx, err := s.propose(r, state.DestroyUnitsType, &state.DestroyUnitsRequest{ModelUUID: modelOf(r), Units: []string{name}, Force: force}, nil)
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
 	w.Header().Set(api.HeaderIndex, itoa(idx))
@@ -87,13 +88,13 @@ func (s *Server) removeUnit(w http.ResponseWriter, r *http.Request) {
 func (s *Server) resolved(w http.ResponseWriter, r *http.Request) {
 	name, err := unitOf(r)
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
 	var req api.ResolvedRequest
 	if r.ContentLength != 0 {
-		if err := decode(w, r, s.cfg.MaxBodySize, &req); err != nil {
-			writeError(w, r, err)
+		if err := reply.Decode(w, r, s.cfg.MaxBodySize, &req); err != nil {
+			reply.WriteError(w, r, err)
 			return
 		}
 	}
@@ -104,10 +105,10 @@ func (s *Server) resolved(w http.ResponseWriter, r *http.Request) {
 	var u api.Unit
 	idx, err := s.propose(r, state.SetResolvedType, &state.SetResolvedRequest{ModelUUID: modelOf(r), Unit: name, Mode: mode}, &u)
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
-	writeIndexed(w, http.StatusOK, idx, &u)
+	reply.Indexed(w, http.StatusOK, idx, &u)
 }
 
 func (s *Server) listMachines(w http.ResponseWriter, r *http.Request) {
@@ -117,10 +118,10 @@ func (s *Server) listMachines(w http.ResponseWriter, r *http.Request) {
 	}
 	list, err := snap.ListMachines(modelOf(r))
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
-	writeIndexed(w, http.StatusOK, at, nonNil(list))
+	reply.Indexed(w, http.StatusOK, at, nonNil(list))
 }
 
 func (s *Server) getMachine(w http.ResponseWriter, r *http.Request) {
@@ -130,10 +131,10 @@ func (s *Server) getMachine(w http.ResponseWriter, r *http.Request) {
 	}
 	m, err := lookupMachine(snap, modelOf(r), chi.URLParam(r, "id"))
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
-	writeIndexed(w, http.StatusOK, at, m)
+	reply.Indexed(w, http.StatusOK, at, m)
 }
 
 // maxAddMachines bounds one add-machine request.
@@ -144,8 +145,8 @@ const maxAddMachines = 100
 // units on them.
 func (s *Server) addMachines(w http.ResponseWriter, r *http.Request) {
 	var req api.AddMachinesRequest
-	if err := decode(w, r, s.cfg.MaxBodySize, &req); err != nil {
-		writeError(w, r, err)
+	if err := reply.Decode(w, r, s.cfg.MaxBodySize, &req); err != nil {
+		reply.WriteError(w, r, err)
 		return
 	}
 	n := req.NumMachines
@@ -153,12 +154,12 @@ func (s *Server) addMachines(w http.ResponseWriter, r *http.Request) {
 		n = 1
 	}
 	if n < 0 || n > maxAddMachines {
-		writeError(w, r, api.Errorf(api.CodeInvalid, "num-machines %d: want 1 to %d", req.NumMachines, maxAddMachines))
+		reply.WriteError(w, r, api.Errorf(api.CodeInvalid, "num-machines %d: want 1 to %d", req.NumMachines, maxAddMachines))
 		return
 	}
 	cons, err := api.ParseConstraints(req.Constraints)
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
 	out := make([]*api.Machine, 0, n)
@@ -167,12 +168,12 @@ func (s *Server) addMachines(w http.ResponseWriter, r *http.Request) {
 		var mc api.Machine
 		i, err := s.propose(r, state.AddMachineType, &state.AddMachineRequest{ModelUUID: modelOf(r), Base: req.Base, Constraints: cons}, &mc)
 		if err != nil {
-			writeError(w, r, err)
+			reply.WriteError(w, r, err)
 			return
 		}
 		out, idx = append(out, &mc), i
 	}
-	writeIndexed(w, http.StatusCreated, idx, out)
+	reply.Indexed(w, http.StatusCreated, idx, out)
 }
 
 func (s *Server) removeMachine(w http.ResponseWriter, r *http.Request) {
@@ -182,7 +183,7 @@ func (s *Server) removeMachine(w http.ResponseWriter, r *http.Request) {
 	}
 	idx, err := s.propose(r, state.DestroyMachineType, &state.DestroyMachineRequest{ModelUUID: modelOf(r), ID: chi.URLParam(r, "id"), Force: force}, nil)
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
 	w.Header().Set(api.HeaderIndex, itoa(idx))
@@ -196,42 +197,42 @@ func (s *Server) listRelations(w http.ResponseWriter, r *http.Request) {
 	}
 	list, err := snap.ListRelations(modelOf(r))
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
-	writeIndexed(w, http.StatusOK, at, nonNil(list))
+	reply.Indexed(w, http.StatusOK, at, nonNil(list))
 }
 
 func (s *Server) integrate(w http.ResponseWriter, r *http.Request) {
 	var req api.IntegrateRequest
-	if err := decode(w, r, s.cfg.MaxBodySize, &req); err != nil {
-		writeError(w, r, err)
+	if err := reply.Decode(w, r, s.cfg.MaxBodySize, &req); err != nil {
+		reply.WriteError(w, r, err)
 		return
 	}
 	for _, e := range req.Endpoints {
 		if e == "" || strings.Count(e, ":") > 1 {
-			writeError(w, r, api.Errorf(api.CodeInvalid, "bad endpoint %q: want application or application:endpoint", e))
+			reply.WriteError(w, r, api.Errorf(api.CodeInvalid, "bad endpoint %q: want application or application:endpoint", e))
 			return
 		}
 	}
 	var rel api.Relation
 	idx, err := s.propose(r, state.AddRelationType, &state.AddRelationRequest{ModelUUID: modelOf(r), Endpoints: req.Endpoints, Now: s.now()}, &rel)
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
-	writeIndexed(w, http.StatusCreated, idx, &rel)
+	reply.Indexed(w, http.StatusCreated, idx, &rel)
 }
 
 func (s *Server) removeRelation(w http.ResponseWriter, r *http.Request) {
 	id, err := strconv.Atoi(chi.URLParam(r, "id"))
 	if err != nil {
-		writeError(w, r, api.Errorf(api.CodeBadRequest, "bad relation id %q", chi.URLParam(r, "id")))
+		reply.WriteError(w, r, api.Errorf(api.CodeBadRequest, "bad relation id %q", chi.URLParam(r, "id")))
 		return
 	}
 	idx, err := s.propose(r, state.DestroyRelationType, &state.DestroyRelationRequest{ModelUUID: modelOf(r), ID: id}, nil)
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
 	w.Header().Set(api.HeaderIndex, itoa(idx))

@@ -9,6 +9,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/spoke/internal/reply"
 	"github.com/droverhq/drover/spoke/internal/state"
 	"github.com/droverhq/drover/spoke/internal/status"
 )
@@ -46,7 +47,7 @@ func (s *Server) getStatus(w http.ResponseWriter, r *http.Request) {
 	}
 	st, tag, err := status.Answer(snap, modelOf(r), s.epoch, status.ContextOf(snap, s.now()), r.Header["If-None-Match"])
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
 	if st == nil {
@@ -55,7 +56,7 @@ func (s *Server) getStatus(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("ETag", tag)
 	st.Index = at
-	writeIndexed(w, http.StatusOK, at, st)
+	reply.Indexed(w, http.StatusOK, at, st)
 }
 
 // writeNotModified answers a revalidated status: its tag, and the index
@@ -77,7 +78,7 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if _, err := lookupModel(s.b.Store().Snapshot(), model); err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
 	conn, err := upgrader.Upgrade(w, r, nil)
