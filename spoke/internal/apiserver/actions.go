@@ -11,6 +11,7 @@ import (
 
 	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/spoke/internal/hubtrust"
+	"github.com/droverhq/drover/spoke/internal/lookup"
 	"github.com/droverhq/drover/spoke/internal/reply"
 	"github.com/droverhq/drover/spoke/internal/state"
 )
@@ -50,12 +51,12 @@ func (s *Server) runAction(w http.ResponseWriter, r *http.Request) {
 			reply.WriteError(w, r, err)
 			return
 		}
-		u, err := lookupUnit(snap, model, unit)
+		u, err := lookup.Unit(snap, model, unit)
 		if err != nil {
 			reply.WriteError(w, r, err)
 			return
 		}
-		app, err := lookupApplication(snap, model, u.Application)
+		app, err := lookup.Application(snap, model, u.Application)
 		if err != nil {
 			reply.WriteError(w, r, err)
 			return
@@ -205,7 +206,7 @@ func (s *Server) getTask(w http.ResponseWriter, r *http.Request) {
 	}
 	var task *api.Task
 	_, _, err := s.b.Store().BlockingQuery(ctx, 0, func(ws memdb.WatchSet, snap *state.Snapshot) (any, uint64, error) {
-		t, err := lookupTask(snap, model, id)
+		t, err := lookup.Task(snap, model, id)
 		if err != nil {
 			return nil, 1, err
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/charm"
+	"github.com/droverhq/drover/spoke/internal/lookup"
 	"github.com/droverhq/drover/spoke/internal/reply"
 	"github.com/droverhq/drover/spoke/internal/state"
 )
@@ -57,7 +58,7 @@ func typedConfig(cfg *charm.Config, typed map[string]any, strs map[string]string
 }
 
 func (s *Server) charmOf(snap *state.Snapshot, sha string) (*api.Charm, *parsedCharm, error) {
-	ch, err := lookupCharm(snap, sha)
+	ch, err := lookup.Charm(snap, sha)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -142,7 +143,7 @@ func (s *Server) getApplication(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	a, err := lookupApplication(snap, modelOf(r), appOf(r))
+	a, err := lookup.Application(snap, modelOf(r), appOf(r))
 	if err != nil {
 		reply.WriteError(w, r, err)
 		return
@@ -165,7 +166,7 @@ func (s *Server) removeApplication(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) applicationConfig(snap *state.Snapshot, model, app string) (*api.ApplicationConfig, error) {
-	a, err := lookupApplication(snap, model, app)
+	a, err := lookup.Application(snap, model, app)
 	if err != nil {
 		return nil, err
 	}
@@ -207,7 +208,7 @@ func (s *Server) setApplicationConfig(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	snap := s.b.Store().Snapshot()
-	a, err := lookupApplication(snap, modelOf(r), appOf(r))
+	a, err := lookup.Application(snap, modelOf(r), appOf(r))
 	if err != nil {
 		reply.WriteError(w, r, err)
 		return
@@ -310,7 +311,7 @@ func (s *Server) setCharm(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	snap := s.b.Store().Snapshot()
-	a, err := lookupApplication(snap, modelOf(r), appOf(r))
+	a, err := lookup.Application(snap, modelOf(r), appOf(r))
 	if err != nil {
 		reply.WriteError(w, r, err)
 		return
@@ -369,7 +370,7 @@ func keptSettings(cfg *charm.Config, old map[string]any) (set map[string]any, un
 // appCommand proposes a command whose value is the application, and
 // answers with the application as it is after the command.
 func (s *Server) appCommand(w http.ResponseWriter, r *http.Request, t state.MessageType, req any) {
-	s.proposeAndShow(w, r, t, req, func(snap *state.Snapshot) (any, error) { return lookupApplication(snap, modelOf(r), appOf(r)) })
+	s.proposeAndShow(w, r, t, req, func(snap *state.Snapshot) (any, error) { return lookup.Application(snap, modelOf(r), appOf(r)) })
 }
 
 // proposeAndShow proposes a command and, once this node has applied it,

@@ -12,6 +12,7 @@ import (
 
 	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/charm"
+	"github.com/droverhq/drover/spoke/internal/lookup"
 	"github.com/droverhq/drover/spoke/internal/reply"
 	"github.com/droverhq/drover/spoke/internal/state"
 )
@@ -31,6 +32,15 @@ type parsedCharm struct {
 
 func newCharmCache(max int) *charmCache {
 	return &charmCache{max: max, byID: map[string]*parsedCharm{}}
+}
+
+// charmDefaults is a charm's config defaults, for the agent gateway.
+func (s *Server) charmDefaults(ch *api.Charm) (map[string]any, error) {
+	p, err := s.charms.get(ch)
+	if err != nil {
+		return nil, err
+	}
+	return p.config.DefaultSettings(), nil
 }
 
 func (c *charmCache) get(ch *api.Charm) (*parsedCharm, error) {
@@ -82,7 +92,7 @@ func (s *Server) getCharm(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	c, err := lookupCharm(snap, chi.URLParam(r, "sha"))
+	c, err := lookup.Charm(snap, chi.URLParam(r, "sha"))
 	if err != nil {
 		reply.WriteError(w, r, err)
 		return
@@ -96,7 +106,7 @@ func (s *Server) downloadCharm(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if _, err := lookupCharm(snap, sha); err != nil {
+	if _, err := lookup.Charm(snap, sha); err != nil {
 		reply.WriteError(w, r, err)
 		return
 	}
@@ -106,7 +116,7 @@ func (s *Server) downloadCharm(w http.ResponseWriter, r *http.Request) {
 // agentDownloadCharm serves GET /v1/agent/charms/{sha} to machine agents:
 // only a charm an application of the agent's model uses.
 func (s *Server) agentDownloadCharm(w http.ResponseWriter, r *http.Request) {
-	model, _, err := s.authenticateAgent(r)
+	model, _, err := s.agents.Authenticate(r)
 	if err != nil {
 		reply.WriteError(w, r, err)
 		return

@@ -8,6 +8,7 @@ import (
 
 	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/spoke/internal/hubtrust"
+	"github.com/droverhq/drover/spoke/internal/lookup"
 	"github.com/droverhq/drover/spoke/internal/reply"
 	"github.com/droverhq/drover/spoke/internal/state"
 )
@@ -39,13 +40,13 @@ func (s *Server) authenticateHub(w http.ResponseWriter, r *http.Request, raw str
 		return
 	}
 	snap := s.b.Store().Snapshot()
-	ctrl, err := lookupController(snap)
+	ctrl, err := lookup.Controller(snap)
 	if err != nil {
 		// A node that joined a moment ago may not have applied the
 		// controller record yet.
 		if _, werr := s.b.WaitRead(r.Context(), 0, true); werr == nil {
 			snap = s.b.Store().Snapshot()
-			ctrl, err = lookupController(snap)
+			ctrl, err = lookup.Controller(snap)
 		}
 	}
 	if err != nil {

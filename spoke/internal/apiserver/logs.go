@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/spoke/internal/lookup"
 	"github.com/droverhq/drover/spoke/internal/reply"
 )
 
@@ -99,7 +100,7 @@ func (b *logBook) since(model string, seq uint64) ([]api.LogRecord, <-chan struc
 // response open and streams new records as they arrive.
 func (s *Server) getLogs(w http.ResponseWriter, r *http.Request) {
 	model := modelOf(r)
-	if _, err := lookupModel(s.b.Store().Snapshot(), model); err != nil {
+	if _, err := lookup.Model(s.b.Store().Snapshot(), model); err != nil {
 		reply.WriteError(w, r, err)
 		return
 	}

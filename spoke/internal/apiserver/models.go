@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/spoke/internal/lookup"
 	"github.com/droverhq/drover/spoke/internal/reply"
 	"github.com/droverhq/drover/spoke/internal/state"
 )
@@ -127,7 +128,7 @@ func (s *Server) getModel(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	m, err := lookupModel(snap, modelOf(r))
+	m, err := lookup.Model(snap, modelOf(r))
 	if err != nil {
 		reply.WriteError(w, r, err)
 		return
@@ -145,7 +146,7 @@ func (s *Server) destroyModel(w http.ResponseWriter, r *http.Request) {
 	}
 	uuid := modelOf(r)
 	snap := s.b.Store().Snapshot()
-	if _, err := lookupModel(snap, uuid); err != nil {
+	if _, err := lookup.Model(snap, uuid); err != nil {
 		reply.WriteError(w, r, err)
 		return
 	}
@@ -168,7 +169,7 @@ func (s *Server) getModelConfig(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	m, err := lookupModel(snap, modelOf(r))
+	m, err := lookup.Model(snap, modelOf(r))
 	if err != nil {
 		reply.WriteError(w, r, err)
 		return

@@ -4,9 +4,11 @@ import (
 	"maps"
 	"net/http"
 	"sort"
+	"strings"
 
 	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/spoke/internal/hubtrust"
+	"github.com/droverhq/drover/spoke/internal/lookup"
 	"github.com/droverhq/drover/spoke/internal/reply"
 	"github.com/droverhq/drover/spoke/internal/state"
 )
@@ -25,7 +27,7 @@ func (s *Server) unitRelationInfo(w http.ResponseWriter, r *http.Request) {
 }
 
 func relationInfo(snap *state.Snapshot, model, name string) ([]api.UnitRelationInfo, error) {
-	u, err := lookupUnit(snap, model, name)
+	u, err := lookup.Unit(snap, model, name)
 	if err != nil {
 		return nil, err
 	}
@@ -69,7 +71,7 @@ func relationInfo(snap *state.Snapshot, model, name string) ([]api.UnitRelationI
 			if container && m.Unit != u.Name {
 				// A subordinate's relation with its principals: only the
 				// units in the same container are related, as its hooks see.
-				mu, err := lookupUnit(snap, model, m.Unit)
+				mu, err := lookup.Unit(snap, model, m.Unit)
 				if err != nil || containerOf(mu) != containerOf(u) {
 					continue
 				}
@@ -103,4 +105,10 @@ func containerOf(u *api.Unit) string {
 		return u.Principal
 	}
 	return u.Name
+}
+
+// unitAppOf is the application of a unit name ("web" for "web/3").
+func unitAppOf(unit string) string {
+	app, _, _ := strings.Cut(unit, "/")
+	return app
 }

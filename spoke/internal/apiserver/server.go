@@ -4,48 +4,8 @@
 // raft commands for the Backend, and map every error to a wire code in one
 // table (errors.go).
 //
-// # Agent streams
-//
-// Each machine agent holds one websocket (GET /v1/agent/stream). One
-// reader goroutine lives as long as the connection and answers requests in
-// order; a writer goroutine exists only while something is due (an answer,
-// which waits in a four-slot channel, a possibly changed state, a
-// keepalive) and exits when nothing is, so an idle connection costs one
-// goroutine. Waking a connection sets a flag under its lock and starts the
-// writer if none runs: writes to one connection stay serial, and wakes
-// coalesce. State frames are whole: the writer rebuilds the machine's
-// api.MachineState from a fresh store snapshot, hashes its JSON, and sends
-// it only if the hash differs from the last one sent; so a reconnecting
-// agent loses nothing by missing intermediate frames.
-//
-// Fan-out. One agentHub per node holds a single event-broker subscription
-// (RunAgentHub, a supervised node worker) and the connections grouped by
-// model. For each batch it visits only the connections of the batch's
-// models and, for each, tests the events against the interest the
-// connection recorded at its last build (its machine, units, their
-// applications, the relations they see with each relation's remote
-// application, the applications one of its units led). A relation-data
-// write by web/3 therefore wakes the kv units and web's peers, not every
-// web unit; a lease renewal wakes only the holder's machine. The hub never
-// waits for a connection; while a connection is between its snapshot and
-// publishing the new interest, every event of its model wakes it again, so
-// no change is lost in between. Keepalives come from one hub ticker that
-// wakes every connection: an idle connection owns no timer. A writer that
-// cannot write a frame within writeTimeout ends the connection; the agent
-// reconnects (since=N) and gets the current state. Server.Close shuts
-// every connection through the hub.
-//
-// Building is cheap when one change wakes many connections: the parts of a
-// state that do not depend on the machine (model settings, an
-// application's config, lease and relations, a non-container relation as
-// its application's units see it) are computed once per store version and
-// shared (buildMemo), and frames are encoded without reflection
-// (appendMachineState, byte-identical to encoding/json).
-//
-// Memory per idle connection is kept small: one goroutine, 512-byte read
-// buffers, write buffers and frames taken from shared pools only while
-// writing, no per-connection timers, no copy of the last state (only its
-// hash).
+// Agent streams (GET /v1/agent/stream) are served by the agent gateway
+// (spoke/internal/agentgw), which this server mounts and closes.
 package apiserver
 
 import (
@@ -55,7 +15,6 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -64,7 +23,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/spoke/internal/agentgw"
 	"github.com/droverhq/drover/spoke/internal/blobs"
+	"github.com/droverhq/drover/spoke/internal/lookup"
 	"github.com/droverhq/drover/spoke/internal/peer"
 	"github.com/droverhq/drover/spoke/internal/reply"
 	"github.com/droverhq/drover/spoke/internal/state"
@@ -131,19 +92,14 @@ type Server struct {
 	router  chi.Router
 	metrics *metrics
 	charms  *charmCache
-	agents  *agentHub
-	// agentMemo shares machine-state parts between agent connections.
-	agentMemo buildMemo
-	logs      *logBook
+	agents  *agentgw.Gateway
+	logs    *logBook
 	// marks remembers the last log entries' marks: every watch and the
 	// hub's stream name the same indexes, one frame each.
 	marks markCache
 	// epoch names this server's lifetime in status ETags (status.NewEpoch).
 	epoch   string
 	closing chan struct{}
-	// conns counts agent connection goroutines, which outlive their
-	// handlers; Close waits for them.
-	conns sync.WaitGroup
 }
 
 // New builds the router.
@@ -161,8 +117,14 @@ func New(cfg Config) (*Server, error) {
 		cfg.MaxCharmSize = 256 << 20
 	}
 	s := &Server{cfg: cfg, b: cfg.Backend, log: cfg.Logger, charms: newCharmCache(256),
-		agents: newAgentHub(), logs: newLogBook(DefaultLogLines, cfg.LogDir, cfg.Logger), epoch: status.NewEpoch(),
+		logs: newLogBook(DefaultLogLines, cfg.LogDir, cfg.Logger), epoch: status.NewEpoch(),
 		closing: make(chan struct{})}
+	var err error
+	s.agents, err = agentgw.New(agentgw.Config{Proposer: cfg.Backend, Logger: cfg.Logger, Now: cfg.Now,
+		KeepaliveInterval: s.keepaliveInterval(), CharmDefaults: s.charmDefaults, AppendLog: s.logs.append})
+	if err != nil {
+		return nil, err
+	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	s.metrics = newMetrics(reg, cfg.Backend)
@@ -178,10 +140,16 @@ func (s *Server) Close() {
 	default:
 		close(s.closing)
 	}
-	s.agents.closeAll()
-	s.conns.Wait()
+	s.agents.Close()
 	s.logs.close()
 }
+
+// RunAgentHub feeds the agent connections until ctx ends: a node worker
+// the spoke supervises.
+func (s *Server) RunAgentHub(ctx context.Context) error { return s.agents.Run(ctx) }
+
+// AgentConnections returns the number of agent connections on this node.
+func (s *Server) AgentConnections() int { return s.agents.Connections() }
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.router.ServeHTTP(w, r) }
 
@@ -209,7 +177,7 @@ func (s *Server) routes(metricsHandler http.Handler) chi.Router {
 
 	r.Route("/v1", func(r chi.Router) {
 		// Agents authenticate with machine credentials, not as users.
-		r.Get("/agent/stream", s.agentStream)
+		r.Get("/agent/stream", s.agents.ServeStream)
 		r.Get("/agent/charms/{sha}", s.agentDownloadCharm)
 		r.Group(func(r chi.Router) { s.userRoutes(r) })
 	})
@@ -301,7 +269,7 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 // readyz is ready once the node knows a leader and has the controller
 // record (i.e. it has caught up far enough to serve).
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
-	if _, err := lookupController(s.b.Store().Snapshot()); err != nil {
+	if _, err := lookup.Controller(s.b.Store().Snapshot()); err != nil {
 		reply.WriteError(w, r, api.Errorf(api.CodeUnavailable, "controller state not replicated yet"))
 		return
 	}

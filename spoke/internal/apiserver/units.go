@@ -8,6 +8,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/spoke/internal/lookup"
 	"github.com/droverhq/drover/spoke/internal/reply"
 	"github.com/droverhq/drover/spoke/internal/state"
 )
@@ -43,7 +44,7 @@ func (s *Server) listUnits(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) getUnit(w http.ResponseWriter, r *http.Request) {
-	s.unitRead(w, r, func(snap *state.Snapshot, model, unit string) (any, error) { return lookupUnit(snap, model, unit) })
+	s.unitRead(w, r, func(snap *state.Snapshot, model, unit string) (any, error) { return lookup.Unit(snap, model, unit) })
 }
 
 // unitRead answers a read of the unit the path names with what show
@@ -129,7 +130,7 @@ func (s *Server) getMachine(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	m, err := lookupMachine(snap, modelOf(r), chi.URLParam(r, "id"))
+	m, err := lookup.Machine(snap, modelOf(r), chi.URLParam(r, "id"))
 	if err != nil {
 		reply.WriteError(w, r, err)
 		return

@@ -9,6 +9,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/spoke/internal/lookup"
 	"github.com/droverhq/drover/spoke/internal/reply"
 	"github.com/droverhq/drover/spoke/internal/state"
 	"github.com/droverhq/drover/spoke/internal/status"
@@ -77,7 +78,7 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if _, err := lookupModel(s.b.Store().Snapshot(), model); err != nil {
+	if _, err := lookup.Model(s.b.Store().Snapshot(), model); err != nil {
 		reply.WriteError(w, r, err)
 		return
 	}
