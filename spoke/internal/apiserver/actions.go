@@ -19,7 +19,7 @@ import (
 // runAction validates params against each receiver's charm action schema
 // (filling defaults) and enqueues one task per receiver. "app/leader"
 // names the application's current leader, as in `juju run app/leader`.
-func (s *Server) runAction(w http.ResponseWriter, r *http.Request) {
+func (s *actionEndpoint) runAction(w http.ResponseWriter, r *http.Request) {
 	var req api.RunActionRequest
 	if err := reply.Decode(w, r, s.cfg.MaxBodySize, &req); err != nil {
 		reply.WriteError(w, r, err)
@@ -66,7 +66,7 @@ func (s *Server) runAction(w http.ResponseWriter, r *http.Request) {
 			jobs = append(jobs, job{unit: unit, params: req.Params, par: true})
 			continue
 		}
-		_, p, err := s.charmOf(snap, app.CharmSHA256)
+		_, p, err := s.charms.charmOf(snap, app.CharmSHA256)
 		if err != nil {
 			reply.WriteError(w, r, err)
 			return
@@ -129,7 +129,7 @@ func checkExec(c caller, params map[string]any) error {
 	return nil
 }
 
-func (s *Server) resolveReceiver(snap *state.Snapshot, model, recv string) (string, error) {
+func (s *actionEndpoint) resolveReceiver(snap *state.Snapshot, model, recv string) (string, error) {
 	app, rest, ok := strings.Cut(recv, "/")
 	if !ok || app == "" || rest == "" {
 		return "", api.Errorf(api.CodeInvalid, "bad receiver %q: want a unit (app/0) or app/leader", recv)
@@ -147,7 +147,7 @@ func (s *Server) resolveReceiver(snap *state.Snapshot, model, recv string) (stri
 	return l.Holder, nil
 }
 
-func (s *Server) listTasks(w http.ResponseWriter, r *http.Request) {
+func (s *actionEndpoint) listTasks(w http.ResponseWriter, r *http.Request) {
 	snap, at, ok := s.read(w, r)
 	if !ok {
 		return
@@ -172,7 +172,7 @@ func taskDone(t *api.Task) bool {
 // cancelTask cancels a pending task (juju cancel-task): its unit never
 // runs it. A task already running, or finished, is a conflict: an action
 // is not stopped half-way.
-func (s *Server) cancelTask(w http.ResponseWriter, r *http.Request) {
+func (s *actionEndpoint) cancelTask(w http.ResponseWriter, r *http.Request) {
 	var t api.Task
 	idx, err := s.propose(r, state.CancelTaskType, &state.CancelTaskRequest{ModelUUID: modelOf(r), ID: chi.URLParam(r, "id"), Now: s.now()}, &t)
 	if err != nil {
@@ -184,7 +184,7 @@ func (s *Server) cancelTask(w http.ResponseWriter, r *http.Request) {
 
 // getTask answers at once, or with ?wait=DURATION when the task finishes
 // (or the wait ends), like `juju show-task --wait`.
-func (s *Server) getTask(w http.ResponseWriter, r *http.Request) {
+func (s *actionEndpoint) getTask(w http.ResponseWriter, r *http.Request) {
 	var wait time.Duration
 	if v := r.URL.Query().Get("wait"); v != "" {
 		d, err := time.ParseDuration(v)

@@ -57,16 +57,17 @@ func typedConfig(cfg *charm.Config, typed map[string]any, strs map[string]string
 	return set, reset, nil
 }
 
-func (s *Server) charmOf(snap *state.Snapshot, sha string) (*api.Charm, *parsedCharm, error) {
+// charmOf reads a charm and its parsed config and actions.
+func (c *charmCache) charmOf(snap *state.Snapshot, sha string) (*api.Charm, *parsedCharm, error) {
 	ch, err := lookup.Charm(snap, sha)
 	if err != nil {
 		return nil, nil, err
 	}
-	p, err := s.charms.get(ch)
+	p, err := c.get(ch)
 	return ch, p, err
 }
 
-func (s *Server) deploy(w http.ResponseWriter, r *http.Request) {
+func (s *applicationEndpoint) deploy(w http.ResponseWriter, r *http.Request) {
 	var req api.DeployRequest
 	if err := reply.Decode(w, r, s.cfg.MaxBodySize, &req); err != nil {
 		reply.WriteError(w, r, err)
@@ -95,7 +96,7 @@ func (s *Server) deploy(w http.ResponseWriter, r *http.Request) {
 		reply.WriteError(w, r, err)
 		return
 	}
-	_, p, err := s.charmOf(s.b.Store().Snapshot(), req.CharmSHA256)
+	_, p, err := s.charms.charmOf(s.b.Store().Snapshot(), req.CharmSHA256)
 	if err != nil {
 		reply.WriteError(w, r, err)
 		return
@@ -125,7 +126,7 @@ func deployResult(res *state.AddApplicationResult) *api.DeployResult {
 	return out
 }
 
-func (s *Server) listApplications(w http.ResponseWriter, r *http.Request) {
+func (s *applicationEndpoint) listApplications(w http.ResponseWriter, r *http.Request) {
 	snap, at, ok := s.read(w, r)
 	if !ok {
 		return
@@ -138,7 +139,7 @@ func (s *Server) listApplications(w http.ResponseWriter, r *http.Request) {
 	reply.Indexed(w, http.StatusOK, at, nonNil(list))
 }
 
-func (s *Server) getApplication(w http.ResponseWriter, r *http.Request) {
+func (s *applicationEndpoint) getApplication(w http.ResponseWriter, r *http.Request) {
 	snap, at, ok := s.read(w, r)
 	if !ok {
 		return
@@ -151,7 +152,7 @@ func (s *Server) getApplication(w http.ResponseWriter, r *http.Request) {
 	reply.Indexed(w, http.StatusOK, at, a)
 }
 
-func (s *Server) removeApplication(w http.ResponseWriter, r *http.Request) {
+func (s *applicationEndpoint) removeApplication(w http.ResponseWriter, r *http.Request) {
 	force, ok := boolParam(w, r, "force")
 	if !ok {
 		return
@@ -165,12 +166,12 @@ func (s *Server) removeApplication(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusAccepted)
 }
 
-func (s *Server) applicationConfig(snap *state.Snapshot, model, app string) (*api.ApplicationConfig, error) {
+func (s *applicationEndpoint) applicationConfig(snap *state.Snapshot, model, app string) (*api.ApplicationConfig, error) {
 	a, err := lookup.Application(snap, model, app)
 	if err != nil {
 		return nil, err
 	}
-	_, p, err := s.charmOf(snap, a.CharmSHA256)
+	_, p, err := s.charms.charmOf(snap, a.CharmSHA256)
 	if err != nil {
 		return nil, err
 	}
@@ -188,7 +189,7 @@ func (s *Server) applicationConfig(snap *state.Snapshot, model, app string) (*ap
 	return out, nil
 }
 
-func (s *Server) getApplicationConfig(w http.ResponseWriter, r *http.Request) {
+func (s *applicationEndpoint) getApplicationConfig(w http.ResponseWriter, r *http.Request) {
 	snap, at, ok := s.read(w, r)
 	if !ok {
 		return
@@ -201,7 +202,7 @@ func (s *Server) getApplicationConfig(w http.ResponseWriter, r *http.Request) {
 	reply.Indexed(w, http.StatusOK, at, cfg)
 }
 
-func (s *Server) setApplicationConfig(w http.ResponseWriter, r *http.Request) {
+func (s *applicationEndpoint) setApplicationConfig(w http.ResponseWriter, r *http.Request) {
 	var req api.ConfigChange
 	if err := reply.Decode(w, r, s.cfg.MaxBodySize, &req); err != nil {
 		reply.WriteError(w, r, err)
@@ -213,7 +214,7 @@ func (s *Server) setApplicationConfig(w http.ResponseWriter, r *http.Request) {
 		reply.WriteError(w, r, err)
 		return
 	}
-	_, p, err := s.charmOf(snap, a.CharmSHA256)
+	_, p, err := s.charms.charmOf(snap, a.CharmSHA256)
 	if err != nil {
 		reply.WriteError(w, r, err)
 		return
@@ -227,7 +228,7 @@ func (s *Server) setApplicationConfig(w http.ResponseWriter, r *http.Request) {
 		func(snap *state.Snapshot) (any, error) { return s.applicationConfig(snap, a.ModelUUID, a.Name) })
 }
 
-func (s *Server) addUnits(w http.ResponseWriter, r *http.Request) {
+func (s *applicationEndpoint) addUnits(w http.ResponseWriter, r *http.Request) {
 	var req api.AddUnitsRequest
 	if err := reply.Decode(w, r, s.cfg.MaxBodySize, &req); err != nil {
 		reply.WriteError(w, r, err)
@@ -248,7 +249,7 @@ func (s *Server) addUnits(w http.ResponseWriter, r *http.Request) {
 	reply.Indexed(w, http.StatusCreated, idx, deployResult(&res))
 }
 
-func (s *Server) scale(w http.ResponseWriter, r *http.Request) {
+func (s *applicationEndpoint) scale(w http.ResponseWriter, r *http.Request) {
 	appRequest(s, w, r, state.ScaleApplicationType, func(req api.ScaleRequest) (any, error) {
 		if req.Scale < 0 {
 			return nil, api.Errorf(api.CodeInvalid, "scale must not be negative")
@@ -257,7 +258,7 @@ func (s *Server) scale(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-func (s *Server) expose(w http.ResponseWriter, r *http.Request) {
+func (s *applicationEndpoint) expose(w http.ResponseWriter, r *http.Request) {
 	appRequest(s, w, r, state.SetExposedType, func(req api.ExposeRequest) (any, error) {
 		return &state.SetExposedRequest{ModelUUID: modelOf(r), App: appOf(r), Exposed: req.Exposed}, nil
 	})
@@ -265,7 +266,7 @@ func (s *Server) expose(w http.ResponseWriter, r *http.Request) {
 
 // setTrust trusts an application with the model's cloud credential, or no
 // longer (juju trust [--remove]).
-func (s *Server) setTrust(w http.ResponseWriter, r *http.Request) {
+func (s *applicationEndpoint) setTrust(w http.ResponseWriter, r *http.Request) {
 	appRequest(s, w, r, state.SetTrustType, func(req api.SetTrustRequest) (any, error) {
 		return &state.SetTrustRequest{ModelUUID: modelOf(r), App: appOf(r), Trust: req.Trust}, nil
 	})
@@ -273,7 +274,7 @@ func (s *Server) setTrust(w http.ResponseWriter, r *http.Request) {
 
 // setConstraints sets the constraints of the application's new machines
 // (juju set-constraints).
-func (s *Server) setConstraints(w http.ResponseWriter, r *http.Request) {
+func (s *applicationEndpoint) setConstraints(w http.ResponseWriter, r *http.Request) {
 	appRequest(s, w, r, state.SetConstraintsType, func(req api.SetConstraintsRequest) (any, error) {
 		cons, err := api.ParseConstraints(req.Constraints)
 		if err != nil {
@@ -286,7 +287,7 @@ func (s *Server) setConstraints(w http.ResponseWriter, r *http.Request) {
 // appRequest serves a change to one application: it decodes the body as
 // T, makes the command from it (or refuses it), proposes it and answers
 // with the application as it is after.
-func appRequest[T any](s *Server, w http.ResponseWriter, r *http.Request, t state.MessageType, command func(req T) (any, error)) {
+func appRequest[T any](s *applicationEndpoint, w http.ResponseWriter, r *http.Request, t state.MessageType, command func(req T) (any, error)) {
 	var req T
 	if err := reply.Decode(w, r, s.cfg.MaxBodySize, &req); err != nil {
 		reply.WriteError(w, r, err)
@@ -304,7 +305,7 @@ func appRequest[T any](s *Server, w http.ResponseWriter, r *http.Request, t stat
 // refresh). The checks that need the charms' contents are made here,
 // before proposing: the command in the log stays what older controllers
 // applied, so a replayed log gives the same state.
-func (s *Server) setCharm(w http.ResponseWriter, r *http.Request) {
+func (s *applicationEndpoint) setCharm(w http.ResponseWriter, r *http.Request) {
 	var req api.SetCharmRequest
 	if err := reply.Decode(w, r, s.cfg.MaxBodySize, &req); err != nil {
 		reply.WriteError(w, r, err)
@@ -316,7 +317,7 @@ func (s *Server) setCharm(w http.ResponseWriter, r *http.Request) {
 		reply.WriteError(w, r, err)
 		return
 	}
-	ch, p, err := s.charmOf(snap, req.CharmSHA256)
+	ch, p, err := s.charms.charmOf(snap, req.CharmSHA256)
 	if err != nil {
 		reply.WriteError(w, r, err)
 		return
@@ -369,14 +370,14 @@ func keptSettings(cfg *charm.Config, old map[string]any) (set map[string]any, un
 
 // appCommand proposes a command whose value is the application, and
 // answers with the application as it is after the command.
-func (s *Server) appCommand(w http.ResponseWriter, r *http.Request, t state.MessageType, req any) {
+func (s *applicationEndpoint) appCommand(w http.ResponseWriter, r *http.Request, t state.MessageType, req any) {
 	s.proposeAndShow(w, r, t, req, func(snap *state.Snapshot) (any, error) { return lookup.Application(snap, modelOf(r), appOf(r)) })
 }
 
 // proposeAndShow proposes a command and, once this node has applied it,
 // answers with what show reads from the state as it is after the command,
 // at the command's index: a write's answer reads its own effect.
-func (s *Server) proposeAndShow(w http.ResponseWriter, r *http.Request, t state.MessageType, req any, show func(*state.Snapshot) (any, error)) {
+func (s *applicationEndpoint) proposeAndShow(w http.ResponseWriter, r *http.Request, t state.MessageType, req any, show func(*state.Snapshot) (any, error)) {
 	idx, err := s.propose(r, t, req, nil)
 	if err != nil {
 		reply.WriteError(w, r, err)

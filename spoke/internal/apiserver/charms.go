@@ -34,9 +34,9 @@ func newCharmCache(max int) *charmCache {
 	return &charmCache{max: max, byID: map[string]*parsedCharm{}}
 }
 
-// charmDefaults is a charm's config defaults, for the agent gateway.
-func (s *Server) charmDefaults(ch *api.Charm) (map[string]any, error) {
-	p, err := s.charms.get(ch)
+// defaults is a charm's config defaults, for the agent gateway.
+func (c *charmCache) defaults(ch *api.Charm) (map[string]any, error) {
+	p, err := c.get(ch)
 	if err != nil {
 		return nil, err
 	}
@@ -74,7 +74,7 @@ func (c *charmCache) get(ch *api.Charm) (*parsedCharm, error) {
 	return p, nil
 }
 
-func (s *Server) listCharms(w http.ResponseWriter, r *http.Request) {
+func (s *charmEndpoint) listCharms(w http.ResponseWriter, r *http.Request) {
 	snap, at, ok := s.read(w, r)
 	if !ok {
 		return
@@ -87,7 +87,7 @@ func (s *Server) listCharms(w http.ResponseWriter, r *http.Request) {
 	reply.Indexed(w, http.StatusOK, at, nonNil(list))
 }
 
-func (s *Server) getCharm(w http.ResponseWriter, r *http.Request) {
+func (s *charmEndpoint) getCharm(w http.ResponseWriter, r *http.Request) {
 	snap, at, ok := s.read(w, r)
 	if !ok {
 		return
@@ -100,7 +100,7 @@ func (s *Server) getCharm(w http.ResponseWriter, r *http.Request) {
 	reply.Indexed(w, http.StatusOK, at, c)
 }
 
-func (s *Server) downloadCharm(w http.ResponseWriter, r *http.Request) {
+func (s *charmEndpoint) downloadCharm(w http.ResponseWriter, r *http.Request) {
 	sha := chi.URLParam(r, "sha")
 	snap, _, ok := s.read(w, r)
 	if !ok {
@@ -115,7 +115,7 @@ func (s *Server) downloadCharm(w http.ResponseWriter, r *http.Request) {
 
 // agentDownloadCharm serves GET /v1/agent/charms/{sha} to machine agents:
 // only a charm an application of the agent's model uses.
-func (s *Server) agentDownloadCharm(w http.ResponseWriter, r *http.Request) {
+func (s *charmEndpoint) agentDownloadCharm(w http.ResponseWriter, r *http.Request) {
 	model, _, err := s.agents.Authenticate(r)
 	if err != nil {
 		reply.WriteError(w, r, err)
@@ -139,7 +139,7 @@ func (s *Server) agentDownloadCharm(w http.ResponseWriter, r *http.Request) {
 	s.sendCharm(w, r, sha)
 }
 
-func (s *Server) sendCharm(w http.ResponseWriter, r *http.Request, sha string) {
+func (s *charmEndpoint) sendCharm(w http.ResponseWriter, r *http.Request, sha string) {
 	if err := s.b.FetchBlob(r.Context(), sha); err != nil {
 		reply.WriteError(w, r, err)
 		return
@@ -157,7 +157,7 @@ func (s *Server) sendCharm(w http.ResponseWriter, r *http.Request, sha string) {
 
 // uploadCharm validates a charm archive, stores it on a quorum of nodes,
 // then commits its metadata. Uploading the same archive again is a no-op.
-func (s *Server) uploadCharm(w http.ResponseWriter, r *http.Request) {
+func (s *charmEndpoint) uploadCharm(w http.ResponseWriter, r *http.Request) {
 	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxCharmSize))
 	if err != nil {
 		var tooBig *http.MaxBytesError

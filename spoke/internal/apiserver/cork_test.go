@@ -22,7 +22,7 @@ import (
 // its reader (a client, or the hub relaying it) is woken once and finds it
 // whole.
 func TestJSONAnswerLeavesInOneWrite(t *testing.T) {
-	s := &Server{log: slog.New(slog.DiscardHandler), metrics: &metrics{
+	s := &Server{base: &base{log: slog.New(slog.DiscardHandler)}, metrics: &metrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "requests"}, []string{"route", "method", "code"}),
 		latency:  prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "latency"}, []string{"route", "method"}),
 	}}

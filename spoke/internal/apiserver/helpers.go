@@ -15,7 +15,7 @@ import (
 
 // read prepares a read as the query asks (?index=N, ?consistent=true) and
 // returns a snapshot of the local replica and the index it reflects.
-func (s *Server) read(w http.ResponseWriter, r *http.Request) (*state.Snapshot, uint64, bool) {
+func (s *base) read(w http.ResponseWriter, r *http.Request) (*state.Snapshot, uint64, bool) {
 	q := r.URL.Query()
 	min, err := reply.UintParam(r, "index", "want a raft index (an unsigned integer)")
 	if err != nil {
@@ -40,7 +40,7 @@ func (s *Server) read(w http.ResponseWriter, r *http.Request) (*state.Snapshot, 
 }
 
 // propose replicates a command and decodes its value into out (if not nil).
-func (s *Server) propose(r *http.Request, t state.MessageType, req, out any) (uint64, error) {
+func (s *base) propose(r *http.Request, t state.MessageType, req, out any) (uint64, error) {
 	val, idx, err := s.b.Propose(r.Context(), t, req)
 	if err != nil {
 		return idx, err
@@ -53,11 +53,11 @@ func (s *Server) propose(r *http.Request, t state.MessageType, req, out any) (ui
 	return idx, nil
 }
 
-func (s *Server) now() time.Time { return s.cfg.Now().UTC() }
+func (s *base) now() time.Time { return s.cfg.Now().UTC() }
 
 func modelOf(r *http.Request) string { return chi.URLParam(r, "model") }
 
-func (s *Server) modelCtx(next http.Handler) http.Handler {
+func (s *base) modelCtx(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if m := modelOf(r); m == "" || len(m) > 64 {
 			reply.WriteError(w, r, api.Errorf(api.CodeBadRequest, "bad model UUID %q", m))
@@ -80,7 +80,7 @@ func boolParam(w http.ResponseWriter, r *http.Request, name string) (bool, bool)
 	return b, true
 }
 
-func (s *Server) getController(w http.ResponseWriter, r *http.Request) {
+func (s *controllerEndpoint) getController(w http.ResponseWriter, r *http.Request) {
 	if _, _, ok := s.read(w, r); !ok {
 		return
 	}
@@ -94,7 +94,7 @@ func (s *Server) getController(w http.ResponseWriter, r *http.Request) {
 
 // setPlacement records the cloud and region a hub placed the controller
 // in. Only a superuser (the hub registering the controller is one) may.
-func (s *Server) setPlacement(w http.ResponseWriter, r *http.Request) {
+func (s *controllerEndpoint) setPlacement(w http.ResponseWriter, r *http.Request) {
 	var req api.Placement
 	if err := reply.Decode(w, r, 1<<12, &req); err != nil {
 		reply.WriteError(w, r, err)
@@ -109,7 +109,7 @@ func (s *Server) setPlacement(w http.ResponseWriter, r *http.Request) {
 	reply.Indexed(w, http.StatusOK, idx, api.Placement{Cloud: c.Cloud, Region: c.Region})
 }
 
-func (s *Server) enableHA(w http.ResponseWriter, r *http.Request) {
+func (s *controllerEndpoint) enableHA(w http.ResponseWriter, r *http.Request) {
 	var req api.EnableHARequest
 	if err := reply.Decode(w, r, 1<<16, &req); err != nil {
 		reply.WriteError(w, r, err)
@@ -126,7 +126,7 @@ func (s *Server) enableHA(w http.ResponseWriter, r *http.Request) {
 	reply.JSON(w, http.StatusOK, info)
 }
 
-func (s *Server) createJoinToken(w http.ResponseWriter, r *http.Request) {
+func (s *controllerEndpoint) createJoinToken(w http.ResponseWriter, r *http.Request) {
 	var req api.JoinTokenRequest
 	if r.ContentLength != 0 {
 		if err := reply.Decode(w, r, 1<<16, &req); err != nil {

@@ -161,7 +161,7 @@ var (
 // through it) check it whenever they wake, at least once per keepalive
 // interval, and end: a hub token is checked when a stream opens, and the
 // stream would otherwise outlive the trust, or the key, for good.
-func (s *Server) hubTrustEnded(ctx context.Context) error {
+func (s *base) hubTrustEnded(ctx context.Context) error {
 	c := callerOf(ctx)
 	if !c.Hub {
 		return nil

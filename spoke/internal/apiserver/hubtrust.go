@@ -11,7 +11,7 @@ import (
 
 // createHubToken answers POST /v1/controller/hub-tokens: a single-use
 // token a hub administrator passes to `drover add-controller --join-token`.
-func (s *Server) createHubToken(w http.ResponseWriter, r *http.Request) {
+func (s *controllerEndpoint) createHubToken(w http.ResponseWriter, r *http.Request) {
 	var req api.JoinTokenRequest
 	if r.ContentLength != 0 {
 		if err := reply.Decode(w, r, 1<<16, &req); err != nil {
@@ -30,7 +30,7 @@ func (s *Server) createHubToken(w http.ResponseWriter, r *http.Request) {
 // trustHub answers POST /v1/internal/hub-trust, the call a hub makes while
 // registering the controller. Only the hub token authenticates it: an
 // unknown, forged or expired token is 401, a used one 403.
-func (s *Server) trustHub(w http.ResponseWriter, r *http.Request) {
+func (s *controllerEndpoint) trustHub(w http.ResponseWriter, r *http.Request) {
 	var req api.TrustHubRequest
 	if err := reply.Decode(w, r, 1<<20, &req); err != nil {
 		reply.WriteError(w, r, err)
@@ -50,7 +50,7 @@ func (s *Server) trustHub(w http.ResponseWriter, r *http.Request) {
 
 // getHubTrust answers GET /v1/controller/hub: the hub the controller
 // trusts, 404 when none.
-func (s *Server) getHubTrust(w http.ResponseWriter, r *http.Request) {
+func (s *controllerEndpoint) getHubTrust(w http.ResponseWriter, r *http.Request) {
 	snap, idx, ok := s.read(w, r)
 	if !ok {
 		return
@@ -68,7 +68,7 @@ func (s *Server) getHubTrust(w http.ResponseWriter, r *http.Request) {
 
 // removeHubTrust answers DELETE /v1/controller/hub: from the moment the
 // command applies on a node, that node refuses the old hub's tokens.
-func (s *Server) removeHubTrust(w http.ResponseWriter, r *http.Request) {
+func (s *controllerEndpoint) removeHubTrust(w http.ResponseWriter, r *http.Request) {
 	idx, err := s.propose(r, state.RemoveHubTrustType, &state.RemoveHubTrustRequest{}, nil)
 	if err != nil {
 		reply.WriteError(w, r, err)

@@ -77,7 +77,7 @@ func newUUID() string {
 	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
 }
 
-func (s *Server) listModels(w http.ResponseWriter, r *http.Request) {
+func (s *modelEndpoint) listModels(w http.ResponseWriter, r *http.Request) {
 	snap, at, ok := s.read(w, r)
 	if !ok {
 		return
@@ -90,7 +90,7 @@ func (s *Server) listModels(w http.ResponseWriter, r *http.Request) {
 	reply.Indexed(w, http.StatusOK, at, nonNil(list))
 }
 
-func (s *Server) addModel(w http.ResponseWriter, r *http.Request) {
+func (s *modelEndpoint) addModel(w http.ResponseWriter, r *http.Request) {
 	var req api.AddModelRequest
 	if err := reply.Decode(w, r, s.cfg.MaxBodySize, &req); err != nil {
 		reply.WriteError(w, r, err)
@@ -123,7 +123,7 @@ func (s *Server) addModel(w http.ResponseWriter, r *http.Request) {
 	reply.Indexed(w, http.StatusCreated, idx, &m)
 }
 
-func (s *Server) getModel(w http.ResponseWriter, r *http.Request) {
+func (s *modelEndpoint) getModel(w http.ResponseWriter, r *http.Request) {
 	snap, at, ok := s.read(w, r)
 	if !ok {
 		return
@@ -139,7 +139,7 @@ func (s *Server) getModel(w http.ResponseWriter, r *http.Request) {
 // destroyModel makes the model dying; an empty model is removed at once.
 // With force every application and machine is removed first, in the same
 // command.
-func (s *Server) destroyModel(w http.ResponseWriter, r *http.Request) {
+func (s *modelEndpoint) destroyModel(w http.ResponseWriter, r *http.Request) {
 	force, ok := boolParam(w, r, "force")
 	if !ok {
 		return
@@ -164,7 +164,7 @@ func (s *Server) destroyModel(w http.ResponseWriter, r *http.Request) {
 	reply.Indexed(w, http.StatusAccepted, idx, &m)
 }
 
-func (s *Server) getModelConfig(w http.ResponseWriter, r *http.Request) {
+func (s *modelEndpoint) getModelConfig(w http.ResponseWriter, r *http.Request) {
 	snap, at, ok := s.read(w, r)
 	if !ok {
 		return
@@ -177,7 +177,7 @@ func (s *Server) getModelConfig(w http.ResponseWriter, r *http.Request) {
 	reply.Indexed(w, http.StatusOK, at, m.Config)
 }
 
-func (s *Server) setModelConfig(w http.ResponseWriter, r *http.Request) {
+func (s *modelEndpoint) setModelConfig(w http.ResponseWriter, r *http.Request) {
 	var req api.ConfigChange
 	if err := reply.Decode(w, r, s.cfg.MaxBodySize, &req); err != nil {
 		reply.WriteError(w, r, err)
@@ -276,7 +276,7 @@ func statusHistoryLimit(r *http.Request) (int, error) {
 	return n, nil
 }
 
-func (s *Server) statusHistory(w http.ResponseWriter, r *http.Request) {
+func (s *modelEndpoint) statusHistory(w http.ResponseWriter, r *http.Request) {
 	limit, err := statusHistoryLimit(r)
 	if err != nil {
 		reply.WriteError(w, r, err)

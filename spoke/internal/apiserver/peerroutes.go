@@ -11,7 +11,7 @@ import (
 	"github.com/droverhq/drover/spoke/internal/reply"
 )
 
-func (s *Server) internalApply(w http.ResponseWriter, r *http.Request) {
+func (s *peerEndpoint) internalApply(w http.ResponseWriter, r *http.Request) {
 	cmd, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 64<<20))
 	if err != nil {
 		reply.WriteError(w, r, api.Errorf(api.CodeBadRequest, "read command: %v", err))
@@ -25,7 +25,7 @@ func (s *Server) internalApply(w http.ResponseWriter, r *http.Request) {
 	reply.JSON(w, http.StatusOK, out)
 }
 
-func (s *Server) internalReadIndex(w http.ResponseWriter, r *http.Request) {
+func (s *peerEndpoint) internalReadIndex(w http.ResponseWriter, r *http.Request) {
 	idx, err := s.b.ForwardedReadIndex(r.Context())
 	out := peer.ReadIndexResponse{Index: idx}
 	if err != nil {
@@ -34,7 +34,7 @@ func (s *Server) internalReadIndex(w http.ResponseWriter, r *http.Request) {
 	reply.JSON(w, http.StatusOK, out)
 }
 
-func (s *Server) internalAddVoter(w http.ResponseWriter, r *http.Request) {
+func (s *peerEndpoint) internalAddVoter(w http.ResponseWriter, r *http.Request) {
 	var req peer.AddVoterRequest
 	if err := reply.Decode(w, r, 1<<20, &req); err != nil {
 		reply.WriteError(w, r, err)
@@ -56,7 +56,7 @@ func (s *Server) internalAddVoter(w http.ResponseWriter, r *http.Request) {
 	reply.JSON(w, http.StatusOK, struct{}{})
 }
 
-func (s *Server) getCA(w http.ResponseWriter, r *http.Request) {
+func (s *peerEndpoint) getCA(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/x-pem-file")
 	w.Write(s.b.CACert())
 }
@@ -64,7 +64,7 @@ func (s *Server) getCA(w http.ResponseWriter, r *http.Request) {
 // getIdentity answers without authentication what a hub needs to register
 // the controller before trust exists: its UUID (the audience of the hub's
 // tokens), name and addresses. The CA is public already (getCA).
-func (s *Server) getIdentity(w http.ResponseWriter, r *http.Request) {
+func (s *peerEndpoint) getIdentity(w http.ResponseWriter, r *http.Request) {
 	info, err := s.b.ControllerInfo(r.Context())
 	if err != nil {
 		reply.WriteError(w, r, err)
@@ -73,7 +73,7 @@ func (s *Server) getIdentity(w http.ResponseWriter, r *http.Request) {
 	reply.JSON(w, http.StatusOK, api.ControllerIdentity{UUID: info.UUID, Name: info.Name, APIAddresses: info.APIAddresses})
 }
 
-func (s *Server) admit(w http.ResponseWriter, r *http.Request) {
+func (s *peerEndpoint) admit(w http.ResponseWriter, r *http.Request) {
 	var req peer.AdmitRequest
 	if err := reply.Decode(w, r, 1<<20, &req); err != nil {
 		reply.WriteError(w, r, err)
@@ -87,7 +87,7 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request) {
 	reply.JSON(w, http.StatusOK, resp)
 }
 
-func (s *Server) internalGetBlob(w http.ResponseWriter, r *http.Request) {
+func (s *peerEndpoint) internalGetBlob(w http.ResponseWriter, r *http.Request) {
 	f, err := s.b.Blobs().Open(chi.URLParam(r, "sha"))
 	if err != nil {
 		reply.WriteError(w, r, err)
@@ -98,7 +98,7 @@ func (s *Server) internalGetBlob(w http.ResponseWriter, r *http.Request) {
 	io.Copy(w, f)
 }
 
-func (s *Server) internalPutBlob(w http.ResponseWriter, r *http.Request) {
+func (s *peerEndpoint) internalPutBlob(w http.ResponseWriter, r *http.Request) {
 	if _, _, err := s.b.Blobs().Put(r.Body, chi.URLParam(r, "sha")); err != nil {
 		reply.WriteError(w, r, err)
 		return

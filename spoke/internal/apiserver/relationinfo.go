@@ -18,7 +18,7 @@ import (
 // database password handed to its client), so, unlike Juju, which shows it
 // to model readers, it needs write access: a writer can read it anyway, by
 // refreshing an application to a charm that prints it.
-func (s *Server) unitRelationInfo(w http.ResponseWriter, r *http.Request) {
+func (s *unitEndpoint) unitRelationInfo(w http.ResponseWriter, r *http.Request) {
 	if c := callerOf(r.Context()); c.Access != hubtrust.AccessWrite && c.Access != hubtrust.AccessAdmin && c.Access != hubtrust.AccessSuperuser {
 		reply.WriteError(w, r, api.Errorf(api.CodeForbidden, "relation data needs write access to the model (%s access given)", c.Access))
 		return

@@ -29,7 +29,6 @@ import (
 	"github.com/droverhq/drover/spoke/internal/peer"
 	"github.com/droverhq/drover/spoke/internal/reply"
 	"github.com/droverhq/drover/spoke/internal/state"
-	"github.com/droverhq/drover/spoke/internal/status"
 )
 
 // Backend is the controller node the API serves.
@@ -84,22 +83,15 @@ type Config struct {
 	KeepaliveInterval time.Duration
 }
 
-// Server is the http.Handler of a controller node.
+// Server is the http.Handler of a controller node: the authentication
+// middleware, the endpoints by resource (endpoints.go) and the table of
+// routes that wires them (routes).
 type Server struct {
-	cfg     Config
-	b       Backend
-	log     *slog.Logger
+	*base
 	router  chi.Router
 	metrics *metrics
-	charms  *charmCache
 	agents  *agentgw.Gateway
-	logs    *logBook
-	// marks remembers the last log entries' marks: every watch and the
-	// hub's stream name the same indexes, one frame each.
-	marks markCache
-	// epoch names this server's lifetime in status ETags (status.NewEpoch).
-	epoch   string
-	closing chan struct{}
+	ep      endpoints
 }
 
 // New builds the router.
@@ -116,15 +108,16 @@ func New(cfg Config) (*Server, error) {
 	if cfg.MaxCharmSize == 0 {
 		cfg.MaxCharmSize = 256 << 20
 	}
-	s := &Server{cfg: cfg, b: cfg.Backend, log: cfg.Logger, charms: newCharmCache(256),
-		logs: newLogBook(DefaultLogLines, cfg.LogDir, cfg.Logger), epoch: status.NewEpoch(),
-		closing: make(chan struct{})}
+	s := &Server{base: &base{cfg: cfg, b: cfg.Backend, log: cfg.Logger, closing: make(chan struct{})}}
+	logs := newLogBook(DefaultLogLines, cfg.LogDir, cfg.Logger)
+	charms := newCharmCache(256)
 	var err error
 	s.agents, err = agentgw.New(agentgw.Config{Proposer: cfg.Backend, Logger: cfg.Logger, Now: cfg.Now,
-		KeepaliveInterval: s.keepaliveInterval(), CharmDefaults: s.charmDefaults, AppendLog: s.logs.append})
+		KeepaliveInterval: s.keepaliveInterval(), CharmDefaults: charms.defaults, AppendLog: logs.append})
 	if err != nil {
 		return nil, err
 	}
+	s.ep = newEndpoints(s.base, charms, logs, s.agents)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	s.metrics = newMetrics(reg, cfg.Backend)
@@ -141,7 +134,7 @@ func (s *Server) Close() {
 		close(s.closing)
 	}
 	s.agents.Close()
-	s.logs.close()
+	s.ep.logs.book.close()
 }
 
 // RunAgentHub feeds the agent connections until ctx ends: a node worker
@@ -161,24 +154,24 @@ func (s *Server) routes(metricsHandler http.Handler) chi.Router {
 	r.Handle("/metrics", metricsHandler)
 
 	r.Route("/v1/internal", func(r chi.Router) {
-		r.Get("/ca", s.getCA)
-		r.Get("/identity", s.getIdentity)
-		r.Post("/admit", s.admit)
-		r.Post("/hub-trust", s.trustHub) // authenticated by the hub token in the body
+		r.Get("/ca", s.ep.peers.getCA)
+		r.Get("/identity", s.ep.peers.getIdentity)
+		r.Post("/admit", s.ep.peers.admit)
+		r.Post("/hub-trust", s.ep.controller.trustHub) // authenticated by the hub token in the body
 		r.Group(func(r chi.Router) {
 			r.Use(requireNodeCert)
-			r.Post("/raft/apply", s.internalApply)
-			r.Post("/raft/read-index", s.internalReadIndex)
-			r.Post("/add-voter", s.internalAddVoter)
-			r.Get("/blobs/{sha}", s.internalGetBlob)
-			r.Put("/blobs/{sha}", s.internalPutBlob)
+			r.Post("/raft/apply", s.ep.peers.internalApply)
+			r.Post("/raft/read-index", s.ep.peers.internalReadIndex)
+			r.Post("/add-voter", s.ep.peers.internalAddVoter)
+			r.Get("/blobs/{sha}", s.ep.peers.internalGetBlob)
+			r.Put("/blobs/{sha}", s.ep.peers.internalPutBlob)
 		})
 	})
 
 	r.Route("/v1", func(r chi.Router) {
 		// Agents authenticate with machine credentials, not as users.
 		r.Get("/agent/stream", s.agents.ServeStream)
-		r.Get("/agent/charms/{sha}", s.agentDownloadCharm)
+		r.Get("/agent/charms/{sha}", s.ep.charms.agentDownloadCharm)
 		r.Group(func(r chi.Router) { s.userRoutes(r) })
 	})
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
@@ -194,71 +187,71 @@ func (s *Server) routes(metricsHandler http.Handler) chi.Router {
 func (s *Server) userRoutes(r chi.Router) {
 	r.Use(s.authenticate)
 	r.Get("/whoami", s.whoami)
-	r.With(requireSuperuser).Get("/events", s.events)
-	r.Get("/controller", s.getController)
-	r.With(requireSuperuser).Put("/controller/placement", s.setPlacement)
-	r.With(requireLocalSuperuser).Post("/controller/enable-ha", s.enableHA)
-	r.With(requireLocalSuperuser).Post("/controller/join-tokens", s.createJoinToken)
-	r.With(requireLocalSuperuser).Post("/controller/hub-tokens", s.createHubToken)
-	r.With(requireSuperuser).Get("/controller/hub", s.getHubTrust)
-	r.With(requireLocalSuperuser).Delete("/controller/hub", s.removeHubTrust)
+	r.With(requireSuperuser).Get("/events", s.ep.events.events)
+	r.Get("/controller", s.ep.controller.getController)
+	r.With(requireSuperuser).Put("/controller/placement", s.ep.controller.setPlacement)
+	r.With(requireLocalSuperuser).Post("/controller/enable-ha", s.ep.controller.enableHA)
+	r.With(requireLocalSuperuser).Post("/controller/join-tokens", s.ep.controller.createJoinToken)
+	r.With(requireLocalSuperuser).Post("/controller/hub-tokens", s.ep.controller.createHubToken)
+	r.With(requireSuperuser).Get("/controller/hub", s.ep.controller.getHubTrust)
+	r.With(requireLocalSuperuser).Delete("/controller/hub", s.ep.controller.removeHubTrust)
 	r.Group(func(r chi.Router) {
 		r.Use(requireSuperuser)
 		r.Mount("/debug/pprof", pprofRouter())
 	})
 
-	r.Get("/charms", s.listCharms)
-	r.Post("/charms", s.uploadCharm)
-	r.Get("/charms/{sha}", s.getCharm)
-	r.Get("/charms/{sha}/archive", s.downloadCharm)
+	r.Get("/charms", s.ep.charms.listCharms)
+	r.Post("/charms", s.ep.charms.uploadCharm)
+	r.Get("/charms/{sha}", s.ep.charms.getCharm)
+	r.Get("/charms/{sha}/archive", s.ep.charms.downloadCharm)
 
-	r.Get("/models", s.listModels)
-	r.Post("/models", s.addModel)
+	r.Get("/models", s.ep.models.listModels)
+	r.Post("/models", s.ep.models.addModel)
 	r.Route("/models/{model}", func(r chi.Router) {
 		r.Use(s.modelCtx)
-		r.Get("/", s.getModel)
-		r.Delete("/", s.destroyModel)
-		r.Get("/config", s.getModelConfig)
-		r.Patch("/config", s.setModelConfig)
-		r.Get("/status", s.getStatus)
-		r.Get("/watch", s.watch)
-		r.Post("/charms", s.uploadCharm)   // the hub forwards model-scoped uploads here
-		r.Get("/charms/{sha}", s.getCharm) // and reads, for its model-scoped tokens
-		r.Get("/status-history", s.statusHistory)
+		r.Get("/", s.ep.models.getModel)
+		r.Delete("/", s.ep.models.destroyModel)
+		r.Get("/config", s.ep.models.getModelConfig)
+		r.Patch("/config", s.ep.models.setModelConfig)
+		r.Get("/status", s.ep.status.getStatus)
+		r.Get("/watch", s.ep.status.watch)
+		r.Post("/charms", s.ep.charms.uploadCharm)   // the hub forwards model-scoped uploads here
+		r.Get("/charms/{sha}", s.ep.charms.getCharm) // and reads, for its model-scoped tokens
+		r.Get("/status-history", s.ep.models.statusHistory)
 
-		r.Get("/applications", s.listApplications)
-		r.Post("/applications", s.deploy)
-		r.Get("/applications/{app}", s.getApplication)
-		r.Delete("/applications/{app}", s.removeApplication)
-		r.Get("/applications/{app}/config", s.getApplicationConfig)
-		r.Patch("/applications/{app}/config", s.setApplicationConfig)
-		r.Post("/applications/{app}/units", s.addUnits)
-		r.Post("/applications/{app}/scale", s.scale)
-		r.Post("/applications/{app}/expose", s.expose)
-		r.Post("/applications/{app}/charm", s.setCharm)
-		r.Post("/applications/{app}/constraints", s.setConstraints)
-		r.Post("/applications/{app}/trust", s.setTrust)
+		r.Get("/applications", s.ep.applications.listApplications)
+		r.Post("/applications", s.ep.applications.deploy)
+		r.Get("/applications/{app}", s.ep.applications.getApplication)
+		r.Delete("/applications/{app}", s.ep.applications.removeApplication)
+		r.Get("/applications/{app}/config", s.ep.applications.getApplicationConfig)
+		r.Patch("/applications/{app}/config", s.ep.applications.setApplicationConfig)
+		r.Post("/applications/{app}/units", s.ep.applications.addUnits)
+		r.Post("/applications/{app}/scale", s.ep.applications.scale)
+		r.Post("/applications/{app}/expose", s.ep.applications.expose)
+		r.Post("/applications/{app}/charm", s.ep.applications.setCharm)
+		r.Post("/applications/{app}/constraints", s.ep.applications.setConstraints)
+		r.Post("/applications/{app}/trust", s.ep.applications.setTrust)
 
-		r.Get("/units", s.listUnits)
-		r.Get("/units/{app}/{n}", s.getUnit)
-		r.Delete("/units/{app}/{n}", s.removeUnit)
-		r.Post("/units/{app}/{n}/resolved", s.resolved)
-		r.Get("/units/{app}/{n}/relation-info", s.unitRelationInfo)
+		r.Get("/units", s.ep.units.listUnits)
+		r.Get("/units/{app}/{n}", s.ep.units.getUnit)
+		r.Delete("/units/{app}/{n}", s.ep.units.removeUnit)
+		r.Post("/units/{app}/{n}/resolved", s.ep.units.resolved)
+		r.Get("/units/{app}/{n}/relation-info", s.ep.units.unitRelationInfo)
 
-		r.Get("/machines", s.listMachines)
-		r.Post("/machines", s.addMachines)
-		r.Get("/machines/{id}", s.getMachine)
-		r.Delete("/machines/{id}", s.removeMachine)
+		r.Get("/machines", s.ep.machines.listMachines)
+		r.Post("/machines", s.ep.machines.addMachines)
+		r.Get("/machines/{id}", s.ep.machines.getMachine)
+		r.Delete("/machines/{id}", s.ep.machines.removeMachine)
 
-		r.Get("/relations", s.listRelations)
-		r.Post("/relations", s.integrate)
-		r.Delete("/relations/{id}", s.removeRelation)
+		r.Get("/relations", s.ep.relations.listRelations)
+		r.Post("/relations", s.ep.relations.integrate)
+		r.Delete("/relations/{id}", s.ep.relations.removeRelation)
 
-		r.Post("/actions", s.runAction)
-		r.Get("/tasks", s.listTasks)
-		r.Get("/tasks/{id}", s.getTask)
-		r.Post("/tasks/{id}/cancel", s.cancelTask)
-		r.Get("/logs", s.getLogs)
+		r.Post("/actions", s.ep.actions.runAction)
+		r.Get("/tasks", s.ep.actions.listTasks)
+		r.Get("/tasks/{id}", s.ep.actions.getTask)
+		r.Post("/tasks/{id}/cancel", s.ep.actions.cancelTask)
+		r.Get("/logs", s.ep.logs.getLogs)
 	})
 }
 
@@ -283,7 +276,7 @@ type Route struct{ Method, Pattern string }
 // forwards, and what its tests must cover.
 func ModelRoutes() []Route {
 	r := chi.NewRouter()
-	(&Server{}).userRoutes(r)
+	(&Server{base: &base{}}).userRoutes(r)
 	var out []Route
 	_ = chi.Walk(r, func(method, route string, _ http.Handler, _ ...func(http.Handler) http.Handler) error {
 		if strings.HasPrefix(route, "/models/{model}/") {

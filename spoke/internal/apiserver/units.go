@@ -24,7 +24,7 @@ func unitOf(r *http.Request) (string, error) {
 	return app + "/" + n, nil
 }
 
-func (s *Server) listUnits(w http.ResponseWriter, r *http.Request) {
+func (s *unitEndpoint) listUnits(w http.ResponseWriter, r *http.Request) {
 	snap, at, ok := s.read(w, r)
 	if !ok {
 		return
@@ -43,13 +43,13 @@ func (s *Server) listUnits(w http.ResponseWriter, r *http.Request) {
 	reply.Indexed(w, http.StatusOK, at, nonNil(list))
 }
 
-func (s *Server) getUnit(w http.ResponseWriter, r *http.Request) {
+func (s *unitEndpoint) getUnit(w http.ResponseWriter, r *http.Request) {
 	s.unitRead(w, r, func(snap *state.Snapshot, model, unit string) (any, error) { return lookup.Unit(snap, model, unit) })
 }
 
 // unitRead answers a read of the unit the path names with what show
 // reads of it.
-func (s *Server) unitRead(w http.ResponseWriter, r *http.Request, show func(snap *state.Snapshot, model, unit string) (any, error)) {
+func (s *unitEndpoint) unitRead(w http.ResponseWriter, r *http.Request, show func(snap *state.Snapshot, model, unit string) (any, error)) {
 	name, err := unitOf(r)
 	if err != nil {
 		reply.WriteError(w, r, err)
@@ -67,7 +67,7 @@ func (s *Server) unitRead(w http.ResponseWriter, r *http.Request, show func(snap
 	reply.Indexed(w, http.StatusOK, at, v)
 }
 
-func (s *Server) removeUnit(w http.ResponseWriter, r *http.Request) {
+func (s *unitEndpoint) removeUnit(w http.ResponseWriter, r *http.Request) {
 	name, err := unitOf(r)
 	if err != nil {
 		reply.WriteError(w, r, err)
@@ -86,7 +86,7 @@ func (s *Server) removeUnit(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusAccepted)
 }
 
-func (s *Server) resolved(w http.ResponseWriter, r *http.Request) {
+func (s *unitEndpoint) resolved(w http.ResponseWriter, r *http.Request) {
 	name, err := unitOf(r)
 	if err != nil {
 		reply.WriteError(w, r, err)
@@ -112,7 +112,7 @@ func (s *Server) resolved(w http.ResponseWriter, r *http.Request) {
 	reply.Indexed(w, http.StatusOK, idx, &u)
 }
 
-func (s *Server) listMachines(w http.ResponseWriter, r *http.Request) {
+func (s *machineEndpoint) listMachines(w http.ResponseWriter, r *http.Request) {
 	snap, at, ok := s.read(w, r)
 	if !ok {
 		return
@@ -125,7 +125,7 @@ func (s *Server) listMachines(w http.ResponseWriter, r *http.Request) {
 	reply.Indexed(w, http.StatusOK, at, nonNil(list))
 }
 
-func (s *Server) getMachine(w http.ResponseWriter, r *http.Request) {
+func (s *machineEndpoint) getMachine(w http.ResponseWriter, r *http.Request) {
 	snap, at, ok := s.read(w, r)
 	if !ok {
 		return
@@ -144,7 +144,7 @@ const maxAddMachines = 100
 // addMachines adds empty machines, one command each (as juju add-machine
 // -n): the provisioner starts them, and deploy --to or add-unit --to puts
 // units on them.
-func (s *Server) addMachines(w http.ResponseWriter, r *http.Request) {
+func (s *machineEndpoint) addMachines(w http.ResponseWriter, r *http.Request) {
 	var req api.AddMachinesRequest
 	if err := reply.Decode(w, r, s.cfg.MaxBodySize, &req); err != nil {
 		reply.WriteError(w, r, err)
@@ -177,7 +177,7 @@ func (s *Server) addMachines(w http.ResponseWriter, r *http.Request) {
 	reply.Indexed(w, http.StatusCreated, idx, out)
 }
 
-func (s *Server) removeMachine(w http.ResponseWriter, r *http.Request) {
+func (s *machineEndpoint) removeMachine(w http.ResponseWriter, r *http.Request) {
 	force, ok := boolParam(w, r, "force")
 	if !ok {
 		return
@@ -191,7 +191,7 @@ func (s *Server) removeMachine(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusAccepted)
 }
 
-func (s *Server) listRelations(w http.ResponseWriter, r *http.Request) {
+func (s *relationEndpoint) listRelations(w http.ResponseWriter, r *http.Request) {
 	snap, at, ok := s.read(w, r)
 	if !ok {
 		return
@@ -204,7 +204,7 @@ func (s *Server) listRelations(w http.ResponseWriter, r *http.Request) {
 	reply.Indexed(w, http.StatusOK, at, nonNil(list))
 }
 
-func (s *Server) integrate(w http.ResponseWriter, r *http.Request) {
+func (s *relationEndpoint) integrate(w http.ResponseWriter, r *http.Request) {
 	var req api.IntegrateRequest
 	if err := reply.Decode(w, r, s.cfg.MaxBodySize, &req); err != nil {
 		reply.WriteError(w, r, err)
@@ -225,7 +225,7 @@ func (s *Server) integrate(w http.ResponseWriter, r *http.Request) {
 	reply.Indexed(w, http.StatusCreated, idx, &rel)
 }
 
-func (s *Server) removeRelation(w http.ResponseWriter, r *http.Request) {
+func (s *relationEndpoint) removeRelation(w http.ResponseWriter, r *http.Request) {
 	id, err := strconv.Atoi(chi.URLParam(r, "id"))
 	if err != nil {
 		reply.WriteError(w, r, api.Errorf(api.CodeBadRequest, "bad relation id %q", chi.URLParam(r, "id")))

@@ -41,7 +41,7 @@ var excludedKinds = map[string]bool{state.KindRelationData: true, state.KindRela
 
 // getStatus answers a model's status, or 304 to a client whose copy is
 // still current (status.Answer).
-func (s *Server) getStatus(w http.ResponseWriter, r *http.Request) {
+func (s *statusEndpoint) getStatus(w http.ResponseWriter, r *http.Request) {
 	snap, at, ok := s.read(w, r)
 	if !ok {
 		return
@@ -72,7 +72,7 @@ func writeNotModified(w http.ResponseWriter, tag string, index uint64) {
 // watch streams a model's changes: a reset frame (full status) when the
 // client has no usable index, then delta frames by raft index, and
 // keepalives. A client resumes with ?since=<last index>.
-func (s *Server) watch(w http.ResponseWriter, r *http.Request) {
+func (s *statusEndpoint) watch(w http.ResponseWriter, r *http.Request) {
 	model := modelOf(r)
 	since, ok := s.since(w, r)
 	if !ok {
@@ -110,7 +110,7 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (s *Server) streamModel(ctx context.Context, conn *websocket.Conn, model string, since uint64) error {
+func (s *statusEndpoint) streamModel(ctx context.Context, conn *websocket.Conn, model string, since uint64) error {
 	send := func(f *api.WatchFrame) error {
 		conn.SetWriteDeadline(time.Now().Add(writeTimeout))
 		return conn.WriteJSON(f)
