@@ -30,59 +30,16 @@ func (s *actionEndpoint) runAction(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	model := modelOf(r)
-	exec := req.Action == api.ExecAction
-	if exec {
+	if req.Action == api.ExecAction {
 		if err := checkExec(callerOf(r.Context()), req.Params); err != nil {
 			reply.WriteError(w, r, err)
 			return
 		}
 	}
-	snap := s.b.Store().Snapshot()
-	type job struct {
-		unit   string
-		params map[string]any
-		par    bool
-		group  string
-	}
-	var jobs []job
-	for _, recv := range req.Receivers {
-		unit, err := s.resolveReceiver(snap, model, recv)
-		if err != nil {
-			reply.WriteError(w, r, err)
-			return
-		}
-		u, err := lookup.Unit(snap, model, unit)
-		if err != nil {
-			reply.WriteError(w, r, err)
-			return
-		}
-		app, err := lookup.Application(snap, model, u.Application)
-		if err != nil {
-			reply.WriteError(w, r, err)
-			return
-		}
-		if exec {
-			// Without the machine lock, as juju exec's default --parallel.
-			jobs = append(jobs, job{unit: unit, params: req.Params, par: true})
-			continue
-		}
-		_, p, err := s.charms.charmOf(snap, app.CharmSHA256)
-		if err != nil {
-			reply.WriteError(w, r, err)
-			return
-		}
-		spec, ok := p.actions.Spec(req.Action)
-		if !ok {
-			reply.WriteError(w, r, api.Errorf(api.CodeInvalid, "action %q not defined on application %q (its actions: %s)",
-				req.Action, app.Name, strings.Join(p.actions.Names(), ", ")))
-			return
-		}
-		params, err := p.actions.Validate(req.Action, numbersToGo(req.Params))
-		if err != nil {
-			reply.WriteError(w, r, api.Errorf(api.CodeInvalid, "%v", err))
-			return
-		}
-		jobs = append(jobs, job{unit: unit, params: params, par: spec.Parallel, group: spec.ExecutionGroup})
+	jobs, err := s.actionJobs(s.b.Store().Snapshot(), model, &req)
+	if err != nil {
+		reply.WriteError(w, r, err)
+		return
 	}
 	var tasks []api.Task
 	var last uint64
@@ -99,6 +56,56 @@ func (s *actionEndpoint) runAction(w http.ResponseWriter, r *http.Request) {
 		tasks, last = append(tasks, t), idx
 	}
 	reply.Indexed(w, http.StatusCreated, last, tasks)
+}
+
+// actionJob is one task an action request enqueues.
+type actionJob struct {
+	unit   string
+	params map[string]any
+	par    bool
+	group  string
+}
+
+// actionJobs resolves an action request's receivers to units and checks
+// the action and its params against each unit's charm, all before any
+// task is enqueued.
+func (s *actionEndpoint) actionJobs(snap *state.Snapshot, model string, req *api.RunActionRequest) ([]actionJob, error) {
+	exec := req.Action == api.ExecAction
+	var jobs []actionJob
+	for _, recv := range req.Receivers {
+		unit, err := s.resolveReceiver(snap, model, recv)
+		if err != nil {
+			return nil, err
+		}
+		u, err := lookup.Unit(snap, model, unit)
+		if err != nil {
+			return nil, err
+		}
+		app, err := lookup.Application(snap, model, u.Application)
+		if err != nil {
+			return nil, err
+		}
+		if exec {
+			// Without the machine lock, as juju exec's default --parallel.
+			jobs = append(jobs, actionJob{unit: unit, params: req.Params, par: true})
+			continue
+		}
+		_, p, err := s.charms.charmOf(snap, app.CharmSHA256)
+		if err != nil {
+			return nil, err
+		}
+		spec, ok := p.actions.Spec(req.Action)
+		if !ok {
+			return nil, api.Errorf(api.CodeInvalid, "action %q not defined on application %q (its actions: %s)",
+				req.Action, app.Name, strings.Join(p.actions.Names(), ", "))
+		}
+		params, err := p.actions.Validate(req.Action, numbersToGo(req.Params))
+		if err != nil {
+			return nil, api.Errorf(api.CodeInvalid, "%v", err)
+		}
+		jobs = append(jobs, actionJob{unit: unit, params: params, par: spec.Parallel, group: spec.ExecutionGroup})
+	}
+	return jobs, nil
 }
 
 // checkExec admits a juju-exec request: it runs anything as the unit's

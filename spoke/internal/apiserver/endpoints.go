@@ -2,8 +2,18 @@ package apiserver
 
 import (
 	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/spoke/internal/reply"
+	"github.com/droverhq/drover/spoke/internal/state"
 
 	"github.com/droverhq/drover/spoke/internal/agentgw"
+	"github.com/droverhq/drover/spoke/internal/peer"
 	"github.com/droverhq/drover/spoke/internal/status"
 )
 
@@ -110,4 +120,71 @@ type eventEndpoint struct{ *base }
 type logEndpoint struct {
 	*base
 	book *logBook
+}
+
+// read prepares a read as the query asks (?index=N, ?consistent=true) and
+// returns a snapshot of the local replica and the index it reflects.
+func (s *base) read(w http.ResponseWriter, r *http.Request) (*state.Snapshot, uint64, bool) {
+	q := r.URL.Query()
+	min, err := reply.UintParam(r, "index", "want a raft index (an unsigned integer)")
+	if err != nil {
+		reply.WriteError(w, r, err)
+		return nil, 0, false
+	}
+	consistent := false
+	if v := q.Get("consistent"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			reply.WriteError(w, r, reply.BadParam("consistent", v, "want true or false"))
+			return nil, 0, false
+		}
+		consistent = b
+	}
+	at, err := s.b.WaitRead(r.Context(), min, consistent)
+	if err != nil {
+		reply.WriteError(w, r, err)
+		return nil, 0, false
+	}
+	return s.b.Store().Snapshot(), at, true
+}
+
+// propose replicates a command and decodes its value into out (if not nil).
+func (s *base) propose(r *http.Request, t state.MessageType, req, out any) (uint64, error) {
+	val, idx, err := s.b.Propose(r.Context(), t, req)
+	if err != nil {
+		return idx, err
+	}
+	if out != nil && val != nil {
+		if err := peer.AssignValue(val, out); err != nil {
+			return idx, err
+		}
+	}
+	return idx, nil
+}
+
+func (s *base) now() time.Time { return s.cfg.Now().UTC() }
+
+func modelOf(r *http.Request) string { return chi.URLParam(r, "model") }
+
+func (s *base) modelCtx(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if m := modelOf(r); m == "" || len(m) > 64 {
+			reply.WriteError(w, r, api.Errorf(api.CodeBadRequest, "bad model UUID %q", m))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func boolParam(w http.ResponseWriter, r *http.Request, name string) (bool, bool) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return false, true
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		reply.WriteError(w, r, reply.BadParam(name, v, "want true or false"))
+		return false, false
+	}
+	return b, true
 }
