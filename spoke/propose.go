@@ -29,13 +29,22 @@ func (s *Server) LogMark(index uint64) (string, bool) { return s.node.LogMark(in
 // Blobs is the node's charm blob store.
 func (s *Server) Blobs() *blobs.Store { return s.blobs }
 
+// proposer is the node's raft write and read path: it applies commands on
+// the leader, forwards them from a follower (spoke/internal/peer), and
+// waits for reads to be current.
+type proposer struct {
+	node  *cluster.Node
+	fsm   *state.FSM
+	peers *peer.Client
+}
+
 // Propose encodes and replicates a command, forwarding it to the leader when
 // this node is a follower. It retries only where the command certainly was
 // not applied (no leader yet, the node asked was not the leader, the leader
 // could not be dialled); any other failure reports an unknown outcome.
 // The value is the FSM's Go value when this node applied the command, or
 // its JSON (json.RawMessage) when the leader did.
-func (s *Server) Propose(ctx context.Context, t state.MessageType, req any) (any, uint64, error) {
+func (s *proposer) Propose(ctx context.Context, t state.MessageType, req any) (any, uint64, error) {
 	cmd, err := state.Encode(t, req)
 	if err != nil {
 		return nil, 0, api.Errorf(api.CodeInternal, "encode command: %v", err)
@@ -86,7 +95,7 @@ func retryable(err error) bool {
 	return errors.As(err, &r) || errors.As(err, &nd) || errors.Is(err, cluster.ErrNotLeader) || errors.Is(err, cluster.ErrNoLeader)
 }
 
-func (s *Server) proposeOnce(ctx context.Context, cmd []byte) (any, uint64, error) {
+func (s *proposer) proposeOnce(ctx context.Context, cmd []byte) (any, uint64, error) {
 	if s.node.IsLeader() {
 		return s.applyLocal(ctx, cmd)
 	}
@@ -112,7 +121,7 @@ func (s *Server) proposeOnce(ctx context.Context, cmd []byte) (any, uint64, erro
 }
 
 // applyLocal applies on this node, which believes it leads.
-func (s *Server) applyLocal(ctx context.Context, cmd []byte) (any, uint64, error) {
+func (s *proposer) applyLocal(ctx context.Context, cmd []byte) (any, uint64, error) {
 	resp, idx, err := s.node.Apply(ctx, cmd)
 	if err != nil {
 		switch {
@@ -136,7 +145,7 @@ func (s *Server) applyLocal(ctx context.Context, cmd []byte) (any, uint64, error
 }
 
 // ForwardedApply serves a follower's forwarded command.
-func (s *Server) ForwardedApply(ctx context.Context, cmd []byte) (json.RawMessage, uint64, error) {
+func (s *proposer) ForwardedApply(ctx context.Context, cmd []byte) (json.RawMessage, uint64, error) {
 	if !s.node.IsLeader() {
 		return nil, 0, &api.Error{Code: peer.CodeNotRaftLeader, Message: "this node is not the raft leader"}
 	}
@@ -155,7 +164,7 @@ func (s *Server) ForwardedApply(ctx context.Context, cmd []byte) (json.RawMessag
 }
 
 // ForwardedReadIndex serves a follower's read-index request.
-func (s *Server) ForwardedReadIndex(ctx context.Context) (uint64, error) {
+func (s *proposer) ForwardedReadIndex(ctx context.Context) (uint64, error) {
 	idx, err := s.node.ReadIndex(ctx)
 	if errors.Is(err, cluster.ErrNotLeader) {
 		return 0, &api.Error{Code: peer.CodeNotRaftLeader, Message: "this node is not the raft leader"}
@@ -166,7 +175,7 @@ func (s *Server) ForwardedReadIndex(ctx context.Context) (uint64, error) {
 // WaitRead prepares a read: with consistent it first learns the leader's
 // read index; then it waits until the local replica has applied at least
 // that and minIndex. It returns the index the read will reflect.
-func (s *Server) WaitRead(ctx context.Context, minIndex uint64, consistent bool) (uint64, error) {
+func (s *proposer) WaitRead(ctx context.Context, minIndex uint64, consistent bool) (uint64, error) {
 	if consistent {
 		idx, err := s.readIndex(ctx)
 		if err != nil {
@@ -182,7 +191,7 @@ func (s *Server) WaitRead(ctx context.Context, minIndex uint64, consistent bool)
 	return s.node.AppliedIndex(), nil
 }
 
-func (s *Server) readIndex(ctx context.Context) (uint64, error) {
+func (s *proposer) readIndex(ctx context.Context) (uint64, error) {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, 10*time.Second)
@@ -205,7 +214,7 @@ func (s *Server) readIndex(ctx context.Context) (uint64, error) {
 	}
 }
 
-func (s *Server) readIndexOnce(ctx context.Context) (uint64, error) {
+func (s *proposer) readIndexOnce(ctx context.Context) (uint64, error) {
 	if s.node.IsLeader() {
 		idx, err := s.node.ReadIndex(ctx)
 		if err != nil && !errors.Is(err, cluster.ErrNotLeader) {
@@ -234,7 +243,7 @@ func (s *Server) readIndexOnce(ctx context.Context) (uint64, error) {
 
 // apiAddrOf maps a raft server ID to its API address from the replicated
 // controller-node records.
-func (s *Server) apiAddrOf(nodeID string) (string, error) {
+func (s *proposer) apiAddrOf(nodeID string) (string, error) {
 	nodes, err := s.fsm.Store().Snapshot().ListControllerNodes()
 	if err != nil {
 		return "", err

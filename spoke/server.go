@@ -47,6 +47,9 @@ type Server struct {
 	peers *peer.Client
 	api   *apiserver.Server
 
+	*proposer
+	*blobSync
+
 	mu       sync.Mutex
 	listener net.Listener
 }
@@ -75,30 +78,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 			return nil, fmt.Errorf("spoke: --hub-url/--hub-ca/--hub-jwks: %w", err)
 		}
 	}
-	ident, ok, err := loadIdentity(cfg.DataDir)
+	err := s.identify(ctx)
 	if err != nil {
 		return nil, err
-	}
-	tlsFiles := pki.Files{Dir: filepath.Join(cfg.DataDir, "tls")}
-	switch {
-	case ok:
-		s.ident = ident
-		if s.ca, s.cert, err = tlsFiles.Load(); err != nil {
-			return nil, err
-		}
-		if s.secret, err = os.ReadFile(filepath.Join(tlsFiles.Dir, "cluster.secret")); err != nil {
-			return nil, err
-		}
-	case cfg.Bootstrap:
-		if err := s.initBootstrap(tlsFiles); err != nil {
-			return nil, err
-		}
-	case cfg.Join != "":
-		if err := s.admit(ctx, tlsFiles); err != nil {
-			return nil, err
-		}
-	default:
-		return nil, fmt.Errorf("spoke: %s has no controller state: pass --bootstrap or --join", cfg.DataDir)
 	}
 	s.logger = s.logger.With("node", s.ident.NodeID)
 	s.peers = s.peerClient()
@@ -117,24 +99,12 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.Faults != nil {
 		cfg.Faults.Register(s.ident.NodeID, cfg.Advertise)
 	}
-	s.node, err = cluster.Open(cluster.Config{
-		NodeID:            s.ident.NodeID,
-		DataDir:           cfg.DataDir,
-		BindAddr:          cfg.RaftListen,
-		ServerTLS:         pki.MutualConfig(s.ca, s.cert),
-		PeerTLS:           pki.PeerConfig(s.ca, s.cert),
-		FSM:               s.fsm,
-		Logger:            s.logger,
-		Bootstrap:         cfg.Bootstrap,
-		Faults:            cfg.Faults,
-		HeartbeatTimeout:  cfg.RaftHeartbeat,
-		ElectionTimeout:   cfg.RaftElection,
-		SnapshotThreshold: cfg.SnapshotThreshold,
-	})
-	if err != nil {
+	if s.node, err = s.openRaft(); err != nil {
 		ln.Close()
 		return nil, err
 	}
+	s.proposer = &proposer{node: s.node, fsm: s.fsm, peers: s.peers}
+	s.blobSync = &blobSync{self: s.ident.NodeID, node: s.node, fsm: s.fsm, blobs: s.blobs, peers: s.peers, logger: s.logger}
 	// The hub the controller trusts is replicated state (the start flags
 	// only propose it, see applyHubFlags); the follower verifies against
 	// whatever it is at each request.
@@ -147,6 +117,56 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// identify loads this node's identity and TLS material from its data
+// dir, or creates them: a new controller (--bootstrap) or a node admitted
+// to one (--join).
+func (s *Server) identify(ctx context.Context) error {
+	ident, ok, err := loadIdentity(s.cfg.DataDir)
+	if err != nil {
+		return err
+	}
+	tlsFiles := pki.Files{Dir: filepath.Join(s.cfg.DataDir, "tls")}
+	switch {
+	case ok:
+		s.ident = ident
+		if s.ca, s.cert, err = tlsFiles.Load(); err != nil {
+			return err
+		}
+		if s.secret, err = os.ReadFile(filepath.Join(tlsFiles.Dir, "cluster.secret")); err != nil {
+			return err
+		}
+	case s.cfg.Bootstrap:
+		if err := s.initBootstrap(tlsFiles); err != nil {
+			return err
+		}
+	case s.cfg.Join != "":
+		if err := s.admit(ctx, tlsFiles); err != nil {
+			return err
+		}
+	default:
+		return fmt.Errorf("spoke: %s has no controller state: pass --bootstrap or --join", s.cfg.DataDir)
+	}
+	return nil
+}
+
+// openRaft opens this node's raft member over its data dir.
+func (s *Server) openRaft() (*cluster.Node, error) {
+	return cluster.Open(cluster.Config{
+		NodeID:            s.ident.NodeID,
+		DataDir:           s.cfg.DataDir,
+		BindAddr:          s.cfg.RaftListen,
+		ServerTLS:         pki.MutualConfig(s.ca, s.cert),
+		PeerTLS:           pki.PeerConfig(s.ca, s.cert),
+		FSM:               s.fsm,
+		Logger:            s.logger,
+		Bootstrap:         s.cfg.Bootstrap,
+		Faults:            s.cfg.Faults,
+		HeartbeatTimeout:  s.cfg.RaftHeartbeat,
+		ElectionTimeout:   s.cfg.RaftElection,
+		SnapshotThreshold: s.cfg.SnapshotThreshold,
+	})
 }
 
 // Serve runs the API and the node's workers until ctx ends.
