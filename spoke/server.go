@@ -27,6 +27,7 @@ import (
 	"github.com/droverhq/drover/spoke/internal/peer"
 	"github.com/droverhq/drover/spoke/internal/pki"
 	"github.com/droverhq/drover/spoke/internal/state"
+	"github.com/google/uuid"
 )
 
 // Version is the controller software version reported to clients.
@@ -49,6 +50,8 @@ type Server struct {
 
 	*proposer
 	*blobSync
+	// spawned reaps the nodes EnableHA started (ha.go).
+	spawned spawned
 
 	mu       sync.Mutex
 	listener net.Listener
@@ -193,10 +196,12 @@ func (s *Server) Serve(ctx context.Context) error {
 		return err
 	})
 	g.Go(func() error { return s.runWorkers(gctx) })
+	g.Go(func() error { return s.spawned.run(gctx) })
 	g.Go(func() error {
 		<-gctx.Done()
 		// Shutdown order: HTTP first so no request sees raft gone.
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		// gctx is done: the shutdown gets its own bound.
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(gctx), 5*time.Second)
 		defer cancel()
 		srv.Shutdown(sctx)
 		return nil
@@ -235,7 +240,7 @@ func (s *Server) initBootstrap(files pki.Files) error {
 	if err != nil {
 		return err
 	}
-	id := &identity{NodeID: "node-" + randomHex(4), ControllerUUID: newUUID(), ControllerName: s.cfg.Name}
+	id := &identity{NodeID: "node-" + randomHex(4), ControllerUUID: uuid.NewString(), ControllerName: s.cfg.Name}
 	cert, certPEM, keyPEM, err := ca.Issue(id.NodeID, hostsOf(s.cfg.Advertise, s.cfg.Listen), now)
 	if err != nil {
 		return err

@@ -99,12 +99,8 @@ func (s *base) keepaliveInterval() time.Duration {
 	return KeepaliveInterval
 }
 
-// catchUpWait bounds how long a stream resumed from an index this node has
-// not reached waits for the node to get there.
-var catchUpWait = 2 * time.Second
-
 // beyondThisNode says whether since is past every change this node has
-// applied, even after waiting catchUpWait for it. The client's index then
+// applied, even after waiting s.cfg.CatchUpWait for it. The client's index then
 // comes from another history: the controller's state was restored from a
 // backup, or rebuilt with the same UUID, and its indexes went back. Its
 // events up to since would otherwise be left out for good, since the
@@ -120,7 +116,7 @@ func (s *base) beyondThisNode(ctx context.Context, since uint64) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	wctx, cancel := context.WithTimeout(ctx, catchUpWait)
+	wctx, cancel := context.WithTimeout(ctx, s.cfg.CatchUpWait)
 	defer cancel()
 	for {
 		if _, err := sub.Next(wctx); err != nil {

@@ -19,7 +19,7 @@ type TokenVerifier interface {
 	Verify(ctx context.Context, hub *hubtrust.Hub, raw, audience string) (hubtrust.Claims, error)
 	// KeyCurrent reports whether kid is still one of hub's keys (false once
 	// the hub has revoked it and the controller has fetched its keys since).
-	KeyCurrent(hub *hubtrust.Hub, kid string) bool
+	KeyCurrent(ctx context.Context, hub *hubtrust.Hub, kid string) bool
 }
 
 func bearerToken(r *http.Request) (string, bool) {
@@ -173,7 +173,7 @@ func (s *base) hubTrustEnded(ctx context.Context) error {
 	if t == nil || strings.TrimRight(t.URL, "/") != strings.TrimRight(c.HubURL, "/") {
 		return errHubTrustEnded
 	}
-	if !s.cfg.Hub.KeyCurrent(&hubtrust.Hub{URL: t.URL, JWKSURL: t.JWKSURL, CACert: []byte(t.CACert)}, c.KeyID) {
+	if !s.cfg.Hub.KeyCurrent(ctx, &hubtrust.Hub{URL: t.URL, JWKSURL: t.JWKSURL, CACert: []byte(t.CACert)}, c.KeyID) {
 		return errHubKeyRevoked
 	}
 	return nil

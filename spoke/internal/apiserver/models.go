@@ -1,8 +1,6 @@
 package apiserver
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -14,6 +12,7 @@ import (
 	"github.com/droverhq/drover/spoke/internal/lookup"
 	"github.com/droverhq/drover/spoke/internal/reply"
 	"github.com/droverhq/drover/spoke/internal/state"
+	"github.com/google/uuid"
 )
 
 var modelNameRe = regexp.MustCompile(`^[a-z0-9]+[a-z0-9-]*$`)
@@ -66,17 +65,6 @@ func validateModelConfig(set map[string]any) (map[string]any, error) {
 	return out, nil
 }
 
-func newUUID() string {
-	b := make([]byte, 16)
-	if _, err := rand.Read(b); err != nil {
-		panic(err)
-	}
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	h := hex.EncodeToString(b)
-	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
-}
-
 func (s *modelEndpoint) listModels(w http.ResponseWriter, r *http.Request) {
 	snap, at, ok := s.read(w, r)
 	if !ok {
@@ -114,7 +102,7 @@ func (s *modelEndpoint) addModel(w http.ResponseWriter, r *http.Request) {
 	}
 	var m api.Model
 	idx, err := s.propose(r, state.AddModelType, &state.AddModelRequest{
-		UUID: newUUID(), Name: req.Name, Owner: req.Owner, Config: cfg, Now: s.now(),
+		UUID: uuid.NewString(), Name: req.Name, Owner: req.Owner, Config: cfg, Now: s.now(),
 	}, &m)
 	if err != nil {
 		reply.WriteError(w, r, err)

@@ -81,6 +81,9 @@ type Config struct {
 	// KeepaliveInterval is how long a stream may stay silent before it
 	// sends a keepalive (default: the package's KeepaliveInterval).
 	KeepaliveInterval time.Duration
+	// CatchUpWait bounds how long a stream resumed from an index this node
+	// has not reached waits for the node to get there (default 2s).
+	CatchUpWait time.Duration
 }
 
 // Server is the http.Handler of a controller node: the authentication
@@ -104,6 +107,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.MaxBodySize == 0 {
 		cfg.MaxBodySize = 16 << 20
+	}
+	if cfg.CatchUpWait == 0 {
+		cfg.CatchUpWait = 2 * time.Second
 	}
 	if cfg.MaxCharmSize == 0 {
 		cfg.MaxCharmSize = 256 << 20
