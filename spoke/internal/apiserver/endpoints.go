@@ -19,7 +19,7 @@ import (
 
 // base is what every endpoint shares: the node it serves, the server's
 // configuration and lifetime, and the read, write and stream steps every
-// handler takes (helpers.go, follow.go).
+// handler takes (below, and follow.go).
 type base struct {
 	cfg Config
 	b   Backend

@@ -2,7 +2,7 @@
 // api/requests.go for clients, the websocket model watch, the node-to-node
 // internal routes, health and metrics. Handlers validate input, turn it into
 // raft commands for the Backend, and map every error to a wire code in one
-// table (errors.go).
+// table (spoke/internal/reply).
 //
 // Agent streams (GET /v1/agent/stream) are served by the agent gateway
 // (spoke/internal/agentgw), which this server mounts and closes.

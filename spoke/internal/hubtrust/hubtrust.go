@@ -66,7 +66,8 @@ type Config struct {
 	// ControllerCA is the hex SHA-256 of this controller's CA certificate:
 	// a token whose "ca" claim names another is refused (the hub minted it
 	// for a server that claimed this controller's UUID with its own CA).
-	// Hubs older than 2026-11-23 send no such claim.
+	// A token without the claim is not refused for it: not every hub
+	// sends one.
 	ControllerCA string
 	// HTTPClient overrides the client that fetches the JWKS (tests).
 	HTTPClient *http.Client
