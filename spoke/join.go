@@ -138,7 +138,7 @@ func (s *Server) AddVoter(ctx context.Context, req peer.AddVoterRequest) error {
 		if err != nil {
 			return api.Errorf(api.CodeUnavailable, "no raft leader")
 		}
-		addr, err := s.apiAddrOf(leaderID)
+		addr, err := s.APIAddrOf(leaderID)
 		if err != nil {
 			return api.Errorf(api.CodeUnavailable, "%v", err)
 		}

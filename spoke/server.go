@@ -26,6 +26,7 @@ import (
 	"github.com/droverhq/drover/spoke/internal/hubtrust"
 	"github.com/droverhq/drover/spoke/internal/peer"
 	"github.com/droverhq/drover/spoke/internal/pki"
+	"github.com/droverhq/drover/spoke/internal/propose"
 	"github.com/droverhq/drover/spoke/internal/state"
 	"github.com/google/uuid"
 )
@@ -48,7 +49,7 @@ type Server struct {
 	peers *peer.Client
 	api   *apiserver.Server
 
-	*proposer
+	*propose.Proposer
 	*blobSync
 	// spawned reaps the nodes EnableHA started (ha.go).
 	spawned spawned
@@ -106,7 +107,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		ln.Close()
 		return nil, err
 	}
-	s.proposer = &proposer{node: s.node, fsm: s.fsm, peers: s.peers}
+	s.Proposer = propose.New(s.node, s.fsm, s.peers)
 	s.blobSync = &blobSync{self: s.ident.NodeID, node: s.node, fsm: s.fsm, blobs: s.blobs, peers: s.peers, logger: s.logger}
 	// The hub the controller trusts is replicated state (the start flags
 	// only propose it, see applyHubFlags); the follower verifies against

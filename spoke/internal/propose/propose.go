@@ -1,41 +1,35 @@
-package spoke
+// Package propose is a controller node's raft write and read path:
+// Propose applies a command on the leader or forwards it there from a
+// follower (spoke/internal/peer), retrying only where the command was
+// certainly not applied; WaitRead makes a read on the local replica
+// current. It serves the forwarded side too (ForwardedApply,
+// ForwardedReadIndex).
+package propose
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"time"
 
 	"github.com/droverhq/drover/api"
-	"github.com/droverhq/drover/spoke/internal/blobs"
 	"github.com/droverhq/drover/spoke/internal/cluster"
 	"github.com/droverhq/drover/spoke/internal/peer"
-	"github.com/droverhq/drover/spoke/internal/pki"
 	"github.com/droverhq/drover/spoke/internal/state"
 )
 
-// Store is the node's local replica of the model state.
-func (s *Server) Store() *state.Store { return s.fsm.Store() }
-
-// Events is the node's event broker.
-func (s *Server) Events() *state.EventBroker { return s.fsm.Events() }
-
-// LogMark names the node's raft log entry at index in its history, if the
-// log still holds it.
-func (s *Server) LogMark(index uint64) (string, bool) { return s.node.LogMark(index) }
-
-// Blobs is the node's charm blob store.
-func (s *Server) Blobs() *blobs.Store { return s.blobs }
-
-// proposer is the node's raft write and read path: it applies commands on
-// the leader, forwards them from a follower (spoke/internal/peer), and
-// waits for reads to be current.
-type proposer struct {
+// Proposer writes and reads through raft for one node.
+type Proposer struct {
 	node  *cluster.Node
 	fsm   *state.FSM
 	peers *peer.Client
+}
+
+// New returns the proposer of node, whose replica is fsm and which calls
+// other nodes with peers.
+func New(node *cluster.Node, fsm *state.FSM, peers *peer.Client) *Proposer {
+	return &Proposer{node: node, fsm: fsm, peers: peers}
 }
 
 // Propose encodes and replicates a command, forwarding it to the leader when
@@ -44,7 +38,7 @@ type proposer struct {
 // could not be dialled); any other failure reports an unknown outcome.
 // The value is the FSM's Go value when this node applied the command, or
 // its JSON (json.RawMessage) when the leader did.
-func (s *proposer) Propose(ctx context.Context, t state.MessageType, req any) (any, uint64, error) {
+func (s *Proposer) Propose(ctx context.Context, t state.MessageType, req any) (any, uint64, error) {
 	cmd, err := state.Encode(t, req)
 	if err != nil {
 		return nil, 0, api.Errorf(api.CodeInternal, "encode command: %v", err)
@@ -95,7 +89,7 @@ func retryable(err error) bool {
 	return errors.As(err, &r) || errors.As(err, &nd) || errors.Is(err, cluster.ErrNotLeader) || errors.Is(err, cluster.ErrNoLeader)
 }
 
-func (s *proposer) proposeOnce(ctx context.Context, cmd []byte) (any, uint64, error) {
+func (s *Proposer) proposeOnce(ctx context.Context, cmd []byte) (any, uint64, error) {
 	if s.node.IsLeader() {
 		return s.applyLocal(ctx, cmd)
 	}
@@ -103,7 +97,7 @@ func (s *proposer) proposeOnce(ctx context.Context, cmd []byte) (any, uint64, er
 	if err != nil {
 		return nil, 0, err
 	}
-	addr, err := s.apiAddrOf(leaderID)
+	addr, err := s.APIAddrOf(leaderID)
 	if err != nil {
 		return nil, 0, errRetry{err}
 	}
@@ -121,7 +115,7 @@ func (s *proposer) proposeOnce(ctx context.Context, cmd []byte) (any, uint64, er
 }
 
 // applyLocal applies on this node, which believes it leads.
-func (s *proposer) applyLocal(ctx context.Context, cmd []byte) (any, uint64, error) {
+func (s *Proposer) applyLocal(ctx context.Context, cmd []byte) (any, uint64, error) {
 	resp, idx, err := s.node.Apply(ctx, cmd)
 	if err != nil {
 		switch {
@@ -145,7 +139,7 @@ func (s *proposer) applyLocal(ctx context.Context, cmd []byte) (any, uint64, err
 }
 
 // ForwardedApply serves a follower's forwarded command.
-func (s *proposer) ForwardedApply(ctx context.Context, cmd []byte) (json.RawMessage, uint64, error) {
+func (s *Proposer) ForwardedApply(ctx context.Context, cmd []byte) (json.RawMessage, uint64, error) {
 	if !s.node.IsLeader() {
 		return nil, 0, &api.Error{Code: peer.CodeNotRaftLeader, Message: "this node is not the raft leader"}
 	}
@@ -164,7 +158,7 @@ func (s *proposer) ForwardedApply(ctx context.Context, cmd []byte) (json.RawMess
 }
 
 // ForwardedReadIndex serves a follower's read-index request.
-func (s *proposer) ForwardedReadIndex(ctx context.Context) (uint64, error) {
+func (s *Proposer) ForwardedReadIndex(ctx context.Context) (uint64, error) {
 	idx, err := s.node.ReadIndex(ctx)
 	if errors.Is(err, cluster.ErrNotLeader) {
 		return 0, &api.Error{Code: peer.CodeNotRaftLeader, Message: "this node is not the raft leader"}
@@ -175,7 +169,7 @@ func (s *proposer) ForwardedReadIndex(ctx context.Context) (uint64, error) {
 // WaitRead prepares a read: with consistent it first learns the leader's
 // read index; then it waits until the local replica has applied at least
 // that and minIndex. It returns the index the read will reflect.
-func (s *proposer) WaitRead(ctx context.Context, minIndex uint64, consistent bool) (uint64, error) {
+func (s *Proposer) WaitRead(ctx context.Context, minIndex uint64, consistent bool) (uint64, error) {
 	if consistent {
 		idx, err := s.readIndex(ctx)
 		if err != nil {
@@ -191,7 +185,7 @@ func (s *proposer) WaitRead(ctx context.Context, minIndex uint64, consistent boo
 	return s.node.AppliedIndex(), nil
 }
 
-func (s *proposer) readIndex(ctx context.Context) (uint64, error) {
+func (s *Proposer) readIndex(ctx context.Context) (uint64, error) {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, 10*time.Second)
@@ -214,7 +208,7 @@ func (s *proposer) readIndex(ctx context.Context) (uint64, error) {
 	}
 }
 
-func (s *proposer) readIndexOnce(ctx context.Context) (uint64, error) {
+func (s *Proposer) readIndexOnce(ctx context.Context) (uint64, error) {
 	if s.node.IsLeader() {
 		idx, err := s.node.ReadIndex(ctx)
 		if err != nil && !errors.Is(err, cluster.ErrNotLeader) {
@@ -226,7 +220,7 @@ func (s *proposer) readIndexOnce(ctx context.Context) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	addr, err := s.apiAddrOf(leaderID)
+	addr, err := s.APIAddrOf(leaderID)
 	if err != nil {
 		return 0, errRetry{err}
 	}
@@ -241,9 +235,9 @@ func (s *proposer) readIndexOnce(ctx context.Context) (uint64, error) {
 	return out.Index, nil
 }
 
-// apiAddrOf maps a raft server ID to its API address from the replicated
+// APIAddrOf maps a raft server ID to its API address from the replicated
 // controller-node records.
-func (s *proposer) apiAddrOf(nodeID string) (string, error) {
+func (s *Proposer) APIAddrOf(nodeID string) (string, error) {
 	nodes, err := s.fsm.Store().Snapshot().ListControllerNodes()
 	if err != nil {
 		return "", err
@@ -254,13 +248,4 @@ func (s *proposer) apiAddrOf(nodeID string) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("no API address known for node %s", nodeID)
-}
-
-// peerClient calls other nodes with this node's certificate.
-func (s *Server) peerClient() *peer.Client {
-	var dial peer.DialFunc
-	if s.cfg.Faults != nil {
-		dial = s.cfg.Faults.DialContext(s.ident.NodeID, &net.Dialer{Timeout: 3 * time.Second})
-	}
-	return peer.NewClient(pki.PeerConfig(s.ca, s.cert), dial)
 }
