@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
+	"log/slog"
 	"sync"
 
 	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/spoke/internal/blobs"
+	"github.com/droverhq/drover/spoke/internal/cluster"
+	"github.com/droverhq/drover/spoke/internal/peer"
 	"github.com/droverhq/drover/spoke/internal/state"
 )
 
@@ -17,14 +20,24 @@ import (
 // blob-sync worker then fills in the remaining nodes (and nodes that join
 // later) from their peers.
 
-func (s *Server) peerAPIAddrs() []string {
-	nodes, err := s.Store().Snapshot().ListControllerNodes()
+// blobSync pushes and fetches charm archives between the nodes.
+type blobSync struct {
+	self   string // this node's ID
+	node   *cluster.Node
+	fsm    *state.FSM
+	blobs  *blobs.Store
+	peers  *peer.Client
+	logger *slog.Logger
+}
+
+func (s *blobSync) peerAPIAddrs() []string {
+	nodes, err := s.fsm.Store().Snapshot().ListControllerNodes()
 	if err != nil {
 		return nil
 	}
 	var out []string
 	for _, n := range nodes {
-		if n.ID != s.ident.NodeID && n.APIAddr != "" {
+		if n.ID != s.self && n.APIAddr != "" {
 			out = append(out, n.APIAddr)
 		}
 	}
@@ -33,7 +46,7 @@ func (s *Server) peerAPIAddrs() []string {
 
 // ReplicateBlob pushes a locally stored blob to peers until a quorum of the
 // controller (this node included) holds it.
-func (s *Server) ReplicateBlob(ctx context.Context, sha string) error {
+func (s *blobSync) ReplicateBlob(ctx context.Context, sha string) error {
 	servers, err := s.node.Servers()
 	if err != nil {
 		return api.Errorf(api.CodeUnavailable, "raft configuration: %v", err)
@@ -73,50 +86,29 @@ func (s *Server) ReplicateBlob(ctx context.Context, sha string) error {
 	return nil
 }
 
-func (s *Server) pushBlob(ctx context.Context, addr, sha string) error {
+func (s *blobSync) pushBlob(ctx context.Context, addr, sha string) error {
 	f, err := s.blobs.Open(sha)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPut, "https://"+addr+"/v1/internal/blobs/"+sha, f)
-	if err != nil {
-		return err
-	}
-	resp, err := s.peers.Do(req)
-	if err != nil {
-		return err
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusNoContent && resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("push blob: %s", resp.Status)
-	}
-	return nil
+	return s.peers.PutBlob(ctx, addr, sha, f)
 }
 
 // FetchBlob copies a blob this node lacks from any peer that has it.
-func (s *Server) FetchBlob(ctx context.Context, sha string) error {
+func (s *blobSync) FetchBlob(ctx context.Context, sha string) error {
 	if s.blobs.Has(sha) {
 		return nil
 	}
 	var errs []error
 	for _, addr := range s.peerAPIAddrs() {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+addr+"/v1/internal/blobs/"+sha, nil)
-		if err != nil {
-			return err
-		}
-		resp, err := s.peers.Do(req)
+		body, err := s.peers.GetBlob(ctx, addr, sha)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		if resp.StatusCode != http.StatusOK {
-			resp.Body.Close()
-			errs = append(errs, fmt.Errorf("%s: %s", addr, resp.Status))
-			continue
-		}
-		_, _, err = s.blobs.Put(resp.Body, sha)
-		resp.Body.Close()
+		_, _, err = s.blobs.Put(body, sha)
+		body.Close()
 		if err == nil {
 			return nil
 		}
@@ -127,8 +119,8 @@ func (s *Server) FetchBlob(ctx context.Context, sha string) error {
 
 // runBlobSync fetches every charm archive this node is missing, at start
 // and whenever a charm is added.
-func (s *Server) runBlobSync(ctx context.Context) error {
-	sub, err := s.Events().Subscribe(ctx, state.SubscribeRequest{Since: s.node.AppliedIndex()})
+func (s *blobSync) runBlobSync(ctx context.Context) error {
+	sub, err := s.fsm.Events().Subscribe(ctx, state.SubscribeRequest{Since: s.node.AppliedIndex()})
 	if err != nil {
 		return err
 	}
@@ -139,7 +131,7 @@ func (s *Server) runBlobSync(ctx context.Context) error {
 			if ctx.Err() != nil {
 				return nil
 			}
-			if sub, err = s.Events().Subscribe(ctx, state.SubscribeRequest{Since: s.node.AppliedIndex()}); err != nil {
+			if sub, err = s.fsm.Events().Subscribe(ctx, state.SubscribeRequest{Since: s.node.AppliedIndex()}); err != nil {
 				return err
 			}
 			s.syncAllBlobs(ctx)
@@ -155,8 +147,8 @@ func (s *Server) runBlobSync(ctx context.Context) error {
 	}
 }
 
-func (s *Server) syncAllBlobs(ctx context.Context) {
-	charms, err := s.Store().Snapshot().ListCharms()
+func (s *blobSync) syncAllBlobs(ctx context.Context) {
+	charms, err := s.fsm.Store().Snapshot().ListCharms()
 	if err != nil {
 		return
 	}

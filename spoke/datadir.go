@@ -96,18 +96,6 @@ func randomHex(n int) string {
 	return hex.EncodeToString(b)
 }
 
-// newUUID returns a random (version 4) UUID.
-func newUUID() string {
-	b := make([]byte, 16)
-	if _, err := rand.Read(b); err != nil {
-		panic(err)
-	}
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	h := hex.EncodeToString(b)
-	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
-}
-
 // HashSecret hashes a generated, high-entropy secret for storage. Secrets
 // here are 32 random bytes, so a fast hash is enough (no dictionary to
 // resist); it keeps authentication cheap on every request.

@@ -106,9 +106,8 @@ func (s *Server) spawnNode(exe, host, token string) error {
 		return err
 	}
 	pid := cmd.Process.Pid
-	// Reap it if it exits while we run; it is not our child to wait on
-	// otherwise (it outlives us by design).
-	go cmd.Wait() //nolint:errcheck // exit status is in its log
+	s.spawned.add(pid)
+	_ = cmd.Process.Release() // reaped by pid (spawned); exit status is in its log
 	s.logger.Info("started controller node", "dir", dir, "pid", pid)
 	return os.WriteFile(filepath.Join(dir, "droverd.pid"), []byte(strconv.Itoa(pid)+"\n"), 0o600)
 }

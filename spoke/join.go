@@ -16,7 +16,7 @@ import (
 	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/internal/pki"
 	"github.com/droverhq/drover/internal/supervise"
-	"github.com/droverhq/drover/spoke/internal/apiserver"
+	"github.com/droverhq/drover/spoke/internal/peer"
 	"github.com/droverhq/drover/spoke/internal/state"
 )
 
@@ -31,7 +31,7 @@ func (s *Server) NewJoinToken(ttl time.Duration) (api.JoinToken, error) {
 
 // Admit checks a join token and hands the new node its identity and the
 // controller's TLS material.
-func (s *Server) Admit(ctx context.Context, req apiserver.AdmitRequest) (*apiserver.AdmitResponse, error) {
+func (s *Server) Admit(ctx context.Context, req peer.AdmitRequest) (*peer.AdmitResponse, error) {
 	if err := verifyJoinToken(s.secret, s.ca.Fingerprint(), purposeJoin, req.Token, s.cfg.Now()); err != nil {
 		return nil, api.Errorf(api.CodeUnauthorized, "%v", err)
 	}
@@ -41,7 +41,7 @@ func (s *Server) Admit(ctx context.Context, req apiserver.AdmitRequest) (*apiser
 		return nil, err
 	}
 	s.logger.Info("admitting a new controller node", "new-node", id)
-	return &apiserver.AdmitResponse{
+	return &peer.AdmitResponse{
 		NodeID: id, ControllerUUID: s.ident.ControllerUUID, ControllerName: s.ident.ControllerName,
 		CACert: string(s.ca.CertPEM), CAKey: string(s.ca.KeyPEM),
 		NodeCert: string(certPEM), NodeKey: string(keyPEM), Secret: string(s.secret),
@@ -60,7 +60,7 @@ func (s *Server) admit(ctx context.Context, files pki.Files) error {
 	insecure := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
 		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // pinned below by fingerprint
 	}}
-	caPEM, err := getBytes(ctx, insecure, "https://"+s.cfg.Join+"/v1/internal/ca")
+	caPEM, err := getBytes(ctx, insecure, "https://"+s.cfg.Join+peer.PathCA)
 	if err != nil {
 		return fmt.Errorf("join %s: fetch CA: %w", s.cfg.Join, err)
 	}
@@ -78,8 +78,8 @@ func (s *Server) admit(ctx context.Context, files pki.Files) error {
 	pinned := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
 		TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12},
 	}}
-	body, _ := json.Marshal(apiserver.AdmitRequest{Token: s.cfg.JoinToken, Hosts: hostsOf(s.cfg.Advertise, s.cfg.Listen, s.cfg.RaftListen)})
-	resp, err := pinned.Post("https://"+s.cfg.Join+"/v1/internal/admit", "application/json", bytes.NewReader(body))
+	body, _ := json.Marshal(peer.AdmitRequest{Token: s.cfg.JoinToken, Hosts: hostsOf(s.cfg.Advertise, s.cfg.Listen, s.cfg.RaftListen)})
+	resp, err := pinned.Post("https://"+s.cfg.Join+peer.PathAdmit, "application/json", bytes.NewReader(body))
 	if err != nil {
 		return fmt.Errorf("join %s: %w", s.cfg.Join, err)
 	}
@@ -92,7 +92,7 @@ func (s *Server) admit(ctx context.Context, files pki.Files) error {
 		}
 		return fmt.Errorf("join %s: %s", s.cfg.Join, resp.Status)
 	}
-	var ar apiserver.AdmitResponse
+	var ar peer.AdmitResponse
 	if err := json.Unmarshal(b, &ar); err != nil {
 		return fmt.Errorf("join: %w", err)
 	}
@@ -134,19 +134,17 @@ func getBytes(ctx context.Context, c *http.Client, url string) ([]byte, error) {
 
 // AddVoter adds a node to the raft configuration and records its
 // addresses; forwarded to the leader when needed.
-func (s *Server) AddVoter(ctx context.Context, req apiserver.AddVoterRequest) error {
+func (s *Server) AddVoter(ctx context.Context, req peer.AddVoterRequest) error {
 	if !s.node.IsLeader() {
 		leaderID, _, err := s.node.Leader()
 		if err != nil {
 			return api.Errorf(api.CodeUnavailable, "no raft leader")
 		}
-		addr, err := s.apiAddrOf(leaderID)
+		addr, err := s.APIAddrOf(leaderID)
 		if err != nil {
 			return api.Errorf(api.CodeUnavailable, "%v", err)
 		}
-		body, _ := json.Marshal(req)
-		var out struct{}
-		return s.peerCall(ctx, addr, "/v1/internal/add-voter", body, &out)
+		return s.peers.AddVoter(ctx, addr, req)
 	}
 	// Record the addresses first so that, once the node votes, every
 	// node can already forward to it.
@@ -168,12 +166,12 @@ func (s *Server) completeJoin(ctx context.Context) error {
 	if s.ident.Joined || s.cfg.Join == "" {
 		return nil
 	}
-	body, _ := json.Marshal(apiserver.AddVoterRequest{NodeID: s.ident.NodeID, RaftAddr: s.cfg.RaftListen, APIAddr: s.cfg.Advertise})
+	body, _ := json.Marshal(peer.AddVoterRequest{NodeID: s.ident.NodeID, RaftAddr: s.cfg.RaftListen, APIAddr: s.cfg.Advertise})
 	joined := false
 	err := supervise.Run(ctx, supervise.Config{Name: "join", Logger: s.logger, Min: joinBackoffMin, Max: joinBackoffMax,
 		Message: "joining the controller; will retry", Level: slog.LevelWarn}, func(ctx context.Context) error {
 		var out struct{}
-		err := s.peerCall(ctx, s.cfg.Join, "/v1/internal/add-voter", body, &out)
+		err := s.peers.Call(ctx, s.cfg.Join, peer.PathAddVoter, body, &out)
 		joined = err == nil
 		return err
 	})

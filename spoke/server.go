@@ -25,7 +25,10 @@ import (
 	"github.com/droverhq/drover/spoke/internal/blobs"
 	"github.com/droverhq/drover/spoke/internal/cluster"
 	"github.com/droverhq/drover/spoke/internal/hubtrust"
+	"github.com/droverhq/drover/spoke/internal/peer"
+	"github.com/droverhq/drover/spoke/internal/propose"
 	"github.com/droverhq/drover/spoke/internal/state"
+	"github.com/google/uuid"
 )
 
 // Version is the controller software version reported to clients.
@@ -43,8 +46,13 @@ type Server struct {
 	fsm   *state.FSM
 	node  *cluster.Node
 	blobs *blobs.Store
-	peers *http.Client
+	peers *peer.Client
 	api   *apiserver.Server
+
+	*propose.Proposer
+	*blobSync
+	// spawned reaps the nodes EnableHA started (ha.go).
+	spawned spawned
 
 	mu       sync.Mutex
 	listener net.Listener
@@ -74,30 +82,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 			return nil, fmt.Errorf("spoke: --hub-url/--hub-ca/--hub-jwks: %w", err)
 		}
 	}
-	ident, ok, err := loadIdentity(cfg.DataDir)
+	err := s.identify(ctx)
 	if err != nil {
 		return nil, err
-	}
-	tlsFiles := pki.Files{Dir: filepath.Join(cfg.DataDir, "tls")}
-	switch {
-	case ok:
-		s.ident = ident
-		if s.ca, s.cert, err = tlsFiles.Load(); err != nil {
-			return nil, err
-		}
-		if s.secret, err = os.ReadFile(filepath.Join(tlsFiles.Dir, "cluster.secret")); err != nil {
-			return nil, err
-		}
-	case cfg.Bootstrap:
-		if err := s.initBootstrap(tlsFiles); err != nil {
-			return nil, err
-		}
-	case cfg.Join != "":
-		if err := s.admit(ctx, tlsFiles); err != nil {
-			return nil, err
-		}
-	default:
-		return nil, fmt.Errorf("spoke: %s has no controller state: pass --bootstrap or --join", cfg.DataDir)
 	}
 	s.logger = s.logger.With("node", s.ident.NodeID)
 	s.peers = s.peerClient()
@@ -116,24 +103,12 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.Faults != nil {
 		cfg.Faults.Register(s.ident.NodeID, cfg.Advertise)
 	}
-	s.node, err = cluster.Open(cluster.Config{
-		NodeID:            s.ident.NodeID,
-		DataDir:           cfg.DataDir,
-		BindAddr:          cfg.RaftListen,
-		ServerTLS:         pki.MutualConfig(s.ca, s.cert),
-		PeerTLS:           pki.PeerConfig(s.ca, s.cert),
-		FSM:               s.fsm,
-		Logger:            s.logger,
-		Bootstrap:         cfg.Bootstrap,
-		Faults:            cfg.Faults,
-		HeartbeatTimeout:  cfg.RaftHeartbeat,
-		ElectionTimeout:   cfg.RaftElection,
-		SnapshotThreshold: cfg.SnapshotThreshold,
-	})
-	if err != nil {
+	if s.node, err = s.openRaft(); err != nil {
 		ln.Close()
 		return nil, err
 	}
+	s.Proposer = propose.New(s.node, s.fsm, s.peers)
+	s.blobSync = &blobSync{self: s.ident.NodeID, node: s.node, fsm: s.fsm, blobs: s.blobs, peers: s.peers, logger: s.logger}
 	// The hub the controller trusts is replicated state (the start flags
 	// only propose it, see applyHubFlags); the follower verifies against
 	// whatever it is at each request.
@@ -146,6 +121,56 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// identify loads this node's identity and TLS material from its data
+// dir, or creates them: a new controller (--bootstrap) or a node admitted
+// to one (--join).
+func (s *Server) identify(ctx context.Context) error {
+	ident, ok, err := loadIdentity(s.cfg.DataDir)
+	if err != nil {
+		return err
+	}
+	tlsFiles := pki.Files{Dir: filepath.Join(s.cfg.DataDir, "tls")}
+	switch {
+	case ok:
+		s.ident = ident
+		if s.ca, s.cert, err = tlsFiles.Load(); err != nil {
+			return err
+		}
+		if s.secret, err = os.ReadFile(filepath.Join(tlsFiles.Dir, "cluster.secret")); err != nil {
+			return err
+		}
+	case s.cfg.Bootstrap:
+		if err := s.initBootstrap(tlsFiles); err != nil {
+			return err
+		}
+	case s.cfg.Join != "":
+		if err := s.admit(ctx, tlsFiles); err != nil {
+			return err
+		}
+	default:
+		return fmt.Errorf("spoke: %s has no controller state: pass --bootstrap or --join", s.cfg.DataDir)
+	}
+	return nil
+}
+
+// openRaft opens this node's raft member over its data dir.
+func (s *Server) openRaft() (*cluster.Node, error) {
+	return cluster.Open(cluster.Config{
+		NodeID:            s.ident.NodeID,
+		DataDir:           s.cfg.DataDir,
+		BindAddr:          s.cfg.RaftListen,
+		ServerTLS:         pki.MutualConfig(s.ca, s.cert),
+		PeerTLS:           pki.PeerConfig(s.ca, s.cert),
+		FSM:               s.fsm,
+		Logger:            s.logger,
+		Bootstrap:         s.cfg.Bootstrap,
+		Faults:            s.cfg.Faults,
+		HeartbeatTimeout:  s.cfg.RaftHeartbeat,
+		ElectionTimeout:   s.cfg.RaftElection,
+		SnapshotThreshold: s.cfg.SnapshotThreshold,
+	})
 }
 
 // Serve runs the API and the node's workers until ctx ends.
@@ -172,10 +197,12 @@ func (s *Server) Serve(ctx context.Context) error {
 		return err
 	})
 	g.Go(func() error { return s.runWorkers(gctx) })
+	g.Go(func() error { return s.spawned.run(gctx) })
 	g.Go(func() error {
 		<-gctx.Done()
 		// Shutdown order: HTTP first so no request sees raft gone.
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		// gctx is done: the shutdown gets its own bound.
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(gctx), 5*time.Second)
 		defer cancel()
 		srv.Shutdown(sctx)
 		return nil
@@ -196,6 +223,28 @@ func (s *Server) Serve(ctx context.Context) error {
 	return err
 }
 
+// Store is the node's local replica of the model state.
+func (s *Server) Store() *state.Store { return s.fsm.Store() }
+
+// Events is the node's event broker.
+func (s *Server) Events() *state.EventBroker { return s.fsm.Events() }
+
+// LogMark names the node's raft log entry at index in its history, if the
+// log still holds it.
+func (s *Server) LogMark(index uint64) (string, bool) { return s.node.LogMark(index) }
+
+// Blobs is the node's charm blob store.
+func (s *Server) Blobs() *blobs.Store { return s.blobs }
+
+// peerClient calls other nodes with this node's certificate.
+func (s *Server) peerClient() *peer.Client {
+	var dial peer.DialFunc
+	if s.cfg.Faults != nil {
+		dial = s.cfg.Faults.DialContext(s.ident.NodeID, &net.Dialer{Timeout: 3 * time.Second})
+	}
+	return peer.NewClient(pki.PeerConfig(s.ca, s.cert), dial)
+}
+
 // NodeID is this node's raft ID.
 func (s *Server) NodeID() string { return s.ident.NodeID }
 
@@ -214,7 +263,7 @@ func (s *Server) initBootstrap(files pki.Files) error {
 	if err != nil {
 		return err
 	}
-	id := &identity{NodeID: "node-" + randomHex(4), ControllerUUID: newUUID(), ControllerName: s.cfg.Name}
+	id := &identity{NodeID: "node-" + randomHex(4), ControllerUUID: uuid.NewString(), ControllerName: s.cfg.Name}
 	cert, certPEM, keyPEM, err := ca.Issue(id.NodeID, hostsOf(s.cfg.Advertise, s.cfg.Listen), now)
 	if err != nil {
 		return err

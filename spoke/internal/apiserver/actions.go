@@ -11,76 +11,35 @@ import (
 
 	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/spoke/internal/hubtrust"
+	"github.com/droverhq/drover/spoke/internal/lookup"
+	"github.com/droverhq/drover/spoke/internal/reply"
 	"github.com/droverhq/drover/spoke/internal/state"
 )
 
 // runAction validates params against each receiver's charm action schema
 // (filling defaults) and enqueues one task per receiver. "app/leader"
 // names the application's current leader, as in `juju run app/leader`.
-func (s *Server) runAction(w http.ResponseWriter, r *http.Request) {
+func (s *actionEndpoint) runAction(w http.ResponseWriter, r *http.Request) {
 	var req api.RunActionRequest
-	if err := decode(w, r, s.cfg.MaxBodySize, &req); err != nil {
-		writeError(w, r, err)
+	if err := reply.Decode(w, r, s.cfg.MaxBodySize, &req); err != nil {
+		reply.WriteError(w, r, err)
 		return
 	}
 	if len(req.Receivers) == 0 || req.Action == "" {
-		writeError(w, r, api.Errorf(api.CodeBadRequest, "receivers and action are required"))
+		reply.WriteError(w, r, api.Errorf(api.CodeBadRequest, "receivers and action are required"))
 		return
 	}
 	model := modelOf(r)
-	exec := req.Action == api.ExecAction
-	if exec {
+	if req.Action == api.ExecAction {
 		if err := checkExec(callerOf(r.Context()), req.Params); err != nil {
-			writeError(w, r, err)
+			reply.WriteError(w, r, err)
 			return
 		}
 	}
-	snap := s.b.Store().Snapshot()
-	type job struct {
-		unit   string
-		params map[string]any
-		par    bool
-		group  string
-	}
-	var jobs []job
-	for _, recv := range req.Receivers {
-		unit, err := s.resolveReceiver(snap, model, recv)
-		if err != nil {
-			writeError(w, r, err)
-			return
-		}
-		u, err := lookupUnit(snap, model, unit)
-		if err != nil {
-			writeError(w, r, err)
-			return
-		}
-		app, err := lookupApplication(snap, model, u.Application)
-		if err != nil {
-			writeError(w, r, err)
-			return
-		}
-		if exec {
-			// Without the machine lock, as juju exec's default --parallel.
-			jobs = append(jobs, job{unit: unit, params: req.Params, par: true})
-			continue
-		}
-		_, p, err := s.charmOf(snap, app.CharmSHA256)
-		if err != nil {
-			writeError(w, r, err)
-			return
-		}
-		spec, ok := p.actions.Spec(req.Action)
-		if !ok {
-			writeError(w, r, api.Errorf(api.CodeInvalid, "action %q not defined on application %q (its actions: %s)",
-				req.Action, app.Name, strings.Join(p.actions.Names(), ", ")))
-			return
-		}
-		params, err := p.actions.Validate(req.Action, numbersToGo(req.Params))
-		if err != nil {
-			writeError(w, r, api.Errorf(api.CodeInvalid, "%v", err))
-			return
-		}
-		jobs = append(jobs, job{unit: unit, params: params, par: spec.Parallel, group: spec.ExecutionGroup})
+	jobs, err := s.actionJobs(s.b.Store().Snapshot(), model, &req)
+	if err != nil {
+		reply.WriteError(w, r, err)
+		return
 	}
 	var tasks []api.Task
 	var last uint64
@@ -91,12 +50,62 @@ func (s *Server) runAction(w http.ResponseWriter, r *http.Request) {
 			Parallel: j.par, ExecutionGroup: j.group, Now: s.now(),
 		}, &t)
 		if err != nil {
-			writeError(w, r, err)
+			reply.WriteError(w, r, err)
 			return
 		}
 		tasks, last = append(tasks, t), idx
 	}
-	writeIndexed(w, http.StatusCreated, last, tasks)
+	reply.Indexed(w, http.StatusCreated, last, tasks)
+}
+
+// actionJob is one task an action request enqueues.
+type actionJob struct {
+	unit   string
+	params map[string]any
+	par    bool
+	group  string
+}
+
+// actionJobs resolves an action request's receivers to units and checks
+// the action and its params against each unit's charm, all before any
+// task is enqueued.
+func (s *actionEndpoint) actionJobs(snap *state.Snapshot, model string, req *api.RunActionRequest) ([]actionJob, error) {
+	exec := req.Action == api.ExecAction
+	var jobs []actionJob
+	for _, recv := range req.Receivers {
+		unit, err := s.resolveReceiver(snap, model, recv)
+		if err != nil {
+			return nil, err
+		}
+		u, err := lookup.Unit(snap, model, unit)
+		if err != nil {
+			return nil, err
+		}
+		app, err := lookup.Application(snap, model, u.Application)
+		if err != nil {
+			return nil, err
+		}
+		if exec {
+			// Without the machine lock, as juju exec's default --parallel.
+			jobs = append(jobs, actionJob{unit: unit, params: req.Params, par: true})
+			continue
+		}
+		_, p, err := s.charms.charmOf(snap, app.CharmSHA256)
+		if err != nil {
+			return nil, err
+		}
+		spec, ok := p.actions.Spec(req.Action)
+		if !ok {
+			return nil, api.Errorf(api.CodeInvalid, "action %q not defined on application %q (its actions: %s)",
+				req.Action, app.Name, strings.Join(p.actions.Names(), ", "))
+		}
+		params, err := p.actions.Validate(req.Action, numbersToGo(req.Params))
+		if err != nil {
+			return nil, api.Errorf(api.CodeInvalid, "%v", err)
+		}
+		jobs = append(jobs, actionJob{unit: unit, params: params, par: spec.Parallel, group: spec.ExecutionGroup})
+	}
+	return jobs, nil
 }
 
 // checkExec admits a juju-exec request: it runs anything as the unit's
@@ -127,7 +136,7 @@ func checkExec(c caller, params map[string]any) error {
 	return nil
 }
 
-func (s *Server) resolveReceiver(snap *state.Snapshot, model, recv string) (string, error) {
+func (s *actionEndpoint) resolveReceiver(snap *state.Snapshot, model, recv string) (string, error) {
 	app, rest, ok := strings.Cut(recv, "/")
 	if !ok || app == "" || rest == "" {
 		return "", api.Errorf(api.CodeInvalid, "bad receiver %q: want a unit (app/0) or app/leader", recv)
@@ -145,7 +154,7 @@ func (s *Server) resolveReceiver(snap *state.Snapshot, model, recv string) (stri
 	return l.Holder, nil
 }
 
-func (s *Server) listTasks(w http.ResponseWriter, r *http.Request) {
+func (s *actionEndpoint) listTasks(w http.ResponseWriter, r *http.Request) {
 	snap, at, ok := s.read(w, r)
 	if !ok {
 		return
@@ -153,10 +162,10 @@ func (s *Server) listTasks(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	list, err := snap.ListTasks(modelOf(r), state.TaskFilter{Receiver: q.Get("receiver"), Status: q.Get("status")})
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
-	writeIndexed(w, http.StatusOK, at, nonNil(list))
+	reply.Indexed(w, http.StatusOK, at, nonNil(list))
 }
 
 func taskDone(t *api.Task) bool {
@@ -170,24 +179,24 @@ func taskDone(t *api.Task) bool {
 // cancelTask cancels a pending task (juju cancel-task): its unit never
 // runs it. A task already running, or finished, is a conflict: an action
 // is not stopped half-way.
-func (s *Server) cancelTask(w http.ResponseWriter, r *http.Request) {
+func (s *actionEndpoint) cancelTask(w http.ResponseWriter, r *http.Request) {
 	var t api.Task
 	idx, err := s.propose(r, state.CancelTaskType, &state.CancelTaskRequest{ModelUUID: modelOf(r), ID: chi.URLParam(r, "id"), Now: s.now()}, &t)
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
-	writeIndexed(w, http.StatusOK, idx, &t)
+	reply.Indexed(w, http.StatusOK, idx, &t)
 }
 
 // getTask answers at once, or with ?wait=DURATION when the task finishes
 // (or the wait ends), like `juju show-task --wait`.
-func (s *Server) getTask(w http.ResponseWriter, r *http.Request) {
+func (s *actionEndpoint) getTask(w http.ResponseWriter, r *http.Request) {
 	var wait time.Duration
 	if v := r.URL.Query().Get("wait"); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil || d < 0 || d > 10*time.Minute {
-			writeError(w, r, badParam("wait", v, "want a duration up to 10m"))
+			reply.WriteError(w, r, reply.BadParam("wait", v, "want a duration up to 10m"))
 			return
 		}
 		wait = d
@@ -204,7 +213,7 @@ func (s *Server) getTask(w http.ResponseWriter, r *http.Request) {
 	}
 	var task *api.Task
 	_, _, err := s.b.Store().BlockingQuery(ctx, 0, func(ws memdb.WatchSet, snap *state.Snapshot) (any, uint64, error) {
-		t, err := lookupTask(snap, model, id)
+		t, err := lookup.Task(snap, model, id)
 		if err != nil {
 			return nil, 1, err
 		}
@@ -215,8 +224,8 @@ func (s *Server) getTask(w http.ResponseWriter, r *http.Request) {
 		return t, 0, nil // keep waiting
 	})
 	if err != nil && task == nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, task)
+	reply.JSON(w, http.StatusOK, task)
 }

@@ -11,6 +11,8 @@ import (
 
 	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/charm"
+	"github.com/droverhq/drover/spoke/internal/lookup"
+	"github.com/droverhq/drover/spoke/internal/reply"
 	"github.com/droverhq/drover/spoke/internal/state"
 )
 
@@ -55,52 +57,53 @@ func typedConfig(cfg *charm.Config, typed map[string]any, strs map[string]string
 	return set, reset, nil
 }
 
-func (s *Server) charmOf(snap *state.Snapshot, sha string) (*api.Charm, *parsedCharm, error) {
-	ch, err := lookupCharm(snap, sha)
+// charmOf reads a charm and its parsed config and actions.
+func (c *charmCache) charmOf(snap *state.Snapshot, sha string) (*api.Charm, *parsedCharm, error) {
+	ch, err := lookup.Charm(snap, sha)
 	if err != nil {
 		return nil, nil, err
 	}
-	p, err := s.charms.get(ch)
+	p, err := c.get(ch)
 	return ch, p, err
 }
 
-func (s *Server) deploy(w http.ResponseWriter, r *http.Request) {
+func (s *applicationEndpoint) deploy(w http.ResponseWriter, r *http.Request) {
 	var req api.DeployRequest
-	if err := decode(w, r, s.cfg.MaxBodySize, &req); err != nil {
-		writeError(w, r, err)
+	if err := reply.Decode(w, r, s.cfg.MaxBodySize, &req); err != nil {
+		reply.WriteError(w, r, err)
 		return
 	}
 	if !appNameRe.MatchString(req.Application) {
-		writeError(w, r, api.Errorf(api.CodeInvalid, "invalid application name %q: use lowercase letters, digits and hyphens, starting with a letter", req.Application))
+		reply.WriteError(w, r, api.Errorf(api.CodeInvalid, "invalid application name %q: use lowercase letters, digits and hyphens, starting with a letter", req.Application))
 		return
 	}
 	if req.NumUnits < 0 {
-		writeError(w, r, api.Errorf(api.CodeInvalid, "num-units must not be negative"))
+		reply.WriteError(w, r, api.Errorf(api.CodeInvalid, "num-units must not be negative"))
 		return
 	}
 	if len(req.To) > req.NumUnits && req.NumUnits > 0 {
-		writeError(w, r, api.Errorf(api.CodeInvalid, "%d placement directives for %d units", len(req.To), req.NumUnits))
+		reply.WriteError(w, r, api.Errorf(api.CodeInvalid, "%d placement directives for %d units", len(req.To), req.NumUnits))
 		return
 	}
 	for _, p := range req.To {
 		if _, err := charm.ParsePlacement(p); err != nil {
-			writeError(w, r, api.Errorf(api.CodeInvalid, "placement %q: %v", p, err))
+			reply.WriteError(w, r, api.Errorf(api.CodeInvalid, "placement %q: %v", p, err))
 			return
 		}
 	}
 	cons, err := api.ParseConstraints(req.Constraints)
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
-	_, p, err := s.charmOf(s.b.Store().Snapshot(), req.CharmSHA256)
+	_, p, err := s.charms.charmOf(s.b.Store().Snapshot(), req.CharmSHA256)
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
 	set, _, err := typedConfig(p.config, req.Config, req.ConfigStrs, nil)
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
 	var res state.AddApplicationResult
@@ -109,10 +112,10 @@ func (s *Server) deploy(w http.ResponseWriter, r *http.Request) {
 		Constraints: cons, Base: req.Base, NumUnits: req.NumUnits, Placement: req.To, Trust: req.Trust, Now: s.now(),
 	}, &res)
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
-	writeIndexed(w, http.StatusCreated, idx, deployResult(&res))
+	reply.Indexed(w, http.StatusCreated, idx, deployResult(&res))
 }
 
 func deployResult(res *state.AddApplicationResult) *api.DeployResult {
@@ -123,52 +126,52 @@ func deployResult(res *state.AddApplicationResult) *api.DeployResult {
 	return out
 }
 
-func (s *Server) listApplications(w http.ResponseWriter, r *http.Request) {
+func (s *applicationEndpoint) listApplications(w http.ResponseWriter, r *http.Request) {
 	snap, at, ok := s.read(w, r)
 	if !ok {
 		return
 	}
 	list, err := snap.ListApplications(modelOf(r))
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
-	writeIndexed(w, http.StatusOK, at, nonNil(list))
+	reply.Indexed(w, http.StatusOK, at, nonNil(list))
 }
 
-func (s *Server) getApplication(w http.ResponseWriter, r *http.Request) {
+func (s *applicationEndpoint) getApplication(w http.ResponseWriter, r *http.Request) {
 	snap, at, ok := s.read(w, r)
 	if !ok {
 		return
 	}
-	a, err := lookupApplication(snap, modelOf(r), appOf(r))
+	a, err := lookup.Application(snap, modelOf(r), appOf(r))
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
-	writeIndexed(w, http.StatusOK, at, a)
+	reply.Indexed(w, http.StatusOK, at, a)
 }
 
-func (s *Server) removeApplication(w http.ResponseWriter, r *http.Request) {
+func (s *applicationEndpoint) removeApplication(w http.ResponseWriter, r *http.Request) {
 	force, ok := boolParam(w, r, "force")
 	if !ok {
 		return
 	}
 	idx, err := s.propose(r, state.DestroyApplicationType, &state.DestroyApplicationRequest{ModelUUID: modelOf(r), App: appOf(r), Force: force}, nil)
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
 	w.Header().Set(api.HeaderIndex, itoa(idx))
 	w.WriteHeader(http.StatusAccepted)
 }
 
-func (s *Server) applicationConfig(snap *state.Snapshot, model, app string) (*api.ApplicationConfig, error) {
-	a, err := lookupApplication(snap, model, app)
+func (s *applicationEndpoint) applicationConfig(snap *state.Snapshot, model, app string) (*api.ApplicationConfig, error) {
+	a, err := lookup.Application(snap, model, app)
 	if err != nil {
 		return nil, err
 	}
-	_, p, err := s.charmOf(snap, a.CharmSHA256)
+	_, p, err := s.charms.charmOf(snap, a.CharmSHA256)
 	if err != nil {
 		return nil, err
 	}
@@ -186,53 +189,53 @@ func (s *Server) applicationConfig(snap *state.Snapshot, model, app string) (*ap
 	return out, nil
 }
 
-func (s *Server) getApplicationConfig(w http.ResponseWriter, r *http.Request) {
+func (s *applicationEndpoint) getApplicationConfig(w http.ResponseWriter, r *http.Request) {
 	snap, at, ok := s.read(w, r)
 	if !ok {
 		return
 	}
 	cfg, err := s.applicationConfig(snap, modelOf(r), appOf(r))
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
-	writeIndexed(w, http.StatusOK, at, cfg)
+	reply.Indexed(w, http.StatusOK, at, cfg)
 }
 
-func (s *Server) setApplicationConfig(w http.ResponseWriter, r *http.Request) {
+func (s *applicationEndpoint) setApplicationConfig(w http.ResponseWriter, r *http.Request) {
 	var req api.ConfigChange
-	if err := decode(w, r, s.cfg.MaxBodySize, &req); err != nil {
-		writeError(w, r, err)
+	if err := reply.Decode(w, r, s.cfg.MaxBodySize, &req); err != nil {
+		reply.WriteError(w, r, err)
 		return
 	}
 	snap := s.b.Store().Snapshot()
-	a, err := lookupApplication(snap, modelOf(r), appOf(r))
+	a, err := lookup.Application(snap, modelOf(r), appOf(r))
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
-	_, p, err := s.charmOf(snap, a.CharmSHA256)
+	_, p, err := s.charms.charmOf(snap, a.CharmSHA256)
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
 	set, reset, err := typedConfig(p.config, req.Set, req.SetStrings, req.Reset)
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
 	s.proposeAndShow(w, r, state.SetApplicationConfigType, &state.SetApplicationConfigRequest{ModelUUID: a.ModelUUID, App: a.Name, Set: set, Unset: reset},
 		func(snap *state.Snapshot) (any, error) { return s.applicationConfig(snap, a.ModelUUID, a.Name) })
 }
 
-func (s *Server) addUnits(w http.ResponseWriter, r *http.Request) {
+func (s *applicationEndpoint) addUnits(w http.ResponseWriter, r *http.Request) {
 	var req api.AddUnitsRequest
-	if err := decode(w, r, s.cfg.MaxBodySize, &req); err != nil {
-		writeError(w, r, err)
+	if err := reply.Decode(w, r, s.cfg.MaxBodySize, &req); err != nil {
+		reply.WriteError(w, r, err)
 		return
 	}
 	if req.NumUnits < 1 {
-		writeError(w, r, api.Errorf(api.CodeInvalid, "num-units must be at least 1"))
+		reply.WriteError(w, r, api.Errorf(api.CodeInvalid, "num-units must be at least 1"))
 		return
 	}
 	var res state.AddApplicationResult
@@ -240,13 +243,13 @@ func (s *Server) addUnits(w http.ResponseWriter, r *http.Request) {
 		ModelUUID: modelOf(r), App: appOf(r), N: req.NumUnits, Placement: req.To, Now: s.now(),
 	}, &res)
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
-	writeIndexed(w, http.StatusCreated, idx, deployResult(&res))
+	reply.Indexed(w, http.StatusCreated, idx, deployResult(&res))
 }
 
-func (s *Server) scale(w http.ResponseWriter, r *http.Request) {
+func (s *applicationEndpoint) scale(w http.ResponseWriter, r *http.Request) {
 	appRequest(s, w, r, state.ScaleApplicationType, func(req api.ScaleRequest) (any, error) {
 		if req.Scale < 0 {
 			return nil, api.Errorf(api.CodeInvalid, "scale must not be negative")
@@ -255,7 +258,7 @@ func (s *Server) scale(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-func (s *Server) expose(w http.ResponseWriter, r *http.Request) {
+func (s *applicationEndpoint) expose(w http.ResponseWriter, r *http.Request) {
 	appRequest(s, w, r, state.SetExposedType, func(req api.ExposeRequest) (any, error) {
 		return &state.SetExposedRequest{ModelUUID: modelOf(r), App: appOf(r), Exposed: req.Exposed}, nil
 	})
@@ -263,7 +266,7 @@ func (s *Server) expose(w http.ResponseWriter, r *http.Request) {
 
 // setTrust trusts an application with the model's cloud credential, or no
 // longer (juju trust [--remove]).
-func (s *Server) setTrust(w http.ResponseWriter, r *http.Request) {
+func (s *applicationEndpoint) setTrust(w http.ResponseWriter, r *http.Request) {
 	appRequest(s, w, r, state.SetTrustType, func(req api.SetTrustRequest) (any, error) {
 		return &state.SetTrustRequest{ModelUUID: modelOf(r), App: appOf(r), Trust: req.Trust}, nil
 	})
@@ -271,7 +274,7 @@ func (s *Server) setTrust(w http.ResponseWriter, r *http.Request) {
 
 // setConstraints sets the constraints of the application's new machines
 // (juju set-constraints).
-func (s *Server) setConstraints(w http.ResponseWriter, r *http.Request) {
+func (s *applicationEndpoint) setConstraints(w http.ResponseWriter, r *http.Request) {
 	appRequest(s, w, r, state.SetConstraintsType, func(req api.SetConstraintsRequest) (any, error) {
 		cons, err := api.ParseConstraints(req.Constraints)
 		if err != nil {
@@ -284,15 +287,15 @@ func (s *Server) setConstraints(w http.ResponseWriter, r *http.Request) {
 // appRequest serves a change to one application: it decodes the body as
 // T, makes the command from it (or refuses it), proposes it and answers
 // with the application as it is after.
-func appRequest[T any](s *Server, w http.ResponseWriter, r *http.Request, t state.MessageType, command func(req T) (any, error)) {
+func appRequest[T any](s *applicationEndpoint, w http.ResponseWriter, r *http.Request, t state.MessageType, command func(req T) (any, error)) {
 	var req T
-	if err := decode(w, r, s.cfg.MaxBodySize, &req); err != nil {
-		writeError(w, r, err)
+	if err := reply.Decode(w, r, s.cfg.MaxBodySize, &req); err != nil {
+		reply.WriteError(w, r, err)
 		return
 	}
 	cmd, err := command(req)
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
 	s.appCommand(w, r, t, cmd)
@@ -302,35 +305,35 @@ func appRequest[T any](s *Server, w http.ResponseWriter, r *http.Request, t stat
 // refresh). The checks that need the charms' contents are made here,
 // before proposing: the command in the log stays what older controllers
 // applied, so a replayed log gives the same state.
-func (s *Server) setCharm(w http.ResponseWriter, r *http.Request) {
+func (s *applicationEndpoint) setCharm(w http.ResponseWriter, r *http.Request) {
 	var req api.SetCharmRequest
-	if err := decode(w, r, s.cfg.MaxBodySize, &req); err != nil {
-		writeError(w, r, err)
+	if err := reply.Decode(w, r, s.cfg.MaxBodySize, &req); err != nil {
+		reply.WriteError(w, r, err)
 		return
 	}
 	snap := s.b.Store().Snapshot()
-	a, err := lookupApplication(snap, modelOf(r), appOf(r))
+	a, err := lookup.Application(snap, modelOf(r), appOf(r))
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
-	ch, p, err := s.charmOf(snap, req.CharmSHA256)
+	ch, p, err := s.charms.charmOf(snap, req.CharmSHA256)
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
 	switch {
 	case ch.SHA256 == a.CharmSHA256:
-		writeError(w, r, api.Errorf(api.CodeInvalid, "application %q already runs this charm (%s revision %d)", a.Name, a.CharmName, a.CharmRevision))
+		reply.WriteError(w, r, api.Errorf(api.CodeInvalid, "application %q already runs this charm (%s revision %d)", a.Name, a.CharmName, a.CharmRevision))
 		return
 	case ch.Name != a.CharmName && !req.Switch:
-		writeError(w, r, api.Errorf(api.CodeInvalid, "cannot refresh %q from charm %q to charm %q: a charm of another name is a crossgrade (switch)", a.Name, a.CharmName, ch.Name))
+		reply.WriteError(w, r, api.Errorf(api.CodeInvalid, "cannot refresh %q from charm %q to charm %q: a charm of another name is a crossgrade (switch)", a.Name, a.CharmName, ch.Name))
 		return
 	}
 	set, unset := keptSettings(p.config, a.Config)
 	uset, ureset, err := typedConfig(p.config, req.Config, req.ConfigStrs, nil)
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
 	// The caller's values win over the old ones: the state applies Set
@@ -367,27 +370,27 @@ func keptSettings(cfg *charm.Config, old map[string]any) (set map[string]any, un
 
 // appCommand proposes a command whose value is the application, and
 // answers with the application as it is after the command.
-func (s *Server) appCommand(w http.ResponseWriter, r *http.Request, t state.MessageType, req any) {
-	s.proposeAndShow(w, r, t, req, func(snap *state.Snapshot) (any, error) { return lookupApplication(snap, modelOf(r), appOf(r)) })
+func (s *applicationEndpoint) appCommand(w http.ResponseWriter, r *http.Request, t state.MessageType, req any) {
+	s.proposeAndShow(w, r, t, req, func(snap *state.Snapshot) (any, error) { return lookup.Application(snap, modelOf(r), appOf(r)) })
 }
 
 // proposeAndShow proposes a command and, once this node has applied it,
 // answers with what show reads from the state as it is after the command,
 // at the command's index: a write's answer reads its own effect.
-func (s *Server) proposeAndShow(w http.ResponseWriter, r *http.Request, t state.MessageType, req any, show func(*state.Snapshot) (any, error)) {
+func (s *applicationEndpoint) proposeAndShow(w http.ResponseWriter, r *http.Request, t state.MessageType, req any, show func(*state.Snapshot) (any, error)) {
 	idx, err := s.propose(r, t, req, nil)
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
 	if _, err := s.b.WaitRead(r.Context(), idx, false); err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
 	v, err := show(s.b.Store().Snapshot())
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
-	writeIndexed(w, http.StatusOK, idx, v)
+	reply.Indexed(w, http.StatusOK, idx, v)
 }

@@ -2,12 +2,11 @@ package apiserver
 
 import (
 	"context"
-	"crypto/sha256"
-	"crypto/subtle"
-	"encoding/hex"
 	"net/http"
 
 	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/spoke/internal/credential"
+	"github.com/droverhq/drover/spoke/internal/reply"
 )
 
 type ctxKey int
@@ -44,17 +43,17 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		name, secret, ok := r.BasicAuth()
 		if !ok {
 			w.Header().Set("WWW-Authenticate", `Basic realm="drover"`)
-			writeError(w, r, api.Errorf(api.CodeUnauthorized, "authentication required: pass the controller's user and password"))
+			reply.WriteError(w, r, api.Errorf(api.CodeUnauthorized, "authentication required: pass the controller's user and password"))
 			return
 		}
 		var u *api.User
-		ok, err := s.checkCredential(r.Context(), func() (bool, bool, error) {
+		ok, err := credential.Check(r.Context(), s.b, func() (bool, bool, error) {
 			var err error
 			u, err = s.b.Store().Snapshot().UserByName(name)
-			return err == nil && u != nil && !u.Disabled && checkSecret(secret, u.PasswordHash), u != nil, err
+			return err == nil && u != nil && !u.Disabled && credential.SecretMatches(secret, u.PasswordHash), u != nil, err
 		})
 		if err != nil || !ok {
-			writeError(w, r, api.Errorf(api.CodeUnauthorized, "invalid user name or password"))
+			reply.WriteError(w, r, api.Errorf(api.CodeUnauthorized, "invalid user name or password"))
 			return
 		}
 		ctx := context.WithValue(r.Context(), userKey, caller{Name: u.Name, Access: u.Access})
@@ -62,30 +61,10 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 	})
 }
 
-// checkSecret compares secret with a stored "sha256:HEX" hash in constant
-// time. It runs on every request, so it allocates nothing.
-func checkSecret(secret, hash string) bool {
-	const prefix = "sha256:"
-	sum := sha256.Sum256([]byte(secret))
-	var want [len(prefix) + 2*sha256.Size]byte
-	copy(want[:], prefix)
-	hex.Encode(want[len(prefix):], sum[:])
-	if len(hash) != len(want) {
-		return false
-	}
-	// subtle.ConstantTimeCompare wants []byte, and converting hash would
-	// allocate: the same comparison, every byte, whatever differs.
-	var diff byte
-	for i := range want {
-		diff |= want[i] ^ hash[i]
-	}
-	return subtle.ConstantTimeByteEq(diff, 0) == 1
-}
-
 func requireSuperuser(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if callerOf(r.Context()).Access != "superuser" {
-			writeError(w, r, api.Errorf(api.CodeForbidden, "this operation needs controller superuser access"))
+			reply.WriteError(w, r, api.Errorf(api.CodeForbidden, "this operation needs controller superuser access"))
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -100,7 +79,7 @@ func requireSuperuser(next http.Handler) http.Handler {
 func requireLocalSuperuser(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if c := callerOf(r.Context()); c.Access != "superuser" || c.Hub {
-			writeError(w, r, api.Errorf(api.CodeForbidden, "this operation needs a local controller superuser (not a hub)"))
+			reply.WriteError(w, r, api.Errorf(api.CodeForbidden, "this operation needs a local controller superuser (not a hub)"))
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -112,7 +91,7 @@ func requireLocalSuperuser(next http.Handler) http.Handler {
 func requireNodeCert(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.TLS == nil || len(r.TLS.VerifiedChains) == 0 {
-			writeError(w, r, api.Errorf(api.CodeForbidden, "node-to-node route: a controller node certificate is required"))
+			reply.WriteError(w, r, api.Errorf(api.CodeForbidden, "node-to-node route: a controller node certificate is required"))
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -121,23 +100,5 @@ func requireNodeCert(next http.Handler) http.Handler {
 
 func (s *Server) whoami(w http.ResponseWriter, r *http.Request) {
 	c := callerOf(r.Context())
-	writeJSON(w, http.StatusOK, api.WhoAmI{User: c.Name, Access: c.Access})
-}
-
-// checkCredential runs check (ok, found, err) against the local replica
-// and, when the credential is not found there, once more after a
-// consistent read: a node that joined recently, or lags, may not yet have
-// applied a user or agent credential the leader has (the admin user, a new
-// machine's secret). A wrong secret for a known name is refused at once,
-// so guessing costs no raft round trip.
-func (s *Server) checkCredential(ctx context.Context, check func() (bool, bool, error)) (bool, error) {
-	ok, found, err := check()
-	if err != nil || ok || found {
-		return ok, err
-	}
-	if _, werr := s.b.WaitRead(ctx, 0, true); werr != nil {
-		return false, nil
-	}
-	ok, _, err = check()
-	return ok, err
+	reply.JSON(w, http.StatusOK, api.WhoAmI{User: c.Name, Access: c.Access})
 }

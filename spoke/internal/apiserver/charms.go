@@ -12,6 +12,8 @@ import (
 
 	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/charm"
+	"github.com/droverhq/drover/spoke/internal/lookup"
+	"github.com/droverhq/drover/spoke/internal/reply"
 	"github.com/droverhq/drover/spoke/internal/state"
 )
 
@@ -30,6 +32,15 @@ type parsedCharm struct {
 
 func newCharmCache(max int) *charmCache {
 	return &charmCache{max: max, byID: map[string]*parsedCharm{}}
+}
+
+// defaults is a charm's config defaults, for the agent gateway.
+func (c *charmCache) defaults(ch *api.Charm) (map[string]any, error) {
+	p, err := c.get(ch)
+	if err != nil {
+		return nil, err
+	}
+	return p.config.DefaultSettings(), nil
 }
 
 func (c *charmCache) get(ch *api.Charm) (*parsedCharm, error) {
@@ -63,40 +74,40 @@ func (c *charmCache) get(ch *api.Charm) (*parsedCharm, error) {
 	return p, nil
 }
 
-func (s *Server) listCharms(w http.ResponseWriter, r *http.Request) {
+func (s *charmEndpoint) listCharms(w http.ResponseWriter, r *http.Request) {
 	snap, at, ok := s.read(w, r)
 	if !ok {
 		return
 	}
 	list, err := snap.ListCharms()
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
-	writeIndexed(w, http.StatusOK, at, nonNil(list))
+	reply.Indexed(w, http.StatusOK, at, nonNil(list))
 }
 
-func (s *Server) getCharm(w http.ResponseWriter, r *http.Request) {
+func (s *charmEndpoint) getCharm(w http.ResponseWriter, r *http.Request) {
 	snap, at, ok := s.read(w, r)
 	if !ok {
 		return
 	}
-	c, err := lookupCharm(snap, chi.URLParam(r, "sha"))
+	c, err := lookup.Charm(snap, chi.URLParam(r, "sha"))
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
-	writeIndexed(w, http.StatusOK, at, c)
+	reply.Indexed(w, http.StatusOK, at, c)
 }
 
-func (s *Server) downloadCharm(w http.ResponseWriter, r *http.Request) {
+func (s *charmEndpoint) downloadCharm(w http.ResponseWriter, r *http.Request) {
 	sha := chi.URLParam(r, "sha")
 	snap, _, ok := s.read(w, r)
 	if !ok {
 		return
 	}
-	if _, err := lookupCharm(snap, sha); err != nil {
-		writeError(w, r, err)
+	if _, err := lookup.Charm(snap, sha); err != nil {
+		reply.WriteError(w, r, err)
 		return
 	}
 	s.sendCharm(w, r, sha)
@@ -104,17 +115,17 @@ func (s *Server) downloadCharm(w http.ResponseWriter, r *http.Request) {
 
 // agentDownloadCharm serves GET /v1/agent/charms/{sha} to machine agents:
 // only a charm an application of the agent's model uses.
-func (s *Server) agentDownloadCharm(w http.ResponseWriter, r *http.Request) {
-	model, _, err := s.authenticateAgent(r)
+func (s *charmEndpoint) agentDownloadCharm(w http.ResponseWriter, r *http.Request) {
+	model, _, err := s.agents.Authenticate(r)
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
 	sha := chi.URLParam(r, "sha")
 	snap := s.b.Store().Snapshot()
 	apps, err := snap.ListApplications(model)
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
 	used := false
@@ -122,20 +133,20 @@ func (s *Server) agentDownloadCharm(w http.ResponseWriter, r *http.Request) {
 		used = used || a.CharmSHA256 == sha
 	}
 	if !used {
-		writeError(w, r, api.Errorf(api.CodeNotFound, "charm %q is not used in this model", sha))
+		reply.WriteError(w, r, api.Errorf(api.CodeNotFound, "charm %q is not used in this model", sha))
 		return
 	}
 	s.sendCharm(w, r, sha)
 }
 
-func (s *Server) sendCharm(w http.ResponseWriter, r *http.Request, sha string) {
+func (s *charmEndpoint) sendCharm(w http.ResponseWriter, r *http.Request, sha string) {
 	if err := s.b.FetchBlob(r.Context(), sha); err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
 	f, err := s.b.Blobs().Open(sha)
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
 	defer f.Close()
@@ -146,38 +157,38 @@ func (s *Server) sendCharm(w http.ResponseWriter, r *http.Request, sha string) {
 
 // uploadCharm validates a charm archive, stores it on a quorum of nodes,
 // then commits its metadata. Uploading the same archive again is a no-op.
-func (s *Server) uploadCharm(w http.ResponseWriter, r *http.Request) {
+func (s *charmEndpoint) uploadCharm(w http.ResponseWriter, r *http.Request) {
 	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxCharmSize))
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			writeError(w, r, api.Errorf(api.CodeTooLarge, "charm archive is over %d bytes", s.cfg.MaxCharmSize))
+			reply.WriteError(w, r, api.Errorf(api.CodeTooLarge, "charm archive is over %d bytes", s.cfg.MaxCharmSize))
 			return
 		}
-		writeError(w, r, api.Errorf(api.CodeBadRequest, "read charm archive: %v", err))
+		reply.WriteError(w, r, api.Errorf(api.CodeBadRequest, "read charm archive: %v", err))
 		return
 	}
 	if len(data) == 0 {
-		writeError(w, r, api.Errorf(api.CodeBadRequest, "empty body: upload a charm archive (zip)"))
+		reply.WriteError(w, r, api.Errorf(api.CodeBadRequest, "empty body: upload a charm archive (zip)"))
 		return
 	}
 	ch, err := charm.ReadArchiveBytes(data)
 	if err != nil {
-		writeError(w, r, api.Errorf(api.CodeInvalid, "invalid charm archive: %v", err))
+		reply.WriteError(w, r, api.Errorf(api.CodeInvalid, "invalid charm archive: %v", err))
 		return
 	}
 	raw, err := rawDescriptors(data)
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
 	sha, _, err := s.b.Blobs().Put(bytes.NewReader(data), ch.SHA256)
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
 	if err := s.b.ReplicateBlob(r.Context(), sha); err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
 	rec := api.Charm{
@@ -193,10 +204,10 @@ func (s *Server) uploadCharm(w http.ResponseWriter, r *http.Request) {
 	var out api.Charm
 	idx, err := s.propose(r, state.AddCharmType, &state.AddCharmRequest{Charm: rec}, &out)
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
-	writeIndexed(w, http.StatusCreated, idx, &out)
+	reply.Indexed(w, http.StatusCreated, idx, &out)
 }
 
 // rawDescriptors returns the descriptor files' text as stored in the

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/droverhq/drover/internal/corkconn"
+	"github.com/droverhq/drover/spoke/internal/reply"
 	"github.com/droverhq/drover/tests/testkit"
 )
 
@@ -21,14 +22,14 @@ import (
 // its reader (a client, or the hub relaying it) is woken once and finds it
 // whole.
 func TestJSONAnswerLeavesInOneWrite(t *testing.T) {
-	s := &Server{log: slog.New(slog.DiscardHandler), metrics: &metrics{
+	s := &Server{base: &base{log: slog.New(slog.DiscardHandler)}, metrics: &metrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "requests"}, []string{"route", "method", "code"}),
 		latency:  prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "latency"}, []string{"route", "method"}),
 	}}
 	answer := map[string]string{"applications": strings.Repeat("a", 13<<10)}
 	r := chi.NewRouter()
 	r.Use(s.instrument)
-	r.Get("/status", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, answer) })
+	r.Get("/status", func(w http.ResponseWriter, _ *http.Request) { reply.JSON(w, http.StatusOK, answer) })
 	srv := httptest.NewUnstartedServer(r)
 	counted, writes := testkit.CountWrites(srv.Listener)
 	srv.Listener = corkconn.Listener{Listener: counted}

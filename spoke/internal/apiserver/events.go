@@ -15,7 +15,7 @@ import (
 // events streams model summaries to the hub (api/events.go): a reset frame
 // when the caller has no usable index, then one frame per batch of changes
 // naming the summaries of the models it touched, and keepalives.
-func (s *Server) events(w http.ResponseWriter, r *http.Request) {
+func (s *eventEndpoint) events(w http.ResponseWriter, r *http.Request) {
 	since, ok := s.since(w, r)
 	if !ok {
 		return
@@ -47,7 +47,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (s *Server) streamSummaries(ctx context.Context, conn *websocket.Conn, since uint64) error {
+func (s *eventEndpoint) streamSummaries(ctx context.Context, conn *websocket.Conn, since uint64) error {
 	send := func(f *api.EventFrame) error {
 		conn.SetWriteDeadline(time.Now().Add(writeTimeout))
 		return conn.WriteJSON(f)

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/droverhq/drover/spoke/internal/reply"
 	"github.com/droverhq/drover/spoke/internal/state"
 )
 
@@ -28,7 +29,7 @@ type follower struct {
 // left out meanwhile: a controller whose agents renew leases every few
 // seconds changes no summary for minutes, and its client must still hear
 // from it (a silent stream is a dead one to the hub's indexer).
-func (s *Server) follow(ctx context.Context, since uint64, f follower) error {
+func (s *base) follow(ctx context.Context, since uint64, f follower) error {
 	var err error
 	if since > 0 {
 		ahead, err := s.beyondThisNode(ctx, since)
@@ -91,25 +92,21 @@ func (s *Server) follow(ctx context.Context, since uint64, f follower) error {
 	}
 }
 
-func (s *Server) keepaliveInterval() time.Duration {
+func (s *base) keepaliveInterval() time.Duration {
 	if s.cfg.KeepaliveInterval > 0 {
 		return s.cfg.KeepaliveInterval
 	}
 	return KeepaliveInterval
 }
 
-// catchUpWait bounds how long a stream resumed from an index this node has
-// not reached waits for the node to get there.
-var catchUpWait = 2 * time.Second
-
 // beyondThisNode says whether since is past every change this node has
-// applied, even after waiting catchUpWait for it. The client's index then
+// applied, even after waiting s.cfg.CatchUpWait for it. The client's index then
 // comes from another history: the controller's state was restored from a
 // backup, or rebuilt with the same UUID, and its indexes went back. Its
 // events up to since would otherwise be left out for good, since the
 // stream sends only those after since, so the stream starts with a reset.
 // A node merely behind the one the client followed catches up first.
-func (s *Server) beyondThisNode(ctx context.Context, since uint64) (bool, error) {
+func (s *base) beyondThisNode(ctx context.Context, since uint64) (bool, error) {
 	latest, err := s.b.Store().Snapshot().LatestIndex()
 	if err != nil || since <= latest {
 		return false, err
@@ -119,7 +116,7 @@ func (s *Server) beyondThisNode(ctx context.Context, since uint64) (bool, error)
 	if err != nil {
 		return false, err
 	}
-	wctx, cancel := context.WithTimeout(ctx, catchUpWait)
+	wctx, cancel := context.WithTimeout(ctx, s.cfg.CatchUpWait)
 	defer cancel()
 	for {
 		if _, err := sub.Next(wctx); err != nil {
@@ -137,10 +134,10 @@ func (s *Server) beyondThisNode(ctx context.Context, since uint64) (bool, error)
 // since reads a stream's ?since=, the index the caller resumes after: 0
 // (start with a reset) when it is from another history (otherHistory).
 // A bad one is answered, and false returned.
-func (s *Server) since(w http.ResponseWriter, r *http.Request) (uint64, bool) {
-	since, err := uintParam(r, "since", "want a raft index")
+func (s *base) since(w http.ResponseWriter, r *http.Request) (uint64, bool) {
+	since, err := reply.UintParam(r, "since", "want a raft index")
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return 0, false
 	}
 	if s.otherHistory(r, since) {
@@ -155,14 +152,14 @@ func (s *Server) since(w http.ResponseWriter, r *http.Request) (uint64, bool) {
 // there is another one. Such a stream starts with a reset. Without a mark
 // (an older client), or where the log no longer holds the entry, it cannot
 // tell.
-func (s *Server) otherHistory(r *http.Request, since uint64) bool {
+func (s *base) otherHistory(r *http.Request, since uint64) bool {
 	m, ok := s.b.LogMark(since)
 	return ok && r.URL.Query().Has("mark") && m != r.URL.Query().Get("mark")
 }
 
 // mark names the log entry at index in its history, "" when the log no
 // longer holds it.
-func (s *Server) mark(index uint64) string {
+func (s *base) mark(index uint64) string {
 	if m, ok := s.marks.get(index); ok {
 		return m
 	}

@@ -8,6 +8,8 @@ import (
 
 	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/spoke/internal/hubtrust"
+	"github.com/droverhq/drover/spoke/internal/lookup"
+	"github.com/droverhq/drover/spoke/internal/reply"
 	"github.com/droverhq/drover/spoke/internal/state"
 )
 
@@ -17,7 +19,7 @@ type TokenVerifier interface {
 	Verify(ctx context.Context, hub *hubtrust.Hub, raw, audience string) (hubtrust.Claims, error)
 	// KeyCurrent reports whether kid is still one of hub's keys (false once
 	// the hub has revoked it and the controller has fetched its keys since).
-	KeyCurrent(hub *hubtrust.Hub, kid string) bool
+	KeyCurrent(ctx context.Context, hub *hubtrust.Hub, kid string) bool
 }
 
 func bearerToken(r *http.Request) (string, bool) {
@@ -34,45 +36,45 @@ func bearerToken(r *http.Request) (string, bool) {
 // route by hubScope.
 func (s *Server) authenticateHub(w http.ResponseWriter, r *http.Request, raw string, next http.Handler) {
 	if s.cfg.Hub == nil {
-		writeError(w, r, api.Errorf(api.CodeUnauthorized, "this controller trusts no hub: use the controller's user and password"))
+		reply.WriteError(w, r, api.Errorf(api.CodeUnauthorized, "this controller trusts no hub: use the controller's user and password"))
 		return
 	}
 	snap := s.b.Store().Snapshot()
-	ctrl, err := lookupController(snap)
+	ctrl, err := lookup.Controller(snap)
 	if err != nil {
 		// A node that joined a moment ago may not have applied the
 		// controller record yet.
 		if _, werr := s.b.WaitRead(r.Context(), 0, true); werr == nil {
 			snap = s.b.Store().Snapshot()
-			ctrl, err = lookupController(snap)
+			ctrl, err = lookup.Controller(snap)
 		}
 	}
 	if err != nil {
-		writeError(w, r, api.Errorf(api.CodeUnavailable, "controller state not replicated yet"))
+		reply.WriteError(w, r, api.Errorf(api.CodeUnavailable, "controller state not replicated yet"))
 		return
 	}
 	hub, err := s.trustedHub(r.Context(), snap, raw)
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
 	c, err := s.cfg.Hub.Verify(r.Context(), hub, raw, ctrl.UUID)
 	if err != nil {
 		switch {
 		case errors.Is(err, hubtrust.ErrNoHub):
-			writeError(w, r, api.Errorf(api.CodeUnauthorized, "this controller trusts no hub: use the controller's user and password"))
+			reply.WriteError(w, r, api.Errorf(api.CodeUnauthorized, "this controller trusts no hub: use the controller's user and password"))
 		case errors.Is(err, hubtrust.ErrUnavailable):
 			s.log.Warn("hub token not verified", "err", err)
-			writeError(w, r, api.Errorf(api.CodeUnavailable, "the hub's signing keys cannot be fetched"))
+			reply.WriteError(w, r, api.Errorf(api.CodeUnavailable, "the hub's signing keys cannot be fetched"))
 		case errors.Is(err, hubtrust.ErrClock):
 			// Not the token's fault, nor the trust's: say what to fix.
 			s.log.Warn("hub token refused: the clocks differ", "err", err)
 			_, detail, _ := strings.Cut(err.Error(), hubtrust.ErrClock.Error()+": ")
-			writeError(w, r, api.Errorf(api.CodeUnauthorized, "%s (%s; the hub's and this controller's clocks differ: "+
+			reply.WriteError(w, r, api.Errorf(api.CodeUnauthorized, "%s (%s; the hub's and this controller's clocks differ: "+
 				"keep them in step, with NTP for one)", hubtrust.ErrClock, detail))
 		default:
 			s.log.Debug("hub token refused", "err", err)
-			writeError(w, r, api.Errorf(api.CodeUnauthorized, "invalid hub token"))
+			reply.WriteError(w, r, api.Errorf(api.CodeUnauthorized, "invalid hub token"))
 		}
 		return
 	}
@@ -82,7 +84,7 @@ func (s *Server) authenticateHub(w http.ResponseWriter, r *http.Request, raw str
 	}
 	ctx := context.WithValue(r.Context(), userKey, caller{Name: name, Access: c.Access, Hub: true, Model: c.Model, HubURL: hub.URL, KeyID: c.KeyID})
 	if err := hubScope(r, callerOf(ctx)); err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
 	next.ServeHTTP(w, r.WithContext(ctx))
@@ -159,7 +161,7 @@ var (
 // through it) check it whenever they wake, at least once per keepalive
 // interval, and end: a hub token is checked when a stream opens, and the
 // stream would otherwise outlive the trust, or the key, for good.
-func (s *Server) hubTrustEnded(ctx context.Context) error {
+func (s *base) hubTrustEnded(ctx context.Context) error {
 	c := callerOf(ctx)
 	if !c.Hub {
 		return nil
@@ -171,7 +173,7 @@ func (s *Server) hubTrustEnded(ctx context.Context) error {
 	if t == nil || strings.TrimRight(t.URL, "/") != strings.TrimRight(c.HubURL, "/") {
 		return errHubTrustEnded
 	}
-	if !s.cfg.Hub.KeyCurrent(&hubtrust.Hub{URL: t.URL, JWKSURL: t.JWKSURL, CACert: []byte(t.CACert)}, c.KeyID) {
+	if !s.cfg.Hub.KeyCurrent(ctx, &hubtrust.Hub{URL: t.URL, JWKSURL: t.JWKSURL, CACert: []byte(t.CACert)}, c.KeyID) {
 		return errHubKeyRevoked
 	}
 	return nil

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/spoke/internal/lookup"
+	"github.com/droverhq/drover/spoke/internal/reply"
 )
 
 // DefaultLogLines is how many debug-log records a node keeps per model.
@@ -96,15 +98,15 @@ func (b *logBook) since(model string, seq uint64) ([]api.LogRecord, <-chan struc
 // getLogs serves GET /v1/models/{model}/logs?since=SEQ&follow=true as
 // newline-delimited JSON api.LogRecord values; with follow it keeps the
 // response open and streams new records as they arrive.
-func (s *Server) getLogs(w http.ResponseWriter, r *http.Request) {
+func (s *logEndpoint) getLogs(w http.ResponseWriter, r *http.Request) {
 	model := modelOf(r)
-	if _, err := lookupModel(s.b.Store().Snapshot(), model); err != nil {
-		writeError(w, r, err)
+	if _, err := lookup.Model(s.b.Store().Snapshot(), model); err != nil {
+		reply.WriteError(w, r, err)
 		return
 	}
-	since, err := uintParam(r, "since", "want a log sequence number")
+	since, err := reply.UintParam(r, "since", "want a log sequence number")
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
 	follow, ok := boolParam(w, r, "follow")
@@ -123,7 +125,7 @@ func (s *Server) getLogs(w http.ResponseWriter, r *http.Request) {
 		recheck = t.C
 	}
 	for {
-		recs, more := s.logs.since(model, since)
+		recs, more := s.book.since(model, since)
 		for _, rec := range recs {
 			if err := enc.Encode(rec); err != nil {
 				return

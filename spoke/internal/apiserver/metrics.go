@@ -104,19 +104,8 @@ type statusRecorder struct {
 	conn *corkconn.Conn // the request's corkable connection, if any
 }
 
-// corkOf returns the corkable connection under w, or nil.
-func corkOf(w http.ResponseWriter) *corkconn.Conn {
-	for {
-		switch x := w.(type) {
-		case *statusRecorder:
-			return x.conn
-		case interface{ Unwrap() http.ResponseWriter }:
-			w = x.Unwrap()
-		default:
-			return nil
-		}
-	}
-}
+// CorkConn is the request's corkable connection, if any (reply.Corked).
+func (r *statusRecorder) CorkConn() *corkconn.Conn { return r.conn }
 
 func (r *statusRecorder) WriteHeader(code int) {
 	r.code = code

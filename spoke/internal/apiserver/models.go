@@ -1,8 +1,6 @@
 package apiserver
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -11,7 +9,10 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/spoke/internal/lookup"
+	"github.com/droverhq/drover/spoke/internal/reply"
 	"github.com/droverhq/drover/spoke/internal/state"
+	"github.com/google/uuid"
 )
 
 var modelNameRe = regexp.MustCompile(`^[a-z0-9]+[a-z0-9-]*$`)
@@ -64,38 +65,27 @@ func validateModelConfig(set map[string]any) (map[string]any, error) {
 	return out, nil
 }
 
-func newUUID() string {
-	b := make([]byte, 16)
-	if _, err := rand.Read(b); err != nil {
-		panic(err)
-	}
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	h := hex.EncodeToString(b)
-	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
-}
-
-func (s *Server) listModels(w http.ResponseWriter, r *http.Request) {
+func (s *modelEndpoint) listModels(w http.ResponseWriter, r *http.Request) {
 	snap, at, ok := s.read(w, r)
 	if !ok {
 		return
 	}
 	list, err := snap.ListModels()
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
-	writeIndexed(w, http.StatusOK, at, nonNil(list))
+	reply.Indexed(w, http.StatusOK, at, nonNil(list))
 }
 
-func (s *Server) addModel(w http.ResponseWriter, r *http.Request) {
+func (s *modelEndpoint) addModel(w http.ResponseWriter, r *http.Request) {
 	var req api.AddModelRequest
-	if err := decode(w, r, s.cfg.MaxBodySize, &req); err != nil {
-		writeError(w, r, err)
+	if err := reply.Decode(w, r, s.cfg.MaxBodySize, &req); err != nil {
+		reply.WriteError(w, r, err)
 		return
 	}
 	if !modelNameRe.MatchString(req.Name) || len(req.Name) > 63 {
-		writeError(w, r, api.Errorf(api.CodeInvalid, "invalid model name %q: use lowercase letters, digits and hyphens, starting with a letter or digit, at most 63 characters", req.Name))
+		reply.WriteError(w, r, api.Errorf(api.CodeInvalid, "invalid model name %q: use lowercase letters, digits and hyphens, starting with a letter or digit, at most 63 characters", req.Name))
 		return
 	}
 	if req.Owner == "" {
@@ -104,7 +94,7 @@ func (s *Server) addModel(w http.ResponseWriter, r *http.Request) {
 	cfg := DefaultModelConfig()
 	extra, err := validateModelConfig(numbersToGo(req.Config))
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
 	for k, v := range extra {
@@ -112,46 +102,46 @@ func (s *Server) addModel(w http.ResponseWriter, r *http.Request) {
 	}
 	var m api.Model
 	idx, err := s.propose(r, state.AddModelType, &state.AddModelRequest{
-		UUID: newUUID(), Name: req.Name, Owner: req.Owner, Config: cfg, Now: s.now(),
+		UUID: uuid.NewString(), Name: req.Name, Owner: req.Owner, Config: cfg, Now: s.now(),
 	}, &m)
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
-	writeIndexed(w, http.StatusCreated, idx, &m)
+	reply.Indexed(w, http.StatusCreated, idx, &m)
 }
 
-func (s *Server) getModel(w http.ResponseWriter, r *http.Request) {
+func (s *modelEndpoint) getModel(w http.ResponseWriter, r *http.Request) {
 	snap, at, ok := s.read(w, r)
 	if !ok {
 		return
 	}
-	m, err := lookupModel(snap, modelOf(r))
+	m, err := lookup.Model(snap, modelOf(r))
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
-	writeIndexed(w, http.StatusOK, at, m)
+	reply.Indexed(w, http.StatusOK, at, m)
 }
 
 // destroyModel makes the model dying; an empty model is removed at once.
 // With force every application and machine is removed first, in the same
 // command.
-func (s *Server) destroyModel(w http.ResponseWriter, r *http.Request) {
+func (s *modelEndpoint) destroyModel(w http.ResponseWriter, r *http.Request) {
 	force, ok := boolParam(w, r, "force")
 	if !ok {
 		return
 	}
 	uuid := modelOf(r)
 	snap := s.b.Store().Snapshot()
-	if _, err := lookupModel(snap, uuid); err != nil {
-		writeError(w, r, err)
+	if _, err := lookup.Model(snap, uuid); err != nil {
+		reply.WriteError(w, r, err)
 		return
 	}
 	var m api.Model
 	idx, err := s.propose(r, state.DestroyModelType, &state.DestroyModelRequest{ModelUUID: uuid, Now: s.now(), Force: force}, &m)
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
 	if m.Life == api.Dead { // it had nothing in it, and is gone
@@ -159,26 +149,26 @@ func (s *Server) destroyModel(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
-	writeIndexed(w, http.StatusAccepted, idx, &m)
+	reply.Indexed(w, http.StatusAccepted, idx, &m)
 }
 
-func (s *Server) getModelConfig(w http.ResponseWriter, r *http.Request) {
+func (s *modelEndpoint) getModelConfig(w http.ResponseWriter, r *http.Request) {
 	snap, at, ok := s.read(w, r)
 	if !ok {
 		return
 	}
-	m, err := lookupModel(snap, modelOf(r))
+	m, err := lookup.Model(snap, modelOf(r))
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
-	writeIndexed(w, http.StatusOK, at, m.Config)
+	reply.Indexed(w, http.StatusOK, at, m.Config)
 }
 
-func (s *Server) setModelConfig(w http.ResponseWriter, r *http.Request) {
+func (s *modelEndpoint) setModelConfig(w http.ResponseWriter, r *http.Request) {
 	var req api.ConfigChange
-	if err := decode(w, r, s.cfg.MaxBodySize, &req); err != nil {
-		writeError(w, r, err)
+	if err := reply.Decode(w, r, s.cfg.MaxBodySize, &req); err != nil {
+		reply.WriteError(w, r, err)
 		return
 	}
 	set := numbersToGo(req.Set)
@@ -194,7 +184,7 @@ func (s *Server) setModelConfig(w http.ResponseWriter, r *http.Request) {
 	}
 	set, err := validateModelConfig(set)
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
 	// Resetting a key Drover gives a default restores the default, as in
@@ -218,13 +208,13 @@ func (s *Server) setModelConfig(w http.ResponseWriter, r *http.Request) {
 	var changed map[string]any
 	idx, err := s.propose(r, state.SetModelConfigType, &state.SetModelConfigRequest{ModelUUID: modelOf(r), Set: set, Unset: req.Reset}, &changed)
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
 	if changed == nil {
 		changed = map[string]any{}
 	}
-	writeIndexed(w, http.StatusOK, idx, changed)
+	reply.Indexed(w, http.StatusOK, idx, changed)
 }
 
 // numbersToGo turns json.Number values (from a UseNumber decoder) into
@@ -269,21 +259,21 @@ func statusHistoryLimit(r *http.Request) (int, error) {
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 1 || n > 1000 {
-		return 0, badParam("limit", v, "want a number from 1 to 1000")
+		return 0, reply.BadParam("limit", v, "want a number from 1 to 1000")
 	}
 	return n, nil
 }
 
-func (s *Server) statusHistory(w http.ResponseWriter, r *http.Request) {
+func (s *modelEndpoint) statusHistory(w http.ResponseWriter, r *http.Request) {
 	limit, err := statusHistoryLimit(r)
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
 	q := r.URL.Query()
 	entity, kind := q.Get("entity"), q.Get("kind")
 	if entity == "" {
-		writeError(w, r, api.Errorf(api.CodeBadRequest, "query parameter entity is required (a unit, application or machine name)"))
+		reply.WriteError(w, r, api.Errorf(api.CodeBadRequest, "query parameter entity is required (a unit, application or machine name)"))
 		return
 	}
 	if kind == "" {
@@ -295,8 +285,8 @@ func (s *Server) statusHistory(w http.ResponseWriter, r *http.Request) {
 	}
 	h, err := snap.StatusHistory(modelOf(r), entity, kind, limit)
 	if err != nil {
-		writeError(w, r, fmt.Errorf("status history: %w", err))
+		reply.WriteError(w, r, fmt.Errorf("status history: %w", err))
 		return
 	}
-	writeIndexed(w, http.StatusOK, at, nonNil(h))
+	reply.Indexed(w, http.StatusOK, at, nonNil(h))
 }

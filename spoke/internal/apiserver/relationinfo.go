@@ -4,9 +4,12 @@ import (
 	"maps"
 	"net/http"
 	"sort"
+	"strings"
 
 	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/spoke/internal/hubtrust"
+	"github.com/droverhq/drover/spoke/internal/lookup"
+	"github.com/droverhq/drover/spoke/internal/reply"
 	"github.com/droverhq/drover/spoke/internal/state"
 )
 
@@ -15,16 +18,16 @@ import (
 // database password handed to its client), so, unlike Juju, which shows it
 // to model readers, it needs write access: a writer can read it anyway, by
 // refreshing an application to a charm that prints it.
-func (s *Server) unitRelationInfo(w http.ResponseWriter, r *http.Request) {
+func (s *unitEndpoint) unitRelationInfo(w http.ResponseWriter, r *http.Request) {
 	if c := callerOf(r.Context()); c.Access != hubtrust.AccessWrite && c.Access != hubtrust.AccessAdmin && c.Access != hubtrust.AccessSuperuser {
-		writeError(w, r, api.Errorf(api.CodeForbidden, "relation data needs write access to the model (%s access given)", c.Access))
+		reply.WriteError(w, r, api.Errorf(api.CodeForbidden, "relation data needs write access to the model (%s access given)", c.Access))
 		return
 	}
 	s.unitRead(w, r, func(snap *state.Snapshot, model, unit string) (any, error) { return relationInfo(snap, model, unit) })
 }
 
 func relationInfo(snap *state.Snapshot, model, name string) ([]api.UnitRelationInfo, error) {
-	u, err := lookupUnit(snap, model, name)
+	u, err := lookup.Unit(snap, model, name)
 	if err != nil {
 		return nil, err
 	}
@@ -68,7 +71,7 @@ func relationInfo(snap *state.Snapshot, model, name string) ([]api.UnitRelationI
 			if container && m.Unit != u.Name {
 				// A subordinate's relation with its principals: only the
 				// units in the same container are related, as its hooks see.
-				mu, err := lookupUnit(snap, model, m.Unit)
+				mu, err := lookup.Unit(snap, model, m.Unit)
 				if err != nil || containerOf(mu) != containerOf(u) {
 					continue
 				}
@@ -102,4 +105,10 @@ func containerOf(u *api.Unit) string {
 		return u.Principal
 	}
 	return u.Name
+}
+
+// unitAppOf is the application of a unit name ("web" for "web/3").
+func unitAppOf(unit string) string {
+	app, _, _ := strings.Cut(unit, "/")
+	return app
 }

@@ -2,50 +2,10 @@
 // api/requests.go for clients, the websocket model watch, the node-to-node
 // internal routes, health and metrics. Handlers validate input, turn it into
 // raft commands for the Backend, and map every error to a wire code in one
-// table (errors.go).
+// table (spoke/internal/reply).
 //
-// # Agent streams
-//
-// Each machine agent holds one websocket (GET /v1/agent/stream). One
-// reader goroutine lives as long as the connection and answers requests in
-// order; a writer goroutine exists only while something is due (an answer,
-// which waits in a four-slot channel, a possibly changed state, a
-// keepalive) and exits when nothing is, so an idle connection costs one
-// goroutine. Waking a connection sets a flag under its lock and starts the
-// writer if none runs: writes to one connection stay serial, and wakes
-// coalesce. State frames are whole: the writer rebuilds the machine's
-// api.MachineState from a fresh store snapshot, hashes its JSON, and sends
-// it only if the hash differs from the last one sent; so a reconnecting
-// agent loses nothing by missing intermediate frames.
-//
-// Fan-out. One agentHub per node holds a single event-broker subscription
-// (RunAgentHub, a supervised node worker) and the connections grouped by
-// model. For each batch it visits only the connections of the batch's
-// models and, for each, tests the events against the interest the
-// connection recorded at its last build (its machine, units, their
-// applications, the relations they see with each relation's remote
-// application, the applications one of its units led). A relation-data
-// write by web/3 therefore wakes the kv units and web's peers, not every
-// web unit; a lease renewal wakes only the holder's machine. The hub never
-// waits for a connection; while a connection is between its snapshot and
-// publishing the new interest, every event of its model wakes it again, so
-// no change is lost in between. Keepalives come from one hub ticker that
-// wakes every connection: an idle connection owns no timer. A writer that
-// cannot write a frame within writeTimeout ends the connection; the agent
-// reconnects (since=N) and gets the current state. Server.Close shuts
-// every connection through the hub.
-//
-// Building is cheap when one change wakes many connections: the parts of a
-// state that do not depend on the machine (model settings, an
-// application's config, lease and relations, a non-container relation as
-// its application's units see it) are computed once per store version and
-// shared (buildMemo), and frames are encoded without reflection
-// (appendMachineState, byte-identical to encoding/json).
-//
-// Memory per idle connection is kept small: one goroutine, 512-byte read
-// buffers, write buffers and frames taken from shared pools only while
-// writing, no per-connection timers, no copy of the last state (only its
-// hash).
+// Agent streams (GET /v1/agent/stream) are served by the agent gateway
+// (spoke/internal/agentgw), which this server mounts and closes.
 package apiserver
 
 import (
@@ -55,7 +15,6 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -64,7 +23,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/spoke/internal/agentgw"
 	"github.com/droverhq/drover/spoke/internal/blobs"
+	"github.com/droverhq/drover/spoke/internal/lookup"
+	"github.com/droverhq/drover/spoke/internal/peer"
+	"github.com/droverhq/drover/spoke/internal/reply"
 	"github.com/droverhq/drover/spoke/internal/state"
 )
 
@@ -99,8 +62,8 @@ type Backend interface {
 	// Node-to-node.
 	ForwardedApply(ctx context.Context, cmd []byte) (json.RawMessage, uint64, error)
 	ForwardedReadIndex(ctx context.Context) (uint64, error)
-	Admit(ctx context.Context, req AdmitRequest) (*AdmitResponse, error)
-	AddVoter(ctx context.Context, req AddVoterRequest) error
+	Admit(ctx context.Context, req peer.AdmitRequest) (*peer.AdmitResponse, error)
+	AddVoter(ctx context.Context, req peer.AddVoterRequest) error
 }
 
 // Config holds the API server's dependencies.
@@ -118,29 +81,20 @@ type Config struct {
 	// KeepaliveInterval is how long a stream may stay silent before it
 	// sends a keepalive (default: the package's KeepaliveInterval).
 	KeepaliveInterval time.Duration
+	// CatchUpWait bounds how long a stream resumed from an index this node
+	// has not reached waits for the node to get there (default 2s).
+	CatchUpWait time.Duration
 }
 
-// Server is the http.Handler of a controller node.
+// Server is the http.Handler of a controller node: the authentication
+// middleware, the endpoints by resource (endpoints.go) and the table of
+// routes that wires them (routes).
 type Server struct {
-	cfg     Config
-	b       Backend
-	log     *slog.Logger
+	*base
 	router  chi.Router
 	metrics *metrics
-	charms  *charmCache
-	agents  *agentHub
-	// agentMemo shares machine-state parts between agent connections.
-	agentMemo buildMemo
-	logs      *logBook
-	// marks remembers the last log entries' marks: every watch and the
-	// hub's stream name the same indexes, one frame each.
-	marks markCache
-	// epoch names this server's lifetime in status ETags (statustag.go).
-	epoch   string
-	closing chan struct{}
-	// conns counts agent connection goroutines, which outlive their
-	// handlers; Close waits for them.
-	conns sync.WaitGroup
+	agents  *agentgw.Gateway
+	ep      endpoints
 }
 
 // New builds the router.
@@ -154,12 +108,22 @@ func New(cfg Config) (*Server, error) {
 	if cfg.MaxBodySize == 0 {
 		cfg.MaxBodySize = 16 << 20
 	}
+	if cfg.CatchUpWait == 0 {
+		cfg.CatchUpWait = 2 * time.Second
+	}
 	if cfg.MaxCharmSize == 0 {
 		cfg.MaxCharmSize = 256 << 20
 	}
-	s := &Server{cfg: cfg, b: cfg.Backend, log: cfg.Logger, charms: newCharmCache(256),
-		agents: newAgentHub(), logs: newLogBook(DefaultLogLines, cfg.LogDir, cfg.Logger), epoch: newEpoch(),
-		closing: make(chan struct{})}
+	s := &Server{base: &base{cfg: cfg, b: cfg.Backend, log: cfg.Logger, closing: make(chan struct{})}}
+	logs := newLogBook(DefaultLogLines, cfg.LogDir, cfg.Logger)
+	charms := newCharmCache(256)
+	var err error
+	s.agents, err = agentgw.New(agentgw.Config{Proposer: cfg.Backend, Logger: cfg.Logger, Now: cfg.Now,
+		KeepaliveInterval: s.keepaliveInterval(), CharmDefaults: charms.defaults, AppendLog: logs.append})
+	if err != nil {
+		return nil, err
+	}
+	s.ep = newEndpoints(s.base, charms, logs, s.agents)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	s.metrics = newMetrics(reg, cfg.Backend)
@@ -175,10 +139,16 @@ func (s *Server) Close() {
 	default:
 		close(s.closing)
 	}
-	s.agents.closeAll()
-	s.conns.Wait()
-	s.logs.close()
+	s.agents.Close()
+	s.ep.logs.book.close()
 }
+
+// RunAgentHub feeds the agent connections until ctx ends: a node worker
+// the spoke supervises.
+func (s *Server) RunAgentHub(ctx context.Context) error { return s.agents.Run(ctx) }
+
+// AgentConnections returns the number of agent connections on this node.
+func (s *Server) AgentConnections() int { return s.agents.Connections() }
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.router.ServeHTTP(w, r) }
 
@@ -190,31 +160,31 @@ func (s *Server) routes(metricsHandler http.Handler) chi.Router {
 	r.Handle("/metrics", metricsHandler)
 
 	r.Route("/v1/internal", func(r chi.Router) {
-		r.Get("/ca", s.getCA)
-		r.Get("/identity", s.getIdentity)
-		r.Post("/admit", s.admit)
-		r.Post("/hub-trust", s.trustHub) // authenticated by the hub token in the body
+		r.Get("/ca", s.ep.peers.getCA)
+		r.Get("/identity", s.ep.peers.getIdentity)
+		r.Post("/admit", s.ep.peers.admit)
+		r.Post("/hub-trust", s.ep.controller.trustHub) // authenticated by the hub token in the body
 		r.Group(func(r chi.Router) {
 			r.Use(requireNodeCert)
-			r.Post("/raft/apply", s.internalApply)
-			r.Post("/raft/read-index", s.internalReadIndex)
-			r.Post("/add-voter", s.internalAddVoter)
-			r.Get("/blobs/{sha}", s.internalGetBlob)
-			r.Put("/blobs/{sha}", s.internalPutBlob)
+			r.Post("/raft/apply", s.ep.peers.internalApply)
+			r.Post("/raft/read-index", s.ep.peers.internalReadIndex)
+			r.Post("/add-voter", s.ep.peers.internalAddVoter)
+			r.Get("/blobs/{sha}", s.ep.peers.internalGetBlob)
+			r.Put("/blobs/{sha}", s.ep.peers.internalPutBlob)
 		})
 	})
 
 	r.Route("/v1", func(r chi.Router) {
 		// Agents authenticate with machine credentials, not as users.
-		r.Get("/agent/stream", s.agentStream)
-		r.Get("/agent/charms/{sha}", s.agentDownloadCharm)
+		r.Get("/agent/stream", s.agents.ServeStream)
+		r.Get("/agent/charms/{sha}", s.ep.charms.agentDownloadCharm)
 		r.Group(func(r chi.Router) { s.userRoutes(r) })
 	})
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, r, api.Errorf(api.CodeNotFound, "no route for %s %s", r.Method, r.URL.Path))
+		reply.WriteError(w, r, api.Errorf(api.CodeNotFound, "no route for %s %s", r.Method, r.URL.Path))
 	})
 	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, r, &api.Error{Code: api.CodeBadRequest, Message: "method " + r.Method + " not allowed on " + r.URL.Path, Status: http.StatusMethodNotAllowed})
+		reply.WriteError(w, r, &api.Error{Code: api.CodeBadRequest, Message: "method " + r.Method + " not allowed on " + r.URL.Path, Status: http.StatusMethodNotAllowed})
 	})
 	return r
 }
@@ -223,86 +193,86 @@ func (s *Server) routes(metricsHandler http.Handler) chi.Router {
 func (s *Server) userRoutes(r chi.Router) {
 	r.Use(s.authenticate)
 	r.Get("/whoami", s.whoami)
-	r.With(requireSuperuser).Get("/events", s.events)
-	r.Get("/controller", s.getController)
-	r.With(requireSuperuser).Put("/controller/placement", s.setPlacement)
-	r.With(requireLocalSuperuser).Post("/controller/enable-ha", s.enableHA)
-	r.With(requireLocalSuperuser).Post("/controller/join-tokens", s.createJoinToken)
-	r.With(requireLocalSuperuser).Post("/controller/hub-tokens", s.createHubToken)
-	r.With(requireSuperuser).Get("/controller/hub", s.getHubTrust)
-	r.With(requireLocalSuperuser).Delete("/controller/hub", s.removeHubTrust)
+	r.With(requireSuperuser).Get("/events", s.ep.events.events)
+	r.Get("/controller", s.ep.controller.getController)
+	r.With(requireSuperuser).Put("/controller/placement", s.ep.controller.setPlacement)
+	r.With(requireLocalSuperuser).Post("/controller/enable-ha", s.ep.controller.enableHA)
+	r.With(requireLocalSuperuser).Post("/controller/join-tokens", s.ep.controller.createJoinToken)
+	r.With(requireLocalSuperuser).Post("/controller/hub-tokens", s.ep.controller.createHubToken)
+	r.With(requireSuperuser).Get("/controller/hub", s.ep.controller.getHubTrust)
+	r.With(requireLocalSuperuser).Delete("/controller/hub", s.ep.controller.removeHubTrust)
 	r.Group(func(r chi.Router) {
 		r.Use(requireSuperuser)
 		r.Mount("/debug/pprof", pprofRouter())
 	})
 
-	r.Get("/charms", s.listCharms)
-	r.Post("/charms", s.uploadCharm)
-	r.Get("/charms/{sha}", s.getCharm)
-	r.Get("/charms/{sha}/archive", s.downloadCharm)
+	r.Get("/charms", s.ep.charms.listCharms)
+	r.Post("/charms", s.ep.charms.uploadCharm)
+	r.Get("/charms/{sha}", s.ep.charms.getCharm)
+	r.Get("/charms/{sha}/archive", s.ep.charms.downloadCharm)
 
-	r.Get("/models", s.listModels)
-	r.Post("/models", s.addModel)
+	r.Get("/models", s.ep.models.listModels)
+	r.Post("/models", s.ep.models.addModel)
 	r.Route("/models/{model}", func(r chi.Router) {
 		r.Use(s.modelCtx)
-		r.Get("/", s.getModel)
-		r.Delete("/", s.destroyModel)
-		r.Get("/config", s.getModelConfig)
-		r.Patch("/config", s.setModelConfig)
-		r.Get("/status", s.getStatus)
-		r.Get("/watch", s.watch)
-		r.Post("/charms", s.uploadCharm)   // the hub forwards model-scoped uploads here
-		r.Get("/charms/{sha}", s.getCharm) // and reads, for its model-scoped tokens
-		r.Get("/status-history", s.statusHistory)
+		r.Get("/", s.ep.models.getModel)
+		r.Delete("/", s.ep.models.destroyModel)
+		r.Get("/config", s.ep.models.getModelConfig)
+		r.Patch("/config", s.ep.models.setModelConfig)
+		r.Get("/status", s.ep.status.getStatus)
+		r.Get("/watch", s.ep.status.watch)
+		r.Post("/charms", s.ep.charms.uploadCharm)   // the hub forwards model-scoped uploads here
+		r.Get("/charms/{sha}", s.ep.charms.getCharm) // and reads, for its model-scoped tokens
+		r.Get("/status-history", s.ep.models.statusHistory)
 
-		r.Get("/applications", s.listApplications)
-		r.Post("/applications", s.deploy)
-		r.Get("/applications/{app}", s.getApplication)
-		r.Delete("/applications/{app}", s.removeApplication)
-		r.Get("/applications/{app}/config", s.getApplicationConfig)
-		r.Patch("/applications/{app}/config", s.setApplicationConfig)
-		r.Post("/applications/{app}/units", s.addUnits)
-		r.Post("/applications/{app}/scale", s.scale)
-		r.Post("/applications/{app}/expose", s.expose)
-		r.Post("/applications/{app}/charm", s.setCharm)
-		r.Post("/applications/{app}/constraints", s.setConstraints)
-		r.Post("/applications/{app}/trust", s.setTrust)
+		r.Get("/applications", s.ep.applications.listApplications)
+		r.Post("/applications", s.ep.applications.deploy)
+		r.Get("/applications/{app}", s.ep.applications.getApplication)
+		r.Delete("/applications/{app}", s.ep.applications.removeApplication)
+		r.Get("/applications/{app}/config", s.ep.applications.getApplicationConfig)
+		r.Patch("/applications/{app}/config", s.ep.applications.setApplicationConfig)
+		r.Post("/applications/{app}/units", s.ep.applications.addUnits)
+		r.Post("/applications/{app}/scale", s.ep.applications.scale)
+		r.Post("/applications/{app}/expose", s.ep.applications.expose)
+		r.Post("/applications/{app}/charm", s.ep.applications.setCharm)
+		r.Post("/applications/{app}/constraints", s.ep.applications.setConstraints)
+		r.Post("/applications/{app}/trust", s.ep.applications.setTrust)
 
-		r.Get("/units", s.listUnits)
-		r.Get("/units/{app}/{n}", s.getUnit)
-		r.Delete("/units/{app}/{n}", s.removeUnit)
-		r.Post("/units/{app}/{n}/resolved", s.resolved)
-		r.Get("/units/{app}/{n}/relation-info", s.unitRelationInfo)
+		r.Get("/units", s.ep.units.listUnits)
+		r.Get("/units/{app}/{n}", s.ep.units.getUnit)
+		r.Delete("/units/{app}/{n}", s.ep.units.removeUnit)
+		r.Post("/units/{app}/{n}/resolved", s.ep.units.resolved)
+		r.Get("/units/{app}/{n}/relation-info", s.ep.units.unitRelationInfo)
 
-		r.Get("/machines", s.listMachines)
-		r.Post("/machines", s.addMachines)
-		r.Get("/machines/{id}", s.getMachine)
-		r.Delete("/machines/{id}", s.removeMachine)
+		r.Get("/machines", s.ep.machines.listMachines)
+		r.Post("/machines", s.ep.machines.addMachines)
+		r.Get("/machines/{id}", s.ep.machines.getMachine)
+		r.Delete("/machines/{id}", s.ep.machines.removeMachine)
 
-		r.Get("/relations", s.listRelations)
-		r.Post("/relations", s.integrate)
-		r.Delete("/relations/{id}", s.removeRelation)
+		r.Get("/relations", s.ep.relations.listRelations)
+		r.Post("/relations", s.ep.relations.integrate)
+		r.Delete("/relations/{id}", s.ep.relations.removeRelation)
 
-		r.Post("/actions", s.runAction)
-		r.Get("/tasks", s.listTasks)
-		r.Get("/tasks/{id}", s.getTask)
-		r.Post("/tasks/{id}/cancel", s.cancelTask)
-		r.Get("/logs", s.getLogs)
+		r.Post("/actions", s.ep.actions.runAction)
+		r.Get("/tasks", s.ep.actions.listTasks)
+		r.Get("/tasks/{id}", s.ep.actions.getTask)
+		r.Post("/tasks/{id}/cancel", s.ep.actions.cancelTask)
+		r.Get("/logs", s.ep.logs.getLogs)
 	})
 }
 
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	reply.JSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }
 
 // readyz is ready once the node knows a leader and has the controller
 // record (i.e. it has caught up far enough to serve).
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
-	if _, err := lookupController(s.b.Store().Snapshot()); err != nil {
-		writeError(w, r, api.Errorf(api.CodeUnavailable, "controller state not replicated yet"))
+	if _, err := lookup.Controller(s.b.Store().Snapshot()); err != nil {
+		reply.WriteError(w, r, api.Errorf(api.CodeUnavailable, "controller state not replicated yet"))
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+	reply.JSON(w, http.StatusOK, map[string]string{"status": "ready"})
 }
 
 // Route is one route of the controller API: a method and a chi pattern.
@@ -312,7 +282,7 @@ type Route struct{ Method, Pattern string }
 // forwards, and what its tests must cover.
 func ModelRoutes() []Route {
 	r := chi.NewRouter()
-	(&Server{}).userRoutes(r)
+	(&Server{base: &base{}}).userRoutes(r)
 	var out []Route
 	_ = chi.Walk(r, func(method, route string, _ http.Handler, _ ...func(http.Handler) http.Handler) error {
 		if strings.HasPrefix(route, "/models/{model}/") {

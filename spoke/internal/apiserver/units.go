@@ -3,11 +3,12 @@ package apiserver
 import (
 	"net/http"
 	"strconv"
-	"strings"
 
 	"github.com/go-chi/chi/v5"
 
 	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/spoke/internal/lookup"
+	"github.com/droverhq/drover/spoke/internal/reply"
 	"github.com/droverhq/drover/spoke/internal/state"
 )
 
@@ -22,7 +23,7 @@ func unitOf(r *http.Request) (string, error) {
 	return app + "/" + n, nil
 }
 
-func (s *Server) listUnits(w http.ResponseWriter, r *http.Request) {
+func (s *unitEndpoint) listUnits(w http.ResponseWriter, r *http.Request) {
 	snap, at, ok := s.read(w, r)
 	if !ok {
 		return
@@ -35,22 +36,22 @@ func (s *Server) listUnits(w http.ResponseWriter, r *http.Request) {
 		list, err = snap.ListUnits(modelOf(r))
 	}
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
-	writeIndexed(w, http.StatusOK, at, nonNil(list))
+	reply.Indexed(w, http.StatusOK, at, nonNil(list))
 }
 
-func (s *Server) getUnit(w http.ResponseWriter, r *http.Request) {
-	s.unitRead(w, r, func(snap *state.Snapshot, model, unit string) (any, error) { return lookupUnit(snap, model, unit) })
+func (s *unitEndpoint) getUnit(w http.ResponseWriter, r *http.Request) {
+	s.unitRead(w, r, func(snap *state.Snapshot, model, unit string) (any, error) { return lookup.Unit(snap, model, unit) })
 }
 
 // unitRead answers a read of the unit the path names with what show
 // reads of it.
-func (s *Server) unitRead(w http.ResponseWriter, r *http.Request, show func(snap *state.Snapshot, model, unit string) (any, error)) {
+func (s *unitEndpoint) unitRead(w http.ResponseWriter, r *http.Request, show func(snap *state.Snapshot, model, unit string) (any, error)) {
 	name, err := unitOf(r)
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
 	snap, at, ok := s.read(w, r)
@@ -59,16 +60,16 @@ func (s *Server) unitRead(w http.ResponseWriter, r *http.Request, show func(snap
 	}
 	v, err := show(snap, modelOf(r), name)
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
-	writeIndexed(w, http.StatusOK, at, v)
+	reply.Indexed(w, http.StatusOK, at, v)
 }
 
-func (s *Server) removeUnit(w http.ResponseWriter, r *http.Request) {
+func (s *unitEndpoint) removeUnit(w http.ResponseWriter, r *http.Request) {
 	name, err := unitOf(r)
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
 	force, ok := boolParam(w, r, "force")
@@ -77,23 +78,23 @@ func (s *Server) removeUnit(w http.ResponseWriter, r *http.Request) {
 	}
 	idx, err := s.propose(r, state.DestroyUnitsType, &state.DestroyUnitsRequest{ModelUUID: modelOf(r), Units: []string{name}, Force: force}, nil)
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
 	w.Header().Set(api.HeaderIndex, itoa(idx))
 	w.WriteHeader(http.StatusAccepted)
 }
 
-func (s *Server) resolved(w http.ResponseWriter, r *http.Request) {
+func (s *unitEndpoint) resolved(w http.ResponseWriter, r *http.Request) {
 	name, err := unitOf(r)
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
 	var req api.ResolvedRequest
 	if r.ContentLength != 0 {
-		if err := decode(w, r, s.cfg.MaxBodySize, &req); err != nil {
-			writeError(w, r, err)
+		if err := reply.Decode(w, r, s.cfg.MaxBodySize, &req); err != nil {
+			reply.WriteError(w, r, err)
 			return
 		}
 	}
@@ -104,136 +105,11 @@ func (s *Server) resolved(w http.ResponseWriter, r *http.Request) {
 	var u api.Unit
 	idx, err := s.propose(r, state.SetResolvedType, &state.SetResolvedRequest{ModelUUID: modelOf(r), Unit: name, Mode: mode}, &u)
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
-	writeIndexed(w, http.StatusOK, idx, &u)
-}
-
-func (s *Server) listMachines(w http.ResponseWriter, r *http.Request) {
-	snap, at, ok := s.read(w, r)
-	if !ok {
-		return
-	}
-	list, err := snap.ListMachines(modelOf(r))
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	writeIndexed(w, http.StatusOK, at, nonNil(list))
-}
-
-func (s *Server) getMachine(w http.ResponseWriter, r *http.Request) {
-	snap, at, ok := s.read(w, r)
-	if !ok {
-		return
-	}
-	m, err := lookupMachine(snap, modelOf(r), chi.URLParam(r, "id"))
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	writeIndexed(w, http.StatusOK, at, m)
+	reply.Indexed(w, http.StatusOK, idx, &u)
 }
 
 // maxAddMachines bounds one add-machine request.
 const maxAddMachines = 100
-
-// addMachines adds empty machines, one command each (as juju add-machine
-// -n): the provisioner starts them, and deploy --to or add-unit --to puts
-// units on them.
-func (s *Server) addMachines(w http.ResponseWriter, r *http.Request) {
-	var req api.AddMachinesRequest
-	if err := decode(w, r, s.cfg.MaxBodySize, &req); err != nil {
-		writeError(w, r, err)
-		return
-	}
-	n := req.NumMachines
-	if n == 0 {
-		n = 1
-	}
-	if n < 0 || n > maxAddMachines {
-		writeError(w, r, api.Errorf(api.CodeInvalid, "num-machines %d: want 1 to %d", req.NumMachines, maxAddMachines))
-		return
-	}
-	cons, err := api.ParseConstraints(req.Constraints)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	out := make([]*api.Machine, 0, n)
-	var idx uint64
-	for range n {
-		var mc api.Machine
-		i, err := s.propose(r, state.AddMachineType, &state.AddMachineRequest{ModelUUID: modelOf(r), Base: req.Base, Constraints: cons}, &mc)
-		if err != nil {
-			writeError(w, r, err)
-			return
-		}
-		out, idx = append(out, &mc), i
-	}
-	writeIndexed(w, http.StatusCreated, idx, out)
-}
-
-func (s *Server) removeMachine(w http.ResponseWriter, r *http.Request) {
-	force, ok := boolParam(w, r, "force")
-	if !ok {
-		return
-	}
-	idx, err := s.propose(r, state.DestroyMachineType, &state.DestroyMachineRequest{ModelUUID: modelOf(r), ID: chi.URLParam(r, "id"), Force: force}, nil)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	w.Header().Set(api.HeaderIndex, itoa(idx))
-	w.WriteHeader(http.StatusAccepted)
-}
-
-func (s *Server) listRelations(w http.ResponseWriter, r *http.Request) {
-	snap, at, ok := s.read(w, r)
-	if !ok {
-		return
-	}
-	list, err := snap.ListRelations(modelOf(r))
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	writeIndexed(w, http.StatusOK, at, nonNil(list))
-}
-
-func (s *Server) integrate(w http.ResponseWriter, r *http.Request) {
-	var req api.IntegrateRequest
-	if err := decode(w, r, s.cfg.MaxBodySize, &req); err != nil {
-		writeError(w, r, err)
-		return
-	}
-	for _, e := range req.Endpoints {
-		if e == "" || strings.Count(e, ":") > 1 {
-			writeError(w, r, api.Errorf(api.CodeInvalid, "bad endpoint %q: want application or application:endpoint", e))
-			return
-		}
-	}
-	var rel api.Relation
-	idx, err := s.propose(r, state.AddRelationType, &state.AddRelationRequest{ModelUUID: modelOf(r), Endpoints: req.Endpoints, Now: s.now()}, &rel)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	writeIndexed(w, http.StatusCreated, idx, &rel)
-}
-
-func (s *Server) removeRelation(w http.ResponseWriter, r *http.Request) {
-	id, err := strconv.Atoi(chi.URLParam(r, "id"))
-	if err != nil {
-		writeError(w, r, api.Errorf(api.CodeBadRequest, "bad relation id %q", chi.URLParam(r, "id")))
-		return
-	}
-	idx, err := s.propose(r, state.DestroyRelationType, &state.DestroyRelationRequest{ModelUUID: modelOf(r), ID: id}, nil)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	w.Header().Set(api.HeaderIndex, itoa(idx))
-	w.WriteHeader(http.StatusAccepted)
-}

@@ -3,13 +3,16 @@ package apiserver
 import (
 	"context"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/gorilla/websocket"
 
 	"github.com/droverhq/drover/api"
-	"github.com/droverhq/drover/internal/version"
+	"github.com/droverhq/drover/spoke/internal/lookup"
+	"github.com/droverhq/drover/spoke/internal/reply"
 	"github.com/droverhq/drover/spoke/internal/state"
+	"github.com/droverhq/drover/spoke/internal/status"
 )
 
 // KeepaliveInterval is how often an idle watch sends a keepalive frame
@@ -37,15 +40,15 @@ var excludedKinds = map[string]bool{state.KindRelationData: true, state.KindRela
 	state.KindLeaderSettings: true}
 
 // getStatus answers a model's status, or 304 to a client whose copy is
-// still current (statustag.go).
-func (s *Server) getStatus(w http.ResponseWriter, r *http.Request) {
+// still current (status.Answer).
+func (s *statusEndpoint) getStatus(w http.ResponseWriter, r *http.Request) {
 	snap, at, ok := s.read(w, r)
 	if !ok {
 		return
 	}
-	st, tag, err := s.statusOf(snap, modelOf(r), r.Header["If-None-Match"])
+	st, tag, err := status.Answer(snap, modelOf(r), s.epoch, status.ContextOf(snap, s.now()), r.Header["If-None-Match"])
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
 	if st == nil {
@@ -54,59 +57,29 @@ func (s *Server) getStatus(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("ETag", tag)
 	st.Index = at
-	writeIndexed(w, http.StatusOK, at, st)
+	reply.Indexed(w, http.StatusOK, at, st)
 }
 
-// statusOf builds model's status from snap and returns it with its ETag,
-// or returns nil and the tag that matched when one of the If-None-Match
-// values inm names a copy that is still current.
-func (s *Server) statusOf(snap *state.Snapshot, model string, inm []string) (*api.FullStatus, string, error) {
-	rev, err := snap.StatusRevision(model)
-	if err != nil {
-		return nil, "", err
-	}
-	tag := statusTag{epoch: s.epoch, gen: snap.Generation(), rev: rev}
-	ctl := s.statusContext(snap)
-	if v, ok := notModified(inm, tag, ctl.Now); ok {
-		return nil, v, nil
-	}
-	st, until, err := buildStatus(snap, model, ctl)
-	if err != nil {
-		return nil, "", err
-	}
-	if !until.IsZero() {
-		tag.until = until.UnixNano()
-	}
-	return st, tag.String(), nil
-}
-
-// statusContext names the controller, and the cloud and region a hub
-// placed it in (the local provider's localhost/localhost otherwise).
-func (s *Server) statusContext(snap *state.Snapshot) StatusContext {
-	sc := StatusContext{Cloud: "localhost", Region: "localhost", Version: version.Version, Now: s.now()}
-	if c, err := snap.Controller(); err == nil && c != nil {
-		sc.ControllerName = c.Name
-		if c.Region != "" {
-			sc.Region = c.Region
-		}
-		if c.Cloud != "" {
-			sc.Cloud = c.Cloud
-		}
-	}
-	return sc
+// writeNotModified answers a revalidated status: its tag, and the index
+// the answer is current at.
+func writeNotModified(w http.ResponseWriter, tag string, index uint64) {
+	h := w.Header()
+	h.Set("ETag", tag)
+	h.Set(api.HeaderIndex, strconv.FormatUint(index, 10))
+	w.WriteHeader(http.StatusNotModified)
 }
 
 // watch streams a model's changes: a reset frame (full status) when the
 // client has no usable index, then delta frames by raft index, and
 // keepalives. A client resumes with ?since=<last index>.
-func (s *Server) watch(w http.ResponseWriter, r *http.Request) {
+func (s *statusEndpoint) watch(w http.ResponseWriter, r *http.Request) {
 	model := modelOf(r)
 	since, ok := s.since(w, r)
 	if !ok {
 		return
 	}
-	if _, err := lookupModel(s.b.Store().Snapshot(), model); err != nil {
-		writeError(w, r, err)
+	if _, err := lookup.Model(s.b.Store().Snapshot(), model); err != nil {
+		reply.WriteError(w, r, err)
 		return
 	}
 	conn, err := upgrader.Upgrade(w, r, nil)
@@ -137,7 +110,7 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (s *Server) streamModel(ctx context.Context, conn *websocket.Conn, model string, since uint64) error {
+func (s *statusEndpoint) streamModel(ctx context.Context, conn *websocket.Conn, model string, since uint64) error {
 	send := func(f *api.WatchFrame) error {
 		conn.SetWriteDeadline(time.Now().Add(writeTimeout))
 		return conn.WriteJSON(f)
@@ -148,7 +121,7 @@ func (s *Server) streamModel(ctx context.Context, conn *websocket.Conn, model st
 		if err != nil {
 			return 0, err
 		}
-		st, err := BuildStatus(snap, model, s.statusContext(snap))
+		st, err := status.Build(snap, model, status.ContextOf(snap, s.now()))
 		if err != nil {
 			return 0, err
 		}

@@ -135,40 +135,12 @@ func Open(cfg Config) (*Node, error) {
 	trans := raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
 		Stream: stream, MaxPool: 3, Timeout: 10 * time.Second, Logger: hlog,
 	})
-
-	rc := raft.DefaultConfig()
-	rc.LocalID = raft.ServerID(cfg.NodeID)
-	rc.Logger = hlog
-	rc.MaxAppendEntries = 512
-	rc.BatchApplyCh = true
-	if cfg.HeartbeatTimeout > 0 {
-		rc.HeartbeatTimeout = cfg.HeartbeatTimeout
-		rc.LeaderLeaseTimeout = cfg.HeartbeatTimeout / 2
-	}
-	if cfg.ElectionTimeout > 0 {
-		rc.ElectionTimeout = cfg.ElectionTimeout
-	}
-	if cfg.SnapshotThreshold > 0 {
-		rc.SnapshotThreshold = cfg.SnapshotThreshold
-		rc.TrailingLogs = cfg.SnapshotThreshold
-	}
-
+	rc := raftConfig(cfg, hlog)
 	if cfg.Bootstrap {
-		has, err := raft.HasExistingState(logs, logs, snaps)
-		if err != nil {
+		if err := bootstrap(rc, logs, snaps, trans); err != nil {
 			trans.Close()
 			closeLogs()
 			return nil, err
-		}
-		if !has {
-			conf := raft.Configuration{Servers: []raft.Server{{
-				ID: rc.LocalID, Address: trans.LocalAddr(), Suffrage: raft.Voter,
-			}}}
-			if err := raft.BootstrapCluster(rc, logs, logs, snaps, trans, conf); err != nil {
-				trans.Close()
-				closeLogs()
-				return nil, fmt.Errorf("bootstrap raft: %w", err)
-			}
 		}
 	}
 	fsm := newTrackedFSM(cfg.FSM)
@@ -190,6 +162,44 @@ func Open(cfg Config) (*Node, error) {
 	node := &Node{cfg: cfg, raft: r, trans: trans, log: logs, fsm: fsm}
 	node.batch = &batcher{n: node}
 	return node, nil
+}
+
+// raftConfig is hashicorp/raft's configuration for this node: its
+// defaults, larger append batches, and the timings cfg overrides.
+func raftConfig(cfg Config, hlog hclog.Logger) *raft.Config {
+	rc := raft.DefaultConfig()
+	rc.LocalID = raft.ServerID(cfg.NodeID)
+	rc.Logger = hlog
+	rc.MaxAppendEntries = 512
+	rc.BatchApplyCh = true
+	if cfg.HeartbeatTimeout > 0 {
+		rc.HeartbeatTimeout = cfg.HeartbeatTimeout
+		rc.LeaderLeaseTimeout = cfg.HeartbeatTimeout / 2
+	}
+	if cfg.ElectionTimeout > 0 {
+		rc.ElectionTimeout = cfg.ElectionTimeout
+	}
+	if cfg.SnapshotThreshold > 0 {
+		rc.SnapshotThreshold = cfg.SnapshotThreshold
+		rc.TrailingLogs = cfg.SnapshotThreshold
+	}
+	return rc
+}
+
+// bootstrap makes this node the single voter of a new cluster, unless
+// its stores already hold raft state.
+func bootstrap(rc *raft.Config, logs *logStore, snaps raft.SnapshotStore, trans raft.Transport) error {
+	has, err := raft.HasExistingState(logs, logs, snaps)
+	if err != nil || has {
+		return err
+	}
+	conf := raft.Configuration{Servers: []raft.Server{{
+		ID: rc.LocalID, Address: trans.LocalAddr(), Suffrage: raft.Voter,
+	}}}
+	if err := raft.BootstrapCluster(rc, logs, logs, snaps, trans, conf); err != nil {
+		return fmt.Errorf("bootstrap raft: %w", err)
+	}
+	return nil
 }
 
 // ID is this node's raft server ID.

@@ -61,12 +61,12 @@ func (f *Follower) Verify(ctx context.Context, hub *Hub, raw, audience string) (
 
 // KeyCurrent reports whether kid is still one of hub's keys (see
 // Verifier.KeyCurrent); true when that cannot be told.
-func (f *Follower) KeyCurrent(hub *Hub, kid string) bool {
+func (f *Follower) KeyCurrent(ctx context.Context, hub *Hub, kid string) bool {
 	if hub == nil {
 		return true
 	}
 	v, err := f.verifier(*hub)
-	return err != nil || v.KeyCurrent(kid)
+	return err != nil || v.KeyCurrent(ctx, kid)
 }
 
 func (f *Follower) verifier(h Hub) (*Verifier, error) {

@@ -66,7 +66,8 @@ type Config struct {
 	// ControllerCA is the hex SHA-256 of this controller's CA certificate:
 	// a token whose "ca" claim names another is refused (the hub minted it
 	// for a server that claimed this controller's UUID with its own CA).
-	// Hubs older than 2026-11-23 send no such claim.
+	// A token without the claim is not refused for it: not every hub
+	// sends one.
 	ControllerCA string
 	// HTTPClient overrides the client that fetches the JWKS (tests).
 	HTTPClient *http.Client
@@ -111,6 +112,8 @@ type Verifier struct {
 	// MaxAge runs; tried is when the last one began.
 	refreshing bool
 	tried      time.Time
+	// refreshes counts background refetches running (Wait).
+	refreshes sync.WaitGroup
 
 	// verified remembers tokens that passed, by exact token and audience:
 	// the hub hands the same token out for half its minute, and checking
@@ -266,7 +269,7 @@ func (v *Verifier) key(ctx context.Context, kid string) (jose.JSONWebKey, error)
 	for waited := false; ; waited = true {
 		v.mu.Lock()
 		if ks := v.keys.Key(kid); len(ks) > 0 {
-			v.refreshIfStaleLocked()
+			v.refreshIfStaleLocked(ctx)
 			v.mu.Unlock()
 			return ks[0], nil
 		}
@@ -302,27 +305,30 @@ func (v *Verifier) key(ctx context.Context, kid string) (jose.JSONWebKey, error)
 
 // KeyCurrent reports whether kid is one of the hub's keys as last
 // fetched. Streams opened with a hub token ask it as they go: a key the hub
-// revoked leaves the JWKS, which is fetched again within MaxAge.
-func (v *Verifier) KeyCurrent(kid string) bool {
+// revoked leaves the JWKS, which is fetched again within MaxAge. A refetch
+// it starts runs under ctx's values but outlives ctx's cancellation (it
+// serves every later caller), bounded by the fetch timeout; Wait waits for
+// it.
+func (v *Verifier) KeyCurrent(ctx context.Context, kid string) bool {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	v.refreshIfStaleLocked()
+	v.refreshIfStaleLocked(ctx)
 	return v.fetched.IsZero() || len(v.keys.Key(kid)) > 0
 }
 
 // refreshIfStaleLocked starts a background refetch of a JWKS older than
 // MaxAge, one at a time and at most once per MaxAge/10 (a hub that does
 // not answer is not asked at every call); the keys in hand serve meanwhile.
-func (v *Verifier) refreshIfStaleLocked() {
+func (v *Verifier) refreshIfStaleLocked(ctx context.Context) {
 	now := v.cfg.Now()
 	if v.cfg.MaxAge < 0 || v.fetched.IsZero() || v.refreshing || now.Sub(v.fetched) < v.cfg.MaxAge || now.Sub(v.tried) < v.cfg.MaxAge/10 {
 		return
 	}
 	v.refreshing, v.tried = true, now
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		set, err := v.fetch(ctx)
+	v.refreshes.Add(1)
+	go func() { // joined by Wait
+		defer v.refreshes.Done()
+		set, err := v.fetch(context.WithoutCancel(ctx)) // fetch bounds it
 		v.mu.Lock()
 		defer v.mu.Unlock()
 		v.refreshing = false
@@ -331,6 +337,9 @@ func (v *Verifier) refreshIfStaleLocked() {
 		}
 	}()
 }
+
+// Wait waits for a background refetch of the JWKS, if one runs.
+func (v *Verifier) Wait() { v.refreshes.Wait() }
 
 // ErrUnavailable means the hub's JWKS could not be fetched.
 var ErrUnavailable = errors.New("hub JWKS unavailable")

@@ -52,6 +52,7 @@ func TestRevokedKeysLeaveWithinMaxAge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(v.Wait) // a background refetch ends with the test
 	mint := func(sub string) string {
 		raw, err := jwt.Signed(sig).Claims(wireClaims{Claims: jwt.Claims{Issuer: "https://hub", Subject: sub,
 			Audience: jwt.Audience{"ctl"}, Expiry: jwt.NewNumericDate(time.Now().Add(time.Hour))}, Access: AccessSuperuser}).Serialize()
@@ -69,7 +70,7 @@ func TestRevokedKeysLeaveWithinMaxAge(t *testing.T) {
 	before := fetches.Load()
 	testkit.EventuallyWithin(t, 5*time.Second, func() (bool, error) {
 		// Asking is what starts a refetch of a stale JWKS.
-		if !v.KeyCurrent("k1") {
+		if !v.KeyCurrent(t.Context(), "k1") {
 			t.Fatal("a hub that does not answer revoked its key")
 		}
 		return fetches.Load() > before, nil
@@ -80,7 +81,7 @@ func TestRevokedKeysLeaveWithinMaxAge(t *testing.T) {
 
 	down.Store(false)
 	published.Store(false)
-	testkit.EventuallyWithin(t, 5*time.Second, func() (bool, error) { return !v.KeyCurrent("k1"), nil },
+	testkit.EventuallyWithin(t, 5*time.Second, func() (bool, error) { return !v.KeyCurrent(t.Context(), "k1"), nil },
 		"the revoked key no longer current")
 	if _, err := v.Verify(t.Context(), mint("c"), "ctl"); err == nil {
 		t.Fatal("a token signed with the revoked key was accepted")

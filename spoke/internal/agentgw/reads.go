@@ -1,4 +1,4 @@
-package apiserver
+package agentgw
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/spoke/internal/lookup"
 	"github.com/droverhq/drover/spoke/internal/state"
 )
 
@@ -16,9 +17,9 @@ const goalSinceFormat = "2006-01-02 15:04:05Z"
 // agentReadSettings is relation-get: a unit bag or an application bag of a
 // relation the reader's application takes part in. Bags of departed units
 // stay readable while the relation lives.
-func (s *Server) agentReadSettings(ctx context.Context, c *agentConn, raw json.RawMessage) (any, uint64, error) {
+func (g *Gateway) agentReadSettings(ctx context.Context, c *agentConn, raw json.RawMessage) (any, uint64, error) {
 	var p api.AgentReadParams
-	snap, u, err := s.unitParams(c, raw, &p, func() string { return p.Unit })
+	snap, u, err := g.unitParams(c, raw, &p, func() string { return p.Unit })
 	if err != nil {
 		return nil, 0, err
 	}
@@ -40,7 +41,7 @@ func (s *Server) agentReadSettings(ctx context.Context, c *agentConn, raw json.R
 	if p.App && ownerApp == u.Application && len(rel.Endpoints) > 1 {
 		if l, err := snap.LeaseByApp(c.model, u.Application); err != nil {
 			return nil, idx, err
-		} else if l == nil || l.Holder != u.Name || !s.now().Before(l.Expiry) {
+		} else if l == nil || l.Holder != u.Name || !g.now().Before(l.Expiry) {
 			return nil, idx, api.Errorf(api.CodeNotLeader,
 				"cannot read relation settings: %s is not the leader of %s", u.Name, u.Application)
 		}
@@ -66,12 +67,12 @@ func inRelation(rel *api.Relation, app string) bool {
 }
 
 // ownTask checks the task is addressed to one of the agent's units.
-func (s *Server) ownTask(c *agentConn, raw json.RawMessage, p *api.AgentTaskParams) error {
-	snap, u, err := s.unitParams(c, raw, p, func() string { return p.Unit })
+func (g *Gateway) ownTask(c *agentConn, raw json.RawMessage, p *api.AgentTaskParams) error {
+	snap, u, err := g.unitParams(c, raw, p, func() string { return p.Unit })
 	if err != nil {
 		return err
 	}
-	t, err := lookupTask(snap, c.model, p.ID)
+	t, err := lookup.Task(snap, c.model, p.ID)
 	if err != nil {
 		return err
 	}
@@ -81,58 +82,58 @@ func (s *Server) ownTask(c *agentConn, raw json.RawMessage, p *api.AgentTaskPara
 	return nil
 }
 
-func (s *Server) agentStartTask(ctx context.Context, c *agentConn, raw json.RawMessage) (any, uint64, error) {
+func (g *Gateway) agentStartTask(ctx context.Context, c *agentConn, raw json.RawMessage) (any, uint64, error) {
 	var p api.AgentTaskParams
-	if err := s.ownTask(c, raw, &p); err != nil {
+	if err := g.ownTask(c, raw, &p); err != nil {
 		return nil, 0, err
 	}
-	idx, err := s.proposeAgent(ctx, state.StartTaskType, &state.StartTaskRequest{ModelUUID: c.model, ID: p.ID, Now: s.now()}, nil)
+	idx, err := g.proposeAgent(ctx, state.StartTaskType, &state.StartTaskRequest{ModelUUID: c.model, ID: p.ID, Now: g.now()}, nil)
 	return nil, idx, err
 }
 
-func (s *Server) agentLogTask(ctx context.Context, c *agentConn, raw json.RawMessage) (any, uint64, error) {
+func (g *Gateway) agentLogTask(ctx context.Context, c *agentConn, raw json.RawMessage) (any, uint64, error) {
 	var p api.AgentTaskParams
-	if err := s.ownTask(c, raw, &p); err != nil {
+	if err := g.ownTask(c, raw, &p); err != nil {
 		return nil, 0, err
 	}
-	idx, err := s.proposeAgent(ctx, state.AppendTaskLogType, &state.AppendTaskLogRequest{ModelUUID: c.model,
-		ID: p.ID, Time: s.now(), Message: p.Message}, nil)
+	idx, err := g.proposeAgent(ctx, state.AppendTaskLogType, &state.AppendTaskLogRequest{ModelUUID: c.model,
+		ID: p.ID, Time: g.now(), Message: p.Message}, nil)
 	return nil, idx, err
 }
 
-func (s *Server) agentFinishTask(ctx context.Context, c *agentConn, raw json.RawMessage) (any, uint64, error) {
+func (g *Gateway) agentFinishTask(ctx context.Context, c *agentConn, raw json.RawMessage) (any, uint64, error) {
 	var p api.AgentTaskParams
-	if err := s.ownTask(c, raw, &p); err != nil {
+	if err := g.ownTask(c, raw, &p); err != nil {
 		return nil, 0, err
 	}
-	idx, err := s.proposeAgent(ctx, state.FinishTaskType, &state.FinishTaskRequest{ModelUUID: c.model, ID: p.ID,
-		Status: p.Status, Message: p.Message, Results: p.Results, Now: s.now()}, nil)
+	idx, err := g.proposeAgent(ctx, state.FinishTaskType, &state.FinishTaskRequest{ModelUUID: c.model, ID: p.ID,
+		Status: p.Status, Message: p.Message, Results: p.Results, Now: g.now()}, nil)
 	return nil, idx, err
 }
 
 // agentUnitDead ends a dying unit whose teardown is done: it must have left
 // every scope; then it is marked dead and removed.
-func (s *Server) agentUnitDead(ctx context.Context, c *agentConn, raw json.RawMessage) (any, uint64, error) {
+func (g *Gateway) agentUnitDead(ctx context.Context, c *agentConn, raw json.RawMessage) (any, uint64, error) {
 	var p api.AgentUnitParams
-	_, u, err := s.unitParams(c, raw, &p, func() string { return p.Unit })
+	_, u, err := g.unitParams(c, raw, &p, func() string { return p.Unit })
 	if err != nil {
 		return nil, 0, err
 	}
 	if u.Life == api.Alive {
 		return nil, 0, api.Errorf(api.CodeConflict, "unit %q is alive", u.Name)
 	}
-	if _, err := s.proposeAgent(ctx, state.EnsureUnitDeadType, &state.EnsureUnitDeadRequest{ModelUUID: c.model, Unit: u.Name}, nil); err != nil {
+	if _, err := g.proposeAgent(ctx, state.EnsureUnitDeadType, &state.EnsureUnitDeadRequest{ModelUUID: c.model, Unit: u.Name}, nil); err != nil {
 		return nil, 0, err
 	}
-	idx, err := s.proposeAgent(ctx, state.RemoveUnitType, &state.RemoveUnitRequest{ModelUUID: c.model, Unit: u.Name}, nil)
+	idx, err := g.proposeAgent(ctx, state.RemoveUnitType, &state.RemoveUnitRequest{ModelUUID: c.model, Unit: u.Name}, nil)
 	return nil, idx, err
 }
 
 // agentGoalState answers goal-state: the application's units and, per
 // endpoint, the remote applications and their units.
-func (s *Server) agentGoalState(ctx context.Context, c *agentConn, raw json.RawMessage) (any, uint64, error) {
+func (g *Gateway) agentGoalState(ctx context.Context, c *agentConn, raw json.RawMessage) (any, uint64, error) {
 	var p api.AgentUnitParams
-	snap, u, err := s.unitParams(c, raw, &p, func() string { return p.Unit })
+	snap, u, err := g.unitParams(c, raw, &p, func() string { return p.Unit })
 	if err != nil {
 		return nil, 0, err
 	}
@@ -201,9 +202,9 @@ func goalUnits(snap *state.Snapshot, model, app, skip string) (map[string]api.Go
 }
 
 // agentStatusGet is status-get; the application form is the leader's only.
-func (s *Server) agentStatusGet(ctx context.Context, c *agentConn, raw json.RawMessage) (any, uint64, error) {
+func (g *Gateway) agentStatusGet(ctx context.Context, c *agentConn, raw json.RawMessage) (any, uint64, error) {
 	var p api.AgentUnitParams
-	snap, u, err := s.unitParams(c, raw, &p, func() string { return p.Unit })
+	snap, u, err := g.unitParams(c, raw, &p, func() string { return p.Unit })
 	if err != nil {
 		return nil, 0, err
 	}
@@ -212,10 +213,10 @@ func (s *Server) agentStatusGet(ctx context.Context, c *agentConn, raw json.RawM
 	if !p.Application {
 		return res, idx, nil
 	}
-	if err := s.isLeader(snap, u, s.now()); err != nil {
+	if err := g.isLeader(snap, u, g.now()); err != nil {
 		return nil, idx, err
 	}
-	a, err := lookupApplication(snap, c.model, u.Application)
+	a, err := lookup.Application(snap, c.model, u.Application)
 	if err != nil {
 		return nil, idx, err
 	}
@@ -231,7 +232,7 @@ func (s *Server) agentStatusGet(ctx context.Context, c *agentConn, raw json.RawM
 	return res, idx, nil
 }
 
-func (s *Server) isLeader(snap *state.Snapshot, u *api.Unit, now time.Time) error {
+func (g *Gateway) isLeader(snap *state.Snapshot, u *api.Unit, now time.Time) error {
 	l, err := snap.LeaseByApp(u.ModelUUID, u.Application)
 	if err != nil {
 		return err
@@ -243,28 +244,28 @@ func (s *Server) isLeader(snap *state.Snapshot, u *api.Unit, now time.Time) erro
 }
 
 // agentLog records a log line in this node's debug-log buffer.
-func (s *Server) agentLog(ctx context.Context, c *agentConn, raw json.RawMessage) (any, uint64, error) {
+func (g *Gateway) agentLog(ctx context.Context, c *agentConn, raw json.RawMessage) (any, uint64, error) {
 	var p api.AgentLogParams
 	if err := params(raw, &p); err != nil {
 		return nil, 0, err
 	}
 	entity := "machine-" + c.machine
 	if p.Unit != "" {
-		u, err := c.ownUnit(s.b.Store().Snapshot(), p.Unit)
+		u, err := c.ownUnit(g.b.Store().Snapshot(), p.Unit)
 		if err != nil {
 			return nil, 0, err
 		}
 		entity = unitTagOf(u.Name)
 	}
 	if p.Time.IsZero() {
-		p.Time = s.now()
+		p.Time = g.now()
 	}
-	s.logs.append(c.model, api.LogRecord{Entity: entity, Time: p.Time, Level: p.Level, Module: p.Module, Message: p.Message})
+	g.cfg.AppendLog(c.model, api.LogRecord{Entity: entity, Time: p.Time, Level: p.Level, Module: p.Module, Message: p.Message})
 	return nil, 0, nil
 }
 
-func (s *Server) agentCharmState(ctx context.Context, c *agentConn, raw json.RawMessage) (any, uint64, error) {
-	return s.agentUnitMap(c, raw, func(snap *state.Snapshot, u *api.Unit) (map[string]string, error) {
+func (g *Gateway) agentCharmState(ctx context.Context, c *agentConn, raw json.RawMessage) (any, uint64, error) {
+	return g.agentUnitMap(c, raw, func(snap *state.Snapshot, u *api.Unit) (map[string]string, error) {
 		st, err := snap.UnitStateByName(c.model, u.Name)
 		if err != nil || st == nil {
 			return nil, err
@@ -273,8 +274,8 @@ func (s *Server) agentCharmState(ctx context.Context, c *agentConn, raw json.Raw
 	})
 }
 
-func (s *Server) agentLeaderSettings(ctx context.Context, c *agentConn, raw json.RawMessage) (any, uint64, error) {
-	return s.agentUnitMap(c, raw, func(snap *state.Snapshot, u *api.Unit) (map[string]string, error) {
+func (g *Gateway) agentLeaderSettings(ctx context.Context, c *agentConn, raw json.RawMessage) (any, uint64, error) {
+	return g.agentUnitMap(c, raw, func(snap *state.Snapshot, u *api.Unit) (map[string]string, error) {
 		ls, err := snap.LeaderSettingsByApp(c.model, u.Application)
 		if err != nil || ls == nil {
 			return nil, err
@@ -285,9 +286,9 @@ func (s *Server) agentLeaderSettings(ctx context.Context, c *agentConn, raw json
 
 // agentUnitMap answers a read of one of a unit's string maps (charm state,
 // leader settings) with a copy, empty when nothing was ever written.
-func (s *Server) agentUnitMap(c *agentConn, raw json.RawMessage, get func(*state.Snapshot, *api.Unit) (map[string]string, error)) (any, uint64, error) {
+func (g *Gateway) agentUnitMap(c *agentConn, raw json.RawMessage, get func(*state.Snapshot, *api.Unit) (map[string]string, error)) (any, uint64, error) {
 	var p api.AgentUnitParams
-	snap, u, err := s.unitParams(c, raw, &p, func() string { return p.Unit })
+	snap, u, err := g.unitParams(c, raw, &p, func() string { return p.Unit })
 	if err != nil {
 		return nil, 0, err
 	}

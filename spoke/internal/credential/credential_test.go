@@ -1,4 +1,4 @@
-package apiserver
+package credential
 
 import (
 	"crypto/sha256"
@@ -21,11 +21,11 @@ func TestCheckSecret(t *testing.T) {
 		{"s3cret", "sha512:" + hash[len("sha256:"):], false},
 		{"s3cret", "", false},
 	} {
-		if got := checkSecret(tc.secret, tc.hash); got != tc.want {
-			t.Errorf("checkSecret(%q, %q) = %v", tc.secret, tc.hash, got)
+		if got := SecretMatches(tc.secret, tc.hash); got != tc.want {
+			t.Errorf("SecretMatches(%q, %q) = %v", tc.secret, tc.hash, got)
 		}
 	}
-	if n := testing.AllocsPerRun(100, func() { checkSecret("s3cret", hash) }); n != 0 {
-		t.Errorf("checkSecret allocates %v times", n)
+	if n := testing.AllocsPerRun(100, func() { SecretMatches("s3cret", hash) }); n != 0 {
+		t.Errorf("SecretMatches allocates %v times", n)
 	}
 }

@@ -1,4 +1,4 @@
-package apiserver
+package agentgw
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/spoke/internal/peer"
 	"github.com/droverhq/drover/spoke/internal/state"
 )
 
@@ -19,34 +20,34 @@ const (
 
 // agentMethod serves one agent method: it returns the result and the raft
 // index the answer reflects (the write's index, or the snapshot's).
-type agentMethod = func(*Server, context.Context, *agentConn, json.RawMessage) (any, uint64, error)
+type agentMethod = func(*Gateway, context.Context, *agentConn, json.RawMessage) (any, uint64, error)
 
 // agentMethods is the one table of agent methods.
 var agentMethods = map[string]agentMethod{
-	api.AgentSetStatus:          (*Server).agentSetStatus,
-	api.AgentSetWorkloadVersion: (*Server).agentSetWorkloadVersion,
-	api.AgentClaimLeader:        (*Server).agentClaimLeader,
-	api.AgentEnterScope:         (*Server).agentEnterScope,
-	api.AgentLeaveScope:         (*Server).agentLeaveScope,
-	api.AgentCommitHook:         (*Server).agentCommitHook,
-	api.AgentReadSettings:       (*Server).agentReadSettings,
-	api.AgentStartTask:          (*Server).agentStartTask,
-	api.AgentLogTask:            (*Server).agentLogTask,
-	api.AgentFinishTask:         (*Server).agentFinishTask,
-	api.AgentUnitDead:           (*Server).agentUnitDead,
-	api.AgentGoalState:          (*Server).agentGoalState,
-	api.AgentStatusGet:          (*Server).agentStatusGet,
-	api.AgentLog:                (*Server).agentLog,
-	api.AgentCharmState:         (*Server).agentCharmState,
-	api.AgentLeaderSettings:     (*Server).agentLeaderSettings,
+	api.AgentSetStatus:          (*Gateway).agentSetStatus,
+	api.AgentSetWorkloadVersion: (*Gateway).agentSetWorkloadVersion,
+	api.AgentClaimLeader:        (*Gateway).agentClaimLeader,
+	api.AgentEnterScope:         (*Gateway).agentEnterScope,
+	api.AgentLeaveScope:         (*Gateway).agentLeaveScope,
+	api.AgentCommitHook:         (*Gateway).agentCommitHook,
+	api.AgentReadSettings:       (*Gateway).agentReadSettings,
+	api.AgentStartTask:          (*Gateway).agentStartTask,
+	api.AgentLogTask:            (*Gateway).agentLogTask,
+	api.AgentFinishTask:         (*Gateway).agentFinishTask,
+	api.AgentUnitDead:           (*Gateway).agentUnitDead,
+	api.AgentGoalState:          (*Gateway).agentGoalState,
+	api.AgentStatusGet:          (*Gateway).agentStatusGet,
+	api.AgentLog:                (*Gateway).agentLog,
+	api.AgentCharmState:         (*Gateway).agentCharmState,
+	api.AgentLeaderSettings:     (*Gateway).agentLeaderSettings,
 }
 
-func (s *Server) handleAgentRequest(ctx context.Context, c *agentConn, req *agentRequestIn) (any, uint64, error) {
+func (g *Gateway) handleAgentRequest(ctx context.Context, c *agentConn, req *agentRequestIn) (any, uint64, error) {
 	h, ok := agentMethods[req.Method]
 	if !ok {
 		return nil, 0, api.Errorf(api.CodeBadRequest, "unknown agent method %q", req.Method)
 	}
-	return h(s, ctx, c, req.Params)
+	return h(g, ctx, c, req.Params)
 }
 
 // params decodes a request's params strictly.
@@ -77,30 +78,30 @@ func (c *agentConn) ownUnit(snap *state.Snapshot, name string) (*api.Unit, error
 }
 
 // unitParams decodes params naming a unit and checks the unit is ours.
-func (s *Server) unitParams(c *agentConn, raw json.RawMessage, v any, unit func() string) (*state.Snapshot, *api.Unit, error) {
+func (g *Gateway) unitParams(c *agentConn, raw json.RawMessage, v any, unit func() string) (*state.Snapshot, *api.Unit, error) {
 	if err := params(raw, v); err != nil {
 		return nil, nil, err
 	}
-	snap := s.b.Store().Snapshot()
+	snap := g.b.Store().Snapshot()
 	u, err := c.ownUnit(snap, unit())
 	return snap, u, err
 }
 
-func (s *Server) proposeAgent(ctx context.Context, t state.MessageType, req, out any) (uint64, error) {
-	val, idx, err := s.b.Propose(ctx, t, req)
+func (g *Gateway) proposeAgent(ctx context.Context, t state.MessageType, req, out any) (uint64, error) {
+	val, idx, err := g.b.Propose(ctx, t, req)
 	if err != nil || out == nil || val == nil {
 		return idx, err
 	}
-	return idx, assignValue(val, out)
+	return idx, peer.AssignValue(val, out)
 }
 
-func (s *Server) agentSetStatus(ctx context.Context, c *agentConn, raw json.RawMessage) (any, uint64, error) {
+func (g *Gateway) agentSetStatus(ctx context.Context, c *agentConn, raw json.RawMessage) (any, uint64, error) {
 	var p api.AgentStatusParams
-	_, u, err := s.unitParams(c, raw, &p, func() string { return p.Unit })
+	_, u, err := g.unitParams(c, raw, &p, func() string { return p.Unit })
 	if err != nil {
 		return nil, 0, err
 	}
-	now := s.now()
+	now := g.now()
 	if p.Status.Since.IsZero() {
 		p.Status.Since = now
 	}
@@ -112,32 +113,32 @@ func (s *Server) agentSetStatus(ctx context.Context, c *agentConn, raw json.RawM
 	default:
 		return nil, 0, api.Errorf(api.CodeInvalid, "an agent cannot set %q status", p.Kind)
 	}
-	idx, err := s.proposeAgent(ctx, state.SetStatusType, req, nil)
+	idx, err := g.proposeAgent(ctx, state.SetStatusType, req, nil)
 	if err == nil && p.Kind == api.StatusKindAgent && p.Status.Status != "error" && u.Resolved != "" {
 		// The agent has left the error state: the resolved request is
 		// consumed, so the next failure can be resolved again.
-		idx, err = s.proposeAgent(ctx, state.ClearResolvedType,
+		idx, err = g.proposeAgent(ctx, state.ClearResolvedType,
 			&state.ClearResolvedRequest{ModelUUID: c.model, Unit: u.Name}, nil)
 	}
 	return nil, idx, err
 }
 
-func (s *Server) agentSetWorkloadVersion(ctx context.Context, c *agentConn, raw json.RawMessage) (any, uint64, error) {
+func (g *Gateway) agentSetWorkloadVersion(ctx context.Context, c *agentConn, raw json.RawMessage) (any, uint64, error) {
 	var p api.AgentUnitParams
-	_, u, err := s.unitParams(c, raw, &p, func() string { return p.Unit })
+	_, u, err := g.unitParams(c, raw, &p, func() string { return p.Unit })
 	if err != nil {
 		return nil, 0, err
 	}
-	idx, err := s.proposeAgent(ctx, state.SetWorkloadVersionType,
+	idx, err := g.proposeAgent(ctx, state.SetWorkloadVersionType,
 		&state.SetWorkloadVersionRequest{ModelUUID: c.model, Unit: u.Name, Version: p.Version}, nil)
 	return nil, idx, err
 }
 
 // agentClaimLeader claims or extends the lease. Another holder is not an
 // error: the answer is Leader false with the holder.
-func (s *Server) agentClaimLeader(ctx context.Context, c *agentConn, raw json.RawMessage) (any, uint64, error) {
+func (g *Gateway) agentClaimLeader(ctx context.Context, c *agentConn, raw json.RawMessage) (any, uint64, error) {
 	var p api.AgentLeaderParams
-	_, u, err := s.unitParams(c, raw, &p, func() string { return p.Unit })
+	_, u, err := g.unitParams(c, raw, &p, func() string { return p.Unit })
 	if err != nil {
 		return nil, 0, err
 	}
@@ -147,11 +148,11 @@ func (s *Server) agentClaimLeader(ctx context.Context, c *agentConn, raw json.Ra
 	}
 	d = min(d, maxLeaseDuration)
 	var l api.Lease
-	idx, err := s.proposeAgent(ctx, state.ClaimLeaseType, &state.ClaimLeaseRequest{ModelUUID: c.model,
-		App: u.Application, Unit: u.Name, Now: s.now(), Duration: d}, &l)
+	idx, err := g.proposeAgent(ctx, state.ClaimLeaseType, &state.ClaimLeaseRequest{ModelUUID: c.model,
+		App: u.Application, Unit: u.Name, Now: g.now(), Duration: d}, &l)
 	if errors.Is(err, api.ErrConflict) {
 		res := &api.AgentLeaderResult{}
-		if cur, lerr := s.b.Store().Snapshot().LeaseByApp(c.model, u.Application); lerr == nil && cur != nil {
+		if cur, lerr := g.b.Store().Snapshot().LeaseByApp(c.model, u.Application); lerr == nil && cur != nil {
 			res.Holder, res.Expiry = cur.Holder, cur.Expiry
 		}
 		return res, idx, nil
@@ -162,37 +163,37 @@ func (s *Server) agentClaimLeader(ctx context.Context, c *agentConn, raw json.Ra
 	return &api.AgentLeaderResult{Leader: true, Holder: l.Holder, Expiry: l.Expiry}, idx, nil
 }
 
-func (s *Server) agentEnterScope(ctx context.Context, c *agentConn, raw json.RawMessage) (any, uint64, error) {
+func (g *Gateway) agentEnterScope(ctx context.Context, c *agentConn, raw json.RawMessage) (any, uint64, error) {
 	var p api.AgentScopeParams
-	_, u, err := s.unitParams(c, raw, &p, func() string { return p.Unit })
+	_, u, err := g.unitParams(c, raw, &p, func() string { return p.Unit })
 	if err != nil {
 		return nil, 0, err
 	}
-	idx, err := s.proposeAgent(ctx, state.EnterScopeType, &state.EnterScopeRequest{ModelUUID: c.model,
+	idx, err := g.proposeAgent(ctx, state.EnterScopeType, &state.EnterScopeRequest{ModelUUID: c.model,
 		RelationID: p.RelationID, Unit: u.Name, Settings: p.Settings}, nil)
 	return nil, idx, relationNotFound(err)
 }
 
-func (s *Server) agentLeaveScope(ctx context.Context, c *agentConn, raw json.RawMessage) (any, uint64, error) {
+func (g *Gateway) agentLeaveScope(ctx context.Context, c *agentConn, raw json.RawMessage) (any, uint64, error) {
 	var p api.AgentScopeParams
-	_, u, err := s.unitParams(c, raw, &p, func() string { return p.Unit })
+	_, u, err := g.unitParams(c, raw, &p, func() string { return p.Unit })
 	if err != nil {
 		return nil, 0, err
 	}
-	idx, err := s.proposeAgent(ctx, state.LeaveScopeType, &state.LeaveScopeRequest{ModelUUID: c.model,
+	idx, err := g.proposeAgent(ctx, state.LeaveScopeType, &state.LeaveScopeRequest{ModelUUID: c.model,
 		RelationID: p.RelationID, Unit: u.Name}, nil)
 	return nil, idx, err
 }
 
-func (s *Server) agentCommitHook(ctx context.Context, c *agentConn, raw json.RawMessage) (any, uint64, error) {
+func (g *Gateway) agentCommitHook(ctx context.Context, c *agentConn, raw json.RawMessage) (any, uint64, error) {
 	var p api.AgentHookChanges
-	_, u, err := s.unitParams(c, raw, &p, func() string { return p.Unit })
+	_, u, err := g.unitParams(c, raw, &p, func() string { return p.Unit })
 	if err != nil {
 		return nil, 0, err
 	}
 	p.Unit = u.Name
-	idx, err := s.proposeAgent(ctx, state.CommitHookChangesType,
-		&state.CommitHookChangesRequest{ModelUUID: c.model, Changes: p, Now: s.now()}, nil)
+	idx, err := g.proposeAgent(ctx, state.CommitHookChangesType,
+		&state.CommitHookChangesRequest{ModelUUID: c.model, Changes: p, Now: g.now()}, nil)
 	return nil, idx, relationNotFound(err)
 }
 

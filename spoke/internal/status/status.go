@@ -1,4 +1,9 @@
-package apiserver
+// Package status builds a model's full status from one store snapshot,
+// shaped like `juju status --format json`, and the ETag that lets a
+// client revalidate its copy. It is pure: no clock (the caller passes
+// Now in Context), no network, no HTTP; it reads only what
+// state.StatusRevision covers.
+package status
 
 import (
 	"cmp"
@@ -12,9 +17,9 @@ import (
 	"github.com/droverhq/drover/spoke/internal/state"
 )
 
-// StatusContext is what a status needs beyond the store: who answers, and
+// Context is what a status needs beyond the store: who answers, and
 // the time (leases are judged against Now; nothing reads a clock here).
-type StatusContext struct {
+type Context struct {
 	ControllerName string
 	Cloud          string // "localhost" when empty
 	Region         string
@@ -40,23 +45,23 @@ var workloadSeverity = map[string]int{
 	"unknown":     40,
 }
 
-// BuildStatus assembles a model's status from one snapshot, shaped like
+// Build assembles a model's status from one snapshot, shaped like
 // `juju status --format json`. It reads the model, its machines, units,
 // applications, relations, relation scopes and leases, and the controller
-// record (statusContext): what state.StatusRevision covers, so a status
-// ETag (statustag.go) stays true. Read anything else here and the
+// record (Context): what state.StatusRevision covers, so a status
+// ETag (tag.go) stays true. Read anything else here and the
 // revision must cover it too.
-func BuildStatus(snap *state.Snapshot, modelUUID string, ctl StatusContext) (*api.FullStatus, error) {
-	st, _, err := buildStatus(snap, modelUUID, ctl)
+func Build(snap *state.Snapshot, modelUUID string, ctl Context) (*api.FullStatus, error) {
+	st, _, err := build(snap, modelUUID, ctl)
 	return st, err
 }
 
-// buildStatus is BuildStatus, and also the time until which the status
+// build is Build, and also the time until which the status
 // stays what it is if nothing is written: the earliest expiry of a lease
 // it shows held, or ctl.Now when a lease's holder outlived its expiry
 // (a claim may extend it without a new status revision: see
 // state.StatusRevision). Zero when no lease has a holder.
-func buildStatus(snap *state.Snapshot, modelUUID string, ctl StatusContext) (*api.FullStatus, time.Time, error) {
+func build(snap *state.Snapshot, modelUUID string, ctl Context) (*api.FullStatus, time.Time, error) {
 	m, err := snap.ModelByUUID(modelUUID)
 	if err != nil {
 		return nil, time.Time{}, err
@@ -130,13 +135,13 @@ func buildStatus(snap *state.Snapshot, modelUUID string, ctl StatusContext) (*ap
 type statusBuilder struct {
 	snap     *state.Snapshot
 	model    string
-	ctl      StatusContext
+	ctl      Context
 	machines map[string]*api.Machine
-	until    time.Time // buildStatus's
+	until    time.Time // build's
 }
 
 // lease reads an application's lease and notes how long what the status
-// shows of it stays true (buildStatus).
+// shows of it stays true (build).
 func (b *statusBuilder) lease(app string) (*api.Lease, error) {
 	l, err := b.snap.LeaseByApp(b.model, app)
 	if err != nil || l == nil || l.Holder == "" {

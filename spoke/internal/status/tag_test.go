@@ -1,4 +1,4 @@
-package apiserver
+package status
 
 import (
 	"testing"
@@ -68,10 +68,10 @@ func FuzzParseStatusTag(f *testing.F) {
 // it good for no time at all (a claim may extend that lease without a new
 // status revision); no lease, no bound.
 func TestBuildStatusUntil(t *testing.T) {
-	ctl := StatusContext{ControllerName: "ctl", Now: t0.Add(30 * time.Second)}
+	ctl := Context{ControllerName: "ctl", Now: t0.Add(30 * time.Second)}
 	until := func(h *fsm) time.Time {
 		t.Helper()
-		_, u, err := buildStatus(h.f.Store().Snapshot(), testModel, ctl)
+		_, u, err := build(h.f.Store().Snapshot(), testModel, ctl)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -103,10 +103,15 @@ func TestStatusOfRevalidates(t *testing.T) {
 	h.deploy("kv", "kv", 1, "")
 	h.must(state.ClaimLeaseType, &state.ClaimLeaseRequest{ModelUUID: testModel, App: "kv", Unit: "kv/0", Now: t0, Duration: time.Minute})
 	now := t0.Add(30 * time.Second)
-	s := &Server{cfg: Config{Now: func() time.Time { return now }}, epoch: newEpoch()}
+	epoch := NewEpoch()
+	// answer is the status route's: the context as of now, this epoch.
+	answer := func(epoch string, inm []string) (*api.FullStatus, string, error) {
+		snap := h.f.Store().Snapshot()
+		return Answer(snap, testModel, epoch, ContextOf(snap, now), inm)
+	}
 	status := func(inm ...string) (*api.FullStatus, string) {
 		t.Helper()
-		st, tag, err := s.statusOf(h.f.Store().Snapshot(), testModel, inm)
+		st, tag, err := answer(epoch, inm)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -137,8 +142,7 @@ func TestStatusOfRevalidates(t *testing.T) {
 		t.Fatalf("after a change: %+v, tag %q", st, tag3)
 	}
 	// Another server's tag never matches.
-	other := &Server{cfg: s.cfg, epoch: newEpoch()}
-	if st, _, err := other.statusOf(h.f.Store().Snapshot(), testModel, []string{tag2}); err != nil || st == nil {
+	if st, _, err := answer(NewEpoch(), []string{tag2}); err != nil || st == nil {
 		t.Fatalf("another server's answer to this one's tag: %v %v", st, err)
 	}
 }

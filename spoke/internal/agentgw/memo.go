@@ -1,10 +1,11 @@
-package apiserver
+package agentgw
 
 import (
 	"sync"
 	"time"
 
 	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/spoke/internal/lookup"
 	"github.com/droverhq/drover/spoke/internal/state"
 )
 
@@ -121,7 +122,7 @@ func memoized[K comparable, V any](b *buildMemo, v storeVersion, part func(e *me
 
 func (b *buildMemo) model(snap *state.Snapshot, v storeVersion, uuid string) (*modelPart, error) {
 	return memoized(b, v, func(e *memoVersion) map[string]*modelPart { return e.models }, uuid, func() (*modelPart, error) {
-		m, err := lookupModel(snap, uuid)
+		m, err := lookup.Model(snap, uuid)
 		if err != nil {
 			return nil, err
 		}
@@ -140,14 +141,14 @@ func (b *buildMemo) model(snap *state.Snapshot, v storeVersion, uuid string) (*m
 	})
 }
 
-func (b *buildMemo) app(s *Server, snap *state.Snapshot, v storeVersion, model, name string) (*appPart, error) {
+func (b *buildMemo) app(g *Gateway, snap *state.Snapshot, v storeVersion, model, name string) (*appPart, error) {
 	return memoized(b, v, func(e *memoVersion) map[appKey]*appPart { return e.apps }, appKey{model, name}, func() (*appPart, error) {
-		a, err := lookupApplication(snap, model, name)
+		a, err := lookup.Application(snap, model, name)
 		if err != nil {
 			return nil, err
 		}
 		p := &appPart{a: a}
-		if p.config, err = s.effectiveConfig(snap, a); err != nil {
+		if p.config, err = g.effectiveConfig(snap, a); err != nil {
 			return nil, err
 		}
 		if p.lease, err = snap.LeaseByApp(model, name); err != nil {

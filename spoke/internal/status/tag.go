@@ -1,14 +1,15 @@
-package apiserver
+package status
 
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"net/http"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/internal/version"
+	"github.com/droverhq/drover/spoke/internal/state"
 )
 
 // A status answer carries an ETag, and a GET of the status with that tag
@@ -34,8 +35,8 @@ func (t statusTag) String() string {
 		"." + strconv.FormatInt(t.until, 10) + `"`
 }
 
-// newEpoch names one server's lifetime in its status tags.
-func newEpoch() string {
+// NewEpoch names one server's lifetime in its status tags.
+func NewEpoch() string {
 	var b [8]byte
 	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
 	return hex.EncodeToString(b[:])
@@ -78,11 +79,41 @@ func parseStatusTag(v string) (statusTag, bool) {
 	return statusTag{epoch: parts[0], gen: gen, rev: rev, until: until}, true
 }
 
-// writeNotModified answers a revalidated status: its tag, and the index
-// the answer is current at.
-func writeNotModified(w http.ResponseWriter, tag string, index uint64) {
-	h := w.Header()
-	h.Set("ETag", tag)
-	h.Set(api.HeaderIndex, strconv.FormatUint(index, 10))
-	w.WriteHeader(http.StatusNotModified)
+// Answer builds model's status from snap and returns it with its ETag,
+// or returns nil and the tag that matched when one of the If-None-Match
+// values inm names a copy that is still current. epoch is the answering
+// server's (NewEpoch).
+func Answer(snap *state.Snapshot, model, epoch string, ctl Context, inm []string) (*api.FullStatus, string, error) {
+	rev, err := snap.StatusRevision(model)
+	if err != nil {
+		return nil, "", err
+	}
+	tag := statusTag{epoch: epoch, gen: snap.Generation(), rev: rev}
+	if v, ok := notModified(inm, tag, ctl.Now); ok {
+		return nil, v, nil
+	}
+	st, until, err := build(snap, model, ctl)
+	if err != nil {
+		return nil, "", err
+	}
+	if !until.IsZero() {
+		tag.until = until.UnixNano()
+	}
+	return st, tag.String(), nil
+}
+
+// ContextOf names the controller, and the cloud and region a hub placed
+// it in (the local provider's localhost/localhost otherwise), as of now.
+func ContextOf(snap *state.Snapshot, now time.Time) Context {
+	sc := Context{Cloud: "localhost", Region: "localhost", Version: version.Version, Now: now}
+	if c, err := snap.Controller(); err == nil && c != nil {
+		sc.ControllerName = c.Name
+		if c.Region != "" {
+			sc.Region = c.Region
+		}
+		if c.Cloud != "" {
+			sc.Cloud = c.Cloud
+		}
+	}
+	return sc
 }

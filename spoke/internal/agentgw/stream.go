@@ -1,4 +1,4 @@
-package apiserver
+package agentgw
 
 import (
 	"context"
@@ -15,6 +15,8 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/spoke/internal/credential"
+	"github.com/droverhq/drover/spoke/internal/reply"
 	"github.com/droverhq/drover/spoke/internal/state"
 )
 
@@ -35,7 +37,7 @@ const maxAgentMessage = 20 << 20
 // long as the connection and serves requests in order; a writer goroutine
 // exists only while there is something to send (see the package comment).
 type agentConn struct {
-	s       *Server
+	g       *Gateway
 	ws      *websocket.Conn
 	model   string
 	machine string
@@ -63,14 +65,14 @@ func (c *agentConn) poke() {
 
 // startWriterLocked starts the writer unless it runs. Callers hold c.mu,
 // and either are c's reader or hold the hub's lock with c registered, so
-// the reader has not yet left and Server.conns is above zero for the Add.
+// the reader has not yet left and Gateway.conns is above zero for the Add.
 func (c *agentConn) startWriterLocked() {
 	if c.writing || c.closed {
 		return
 	}
 	c.writing = true
-	c.s.conns.Add(1)
-	go c.writer() // joined by Server.Close
+	c.g.conns.Add(1)
+	go c.writer() // joined by Gateway.Close
 }
 
 // shut ends the connection: the reader's read fails, a writer's write
@@ -83,18 +85,18 @@ func (c *agentConn) shut() {
 	c.ws.Close()
 }
 
-// authenticateAgent checks a machine agent's Basic credentials and returns
+// Authenticate checks a machine agent's Basic credentials and returns
 // its model and machine.
-func (s *Server) authenticateAgent(r *http.Request) (model, machine string, err error) {
+func (g *Gateway) Authenticate(r *http.Request) (model, machine string, err error) {
 	tag, secret, ok := r.BasicAuth()
 	if !ok || !strings.HasPrefix(tag, "machine-") {
 		return "", "", api.Errorf(api.CodeUnauthorized, "authentication required: pass the machine agent's tag and secret")
 	}
 	var cred *api.Credential
-	ok, err = s.checkCredential(r.Context(), func() (bool, bool, error) {
+	ok, err = credential.Check(r.Context(), g.b, func() (bool, bool, error) {
 		var err error
-		cred, err = s.b.Store().Snapshot().CredentialByTag(tag)
-		return err == nil && cred != nil && cred.ModelUUID != "" && checkSecret(secret, cred.Hash), cred != nil, err
+		cred, err = g.b.Store().Snapshot().CredentialByTag(tag)
+		return err == nil && cred != nil && cred.ModelUUID != "" && credential.SecretMatches(secret, cred.Hash), cred != nil, err
 	})
 	if err != nil {
 		return "", "", err
@@ -110,16 +112,16 @@ func (s *Server) authenticateAgent(r *http.Request) (model, machine string, err 
 	return cred.ModelUUID, strings.Clone(machine), nil
 }
 
-// agentStream serves GET /v1/agent/stream?since=N.
-func (s *Server) agentStream(w http.ResponseWriter, r *http.Request) {
-	model, machine, err := s.authenticateAgent(r)
+// ServeStream serves GET /v1/agent/stream?since=N.
+func (g *Gateway) ServeStream(w http.ResponseWriter, r *http.Request) {
+	model, machine, err := g.Authenticate(r)
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
-	since, err := uintParam(r, "since", "want a raft index")
+	since, err := reply.UintParam(r, "since", "want a raft index")
 	if err != nil {
-		writeError(w, r, err)
+		reply.WriteError(w, r, err)
 		return
 	}
 	ws, err := agentUpgrader.Upgrade(w, r, nil)
@@ -131,12 +133,12 @@ func (s *Server) agentStream(w http.ResponseWriter, r *http.Request) {
 	// server's per-connection state (buffers, the handler's deep stack),
 	// which would otherwise stay pinned for the life of an idle agent.
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
-	c := &agentConn{s: s, ws: ws, model: model, machine: machine, cancel: cancel,
+	c := &agentConn{g: g, ws: ws, model: model, machine: machine, cancel: cancel,
 		out: make(chan *api.AgentFrame, 4)}
 	c.in.machine = machine
-	s.conns.Add(1)
-	go func() { // the reader; joined by Server.Close
-		defer s.conns.Done()
+	g.conns.Add(1)
+	go func() { // the reader; joined by Gateway.Close
+		defer g.conns.Done()
 		c.run(ctx, since)
 	}()
 }
@@ -145,42 +147,42 @@ func (s *Server) agentStream(w http.ResponseWriter, r *http.Request) {
 // for the first state frame, and serves requests until the connection
 // fails or the server closes.
 func (c *agentConn) run(ctx context.Context, since uint64) {
-	s := c.s
+	g := c.g
 	defer c.shut()
 	if since > 0 {
 		// An agent failing over from a node that was ahead waits for this
 		// replica to catch up, so its state never goes backwards.
 		wctx, wcancel := context.WithTimeout(ctx, 5*time.Second)
-		_, err := s.b.WaitRead(wctx, since, false)
+		_, err := g.b.WaitRead(wctx, since, false)
 		wcancel()
 		if err != nil {
-			s.log.Debug("agent resumed ahead of this replica", "model", c.model, "machine", c.machine, "since", since)
+			g.log.Debug("agent resumed ahead of this replica", "model", c.model, "machine", c.machine, "since", since)
 		}
 	}
-	if !s.agents.register(c) {
+	if !g.hub.register(c) {
 		return // the server is closing
 	}
-	defer s.agents.unregister(c)
+	defer g.hub.unregister(c)
 	c.poke()
 	// Off the reader's stack, for the reason readLoop gives.
-	s.conns.Add(1)
-	go func() { // joined by Server.Close
-		defer s.conns.Done()
-		s.markMachineStarted(ctx, c.model, c.machine)
+	g.conns.Add(1)
+	go func() { // joined by Gateway.Close
+		defer g.conns.Done()
+		g.markMachineStarted(ctx, c.model, c.machine)
 	}()
 	c.readLoop(ctx)
 }
 
 // markMachineStarted records that the machine agent is connected.
-func (s *Server) markMachineStarted(ctx context.Context, model, machine string) {
-	mc, err := s.b.Store().Snapshot().MachineByID(model, machine)
+func (g *Gateway) markMachineStarted(ctx context.Context, model, machine string) {
+	mc, err := g.b.Store().Snapshot().MachineByID(model, machine)
 	if err != nil || mc == nil || mc.AgentStatus.Status == "started" {
 		return
 	}
-	_, _, err = s.b.Propose(ctx, state.SetStatusType, &state.SetStatusRequest{ModelUUID: model,
-		Kind: api.StatusKindMachine, Entity: machine, Status: api.Status{Status: "started", Since: s.now()}})
+	_, _, err = g.b.Propose(ctx, state.SetStatusType, &state.SetStatusRequest{ModelUUID: model,
+		Kind: api.StatusKindMachine, Entity: machine, Status: api.Status{Status: "started", Since: g.now()}})
 	if err != nil {
-		s.log.Debug("cannot mark machine started", "model", model, "machine", machine, "err", err)
+		g.log.Debug("cannot mark machine started", "model", model, "machine", machine, "err", err)
 	}
 }
 
@@ -192,7 +194,7 @@ func (c *agentConn) write(data []byte) error {
 // writer sends what is due (responses first, then a changed state, then a
 // keepalive) and exits when nothing is. A failed write ends the connection.
 func (c *agentConn) writer() {
-	defer c.s.conns.Done()
+	defer c.g.conns.Done()
 	for {
 		// c.out is polled under c.mu: the reader queues an answer and then
 		// takes c.mu to start a writer, so an answer is never stranded.
@@ -229,7 +231,7 @@ func (c *agentConn) writer() {
 			c.writing, c.closed = false, true // no writer after a failed write
 			c.mu.Unlock()
 			if !errors.Is(err, net.ErrClosed) {
-				c.s.log.Debug("agent stream ended", "model", c.model, "machine", c.machine, "err", err)
+				c.g.log.Debug("agent stream ended", "model", c.model, "machine", c.machine, "err", err)
 			}
 			c.shut()
 			return
@@ -246,7 +248,7 @@ func (c *agentConn) writeResponse(f *api.AgentFrame) error {
 }
 
 func (c *agentConn) writeKeepalive() error {
-	idx, _ := c.s.b.Store().Snapshot().LatestIndex()
+	idx, _ := c.g.b.Store().Snapshot().LatestIndex()
 	data, _ := json.Marshal(&api.AgentFrame{Type: api.AgentFrameKeepalive, Index: idx})
 	return c.write(data)
 }
@@ -285,13 +287,13 @@ func (c *agentConn) build() (*[]byte, uint64, error) {
 	c.mu.Lock()
 	c.building = true
 	c.mu.Unlock()
-	snap := c.s.b.Store().Snapshot()
+	snap := c.g.b.Store().Snapshot()
 	idx, err := snap.LatestIndex()
 	if err != nil {
 		return nil, 0, err
 	}
 	v := storeVersion{gen: snap.Generation(), index: idx}
-	ms, in, err := c.s.buildMachineState(snap, v, &c.s.agentMemo, c.model, c.machine, c.s.now())
+	ms, in, err := c.g.buildMachineState(snap, v, &c.g.memo, c.model, c.machine, c.g.now())
 	if err != nil {
 		return nil, 0, err
 	}
@@ -359,12 +361,12 @@ func (c *agentConn) serve(ctx context.Context, data []byte) *api.AgentFrame {
 		return f
 	}
 	f.ID = req.ID
-	res, idx, err := c.s.handleAgentRequest(ctx, c, &req)
+	res, idx, err := c.g.handleAgentRequest(ctx, c, &req)
 	f.Result, f.Index = res, idx
 	if err != nil {
-		f.Error = toAPIError(err)
+		f.Error = reply.APIError(err)
 		if f.Error.Code == api.CodeInternal {
-			c.s.log.Error("agent request failed", "method", req.Method, "model", c.model, "machine", c.machine, "err", err)
+			c.g.log.Error("agent request failed", "method", req.Method, "model", c.model, "machine", c.machine, "err", err)
 		}
 	}
 	return f

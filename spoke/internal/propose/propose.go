@@ -1,38 +1,36 @@
-package spoke
+// Package propose is a controller node's raft write and read path:
+// Propose applies a command on the leader or forwards it there from a
+// follower (spoke/internal/peer), retrying only where the command was
+// certainly not applied; WaitRead makes a read on the local replica
+// current. It serves the forwarded side too (ForwardedApply,
+// ForwardedReadIndex).
+package propose
 
 import (
-	"bytes"
 	"context"
-	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net"
-	"net/http"
-	"syscall"
 	"time"
 
 	"github.com/droverhq/drover/api"
-	"github.com/droverhq/drover/internal/pki"
-	"github.com/droverhq/drover/spoke/internal/apiserver"
-	"github.com/droverhq/drover/spoke/internal/blobs"
 	"github.com/droverhq/drover/spoke/internal/cluster"
+	"github.com/droverhq/drover/spoke/internal/peer"
 	"github.com/droverhq/drover/spoke/internal/state"
 )
 
-// Store is the node's local replica of the model state.
-func (s *Server) Store() *state.Store { return s.fsm.Store() }
+// Proposer writes and reads through raft for one node.
+type Proposer struct {
+	node  *cluster.Node
+	fsm   *state.FSM
+	peers *peer.Client
+}
 
-// Events is the node's event broker.
-func (s *Server) Events() *state.EventBroker { return s.fsm.Events() }
-
-// LogMark names the node's raft log entry at index in its history, if the
-// log still holds it.
-func (s *Server) LogMark(index uint64) (string, bool) { return s.node.LogMark(index) }
-
-// Blobs is the node's charm blob store.
-func (s *Server) Blobs() *blobs.Store { return s.blobs }
+// New returns the proposer of node, whose replica is fsm and which calls
+// other nodes with peers.
+func New(node *cluster.Node, fsm *state.FSM, peers *peer.Client) *Proposer {
+	return &Proposer{node: node, fsm: fsm, peers: peers}
+}
 
 // Propose encodes and replicates a command, forwarding it to the leader when
 // this node is a follower. It retries only where the command certainly was
@@ -40,7 +38,7 @@ func (s *Server) Blobs() *blobs.Store { return s.blobs }
 // could not be dialled); any other failure reports an unknown outcome.
 // The value is the FSM's Go value when this node applied the command, or
 // its JSON (json.RawMessage) when the leader did.
-func (s *Server) Propose(ctx context.Context, t state.MessageType, req any) (any, uint64, error) {
+func (s *Proposer) Propose(ctx context.Context, t state.MessageType, req any) (any, uint64, error) {
 	cmd, err := state.Encode(t, req)
 	if err != nil {
 		return nil, 0, api.Errorf(api.CodeInternal, "encode command: %v", err)
@@ -87,10 +85,11 @@ func (e errRetry) Unwrap() error { return e.err }
 
 func retryable(err error) bool {
 	var r errRetry
-	return errors.As(err, &r) || errors.Is(err, cluster.ErrNotLeader) || errors.Is(err, cluster.ErrNoLeader)
+	var nd *peer.NotDeliveredError
+	return errors.As(err, &r) || errors.As(err, &nd) || errors.Is(err, cluster.ErrNotLeader) || errors.Is(err, cluster.ErrNoLeader)
 }
 
-func (s *Server) proposeOnce(ctx context.Context, cmd []byte) (any, uint64, error) {
+func (s *Proposer) proposeOnce(ctx context.Context, cmd []byte) (any, uint64, error) {
 	if s.node.IsLeader() {
 		return s.applyLocal(ctx, cmd)
 	}
@@ -98,16 +97,16 @@ func (s *Server) proposeOnce(ctx context.Context, cmd []byte) (any, uint64, erro
 	if err != nil {
 		return nil, 0, err
 	}
-	addr, err := s.apiAddrOf(leaderID)
+	addr, err := s.APIAddrOf(leaderID)
 	if err != nil {
 		return nil, 0, errRetry{err}
 	}
-	var out apiserver.ApplyResponse
-	if err := s.peerCall(ctx, addr, "/v1/internal/raft/apply", cmd, &out); err != nil {
+	out, err := s.peers.Apply(ctx, addr, cmd)
+	if err != nil {
 		return nil, 0, err
 	}
 	if out.Error != nil {
-		if out.Error.Code == apiserver.CodeNotRaftLeader {
+		if out.Error.Code == peer.CodeNotRaftLeader {
 			return nil, 0, errRetry{out.Error}
 		}
 		return nil, out.Index, out.Error
@@ -116,7 +115,7 @@ func (s *Server) proposeOnce(ctx context.Context, cmd []byte) (any, uint64, erro
 }
 
 // applyLocal applies on this node, which believes it leads.
-func (s *Server) applyLocal(ctx context.Context, cmd []byte) (any, uint64, error) {
+func (s *Proposer) applyLocal(ctx context.Context, cmd []byte) (any, uint64, error) {
 	resp, idx, err := s.node.Apply(ctx, cmd)
 	if err != nil {
 		switch {
@@ -140,13 +139,13 @@ func (s *Server) applyLocal(ctx context.Context, cmd []byte) (any, uint64, error
 }
 
 // ForwardedApply serves a follower's forwarded command.
-func (s *Server) ForwardedApply(ctx context.Context, cmd []byte) (json.RawMessage, uint64, error) {
+func (s *Proposer) ForwardedApply(ctx context.Context, cmd []byte) (json.RawMessage, uint64, error) {
 	if !s.node.IsLeader() {
-		return nil, 0, &api.Error{Code: apiserver.CodeNotRaftLeader, Message: "this node is not the raft leader"}
+		return nil, 0, &api.Error{Code: peer.CodeNotRaftLeader, Message: "this node is not the raft leader"}
 	}
 	val, idx, err := s.applyLocal(ctx, cmd)
 	if errors.Is(err, cluster.ErrNotLeader) {
-		return nil, 0, &api.Error{Code: apiserver.CodeNotRaftLeader, Message: "this node is not the raft leader"}
+		return nil, 0, &api.Error{Code: peer.CodeNotRaftLeader, Message: "this node is not the raft leader"}
 	}
 	if err != nil {
 		return nil, idx, err
@@ -159,10 +158,10 @@ func (s *Server) ForwardedApply(ctx context.Context, cmd []byte) (json.RawMessag
 }
 
 // ForwardedReadIndex serves a follower's read-index request.
-func (s *Server) ForwardedReadIndex(ctx context.Context) (uint64, error) {
+func (s *Proposer) ForwardedReadIndex(ctx context.Context) (uint64, error) {
 	idx, err := s.node.ReadIndex(ctx)
 	if errors.Is(err, cluster.ErrNotLeader) {
-		return 0, &api.Error{Code: apiserver.CodeNotRaftLeader, Message: "this node is not the raft leader"}
+		return 0, &api.Error{Code: peer.CodeNotRaftLeader, Message: "this node is not the raft leader"}
 	}
 	return idx, err
 }
@@ -170,7 +169,7 @@ func (s *Server) ForwardedReadIndex(ctx context.Context) (uint64, error) {
 // WaitRead prepares a read: with consistent it first learns the leader's
 // read index; then it waits until the local replica has applied at least
 // that and minIndex. It returns the index the read will reflect.
-func (s *Server) WaitRead(ctx context.Context, minIndex uint64, consistent bool) (uint64, error) {
+func (s *Proposer) WaitRead(ctx context.Context, minIndex uint64, consistent bool) (uint64, error) {
 	if consistent {
 		idx, err := s.readIndex(ctx)
 		if err != nil {
@@ -186,7 +185,7 @@ func (s *Server) WaitRead(ctx context.Context, minIndex uint64, consistent bool)
 	return s.node.AppliedIndex(), nil
 }
 
-func (s *Server) readIndex(ctx context.Context) (uint64, error) {
+func (s *Proposer) readIndex(ctx context.Context) (uint64, error) {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, 10*time.Second)
@@ -209,7 +208,7 @@ func (s *Server) readIndex(ctx context.Context) (uint64, error) {
 	}
 }
 
-func (s *Server) readIndexOnce(ctx context.Context) (uint64, error) {
+func (s *Proposer) readIndexOnce(ctx context.Context) (uint64, error) {
 	if s.node.IsLeader() {
 		idx, err := s.node.ReadIndex(ctx)
 		if err != nil && !errors.Is(err, cluster.ErrNotLeader) {
@@ -221,12 +220,12 @@ func (s *Server) readIndexOnce(ctx context.Context) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	addr, err := s.apiAddrOf(leaderID)
+	addr, err := s.APIAddrOf(leaderID)
 	if err != nil {
 		return 0, errRetry{err}
 	}
-	var out apiserver.ReadIndexResponse
-	if err := s.peerCall(ctx, addr, "/v1/internal/raft/read-index", nil, &out); err != nil {
+	out, err := s.peers.ReadIndex(ctx, addr)
+	if err != nil {
 		// A read changes nothing: any failure may be retried.
 		return 0, errRetry{err}
 	}
@@ -236,9 +235,9 @@ func (s *Server) readIndexOnce(ctx context.Context) (uint64, error) {
 	return out.Index, nil
 }
 
-// apiAddrOf maps a raft server ID to its API address from the replicated
+// APIAddrOf maps a raft server ID to its API address from the replicated
 // controller-node records.
-func (s *Server) apiAddrOf(nodeID string) (string, error) {
+func (s *Proposer) APIAddrOf(nodeID string) (string, error) {
 	nodes, err := s.fsm.Store().Snapshot().ListControllerNodes()
 	if err != nil {
 		return "", err
@@ -249,58 +248,4 @@ func (s *Server) apiAddrOf(nodeID string) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("no API address known for node %s", nodeID)
-}
-
-// peerClient talks to other nodes with this node's certificate.
-func (s *Server) peerClient() *http.Client {
-	d := &net.Dialer{Timeout: 3 * time.Second}
-	dial := d.DialContext
-	if s.cfg.Faults != nil {
-		dial = s.cfg.Faults.DialContext(s.ident.NodeID, d)
-	}
-	return &http.Client{Transport: &http.Transport{
-		DialContext:         dial,
-		TLSClientConfig:     pki.PeerConfig(s.ca, s.cert),
-		MaxIdleConnsPerHost: 64,
-		IdleConnTimeout:     90 * time.Second,
-		ForceAttemptHTTP2:   true,
-	}}
-}
-
-// peerCall POSTs body to another node and decodes a JSON answer. A dial
-// failure is retryable: the request was certainly not delivered.
-func (s *Server) peerCall(ctx context.Context, addr, path string, body []byte, out any) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "https://"+addr+path, bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	resp, err := s.peers.Do(req)
-	if err != nil {
-		if isDialError(err) {
-			return errRetry{err}
-		}
-		return api.Errorf(api.CodeTimeout, "forwarding to the raft leader failed; outcome unknown: %v", err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
-	if err != nil {
-		return api.Errorf(api.CodeTimeout, "reading the leader's answer: %v", err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		var e api.Error
-		if json.Unmarshal(b, &e) == nil && e.Code != "" {
-			return &e
-		}
-		return api.Errorf(api.CodeInternal, "peer %s answered %s", addr, resp.Status)
-	}
-	return json.Unmarshal(b, out)
-}
-
-func isDialError(err error) bool {
-	var op *net.OpError
-	if errors.As(err, &op) && op.Op == "dial" {
-		return true
-	}
-	var tlsErr *tls.CertificateVerificationError
-	return errors.Is(err, syscall.ECONNREFUSED) || errors.As(err, &tlsErr)
 }

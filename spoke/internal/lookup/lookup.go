@@ -1,12 +1,12 @@
-package apiserver
+// Package lookup reads one object from a store snapshot as the API
+// answers it: the store's getters answer nil for a missing object, and
+// these turn that into the typed not-found errors clients see.
+package lookup
 
 import (
 	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/spoke/internal/state"
 )
-
-// The store's getters answer nil for a missing object; these turn that into
-// the typed not-found errors clients see.
 
 func found[T any](v *T, err error, format string, args ...any) (*T, error) {
 	if err != nil {
@@ -18,37 +18,37 @@ func found[T any](v *T, err error, format string, args ...any) (*T, error) {
 	return v, nil
 }
 
-func lookupModel(snap *state.Snapshot, uuid string) (*api.Model, error) {
+func Model(snap *state.Snapshot, uuid string) (*api.Model, error) {
 	v, err := snap.ModelByUUID(uuid)
 	return found(v, err, "model %q not found", uuid)
 }
 
-func lookupApplication(snap *state.Snapshot, model, name string) (*api.Application, error) {
+func Application(snap *state.Snapshot, model, name string) (*api.Application, error) {
 	v, err := snap.ApplicationByName(model, name)
 	return found(v, err, "application %q not found", name)
 }
 
-func lookupUnit(snap *state.Snapshot, model, name string) (*api.Unit, error) {
+func Unit(snap *state.Snapshot, model, name string) (*api.Unit, error) {
 	v, err := snap.UnitByName(model, name)
 	return found(v, err, "unit %q not found", name)
 }
 
-func lookupMachine(snap *state.Snapshot, model, id string) (*api.Machine, error) {
+func Machine(snap *state.Snapshot, model, id string) (*api.Machine, error) {
 	v, err := snap.MachineByID(model, id)
 	return found(v, err, "machine %q not found", id)
 }
 
-func lookupCharm(snap *state.Snapshot, sha string) (*api.Charm, error) {
+func Charm(snap *state.Snapshot, sha string) (*api.Charm, error) {
 	v, err := snap.CharmBySHA(sha)
 	return found(v, err, "charm %q not found; upload it first", sha)
 }
 
-func lookupTask(snap *state.Snapshot, model, id string) (*api.Task, error) {
+func Task(snap *state.Snapshot, model, id string) (*api.Task, error) {
 	v, err := snap.TaskByID(model, id)
 	return found(v, err, "task %q not found", id)
 }
 
-func lookupController(snap *state.Snapshot) (*api.Controller, error) {
+func Controller(snap *state.Snapshot) (*api.Controller, error) {
 	v, err := snap.Controller()
 	return found(v, err, "controller not initialised yet")
 }

@@ -1,4 +1,4 @@
-package apiserver
+package agentgw
 
 import (
 	"encoding/json"
@@ -101,28 +101,7 @@ func appendUnitState(b []byte, u *api.UnitRemoteState) ([]byte, error) {
 	b = append(b, `,"leader-settings-version":`...)
 	b = strconv.AppendInt(b, int64(u.LeaderSettingsVersion), 10)
 	b = append(b, `,"relations":`...)
-	if u.Relations == nil {
-		b = append(b, "null"...)
-	} else {
-		// encoding/json orders integer keys as strings.
-		ids := make([]string, 0, len(u.Relations))
-		for id := range u.Relations {
-			ids = append(ids, strconv.Itoa(id))
-		}
-		slices.Sort(ids)
-		b = append(b, '{')
-		for i, id := range ids {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, '"')
-			b = append(b, id...)
-			b = append(b, `":`...)
-			n, _ := strconv.Atoi(id)
-			b = appendRelationState(b, u.Relations[n])
-		}
-		b = append(b, '}')
-	}
+	b = appendRelations(b, u.Relations)
 	if len(u.Tasks) > 0 {
 		b = append(b, `,"tasks":`...)
 		if b, err = appendMarshal(b, u.Tasks, false, ""); err != nil {
@@ -135,13 +114,47 @@ func appendUnitState(b []byte, u *api.UnitRemoteState) ([]byte, error) {
 			return nil, err
 		}
 	}
-	b = append(b, `,"workload-status":{"status":`...)
-	st := &u.WorkloadStatus
+	b = append(b, `,"workload-status":`...)
+	if b, err = appendStatus(b, &u.WorkloadStatus); err != nil {
+		return nil, err
+	}
+	return append(b, '}'), nil
+}
+
+// appendRelations writes a unit's relations by ID, in encoding/json's
+// order: integer keys sorted as strings.
+func appendRelations(b []byte, rels map[int]*api.RelationRemoteState) []byte {
+	if rels == nil {
+		return append(b, "null"...)
+	}
+	ids := make([]string, 0, len(rels))
+	for id := range rels {
+		ids = append(ids, strconv.Itoa(id))
+	}
+	slices.Sort(ids)
+	b = append(b, '{')
+	for i, id := range ids {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '"')
+		b = append(b, id...)
+		b = append(b, `":`...)
+		n, _ := strconv.Atoi(id)
+		b = appendRelationState(b, rels[n])
+	}
+	return append(b, '}')
+}
+
+// appendStatus writes a status as encoding/json does (api.Status).
+func appendStatus(b []byte, st *api.Status) ([]byte, error) {
+	b = append(b, `{"status":`...)
 	b = jsonw.String(b, st.Status)
 	if st.Message != "" {
 		b = append(b, `,"message":`...)
 		b = jsonw.String(b, st.Message)
 	}
+	var err error
 	if len(st.Data) > 0 {
 		b = append(b, `,"data":`...)
 		if b, err = appendMarshal(b, st.Data, false, ""); err != nil {
@@ -152,7 +165,7 @@ func appendUnitState(b []byte, u *api.UnitRemoteState) ([]byte, error) {
 	if b, err = appendMarshal(b, st.Since, false, ""); err != nil {
 		return nil, err
 	}
-	return append(b, "}}"...), nil
+	return append(b, '}'), nil
 }
 
 func appendRelationState(b []byte, r *api.RelationRemoteState) []byte {

@@ -1,4 +1,4 @@
-package apiserver
+package agentgw
 
 import (
 	"cmp"
@@ -38,7 +38,7 @@ type interest struct {
 // snapshot of version v, and the interest it depends on. Parts shared with
 // other machines come from memo (which may be nil) and must not be
 // modified.
-func (s *Server) buildMachineState(snap *state.Snapshot, v storeVersion, memo *buildMemo, model, machine string, now time.Time) (*api.MachineState, interest, error) {
+func (g *Gateway) buildMachineState(snap *state.Snapshot, v storeVersion, memo *buildMemo, model, machine string, now time.Time) (*api.MachineState, interest, error) {
 	in := interest{machine: machine}
 	mp, err := memo.model(snap, v, model)
 	if err != nil {
@@ -57,7 +57,7 @@ func (s *Server) buildMachineState(snap *state.Snapshot, v storeVersion, memo *b
 		return nil, in, err
 	}
 	for _, u := range units {
-		urs, err := s.buildUnitState(snap, v, memo, u, now, &in)
+		urs, err := g.buildUnitState(snap, v, memo, u, now, &in)
 		if err != nil {
 			return nil, in, err
 		}
@@ -66,12 +66,12 @@ func (s *Server) buildMachineState(snap *state.Snapshot, v storeVersion, memo *b
 	return ms, in, nil
 }
 
-func (s *Server) buildUnitState(snap *state.Snapshot, v storeVersion, memo *buildMemo, u *api.Unit, now time.Time, in *interest) (*api.UnitRemoteState, error) {
+func (g *Gateway) buildUnitState(snap *state.Snapshot, v storeVersion, memo *buildMemo, u *api.Unit, now time.Time, in *interest) (*api.UnitRemoteState, error) {
 	in.units = append(in.units, u.Name)
 	if !slices.Contains(in.apps, u.Application) {
 		in.apps = append(in.apps, u.Application)
 	}
-	ap, err := memo.app(s, snap, v, u.ModelUUID, u.Application)
+	ap, err := memo.app(g, snap, v, u.ModelUUID, u.Application)
 	if err != nil {
 		return nil, err
 	}
@@ -196,16 +196,16 @@ func hasSubordinateOf(snap *state.Snapshot, principal *api.Unit, app string) boo
 }
 
 // effectiveConfig is the charm's defaults overlaid with the user's values.
-func (s *Server) effectiveConfig(snap *state.Snapshot, a *api.Application) (map[string]any, error) {
+func (g *Gateway) effectiveConfig(snap *state.Snapshot, a *api.Application) (map[string]any, error) {
 	out := map[string]any{}
 	if ch, err := snap.CharmBySHA(a.CharmSHA256); err != nil {
 		return nil, err
 	} else if ch != nil {
-		p, err := s.charms.get(ch)
+		defaults, err := g.cfg.CharmDefaults(ch)
 		if err != nil {
 			return nil, err
 		}
-		for k, v := range p.config.DefaultSettings() {
+		for k, v := range defaults {
 			out[k] = v
 		}
 	}

@@ -1,4 +1,4 @@
-package apiserver
+package status
 
 import (
 	"bytes"
@@ -124,8 +124,8 @@ func full(h *fsm) {
 	h.must(state.EnterScopeType, &state.EnterScopeRequest{ModelUUID: testModel, RelationID: 1, Unit: "kv/0"})
 }
 
-func TestBuildStatus(t *testing.T) {
-	ctl := StatusContext{ControllerName: "ctl", Region: "home", Version: "0.1.0", Now: t0.Add(30 * time.Second)}
+func TestBuild(t *testing.T) {
+	ctl := Context{ControllerName: "ctl", Region: "home", Version: "0.1.0", Now: t0.Add(30 * time.Second)}
 	for _, tc := range []struct {
 		name  string
 		build func(*fsm)
@@ -143,7 +143,7 @@ func TestBuildStatus(t *testing.T) {
 			h := newFSM(t)
 			h.seed()
 			tc.build(h)
-			st, err := BuildStatus(h.f.Store().Snapshot(), testModel, ctl)
+			st, err := Build(h.f.Store().Snapshot(), testModel, ctl)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -174,7 +174,7 @@ func TestBuildStatus(t *testing.T) {
 
 func TestBuildStatusUnknownModel(t *testing.T) {
 	h := newFSM(t)
-	_, err := BuildStatus(h.f.Store().Snapshot(), "nope", StatusContext{})
+	_, err := Build(h.f.Store().Snapshot(), "nope", Context{})
 	if !errors.Is(err, api.ErrNotFound) {
 		t.Fatalf("got %v, want not-found", err)
 	}
@@ -231,7 +231,7 @@ func TestFailedHookShownAsWorkloadError(t *testing.T) {
 	u := &api.Unit{Name: "f/0", Application: "f",
 		WorkloadStatus: api.Status{Status: "maintenance", Message: "installing charm software", Since: t0},
 		AgentStatus:    api.Status{Status: "error", Message: `hook failed: "install"`, Since: t0.Add(time.Second)}}
-	b := &statusBuilder{ctl: StatusContext{Now: t0}}
+	b := &statusBuilder{ctl: Context{Now: t0}}
 	us, err := b.unitStatus(u, nil, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package apiserver
+package agentgw
 
 import (
 	"context"
@@ -25,7 +25,7 @@ type agentHub struct {
 	// mu guards the fields below.
 	mu     sync.Mutex
 	models map[string]map[*agentConn]struct{}
-	closed bool // Server.Close has shut every connection
+	closed bool // Gateway.Close has shut every connection
 }
 
 func newAgentHub() *agentHub {
@@ -84,8 +84,8 @@ func (h *agentHub) closeAll() {
 }
 
 // Connections returns the number of agent connections on this node.
-func (s *Server) AgentConnections() int {
-	h := s.agents
+func (g *Gateway) Connections() int {
+	h := g.hub
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	n := 0
@@ -95,33 +95,33 @@ func (s *Server) AgentConnections() int {
 	return n
 }
 
-// RunAgentHub feeds the agent connections until ctx ends. It is a node
-// worker: the spoke runs it under its supervisor.
-func (s *Server) RunAgentHub(ctx context.Context) error {
-	g, ctx := errgroup.WithContext(ctx)
-	g.Go(func() error {
-		t := time.NewTicker(s.keepaliveInterval())
+// Run feeds the agent connections until ctx ends. It is a node worker:
+// the spoke runs it under its supervisor.
+func (g *Gateway) Run(ctx context.Context) error {
+	eg, ctx := errgroup.WithContext(ctx)
+	eg.Go(func() error {
+		t := time.NewTicker(g.keepaliveInterval())
 		defer t.Stop()
 		for {
 			select {
 			case <-ctx.Done():
 				return nil
 			case <-t.C:
-				s.agents.keepalive()
+				g.hub.keepalive()
 			}
 		}
 	})
-	g.Go(func() error { return s.feedAgents(ctx) })
-	return g.Wait()
+	eg.Go(func() error { return g.feedAgents(ctx) })
+	return eg.Wait()
 }
 
-func (s *Server) feedAgents(ctx context.Context) error {
-	since, err := s.b.Store().Snapshot().LatestIndex()
+func (g *Gateway) feedAgents(ctx context.Context) error {
+	since, err := g.b.Store().Snapshot().LatestIndex()
 	if err != nil {
 		return err
 	}
 	for {
-		sub, err := s.b.Events().Subscribe(ctx, state.SubscribeRequest{Since: since})
+		sub, err := g.b.Events().Subscribe(ctx, state.SubscribeRequest{Since: since})
 		if err != nil {
 			return nil
 		}
@@ -132,8 +132,8 @@ func (s *Server) feedAgents(ctx context.Context) error {
 			}
 			if errors.Is(err, state.ErrSubscriptionReset) {
 				// Missed events: everyone rebuilds (and sends only if changed).
-				s.pokeAll()
-				if since, err = s.b.Store().Snapshot().LatestIndex(); err != nil {
+				g.pokeAll()
+				if since, err = g.b.Store().Snapshot().LatestIndex(); err != nil {
 					return err
 				}
 				break
@@ -142,13 +142,13 @@ func (s *Server) feedAgents(ctx context.Context) error {
 				return err
 			}
 			since = sub.Index()
-			s.dispatch(evs)
+			g.dispatch(evs)
 		}
 	}
 }
 
-func (s *Server) pokeAll() {
-	h := s.agents
+func (g *Gateway) pokeAll() {
+	h := g.hub
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for _, m := range h.models {
@@ -161,8 +161,8 @@ func (s *Server) pokeAll() {
 // dispatch pokes the connections a batch of events may concern. Events of
 // one model only reach that model's connections; within them, the interest
 // test is a few slice lookups.
-func (s *Server) dispatch(evs []state.Event) {
-	h := s.agents
+func (g *Gateway) dispatch(evs []state.Event) {
+	h := g.hub
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for i := 0; i < len(evs); {
