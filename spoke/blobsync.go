@@ -12,6 +12,7 @@ import (
 	"github.com/droverhq/drover/spoke/internal/cluster"
 	"github.com/droverhq/drover/spoke/internal/peer"
 	"github.com/droverhq/drover/spoke/internal/state"
+	"github.com/droverhq/drover/spoke/internal/state/stream"
 )
 
 // Charm archives live outside raft, content-addressed on every node. An
@@ -120,7 +121,7 @@ func (s *blobSync) FetchBlob(ctx context.Context, sha string) error {
 // runBlobSync fetches every charm archive this node is missing, at start
 // and whenever a charm is added.
 func (s *blobSync) runBlobSync(ctx context.Context) error {
-	sub, err := s.fsm.Events().Subscribe(ctx, state.SubscribeRequest{Since: s.node.AppliedIndex()})
+	sub, err := s.fsm.Events().Subscribe(ctx, stream.SubscribeRequest{Since: s.node.AppliedIndex()})
 	if err != nil {
 		return err
 	}
@@ -131,14 +132,14 @@ func (s *blobSync) runBlobSync(ctx context.Context) error {
 			if ctx.Err() != nil {
 				return nil
 			}
-			if sub, err = s.fsm.Events().Subscribe(ctx, state.SubscribeRequest{Since: s.node.AppliedIndex()}); err != nil {
+			if sub, err = s.fsm.Events().Subscribe(ctx, stream.SubscribeRequest{Since: s.node.AppliedIndex()}); err != nil {
 				return err
 			}
 			s.syncAllBlobs(ctx)
 			continue
 		}
 		for _, ev := range evs {
-			if ev.Kind == state.KindCharm && ev.Op == state.OpUpsert && !s.blobs.Has(ev.Key) {
+			if ev.Kind == state.KindCharm && ev.Op == stream.OpUpsert && !s.blobs.Has(ev.Key) {
 				if err := s.FetchBlob(ctx, ev.Key); err != nil {
 					s.logger.Warn("charm archive not yet available", "sha256", ev.Key, "err", err)
 				}

@@ -28,6 +28,7 @@ import (
 	"github.com/droverhq/drover/spoke/internal/peer"
 	"github.com/droverhq/drover/spoke/internal/propose"
 	"github.com/droverhq/drover/spoke/internal/state"
+	"github.com/droverhq/drover/spoke/internal/state/stream"
 	"github.com/google/uuid"
 )
 
@@ -227,7 +228,7 @@ func (s *Server) Serve(ctx context.Context) error {
 func (s *Server) Store() *state.Store { return s.fsm.Store() }
 
 // Events is the node's event broker.
-func (s *Server) Events() *state.EventBroker { return s.fsm.Events() }
+func (s *Server) Events() *stream.Broker { return s.fsm.Events() }
 
 // LogMark names the node's raft log entry at index in its history, if the
 // log still holds it.

@@ -55,13 +55,14 @@ import (
 
 	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/spoke/internal/state"
+	"github.com/droverhq/drover/spoke/internal/state/stream"
 )
 
 // Proposer is what the gateway needs of the controller node: its replica
 // and event broker to read, and raft to write through.
 type Proposer interface {
 	Store() *state.Store
-	Events() *state.EventBroker
+	Events() *stream.Broker
 	// Propose replicates a command (forwarding to the raft leader) and
 	// returns the FSM's value and the command's raft index.
 	Propose(ctx context.Context, t state.MessageType, req any) (any, uint64, error)

@@ -11,6 +11,8 @@ import (
 
 	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/spoke/internal/state"
+	"github.com/droverhq/drover/spoke/internal/state/stream"
+	"github.com/droverhq/drover/spoke/internal/state/tables"
 )
 
 // agentHub fans the event broker out to agent connections. It holds one
@@ -121,7 +123,7 @@ func (g *Gateway) feedAgents(ctx context.Context) error {
 		return err
 	}
 	for {
-		sub, err := g.b.Events().Subscribe(ctx, state.SubscribeRequest{Since: since})
+		sub, err := g.b.Events().Subscribe(ctx, stream.SubscribeRequest{Since: since})
 		if err != nil {
 			return nil
 		}
@@ -130,7 +132,7 @@ func (g *Gateway) feedAgents(ctx context.Context) error {
 			if ctx.Err() != nil {
 				return nil
 			}
-			if errors.Is(err, state.ErrSubscriptionReset) {
+			if errors.Is(err, stream.ErrSubscriptionReset) {
 				// Missed events: everyone rebuilds (and sends only if changed).
 				g.pokeAll()
 				if since, err = g.b.Store().Snapshot().LatestIndex(); err != nil {
@@ -161,7 +163,7 @@ func (g *Gateway) pokeAll() {
 // dispatch pokes the connections a batch of events may concern. Events of
 // one model only reach that model's connections; within them, the interest
 // test is a few slice lookups.
-func (g *Gateway) dispatch(evs []state.Event) {
+func (g *Gateway) dispatch(evs []stream.Event) {
 	h := g.hub
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -197,7 +199,7 @@ func (g *Gateway) dispatch(evs []state.Event) {
 // concerned reports whether any event can change c's machine state. While
 // c is between taking its snapshot and publishing the interest that
 // snapshot gave, every event of the model concerns it.
-func (c *agentConn) concerned(evs []state.Event) bool {
+func (c *agentConn) concerned(evs []stream.Event) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.building {
@@ -212,7 +214,7 @@ func (c *agentConn) concerned(evs []state.Event) bool {
 	return false
 }
 
-func (in *interest) concerns(ev state.Event) bool {
+func (in *interest) concerns(ev stream.Event) bool {
 	switch o := ev.Object.(type) {
 	case *api.Model:
 		return true
@@ -240,9 +242,9 @@ func (in *interest) concerns(ev state.Event) bool {
 		return slices.Contains(in.units, o.Holder) || slices.Contains(in.leaderApps, o.Application)
 	case *api.Task:
 		return slices.Contains(in.units, o.Receiver)
-	case *state.LeaderSettings:
+	case *tables.AppLeaderSettings:
 		return slices.Contains(in.apps, o.Application)
-	case *state.ModelConfigEntry:
+	case *tables.ModelConfigEntry:
 		// Only the keys agents act on: other config writes must not make
 		// every agent of the model rebuild its state.
 		return o.Key == cfgUpdateStatusInterval || o.Key == cfgAutoRetry

@@ -10,6 +10,7 @@ import (
 
 	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/spoke/internal/state"
+	"github.com/droverhq/drover/spoke/internal/state/stream"
 )
 
 // events streams model summaries to the hub (api/events.go): a reset frame
@@ -77,7 +78,7 @@ func (s *eventEndpoint) streamSummaries(ctx context.Context, conn *websocket.Con
 		keepalive: func(idx uint64) error {
 			return send(&api.EventFrame{Type: api.EventFrameKeepalive, Index: idx, Mark: s.mark(idx)})
 		},
-		events: func(idx uint64, evs []state.Event) (bool, error) {
+		events: func(idx uint64, evs []stream.Event) (bool, error) {
 			var touched []string
 			nodes := false
 			for _, ev := range evs {

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/spoke/internal/reply"
-	"github.com/droverhq/drover/spoke/internal/state"
+	"github.com/droverhq/drover/spoke/internal/state/stream"
 )
 
 // follower drives one index-addressed stream (rule 5): a reset when the
@@ -20,7 +20,7 @@ type follower struct {
 	reset func() (uint64, error)
 	// events sends what of evs the stream carries, if anything, and says
 	// whether it sent a frame.
-	events    func(index uint64, evs []state.Event) (sent bool, err error)
+	events    func(index uint64, evs []stream.Event) (sent bool, err error)
 	keepalive func(index uint64) error
 }
 
@@ -46,7 +46,7 @@ func (s *base) follow(ctx context.Context, since uint64, f follower) error {
 		}
 	}
 	for {
-		sub, err := s.b.Events().Subscribe(ctx, state.SubscribeRequest{ModelUUID: f.model, Since: since})
+		sub, err := s.b.Events().Subscribe(ctx, stream.SubscribeRequest{ModelUUID: f.model, Since: since})
 		if err != nil {
 			return err
 		}
@@ -58,7 +58,7 @@ func (s *base) follow(ctx context.Context, since uint64, f follower) error {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			if errors.Is(err, state.ErrSubscriptionReset) {
+			if errors.Is(err, stream.ErrSubscriptionReset) {
 				break // resubscribe after a reset
 			}
 			if err != nil && !errors.Is(err, context.DeadlineExceeded) {
@@ -112,7 +112,7 @@ func (s *base) beyondThisNode(ctx context.Context, since uint64) (bool, error) {
 		return false, err
 	}
 	// Events published after latest are still in the ring.
-	sub, err := s.b.Events().Subscribe(ctx, state.SubscribeRequest{Since: latest})
+	sub, err := s.b.Events().Subscribe(ctx, stream.SubscribeRequest{Since: latest})
 	if err != nil {
 		return false, err
 	}

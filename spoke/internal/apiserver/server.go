@@ -29,12 +29,13 @@ import (
 	"github.com/droverhq/drover/spoke/internal/peer"
 	"github.com/droverhq/drover/spoke/internal/reply"
 	"github.com/droverhq/drover/spoke/internal/state"
+	"github.com/droverhq/drover/spoke/internal/state/stream"
 )
 
 // Backend is the controller node the API serves.
 type Backend interface {
 	Store() *state.Store
-	Events() *state.EventBroker
+	Events() *stream.Broker
 	// LogMark names the raft log entry at index in its history (its term
 	// and when it was appended), if the log still holds it.
 	LogMark(index uint64) (mark string, ok bool)

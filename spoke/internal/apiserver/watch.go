@@ -12,6 +12,7 @@ import (
 	"github.com/droverhq/drover/spoke/internal/lookup"
 	"github.com/droverhq/drover/spoke/internal/reply"
 	"github.com/droverhq/drover/spoke/internal/state"
+	"github.com/droverhq/drover/spoke/internal/state/stream"
 	"github.com/droverhq/drover/spoke/internal/status"
 )
 
@@ -134,7 +135,7 @@ func (s *statusEndpoint) streamModel(ctx context.Context, conn *websocket.Conn, 
 		keepalive: func(idx uint64) error {
 			return send(&api.WatchFrame{Type: api.FrameKeepalive, Index: idx, Mark: s.mark(idx)})
 		},
-		events: func(idx uint64, evs []state.Event) (bool, error) {
+		events: func(idx uint64, evs []stream.Event) (bool, error) {
 			frame := &api.WatchFrame{Type: api.FrameDelta, Index: idx, Mark: s.mark(idx)}
 			for _, ev := range evs {
 				if !excludedKinds[ev.Kind] {

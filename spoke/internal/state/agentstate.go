@@ -17,14 +17,14 @@ const (
 )
 
 // UnitStateByName returns a unit's charm state, or nil if never written.
-func (r *reader) UnitStateByName(model, unit string) (*UnitCharmState, error) {
-	return first[UnitCharmState](r, tables.UnitState, "id", model, unit)
+func (r *reader) UnitStateByName(model, unit string) (*tables.UnitCharmState, error) {
+	return first[tables.UnitCharmState](r, tables.UnitState, "id", model, unit)
 }
 
 // LeaderSettingsByApp returns an application's leader settings, or nil if
 // never written (version 0).
-func (r *reader) LeaderSettingsByApp(model, app string) (*LeaderSettings, error) {
-	return first[LeaderSettings](r, tables.LeaderSettings, "id", model, app)
+func (r *reader) LeaderSettingsByApp(model, app string) (*tables.AppLeaderSettings, error) {
+	return first[tables.AppLeaderSettings](r, tables.LeaderSettings, "id", model, app)
 }
 
 // InScope reports whether unit is in relation relID's scope.
@@ -93,7 +93,7 @@ func (t *Txn) writeUnitState(u *api.Unit, set map[string]string, unset []string)
 	if err != nil {
 		return err
 	}
-	st := &UnitCharmState{ModelUUID: u.ModelUUID, Unit: u.Name, State: map[string]string{}}
+	st := &tables.UnitCharmState{ModelUUID: u.ModelUUID, Unit: u.Name, State: map[string]string{}}
 	if cur != nil {
 		c := *cur
 		c.State = maps.Clone(cur.State)
@@ -132,7 +132,7 @@ func (t *Txn) writeLeaderSettings(model, app string, set map[string]string, unse
 	if err != nil {
 		return err
 	}
-	ls := &LeaderSettings{ModelUUID: model, Application: app, Settings: map[string]string{}}
+	ls := &tables.AppLeaderSettings{ModelUUID: model, Application: app, Settings: map[string]string{}}
 	if cur != nil {
 		c := *cur
 		c.Settings = maps.Clone(cur.Settings)

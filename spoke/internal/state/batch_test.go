@@ -116,7 +116,7 @@ func TestBatchedConfigWritesSeeEachOther(t *testing.T) {
 	if !bytes.Equal(snapshotBytes(t, batched.fsm.Store()), snapshotBytes(t, single.fsm.Store())) {
 		t.Fatal("batched and one-by-one application left different stores")
 	}
-	rows, err := list[ModelConfigEntry](&batched.snap().reader, tables.ModelConfig, "id_prefix", "m")
+	rows, err := list[tables.ModelConfigEntry](&batched.snap().reader, tables.ModelConfig, "id_prefix", "m")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/spoke/internal/state/stream"
+	"github.com/droverhq/drover/spoke/internal/state/tables"
 	"github.com/hashicorp/go-memdb"
 )
 
@@ -27,36 +28,18 @@ const (
 	KindModelConfig    = "model-config"
 )
 
-// The FSM publishes to a stream.Broker. The spoke's packages name the
-// stream's types and its reset error by these aliases.
-type (
-	Event            = stream.Event
-	EventBroker      = stream.Broker
-	Subscription     = stream.Subscription
-	SubscribeRequest = stream.SubscribeRequest
-)
-
-// Event operations.
-const (
-	OpUpsert = stream.OpUpsert
-	OpDelete = stream.OpDelete
-)
-
-// ErrSubscriptionReset is stream.ErrSubscriptionReset.
-var ErrSubscriptionReset = stream.ErrSubscriptionReset
-
 // eventsFrom turns a transaction's changes into events, in the order the
 // changes were made. Credentials, status history, unit charm state and the
 // index table produce none: secrets stay out of streams, history is read on
 // demand, and charm state is read by its unit's agent on demand.
-func eventsFrom(index uint64, changes memdb.Changes) []Event {
-	var out []Event
+func eventsFrom(index uint64, changes memdb.Changes) []stream.Event {
+	var out []stream.Event
 	for _, c := range changes {
-		obj, op := c.After, OpUpsert
+		obj, op := c.After, stream.OpUpsert
 		if c.Deleted() {
-			obj, op = c.Before, OpDelete
+			obj, op = c.Before, stream.OpDelete
 		}
-		e := Event{Index: index, Op: op, Object: obj}
+		e := stream.Event{Index: index, Op: op, Object: obj}
 		switch o := obj.(type) {
 		case *api.Controller:
 			e.Kind, e.Key = KindController, o.UUID
@@ -86,9 +69,9 @@ func eventsFrom(index uint64, changes memdb.Changes) []Event {
 			e.Kind, e.Key, e.ModelUUID = KindLease, o.Application, o.ModelUUID
 		case *api.Task:
 			e.Kind, e.Key, e.ModelUUID = KindTask, o.ID, o.ModelUUID
-		case *LeaderSettings:
+		case *tables.AppLeaderSettings:
 			e.Kind, e.Key, e.ModelUUID = KindLeaderSettings, o.Application, o.ModelUUID
-		case *ModelConfigEntry:
+		case *tables.ModelConfigEntry:
 			e.Kind, e.Key, e.ModelUUID = KindModelConfig, o.Key, o.ModelUUID
 		default:
 			continue

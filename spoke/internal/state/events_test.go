@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/spoke/internal/state/stream"
 )
 
 func TestEventsFromApply(t *testing.T) {
@@ -16,7 +17,7 @@ func TestEventsFromApply(t *testing.T) {
 	h.seed()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	sub, err := h.fsm.Events().Subscribe(ctx, SubscribeRequest{ModelUUID: testModel, Since: h.index})
+	sub, err := h.fsm.Events().Subscribe(ctx, stream.SubscribeRequest{ModelUUID: testModel, Since: h.index})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,7 +28,7 @@ func TestEventsFromApply(t *testing.T) {
 	}
 	kinds := map[string]int{}
 	for _, e := range evs {
-		if e.Index != h.index || e.ModelUUID != testModel || e.Op != OpUpsert {
+		if e.Index != h.index || e.ModelUUID != testModel || e.Op != stream.OpUpsert {
 			t.Errorf("event %+v", e)
 		}
 		kinds[e.Kind]++
@@ -41,12 +42,12 @@ func TestEventsFromApply(t *testing.T) {
 	evs, err = sub.Next(ctx)
 	// The unit goes, the machine it leaves becomes dying, the application
 	// loses it.
-	if err != nil || len(evs) != 3 || evs[0].Op != OpDelete || evs[0].Key != "kv/0" ||
-		evs[1].Kind != KindMachine || evs[1].Op != OpUpsert {
+	if err != nil || len(evs) != 3 || evs[0].Op != stream.OpDelete || evs[0].Key != "kv/0" ||
+		evs[1].Kind != KindMachine || evs[1].Op != stream.OpUpsert {
 		t.Fatalf("force remove events %+v %v", evs, err)
 	}
 	// Users are published without their password hash; credentials never.
-	all, _ := h.fsm.Events().Subscribe(ctx, SubscribeRequest{Since: h.index})
+	all, _ := h.fsm.Events().Subscribe(ctx, stream.SubscribeRequest{Since: h.index})
 	h.must(UpsertUserType, &UpsertUserRequest{User: api.User{Name: "u", Access: "login"}, PasswordHash: "h"})
 	h.must(SetCredentialType, &SetCredentialRequest{Credential: api.Credential{Tag: "user-u", Hash: "h"}})
 	h.must(AddMachineType, &AddMachineRequest{ModelUUID: testModel})
@@ -61,7 +62,7 @@ func TestRestoreResetsSubscribers(t *testing.T) {
 	h.seed()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	sub, _ := h.fsm.Events().Subscribe(ctx, SubscribeRequest{Since: h.index})
+	sub, _ := h.fsm.Events().Subscribe(ctx, stream.SubscribeRequest{Since: h.index})
 	var buf bytes.Buffer
 	if err := WriteSnapshot(h.snap(), &buf); err != nil {
 		t.Fatal(err)
@@ -69,7 +70,7 @@ func TestRestoreResetsSubscribers(t *testing.T) {
 	if err := h.fsm.Restore(io.NopCloser(&buf)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := sub.Next(ctx); !errors.Is(err, ErrSubscriptionReset) {
+	if _, err := sub.Next(ctx); !errors.Is(err, stream.ErrSubscriptionReset) {
 		t.Fatalf("subscriber not reset by restore: %v", err)
 	}
 }

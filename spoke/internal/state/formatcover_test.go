@@ -24,11 +24,11 @@ func TestFormatCoversStateTypes(t *testing.T) {
 		{reflect.TypeFor[SetUnitPortsRequest](), reflect.TypeFor[format.SetUnitPortsRequest]()},
 		{reflect.TypeFor[CommitHookChangesRequest](), reflect.TypeFor[format.CommitHookChangesRequest]()},
 		{reflect.TypeFor[tables.IndexEntry](), reflect.TypeFor[format.IndexEntry]()},
-		{reflect.TypeFor[UnitCharmState](), reflect.TypeFor[format.UnitState]()},
-		{reflect.TypeFor[LeaderSettings](), reflect.TypeFor[format.LeaderSettings]()},
-		{reflect.TypeFor[ModelConfigEntry](), reflect.TypeFor[format.ModelConfigEntry]()},
-		{reflect.TypeFor[HubTrustRecord](), reflect.TypeFor[format.HubTrustRecord]()},
-		{reflect.TypeFor[HubToken](), reflect.TypeFor[format.HubToken]()},
+		{reflect.TypeFor[tables.UnitCharmState](), reflect.TypeFor[format.UnitState]()},
+		{reflect.TypeFor[tables.AppLeaderSettings](), reflect.TypeFor[format.LeaderSettings]()},
+		{reflect.TypeFor[tables.ModelConfigEntry](), reflect.TypeFor[format.ModelConfigEntry]()},
+		{reflect.TypeFor[tables.HubTrustRecord](), reflect.TypeFor[format.HubTrustRecord]()},
+		{reflect.TypeFor[tables.HubToken](), reflect.TypeFor[format.HubToken]()},
 	}
 	names := func(t reflect.Type) []string {
 		var out []string

@@ -95,7 +95,7 @@ func (f *FSM) ApplyBatch(index uint64, cmds [][]byte) []any {
 	}
 	// Slow path: one transaction per command, so a failing one changes
 	// nothing and the others still apply.
-	var all []Event
+	var all []stream.Event
 	for i, c := range cmds {
 		res, events := f.apply(index, c)
 		out[i] = res
@@ -105,7 +105,7 @@ func (f *FSM) ApplyBatch(index uint64, cmds [][]byte) []any {
 	return out
 }
 
-func (f *FSM) apply(index uint64, data []byte) (ApplyResult, []Event) {
+func (f *FSM) apply(index uint64, data []byte) (ApplyResult, []stream.Event) {
 	t, c, req, err := decode(data)
 	if err != nil {
 		f.logger.Error("cannot decode raft command; skipped", "index", index, "type", t, "err", err)

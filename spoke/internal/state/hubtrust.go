@@ -14,8 +14,8 @@ import (
 const hubTrustKey = "hub"
 
 // HubTrustRecord returns the hub trust row, or nil if never written.
-func (r *reader) HubTrustRecord() (*HubTrustRecord, error) {
-	return first[HubTrustRecord](r, tables.HubTrust, "id", hubTrustKey)
+func (r *reader) HubTrustRecord() (*tables.HubTrustRecord, error) {
+	return first[tables.HubTrustRecord](r, tables.HubTrust, "id", hubTrustKey)
 }
 
 // HubTrust returns the hub the controller trusts, or nil.
@@ -28,8 +28,8 @@ func (r *reader) HubTrust() (*api.HubTrust, error) {
 }
 
 // HubTokenByHash returns a hub join token by its hash, or nil.
-func (r *reader) HubTokenByHash(hash string) (*HubToken, error) {
-	return first[HubToken](r, tables.HubTokens, "id", hash)
+func (r *reader) HubTokenByHash(hash string) (*tables.HubToken, error) {
+	return first[tables.HubToken](r, tables.HubTokens, "id", hash)
 }
 
 // createHubToken records a hub join token and drops the tokens that
@@ -41,7 +41,7 @@ func createHubToken(t *Txn, req *CreateHubTokenRequest) error {
 	if !req.Expires.After(req.Now) {
 		return api.Errorf(api.CodeInvalid, "hub token expires before it is created")
 	}
-	all, err := list[HubToken](&t.reader, tables.HubTokens, "id")
+	all, err := list[tables.HubToken](&t.reader, tables.HubTokens, "id")
 	if err != nil {
 		return err
 	}
@@ -59,7 +59,7 @@ func createHubToken(t *Txn, req *CreateHubTokenRequest) error {
 	if cur != nil {
 		return api.Errorf(api.CodeAlreadyExists, "hub token already recorded")
 	}
-	return t.put(tables.HubTokens, &HubToken{Hash: req.Hash, Expires: req.Expires})
+	return t.put(tables.HubTokens, &tables.HubToken{Hash: req.Hash, Expires: req.Expires})
 }
 
 // setHubTrust makes the controller trust req.Trust's hub. With TokenHash
@@ -82,7 +82,7 @@ func setHubTrust(t *Txn, req *SetHubTrustRequest) (*api.HubTrust, error) {
 	if err != nil {
 		return nil, err
 	}
-	rec := &HubTrustRecord{Key: hubTrustKey}
+	rec := &tables.HubTrustRecord{Key: hubTrustKey}
 	if cur != nil {
 		rec.Meta, rec.FlagDigests = cur.Meta, maps.Clone(cur.FlagDigests)
 		if req.FlagsNode != "" && cur.FlagDigests[req.FlagsNode] == req.FlagsDigest {

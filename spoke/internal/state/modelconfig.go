@@ -8,7 +8,7 @@ import (
 // ModelConfig returns a model's config as a map (empty if none is set).
 func (r *reader) ModelConfig(model string) (map[string]any, error) {
 	index, args := byModel(tables.ModelConfig, model)
-	rows, err := list[ModelConfigEntry](r, tables.ModelConfig, index, args...)
+	rows, err := list[tables.ModelConfigEntry](r, tables.ModelConfig, index, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -39,7 +39,7 @@ func (r *reader) withConfig(m *api.Model) (*api.Model, error) {
 func (t *Txn) setModelConfigKeys(model string, set map[string]any, unset []string) (map[string]any, error) {
 	changed := make(map[string]any, len(set)+len(unset))
 	for k, v := range set {
-		e := &ModelConfigEntry{ModelUUID: model, Key: k, Value: copyAny(v)}
+		e := &tables.ModelConfigEntry{ModelUUID: model, Key: k, Value: copyAny(v)}
 		if old, err := t.configRow(model, k); err != nil {
 			return nil, err
 		} else if old != nil {
@@ -74,26 +74,26 @@ func (t *Txn) setModelConfigKeys(model string, set map[string]any, unset []strin
 // clone of it, and cloning makes the radix tree forget every node the
 // transaction has already copied, so each config write of a
 // group-committed batch would copy its whole path from the root again.
-func (t *Txn) configRow(model, key string) (*ModelConfigEntry, error) {
+func (t *Txn) configRow(model, key string) (*tables.ModelConfigEntry, error) {
 	if e, ok := t.config.row(model, key); ok {
 		return e, nil
 	}
-	return first[ModelConfigEntry](&t.before, tables.ModelConfig, "id", model, key)
+	return first[tables.ModelConfigEntry](&t.before, tables.ModelConfig, "id", model, key)
 }
 
 // configWrites records the config rows a transaction has written, so that
 // configRow sees them: every write to the config table goes through
 // setModelConfigKeys or removeModel, which record it here.
 type configWrites struct {
-	rows    map[configKey]*ModelConfigEntry // nil: deleted
-	removed map[string]bool                 // models whose stored rows are all gone
+	rows    map[configKey]*tables.ModelConfigEntry // nil: deleted
+	removed map[string]bool                        // models whose stored rows are all gone
 }
 
 type configKey struct{ model, key string }
 
-func (w *configWrites) wrote(model, key string, e *ModelConfigEntry) {
+func (w *configWrites) wrote(model, key string, e *tables.ModelConfigEntry) {
 	if w.rows == nil {
-		w.rows = map[configKey]*ModelConfigEntry{}
+		w.rows = map[configKey]*tables.ModelConfigEntry{}
 	}
 	w.rows[configKey{model, key}] = e
 }
@@ -113,7 +113,7 @@ func (w *configWrites) removedModel(model string) {
 
 // row is the transaction's own version of a row, if it has one (nil when
 // deleted).
-func (w *configWrites) row(model, key string) (*ModelConfigEntry, bool) {
+func (w *configWrites) row(model, key string) (*tables.ModelConfigEntry, bool) {
 	if e, ok := w.rows[configKey{model, key}]; ok {
 		return e, true
 	}

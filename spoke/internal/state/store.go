@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/spoke/internal/state/stream"
 	"github.com/droverhq/drover/spoke/internal/state/tables"
 	"github.com/hashicorp/go-memdb"
 )
@@ -74,7 +75,7 @@ func (s *Store) BlockingQuery(ctx context.Context, minIndex uint64,
 // nothing is applied. On success the index table is bumped for every table
 // fn touched, in the same transaction, and the events describing the
 // changes are returned for publishing after the commit.
-func (s *Store) Update(index uint64, fn func(tx *Txn) (any, error)) (any, []Event, error) {
+func (s *Store) Update(index uint64, fn func(tx *Txn) (any, error)) (any, []stream.Event, error) {
 	s.mu.RLock()
 	db := s.db
 	s.mu.RUnlock()
@@ -99,7 +100,7 @@ func (s *Store) Update(index uint64, fn func(tx *Txn) (any, error)) (any, []Even
 // commit, one index update and one change set instead of one per command;
 // the end state is the same as applying them in turn, since each fn reads
 // the writes of those before it.
-func (s *Store) UpdateAll(index uint64, fns []func(tx *Txn) (any, error)) ([]any, []Event, bool) {
+func (s *Store) UpdateAll(index uint64, fns []func(tx *Txn) (any, error)) ([]any, []stream.Event, bool) {
 	s.mu.RLock()
 	db := s.db
 	s.mu.RUnlock()
@@ -123,7 +124,7 @@ func (s *Store) UpdateAll(index uint64, fns []func(tx *Txn) (any, error)) ([]any
 
 // finish bumps the index table for every table the transaction touched,
 // computes its events and commits it.
-func (s *Store) finish(txn *memdb.Txn, index uint64) ([]Event, error) {
+func (s *Store) finish(txn *memdb.Txn, index uint64) ([]stream.Event, error) {
 	changes := txn.Changes()
 	var touched []string
 	for _, c := range changes {

@@ -42,12 +42,13 @@ import (
 
 	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/spoke/internal/state"
+	"github.com/droverhq/drover/spoke/internal/state/stream"
 )
 
 // Config holds the provisioner's dependencies.
 type Config struct {
 	Store  *state.Store
-	Events *state.EventBroker
+	Events *stream.Broker
 	// Propose replicates a command through raft.
 	Propose func(ctx context.Context, t state.MessageType, req any) (any, uint64, error)
 	// Dir holds one directory per machine: <Dir>/<model-uuid>/<id>.
@@ -132,7 +133,7 @@ func (p *Provisioner) Run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		sub, err := p.cfg.Events.Subscribe(ctx, state.SubscribeRequest{Since: idx})
+		sub, err := p.cfg.Events.Subscribe(ctx, stream.SubscribeRequest{Since: idx})
 		if err != nil {
 			return nil
 		}
@@ -150,14 +151,14 @@ func (p *Provisioner) Run(ctx context.Context) error {
 			if ctx.Err() != nil {
 				return nil
 			}
-			if errors.Is(err, state.ErrSubscriptionReset) {
+			if errors.Is(err, stream.ErrSubscriptionReset) {
 				break
 			}
 		}
 	}
 }
 
-func (p *Provisioner) waitRelevant(ctx context.Context, sub *state.Subscription) error {
+func (p *Provisioner) waitRelevant(ctx context.Context, sub *stream.Subscription) error {
 	wctx, cancel := context.WithTimeout(ctx, p.cfg.Interval)
 	defer cancel()
 	for {
