@@ -1,5 +1,5 @@
 // Package machine owns the machine commands: machines, show-machine,
-// Add-machine and remove-machine.
+// add-machine and remove-machine.
 package machine
 
 import "github.com/droverhq/drover/cli/internal/modelcmd"

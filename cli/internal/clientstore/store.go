@@ -1,3 +1,6 @@
+// Package clientstore is the client store: what drover remembers between
+// invocations about controllers, hubs, models and accounts, in Juju's
+// controllers.yaml, models.yaml and accounts.yaml shapes.
 package clientstore
 
 import (
