@@ -4,7 +4,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"path/filepath"
 	"time"
 
 	"github.com/droverhq/drover/spoke/provider/local"
@@ -18,7 +17,7 @@ func runTeardown(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("droverd teardown", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	dataDir := fs.String("data-dir", "", "controller node data directory (required)")
-	machineDir := fs.String("machine-dir", "", "local machines directory (default DATA_DIR/machines)")
+	machineDir := fs.String("machine-dir", "", "local machines directory (default as droverd's: DATA_DIR/machines, or as root /var/lib/drover-machines/...)")
 	grace := fs.Duration("grace", 10*time.Second, "time between SIGTERM and SIGKILL")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, "Usage: droverd teardown --data-dir DIR [--machine-dir DIR] [--grace 10s]\n\n"+
@@ -36,7 +35,7 @@ func runTeardown(args []string, stdout, stderr io.Writer) error {
 	}
 	dir := *machineDir
 	if dir == "" {
-		dir = filepath.Join(*dataDir, "machines")
+		dir = local.DefaultDir(*dataDir)
 	}
 	left := local.KillProcessesUnder(dir, *grace)
 	if left > 0 {

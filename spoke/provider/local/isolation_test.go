@@ -113,7 +113,9 @@ func newIsolationEnv(t *testing.T) *isolationEnv {
 	// Registered before the node starts, so it runs after the node
 	// stopped: no provisioner is left to restart an agent.
 	t.Cleanup(func() {
-		removeMachinesUnder(t, e.machineDir)
+		if err := local.DestroyMachines(e.machineDir, 5*time.Second); err != nil {
+			t.Error(err)
+		}
 		os.RemoveAll(machineRoot)
 	})
 
@@ -326,29 +328,4 @@ func processesOf(uid int) []int {
 		}
 	}
 	return out
-}
-
-// removeMachinesUnder is the test's own clean-up, whatever the provider
-// did: it kills the processes of the machines under dir and of the users
-// whose home is there, and deletes those users.
-func removeMachinesUnder(t *testing.T, dir string) {
-	local.KillProcessesUnder(dir, 5*time.Second)
-	passwd, err := os.ReadFile("/etc/passwd")
-	if err != nil {
-		return
-	}
-	for _, line := range strings.Split(string(passwd), "\n") {
-		f := strings.Split(line, ":")
-		if len(f) < 7 || !strings.HasPrefix(f[5], dir+"/") {
-			continue
-		}
-		if uid, err := strconv.Atoi(f[2]); err == nil && uid != 0 {
-			for _, pid := range processesOf(uid) {
-				syscall.Kill(pid, syscall.SIGKILL)
-			}
-		}
-		if out, err := exec.Command("userdel", f[0]).CombinedOutput(); err != nil {
-			t.Errorf("userdel %s: %v\n%s", f[0], err, out)
-		}
-	}
 }
