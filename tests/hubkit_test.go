@@ -73,7 +73,7 @@ func startDevStack(t *testing.T) *devStack {
 	for _, sp := range []string{"east", "west"} {
 		dataDir := filepath.Join(state, "spoke-"+sp)
 		t.Cleanup(func() {
-			out, err := exec.Command(filepath.Join(bin, "droverd"), "teardown", "--data-dir", dataDir, "--grace", "5s").CombinedOutput()
+			out, err := exec.Command(filepath.Join(bin, "droverd"), "teardown", "--data-dir", dataDir, "--grace", "5s", "--remove").CombinedOutput()
 			if err != nil {
 				t.Errorf("teardown %s: %v\n%s", sp, err, out)
 			}

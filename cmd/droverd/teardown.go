@@ -12,15 +12,18 @@ import (
 // runTeardown powers off every local machine of a controller node's data
 // dir: machine agents and the workloads their charms started. `drover
 // kill-controller` and `destroy-controller` run it after stopping the
-// controller's nodes, when no hook can run any more.
+// controller's nodes, when no hook can run any more; with --remove (the
+// controller's data is being deleted) it also deletes the machines'
+// directories and users.
 func runTeardown(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("droverd teardown", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	dataDir := fs.String("data-dir", "", "controller node data directory (required)")
 	machineDir := fs.String("machine-dir", "", "local machines directory (default as droverd's: DATA_DIR/machines, or as root /var/lib/drover-machines/...)")
 	grace := fs.Duration("grace", 10*time.Second, "time between SIGTERM and SIGKILL")
+	remove := fs.Bool("remove", false, "also delete the machines' directories and their users")
 	fs.Usage = func() {
-		fmt.Fprint(stderr, "Usage: droverd teardown --data-dir DIR [--machine-dir DIR] [--grace 10s]\n\n"+
+		fmt.Fprint(stderr, "Usage: droverd teardown --data-dir DIR [--machine-dir DIR] [--grace 10s] [--remove]\n\n"+
 			"Stops every machine agent and workload process of a local controller's machines.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
@@ -36,6 +39,13 @@ func runTeardown(args []string, stdout, stderr io.Writer) error {
 	dir := *machineDir
 	if dir == "" {
 		dir = local.DefaultDir(*dataDir)
+	}
+	if *remove {
+		if err := local.DestroyMachines(dir, *grace); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "removed the machines under %s\n", dir)
+		return nil
 	}
 	left := local.KillProcessesUnder(dir, *grace)
 	if left > 0 {
