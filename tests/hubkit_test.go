@@ -62,8 +62,9 @@ type devStack struct {
 
 // startDevStack runs the built `droverd dev` on free ports and waits for
 // its dev.json. Cleanup interrupts it (Ctrl-C: spokes, hub, Dex, OpenFGA,
-// PostgreSQL stop in order), then powers off the spokes' local machines
-// (agents and charm workloads), then removes the state.
+// PostgreSQL stop in order), then removes the spokes' local machines
+// (agents, charm workloads, and as root the machines' users), then the
+// state.
 func startDevStack(t *testing.T) *devStack {
 	t.Helper()
 	bin := binaries(t)
