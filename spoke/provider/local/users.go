@@ -226,7 +226,11 @@ func procUIDs(pid int) (real, effective int, ok bool) {
 // from / to dir must be owned by root, searchable by others, and not
 // writable by group or others unless sticky (as /tmp).
 func checkReachable(dir string) error {
-	real, err := filepath.EvalSymlinks(dir)
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	real, err := filepath.EvalSymlinks(abs)
 	if err != nil {
 		return err
 	}
@@ -242,9 +246,9 @@ func checkReachable(dir string) error {
 			return fmt.Errorf("%s is owned by uid %d, not root", p, st.Uid)
 		case mode.Perm()&0o001 == 0:
 			return fmt.Errorf("%s (mode %04o) is not searchable by machine users", p, mode.Perm())
-		case mode.Perm()&0o022 != 0 && mode&os.ModeSticky == 0 && p != real:
-			return fmt.Errorf("%s (mode %04o) is writable by others", p, mode.Perm())
-		case mode.Perm()&0o022 != 0 && p == real:
+		case mode.Perm()&0o022 != 0 && (mode&os.ModeSticky == 0 || p == real):
+			// A sticky parent (/tmp) is fine: no one else may rename or
+			// remove the root-owned directory in it.
 			return fmt.Errorf("%s (mode %04o) is writable by others", p, mode.Perm())
 		}
 		if p == "/" {
