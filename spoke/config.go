@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/spoke/internal/cluster"
+	"github.com/droverhq/drover/spoke/provider/local"
 )
 
 // Config configures one controller node.
@@ -70,7 +71,7 @@ type Config struct {
 	// machine; default: drover-agent next to the running executable.
 	AgentBinary string
 	// MachineDir holds the local machines' directories; default
-	// <DataDir>/machines. Nodes on one host should share it, so a new raft
+	// local.DefaultDir(DataDir). Nodes on one host should share it, so a new raft
 	// leader re-adopts the agents the old one started.
 	MachineDir string
 	// HubURL, if set, makes the controller trust that hub: it accepts
@@ -114,7 +115,7 @@ func (c *Config) setDefaults() error {
 		c.Advertise = c.Listen
 	}
 	if c.MachineDir == "" {
-		c.MachineDir = filepath.Join(c.DataDir, "machines")
+		c.MachineDir = local.DefaultDir(c.DataDir)
 	}
 	if c.AgentBinary == "" && !c.NoProvisioner {
 		exe, err := os.Executable()

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/spoke/provider/local"
 	"github.com/droverhq/drover/tests/testkit"
 )
 
@@ -68,10 +69,14 @@ func TestLocalProvisioner(t *testing.T) {
 	ctx := t.Context()
 	client := cl.client(0)
 	model := deployKV(t, client, "local")
-	dir := filepath.Join(nd.cfg.DataDir, "machines", model, "0")
+	machines := local.DefaultDir(nd.cfg.DataDir) // as root, outside the data dir
+	dir := filepath.Join(machines, model, "0")
 	t.Cleanup(func() { // agents outlive the spoke by design; not the test
 		if pid := agentPID(t, dir); agentRunning(pid, dir) {
 			syscall.Kill(-pid, syscall.SIGKILL)
+		}
+		if err := local.DestroyMachines(machines, 5*time.Second); err != nil {
+			t.Errorf("removing the machines: %v", err)
 		}
 	})
 	testkit.EventuallyWithin(t, 30*time.Second, func() (bool, error) {

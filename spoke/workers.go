@@ -184,7 +184,8 @@ func (s *Server) runProvisioner(ctx context.Context) error {
 	p, err := local.New(local.Config{
 		Store: s.Store(), Events: s.Events(), Propose: s.Propose, Dir: s.cfg.MachineDir,
 		AgentBinary: s.cfg.AgentBinary, CACert: s.CACert(), Logger: s.logger.With("worker", "local-provisioner"),
-		Now: s.cfg.Now,
+		ControllerUUID: s.ident.ControllerUUID,
+		Now:            s.cfg.Now,
 	})
 	if err != nil {
 		return err

@@ -23,7 +23,9 @@ func TestAgentSurvivesKills(t *testing.T) {
 		t.Skip("builds and runs real processes")
 	}
 	e := newAgentEnv(t, 3)
-	gate := filepath.Join(t.TempDir(), "gate")
+	// The blocker's hooks (as root, its machine's user) must reach the
+	// gate: beside the machine directory, not in t.TempDir (0700).
+	gate := filepath.Join(filepath.Dir(e.machineDir), "gate")
 	e.deploy(filepath.Join(repoRoot(t), "tests", "testdata", "charms", "blocker"), "blocker", 1, map[string]any{"gate": gate})
 
 	// 1. kill -9 the machine agent while install blocks.

@@ -18,6 +18,7 @@ import (
 
 	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/charm"
+	"github.com/droverhq/drover/spoke/provider/local"
 	"github.com/droverhq/drover/tests/testkit"
 )
 
@@ -38,13 +39,29 @@ type agentEnv struct {
 
 func newAgentEnv(t *testing.T, nodes int) *agentEnv {
 	t.Helper()
-	machineDir := filepath.Join(t.TempDir(), "m")
+	// As root, machines run as their own users, who must reach the
+	// machine directory: a root-owned 0755 directory, not t.TempDir (0700).
+	root, err := os.MkdirTemp("", "drover-e2e-machines-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	machineDir := filepath.Join(root, "m")
 	e := &agentEnv{t: t, machineDir: machineDir}
 	// Agents run in their own process groups and workloads detach with
 	// setsid, so stopping droverd leaves them behind: kill them by the PIDs
-	// they recorded. Registered before the nodes start, so this runs after
-	// they are killed (no provisioner left to restart an agent).
-	t.Cleanup(e.killLocalProcesses)
+	// they recorded, then remove the machines and their users. Registered
+	// before the nodes start, so this runs after they are killed (no
+	// provisioner left to restart an agent).
+	t.Cleanup(func() {
+		e.killLocalProcesses()
+		if err := local.DestroyMachines(machineDir, 10*time.Second); err != nil {
+			t.Error(err)
+		}
+		os.RemoveAll(root)
+	})
 	c := startProcClusterWith(t, nodes, []string{"--machine-dir", machineDir})
 	idx := make([]int, nodes)
 	for i := range idx {

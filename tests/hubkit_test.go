@@ -62,8 +62,9 @@ type devStack struct {
 
 // startDevStack runs the built `droverd dev` on free ports and waits for
 // its dev.json. Cleanup interrupts it (Ctrl-C: spokes, hub, Dex, OpenFGA,
-// PostgreSQL stop in order), then powers off the spokes' local machines
-// (agents and charm workloads), then removes the state.
+// PostgreSQL stop in order), then removes the spokes' local machines
+// (agents, charm workloads, and as root the machines' users), then the
+// state.
 func startDevStack(t *testing.T) *devStack {
 	t.Helper()
 	bin := binaries(t)
@@ -73,7 +74,7 @@ func startDevStack(t *testing.T) *devStack {
 	for _, sp := range []string{"east", "west"} {
 		dataDir := filepath.Join(state, "spoke-"+sp)
 		t.Cleanup(func() {
-			out, err := exec.Command(filepath.Join(bin, "droverd"), "teardown", "--data-dir", dataDir, "--grace", "5s").CombinedOutput()
+			out, err := exec.Command(filepath.Join(bin, "droverd"), "teardown", "--data-dir", dataDir, "--grace", "5s", "--remove").CombinedOutput()
 			if err != nil {
 				t.Errorf("teardown %s: %v\n%s", sp, err, out)
 			}

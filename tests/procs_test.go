@@ -16,6 +16,7 @@ import (
 
 	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/spoke"
+	"github.com/droverhq/drover/spoke/provider/local"
 	"github.com/droverhq/drover/tests/testkit"
 )
 
@@ -145,6 +146,16 @@ func startProcClusterWith(t *testing.T, n int, extra []string) *procCluster {
 	t.Helper()
 	root := t.TempDir()
 	c := &procCluster{t: t}
+	// Registered before the nodes start, so it runs after they are killed:
+	// the local machines in the nodes' default machine directories (outside
+	// the data directory as root) go with their users.
+	t.Cleanup(func() {
+		for i := 0; i < n; i++ {
+			if err := local.DestroyMachines(local.DefaultDir(filepath.Join(root, "node"+strconv.Itoa(i))), 10*time.Second); err != nil {
+				t.Error(err)
+			}
+		}
+	})
 	for i := 0; i < n; i++ {
 		p := &proc{t: t, dir: filepath.Join(root, "node"+strconv.Itoa(i)), listen: testkit.FreeAddr(t), raft: testkit.FreeAddr(t)}
 		if i == 0 {

@@ -124,6 +124,11 @@ func (a *Commands) bootstrap(ctx context.Context, name, dataDir, listen, raftLis
 	// then lists no address); the credential's address is the same one.
 	p.Done(fmt.Sprintf("Bootstrap complete, controller %q (%s) is now available at %s.", name, info.Version, c.Details.APIAddresses[0]))
 	fmt.Fprintf(a.Stderr, "Now you can run\n\tdrover add-model <model-name>\nto create a new model to deploy workloads.\n")
+	if os.Geteuid() != 0 { // the controller runs as this user (spoke/provider/local)
+		fmt.Fprintf(a.Stderr, "WARNING: the controller does not run as root, so its local machines run as your user: "+
+			"any charm deployed to it can read the controller's keys and every machine's credentials. "+
+			"Bootstrap as root to give each machine a user of its own (docs/security.md).\n")
+	}
 	return nil
 }
 

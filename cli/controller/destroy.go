@@ -77,7 +77,7 @@ func (a *Commands) destroyController(ctx context.Context, name string, kill, des
 		return err
 	}
 	// Then power off the local machines: their agents and workloads.
-	if err := a.teardownMachines(ctx, nodes); err != nil {
+	if err := a.teardownMachines(ctx, nodes, !keepData); err != nil {
 		p.Done("")
 		return err
 	}

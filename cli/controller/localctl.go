@@ -221,14 +221,19 @@ func stopNodes(ctx context.Context, nodes []localNode, kill bool, grace time.Dur
 
 // teardownMachines stops the local machines (agents and the workloads their
 // charms started) of a stopped controller, through `droverd teardown`: the
-// CLI knows no server internals.
-func (a *Commands) teardownMachines(ctx context.Context, nodes []localNode) error {
+// CLI knows no server internals. With remove, their directories and users
+// (a root controller's machines live outside its data directory) go too.
+func (a *Commands) teardownMachines(ctx context.Context, nodes []localNode, remove bool) error {
 	exe, err := a.findDroverd()
 	if err != nil {
 		return err
 	}
 	for _, n := range nodes {
-		out, err := exec.CommandContext(ctx, exe, "teardown", "--data-dir", n.dataDir).CombinedOutput()
+		args := []string{"teardown", "--data-dir", n.dataDir}
+		if remove {
+			args = append(args, "--remove")
+		}
+		out, err := exec.CommandContext(ctx, exe, args...).CombinedOutput()
 		if err != nil {
 			return fmt.Errorf("controller stopped, but its machines could not all be stopped: %v: %s", err, strings.TrimSpace(string(out)))
 		}

@@ -140,7 +140,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	// Ctrl-C stops everything: the spokes' local machines too (their
 	// agents and charm workloads), so nothing keeps running or holds ports.
 	for _, c := range info.Controllers {
-		local.KillProcessesUnder(filepath.Join(c.DataDir, "machines"), 5*time.Second)
+		local.KillProcessesUnder(local.DefaultDir(c.DataDir), 5*time.Second)
 	}
 	if errors.Is(err, context.Canceled) {
 		err = nil

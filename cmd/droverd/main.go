@@ -135,7 +135,7 @@ func newSpokeFlags(stderr io.Writer) (*flag.FlagSet, *spokeFlags) {
 	fs.BoolVar(&cfg.Bootstrap, "bootstrap", false, "create a new one-node controller if the data dir is empty")
 	fs.StringVar(&cfg.Join, "join", "", "API address of a node of the controller to join")
 	fs.StringVar(&cfg.JoinToken, "join-token", "", "join token from 'drover enable-ha' or POST /v1/controller/join-tokens")
-	fs.StringVar(&cfg.MachineDir, "machine-dir", "", "local machines' directory, shared by the nodes on one host (default: <data-dir>/machines)")
+	fs.StringVar(&cfg.MachineDir, "machine-dir", "", "local machines' directory, shared by the nodes on one host (default: <data-dir>/machines; as root, where machine users can reach it: /var/lib/drover-machines/<data-dir name>-<hash>)")
 	fs.StringVar(&cfg.HubURL, "hub-url", "", "trust this hub: accept its signed bearer tokens (its JWKS is HUB/.well-known/jwks.json)")
 	fs.StringVar(&cfg.HubJWKSURL, "hub-jwks", "", "the hub's JWKS URL (default: --hub-url + /.well-known/jwks.json)")
 	fs.StringVar(&f.hubCA, "hub-ca", "", "PEM file of the hub's CA (to fetch its JWKS)")

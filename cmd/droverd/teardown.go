@@ -4,7 +4,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"path/filepath"
 	"time"
 
 	"github.com/droverhq/drover/spoke/provider/local"
@@ -14,6 +13,7 @@ import (
 type teardownFlags struct {
 	dataDir, machineDir string
 	grace               time.Duration
+	remove              bool
 }
 
 // newTeardownFlags defines the flags of `droverd teardown`; its usage goes
@@ -23,10 +23,11 @@ func newTeardownFlags(stderr io.Writer) (*flag.FlagSet, *teardownFlags) {
 	fs.SetOutput(stderr)
 	f := &teardownFlags{}
 	fs.StringVar(&f.dataDir, "data-dir", "", "controller node data directory (required)")
-	fs.StringVar(&f.machineDir, "machine-dir", "", "local machines directory (default DATA_DIR/machines)")
+	fs.StringVar(&f.machineDir, "machine-dir", "", "local machines directory (default as droverd's: DATA_DIR/machines, or as root /var/lib/drover-machines/...)")
 	fs.DurationVar(&f.grace, "grace", 10*time.Second, "time between SIGTERM and SIGKILL")
+	fs.BoolVar(&f.remove, "remove", false, "also delete the machines' directories and their users")
 	fs.Usage = func() {
-		fmt.Fprint(stderr, "Usage: droverd teardown --data-dir DIR [--machine-dir DIR] [--grace 10s]\n\n"+
+		fmt.Fprint(stderr, "Usage: droverd teardown --data-dir DIR [--machine-dir DIR] [--grace 10s] [--remove]\n\n"+
 			"Stops every machine agent and workload process of a local controller's machines.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
@@ -36,7 +37,9 @@ func newTeardownFlags(stderr io.Writer) (*flag.FlagSet, *teardownFlags) {
 // runTeardown powers off every local machine of a controller node's data
 // dir: machine agents and the workloads their charms started. `drover
 // kill-controller` and `destroy-controller` run it after stopping the
-// controller's nodes, when no hook can run any more.
+// controller's nodes, when no hook can run any more; with --remove (the
+// controller's data is being deleted) it also deletes the machines'
+// directories and users.
 func runTeardown(args []string, stdout, stderr io.Writer) error {
 	fs, f := newTeardownFlags(stderr)
 	if err := parseFlags(fs, args); err != nil {
@@ -47,7 +50,14 @@ func runTeardown(args []string, stdout, stderr io.Writer) error {
 	}
 	dir := f.machineDir
 	if dir == "" {
-		dir = filepath.Join(f.dataDir, "machines")
+		dir = local.DefaultDir(f.dataDir)
+	}
+	if f.remove {
+		if err := local.DestroyMachines(dir, f.grace); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "removed the machines under %s\n", dir)
+		return nil
 	}
 	left := local.KillProcessesUnder(dir, f.grace)
 	if left > 0 {

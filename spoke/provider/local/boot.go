@@ -32,17 +32,14 @@ const BootFile = "boot-id"
 const hostBootFile = "/proc/sys/kernel/random/boot_id"
 
 // ensureBoot starts a new boot of the machine in dir unless its marker
-// names a boot of this host's current one.
-func ensureBoot(dir string) error {
+// names a boot of this host's current one. The marker is the machine
+// user's u (nil: the controller's), for its agent to read.
+func ensureBoot(dir string, u *machineUser) error {
 	host := firstField(hostBootFile)
 	if f := strings.Fields(readString(filepath.Join(dir, BootFile))); len(f) == 2 && f[1] == host {
 		return nil
 	}
-	tmp := filepath.Join(dir, BootFile+".tmp")
-	if err := os.WriteFile(tmp, []byte(uuid.NewString()+" "+host+"\n"), 0o600); err != nil {
-		return err
-	}
-	return os.Rename(tmp, filepath.Join(dir, BootFile))
+	return writeOwned(filepath.Join(dir, BootFile), []byte(uuid.NewString()+" "+host+"\n"), u)
 }
 
 // forgetBoots removes the boot markers of the machines under dir (a
@@ -65,6 +62,6 @@ func firstField(path string) string {
 }
 
 func readString(path string) string {
-	b, _ := os.ReadFile(path)
+	b, _ := readSmall(path)
 	return string(b)
 }

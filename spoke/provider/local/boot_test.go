@@ -26,14 +26,14 @@ func TestMachineBoots(t *testing.T) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := ensureBoot(dir); err != nil {
+	if err := ensureBoot(dir, nil); err != nil {
 		t.Fatal(err)
 	}
 	first := bootOf(t, dir)
 	if f := strings.Fields(first); len(f) != 2 || f[1] != firstField(hostBootFile) {
 		t.Fatalf("marker %q: want a machine boot id and the host's boot id", first)
 	}
-	if err := ensureBoot(dir); err != nil { // the agent restarted: same boot
+	if err := ensureBoot(dir, nil); err != nil { // the agent restarted: same boot
 		t.Fatal(err)
 	}
 	if got := bootOf(t, dir); got != first {
@@ -48,7 +48,7 @@ func TestMachineBoots(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, BootFile)); !os.IsNotExist(err) {
 		t.Fatalf("the boot marker outlived the power-off: %v", err)
 	}
-	if err := ensureBoot(dir); err != nil {
+	if err := ensureBoot(dir, nil); err != nil {
 		t.Fatal(err)
 	}
 	second := bootOf(t, dir)
@@ -61,7 +61,7 @@ func TestMachineBoots(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, BootFile), []byte(old), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := ensureBoot(dir); err != nil {
+	if err := ensureBoot(dir, nil); err != nil {
 		t.Fatal(err)
 	}
 	if got := bootOf(t, dir); got == strings.TrimSpace(old) || strings.Fields(got)[0] == strings.Fields(second)[0] {

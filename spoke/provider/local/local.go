@@ -8,13 +8,22 @@
 // process group and records the PID in agent.pid, then marks the machine
 // provisioned ("local:<hostname>:<id>", 127.0.0.1).
 //
+// A controller running as root runs each machine's agent, and so all charm
+// code of the machine, as the machine's own system user, which owns the
+// machine's directory and agent.conf and can reach nothing else of the
+// controller's (users.go, area.go). Otherwise machines run as the
+// controller's user (shared mode), which is reported at start and in each
+// machine's instance status.
+//
 // Invariants:
 //   - Agents outlive the provisioner: a spoke restart or a leadership change
 //     to another node sharing Dir re-adopts a running agent (agent.pid names
 //     a live process whose /proc/<pid>/cmdline carries this agent.conf) and
 //     starts it again otherwise.
 //   - Only processes it started are signalled: a PID is signalled only when
-//     its command line names the machine's agent.conf.
+//     its command line names the machine's agent.conf (and, as root, it runs
+//     as the machine's user); tearing a machine down as root ends every
+//     process of the machine's user, and deletes the user.
 //   - A crashed agent is restarted with exponential backoff (reset after it
 //     has run for a minute).
 //   - A dying or dead machine with no units has its agent stopped (SIGTERM,
@@ -51,8 +60,12 @@ type Config struct {
 	Events *stream.Broker
 	// Propose replicates a command through raft.
 	Propose func(ctx context.Context, t state.MessageType, req any) (any, uint64, error)
-	// Dir holds one directory per machine: <Dir>/<model-uuid>/<id>.
+	// Dir holds one directory per machine: <Dir>/<model-uuid>/<id>. As
+	// root, every directory from / to Dir must be root-owned, searchable
+	// by others and not writable by them (DefaultDir is).
 	Dir string
+	// ControllerUUID names the machines' users (UserName); default Dir.
+	ControllerUUID string
 	// AgentBinary is the drover-agent executable.
 	AgentBinary string
 	// CACert is the controller CA (PEM) agents verify the API with.
@@ -74,9 +87,11 @@ type Config struct {
 
 // Provisioner runs machines as local agent processes.
 type Provisioner struct {
-	cfg    Config
-	procs  map[string]*proc // by "<model>/<id>"
-	warned bool             // the missing agent binary was reported
+	cfg      Config
+	isolated bool                    // machines run as their own users (root)
+	procs    map[string]*proc        // by "<model>/<id>"
+	users    map[string]*machineUser // by "<model>/<id>", as root
+	warned   bool                    // the missing agent binary was reported
 }
 
 // proc is what the provisioner knows of one machine's agent.
@@ -114,7 +129,33 @@ func New(cfg Config) (*Provisioner, error) {
 	if cfg.StopGrace <= 0 {
 		cfg.StopGrace = 10 * time.Second
 	}
-	return &Provisioner{cfg: cfg, procs: map[string]*proc{}}, nil
+	if cfg.ControllerUUID == "" {
+		abs, err := filepath.Abs(cfg.Dir)
+		if err != nil {
+			return nil, err
+		}
+		cfg.ControllerUUID = abs
+	}
+	p := &Provisioner{cfg: cfg, isolated: os.Geteuid() == 0, procs: map[string]*proc{}, users: map[string]*machineUser{}}
+	if !p.isolated {
+		cfg.Logger.Warn("SECURITY: the controller does not run as root, so local machines run as its own user: "+
+			"any charm deployed here can read the controller's data directory (CA key, cluster secret, raft data) "+
+			"and every machine's agent.conf; run the controller as root to give each machine a user of its own",
+			"uid", os.Geteuid(), "dir", cfg.Dir)
+		return p, nil
+	}
+	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
+		return nil, err
+	}
+	if err := os.Chmod(cfg.Dir, 0o755); err != nil {
+		return nil, err
+	}
+	if err := checkReachable(cfg.Dir); err != nil {
+		return nil, fmt.Errorf("local: machine directory %s cannot be used: machines run as their own users, "+
+			"and %w; choose a --machine-dir whose parents are root-owned, searchable and not writable by others "+
+			"(the default, %s/..., is)", cfg.Dir, err, machineRoot)
+	}
+	return p, nil
 }
 
 // Tag is a machine agent's credential tag.
@@ -231,7 +272,8 @@ func (p *Provisioner) provision(ctx context.Context, snap *state.Snapshot, mc *a
 	dir := p.machineDir(mc.ModelUUID, mc.ID)
 	conf := filepath.Join(dir, "agent.conf")
 	p.stop(mc.ModelUUID, mc.ID) // an earlier attempt's agent, if any
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	u, err := p.ensureArea(mc.ModelUUID, mc.ID)
+	if err != nil {
 		return err
 	}
 	var b [32]byte
@@ -255,7 +297,11 @@ func (p *Provisioner) provision(ctx context.Context, snap *state.Snapshot, mc *a
 			ac.ControllerAddresses = append(ac.ControllerAddresses, n.APIAddr)
 		}
 	}
-	if err := writeFileAtomic(conf, ac); err != nil {
+	data, err := json.MarshalIndent(ac, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := writeOwned(conf, data, u); err != nil {
 		return err
 	}
 	if err := p.start(mc.ModelUUID, mc.ID); err != nil {
@@ -297,10 +343,18 @@ func hostBase(file string) string {
 // Juju's providers report it ('machine-status' in status).
 const instanceRunning = "running"
 
+// sharedModeMessage is the instance status message of a machine in shared
+// mode, where `drover status` shows it.
+const sharedModeMessage = "Running as the controller's user: charm code is not isolated from the controller (run the controller as root)"
+
 // markRunning records that the machine's instance exists and runs.
 func (p *Provisioner) markRunning(ctx context.Context, model, id string) error {
+	msg := "Running"
+	if !p.isolated {
+		msg = sharedModeMessage
+	}
 	_, _, err := p.cfg.Propose(ctx, state.SetStatusType, &state.SetStatusRequest{ModelUUID: model,
-		Kind: api.StatusKindInstance, Entity: id, Status: api.Status{Status: instanceRunning, Message: "Running", Since: p.cfg.Now()}})
+		Kind: api.StatusKindInstance, Entity: id, Status: api.Status{Status: instanceRunning, Message: msg, Since: p.cfg.Now()}})
 	if err != nil {
 		return fmt.Errorf("set instance status: %w", err)
 	}
@@ -317,7 +371,7 @@ func (p *Provisioner) teardown(ctx context.Context, mc *api.Machine) error {
 		return fmt.Errorf("remove machine: %w", err)
 	}
 	p.cfg.Logger.Info("machine removed", "model", mc.ModelUUID, "machine", mc.ID)
-	return os.RemoveAll(p.machineDir(mc.ModelUUID, mc.ID))
+	return p.removeArea(mc.ModelUUID, mc.ID)
 }
 
 // removeOrphans tears down machine directories the store no longer knows.
@@ -330,6 +384,9 @@ func (p *Provisioner) removeOrphans(seen map[string]bool) error {
 		return err
 	}
 	for _, m := range models {
+		if m.Name() == agentBinDir {
+			continue
+		}
 		ids, err := os.ReadDir(filepath.Join(p.cfg.Dir, m.Name()))
 		if err != nil {
 			continue
@@ -339,7 +396,7 @@ func (p *Provisioner) removeOrphans(seen map[string]bool) error {
 				continue
 			}
 			p.stop(m.Name(), id.Name())
-			if err := os.RemoveAll(p.machineDir(m.Name(), id.Name())); err != nil {
+			if err := p.removeArea(m.Name(), id.Name()); err != nil {
 				return err
 			}
 		}
@@ -348,16 +405,4 @@ func (p *Provisioner) removeOrphans(seen map[string]bool) error {
 		}
 	}
 	return nil
-}
-
-func writeFileAtomic(path string, v any) error {
-	data, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o600); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
 }

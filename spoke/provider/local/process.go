@@ -20,22 +20,35 @@ const (
 )
 
 // start launches the machine's agent in its own process group (so it
-// outlives the spoke) with output appended to agent.log, and records its
-// PID. Nothing waits on it: alive reaps it.
+// outlives the spoke), as the machine's user when root, with output
+// appended to agent.log, and records its PID. Nothing waits on it: alive
+// reaps it.
 func (p *Provisioner) start(model, id string) error {
 	dir := p.machineDir(model, id)
 	conf := filepath.Join(dir, "agent.conf")
-	if err := ensureBoot(dir); err != nil {
+	u, err := p.ensureArea(model, id)
+	if err != nil {
 		return err
 	}
-	logf, err := os.OpenFile(filepath.Join(dir, "agent.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err := ensureBoot(dir, u); err != nil {
+		return err
+	}
+	bin, err := p.agentBinary()
+	if err != nil {
+		return err
+	}
+	logf, err := openLog(filepath.Join(dir, "agent.log"), u)
 	if err != nil {
 		return err
 	}
 	defer logf.Close()
-	cmd := exec.Command(p.cfg.AgentBinary, "machine", "--config", conf)
+	cmd := exec.Command(bin, "machine", "--config", conf)
 	cmd.Dir, cmd.Stdout, cmd.Stderr = dir, logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if u != nil {
+		cmd.Env = agentEnv(u, dir)
+		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: uint32(u.uid), Gid: uint32(u.gid), Groups: []uint32{}}
+	}
 	if err := cmd.Start(); err != nil {
 		return err
 	}
@@ -52,7 +65,7 @@ func (p *Provisioner) start(model, id string) error {
 		p.procs[key] = pr
 	}
 	pr.pid, pr.started = pid, p.cfg.Now()
-	return os.WriteFile(filepath.Join(dir, "agent.pid"), []byte(strconv.Itoa(pid)+"\n"), 0o600)
+	return writeOwned(filepath.Join(dir, "agent.pid"), []byte(strconv.Itoa(pid)+"\n"), nil)
 }
 
 // ensureRunning re-adopts or restarts a provisioned machine's agent.
@@ -60,16 +73,17 @@ func (p *Provisioner) ensureRunning(mcModel string, mcID string) error {
 	key := mcModel + "/" + mcID
 	pr := p.procs[key]
 	conf := filepath.Join(p.machineDir(mcModel, mcID), "agent.conf")
+	uid := p.agentUID(mcModel, mcID)
 	if pr == nil {
 		pr = &proc{pid: readPID(p.machineDir(mcModel, mcID)), started: p.cfg.Now()}
 		p.procs[key] = pr
-		if pr.pid > 0 && alive(pr.pid, conf) {
+		if pr.pid > 0 && alive(pr.pid, conf, uid) {
 			p.cfg.Logger.Info("agent re-adopted", "model", mcModel, "machine", mcID, "pid", pr.pid)
 			return nil
 		}
 		pr.pid = 0
 	}
-	if pr.pid > 0 && alive(pr.pid, conf) {
+	if pr.pid > 0 && alive(pr.pid, conf, uid) {
 		if p.cfg.Now().Sub(pr.started) > healthyTime {
 			pr.failures = 0
 		}
@@ -95,24 +109,40 @@ func (p *Provisioner) ensureRunning(mcModel string, mcID string) error {
 	return p.start(mcModel, mcID)
 }
 
+// agentUID is the user the machine's agent runs as: its own user's as
+// root (-1 if it has none: no agent of it can run), or any in shared mode.
+func (p *Provisioner) agentUID(model, id string) int {
+	if !p.isolated {
+		return anyUID
+	}
+	if u := p.knownUser(model, id); u != nil {
+		return u.uid
+	}
+	return -1
+}
+
+// anyUID: alive checks no user (shared mode).
+const anyUID = -2
+
 // stop ends a machine's agent: SIGTERM to its process group, SIGKILL
 // after StopGrace. Only a PID whose command line names this machine's
-// agent.conf is signalled.
+// agent.conf (and that runs as the machine's user, as root) is signalled.
 func (p *Provisioner) stop(model, id string) {
 	key := model + "/" + id
 	dir := p.machineDir(model, id)
 	conf := filepath.Join(dir, "agent.conf")
+	uid := p.agentUID(model, id)
 	pid := readPID(dir)
 	if pr := p.procs[key]; pr != nil && pr.pid > 0 {
 		pid = pr.pid
 	}
 	delete(p.procs, key)
-	if pid <= 0 || !alive(pid, conf) {
+	if pid <= 0 || !alive(pid, conf, uid) {
 		return
 	}
 	syscall.Kill(-pid, syscall.SIGTERM)
 	deadline := time.Now().Add(p.cfg.StopGrace)
-	for alive(pid, conf) {
+	for alive(pid, conf, uid) {
 		if time.Now().After(deadline) {
 			syscall.Kill(-pid, syscall.SIGKILL)
 			deadline = time.Now().Add(p.cfg.StopGrace)
@@ -122,9 +152,11 @@ func (p *Provisioner) stop(model, id string) {
 	p.cfg.Logger.Info("agent stopped", "model", model, "machine", id, "pid", pid)
 }
 
-// alive reports whether pid is a running agent for conf, reaping it if it
-// is an exited child of this process.
-func alive(pid int, conf string) bool {
+// alive reports whether pid is a running agent for conf whose user is uid
+// (any for anyUID), reaping it if it is an exited child of this process.
+// The PID comes from agent.pid, which a machine's user can rewrite: the
+// command line and the user make sure it names that machine's agent.
+func alive(pid int, conf string, uid int) bool {
 	var ws syscall.WaitStatus
 	wpid, err := syscall.Wait4(pid, &ws, syscall.WNOHANG, nil)
 	if err == nil && wpid == pid {
@@ -132,6 +164,11 @@ func alive(pid int, conf string) bool {
 	}
 	if err != nil && !errors.Is(err, syscall.ECHILD) {
 		return false
+	}
+	if uid != anyUID {
+		if real, _, ok := procUIDs(pid); !ok || real != uid {
+			return false
+		}
 	}
 	cmdline, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
 	if err != nil {
@@ -147,7 +184,7 @@ func alive(pid int, conf string) bool {
 }
 
 func readPID(dir string) int {
-	b, err := os.ReadFile(filepath.Join(dir, "agent.pid"))
+	b, err := readSmall(filepath.Join(dir, "agent.pid"))
 	if err != nil {
 		return 0
 	}

@@ -44,3 +44,53 @@ func TestKillProcessesUnderStopsWorkloadsOfAMachineDir(t *testing.T) {
 		t.Fatalf("a process outside the machine dir was killed: %v", err)
 	}
 }
+
+// TestDestroyMachines: a gone controller's machines go with their
+// processes, their users and their directories.
+func TestDestroyMachines(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("machine users exist only under a controller running as root; run this test as root")
+	}
+	root, err := os.MkdirTemp("", "drover-destroy-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(root) })
+	dir := filepath.Join(root, "machines")
+	home := filepath.Join(dir, "model", "0")
+	if err := os.MkdirAll(home, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	name := UserName(root, "model", "0")
+	u, err := ensureUser(name, home, "drover test machine")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { removeUser(name, home, time.Second) })
+	// A workload of the machine's user that left the machine's directory.
+	cmd := exec.Command("sleep", "300")
+	cmd.Dir = "/"
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true,
+		Credential: &syscall.Credential{Uid: uint32(u.uid), Gid: uint32(u.gid), Groups: []uint32{}}}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	t.Cleanup(func() { cmd.Process.Kill(); <-done })
+
+	if err := DestroyMachines(dir, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the machine user's workload still runs")
+	}
+	if u, err := lookupUser(name, home); u != nil || err != nil {
+		t.Errorf("user %s left: %v %v", name, u, err)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("machines' directory left: %v", err)
+	}
+}
