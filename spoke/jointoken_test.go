@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/spoke/internal/peer"
@@ -24,6 +26,14 @@ import (
 // join token in the body. It returns the status and the raw body.
 func (c *testCluster) admitCall(t *testing.T, node int, tok string) (int, []byte) {
 	t.Helper()
+	code, body, err := c.admit(node, tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return code, body
+}
+
+func (c *testCluster) admit(node int, tok string) (int, []byte, error) {
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM([]byte(c.cred.CACert))
 	hc := &http.Client{Timeout: 20 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
@@ -31,25 +41,29 @@ func (c *testCluster) admitCall(t *testing.T, node int, tok string) (int, []byte
 	body, _ := json.Marshal(peer.AdmitRequest{Token: tok, Hosts: []string{"127.0.0.1"}})
 	resp, err := hc.Post("https://"+c.nodes[node].cfg.Listen+peer.PathAdmit, "application/json", bytes.NewReader(body))
 	if err != nil {
-		t.Fatal(err)
+		return 0, nil, err
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, b
+	return resp.StatusCode, b, err
 }
 
 // wantNoSecret fails if an answer carries any of the admission material.
 func (c *testCluster) wantNoSecret(t *testing.T, what string, body []byte) {
 	t.Helper()
+	if err := c.noSecret(body); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+func (c *testCluster) noSecret(body []byte) error {
 	secret := string(c.nodes[0].srv.secret)
 	for _, s := range []string{secret, "PRIVATE KEY", "ca-key", "node-key", `"secret"`} {
 		if strings.Contains(string(body), s) {
-			t.Fatalf("%s: the answer holds %q: %s", what, s, body)
+			return fmt.Errorf("the answer holds %q: %s", s, body)
 		}
 	}
+	return nil
 }
 
 func wantCodeIn(t *testing.T, what string, body []byte, code api.Code) {
@@ -115,8 +129,36 @@ func TestJoinTokenSingleUse(t *testing.T) {
 		c.wantNoSecret(t, "second admission", body)
 	}
 
+	// Asked at once through every node, a token still admits one node.
+	tok2, err := c.client(leader).CreateJoinToken(ctx, 10*time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	codes := make([]int, 2*len(c.nodes))
+	var g errgroup.Group
+	for i := range codes {
+		g.Go(func() error {
+			code, body, err := c.admit(i%len(c.nodes), tok2.Token)
+			codes[i] = code
+			if err == nil && code != http.StatusOK {
+				err = c.noSecret(body)
+			}
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		t.Fatalf("concurrent admission: %v", err)
+	}
+	byCode := map[int]int{}
+	for _, code := range codes {
+		byCode[code]++
+	}
+	if byCode[http.StatusOK] != 1 || byCode[http.StatusForbidden] != 2*len(c.nodes)-1 {
+		t.Fatalf("concurrent admissions with one token: %v, want one 200 and the rest 403", byCode)
+	}
+
 	out := logs.String()
-	if strings.Contains(out, tok.Token) {
+	if strings.Contains(out, tok.Token) || strings.Contains(out, tok2.Token) {
 		t.Fatal("a log holds the join token")
 	}
 	for _, want := range []string{
@@ -134,9 +176,9 @@ func TestJoinTokenSingleUse(t *testing.T) {
 		admitted += testutil.ToFloat64(n.srv.joinAudit.admissions.WithLabelValues(admissionAdmitted))
 		forbidden += testutil.ToFloat64(n.srv.joinAudit.admissions.WithLabelValues(admissionForbidden))
 	}
-	// Two tokens joined the cluster's nodes 1 and 2, and one more here.
-	if created != 3 || admitted != 3 || forbidden != 3 {
-		t.Errorf("counted %v created, %v admitted, %v forbidden: want 3, 3, 3", created, admitted, forbidden)
+	// Two tokens joined the cluster's nodes 1 and 2, and two more here.
+	if created != 4 || admitted != 4 || forbidden != 3+5 {
+		t.Errorf("counted %v created, %v admitted, %v forbidden: want 4, 4, 8", created, admitted, forbidden)
 	}
 }
 
