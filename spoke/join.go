@@ -73,10 +73,14 @@ func (s *Server) Admit(ctx context.Context, req peer.AdmitRequest, from string) 
 		return refuse(api.Errorf(api.CodeUnauthorized, "%v", err))
 	}
 	hash := tokenHash(req.Token)
-	if known, err := s.Store().Snapshot().JoinTokenByHash(hash); err == nil && known != nil && known.Used {
+	known, err := s.Store().Snapshot().JoinTokenByHash(hash)
+	if err != nil {
+		return refuse(err)
+	}
+	if known != nil && known.Used {
 		return refuse(state.JoinTokenUsable(known, now))
 	}
-	if _, _, err := s.Propose(ctx, state.UseJoinTokenType, &state.UseJoinTokenRequest{Hash: hash, Node: id, Now: now}); err != nil {
+	if _, _, err = s.Propose(ctx, state.UseJoinTokenType, &state.UseJoinTokenRequest{Hash: hash, Node: id, Now: now}); err != nil {
 		return refuse(err)
 	}
 	_, certPEM, keyPEM, err := s.ca.Issue(id, req.Hosts, now)
