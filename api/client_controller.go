@@ -83,8 +83,9 @@ func (c *Client) EnableHA(ctx context.Context, nodes int) (*ControllerInfo, erro
 	return &out, nil
 }
 
-// CreateJoinToken returns a token for `droverd spoke --join`; ttl 0 lets
-// the controller choose.
+// CreateJoinToken returns a single-use token for `droverd spoke --join`;
+// ttl 0 lets the controller choose (1 hour), and more than 24 hours is
+// refused (ErrInvalid).
 func (c *Client) CreateJoinToken(ctx context.Context, ttl time.Duration) (*JoinToken, error) {
 	var out JoinToken
 	err := c.write(ctx, http.MethodPost, v1Path("controller", "join-tokens"), nil, JoinTokenRequest{TTL: ttl}, &out)

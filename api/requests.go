@@ -99,10 +99,12 @@ type JoinTokenRequest struct {
 	TTL time.Duration `json:"ttl,omitempty"`
 }
 
-// JoinToken is a single-purpose secret for `droverd spoke --join`.
+// JoinToken is a single-purpose secret for `droverd spoke --join`. ID
+// names it in the controller's logs, which never show the token itself.
 type JoinToken struct {
 	Token   string    `json:"token"`
 	Expires time.Time `json:"expires"`
+	ID      string    `json:"id,omitempty"`
 }
 
 // WhoAmI is the authenticated identity.

@@ -47,7 +47,7 @@ func (s *Server) EnableHA(ctx context.Context, n int) (*api.ControllerInfo, erro
 		return nil, err
 	}
 	for i := have; i < n; i++ {
-		tok, err := s.NewJoinToken(10 * time.Minute)
+		tok, err := s.NewJoinToken(ctx, 10*time.Minute)
 		if err != nil {
 			return nil, err
 		}

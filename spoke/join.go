@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -20,27 +21,74 @@ import (
 	"github.com/droverhq/drover/spoke/internal/state"
 )
 
-// NewJoinToken issues a token for `droverd spoke --join`.
-func (s *Server) NewJoinToken(ttl time.Duration) (api.JoinToken, error) {
-	if ttl <= 0 {
-		ttl = 30 * time.Minute
+// NewJoinToken issues a single-use token for `droverd spoke --join`: it
+// records the token's hash in raft before handing the token out, so that
+// Admit can consume it on any node.
+func (s *Server) NewJoinToken(ctx context.Context, ttl time.Duration) (api.JoinToken, error) {
+	switch {
+	case ttl == 0:
+		ttl = DefaultJoinTokenTTL
+	case ttl < time.Second || ttl > MaxJoinTokenTTL:
+		return api.JoinToken{}, api.Errorf(api.CodeInvalid, "join token lifetime %s: want between 1s and %s (ask for 0 for %s)",
+			ttl, fmtHours(MaxJoinTokenTTL), fmtHours(DefaultJoinTokenTTL))
 	}
-	exp := s.cfg.Now().Add(ttl)
-	return api.JoinToken{Token: makeJoinToken(s.secret, s.ca.Fingerprint(), purposeJoin, exp), Expires: exp}, nil
+	now := s.cfg.Now().UTC()
+	exp := now.Add(ttl).Truncate(time.Second)
+	tok := makeJoinToken(s.secret, s.ca.Fingerprint(), purposeJoin, exp)
+	id := tokenID(tok)
+	if _, _, err := s.Propose(ctx, state.CreateJoinTokenType, &state.CreateJoinTokenRequest{Hash: tokenHash(tok), Expires: exp, Now: now}); err != nil {
+		s.logger.Warn("join token not created", "token-id", id, "err", err)
+		return api.JoinToken{}, err
+	}
+	s.joinAudit.created.Inc()
+	s.logger.Info("join token created", "token-id", id, "expires", exp)
+	return api.JoinToken{Token: tok, Expires: exp, ID: id}, nil
 }
 
-// Admit checks a join token and hands the new node its identity and the
-// controller's TLS material.
-func (s *Server) Admit(ctx context.Context, req peer.AdmitRequest) (*peer.AdmitResponse, error) {
-	if err := verifyJoinToken(s.secret, s.ca.Fingerprint(), purposeJoin, req.Token, s.cfg.Now()); err != nil {
-		return nil, api.Errorf(api.CodeUnauthorized, "%v", err)
-	}
+// fmtHours writes a whole number of hours as "24h", not "24h0m0s".
+func fmtHours(d time.Duration) string { return fmt.Sprintf("%dh", int(d.Hours())) }
+
+// Admit checks a join token and, once a raft command has consumed it,
+// hands the new node its identity and the controller's TLS material and
+// cluster secret. A forged or expired token is refused here, and a used
+// one this node knows of, without writing to raft; the command refuses
+// the rest (unknown, expired, used), on whichever node is asked. Every
+// answer is logged and counted with the token's id, never the token.
+func (s *Server) Admit(ctx context.Context, req peer.AdmitRequest, from string) (*peer.AdmitResponse, error) {
+	tid, now := tokenID(req.Token), s.cfg.Now().UTC()
 	id := "node-" + randomHex(4)
-	_, certPEM, keyPEM, err := s.ca.Issue(id, req.Hosts, s.cfg.Now())
-	if err != nil {
+	refuse := func(err error) (*peer.AdmitResponse, error) {
+		result := admissionFailed
+		switch {
+		case errors.Is(err, api.ErrUnauthorized):
+			result = admissionUnauthorized
+		case errors.Is(err, api.ErrForbidden):
+			result = admissionForbidden
+		}
+		s.joinAudit.admissions.WithLabelValues(result).Inc()
+		s.logger.Warn("node admission refused", "token-id", tid, "from", from, "result", result, "err", err)
 		return nil, err
 	}
-	s.logger.Info("admitting a new controller node", "new-node", id)
+	if err := verifyJoinToken(s.secret, s.ca.Fingerprint(), purposeJoin, req.Token, now); err != nil {
+		return refuse(api.Errorf(api.CodeUnauthorized, "%v", err))
+	}
+	hash := tokenHash(req.Token)
+	known, err := s.Store().Snapshot().JoinTokenByHash(hash)
+	if err != nil {
+		return refuse(err)
+	}
+	if known != nil && known.Used {
+		return refuse(state.JoinTokenUsable(known, now))
+	}
+	if _, _, err = s.Propose(ctx, state.UseJoinTokenType, &state.UseJoinTokenRequest{Hash: hash, Node: id, Now: now}); err != nil {
+		return refuse(err)
+	}
+	_, certPEM, keyPEM, err := s.ca.Issue(id, req.Hosts, now)
+	if err != nil {
+		return refuse(err)
+	}
+	s.joinAudit.admissions.WithLabelValues(admissionAdmitted).Inc()
+	s.logger.Info("node admitted", "token-id", tid, "new-node", id, "from", from)
 	return &peer.AdmitResponse{
 		NodeID: id, ControllerUUID: s.ident.ControllerUUID, ControllerName: s.ident.ControllerName,
 		CACert: string(s.ca.CertPEM), CAKey: string(s.ca.KeyPEM),

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,13 +17,34 @@ import (
 // where payload names the CA fingerprint (so the joiner can pin the CA
 // before trusting anything it is sent) and an expiry, and mac is an
 // HMAC-SHA256 over it with the cluster secret every node holds. Any node
-// can therefore check a token without shared mutable state.
+// can therefore refuse a forged or expired token on its own, before it
+// writes anything. Each token is also recorded in raft (as its SHA-256)
+// when it is handed out, and consumed by the command that admits a node,
+// which makes it single use (docs/decisions/0018-single-use-join-tokens.md).
 //
 // Hub tokens (hubtoken.go) have the same form with the purpose "hub" in
 // the payload, so neither kind is accepted in place of the other; they are
-// also recorded in raft, which makes them single use.
+// recorded in raft and single use too.
 
 const tokenPrefix = "drv1"
+
+// A node join token's lifetime: DefaultJoinTokenTTL when none is asked
+// for, at most MaxJoinTokenTTL (as Kubernetes bootstrap tokens default to
+// a day); a longer one is refused, not shortened.
+const (
+	DefaultJoinTokenTTL = time.Hour
+	MaxJoinTokenTTL     = 24 * time.Hour
+)
+
+// tokenHash is what raft records of a token: the SHA-256 of its text.
+func tokenHash(tok string) string {
+	sum := sha256.Sum256([]byte(tok))
+	return hex.EncodeToString(sum[:])
+}
+
+// tokenID names a token in logs and metrics without revealing it: a
+// prefix of its hash.
+func tokenID(tok string) string { return tokenHash(tok)[:12] }
 
 // ErrBadToken is returned for a malformed, forged or expired join token.
 var ErrBadToken = errors.New("invalid or expired join token")

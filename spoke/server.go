@@ -54,6 +54,8 @@ type Server struct {
 	*blobSync
 	// spawned reaps the nodes EnableHA started (ha.go).
 	spawned spawned
+	// joinAudit counts join tokens and admissions (join.go).
+	joinAudit *joinAudit
 
 	mu       sync.Mutex
 	listener net.Listener
@@ -77,7 +79,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, logger: cfg.Logger}
+	s := &Server{cfg: cfg, logger: cfg.Logger, joinAudit: newJoinAudit()}
 	if t, _, ok := s.flagsTrust(); ok {
 		if err := checkHubTrust(t); err != nil {
 			return nil, fmt.Errorf("spoke: --hub-url/--hub-ca/--hub-jwks: %w", err)
@@ -115,7 +117,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	// whatever it is at each request.
 	hub := hubtrust.NewFollower(hubtrust.Config{Now: cfg.Now, ControllerCA: s.ca.Fingerprint()})
 	s.api, err = apiserver.New(apiserver.Config{Backend: s, Logger: s.logger, Now: cfg.Now, MaxCharmSize: cfg.MaxCharmSize, Hub: hub,
-		LogDir: filepath.Join(cfg.DataDir, "logs"), KeepaliveInterval: cfg.KeepaliveInterval})
+		LogDir: filepath.Join(cfg.DataDir, "logs"), KeepaliveInterval: cfg.KeepaliveInterval, Collectors: s.joinAudit.collectors()})
 	if err != nil {
 		ln.Close()
 		s.node.Shutdown()

@@ -62,7 +62,7 @@ func (s *controllerEndpoint) createJoinToken(w http.ResponseWriter, r *http.Requ
 			return
 		}
 	}
-	tok, err := s.b.NewJoinToken(req.TTL)
+	tok, err := s.b.NewJoinToken(r.Context(), req.TTL)
 	if err != nil {
 		reply.WriteError(w, r, err)
 		return

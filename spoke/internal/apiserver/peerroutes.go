@@ -79,7 +79,7 @@ func (s *peerEndpoint) admit(w http.ResponseWriter, r *http.Request) {
 		reply.WriteError(w, r, err)
 		return
 	}
-	resp, err := s.b.Admit(r.Context(), req)
+	resp, err := s.b.Admit(r.Context(), req, r.RemoteAddr)
 	if err != nil {
 		reply.WriteError(w, r, err)
 		return

@@ -51,7 +51,10 @@ type Backend interface {
 	FetchBlob(ctx context.Context, sha string) error
 	ControllerInfo(ctx context.Context) (*api.ControllerInfo, error)
 	EnableHA(ctx context.Context, n int) (*api.ControllerInfo, error)
-	NewJoinToken(ttl time.Duration) (api.JoinToken, error)
+	// NewJoinToken records and returns a single-use node join token;
+	// Admit consumes one and hands the new node its admission material
+	// (docs/decisions/0018-single-use-join-tokens.md).
+	NewJoinToken(ctx context.Context, ttl time.Duration) (api.JoinToken, error)
 	// NewHubToken records and returns a single-use hub token; TrustHub
 	// consumes one and trusts the hub in one command (hubtrust.go).
 	NewHubToken(ctx context.Context, ttl time.Duration) (api.JoinToken, uint64, error)
@@ -63,7 +66,8 @@ type Backend interface {
 	// Node-to-node.
 	ForwardedApply(ctx context.Context, cmd []byte) (json.RawMessage, uint64, error)
 	ForwardedReadIndex(ctx context.Context) (uint64, error)
-	Admit(ctx context.Context, req peer.AdmitRequest) (*peer.AdmitResponse, error)
+	// Admit's from is the caller's address, for the audit log.
+	Admit(ctx context.Context, req peer.AdmitRequest, from string) (*peer.AdmitResponse, error)
 	AddVoter(ctx context.Context, req peer.AddVoterRequest) error
 }
 
@@ -82,6 +86,8 @@ type Config struct {
 	// KeepaliveInterval is how long a stream may stay silent before it
 	// sends a keepalive (default: the package's KeepaliveInterval).
 	KeepaliveInterval time.Duration
+	// Collectors are the backend's own metrics, served with the API's.
+	Collectors []prometheus.Collector
 	// CatchUpWait bounds how long a stream resumed from an index this node
 	// has not reached waits for the node to get there (default 2s).
 	CatchUpWait time.Duration
@@ -128,6 +134,7 @@ func New(cfg Config) (*Server, error) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	s.metrics = newMetrics(reg, cfg.Backend)
+	reg.MustRegister(cfg.Collectors...)
 	s.router = s.routes(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	return s, nil
 }

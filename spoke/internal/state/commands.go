@@ -76,6 +76,8 @@ const (
 	RemoveHubTrustType        MessageType = 49
 	SetPlacementType          MessageType = 50
 	SetTrustType              MessageType = 51
+	CreateJoinTokenType       MessageType = 52
+	UseJoinTokenType          MessageType = 53
 	// Append new types here, with the next free number.
 )
 
@@ -138,6 +140,8 @@ var commands = commandTable(
 	command(RemoveHubTrustType, noValue(removeHubTrust)),
 	command(SetPlacementType, setPlacement),
 	command(SetTrustType, setTrust),
+	command(CreateJoinTokenType, noValue(createJoinToken)),
+	command(UseJoinTokenType, noValue(useJoinToken)),
 )
 
 // commandEntry is one raft command: its number, its request struct, its

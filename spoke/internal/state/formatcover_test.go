@@ -29,6 +29,7 @@ func TestFormatCoversStateTypes(t *testing.T) {
 		{reflect.TypeFor[tables.ModelConfigEntry](), reflect.TypeFor[format.ModelConfigEntry]()},
 		{reflect.TypeFor[tables.HubTrustRecord](), reflect.TypeFor[format.HubTrustRecord]()},
 		{reflect.TypeFor[tables.HubToken](), reflect.TypeFor[format.HubToken]()},
+		{reflect.TypeFor[tables.JoinToken](), reflect.TypeFor[format.JoinToken]()},
 	}
 	names := func(t reflect.Type) []string {
 		var out []string

@@ -49,6 +49,8 @@ func fillAll(h *harness) {
 	h.must(CreateHubTokenType, &CreateHubTokenRequest{Hash: "tok-hash", Expires: t0.Add(time.Hour), Now: t0})
 	h.must(SetHubTrustType, &SetHubTrustRequest{Trust: api.HubTrust{URL: "https://hub.example.com", Source: api.HubTrustFromFlags},
 		FlagsNode: "n1", FlagsDigest: "d1", Now: t0})
+	h.must(CreateJoinTokenType, &CreateJoinTokenRequest{Hash: "join-hash", Expires: t0.Add(time.Hour), Now: t0})
+	h.must(UseJoinTokenType, &UseJoinTokenRequest{Hash: "join-hash", Node: "node-1", Now: t0})
 }
 
 func snapshotBytes(t testing.TB, s *Store) []byte {

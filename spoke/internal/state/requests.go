@@ -15,6 +15,8 @@ import (
 // Decode (the converters below).
 type (
 	CreateHubTokenRequest        = format.CreateHubTokenRequest
+	CreateJoinTokenRequest       = format.CreateJoinTokenRequest
+	UseJoinTokenRequest          = format.UseJoinTokenRequest
 	RemoveHubTrustRequest        = format.RemoveHubTrustRequest
 	SetPlacementRequest          = format.SetPlacementRequest
 	ControllerInitRequest        = format.ControllerInitRequest

@@ -336,3 +336,13 @@ type HubToken struct {
 	Used    bool      `json:"used,omitempty"`
 	Meta
 }
+
+// JoinToken is a node join token, by the SHA-256 of its text; Node is the
+// node it admitted.
+type JoinToken struct {
+	Hash    string    `json:"hash"`
+	Expires time.Time `json:"expires"`
+	Used    bool      `json:"used,omitempty"`
+	Node    string    `json:"node,omitempty"`
+	Meta
+}

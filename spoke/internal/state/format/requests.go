@@ -37,6 +37,22 @@ type SetHubTrustRequest struct {
 // RemoveHubTrustRequest makes the controller trust no hub.
 type RemoveHubTrustRequest struct{}
 
+// CreateJoinTokenRequest records a node join token by the SHA-256 (hex)
+// of its text and drops join tokens expired before Now.
+type CreateJoinTokenRequest struct {
+	Hash    string    `json:"hash"`
+	Expires time.Time `json:"expires"`
+	Now     time.Time `json:"now"`
+}
+
+// UseJoinTokenRequest consumes a node join token to admit the node Node:
+// an unknown or expired token is unauthorized, a used one forbidden.
+type UseJoinTokenRequest struct {
+	Hash string    `json:"hash"`
+	Node string    `json:"node"`
+	Now  time.Time `json:"now"`
+}
+
 // SetPlacementRequest records the cloud and region a hub placed the
 // controller in, which its status then shows. Value: *api.Controller.
 type SetPlacementRequest struct {

@@ -42,6 +42,7 @@ const (
 	RecModelConfig    RecordType = 19
 	RecHubTrust       RecordType = 20
 	RecHubToken       RecordType = 21
+	RecJoinToken      RecordType = 22
 )
 
 // SnapshotWriter writes a snapshot stream.

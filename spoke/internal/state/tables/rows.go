@@ -49,6 +49,17 @@ type HubToken struct {
 	api.Meta
 }
 
+// JoinToken is a node join token, stored by the SHA-256 of its text. It is
+// consumed (Used, naming the Node it admitted) by the command that admits
+// a node, and dropped once expired.
+type JoinToken struct {
+	Hash    string    `json:"hash"`
+	Expires time.Time `json:"expires"`
+	Used    bool      `json:"used,omitempty"`
+	Node    string    `json:"node,omitempty"`
+	api.Meta
+}
+
 // Meta returns the raft indexes of a stored object, nil for a row that
 // has none (the index table's and the status revisions').
 func Meta(obj any) *api.Meta {
@@ -90,6 +101,8 @@ func Meta(obj any) *api.Meta {
 	case *HubTrustRecord:
 		return &o.Meta
 	case *HubToken:
+		return &o.Meta
+	case *JoinToken:
 		return &o.Meta
 	}
 	return nil

@@ -32,6 +32,7 @@ const (
 	ModelConfig     = "model_config"
 	HubTrust        = "hub_trust"
 	HubTokens       = "hub_tokens"
+	JoinTokens      = "join_tokens"
 	// StatusRevisions is derived: see statusrev.go.
 	StatusRevisions = "status_revisions"
 )
@@ -47,7 +48,7 @@ var All = []string{
 	Models, Charms, Applications, Units, Machines,
 	Relations, RelationScopes, RelationData, Leases, Tasks,
 	StatusHistory, UnitState, LeaderSettings, ModelConfig,
-	HubTrust, HubTokens,
+	HubTrust, HubTokens, JoinTokens,
 }
 
 // IndexEntry records the last raft index that modified a table.
@@ -122,6 +123,7 @@ func Schema() *memdb.DBSchema {
 		table(LeaderSettings, idIndex(compound(str("ModelUUID"), str("Application"))), modelIdx),
 		table(HubTrust, idIndex(str("Key"))),
 		table(HubTokens, idIndex(str("Hash"))),
+		table(JoinTokens, idIndex(str("Hash"))),
 		table(StatusRevisions, idIndex(str("ModelUUID"))),
 	}
 	s := &memdb.DBSchema{Tables: map[string]*memdb.TableSchema{}}

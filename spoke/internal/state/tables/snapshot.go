@@ -64,6 +64,7 @@ var snapshotTables = map[string]snapshotTable{
 	LeaderSettings:  record(format.RecLeaderSettings, leaderSettingsRecord, leaderSettingsFromRecord),
 	HubTrust:        record(format.RecHubTrust, hubTrustRecord, hubTrustFromRecord),
 	HubTokens:       record(format.RecHubToken, hubTokenRecord, hubTokenFromRecord),
+	JoinTokens:      record(format.RecJoinToken, joinTokenRecord, joinTokenFromRecord),
 }
 
 func userFromRecord(r *format.UserRecord) *api.User {
@@ -116,6 +117,14 @@ func hubTokenRecord(t *HubToken) *format.HubToken {
 
 func hubTokenFromRecord(t *format.HubToken) *HubToken {
 	return &HubToken{Hash: t.Hash, Expires: t.Expires, Used: t.Used, Meta: api.Meta(t.Meta)}
+}
+
+func joinTokenRecord(t *JoinToken) *format.JoinToken {
+	return &format.JoinToken{Hash: t.Hash, Expires: t.Expires, Used: t.Used, Node: t.Node, Meta: format.Meta(t.Meta)}
+}
+
+func joinTokenFromRecord(t *format.JoinToken) *JoinToken {
+	return &JoinToken{Hash: t.Hash, Expires: t.Expires, Used: t.Used, Node: t.Node, Meta: api.Meta(t.Meta)}
 }
 
 // unmarshal decodes numbers in untyped maps as json.Number, as
