@@ -1,6 +1,8 @@
 package hub
 
 import (
+	"github.com/droverhq/drover/hub/internal/reply"
+
 	"net/http"
 	"strings"
 
@@ -29,8 +31,6 @@ var safeAnswerTypes = map[string]bool{
 	"application/x-pem-file": true, "application/octet-stream": true, "text/plain": true,
 }
 
-var nosniff = []string{"nosniff"}
-
 // safeContentType reports whether v names one of safeAnswerTypes.
 func safeContentType(v string) bool {
 	mt, _, _ := strings.Cut(v, ";")
@@ -48,7 +48,7 @@ func copyAnswerHeaders(dst, src http.Header) {
 	if ct := dst["Content-Type"]; len(ct) > 0 && (len(ct) > 1 || !safeContentType(ct[0])) {
 		dst["Content-Type"] = []string{"application/octet-stream"}
 	}
-	dst["X-Content-Type-Options"] = nosniff
+	dst["X-Content-Type-Options"] = reply.Nosniff
 }
 
 // upgradeHeaders are the headers of a controller's 101 answer to a

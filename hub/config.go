@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/droverhq/drover/hub/internal/authn"
 	"github.com/droverhq/drover/hub/internal/keyseal"
 	"github.com/droverhq/drover/hub/internal/store"
 )
@@ -120,7 +121,7 @@ type Config struct {
 
 // Audience is the audience of the hub's session tokens. Spoke tokens carry
 // the spoke's UUID instead, so neither can be replayed against the other.
-const Audience = "drover-hub"
+const Audience = authn.Audience
 
 // Validate checks c and fills defaults.
 func (c *Config) Validate() error {
@@ -222,6 +223,31 @@ func keyRing(current []byte, old [][]byte) (*keyseal.Ring, error) {
 // Config.OIDCHTTPClient has no Timeout of its own.
 var oidcTimeout = 10 * time.Second
 
+// maxEventFrame bounds one frame of a controller's event stream
+// (indexer.Config.MaxEventFrame).
+var maxEventFrame int64 = 64 << 20
+
 // ServiceAccount is a client allowed client-credentials login, bound to an
 // organization.
 type ServiceAccount = store.ServiceAccount
+
+// defaultIndexWriteRate is Config.IndexWriteRate's default.
+const defaultIndexWriteRate = 1000
+
+// defaultMaxControllerModels is Config.MaxControllerModels's default.
+const defaultMaxControllerModels = 20000
+
+// bound reads a configured limit: 0 means its default def, a negative
+// value no limit (0 from here on).
+func bound[T int | int64](v, def T) T {
+	switch {
+	case v == 0:
+		return def
+	case v < 0:
+		return 0
+	}
+	return v
+}
+
+// defaultIndexResync is Config.IndexResyncEvery's default.
+const defaultIndexResync = time.Hour

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/droverhq/drover/hub/internal/authn"
 	"github.com/droverhq/drover/hub/internal/store"
 )
 
@@ -18,7 +19,7 @@ func (s *Server) FollowAuthz(ctx context.Context) error { return s.followAuthz(c
 // RemembersRead reports whether the proxy holds a remembered read route
 // for the bearer token raw on model (fastpath.go).
 func (s *Server) RemembersRead(raw, model string) bool {
-	_, hit := s.proxyRoutes.get(proxyRouteKey{raw: raw, model: model})
+	_, hit := s.proxyRoutes.Get(proxyRouteKey{raw: raw, model: model})
 	return hit
 }
 
@@ -87,7 +88,7 @@ func (s *Server) CallSpoke(ctx context.Context, controller string, id store.Iden
 	if err != nil {
 		return err
 	}
-	return s.spokeCall(ctx, c, Principal{Identity: id}, access, model, method, path, in, out)
+	return s.spokeCall(ctx, c, authn.Principal{Identity: id}, access, model, method, path, in, out)
 }
 
 // StatusCopies returns how many status reads the proxy answered from a

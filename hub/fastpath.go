@@ -3,69 +3,18 @@ package hub
 import (
 	"context"
 	"crypto/tls"
-	"errors"
-	"fmt"
 	"net/http"
 	"strings"
 
-	"github.com/droverhq/drover/authz"
+	"github.com/droverhq/drover/hub/internal/authn"
 	"github.com/droverhq/drover/hub/internal/store"
 )
 
 // The hub's per-request work on a proxied call (authentication, the model's
 // route, the spoke token) is reused for a short time, so a status poll or a
 // CLI session costs the hub little more than the extra hop. Each cache is a
-// ttlCache (decisions.go); what each may serve stale, and for how long, is
+// ttlcache.Cache; what each may serve stale, and for how long, is
 // said where it is declared.
-
-// principalKey identifies a presented credential: the raw token, and
-// whether it came in the session cookie (which changes CSRF rules).
-type principalCacheKey struct {
-	raw    string
-	cookie bool
-}
-
-// principal authenticates a hub session token: its signature, issuer,
-// audience and expiry, then the identity it names. The answer is reused
-// for decisionTTL and never past the token's expiry, so a token is
-// verified, and its identity read from PostgreSQL, at most once every 2 s.
-// badToken distinguishes a token that failed verification from an identity
-// that could not be loaded.
-func (s *Server) principal(ctx context.Context, raw string, cookie bool) (p Principal, badToken bool, err error) {
-	k := principalCacheKey{raw: raw, cookie: cookie}
-	if p, hit := s.principals.get(k); hit {
-		return p, false, nil
-	}
-	gen := s.principals.generation()
-	claims, err := s.keys.Verify(raw, Audience)
-	if err != nil {
-		return Principal{}, true, err
-	}
-	id, err := s.store.IdentityByID(ctx, claims.Subject)
-	if err != nil {
-		return Principal{}, false, errors.Join(errUnauthenticated, err)
-	}
-	if id.DisabledAt != nil {
-		return Principal{}, false, errors.Join(errForbidden, fmt.Errorf("user %s is disabled (an administrator may enable it again)", id.Name()))
-	}
-	if claims.SID != "" {
-		// The session ended (logout, a refresh token used twice, the
-		// identity disabled): its access tokens end with it.
-		live, err := s.store.SessionLive(ctx, claims.SID)
-		if err != nil {
-			return Principal{}, false, errors.Join(errUnauthenticated, err)
-		}
-		if !live {
-			return Principal{}, true, errors.Join(errUnauthenticated, errSessionEnded)
-		}
-	}
-	p = Principal{Identity: id, Object: authz.UserObject(id.ID), Cookie: cookie, Expires: claims.Expiry.Time(), SID: claims.SID}
-	s.principals.put(k, p, gen, claims.Expiry.Time())
-	return p, false, nil
-}
-
-// errSessionEnded refuses an access token whose session has ended.
-var errSessionEnded = errors.New("the session has ended")
 
 // modelRoute returns the index row of a model and its controller. Both are
 // reused for decisionTTL: a model that moved to another controller
@@ -73,11 +22,11 @@ var errSessionEnded = errors.New("the session has ended")
 // replica may be reached at the old place for that long, and the
 // controller answers for itself (not found, or unavailable).
 func (s *Server) modelRoute(ctx context.Context, id string) (store.Model, store.Controller, error) {
-	m, err := s.routeModels.lookup(id, func() (store.Model, error) { return s.store.ModelByUUID(ctx, id) })
+	m, err := s.routeModels.Lookup(id, func() (store.Model, error) { return s.store.ModelByUUID(ctx, id) })
 	if err != nil {
 		return m, store.Controller{}, err
 	}
-	c, err := s.routeCtrls.lookup(m.ControllerUUID, func() (store.Controller, error) {
+	c, err := s.routeCtrls.Lookup(m.ControllerUUID, func() (store.Controller, error) {
 		return s.store.ControllerByUUID(ctx, m.ControllerUUID)
 	})
 	return m, c, err
@@ -92,9 +41,9 @@ type spokeTokenKey struct {
 // on model, minting one when none was minted in the last half of
 // spokeTokenTTL: a token handed to a controller always has at least 30 s
 // to live.
-func (s *Server) cachedSpokeToken(p Principal, controller, caSHA256, access, model string) (string, error) {
+func (s *Server) cachedSpokeToken(p authn.Principal, controller, caSHA256, access, model string) (string, error) {
 	k := spokeTokenKey{sub: p.Identity.ID, name: p.Identity.Name(), controller: controller, ca: caSHA256, access: access, model: model}
-	return s.spokeTokens.lookup(k, func() (string, error) { return s.spokeToken(p, controller, caSHA256, access, model) })
+	return s.spokeTokens.Lookup(k, func() (string, error) { return s.spokeToken(p, controller, caSHA256, access, model) })
 }
 
 // spokeTokenReuse is how long a minted spoke token is handed out again.
@@ -156,8 +105,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		r.TLS, _ = r.Context().Value(tlsStateKey{}).(*tls.ConnectionState)
 	}
 	if id, ok := memoizableCall(r); ok {
-		if raw, cookie := credential(r); raw != "" {
-			if pr, hit := s.proxyRoutes.get(proxyRouteKey{raw: raw, cookie: cookie, model: id}); hit {
+		if raw, cookie := authn.Credential(r); raw != "" {
+			if pr, hit := s.proxyRoutes.Get(proxyRouteKey{raw: raw, cookie: cookie, model: id}); hit {
 				rec := &statusRecorder{ResponseWriter: w}
 				err := s.forwardDirect(rec, r, pr.controller, pr.sc, pr.tok)
 				if err != nil {

@@ -1,6 +1,9 @@
 package hub
 
 import (
+	"github.com/droverhq/drover/hub/internal/authn"
+	"github.com/droverhq/drover/hub/internal/reply"
+
 	"bufio"
 	"bytes"
 	"context"
@@ -299,7 +302,7 @@ func writeRequest(bw *bufio.Writer, r *http.Request, host, tok, cond string) err
 			return err
 		}
 		bw.WriteString("\r\n")
-	case safeMethod(r.Method) || r.Method == http.MethodDelete:
+	case authn.SafeMethod(r.Method) || r.Method == http.MethodDelete:
 		bw.WriteString("\r\n")
 	default: // an empty body, said so for a method that usually has one
 		bw.WriteString("Content-Length: 0\r\n\r\n")
@@ -462,7 +465,7 @@ func (s *Server) controllerRefused(w http.ResponseWriter, controller string, res
 
 func (s *Server) writeControllerRefused(w http.ResponseWriter, err *hubRefusedError) {
 	s.cfg.Logger.Warn("controller refused the hub's token", "controller", err.controller, "answer", err.why)
-	writeJSON(w, http.StatusBadGateway, &api.Error{Code: api.CodeUnavailable, Message: err.Error()})
+	reply.JSON(w, http.StatusBadGateway, &api.Error{Code: api.CodeUnavailable, Message: err.Error()})
 }
 
 // copyAnswer copies the controller's answer resp, read from c (watched by

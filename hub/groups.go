@@ -9,6 +9,9 @@ import (
 
 	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/authz"
+	"github.com/droverhq/drover/hub/internal/authn"
+	"github.com/droverhq/drover/hub/internal/gate"
+	"github.com/droverhq/drover/hub/internal/reply"
 	"github.com/droverhq/drover/hub/internal/store"
 )
 
@@ -21,11 +24,11 @@ import (
 // member counts, by organization then name. An organization the caller is
 // not a member of is 404, whether or not it exists.
 func (s *Server) handleListGroups(w http.ResponseWriter, r *http.Request) {
-	p, _ := PrincipalFrom(r.Context())
-	orgs, err := s.list(r.Context(), p, authz.Member, authz.TypeOrganization)
+	p, _ := authn.PrincipalFrom(r.Context())
+	orgs, err := s.gate.List(r.Context(), p, authz.Member, authz.TypeOrganization)
 	if org := r.URL.Query().Get("org"); err == nil && org != "" {
 		if !slices.Contains(orgs, org) {
-			err = fmt.Errorf("%w: organization %q", errNotFound, org)
+			err = fmt.Errorf("%w: organization %q", reply.ErrNotFound, org)
 		}
 		orgs = []string{org}
 	}
@@ -41,7 +44,7 @@ func (s *Server) handleListGroups(w http.ResponseWriter, r *http.Request) {
 	for i, g := range gs {
 		out[i] = apiGroup(g.Group, g.Members)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"groups": out})
+	reply.JSON(w, http.StatusOK, map[string]any{"groups": out})
 }
 
 // handleGetGroup answers GET /v1/groups/{group} for the members of the
@@ -52,7 +55,7 @@ func (s *Server) handleGetGroup(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, d)
+	reply.JSON(w, http.StatusOK, d)
 }
 
 func (s *Server) groupDetails(r *http.Request) (api.GroupDetails, error) {
@@ -70,7 +73,7 @@ func (s *Server) groupDetails(r *http.Request) (api.GroupDetails, error) {
 	}
 	// A grant on something the caller cannot see (another organization's
 	// model granted to this group) is not theirs to learn of.
-	p, _ := PrincipalFrom(r.Context())
+	p, _ := authn.PrincipalFrom(r.Context())
 	visible := tuples[:0]
 	for _, t := range tuples {
 		typ, _, _ := authz.ParseObject(t.Object)
@@ -78,7 +81,7 @@ func (s *Server) groupDetails(r *http.Request) (api.GroupDetails, error) {
 		if !ok {
 			continue
 		}
-		if can, err := s.Check(r.Context(), p, see, t.Object); err != nil {
+		if can, err := s.gate.Check(r.Context(), p, see, t.Object); err != nil {
 			return api.GroupDetails{}, err
 		} else if can {
 			visible = append(visible, t)
@@ -97,7 +100,7 @@ func (s *Server) groupDetails(r *http.Request) (api.GroupDetails, error) {
 func (s *Server) describeGrants(ctx context.Context, ts []authz.Tuple) []api.GroupGrant {
 	out := make([]api.GroupGrant, len(ts))
 	for i, t := range ts {
-		out[i] = api.GroupGrant{Level: levelOf(t.Object, t.Relation), Target: s.describe(ctx, t.Object), Object: t.Object}
+		out[i] = api.GroupGrant{Level: gate.LevelOf(t.Object, t.Relation), Target: s.gate.Describe(ctx, t.Object), Object: t.Object}
 	}
 	rank := func(g api.GroupGrant) int {
 		typ, _, _ := authz.ParseObject(g.Object)
@@ -130,7 +133,7 @@ func (s *Server) handleRemoveGroup(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	s.awaitAuthz(r.Context())
+	s.gate.AwaitAuthz(r.Context())
 	w.WriteHeader(http.StatusNoContent)
 }
 
@@ -141,7 +144,7 @@ func (s *Server) handleRenameGroup(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		Name string `json:"name"`
 	}
-	if err := decode(r, &req); err != nil {
+	if err := reply.Decode(r, &req); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
@@ -154,7 +157,7 @@ func (s *Server) handleRenameGroup(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, g)
+	reply.JSON(w, http.StatusOK, g)
 }
 
 // annotateGroup records the group a request acted on, as it was called

@@ -10,6 +10,7 @@ import (
 
 	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/authz"
+	"github.com/droverhq/drover/hub/internal/authn"
 	"github.com/droverhq/drover/hub/internal/token"
 )
 
@@ -31,7 +32,7 @@ type liveCalls struct {
 }
 
 type liveCall struct {
-	p      Principal
+	p      authn.Principal
 	rel    authz.Relation
 	model  string
 	cancel context.CancelFunc
@@ -56,7 +57,7 @@ func longLived(r *http.Request) bool {
 // and log stream do), which a session ended by logout cannot get.
 // An identity holding its maximum of them is refused another
 // (api.CodeTooMany, 429).
-func (l *liveCalls) track(r *http.Request, p Principal, rel authz.Relation, model string) (*http.Request, func(), error) {
+func (l *liveCalls) track(r *http.Request, p authn.Principal, rel authz.Relation, model string) (*http.Request, func(), error) {
 	id := p.Identity.ID
 	l.mu.Lock()
 	if l.max >= 0 && l.per[id] >= l.max {
@@ -140,7 +141,7 @@ func (s *Server) recheckLive(ctx context.Context) {
 		return
 	}
 	type need struct {
-		p     Principal
+		p     authn.Principal
 		rel   authz.Relation
 		model string
 	}
@@ -159,7 +160,7 @@ func (s *Server) recheckLive(ctx context.Context) {
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			ok, err := s.Check(ctx, n.p, n.rel, authz.ModelObject(n.model))
+			ok, err := s.gate.Check(ctx, n.p, n.rel, authz.ModelObject(n.model))
 			if err != nil {
 				return
 			}

@@ -13,6 +13,8 @@ import (
 
 	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/authz"
+	"github.com/droverhq/drover/hub/internal/authn"
+	"github.com/droverhq/drover/hub/internal/reply"
 	"github.com/droverhq/drover/hub/internal/store"
 )
 
@@ -23,14 +25,14 @@ import (
 // the request unchanged to the owning controller with a per-request token
 // carrying that decision. The hub's own session token never leaves it.
 func (s *Server) handleModelProxy(w http.ResponseWriter, r *http.Request) {
-	p, _ := PrincipalFrom(r.Context())
+	p, _ := authn.PrincipalFrom(r.Context())
 	id := chi.URLParam(r, "uuid")
 	rest := strings.TrimPrefix(r.URL.Path, "/v1/models/"+id)
 	rel, access := authz.Writer, spokeWrite
 	switch {
 	case relationDataRead(r):
 		// Relation data may hold credentials: writers only (show-unit).
-	case safeMethod(r.Method):
+	case authn.SafeMethod(r.Method):
 		rel, access = authz.Reader, spokeRead
 	case r.Method == http.MethodDelete && (rest == "" || rest == "/"):
 		rel, access = authz.Administrator, spokeAdmin
@@ -40,12 +42,12 @@ func (s *Server) handleModelProxy(w http.ResponseWriter, r *http.Request) {
 		// hub could not read (over the audit's 64 KiB) is refused there.
 		rel, access = authz.Administrator, spokeAdmin
 	}
-	gen := s.proxyRoutes.generation() // before the decision it may remember
+	gen := s.proxyRoutes.Generation() // before the decision it may remember
 	annotate(r.Context(), func(a *auditInfo) {
 		a.Operation, a.Target = modelOperation(r.Method, rest, a.body)
 		a.ModelUUID = id
 	})
-	if err := s.require(r.Context(), p, rel, authz.Reader, authz.ModelObject(id)); err != nil {
+	if err := s.gate.Require(r.Context(), p, rel, authz.Reader, authz.ModelObject(id)); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
@@ -53,7 +55,7 @@ func (s *Server) handleModelProxy(w http.ResponseWriter, r *http.Request) {
 		// A body too large for the audit to read may still be juju exec:
 		// the controller decides on it, so an administrator's token says
 		// admin (a writer's, write: the controller refuses it exec).
-		if admin, err := s.Check(r.Context(), p, authz.Administrator, authz.ModelObject(id)); err != nil {
+		if admin, err := s.gate.Check(r.Context(), p, authz.Administrator, authz.ModelObject(id)); err != nil {
 			s.writeError(w, r, err)
 			return
 		} else if admin {
@@ -62,7 +64,7 @@ func (s *Server) handleModelProxy(w http.ResponseWriter, r *http.Request) {
 	}
 	m, c, err := s.modelRoute(r.Context(), id)
 	if errors.Is(err, store.ErrNotFound) {
-		err = fmt.Errorf("%w: model %s", errNotFound, id)
+		err = fmt.Errorf("%w: model %s", reply.ErrNotFound, id)
 	}
 	annotate(r.Context(), func(a *auditInfo) { a.Org, a.ControllerUUID, a.ModelName = m.Org, m.ControllerUUID, m.Name })
 	if err != nil {
@@ -74,16 +76,16 @@ func (s *Server) handleModelProxy(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	if raw, cookie := credential(r); raw != "" {
+	if raw, cookie := authn.Credential(r); raw != "" {
 		if mid, ok := memoizableCall(r); ok && mid == id {
 			// Remembered no longer than the token and the cached decision
 			// it rests on live.
 			until := p.Expires
-			if exp, ok := s.decisions.expiry(decisionKey{user: p.Object, rel: rel, object: authz.ModelObject(id)}); ok &&
+			if exp, ok := s.gate.DecisionExpiry(p, rel, authz.ModelObject(id)); ok &&
 				(until.IsZero() || exp.Before(until)) {
 				until = exp
 			}
-			s.proxyRoutes.put(proxyRouteKey{raw: raw, cookie: cookie, model: id},
+			s.proxyRoutes.Put(proxyRouteKey{raw: raw, cookie: cookie, model: id},
 				proxyRoute{controller: c.Name, sc: sc, tok: tok}, gen, until)
 		}
 	}
@@ -102,7 +104,7 @@ func (s *Server) handleModelProxy(w http.ResponseWriter, r *http.Request) {
 // relationDataRead reports whether r reads a unit's relation data, which
 // needs write access, not read (docs/hub.md).
 func relationDataRead(r *http.Request) bool {
-	return safeMethod(r.Method) && strings.HasSuffix(strings.TrimRight(r.URL.Path, "/"), "/relation-info")
+	return authn.SafeMethod(r.Method) && strings.HasSuffix(strings.TrimRight(r.URL.Path, "/"), "/relation-info")
 }
 
 // execRequest reports whether the request's body, as the audit read it,
@@ -125,7 +127,7 @@ func routeOf(rest string) string {
 
 // spokeFor returns the client for controller c and the token that carries
 // p's access on model there.
-func (s *Server) spokeFor(c store.Controller, p Principal, access, model string) (*spokeClient, string, error) {
+func (s *Server) spokeFor(c store.Controller, p authn.Principal, access, model string) (*spokeClient, string, error) {
 	sc, err := s.spokes.get(c)
 	if err == nil && len(sc.addrs) == 0 {
 		err = fmt.Errorf("%w: controller %s has no address", errSpokeUnavailable, c.Name)
@@ -184,14 +186,14 @@ func (s *Server) unavailable(w http.ResponseWriter, r *http.Request, controller 
 	var late *errNoAnswer
 	switch {
 	case errors.As(err, &late) && r.Method == http.MethodGet:
-		writeJSON(w, http.StatusGatewayTimeout, &api.Error{Code: api.CodeTimeout, Message: fmt.Sprintf(
+		reply.JSON(w, http.StatusGatewayTimeout, &api.Error{Code: api.CodeTimeout, Message: fmt.Sprintf(
 			"controller %s did not answer within %v (it is overloaded or hung; 'drover controllers' shows its health)", controller, late.after)})
 	case errors.As(err, &late):
-		writeJSON(w, http.StatusGatewayTimeout, &api.Error{Code: api.CodeTimeout, Message: fmt.Sprintf(
+		reply.JSON(w, http.StatusGatewayTimeout, &api.Error{Code: api.CodeTimeout, Message: fmt.Sprintf(
 			"controller %s did not answer within %v: the change may or may not have been made (check 'drover status' before retrying)",
 			controller, late.after)})
 	default:
-		writeJSON(w, http.StatusBadGateway, &api.Error{Code: api.CodeUnavailable,
+		reply.JSON(w, http.StatusBadGateway, &api.Error{Code: api.CodeUnavailable,
 			Message: fmt.Sprintf("controller %s is unavailable behind the hub ('drover controllers' shows its health)", controller)})
 	}
 }

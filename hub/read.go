@@ -9,12 +9,14 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/droverhq/drover/authz"
+	"github.com/droverhq/drover/hub/internal/authn"
+	"github.com/droverhq/drover/hub/internal/reply"
 	"github.com/droverhq/drover/hub/internal/store"
 )
 
 func (s *Server) handleListOrgs(w http.ResponseWriter, r *http.Request) {
-	p, _ := PrincipalFrom(r.Context())
-	names, err := s.list(r.Context(), p, authz.Member, authz.TypeOrganization)
+	p, _ := authn.PrincipalFrom(r.Context())
+	names, err := s.gate.List(r.Context(), p, authz.Member, authz.TypeOrganization)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -24,12 +26,12 @@ func (s *Server) handleListOrgs(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"organizations": nonNil(orgs)})
+	reply.JSON(w, http.StatusOK, map[string]any{"organizations": nonNil(orgs)})
 }
 
 func (s *Server) handleListControllers(w http.ResponseWriter, r *http.Request) {
-	p, _ := PrincipalFrom(r.Context())
-	uuids, err := s.list(r.Context(), p, authz.Reader, authz.TypeController)
+	p, _ := authn.PrincipalFrom(r.Context())
+	uuids, err := s.gate.List(r.Context(), p, authz.Reader, authz.TypeController)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -42,38 +44,38 @@ func (s *Server) handleListControllers(w http.ResponseWriter, r *http.Request) {
 	for i := range cs {
 		cs[i].CACert = "" // the list stays small; GET /v1/controllers/{name} has it
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"controllers": nonNil(cs)})
+	reply.JSON(w, http.StatusOK, map[string]any{"controllers": nonNil(cs)})
 }
 
 func (s *Server) handleGetController(w http.ResponseWriter, r *http.Request) {
-	p, _ := PrincipalFrom(r.Context())
+	p, _ := authn.PrincipalFrom(r.Context())
 	c, err := s.controllerFor(r.Context(), p, chi.URLParam(r, "name"), authz.Reader)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, c)
+	reply.JSON(w, http.StatusOK, c)
 }
 
 // controllerFor loads the controller registered as name for a caller who
 // needs rel on it. One the caller cannot see is not found, by the name
 // given, exactly as one that does not exist (nothing of it, such as its
 // UUID, is told); one they see without rel is refused.
-func (s *Server) controllerFor(ctx context.Context, p Principal, name string, rel authz.Relation) (store.Controller, error) {
+func (s *Server) controllerFor(ctx context.Context, p authn.Principal, name string, rel authz.Relation) (store.Controller, error) {
 	c, err := s.store.ControllerByName(ctx, name)
 	if err == nil {
-		err = s.require(ctx, p, rel, authz.Reader, authz.ControllerObject(c.UUID))
+		err = s.gate.Require(ctx, p, rel, authz.Reader, authz.ControllerObject(c.UUID))
 	}
-	if errors.Is(err, store.ErrNotFound) || errors.Is(err, errNotFound) {
-		return store.Controller{}, fmt.Errorf("%w: controller %q", errNotFound, name)
+	if errors.Is(err, store.ErrNotFound) || errors.Is(err, reply.ErrNotFound) {
+		return store.Controller{}, fmt.Errorf("%w: controller %q", reply.ErrNotFound, name)
 	}
 	return c, err
 }
 
 func (s *Server) handleGetModel(w http.ResponseWriter, r *http.Request) {
-	p, _ := PrincipalFrom(r.Context())
+	p, _ := authn.PrincipalFrom(r.Context())
 	id := chi.URLParam(r, "uuid")
-	if err := s.require(r.Context(), p, authz.Reader, authz.Reader, authz.ModelObject(id)); err != nil {
+	if err := s.gate.Require(r.Context(), p, authz.Reader, authz.Reader, authz.ModelObject(id)); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
@@ -84,7 +86,7 @@ func (s *Server) handleGetModel(w http.ResponseWriter, r *http.Request) {
 	}
 	// Its users, as Juju's show-model lists them, for those who manage
 	// who may use it: the model's administrators.
-	admin, err := s.Check(r.Context(), p, authz.Administrator, authz.ModelObject(id))
+	admin, err := s.gate.Check(r.Context(), p, authz.Administrator, authz.ModelObject(id))
 	if err == nil && admin {
 		m.Users, err = s.store.ModelUsers(r.Context(), id)
 	}
@@ -92,7 +94,7 @@ func (s *Server) handleGetModel(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, m)
+	reply.JSON(w, http.StatusOK, m)
 }
 
 func nonNil[T any](xs []T) []T {

@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -23,8 +24,11 @@ import (
 	"time"
 
 	"github.com/go-jose/go-jose/v4/jwt"
+	"github.com/gorilla/websocket"
 
 	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/hub/internal/authn"
+	"github.com/droverhq/drover/hub/internal/reply"
 	"github.com/droverhq/drover/hub/internal/store"
 	"github.com/droverhq/drover/hub/internal/token"
 )
@@ -153,11 +157,11 @@ func controllerCA(ca string) (*x509.Certificate, error) {
 		}
 	}
 	if block == nil {
-		return nil, fmt.Errorf("%w: no certificate in the controller CA", errBadRequest)
+		return nil, fmt.Errorf("%w: no certificate in the controller CA", reply.ErrBadRequest)
 	}
 	cert, err := x509.ParseCertificate(block.Bytes)
 	if err != nil {
-		return nil, fmt.Errorf("%w: the controller CA: %w", errBadRequest, err)
+		return nil, fmt.Errorf("%w: the controller CA: %w", reply.ErrBadRequest, err)
 	}
 	return cert, nil
 }
@@ -221,7 +225,7 @@ func (ss *spokeSet) closeIdle(now time.Time) {
 
 // spokeToken mints the per-request token the hub sends to a controller:
 // audience = its UUID, subject = the caller, and the access the hub decided.
-func (s *Server) spokeToken(p Principal, controllerUUID, caSHA256, access, model string) (string, error) {
+func (s *Server) spokeToken(p authn.Principal, controllerUUID, caSHA256, access, model string) (string, error) {
 	jti := make([]byte, 12)
 	_, _ = rand.Read(jti)
 	now := s.cfg.Now()
@@ -237,7 +241,7 @@ func (s *Server) spokeToken(p Principal, controllerUUID, caSHA256, access, model
 // spokeCall sends one JSON request to a controller as p with access, trying
 // its addresses in turn, and decodes the answer into out. A controller's
 // own error comes back as *api.Error.
-func (s *Server) spokeCall(ctx context.Context, c store.Controller, p Principal, access, model, method, path string, in, out any) error {
+func (s *Server) spokeCall(ctx context.Context, c store.Controller, p authn.Principal, access, model, method, path string, in, out any) error {
 	sc, err := s.spokes.get(c)
 	if err != nil {
 		return err
@@ -334,4 +338,44 @@ func doSpoke(ctx context.Context, hc *http.Client, url, method, tok string, body
 		return json.Unmarshal(b, out)
 	}
 	return nil
+}
+
+// subscribeEvents dials controller c's event stream (/v1/events) with the
+// query q, at each of its addresses until one answers, as the hub's
+// superuser (the indexer's Config.Subscribe).
+func (s *Server) subscribeEvents(ctx context.Context, c store.Controller, q url.Values) (*websocket.Conn, error) {
+	sc, err := s.spokes.get(c)
+	if err != nil {
+		return nil, err
+	}
+	if len(sc.addrs) == 0 {
+		return nil, errors.New("no address")
+	}
+	tok, err := s.spokeToken(authn.Principal{}, c.UUID, sc.caSHA256, spokeSuperuser, "")
+	if err != nil {
+		return nil, err
+	}
+	var conn *websocket.Conn
+	for _, addr := range sc.addrs {
+		u := url.URL{Scheme: "wss", Host: addr, Path: "/v1/events", RawQuery: q.Encode()}
+		d := websocket.Dialer{TLSClientConfig: sc.transport.TLSClientConfig, HandshakeTimeout: 10 * time.Second}
+		var resp *http.Response
+		conn, resp, err = d.DialContext(ctx, u.String(), http.Header{"Authorization": {"Bearer " + tok}})
+		if resp != nil && resp.StatusCode == http.StatusUnauthorized {
+			err = refusedBy(c.Name, resp)
+		}
+		if resp != nil && resp.Body != nil {
+			resp.Body.Close()
+		}
+		if err == nil {
+			break
+		}
+	}
+	if refused := (*hubRefusedError)(nil); errors.As(err, &refused) {
+		return nil, err // says it all
+	}
+	if err != nil {
+		return nil, fmt.Errorf("subscribe: %w", err)
+	}
+	return conn, nil
 }

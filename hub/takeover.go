@@ -1,6 +1,8 @@
 package hub
 
 import (
+	"github.com/droverhq/drover/hub/internal/authn"
+
 	"bufio"
 	"bytes"
 	"context"
@@ -162,11 +164,11 @@ func (s *Server) takenRoute(req *http.Request) (proxyRoute, bool) {
 	if !ok {
 		return proxyRoute{}, false
 	}
-	raw, cookie := credential(req)
+	raw, cookie := authn.Credential(req)
 	if raw == "" {
 		return proxyRoute{}, false
 	}
-	return s.proxyRoutes.get(proxyRouteKey{raw: raw, cookie: cookie, model: id})
+	return s.proxyRoutes.Get(proxyRouteKey{raw: raw, cookie: cookie, model: id})
 }
 
 // serveTakenRead forwards req and reports whether its answer went out

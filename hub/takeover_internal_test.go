@@ -1,6 +1,8 @@
 package hub
 
 import (
+	"github.com/droverhq/drover/hub/internal/reply"
+
 	"bufio"
 	"bytes"
 	"encoding/json"
@@ -52,7 +54,7 @@ func TestTakenWriterFrames(t *testing.T) {
 
 	// A hub error (unavailable) has no length: chunked.
 	resp, body = answerOf(t, http.MethodGet, func(w http.ResponseWriter) {
-		writeJSON(w, http.StatusBadGateway, map[string]string{"code": "unavailable"})
+		reply.JSON(w, http.StatusBadGateway, map[string]string{"code": "unavailable"})
 	})
 	var e map[string]string
 	if resp.StatusCode != http.StatusBadGateway || resp.TransferEncoding[0] != "chunked" ||

@@ -12,6 +12,8 @@ import (
 
 	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/authz"
+	"github.com/droverhq/drover/hub/internal/authn"
+	"github.com/droverhq/drover/hub/internal/reply"
 	"github.com/droverhq/drover/hub/internal/store"
 )
 
@@ -31,8 +33,8 @@ func userOf(id store.Identity) api.HubUser {
 // their administrators' business, so a plain member sees only themselves,
 // as Juju's users does for a user without superuser.
 func (s *Server) handleListUsers(w http.ResponseWriter, r *http.Request) {
-	p, _ := PrincipalFrom(r.Context())
-	orgs, err := s.list(r.Context(), p, authz.Administrator, authz.TypeOrganization)
+	p, _ := authn.PrincipalFrom(r.Context())
+	orgs, err := s.gate.List(r.Context(), p, authz.Administrator, authz.TypeOrganization)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -57,25 +59,25 @@ func (s *Server) handleListUsers(w http.ResponseWriter, r *http.Request) {
 	for i, id := range ids {
 		out[i] = userOf(id)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"users": out})
+	reply.JSON(w, http.StatusOK, map[string]any{"users": out})
 }
 
 // handleGetUser answers GET /v1/users/{user} (Juju's show-user) for the
 // user themselves and their organization's administrators: the user and
 // the groups they are in. Anyone else is told nobody has that name.
 func (s *Server) handleGetUser(w http.ResponseWriter, r *http.Request) {
-	p, _ := PrincipalFrom(r.Context())
+	p, _ := authn.PrincipalFrom(r.Context())
 	ref, err := url.PathUnescape(chi.URLParam(r, "user"))
 	var id store.Identity
 	if err != nil {
-		err = fmt.Errorf("%w: user: %w", errBadRequest, err)
+		err = fmt.Errorf("%w: user: %w", reply.ErrBadRequest, err)
 	} else {
 		id, err = s.identityByRef(r.Context(), ref)
 	}
 	if err == nil && id.ID != p.Identity.ID {
 		var ok bool
-		if ok, err = s.Check(r.Context(), p, authz.Administrator, authz.OrgObject(id.Org)); err == nil && !ok {
-			err = fmt.Errorf("%w: user %q (nobody by that name has logged in or been granted access)", errNotFound, ref)
+		if ok, err = s.gate.Check(r.Context(), p, authz.Administrator, authz.OrgObject(id.Org)); err == nil && !ok {
+			err = fmt.Errorf("%w: user %q (nobody by that name has logged in or been granted access)", reply.ErrNotFound, ref)
 		}
 	}
 	var groups []string
@@ -88,17 +90,17 @@ func (s *Server) handleGetUser(w http.ResponseWriter, r *http.Request) {
 	}
 	u := userOf(id)
 	u.Groups = groups
-	writeJSON(w, http.StatusOK, u)
+	reply.JSON(w, http.StatusOK, u)
 }
 
 // userForAdmin loads the {user} of the path (an email, a service account's
 // client id or an identity id) for an administrator of its organization.
 // Anyone else is told it does not exist, as users shows them nobody.
 func (s *Server) userForAdmin(r *http.Request) (store.Identity, error) {
-	p, _ := PrincipalFrom(r.Context())
+	p, _ := authn.PrincipalFrom(r.Context())
 	ref, err := url.PathUnescape(chi.URLParam(r, "user"))
 	if err != nil {
-		return store.Identity{}, fmt.Errorf("%w: user: %w", errBadRequest, err)
+		return store.Identity{}, fmt.Errorf("%w: user: %w", reply.ErrBadRequest, err)
 	}
 	annotate(r.Context(), func(a *auditInfo) { a.Target = ref })
 	id, err := s.identityByRef(r.Context(), ref)
@@ -106,14 +108,14 @@ func (s *Server) userForAdmin(r *http.Request) (store.Identity, error) {
 		return id, err
 	}
 	if id.ID == p.Identity.ID {
-		return id, fmt.Errorf("%w: you cannot %s yourself", errBadRequest, strings.TrimSuffix(operationOf(r), "-user"))
+		return id, fmt.Errorf("%w: you cannot %s yourself", reply.ErrBadRequest, strings.TrimSuffix(operationOf(r), "-user"))
 	}
-	ok, err := s.Check(r.Context(), p, authz.Administrator, authz.OrgObject(id.Org))
+	ok, err := s.gate.Check(r.Context(), p, authz.Administrator, authz.OrgObject(id.Org))
 	if err != nil {
 		return id, err
 	}
 	if !ok {
-		return store.Identity{}, fmt.Errorf("%w: user %q (nobody by that name has logged in or been granted access)", errNotFound, ref)
+		return store.Identity{}, fmt.Errorf("%w: user %q (nobody by that name has logged in or been granted access)", reply.ErrNotFound, ref)
 	}
 	annotate(r.Context(), func(a *auditInfo) { a.Org, a.Target = id.Org, id.Name() })
 	return id, nil
@@ -156,13 +158,13 @@ func (s *Server) handleRemoveUser(w http.ResponseWriter, r *http.Request) {
 		err = s.store.RemoveIdentity(r.Context(), id.ID)
 	}
 	if owns := (*store.OwnsModelsError)(nil); errors.As(err, &owns) {
-		err = errors.Join(errConflict, fmt.Errorf("%w: destroy them first, or disable the user instead (drover disable-user)", err))
+		err = errors.Join(reply.ErrConflict, fmt.Errorf("%w: destroy them first, or disable the user instead (drover disable-user)", err))
 	}
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	s.awaitAuthz(r.Context())
+	s.gate.AwaitAuthz(r.Context())
 	s.dropAuthzCaches()
 	w.WriteHeader(http.StatusNoContent)
 }

@@ -1,10 +1,21 @@
-package hub
+// Package indexer keeps the hub's model index current: it follows every
+// registered controller's event stream (/v1/events), resumed from the
+// position the hub last applied, and applies the model summaries to the
+// index in PostgreSQL, adopting models created on a controller directly.
+//
+// Only the hub replica holding the indexer's advisory lock follows; the
+// others wait for it. A controller's stream starts again from a reset
+// every Config.ResyncEvery, which repairs whatever the index came to hold
+// wrong. Writes are paced per controller (Config.WriteRate) and adoption
+// bounded (Config.MaxModels): a controller an organization runs cannot
+// fill or busy the hub's database.
+package indexer
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
+	"log/slog"
 	"net/url"
 	"slices"
 	"strconv"
@@ -19,84 +30,92 @@ import (
 	"github.com/droverhq/drover/hub/internal/store"
 )
 
-// Controller health as the indexer sees it.
+// Controller health as the indexer records it.
 const (
-	statusConnected    = "connected"
-	statusDisconnected = "disconnected"
+	StatusConnected    = "connected"
+	StatusDisconnected = "disconnected"
 )
 
 // indexerLockKey is the PostgreSQL advisory lock held by the one hub
 // replica that runs the indexer.
 const indexerLockKey int64 = 0x64726f7665720001
 
-// indexer keeps the model index current: one /v1/events subscription per
+// Config is what the indexer needs.
+type Config struct {
+	Store  *store.Store
+	Logger *slog.Logger
+	Now    func() time.Time
+	// DefaultOrg owns the models adopted from a controller no
+	// organization registered.
+	DefaultOrg string
+	// ResyncEvery is how often each controller's subscription starts
+	// again from a reset, whatever the hub last applied.
+	ResyncEvery time.Duration
+	// MaxModels bounds the models adopted for one controller (0: none).
+	MaxModels int
+	// WriteRate bounds each controller's index writes per second (0:
+	// none).
+	WriteRate int
+	// Poll is how often a replica without the lock retries, and how often
+	// the leader checks it still holds the lock.
+	Poll time.Duration
+	// MaxEventFrame bounds one frame of a controller's event stream (a
+	// reset frame of 100,000 models is about 30 MB): a controller, broken
+	// or not the operator's, cannot make the hub hold more.
+	MaxEventFrame int64
+	// Kick wakes the outbox worker: adopted and forgotten models change
+	// tuples.
+	Kick func()
+	// Subscribe dials the controller's /v1/events with the query q.
+	Subscribe func(ctx context.Context, c store.Controller, q url.Values) (*websocket.Conn, error)
+}
+
+func (c *Config) validate() error {
+	if c.Store == nil || c.Logger == nil || c.Now == nil || c.Kick == nil || c.Subscribe == nil {
+		return errors.New("indexer: Config needs Store, Logger, Now, Kick and Subscribe")
+	}
+	if c.ResyncEvery <= 0 || c.Poll <= 0 || c.MaxEventFrame <= 0 || c.MaxModels < 0 || c.WriteRate < 0 {
+		return errors.New("indexer: ResyncEvery, Poll and MaxEventFrame must be positive, MaxModels and WriteRate not negative")
+	}
+	return nil
+}
+
+// Indexer keeps the model index current: one /v1/events subscription per
 // registered controller, resumed from controllers.event_index, applying
 // model summaries to the index. Only the replica holding indexerLockKey
 // runs it; the others wait for the lock.
-type indexer struct {
-	s     *Server
+type Indexer struct {
+	cfg   Config
+	store *store.Store
 	kickc chan struct{}
-	// Poll is how often a replica without the lock retries, and how often
-	// the leader checks it still holds the lock.
-	poll time.Duration
 	// leading is set while this replica holds the lock and runs the
 	// followers (drover_hub_indexer_leader).
 	leading atomic.Bool
-	// resyncEvery is how often each controller's subscription starts
-	// again from a reset, whatever the hub last applied.
-	resyncEvery time.Duration
 	// resyncs counts the resets applied; drifted the models the index had
 	// wrong while it was at the controller's index
 	// (drover_hub_index_resyncs_total, drover_hub_index_drift_repaired_total).
 	resyncs, drifted atomic.Int64
-	// maxModels bounds adoption (Config.MaxControllerModels; 0: none);
-	// unadopted counts the models left unindexed past it
+	// unadopted counts the models left unindexed past Config.MaxModels
 	// (drover_hub_models_not_adopted_total).
-	maxModels int
 	unadopted atomic.Int64
-	// writeRate bounds each controller's index writes per second (0:
-	// none); slowed counts the writes that had to wait for it
+	// slowed counts the writes that had to wait for Config.WriteRate
 	// (drover_hub_index_writes_slowed_total).
-	writeRate int
-	slowed    atomic.Int64
+	slowed atomic.Int64
 }
 
-// defaultIndexWriteRate is Config.IndexWriteRate's default.
-const defaultIndexWriteRate = 1000
-
-// defaultMaxControllerModels is Config.MaxControllerModels's default.
-const defaultMaxControllerModels = 20000
-
-// bound reads a configured limit: 0 means its default def, a negative
-// value no limit (0 from here on).
-func bound[T int | int64](v, def T) T {
-	switch {
-	case v == 0:
-		return def
-	case v < 0:
-		return 0
+// New builds an indexer from a complete cfg; Run runs it.
+func New(cfg Config) (*Indexer, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
 	}
-	return v
-}
-
-// defaultIndexResync is Config.IndexResyncEvery's default.
-const defaultIndexResync = time.Hour
-
-func newIndexer(s *Server) *indexer {
-	every := s.cfg.IndexResyncEvery
-	if every <= 0 {
-		every = defaultIndexResync
-	}
-	return &indexer{s: s, kickc: make(chan struct{}, 1), poll: 5 * time.Second, resyncEvery: every,
-		maxModels: bound(s.cfg.MaxControllerModels, defaultMaxControllerModels),
-		writeRate: bound(s.cfg.IndexWriteRate, defaultIndexWriteRate)}
+	return &Indexer{cfg: cfg, store: cfg.Store, kickc: make(chan struct{}, 1)}, nil
 }
 
 // errResync ends a subscription that is due to start again from a reset.
 var errResync = errors.New("due for a resynchronisation")
 
-// kick makes the leader re-list controllers now (one was added or removed).
-func (ix *indexer) kick() {
+// Kick makes the leader re-list controllers now (one was added or removed).
+func (ix *Indexer) Kick() {
 	select {
 	case ix.kickc <- struct{}{}:
 	default:
@@ -105,14 +124,14 @@ func (ix *indexer) kick() {
 
 // Run competes for the lock and, while holding it, follows every
 // controller. It returns when ctx ends.
-func (ix *indexer) Run(ctx context.Context) error {
+func (ix *Indexer) Run(ctx context.Context) error {
 	for {
-		lock, ok, err := ix.s.store.TryAdvisoryLock(ctx, indexerLockKey)
+		lock, ok, err := ix.store.TryAdvisoryLock(ctx, indexerLockKey)
 		if err != nil && ctx.Err() == nil {
-			ix.s.cfg.Logger.Warn("indexer: advisory lock", "err", err)
+			ix.cfg.Logger.Warn("indexer: advisory lock", "err", err)
 		}
 		if ok {
-			ix.s.cfg.Logger.Info("indexer: leading")
+			ix.cfg.Logger.Info("indexer: leading")
 			ix.leading.Store(true)
 			err = ix.lead(ctx, lock)
 			ix.leading.Store(false)
@@ -120,12 +139,12 @@ func (ix *indexer) Run(ctx context.Context) error {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			ix.s.cfg.Logger.Warn("indexer: lost leadership", "err", err)
+			ix.cfg.Logger.Warn("indexer: lost leadership", "err", err)
 		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(ix.poll):
+		case <-time.After(ix.cfg.Poll):
 		case <-ix.kickc:
 		}
 	}
@@ -136,7 +155,7 @@ func (ix *indexer) Run(ctx context.Context) error {
 // follower ended, and stops those of controllers no longer registered.
 // It checks the lock every poll: a PostgreSQL restart ends the lock's
 // session, and another replica may then take the lock and lead too.
-func (ix *indexer) lead(ctx context.Context, lock *store.AdvisoryLock) error {
+func (ix *Indexer) lead(ctx context.Context, lock *store.AdvisoryLock) error {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	ctx, cancel := context.WithCancel(ctx)
@@ -147,7 +166,7 @@ func (ix *indexer) lead(ctx context.Context, lock *store.AdvisoryLock) error {
 	}
 	following := map[string]follower{}
 	for {
-		cs, err := ix.s.store.ListControllers(ctx, nil, true)
+		cs, err := ix.store.ListControllers(ctx, nil, true)
 		if err != nil {
 			return err
 		}
@@ -178,13 +197,13 @@ func (ix *indexer) lead(ctx context.Context, lock *store.AdvisoryLock) error {
 				delete(following, id)
 			}
 		}
-		for relist := time.After(ix.poll * 6); ; {
+		for relist := time.After(ix.cfg.Poll * 6); ; {
 			select {
 			case <-ctx.Done():
 				return nil
 			case <-ix.kickc:
 			case <-relist:
-			case <-time.After(ix.poll):
+			case <-time.After(ix.cfg.Poll):
 				if err := lock.Held(ctx); err != nil {
 					return err
 				}
@@ -197,16 +216,16 @@ func (ix *indexer) lead(ctx context.Context, lock *store.AdvisoryLock) error {
 
 // follow subscribes to one controller until ctx ends, reconnecting with
 // backoff and recording health on every change.
-func (ix *indexer) follow(ctx context.Context, id string) {
+func (ix *Indexer) follow(ctx context.Context, id string) {
 	backoff := 200 * time.Millisecond
 	// The first subscription resumes; a full reset follows every
 	// resyncEvery.
 	fs := &following{lastReset: time.Now(), unadopted: map[string]bool{}}
-	if ix.writeRate > 0 {
-		fs.writes = rate.NewLimiter(rate.Limit(ix.writeRate), 10*ix.writeRate)
+	if ix.cfg.WriteRate > 0 {
+		fs.writes = rate.NewLimiter(rate.Limit(ix.cfg.WriteRate), 10*ix.cfg.WriteRate)
 	}
 	for ctx.Err() == nil {
-		c, err := ix.s.store.ControllerByUUID(ctx, id)
+		c, err := ix.store.ControllerByUUID(ctx, id)
 		if err != nil {
 			return // unregistered
 		}
@@ -220,10 +239,10 @@ func (ix *indexer) follow(ctx context.Context, id string) {
 		}
 		health := map[string]any{"error": err.Error()}
 		// Not heard from now: when it last was stays as recorded.
-		if herr := ix.s.store.SetControllerHealth(context.WithoutCancel(ctx), id, statusDisconnected, health, 0, "", time.Time{}); herr != nil {
-			ix.s.cfg.Logger.Warn("indexer: record health", "controller", c.Name, "err", herr)
+		if herr := ix.store.SetControllerHealth(context.WithoutCancel(ctx), id, StatusDisconnected, health, 0, "", time.Time{}); herr != nil {
+			ix.cfg.Logger.Warn("indexer: record health", "controller", c.Name, "err", herr)
 		}
-		ix.s.cfg.Logger.Info("indexer: controller disconnected", "controller", c.Name, "err", err)
+		ix.cfg.Logger.Info("indexer: controller disconnected", "controller", c.Name, "err", err)
 		if time.Since(start) > time.Minute {
 			backoff = 200 * time.Millisecond
 		}
@@ -235,11 +254,6 @@ func (ix *indexer) follow(ctx context.Context, id string) {
 		backoff = min(backoff*2, 30*time.Second)
 	}
 }
-
-// maxEventFrame bounds one frame of a controller's event stream (a reset
-// frame of 100,000 models is about 30 MB): a controller, broken or not
-// the operator's, cannot make the hub hold more.
-var maxEventFrame int64 = 64 << 20
 
 // readTimeout drops a silent connection: the controller sends keepalives
 // every 30 seconds.
@@ -269,65 +283,36 @@ const maxUnadoptedTracked = 100000
 // index came to hold wrong (an event lost to a bug of either side) is
 // repaired within resyncEvery, as the outbox's reconciler repairs
 // OpenFGA's tuples.
-func (ix *indexer) subscribe(ctx context.Context, c store.Controller, fs *following) error {
-	sc, err := ix.s.spokes.get(c)
-	if err != nil {
-		return err
-	}
-	if len(sc.addrs) == 0 {
-		return errors.New("no address")
-	}
-	tok, err := ix.s.spokeToken(Principal{}, c.UUID, sc.caSHA256, spokeSuperuser, "")
-	if err != nil {
-		return err
-	}
+func (ix *Indexer) subscribe(ctx context.Context, c store.Controller, fs *following) error {
 	// Asked from index 0 (a new controller, or a due resync), a controller
 	// answers with a reset first. One that does not (broken or hostile)
 	// fails like any other subscription, with backoff: otherwise each due
 	// resync would end at its first frame and the next start at once.
-	fromZero := c.EventIndex == 0 || time.Since(fs.lastReset) >= ix.resyncEvery
-	var conn *websocket.Conn
-	for _, addr := range sc.addrs {
-		// The position names the entry in the controller's history (its
-		// mark), so that a controller restored from an older copy that has
-		// gone past the index since answers with a reset.
-		q := url.Values{"since": {strconv.FormatUint(c.EventIndex, 10)}}
-		if c.EventMark != "" {
-			q.Set("mark", c.EventMark)
-		}
-		if fromZero {
-			q = url.Values{"since": {"0"}}
-		}
-		u := url.URL{Scheme: "wss", Host: addr, Path: "/v1/events", RawQuery: q.Encode()}
-		d := websocket.Dialer{TLSClientConfig: sc.transport.TLSClientConfig, HandshakeTimeout: 10 * time.Second}
-		var resp *http.Response
-		conn, resp, err = d.DialContext(ctx, u.String(), http.Header{"Authorization": {"Bearer " + tok}})
-		if resp != nil && resp.StatusCode == http.StatusUnauthorized {
-			err = refusedBy(c.Name, resp)
-		}
-		if resp != nil && resp.Body != nil {
-			resp.Body.Close()
-		}
-		if err == nil {
-			break
-		}
+	fromZero := c.EventIndex == 0 || time.Since(fs.lastReset) >= ix.cfg.ResyncEvery
+	// The position names the entry in the controller's history (its
+	// mark), so that a controller restored from an older copy that has
+	// gone past the index since answers with a reset.
+	q := url.Values{"since": {strconv.FormatUint(c.EventIndex, 10)}}
+	if c.EventMark != "" {
+		q.Set("mark", c.EventMark)
 	}
-	if refused := (*hubRefusedError)(nil); errors.As(err, &refused) {
-		return err // says it all
+	if fromZero {
+		q = url.Values{"since": {"0"}}
 	}
+	conn, err := ix.cfg.Subscribe(ctx, c, q)
 	if err != nil {
-		return fmt.Errorf("subscribe: %w", err)
+		return err
 	}
 	defer conn.Close()
-	conn.SetReadLimit(maxEventFrame)
+	conn.SetReadLimit(ix.cfg.MaxEventFrame)
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
 	// Subscribed is connected, before the first frame: a controller with
 	// nothing to report sends its first keepalive only after 30 s.
-	if err := ix.s.store.SetControllerHealth(ctx, c.UUID, statusConnected, nil, c.EventIndex, c.EventMark, ix.s.cfg.Now()); err != nil {
+	if err := ix.store.SetControllerHealth(ctx, c.UUID, StatusConnected, nil, c.EventIndex, c.EventMark, ix.cfg.Now()); err != nil {
 		return err
 	}
-	ix.s.cfg.Logger.Info("indexer: following controller", "controller", c.Name, "since", c.EventIndex)
+	ix.cfg.Logger.Info("indexer: following controller", "controller", c.Name, "since", c.EventIndex)
 	for {
 		conn.SetReadDeadline(time.Now().Add(readTimeout))
 		var f api.EventFrame
@@ -343,7 +328,7 @@ func (ix *indexer) subscribe(ctx context.Context, c store.Controller, fs *follow
 		}
 		if f.Type == api.EventFrameReset {
 			fs.lastReset = time.Now()
-		} else if time.Since(fs.lastReset) >= ix.resyncEvery {
+		} else if time.Since(fs.lastReset) >= ix.cfg.ResyncEvery {
 			return errResync
 		}
 	}
@@ -351,16 +336,16 @@ func (ix *indexer) subscribe(ctx context.Context, c store.Controller, fs *follow
 
 // apply brings the index up to date with one frame and records the
 // controller as connected at the frame's index.
-func (ix *indexer) apply(ctx context.Context, c *store.Controller, f *api.EventFrame, fs *following) error {
-	st := ix.s.store
-	now := ix.s.cfg.Now()
+func (ix *Indexer) apply(ctx context.Context, c *store.Controller, f *api.EventFrame, fs *following) error {
+	st := ix.store
+	now := ix.cfg.Now()
 	if len(f.APIAddresses) > 0 && !slices.Equal(f.APIAddresses, c.APIAddresses) {
 		changed, err := st.SetControllerAddresses(ctx, c.UUID, f.APIAddresses)
 		if err != nil {
 			return err
 		}
 		if changed {
-			ix.s.cfg.Logger.Info("indexer: controller's addresses changed", "controller", c.Name,
+			ix.cfg.Logger.Info("indexer: controller's addresses changed", "controller", c.Name,
 				"was", c.APIAddresses, "now", f.APIAddresses)
 		}
 		c.APIAddresses = slices.Clone(f.APIAddresses)
@@ -413,8 +398,8 @@ func (ix *indexer) apply(ctx context.Context, c *store.Controller, f *api.EventF
 	}
 	if unadopted > 0 {
 		ix.unadopted.Add(int64(unadopted))
-		ix.s.cfg.Logger.Warn("indexer: the controller holds more models than the hub indexes for one controller: not adopting the others",
-			"controller", c.Name, "limit", ix.maxModels, "not-adopted", unadopted)
+		ix.cfg.Logger.Warn("indexer: the controller holds more models than the hub indexes for one controller: not adopting the others",
+			"controller", c.Name, "limit", ix.cfg.MaxModels, "not-adopted", unadopted)
 	}
 	for _, id := range f.Removed {
 		delete(fs.unadopted, id)
@@ -427,22 +412,22 @@ func (ix *indexer) apply(ctx context.Context, c *store.Controller, f *api.EventF
 		if err := st.DeleteModel(ctx, id); err != nil {
 			return err
 		}
-		ix.s.outbox.Kick()
+		ix.cfg.Kick()
 	}
 	if f.Index >= c.EventIndex {
 		c.EventIndex, c.EventMark = f.Index, f.Mark
 	}
 	health := map[string]any{}
 	if n := len(fs.unadopted); n > 0 {
-		health["models-not-indexed"], health["model-limit"] = n, ix.maxModels
+		health["models-not-indexed"], health["model-limit"] = n, ix.cfg.MaxModels
 	}
-	return st.SetControllerHealth(ctx, c.UUID, statusConnected, health, f.Index, f.Mark, now)
+	return st.SetControllerHealth(ctx, c.UUID, StatusConnected, health, f.Index, f.Mark, now)
 }
 
 // pace waits, if need be, before one more index write for c
 // (Config.IndexWriteRate). While it waits the hub does not read the
 // controller's stream, whose sending then waits too.
-func (ix *indexer) pace(ctx context.Context, c *store.Controller, fs *following) error {
+func (ix *Indexer) pace(ctx context.Context, c *store.Controller, fs *following) error {
 	if fs.writes == nil {
 		return nil
 	}
@@ -453,8 +438,8 @@ func (ix *indexer) pace(ctx context.Context, c *store.Controller, fs *following)
 	}
 	if ix.slowed.Add(1) == 1 || time.Since(fs.slowedSaid) > time.Minute {
 		fs.slowedSaid = time.Now()
-		ix.s.cfg.Logger.Warn("indexer: the controller's events write to the index faster than it takes them: reading them more slowly",
-			"controller", c.Name, "rate", ix.writeRate)
+		ix.cfg.Logger.Warn("indexer: the controller's events write to the index faster than it takes them: reading them more slowly",
+			"controller", c.Name, "rate", ix.cfg.WriteRate)
 	}
 	t := time.NewTimer(d)
 	defer t.Stop()
@@ -470,18 +455,18 @@ func (ix *indexer) pace(ctx context.Context, c *store.Controller, fs *following)
 // roomFor reports whether the index may adopt one more model of c
 // (Config.MaxControllerModels). The count is read from the index once per
 // frame, and kept up to date with the frame's adoptions.
-func (ix *indexer) roomFor(ctx context.Context, c *store.Controller, models *int) (bool, error) {
-	if ix.maxModels == 0 {
+func (ix *Indexer) roomFor(ctx context.Context, c *store.Controller, models *int) (bool, error) {
+	if ix.cfg.MaxModels == 0 {
 		return true, nil
 	}
 	if *models < 0 {
-		n, err := ix.s.store.CountControllerModels(ctx, c.UUID)
+		n, err := ix.store.CountControllerModels(ctx, c.UUID)
 		if err != nil {
 			return false, err
 		}
 		*models = n
 	}
-	return *models < ix.maxModels, nil
+	return *models < ix.cfg.MaxModels, nil
 }
 
 // reset applies what a reset frame says beyond its summaries. A reset
@@ -492,15 +477,15 @@ func (ix *indexer) roomFor(ctx context.Context, c *store.Controller, models *int
 // are forgotten (store.ForgetModels), not deleted: one that shows again
 // on the controller gets back its owner and grants. It returns the models
 // whose summary the index already holds as the frame gives it.
-func (ix *indexer) reset(ctx context.Context, c *store.Controller, f *api.EventFrame) (same map[string]bool, err error) {
-	st, now := ix.s.store, ix.s.cfg.Now()
+func (ix *Indexer) reset(ctx context.Context, c *store.Controller, f *api.EventFrame) (same map[string]bool, err error) {
+	st, now := ix.store, ix.cfg.Now()
 	// At the index the hub had reached, the controller and the index must
 	// agree: any difference is drift, repaired by this reset. (Past it,
 	// differences are changes the hub had not heard of yet; before it, or
 	// at another entry of that index, the controller's history went back.)
 	atIndex := f.Index == c.EventIndex && c.EventIndex > 0 && (f.Mark == "" || c.EventMark == "" || f.Mark == c.EventMark)
 	if f.Index < c.EventIndex {
-		ix.s.cfg.Logger.Warn("indexer: the controller's history went back (its state restored from an older backup?): following it from its index",
+		ix.cfg.Logger.Warn("indexer: the controller's history went back (its state restored from an older backup?): following it from its index",
 			"controller", c.Name, "hub-index", c.EventIndex, "controller-index", f.Index)
 		if err := st.RewindController(ctx, c.UUID, f.Index, now); err != nil {
 			return nil, err
@@ -537,13 +522,13 @@ func (ix *indexer) reset(ctx context.Context, c *store.Controller, f *api.EventF
 		return nil, err
 	}
 	if len(forgotten) > 0 {
-		ix.s.cfg.Logger.Info("indexer: forgot models the controller no longer lists", "controller", c.Name, "models", forgotten)
-		ix.s.outbox.Kick()
+		ix.cfg.Logger.Info("indexer: forgot models the controller no longer lists", "controller", c.Name, "models", forgotten)
+		ix.cfg.Kick()
 	}
 	ix.resyncs.Add(1)
 	if atIndex && len(wrong)+len(forgotten) > 0 {
 		ix.drifted.Add(int64(len(wrong) + len(forgotten)))
-		ix.s.cfg.Logger.Warn("indexer: the index had drifted from the controller: repaired from its reset",
+		ix.cfg.Logger.Warn("indexer: the index had drifted from the controller: repaired from its reset",
 			"controller", c.Name, "index", f.Index, "summaries", wrong, "forgotten", forgotten)
 	}
 	return same, nil
@@ -556,26 +541,26 @@ func (ix *indexer) reset(ctx context.Context, c *store.Controller, f *api.EventF
 // grant but the structural ones. A model whose every candidate name is
 // taken is skipped (and tried again on its next event or reset): one
 // model never stops the frame.
-func (ix *indexer) adopt(ctx context.Context, c store.Controller, m store.Model, spokeOwner string) (bool, error) {
+func (ix *Indexer) adopt(ctx context.Context, c store.Controller, m store.Model, spokeOwner string) (bool, error) {
 	if err := api.CheckModelName(m.Name); err != nil {
 		// No controller of ours names a model so: not indexed.
-		ix.s.cfg.Logger.Warn("indexer: not adopting a model with an invalid name", "controller", c.Name, "uuid", m.UUID, "err", err)
+		ix.cfg.Logger.Warn("indexer: not adopting a model with an invalid name", "controller", c.Name, "uuid", m.UUID, "err", err)
 		return false, nil
 	}
 	m.Org = c.Org
 	if m.Org == "" {
-		m.Org = ix.s.cfg.DefaultOrg
+		m.Org = ix.cfg.DefaultOrg
 	}
-	got, adopted, err := ix.s.store.AdoptModel(ctx, store.Adoption{Model: m, ControllerName: c.Name,
-		SpokeOwner: spokeOwner, At: ix.s.cfg.Now()})
+	got, adopted, err := ix.store.AdoptModel(ctx, store.Adoption{Model: m, ControllerName: c.Name,
+		SpokeOwner: spokeOwner, At: ix.cfg.Now()})
 	if errors.Is(err, store.ErrAlreadyExists) {
-		ix.s.cfg.Logger.Warn("indexer: cannot adopt model", "controller", c.Name, "model", m.UUID, "err", err)
+		ix.cfg.Logger.Warn("indexer: cannot adopt model", "controller", c.Name, "model", m.UUID, "err", err)
 		return false, nil
 	}
 	if err != nil || !adopted {
 		return false, err
 	}
-	ix.s.outbox.Kick()
-	ix.s.cfg.Logger.Info("indexer: adopted model", "controller", c.Name, "model", got.UUID, "name", got.Name, "org", got.Org)
+	ix.cfg.Kick()
+	ix.cfg.Logger.Info("indexer: adopted model", "controller", c.Name, "model", got.UUID, "name", got.Name, "org", got.Org)
 	return true, nil
 }

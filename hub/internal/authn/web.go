@@ -1,4 +1,4 @@
-package hub
+package authn
 
 import (
 	"crypto/subtle"
@@ -11,19 +11,20 @@ import (
 	"github.com/coreos/go-oidc/v3/oidc"
 	"golang.org/x/oauth2"
 
+	"github.com/droverhq/drover/hub/internal/reply"
 	"github.com/droverhq/drover/hub/internal/store"
 )
 
 // webLoginTTL bounds how long a browser may take at the identity provider.
 const webLoginTTL = 10 * time.Minute
 
-// handleWebLogin starts the dashboard's authorization code + PKCE flow.
+// HandleWebLogin starts the dashboard's authorization code + PKCE flow.
 // The pending login lives in PostgreSQL so any replica can finish it.
-func (s *Server) handleWebLogin(w http.ResponseWriter, r *http.Request) {
+func (s *Service) HandleWebLogin(w http.ResponseWriter, r *http.Request) {
 	if s.refuseThrottled(w, r, s.loginStarts, "login-throttled", "login starts", "") {
 		return
 	}
-	s.loginStarts.charge(r.Context(), s.clientAddr(r))
+	s.loginStarts.charge(r.Context(), s.ClientAddr(r))
 	ret := r.URL.Query().Get("return_to")
 	if !localPath(ret) {
 		ret = "/" // only local paths: no open redirect
@@ -75,23 +76,23 @@ func localPath(p string) bool {
 	return err == nil && u.Scheme == "" && u.Host == "" && u.User == nil
 }
 
-// handleWebCallback finishes the flow: exchange the code with the PKCE
+// HandleWebCallback finishes the flow: exchange the code with the PKCE
 // verifier, verify the ID token and its nonce, and set the session cookies.
-func (s *Server) handleWebCallback(w http.ResponseWriter, r *http.Request) {
+func (s *Service) HandleWebCallback(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	if e := q.Get("error"); e != "" {
-		s.writeError(w, r, errors.Join(errUnauthenticated, errors.New(e)))
+		s.writeError(w, r, errors.Join(reply.ErrUnauthenticated, errors.New(e)))
 		return
 	}
 	if !startedHere(r, q.Get("state")) {
-		s.writeError(w, r, errors.Join(errUnauthenticated,
+		s.writeError(w, r, errors.Join(reply.ErrUnauthenticated,
 			errors.New("this login was not started in this browser (log in again from the dashboard)")))
 		return
 	}
 	http.SetCookie(w, &http.Cookie{Name: loginCookie, Path: "/", Secure: true, HttpOnly: true, MaxAge: -1})
 	wl, err := s.store.TakeWebLogin(r.Context(), q.Get("state"), s.cfg.Now())
 	if err != nil {
-		s.writeError(w, r, errors.Join(errUnauthenticated, err))
+		s.writeError(w, r, errors.Join(reply.ErrUnauthenticated, err))
 		return
 	}
 	e, err := s.oidc.endpoints(r.Context())
@@ -107,7 +108,7 @@ func (s *Server) handleWebCallback(w http.ResponseWriter, r *http.Request) {
 	raw, _ := tok.Extra("id_token").(string)
 	idt, claims, err := s.oidc.verify(r.Context(), e.verifier, raw)
 	if err == nil && claims.Nonce != wl.Nonce {
-		err = errors.Join(errUnauthenticated, errors.New("nonce mismatch"))
+		err = errors.Join(reply.ErrUnauthenticated, errors.New("nonce mismatch"))
 	}
 	if err != nil {
 		s.auditLogin(r, store.Identity{}, "login-web", err)
@@ -129,23 +130,23 @@ func (s *Server) handleWebCallback(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, wl.ReturnTo, http.StatusFound)
 }
 
-func (s *Server) setCookies(w http.ResponseWriter, sess session) {
+func (s *Service) setCookies(w http.ResponseWriter, sess session) {
 	http.SetCookie(w, &http.Cookie{Name: accessCookie, Value: sess.AccessToken, Path: "/", Secure: true, HttpOnly: true,
 		SameSite: http.SameSiteLaxMode, MaxAge: int(sess.ExpiresIn)})
 	http.SetCookie(w, &http.Cookie{Name: refreshCookie, Value: sess.RefreshToken, Path: "/auth", Secure: true, HttpOnly: true,
 		SameSite: http.SameSiteStrictMode, MaxAge: int(s.cfg.RefreshTTL / time.Second)})
 }
 
-// handleWebRefresh rotates the browser session (called by the dashboard
+// HandleWebRefresh rotates the browser session (called by the dashboard
 // before the access cookie expires).
-func (s *Server) handleWebRefresh(w http.ResponseWriter, r *http.Request) {
+func (s *Service) HandleWebRefresh(w http.ResponseWriter, r *http.Request) {
 	if r.Header.Get("Origin") != s.cfg.PublicURL {
-		s.writeError(w, r, errForbidden)
+		s.writeError(w, r, reply.ErrForbidden)
 		return
 	}
 	c, err := r.Cookie(refreshCookie)
 	if err != nil {
-		s.writeError(w, r, errUnauthenticated)
+		s.writeError(w, r, reply.ErrUnauthenticated)
 		return
 	}
 	sess, err := s.rotate(r, c.Value)
@@ -157,9 +158,9 @@ func (s *Server) handleWebRefresh(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-func (s *Server) handleWebLogout(w http.ResponseWriter, r *http.Request) {
+func (s *Service) HandleWebLogout(w http.ResponseWriter, r *http.Request) {
 	if r.Header.Get("Origin") != s.cfg.PublicURL {
-		s.writeError(w, r, errForbidden)
+		s.writeError(w, r, reply.ErrForbidden)
 		return
 	}
 	if c, err := r.Cookie(refreshCookie); err == nil {

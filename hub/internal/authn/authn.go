@@ -1,4 +1,4 @@
-package hub
+package authn
 
 import (
 	"context"
@@ -15,11 +15,10 @@ import (
 	"github.com/go-jose/go-jose/v4/jwt"
 	"github.com/google/uuid"
 
-	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/authz"
+	"github.com/droverhq/drover/hub/internal/reply"
 	"github.com/droverhq/drover/hub/internal/store"
 	"github.com/droverhq/drover/hub/internal/token"
-	"github.com/droverhq/drover/internal/version"
 )
 
 // Principal is the authenticated caller of a request.
@@ -53,20 +52,20 @@ const (
 	refreshCookie = "__Secure-drover_refresh"
 )
 
-// authenticate accepts a hub session token as a bearer token or in the
+// Authenticate accepts a hub session token as a bearer token or in the
 // browser cookie. Cookie-authenticated unsafe requests, and websocket
 // upgrades (a GET a page of any origin may open with the cookie), must
 // come from the hub's own origin (CSRF, cross-site websocket hijacking).
-func (s *Server) authenticate(next http.Handler) http.Handler {
+func (s *Service) Authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		raw, cookie := credential(r)
+		raw, cookie := Credential(r)
 		if raw == "" {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="drover"`)
-			s.writeError(w, r, errUnauthenticated)
+			s.writeError(w, r, reply.ErrUnauthenticated)
 			return
 		}
-		if cookie && (!safeMethod(r.Method) || isWebsocket(r)) && r.Header.Get("Origin") != s.cfg.PublicURL {
-			s.writeError(w, r, errors.Join(errForbidden, errors.New("cross-origin request with a session cookie")))
+		if cookie && (!SafeMethod(r.Method) || isWebsocket(r)) && r.Header.Get("Origin") != s.cfg.PublicURL {
+			s.writeError(w, r, errors.Join(reply.ErrForbidden, errors.New("cross-origin request with a session cookie")))
 			return
 		}
 		p, badToken, err := s.principal(r.Context(), raw, cookie)
@@ -81,17 +80,19 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 	})
 }
 
+// isWebsocket reports whether r asks to upgrade to a websocket.
 func isWebsocket(r *http.Request) bool {
 	return strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
 }
 
-func safeMethod(m string) bool {
+// SafeMethod reports whether m is a method that changes nothing.
+func SafeMethod(m string) bool {
 	return m == http.MethodGet || m == http.MethodHead || m == http.MethodOptions
 }
 
-// credential returns the token r presents: its bearer token, or else its
+// Credential returns the token r presents: its bearer token, or else its
 // session cookie (cookie true).
-func credential(r *http.Request) (raw string, cookie bool) {
+func Credential(r *http.Request) (raw string, cookie bool) {
 	if raw = bearer(r); raw != "" {
 		return raw, false
 	}
@@ -120,13 +121,13 @@ type session struct {
 
 // MintAccessToken signs a hub session token for id with the given lifetime
 // and audience ("" means Audience).
-func (s *Server) MintAccessToken(id store.Identity, ttl time.Duration, audience string) (string, error) {
+func (s *Service) MintAccessToken(id store.Identity, ttl time.Duration, audience string) (string, error) {
 	return s.mintAccessToken(id, ttl, audience, "")
 }
 
 // mintAccessToken signs a session token; sid names the session it belongs
 // to (sessions.id), which must stay live for the token to be accepted.
-func (s *Server) mintAccessToken(id store.Identity, ttl time.Duration, audience, sid string) (string, error) {
+func (s *Service) mintAccessToken(id store.Identity, ttl time.Duration, audience, sid string) (string, error) {
 	if audience == "" {
 		audience = Audience
 	}
@@ -148,7 +149,7 @@ func newSecret() string {
 // (sid), and, when refresh is true, a refresh token stored hashed. Without
 // one (client credentials) the session lives as long as the access token,
 // and is only there to be ended: by logout, or by disabling the identity.
-func (s *Server) newSession(ctx context.Context, id store.Identity, client string, refresh bool) (session, error) {
+func (s *Service) newSession(ctx context.Context, id store.Identity, client string, refresh bool) (session, error) {
 	se := store.Session{ID: uuid.NewString(), IdentityID: id.ID, Client: client, ExpiresAt: s.cfg.Now().Add(s.cfg.SessionTTL)}
 	out := session{TokenType: "Bearer", ExpiresIn: int64(s.cfg.SessionTTL / time.Second)}
 	secret := newSecret() // never handed out without refresh
@@ -167,7 +168,7 @@ func (s *Server) newSession(ctx context.Context, id store.Identity, client strin
 }
 
 // login records a person's login from a verified ID token.
-func (s *Server) login(ctx context.Context, tok *oidc.IDToken, c idClaims) (store.Identity, error) {
+func (s *Service) login(ctx context.Context, tok *oidc.IDToken, c idClaims) (store.Identity, error) {
 	in := store.Identity{Issuer: tok.Issuer, Subject: tok.Subject, Kind: store.KindUser, Email: c.Email, DisplayName: c.Name,
 		// Only an email the issuer says it verified takes over the
 		// grants made to it before this person's first login.
@@ -190,36 +191,36 @@ func (s *Server) login(ctx context.Context, tok *oidc.IDToken, c idClaims) (stor
 	return id, nil
 }
 
-func (s *Server) handleDeviceStart(w http.ResponseWriter, r *http.Request) {
+func (s *Service) HandleDeviceStart(w http.ResponseWriter, r *http.Request) {
 	if s.refuseThrottled(w, r, s.loginStarts, "login-throttled", "login starts", "") {
 		return
 	}
-	s.loginStarts.charge(r.Context(), s.clientAddr(r))
+	s.loginStarts.charge(r.Context(), s.ClientAddr(r))
 	ds, err := s.oidc.startDevice(r.Context())
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, ds)
+	reply.JSON(w, http.StatusOK, ds)
 }
 
-// handleDeviceToken is polled by the CLI with the device code. Until the
+// HandleDeviceToken is polled by the CLI with the device code. Until the
 // user approves it answers 400 authorization_pending (RFC 8628), then a
 // hub session.
-func (s *Server) handleDeviceToken(w http.ResponseWriter, r *http.Request) {
+func (s *Service) HandleDeviceToken(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		DeviceCode string `json:"device_code"`
 	}
 	if s.refuseThrottled(w, r, s.failedLogins, "login-throttled", "failed logins", "") {
 		return
 	}
-	if err := decode(r, &req); err != nil || req.DeviceCode == "" {
-		s.writeError(w, r, errors.Join(errBadRequest, errors.New("device_code is required")))
+	if err := reply.Decode(r, &req); err != nil || req.DeviceCode == "" {
+		s.writeError(w, r, errors.Join(reply.ErrBadRequest, errors.New("device_code is required")))
 		return
 	}
 	raw, err := s.oidc.pollDevice(r.Context(), req.DeviceCode)
-	if oe := (*oauthError)(nil); errors.As(err, &oe) && oe.Code != "authorization_pending" && oe.Code != "slow_down" {
-		s.failedLogins.charge(r.Context(), s.clientAddr(r)) // an unknown, expired or refused code
+	if oe := (*reply.OAuthError)(nil); errors.As(err, &oe) && oe.Code != "authorization_pending" && oe.Code != "slow_down" {
+		s.failedLogins.charge(r.Context(), s.ClientAddr(r)) // an unknown, expired or refused code
 	}
 	if err != nil {
 		s.writeError(w, r, err)
@@ -242,17 +243,17 @@ func (s *Server) handleDeviceToken(w http.ResponseWriter, r *http.Request) {
 // refuseDisabledLogin answers the login of a disabled identity as the
 // token endpoints answer (OAuth access_denied, with the reason) and
 // audits it.
-func (s *Server) refuseDisabledLogin(w http.ResponseWriter, r *http.Request, tok *oidc.IDToken, email, op string, err error) {
+func (s *Service) refuseDisabledLogin(w http.ResponseWriter, r *http.Request, tok *oidc.IDToken, email, op string, err error) {
 	who, lerr := s.store.IdentityBySubject(r.Context(), tok.Issuer, tok.Subject)
 	if lerr != nil { // a pending identity its first login would have taken over
 		who = store.Identity{Subject: tok.Subject, Email: email}
 	}
 	s.auditLogin(r, who, op, err)
-	writeJSON(w, http.StatusBadRequest, &oauthError{Code: "access_denied",
+	reply.JSON(w, http.StatusBadRequest, &reply.OAuthError{Code: "access_denied",
 		Description: strings.TrimSuffix(err.Error(), ": "+store.ErrDisabled.Error())})
 }
 
-func (s *Server) finishLogin(w http.ResponseWriter, r *http.Request, tok *oidc.IDToken, c idClaims, client, op string) {
+func (s *Service) finishLogin(w http.ResponseWriter, r *http.Request, tok *oidc.IDToken, c idClaims, client, op string) {
 	id, err := s.login(r.Context(), tok, c)
 	if errors.Is(err, store.ErrDisabled) {
 		s.refuseDisabledLogin(w, r, tok, c.Email, op, err)
@@ -268,17 +269,17 @@ func (s *Server) finishLogin(w http.ResponseWriter, r *http.Request, tok *oidc.I
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, sess)
+	reply.JSON(w, http.StatusOK, sess)
 }
 
-// handleToken is the hub's token endpoint: grant_type client_credentials
+// HandleToken is the hub's token endpoint: grant_type client_credentials
 // (service accounts; id and secret checked by the identity provider) or
 // refresh_token. Form-encoded as in OAuth 2.0; HTTP Basic also accepted for
 // client credentials.
-func (s *Server) handleToken(w http.ResponseWriter, r *http.Request) {
+func (s *Service) HandleToken(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, 16<<10)
 	if err := r.ParseForm(); err != nil {
-		s.writeError(w, r, errors.Join(errBadRequest, err))
+		s.writeError(w, r, errors.Join(reply.ErrBadRequest, err))
 		return
 	}
 	client := r.PostForm.Get("client_id")
@@ -294,27 +295,27 @@ func (s *Server) handleToken(w http.ResponseWriter, r *http.Request) {
 	case "refresh_token":
 		s.refresh(w, r, r.PostForm.Get("refresh_token"))
 	default:
-		writeJSON(w, http.StatusBadRequest, &oauthError{Code: "unsupported_grant_type"})
+		reply.JSON(w, http.StatusBadRequest, &reply.OAuthError{Code: "unsupported_grant_type"})
 	}
 }
 
-func (s *Server) clientCredentials(w http.ResponseWriter, r *http.Request) {
+func (s *Service) clientCredentials(w http.ResponseWriter, r *http.Request) {
 	id, secret, ok := r.BasicAuth()
 	if !ok {
 		id, secret = r.PostForm.Get("client_id"), r.PostForm.Get("client_secret")
 	}
 	fail := func(err error) {
-		if store.Unavailable(err) || errors.Is(err, errIdPUnavailable) {
+		if store.Unavailable(err) || errors.Is(err, ErrIdPUnavailable) {
 			// Not a refusal: the credentials were not checked.
 			s.writeError(w, r, err)
 			return
 		}
 		s.auditLogin(r, store.Identity{Subject: id}, "login-client-credentials", err)
-		s.failedLogins.charge(r.Context(), s.clientAddr(r))
-		writeJSON(w, http.StatusUnauthorized, &oauthError{Code: "invalid_client"})
+		s.failedLogins.charge(r.Context(), s.ClientAddr(r))
+		reply.JSON(w, http.StatusUnauthorized, &reply.OAuthError{Code: "invalid_client"})
 	}
 	if id == "" || secret == "" {
-		fail(errUnauthenticated)
+		fail(reply.ErrUnauthenticated)
 		return
 	}
 	sa, err := s.store.ServiceAccountByClientID(r.Context(), id)
@@ -357,26 +358,26 @@ func (s *Server) clientCredentials(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, sess)
+	reply.JSON(w, http.StatusOK, sess)
 }
 
-func (s *Server) refresh(w http.ResponseWriter, r *http.Request, rt string) {
+func (s *Service) refresh(w http.ResponseWriter, r *http.Request, rt string) {
 	sess, err := s.rotate(r, rt)
 	var reused *store.ReusedRefreshError
 	switch {
 	case err == nil:
-		writeJSON(w, http.StatusOK, sess)
+		reply.JSON(w, http.StatusOK, sess)
 	case errors.As(err, &reused):
-		s.failedLogins.charge(r.Context(), s.clientAddr(r))
-		writeJSON(w, http.StatusBadRequest, &oauthError{Code: "invalid_grant", Description: reusedRefresh})
+		s.failedLogins.charge(r.Context(), s.ClientAddr(r))
+		reply.JSON(w, http.StatusBadRequest, &reply.OAuthError{Code: "invalid_grant", Description: reusedRefresh})
 	default:
-		if _, _, ok := unavailability(err); ok {
+		if s.cfg.Unavailable(err) {
 			// Not the token's fault: the client keeps it, and tries again.
 			s.writeError(w, r, err)
 			return
 		}
-		s.failedLogins.charge(r.Context(), s.clientAddr(r))
-		writeJSON(w, http.StatusBadRequest, &oauthError{Code: "invalid_grant"})
+		s.failedLogins.charge(r.Context(), s.ClientAddr(r))
+		reply.JSON(w, http.StatusBadRequest, &reply.OAuthError{Code: "invalid_grant"})
 	}
 }
 
@@ -389,9 +390,9 @@ const reusedRefresh = "this refresh token was used before, so a copy of it is in
 // token; the old one stops working). A token presented again after its
 // session was renewed with it ends the session, and is audited
 // ("refresh-reused") and logged.
-func (s *Server) rotate(r *http.Request, rt string) (session, error) {
+func (s *Service) rotate(r *http.Request, rt string) (session, error) {
 	if rt == "" {
-		return session{}, errUnauthenticated
+		return session{}, reply.ErrUnauthenticated
 	}
 	ctx := r.Context()
 	next := newSecret()
@@ -410,14 +411,14 @@ func (s *Server) rotate(r *http.Request, rt string) (session, error) {
 			Details: map[string]any{"session": reused.SessionID, "renewed-at": reused.UsedAt.UTC().Format(time.RFC3339)}})
 	}
 	if err != nil {
-		return session{}, errors.Join(errUnauthenticated, err)
+		return session{}, errors.Join(reply.ErrUnauthenticated, err)
 	}
 	id, err := s.store.IdentityByID(ctx, se.IdentityID)
 	if err != nil {
 		return session{}, err
 	}
 	if id.DisabledAt != nil { // its sessions ended when it was disabled; one made meanwhile
-		return session{}, errors.Join(errUnauthenticated, store.ErrDisabled)
+		return session{}, errors.Join(reply.ErrUnauthenticated, store.ErrDisabled)
 	}
 	at, err := s.mintAccessToken(id, s.cfg.SessionTTL, "", se.ID)
 	if err != nil {
@@ -426,15 +427,15 @@ func (s *Server) rotate(r *http.Request, rt string) (session, error) {
 	return session{AccessToken: at, TokenType: "Bearer", ExpiresIn: int64(s.cfg.SessionTTL / time.Second), RefreshToken: next}, nil
 }
 
-// handleLogout ends the session of the access token presented, and the
+// HandleLogout ends the session of the access token presented, and the
 // one of the refresh token given in the body: on every replica, their
 // access tokens are refused from the next request.
-func (s *Server) handleLogout(w http.ResponseWriter, r *http.Request) {
+func (s *Service) HandleLogout(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		RefreshToken string `json:"refresh_token"`
 	}
 	if r.ContentLength != 0 {
-		if err := decode(r, &req); err != nil {
+		if err := reply.Decode(r, &req); err != nil {
 			s.writeError(w, r, err)
 			return
 		}
@@ -455,30 +456,4 @@ func (s *Server) handleLogout(w http.ResponseWriter, r *http.Request) {
 	}
 	s.dropAuthzCaches() // this replica at once; the others when notified
 	w.WriteHeader(http.StatusNoContent)
-}
-
-func (s *Server) handleHubInfo(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, api.HubInfo{Version: version.Version, URL: s.cfg.PublicURL})
-}
-
-// handleWhoami answers who the caller is. user and access make the answer
-// readable as a controller's WhoAmI, in Juju's controller access levels:
-// "superuser" for the hub's administrators, "login" for everyone else
-// (what they may do beyond that comes from their grants).
-func (s *Server) handleWhoami(w http.ResponseWriter, r *http.Request) {
-	p, _ := PrincipalFrom(r.Context())
-	admin, err := s.authz.Check(r.Context(), p.Object, authz.Administrator, authz.HubObject())
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	access := "login"
-	if admin {
-		access = "superuser"
-	}
-	writeJSON(w, http.StatusOK, struct {
-		store.Identity
-		User   string `json:"user"`
-		Access string `json:"access"`
-	}{p.Identity, p.Identity.Name(), access})
 }

@@ -1,4 +1,4 @@
-package hub
+package authn
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/droverhq/drover/hub/internal/reply"
 	"github.com/droverhq/drover/hub/internal/store"
 )
 
@@ -29,10 +30,10 @@ var (
 	loginStarts   = store.ThrottleRate{Burst: 30, Every: 2 * time.Second}
 )
 
-// throttleKept is how long a shared bucket is kept after its last charge:
+// ThrottleKept is how long a shared bucket is kept after its last charge:
 // longer than any rate's burst takes to refill (a bucket owing a burst
 // refills in twice that).
-const throttleKept = 10 * time.Minute
+const ThrottleKept = 10 * time.Minute
 
 // maxThrottled bounds the addresses a throttle tracks; past it, it starts
 // over (letting everyone through) rather than grow without bound.
@@ -188,8 +189,8 @@ func (t *throttle) prune() {
 // th, auditing it once a minute per address as operation op (actor: whom
 // the login named, if anyone), and reports whether it did. The answer is
 // OAuth's shape, as the login routes answer.
-func (s *Server) refuseThrottled(w http.ResponseWriter, r *http.Request, th *throttle, op, what, actor string) bool {
-	addr := s.clientAddr(r)
+func (s *Service) refuseThrottled(w http.ResponseWriter, r *http.Request, th *throttle, op, what, actor string) bool {
+	addr := s.ClientAddr(r)
 	retry, audit, blocked := th.blocked(r.Context(), addr)
 	if !blocked {
 		return false
@@ -201,24 +202,24 @@ func (s *Server) refuseThrottled(w http.ResponseWriter, r *http.Request, th *thr
 	}
 	s.throttledLogins.Add(1)
 	w.Header().Set("Retry-After", strconv.Itoa(secs))
-	writeJSON(w, http.StatusTooManyRequests, &oauthError{Code: "temporarily_unavailable",
+	reply.JSON(w, http.StatusTooManyRequests, &reply.OAuthError{Code: "temporarily_unavailable",
 		Description: fmt.Sprintf("too many %s from %s: try again in %ds", what, addr, secs)})
 	return true
 }
 
-// clientAddr is the address r came from: its peer's, or, when the peer is
+// ClientAddr is the address r came from: its peer's, or, when the peer is
 // one of the --trusted-proxy networks, the rightmost address in
 // X-Forwarded-For that is not (what the trusted proxies saw). Audit
 // entries record it, and logins are throttled by it.
-func (s *Server) clientAddr(r *http.Request) netip.Addr {
+func (s *Service) ClientAddr(r *http.Request) netip.Addr {
 	return clientAddr(r.RemoteAddr, r.Header.Values("X-Forwarded-For"), s.cfg.TrustedProxies)
 }
 
-// remoteAddr is what the audit log records as where r came from: the
+// RemoteAddr is what the audit log records as where r came from: the
 // peer's address and port, or the client address the trusted proxies saw.
-func (s *Server) remoteAddr(r *http.Request) string {
+func (s *Service) RemoteAddr(r *http.Request) string {
 	if len(s.cfg.TrustedProxies) > 0 {
-		if a := s.clientAddr(r); a != parseAddr(r.RemoteAddr) {
+		if a := s.ClientAddr(r); a != parseAddr(r.RemoteAddr) {
 			return a.String()
 		}
 	}
@@ -272,4 +273,14 @@ func inAny(a netip.Addr, nets []netip.Prefix) bool {
 		}
 	}
 	return false
+}
+
+// auditLogin records a login attempt.
+func (s *Service) auditLogin(r *http.Request, id store.Identity, op string, err error) {
+	e := store.AuditEntry{IdentityID: id.ID, Actor: id.Name(), Org: id.Org, Operation: op, Method: r.Method,
+		Path: r.URL.Path, Status: http.StatusOK, Result: store.ResultOK}
+	if err != nil {
+		e.Status, e.Result = http.StatusUnauthorized, store.ResultDenied
+	}
+	s.appendAudit(r, e)
 }

@@ -1,6 +1,8 @@
-package hub
+package authn
 
 import (
+	"github.com/droverhq/drover/hub/internal/reply"
+
 	"context"
 	"encoding/json"
 	"errors"
@@ -21,10 +23,10 @@ import (
 // oidcAlgorithms is the allow-list for ID tokens from the issuer.
 var oidcAlgorithms = []string{oidc.RS256, oidc.ES256, oidc.EdDSA}
 
-// errIdPUnavailable marks a failure to reach the identity provider (no
+// ErrIdPUnavailable marks a failure to reach the identity provider (no
 // connection, a 5xx, its keys not fetched), as opposed to its refusal of
 // a login: the hub answers 503, and the caller may try again.
-var errIdPUnavailable = errors.New("the hub cannot reach its identity provider")
+var ErrIdPUnavailable = errors.New("the hub cannot reach its identity provider")
 
 // oidcClient is the hub's view of the identity provider. Its endpoints
 // are discovered at start, or, should the issuer not answer then, at the
@@ -80,7 +82,7 @@ func (o *oidcClient) endpoints(ctx context.Context) (*oidcEndpoints, error) {
 	}
 	e, err := o.discover(ctx)
 	if err != nil {
-		o.failedAt, o.failed = time.Now(), fmt.Errorf("%w: discovery at %s: %w", errIdPUnavailable, o.issuer, err)
+		o.failedAt, o.failed = time.Now(), fmt.Errorf("%w: discovery at %s: %w", ErrIdPUnavailable, o.issuer, err)
 		return nil, o.failed
 	}
 	o.found.Store(e)
@@ -109,15 +111,15 @@ func (o *oidcClient) discover(ctx context.Context) (*oidcEndpoints, error) {
 func (o *oidcClient) ctx(ctx context.Context) context.Context { return oidc.ClientContext(ctx, o.http) }
 
 // reachFailure wraps err, a failure to get an answer from the issuer, as
-// errIdPUnavailable.
-func reachFailure(err error) error { return fmt.Errorf("%w: %w", errIdPUnavailable, err) }
+// ErrIdPUnavailable.
+func reachFailure(err error) error { return fmt.Errorf("%w: %w", ErrIdPUnavailable, err) }
 
 // exchangeFailure classifies a failed token request made through the
-// oauth2 package: refused (a 4xx: errUnauthenticated) or not answered.
+// oauth2 package: refused (a 4xx: reply.ErrUnauthenticated) or not answered.
 func exchangeFailure(err error) error {
 	var re *oauth2.RetrieveError
 	if errors.As(err, &re) && re.Response != nil && re.Response.StatusCode < 500 {
-		return fmt.Errorf("%w: %w", errUnauthenticated, err)
+		return fmt.Errorf("%w: %w", reply.ErrUnauthenticated, err)
 	}
 	return reachFailure(err)
 }
@@ -141,11 +143,11 @@ func (o *oidcClient) verify(ctx context.Context, v *oidc.IDTokenVerifier, raw st
 		if strings.Contains(err.Error(), "fetching keys") {
 			return nil, idClaims{}, reachFailure(err)
 		}
-		return nil, idClaims{}, fmt.Errorf("%w: %w", errUnauthenticated, err)
+		return nil, idClaims{}, fmt.Errorf("%w: %w", reply.ErrUnauthenticated, err)
 	}
 	var c idClaims
 	if err := tok.Claims(&c); err != nil {
-		return nil, idClaims{}, fmt.Errorf("%w: %w", errUnauthenticated, err)
+		return nil, idClaims{}, fmt.Errorf("%w: %w", reply.ErrUnauthenticated, err)
 	}
 	return tok, c, nil
 }
@@ -178,16 +180,6 @@ func (o *oidcClient) startDevice(ctx context.Context) (deviceStart, error) {
 	}
 	return out, nil
 }
-
-// oauthError is an OAuth 2.0 error response, passed through to clients
-// polling the device flow (authorization_pending, slow_down, ...).
-type oauthError struct {
-	Status      int    `json:"-"`
-	Code        string `json:"error"`
-	Description string `json:"error_description,omitempty"`
-}
-
-func (e *oauthError) Error() string { return "oauth2: " + e.Code + " " + e.Description }
 
 type tokenResponse struct {
 	AccessToken  string `json:"access_token"`
@@ -253,7 +245,7 @@ func (o *oidcClient) post(ctx context.Context, endpoint string, form url.Values,
 		return reachFailure(err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		oe := &oauthError{Status: resp.StatusCode}
+		oe := &reply.OAuthError{Status: resp.StatusCode}
 		if resp.StatusCode < 500 && json.Unmarshal(body, oe) == nil && oe.Code != "" {
 			return oe
 		}
