@@ -20,6 +20,7 @@ import (
 	"github.com/droverhq/drover/authz"
 	"github.com/droverhq/drover/hub/internal/authn"
 	"github.com/droverhq/drover/hub/internal/gate"
+	"github.com/droverhq/drover/hub/internal/proxy"
 	"github.com/droverhq/drover/hub/internal/reply"
 	"github.com/droverhq/drover/hub/internal/store"
 	"github.com/droverhq/drover/internal/safetext"
@@ -126,12 +127,12 @@ func (s *Server) audit(next http.Handler) http.Handler {
 		}
 		// The operation is named already (hubOperations, modelOperation):
 		// handlers add what they touched.
-		rec := &statusRecorder{ResponseWriter: w}
+		rec := &proxy.Recorder{ResponseWriter: w}
 		next.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), auditKey{}, info)))
 		if info.Operation == "" {
 			info.Operation = hubOperation(r.Method, chi.RouteContext(r.Context()).RoutePattern())
 		}
-		status := max(rec.status, 200)
+		status := max(rec.Status, 200)
 		done := entry()
 		done.Status, done.Result = status, resultOf(status)
 		op := done.Operation

@@ -16,8 +16,7 @@ const decisionTTL = 2 * time.Second
 func (s *Server) dropAuthzCaches() {
 	s.authn.Forget() // an identity may have been disabled
 	s.gate.Forget()
-	s.proxyRoutes.Clear()
-	s.live.changed() // and end the long-lived calls that no longer hold
+	s.proxy.Forget() // and end the long-lived calls that no longer hold
 }
 
 // reloadKeys has this replica reload the signing keys now (another one
@@ -37,7 +36,7 @@ func (s *Server) reloadKeys(ctx context.Context) {
 // (live.go).
 func (s *Server) followAuthz(ctx context.Context) error {
 	live := make(chan struct{})
-	go func() { defer close(live); _ = s.followLive(ctx) }()
+	go func() { defer close(live); _ = s.proxy.FollowLive(ctx) }()
 	defer func() { <-live }()
 	return s.gate.Follow(ctx)
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/droverhq/drover/hub/internal/authn"
 	"github.com/droverhq/drover/hub/internal/keyseal"
+	"github.com/droverhq/drover/hub/internal/proxy"
 	"github.com/droverhq/drover/hub/internal/store"
 )
 
@@ -222,6 +223,13 @@ func keyRing(current []byte, old [][]byte) (*keyseal.Ring, error) {
 // oidcTimeout bounds each request to the OIDC issuer when
 // Config.OIDCHTTPClient has no Timeout of its own.
 var oidcTimeout = 10 * time.Second
+
+// defaultStatusCacheBytes is Config.StatusCacheBytes's default.
+const defaultStatusCacheBytes = 64 << 20
+
+// answerHeadTimeout bounds the wait for the head of a controller's answer
+// (proxy.Timeouts.Head).
+var answerHeadTimeout = proxy.DefaultTimeouts.Head
 
 // maxEventFrame bounds one frame of a controller's event stream
 // (indexer.Config.MaxEventFrame).

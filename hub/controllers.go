@@ -21,6 +21,7 @@ import (
 	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/authz"
 	"github.com/droverhq/drover/hub/internal/authn"
+	"github.com/droverhq/drover/hub/internal/proxy"
 	"github.com/droverhq/drover/hub/internal/reply"
 	"github.com/droverhq/drover/hub/internal/store"
 )
@@ -88,16 +89,16 @@ func (s *Server) registerController(ctx context.Context, p authn.Principal, req 
 	if n := strings.Count(req.CACert, "-----BEGIN CERTIFICATE-----"); n > 1 {
 		return store.Controller{}, fmt.Errorf("%w: the controller CA must be one certificate, its CA's (as 'drover show-controller' prints it), not a bundle of %d", reply.ErrBadRequest, n)
 	}
-	sc, err := newSpokeClient(req.CACert, []string{u.Host})
+	sc, err := s.spokes.NewClient(req.CACert, []string{u.Host})
 	if err != nil {
 		return store.Controller{}, err
 	}
-	defer sc.transport.CloseIdleConnections()
+	defer sc.CloseIdle()
 	cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
 	var id api.ControllerIdentity
-	if err := doSpoke(cctx, sc.http, "https://"+u.Host+"/v1/internal/identity", http.MethodGet, "", nil, &id); err != nil {
-		return store.Controller{}, fmt.Errorf("%w: %s: %w", errSpokeUnavailable, u.Host, err)
+	if err := sc.Do(cctx, u.Host, http.MethodGet, "/v1/internal/identity", "", nil, &id); err != nil {
+		return store.Controller{}, fmt.Errorf("%w: %s: %w", proxy.ErrUnavailable, u.Host, err)
 	}
 	if _, err := uuid.Parse(id.UUID); err != nil {
 		return store.Controller{}, fmt.Errorf("%w: %s is not a drover controller: its identity names no controller UUID", reply.ErrBadRequest, u.Host)
@@ -118,7 +119,7 @@ func (s *Server) registerController(ctx context.Context, p authn.Principal, req 
 		APIAddresses: addrs, CACert: req.CACert}
 	var info api.ControllerInfo
 	if err := s.spokeCall(cctx, c, authn.Principal{}, spokeSuperuser, "", http.MethodGet, "/v1/controller", nil, &info); err != nil {
-		var refused *hubRefusedError
+		var refused *proxy.RefusedError
 		if errors.As(err, &refused) {
 			return store.Controller{}, fmt.Errorf("%w: controller %s does not trust this hub: pass --join-token from 'drover create-hub-token' run against it (or start it with --hub-url %s --hub-ca HUB_CA)",
 				reply.ErrBadRequest, id.Name, s.cfg.PublicURL)
@@ -144,7 +145,7 @@ func (s *Server) registerController(ctx context.Context, p authn.Principal, req 
 // Anything else is a server claiming another controller's UUID, which
 // would take over that controller's record, and every tenant's requests to
 // its models with it.
-func (s *Server) mayRegisterAgain(ctx context.Context, p authn.Principal, id string, req AddControllerRequest, sc *spokeClient) error {
+func (s *Server) mayRegisterAgain(ctx context.Context, p authn.Principal, id string, req AddControllerRequest, sc *proxy.Client) error {
 	old, err := s.store.ControllerByUUID(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil
@@ -172,7 +173,7 @@ func (s *Server) mayRegisterAgain(ctx context.Context, p authn.Principal, id str
 		}
 		return fmt.Errorf("%w: controller %s is %s; registering it again does not change its owner", reply.ErrConflict, old.Name, owner)
 	}
-	if pinned, err := ControllerCASHA256(old.CACert); err != nil || pinned != sc.caSHA256 {
+	if pinned, err := ControllerCASHA256(old.CACert); err != nil || pinned != sc.CASHA256() {
 		return fmt.Errorf("%w: the CA given is not the one the hub pinned for controller %s (a controller keeps its CA; one bootstrapped again is a new controller: remove this one first)",
 			reply.ErrConflict, old.Name)
 	}
@@ -214,7 +215,7 @@ func (s *Server) mayAddController(ctx context.Context, p authn.Principal, org st
 // CA, over TLS pinned to the controller's CA, so that it trusts this hub.
 // The controller's refusal (401 unknown or expired token, 403 used) comes
 // back as a bad request naming the reason.
-func (s *Server) trustHub(ctx context.Context, sc *spokeClient, host, token string) error {
+func (s *Server) trustHub(ctx context.Context, sc *proxy.Client, host, token string) error {
 	ca, err := s.hubCA()
 	if err != nil {
 		return err
@@ -224,7 +225,7 @@ func (s *Server) trustHub(ctx context.Context, sc *spokeClient, host, token stri
 		return err
 	}
 	var out api.HubTrust
-	err = doSpoke(ctx, sc.http, "https://"+host+"/v1/internal/hub-trust", http.MethodPost, "", body, &out)
+	err = sc.Do(ctx, host, http.MethodPost, "/v1/internal/hub-trust", "", body, &out)
 	if err == nil {
 		return nil
 	}
@@ -238,7 +239,7 @@ func (s *Server) trustHub(ctx context.Context, sc *spokeClient, host, token stri
 			return fmt.Errorf("%w: the controller refused the join token: %s", reply.ErrBadRequest, ae.Message)
 		}
 	}
-	return fmt.Errorf("%w: %s: %w", errSpokeUnavailable, host, err)
+	return fmt.Errorf("%w: %s: %w", proxy.ErrUnavailable, host, err)
 }
 
 // hubCA is the CA (PEM) controllers pin to fetch the hub's JWKS: --tls-ca,
@@ -369,7 +370,7 @@ func (s *Server) removeController(r *http.Request, p authn.Principal, name strin
 	if err != nil {
 		return RemoveControllerResponse{}, err
 	}
-	s.spokes.forget(c.UUID)
+	s.spokes.Forget(c.UUID)
 	s.indexer.Kick()
 	s.gate.AwaitAuthz(ctx)
 	s.cfg.Logger.Info("controller removed", "controller", c.Name, "forgotten-models", len(forgotten), "by", p.Identity.Name())

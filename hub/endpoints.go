@@ -70,6 +70,10 @@ func (s *Server) apiEndpoints() []endpoint {
 	}
 }
 
+// ServeHTTP serves a read the proxy remembers straight to its controller,
+// and everything else through the router (routes).
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.proxy.ServeHTTP(w, r) }
+
 // routes builds the router from the endpoint tables.
 func (s *Server) routes() {
 	r := chi.NewRouter()

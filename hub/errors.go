@@ -8,6 +8,7 @@ import (
 	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/authz"
 	"github.com/droverhq/drover/hub/internal/authn"
+	"github.com/droverhq/drover/hub/internal/proxy"
 	"github.com/droverhq/drover/hub/internal/reply"
 	"github.com/droverhq/drover/hub/internal/store"
 	"github.com/droverhq/drover/hub/internal/token"
@@ -32,7 +33,7 @@ var errorTable = []struct {
 	{store.ErrInvalid, http.StatusBadRequest, api.CodeInvalid, ""},
 	{store.ErrAlreadyExists, http.StatusConflict, api.CodeAlreadyExists, ""},
 	{reply.ErrConflict, http.StatusConflict, api.CodeConflict, ""},
-	{errSpokeUnavailable, http.StatusBadGateway, api.CodeUnavailable, ""},
+	{proxy.ErrUnavailable, http.StatusBadGateway, api.CodeUnavailable, ""},
 }
 
 // unavailability says which of the hub's dependencies err is the want of

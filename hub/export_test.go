@@ -19,13 +19,12 @@ func (s *Server) FollowAuthz(ctx context.Context) error { return s.followAuthz(c
 // RemembersRead reports whether the proxy holds a remembered read route
 // for the bearer token raw on model (fastpath.go).
 func (s *Server) RemembersRead(raw, model string) bool {
-	_, hit := s.proxyRoutes.Get(proxyRouteKey{raw: raw, model: model})
-	return hit
+	return s.proxy.Remembers(raw, model)
 }
 
 // Taken returns how many connections the hub took over from net/http and
 // how many it handed back (takeover.go).
-func (s *Server) Taken() (takeovers, handbacks int64) { return s.takeovers.Load(), s.handbacks.Load() }
+func (s *Server) Taken() (takeovers, handbacks int64) { return s.proxy.Taken() }
 
 // ListedModels returns how many listed models the hub took from its cache
 // of their JSON and how many it read whole (listcache.go).
@@ -94,8 +93,5 @@ func (s *Server) CallSpoke(ctx context.Context, controller string, id store.Iden
 // StatusCopies returns how many status reads the proxy answered from a
 // revalidated copy, and how many answers it kept (statuscache.go).
 func (s *Server) StatusCopies() (revalidated, kept int64) {
-	if s.statuses == nil {
-		return 0, 0
-	}
-	return s.statuses.revalidated.Load(), s.statuses.kept.Load()
+	return s.proxy.StatusCopies()
 }

@@ -73,29 +73,11 @@ func newOutageCounters() *outageCounters {
 }
 
 // collectors are every metric the hub registers: its own, read from the
-// counters of the parts they count, and those of authn and the indexer.
+// counters of the parts they count, and those of authn, the proxy and the
+// indexer.
 func (s *Server) collectors() []prometheus.Collector {
 	cs := []prometheus.Collector{s.reqs.vec, s.outages.unavailable, s.outages.unfinished,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "drover_hub_taken_connections_total",
-			Help: "Connections the hub took from net/http to serve remembered reads itself."},
-			func() float64 { return float64(s.takeovers.Load()) }),
-		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "drover_hub_handed_back_connections_total",
-			Help: "Taken connections handed back to net/http for a request that was not a remembered read."},
-			func() float64 { return float64(s.handbacks.Load()) }),
-		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "drover_hub_status_revalidated_total",
-			Help: "Model status reads answered with the hub's copy after the controller said it had not changed (304)."},
-			func() float64 {
-				return float64(s.statuses.counter(func(c *statusCache) int64 { return c.revalidated.Load() }))
-			}),
-		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "drover_hub_status_kept_total",
-			Help: "Model status answers the hub kept a copy of, to revalidate on the next read."},
-			func() float64 {
-				return float64(s.statuses.counter(func(c *statusCache) int64 { return c.kept.Load() }))
-			}),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "drover_hub_status_kept_bytes",
-			Help: "Bytes of model status the hub keeps (--status-cache-size)."},
-			func() float64 { return float64(s.statuses.counter((*statusCache).bytes)) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "drover_hub_listed_models_cached_total",
 			Help: "Models in GET /v1/models answers whose JSON was kept from an earlier listing (the row unchanged)."},
 			func() float64 { return float64(s.modelJSON.hits.Load()) }),
@@ -124,5 +106,6 @@ func (s *Server) collectors() []prometheus.Collector {
 			func() float64 { return float64(s.modelJSON.misses.Load()) }),
 	}
 	cs = append(cs, s.authn.Collectors()...)
+	cs = append(cs, s.proxy.Collectors()...)
 	return append(cs, s.indexer.Collectors()...)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/droverhq/drover/authz"
 	"github.com/droverhq/drover/hub/internal/authn"
 	"github.com/droverhq/drover/hub/internal/indexer"
+	"github.com/droverhq/drover/hub/internal/proxy"
 	"github.com/droverhq/drover/hub/internal/reply"
 	"github.com/droverhq/drover/hub/internal/store"
 )
@@ -98,7 +99,7 @@ func (s *Server) addModel(ctx context.Context, p authn.Principal, req api.AddMod
 		errs = append(errs, fmt.Errorf("%s: %w", c.Name, err))
 	}
 	return store.Model{}, fmt.Errorf("%w: no controller could add the model: %w ('drover controllers' shows their health)",
-		errSpokeUnavailable, joinErrors(errs, "; "))
+		proxy.ErrUnavailable, joinErrors(errs, "; "))
 }
 
 // modelExists is the answer to an add-model of a name the caller's

@@ -22,6 +22,7 @@ import (
 	"github.com/droverhq/drover/hub/internal/gate"
 	"github.com/droverhq/drover/hub/internal/indexer"
 	"github.com/droverhq/drover/hub/internal/outbox"
+	"github.com/droverhq/drover/hub/internal/proxy"
 	"github.com/droverhq/drover/hub/internal/reply"
 	"github.com/droverhq/drover/hub/internal/store"
 	"github.com/droverhq/drover/hub/internal/token"
@@ -51,15 +52,8 @@ type Server struct {
 	routeModels *ttlcache.Cache[string, store.Model]
 	routeCtrls  *ttlcache.Cache[string, store.Controller]
 	spokeTokens *ttlcache.Cache[spokeTokenKey, string]
-	proxyRoutes *ttlcache.Cache[proxyRouteKey, proxyRoute]
-	// statuses keeps models' statuses to revalidate (statuscache.go); nil
-	// when Config.StatusCacheBytes is negative.
-	statuses  *statusCache
-	live      *liveCalls // long-lived proxied calls, ended when their access goes (live.go)
-	handback  *handback  // taken connections back to net/http (takeover.go)
-	taken     takenConns // connections the hub serves itself
-	takeovers atomic.Int64
-	handbacks atomic.Int64
+	// proxy relays model calls to their controllers (proxy.go decides).
+	proxy *proxy.Relay
 	// claimRenewals counts add-model claims renewed (placement.go).
 	claimRenewals atomic.Int64
 
@@ -68,7 +62,7 @@ type Server struct {
 	reg     *prometheus.Registry
 	reqs    *requestCounters
 	outages *outageCounters
-	spokes  spokeSet
+	spokes  *proxy.Clients
 	indexer *indexer.Indexer
 }
 
@@ -78,7 +72,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, reg: prometheus.NewRegistry(), handback: newHandback()}
+	s := &Server{cfg: cfg, reg: prometheus.NewRegistry()}
 	var err error
 	if s.store, err = store.Open(ctx, cfg.DSN, store.WithStatementTimeout(cfg.DatabaseTimeout)); err != nil {
 		return nil, err
@@ -107,10 +101,13 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.routeModels = ttlcache.New[string, store.Model](cfg.Now, decisionTTL)
 	s.routeCtrls = ttlcache.New[string, store.Controller](cfg.Now, decisionTTL)
 	s.spokeTokens = ttlcache.New[spokeTokenKey, string](cfg.Now, spokeTokenReuse)
-	s.proxyRoutes = ttlcache.New[proxyRouteKey, proxyRoute](cfg.Now, decisionTTL)
-	s.live = newLiveCalls(cfg.MaxLiveCalls)
-	if n := bound(cfg.StatusCacheBytes, defaultStatusCacheBytes); n > 0 {
-		s.statuses = newStatusCache(n)
+	s.spokes = proxy.NewClients(proxy.Timeouts{Head: answerHeadTimeout, Uncancelable: proxy.DefaultTimeouts.Uncancelable})
+	if s.proxy, err = proxy.New(proxy.Config{Logger: cfg.Logger, Now: cfg.Now,
+		StatusCacheBytes: bound(cfg.StatusCacheBytes, defaultStatusCacheBytes), MaxLiveCalls: cfg.MaxLiveCalls, RouteTTL: decisionTTL, IdleTimeout: cfg.IdleTimeout,
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.router.ServeHTTP(w, r) }),
+		Count:   func(route string, status int) { s.reqs.inc(route, status) },
+		Enabled: s.store.EnabledIdentities, Check: s.gate.Check}); err != nil {
+		return fail(err)
 	}
 	if s.outbox, err = outbox.New(outbox.Config{Store: s.store, Authz: s.authz, Logger: cfg.Logger.With("worker", "authz-outbox"),
 		Now: cfg.Now, ReconcileEvery: 10 * time.Minute, Changed: s.dropAuthzCaches, Restored: s.restored}); err != nil {
@@ -141,12 +138,15 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 
 // Close releases the database pool.
 func (s *Server) Close() {
-	s.handback.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	s.taken.shutdown(ctx)
+	s.proxy.Close(ctx)
 	s.store.Close()
 }
+
+// HandbackListener accepts the connections the proxy took to serve
+// remembered reads and hands back to net/http (Run serves it).
+func (s *Server) HandbackListener() net.Listener { return s.proxy.HandbackListener() }
 
 // Handler is the hub's HTTP handler (for tests and embedding).
 func (s *Server) Handler() http.Handler { return s }
@@ -248,7 +248,7 @@ func (s *Server) Run(ctx context.Context) error {
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(gctx), 10*time.Second)
 		defer cancel()
 		err := srv.Shutdown(sctx)
-		s.taken.shutdown(sctx)
+		s.proxy.Shutdown(sctx)
 		return err
 	})
 	s.cfg.Logger.Info("hub serving", "url", s.cfg.PublicURL, "addr", ln.Addr().String())
@@ -270,7 +270,7 @@ func (s *Server) metricsHandler() http.Handler {
 // HTTP/2 would be left unset while TLS still offers it, and an HTTP/2
 // client's connection would be dropped.
 func newHTTPServer(h http.Handler, cert tls.Certificate, idle time.Duration) *http.Server {
-	return &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: idle, ConnContext: connContext,
+	return &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: idle, ConnContext: proxy.ConnContext,
 		TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12,
 			NextProtos: []string{"h2", "http/1.1"}}}
 }
@@ -331,7 +331,7 @@ func (s *Server) janitor(ctx context.Context) error {
 		if err := s.keys.Refresh(ctx); err != nil {
 			s.cfg.Logger.Warn("signing key refresh failed", "err", err)
 		}
-		s.spokes.closeIdle(time.Now())
+		s.spokes.CloseIdle(time.Now())
 		s.authn.Prune()
 
 		select {
@@ -360,37 +360,14 @@ func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
 	reply.JSON(w, http.StatusOK, map[string]string{"status": "ready"})
 }
 
-type statusRecorder struct {
-	http.ResponseWriter
-	status int
-}
-
-func (r *statusRecorder) WriteHeader(code int) {
-	if r.status == 0 {
-		r.status = code
-	}
-	r.ResponseWriter.WriteHeader(code)
-}
-
-// Unwrap lets http.ResponseController (the reverse proxy's websocket
-// hijack and flushes) reach the connection.
-func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
-
-func (r *statusRecorder) Write(b []byte) (int, error) {
-	if r.status == 0 {
-		r.status = http.StatusOK
-	}
-	return r.ResponseWriter.Write(b)
-}
-
 func (s *Server) metrics(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		rec := &statusRecorder{ResponseWriter: w}
+		rec := &proxy.Recorder{ResponseWriter: w}
 		next.ServeHTTP(rec, r)
 		route := chi.RouteContext(r.Context()).RoutePattern()
 		if route == "" {
 			route = "unmatched"
 		}
-		s.reqs.inc(route, rec.status)
+		s.reqs.inc(route, rec.Status)
 	})
 }

@@ -1,14 +1,12 @@
-package hub
+package proxy
 
 import (
 	"bytes"
 	"cmp"
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"encoding/pem"
@@ -23,35 +21,20 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/go-jose/go-jose/v4/jwt"
 	"github.com/gorilla/websocket"
 
 	"github.com/droverhq/drover/api"
-	"github.com/droverhq/drover/hub/internal/authn"
 	"github.com/droverhq/drover/hub/internal/reply"
 	"github.com/droverhq/drover/hub/internal/store"
-	"github.com/droverhq/drover/hub/internal/token"
 )
 
-// Access levels in the hub's spoke tokens (see spoke/internal/hubtrust).
-const (
-	spokeRead      = "read"
-	spokeWrite     = "write"
-	spokeAdmin     = "admin"
-	spokeSuperuser = "superuser"
-)
+// ErrUnavailable means no address of the owning controller answered.
+var ErrUnavailable = errors.New("controller unavailable")
 
-// spokeTokenTTL bounds a per-request spoke token. Watches outlive it: the
-// spoke checks the token when the websocket opens.
-const spokeTokenTTL = time.Minute
-
-// errSpokeUnavailable means no address of the owning controller answered.
-var errSpokeUnavailable = errors.New("controller unavailable")
-
-// spokeClient talks to one controller: TLS pinned to its CA. Callers of
+// Client talks to one controller: TLS pinned to its CA. Callers of
 // http choose the address; as an http.RoundTripper (the proxy's) it
 // chooses, failing over between the addresses.
-type spokeClient struct {
+type Client struct {
 	ca        string // the CA it was built for, with addrs
 	caSHA256  string // hex SHA-256 of the certificate pinned from ca, named in spoke tokens
 	addrs     []string
@@ -59,10 +42,11 @@ type spokeClient struct {
 	pool      connPool     // the proxy's own connections (fastproxy.go)
 	http      *http.Client
 	transport *http.Transport
+	t         Timeouts
 }
 
 // address is the address that answered last, where requests go first.
-func (sc *spokeClient) address() string {
+func (sc *Client) address() string {
 	if len(sc.addrs) == 0 {
 		return ""
 	}
@@ -73,7 +57,7 @@ func (sc *spokeClient) address() string {
 // request certainly was not sent (the dial or the TLS handshake failed, as
 // when that node is down), to the next one in turn. Any other failure is
 // final: the request may have reached the controller.
-func (sc *spokeClient) RoundTrip(req *http.Request) (*http.Response, error) {
+func (sc *Client) RoundTrip(req *http.Request) (*http.Response, error) {
 	var resp *http.Response
 	err := sc.failover(req.Context(), func(addr string) (bool, error) {
 		out := req
@@ -97,10 +81,10 @@ func (sc *spokeClient) RoundTrip(req *http.Request) (*http.Response, error) {
 // the next address only when the request certainly was not sent
 // (api.NotSent) and ctx is still alive: a request that may have reached
 // the controller is not sent again. It returns try's last error, or
-// errSpokeUnavailable when there is no address to try.
-func (sc *spokeClient) failover(ctx context.Context, try func(addr string) (done bool, err error)) error {
+// ErrUnavailable when there is no address to try.
+func (sc *Client) failover(ctx context.Context, try func(addr string) (done bool, err error)) error {
 	if len(sc.addrs) == 0 {
-		return errSpokeUnavailable
+		return ErrUnavailable
 	}
 	start := int(sc.preferred.Load())
 	var err error
@@ -120,14 +104,18 @@ func (sc *spokeClient) failover(ctx context.Context, try func(addr string) (done
 	return err
 }
 
-// spokeSet caches one client per controller; a client is rebuilt when the
+// Clients caches one client per controller; a client is rebuilt when the
 // controller's CA or addresses change.
-type spokeSet struct {
+type Clients struct {
+	t  Timeouts
 	mu sync.Mutex
-	m  map[string]*spokeClient
+	m  map[string]*Client
 }
 
-func newSpokeClient(ca string, addrs []string) (*spokeClient, error) {
+// NewClients is an empty set of clients whose waits t bounds.
+func NewClients(t Timeouts) *Clients { return &Clients{t: t} }
+
+func newClient(ca string, addrs []string, t Timeouts) (*Client, error) {
 	cert, err := controllerCA(ca)
 	if err != nil {
 		return nil, err
@@ -139,8 +127,8 @@ func newSpokeClient(ca string, addrs []string) (*spokeClient, error) {
 	tr.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
 	tr.ForceAttemptHTTP2 = false
 	tr.MaxIdleConnsPerHost = 256
-	tr.ResponseHeaderTimeout = answerHeadTimeout // as exchange's: a hung controller answers nothing
-	sc := &spokeClient{ca: ca, caSHA256: certSHA256(cert), addrs: slices.Clone(addrs), transport: tr}
+	tr.ResponseHeaderTimeout = t.Head // as exchange's: a hung controller answers nothing
+	sc := &Client{ca: ca, caSHA256: certSHA256(cert), addrs: slices.Clone(addrs), transport: tr, t: t}
 	sc.http = &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	return sc, nil
 }
@@ -181,29 +169,29 @@ func ControllerCASHA256(ca string) (string, error) {
 	return certSHA256(cert), nil
 }
 
-func (ss *spokeSet) get(c store.Controller) (*spokeClient, error) {
+func (ss *Clients) Get(c store.Controller) (*Client, error) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	if sc := ss.m[c.UUID]; sc != nil && sc.ca == c.CACert && slices.Equal(sc.addrs, c.APIAddresses) {
 		return sc, nil
 	}
-	sc, err := newSpokeClient(c.CACert, c.APIAddresses)
+	sc, err := newClient(c.CACert, c.APIAddresses, ss.t)
 	if err != nil { // the registered record is at fault, not the caller
-		return nil, fmt.Errorf("%w: controller %s: its CA has no certificate", errSpokeUnavailable, c.Name)
+		return nil, fmt.Errorf("%w: controller %s: its CA has no certificate", ErrUnavailable, c.Name)
 	}
 	if old := ss.m[c.UUID]; old != nil {
 		old.transport.CloseIdleConnections()
 		old.pool.closeAll()
 	}
 	if ss.m == nil {
-		ss.m = map[string]*spokeClient{}
+		ss.m = map[string]*Client{}
 	}
 	ss.m[c.UUID] = sc
 	return sc, nil
 }
 
-// forget drops the client of a controller that is no longer registered.
-func (ss *spokeSet) forget(id string) {
+// Forget drops the client of a controller that is no longer registered.
+func (ss *Clients) Forget(id string) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	if old := ss.m[id]; old != nil {
@@ -213,9 +201,9 @@ func (ss *spokeSet) forget(id string) {
 	}
 }
 
-// closeIdle closes the proxy's connections to every controller that have
+// CloseIdle closes the proxy's connections to every controller that have
 // been idle too long.
-func (ss *spokeSet) closeIdle(now time.Time) {
+func (ss *Clients) CloseIdle(now time.Time) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	for _, sc := range ss.m {
@@ -223,66 +211,14 @@ func (ss *spokeSet) closeIdle(now time.Time) {
 	}
 }
 
-// spokeToken mints the per-request token the hub sends to a controller:
-// audience = its UUID, subject = the caller, and the access the hub decided.
-func (s *Server) spokeToken(p authn.Principal, controllerUUID, caSHA256, access, model string) (string, error) {
-	jti := make([]byte, 12)
-	_, _ = rand.Read(jti)
-	now := s.cfg.Now()
-	sub, name := "hub", "hub"
-	if p.Identity.ID != "" {
-		sub, name = p.Identity.ID, p.Identity.Name()
-	}
-	return s.keys.Sign(token.Claims{Claims: jwt.Claims{Subject: sub, Audience: jwt.Audience{controllerUUID},
-		Expiry: jwt.NewNumericDate(now.Add(spokeTokenTTL)), NotBefore: jwt.NewNumericDate(now.Add(-token.Leeway)),
-		ID: base64.RawURLEncoding.EncodeToString(jti)}, Name: name, Access: access, Model: model, CA: caSHA256})
-}
-
-// spokeCall sends one JSON request to a controller as p with access, trying
-// its addresses in turn, and decodes the answer into out. A controller's
-// own error comes back as *api.Error.
-func (s *Server) spokeCall(ctx context.Context, c store.Controller, p authn.Principal, access, model, method, path string, in, out any) error {
-	sc, err := s.spokes.get(c)
-	if err != nil {
-		return err
-	}
-	tok, err := s.spokeToken(p, c.UUID, sc.caSHA256, access, model)
-	if err != nil {
-		return err
-	}
-	var body []byte
-	if in != nil {
-		if body, err = json.Marshal(in); err != nil {
-			return err
-		}
-	}
-	var lastErr error = errSpokeUnavailable
-	for _, addr := range sc.addrs {
-		actx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		err := doSpoke(actx, sc.http, "https://"+addr+path, method, tok, body, out)
-		cancel()
-		var ae *api.Error
-		if errors.As(err, &ae) && ae.Code == api.CodeUnauthorized {
-			// The hub's own token refused: the controller's trouble, not
-			// the request's (placement tries the next controller).
-			return &hubRefusedError{controller: c.Name, why: ae.Message}
-		}
-		if err == nil || ae != nil {
-			return err
-		}
-		lastErr = fmt.Errorf("%w: %s: %w", errSpokeUnavailable, addr, err)
-	}
-	return lastErr
-}
-
-// hubRefusedError is a controller's refusal of the hub's own token: the
+// RefusedError is a controller's refusal of the hub's own token: the
 // controller is unavailable to the hub (502) until it trusts it again.
-type hubRefusedError struct{ controller, why string }
+type RefusedError struct{ controller, why string }
 
 // Error says that the controller refused the hub's token (why: its
 // answer), and what to do, unless the controller said it (an answer
 // ending in a parenthesis: its clock out of step with the hub's).
-func (e *hubRefusedError) Error() string {
+func (e *RefusedError) Error() string {
 	why := cmp.Or(e.why, "unauthorized")
 	if strings.HasSuffix(why, ")") {
 		return fmt.Sprintf("controller %s refused the hub: %s", e.controller, why)
@@ -292,14 +228,14 @@ func (e *hubRefusedError) Error() string {
 		e.controller, why)
 }
 
-func (e *hubRefusedError) Unwrap() error { return errSpokeUnavailable }
+func (e *RefusedError) Unwrap() error { return ErrUnavailable }
 
 // refusedBy reads a controller's 401 answer to the hub (its Error body) as
-// a *hubRefusedError; the caller closes the body.
-func refusedBy(controller string, resp *http.Response) *hubRefusedError {
+// a *RefusedError; the caller closes the body.
+func RefusedBy(controller string, resp *http.Response) *RefusedError {
 	var e api.Error
 	_ = json.NewDecoder(io.LimitReader(resp.Body, 4<<10)).Decode(&e)
-	return &hubRefusedError{controller: controller, why: e.Message}
+	return &RefusedError{controller: controller, why: e.Message}
 }
 
 func doSpoke(ctx context.Context, hc *http.Client, url, method, tok string, body []byte, out any) error {
@@ -340,29 +276,51 @@ func doSpoke(ctx context.Context, hc *http.Client, url, method, tok string, body
 	return nil
 }
 
-// subscribeEvents dials controller c's event stream (/v1/events) with the
-// query q, at each of its addresses until one answers, as the hub's
-// superuser (the indexer's Config.Subscribe).
-func (s *Server) subscribeEvents(ctx context.Context, c store.Controller, q url.Values) (*websocket.Conn, error) {
-	sc, err := s.spokes.get(c)
-	if err != nil {
-		return nil, err
+// Call sends one JSON request to the controller (named controller, for
+// errors) with tok, trying its addresses in turn, and decodes the answer
+// into out. A controller's own error comes back as *api.Error.
+func (sc *Client) Call(ctx context.Context, controller, tok, method, path string, in, out any) error {
+	var body []byte
+	if in != nil {
+		var err error
+		if body, err = json.Marshal(in); err != nil {
+			return err
+		}
 	}
+	var lastErr error = ErrUnavailable
+	for _, addr := range sc.addrs {
+		actx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		err := doSpoke(actx, sc.http, "https://"+addr+path, method, tok, body, out)
+		cancel()
+		var ae *api.Error
+		if errors.As(err, &ae) && ae.Code == api.CodeUnauthorized {
+			// The hub's own token refused: the controller's trouble, not
+			// the request's (placement tries the next controller).
+			return &RefusedError{controller: controller, why: ae.Message}
+		}
+		if err == nil || ae != nil {
+			return err
+		}
+		lastErr = fmt.Errorf("%w: %s: %w", ErrUnavailable, addr, err)
+	}
+	return lastErr
+}
+
+// DialEvents dials the controller's event stream (/v1/events) with the
+// query q and tok, at each of its addresses until one answers.
+func (sc *Client) DialEvents(ctx context.Context, controller, tok string, q url.Values) (*websocket.Conn, error) {
 	if len(sc.addrs) == 0 {
 		return nil, errors.New("no address")
 	}
-	tok, err := s.spokeToken(authn.Principal{}, c.UUID, sc.caSHA256, spokeSuperuser, "")
-	if err != nil {
-		return nil, err
-	}
 	var conn *websocket.Conn
+	var err error
 	for _, addr := range sc.addrs {
 		u := url.URL{Scheme: "wss", Host: addr, Path: "/v1/events", RawQuery: q.Encode()}
 		d := websocket.Dialer{TLSClientConfig: sc.transport.TLSClientConfig, HandshakeTimeout: 10 * time.Second}
 		var resp *http.Response
 		conn, resp, err = d.DialContext(ctx, u.String(), http.Header{"Authorization": {"Bearer " + tok}})
 		if resp != nil && resp.StatusCode == http.StatusUnauthorized {
-			err = refusedBy(c.Name, resp)
+			err = RefusedBy(controller, resp)
 		}
 		if resp != nil && resp.Body != nil {
 			resp.Body.Close()
@@ -371,7 +329,7 @@ func (s *Server) subscribeEvents(ctx context.Context, c store.Controller, q url.
 			break
 		}
 	}
-	if refused := (*hubRefusedError)(nil); errors.As(err, &refused) {
+	if refused := (*RefusedError)(nil); errors.As(err, &refused) {
 		return nil, err // says it all
 	}
 	if err != nil {
@@ -379,3 +337,26 @@ func (s *Server) subscribeEvents(ctx context.Context, c store.Controller, q url.
 	}
 	return conn, nil
 }
+
+// Addrs are the controller's addresses.
+func (sc *Client) Addrs() []string { return sc.addrs }
+
+// CASHA256 is the hex SHA-256 of the controller's pinned CA certificate,
+// which the hub's tokens for it name.
+func (sc *Client) CASHA256() string { return sc.caSHA256 }
+
+// NewClient is a client for a controller not kept in the set: one being
+// registered, whose identity is asked before it is.
+func (ss *Clients) NewClient(ca string, addrs []string) (*Client, error) {
+	return newClient(ca, addrs, ss.t)
+}
+
+// Do sends one request to the controller at host with tok ("" for none)
+// and decodes its JSON answer into out. A controller's own error comes
+// back as *api.Error.
+func (sc *Client) Do(ctx context.Context, host, method, path, tok string, body []byte, out any) error {
+	return doSpoke(ctx, sc.http, "https://"+host+path, method, tok, body, out)
+}
+
+// CloseIdle closes the client's idle connections.
+func (sc *Client) CloseIdle() { sc.transport.CloseIdleConnections() }

@@ -1,4 +1,4 @@
-package hub
+package proxy
 
 import (
 	"github.com/droverhq/drover/hub/internal/authn"
@@ -50,7 +50,7 @@ const takenHeaderTimeout = 10 * time.Second
 // takeOver hands the connection of r, a remembered read just answered
 // whole (by length) on an HTTP/1.1 keep-alive connection, to serveTaken.
 // It returns at once when the connection cannot be taken.
-func (s *Server) takeOver(w http.ResponseWriter, r *http.Request) {
+func (s *Relay) takeOver(w http.ResponseWriter, r *http.Request) {
 	if !s.handback.serving.Load() || r.ProtoMajor != 1 || r.ProtoMinor != 1 || r.Close ||
 		w.Header().Get("Content-Length") == "" {
 		return
@@ -70,7 +70,7 @@ func (s *Server) takeOver(w http.ResponseWriter, r *http.Request) {
 
 // serveTaken serves remembered reads on conn until the connection ends,
 // shutdown closes it, or a request goes back to net/http.
-func (s *Server) serveTaken(conn net.Conn, br *bufio.Reader, cc *corkconn.Conn) {
+func (s *Relay) serveTaken(conn net.Conn, br *bufio.Reader, cc *corkconn.Conn) {
 	t, ok := s.taken.add(conn)
 	if !ok { // shutting down
 		conn.Close()
@@ -122,7 +122,7 @@ func (s *Server) serveTaken(conn net.Conn, br *bufio.Reader, cc *corkconn.Conn) 
 			conn.Close()
 			return
 		}
-		s.reqs.inc(modelCallRoute, tw.status)
+		s.cfg.Count(modelCallRoute, tw.status)
 		s.taken.idle(t)
 	}
 }
@@ -155,18 +155,18 @@ func plainHead(head []byte) bool {
 // takenRoute returns the remembered route of req, a request read on a
 // taken connection, when it is a remembered read as plain as a read must
 // be: HTTP/1.1, no body and no Expect.
-func (s *Server) takenRoute(req *http.Request) (proxyRoute, bool) {
+func (s *Relay) takenRoute(req *http.Request) (Route, bool) {
 	if req == nil || req.ProtoMajor != 1 || req.ProtoMinor != 1 || req.ContentLength != 0 ||
 		len(req.TransferEncoding) > 0 || len(req.Header["Expect"]) > 0 {
-		return proxyRoute{}, false
+		return Route{}, false
 	}
-	id, ok := memoizableCall(req)
+	id, ok := Memoizable(req)
 	if !ok {
-		return proxyRoute{}, false
+		return Route{}, false
 	}
 	raw, cookie := authn.Credential(req)
 	if raw == "" {
-		return proxyRoute{}, false
+		return Route{}, false
 	}
 	return s.proxyRoutes.Get(proxyRouteKey{raw: raw, cookie: cookie, model: id})
 }
@@ -175,34 +175,34 @@ func (s *Server) takenRoute(req *http.Request) (proxyRoute, bool) {
 // whole: false when the controller's answer broke off (copyAnswer aborts),
 // and the connection must end. A plain answer that fits a proxy buffer is
 // relayed as it came (relayAnswer); any other is copied as it comes.
-func (s *Server) serveTakenRead(tw *takenWriter, req *http.Request, pr proxyRoute) (whole bool) {
+func (s *Relay) serveTakenRead(tw *takenWriter, req *http.Request, pr Route) (whole bool) {
 	defer func() {
 		if v := recover(); v != nil && v != http.ErrAbortHandler {
 			panic(v)
 		}
 	}()
-	if key, ok := s.statusCacheKey(req, pr.controller); ok {
-		if err := s.forwardStatus(tw, req, key, pr.sc, pr.tok); err != nil {
-			s.unavailable(tw, req, pr.controller, err)
+	if key, ok := s.statusCacheKey(req, pr.Controller); ok {
+		if err := s.forwardStatus(tw, req, key, pr.Client, pr.Token); err != nil {
+			s.unavailable(tw, req, pr.Controller, err)
 		}
 		return true
 	}
-	resp, c, stop, err := pr.sc.roundTripDirect(req, pr.tok, "")
+	resp, c, stop, err := pr.Client.roundTripDirect(req, pr.Token, "")
 	if err != nil {
-		s.unavailable(tw, req, pr.controller, err)
+		s.unavailable(tw, req, pr.Controller, err)
 		return true
 	}
 	if resp.StatusCode == http.StatusUnauthorized {
-		s.controllerRefused(tw, pr.controller, resp, c, stop)
+		s.controllerRefused(tw, pr.Controller, resp, c, stop)
 		return true
 	}
 	// A proxy must add a Date the answer lacks (RFC 9110, 6.6.1): such an
 	// answer is copied (takenWriter.WriteHeader adds it).
 	if fb, ok := resp.Body.(*fixedBody); ok && fb.head != "" && len(resp.Header["Date"]) > 0 &&
 		int64(len(fb.head))+resp.ContentLength <= proxyBufferSize {
-		return relayAnswer(tw, req, resp, fb, c, stop, pr.sc)
+		return relayAnswer(tw, req, resp, fb, c, stop, pr.Client)
 	}
-	copyAnswer(tw, req, resp, c, stop, pr.sc)
+	copyAnswer(tw, req, resp, c, stop, pr.Client)
 	return true
 }
 
@@ -211,7 +211,7 @@ func (s *Server) serveTakenRead(tw *takenWriter, req *http.Request, pr proxyRout
 // the controller sent it, head and body in one write, once all of it has
 // arrived. It reports false, having sent nothing, when the answer broke
 // off: the caller's connection must end, as copyAnswer's abort ends it.
-func relayAnswer(tw *takenWriter, req *http.Request, resp *http.Response, fb *fixedBody, c *spokeConn, stop func() bool, sc *spokeClient) bool {
+func relayAnswer(tw *takenWriter, req *http.Request, resp *http.Response, fb *fixedBody, c *spokeConn, stop func() bool, sc *Client) bool {
 	buf := proxyBuffers.Get()
 	defer proxyBuffers.Put(buf)
 	b := append(buf[:0], fb.head...)

@@ -1,4 +1,4 @@
-package hub
+package proxy
 
 import (
 	"context"
@@ -42,9 +42,9 @@ func newLiveCalls(max int) *liveCalls {
 	return &liveCalls{calls: map[*liveCall]struct{}{}, kick: make(chan struct{}, 1), per: map[string]int{}, max: max}
 }
 
-// longLived reports whether a proxied call may outlive the access it was
+// LongLived reports whether a proxied call may outlive the access it was
 // authorized with by far: a websocket upgrade or a followed stream.
-func longLived(r *http.Request) bool {
+func LongLived(r *http.Request) bool {
 	return r.Header.Get("Upgrade") != "" ||
 		(strings.Contains(r.URL.RawQuery, "follow") && r.URL.Query().Get("follow") == "true")
 }
@@ -107,9 +107,9 @@ func (l *liveCalls) snapshot() []*liveCall {
 	return out
 }
 
-// followLive checks the live calls again after every permission change,
+// FollowLive checks the live calls again after every permission change,
 // until ctx ends.
-func (s *Server) followLive(ctx context.Context) error {
+func (s *Relay) FollowLive(ctx context.Context) error {
 	for {
 		select {
 		case <-ctx.Done():
@@ -126,7 +126,7 @@ func (s *Server) followLive(ctx context.Context) error {
 // still enabled, and each distinct (caller, access, model) is checked
 // once, liveCheckers at a time. A check that fails (OpenFGA unreachable)
 // leaves its calls running: they are checked at the next change.
-func (s *Server) recheckLive(ctx context.Context) {
+func (s *Relay) recheckLive(ctx context.Context) {
 	calls := s.live.snapshot()
 	if len(calls) == 0 {
 		return
@@ -135,7 +135,7 @@ func (s *Server) recheckLive(ctx context.Context) {
 	for _, c := range calls {
 		ids[c.p.Identity.ID] = true
 	}
-	enabled, err := s.store.EnabledIdentities(ctx, slices.Collect(maps.Keys(ids)))
+	enabled, err := s.cfg.Enabled(ctx, slices.Collect(maps.Keys(ids)))
 	if err != nil {
 		s.cfg.Logger.Warn("live calls: cannot read their callers; checked at the next change", "err", err)
 		return
@@ -160,7 +160,7 @@ func (s *Server) recheckLive(ctx context.Context) {
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			ok, err := s.gate.Check(ctx, n.p, n.rel, authz.ModelObject(n.model))
+			ok, err := s.cfg.Check(ctx, n.p, n.rel, authz.ModelObject(n.model))
 			if err != nil {
 				return
 			}

@@ -1,4 +1,4 @@
-package hub
+package proxy
 
 import (
 	"bufio"
@@ -48,7 +48,7 @@ func TestRoundTripDirectReusesAndRecovers(t *testing.T) {
 	defer srv.Close()
 	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
 	addr := strings.TrimPrefix(srv.URL, "https://")
-	sc, err := newSpokeClient(string(ca), []string{addr})
+	sc, err := newClient(string(ca), []string{addr}, DefaultTimeouts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,14 +184,14 @@ func TestProxiedAnswerGoesOutInOneWrite(t *testing.T) {
 	}))
 	defer spoke.Close()
 	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: spoke.Certificate().Raw})
-	sc, err := newSpokeClient(string(ca), []string{strings.TrimPrefix(spoke.URL, "https://")})
+	sc, err := newClient(string(ca), []string{strings.TrimPrefix(spoke.URL, "https://")}, DefaultTimeouts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sc.pool.closeAll()
 
 	hub := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if err := (&Server{}).forwardDirect(w, r, "east", sc, "tok"); err != nil {
+		if err := (&Relay{}).forwardDirect(w, r, "east", sc, "tok"); err != nil {
 			t.Error(err)
 		}
 	}))
@@ -244,7 +244,7 @@ func TestMemoizableCall(t *testing.T) {
 		if c.upgrade {
 			r.Header.Set("Upgrade", "websocket")
 		}
-		got, ok := memoizableCall(r)
+		got, ok := Memoizable(r)
 		if ok != (c.want != "") || got != c.want {
 			t.Errorf("%s %s (upgrade %v): %q, %v; want %q", c.method, c.target, c.upgrade, got, ok, c.want)
 		}

@@ -1,4 +1,4 @@
-package hub
+package proxy
 
 import (
 	"github.com/droverhq/drover/hub/internal/authn"
@@ -70,27 +70,32 @@ const (
 	checkIdleAfter = 100 * time.Millisecond
 )
 
-// uncancelableAnswerTimeout bounds the wait for a controller's whole
-// answer to a request nothing can cancel (a read on a taken connection,
-// whose caller's own client gave up long before: drover waits 30 s).
-var uncancelableAnswerTimeout = 2 * time.Minute
+// Timeouts bound the proxy's waits for a controller's answers.
+type Timeouts struct {
+	// Head bounds the wait for the head of a controller's answer once the
+	// request is sent: a controller that accepts connections but answers
+	// nothing (hung, stopped, overloaded) is then reported as such in
+	// time for the caller to read it (drover gives up after 30 s), instead
+	// of holding the call until the caller goes away. A request that asks
+	// the controller to wait (a task's ?wait=D) is given D more.
+	Head time.Duration
+	// Uncancelable bounds the wait for a controller's whole answer to a
+	// request nothing can cancel (a read on a taken connection, whose
+	// caller's own client gave up long before: drover waits 30 s).
+	Uncancelable time.Duration
+}
 
-// answerHeadTimeout bounds the wait for the head of a controller's answer
-// once the request is sent: a controller that accepts connections but
-// answers nothing (hung, stopped, overloaded) is then reported as such in
-// time for the caller to read it (drover gives up after 30 s), instead of
-// holding the call until the caller goes away. A request that asks the
-// controller to wait (a task's ?wait=D) is given D more.
-var answerHeadTimeout = 20 * time.Second
+// DefaultTimeouts are the hub's.
+var DefaultTimeouts = Timeouts{Head: 20 * time.Second, Uncancelable: 2 * time.Minute}
 
-// headTimeout is how long r's answer head may take (answerHeadTimeout).
-func headTimeout(r *http.Request) time.Duration {
+// head is how long r's answer head may take.
+func (t Timeouts) head(r *http.Request) time.Duration {
 	if r.Method == http.MethodGet {
 		if d, err := time.ParseDuration(r.URL.Query().Get("wait")); err == nil && d > 0 {
-			return answerHeadTimeout + min(d, 10*time.Minute)
+			return t.Head + min(d, 10*time.Minute)
 		}
 	}
-	return answerHeadTimeout
+	return t.Head
 }
 
 // errNoAnswer is the error of a call whose answer's head did not come in
@@ -207,7 +212,7 @@ func (p *connPool) closeAll() {
 }
 
 // dial opens a connection to addr, TLS pinned to the controller's CA.
-func (sc *spokeClient) dial(ctx context.Context, addr string) (*spokeConn, error) {
+func (sc *Client) dial(ctx context.Context, addr string) (*spokeConn, error) {
 	d := tls.Dialer{NetDialer: &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second},
 		Config: sc.transport.TLSClientConfig.Clone()}
 	if h, _, err := net.SplitHostPort(addr); err == nil {
@@ -317,7 +322,7 @@ func writeRequest(bw *bufio.Writer, r *http.Request, host, tok, cond string) err
 // connection it is being read from, and a stop function for the watch that
 // closes that connection if r's context ends; the caller stops the watch
 // and releases the connection (pool.put) once the body is read to its end.
-func (sc *spokeClient) roundTripDirect(r *http.Request, tok, cond string) (*http.Response, *spokeConn, func() bool, error) {
+func (sc *Client) roundTripDirect(r *http.Request, tok, cond string) (*http.Response, *spokeConn, func() bool, error) {
 	ctx := r.Context()
 	var (
 		resp *http.Response
@@ -344,9 +349,9 @@ func (sc *spokeClient) roundTripDirect(r *http.Request, tok, cond string) (*http
 				// Nothing cancels it (a taken connection's read): a controller
 				// that never answers must not hold it, and this goroutine,
 				// forever. The pool clears the deadline.
-				whole = time.Now().Add(uncancelableAnswerTimeout)
+				whole = time.Now().Add(sc.t.Uncancelable)
 			}
-			rsp, err := exchange(c, r, addr, tok, cond, whole)
+			rsp, err := exchange(c, r, addr, tok, cond, whole, sc.t.head(r))
 			if err == nil {
 				resp, conn, stop = rsp, c, watch
 				return true, nil
@@ -402,14 +407,13 @@ func (c *spokeConn) write(r *http.Request, host, tok, cond string) error {
 func neverStopped() bool { return true }
 
 // exchange writes r on c and reads the answer's head, which must come
-// within headTimeout(r) (errNoAnswer); the answer's body may be read
+// within after (Timeouts.head: errNoAnswer); the answer's body may be read
 // until whole (none when zero), as may the request be written.
-func exchange(c *spokeConn, r *http.Request, host, tok, cond string, whole time.Time) (*http.Response, error) {
+func exchange(c *spokeConn, r *http.Request, host, tok, cond string, whole time.Time, after time.Duration) (*http.Response, error) {
 	c.conn.SetReadDeadline(whole)
 	if err := c.write(r, host, tok, cond); err != nil {
 		return nil, err
 	}
-	after := headTimeout(r)
 	head, ours := time.Now().Add(after), true
 	if !whole.IsZero() && whole.Before(head) {
 		head, ours = whole, false
@@ -434,7 +438,7 @@ func exchange(c *spokeConn, r *http.Request, host, tok, cond string, whole time.
 // forwardDirect proxies a plain (non-upgrade) request r to the controller
 // named controller through sc with tok, copying the answer as it comes. An
 // error means nothing was written: no node answered.
-func (s *Server) forwardDirect(w http.ResponseWriter, r *http.Request, controller string, sc *spokeClient, tok string) error {
+func (s *Relay) forwardDirect(w http.ResponseWriter, r *http.Request, controller string, sc *Client, tok string) error {
 	if key, ok := s.statusCacheKey(r, controller); ok {
 		return s.forwardStatus(w, r, key, sc, tok)
 	}
@@ -455,15 +459,15 @@ func (s *Server) forwardDirect(w http.ResponseWriter, r *http.Request, controlle
 // that was refused, most often because the controller's superuser ran
 // remove-hub-trust). Relayed as it came, it read as the caller's session
 // having ended, and drover renewed it and asked again on every call.
-func (s *Server) controllerRefused(w http.ResponseWriter, controller string, resp *http.Response, c *spokeConn, stop func() bool) {
-	err := refusedBy(controller, resp)
+func (s *Relay) controllerRefused(w http.ResponseWriter, controller string, resp *http.Response, c *spokeConn, stop func() bool) {
+	err := RefusedBy(controller, resp)
 	resp.Body.Close()
 	stop()
 	c.conn.Close()
 	s.writeControllerRefused(w, err)
 }
 
-func (s *Server) writeControllerRefused(w http.ResponseWriter, err *hubRefusedError) {
+func (s *Relay) writeControllerRefused(w http.ResponseWriter, err *RefusedError) {
 	s.cfg.Logger.Warn("controller refused the hub's token", "controller", err.controller, "answer", err.why)
 	reply.JSON(w, http.StatusBadGateway, &api.Error{Code: api.CodeUnavailable, Message: err.Error()})
 }
@@ -471,7 +475,7 @@ func (s *Server) writeControllerRefused(w http.ResponseWriter, err *hubRefusedEr
 // copyAnswer copies the controller's answer resp, read from c (watched by
 // stop), to w as it comes, and releases c to sc's pool once it is read to
 // its end. An answer that breaks off aborts w's (http.ErrAbortHandler).
-func copyAnswer(w http.ResponseWriter, r *http.Request, resp *http.Response, c *spokeConn, stop func() bool, sc *spokeClient) {
+func copyAnswer(w http.ResponseWriter, r *http.Request, resp *http.Response, c *spokeConn, stop func() bool, sc *Client) {
 	h := w.Header()
 	copyAnswerHeaders(h, resp.Header)
 	if resp.ContentLength >= 0 {

@@ -1,4 +1,4 @@
-package hub
+package proxy
 
 import (
 	"github.com/droverhq/drover/hub/internal/reply"
@@ -181,8 +181,8 @@ func TestServeTakenReadRelays(t *testing.T) {
 		io.WriteString(c, answer)
 	}))
 	defer ctrl.Close()
-	sc, err := newSpokeClient(string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ctrl.Certificate().Raw})),
-		[]string{strings.TrimPrefix(ctrl.URL, "https://")})
+	sc, err := newClient(string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ctrl.Certificate().Raw})),
+		[]string{strings.TrimPrefix(ctrl.URL, "https://")}, DefaultTimeouts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +191,7 @@ func TestServeTakenReadRelays(t *testing.T) {
 		var out bytes.Buffer
 		tw := &takenWriter{h: http.Header{}, bw: bufio.NewWriter(&out)}
 		req, _ := http.NewRequest(http.MethodGet, path, nil)
-		whole := (&Server{}).serveTakenRead(tw, req, proxyRoute{sc: sc, tok: "t"})
+		whole := (&Relay{}).serveTakenRead(tw, req, Route{Client: sc, Token: "t"})
 		if whole {
 			tw.finish()
 		}

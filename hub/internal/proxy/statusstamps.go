@@ -1,4 +1,4 @@
-package hub
+package proxy
 
 // statusStamps finds, in a status answer (api.FullStatus as JSON), the
 // two values that change without the model changing: the top-level

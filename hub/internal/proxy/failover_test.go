@@ -1,4 +1,4 @@
-package hub
+package proxy
 
 import (
 	"context"
@@ -58,9 +58,9 @@ func newControllerNodes(t *testing.T) *controllerNodes {
 	return n
 }
 
-func (n *controllerNodes) client(t *testing.T, addrs ...string) *spokeClient {
+func (n *controllerNodes) client(t *testing.T, addrs ...string) *Client {
 	t.Helper()
-	sc, err := newSpokeClient(n.ca, addrs)
+	sc, err := newClient(n.ca, addrs, DefaultTimeouts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,12 +72,12 @@ func (n *controllerNodes) client(t *testing.T, addrs ...string) *spokeClient {
 }
 
 // A sendFunc sends one request through sc and returns the answer's body.
-type sendFunc func(t *testing.T, ctx context.Context, sc *spokeClient, method string) (string, error)
+type sendFunc func(t *testing.T, ctx context.Context, sc *Client, method string) (string, error)
 
 // viaTransport sends as the websocket proxy does: to sc.address(), through
 // sc as the http.RoundTripper. The request it built must come back
 // unchanged whichever address answered.
-func viaTransport(t *testing.T, ctx context.Context, sc *spokeClient, method string) (string, error) {
+func viaTransport(t *testing.T, ctx context.Context, sc *Client, method string) (string, error) {
 	t.Helper()
 	addr := sc.address()
 	req, err := http.NewRequestWithContext(ctx, method, "https://"+addr+"/x", nil)
@@ -97,7 +97,7 @@ func viaTransport(t *testing.T, ctx context.Context, sc *spokeClient, method str
 }
 
 // direct sends as the plain proxy does, and puts the connection back.
-func direct(t *testing.T, ctx context.Context, sc *spokeClient, method string) (string, error) {
+func direct(t *testing.T, ctx context.Context, sc *Client, method string) (string, error) {
 	t.Helper()
 	resp, c, stop, err := sc.roundTripDirect(httptest.NewRequestWithContext(ctx, method, "/x", nil), "tok", "")
 	if err != nil {
@@ -157,8 +157,8 @@ func TestSpokeClientFailover(t *testing.T) {
 			}
 
 			// No address: the controller is unavailable.
-			if _, err := send(t, t.Context(), n.client(t), http.MethodGet); !errors.Is(err, errSpokeUnavailable) {
-				t.Fatalf("no address: %v, want errSpokeUnavailable", err)
+			if _, err := send(t, t.Context(), n.client(t), http.MethodGet); !errors.Is(err, ErrUnavailable) {
+				t.Fatalf("no address: %v, want ErrUnavailable", err)
 			}
 		})
 	}
@@ -248,7 +248,7 @@ func TestRoundTripDirectSendsOnlyGETsAgain(t *testing.T) {
 func TestFailoverOrder(t *testing.T) {
 	notSent := &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connection refused")}
 	maySent := errors.New("connection reset after the request")
-	sc := &spokeClient{addrs: []string{"a", "b", "c"}}
+	sc := &Client{addrs: []string{"a", "b", "c"}}
 	run := func(ctx context.Context, results map[string]error, done map[string]bool) ([]string, error) {
 		var tried []string
 		err := sc.failover(ctx, func(addr string) (bool, error) {
@@ -288,15 +288,13 @@ func TestUncancelableReadsAreBounded(t *testing.T) {
 		<-r.Context().Done() // until the hub gives up and closes the connection
 	}))
 	t.Cleanup(silent.Close)
-	defer func(d time.Duration) { uncancelableAnswerTimeout = d }(uncancelableAnswerTimeout)
-	uncancelableAnswerTimeout = 300 * time.Millisecond
-
 	sc := n.client(t, strings.TrimPrefix(silent.URL, "https://"))
+	sc.t.Uncancelable = 300 * time.Millisecond
 	start := time.Now()
 	if _, err := direct(t, context.Background(), sc, http.MethodGet); !errors.Is(err, os.ErrDeadlineExceeded) {
 		t.Fatalf("a controller that never answers: %v, want a deadline error", err)
 	}
-	if waited := time.Since(start); waited < uncancelableAnswerTimeout {
+	if waited := time.Since(start); waited < sc.t.Uncancelable {
 		t.Fatalf("gave up after %v, before the bound", waited)
 	}
 

@@ -1,4 +1,4 @@
-package hub
+package proxy
 
 import (
 	"bufio"
@@ -31,7 +31,7 @@ func newHandback() *handback {
 // HandbackListener returns the listener the hub's HTTP server must also
 // serve (http.Server.Serve) for the hub to take over connections; the
 // server's Shutdown closes it. Run serves it itself.
-func (s *Server) HandbackListener() net.Listener {
+func (s *Relay) HandbackListener() net.Listener {
 	s.handback.serving.Store(true)
 	return s.handback
 }
@@ -102,10 +102,10 @@ func (c *handedConn) NetConn() net.Conn {
 
 type tlsStateKey struct{}
 
-// connContext is the hub server's ConnContext: the corkable connection
+// ConnContext is the hub server's ConnContext: the corkable connection
 // (corkconn), and the TLS state of a handed-back connection, which
 // net/http sees as a plain one (ServeHTTP restores Request.TLS).
-func connContext(ctx context.Context, c net.Conn) context.Context {
+func ConnContext(ctx context.Context, c net.Conn) context.Context {
 	ctx = corkconn.ConnContext(ctx, c)
 	if hc, ok := c.(*handedConn); ok {
 		if tc, ok := hc.Conn.(*tls.Conn); ok {

@@ -1,4 +1,4 @@
-package hub
+package proxy
 
 import (
 	"container/list"
@@ -35,9 +35,6 @@ import (
 //
 // A caller's own conditional request, or one with Cache-Control: no-store,
 // is relayed as it is, and its answer is not kept.
-
-// defaultStatusCacheBytes is Config.StatusCacheBytes's default.
-const defaultStatusCacheBytes = 64 << 20
 
 // maxStatusCopy bounds one kept status; a larger one is relayed, not kept.
 const maxStatusCopy = 4 << 20
@@ -139,7 +136,7 @@ var conditionalHeaders = []string{"If-None-Match", "If-Modified-Since", "If-Matc
 // /v1/models/{uuid}/status, its query at most index and consistent
 // (which say how current the answer must be, not what it is), not
 // conditional itself, not no-store.
-func (s *Server) statusCacheKey(r *http.Request, controller string) (statusKey, bool) {
+func (s *Relay) statusCacheKey(r *http.Request, controller string) (statusKey, bool) {
 	if s.statuses == nil || r.Method != http.MethodGet {
 		return statusKey{}, false
 	}
@@ -178,7 +175,7 @@ func (s *Server) statusCacheKey(r *http.Request, controller string) (statusKey, 
 // forwardStatus proxies r, a read of key's status, revalidating the kept
 // copy if there is one, and keeps the controller's answer when it is a
 // new status. An error means nothing was written: no node answered.
-func (s *Server) forwardStatus(w http.ResponseWriter, r *http.Request, key statusKey, sc *spokeClient, tok string) error {
+func (s *Relay) forwardStatus(w http.ResponseWriter, r *http.Request, key statusKey, sc *Client, tok string) error {
 	cp := s.statuses.get(key)
 	cond := ""
 	if cp != nil {
