@@ -1,6 +1,7 @@
 package hub
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -118,6 +119,24 @@ type Config struct {
 	Now    func() time.Time
 	// Ready, if set, is closed once the hub serves.
 	Ready chan<- struct{}
+
+	// Bounds that tests shorten (export_test.go); Validate fills the
+	// defaults.
+	//
+	// oidcTimeout bounds each request to the OIDC issuer when
+	// OIDCHTTPClient has no Timeout of its own. answerHeadTimeout bounds
+	// the wait for the head of a controller's answer
+	// (proxy.Timeouts.Head). claimLease is how long a claim of an
+	// add-model (its model name, and its placement, which the indexer
+	// leaves to it: store.ClaimPlacement) lasts unless renewed; the
+	// add-model renews both every third of it while it runs, so a claim
+	// outlives an add-model that never ended (its hub crashed) by at most
+	// this long, and a name's wait is as short. restoreLimit bounds how
+	// long the API waits for OpenFGA's tuples to be restored at start
+	// (restore.go). maxEventFrame bounds one frame of a controller's event
+	// stream (indexer.Config.MaxEventFrame).
+	oidcTimeout, answerHeadTimeout, claimLease, restoreLimit time.Duration
+	maxEventFrame                                            int64
 }
 
 // Audience is the audience of the hub's session tokens. Spoke tokens carry
@@ -186,6 +205,11 @@ func (c *Config) Validate() error {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
+	c.oidcTimeout = cmp.Or(c.oidcTimeout, 10*time.Second)
+	c.answerHeadTimeout = cmp.Or(c.answerHeadTimeout, proxy.DefaultTimeouts.Head)
+	c.claimLease = cmp.Or(c.claimLease, 30*time.Second)
+	c.restoreLimit = cmp.Or(c.restoreLimit, 5*time.Minute)
+	c.maxEventFrame = cmp.Or(c.maxEventFrame, 64<<20)
 	if c.OIDCHTTPClient == nil {
 		c.OIDCHTTPClient = &http.Client{}
 	}
@@ -193,7 +217,7 @@ func (c *Config) Validate() error {
 		// A hung issuer is then answered "unavailable" in time for the
 		// caller to read it (drover gives up after 30 s).
 		hc := *c.OIDCHTTPClient
-		hc.Timeout = oidcTimeout
+		hc.Timeout = c.oidcTimeout
 		c.OIDCHTTPClient = &hc
 	}
 	return errors.Join(errs...)
@@ -220,20 +244,8 @@ func keyRing(current []byte, old [][]byte) (*keyseal.Ring, error) {
 	return nil, nil
 }
 
-// oidcTimeout bounds each request to the OIDC issuer when
-// Config.OIDCHTTPClient has no Timeout of its own.
-var oidcTimeout = 10 * time.Second
-
 // defaultStatusCacheBytes is Config.StatusCacheBytes's default.
 const defaultStatusCacheBytes = 64 << 20
-
-// answerHeadTimeout bounds the wait for the head of a controller's answer
-// (proxy.Timeouts.Head).
-var answerHeadTimeout = proxy.DefaultTimeouts.Head
-
-// maxEventFrame bounds one frame of a controller's event stream
-// (indexer.Config.MaxEventFrame).
-var maxEventFrame int64 = 64 << 20
 
 // ServiceAccount is a client allowed client-credentials login, bound to an
 // organization.

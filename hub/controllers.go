@@ -26,6 +26,9 @@ import (
 	"github.com/droverhq/drover/hub/internal/store"
 )
 
+// controllersAPI serves controller registration and removal, and model placement (the /v1/controllers writes and POST /v1/models). It is the hub's Server seen through those handlers.
+type controllersAPI struct{ *Server }
+
 // AddControllerRequest is the body of POST /v1/controllers.
 type AddControllerRequest struct {
 	Name string `json:"name"`
@@ -51,7 +54,7 @@ var controllerNameRe = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
 // controller trust it (trustHub); then it proves the trust is mutual by
 // calling /v1/controller with a superuser token: a controller that does not
 // trust this hub refuses it, and registration fails.
-func (s *Server) handleAddController(w http.ResponseWriter, r *http.Request) {
+func (s controllersAPI) handleAddController(w http.ResponseWriter, r *http.Request) {
 	p, _ := authn.PrincipalFrom(r.Context())
 	var req AddControllerRequest
 	err := reply.Decode(r, &req)
@@ -71,7 +74,7 @@ func (s *Server) handleAddController(w http.ResponseWriter, r *http.Request) {
 	reply.JSON(w, http.StatusCreated, c)
 }
 
-func (s *Server) registerController(ctx context.Context, p authn.Principal, req AddControllerRequest) (store.Controller, error) {
+func (s controllersAPI) registerController(ctx context.Context, p authn.Principal, req AddControllerRequest) (store.Controller, error) {
 	if !controllerNameRe.MatchString(req.Name) {
 		return store.Controller{}, fmt.Errorf("%w: controller name %q: lowercase letters, digits and hyphens", reply.ErrBadRequest, req.Name)
 	}
@@ -145,7 +148,7 @@ func (s *Server) registerController(ctx context.Context, p authn.Principal, req 
 // Anything else is a server claiming another controller's UUID, which
 // would take over that controller's record, and every tenant's requests to
 // its models with it.
-func (s *Server) mayRegisterAgain(ctx context.Context, p authn.Principal, id string, req AddControllerRequest, sc *proxy.Client) error {
+func (s controllersAPI) mayRegisterAgain(ctx context.Context, p authn.Principal, id string, req AddControllerRequest, sc *proxy.Client) error {
 	old, err := s.store.ControllerByUUID(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil
@@ -184,7 +187,7 @@ func (s *Server) mayRegisterAgain(ctx context.Context, p authn.Principal, id str
 // registered in, so that its status (and so the hub's, which relays it)
 // names the same place as the hub's model listing. A controller too old to
 // take it keeps showing its own, localhost/localhost.
-func (s *Server) placeController(ctx context.Context, c store.Controller) error {
+func (s controllersAPI) placeController(ctx context.Context, c store.Controller) error {
 	err := s.spokeCall(ctx, c, authn.Principal{}, spokeSuperuser, "", http.MethodPut, "/v1/controller/placement",
 		api.Placement{Cloud: c.Cloud, Region: c.Region}, nil)
 	var ae *api.Error
@@ -200,7 +203,7 @@ func (s *Server) placeController(ctx context.Context, c store.Controller) error 
 // org is empty. Everyone knows the hub exists, and an organization's
 // members that it does: they are told they lack the permission (403);
 // others are told nothing exists (404).
-func (s *Server) mayAddController(ctx context.Context, p authn.Principal, org string) error {
+func (s controllersAPI) mayAddController(ctx context.Context, p authn.Principal, org string) error {
 	if org != "" {
 		return s.gate.Require(ctx, p, authz.CanAddController, authz.Member, authz.OrgObject(org))
 	}
@@ -215,7 +218,7 @@ func (s *Server) mayAddController(ctx context.Context, p authn.Principal, org st
 // CA, over TLS pinned to the controller's CA, so that it trusts this hub.
 // The controller's refusal (401 unknown or expired token, 403 used) comes
 // back as a bad request naming the reason.
-func (s *Server) trustHub(ctx context.Context, sc *proxy.Client, host, token string) error {
+func (s controllersAPI) trustHub(ctx context.Context, sc *proxy.Client, host, token string) error {
 	ca, err := s.hubCA()
 	if err != nil {
 		return err
@@ -244,7 +247,7 @@ func (s *Server) trustHub(ctx context.Context, sc *proxy.Client, host, token str
 
 // hubCA is the CA (PEM) controllers pin to fetch the hub's JWKS: --tls-ca,
 // or the generated CA; "" for a certificate from a public CA.
-func (s *Server) hubCA() (string, error) {
+func (s controllersAPI) hubCA() (string, error) {
 	path := s.cfg.TLSCA
 	if path == "" && s.cfg.TLSCert == "" {
 		path = CACertPath(s.cfg.StateDir)
@@ -263,7 +266,7 @@ func (s *Server) hubCA() (string, error) {
 // bootstrap path of `droverd dev` (the operator is the process owner). With
 // public, everyone may see the controller and add models to it.
 func (s *Server) RegisterController(ctx context.Context, req AddControllerRequest, public bool) (store.Controller, error) {
-	c, err := s.registerController(ctx, authn.Principal{}, req)
+	c, err := controllersAPI{s}.registerController(ctx, authn.Principal{}, req)
 	if err != nil {
 		return c, err
 	}
@@ -300,7 +303,7 @@ type RemoveControllerResponse struct {
 // {"deprecated": bool} (the controller's administrators, as remove-controller):
 // a deprecated controller takes no new models, its models go on. The answer
 // is the controller as GET /v1/controllers/{name} shows it.
-func (s *Server) handleSetControllerDeprecated(w http.ResponseWriter, r *http.Request) {
+func (s controllersAPI) handleSetControllerDeprecated(w http.ResponseWriter, r *http.Request) {
 	p, _ := authn.PrincipalFrom(r.Context())
 	name := chi.URLParam(r, "name")
 	annotate(r.Context(), func(a *auditInfo) { a.Target = name })
@@ -330,7 +333,7 @@ func (s *Server) handleSetControllerDeprecated(w http.ResponseWriter, r *http.Re
 	reply.JSON(w, http.StatusOK, c)
 }
 
-func (s *Server) handleRemoveController(w http.ResponseWriter, r *http.Request) {
+func (s controllersAPI) handleRemoveController(w http.ResponseWriter, r *http.Request) {
 	p, _ := authn.PrincipalFrom(r.Context())
 	name := chi.URLParam(r, "name")
 	annotate(r.Context(), func(a *auditInfo) { a.Target = name })
@@ -342,7 +345,7 @@ func (s *Server) handleRemoveController(w http.ResponseWriter, r *http.Request) 
 	reply.JSON(w, http.StatusOK, out)
 }
 
-func (s *Server) removeController(r *http.Request, p authn.Principal, name string) (RemoveControllerResponse, error) {
+func (s controllersAPI) removeController(r *http.Request, p authn.Principal, name string) (RemoveControllerResponse, error) {
 	ctx := r.Context()
 	force, err := queryBool(r, "force")
 	if err != nil {

@@ -37,44 +37,27 @@ func (s *Server) ListedModels() (cached, read int64) {
 func (s *Server) SetModelJSONLimit(n int) { s.modelJSON = newModelJSONCache(n) }
 
 // SetAnswerHeadTimeout changes how long the proxy waits for the head of a
-// controller's answer, until the test ends.
-func SetAnswerHeadTimeout(t interface{ Cleanup(func()) }, d time.Duration) {
-	setUntilCleanup(t, &answerHeadTimeout, d)
-}
+// controller's answer in c.
+func SetAnswerHeadTimeout(c *Config, d time.Duration) { c.answerHeadTimeout = d }
 
 // SetRestoreLimit changes how long the API waits for OpenFGA's tuples to be
-// restored at start, until the test ends.
-func SetRestoreLimit(t interface{ Cleanup(func()) }, d time.Duration) {
-	setUntilCleanup(t, &restoreLimit, d)
-}
+// restored at start in c.
+func SetRestoreLimit(c *Config, d time.Duration) { c.restoreLimit = d }
 
-// SetOIDCTimeout changes the bound on a request to the issuer of a hub
-// configured after it, until the test ends.
-func SetOIDCTimeout(t interface{ Cleanup(func()) }, d time.Duration) {
-	setUntilCleanup(t, &oidcTimeout, d)
-}
+// SetOIDCTimeout changes the bound on a request to the issuer in c (for
+// an OIDCHTTPClient without a Timeout of its own).
+func SetOIDCTimeout(c *Config, d time.Duration) { c.oidcTimeout = d }
 
 // SetMaxEventFrame changes the bound on one frame of a controller's event
-// stream, until the test ends.
-func SetMaxEventFrame(t interface{ Cleanup(func()) }, n int64) {
-	setUntilCleanup(t, &maxEventFrame, n)
-}
+// stream in c.
+func SetMaxEventFrame(c *Config, n int64) { c.maxEventFrame = n }
 
 // SetClaimLease changes how long an add-model's claims last unless
-// renewed, until the test ends.
-func SetClaimLease(t interface{ Cleanup(func()) }, d time.Duration) {
-	setUntilCleanup(t, &claimLease, d)
-}
+// renewed in c.
+func SetClaimLease(c *Config, d time.Duration) { c.claimLease = d }
 
 // ClaimRenewals returns how many add-model claims this replica renewed.
 func (s *Server) ClaimRenewals() int64 { return s.claimRenewals.Load() }
-
-// setUntilCleanup sets *p to v until the test ends.
-func setUntilCleanup[T any](t interface{ Cleanup(func()) }, p *T, v T) {
-	old := *p
-	*p = v
-	t.Cleanup(func() { *p = old })
-}
 
 // HubOperations are the audit names of the hub's own changes (operations.go).
 var HubOperations = hubOperations

@@ -22,6 +22,9 @@ import (
 	"github.com/droverhq/drover/hub/internal/store"
 )
 
+// accessAPI serves grants, groups and model ownership (the /v1/grants, /v1/groups and PATCH /v1/models/{uuid} routes). It is the hub's Server seen through those handlers.
+type accessAPI struct{ *Server }
+
 // GrantRequest is the body of POST and DELETE /v1/grants: one subject
 // (user or group), one level, one target.
 type GrantRequest struct {
@@ -72,7 +75,7 @@ var seeRelation = map[string]authz.Relation{
 
 // resolveGrant validates req and returns the tuple it names plus the audit
 // annotations. Only administrators of the target may grant on it.
-func (s *Server) resolveGrant(ctx context.Context, p authn.Principal, req GrantRequest, grant bool) (authz.Tuple, *auditInfo, error) {
+func (s accessAPI) resolveGrant(ctx context.Context, p authn.Principal, req GrantRequest, grant bool) (authz.Tuple, *auditInfo, error) {
 	bad := func(format string, args ...any) (authz.Tuple, *auditInfo, error) {
 		return authz.Tuple{}, nil, fmt.Errorf("%w: %s", reply.ErrBadRequest, fmt.Sprintf(format, args...))
 	}
@@ -159,12 +162,12 @@ func unknownGroup(ref string) error { return fmt.Errorf("%w: group %q", reply.Er
 
 // seesGroup reports whether p may know of g: a member of its organization
 // (its administrators and the hub's included).
-func (s *Server) seesGroup(ctx context.Context, p authn.Principal, g store.Group) (bool, error) {
+func (s accessAPI) seesGroup(ctx context.Context, p authn.Principal, g store.Group) (bool, error) {
 	return s.gate.Check(ctx, p, authz.Member, authz.OrgObject(g.Org))
 }
 
 // seesGroupNamed is seesGroup for ORG/NAME; false when it cannot tell.
-func (s *Server) seesGroupNamed(ctx context.Context, p authn.Principal, ref string) bool {
+func (s accessAPI) seesGroupNamed(ctx context.Context, p authn.Principal, ref string) bool {
 	org, name, _ := strings.Cut(ref, "/")
 	g, err := s.store.GroupByName(ctx, org, name)
 	if err != nil {
@@ -205,10 +208,10 @@ func (s *Server) identityByRef(ctx context.Context, ref string) (store.Identity,
 	return id, nil
 }
 
-func (s *Server) handleGrant(w http.ResponseWriter, r *http.Request)  { s.changeGrant(w, r, true) }
-func (s *Server) handleRevoke(w http.ResponseWriter, r *http.Request) { s.changeGrant(w, r, false) }
+func (s accessAPI) handleGrant(w http.ResponseWriter, r *http.Request)  { s.changeGrant(w, r, true) }
+func (s accessAPI) handleRevoke(w http.ResponseWriter, r *http.Request) { s.changeGrant(w, r, false) }
 
-func (s *Server) changeGrant(w http.ResponseWriter, r *http.Request, grant bool) {
+func (s accessAPI) changeGrant(w http.ResponseWriter, r *http.Request, grant bool) {
 	p, _ := authn.PrincipalFrom(r.Context())
 	var req GrantRequest
 	if err := reply.Decode(r, &req); err != nil {
@@ -270,7 +273,7 @@ type GrantResponse struct {
 // identityOrPending is identityByRef for a grant or a new group member:
 // an email nobody has logged in with yet names a pending identity (see
 // store.PendingIdentity), created in the organization first logins go to.
-func (s *Server) identityOrPending(ctx context.Context, ref string) (store.Identity, error) {
+func (s accessAPI) identityOrPending(ctx context.Context, ref string) (store.Identity, error) {
 	id, err := s.identityByRef(ctx, ref)
 	if err == nil || !strings.Contains(ref, "@") {
 		return id, err
@@ -282,7 +285,7 @@ func (s *Server) identityOrPending(ctx context.Context, ref string) (store.Ident
 }
 
 // grantTarget names a grant's target as people do: a model by its name.
-func (s *Server) grantTarget(ctx context.Context, req GrantRequest) string {
+func (s accessAPI) grantTarget(ctx context.Context, req GrantRequest) string {
 	switch {
 	case req.Model != "":
 		if m, err := s.store.ModelByUUID(ctx, req.Model); err == nil {
@@ -297,7 +300,7 @@ func (s *Server) grantTarget(ctx context.Context, req GrantRequest) string {
 
 // handleCreateGroup creates a group in an organization the caller
 // administers.
-func (s *Server) handleCreateGroup(w http.ResponseWriter, r *http.Request) {
+func (s accessAPI) handleCreateGroup(w http.ResponseWriter, r *http.Request) {
 	p, _ := authn.PrincipalFrom(r.Context())
 	var req struct {
 		Org  string `json:"org"`
@@ -326,14 +329,14 @@ func (s *Server) handleCreateGroup(w http.ResponseWriter, r *http.Request) {
 // groupForAdmin loads the {group} of the path, its id or ORG/NAME (the
 // slash escaped), and checks that the caller administers the group's
 // organization.
-func (s *Server) groupForAdmin(r *http.Request) (store.Group, error) {
+func (s accessAPI) groupForAdmin(r *http.Request) (store.Group, error) {
 	return s.groupFor(r, authz.Administrator)
 }
 
 // groupFor is groupForAdmin for rel on the group's organization: the
 // organization's members may see the group (others get 404), and only
 // those with rel may go on (the others get 403).
-func (s *Server) groupFor(r *http.Request, rel authz.Relation) (store.Group, error) {
+func (s accessAPI) groupFor(r *http.Request, rel authz.Relation) (store.Group, error) {
 	p, _ := authn.PrincipalFrom(r.Context())
 	ref, err := url.PathUnescape(chi.URLParam(r, "group"))
 	var g store.Group
@@ -351,7 +354,7 @@ func (s *Server) groupFor(r *http.Request, rel authz.Relation) (store.Group, err
 	return g, s.gate.Require(r.Context(), p, rel, authz.Member, authz.OrgObject(g.Org))
 }
 
-func (s *Server) handleAddMember(w http.ResponseWriter, r *http.Request) {
+func (s accessAPI) handleAddMember(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		User string `json:"user"`
 	}
@@ -379,7 +382,7 @@ func (s *Server) handleAddMember(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-func (s *Server) handleRemoveMember(w http.ResponseWriter, r *http.Request) {
+func (s accessAPI) handleRemoveMember(w http.ResponseWriter, r *http.Request) {
 	if err := s.removeMember(r); err != nil {
 		s.writeError(w, r, err)
 		return
@@ -390,7 +393,7 @@ func (s *Server) handleRemoveMember(w http.ResponseWriter, r *http.Request) {
 
 // removeMember removes the {member} of the path (an email, a service
 // account's client id or an identity id) from the {group}.
-func (s *Server) removeMember(r *http.Request) error {
+func (s accessAPI) removeMember(r *http.Request) error {
 	g, err := s.groupForAdmin(r)
 	if err != nil {
 		return err

@@ -23,7 +23,7 @@ import (
 // organizations the caller is a member of (one ListObjects), with their
 // member counts, by organization then name. An organization the caller is
 // not a member of is 404, whether or not it exists.
-func (s *Server) handleListGroups(w http.ResponseWriter, r *http.Request) {
+func (s accessAPI) handleListGroups(w http.ResponseWriter, r *http.Request) {
 	p, _ := authn.PrincipalFrom(r.Context())
 	orgs, err := s.gate.List(r.Context(), p, authz.Member, authz.TypeOrganization)
 	if org := r.URL.Query().Get("org"); err == nil && org != "" {
@@ -49,7 +49,7 @@ func (s *Server) handleListGroups(w http.ResponseWriter, r *http.Request) {
 
 // handleGetGroup answers GET /v1/groups/{group} for the members of the
 // group's organization: the group, its members and the grants made to it.
-func (s *Server) handleGetGroup(w http.ResponseWriter, r *http.Request) {
+func (s accessAPI) handleGetGroup(w http.ResponseWriter, r *http.Request) {
 	d, err := s.groupDetails(r)
 	if err != nil {
 		s.writeError(w, r, err)
@@ -58,7 +58,7 @@ func (s *Server) handleGetGroup(w http.ResponseWriter, r *http.Request) {
 	reply.JSON(w, http.StatusOK, d)
 }
 
-func (s *Server) groupDetails(r *http.Request) (api.GroupDetails, error) {
+func (s accessAPI) groupDetails(r *http.Request) (api.GroupDetails, error) {
 	g, err := s.groupFor(r, authz.Member)
 	if err != nil {
 		return api.GroupDetails{}, err
@@ -97,7 +97,7 @@ func (s *Server) groupDetails(r *http.Request) (api.GroupDetails, error) {
 
 // describeGrants names grants as drover grant takes them, by target and
 // then level, lowest first.
-func (s *Server) describeGrants(ctx context.Context, ts []authz.Tuple) []api.GroupGrant {
+func (s accessAPI) describeGrants(ctx context.Context, ts []authz.Tuple) []api.GroupGrant {
 	out := make([]api.GroupGrant, len(ts))
 	for i, t := range ts {
 		out[i] = api.GroupGrant{Level: gate.LevelOf(t.Object, t.Relation), Target: s.gate.Describe(ctx, t.Object), Object: t.Object}
@@ -123,7 +123,7 @@ func apiGroup(g store.Group, members int) api.Group {
 // organization's administrators: the group, its memberships and every
 // grant made to it go in one transaction, so its members lose what it gave
 // them, from their next request on.
-func (s *Server) handleRemoveGroup(w http.ResponseWriter, r *http.Request) {
+func (s accessAPI) handleRemoveGroup(w http.ResponseWriter, r *http.Request) {
 	g, err := s.groupForAdmin(r)
 	annotateGroup(r.Context(), g)
 	if err == nil {
@@ -140,7 +140,7 @@ func (s *Server) handleRemoveGroup(w http.ResponseWriter, r *http.Request) {
 // handleRenameGroup answers PATCH /v1/groups/{group} {"name": NEW} for the
 // organization's administrators. Tuples name the group by id: its members
 // and grants stay as they are.
-func (s *Server) handleRenameGroup(w http.ResponseWriter, r *http.Request) {
+func (s accessAPI) handleRenameGroup(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		Name string `json:"name"`
 	}

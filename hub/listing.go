@@ -31,7 +31,7 @@ import (
 // organization (anyone else: 404, as if nobody had that name), and only
 // the models the caller can read too: a grant U holds in another
 // organization stays that organization's business.
-func (s *Server) handleListModels(w http.ResponseWriter, r *http.Request) {
+func (s readAPI) handleListModels(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	p, _ := authn.PrincipalFrom(ctx)
 	lw := &listWriter{w: w}
@@ -57,7 +57,7 @@ func (s *Server) handleListModels(w http.ResponseWriter, r *http.Request) {
 
 // principalForAdmin is identity ref as a principal, for p who administers
 // its organization (or is it); anyone else is told nobody has that name.
-func (s *Server) principalForAdmin(ctx context.Context, p authn.Principal, ref string) (authn.Principal, error) {
+func (s readAPI) principalForAdmin(ctx context.Context, p authn.Principal, ref string) (authn.Principal, error) {
 	id, err := s.identityByRef(ctx, ref)
 	if err != nil {
 		return authn.Principal{}, err
@@ -76,7 +76,7 @@ func (s *Server) principalForAdmin(ctx context.Context, p authn.Principal, ref s
 
 // listModels writes the models p can read to lw; with seenBy, only those
 // seenBy can read as well.
-func (s *Server) listModels(ctx context.Context, p authn.Principal, lw *listWriter, seenBy *authn.Principal) error {
+func (s readAPI) listModels(ctx context.Context, p authn.Principal, lw *listWriter, seenBy *authn.Principal) error {
 	v, err := s.visibility(ctx, p)
 	if err != nil {
 		return err
@@ -150,7 +150,7 @@ func (s *Server) listModels(ctx context.Context, p authn.Principal, lw *listWrit
 }
 
 // alsoVisible keeps the keys of the models p can read.
-func (s *Server) alsoVisible(ctx context.Context, p authn.Principal, keys []store.ModelKey) ([]store.ModelKey, error) {
+func (s readAPI) alsoVisible(ctx context.Context, p authn.Principal, keys []store.ModelKey) ([]store.ModelKey, error) {
 	v, err := s.visibility(ctx, p)
 	if err != nil {
 		return nil, err
@@ -250,7 +250,7 @@ const listChunk = 32 << 10
 // outbox delivers to OpenFGA) takes the union. TestVisibleModelsMatchesListObjects
 // holds this equal to ListObjects on random grants; see
 // docs/decisions/0005-model-listing.md.
-func (s *Server) visibility(ctx context.Context, p authn.Principal) (store.Visibility, error) {
+func (s readAPI) visibility(ctx context.Context, p authn.Principal) (store.Visibility, error) {
 	asks := [...]struct {
 		rel authz.Relation
 		typ string

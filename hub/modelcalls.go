@@ -17,13 +17,19 @@ import (
 	"github.com/droverhq/drover/hub/internal/store"
 )
 
+// modelCallsAPI serves the model calls the hub relays to controllers
+// (every route under /v1/models/{uuid}/, and DELETE /v1/models/{uuid}):
+// it decides, the proxy relays. It is the hub's Server seen through those
+// handlers.
+type modelCallsAPI struct{ *Server }
+
 // handleModelProxy serves every model route of the controller API at the
 // hub (api/requests.go, websocket watches included): it checks the caller's
 // permission on the model (reader for reads, writer for changes,
 // administrator to destroy it), annotates the audit record, and forwards
 // the request unchanged to the owning controller with a per-request token
 // carrying that decision. The hub's own session token never leaves it.
-func (s *Server) handleModelProxy(w http.ResponseWriter, r *http.Request) {
+func (s modelCallsAPI) handleModelProxy(w http.ResponseWriter, r *http.Request) {
 	p, _ := authn.PrincipalFrom(r.Context())
 	id := chi.URLParam(r, "uuid")
 	rest := strings.TrimPrefix(r.URL.Path, "/v1/models/"+id)
@@ -117,7 +123,7 @@ func routeOf(rest string) string {
 
 // spokeFor returns the route to controller c: its client and the token
 // that carries p's access on model there.
-func (s *Server) spokeFor(c store.Controller, p authn.Principal, access, model string) (proxy.Route, error) {
+func (s modelCallsAPI) spokeFor(c store.Controller, p authn.Principal, access, model string) (proxy.Route, error) {
 	sc, err := s.spokes.Get(c)
 	if err == nil && len(sc.Addrs()) == 0 {
 		err = fmt.Errorf("%w: controller %s has no address", proxy.ErrUnavailable, c.Name)

@@ -18,7 +18,7 @@ import (
 // (migration) or a controller whose addresses changed through another hub
 // replica may be reached at the old place for that long, and the
 // controller answers for itself (not found, or unavailable).
-func (s *Server) modelRoute(ctx context.Context, id string) (store.Model, store.Controller, error) {
+func (s modelCallsAPI) modelRoute(ctx context.Context, id string) (store.Model, store.Controller, error) {
 	m, err := s.routeModels.Lookup(id, func() (store.Model, error) { return s.store.ModelByUUID(ctx, id) })
 	if err != nil {
 		return m, store.Controller{}, err
@@ -38,7 +38,7 @@ type spokeTokenKey struct {
 // on model, minting one when none was minted in the last half of
 // spokeTokenTTL: a token handed to a controller always has at least 30 s
 // to live.
-func (s *Server) cachedSpokeToken(p authn.Principal, controller, caSHA256, access, model string) (string, error) {
+func (s modelCallsAPI) cachedSpokeToken(p authn.Principal, controller, caSHA256, access, model string) (string, error) {
 	k := spokeTokenKey{sub: p.Identity.ID, name: p.Identity.Name(), controller: controller, ca: caSHA256, access: access, model: model}
 	return s.spokeTokens.Lookup(k, func() (string, error) { return s.spokeToken(p, controller, caSHA256, access, model) })
 }

@@ -27,7 +27,7 @@ type SetModelOwnerRequest struct {
 // may; the new owner must be a member of that organization, and gets
 // administrator on the model. The previous owner keeps the access they
 // hold until it is revoked.
-func (s *Server) handleSetModelOwner(w http.ResponseWriter, r *http.Request) {
+func (s accessAPI) handleSetModelOwner(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	p, _ := authn.PrincipalFrom(ctx)
 	id := chi.URLParam(r, "uuid")
@@ -79,7 +79,7 @@ func (s *Server) handleSetModelOwner(w http.ResponseWriter, r *http.Request) {
 
 // newModelOwner finds the identity ref names, and checks it may own m: a
 // member of m's organization, enabled, who has logged in.
-func (s *Server) newModelOwner(r *http.Request, m store.Model, ref string) (store.Identity, error) {
+func (s accessAPI) newModelOwner(r *http.Request, m store.Model, ref string) (store.Identity, error) {
 	id, err := s.identityByRef(r.Context(), ref)
 	if err != nil {
 		return id, err

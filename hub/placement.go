@@ -26,7 +26,7 @@ import (
 // fails for a reason of its own (unreachable, internal error). The model
 // joins the index in the caller's organization with the caller as owner
 // (administrator).
-func (s *Server) handleAddModel(w http.ResponseWriter, r *http.Request) {
+func (s controllersAPI) handleAddModel(w http.ResponseWriter, r *http.Request) {
 	p, _ := authn.PrincipalFrom(r.Context())
 	var req api.AddModelRequest
 	err := reply.Decode(r, &req)
@@ -44,7 +44,7 @@ func (s *Server) handleAddModel(w http.ResponseWriter, r *http.Request) {
 	reply.JSON(w, http.StatusCreated, m)
 }
 
-func (s *Server) addModel(ctx context.Context, p authn.Principal, req api.AddModelRequest) (store.Model, error) {
+func (s controllersAPI) addModel(ctx context.Context, p authn.Principal, req api.AddModelRequest) (store.Model, error) {
 	if req.Name == "" {
 		return store.Model{}, fmt.Errorf("%w: a model name is required", reply.ErrBadRequest)
 	}
@@ -56,7 +56,7 @@ func (s *Server) addModel(ctx context.Context, p authn.Principal, req api.AddMod
 	}
 	// One add-model of a name at a time in an organization; the others
 	// are told the name is taken, before any controller is asked.
-	claimed, err := s.store.ClaimModelName(ctx, p.Identity.Org, req.Name, claimLease)
+	claimed, err := s.store.ClaimModelName(ctx, p.Identity.Org, req.Name, s.cfg.claimLease)
 	if err != nil {
 		return store.Model{}, err
 	}
@@ -65,7 +65,7 @@ func (s *Server) addModel(ctx context.Context, p authn.Principal, req api.AddMod
 			return store.Model{}, modelExists(p, req.Name)
 		}
 		return store.Model{}, errors.Join(store.ErrAlreadyExists, fmt.Errorf("model %q is being added in organization %s by another request "+
-			"(if none is running, one was interrupted: the name is free again within %v)", req.Name, p.Identity.Org, claimLease))
+			"(if none is running, one was interrupted: the name is free again within %v)", req.Name, p.Identity.Org, s.cfg.claimLease))
 	}
 	defer func() {
 		if err := s.store.ReleaseModelName(context.WithoutCancel(ctx), p.Identity.Org, req.Name); err != nil {
@@ -74,7 +74,7 @@ func (s *Server) addModel(ctx context.Context, p authn.Principal, req api.AddMod
 	}()
 	// Renewed while this runs; stopped before the release above.
 	defer s.holdClaim(ctx, "model name "+req.Name, func(ctx context.Context) error {
-		return s.store.RenewModelName(ctx, p.Identity.Org, req.Name, claimLease)
+		return s.store.RenewModelName(ctx, p.Identity.Org, req.Name, s.cfg.claimLease)
 	})()
 	if _, err := s.store.ModelByName(ctx, p.Identity.Org, req.Name); err == nil {
 		return store.Model{}, modelExists(p, req.Name)
@@ -108,23 +108,14 @@ func modelExists(p authn.Principal, name string) error {
 	return errors.Join(store.ErrAlreadyExists, fmt.Errorf("model %q already exists in organization %s", name, p.Identity.Org))
 }
 
-// claimLease is how long a claim of an add-model (its model name, and its
-// placement, which the indexer leaves to it: store.ClaimPlacement) lasts
-// unless renewed. The add-model renews both every third of it while it
-// runs, so a claim outlives an add-model that never ended (its hub
-// crashed) by at most this long; until 2026-11-23 a claim lasted 5
-// minutes, as long as creating the model could take, and so did such a
-// name's wait.
-var claimLease = 30 * time.Second
-
-// holdClaim renews a claim (renew) every third of claimLease until the
+// holdClaim renews a claim (renew) every third of Config.claimLease until the
 // returned stop is called.
-func (s *Server) holdClaim(ctx context.Context, what string, renew func(context.Context) error) (stop func()) {
+func (s controllersAPI) holdClaim(ctx context.Context, what string, renew func(context.Context) error) (stop func()) {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		t := time.NewTicker(claimLease / 3)
+		t := time.NewTicker(s.cfg.claimLease / 3)
 		defer t.Stop()
 		for {
 			select {
@@ -149,13 +140,13 @@ func (s *Server) holdClaim(ctx context.Context, what string, renew func(context.
 // indexer from adopting the model when the controller's event comes
 // first; if it adopted it anyway (the claim expired), the insert takes the
 // row over (store.InsertModel).
-func (s *Server) placeOn(ctx context.Context, c store.Controller, p authn.Principal, req api.AddModelRequest) (m store.Model, next bool, err error) {
+func (s controllersAPI) placeOn(ctx context.Context, c store.Controller, p authn.Principal, req api.AddModelRequest) (m store.Model, next bool, err error) {
 	owner := p.Identity.Name()
-	if err := s.store.ClaimPlacement(ctx, c.UUID, req.Name, owner, claimLease); err != nil {
+	if err := s.store.ClaimPlacement(ctx, c.UUID, req.Name, owner, s.cfg.claimLease); err != nil {
 		return store.Model{}, false, err
 	}
 	defer s.holdClaim(ctx, "placement of "+req.Name, func(ctx context.Context) error {
-		return s.store.ClaimPlacement(ctx, c.UUID, req.Name, owner, claimLease)
+		return s.store.ClaimPlacement(ctx, c.UUID, req.Name, owner, s.cfg.claimLease)
 	})()
 	defer func() {
 		if err := s.store.ReleasePlacement(context.WithoutCancel(ctx), c.UUID, req.Name, owner); err != nil {
@@ -185,7 +176,7 @@ func (s *Server) placeOn(ctx context.Context, c store.Controller, p authn.Princi
 // noPlacement says why no controller may host the model: 403 when the
 // caller sees one that fits but may not add models to it, 404 when none
 // the caller can see fits.
-func (s *Server) noPlacement(ctx context.Context, p authn.Principal, req api.AddModelRequest, wanted func(store.Controller) bool) error {
+func (s controllersAPI) noPlacement(ctx context.Context, p authn.Principal, req api.AddModelRequest, wanted func(store.Controller) bool) error {
 	what := "any controller"
 	switch {
 	case req.Controller != "":
@@ -225,7 +216,7 @@ func (s *Server) noPlacement(ctx context.Context, p authn.Principal, req api.Add
 }
 
 // placementCandidates orders the controllers that may host the model.
-func (s *Server) placementCandidates(ctx context.Context, p authn.Principal, req api.AddModelRequest) ([]store.Controller, error) {
+func (s controllersAPI) placementCandidates(ctx context.Context, p authn.Principal, req api.AddModelRequest) ([]store.Controller, error) {
 	uuids, err := s.gate.List(ctx, p, authz.CanAddModel, authz.TypeController)
 	if err != nil {
 		return nil, err

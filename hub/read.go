@@ -14,7 +14,10 @@ import (
 	"github.com/droverhq/drover/hub/internal/store"
 )
 
-func (s *Server) handleListOrgs(w http.ResponseWriter, r *http.Request) {
+// readAPI serves the listings and the reads of organizations, controllers and models. It is the hub's Server seen through those handlers.
+type readAPI struct{ *Server }
+
+func (s readAPI) handleListOrgs(w http.ResponseWriter, r *http.Request) {
 	p, _ := authn.PrincipalFrom(r.Context())
 	names, err := s.gate.List(r.Context(), p, authz.Member, authz.TypeOrganization)
 	if err != nil {
@@ -29,7 +32,7 @@ func (s *Server) handleListOrgs(w http.ResponseWriter, r *http.Request) {
 	reply.JSON(w, http.StatusOK, map[string]any{"organizations": nonNil(orgs)})
 }
 
-func (s *Server) handleListControllers(w http.ResponseWriter, r *http.Request) {
+func (s readAPI) handleListControllers(w http.ResponseWriter, r *http.Request) {
 	p, _ := authn.PrincipalFrom(r.Context())
 	uuids, err := s.gate.List(r.Context(), p, authz.Reader, authz.TypeController)
 	if err != nil {
@@ -47,7 +50,7 @@ func (s *Server) handleListControllers(w http.ResponseWriter, r *http.Request) {
 	reply.JSON(w, http.StatusOK, map[string]any{"controllers": nonNil(cs)})
 }
 
-func (s *Server) handleGetController(w http.ResponseWriter, r *http.Request) {
+func (s readAPI) handleGetController(w http.ResponseWriter, r *http.Request) {
 	p, _ := authn.PrincipalFrom(r.Context())
 	c, err := s.controllerFor(r.Context(), p, chi.URLParam(r, "name"), authz.Reader)
 	if err != nil {
@@ -72,7 +75,7 @@ func (s *Server) controllerFor(ctx context.Context, p authn.Principal, name stri
 	return c, err
 }
 
-func (s *Server) handleGetModel(w http.ResponseWriter, r *http.Request) {
+func (s readAPI) handleGetModel(w http.ResponseWriter, r *http.Request) {
 	p, _ := authn.PrincipalFrom(r.Context())
 	id := chi.URLParam(r, "uuid")
 	if err := s.gate.Require(r.Context(), p, authz.Reader, authz.Reader, authz.ModelObject(id)); err != nil {

@@ -101,7 +101,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.routeModels = ttlcache.New[string, store.Model](cfg.Now, decisionTTL)
 	s.routeCtrls = ttlcache.New[string, store.Controller](cfg.Now, decisionTTL)
 	s.spokeTokens = ttlcache.New[spokeTokenKey, string](cfg.Now, spokeTokenReuse)
-	s.spokes = proxy.NewClients(proxy.Timeouts{Head: answerHeadTimeout, Uncancelable: proxy.DefaultTimeouts.Uncancelable})
+	s.spokes = proxy.NewClients(proxy.Timeouts{Head: cfg.answerHeadTimeout, Uncancelable: proxy.DefaultTimeouts.Uncancelable})
 	if s.proxy, err = proxy.New(proxy.Config{Logger: cfg.Logger, Now: cfg.Now,
 		StatusCacheBytes: bound(cfg.StatusCacheBytes, defaultStatusCacheBytes), MaxLiveCalls: cfg.MaxLiveCalls, RouteTTL: decisionTTL, IdleTimeout: cfg.IdleTimeout,
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.router.ServeHTTP(w, r) }),
@@ -127,7 +127,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		ResyncEvery: cmp.Or(max(cfg.IndexResyncEvery, 0), defaultIndexResync),
 		MaxModels:   bound(cfg.MaxControllerModels, defaultMaxControllerModels),
 		WriteRate:   bound(cfg.IndexWriteRate, defaultIndexWriteRate),
-		Poll:        5 * time.Second, MaxEventFrame: maxEventFrame,
+		Poll:        5 * time.Second, MaxEventFrame: cfg.maxEventFrame,
 		Kick: func() { s.outbox.Kick() }, Subscribe: s.subscribeEvents}); err != nil {
 		return fail(err)
 	}

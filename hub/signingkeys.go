@@ -14,7 +14,7 @@ import (
 
 // requireHubAdmin lets the hub's administrators through; everyone else
 // knows the hub exists, and is told they may not (403).
-func (s *Server) requireHubAdmin(ctx context.Context, p authn.Principal, what string) error {
+func (s identitiesAPI) requireHubAdmin(ctx context.Context, p authn.Principal, what string) error {
 	ok, err := s.gate.Check(ctx, p, authz.Administrator, authz.HubObject())
 	if err == nil && !ok {
 		err = fmt.Errorf("%w: %s may not %s (a hub administrator may)", reply.ErrForbidden, p.Identity.Name(), what)
@@ -25,7 +25,7 @@ func (s *Server) requireHubAdmin(ctx context.Context, p authn.Principal, what st
 // handleListSigningKeys answers GET /v1/hub/signing-keys (the hub's
 // administrators): every key still accepted, the current one first, and
 // whether it is sealed in the database.
-func (s *Server) handleListSigningKeys(w http.ResponseWriter, r *http.Request) {
+func (s identitiesAPI) handleListSigningKeys(w http.ResponseWriter, r *http.Request) {
 	p, _ := authn.PrincipalFrom(r.Context())
 	keys, err := []api.SigningKey(nil), s.requireHubAdmin(r.Context(), p, "see the hub's signing keys")
 	if err == nil {
@@ -44,7 +44,7 @@ func (s *Server) handleListSigningKeys(w http.ResponseWriter, r *http.Request) {
 // what they signed is refused at once: for a key that may have leaked.
 // Sessions then renew with their refresh tokens, and controllers fetch the
 // hub's keys again when they meet the new one.
-func (s *Server) handleRotateSigningKey(w http.ResponseWriter, r *http.Request) {
+func (s identitiesAPI) handleRotateSigningKey(w http.ResponseWriter, r *http.Request) {
 	p, _ := authn.PrincipalFrom(r.Context())
 	var req api.RotateSigningKeyRequest
 	err := s.requireHubAdmin(r.Context(), p, "rotate the hub's signing keys")

@@ -17,6 +17,9 @@ import (
 	"github.com/droverhq/drover/hub/internal/store"
 )
 
+// identitiesAPI serves the users, the caller's own identity and the hub's signing keys. It is the hub's Server seen through those handlers.
+type identitiesAPI struct{ *Server }
+
 // userOf is id as GET /v1/users shows it.
 func userOf(id store.Identity) api.HubUser {
 	u := api.HubUser{Name: id.Name(), Kind: id.Kind, Org: id.Org, Pending: id.Pending(), Disabled: id.DisabledAt != nil,
@@ -32,7 +35,7 @@ func userOf(id store.Identity) api.HubUser {
 // administrator's: all of them), and the caller. Others' identities are
 // their administrators' business, so a plain member sees only themselves,
 // as Juju's users does for a user without superuser.
-func (s *Server) handleListUsers(w http.ResponseWriter, r *http.Request) {
+func (s identitiesAPI) handleListUsers(w http.ResponseWriter, r *http.Request) {
 	p, _ := authn.PrincipalFrom(r.Context())
 	orgs, err := s.gate.List(r.Context(), p, authz.Administrator, authz.TypeOrganization)
 	if err != nil {
@@ -65,7 +68,7 @@ func (s *Server) handleListUsers(w http.ResponseWriter, r *http.Request) {
 // handleGetUser answers GET /v1/users/{user} (Juju's show-user) for the
 // user themselves and their organization's administrators: the user and
 // the groups they are in. Anyone else is told nobody has that name.
-func (s *Server) handleGetUser(w http.ResponseWriter, r *http.Request) {
+func (s identitiesAPI) handleGetUser(w http.ResponseWriter, r *http.Request) {
 	p, _ := authn.PrincipalFrom(r.Context())
 	ref, err := url.PathUnescape(chi.URLParam(r, "user"))
 	var id store.Identity
@@ -96,7 +99,7 @@ func (s *Server) handleGetUser(w http.ResponseWriter, r *http.Request) {
 // userForAdmin loads the {user} of the path (an email, a service account's
 // client id or an identity id) for an administrator of its organization.
 // Anyone else is told it does not exist, as users shows them nobody.
-func (s *Server) userForAdmin(r *http.Request) (store.Identity, error) {
+func (s identitiesAPI) userForAdmin(r *http.Request) (store.Identity, error) {
 	p, _ := authn.PrincipalFrom(r.Context())
 	ref, err := url.PathUnescape(chi.URLParam(r, "user"))
 	if err != nil {
@@ -128,14 +131,18 @@ func operationOf(r *http.Request) string {
 	return op
 }
 
-func (s *Server) handleDisableUser(w http.ResponseWriter, r *http.Request) { s.setDisabled(w, r, true) }
-func (s *Server) handleEnableUser(w http.ResponseWriter, r *http.Request)  { s.setDisabled(w, r, false) }
+func (s identitiesAPI) handleDisableUser(w http.ResponseWriter, r *http.Request) {
+	s.setDisabled(w, r, true)
+}
+func (s identitiesAPI) handleEnableUser(w http.ResponseWriter, r *http.Request) {
+	s.setDisabled(w, r, false)
+}
 
 // setDisabled answers POST /v1/users/{user}/disable and .../enable (the
 // organization's administrators): a disabled identity can neither log in
 // nor use a token it holds, on any replica, from its next request; its
 // sessions end. Its grants stay, for when it is enabled again.
-func (s *Server) setDisabled(w http.ResponseWriter, r *http.Request, disabled bool) {
+func (s identitiesAPI) setDisabled(w http.ResponseWriter, r *http.Request, disabled bool) {
 	id, err := s.userForAdmin(r)
 	if err == nil {
 		_, err = s.store.SetIdentityDisabled(r.Context(), id.ID, disabled, s.cfg.Now())
@@ -152,7 +159,7 @@ func (s *Server) setDisabled(w http.ResponseWriter, r *http.Request, disabled bo
 // administrators): the identity goes with its grants, memberships and
 // sessions; one that owns models is refused (409) with their names. A
 // person removed who logs in again starts afresh, with no access.
-func (s *Server) handleRemoveUser(w http.ResponseWriter, r *http.Request) {
+func (s identitiesAPI) handleRemoveUser(w http.ResponseWriter, r *http.Request) {
 	id, err := s.userForAdmin(r)
 	if err == nil {
 		err = s.store.RemoveIdentity(r.Context(), id.ID)

@@ -18,7 +18,7 @@ func (s *Server) MintAccessToken(id store.Identity, ttl time.Duration, audience 
 	return s.authn.MintAccessToken(id, ttl, audience)
 }
 
-func (s *Server) handleHubInfo(w http.ResponseWriter, r *http.Request) {
+func (s identitiesAPI) handleHubInfo(w http.ResponseWriter, r *http.Request) {
 	reply.JSON(w, http.StatusOK, api.HubInfo{Version: version.Version, URL: s.cfg.PublicURL})
 }
 
@@ -26,7 +26,7 @@ func (s *Server) handleHubInfo(w http.ResponseWriter, r *http.Request) {
 // readable as a controller's WhoAmI, in Juju's controller access levels:
 // "superuser" for the hub's administrators, "login" for everyone else
 // (what they may do beyond that comes from their grants).
-func (s *Server) handleWhoami(w http.ResponseWriter, r *http.Request) {
+func (s identitiesAPI) handleWhoami(w http.ResponseWriter, r *http.Request) {
 	p, _ := authn.PrincipalFrom(r.Context())
 	admin, err := s.authz.Check(r.Context(), p.Object, authz.Administrator, authz.HubObject())
 	if err != nil {

@@ -339,16 +339,8 @@ func (ix *Indexer) subscribe(ctx context.Context, c store.Controller, fs *follow
 func (ix *Indexer) apply(ctx context.Context, c *store.Controller, f *api.EventFrame, fs *following) error {
 	st := ix.store
 	now := ix.cfg.Now()
-	if len(f.APIAddresses) > 0 && !slices.Equal(f.APIAddresses, c.APIAddresses) {
-		changed, err := st.SetControllerAddresses(ctx, c.UUID, f.APIAddresses)
-		if err != nil {
-			return err
-		}
-		if changed {
-			ix.cfg.Logger.Info("indexer: controller's addresses changed", "controller", c.Name,
-				"was", c.APIAddresses, "now", f.APIAddresses)
-		}
-		c.APIAddresses = slices.Clone(f.APIAddresses)
+	if err := ix.followAddresses(ctx, c, f); err != nil {
+		return err
 	}
 	var same map[string]bool
 	if f.Type == api.EventFrameReset {
@@ -401,6 +393,41 @@ func (ix *Indexer) apply(ctx context.Context, c *store.Controller, f *api.EventF
 		ix.cfg.Logger.Warn("indexer: the controller holds more models than the hub indexes for one controller: not adopting the others",
 			"controller", c.Name, "limit", ix.cfg.MaxModels, "not-adopted", unadopted)
 	}
+	if err := ix.remove(ctx, c, f, fs); err != nil {
+		return err
+	}
+	if f.Index >= c.EventIndex {
+		c.EventIndex, c.EventMark = f.Index, f.Mark
+	}
+	health := map[string]any{}
+	if n := len(fs.unadopted); n > 0 {
+		health["models-not-indexed"], health["model-limit"] = n, ix.cfg.MaxModels
+	}
+	return st.SetControllerHealth(ctx, c.UUID, StatusConnected, health, f.Index, f.Mark, now)
+}
+
+// followAddresses records the controller's addresses when the frame
+// names others.
+func (ix *Indexer) followAddresses(ctx context.Context, c *store.Controller, f *api.EventFrame) error {
+	if len(f.APIAddresses) == 0 || slices.Equal(f.APIAddresses, c.APIAddresses) {
+		return nil
+	}
+	changed, err := ix.store.SetControllerAddresses(ctx, c.UUID, f.APIAddresses)
+	if err != nil {
+		return err
+	}
+	if changed {
+		ix.cfg.Logger.Info("indexer: controller's addresses changed", "controller", c.Name,
+			"was", c.APIAddresses, "now", f.APIAddresses)
+	}
+	c.APIAddresses = slices.Clone(f.APIAddresses)
+	return nil
+}
+
+// remove drops from the index the models the frame says the controller
+// removed (those the index holds on it).
+func (ix *Indexer) remove(ctx context.Context, c *store.Controller, f *api.EventFrame, fs *following) error {
+	st := ix.store
 	for _, id := range f.Removed {
 		delete(fs.unadopted, id)
 		if m, err := st.ModelByUUID(ctx, id); err != nil || m.ControllerUUID != c.UUID {
@@ -414,14 +441,7 @@ func (ix *Indexer) apply(ctx context.Context, c *store.Controller, f *api.EventF
 		}
 		ix.cfg.Kick()
 	}
-	if f.Index >= c.EventIndex {
-		c.EventIndex, c.EventMark = f.Index, f.Mark
-	}
-	health := map[string]any{}
-	if n := len(fs.unadopted); n > 0 {
-		health["models-not-indexed"], health["model-limit"] = n, ix.cfg.MaxModels
-	}
-	return st.SetControllerHealth(ctx, c.UUID, StatusConnected, health, f.Index, f.Mark, now)
+	return nil
 }
 
 // pace waits, if need be, before one more index write for c
