@@ -99,7 +99,7 @@ func (s readAPI) listModels(ctx context.Context, p authn.Principal, lw *listWrit
 	missing := s.modelJSON.lookup(keys, listed)
 	if missing > len(keys)/2 && seenBy == nil {
 		// A listing larger than the cache would only churn it: it is
-		// read whole every time, as before the cache.
+		// read whole every time, as without one.
 		keep := s.modelJSON.fits(len(keys))
 		return s.store.VisibleModels(ctx, v, func(m *store.ModelRow) error {
 			e := newListedModel(m)
