@@ -18,6 +18,10 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/droverhq/drover/authz"
+	"github.com/droverhq/drover/hub/internal/authn"
+	"github.com/droverhq/drover/hub/internal/gate"
+	"github.com/droverhq/drover/hub/internal/proxy"
+	"github.com/droverhq/drover/hub/internal/reply"
 	"github.com/droverhq/drover/hub/internal/store"
 	"github.com/droverhq/drover/internal/safetext"
 )
@@ -75,7 +79,7 @@ func annotate(ctx context.Context, fn func(a *auditInfo)) {
 // left "pending" is a request whose end the hub could not record.
 func (s *Server) audit(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if safeMethod(r.Method) {
+		if authn.SafeMethod(r.Method) {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -98,7 +102,7 @@ func (s *Server) audit(next http.Handler) http.Handler {
 				info.Operation, info.Target = modelOperation(r.Method, "/"+rest, info.body)
 			}
 		}
-		p, _ := PrincipalFrom(r.Context())
+		p, _ := authn.PrincipalFrom(r.Context())
 		entry := func() store.AuditEntry {
 			details := info.Details
 			if details == nil {
@@ -115,7 +119,7 @@ func (s *Server) audit(next http.Handler) http.Handler {
 				ControllerUUID: info.ControllerUUID, Controller: info.ControllerName, Details: details}
 		}
 		begun := entry()
-		begun.At, begun.RemoteAddr = s.cfg.Now(), s.remoteAddr(r)
+		begun.At, begun.RemoteAddr = s.cfg.Now(), s.authn.RemoteAddr(r)
 		id, err := s.store.Audit.Begin(r.Context(), begun)
 		if err != nil {
 			s.writeError(w, r, fmt.Errorf("record %s %s in the audit log: %w", r.Method, r.URL.Path, err))
@@ -123,12 +127,12 @@ func (s *Server) audit(next http.Handler) http.Handler {
 		}
 		// The operation is named already (hubOperations, modelOperation):
 		// handlers add what they touched.
-		rec := &statusRecorder{ResponseWriter: w}
+		rec := &proxy.Recorder{ResponseWriter: w}
 		next.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), auditKey{}, info)))
 		if info.Operation == "" {
 			info.Operation = hubOperation(r.Method, chi.RouteContext(r.Context()).RoutePattern())
 		}
-		status := max(rec.status, 200)
+		status := max(rec.Status, 200)
 		done := entry()
 		done.Status, done.Result = status, resultOf(status)
 		op := done.Operation
@@ -185,18 +189,8 @@ func redact(body map[string]any) map[string]any {
 	return out
 }
 
-// auditLogin records a login attempt.
-func (s *Server) auditLogin(r *http.Request, id store.Identity, op string, err error) {
-	e := store.AuditEntry{IdentityID: id.ID, Actor: id.Name(), Org: id.Org, Operation: op, Method: r.Method,
-		Path: r.URL.Path, Status: http.StatusOK, Result: store.ResultOK}
-	if err != nil {
-		e.Status, e.Result = http.StatusUnauthorized, store.ResultDenied
-	}
-	s.appendAudit(r, e)
-}
-
 func (s *Server) appendAudit(r *http.Request, e store.AuditEntry) {
-	e.At, e.RemoteAddr = s.cfg.Now(), s.remoteAddr(r)
+	e.At, e.RemoteAddr = s.cfg.Now(), s.authn.RemoteAddr(r)
 	// The request may have been cancelled; the record must still be written.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 5*time.Second)
 	defer cancel()
@@ -209,7 +203,7 @@ func (s *Server) appendAudit(r *http.Request, e store.AuditEntry) {
 // (everything), or on organizations, controllers and models (their
 // entries), found with ListObjects.
 func (s *Server) handleAudit(w http.ResponseWriter, r *http.Request) {
-	p, _ := PrincipalFrom(r.Context())
+	p, _ := authn.PrincipalFrom(r.Context())
 	q, err := parseAuditQuery(r)
 	if err == nil && q.ControllerUUID != "" && uuid.Validate(q.ControllerUUID) != nil {
 		q.ControllerUUID, q.ControllerName, err = s.auditController(r.Context(), p, q.ControllerUUID)
@@ -241,10 +235,10 @@ func (s *Server) handleAudit(w http.ResponseWriter, r *http.Request) {
 				s.writeError(w, r, err)
 				return
 			}
-			*l.dst = ids(objs)
+			*l.dst = gate.IDs(objs)
 		}
 		if len(q.Orgs)+len(q.Controllers)+len(q.Models) == 0 {
-			s.writeError(w, r, errors.Join(errForbidden, errors.New("reading the audit log needs audit_viewer")))
+			s.writeError(w, r, errors.Join(reply.ErrForbidden, errors.New("reading the audit log needs audit_viewer")))
 			return
 		}
 	}
@@ -264,7 +258,7 @@ func (s *Server) handleAudit(w http.ResponseWriter, r *http.Request) {
 	if next != 0 {
 		resp["next"] = strconv.FormatInt(next, 10)
 	}
-	writeJSON(w, http.StatusOK, resp)
+	reply.JSON(w, http.StatusOK, resp)
 }
 
 // auditController reads controller= given as a name: a registered
@@ -272,7 +266,7 @@ func (s *Server) handleAudit(w http.ResponseWriter, r *http.Request) {
 // by its UUID (another's is not found, by the name given); a name no
 // controller has now matches the entries recorded under it (a removed
 // controller's), within what the caller may read anyway.
-func (s *Server) auditController(ctx context.Context, p Principal, name string) (id, recorded string, err error) {
+func (s *Server) auditController(ctx context.Context, p authn.Principal, name string) (id, recorded string, err error) {
 	c, err := s.controllerFor(ctx, p, name, authz.Reader)
 	if err == nil {
 		return c.UUID, "", nil
@@ -281,8 +275,8 @@ func (s *Server) auditController(ctx context.Context, p Principal, name string) 
 	if errors.Is(lerr, store.ErrNotFound) {
 		return "", name, nil
 	}
-	if lerr == nil && errors.Is(err, errNotFound) {
-		if ok, cerr := s.Check(ctx, p, authz.AuditViewer, authz.ControllerObject(c.UUID)); cerr != nil || ok {
+	if lerr == nil && errors.Is(err, reply.ErrNotFound) {
+		if ok, cerr := s.gate.Check(ctx, p, authz.AuditViewer, authz.ControllerObject(c.UUID)); cerr != nil || ok {
 			return c.UUID, "", cerr
 		}
 	}
@@ -327,7 +321,7 @@ func parseAuditQuery(r *http.Request) (store.AuditQuery, error) {
 		errs = append(errs, errors.New("format must be json or csv"))
 	}
 	if len(errs) > 0 {
-		return q, errors.Join(append([]error{errBadRequest}, errs...)...)
+		return q, errors.Join(append([]error{reply.ErrBadRequest}, errs...)...)
 	}
 	return q, nil
 }
@@ -351,15 +345,4 @@ func writeAuditCSV(w http.ResponseWriter, entries []store.AuditEntry, next int64
 			cell(e.Result), string(d), cell(e.Model), cell(e.Controller)})
 	}
 	cw.Flush()
-}
-
-// ids strips the type from ListObjects' "type:id" answers.
-func ids(objs []string) []string {
-	out := make([]string, 0, len(objs))
-	for _, o := range objs {
-		if _, id, err := authz.ParseObject(o); err == nil {
-			out = append(out, id)
-		}
-	}
-	return out
 }

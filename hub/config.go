@@ -1,6 +1,7 @@
 package hub
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -10,7 +11,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/droverhq/drover/hub/internal/authn"
 	"github.com/droverhq/drover/hub/internal/keyseal"
+	"github.com/droverhq/drover/hub/internal/proxy"
 	"github.com/droverhq/drover/hub/internal/store"
 )
 
@@ -116,11 +119,29 @@ type Config struct {
 	Now    func() time.Time
 	// Ready, if set, is closed once the hub serves.
 	Ready chan<- struct{}
+
+	// Bounds that tests shorten (export_test.go); Validate fills the
+	// defaults.
+	//
+	// oidcTimeout bounds each request to the OIDC issuer when
+	// OIDCHTTPClient has no Timeout of its own. answerHeadTimeout bounds
+	// the wait for the head of a controller's answer
+	// (proxy.Timeouts.Head). claimLease is how long a claim of an
+	// add-model (its model name, and its placement, which the indexer
+	// leaves to it: store.Models.ClaimPlacement) lasts unless renewed; the
+	// add-model renews both every third of it while it runs, so a claim
+	// outlives an add-model that never ended (its hub crashed) by at most
+	// this long, and a name's wait is as short. restoreLimit bounds how
+	// long the API waits for OpenFGA's tuples to be restored at start
+	// (restore.go). maxEventFrame bounds one frame of a controller's event
+	// stream (indexer.Config.MaxEventFrame).
+	oidcTimeout, answerHeadTimeout, claimLease, restoreLimit time.Duration
+	maxEventFrame                                            int64
 }
 
 // Audience is the audience of the hub's session tokens. Spoke tokens carry
 // the spoke's UUID instead, so neither can be replayed against the other.
-const Audience = "drover-hub"
+const Audience = authn.Audience
 
 // Validate checks c and fills defaults.
 func (c *Config) Validate() error {
@@ -184,6 +205,11 @@ func (c *Config) Validate() error {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
+	c.oidcTimeout = cmp.Or(c.oidcTimeout, 10*time.Second)
+	c.answerHeadTimeout = cmp.Or(c.answerHeadTimeout, proxy.DefaultTimeouts.Head)
+	c.claimLease = cmp.Or(c.claimLease, 30*time.Second)
+	c.restoreLimit = cmp.Or(c.restoreLimit, 5*time.Minute)
+	c.maxEventFrame = cmp.Or(c.maxEventFrame, 64<<20)
 	if c.OIDCHTTPClient == nil {
 		c.OIDCHTTPClient = &http.Client{}
 	}
@@ -191,7 +217,7 @@ func (c *Config) Validate() error {
 		// A hung issuer is then answered "unavailable" in time for the
 		// caller to read it (drover gives up after 30 s).
 		hc := *c.OIDCHTTPClient
-		hc.Timeout = oidcTimeout
+		hc.Timeout = c.oidcTimeout
 		c.OIDCHTTPClient = &hc
 	}
 	return errors.Join(errs...)
@@ -218,10 +244,30 @@ func keyRing(current []byte, old [][]byte) (*keyseal.Ring, error) {
 	return nil, nil
 }
 
-// oidcTimeout bounds each request to the OIDC issuer when
-// Config.OIDCHTTPClient has no Timeout of its own.
-var oidcTimeout = 10 * time.Second
+// defaultStatusCacheBytes is Config.StatusCacheBytes's default.
+const defaultStatusCacheBytes = 64 << 20
 
 // ServiceAccount is a client allowed client-credentials login, bound to an
 // organization.
 type ServiceAccount = store.ServiceAccount
+
+// defaultIndexWriteRate is Config.IndexWriteRate's default.
+const defaultIndexWriteRate = 1000
+
+// defaultMaxControllerModels is Config.MaxControllerModels's default.
+const defaultMaxControllerModels = 20000
+
+// bound reads a configured limit: 0 means its default def, a negative
+// value no limit (0 from here on).
+func bound[T int | int64](v, def T) T {
+	switch {
+	case v == 0:
+		return def
+	case v < 0:
+		return 0
+	}
+	return v
+}
+
+// defaultIndexResync is Config.IndexResyncEvery's default.
+const defaultIndexResync = time.Hour

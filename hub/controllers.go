@@ -20,8 +20,14 @@ import (
 
 	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/authz"
+	"github.com/droverhq/drover/hub/internal/authn"
+	"github.com/droverhq/drover/hub/internal/proxy"
+	"github.com/droverhq/drover/hub/internal/reply"
 	"github.com/droverhq/drover/hub/internal/store"
 )
+
+// controllersAPI serves controller registration and removal, and model placement (the /v1/controllers writes and POST /v1/models). It is the hub's Server seen through those handlers.
+type controllersAPI struct{ *Server }
 
 // AddControllerRequest is the body of POST /v1/controllers.
 type AddControllerRequest struct {
@@ -48,10 +54,10 @@ var controllerNameRe = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
 // controller trust it (trustHub); then it proves the trust is mutual by
 // calling /v1/controller with a superuser token: a controller that does not
 // trust this hub refuses it, and registration fails.
-func (s *Server) handleAddController(w http.ResponseWriter, r *http.Request) {
-	p, _ := PrincipalFrom(r.Context())
+func (s controllersAPI) handleAddController(w http.ResponseWriter, r *http.Request) {
+	p, _ := authn.PrincipalFrom(r.Context())
 	var req AddControllerRequest
-	err := decode(r, &req)
+	err := reply.Decode(r, &req)
 	if err == nil {
 		err = s.mayAddController(r.Context(), p, req.Org)
 	}
@@ -65,40 +71,40 @@ func (s *Server) handleAddController(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c.CACert = ""
-	writeJSON(w, http.StatusCreated, c)
+	reply.JSON(w, http.StatusCreated, c)
 }
 
-func (s *Server) registerController(ctx context.Context, p Principal, req AddControllerRequest) (store.Controller, error) {
+func (s controllersAPI) registerController(ctx context.Context, p authn.Principal, req AddControllerRequest) (store.Controller, error) {
 	if !controllerNameRe.MatchString(req.Name) {
-		return store.Controller{}, fmt.Errorf("%w: controller name %q: lowercase letters, digits and hyphens", errBadRequest, req.Name)
+		return store.Controller{}, fmt.Errorf("%w: controller name %q: lowercase letters, digits and hyphens", reply.ErrBadRequest, req.Name)
 	}
 	if req.Region == "" {
-		return store.Controller{}, fmt.Errorf("%w: region is required", errBadRequest)
+		return store.Controller{}, fmt.Errorf("%w: region is required", reply.ErrBadRequest)
 	}
 	req.Cloud = cmp.Or(req.Cloud, api.DefaultCloud)
 	if err := api.CheckPlacement(req.Cloud, req.Region); err != nil {
-		return store.Controller{}, fmt.Errorf("%w: %w", errBadRequest, err)
+		return store.Controller{}, fmt.Errorf("%w: %w", reply.ErrBadRequest, err)
 	}
 	u, err := url.Parse(req.URL)
 	if err != nil || u.Scheme != "https" || u.Host == "" {
-		return store.Controller{}, fmt.Errorf("%w: url %q: want https://HOST:PORT", errBadRequest, req.URL)
+		return store.Controller{}, fmt.Errorf("%w: url %q: want https://HOST:PORT", reply.ErrBadRequest, req.URL)
 	}
 	if n := strings.Count(req.CACert, "-----BEGIN CERTIFICATE-----"); n > 1 {
-		return store.Controller{}, fmt.Errorf("%w: the controller CA must be one certificate, its CA's (as 'drover show-controller' prints it), not a bundle of %d", errBadRequest, n)
+		return store.Controller{}, fmt.Errorf("%w: the controller CA must be one certificate, its CA's (as 'drover show-controller' prints it), not a bundle of %d", reply.ErrBadRequest, n)
 	}
-	sc, err := newSpokeClient(req.CACert, []string{u.Host})
+	sc, err := s.spokes.NewClient(req.CACert, []string{u.Host})
 	if err != nil {
 		return store.Controller{}, err
 	}
-	defer sc.transport.CloseIdleConnections()
+	defer sc.CloseIdle()
 	cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
 	var id api.ControllerIdentity
-	if err := doSpoke(cctx, sc.http, "https://"+u.Host+"/v1/internal/identity", http.MethodGet, "", nil, &id); err != nil {
-		return store.Controller{}, fmt.Errorf("%w: %s: %w", errSpokeUnavailable, u.Host, err)
+	if err := sc.Do(cctx, u.Host, http.MethodGet, "/v1/internal/identity", "", nil, &id); err != nil {
+		return store.Controller{}, fmt.Errorf("%w: %s: %w", proxy.ErrUnavailable, u.Host, err)
 	}
 	if _, err := uuid.Parse(id.UUID); err != nil {
-		return store.Controller{}, fmt.Errorf("%w: %s is not a drover controller: its identity names no controller UUID", errBadRequest, u.Host)
+		return store.Controller{}, fmt.Errorf("%w: %s is not a drover controller: its identity names no controller UUID", reply.ErrBadRequest, u.Host)
 	}
 	if err := s.mayRegisterAgain(ctx, p, id.UUID, req, sc); err != nil {
 		return store.Controller{}, err
@@ -115,11 +121,11 @@ func (s *Server) registerController(ctx context.Context, p Principal, req AddCon
 	c := store.Controller{UUID: id.UUID, Name: req.Name, Org: req.Org, Region: req.Region, Cloud: req.Cloud,
 		APIAddresses: addrs, CACert: req.CACert}
 	var info api.ControllerInfo
-	if err := s.spokeCall(cctx, c, Principal{}, spokeSuperuser, "", http.MethodGet, "/v1/controller", nil, &info); err != nil {
-		var refused *hubRefusedError
+	if err := s.spokeCall(cctx, c, authn.Principal{}, spokeSuperuser, "", http.MethodGet, "/v1/controller", nil, &info); err != nil {
+		var refused *proxy.RefusedError
 		if errors.As(err, &refused) {
 			return store.Controller{}, fmt.Errorf("%w: controller %s does not trust this hub: pass --join-token from 'drover create-hub-token' run against it (or start it with --hub-url %s --hub-ca HUB_CA)",
-				errBadRequest, id.Name, s.cfg.PublicURL)
+				reply.ErrBadRequest, id.Name, s.cfg.PublicURL)
 		}
 		return store.Controller{}, err
 	}
@@ -129,8 +135,8 @@ func (s *Server) registerController(ctx context.Context, p Principal, req AddCon
 	if err := s.store.Controllers.Upsert(ctx, c); err != nil {
 		return store.Controller{}, err
 	}
-	s.awaitAuthz(ctx)
-	s.indexer.kick()
+	s.gate.AwaitAuthz(ctx)
+	s.indexer.Kick()
 	return s.store.Controllers.ByName(ctx, req.Name)
 }
 
@@ -142,7 +148,7 @@ func (s *Server) registerController(ctx context.Context, p Principal, req AddCon
 // Anything else is a server claiming another controller's UUID, which
 // would take over that controller's record, and every tenant's requests to
 // its models with it.
-func (s *Server) mayRegisterAgain(ctx context.Context, p Principal, id string, req AddControllerRequest, sc *spokeClient) error {
+func (s controllersAPI) mayRegisterAgain(ctx context.Context, p authn.Principal, id string, req AddControllerRequest, sc *proxy.Client) error {
 	old, err := s.store.Controllers.ByUUID(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil
@@ -152,27 +158,27 @@ func (s *Server) mayRegisterAgain(ctx context.Context, p Principal, id string, r
 	}
 	ok := p.Identity.ID == "" // the operator's own registration (RegisterController)
 	if !ok {
-		if ok, err = s.Check(ctx, p, authz.Administrator, authz.ControllerObject(old.UUID)); err != nil {
+		if ok, err = s.gate.Check(ctx, p, authz.Administrator, authz.ControllerObject(old.UUID)); err != nil {
 			return err
 		}
 	}
 	if !ok {
 		return fmt.Errorf("%w: the controller at %s (UUID %s) is already registered with this hub; only its administrators may register it again",
-			errConflict, req.URL, id)
+			reply.ErrConflict, req.URL, id)
 	}
 	if old.Name != req.Name {
-		return fmt.Errorf("%w: the controller at %s is registered as %q: register it again under that name", errConflict, req.URL, old.Name)
+		return fmt.Errorf("%w: the controller at %s is registered as %q: register it again under that name", reply.ErrConflict, req.URL, old.Name)
 	}
 	if old.Org != req.Org {
 		owner := "shared (owned by the hub)"
 		if old.Org != "" {
 			owner = "private to organization " + old.Org
 		}
-		return fmt.Errorf("%w: controller %s is %s; registering it again does not change its owner", errConflict, old.Name, owner)
+		return fmt.Errorf("%w: controller %s is %s; registering it again does not change its owner", reply.ErrConflict, old.Name, owner)
 	}
-	if pinned, err := ControllerCASHA256(old.CACert); err != nil || pinned != sc.caSHA256 {
+	if pinned, err := ControllerCASHA256(old.CACert); err != nil || pinned != sc.CASHA256() {
 		return fmt.Errorf("%w: the CA given is not the one the hub pinned for controller %s (a controller keeps its CA; one bootstrapped again is a new controller: remove this one first)",
-			errConflict, old.Name)
+			reply.ErrConflict, old.Name)
 	}
 	return nil
 }
@@ -181,8 +187,8 @@ func (s *Server) mayRegisterAgain(ctx context.Context, p Principal, id string, r
 // registered in, so that its status (and so the hub's, which relays it)
 // names the same place as the hub's model listing. A controller too old to
 // take it keeps showing its own, localhost/localhost.
-func (s *Server) placeController(ctx context.Context, c store.Controller) error {
-	err := s.spokeCall(ctx, c, Principal{}, spokeSuperuser, "", http.MethodPut, "/v1/controller/placement",
+func (s controllersAPI) placeController(ctx context.Context, c store.Controller) error {
+	err := s.spokeCall(ctx, c, authn.Principal{}, spokeSuperuser, "", http.MethodPut, "/v1/controller/placement",
 		api.Placement{Cloud: c.Cloud, Region: c.Region}, nil)
 	var ae *api.Error
 	if errors.As(err, &ae) && ae.Code == api.CodeNotFound {
@@ -197,13 +203,13 @@ func (s *Server) placeController(ctx context.Context, c store.Controller) error 
 // org is empty. Everyone knows the hub exists, and an organization's
 // members that it does: they are told they lack the permission (403);
 // others are told nothing exists (404).
-func (s *Server) mayAddController(ctx context.Context, p Principal, org string) error {
+func (s controllersAPI) mayAddController(ctx context.Context, p authn.Principal, org string) error {
 	if org != "" {
-		return s.require(ctx, p, authz.CanAddController, authz.Member, authz.OrgObject(org))
+		return s.gate.Require(ctx, p, authz.CanAddController, authz.Member, authz.OrgObject(org))
 	}
-	ok, err := s.Check(ctx, p, authz.CanAddController, authz.HubObject())
+	ok, err := s.gate.Check(ctx, p, authz.CanAddController, authz.HubObject())
 	if err == nil && !ok {
-		err = fmt.Errorf("%w: %s may not add controllers to the hub (a hub administrator may)", errForbidden, p.Identity.Name())
+		err = fmt.Errorf("%w: %s may not add controllers to the hub (a hub administrator may)", reply.ErrForbidden, p.Identity.Name())
 	}
 	return err
 }
@@ -212,7 +218,7 @@ func (s *Server) mayAddController(ctx context.Context, p Principal, org string) 
 // CA, over TLS pinned to the controller's CA, so that it trusts this hub.
 // The controller's refusal (401 unknown or expired token, 403 used) comes
 // back as a bad request naming the reason.
-func (s *Server) trustHub(ctx context.Context, sc *spokeClient, host, token string) error {
+func (s controllersAPI) trustHub(ctx context.Context, sc *proxy.Client, host, token string) error {
 	ca, err := s.hubCA()
 	if err != nil {
 		return err
@@ -222,7 +228,7 @@ func (s *Server) trustHub(ctx context.Context, sc *spokeClient, host, token stri
 		return err
 	}
 	var out api.HubTrust
-	err = doSpoke(ctx, sc.http, "https://"+host+"/v1/internal/hub-trust", http.MethodPost, "", body, &out)
+	err = sc.Do(ctx, host, http.MethodPost, "/v1/internal/hub-trust", "", body, &out)
 	if err == nil {
 		return nil
 	}
@@ -231,17 +237,17 @@ func (s *Server) trustHub(ctx context.Context, sc *spokeClient, host, token stri
 		switch ae.Code {
 		case api.CodeNotFound:
 			return fmt.Errorf("%w: the controller at %s predates hub tokens: start it with --hub-url %s --hub-ca HUB_CA and register without --join-token",
-				errBadRequest, host, s.cfg.PublicURL)
+				reply.ErrBadRequest, host, s.cfg.PublicURL)
 		case api.CodeUnauthorized, api.CodeForbidden, api.CodeInvalid, api.CodeBadRequest:
-			return fmt.Errorf("%w: the controller refused the join token: %s", errBadRequest, ae.Message)
+			return fmt.Errorf("%w: the controller refused the join token: %s", reply.ErrBadRequest, ae.Message)
 		}
 	}
-	return fmt.Errorf("%w: %s: %w", errSpokeUnavailable, host, err)
+	return fmt.Errorf("%w: %s: %w", proxy.ErrUnavailable, host, err)
 }
 
 // hubCA is the CA (PEM) controllers pin to fetch the hub's JWKS: --tls-ca,
 // or the generated CA; "" for a certificate from a public CA.
-func (s *Server) hubCA() (string, error) {
+func (s controllersAPI) hubCA() (string, error) {
 	path := s.cfg.TLSCA
 	if path == "" && s.cfg.TLSCert == "" {
 		path = CACertPath(s.cfg.StateDir)
@@ -260,7 +266,7 @@ func (s *Server) hubCA() (string, error) {
 // bootstrap path of `droverd dev` (the operator is the process owner). With
 // public, everyone may see the controller and add models to it.
 func (s *Server) RegisterController(ctx context.Context, req AddControllerRequest, public bool) (store.Controller, error) {
-	c, err := s.registerController(ctx, Principal{}, req)
+	c, err := controllersAPI{s}.registerController(ctx, authn.Principal{}, req)
 	if err != nil {
 		return c, err
 	}
@@ -270,7 +276,7 @@ func (s *Server) RegisterController(ctx context.Context, req AddControllerReques
 				return c, err
 			}
 		}
-		s.awaitAuthz(ctx)
+		s.gate.AwaitAuthz(ctx)
 	}
 	return c, nil
 }
@@ -297,16 +303,16 @@ type RemoveControllerResponse struct {
 // {"deprecated": bool} (the controller's administrators, as remove-controller):
 // a deprecated controller takes no new models, its models go on. The answer
 // is the controller as GET /v1/controllers/{name} shows it.
-func (s *Server) handleSetControllerDeprecated(w http.ResponseWriter, r *http.Request) {
-	p, _ := PrincipalFrom(r.Context())
+func (s controllersAPI) handleSetControllerDeprecated(w http.ResponseWriter, r *http.Request) {
+	p, _ := authn.PrincipalFrom(r.Context())
 	name := chi.URLParam(r, "name")
 	annotate(r.Context(), func(a *auditInfo) { a.Target = name })
 	var req struct {
 		Deprecated *bool `json:"deprecated"`
 	}
-	err := decode(r, &req)
+	err := reply.Decode(r, &req)
 	if err == nil && req.Deprecated == nil {
-		err = fmt.Errorf("%w: the body must say {\"deprecated\": true} or false", errBadRequest)
+		err = fmt.Errorf("%w: the body must say {\"deprecated\": true} or false", reply.ErrBadRequest)
 	}
 	var c store.Controller
 	if err == nil {
@@ -323,12 +329,12 @@ func (s *Server) handleSetControllerDeprecated(w http.ResponseWriter, r *http.Re
 		s.writeError(w, r, err)
 		return
 	}
-	s.routeCtrls.clear()
-	writeJSON(w, http.StatusOK, c)
+	s.routeCtrls.Clear()
+	reply.JSON(w, http.StatusOK, c)
 }
 
-func (s *Server) handleRemoveController(w http.ResponseWriter, r *http.Request) {
-	p, _ := PrincipalFrom(r.Context())
+func (s controllersAPI) handleRemoveController(w http.ResponseWriter, r *http.Request) {
+	p, _ := authn.PrincipalFrom(r.Context())
 	name := chi.URLParam(r, "name")
 	annotate(r.Context(), func(a *auditInfo) { a.Target = name })
 	out, err := s.removeController(r, p, name)
@@ -336,10 +342,10 @@ func (s *Server) handleRemoveController(w http.ResponseWriter, r *http.Request) 
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, out)
+	reply.JSON(w, http.StatusOK, out)
 }
 
-func (s *Server) removeController(r *http.Request, p Principal, name string) (RemoveControllerResponse, error) {
+func (s controllersAPI) removeController(r *http.Request, p authn.Principal, name string) (RemoveControllerResponse, error) {
 	ctx := r.Context()
 	force, err := queryBool(r, "force")
 	if err != nil {
@@ -361,15 +367,15 @@ func (s *Server) removeController(r *http.Request, p Principal, name string) (Re
 		if len(hosts.Models) == 1 {
 			them, they = "it", "it keeps"
 		}
-		return RemoveControllerResponse{}, errors.Join(errConflict, fmt.Errorf(
+		return RemoveControllerResponse{}, errors.Join(reply.ErrConflict, fmt.Errorf(
 			"%w: destroy %s first, or pass --force to make the hub forget %s (%s running on the controller)", err, them, them, they))
 	}
 	if err != nil {
 		return RemoveControllerResponse{}, err
 	}
-	s.spokes.forget(c.UUID)
-	s.indexer.kick()
-	s.awaitAuthz(ctx)
+	s.spokes.Forget(c.UUID)
+	s.indexer.Kick()
+	s.gate.AwaitAuthz(ctx)
 	s.cfg.Logger.Info("controller removed", "controller", c.Name, "forgotten-models", len(forgotten), "by", p.Identity.Name())
 	if forgotten == nil {
 		forgotten = []string{}
@@ -379,7 +385,7 @@ func (s *Server) removeController(r *http.Request, p Principal, name string) (Re
 
 // ownModelsBare names p's own models among refs (OWNER/NAME) by their name
 // alone, as drover does.
-func ownModelsBare(p Principal, refs []string) []string {
+func ownModelsBare(p authn.Principal, refs []string) []string {
 	own := p.Identity.Name() + "/"
 	for i, ref := range refs {
 		refs[i] = strings.TrimPrefix(ref, own)
@@ -395,7 +401,7 @@ func queryBool(r *http.Request, name string) (bool, error) {
 	}
 	b, err := strconv.ParseBool(v)
 	if err != nil {
-		return false, fmt.Errorf("%w: %s=%q: want true or false", errBadRequest, name, v)
+		return false, fmt.Errorf("%w: %s=%q: want true or false", reply.ErrBadRequest, name, v)
 	}
 	return b, nil
 }

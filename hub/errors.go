@@ -1,25 +1,17 @@
 package hub
 
 import (
-	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"strings"
 
 	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/authz"
+	"github.com/droverhq/drover/hub/internal/authn"
+	"github.com/droverhq/drover/hub/internal/proxy"
+	"github.com/droverhq/drover/hub/internal/reply"
 	"github.com/droverhq/drover/hub/internal/store"
 	"github.com/droverhq/drover/hub/internal/token"
-)
-
-// Errors of the hub's own making, mapped to wire codes in errorTable.
-var (
-	errUnauthenticated = errors.New("authentication required")
-	errForbidden       = errors.New("permission denied")
-	errNotFound        = errors.New("not found")
-	errBadRequest      = errors.New("bad request")
-	errConflict        = errors.New("conflict")
 )
 
 // errorTable maps errors to HTTP status and wire code: the one table for
@@ -31,17 +23,17 @@ var errorTable = []struct {
 	code   api.Code
 	public string // message shown instead of err's text; "" shows err
 }{
-	{errUnauthenticated, http.StatusUnauthorized, api.CodeUnauthorized, "authentication required"},
+	{reply.ErrUnauthenticated, http.StatusUnauthorized, api.CodeUnauthorized, "authentication required"},
 	{token.ErrInvalid, http.StatusUnauthorized, api.CodeUnauthorized, "authentication required"},
-	{errForbidden, http.StatusForbidden, api.CodeForbidden, ""},
+	{reply.ErrForbidden, http.StatusForbidden, api.CodeForbidden, ""},
 	{store.ErrDisabled, http.StatusForbidden, api.CodeForbidden, ""},
-	{errNotFound, http.StatusNotFound, api.CodeNotFound, ""},
+	{reply.ErrNotFound, http.StatusNotFound, api.CodeNotFound, ""},
 	{store.ErrNotFound, http.StatusNotFound, api.CodeNotFound, ""},
-	{errBadRequest, http.StatusBadRequest, api.CodeBadRequest, ""},
+	{reply.ErrBadRequest, http.StatusBadRequest, api.CodeBadRequest, ""},
 	{store.ErrInvalid, http.StatusBadRequest, api.CodeInvalid, ""},
 	{store.ErrAlreadyExists, http.StatusConflict, api.CodeAlreadyExists, ""},
-	{errConflict, http.StatusConflict, api.CodeConflict, ""},
-	{errSpokeUnavailable, http.StatusBadGateway, api.CodeUnavailable, ""},
+	{reply.ErrConflict, http.StatusConflict, api.CodeConflict, ""},
+	{proxy.ErrUnavailable, http.StatusBadGateway, api.CodeUnavailable, ""},
 }
 
 // unavailability says which of the hub's dependencies err is the want of
@@ -54,7 +46,7 @@ func unavailability(err error) (dep, msg string, ok bool) {
 	switch {
 	case store.Unavailable(err):
 		return depPostgres, "the hub's database is unavailable (try again shortly; if this lasts, the hub's operator checks its PostgreSQL server)", true
-	case errors.Is(err, errIdPUnavailable):
+	case errors.Is(err, authn.ErrIdPUnavailable):
 		return depOIDC, "the hub cannot reach its identity provider (try again shortly; if this lasts, the hub's operator checks the OIDC issuer)", true
 	case errors.Is(err, authz.ErrUnavailable):
 		return depOpenFGA, "the hub cannot reach its permission service (try again shortly; if this lasts, the hub's operator checks OpenFGA)", true
@@ -76,9 +68,9 @@ var relayedCodes = map[api.Code]int{
 // writeError answers err with the status and code from errorTable;
 // anything unknown is a 500 whose detail stays in the log.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
-	var oe *oauthError
+	var oe *reply.OAuthError
 	if errors.As(err, &oe) {
-		writeJSON(w, oauthStatus(oe), oe)
+		reply.JSON(w, oe.StatusOf(), oe)
 		return
 	}
 	if dep, msg, ok := unavailability(err); ok {
@@ -93,7 +85,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 			if msg == "" {
 				msg = publicMessage(err, e.err)
 			}
-			writeJSON(w, e.status, &api.Error{Code: e.code, Message: msg})
+			reply.JSON(w, e.status, &api.Error{Code: e.code, Message: msg})
 			return
 		}
 	}
@@ -103,15 +95,15 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	var ae *api.Error
 	if errors.As(err, &ae) {
 		if status, ok := relayedCodes[ae.Code]; ok {
-			writeJSON(w, status, &api.Error{Code: ae.Code, Message: ae.Message, Details: ae.Details})
+			reply.JSON(w, status, &api.Error{Code: ae.Code, Message: ae.Message, Details: ae.Details})
 			return
 		}
 		s.cfg.Logger.Warn("controller failed a request", "method", r.Method, "path", r.URL.Path, "err", err)
-		writeJSON(w, http.StatusBadGateway, &api.Error{Code: api.CodeUnavailable, Message: "controller: " + ae.Error()})
+		reply.JSON(w, http.StatusBadGateway, &api.Error{Code: api.CodeUnavailable, Message: "controller: " + ae.Error()})
 		return
 	}
 	s.cfg.Logger.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
-	writeJSON(w, http.StatusInternalServerError, &api.Error{Code: api.CodeInternal, Message: "internal error"})
+	reply.JSON(w, http.StatusInternalServerError, &api.Error{Code: api.CodeInternal, Message: "internal error"})
 }
 
 // unavailableAnswer is the body of a 503: the API's error, and OAuth's
@@ -127,7 +119,7 @@ type unavailableAnswer struct {
 // and when to try again.
 func writeUnavailable(w http.ResponseWriter, msg string) {
 	w.Header().Set("Retry-After", "5")
-	writeJSON(w, http.StatusServiceUnavailable, &unavailableAnswer{Error: api.Error{Code: api.CodeUnavailable, Message: msg},
+	reply.JSON(w, http.StatusServiceUnavailable, &unavailableAnswer{Error: api.Error{Code: api.CodeUnavailable, Message: msg},
 		OAuthError: "temporarily_unavailable", OAuthDescription: msg})
 }
 
@@ -140,38 +132,4 @@ func publicMessage(err, sentinel error) string {
 		return rest
 	}
 	return msg
-}
-
-func oauthStatus(oe *oauthError) int {
-	if oe.Status >= 400 && oe.Status < 500 {
-		return oe.Status
-	}
-	return http.StatusBadRequest
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	writeJSONHeader(w, status)
-	_ = json.NewEncoder(w).Encode(v)
-}
-
-// writeJSONHeader sends the status and headers of a JSON answer.
-func writeJSONHeader(w http.ResponseWriter, status int) {
-	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Cache-Control", "no-store")
-	h["X-Content-Type-Options"] = nosniff
-	w.WriteHeader(status)
-}
-
-// decode reads a JSON body of at most 64 KiB, rejecting unknown fields.
-func decode(r *http.Request, v any) error {
-	dec := json.NewDecoder(http.MaxBytesReader(nil, r.Body, 64<<10))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		if errors.Is(err, io.EOF) {
-			err = errors.New("the request needs a JSON body")
-		}
-		return errors.Join(errBadRequest, err)
-	}
-	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/droverhq/drover/hub/internal/authn"
 	"github.com/droverhq/drover/hub/internal/store"
 )
 
@@ -18,13 +19,12 @@ func (s *Server) FollowAuthz(ctx context.Context) error { return s.followAuthz(c
 // RemembersRead reports whether the proxy holds a remembered read route
 // for the bearer token raw on model (fastpath.go).
 func (s *Server) RemembersRead(raw, model string) bool {
-	_, hit := s.proxyRoutes.get(proxyRouteKey{raw: raw, model: model})
-	return hit
+	return s.proxy.Remembers(raw, model)
 }
 
 // Taken returns how many connections the hub took over from net/http and
 // how many it handed back (takeover.go).
-func (s *Server) Taken() (takeovers, handbacks int64) { return s.takeovers.Load(), s.handbacks.Load() }
+func (s *Server) Taken() (takeovers, handbacks int64) { return s.proxy.Taken() }
 
 // ListedModels returns how many listed models the hub took from its cache
 // of their JSON and how many it read whole (listcache.go).
@@ -37,44 +37,27 @@ func (s *Server) ListedModels() (cached, read int64) {
 func (s *Server) SetModelJSONLimit(n int) { s.modelJSON = newModelJSONCache(n) }
 
 // SetAnswerHeadTimeout changes how long the proxy waits for the head of a
-// controller's answer, until the test ends.
-func SetAnswerHeadTimeout(t interface{ Cleanup(func()) }, d time.Duration) {
-	setUntilCleanup(t, &answerHeadTimeout, d)
-}
+// controller's answer in c.
+func SetAnswerHeadTimeout(c *Config, d time.Duration) { c.answerHeadTimeout = d }
 
 // SetRestoreLimit changes how long the API waits for OpenFGA's tuples to be
-// restored at start, until the test ends.
-func SetRestoreLimit(t interface{ Cleanup(func()) }, d time.Duration) {
-	setUntilCleanup(t, &restoreLimit, d)
-}
+// restored at start in c.
+func SetRestoreLimit(c *Config, d time.Duration) { c.restoreLimit = d }
 
-// SetOIDCTimeout changes the bound on a request to the issuer of a hub
-// configured after it, until the test ends.
-func SetOIDCTimeout(t interface{ Cleanup(func()) }, d time.Duration) {
-	setUntilCleanup(t, &oidcTimeout, d)
-}
+// SetOIDCTimeout changes the bound on a request to the issuer in c (for
+// an OIDCHTTPClient without a Timeout of its own).
+func SetOIDCTimeout(c *Config, d time.Duration) { c.oidcTimeout = d }
 
 // SetMaxEventFrame changes the bound on one frame of a controller's event
-// stream, until the test ends.
-func SetMaxEventFrame(t interface{ Cleanup(func()) }, n int64) {
-	setUntilCleanup(t, &maxEventFrame, n)
-}
+// stream in c.
+func SetMaxEventFrame(c *Config, n int64) { c.maxEventFrame = n }
 
 // SetClaimLease changes how long an add-model's claims last unless
-// renewed, until the test ends.
-func SetClaimLease(t interface{ Cleanup(func()) }, d time.Duration) {
-	setUntilCleanup(t, &claimLease, d)
-}
+// renewed in c.
+func SetClaimLease(c *Config, d time.Duration) { c.claimLease = d }
 
 // ClaimRenewals returns how many add-model claims this replica renewed.
 func (s *Server) ClaimRenewals() int64 { return s.claimRenewals.Load() }
-
-// setUntilCleanup sets *p to v until the test ends.
-func setUntilCleanup[T any](t interface{ Cleanup(func()) }, p *T, v T) {
-	old := *p
-	*p = v
-	t.Cleanup(func() { *p = old })
-}
 
 // HubOperations are the audit names of the hub's own changes (operations.go).
 var HubOperations = hubOperations
@@ -87,14 +70,11 @@ func (s *Server) CallSpoke(ctx context.Context, controller string, id store.Iden
 	if err != nil {
 		return err
 	}
-	return s.spokeCall(ctx, c, Principal{Identity: id}, access, model, method, path, in, out)
+	return s.spokeCall(ctx, c, authn.Principal{Identity: id}, access, model, method, path, in, out)
 }
 
 // StatusCopies returns how many status reads the proxy answered from a
 // revalidated copy, and how many answers it kept (statuscache.go).
 func (s *Server) StatusCopies() (revalidated, kept int64) {
-	if s.statuses == nil {
-		return 0, 0
-	}
-	return s.statuses.revalidated.Load(), s.statuses.kept.Load()
+	return s.proxy.StatusCopies()
 }

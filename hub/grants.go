@@ -16,8 +16,14 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/droverhq/drover/authz"
+	"github.com/droverhq/drover/hub/internal/authn"
+	"github.com/droverhq/drover/hub/internal/gate"
+	"github.com/droverhq/drover/hub/internal/reply"
 	"github.com/droverhq/drover/hub/internal/store"
 )
+
+// accessAPI serves grants, groups and model ownership (the /v1/grants, /v1/groups and PATCH /v1/models/{uuid} routes). It is the hub's Server seen through those handlers.
+type accessAPI struct{ *Server }
 
 // GrantRequest is the body of POST and DELETE /v1/grants: one subject
 // (user or group), one level, one target.
@@ -32,20 +38,6 @@ type GrantRequest struct {
 	Model        string `json:"model,omitempty"`
 	Controller   string `json:"controller,omitempty"`
 	Organization string `json:"organization,omitempty"`
-}
-
-// levels maps Juju-style access levels to relations, per target type;
-// public marks the levels that may be granted to everyone.
-var levels = map[string]map[string]struct {
-	rel    authz.Relation
-	public bool
-}{
-	authz.TypeModel: {"read": {authz.Reader, true}, "write": {authz.Writer, false},
-		"admin": {authz.Administrator, false}, "audit_viewer": {authz.AuditViewer, false}},
-	authz.TypeController: {"login": {authz.Reader, true}, "add-model": {authz.CanAddModel, true},
-		"superuser": {authz.Administrator, false}, "audit_viewer": {authz.AuditViewer, false}},
-	authz.TypeOrganization: {"member": {authz.Member, false}, "add-model": {authz.CanAddModel, false},
-		"admin": {authz.Administrator, false}, "audit_viewer": {authz.AuditViewer, false}},
 }
 
 // levelOrder lists, per target type, the levels that include one another,
@@ -68,10 +60,10 @@ func revokeSet(t authz.Tuple, level string) (remove []authz.Tuple, leave *authz.
 		return []authz.Tuple{t}, nil
 	}
 	for _, l := range order[i:] {
-		remove = append(remove, authz.Tuple{User: t.User, Relation: levels[typ][l].rel, Object: t.Object})
+		remove = append(remove, authz.Tuple{User: t.User, Relation: gate.Levels[typ][l].Rel, Object: t.Object})
 	}
 	if i > 0 {
-		leave = &authz.Tuple{User: t.User, Relation: levels[typ][order[i-1]].rel, Object: t.Object}
+		leave = &authz.Tuple{User: t.User, Relation: gate.Levels[typ][order[i-1]].Rel, Object: t.Object}
 	}
 	return remove, leave
 }
@@ -83,9 +75,9 @@ var seeRelation = map[string]authz.Relation{
 
 // resolveGrant validates req and returns the tuple it names plus the audit
 // annotations. Only administrators of the target may grant on it.
-func (s *Server) resolveGrant(ctx context.Context, p Principal, req GrantRequest, grant bool) (authz.Tuple, *auditInfo, error) {
+func (s accessAPI) resolveGrant(ctx context.Context, p authn.Principal, req GrantRequest, grant bool) (authz.Tuple, *auditInfo, error) {
 	bad := func(format string, args ...any) (authz.Tuple, *auditInfo, error) {
-		return authz.Tuple{}, nil, fmt.Errorf("%w: %s", errBadRequest, fmt.Sprintf(format, args...))
+		return authz.Tuple{}, nil, fmt.Errorf("%w: %s", reply.ErrBadRequest, fmt.Sprintf(format, args...))
 	}
 	info := &auditInfo{}
 	var typ, object string
@@ -106,11 +98,11 @@ func (s *Server) resolveGrant(ctx context.Context, p Principal, req GrantRequest
 	default:
 		return bad("give exactly one of model, controller and organization")
 	}
-	lv, ok := levels[typ][req.Level]
+	lv, ok := gate.Levels[typ][req.Level]
 	if !ok {
-		return bad("level %q is not valid on %s (%s)", req.Level, article(typ), strings.Join(slices.Sorted(maps.Keys(levels[typ])), ", "))
+		return bad("level %q is not valid on %s (%s)", req.Level, article(typ), strings.Join(slices.Sorted(maps.Keys(gate.Levels[typ])), ", "))
 	}
-	if err := s.require(ctx, p, authz.Administrator, seeRelation[typ], object); err != nil {
+	if err := s.gate.Require(ctx, p, authz.Administrator, seeRelation[typ], object); err != nil {
 		// A refused grant is recorded against what it asked for, as a
 		// refused model request is: its auditors see the attempt.
 		return authz.Tuple{}, info, err
@@ -122,7 +114,7 @@ func (s *Server) resolveGrant(ctx context.Context, p Principal, req GrantRequest
 	switch {
 	case req.User != "" && req.Group == "":
 		if req.User == "everyone" {
-			if !lv.public {
+			if !lv.Public {
 				return bad("level %q cannot be granted to everyone", req.Level)
 			}
 			subject = authz.Everyone
@@ -161,21 +153,21 @@ func (s *Server) resolveGrant(ctx context.Context, p Principal, req GrantRequest
 	default:
 		return bad("give exactly one of user and group")
 	}
-	return authz.Tuple{User: subject, Relation: lv.rel, Object: object}, info, nil
+	return authz.Tuple{User: subject, Relation: lv.Rel, Object: object}, info, nil
 }
 
 // unknownGroup is the answer for a group that does not exist, or that the
 // caller may not know of.
-func unknownGroup(ref string) error { return fmt.Errorf("%w: group %q", errNotFound, ref) }
+func unknownGroup(ref string) error { return fmt.Errorf("%w: group %q", reply.ErrNotFound, ref) }
 
 // seesGroup reports whether p may know of g: a member of its organization
 // (its administrators and the hub's included).
-func (s *Server) seesGroup(ctx context.Context, p Principal, g store.Group) (bool, error) {
-	return s.Check(ctx, p, authz.Member, authz.OrgObject(g.Org))
+func (s accessAPI) seesGroup(ctx context.Context, p authn.Principal, g store.Group) (bool, error) {
+	return s.gate.Check(ctx, p, authz.Member, authz.OrgObject(g.Org))
 }
 
 // seesGroupNamed is seesGroup for ORG/NAME; false when it cannot tell.
-func (s *Server) seesGroupNamed(ctx context.Context, p Principal, ref string) bool {
+func (s accessAPI) seesGroupNamed(ctx context.Context, p authn.Principal, ref string) bool {
 	org, name, _ := strings.Cut(ref, "/")
 	g, err := s.store.Groups.ByName(ctx, org, name)
 	if err != nil {
@@ -211,18 +203,18 @@ func (s *Server) identityByRef(ctx context.Context, ref string) (store.Identity,
 		if strings.Contains(ref, "/") {
 			hint = "; a group is granted as one: drover grant --group ORG/NAME"
 		}
-		return id, fmt.Errorf("%w: user %q (nobody by that name has logged in or been granted access%s)", errNotFound, ref, hint)
+		return id, fmt.Errorf("%w: user %q (nobody by that name has logged in or been granted access%s)", reply.ErrNotFound, ref, hint)
 	}
 	return id, nil
 }
 
-func (s *Server) handleGrant(w http.ResponseWriter, r *http.Request)  { s.changeGrant(w, r, true) }
-func (s *Server) handleRevoke(w http.ResponseWriter, r *http.Request) { s.changeGrant(w, r, false) }
+func (s accessAPI) handleGrant(w http.ResponseWriter, r *http.Request)  { s.changeGrant(w, r, true) }
+func (s accessAPI) handleRevoke(w http.ResponseWriter, r *http.Request) { s.changeGrant(w, r, false) }
 
-func (s *Server) changeGrant(w http.ResponseWriter, r *http.Request, grant bool) {
-	p, _ := PrincipalFrom(r.Context())
+func (s accessAPI) changeGrant(w http.ResponseWriter, r *http.Request, grant bool) {
+	p, _ := authn.PrincipalFrom(r.Context())
 	var req GrantRequest
-	if err := decode(r, &req); err != nil {
+	if err := reply.Decode(r, &req); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
@@ -251,7 +243,7 @@ func (s *Server) changeGrant(w http.ResponseWriter, r *http.Request, grant bool)
 			// a group nobody made (one granted something is revoked: the
 			// target's administrators see who holds access to it).
 			err = fmt.Errorf("%w: %s holds no %s access on %s (nothing to revoke; inherited access is revoked where it is granted)",
-				errNotFound, cmp.Or(req.User, "group "+req.Group), req.Level, s.grantTarget(r.Context(), req))
+				reply.ErrNotFound, cmp.Or(req.User, "group "+req.Group), req.Level, s.grantTarget(r.Context(), req))
 			if req.Group != "" && !s.seesGroupNamed(r.Context(), p, req.Group) {
 				err = unknownGroup(req.Group)
 			}
@@ -261,9 +253,9 @@ func (s *Server) changeGrant(w http.ResponseWriter, r *http.Request, grant bool)
 		s.writeError(w, r, err)
 		return
 	}
-	s.awaitAuthz(r.Context())
+	s.gate.AwaitAuthz(r.Context())
 	if u, ok := info.Details["pending-user"]; ok {
-		writeJSON(w, http.StatusOK, GrantResponse{PendingUser: u.(string)})
+		reply.JSON(w, http.StatusOK, GrantResponse{PendingUser: u.(string)})
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -281,19 +273,19 @@ type GrantResponse struct {
 // identityOrPending is identityByRef for a grant or a new group member:
 // an email nobody has logged in with yet names a pending identity (see
 // store.Identities.Pending), created in the organization first logins go to.
-func (s *Server) identityOrPending(ctx context.Context, ref string) (store.Identity, error) {
+func (s accessAPI) identityOrPending(ctx context.Context, ref string) (store.Identity, error) {
 	id, err := s.identityByRef(ctx, ref)
 	if err == nil || !strings.Contains(ref, "@") {
 		return id, err
 	}
 	if a, perr := mail.ParseAddress(ref); perr != nil || a.Address != ref || a.Name != "" {
-		return id, fmt.Errorf("%w: user %q: not an email address, a service account's client id or an identity id", errBadRequest, ref)
+		return id, fmt.Errorf("%w: user %q: not an email address, a service account's client id or an identity id", reply.ErrBadRequest, ref)
 	}
 	return s.store.Identities.Pending(ctx, ref, s.cfg.DefaultOrg)
 }
 
 // grantTarget names a grant's target as people do: a model by its name.
-func (s *Server) grantTarget(ctx context.Context, req GrantRequest) string {
+func (s accessAPI) grantTarget(ctx context.Context, req GrantRequest) string {
 	switch {
 	case req.Model != "":
 		if m, err := s.store.Models.ByUUID(ctx, req.Model); err == nil {
@@ -308,13 +300,13 @@ func (s *Server) grantTarget(ctx context.Context, req GrantRequest) string {
 
 // handleCreateGroup creates a group in an organization the caller
 // administers.
-func (s *Server) handleCreateGroup(w http.ResponseWriter, r *http.Request) {
-	p, _ := PrincipalFrom(r.Context())
+func (s accessAPI) handleCreateGroup(w http.ResponseWriter, r *http.Request) {
+	p, _ := authn.PrincipalFrom(r.Context())
 	var req struct {
 		Org  string `json:"org"`
 		Name string `json:"name"`
 	}
-	if err := decode(r, &req); err != nil {
+	if err := reply.Decode(r, &req); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
@@ -322,7 +314,7 @@ func (s *Server) handleCreateGroup(w http.ResponseWriter, r *http.Request) {
 		req.Org = p.Identity.Org
 	}
 	annotate(r.Context(), func(a *auditInfo) { a.Org = req.Org })
-	if err := s.require(r.Context(), p, authz.Administrator, authz.Member, authz.OrgObject(req.Org)); err != nil {
+	if err := s.gate.Require(r.Context(), p, authz.Administrator, authz.Member, authz.OrgObject(req.Org)); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
@@ -331,21 +323,21 @@ func (s *Server) handleCreateGroup(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, g)
+	reply.JSON(w, http.StatusCreated, g)
 }
 
 // groupForAdmin loads the {group} of the path, its id or ORG/NAME (the
 // slash escaped), and checks that the caller administers the group's
 // organization.
-func (s *Server) groupForAdmin(r *http.Request) (store.Group, error) {
+func (s accessAPI) groupForAdmin(r *http.Request) (store.Group, error) {
 	return s.groupFor(r, authz.Administrator)
 }
 
 // groupFor is groupForAdmin for rel on the group's organization: the
 // organization's members may see the group (others get 404), and only
 // those with rel may go on (the others get 403).
-func (s *Server) groupFor(r *http.Request, rel authz.Relation) (store.Group, error) {
-	p, _ := PrincipalFrom(r.Context())
+func (s accessAPI) groupFor(r *http.Request, rel authz.Relation) (store.Group, error) {
+	p, _ := authn.PrincipalFrom(r.Context())
 	ref, err := url.PathUnescape(chi.URLParam(r, "group"))
 	var g store.Group
 	if err == nil {
@@ -359,14 +351,14 @@ func (s *Server) groupFor(r *http.Request, rel authz.Relation) (store.Group, err
 		return store.Group{}, unknownGroup(ref)
 	}
 	annotate(r.Context(), func(a *auditInfo) { a.Org = g.Org })
-	return g, s.require(r.Context(), p, rel, authz.Member, authz.OrgObject(g.Org))
+	return g, s.gate.Require(r.Context(), p, rel, authz.Member, authz.OrgObject(g.Org))
 }
 
-func (s *Server) handleAddMember(w http.ResponseWriter, r *http.Request) {
+func (s accessAPI) handleAddMember(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		User string `json:"user"`
 	}
-	if err := decode(r, &req); err != nil {
+	if err := reply.Decode(r, &req); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
@@ -381,34 +373,34 @@ func (s *Server) handleAddMember(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	s.awaitAuthz(r.Context())
+	s.gate.AwaitAuthz(r.Context())
 	if id.Pending() {
 		annotate(r.Context(), func(a *auditInfo) { a.Details = map[string]any{"pending-user": id.Email} })
-		writeJSON(w, http.StatusOK, GrantResponse{PendingUser: id.Email})
+		reply.JSON(w, http.StatusOK, GrantResponse{PendingUser: id.Email})
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
 }
 
-func (s *Server) handleRemoveMember(w http.ResponseWriter, r *http.Request) {
+func (s accessAPI) handleRemoveMember(w http.ResponseWriter, r *http.Request) {
 	if err := s.removeMember(r); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	s.awaitAuthz(r.Context())
+	s.gate.AwaitAuthz(r.Context())
 	w.WriteHeader(http.StatusNoContent)
 }
 
 // removeMember removes the {member} of the path (an email, a service
 // account's client id or an identity id) from the {group}.
-func (s *Server) removeMember(r *http.Request) error {
+func (s accessAPI) removeMember(r *http.Request) error {
 	g, err := s.groupForAdmin(r)
 	if err != nil {
 		return err
 	}
 	member, err := url.PathUnescape(chi.URLParam(r, "member"))
 	if err != nil {
-		return fmt.Errorf("%w: member: %w", errBadRequest, err)
+		return fmt.Errorf("%w: member: %w", reply.ErrBadRequest, err)
 	}
 	id, err := s.identityByRef(r.Context(), member)
 	if err != nil {

@@ -9,6 +9,9 @@ import (
 
 	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/authz"
+	"github.com/droverhq/drover/hub/internal/authn"
+	"github.com/droverhq/drover/hub/internal/gate"
+	"github.com/droverhq/drover/hub/internal/reply"
 	"github.com/droverhq/drover/hub/internal/store"
 )
 
@@ -20,12 +23,12 @@ import (
 // organizations the caller is a member of (one ListObjects), with their
 // member counts, by organization then name. An organization the caller is
 // not a member of is 404, whether or not it exists.
-func (s *Server) handleListGroups(w http.ResponseWriter, r *http.Request) {
-	p, _ := PrincipalFrom(r.Context())
-	orgs, err := s.list(r.Context(), p, authz.Member, authz.TypeOrganization)
+func (s accessAPI) handleListGroups(w http.ResponseWriter, r *http.Request) {
+	p, _ := authn.PrincipalFrom(r.Context())
+	orgs, err := s.gate.List(r.Context(), p, authz.Member, authz.TypeOrganization)
 	if org := r.URL.Query().Get("org"); err == nil && org != "" {
 		if !slices.Contains(orgs, org) {
-			err = fmt.Errorf("%w: organization %q", errNotFound, org)
+			err = fmt.Errorf("%w: organization %q", reply.ErrNotFound, org)
 		}
 		orgs = []string{org}
 	}
@@ -41,21 +44,21 @@ func (s *Server) handleListGroups(w http.ResponseWriter, r *http.Request) {
 	for i, g := range gs {
 		out[i] = apiGroup(g.Group, g.Members)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"groups": out})
+	reply.JSON(w, http.StatusOK, map[string]any{"groups": out})
 }
 
 // handleGetGroup answers GET /v1/groups/{group} for the members of the
 // group's organization: the group, its members and the grants made to it.
-func (s *Server) handleGetGroup(w http.ResponseWriter, r *http.Request) {
+func (s accessAPI) handleGetGroup(w http.ResponseWriter, r *http.Request) {
 	d, err := s.groupDetails(r)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, d)
+	reply.JSON(w, http.StatusOK, d)
 }
 
-func (s *Server) groupDetails(r *http.Request) (api.GroupDetails, error) {
+func (s accessAPI) groupDetails(r *http.Request) (api.GroupDetails, error) {
 	g, err := s.groupFor(r, authz.Member)
 	if err != nil {
 		return api.GroupDetails{}, err
@@ -70,7 +73,7 @@ func (s *Server) groupDetails(r *http.Request) (api.GroupDetails, error) {
 	}
 	// A grant on something the caller cannot see (another organization's
 	// model granted to this group) is not theirs to learn of.
-	p, _ := PrincipalFrom(r.Context())
+	p, _ := authn.PrincipalFrom(r.Context())
 	visible := tuples[:0]
 	for _, t := range tuples {
 		typ, _, _ := authz.ParseObject(t.Object)
@@ -78,7 +81,7 @@ func (s *Server) groupDetails(r *http.Request) (api.GroupDetails, error) {
 		if !ok {
 			continue
 		}
-		if can, err := s.Check(r.Context(), p, see, t.Object); err != nil {
+		if can, err := s.gate.Check(r.Context(), p, see, t.Object); err != nil {
 			return api.GroupDetails{}, err
 		} else if can {
 			visible = append(visible, t)
@@ -94,10 +97,10 @@ func (s *Server) groupDetails(r *http.Request) (api.GroupDetails, error) {
 
 // describeGrants names grants as drover grant takes them, by target and
 // then level, lowest first.
-func (s *Server) describeGrants(ctx context.Context, ts []authz.Tuple) []api.GroupGrant {
+func (s accessAPI) describeGrants(ctx context.Context, ts []authz.Tuple) []api.GroupGrant {
 	out := make([]api.GroupGrant, len(ts))
 	for i, t := range ts {
-		out[i] = api.GroupGrant{Level: levelOf(t.Object, t.Relation), Target: s.describe(ctx, t.Object), Object: t.Object}
+		out[i] = api.GroupGrant{Level: gate.LevelOf(t.Object, t.Relation), Target: s.gate.Describe(ctx, t.Object), Object: t.Object}
 	}
 	rank := func(g api.GroupGrant) int {
 		typ, _, _ := authz.ParseObject(g.Object)
@@ -120,7 +123,7 @@ func apiGroup(g store.Group, members int) api.Group {
 // organization's administrators: the group, its memberships and every
 // grant made to it go in one transaction, so its members lose what it gave
 // them, from their next request on.
-func (s *Server) handleRemoveGroup(w http.ResponseWriter, r *http.Request) {
+func (s accessAPI) handleRemoveGroup(w http.ResponseWriter, r *http.Request) {
 	g, err := s.groupForAdmin(r)
 	annotateGroup(r.Context(), g)
 	if err == nil {
@@ -130,18 +133,18 @@ func (s *Server) handleRemoveGroup(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	s.awaitAuthz(r.Context())
+	s.gate.AwaitAuthz(r.Context())
 	w.WriteHeader(http.StatusNoContent)
 }
 
 // handleRenameGroup answers PATCH /v1/groups/{group} {"name": NEW} for the
 // organization's administrators. Tuples name the group by id: its members
 // and grants stay as they are.
-func (s *Server) handleRenameGroup(w http.ResponseWriter, r *http.Request) {
+func (s accessAPI) handleRenameGroup(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		Name string `json:"name"`
 	}
-	if err := decode(r, &req); err != nil {
+	if err := reply.Decode(r, &req); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
@@ -154,7 +157,7 @@ func (s *Server) handleRenameGroup(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, g)
+	reply.JSON(w, http.StatusOK, g)
 }
 
 // annotateGroup records the group a request acted on, as it was called

@@ -99,9 +99,11 @@ func TestHungPermissionService(t *testing.T) {
 // reach its identity provider; the hub's client for it had a 30 s bound,
 // the time drover waits, so drover said it could not reach the hub.
 func TestHungIdentityProvider(t *testing.T) {
-	hub.SetOIDCTimeout(t, 500*time.Millisecond)
 	idpNet := &switchedTransport{}
-	e := newEnv(t, func(c *hub.Config) { c.OIDCHTTPClient = &http.Client{Transport: idpNet} }) // no Timeout of its own
+	e := newEnv(t, func(c *hub.Config) {
+		c.OIDCHTTPClient = &http.Client{Transport: idpNet} // no Timeout of its own
+		hub.SetOIDCTimeout(c, 500*time.Millisecond)
+	})
 	idpNet.hung.Store(true)
 	hc := &http.Client{Timeout: 30 * time.Second} // unbounded, the test fails here
 	resp, err := hc.PostForm(e.url+"/v1/auth/token",

@@ -9,6 +9,9 @@ import (
 	"sync"
 
 	"github.com/droverhq/drover/authz"
+	"github.com/droverhq/drover/hub/internal/authn"
+	"github.com/droverhq/drover/hub/internal/indexer"
+	"github.com/droverhq/drover/hub/internal/reply"
 	"github.com/droverhq/drover/hub/internal/store"
 	"github.com/droverhq/drover/internal/jsonw"
 )
@@ -28,13 +31,13 @@ import (
 // organization (anyone else: 404, as if nobody had that name), and only
 // the models the caller can read too: a grant U holds in another
 // organization stays that organization's business.
-func (s *Server) handleListModels(w http.ResponseWriter, r *http.Request) {
+func (s readAPI) handleListModels(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	p, _ := PrincipalFrom(ctx)
+	p, _ := authn.PrincipalFrom(ctx)
 	lw := &listWriter{w: w}
 	var err error
 	if ref := r.URL.Query().Get("user"); ref != "" {
-		var u Principal
+		var u authn.Principal
 		if u, err = s.principalForAdmin(ctx, p, ref); err == nil {
 			err = s.listModels(ctx, u, lw, &p)
 		}
@@ -54,26 +57,26 @@ func (s *Server) handleListModels(w http.ResponseWriter, r *http.Request) {
 
 // principalForAdmin is identity ref as a principal, for p who administers
 // its organization (or is it); anyone else is told nobody has that name.
-func (s *Server) principalForAdmin(ctx context.Context, p Principal, ref string) (Principal, error) {
+func (s readAPI) principalForAdmin(ctx context.Context, p authn.Principal, ref string) (authn.Principal, error) {
 	id, err := s.identityByRef(ctx, ref)
 	if err != nil {
-		return Principal{}, err
+		return authn.Principal{}, err
 	}
 	if id.ID != p.Identity.ID {
-		ok, err := s.Check(ctx, p, authz.Administrator, authz.OrgObject(id.Org))
+		ok, err := s.gate.Check(ctx, p, authz.Administrator, authz.OrgObject(id.Org))
 		if err != nil {
-			return Principal{}, err
+			return authn.Principal{}, err
 		}
 		if !ok {
-			return Principal{}, fmt.Errorf("%w: user %q (nobody by that name has logged in or been granted access)", errNotFound, ref)
+			return authn.Principal{}, fmt.Errorf("%w: user %q (nobody by that name has logged in or been granted access)", reply.ErrNotFound, ref)
 		}
 	}
-	return Principal{Identity: id, Object: authz.UserObject(id.ID)}, nil
+	return authn.Principal{Identity: id, Object: authz.UserObject(id.ID)}, nil
 }
 
 // listModels writes the models p can read to lw; with seenBy, only those
 // seenBy can read as well.
-func (s *Server) listModels(ctx context.Context, p Principal, lw *listWriter, seenBy *Principal) error {
+func (s readAPI) listModels(ctx context.Context, p authn.Principal, lw *listWriter, seenBy *authn.Principal) error {
 	v, err := s.visibility(ctx, p)
 	if err != nil {
 		return err
@@ -96,7 +99,7 @@ func (s *Server) listModels(ctx context.Context, p Principal, lw *listWriter, se
 	missing := s.modelJSON.lookup(keys, listed)
 	if missing > len(keys)/2 && seenBy == nil {
 		// A listing larger than the cache would only churn it: it is
-		// read whole every time, as before the cache.
+		// read whole every time, as without one.
 		keep := s.modelJSON.fits(len(keys))
 		return s.store.Models.Visible(ctx, v, func(m *store.ModelRow) error {
 			e := newListedModel(m)
@@ -147,7 +150,7 @@ func (s *Server) listModels(ctx context.Context, p Principal, lw *listWriter, se
 }
 
 // alsoVisible keeps the keys of the models p can read.
-func (s *Server) alsoVisible(ctx context.Context, p Principal, keys []store.ModelKey) ([]store.ModelKey, error) {
+func (s readAPI) alsoVisible(ctx context.Context, p authn.Principal, keys []store.ModelKey) ([]store.ModelKey, error) {
 	v, err := s.visibility(ctx, p)
 	if err != nil {
 		return nil, err
@@ -187,7 +190,7 @@ func (lw *listWriter) add(e *listedModel) error {
 		return nil
 	}
 	if !lw.started {
-		writeJSONHeader(lw.w, http.StatusOK)
+		reply.JSONHeader(lw.w, http.StatusOK)
 		lw.started = true
 	}
 	_, err := lw.w.Write(lw.b)
@@ -198,7 +201,7 @@ func (lw *listWriter) add(e *listedModel) error {
 // finish writes the rest of a listing that succeeded.
 func (lw *listWriter) finish() {
 	if !lw.started {
-		writeJSONHeader(lw.w, http.StatusOK)
+		reply.JSONHeader(lw.w, http.StatusOK)
 	}
 	if lw.b == nil {
 		lw.b = append(lw.b, listHead...)
@@ -247,7 +250,7 @@ const listChunk = 32 << 10
 // outbox delivers to OpenFGA) takes the union. TestVisibleModelsMatchesListObjects
 // holds this equal to ListObjects on random grants; see
 // docs/decisions/0005-model-listing.md.
-func (s *Server) visibility(ctx context.Context, p Principal) (store.Visibility, error) {
+func (s readAPI) visibility(ctx context.Context, p authn.Principal) (store.Visibility, error) {
 	asks := [...]struct {
 		rel authz.Relation
 		typ string
@@ -262,7 +265,7 @@ func (s *Server) visibility(ctx context.Context, p Principal) (store.Visibility,
 		wg   sync.WaitGroup
 	)
 	for i, a := range asks {
-		wg.Go(func() { got[i], errs[i] = s.list(ctx, p, a.rel, a.typ) })
+		wg.Go(func() { got[i], errs[i] = s.gate.List(ctx, p, a.rel, a.typ) })
 	}
 	wg.Wait()
 	for _, err := range errs {
@@ -310,7 +313,7 @@ func appendPlace(b []byte, ctrl [16]byte, p store.Place) []byte {
 	if len(p.Name) > 0 {
 		b = jsonw.String(append(b, `,"controller":`...), p.Name)
 	}
-	if string(p.Status) == statusDisconnected {
+	if string(p.Status) == indexer.StatusDisconnected {
 		b = jsonw.String(append(b, `,"controller-status":`...), p.Status)
 	}
 	b = jsonw.UUID(append(b, `,"controller-uuid":`...), ctrl)

@@ -1,10 +1,13 @@
 package hub
 
 import (
+	"context"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 )
 
 // statusClasses are the "code" label's values, by status / 100.
@@ -67,4 +70,42 @@ func newOutageCounters() *outageCounters {
 		o.unavailable.WithLabelValues(d) // exported at 0 from the start
 	}
 	return o
+}
+
+// collectors are every metric the hub registers: its own, read from the
+// counters of the parts they count, and those of authn, the proxy and the
+// indexer.
+func (s *Server) collectors() []prometheus.Collector {
+	cs := []prometheus.Collector{s.reqs.vec, s.outages.unavailable, s.outages.unfinished,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "drover_hub_listed_models_cached_total",
+			Help: "Models in GET /v1/models answers whose JSON was kept from an earlier listing (the row unchanged)."},
+			func() float64 { return float64(s.modelJSON.hits.Load()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "drover_hub_authz_tuples_delivered_total",
+			Help: "Outbox entries this replica delivered to OpenFGA."},
+			func() float64 { return float64(s.outbox.Stats().Delivered.Load()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "drover_hub_authz_delivery_failures_total",
+			Help: "Outbox deliveries OpenFGA refused or did not answer (retried)."},
+			func() float64 { return float64(s.outbox.Stats().Failed.Load()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "drover_hub_authz_drift_repaired_total",
+			Help: "Tuples the reconciler found OpenFGA lacking or holding in excess, and queued to repair."},
+			func() float64 { return float64(s.outbox.Stats().Repaired.Load()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "drover_hub_authz_outbox_undelivered",
+			Help: "Outbox entries not yet in OpenFGA: how far permissions lag the database (-1: the database did not answer)."},
+			func() float64 {
+				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+				defer cancel()
+				n, err := s.store.Outbox.Undelivered(ctx)
+				if err != nil {
+					return -1
+				}
+				return float64(n)
+			}),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "drover_hub_listed_models_read_total",
+			Help: "Models in GET /v1/models answers read whole from PostgreSQL (new or changed since they were last listed)."},
+			func() float64 { return float64(s.modelJSON.misses.Load()) }),
+	}
+	cs = append(cs, s.authn.Collectors()...)
+	cs = append(cs, s.proxy.Collectors()...)
+	return append(cs, s.indexer.Collectors()...)
 }

@@ -7,6 +7,8 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/droverhq/drover/authz"
+	"github.com/droverhq/drover/hub/internal/authn"
+	"github.com/droverhq/drover/hub/internal/reply"
 	"github.com/droverhq/drover/hub/internal/store"
 )
 
@@ -25,27 +27,27 @@ type SetModelOwnerRequest struct {
 // may; the new owner must be a member of that organization, and gets
 // administrator on the model. The previous owner keeps the access they
 // hold until it is revoked.
-func (s *Server) handleSetModelOwner(w http.ResponseWriter, r *http.Request) {
+func (s accessAPI) handleSetModelOwner(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	p, _ := PrincipalFrom(ctx)
+	p, _ := authn.PrincipalFrom(ctx)
 	id := chi.URLParam(r, "uuid")
 	var req SetModelOwnerRequest
-	err := decode(r, &req)
+	err := reply.Decode(r, &req)
 	if err == nil && req.Owner == "" {
-		err = fmt.Errorf("%w: the body must name the new owner: {\"owner\": EMAIL, CLIENT-ID or IDENTITY-ID}", errBadRequest)
+		err = fmt.Errorf("%w: the body must name the new owner: {\"owner\": EMAIL, CLIENT-ID or IDENTITY-ID}", reply.ErrBadRequest)
 	}
 	var m store.Model
 	if err == nil {
 		annotate(ctx, func(a *auditInfo) { a.ModelUUID = id })
-		err = s.require(ctx, p, authz.Reader, authz.Reader, authz.ModelObject(id))
+		err = s.gate.Require(ctx, p, authz.Reader, authz.Reader, authz.ModelObject(id))
 	}
 	if err == nil {
 		if m, err = s.store.Models.ByUUID(ctx, id); err == nil {
 			annotate(ctx, func(a *auditInfo) { a.Org, a.ControllerUUID, a.Target = m.Org, m.ControllerUUID, m.Name })
 			var ok bool
-			if ok, err = s.Check(ctx, p, authz.Administrator, authz.OrgObject(m.Org)); err == nil && !ok {
+			if ok, err = s.gate.Check(ctx, p, authz.Administrator, authz.OrgObject(m.Org)); err == nil && !ok {
 				err = fmt.Errorf("%w: %s needs admin access to organization %s to change the owner of its model %s",
-					errForbidden, p.Identity.Name(), m.Org, m.Name)
+					reply.ErrForbidden, p.Identity.Name(), m.Org, m.Name)
 			}
 		}
 	}
@@ -67,17 +69,17 @@ func (s *Server) handleSetModelOwner(w http.ResponseWriter, r *http.Request) {
 			delete(a.Details, "previous-owner-id")
 		}
 	})
-	s.awaitAuthz(ctx)
+	s.gate.AwaitAuthz(ctx)
 	if m, err = s.store.Models.ByUUID(ctx, id); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, m)
+	reply.JSON(w, http.StatusOK, m)
 }
 
 // newModelOwner finds the identity ref names, and checks it may own m: a
 // member of m's organization, enabled, who has logged in.
-func (s *Server) newModelOwner(r *http.Request, m store.Model, ref string) (store.Identity, error) {
+func (s accessAPI) newModelOwner(r *http.Request, m store.Model, ref string) (store.Identity, error) {
 	id, err := s.identityByRef(r.Context(), ref)
 	if err != nil {
 		return id, err
@@ -86,12 +88,12 @@ func (s *Server) newModelOwner(r *http.Request, m store.Model, ref string) (stor
 	case err != nil:
 		return id, err
 	case id.DisabledAt != nil:
-		return id, fmt.Errorf("%w: user %s is disabled", errBadRequest, id.Name())
+		return id, fmt.Errorf("%w: user %s is disabled", reply.ErrBadRequest, id.Name())
 	case id.Pending():
-		return id, fmt.Errorf("%w: %s has not logged in yet: a model's owner must have", errBadRequest, ref)
+		return id, fmt.Errorf("%w: %s has not logged in yet: a model's owner must have", reply.ErrBadRequest, ref)
 	case !member:
 		return id, fmt.Errorf("%w: %s is not a member of organization %s, which owns model %s (a model's owner is one of its organization)",
-			errBadRequest, id.Name(), m.Org, m.Name)
+			reply.ErrBadRequest, id.Name(), m.Org, m.Name)
 	}
 	return id, nil
 }

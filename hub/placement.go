@@ -11,6 +11,10 @@ import (
 
 	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/authz"
+	"github.com/droverhq/drover/hub/internal/authn"
+	"github.com/droverhq/drover/hub/internal/indexer"
+	"github.com/droverhq/drover/hub/internal/proxy"
+	"github.com/droverhq/drover/hub/internal/reply"
 	"github.com/droverhq/drover/hub/internal/store"
 )
 
@@ -22,10 +26,10 @@ import (
 // fails for a reason of its own (unreachable, internal error). The model
 // joins the index in the caller's organization with the caller as owner
 // (administrator).
-func (s *Server) handleAddModel(w http.ResponseWriter, r *http.Request) {
-	p, _ := PrincipalFrom(r.Context())
+func (s controllersAPI) handleAddModel(w http.ResponseWriter, r *http.Request) {
+	p, _ := authn.PrincipalFrom(r.Context())
 	var req api.AddModelRequest
-	err := decode(r, &req)
+	err := reply.Decode(r, &req)
 	var m store.Model
 	if err == nil {
 		m, err = s.addModel(r.Context(), p, req)
@@ -37,22 +41,22 @@ func (s *Server) handleAddModel(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, m)
+	reply.JSON(w, http.StatusCreated, m)
 }
 
-func (s *Server) addModel(ctx context.Context, p Principal, req api.AddModelRequest) (store.Model, error) {
+func (s controllersAPI) addModel(ctx context.Context, p authn.Principal, req api.AddModelRequest) (store.Model, error) {
 	if req.Name == "" {
-		return store.Model{}, fmt.Errorf("%w: a model name is required", errBadRequest)
+		return store.Model{}, fmt.Errorf("%w: a model name is required", reply.ErrBadRequest)
 	}
 	if err := api.CheckModelName(req.Name); err != nil { // before claiming it, or asking any controller
-		return store.Model{}, fmt.Errorf("%w: %w", errBadRequest, err)
+		return store.Model{}, fmt.Errorf("%w: %w", reply.ErrBadRequest, err)
 	}
 	if req.Owner != "" && req.Owner != p.Identity.Name() && req.Owner != p.Identity.ID {
-		return store.Model{}, fmt.Errorf("%w: a model added through the hub is owned by its creator", errBadRequest)
+		return store.Model{}, fmt.Errorf("%w: a model added through the hub is owned by its creator", reply.ErrBadRequest)
 	}
 	// One add-model of a name at a time in an organization; the others
 	// are told the name is taken, before any controller is asked.
-	claimed, err := s.store.Models.ClaimName(ctx, p.Identity.Org, req.Name, claimLease)
+	claimed, err := s.store.Models.ClaimName(ctx, p.Identity.Org, req.Name, s.cfg.claimLease)
 	if err != nil {
 		return store.Model{}, err
 	}
@@ -61,7 +65,7 @@ func (s *Server) addModel(ctx context.Context, p Principal, req api.AddModelRequ
 			return store.Model{}, modelExists(p, req.Name)
 		}
 		return store.Model{}, errors.Join(store.ErrAlreadyExists, fmt.Errorf("model %q is being added in organization %s by another request "+
-			"(if none is running, one was interrupted: the name is free again within %v)", req.Name, p.Identity.Org, claimLease))
+			"(if none is running, one was interrupted: the name is free again within %v)", req.Name, p.Identity.Org, s.cfg.claimLease))
 	}
 	defer func() {
 		if err := s.store.Models.ReleaseName(context.WithoutCancel(ctx), p.Identity.Org, req.Name); err != nil {
@@ -70,7 +74,7 @@ func (s *Server) addModel(ctx context.Context, p Principal, req api.AddModelRequ
 	}()
 	// Renewed while this runs; stopped before the release above.
 	defer s.holdClaim(ctx, "model name "+req.Name, func(ctx context.Context) error {
-		return s.store.Models.RenewName(ctx, p.Identity.Org, req.Name, claimLease)
+		return s.store.Models.RenewName(ctx, p.Identity.Org, req.Name, s.cfg.claimLease)
 	})()
 	if _, err := s.store.Models.ByName(ctx, p.Identity.Org, req.Name); err == nil {
 		return store.Model{}, modelExists(p, req.Name)
@@ -85,7 +89,7 @@ func (s *Server) addModel(ctx context.Context, p Principal, req api.AddModelRequ
 	for _, c := range cands {
 		m, next, err := s.placeOn(ctx, c, p, req)
 		if err == nil {
-			s.awaitAuthz(ctx)
+			s.gate.AwaitAuthz(ctx)
 			return s.store.Models.ByUUID(ctx, m.UUID)
 		}
 		if !next {
@@ -95,32 +99,23 @@ func (s *Server) addModel(ctx context.Context, p Principal, req api.AddModelRequ
 		errs = append(errs, fmt.Errorf("%s: %w", c.Name, err))
 	}
 	return store.Model{}, fmt.Errorf("%w: no controller could add the model: %w ('drover controllers' shows their health)",
-		errSpokeUnavailable, joinErrors(errs, "; "))
+		proxy.ErrUnavailable, joinErrors(errs, "; "))
 }
 
 // modelExists is the answer to an add-model of a name the caller's
 // organization has, or is adding.
-func modelExists(p Principal, name string) error {
+func modelExists(p authn.Principal, name string) error {
 	return errors.Join(store.ErrAlreadyExists, fmt.Errorf("model %q already exists in organization %s", name, p.Identity.Org))
 }
 
-// claimLease is how long a claim of an add-model (its model name, and its
-// placement, which the indexer leaves to it: store.Models.ClaimPlacement) lasts
-// unless renewed. The add-model renews both every third of it while it
-// runs, so a claim outlives an add-model that never ended (its hub
-// crashed) by at most this long; until 2026-11-23 a claim lasted 5
-// minutes, as long as creating the model could take, and so did such a
-// name's wait.
-var claimLease = 30 * time.Second
-
-// holdClaim renews a claim (renew) every third of claimLease until the
+// holdClaim renews a claim (renew) every third of Config.claimLease until the
 // returned stop is called.
-func (s *Server) holdClaim(ctx context.Context, what string, renew func(context.Context) error) (stop func()) {
+func (s controllersAPI) holdClaim(ctx context.Context, what string, renew func(context.Context) error) (stop func()) {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		t := time.NewTicker(claimLease / 3)
+		t := time.NewTicker(s.cfg.claimLease / 3)
 		defer t.Stop()
 		for {
 			select {
@@ -145,13 +140,13 @@ func (s *Server) holdClaim(ctx context.Context, what string, renew func(context.
 // indexer from adopting the model when the controller's event comes
 // first; if it adopted it anyway (the claim expired), the insert takes the
 // row over (store.Models.Insert).
-func (s *Server) placeOn(ctx context.Context, c store.Controller, p Principal, req api.AddModelRequest) (m store.Model, next bool, err error) {
+func (s controllersAPI) placeOn(ctx context.Context, c store.Controller, p authn.Principal, req api.AddModelRequest) (m store.Model, next bool, err error) {
 	owner := p.Identity.Name()
-	if err := s.store.Models.ClaimPlacement(ctx, c.UUID, req.Name, owner, claimLease); err != nil {
+	if err := s.store.Models.ClaimPlacement(ctx, c.UUID, req.Name, owner, s.cfg.claimLease); err != nil {
 		return store.Model{}, false, err
 	}
 	defer s.holdClaim(ctx, "placement of "+req.Name, func(ctx context.Context) error {
-		return s.store.Models.ClaimPlacement(ctx, c.UUID, req.Name, owner, claimLease)
+		return s.store.Models.ClaimPlacement(ctx, c.UUID, req.Name, owner, s.cfg.claimLease)
 	})()
 	defer func() {
 		if err := s.store.Models.ReleasePlacement(context.WithoutCancel(ctx), c.UUID, req.Name, owner); err != nil {
@@ -181,7 +176,7 @@ func (s *Server) placeOn(ctx context.Context, c store.Controller, p Principal, r
 // noPlacement says why no controller may host the model: 403 when the
 // caller sees one that fits but may not add models to it, 404 when none
 // the caller can see fits.
-func (s *Server) noPlacement(ctx context.Context, p Principal, req api.AddModelRequest, wanted func(store.Controller) bool) error {
+func (s controllersAPI) noPlacement(ctx context.Context, p authn.Principal, req api.AddModelRequest, wanted func(store.Controller) bool) error {
 	what := "any controller"
 	switch {
 	case req.Controller != "":
@@ -193,7 +188,7 @@ func (s *Server) noPlacement(ctx context.Context, p Principal, req api.AddModelR
 	case req.Cloud != "":
 		what = "a controller in cloud " + req.Cloud
 	}
-	uuids, err := s.list(ctx, p, authz.Reader, authz.TypeController)
+	uuids, err := s.gate.List(ctx, p, authz.Reader, authz.TypeController)
 	if err != nil {
 		return err
 	}
@@ -211,18 +206,18 @@ func (s *Server) noPlacement(ctx context.Context, p Principal, req api.AddModelR
 			case req.Region == "":
 				where = "cloud " + req.Cloud
 			}
-			return fmt.Errorf("%w: controller %s is in %s/%s, not in %s", errBadRequest, c.Name, c.Cloud, c.Region, where)
+			return fmt.Errorf("%w: controller %s is in %s/%s, not in %s", reply.ErrBadRequest, c.Name, c.Cloud, c.Region, where)
 		}
 	}
 	if slices.ContainsFunc(visible, wanted) {
-		return errors.Join(errForbidden, fmt.Errorf("you may not add models to %s (ask for add-model access)", what))
+		return errors.Join(reply.ErrForbidden, fmt.Errorf("you may not add models to %s (ask for add-model access)", what))
 	}
-	return errors.Join(errNotFound, fmt.Errorf("there is no %s that you can see", strings.TrimPrefix(what, "a ")))
+	return errors.Join(reply.ErrNotFound, fmt.Errorf("there is no %s that you can see", strings.TrimPrefix(what, "a ")))
 }
 
 // placementCandidates orders the controllers that may host the model.
-func (s *Server) placementCandidates(ctx context.Context, p Principal, req api.AddModelRequest) ([]store.Controller, error) {
-	uuids, err := s.list(ctx, p, authz.CanAddModel, authz.TypeController)
+func (s controllersAPI) placementCandidates(ctx context.Context, p authn.Principal, req api.AddModelRequest) ([]store.Controller, error) {
+	uuids, err := s.gate.List(ctx, p, authz.CanAddModel, authz.TypeController)
 	if err != nil {
 		return nil, err
 	}
@@ -253,14 +248,14 @@ func (s *Server) placementCandidates(ctx context.Context, p Principal, req api.A
 		for i, c := range deprecated {
 			names[i] = c.Name
 		}
-		return nil, errors.Join(errConflict, fmt.Errorf("controller %s takes no new models: deprecated by its administrators "+
+		return nil, errors.Join(reply.ErrConflict, fmt.Errorf("controller %s takes no new models: deprecated by its administrators "+
 			"(they may undo it: drover set-controller-deprecated NAME --false)", strings.Join(names, ", ")))
 	}
 	if len(cands) == 0 {
 		return nil, s.noPlacement(ctx, p, req, wanted)
 	}
 	slices.SortStableFunc(cands, func(a, b store.Controller) int {
-		if ah, bh := a.Status == statusConnected, b.Status == statusConnected; ah != bh {
+		if ah, bh := a.Status == indexer.StatusConnected, b.Status == indexer.StatusConnected; ah != bh {
 			if ah {
 				return -1
 			}

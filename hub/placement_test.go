@@ -194,8 +194,9 @@ func TestRacingAddModels(t *testing.T) {
 // runs: another add-model of the name is refused as being added however
 // long the controller takes to create the model.
 func TestClaimsLastAsLongAsTheAddModel(t *testing.T) {
-	hub.SetClaimLease(t, 2*time.Second) // renewed every 667 ms: slack for a loaded machine
-	e := newEnv(t)
+	e := newEnv(t, func(c *hub.Config) {
+		hub.SetClaimLease(c, 2*time.Second) // renewed every 667 ms: slack for a loaded machine
+	})
 	alice := e.user("alice", "acme")
 	id := uuid.NewString()
 	im := newImpostor(t, id)

@@ -34,7 +34,7 @@ func (s *Server) checkRestore(ctx context.Context) error {
 				"missing", t.String())
 			// Not for ever: a restore that cannot finish (OpenFGA refusing
 			// what the outbox delivers) must not keep the API down.
-			limit := restoreLimit
+			limit := s.cfg.restoreLimit
 			time.AfterFunc(limit, func() {
 				if s.restoring.CompareAndSwap(true, false) {
 					s.cfg.Logger.Error("OpenFGA's tuples are not restored yet: serving the API anyway (permissions may be denied that the database grants until the outbox has delivered them; see drover_hub_authz_outbox_undelivered)",
@@ -46,9 +46,6 @@ func (s *Server) checkRestore(ctx context.Context) error {
 	}
 	return nil
 }
-
-// restoreLimit bounds how long the API waits for the restore.
-var restoreLimit = 5 * time.Minute
 
 // restored is the outbox's Restored: the start's repairs are delivered.
 func (s *Server) restored() {

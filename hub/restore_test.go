@@ -87,9 +87,9 @@ func TestPermissionsRestoredAtStart(t *testing.T) {
 // TestRestoreIsBounded: a restore that cannot finish (here, no outbox
 // delivers anything) keeps the API answering 503 only so long.
 func TestRestoreIsBounded(t *testing.T) {
-	hub.SetRestoreLimit(t, 300*time.Millisecond)
 	f := newFixture(t)
 	cfg := f.cfg
+	hub.SetRestoreLimit(&cfg, 300*time.Millisecond)
 	cfg.OpenFGAStore = hubtest.StoreName()
 	lost, _ := unstarted(t, cfg) // its outbox never runs
 	if code, _ := lost.do(http.MethodGet, "/readyz", "", nil); code != http.StatusServiceUnavailable {

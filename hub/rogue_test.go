@@ -243,8 +243,7 @@ func TestRegisterAgain(t *testing.T) {
 // stream larger than the bound is not read; the controller is shown
 // disconnected, saying so, and the frame's models are not indexed.
 func TestControllerCannotFloodTheHub(t *testing.T) {
-	hub.SetMaxEventFrame(t, 4<<10)
-	e := newEnv(t)
+	e := newEnv(t, func(c *hub.Config) { hub.SetMaxEventFrame(c, 4<<10) })
 	runIndexer(t, e)
 	root := e.hubAdmin()
 	id := uuid.NewString()

@@ -24,7 +24,6 @@ import (
 // 30 s, saying it could not reach the hub). A call that asks the
 // controller to wait (a task's ?wait=D) is given D more.
 func TestSilentControllerIsReportedInTime(t *testing.T) {
-	hub.SetAnswerHeadTimeout(t, 300*time.Millisecond)
 	release := make(chan struct{})
 	silent := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Query().Get("wait") != "" { // answers, slowly
@@ -43,7 +42,7 @@ func TestSilentControllerIsReportedInTime(t *testing.T) {
 	}))
 	t.Cleanup(silent.Close)
 	t.Cleanup(func() { close(release) }) // first: a handler that never read its body sees no close
-	e := newEnv(t)
+	e := newEnv(t, func(c *hub.Config) { hub.SetAnswerHeadTimeout(c, 300*time.Millisecond) })
 	e.client = &http.Client{Timeout: 30 * time.Second} // unbounded, the test fails here
 	ctrl := store.Controller{UUID: uuid.NewString(), Name: "hung", Org: "acme", Region: "r",
 		APIAddresses: []string{strings.TrimPrefix(silent.URL, "https://")},

@@ -12,8 +12,13 @@ import (
 
 	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/authz"
+	"github.com/droverhq/drover/hub/internal/authn"
+	"github.com/droverhq/drover/hub/internal/reply"
 	"github.com/droverhq/drover/hub/internal/store"
 )
+
+// identitiesAPI serves the users, the caller's own identity and the hub's signing keys. It is the hub's Server seen through those handlers.
+type identitiesAPI struct{ *Server }
 
 // userOf is id as GET /v1/users shows it.
 func userOf(id store.Identity) api.HubUser {
@@ -30,9 +35,9 @@ func userOf(id store.Identity) api.HubUser {
 // administrator's: all of them), and the caller. Others' identities are
 // their administrators' business, so a plain member sees only themselves,
 // as Juju's users does for a user without superuser.
-func (s *Server) handleListUsers(w http.ResponseWriter, r *http.Request) {
-	p, _ := PrincipalFrom(r.Context())
-	orgs, err := s.list(r.Context(), p, authz.Administrator, authz.TypeOrganization)
+func (s identitiesAPI) handleListUsers(w http.ResponseWriter, r *http.Request) {
+	p, _ := authn.PrincipalFrom(r.Context())
+	orgs, err := s.gate.List(r.Context(), p, authz.Administrator, authz.TypeOrganization)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -57,25 +62,25 @@ func (s *Server) handleListUsers(w http.ResponseWriter, r *http.Request) {
 	for i, id := range ids {
 		out[i] = userOf(id)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"users": out})
+	reply.JSON(w, http.StatusOK, map[string]any{"users": out})
 }
 
 // handleGetUser answers GET /v1/users/{user} (Juju's show-user) for the
 // user themselves and their organization's administrators: the user and
 // the groups they are in. Anyone else is told nobody has that name.
-func (s *Server) handleGetUser(w http.ResponseWriter, r *http.Request) {
-	p, _ := PrincipalFrom(r.Context())
+func (s identitiesAPI) handleGetUser(w http.ResponseWriter, r *http.Request) {
+	p, _ := authn.PrincipalFrom(r.Context())
 	ref, err := url.PathUnescape(chi.URLParam(r, "user"))
 	var id store.Identity
 	if err != nil {
-		err = fmt.Errorf("%w: user: %w", errBadRequest, err)
+		err = fmt.Errorf("%w: user: %w", reply.ErrBadRequest, err)
 	} else {
 		id, err = s.identityByRef(r.Context(), ref)
 	}
 	if err == nil && id.ID != p.Identity.ID {
 		var ok bool
-		if ok, err = s.Check(r.Context(), p, authz.Administrator, authz.OrgObject(id.Org)); err == nil && !ok {
-			err = fmt.Errorf("%w: user %q (nobody by that name has logged in or been granted access)", errNotFound, ref)
+		if ok, err = s.gate.Check(r.Context(), p, authz.Administrator, authz.OrgObject(id.Org)); err == nil && !ok {
+			err = fmt.Errorf("%w: user %q (nobody by that name has logged in or been granted access)", reply.ErrNotFound, ref)
 		}
 	}
 	var groups []string
@@ -88,17 +93,17 @@ func (s *Server) handleGetUser(w http.ResponseWriter, r *http.Request) {
 	}
 	u := userOf(id)
 	u.Groups = groups
-	writeJSON(w, http.StatusOK, u)
+	reply.JSON(w, http.StatusOK, u)
 }
 
 // userForAdmin loads the {user} of the path (an email, a service account's
 // client id or an identity id) for an administrator of its organization.
 // Anyone else is told it does not exist, as users shows them nobody.
-func (s *Server) userForAdmin(r *http.Request) (store.Identity, error) {
-	p, _ := PrincipalFrom(r.Context())
+func (s identitiesAPI) userForAdmin(r *http.Request) (store.Identity, error) {
+	p, _ := authn.PrincipalFrom(r.Context())
 	ref, err := url.PathUnescape(chi.URLParam(r, "user"))
 	if err != nil {
-		return store.Identity{}, fmt.Errorf("%w: user: %w", errBadRequest, err)
+		return store.Identity{}, fmt.Errorf("%w: user: %w", reply.ErrBadRequest, err)
 	}
 	annotate(r.Context(), func(a *auditInfo) { a.Target = ref })
 	id, err := s.identityByRef(r.Context(), ref)
@@ -106,14 +111,14 @@ func (s *Server) userForAdmin(r *http.Request) (store.Identity, error) {
 		return id, err
 	}
 	if id.ID == p.Identity.ID {
-		return id, fmt.Errorf("%w: you cannot %s yourself", errBadRequest, strings.TrimSuffix(operationOf(r), "-user"))
+		return id, fmt.Errorf("%w: you cannot %s yourself", reply.ErrBadRequest, strings.TrimSuffix(operationOf(r), "-user"))
 	}
-	ok, err := s.Check(r.Context(), p, authz.Administrator, authz.OrgObject(id.Org))
+	ok, err := s.gate.Check(r.Context(), p, authz.Administrator, authz.OrgObject(id.Org))
 	if err != nil {
 		return id, err
 	}
 	if !ok {
-		return store.Identity{}, fmt.Errorf("%w: user %q (nobody by that name has logged in or been granted access)", errNotFound, ref)
+		return store.Identity{}, fmt.Errorf("%w: user %q (nobody by that name has logged in or been granted access)", reply.ErrNotFound, ref)
 	}
 	annotate(r.Context(), func(a *auditInfo) { a.Org, a.Target = id.Org, id.Name() })
 	return id, nil
@@ -126,14 +131,18 @@ func operationOf(r *http.Request) string {
 	return op
 }
 
-func (s *Server) handleDisableUser(w http.ResponseWriter, r *http.Request) { s.setDisabled(w, r, true) }
-func (s *Server) handleEnableUser(w http.ResponseWriter, r *http.Request)  { s.setDisabled(w, r, false) }
+func (s identitiesAPI) handleDisableUser(w http.ResponseWriter, r *http.Request) {
+	s.setDisabled(w, r, true)
+}
+func (s identitiesAPI) handleEnableUser(w http.ResponseWriter, r *http.Request) {
+	s.setDisabled(w, r, false)
+}
 
 // setDisabled answers POST /v1/users/{user}/disable and .../enable (the
 // organization's administrators): a disabled identity can neither log in
 // nor use a token it holds, on any replica, from its next request; its
 // sessions end. Its grants stay, for when it is enabled again.
-func (s *Server) setDisabled(w http.ResponseWriter, r *http.Request, disabled bool) {
+func (s identitiesAPI) setDisabled(w http.ResponseWriter, r *http.Request, disabled bool) {
 	id, err := s.userForAdmin(r)
 	if err == nil {
 		_, err = s.store.Identities.SetDisabled(r.Context(), id.ID, disabled, s.cfg.Now())
@@ -150,19 +159,19 @@ func (s *Server) setDisabled(w http.ResponseWriter, r *http.Request, disabled bo
 // administrators): the identity goes with its grants, memberships and
 // sessions; one that owns models is refused (409) with their names. A
 // person removed who logs in again starts afresh, with no access.
-func (s *Server) handleRemoveUser(w http.ResponseWriter, r *http.Request) {
+func (s identitiesAPI) handleRemoveUser(w http.ResponseWriter, r *http.Request) {
 	id, err := s.userForAdmin(r)
 	if err == nil {
 		err = s.store.Identities.Remove(r.Context(), id.ID)
 	}
 	if owns := (*store.OwnsModelsError)(nil); errors.As(err, &owns) {
-		err = errors.Join(errConflict, fmt.Errorf("%w: destroy them first, or disable the user instead (drover disable-user)", err))
+		err = errors.Join(reply.ErrConflict, fmt.Errorf("%w: destroy them first, or disable the user instead (drover disable-user)", err))
 	}
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	s.awaitAuthz(r.Context())
+	s.gate.AwaitAuthz(r.Context())
 	s.dropAuthzCaches()
 	w.WriteHeader(http.StatusNoContent)
 }

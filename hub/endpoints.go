@@ -1,0 +1,110 @@
+package hub
+
+import (
+	"net/http"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/droverhq/drover/hub/internal/reply"
+)
+
+// endpoint is one line of the hub's HTTP API: a method ("*" for any), a
+// path pattern, and its handler.
+type endpoint struct {
+	method, pattern string
+	handler         http.HandlerFunc
+}
+
+// publicEndpoints are served to anyone: health, keys, and the logins.
+func (s *Server) publicEndpoints() []endpoint {
+	return []endpoint{
+		{"GET", "/healthz", s.handleHealth},
+		{"GET", "/readyz", s.handleReady},
+		{"GET", "/.well-known/jwks.json", s.handleJWKS},
+		{"GET", "/auth/login", s.authn.HandleWebLogin},
+		{"GET", "/auth/callback", s.authn.HandleWebCallback},
+		{"POST", "/auth/refresh", s.authn.HandleWebRefresh},
+		{"POST", "/auth/logout", s.authn.HandleWebLogout},
+		{"POST", "/v1/auth/device", s.authn.HandleDeviceStart},
+		{"POST", "/v1/auth/device/token", s.authn.HandleDeviceToken},
+		{"POST", "/v1/auth/token", s.authn.HandleToken},
+	}
+}
+
+// apiEndpoints are the /v1 API (paths relative to it), authenticated and
+// audited.
+func (s *Server) apiEndpoints() []endpoint {
+	access, ctrls, ids, reads, models := accessAPI{s}, controllersAPI{s}, identitiesAPI{s}, readAPI{s}, modelCallsAPI{s}
+	return []endpoint{
+		{"GET", "/whoami", ids.handleWhoami},
+		{"GET", "/hub", ids.handleHubInfo},
+		{"GET", "/hub/signing-keys", ids.handleListSigningKeys},
+		{"POST", "/hub/signing-keys", ids.handleRotateSigningKey},
+		{"POST", "/auth/logout", s.authn.HandleLogout},
+		{"GET", "/organizations", reads.handleListOrgs},
+		{"GET", "/users", ids.handleListUsers},
+		{"GET", "/users/{user}", ids.handleGetUser},
+		{"POST", "/users/{user}/disable", ids.handleDisableUser},
+		{"POST", "/users/{user}/enable", ids.handleEnableUser},
+		{"DELETE", "/users/{user}", ids.handleRemoveUser},
+		{"GET", "/controllers", reads.handleListControllers},
+		{"GET", "/controllers/{name}", reads.handleGetController},
+		{"GET", "/models", reads.handleListModels},
+		{"GET", "/models/{uuid}", reads.handleGetModel},
+		{"POST", "/grants", access.handleGrant},
+		{"DELETE", "/grants", access.handleRevoke},
+		{"GET", "/groups", access.handleListGroups},
+		{"POST", "/groups", access.handleCreateGroup},
+		{"GET", "/groups/{group}", access.handleGetGroup},
+		{"DELETE", "/groups/{group}", access.handleRemoveGroup},
+		{"PATCH", "/groups/{group}", access.handleRenameGroup},
+		{"POST", "/groups/{group}/members", access.handleAddMember},
+		{"DELETE", "/groups/{group}/members/{member}", access.handleRemoveMember},
+		{"GET", "/audit", s.handleAudit},
+		{"POST", "/controllers", ctrls.handleAddController},
+		{"DELETE", "/controllers/{name}", ctrls.handleRemoveController},
+		{"PATCH", "/controllers/{name}", ctrls.handleSetControllerDeprecated},
+		{"POST", "/models", ctrls.handleAddModel},
+		{"DELETE", "/models/{uuid}", models.handleModelProxy},
+		{"PATCH", "/models/{uuid}", access.handleSetModelOwner},
+		{"*", "/models/{uuid}/*", models.handleModelProxy},
+	}
+}
+
+// ServeHTTP serves a read the proxy remembers straight to its controller,
+// and everything else through the router (routes).
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.proxy.ServeHTTP(w, r) }
+
+// routes builds the router from the endpoint tables.
+func (s *Server) routes() {
+	r := chi.NewRouter()
+	r.Use(s.metrics)
+	if s.cfg.MetricsListen == "" {
+		r.Handle("/metrics", s.metricsHandler())
+	}
+	handle(r, s.publicEndpoints())
+	r.Route("/v1", func(api chi.Router) {
+		api.Use(s.whileRestoring, s.authn.Authenticate, s.audit)
+		handle(api, s.apiEndpoints())
+		s.api = api
+	})
+	s.router = r
+}
+
+func handle(r chi.Router, es []endpoint) {
+	for _, e := range es {
+		if e.method == "*" {
+			r.HandleFunc(e.pattern, e.handler)
+		} else {
+			r.Method(e.method, e.pattern, e.handler)
+		}
+	}
+}
+
+func (s *Server) handleHealth(w http.ResponseWriter, _ *http.Request) {
+	reply.JSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+func (s *Server) handleJWKS(w http.ResponseWriter, _ *http.Request) {
+	reply.JSON(w, http.StatusOK, s.keys.JWKS())
+}
