@@ -28,6 +28,7 @@ import (
 
 	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/hub/internal/store"
+	"github.com/droverhq/drover/internal/supervise"
 )
 
 // Controller health as the indexer records it.
@@ -214,25 +215,36 @@ func (ix *Indexer) lead(ctx context.Context, lock *store.AdvisoryLock) error {
 	}
 }
 
-// follow subscribes to one controller until ctx ends, reconnecting with
-// backoff and recording health on every change.
+// follow subscribes to one controller until ctx ends or the controller is
+// unregistered, reconnecting under supervise (200ms doubling to 30s, from
+// 200ms again after a subscription that lasted a minute) and recording
+// health on every change.
 func (ix *Indexer) follow(ctx context.Context, id string) {
-	backoff := 200 * time.Millisecond
 	// The first subscription resumes; a full reset follows every
 	// resyncEvery.
 	fs := &following{lastReset: time.Now(), unadopted: map[string]bool{}}
 	if ix.cfg.WriteRate > 0 {
 		fs.writes = rate.NewLimiter(rate.Limit(ix.cfg.WriteRate), 10*ix.cfg.WriteRate)
 	}
-	for ctx.Err() == nil {
+	_ = supervise.Run(ctx, supervise.Config{Name: "indexer " + id, Logger: ix.cfg.Logger,
+		Min: 200 * time.Millisecond, Max: 30 * time.Second, HealthyAfter: time.Minute,
+		Message: "indexer: controller disconnected", Level: slog.LevelInfo},
+		func(ctx context.Context) error { return ix.followOnce(ctx, id, fs) })
+}
+
+// followOnce subscribes to the controller until a subscription fails for
+// another reason than a due resynchronisation, and records the failure as
+// the controller's health. It returns nil when the controller is no
+// longer registered, which ends follow.
+func (ix *Indexer) followOnce(ctx context.Context, id string, fs *following) error {
+	for {
 		c, err := ix.store.Controllers.ByUUID(ctx, id)
 		if err != nil {
-			return // unregistered
+			return nil // unregistered
 		}
-		start := time.Now()
 		err = ix.subscribe(ctx, c, fs)
 		if ctx.Err() != nil {
-			return
+			return ctx.Err()
 		}
 		if errors.Is(err, errResync) {
 			continue
@@ -242,16 +254,7 @@ func (ix *Indexer) follow(ctx context.Context, id string) {
 		if herr := ix.store.Controllers.SetHealth(context.WithoutCancel(ctx), id, StatusDisconnected, health, 0, "", time.Time{}); herr != nil {
 			ix.cfg.Logger.Warn("indexer: record health", "controller", c.Name, "err", herr)
 		}
-		ix.cfg.Logger.Info("indexer: controller disconnected", "controller", c.Name, "err", err)
-		if time.Since(start) > time.Minute {
-			backoff = 200 * time.Millisecond
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(backoff):
-		}
-		backoff = min(backoff*2, 30*time.Second)
+		return fmt.Errorf("controller %s: %w", c.Name, err)
 	}
 }
 
