@@ -100,9 +100,9 @@ func TestAuditKeepsTheNamesOfGoneModels(t *testing.T) {
 // TestAuditNamesTheTargetOfARefusedGrant: a grant refused (a reader
 // granting themselves admin, another organization's administrator trying a
 // model they cannot see) is recorded against the model it asked for, so
-// the model's auditors find the attempt; it used to name no model, and
-// only the actor's organization saw it. That organization is not told the
-// name of another's model.
+// the model's auditors find the attempt, not only the actor's
+// organization. That organization is not told the name of another's
+// model.
 func TestAuditNamesTheTargetOfARefusedGrant(t *testing.T) {
 	f := newFixture(t)
 	for _, try := range []struct {

@@ -20,9 +20,10 @@ import (
 
 // TestHungDatabase: with its database hung (a stalled disk, a stopped
 // server: connections open, nothing answered), the hub answers in bounded
-// time that its database is unavailable, where every request used to wait
-// until its caller gave up (30 s for drover, told only that it could not
-// reach the hub); once the database answers again, so does the hub.
+// time that its database is unavailable, rather than keeping every request
+// waiting until its caller gives up (30 s for drover, told only that it
+// could not reach the hub); once the database answers again, so does the
+// hub.
 func TestHungDatabase(t *testing.T) {
 	dsn := hubtest.DSN(t)
 	u, _ := url.Parse(dsn)
@@ -69,7 +70,7 @@ func (e *env) servesAgain(tok, when string) {
 // TestHungPermissionService: with OpenFGA hung, a request that needs a
 // decision not cached is answered in bounded time that the permission
 // service is unavailable (each request to it is bounded by
-// Config.OpenFGATimeout), where it used to wait as long as OpenFGA did.
+// Config.OpenFGATimeout), rather than waiting as long as OpenFGA does.
 func TestHungPermissionService(t *testing.T) {
 	fga, err := url.Parse(hubtest.OpenFGAURL())
 	if err != nil {

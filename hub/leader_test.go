@@ -12,10 +12,10 @@ import (
 
 // TestIndexerLeaderLosesItsLock: the replica running the indexer holds a
 // PostgreSQL advisory lock, which ends with its session (a PostgreSQL
-// restart, pg_terminate_backend). It used to go on leading with the lock
-// gone, and another replica would take the lock and lead too: two
-// subscriptions per controller, each writing the controller's health.
-// Now it notices, stops, and competes for the lock again.
+// restart, pg_terminate_backend). It notices, stops, and competes for the
+// lock again; leading on with the lock gone would let another replica take
+// it and lead too: two subscriptions per controller, each writing the
+// controller's health.
 func TestIndexerLeaderLosesItsLock(t *testing.T) {
 	one := newEnv(t)
 	runIndexer(t, one)

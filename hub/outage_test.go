@@ -263,7 +263,8 @@ func (s *switchedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // still starts and serves the sessions it issued; a login answers 503,
 // in the API's shape and OAuth's, saying the issuer is out of reach (not
 // that the credentials are wrong, and not a 500); once the issuer answers,
-// logins work with no restart. The hub used to refuse to start.
+// logins work with no restart: an issuer outage never stops a hub from
+// starting.
 func TestIdentityProviderOutage(t *testing.T) {
 	idpNet := &switchedTransport{}
 	idpNet.down.Store(true)
@@ -425,8 +426,7 @@ func (e *env) metric(sample string) float64 {
 // TestAuditNamesHubChangesInFlight: a change of the hub's own (here
 // add-controller, waiting on a controller that does not answer) is named
 // in its audit entry before it is served, as a model's change is, so an
-// entry left pending says what it was; it used to read "POST
-// /v1/controllers" until the handler named it.
+// entry left pending says what it was, not just "POST /v1/controllers".
 func TestAuditNamesHubChangesInFlight(t *testing.T) {
 	e := newEnv(t)
 	ctx := t.Context()

@@ -119,8 +119,8 @@ func newUUID() string { return uuid.NewString() }
 
 // TestRacingAddModels: add-models of one name racing through the hub
 // leave one model, and every loser is told by the hub that the name is
-// taken or being added, before any controller is asked: the controller's
-// own words ("already exists for ...") used to come through.
+// taken or being added, before any controller is asked, in the hub's
+// words rather than the controller's ("already exists for ...").
 func TestRacingAddModels(t *testing.T) {
 	e := newEnv(t)
 	ctx := t.Context()

@@ -104,8 +104,8 @@ func TestIndexerSaysTheControllerRefusesTheHub(t *testing.T) {
 
 // TestControllerClockOutOfStep: a controller whose clock is far from the
 // hub's refuses its tokens as out of their time, and the hub says so, with
-// the times, and what to fix: the clocks, not the trust (it used to tell
-// the operator to register the controller again).
+// the times, and what to fix: the clocks, not the trust (registering the
+// controller again would not help).
 func TestControllerClockOutOfStep(t *testing.T) {
 	var skew atomic.Int64
 	f := newProxyFixture(t)

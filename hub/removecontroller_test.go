@@ -122,8 +122,8 @@ func TestRemoveController(t *testing.T) {
 
 	// Registered again (it still trusts the hub): its model comes back from
 	// its event stream as it was, its owner and grants restored, so the
-	// indexer follows it again and its people reach it; until 2026-11-23
-	// it came back owner-less, its owner and readers locked out.
+	// indexer follows it again and its people reach it, not owner-less
+	// with its owner and readers locked out.
 	reg := east.Registration
 	code, b = e.do("POST", "/v1/controllers", rootTok, map[string]string{"name": "east", "url": reg.URL, "ca-cert": reg.CACert,
 		"region": reg.Region, "cloud": reg.Cloud})

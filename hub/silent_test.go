@@ -20,8 +20,8 @@ import (
 // calls and answers nothing (hung, stopped with SIGSTOP, overloaded) is
 // reported as such once the hub has waited long enough for the head of an
 // answer, a read as "did not answer" and a change as "may or may not have
-// been made"; the caller used to wait until it gave up (drover after
-// 30 s, saying it could not reach the hub). A call that asks the
+// been made", rather than the caller waiting until it gives up (drover
+// after 30 s, saying it could not reach the hub). A call that asks the
 // controller to wait (a task's ?wait=D) is given D more.
 func TestSilentControllerIsReportedInTime(t *testing.T) {
 	release := make(chan struct{})
