@@ -2,7 +2,6 @@ package apiserver
 
 import (
 	"archive/zip"
-	"bytes"
 	"errors"
 	"io"
 	"net/http"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/charm"
+	"github.com/droverhq/drover/spoke/internal/blobs"
 	"github.com/droverhq/drover/spoke/internal/lookup"
 	"github.com/droverhq/drover/spoke/internal/reply"
 	"github.com/droverhq/drover/spoke/internal/state"
@@ -155,35 +155,63 @@ func (s *charmEndpoint) sendCharm(w http.ResponseWriter, r *http.Request, sha st
 	io.Copy(w, f)
 }
 
+// maxCharmUploads bounds the charm uploads a node takes at once; beyond
+// it an upload is answered 429 with uploadRetryAfter. Each upload streams
+// to a temporary file (blobs.Staged), so one costs a copy buffer and the
+// archive's descriptors in memory, not the archive.
+const maxCharmUploads = 4
+
+// uploadRetryAfter is the Retry-After, in seconds, of a refused upload.
+const uploadRetryAfter = "5"
+
 // uploadCharm validates a charm archive, stores it on a quorum of nodes,
 // then commits its metadata. Uploading the same archive again is a no-op.
+// An archive declared over the limit is refused before its body is read;
+// one that runs over it is refused as soon as it does.
 func (s *charmEndpoint) uploadCharm(w http.ResponseWriter, r *http.Request) {
-	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxCharmSize))
+	// A refusal leaves the body unread, and the connection is closed
+	// after it rather than drained of the body for reuse.
+	if r.ContentLength > s.cfg.MaxCharmSize {
+		w.Header().Set("Connection", "close")
+		reply.WriteError(w, r, api.Errorf(api.CodeTooLarge, "charm archive is over %d bytes", s.cfg.MaxCharmSize))
+		return
+	}
+	select {
+	case s.uploads <- struct{}{}:
+		defer func() { <-s.uploads }()
+	default:
+		w.Header().Set("Connection", "close")
+		w.Header().Set("Retry-After", uploadRetryAfter)
+		reply.WriteError(w, r, api.Errorf(api.CodeTooMany, "this controller node is taking %d charm uploads already: retry in a few seconds", maxCharmUploads))
+		return
+	}
+	staged, err := s.b.Blobs().Stage(http.MaxBytesReader(w, r.Body, s.cfg.MaxCharmSize))
 	if err != nil {
 		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
+		if errors.As(err, &tooBig) || errors.Is(err, blobs.ErrTooLarge) {
 			reply.WriteError(w, r, api.Errorf(api.CodeTooLarge, "charm archive is over %d bytes", s.cfg.MaxCharmSize))
 			return
 		}
 		reply.WriteError(w, r, api.Errorf(api.CodeBadRequest, "read charm archive: %v", err))
 		return
 	}
-	if len(data) == 0 {
+	defer staged.Discard()
+	if staged.Size == 0 {
 		reply.WriteError(w, r, api.Errorf(api.CodeBadRequest, "empty body: upload a charm archive (zip)"))
 		return
 	}
-	ch, err := charm.ReadArchiveBytes(data)
+	ch, err := charm.ReadArchive(staged, staged.Size)
 	if err != nil {
 		reply.WriteError(w, r, api.Errorf(api.CodeInvalid, "invalid charm archive: %v", err))
 		return
 	}
-	raw, err := rawDescriptors(data)
+	raw, err := rawDescriptors(staged, staged.Size)
 	if err != nil {
 		reply.WriteError(w, r, err)
 		return
 	}
-	sha, _, err := s.b.Blobs().Put(bytes.NewReader(data), ch.SHA256)
-	if err != nil {
+	sha := staged.SHA256
+	if err := staged.Commit(); err != nil {
 		reply.WriteError(w, r, err)
 		return
 	}
@@ -192,7 +220,7 @@ func (s *charmEndpoint) uploadCharm(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rec := api.Charm{
-		SHA256: sha, Name: ch.Meta.Name, Size: int64(len(data)), Subordinate: ch.Meta.Subordinate,
+		SHA256: sha, Name: ch.Meta.Name, Size: staged.Size, Subordinate: ch.Meta.Subordinate,
 		MetadataYAML: raw[charm.MetadataFile], ConfigYAML: raw[charm.ConfigFile], ActionsYAML: raw[charm.ActionsFile],
 	}
 	for _, ep := range ch.Meta.Endpoints() {
@@ -212,8 +240,8 @@ func (s *charmEndpoint) uploadCharm(w http.ResponseWriter, r *http.Request) {
 
 // rawDescriptors returns the descriptor files' text as stored in the
 // archive; agents and clients see exactly what the charm shipped.
-func rawDescriptors(data []byte) (map[string]string, error) {
-	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
+func rawDescriptors(archive io.ReaderAt, size int64) (map[string]string, error) {
+	zr, err := zip.NewReader(archive, size)
 	if err != nil {
 		return nil, api.Errorf(api.CodeInvalid, "invalid charm archive: %v", err)
 	}

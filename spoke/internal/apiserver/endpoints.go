@@ -58,7 +58,7 @@ func newEndpoints(b *base, charms *charmCache, logs *logBook, agents *agentgw.Ga
 		machines:     &machineEndpoint{b},
 		relations:    &relationEndpoint{b},
 		actions:      &actionEndpoint{base: b, charms: charms},
-		charms:       &charmEndpoint{base: b, charms: charms, agents: agents},
+		charms:       &charmEndpoint{base: b, charms: charms, agents: agents, uploads: make(chan struct{}, maxCharmUploads)},
 		status:       &statusEndpoint{base: b, epoch: status.NewEpoch()},
 		events:       &eventEndpoint{b},
 		logs:         &logEndpoint{base: b, book: logs},
@@ -102,8 +102,9 @@ type actionEndpoint struct {
 // machine agents.
 type charmEndpoint struct {
 	*base
-	charms *charmCache
-	agents *agentgw.Gateway
+	charms  *charmCache
+	agents  *agentgw.Gateway
+	uploads chan struct{} // a slot per upload in progress (maxCharmUploads)
 }
 
 // statusEndpoint serves a model's status and its watch.

@@ -21,7 +21,7 @@ func (s *eventEndpoint) events(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	conn, err := upgrader.Upgrade(w, r, nil)
+	conn, err := upgradeStream(w, r)
 	if err != nil {
 		return
 	}

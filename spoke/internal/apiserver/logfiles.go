@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/droverhq/drover/api"
@@ -14,8 +15,8 @@ import (
 // logFiles keeps a node's debug-log records on disk, so a restarted node
 // still shows what its agents logged before (Juju keeps them in its
 // database): one file of JSON lines per model in dir, appended as records
-// arrive. A file that holds twice the records a model keeps is rewritten
-// with the newest ones. A torn last line (the node died while writing it)
+// arrive. A file that holds twice the records or twice the bytes a model
+// keeps is rewritten with the newest ones. A torn last line (the node died while writing it)
 // is skipped when the file is read. Sequence numbers are reserved on disk
 // in blocks (logseq.go), so none is handed out twice across a crash.
 type logFiles struct {
@@ -30,6 +31,7 @@ type logFiles struct {
 type logFile struct {
 	f     *os.File
 	lines int
+	bytes int64
 }
 
 // modelFileName is the file of a model's records, or "" for a model key
@@ -41,10 +43,11 @@ func (d *logFiles) modelFileName(model string) string {
 	return filepath.Join(d.dir, model+".log")
 }
 
-// load reads every model's records, keeping the newest keep of each, and
-// the sequence number to continue after: the highest of the records and
-// of the reservation, as numbers up to it may have been handed out.
-func (d *logFiles) load(keep int) (map[string][]api.LogRecord, uint64) {
+// load reads every model's records, keeping the newest keep of each within
+// keepBytes, and the sequence number to continue after: the highest of the
+// records and of the reservation, as numbers up to it may have been handed
+// out.
+func (d *logFiles) load(keep, keepBytes int) (map[string][]api.LogRecord, uint64) {
 	out := map[string][]api.LogRecord{}
 	seq := d.readReserved()
 	paths, _ := filepath.Glob(filepath.Join(d.dir, "*.log"))
@@ -59,6 +62,7 @@ func (d *logFiles) load(keep int) (map[string][]api.LogRecord, uint64) {
 			continue
 		}
 		var recs []api.LogRecord
+		size := 0
 		sc := bufio.NewScanner(f)
 		sc.Buffer(make([]byte, 64<<10), 1<<20)
 		for sc.Scan() {
@@ -66,14 +70,18 @@ func (d *logFiles) load(keep int) (map[string][]api.LogRecord, uint64) {
 			if json.Unmarshal(sc.Bytes(), &rec) != nil || rec.Seq == 0 {
 				continue // a torn or foreign line
 			}
+			rec = boundRecord(rec)
 			recs = append(recs, rec)
+			size += recordSize(rec)
 			seq = max(seq, rec.Seq)
+			if len(recs) > 2*keep || size > 2*keepBytes {
+				drop, remain := keepNewest(recs, size, keep, keepBytes)
+				recs, size = slices.Clone(recs[drop:]), remain
+			}
 		}
 		f.Close()
-		if len(recs) > keep {
-			recs = recs[len(recs)-keep:]
-		}
-		out[model] = recs
+		drop, _ := keepNewest(recs, size, keep, keepBytes)
+		out[model] = slices.Clone(recs[drop:])
 	}
 	d.reserved = seq
 	return out, seq
@@ -82,13 +90,13 @@ func (d *logFiles) load(keep int) (map[string][]api.LogRecord, uint64) {
 // append writes rec to the model's file; ring is what the model keeps
 // (rec last), written alone when the file is compacted. Failures are
 // logged: debug-log on disk is best effort, the records stay in memory.
-func (d *logFiles) append(model string, rec api.LogRecord, ring []api.LogRecord, keep int) {
+func (d *logFiles) append(model string, rec api.LogRecord, ring []api.LogRecord, keep, keepBytes int) {
 	path := d.modelFileName(model)
 	if path == "" {
 		return
 	}
 	lf := d.files[model]
-	if lf != nil && lf.lines >= 2*keep {
+	if lf != nil && (lf.lines >= 2*keep || lf.bytes >= 2*int64(keepBytes)) {
 		// Compact: the newest records (ring, which ends with rec) replace
 		// the file.
 		lf.f.Close()
@@ -110,6 +118,7 @@ func (d *logFiles) append(model string, rec api.LogRecord, ring []api.LogRecord,
 		return
 	}
 	lf.lines++
+	lf.bytes += int64(len(line)) + 1
 }
 
 // maxOpenLogFiles bounds the files kept open; beyond it they are all
@@ -127,7 +136,9 @@ func (d *logFiles) open(model, path string, lines int) *logFile {
 		d.log.Warn("debug-log file not opened", "file", path, "err", err)
 		return nil
 	}
+	var size int64
 	if fi, err := f.Stat(); err == nil && fi.Size() > 0 {
+		size = fi.Size()
 		if lines == 0 {
 			lines = countLines(path)
 		}
@@ -141,7 +152,7 @@ func (d *logFiles) open(model, path string, lines int) *logFile {
 			r.Close()
 		}
 	}
-	lf := &logFile{f: f, lines: lines}
+	lf := &logFile{f: f, lines: lines, bytes: size}
 	d.files[model] = lf
 	return lf
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/spoke/internal/lookup"
@@ -25,22 +26,71 @@ import (
 // when the node starts (logfiles.go).
 const DefaultLogLines = 5000
 
+// DefaultLogBytes bounds a model's debug-log records on a node in bytes
+// (recordSize), whatever their count: an agent may log lines of any
+// length, and the oldest records give way to keep the ring under it.
+const DefaultLogBytes = 8 << 20
+
+// maxLogMessage bounds one record's message and maxLogField its entity,
+// level and module; longer text is cut on a character boundary and ends
+// with logTruncated. One record is thus a small part of DefaultLogBytes.
+const (
+	maxLogMessage = 64 << 10
+	maxLogField   = 256
+	logTruncated  = "… [truncated]"
+)
+
+// logRecordOverhead is what a record costs beyond its text: its sequence
+// number, time and the slice and string headers.
+const logRecordOverhead = 64
+
+// recordSize is what a record counts against DefaultLogBytes.
+func recordSize(r api.LogRecord) int {
+	return logRecordOverhead + len(r.Entity) + len(r.Level) + len(r.Module) + len(r.Message)
+}
+
+// boundRecord cuts a record's text to maxLogMessage and maxLogField.
+func boundRecord(r api.LogRecord) api.LogRecord {
+	r.Entity = truncateText(r.Entity, maxLogField)
+	r.Level = truncateText(r.Level, maxLogField)
+	r.Module = truncateText(r.Module, maxLogField)
+	r.Message = truncateText(r.Message, maxLogMessage)
+	return r
+}
+
+// truncateText is s if it fits in max bytes, else its start cut on a
+// UTF-8 character boundary and ended with logTruncated, max bytes in all.
+func truncateText(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	cut := max - len(logTruncated)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + logTruncated
+}
+
 // logBook is the per-model ring buffers of debug-log records of this node.
 type logBook struct {
-	max int
+	max      int // records a model keeps
+	maxBytes int // bytes (recordSize) a model keeps
 	// mu guards the fields below.
 	mu     sync.Mutex
 	seq    uint64
-	models map[string][]api.LogRecord // oldest first, at most max
+	models map[string][]api.LogRecord // oldest first, within max and maxBytes
+	sizes  map[string]int             // each model's recordSize total
 	notify chan struct{}              // closed and replaced on append
 	disk   *logFiles                  // nil: memory only
 }
 
-// newLogBook keeps max records per model, also in dir unless it is "",
-// starting from what dir holds (sequence numbers continue after every
-// number handed out before, even one whose record never reached dir).
+// newLogBook keeps max records and DefaultLogBytes per model, also in dir
+// unless it is "", starting from what dir holds (sequence numbers continue
+// after every number handed out before, even one whose record never
+// reached dir).
 func newLogBook(max int, dir string, log *slog.Logger) *logBook {
-	b := &logBook{max: max, models: map[string][]api.LogRecord{}, notify: make(chan struct{})}
+	b := &logBook{max: max, maxBytes: DefaultLogBytes, models: map[string][]api.LogRecord{},
+		sizes: map[string]int{}, notify: make(chan struct{})}
 	if dir == "" {
 		return b
 	}
@@ -49,8 +99,24 @@ func newLogBook(max int, dir string, log *slog.Logger) *logBook {
 		return b
 	}
 	b.disk = &logFiles{dir: dir, log: log, files: map[string]*logFile{}}
-	b.models, b.seq = b.disk.load(max)
+	b.models, b.seq = b.disk.load(max, b.maxBytes)
+	for model, ring := range b.models {
+		for _, r := range ring {
+			b.sizes[model] += recordSize(r)
+		}
+	}
 	return b
+}
+
+// keepNewest is how many of ring's oldest records to drop so that at most
+// max records and maxBytes bytes remain, and the bytes that remain; size
+// is ring's total. The newest record always stays.
+func keepNewest(ring []api.LogRecord, size, max, maxBytes int) (drop, remain int) {
+	for drop < len(ring)-1 && (len(ring)-drop > max || size > maxBytes) {
+		size -= recordSize(ring[drop])
+		drop++
+	}
+	return drop, size
 }
 
 func (b *logBook) close() {
@@ -68,14 +134,16 @@ func (b *logBook) append(model string, rec api.LogRecord) {
 	if b.disk != nil {
 		b.disk.reserve(b.seq) // before anyone sees the number
 	}
+	rec = boundRecord(rec)
 	rec.Seq = b.seq
 	ring := append(b.models[model], rec)
-	if len(ring) > b.max {
-		ring = append(ring[:0:0], ring[len(ring)-b.max:]...)
+	drop, size := keepNewest(ring, b.sizes[model]+recordSize(rec), b.max, b.maxBytes)
+	if drop > 0 {
+		ring = append(ring[:0:0], ring[drop:]...)
 	}
-	b.models[model] = ring
+	b.models[model], b.sizes[model] = ring, size
 	if b.disk != nil {
-		b.disk.append(model, rec, ring, b.max)
+		b.disk.append(model, rec, ring, b.max, b.maxBytes)
 	}
 	close(b.notify)
 	b.notify = make(chan struct{})

@@ -24,6 +24,25 @@ const KeepaliveInterval = 30 * time.Second
 // off (it reconnects with since=N); the event broker never waits for it.
 const writeTimeout = 10 * time.Second
 
+// maxStreamClientMessage bounds one message a client sends on a watch or
+// on the event stream. These streams flow from the server only: a client
+// sends control frames (ping, pong, close: at most 125 bytes each by the
+// protocol) and no data message at all, so anything larger is an abuse.
+// The bound is checked against a frame's header, before its payload is
+// read, and the connection is closed with 1009 (message too big).
+const maxStreamClientMessage = 4 << 10
+
+// upgradeStream upgrades a watch or event stream request to a websocket
+// whose reads are bounded by maxStreamClientMessage.
+func upgradeStream(w http.ResponseWriter, r *http.Request) (*websocket.Conn, error) {
+	conn, err := upgrader.Upgrade(w, r, nil)
+	if err != nil {
+		return nil, err
+	}
+	conn.SetReadLimit(maxStreamClientMessage)
+	return conn, nil
+}
+
 var upgrader = websocket.Upgrader{
 	ReadBufferSize:  1024,
 	WriteBufferSize: 16 << 10,
@@ -83,7 +102,7 @@ func (s *statusEndpoint) watch(w http.ResponseWriter, r *http.Request) {
 		reply.WriteError(w, r, err)
 		return
 	}
-	conn, err := upgrader.Upgrade(w, r, nil)
+	conn, err := upgradeStream(w, r)
 	if err != nil {
 		return // the upgrader has answered
 	}

@@ -59,37 +59,80 @@ func (s *Store) Put(r io.Reader, want string) (string, int64, error) {
 	if want != "" && !ValidHash(want) {
 		return "", 0, ErrBadHash
 	}
+	st, err := s.Stage(r)
+	if err != nil {
+		return "", 0, err
+	}
+	defer st.Discard()
+	if want != "" && st.SHA256 != want {
+		return "", 0, fmt.Errorf("%w: got %s, want %s", ErrHashMismatch, st.SHA256, want)
+	}
+	if err := st.Commit(); err != nil {
+		return "", 0, err
+	}
+	return st.SHA256, st.Size, nil
+}
+
+// Staged is content written to a temporary file of the store and hashed
+// while written, not yet stored: the caller reads it back (ReadAt), then
+// commits or discards it. Its bytes are on disk, never in memory.
+type Staged struct {
+	SHA256 string
+	Size   int64
+	store  *Store
+	f      *os.File
+	done   bool
+}
+
+// Stage writes r's content to a temporary file, hashing it; content over
+// the store's maxBytes is refused with ErrTooLarge as soon as it is read.
+func (s *Store) Stage(r io.Reader) (*Staged, error) {
 	tmp, err := os.CreateTemp(filepath.Join(s.dir, "tmp"), "blob-*")
 	if err != nil {
-		return "", 0, err
+		return nil, err
 	}
-	defer os.Remove(tmp.Name())
-	defer tmp.Close()
+	st := &Staged{store: s, f: tmp}
 	h := sha256.New()
 	n, err := io.Copy(io.MultiWriter(tmp, h), io.LimitReader(r, s.maxBytes+1))
+	if err == nil && n > s.maxBytes {
+		err = fmt.Errorf("%w: over %d bytes", ErrTooLarge, s.maxBytes)
+	}
 	if err != nil {
-		return "", 0, fmt.Errorf("write blob: %w", err)
+		st.Discard()
+		return nil, fmt.Errorf("write blob: %w", err)
 	}
-	if n > s.maxBytes {
-		return "", 0, fmt.Errorf("%w: over %d bytes", ErrTooLarge, s.maxBytes)
+	st.SHA256, st.Size = hex.EncodeToString(h.Sum(nil)), n
+	return st, nil
+}
+
+// ReadAt reads the staged content.
+func (st *Staged) ReadAt(p []byte, off int64) (int, error) { return st.f.ReadAt(p, off) }
+
+// Commit stores the staged content under its hash, durably. Storing an
+// existing blob is a no-op.
+func (st *Staged) Commit() error {
+	if err := st.f.Sync(); err != nil {
+		return err
 	}
-	sha := hex.EncodeToString(h.Sum(nil))
-	if want != "" && sha != want {
-		return "", 0, fmt.Errorf("%w: got %s, want %s", ErrHashMismatch, sha, want)
+	if err := st.f.Close(); err != nil {
+		return err
 	}
-	if err := tmp.Sync(); err != nil {
-		return "", 0, err
+	if err := os.MkdirAll(filepath.Dir(st.store.path(st.SHA256)), 0o700); err != nil {
+		return err
 	}
-	if err := tmp.Close(); err != nil {
-		return "", 0, err
+	if err := os.Rename(st.f.Name(), st.store.path(st.SHA256)); err != nil {
+		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(s.path(sha)), 0o700); err != nil {
-		return "", 0, err
+	st.done = true
+	return nil
+}
+
+// Discard drops content not committed; after Commit it does nothing.
+func (st *Staged) Discard() {
+	if !st.done {
+		st.f.Close()
+		os.Remove(st.f.Name())
 	}
-	if err := os.Rename(tmp.Name(), s.path(sha)); err != nil {
-		return "", 0, err
-	}
-	return sha, n, nil
 }
 
 // Open returns the blob's content.

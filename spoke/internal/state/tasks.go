@@ -2,6 +2,7 @@ package state
 
 import (
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/spoke/internal/state/tables"
@@ -82,15 +83,65 @@ func startTask(t *Txn, req *StartTaskRequest) (*api.Task, error) {
 	return task, t.put(tables.Tasks, task)
 }
 
-// appendTaskLog appends a log message to a running task.
+// MaxTaskLogBytes bounds a task's log: its messages' bytes, each message
+// counted with taskLogEntryOverhead so that many short ones are bounded
+// too. The message that would cross the bound is cut and ends with
+// taskLogFullMarker; later messages are refused as too large. The bound
+// lives in Apply, so every node keeps the same log.
+const MaxTaskLogBytes = 1 << 20
+
+// taskLogEntryOverhead is what one log entry costs beyond its text.
+const taskLogEntryOverhead = 64
+
+// taskLogFullMarker ends the last message a full task log records.
+const taskLogFullMarker = " … [this task's log is full at 1 MiB: later messages are not recorded]"
+
+// taskLogReserve is the room kept for the entry that says the log is full;
+// a log using more than MaxTaskLogBytes-taskLogReserve is full.
+const taskLogReserve = taskLogEntryOverhead + len(taskLogFullMarker)
+
+func taskLogSize(log []api.TaskLog) int {
+	n := 0
+	for _, l := range log {
+		n += taskLogEntryOverhead + len(l.Message)
+	}
+	return n
+}
+
+// appendTaskLog appends a log message to a running task, within
+// MaxTaskLogBytes.
+//
+// The new version shares the old one's log storage, and its Params and
+// Results: stored objects are never changed in place, every older version
+// reads only its own prefix of the log, and only the newest version
+// appends, so appending costs the message and not a copy of the log.
 func appendTaskLog(t *Txn, req *AppendTaskLogRequest) (*api.Task, error) {
 	task, err := t.taskIn(req.ModelUUID, req.ID, api.TaskRunning)
 	if err != nil {
 		return nil, err
 	}
-	task = copyTask(task)
-	task.Log = append(task.Log, api.TaskLog{Time: req.Time, Message: req.Message})
-	return task, t.put(tables.Tasks, task)
+	used := taskLogSize(task.Log)
+	if used > MaxTaskLogBytes-taskLogReserve {
+		return nil, api.Errorf(api.CodeTooLarge, "task %s's log is full (%d bytes): the message is not recorded", task.ID, MaxTaskLogBytes)
+	}
+	msg := req.Message
+	if used+taskLogEntryOverhead+len(msg) > MaxTaskLogBytes-taskLogReserve {
+		msg = cutText(msg, MaxTaskLogBytes-used-taskLogReserve) + taskLogFullMarker
+	}
+	next := *task
+	next.Log = append(task.Log, api.TaskLog{Time: req.Time, Message: msg})
+	return &next, t.put(tables.Tasks, &next)
+}
+
+// cutText is s's first n bytes at most, cut on a UTF-8 character boundary.
+func cutText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 // finishTask ends a pending or running task.
