@@ -185,6 +185,33 @@ func (s *Proposer) WaitRead(ctx context.Context, minIndex uint64, consistent boo
 	return s.node.AppliedIndex(), nil
 }
 
+// CatchUp waits until the local replica has applied every entry this node
+// knows to be committed (a follower learns the leader's commit index with
+// each append or heartbeat). It sends no message and writes no log entry,
+// so it may run for any request, authenticated or not: it serves checks
+// that a lagging node must not refuse (a credential another node created
+// a moment ago) at the price of bounded, not zero, staleness.
+func (s *Proposer) CatchUp(ctx context.Context) error {
+	r := s.node.Raft()
+	idx := r.CommitIndex()
+	// Raft's applied index counts every entry; the FSM's only commands,
+	// and it signals only those: between them (a barrier, a configuration
+	// change) look again after a short while.
+	for r.AppliedIndex() < idx {
+		wctx, cancel := context.WithTimeout(ctx, catchUpPoll)
+		err := s.node.WaitApplied(wctx, s.node.AppliedIndex()+1)
+		cancel()
+		if err != nil && ctx.Err() != nil {
+			return api.Errorf(api.CodeTimeout, "waiting for raft index %d: %v", idx, ctx.Err())
+		}
+	}
+	return nil
+}
+
+// catchUpPoll is how often CatchUp looks at raft's applied index while
+// entries that are not commands apply.
+const catchUpPoll = 5 * time.Millisecond
+
 func (s *Proposer) readIndex(ctx context.Context) (uint64, error) {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc

@@ -30,6 +30,7 @@ var httpStatus = map[api.Code]int{
 	api.CodeUnavailable:    http.StatusServiceUnavailable,
 	api.CodeTimeout:        http.StatusGatewayTimeout,
 	api.CodeTooLarge:       http.StatusRequestEntityTooLarge,
+	api.CodeTooMany:        http.StatusTooManyRequests,
 	api.CodeInternal:       http.StatusInternalServerError,
 	peer.CodeNotRaftLeader: http.StatusMisdirectedRequest,
 }
