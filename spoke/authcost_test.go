@@ -61,39 +61,50 @@ func junkHubToken(i int) string {
 // no one holds (unknown users, agent tags, hub issuers) to every node of a
 // 3-node controller and checks that none of them appended a raft log
 // entry: refusing a stranger costs no write on every node's disk
-// (issue 26, finding 7).
+// (issue 26, finding 7). Leader workers may write now and then, so a
+// round that saw another entry is tried again (from another address, below
+// the limiter's burst); one round without any entry shows the requests
+// wrote none.
 func TestJunkCredentialsWriteNoRaftEntries(t *testing.T) {
 	c := newTestCluster(t, 3)
 	leader := c.leader()
-	cl := c.rawClientFrom("")
-	// Let the cluster settle: joining writes its records.
 	if _, err := c.client(0).ControllerInfo(t.Context(), api.ReadOptions{Consistent: true}); err != nil {
 		t.Fatal(err)
 	}
-	before := c.nodes[leader].srv.node.Raft().LastIndex()
 	const perKind = 5
+	var fewest uint64
 	n := 0
-	for node := range c.nodes {
-		for i := range perKind {
-			for _, set := range []func(*http.Request){
-				func(r *http.Request) { r.SetBasicAuth(fmt.Sprintf("nobody-%d-%d", node, i), "junk") },
-				func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+junkHubToken(i)) },
-			} {
-				if resp := c.do(cl, node, "GET", "/v1/whoami", set); resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusTooManyRequests {
-					t.Fatalf("junk credentials answered %s", resp.Status)
+	for round := range 3 {
+		cl := c.rawClientFrom(fmt.Sprintf("127.0.0.%d", round+1))
+		before := c.nodes[leader].srv.node.Raft().LastIndex()
+		n = 0
+		for node := range c.nodes {
+			for i := range perKind {
+				for _, set := range []func(*http.Request){
+					func(r *http.Request) { r.SetBasicAuth(fmt.Sprintf("nobody-%d-%d-%d", round, node, i), "junk") },
+					func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+junkHubToken(i)) },
+				} {
+					if resp := c.do(cl, node, "GET", "/v1/whoami", set); resp.StatusCode != http.StatusUnauthorized {
+						t.Fatalf("junk credentials answered %s, want 401", resp.Status)
+					}
+					n++
+				}
+				tag := fmt.Sprintf("machine-00000000-0000-0000-0000-%012d-%d", round*10+node, i)
+				if resp := c.do(cl, node, "GET", "/v1/agent/stream", func(r *http.Request) { r.SetBasicAuth(tag, "junk") }); resp.StatusCode != http.StatusUnauthorized {
+					t.Fatalf("junk agent credentials answered %s, want 401", resp.Status)
 				}
 				n++
 			}
-			tag := fmt.Sprintf("machine-00000000-0000-0000-0000-%012d-%d", node, i)
-			if resp := c.do(cl, node, "GET", "/v1/agent/stream", func(r *http.Request) { r.SetBasicAuth(tag, "junk") }); resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusTooManyRequests {
-				t.Fatalf("junk agent credentials answered %s", resp.Status)
-			}
-			n++
+		}
+		added := c.nodes[leader].srv.node.Raft().LastIndex() - before
+		if added == 0 {
+			return
+		}
+		if round == 0 || added < fewest {
+			fewest = added
 		}
 	}
-	if after := c.nodes[leader].srv.node.Raft().LastIndex(); after != before {
-		t.Fatalf("%d requests with junk credentials appended %d raft log entries, want none", n, after-before)
-	}
+	t.Fatalf("%d requests with junk credentials appended %d raft log entries (the fewest of 3 rounds), want none", n, fewest)
 }
 
 // offsetClock is the wall clock moved on by what a test adds.

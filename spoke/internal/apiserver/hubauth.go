@@ -102,25 +102,53 @@ func (s *Server) authenticateHub(w http.ResponseWriter, r *http.Request, raw str
 // trustedHub returns the hub the replicated state trusts (nil: none). When
 // the local replica trusts no hub, or another issuer than the token names,
 // it may lag behind a trust just set through another node (a hub that
-// registered this controller calls it at once), so it looks again once the
-// replica has applied what this node knows is committed. No token costs a
-// raft round trip, whatever issuer it names.
+// registered this controller calls it at once, see ADR 0006), so it looks
+// again once the replica has applied what this node knows is committed
+// (no raft traffic), and, only while a hub token is pending (a hub may be
+// registering right now), after a consistent read. Outside a registration
+// no token costs a raft round trip, whatever issuer it names (ADR 0019).
 func (s *Server) trustedHub(ctx context.Context, snap *state.Snapshot, raw string) (*hubtrust.Hub, error) {
 	t, err := snap.HubTrust()
 	if err != nil {
 		return nil, err
 	}
-	if t == nil || strings.TrimRight(t.URL, "/") != hubtrust.UnverifiedIssuer(raw) {
-		if credential.CaughtUp(ctx, s.b) {
+	if trusts(t, raw) {
+		return hubOf(t), nil
+	}
+	if credential.CaughtUp(ctx, s.b) {
+		snap = s.b.Store().Snapshot()
+		if t, err = snap.HubTrust(); err != nil {
+			return nil, err
+		}
+	}
+	if trusts(t, raw) {
+		return hubOf(t), nil
+	}
+	pending, err := snap.HubTokenPending(s.cfg.Now())
+	if err != nil {
+		return nil, err
+	}
+	if pending {
+		if _, werr := s.b.WaitRead(ctx, 0, true); werr == nil {
 			if t, err = s.b.Store().Snapshot().HubTrust(); err != nil {
 				return nil, err
 			}
 		}
 	}
+	return hubOf(t), nil
+}
+
+// trusts reports whether t is the trust of the hub that issued raw.
+func trusts(t *api.HubTrust, raw string) bool {
+	return t != nil && strings.TrimRight(t.URL, "/") == hubtrust.UnverifiedIssuer(raw)
+}
+
+// hubOf is the hub t trusts, nil for none.
+func hubOf(t *api.HubTrust) *hubtrust.Hub {
 	if t == nil {
-		return nil, nil
+		return nil
 	}
-	return &hubtrust.Hub{URL: t.URL, JWKSURL: t.JWKSURL, CACert: []byte(t.CACert)}, nil
+	return &hubtrust.Hub{URL: t.URL, JWKSURL: t.JWKSURL, CACert: []byte(t.CACert)}
 }
 
 // hubScope enforces a model-scoped hub token: only its model's routes, GETs
