@@ -2,10 +2,11 @@
 // present, and throttles those who fail.
 //
 // Invariants: a check compares secrets in constant time; refusing a
-// credential never touches raft (no read index, no barrier, no log entry),
-// whoever sends it, so a stranger costs the cluster nothing but the local
-// lookup; failed checks are charged to the source address and to the
-// claimed name in token buckets of bounded size (Limiter).
+// credential touches no raft (no read index, no barrier, no log entry) on
+// a node that has registered itself, whoever sends it, so a stranger costs
+// the cluster nothing but the local lookup (Reader.CatchUp; ADR 0019);
+// failed checks are charged to the source address and to the claimed name
+// in token buckets of bounded size (Limiter).
 package credential
 
 import (
