@@ -54,6 +54,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/spoke/internal/credential"
 	"github.com/droverhq/drover/spoke/internal/state"
 	"github.com/droverhq/drover/spoke/internal/state/stream"
 )
@@ -69,6 +70,9 @@ type Proposer interface {
 	// WaitRead waits until the local replica may serve a read that
 	// reflects minIndex (and, if consistent, every acknowledged write).
 	WaitRead(ctx context.Context, minIndex uint64, consistent bool) (uint64, error)
+	// CatchUp waits until the local replica has applied what this node
+	// knows is committed, with no message and no log entry.
+	CatchUp(ctx context.Context) error
 }
 
 // Config holds the gateway's dependencies.
@@ -84,6 +88,9 @@ type Config struct {
 	CharmDefaults func(*api.Charm) (map[string]any, error)
 	// AppendLog records an agent's log line in the node's debug log.
 	AppendLog func(model string, rec api.LogRecord)
+	// Limiter throttles failed agent authentications (shared with the API
+	// server's users; default: a limiter of the gateway's own).
+	Limiter *credential.Limiter
 }
 
 // writeTimeout bounds one frame write: an agent slower than this is cut
@@ -108,6 +115,9 @@ func New(cfg Config) (*Gateway, error) {
 	if cfg.Proposer == nil || cfg.Logger == nil || cfg.Now == nil || cfg.KeepaliveInterval <= 0 ||
 		cfg.CharmDefaults == nil || cfg.AppendLog == nil {
 		return nil, errors.New("agentgw: Proposer, Logger, Now, KeepaliveInterval, CharmDefaults and AppendLog are required")
+	}
+	if cfg.Limiter == nil {
+		cfg.Limiter = credential.NewLimiter(credential.DefaultLimits, cfg.Now)
 	}
 	return &Gateway{cfg: cfg, b: cfg.Proposer, log: cfg.Logger, hub: newAgentHub()}, nil
 }

@@ -86,11 +86,17 @@ func (c *agentConn) shut() {
 }
 
 // Authenticate checks a machine agent's Basic credentials and returns
-// its model and machine.
+// its model and machine. Failures are charged to the source address and
+// the tag; over the limit it returns a *credential.ThrottledError, which
+// credential.Refusal turns into the answer.
 func (g *Gateway) Authenticate(r *http.Request) (model, machine string, err error) {
 	tag, secret, ok := r.BasicAuth()
 	if !ok || !strings.HasPrefix(tag, "machine-") {
 		return "", "", api.Errorf(api.CodeUnauthorized, "authentication required: pass the machine agent's tag and secret")
+	}
+	addr := credential.SourceAddr(r.RemoteAddr)
+	if te := g.cfg.Limiter.Allow(addr, tag); te != nil {
+		return "", "", te
 	}
 	var cred *api.Credential
 	ok, err = credential.Check(r.Context(), g.b, func() (bool, bool, error) {
@@ -102,10 +108,12 @@ func (g *Gateway) Authenticate(r *http.Request) (model, machine string, err erro
 		return "", "", err
 	}
 	if !ok {
+		g.cfg.Limiter.Fail(addr, tag)
 		return "", "", api.Errorf(api.CodeUnauthorized, "invalid agent tag or secret")
 	}
 	machine, ok = strings.CutPrefix(tag, "machine-"+cred.ModelUUID+"-")
 	if !ok || machine == "" {
+		g.cfg.Limiter.Fail(addr, tag)
 		return "", "", api.Errorf(api.CodeUnauthorized, "invalid agent tag or secret")
 	}
 	// Copies, so the connection does not pin the decoded header.
@@ -116,7 +124,7 @@ func (g *Gateway) Authenticate(r *http.Request) (model, machine string, err erro
 func (g *Gateway) ServeStream(w http.ResponseWriter, r *http.Request) {
 	model, machine, err := g.Authenticate(r)
 	if err != nil {
-		reply.WriteError(w, r, err)
+		reply.WriteError(w, r, credential.Refusal(w.Header(), err))
 		return
 	}
 	since, err := reply.UintParam(r, "since", "want a raft index")

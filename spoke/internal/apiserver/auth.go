@@ -34,6 +34,8 @@ func callerOf(ctx context.Context) caller {
 // authenticate checks HTTP Basic credentials against the replicated users
 // (local users authenticate with generated secrets, see spoke.HashSecret),
 // or a hub's bearer token when the controller trusts a hub (hubauth.go).
+// Failures are charged to the source address and the claimed name
+// (s.limiter); neither a failure nor a refusal touches raft.
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if raw, ok := bearerToken(r); ok {
@@ -46,6 +48,11 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			reply.WriteError(w, r, api.Errorf(api.CodeUnauthorized, "authentication required: pass the controller's user and password"))
 			return
 		}
+		addr := credential.SourceAddr(r.RemoteAddr)
+		if te := s.limiter.Allow(addr, name); te != nil {
+			reply.WriteError(w, r, credential.Refusal(w.Header(), te))
+			return
+		}
 		var u *api.User
 		ok, err := credential.Check(r.Context(), s.b, func() (bool, bool, error) {
 			var err error
@@ -53,6 +60,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			return err == nil && u != nil && !u.Disabled && credential.SecretMatches(secret, u.PasswordHash), u != nil, err
 		})
 		if err != nil || !ok {
+			s.limiter.Fail(addr, name)
 			reply.WriteError(w, r, api.Errorf(api.CodeUnauthorized, "invalid user name or password"))
 			return
 		}

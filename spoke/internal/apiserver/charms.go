@@ -12,6 +12,7 @@ import (
 	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/charm"
 	"github.com/droverhq/drover/spoke/internal/blobs"
+	"github.com/droverhq/drover/spoke/internal/credential"
 	"github.com/droverhq/drover/spoke/internal/lookup"
 	"github.com/droverhq/drover/spoke/internal/reply"
 	"github.com/droverhq/drover/spoke/internal/state"
@@ -118,7 +119,7 @@ func (s *charmEndpoint) downloadCharm(w http.ResponseWriter, r *http.Request) {
 func (s *charmEndpoint) agentDownloadCharm(w http.ResponseWriter, r *http.Request) {
 	model, _, err := s.agents.Authenticate(r)
 	if err != nil {
-		reply.WriteError(w, r, err)
+		reply.WriteError(w, r, credential.Refusal(w.Header(), err))
 		return
 	}
 	sha := chi.URLParam(r, "sha")

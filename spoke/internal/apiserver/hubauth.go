@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/spoke/internal/credential"
 	"github.com/droverhq/drover/spoke/internal/hubtrust"
 	"github.com/droverhq/drover/spoke/internal/lookup"
 	"github.com/droverhq/drover/spoke/internal/reply"
@@ -33,21 +34,27 @@ func bearerToken(r *http.Request) (string, bool) {
 // authenticateHub admits a request carrying a hub token: audience = this
 // controller's UUID, issuer = the hub the replicated state trusts, and the
 // hub's decision (access on one model, or superuser) is enforced route by
-// route by hubScope.
+// route by hubScope. A refused token is charged to its source address
+// only: the issuer it names is no secret, and throttling it would cut the
+// trusted hub off for everyone.
 func (s *Server) authenticateHub(w http.ResponseWriter, r *http.Request, raw string, next http.Handler) {
+	addr := credential.SourceAddr(r.RemoteAddr)
+	if te := s.limiter.Allow(addr, ""); te != nil {
+		reply.WriteError(w, r, credential.Refusal(w.Header(), te))
+		return
+	}
 	if s.cfg.Hub == nil {
+		s.limiter.Fail(addr, "")
 		reply.WriteError(w, r, api.Errorf(api.CodeUnauthorized, "this controller trusts no hub: use the controller's user and password"))
 		return
 	}
 	snap := s.b.Store().Snapshot()
 	ctrl, err := lookup.Controller(snap)
-	if err != nil {
-		// A node that joined a moment ago may not have applied the
-		// controller record yet.
-		if _, werr := s.b.WaitRead(r.Context(), 0, true); werr == nil {
-			snap = s.b.Store().Snapshot()
-			ctrl, err = lookup.Controller(snap)
-		}
+	// A node that joined a moment ago may not have applied the controller
+	// record yet.
+	if err != nil && credential.CaughtUp(r.Context(), s.b) {
+		snap = s.b.Store().Snapshot()
+		ctrl, err = lookup.Controller(snap)
 	}
 	if err != nil {
 		reply.WriteError(w, r, api.Errorf(api.CodeUnavailable, "controller state not replicated yet"))
@@ -62,6 +69,7 @@ func (s *Server) authenticateHub(w http.ResponseWriter, r *http.Request, raw str
 	if err != nil {
 		switch {
 		case errors.Is(err, hubtrust.ErrNoHub):
+			s.limiter.Fail(addr, "")
 			reply.WriteError(w, r, api.Errorf(api.CodeUnauthorized, "this controller trusts no hub: use the controller's user and password"))
 		case errors.Is(err, hubtrust.ErrUnavailable):
 			s.log.Warn("hub token not verified", "err", err)
@@ -73,6 +81,7 @@ func (s *Server) authenticateHub(w http.ResponseWriter, r *http.Request, raw str
 			reply.WriteError(w, r, api.Errorf(api.CodeUnauthorized, "%s (%s; the hub's and this controller's clocks differ: "+
 				"keep them in step, with NTP for one)", hubtrust.ErrClock, detail))
 		default:
+			s.limiter.Fail(addr, "")
 			s.log.Debug("hub token refused", "err", err)
 			reply.WriteError(w, r, api.Errorf(api.CodeUnauthorized, "invalid hub token"))
 		}
@@ -93,25 +102,53 @@ func (s *Server) authenticateHub(w http.ResponseWriter, r *http.Request, raw str
 // trustedHub returns the hub the replicated state trusts (nil: none). When
 // the local replica trusts no hub, or another issuer than the token names,
 // it may lag behind a trust just set through another node (a hub that
-// registered this controller calls it at once), so it looks again after a
-// consistent read. A token naming the trusted issuer costs no round trip,
-// whatever its signature.
+// registered this controller calls it at once, see ADR 0006), so it looks
+// again once the replica has applied what this node knows is committed
+// (no raft traffic), and, only while a hub token is pending (a hub may be
+// registering right now), after a consistent read. Outside a registration
+// no token costs a raft round trip, whatever issuer it names (ADR 0019).
 func (s *Server) trustedHub(ctx context.Context, snap *state.Snapshot, raw string) (*hubtrust.Hub, error) {
 	t, err := snap.HubTrust()
 	if err != nil {
 		return nil, err
 	}
-	if t == nil || strings.TrimRight(t.URL, "/") != hubtrust.UnverifiedIssuer(raw) {
+	if trusts(t, raw) {
+		return hubOf(t), nil
+	}
+	if credential.CaughtUp(ctx, s.b) {
+		snap = s.b.Store().Snapshot()
+		if t, err = snap.HubTrust(); err != nil {
+			return nil, err
+		}
+	}
+	if trusts(t, raw) {
+		return hubOf(t), nil
+	}
+	pending, err := snap.HubTokenPending(s.cfg.Now())
+	if err != nil {
+		return nil, err
+	}
+	if pending {
 		if _, werr := s.b.WaitRead(ctx, 0, true); werr == nil {
 			if t, err = s.b.Store().Snapshot().HubTrust(); err != nil {
 				return nil, err
 			}
 		}
 	}
+	return hubOf(t), nil
+}
+
+// trusts reports whether t is the trust of the hub that issued raw.
+func trusts(t *api.HubTrust, raw string) bool {
+	return t != nil && strings.TrimRight(t.URL, "/") == hubtrust.UnverifiedIssuer(raw)
+}
+
+// hubOf is the hub t trusts, nil for none.
+func hubOf(t *api.HubTrust) *hubtrust.Hub {
 	if t == nil {
-		return nil, nil
+		return nil
 	}
-	return &hubtrust.Hub{URL: t.URL, JWKSURL: t.JWKSURL, CACert: []byte(t.CACert)}, nil
+	return &hubtrust.Hub{URL: t.URL, JWKSURL: t.JWKSURL, CACert: []byte(t.CACert)}
 }
 
 // hubScope enforces a model-scoped hub token: only its model's routes, GETs

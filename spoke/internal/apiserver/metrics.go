@@ -39,9 +39,24 @@ type routeSeries struct {
 	latency  prometheus.Observer
 }
 
+// methodLabel is method when it is one HTTP defines, else "other": the
+// method is the client's to choose, and each label value is a series kept
+// for the life of the process.
+func methodLabel(method string) string {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodConnect, http.MethodOptions, http.MethodTrace:
+		return method
+	}
+	return "other"
+}
+
 // seriesFor returns the series of a request that ran through rctx's
-// routes (nil: no route matched) with method and answered code.
+// routes (nil: no route matched) with method and answered code. Labels
+// are the route's pattern (never the path), a known method or "other",
+// and the code this server answered: a bounded set whatever clients send.
 func (m *metrics) seriesFor(rctx *chi.Context, method string, code int) *routeSeries {
+	method = methodLabel(method)
 	var parts []string
 	if rctx != nil {
 		parts = rctx.RoutePatterns

@@ -53,4 +53,7 @@ func TestMetricsSeriesPerRoute(t *testing.T) {
 	if m.seriesFor(config, "PATCH", 200) != m.seriesFor(config, "PATCH", 200) {
 		t.Error("a route's series is not reused")
 	}
+	if m.seriesFor(config, "FOO1", 200) != m.seriesFor(config, "FOO2", 200) {
+		t.Error("made-up methods get series of their own, want one labelled other")
+	}
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/spoke/internal/agentgw"
 	"github.com/droverhq/drover/spoke/internal/blobs"
+	"github.com/droverhq/drover/spoke/internal/credential"
 	"github.com/droverhq/drover/spoke/internal/lookup"
 	"github.com/droverhq/drover/spoke/internal/peer"
 	"github.com/droverhq/drover/spoke/internal/reply"
@@ -47,6 +48,10 @@ type Backend interface {
 	// WaitRead waits until the local replica may serve a read that
 	// reflects minIndex (and, if consistent, every acknowledged write).
 	WaitRead(ctx context.Context, minIndex uint64, consistent bool) (uint64, error)
+	// CatchUp waits until the local replica has applied what this node
+	// knows is committed, with no message and no log entry: what
+	// authentication waits for before refusing a name it does not know.
+	CatchUp(ctx context.Context) error
 	ReplicateBlob(ctx context.Context, sha string) error
 	FetchBlob(ctx context.Context, sha string) error
 	ControllerInfo(ctx context.Context) (*api.ControllerInfo, error)
@@ -91,6 +96,9 @@ type Config struct {
 	// CatchUpWait bounds how long a stream resumed from an index this node
 	// has not reached waits for the node to get there (default 2s).
 	CatchUpWait time.Duration
+	// AuthLimits bound failed authentications per source address and per
+	// claimed name (zero fields: credential.DefaultLimits).
+	AuthLimits credential.Limits
 }
 
 // Server is the http.Handler of a controller node: the authentication
@@ -102,6 +110,9 @@ type Server struct {
 	metrics *metrics
 	agents  *agentgw.Gateway
 	ep      endpoints
+	// limiter throttles failed authentications, users', hubs' and
+	// agents' alike.
+	limiter *credential.Limiter
 }
 
 // New builds the router.
@@ -121,12 +132,14 @@ func New(cfg Config) (*Server, error) {
 	if cfg.MaxCharmSize == 0 {
 		cfg.MaxCharmSize = 256 << 20
 	}
-	s := &Server{base: &base{cfg: cfg, b: cfg.Backend, log: cfg.Logger, closing: make(chan struct{})}}
+	s := &Server{base: &base{cfg: cfg, b: cfg.Backend, log: cfg.Logger, closing: make(chan struct{})},
+		limiter: credential.NewLimiter(cfg.AuthLimits, cfg.Now)}
 	logs := newLogBook(DefaultLogLines, cfg.LogDir, cfg.Logger)
 	charms := newCharmCache(256)
 	var err error
 	s.agents, err = agentgw.New(agentgw.Config{Proposer: cfg.Backend, Logger: cfg.Logger, Now: cfg.Now,
-		KeepaliveInterval: s.keepaliveInterval(), CharmDefaults: charms.defaults, AppendLog: logs.append})
+		KeepaliveInterval: s.keepaliveInterval(), CharmDefaults: charms.defaults, AppendLog: logs.append,
+		Limiter: s.limiter})
 	if err != nil {
 		return nil, err
 	}

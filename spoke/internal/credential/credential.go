@@ -1,6 +1,12 @@
-// Package credential checks the secrets users and machine agents present
-// against their replicated hashes: in constant time, and once more after
-// a consistent read when the local replica does not know the name yet.
+// Package credential checks the secrets users, machine agents and hubs
+// present, and throttles those who fail.
+//
+// Invariants: a check compares secrets in constant time; refusing a
+// credential touches no raft (no read index, no barrier, no log entry) on
+// a node that has registered itself, whoever sends it, so a stranger costs
+// the cluster nothing but the local lookup (Reader.CatchUp; ADR 0019);
+// failed checks are charged to the source address and to the claimed name
+// in token buckets of bounded size (Limiter).
 package credential
 
 import (
@@ -8,12 +14,17 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
+	"time"
 )
 
-// Reader waits for the local replica to catch up (the controller node).
+// Reader lets the local replica catch up with what this node knows is
+// committed, without a message or a log entry (propose.Proposer.CatchUp).
 type Reader interface {
-	WaitRead(ctx context.Context, minIndex uint64, consistent bool) (uint64, error)
+	CatchUp(ctx context.Context) error
 }
+
+// catchUpWait bounds how long a check waits for the local replica.
+const catchUpWait = 2 * time.Second
 
 // SecretMatches compares secret with a stored "sha256:HEX" hash in constant
 // time. It runs on every request, so it allocates nothing.
@@ -35,20 +46,31 @@ func SecretMatches(secret, hash string) bool {
 	return subtle.ConstantTimeByteEq(diff, 0) == 1
 }
 
-// Check runs check (ok, found, err) against the local replica
-// and, when the credential is not found there, once more after a
-// consistent read: a node that joined recently, or lags, may not yet have
-// applied a user or agent credential the leader has (the admin user, a new
-// machine's secret). A wrong secret for a known name is refused at once,
-// so guessing costs no raft round trip.
+// Check runs check (ok, found, err) against the local replica and, when
+// the credential is not found there and the replica lags behind what this
+// node knows is committed, once more after catching up: a node that
+// joined recently, or lags, may not yet have applied a user or agent
+// credential the leader has (the admin user, a new machine's secret).
+// A wrong secret for a known name is refused at once. Neither costs a
+// raft round trip: an unknown name is refused on what this node knows,
+// and a client that wrote a credential through another node a heartbeat
+// ago retries (agents reconnect with backoff).
 func Check(ctx context.Context, r Reader, check func() (bool, bool, error)) (bool, error) {
 	ok, found, err := check()
 	if err != nil || ok || found {
 		return ok, err
 	}
-	if _, werr := r.WaitRead(ctx, 0, true); werr != nil {
+	if !CaughtUp(ctx, r) {
 		return false, nil
 	}
 	ok, _, err = check()
 	return ok, err
+}
+
+// CaughtUp lets the local replica catch up (for at most a short while) and
+// reports whether it has.
+func CaughtUp(ctx context.Context, r Reader) bool {
+	ctx, cancel := context.WithTimeout(ctx, catchUpWait)
+	defer cancel()
+	return r.CatchUp(ctx) == nil
 }

@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/droverhq/drover/api"
@@ -24,6 +25,9 @@ type Proposer struct {
 	node  *cluster.Node
 	fsm   *state.FSM
 	peers *peer.Client
+	// settled latches once the local replica held this node's own
+	// controller-node record (CatchUp).
+	settled atomic.Bool
 }
 
 // New returns the proposer of node, whose replica is fsm and which calls
@@ -184,6 +188,62 @@ func (s *Proposer) WaitRead(ctx context.Context, minIndex uint64, consistent boo
 	}
 	return s.node.AppliedIndex(), nil
 }
+
+// CatchUp waits until the local replica has applied every entry this node
+// knows to be committed (a follower learns the leader's commit index with
+// each append or heartbeat). It sends no message and writes no log entry,
+// so it may run for any request, authenticated or not: it serves checks
+// that a lagging node must not refuse (a credential another node created
+// a moment ago) at the price of bounded, not zero, staleness.
+//
+// A node that has not yet applied its own controller-node record (it
+// registers itself right after joining, so that record comes after the
+// controller's first user) has just joined and cannot know what is
+// committed: until then CatchUp is a consistent read. Once the record is
+// seen, that is remembered.
+func (s *Proposer) CatchUp(ctx context.Context) error {
+	if !s.registered() {
+		_, err := s.WaitRead(ctx, 0, true)
+		return err
+	}
+	r := s.node.Raft()
+	idx := r.CommitIndex()
+	// Raft's applied index counts every entry; the FSM's only commands,
+	// and it signals only those: between them (a barrier, a configuration
+	// change) look again after a short while.
+	for r.AppliedIndex() < idx {
+		wctx, cancel := context.WithTimeout(ctx, catchUpPoll)
+		err := s.node.WaitApplied(wctx, s.node.AppliedIndex()+1)
+		cancel()
+		if err != nil && ctx.Err() != nil {
+			return api.Errorf(api.CodeTimeout, "waiting for raft index %d: %v", idx, ctx.Err())
+		}
+	}
+	return nil
+}
+
+// registered reports whether the local replica holds this node's own
+// controller-node record.
+func (s *Proposer) registered() bool {
+	if s.settled.Load() {
+		return true
+	}
+	nodes, err := s.fsm.Store().Snapshot().ListControllerNodes()
+	if err != nil {
+		return false
+	}
+	for _, n := range nodes {
+		if n.ID == s.node.ID() {
+			s.settled.Store(true)
+			return true
+		}
+	}
+	return false
+}
+
+// catchUpPoll is how often CatchUp looks at raft's applied index while
+// entries that are not commands apply.
+const catchUpPoll = 5 * time.Millisecond
 
 func (s *Proposer) readIndex(ctx context.Context) (uint64, error) {
 	if _, ok := ctx.Deadline(); !ok {

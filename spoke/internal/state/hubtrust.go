@@ -32,6 +32,22 @@ func (r *reader) HubTokenByHash(hash string) (*tables.HubToken, error) {
 	return first[tables.HubToken](r, tables.HubTokens, "id", hash)
 }
 
+// HubTokenPending reports whether a hub token is recorded, unused and
+// unexpired at now: a hub may be registering the controller, so a trust
+// this replica has not applied yet may exist.
+func (r *reader) HubTokenPending(now time.Time) (bool, error) {
+	all, err := list[tables.HubToken](r, tables.HubTokens, "id")
+	if err != nil {
+		return false, err
+	}
+	for _, tok := range all {
+		if !tok.Used && now.Before(tok.Expires) {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
 // createHubToken records a hub join token and drops the tokens that
 // expired before req.Now, so the table stays small.
 func createHubToken(t *Txn, req *CreateHubTokenRequest) error {
