@@ -117,6 +117,11 @@ func (s accessAPI) resolveGrant(ctx context.Context, p authn.Principal, req Gran
 			if !lv.Public {
 				return bad("level %q cannot be granted to everyone", req.Level)
 			}
+			if typ == authz.TypeController && info.Org != "" {
+				// Everyone spans every tenant (ADR 0021).
+				return bad("controller %s belongs to organization %s: grant %s to its users or groups, not to everyone",
+					req.Controller, info.Org, req.Level)
+			}
 			subject = authz.Everyone
 			break
 		}
@@ -363,6 +368,10 @@ func (s accessAPI) handleAddMember(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	g, err := s.groupForAdmin(r)
+	if err == nil {
+		p, _ := authn.PrincipalFrom(r.Context())
+		err = s.notAbove(r.Context(), p, authz.GroupMembers(g.ID), "group "+g.Org+"/"+g.Name)
+	}
 	var id store.Identity
 	if err == nil {
 		if id, err = s.identityOrPending(r.Context(), req.User); err == nil {
