@@ -86,8 +86,8 @@ func TestPlacementStaysInTheModelsOrganization(t *testing.T) {
 
 // TestOrgAdminCannotTouchAHubAdmin (issue 26, finding 3): an organization's
 // administrator may not disable, enable or remove a hub administrator who
-// is a member of the organization, nor add anyone to a group that holds
-// the hub's administration; a hub administrator may.
+// is a member of the organization, nor change the members of a group that
+// holds the hub's administration or remove it; a hub administrator may.
 func TestOrgAdminCannotTouchAHubAdmin(t *testing.T) {
 	e := newEnv(t)
 	ctx := t.Context()
@@ -97,6 +97,9 @@ func TestOrgAdminCannotTouchAHubAdmin(t *testing.T) {
 	e.grant(authz.UserObject(other.ID), authz.Administrator, authz.HubObject())
 	ops, err := e.st.Groups.Create(ctx, "acme", "operators")
 	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.st.Groups.AddMember(ctx, ops.ID, other.ID); err != nil {
 		t.Fatal(err)
 	}
 	e.grant(authz.GroupMembers(ops.ID), authz.Administrator, authz.HubObject())
@@ -111,6 +114,8 @@ func TestOrgAdminCannotTouchAHubAdmin(t *testing.T) {
 		{"alice removes a hub administrator", http.MethodDelete, "/v1/users/root@example.com", nil},
 		{"alice joins a group holding the hub's administration", http.MethodPost, "/v1/groups/" + ops.ID + "/members",
 			map[string]string{"user": "alice@example.com"}},
+		{"alice removes a member of that group", http.MethodDelete, "/v1/groups/" + ops.ID + "/members/other@example.com", nil},
+		{"alice removes that group", http.MethodDelete, "/v1/groups/" + ops.ID, nil},
 	} {
 		if code, b := e.do(c.method, c.path, aliceTok, c.body); code != http.StatusForbidden {
 			t.Errorf("%s: %d %s, want 403", c.what, code, b)
@@ -120,10 +125,12 @@ func TestOrgAdminCannotTouchAHubAdmin(t *testing.T) {
 		t.Errorf("root after alice's attempts: %+v %v, want present and enabled", id, err)
 	}
 	e.want(t, "root is still the hub's administrator", http.StatusOK, rootTok, http.MethodGet, "/v1/hub/signing-keys", nil)
+	e.want(t, "the operators group is still there", http.StatusOK, rootTok, http.MethodGet, "/v1/groups/"+ops.ID, nil)
 	e.want(t, "alice is not", http.StatusForbidden, aliceTok, http.MethodGet, "/v1/hub/signing-keys", nil)
 
 	e.want(t, "a hub administrator disables another", http.StatusNoContent, rootTok, http.MethodPost, "/v1/users/other@example.com/disable", nil)
 	e.want(t, "and removes them", http.StatusNoContent, rootTok, http.MethodDelete, "/v1/users/other@example.com", nil)
 	e.want(t, "and adds alice to the operators", http.StatusNoContent, rootTok, http.MethodPost,
 		"/v1/groups/"+ops.ID+"/members", map[string]string{"user": "alice@example.com"})
+	e.want(t, "and removes the group", http.StatusNoContent, rootTok, http.MethodDelete, "/v1/groups/"+ops.ID, nil)
 }
