@@ -25,9 +25,8 @@ import (
 )
 
 // fixture: tenant acme with its private controller east and model prod;
-// alice administers acme, rita reads prod, will writes prod, carl is
-// east's superuser, root and hal administer the hub (both in acme); olga
-// administers another tenant, globex.
+// alice administers acme, rita reads prod, will writes prod; olga
+// administers another tenant, globex. carl, root and hal: newMatrixFixture.
 type fixture struct {
 	*env
 	alice, rita, will, olga, dave, carl, root, hal store.Identity
@@ -41,11 +40,8 @@ func newFixture(t *testing.T) *fixture {
 	f := &fixture{env: e}
 	f.alice, f.rita, f.will, f.dave = e.user("alice", "acme"), e.user("rita", "acme"), e.user("will", "acme"), e.user("dave", "acme")
 	f.olga = e.user("olga", "globex")
-	f.carl, f.root, f.hal = e.user("carl", "acme"), e.user("root", "acme"), e.user("hal", "acme")
 	ctx := t.Context()
 	e.grant(authz.UserObject(f.alice.ID), authz.Administrator, authz.OrgObject("acme"))
-	e.grant(authz.UserObject(f.root.ID), authz.Administrator, authz.HubObject())
-	e.grant(authz.UserObject(f.hal.ID), authz.Administrator, authz.HubObject())
 	e.grant(authz.UserObject(f.olga.ID), authz.Administrator, authz.OrgObject("globex"))
 	f.ctrl = store.Controller{UUID: uuid.NewString(), Name: "east", Org: "acme", Region: "east", APIAddresses: []string{"127.0.0.1:1"}}
 	if err := e.st.Controllers.Upsert(ctx, f.ctrl); err != nil {
@@ -70,7 +66,6 @@ func newFixture(t *testing.T) *fixture {
 		e.grant(authz.UserObject(g.who.ID), g.rel, authz.ModelObject(f.model.UUID))
 		e.grant(authz.UserObject(g.who.ID), authz.Reader, authz.ControllerObject(f.ctrl.UUID))
 	}
-	e.grant(authz.UserObject(f.carl.ID), authz.Administrator, authz.ControllerObject(f.ctrl.UUID))
 	var err error
 	if f.group, err = e.st.Groups.Create(ctx, "acme", "ops"); err != nil {
 		t.Fatal(err)
@@ -85,6 +80,18 @@ func newFixture(t *testing.T) *fixture {
 		}
 	}
 	e.settle()
+	return f
+}
+
+// newMatrixFixture is newFixture with the callers only the matrix needs:
+// carl, east's superuser, and root and hal, the hub's administrators.
+func newMatrixFixture(t *testing.T) *fixture {
+	f := newFixture(t)
+	f.carl, f.root, f.hal = f.user("carl", "acme"), f.user("root", "acme"), f.user("hal", "acme")
+	f.grant(authz.UserObject(f.carl.ID), authz.Administrator, authz.ControllerObject(f.ctrl.UUID))
+	f.grant(authz.UserObject(f.root.ID), authz.Administrator, authz.HubObject())
+	f.grant(authz.UserObject(f.hal.ID), authz.Administrator, authz.HubObject())
+	f.settle()
 	return f
 }
 
@@ -222,7 +229,7 @@ var someCA = sync.OnceValue(func() string {
 // TestAuthorizationMatrix runs every route as every kind of caller against
 // real PostgreSQL and real OpenFGA.
 func TestAuthorizationMatrix(t *testing.T) {
-	f := newFixture(t)
+	f := newMatrixFixture(t)
 	roles := matrixRoles(f)
 	t.Run("covers every route", func(t *testing.T) {
 		covered := map[string]bool{
