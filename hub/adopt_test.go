@@ -83,10 +83,12 @@ func TestIndexAdoptsModelsCreatedOnControllers(t *testing.T) {
 	e.grant(authz.UserObject(olga.ID), authz.Administrator, authz.OrgObject("globex"))
 	west := startNamedSpoke(t, e, "west", "globex", false) // private to globex
 	east := startSpoke(t, e)                               // shared
+	startNamedSpoke(t, e, "north", "", true)               // shared
 	e.settle()
 
-	// Through the hub, before the indexer runs: root places "dup" on west
-	// (in root's organization, acme), alice places "prod" on east.
+	// Through the hub, before the indexer runs: root places "dup" on north
+	// (in root's organization, acme; never on globex's west, ADR 0021),
+	// alice places "prod" on east.
 	place := func(who store.Identity, name, controller string) string {
 		t.Helper()
 		code, b := e.do("POST", "/v1/models", e.token(who, time.Minute, ""), map[string]string{"name": name, "controller": controller})
@@ -96,7 +98,10 @@ func TestIndexAdoptsModelsCreatedOnControllers(t *testing.T) {
 		}
 		return m.UUID
 	}
-	place(root, "dup", "west")
+	if code, b := e.do("POST", "/v1/models", e.token(root, time.Minute, ""), map[string]string{"name": "dup", "controller": "west"}); code != http.StatusForbidden {
+		t.Fatalf("acme's model on globex's controller: %d %s, want 403", code, b)
+	}
+	place(root, "dup", "north")
 	prod := place(alice, "prod", "east")
 	// Directly on west before the indexer runs: adopted from the reset.
 	before, err := west.Admin.AddModel(ctx, api.AddModelRequest{Name: "w-before"})
@@ -137,7 +142,7 @@ func TestIndexAdoptsModelsCreatedOnControllers(t *testing.T) {
 		&root:  {"dup", "dup-east", "prod", "w-after", "w-before"},
 		&alice: {"dup", "dup-east", "prod"},
 		&bob:   nil,
-		&olga:  {"dup", "w-after", "w-before"}, // "dup" is on globex's controller
+		&olga:  {"w-after", "w-before"},
 		&gus:   nil,
 	}
 	for who, names := range want {

@@ -1,6 +1,9 @@
 package hub_test
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
@@ -13,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-jose/go-jose/v4"
 	"github.com/google/uuid"
 
 	"github.com/droverhq/drover/authz"
@@ -20,14 +24,15 @@ import (
 	"github.com/droverhq/drover/hub/internal/store"
 )
 
-// fixture: tenant acme with controller c1 and model m1; alice administers
-// acme, rita reads m1, will writes m1; olga administers another tenant.
+// fixture: tenant acme with its private controller east and model prod;
+// alice administers acme, rita reads prod, will writes prod; olga
+// administers another tenant, globex. carl, root and hal: newMatrixFixture.
 type fixture struct {
 	*env
-	alice, rita, will, olga, dave store.Identity
-	ctrl                          store.Controller
-	model                         store.Model
-	group                         store.Group
+	alice, rita, will, olga, dave, carl, root, hal store.Identity
+	ctrl, otherCtrl                                store.Controller
+	model                                          store.Model
+	group                                          store.Group
 }
 
 func newFixture(t *testing.T) *fixture {
@@ -50,6 +55,7 @@ func newFixture(t *testing.T) *fixture {
 	if err := e.st.Controllers.Upsert(ctx, globexCtrl); err != nil {
 		t.Fatal(err)
 	}
+	f.otherCtrl = globexCtrl
 	if err := e.st.Models.Insert(ctx, store.Model{UUID: uuid.NewString(), Name: "prod", Org: "globex", Owner: f.olga.ID, ControllerUUID: globexCtrl.UUID}); err != nil {
 		t.Fatal(err)
 	}
@@ -77,14 +83,28 @@ func newFixture(t *testing.T) *fixture {
 	return f
 }
 
+// newMatrixFixture is newFixture with the callers only the matrix needs:
+// carl, east's superuser, and root and hal, the hub's administrators.
+func newMatrixFixture(t *testing.T) *fixture {
+	f := newFixture(t)
+	f.carl, f.root, f.hal = f.user("carl", "acme"), f.user("root", "acme"), f.user("hal", "acme")
+	f.grant(authz.UserObject(f.carl.ID), authz.Administrator, authz.ControllerObject(f.ctrl.UUID))
+	f.grant(authz.UserObject(f.root.ID), authz.Administrator, authz.HubObject())
+	f.grant(authz.UserObject(f.hal.ID), authz.Administrator, authz.HubObject())
+	f.settle()
+	return f
+}
+
 type route struct {
 	name   string
 	method string
 	path   string
 	body   func(f *fixture, role string) any
 	before func(f *fixture)
-	// want is the status for reader, writer, admin and other-tenant.
-	want [4]int
+	// want is the status for each of matrixRoles, in order: reader,
+	// writer, admin (of acme), other-tenant (admin of globex),
+	// ctrl-admin (east's superuser) and hub-admin.
+	want [6]int
 }
 
 func routes(f *fixture) []route {
@@ -92,95 +112,104 @@ func routes(f *fixture) []route {
 		return map[string]string{"user": "dave@example.com", "level": "read", "model": f.model.UUID}
 	}
 	return []route{
-		{name: "whoami", method: "GET", path: "/v1/whoami", want: [4]int{200, 200, 200, 200}},
-		{name: "hub info", method: "GET", path: "/v1/hub", want: [4]int{200, 200, 200, 200}},
+		{name: "whoami", method: "GET", path: "/v1/whoami", want: [6]int{200, 200, 200, 200, 200, 200}},
+		{name: "hub info", method: "GET", path: "/v1/hub", want: [6]int{200, 200, 200, 200, 200, 200}},
 		// The hub's signing keys: its administrators only (TestRevokingTheSigningKeys).
-		{name: "list signing keys", method: "GET", path: "/v1/hub/signing-keys", want: [4]int{403, 403, 403, 403}},
+		{name: "list signing keys", method: "GET", path: "/v1/hub/signing-keys", want: [6]int{403, 403, 403, 403, 403, 200}},
 		{name: "rotate signing key", method: "POST", path: "/v1/hub/signing-keys",
 			body: func(*fixture, string) any { return map[string]bool{"revoke-previous": true} },
-			want: [4]int{403, 403, 403, 403}},
-		{name: "list orgs", method: "GET", path: "/v1/organizations", want: [4]int{200, 200, 200, 200}},
-		{name: "list users", method: "GET", path: "/v1/users", want: [4]int{200, 200, 200, 200}},
-		{name: "show user", method: "GET", path: "/v1/users/dave@example.com", want: [4]int{404, 404, 200, 404}},
+			want: [6]int{403, 403, 403, 403, 403, 201}},
+		{name: "list orgs", method: "GET", path: "/v1/organizations", want: [6]int{200, 200, 200, 200, 200, 200}},
+		{name: "list users", method: "GET", path: "/v1/users", want: [6]int{200, 200, 200, 200, 200, 200}},
+		{name: "show user", method: "GET", path: "/v1/users/dave@example.com", want: [6]int{404, 404, 200, 404, 404, 200}},
 		// Managing identities: their organization's administrators only;
 		// anyone else is told nobody by that name exists.
-		{name: "disable user", method: "POST", path: "/v1/users/dave@example.com/disable", want: [4]int{404, 404, 204, 404}},
-		{name: "enable user", method: "POST", path: "/v1/users/dave@example.com/enable", want: [4]int{404, 404, 204, 404}},
+		{name: "disable user", method: "POST", path: "/v1/users/dave@example.com/disable", want: [6]int{404, 404, 204, 404, 404, 204}},
+		{name: "enable user", method: "POST", path: "/v1/users/dave@example.com/enable", want: [6]int{404, 404, 204, 404, 404, 204}},
 		{name: "remove user", method: "DELETE", path: "/v1/users/gone@example.com",
 			before: func(f *fixture) {
 				if _, err := f.st.Identities.Pending(f.t.Context(), "gone@example.com", "acme"); err != nil {
 					f.t.Fatal(err)
 				}
 			},
-			want: [4]int{404, 404, 204, 404}},
-		{name: "list models", method: "GET", path: "/v1/models", want: [4]int{200, 200, 200, 200}},
-		{name: "get model", method: "GET", path: "/v1/models/" + f.model.UUID, want: [4]int{200, 200, 200, 404}},
-		{name: "list controllers", method: "GET", path: "/v1/controllers", want: [4]int{200, 200, 200, 200}},
-		{name: "get controller", method: "GET", path: "/v1/controllers/east", want: [4]int{200, 200, 200, 404}},
-		{name: "grant", method: "POST", path: "/v1/grants", body: grantBody, want: [4]int{403, 403, 204, 404}},
+			want: [6]int{404, 404, 204, 404, 404, 204}},
+		// A hub administrator is above an organization's: only the hub's
+		// administrators manage one (ADR 0021; hal is in acme).
+		{name: "disable a hub administrator", method: "POST", path: "/v1/users/hal@example.com/disable",
+			before: func(f *fixture) {
+				if _, err := f.st.Identities.SetDisabled(f.t.Context(), f.hal.ID, false, time.Now()); err != nil {
+					f.t.Fatal(err)
+				}
+			},
+			want: [6]int{404, 404, 403, 404, 404, 204}},
+		{name: "list models", method: "GET", path: "/v1/models", want: [6]int{200, 200, 200, 200, 200, 200}},
+		{name: "get model", method: "GET", path: "/v1/models/" + f.model.UUID, want: [6]int{200, 200, 200, 404, 200, 200}},
+		{name: "list controllers", method: "GET", path: "/v1/controllers", want: [6]int{200, 200, 200, 200, 200, 200}},
+		{name: "get controller", method: "GET", path: "/v1/controllers/east", want: [6]int{200, 200, 200, 404, 200, 200}},
+		{name: "grant", method: "POST", path: "/v1/grants", body: grantBody, want: [6]int{403, 403, 204, 404, 204, 204}},
 		{name: "revoke", method: "DELETE", path: "/v1/grants", body: grantBody,
 			before: func(f *fixture) { f.grant(authz.UserObject(f.dave.ID), authz.Reader, authz.ModelObject(f.model.UUID)) },
-			want:   [4]int{403, 403, 204, 404}},
+			want:   [6]int{403, 403, 204, 404, 204, 204}},
 		{name: "add group", method: "POST", path: "/v1/groups",
 			body: func(_ *fixture, role string) any { return map[string]string{"org": "acme", "name": "g-" + role} },
-			want: [4]int{403, 403, 201, 404}},
+			want: [6]int{403, 403, 201, 404, 403, 201}},
 		{name: "add member", method: "POST", path: "/v1/groups/" + f.group.ID + "/members",
 			body: func(*fixture, string) any { return map[string]string{"user": "rita@example.com"} },
-			want: [4]int{403, 403, 204, 404}},
+			want: [6]int{403, 403, 204, 404, 403, 204}},
 		{name: "remove member", method: "DELETE", path: "/v1/groups/" + f.group.ID + "/members/rita@example.com",
 			before: func(f *fixture) {
 				if err := f.st.Groups.AddMember(f.t.Context(), f.group.ID, f.rita.ID); err != nil {
 					f.t.Fatal(err)
 				}
 			},
-			want: [4]int{403, 403, 204, 404}},
+			want: [6]int{403, 403, 204, 404, 403, 204}},
 		// Groups: their organization's members see them, its
 		// administrators change them, others learn nothing.
-		{name: "list groups", method: "GET", path: "/v1/groups", want: [4]int{200, 200, 200, 200}},
-		{name: "list an organization's groups", method: "GET", path: "/v1/groups?org=acme", want: [4]int{200, 200, 200, 404}},
-		{name: "show group", method: "GET", path: "/v1/groups/" + f.group.ID, want: [4]int{200, 200, 200, 404}},
+		{name: "list groups", method: "GET", path: "/v1/groups", want: [6]int{200, 200, 200, 200, 200, 200}},
+		{name: "list an organization's groups", method: "GET", path: "/v1/groups?org=acme", want: [6]int{200, 200, 200, 404, 200, 200}},
+		{name: "show group", method: "GET", path: "/v1/groups/" + f.group.ID, want: [6]int{200, 200, 200, 404, 200, 200}},
 		{name: "rename group", method: "PATCH", path: "/v1/groups/" + f.group.ID,
 			body: func(_ *fixture, role string) any { return map[string]string{"name": "ops-" + role} },
-			want: [4]int{403, 403, 200, 404}},
+			want: [6]int{403, 403, 200, 404, 403, 200}},
 		{name: "remove group", method: "DELETE", path: "/v1/groups/acme%2Fdoomed",
 			before: func(f *fixture) {
 				if _, err := f.st.Groups.Create(f.t.Context(), "acme", "doomed"); err != nil && !errors.Is(err, store.ErrAlreadyExists) {
 					f.t.Fatal(err)
 				}
 			},
-			want: [4]int{403, 403, 204, 404}},
-		{name: "audit", method: "GET", path: "/v1/audit", want: [4]int{403, 403, 200, 200}},
+			want: [6]int{403, 403, 204, 404, 403, 204}},
+		{name: "audit", method: "GET", path: "/v1/audit", want: [6]int{403, 403, 200, 200, 200, 200}},
 		// Adding a model: the organization's administrator passes (and the
 		// controller is unusable: 502); members see the controller but may
 		// not (403); others do not see it (404).
 		{name: "add model", method: "POST", path: "/v1/models",
 			body: func(_ *fixture, role string) any { return map[string]string{"name": "m-" + role, "controller": "east"} },
-			want: [4]int{403, 403, 502, 404}},
-		{name: "log out", method: "POST", path: "/v1/auth/logout", want: [4]int{204, 204, 204, 204}},
+			want: [6]int{403, 403, 502, 404, 403, 502}},
+		{name: "log out", method: "POST", path: "/v1/auth/logout", want: [6]int{204, 204, 204, 204, 204, 204}},
 		// Registering a controller: on the hub only its administrators may
 		// (everyone knows the hub: 403); on an organization its
 		// administrators (alice passes, and her controller is unreachable:
 		// 502), its members are refused (403), others learn nothing (404).
 		{name: "add controller to the hub", method: "POST", path: "/v1/controllers",
 			body: func(_ *fixture, role string) any { return addControllerBody(role, "") },
-			want: [4]int{403, 403, 403, 403}},
+			want: [6]int{403, 403, 403, 403, 403, 502}},
 		{name: "add controller to an org", method: "POST", path: "/v1/controllers",
 			body: func(_ *fixture, role string) any { return addControllerBody(role, "acme") },
-			want: [4]int{403, 403, 502, 404}},
+			want: [6]int{403, 403, 502, 404, 403, 502}},
 		// Removing a controller: its readers are refused (403), others
 		// learn nothing (404); its administrator passes, and is told the
 		// models it still hosts (409).
-		{name: "remove controller", method: "DELETE", path: "/v1/controllers/east", want: [4]int{403, 403, 409, 404}},
+		{name: "remove controller", method: "DELETE", path: "/v1/controllers/east", want: [6]int{403, 403, 409, 404, 409, 409}},
 		// Deprecating a controller: its administrators, as removing it.
 		{name: "set controller deprecated", method: "PATCH", path: "/v1/controllers/east",
 			body: func(*fixture, string) any { return map[string]bool{"deprecated": false} },
-			want: [4]int{403, 403, 200, 404}},
+			want: [6]int{403, 403, 200, 404, 200, 200}},
 		// Changing a model's owner: its organization's administrators;
 		// those who see the model are refused (403), others learn nothing
 		// (404).
 		{name: "set model owner", method: "PATCH", path: "/v1/models/" + f.model.UUID,
 			body: func(*fixture, string) any { return map[string]string{"owner": "dave@example.com"} },
-			want: [4]int{403, 403, 200, 404}},
+			want: [6]int{403, 403, 200, 404, 403, 200}},
 	}
 }
 
@@ -200,11 +229,8 @@ var someCA = sync.OnceValue(func() string {
 // TestAuthorizationMatrix runs every route as every kind of caller against
 // real PostgreSQL and real OpenFGA.
 func TestAuthorizationMatrix(t *testing.T) {
-	f := newFixture(t)
-	roles := []struct {
-		name string
-		id   store.Identity
-	}{{"reader", f.rita}, {"writer", f.will}, {"admin", f.alice}, {"other-tenant", f.olga}}
+	f := newMatrixFixture(t)
+	roles := matrixRoles(f)
 	t.Run("covers every route", func(t *testing.T) {
 		covered := map[string]bool{
 			// Covered by TestProxyAuthorizationMatrix, route by route.
@@ -224,6 +250,9 @@ func TestAuthorizationMatrix(t *testing.T) {
 		covered["DELETE /v1/groups/{group}"] = covered["DELETE /v1/groups/acme%2Fdoomed"]
 		for _, r := range f.hub.Routes() {
 			method, path, _ := strings.Cut(r, " ")
+			if !strings.HasPrefix(path, "/v1/") && publicRoutes[r] == "" && publicRoutes["* "+path] == "" {
+				t.Errorf("the hub's route %s is outside the authenticated /v1 API and not among publicRoutes", r)
+			}
 			// Every change of the hub's own is named for the audit log
 			// before it is served (an entry left pending says what it was).
 			if method != "GET" && strings.HasPrefix(path, "/v1/") && !strings.HasPrefix(path, "/v1/auth/device") &&
@@ -245,6 +274,10 @@ func TestAuthorizationMatrix(t *testing.T) {
 				"expired":        f.token(f.alice, -time.Minute, ""),
 				"alg-none":       algNone(f.alice.ID),
 				"garbage":        "not.a.jwt",
+				// A hub token for one controller, replayed by another.
+				"another-controller": f.token(f.alice, time.Minute, f.otherCtrl.UUID),
+				// An agent's token, signed by a controller, not the hub.
+				"agent": agentToken(t),
 			}
 			for name, tok := range bad {
 				var body any
@@ -271,6 +304,62 @@ func TestAuthorizationMatrix(t *testing.T) {
 			}
 		})
 	}
+}
+
+// matrixRoles are the callers each row of the matrix is run as, in the
+// order of route.want. Anonymous callers, agents and controllers are the
+// bad credentials every row is also run with (all 401).
+func matrixRoles(f *fixture) []struct {
+	name string
+	id   store.Identity
+} {
+	return []struct {
+		name string
+		id   store.Identity
+	}{{"reader", f.rita}, {"writer", f.will}, {"admin", f.alice}, {"other-tenant", f.olga},
+		{"ctrl-admin", f.carl}, {"hub-admin", f.root}}
+}
+
+// publicRoutes are the hub's routes outside the authenticated /v1 API,
+// each with why anyone may call it; the matrix fails on any other.
+var publicRoutes = map[string]string{
+	"GET /healthz":               "liveness",
+	"GET /readyz":                "readiness",
+	"GET /.well-known/jwks.json": "the hub's public keys, for controllers verifying its tokens",
+	"GET /auth/login":            "web login (auth tests)",
+	"GET /auth/callback":         "web login (auth tests)",
+	"POST /auth/refresh":         "web session refresh (websession tests)",
+	"POST /auth/logout":          "web logout (logout tests)",
+	"POST /v1/auth/device":       "device login (auth tests)",
+	"POST /v1/auth/device/token": "device login (auth tests)",
+	"POST /v1/auth/token":        "service account login (auth tests)",
+	// Mounted for every method.
+	"* /metrics": "metrics, on the API listener when no metrics listener is set",
+}
+
+// agentToken forges a token an agent might hold: signed by a key of a
+// controller's, naming a machine.
+func agentToken(t *testing.T) string {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.ES256, Key: key}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _ := json.Marshal(map[string]any{"iss": "https://controller.test", "aud": "drover-hub", "sub": "machine-0",
+		"exp": time.Now().Add(time.Hour).Unix()})
+	sig, err := signer.Sign(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := sig.CompactSerialize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
 }
 
 // algNone forges an unsigned token with alg "none".

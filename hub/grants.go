@@ -117,6 +117,11 @@ func (s accessAPI) resolveGrant(ctx context.Context, p authn.Principal, req Gran
 			if !lv.Public {
 				return bad("level %q cannot be granted to everyone", req.Level)
 			}
+			if typ == authz.TypeController && info.Org != "" {
+				// Everyone spans every tenant (ADR 0021).
+				return bad("controller %s belongs to organization %s: grant %s to its users or groups, not to everyone",
+					req.Controller, info.Org, req.Level)
+			}
 			subject = authz.Everyone
 			break
 		}
@@ -333,6 +338,18 @@ func (s accessAPI) groupForAdmin(r *http.Request) (store.Group, error) {
 	return s.groupFor(r, authz.Administrator)
 }
 
+// groupToChange is groupForAdmin for a change of the group's members, or
+// its removal: one whose members administer the hub needs a hub
+// administrator, as those members do (notAbove).
+func (s accessAPI) groupToChange(r *http.Request) (store.Group, error) {
+	g, err := s.groupForAdmin(r)
+	if err != nil {
+		return g, err
+	}
+	p, _ := authn.PrincipalFrom(r.Context())
+	return g, s.notAbove(r.Context(), p, authz.GroupMembers(g.ID), "group "+g.Org+"/"+g.Name)
+}
+
 // groupFor is groupForAdmin for rel on the group's organization: the
 // organization's members may see the group (others get 404), and only
 // those with rel may go on (the others get 403).
@@ -362,7 +379,7 @@ func (s accessAPI) handleAddMember(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	g, err := s.groupForAdmin(r)
+	g, err := s.groupToChange(r)
 	var id store.Identity
 	if err == nil {
 		if id, err = s.identityOrPending(r.Context(), req.User); err == nil {
@@ -394,7 +411,7 @@ func (s accessAPI) handleRemoveMember(w http.ResponseWriter, r *http.Request) {
 // removeMember removes the {member} of the path (an email, a service
 // account's client id or an identity id) from the {group}.
 func (s accessAPI) removeMember(r *http.Request) error {
-	g, err := s.groupForAdmin(r)
+	g, err := s.groupToChange(r)
 	if err != nil {
 		return err
 	}

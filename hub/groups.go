@@ -124,7 +124,7 @@ func apiGroup(g store.Group, members int) api.Group {
 // grant made to it go in one transaction, so its members lose what it gave
 // them, from their next request on.
 func (s accessAPI) handleRemoveGroup(w http.ResponseWriter, r *http.Request) {
-	g, err := s.groupForAdmin(r)
+	g, err := s.groupToChange(r)
 	annotateGroup(r.Context(), g)
 	if err == nil {
 		err = s.store.Groups.Remove(r.Context(), g.ID)

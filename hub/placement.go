@@ -19,7 +19,8 @@ import (
 )
 
 // handleAddModel places a new model: among the controllers where the caller
-// may add models (one ListObjects), filtered by the requested controller,
+// may add models (one ListObjects) that the caller's organization may use
+// (usableBy), filtered by the requested controller,
 // region and cloud, deprecated ones passed over, connected ones first, then the least loaded (fewest
 // models, machines and units in the index: store.Controllers.Loads). It creates the model on the first candidate as that
 // controller's superuser, and moves on to the next candidate when one
@@ -209,8 +210,16 @@ func (s controllersAPI) noPlacement(ctx context.Context, p authn.Principal, req 
 			return fmt.Errorf("%w: controller %s is in %s/%s, not in %s", reply.ErrBadRequest, c.Name, c.Cloud, c.Region, where)
 		}
 	}
-	if slices.ContainsFunc(visible, wanted) {
-		return errors.Join(reply.ErrForbidden, fmt.Errorf("you may not add models to %s (ask for add-model access)", what))
+	if i := slices.IndexFunc(visible, wanted); i >= 0 {
+		hint := "ask for add-model access"
+		switch c := visible[i]; {
+		case req.Controller == "" || c.Org == "":
+		case c.Org == p.Identity.Org:
+			hint = "ask for add-model access on organization " + c.Org + ": the controller is its own"
+		default:
+			hint = "it belongs to organization " + c.Org + ", and hosts only that organization's models"
+		}
+		return errors.Join(reply.ErrForbidden, fmt.Errorf("you may not add models to %s (%s)", what, hint))
 	}
 	return errors.Join(reply.ErrNotFound, fmt.Errorf("there is no %s that you can see", strings.TrimPrefix(what, "a ")))
 }
@@ -221,7 +230,11 @@ func (s controllersAPI) placementCandidates(ctx context.Context, p authn.Princip
 	if err != nil {
 		return nil, err
 	}
-	all, err := s.store.Controllers.List(ctx, uuids, false)
+	listed, err := s.store.Controllers.List(ctx, uuids, false)
+	if err != nil {
+		return nil, err
+	}
+	all, err := s.usableBy(ctx, p, listed)
 	if err != nil {
 		return nil, err
 	}
@@ -264,6 +277,34 @@ func (s controllersAPI) placementCandidates(ctx context.Context, p authn.Princip
 		return loads[a.UUID] - loads[b.UUID]
 	})
 	return cands, nil
+}
+
+// usableBy keeps the controllers a model of p's organization may be
+// placed on (ADR 0021): the shared ones, and the organization's own when p
+// holds the organization's add-model as well. Another tenant's private
+// controller never hosts the model, whatever it grants: its
+// administrators would administer the model.
+func (s controllersAPI) usableBy(ctx context.Context, p authn.Principal, cs []store.Controller) ([]store.Controller, error) {
+	var own *bool
+	out := cs[:0:0]
+	for _, c := range cs {
+		switch c.Org {
+		case "":
+			out = append(out, c)
+		case p.Identity.Org:
+			if own == nil {
+				ok, err := s.gate.Check(ctx, p, authz.CanAddModel, authz.OrgObject(p.Identity.Org))
+				if err != nil {
+					return nil, err
+				}
+				own = &ok
+			}
+			if *own {
+				out = append(out, c)
+			}
+		}
+	}
+	return out, nil
 }
 
 // joinErrors is errors.Join on one line: its parts separated by sep.

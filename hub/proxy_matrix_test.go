@@ -277,6 +277,12 @@ type proxyRoute struct {
 // permission) and what it forwards the spoke accepts.
 func TestProxyAuthorizationMatrix(t *testing.T) {
 	f := newProxyFixture(t)
+	// Administrators of the model by inheritance: carl through the
+	// controller hosting it, root through the hub.
+	carl, root := f.user("carl", "acme"), f.user("root", "globex")
+	f.grant(authz.UserObject(carl.ID), authz.Administrator, authz.ControllerObject(f.spoke.UUID))
+	f.grant(authz.UserObject(root.ID), authz.Administrator, authz.HubObject())
+	f.settle()
 	mp := "/v1/models/" + f.model
 	read := [4]int{404, 200, 200, 200}
 	write := func(code int) [4]int { return [4]int{404, 403, code, code} }
@@ -382,7 +388,15 @@ func TestProxyAuthorizationMatrix(t *testing.T) {
 		"no-token":       "",
 		"wrong-audience": f.token(f.alice, time.Minute, "some-controller-uuid"),
 		"expired":        f.token(f.alice, -time.Minute, ""),
+		// An agent's token, signed by a controller, not the hub.
+		"agent": agentToken(t),
 	}
+	// inherited read as the model's administrator does; their writes are
+	// the model administrator's code path, which the admin column runs.
+	inherited := []struct {
+		name string
+		id   store.Identity
+	}{{"ctrl-admin", carl}, {"hub-admin", root}}
 
 	// The watch websocket first, while the model lives.
 	t.Run("watch", func(t *testing.T) {
@@ -395,6 +409,11 @@ func TestProxyAuthorizationMatrix(t *testing.T) {
 			want := [4]int{404, 101, 101, 101}[i]
 			if code := f.dial(t, f.token(role.id, time.Minute, "")); code != want {
 				t.Errorf("%s: got %d, want %d", role.name, code, want)
+			}
+		}
+		for _, role := range inherited {
+			if code := f.dial(t, f.token(role.id, time.Minute, "")); code != http.StatusSwitchingProtocols {
+				t.Errorf("%s: got %d, want 101", role.name, code)
 			}
 		}
 	})
@@ -425,6 +444,14 @@ func TestProxyAuthorizationMatrix(t *testing.T) {
 				code, b := f.do(rt.method, path(role.name), f.token(role.id, time.Minute, ""), body(role.name))
 				if code != rt.want[i] {
 					t.Errorf("%s: got %d %s, want %d", role.name, code, b, rt.want[i])
+				}
+			}
+			if rt.method != "GET" {
+				return
+			}
+			for _, role := range inherited {
+				if code, b := f.do(rt.method, path("admin"), f.token(role.id, time.Minute, ""), nil); code != rt.want[3] {
+					t.Errorf("%s: got %d %s, want %d (as admin)", role.name, code, b, rt.want[3])
 				}
 			}
 		})

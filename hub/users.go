@@ -1,6 +1,7 @@
 package hub
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -121,7 +122,26 @@ func (s identitiesAPI) userForAdmin(r *http.Request) (store.Identity, error) {
 		return store.Identity{}, fmt.Errorf("%w: user %q (nobody by that name has logged in or been granted access)", reply.ErrNotFound, ref)
 	}
 	annotate(r.Context(), func(a *auditInfo) { a.Org, a.Target = id.Org, id.Name() })
+	if err := s.notAbove(r.Context(), p, authz.UserObject(id.ID), "user "+id.Name()); err != nil {
+		return store.Identity{}, err
+	}
 	return id, nil
+}
+
+// notAbove refuses (reply.ErrForbidden) when subject (a user, or a group's
+// members) holds the hub's administration and the caller does not: an
+// organization's administrator manages its members, never someone whose
+// privilege is above its own (ADR 0021).
+func (s *Server) notAbove(ctx context.Context, p authn.Principal, subject, what string) error {
+	above, err := s.gate.Check(ctx, authn.Principal{Object: subject}, authz.Administrator, authz.HubObject())
+	if err != nil || !above {
+		return err
+	}
+	ok, err := s.gate.Check(ctx, p, authz.Administrator, authz.HubObject())
+	if err != nil || ok {
+		return err
+	}
+	return fmt.Errorf("%w: %s administers the hub: only the hub's administrators may change it", reply.ErrForbidden, what)
 }
 
 // operationOf is the audit operation a handler set.
