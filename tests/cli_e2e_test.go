@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/spoke/provider/local"
 	"github.com/droverhq/drover/tests/testkit"
 )
 
@@ -318,6 +319,9 @@ func killLeftover(dataDir string) {
 	}
 	for _, dir := range dirs {
 		killLocalProcessesUnder(dir)
+		// As root the machines live outside the data dir, each a user of
+		// its own: their processes, users and directories go too.
+		_ = local.DestroyMachines(local.DefaultDir(dir), 5*time.Second)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/spoke/provider/local"
 	"github.com/droverhq/drover/tests/testkit"
 )
 
@@ -88,7 +89,7 @@ func TestRefreshEndToEnd(t *testing.T) {
 	v4 := stampCharm(t, "v4", "  fail: {type: boolean, default: false}\n")
 	d.ok("deploy", v1, "--config", "mode=slow", "--wait=5m")
 
-	dirs, _ := filepath.Glob(filepath.Join(dataDir, "machines", "*", "*", "agents", "unit-stamp-0", "charm"))
+	dirs, _ := filepath.Glob(filepath.Join(local.DefaultDir(dataDir), "*", "*", "agents", "unit-stamp-0", "charm"))
 	if len(dirs) != 1 {
 		t.Fatalf("stamp/0's charm directory: %q", dirs)
 	}

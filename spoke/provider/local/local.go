@@ -167,8 +167,10 @@ func HashSecret(secret string) string {
 	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
-// Run reconciles until ctx ends. Agents keep running after it returns.
+// Run reconciles until ctx ends. Agents keep running after it returns;
+// the directories they are not in go with it (removeEmptyDirs).
 func (p *Provisioner) Run(ctx context.Context) error {
+	defer p.removeEmptyDirs()
 	for {
 		idx, err := p.cfg.Store.Snapshot().LatestIndex()
 		if err != nil {
@@ -405,4 +407,34 @@ func (p *Provisioner) removeOrphans(seen map[string]bool) error {
 		}
 	}
 	return nil
+}
+
+// removeEmptyDirs removes the machines' directory, and the models' inside
+// it, where no machine is left, and the shared default root with its last
+// controller, so a controller that stops with no machines leaves nothing
+// behind on the host. A directory with anything in it stays (os.Remove
+// refuses), so machines that go on running, or another node of the
+// controller sharing the directory, lose nothing; that node recreates
+// what it needs when it provisions a machine.
+func (p *Provisioner) removeEmptyDirs() {
+	entries, _ := os.ReadDir(p.cfg.Dir) // a missing directory has nothing to remove
+	left := 0
+	for _, e := range entries {
+		if e.Name() == agentBinDir {
+			continue
+		}
+		if !e.IsDir() || os.Remove(filepath.Join(p.cfg.Dir, e.Name())) != nil {
+			left++
+		}
+	}
+	if left > 0 {
+		return
+	}
+	// No machine is left to run the agent's copy; the next one copies it
+	// again (agentBinary).
+	_ = os.RemoveAll(filepath.Join(p.cfg.Dir, agentBinDir))
+	_ = os.Remove(p.cfg.Dir)
+	if abs, err := filepath.Abs(p.cfg.Dir); err == nil && filepath.Dir(abs) == machineRoot {
+		_ = os.Remove(machineRoot)
+	}
 }

@@ -1,12 +1,18 @@
 package local
 
 import (
+	"context"
+	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/droverhq/drover/spoke/internal/state"
+	"github.com/droverhq/drover/spoke/internal/state/stream"
 )
 
 func TestKillProcessesUnderStopsWorkloadsOfAMachineDir(t *testing.T) {
@@ -92,5 +98,66 @@ func TestDestroyMachines(t *testing.T) {
 	}
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Errorf("machines' directory left: %v", err)
+	}
+}
+
+// TestProvisionerLeavesNoEmptyDirs: a provisioner that stops with no
+// machine left removes the directories it made (the machines' directory,
+// emptied models' directories, the agent's copy), so controllers that come
+// and go leave nothing on the host; a directory with a machine in it stays.
+func TestProvisionerLeavesNoEmptyDirs(t *testing.T) {
+	root, err := os.MkdirTemp("", "drover-provisioner-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(root) })
+	if err := os.Chmod(root, 0o755); err != nil { // reachable, as a machine root must be
+		t.Fatal(err)
+	}
+	run := func(dir string) {
+		store, err := state.NewStore()
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := New(Config{Store: store, Events: stream.NewBroker(16), Dir: dir, AgentBinary: "drover-agent",
+			Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
+			Propose: func(context.Context, state.MessageType, any) (any, uint64, error) { return nil, 0, nil }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(t.Context())
+		cancel() // stopped at once: nothing to provision
+		if err := p.Run(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	empty := filepath.Join(root, "empty")
+	if err := os.MkdirAll(filepath.Join(empty, "model-gone"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(empty, agentBinDir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(empty, agentBinDir, "drover-agent"), []byte("copy"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	run(empty)
+	if _, err := os.Stat(empty); !os.IsNotExist(err) {
+		entries, _ := os.ReadDir(empty)
+		t.Errorf("the machines' directory of a stopped provisioner with no machine: %v, holding %v", err, entries)
+	}
+
+	kept := filepath.Join(root, "kept")
+	machine := filepath.Join(kept, "model", "0")
+	if err := os.MkdirAll(machine, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(machine, "agent.conf"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	run(kept)
+	if _, err := os.Stat(filepath.Join(machine, "agent.conf")); err != nil {
+		t.Errorf("a machine's directory went with the provisioner: %v", err)
 	}
 }
