@@ -169,18 +169,22 @@ func (s *Service) newSession(ctx context.Context, id store.Identity, client stri
 
 // login records a person's login from a verified ID token.
 func (s *Service) login(ctx context.Context, tok *oidc.IDToken, c idClaims) (store.Identity, error) {
-	in := store.Identity{Issuer: tok.Issuer, Subject: tok.Subject, Kind: store.KindUser, Email: c.Email, DisplayName: c.Name,
-		// Only an email the issuer says it verified takes over the
-		// grants made to it before this person's first login.
-		EmailVerified: c.EmailVerified != nil && *c.EmailVerified}
-	if c.EmailVerified != nil && !*c.EmailVerified {
-		in.Email = "" // an unverified email must not match grants made by email
+	// Only an email the issuer vouches for (email_verified true; absent
+	// is not a yes) is kept: it alone makes a hub administrator (--admin),
+	// takes over the grants made to it before this person's first login,
+	// and is what grants by email and the audit log name them by. Without
+	// it the person logs in under their subject and matches nothing by
+	// email (ADR 0022).
+	verified := c.EmailVerified != nil && *c.EmailVerified
+	in := store.Identity{Issuer: tok.Issuer, Subject: tok.Subject, Kind: store.KindUser, DisplayName: c.Name, EmailVerified: verified}
+	if verified {
+		in.Email = c.Email
 	}
 	id, created, err := s.store.Identities.Login(ctx, in, s.cfg.DefaultOrg, s.cfg.Now())
 	if err != nil {
 		return store.Identity{}, err
 	}
-	if created && in.Email != "" && slices.Contains(s.cfg.Admins, in.Email) {
+	if created && verified && in.Email != "" && slices.Contains(s.cfg.Admins, in.Email) {
 		if err := s.store.Grants.Add(ctx, authz.Tuple{User: authz.UserObject(id.ID), Relation: authz.Administrator, Object: authz.HubObject()}); err != nil {
 			return store.Identity{}, err
 		}
@@ -256,7 +260,11 @@ func (s *Service) refuseDisabledLogin(w http.ResponseWriter, r *http.Request, to
 func (s *Service) finishLogin(w http.ResponseWriter, r *http.Request, tok *oidc.IDToken, c idClaims, client, op string) {
 	id, err := s.login(r.Context(), tok, c)
 	if errors.Is(err, store.ErrDisabled) {
-		s.refuseDisabledLogin(w, r, tok, c.Email, op, err)
+		email := "" // a claimed email names nobody in the audit log
+		if c.EmailVerified != nil && *c.EmailVerified {
+			email = c.Email
+		}
+		s.refuseDisabledLogin(w, r, tok, email, op, err)
 		return
 	}
 	if err != nil {
