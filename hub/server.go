@@ -323,6 +323,9 @@ func (s *Server) janitor(ctx context.Context) error {
 		if _, err := s.store.Models.PruneForgotten(mctx, now.Add(-forgottenKept)); err != nil {
 			s.cfg.Logger.Warn("forgotten model pruning failed", "err", err)
 		}
+		if _, err := s.store.Sessions.PruneWebLogins(mctx, now); err != nil {
+			s.cfg.Logger.Warn("pending web login pruning failed", "err", err)
+		}
 		// A bucket untouched this long is full again.
 		if err := s.store.Throttle.Prune(mctx, now.Add(-authn.ThrottleKept)); err != nil {
 			s.cfg.Logger.Warn("login throttle pruning failed", "err", err)

@@ -3,8 +3,10 @@ package authn
 import (
 	"crypto/subtle"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -18,25 +20,48 @@ import (
 // webLoginTTL bounds how long a browser may take at the identity provider.
 const webLoginTTL = 10 * time.Minute
 
+// webLoginLimits bound the pending logins (started, not finished, not
+// expired): a person has a few tabs logging in at once, not 20; the total
+// keeps the table small whatever the number of addresses (ADR 0022).
+var webLoginLimits = store.WebLoginLimits{PerSource: 20, Total: 10_000}
+
+// maxReturnTo bounds the path a login returns to.
+const maxReturnTo = 1024
+
 // HandleWebLogin starts the dashboard's authorization code + PKCE flow.
 // The pending login lives in PostgreSQL so any replica can finish it.
 func (s *Service) HandleWebLogin(w http.ResponseWriter, r *http.Request) {
 	if s.refuseThrottled(w, r, s.loginStarts, "login-throttled", "login starts", "") {
 		return
 	}
-	s.loginStarts.charge(r.Context(), s.ClientAddr(r))
+	addr := s.ClientAddr(r)
+	s.loginStarts.charge(r.Context(), addr)
 	ret := r.URL.Query().Get("return_to")
-	if !localPath(ret) {
-		ret = "/" // only local paths: no open redirect
+	switch {
+	case ret == "":
+		ret = "/"
+	case len(ret) > maxReturnTo || !localPath(ret): // only local paths: no open redirect
+		s.writeError(w, r, errors.Join(reply.ErrBadRequest, fmt.Errorf(
+			"return_to must be a path on this hub (starting with a single /) of at most %d bytes", maxReturnTo)))
+		return
 	}
+	now := s.cfg.Now()
 	wl := store.WebLogin{State: newSecret(), Verifier: oauth2.GenerateVerifier(), Nonce: newSecret(),
-		ReturnTo: ret, ExpiresAt: s.cfg.Now().Add(webLoginTTL)}
+		ReturnTo: ret, Source: throttleKey(addr).String(), ExpiresAt: now.Add(webLoginTTL)}
 	e, err := s.oidc.endpoints(r.Context())
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	if err := s.store.Sessions.PutWebLogin(r.Context(), wl); err != nil {
+	err = s.store.Sessions.PutWebLogin(r.Context(), wl, now, webLoginLimits)
+	if errors.Is(err, store.ErrTooManyWebLogins) {
+		s.throttledLogins.Add(1)
+		w.Header().Set("Retry-After", strconv.Itoa(int(webLoginTTL/time.Second)))
+		reply.JSON(w, http.StatusTooManyRequests, &reply.OAuthError{Code: "temporarily_unavailable",
+			Description: "too many logins started and not finished: finish one, or try again once they expire"})
+		return
+	}
+	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}

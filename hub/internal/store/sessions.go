@@ -139,14 +139,46 @@ func (s *Sessions) Prune(ctx context.Context, cutoff time.Time) error {
 // WebLogin is a pending browser login (authorization code + PKCE).
 type WebLogin struct {
 	State, Verifier, Nonce, ReturnTo string
-	ExpiresAt                        time.Time
+	// Source is who started it (the client address's throttle key).
+	Source    string
+	ExpiresAt time.Time
 }
 
-// PutWebLogin stores a pending login.
-func (s *Sessions) PutWebLogin(ctx context.Context, w WebLogin) error {
-	_, err := s.pool.Exec(ctx, `INSERT INTO web_logins (state, verifier, nonce, return_to, expires_at) VALUES ($1, $2, $3, $4, $5)`,
-		w.State, w.Verifier, w.Nonce, w.ReturnTo, w.ExpiresAt)
-	return pgErr("web login", err)
+// WebLoginLimits bound the pending browser logins: PerSource for one
+// Source, Total for all of them.
+type WebLoginLimits struct{ PerSource, Total int }
+
+// ErrTooManyWebLogins refuses a login start past WebLoginLimits.
+var ErrTooManyWebLogins = errors.New("store: too many pending logins")
+
+// PutWebLogin stores a pending login, first deleting the expired ones (at
+// now); past lim it stores nothing and answers ErrTooManyWebLogins.
+func (s *Sessions) PutWebLogin(ctx context.Context, w WebLogin, now time.Time, lim WebLoginLimits) error {
+	return s.inTx(ctx, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `DELETE FROM web_logins WHERE expires_at <= $1`, now); err != nil {
+			return pgErr("prune web logins", err)
+		}
+		var mine, all int
+		if err := tx.QueryRow(ctx, `SELECT count(*) FILTER (WHERE source = $1), count(*) FROM web_logins`, w.Source).
+			Scan(&mine, &all); err != nil {
+			return pgErr("web logins", err)
+		}
+		if mine >= lim.PerSource {
+			return fmt.Errorf("%w: %d from this address", ErrTooManyWebLogins, mine)
+		}
+		if all >= lim.Total {
+			return fmt.Errorf("%w: %d in all", ErrTooManyWebLogins, all)
+		}
+		_, err := tx.Exec(ctx, `INSERT INTO web_logins (state, verifier, nonce, return_to, source, expires_at)
+			VALUES ($1, $2, $3, $4, $5, $6)`, w.State, w.Verifier, w.Nonce, w.ReturnTo, w.Source, w.ExpiresAt)
+		return pgErr("web login", err)
+	})
+}
+
+// PruneWebLogins deletes the pending logins expired at now.
+func (s *Sessions) PruneWebLogins(ctx context.Context, now time.Time) (int64, error) {
+	tag, err := s.pool.Exec(ctx, `DELETE FROM web_logins WHERE expires_at <= $1`, now)
+	return tag.RowsAffected(), pgErr("prune web logins", err)
 }
 
 // TakeWebLogin removes and returns a pending login; it can be taken once.
@@ -158,4 +190,11 @@ func (s *Sessions) TakeWebLogin(ctx context.Context, state string, now time.Time
 		return WebLogin{}, fmt.Errorf("web login: %w (expired)", ErrNotFound)
 	}
 	return w, pgErr("web login", err)
+}
+
+// CountWebLogins counts the pending browser logins stored, expired or not.
+func (s *Sessions) CountWebLogins(ctx context.Context) (int, error) {
+	var n int
+	err := s.pool.QueryRow(ctx, `SELECT count(*) FROM web_logins`).Scan(&n)
+	return n, pgErr("web logins", err)
 }
