@@ -94,7 +94,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		PublicURL: cfg.PublicURL, DefaultOrg: cfg.DefaultOrg, Admins: cfg.Admins, SessionTTL: cfg.SessionTTL, RefreshTTL: cfg.RefreshTTL,
 		TrustedProxies: cfg.TrustedProxies, PrincipalTTL: decisionTTL, Logger: cfg.Logger, Now: cfg.Now,
 		WriteError: s.writeError, Unavailable: func(err error) bool { _, _, ok := unavailability(err); return ok },
-		Audit: s.appendAudit, AwaitAuthz: s.gate.AwaitAuthz, SessionsEnded: s.dropAuthzCaches}); err != nil {
+		Audit: s.appendAudit, AwaitAuthz: s.gate.AwaitAuthz}); err != nil {
 		return fail(err)
 	}
 	s.modelJSON = newModelJSONCache(modelJSONLimit)

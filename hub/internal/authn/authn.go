@@ -205,21 +205,31 @@ func (s *Service) HandleDeviceStart(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
+	s.devicePolls.started(ds.DeviceCode, time.Duration(ds.Interval)*time.Second, s.cfg.Now())
 	reply.JSON(w, http.StatusOK, ds)
 }
 
 // HandleDeviceToken is polled by the CLI with the device code. Until the
 // user approves it answers 400 authorization_pending (RFC 8628), then a
-// hub session.
+// hub session. Each poll is charged to the address's login starts, and
+// one sooner than the code's interval is answered slow_down without
+// asking the issuer.
 func (s *Service) HandleDeviceToken(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		DeviceCode string `json:"device_code"`
 	}
-	if s.refuseThrottled(w, r, s.failedLogins, "login-throttled", "failed logins", "") {
+	if s.refuseThrottled(w, r, s.failedLogins, "login-throttled", "failed logins", "") ||
+		s.refuseThrottled(w, r, s.loginStarts, "login-throttled", "login polls", "") {
 		return
 	}
+	s.loginStarts.charge(r.Context(), s.ClientAddr(r))
 	if err := reply.Decode(r, &req); err != nil || req.DeviceCode == "" {
 		s.writeError(w, r, errors.Join(reply.ErrBadRequest, errors.New("device_code is required")))
+		return
+	}
+	if s.devicePolls.early(req.DeviceCode, s.cfg.Now()) {
+		reply.JSON(w, http.StatusBadRequest, &reply.OAuthError{Code: "slow_down",
+			Description: "polled sooner than the interval the device login started with"})
 		return
 	}
 	raw, err := s.oidc.pollDevice(r.Context(), req.DeviceCode)
@@ -438,7 +448,8 @@ func (s *Service) rotate(r *http.Request, rt string) (session, error) {
 
 // HandleLogout ends the session of the access token presented, and the
 // one of the refresh token given in the body: on every replica, their
-// access tokens are refused from the next request.
+// access tokens are refused from the next request (this replica forgets
+// them at once, the others when notified).
 func (s *Service) HandleLogout(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		RefreshToken string `json:"refresh_token"`
@@ -450,11 +461,14 @@ func (s *Service) HandleLogout(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	p, _ := PrincipalFrom(r.Context())
+	var ended []string
 	if req.RefreshToken != "" {
-		if err := s.store.Sessions.RevokeByHash(r.Context(), hashRefresh(req.RefreshToken), s.cfg.Now()); err != nil {
+		sid, err := s.store.Sessions.RevokeByHash(r.Context(), hashRefresh(req.RefreshToken), s.cfg.Now())
+		if err != nil {
 			s.writeError(w, r, err)
 			return
 		}
+		ended = append(ended, sid)
 	}
 	if p.SID != "" {
 		// Already ended with the refresh token given: fine.
@@ -462,7 +476,17 @@ func (s *Service) HandleLogout(w http.ResponseWriter, r *http.Request) {
 			s.writeError(w, r, err)
 			return
 		}
+		ended = append(ended, p.SID)
 	}
-	s.dropAuthzCaches() // this replica at once; the others when notified
+	s.forgetSessions(ended)
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// forgetSessions drops the remembered tokens of the sessions sids, and
+// nothing else: a logout is the caller's, and ends only what is theirs.
+func (s *Service) forgetSessions(sids []string) {
+	if len(sids) == 0 {
+		return
+	}
+	s.principals.DeleteFunc(func(_ principalCacheKey, p Principal) bool { return slices.Contains(sids, p.SID) })
 }

@@ -183,22 +183,46 @@ func (s *Service) HandleWebRefresh(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
+// HandleWebLogout ends the browser's session: the one of its refresh
+// cookie, and the one of its access cookie, should the refresh cookie be
+// gone (a copy of the access token must not outlive the logout). A
+// request with neither a session of its own is refused 401, and forgets
+// nothing.
 func (s *Service) HandleWebLogout(w http.ResponseWriter, r *http.Request) {
 	if r.Header.Get("Origin") != s.cfg.PublicURL {
 		s.writeError(w, r, reply.ErrForbidden)
 		return
 	}
+	var ended []string
+	own := false // the browser showed a session of its own
 	if c, err := r.Cookie(refreshCookie); err == nil {
-		_ = s.store.Sessions.RevokeByHash(r.Context(), hashRefresh(c.Value), s.cfg.Now()) // already gone is fine
-	}
-	// The access cookie's session too, should the refresh cookie be gone:
-	// a copy of the access token must not outlive the logout.
-	if c, err := r.Cookie(accessCookie); err == nil {
-		if claims, err := s.keys.Verify(c.Value, Audience); err == nil && claims.SID != "" {
-			_ = s.store.Sessions.RevokeByID(r.Context(), claims.SID, s.cfg.Now())
+		sid, err := s.store.Sessions.RevokeByHash(r.Context(), hashRefresh(c.Value), s.cfg.Now())
+		switch {
+		case err == nil:
+			ended, own = append(ended, sid), true
+		case !errors.Is(err, store.ErrNotFound): // already gone is fine
+			s.writeError(w, r, err)
+			return
 		}
 	}
-	s.dropAuthzCaches()
+	if c, err := r.Cookie(accessCookie); err == nil {
+		if claims, err := s.keys.Verify(c.Value, Audience); err == nil {
+			own = true
+			if claims.SID != "" {
+				err := s.store.Sessions.RevokeByID(r.Context(), claims.SID, s.cfg.Now())
+				if err != nil && !errors.Is(err, store.ErrNotFound) {
+					s.writeError(w, r, err)
+					return
+				}
+				ended = append(ended, claims.SID)
+			}
+		}
+	}
+	if !own {
+		s.writeError(w, r, errors.Join(reply.ErrUnauthenticated, errors.New("no session to log out of")))
+		return
+	}
+	s.forgetSessions(ended)
 	http.SetCookie(w, &http.Cookie{Name: accessCookie, Path: "/", Secure: true, HttpOnly: true, MaxAge: -1})
 	http.SetCookie(w, &http.Cookie{Name: refreshCookie, Path: "/auth", Secure: true, HttpOnly: true, MaxAge: -1})
 	w.WriteHeader(http.StatusNoContent)

@@ -94,8 +94,9 @@ func (s *Sessions) PruneUsedRefreshTokens(ctx context.Context, cutoff time.Time)
 	return tag.RowsAffected(), pgErr("prune used refresh tokens", err)
 }
 
-// RevokeByHash ends the session holding refresh hash h.
-func (s *Sessions) RevokeByHash(ctx context.Context, h []byte, now time.Time) error {
+// RevokeByHash ends the session holding refresh hash h and returns its
+// id (ErrNotFound if none holds it or it already ended).
+func (s *Sessions) RevokeByHash(ctx context.Context, h []byte, now time.Time) (string, error) {
 	return s.revoke(ctx, `refresh_hash = $1`, h, now)
 }
 
@@ -103,20 +104,26 @@ func (s *Sessions) RevokeByHash(ctx context.Context, h []byte, now time.Time) er
 // already revoked). Like Sessions.RevokeByHash, it tells every replica, which then
 // refuses the session's access tokens from their next request.
 func (s *Sessions) RevokeByID(ctx context.Context, id string, now time.Time) error {
-	return s.revoke(ctx, `id = $1`, id, now)
+	if uuid.Validate(id) != nil {
+		return fmt.Errorf("session %q: %w", id, ErrNotFound)
+	}
+	_, err := s.revoke(ctx, `id = $1`, id, now)
+	return err
 }
 
-func (s *Sessions) revoke(ctx context.Context, where string, arg any, now time.Time) error {
-	return s.inTx(ctx, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `UPDATE sessions SET revoked_at = $2 WHERE `+where+` AND revoked_at IS NULL`, arg, now)
-		if err == nil && tag.RowsAffected() == 0 {
-			err = pgx.ErrNoRows
-		}
+func (s *Sessions) revoke(ctx context.Context, where string, arg any, now time.Time) (string, error) {
+	var id uuid.UUID
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		err := tx.QueryRow(ctx, `UPDATE sessions SET revoked_at = $2 WHERE `+where+` AND revoked_at IS NULL RETURNING id`, arg, now).Scan(&id)
 		if err == nil { // every replica drops the sessions it verified (ListenAuthzChanges)
 			_, err = tx.Exec(ctx, `SELECT pg_notify($1, '')`, authzChannel)
 		}
 		return pgErr("session", err)
 	})
+	if err != nil {
+		return "", err
+	}
+	return id.String(), nil
 }
 
 // Live reports whether session id exists and is not revoked: the
