@@ -19,7 +19,7 @@ import (
 // audit entry, and most ask the OIDC issuer. Per client address, the hub
 // takes at most loginFailures.Burst failed logins at once, then one per
 // loginFailures.Every, and as many starts of a login (device flow,
-// dashboard) by loginStarts; beyond, it answers 429 with Retry-After, and
+// dashboard) and device-flow polls by loginStarts; beyond, it answers 429 with Retry-After, and
 // audits that once a minute per address and replica. The buckets are
 // shared by the replicas through PostgreSQL (store.Throttle.Charge), so an
 // address gets that budget from the hub, not from each replica; a replica
