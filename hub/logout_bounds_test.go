@@ -39,8 +39,8 @@ func TestAnonymousLogoutForgetsNothing(t *testing.T) {
 
 // TestDevicePollingIsThrottled: polling the device token faster than the
 // interval is answered slow_down (RFC 8628) without asking the issuer,
-// and each poll is charged to the address's login budget: past it the
-// answer is 429.
+// and each poll is charged to the address's budget of device polls: past
+// it the answer is 429.
 func TestDevicePollingIsThrottled(t *testing.T) {
 	e := newEnv(t, func(c *hub.Config) { c.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")} })
 	const addr = "203.0.113.30"
@@ -61,7 +61,7 @@ func TestDevicePollingIsThrottled(t *testing.T) {
 	for i := range 60 {
 		code, h, tr := e.postFrom(addr, "/v1/auth/device/token", nil, poll)
 		if code == http.StatusTooManyRequests {
-			if h.Get("Retry-After") == "" || !strings.HasPrefix(tr.ErrorDescription, "too many login") {
+			if h.Get("Retry-After") == "" || !strings.HasPrefix(tr.ErrorDescription, "too many device polls from "+addr) {
 				t.Fatalf("the throttled poll: %v %+v", h, tr)
 			}
 			return

@@ -211,7 +211,7 @@ func (s *Service) HandleDeviceStart(w http.ResponseWriter, r *http.Request) {
 
 // HandleDeviceToken is polled by the CLI with the device code. Until the
 // user approves it answers 400 authorization_pending (RFC 8628), then a
-// hub session. Each poll is charged to the address's login starts, and
+// hub session. Each poll is charged to the address's device polls, and
 // one sooner than the code's interval is answered slow_down without
 // asking the issuer.
 func (s *Service) HandleDeviceToken(w http.ResponseWriter, r *http.Request) {
@@ -219,10 +219,10 @@ func (s *Service) HandleDeviceToken(w http.ResponseWriter, r *http.Request) {
 		DeviceCode string `json:"device_code"`
 	}
 	if s.refuseThrottled(w, r, s.failedLogins, "login-throttled", "failed logins", "") ||
-		s.refuseThrottled(w, r, s.loginStarts, "login-throttled", "login polls", "") {
+		s.refuseThrottled(w, r, s.pollRate, "login-throttled", "device polls", "") {
 		return
 	}
-	s.loginStarts.charge(r.Context(), s.ClientAddr(r))
+	s.pollRate.charge(r.Context(), s.ClientAddr(r))
 	if err := reply.Decode(r, &req); err != nil || req.DeviceCode == "" {
 		s.writeError(w, r, errors.Join(reply.ErrBadRequest, errors.New("device_code is required")))
 		return

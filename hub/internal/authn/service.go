@@ -98,10 +98,10 @@ type Service struct {
 	oidc  *oidcClient
 	// principals caches authenticated tokens (principal.go).
 	principals *ttlcache.Cache[principalCacheKey, Principal]
-	// failedLogins and loginStarts throttle logins per client address,
-	// throttledLogins counts the refusals (throttle.go).
-	failedLogins, loginStarts *throttle
-	throttledLogins           atomic.Int64
+	// failedLogins, loginStarts and pollRate throttle logins per client
+	// address, throttledLogins counts the refusals (throttle.go).
+	failedLogins, loginStarts, pollRate *throttle
+	throttledLogins                     atomic.Int64
 	// devicePolls pace the device flow's polls (devicepoll.go).
 	devicePolls *devicePolls
 }
@@ -117,6 +117,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 		principals:   ttlcache.New[principalCacheKey, Principal](cfg.Now, cfg.PrincipalTTL),
 		failedLogins: newThrottle("failed-logins", loginFailures, cfg.Now, cfg.Store.Throttle),
 		loginStarts:  newThrottle("login-starts", loginStarts, cfg.Now, cfg.Store.Throttle),
+		pollRate:     newThrottle("device-polls", devicePolling, cfg.Now, cfg.Store.Throttle),
 		devicePolls:  newDevicePolls()}
 	var err error
 	if s.oidc, err = newOIDC(ctx, &cfg); err != nil {
@@ -134,6 +135,7 @@ func (s *Service) Forget() { s.principals.Clear() }
 func (s *Service) Prune() {
 	s.failedLogins.prune()
 	s.loginStarts.prune()
+	s.pollRate.prune()
 	s.devicePolls.prune(s.cfg.Now())
 }
 
