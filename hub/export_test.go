@@ -78,3 +78,6 @@ func (s *Server) CallSpoke(ctx context.Context, controller string, id store.Iden
 func (s *Server) StatusCopies() (revalidated, kept int64) {
 	return s.proxy.StatusCopies()
 }
+
+// CachedPrincipals counts the authenticated tokens this replica remembers.
+func (s *Server) CachedPrincipals() int { return s.authn.CachedPrincipals() }

@@ -94,7 +94,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		PublicURL: cfg.PublicURL, DefaultOrg: cfg.DefaultOrg, Admins: cfg.Admins, SessionTTL: cfg.SessionTTL, RefreshTTL: cfg.RefreshTTL,
 		TrustedProxies: cfg.TrustedProxies, PrincipalTTL: decisionTTL, Logger: cfg.Logger, Now: cfg.Now,
 		WriteError: s.writeError, Unavailable: func(err error) bool { _, _, ok := unavailability(err); return ok },
-		Audit: s.appendAudit, AwaitAuthz: s.gate.AwaitAuthz, SessionsEnded: s.dropAuthzCaches}); err != nil {
+		Audit: s.appendAudit, AwaitAuthz: s.gate.AwaitAuthz}); err != nil {
 		return fail(err)
 	}
 	s.modelJSON = newModelJSONCache(modelJSONLimit)
@@ -322,6 +322,9 @@ func (s *Server) janitor(ctx context.Context) error {
 		}
 		if _, err := s.store.Models.PruneForgotten(mctx, now.Add(-forgottenKept)); err != nil {
 			s.cfg.Logger.Warn("forgotten model pruning failed", "err", err)
+		}
+		if _, err := s.store.Sessions.PruneWebLogins(mctx, now); err != nil {
+			s.cfg.Logger.Warn("pending web login pruning failed", "err", err)
 		}
 		// A bucket untouched this long is full again.
 		if err := s.store.Throttle.Prune(mctx, now.Add(-authn.ThrottleKept)); err != nil {

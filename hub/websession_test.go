@@ -185,24 +185,21 @@ func webLogin(t *testing.T, e *env, returnTo string) (b *browser, back *url.URL,
 }
 
 // TestWebLoginReturnsOnlyToTheHub: after the login the browser goes back
-// to the path it asked for, and to / when that would take it off the hub,
-// as a browser reads the path (it takes a backslash for a slash and drops
-// tabs and line breaks).
+// to the path it asked for (/ when it asked for none); a return_to that
+// would take it off the hub, as a browser reads the path (it takes a
+// backslash for a slash and drops tabs and line breaks), is refused 400
+// when the login starts.
 func TestWebLoginReturnsOnlyToTheHub(t *testing.T) {
 	e := newEnv(t)
-	for _, c := range []struct{ ask, want string }{
-		{"/audit", "/audit"},
-		{"//evil.example/x", "/"},
-		{"/\\evil.example", "/"},
-		{"/\\/evil.example", "/"},
-		{"/\t/evil.example", "/"},
-		{"/\n/evil.example", "/"},
-		{"https://evil.example/", "/"},
-		{"evil.example", "/"},
-		{"", "/"},
-	} {
+	for _, c := range []struct{ ask, want string }{{"/audit", "/audit"}, {"/models?org=acme", "/models?org=acme"}, {"", "/"}} {
 		if _, _, to := webLogin(t, e, c.ask); to != c.want {
 			t.Errorf("return_to %q: the browser went to %q, want %q", c.ask, to, c.want)
+		}
+	}
+	for _, ask := range []string{"//evil.example/x", "/\\evil.example", "/\\/evil.example", "/\t/evil.example",
+		"/\n/evil.example", "https://evil.example/", "evil.example"} {
+		if code := e.startWebLogin("", ask); code != http.StatusBadRequest {
+			t.Errorf("return_to %q: %d, want 400", ask, code)
 		}
 	}
 }

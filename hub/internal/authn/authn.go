@@ -169,18 +169,22 @@ func (s *Service) newSession(ctx context.Context, id store.Identity, client stri
 
 // login records a person's login from a verified ID token.
 func (s *Service) login(ctx context.Context, tok *oidc.IDToken, c idClaims) (store.Identity, error) {
-	in := store.Identity{Issuer: tok.Issuer, Subject: tok.Subject, Kind: store.KindUser, Email: c.Email, DisplayName: c.Name,
-		// Only an email the issuer says it verified takes over the
-		// grants made to it before this person's first login.
-		EmailVerified: c.EmailVerified != nil && *c.EmailVerified}
-	if c.EmailVerified != nil && !*c.EmailVerified {
-		in.Email = "" // an unverified email must not match grants made by email
+	// Only an email the issuer vouches for (email_verified true; absent
+	// is not a yes) is kept: it alone makes a hub administrator (--admin),
+	// takes over the grants made to it before this person's first login,
+	// and is what grants by email and the audit log name them by. Without
+	// it the person logs in under their subject and matches nothing by
+	// email (ADR 0022).
+	verified := c.EmailVerified != nil && *c.EmailVerified
+	in := store.Identity{Issuer: tok.Issuer, Subject: tok.Subject, Kind: store.KindUser, DisplayName: c.Name, EmailVerified: verified}
+	if verified {
+		in.Email = c.Email
 	}
 	id, created, err := s.store.Identities.Login(ctx, in, s.cfg.DefaultOrg, s.cfg.Now())
 	if err != nil {
 		return store.Identity{}, err
 	}
-	if created && in.Email != "" && slices.Contains(s.cfg.Admins, in.Email) {
+	if created && verified && in.Email != "" && slices.Contains(s.cfg.Admins, in.Email) {
 		if err := s.store.Grants.Add(ctx, authz.Tuple{User: authz.UserObject(id.ID), Relation: authz.Administrator, Object: authz.HubObject()}); err != nil {
 			return store.Identity{}, err
 		}
@@ -201,21 +205,31 @@ func (s *Service) HandleDeviceStart(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
+	s.devicePolls.started(ds.DeviceCode, time.Duration(ds.Interval)*time.Second, s.cfg.Now())
 	reply.JSON(w, http.StatusOK, ds)
 }
 
 // HandleDeviceToken is polled by the CLI with the device code. Until the
 // user approves it answers 400 authorization_pending (RFC 8628), then a
-// hub session.
+// hub session. Each poll is charged to the address's device polls, and
+// one sooner than the code's interval is answered slow_down without
+// asking the issuer.
 func (s *Service) HandleDeviceToken(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		DeviceCode string `json:"device_code"`
 	}
-	if s.refuseThrottled(w, r, s.failedLogins, "login-throttled", "failed logins", "") {
+	if s.refuseThrottled(w, r, s.failedLogins, "login-throttled", "failed logins", "") ||
+		s.refuseThrottled(w, r, s.pollRate, "login-throttled", "device polls", "") {
 		return
 	}
+	s.pollRate.charge(r.Context(), s.ClientAddr(r))
 	if err := reply.Decode(r, &req); err != nil || req.DeviceCode == "" {
 		s.writeError(w, r, errors.Join(reply.ErrBadRequest, errors.New("device_code is required")))
+		return
+	}
+	if s.devicePolls.early(req.DeviceCode, s.cfg.Now()) {
+		reply.JSON(w, http.StatusBadRequest, &reply.OAuthError{Code: "slow_down",
+			Description: "polled sooner than the interval the device login started with"})
 		return
 	}
 	raw, err := s.oidc.pollDevice(r.Context(), req.DeviceCode)
@@ -256,7 +270,11 @@ func (s *Service) refuseDisabledLogin(w http.ResponseWriter, r *http.Request, to
 func (s *Service) finishLogin(w http.ResponseWriter, r *http.Request, tok *oidc.IDToken, c idClaims, client, op string) {
 	id, err := s.login(r.Context(), tok, c)
 	if errors.Is(err, store.ErrDisabled) {
-		s.refuseDisabledLogin(w, r, tok, c.Email, op, err)
+		email := "" // a claimed email names nobody in the audit log
+		if c.EmailVerified != nil && *c.EmailVerified {
+			email = c.Email
+		}
+		s.refuseDisabledLogin(w, r, tok, email, op, err)
 		return
 	}
 	if err != nil {
@@ -430,7 +448,8 @@ func (s *Service) rotate(r *http.Request, rt string) (session, error) {
 
 // HandleLogout ends the session of the access token presented, and the
 // one of the refresh token given in the body: on every replica, their
-// access tokens are refused from the next request.
+// access tokens are refused from the next request (this replica forgets
+// them at once, the others when notified).
 func (s *Service) HandleLogout(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		RefreshToken string `json:"refresh_token"`
@@ -442,11 +461,14 @@ func (s *Service) HandleLogout(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	p, _ := PrincipalFrom(r.Context())
+	var ended []string
 	if req.RefreshToken != "" {
-		if err := s.store.Sessions.RevokeByHash(r.Context(), hashRefresh(req.RefreshToken), s.cfg.Now()); err != nil {
+		sid, err := s.store.Sessions.RevokeByHash(r.Context(), hashRefresh(req.RefreshToken), s.cfg.Now())
+		if err != nil {
 			s.writeError(w, r, err)
 			return
 		}
+		ended = append(ended, sid)
 	}
 	if p.SID != "" {
 		// Already ended with the refresh token given: fine.
@@ -454,7 +476,17 @@ func (s *Service) HandleLogout(w http.ResponseWriter, r *http.Request) {
 			s.writeError(w, r, err)
 			return
 		}
+		ended = append(ended, p.SID)
 	}
-	s.dropAuthzCaches() // this replica at once; the others when notified
+	s.forgetSessions(ended)
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// forgetSessions drops the remembered tokens of the sessions sids, and
+// nothing else: a logout is the caller's, and ends only what is theirs.
+func (s *Service) forgetSessions(sids []string) {
+	if len(sids) == 0 {
+		return
+	}
+	s.principals.DeleteFunc(func(_ principalCacheKey, p Principal) bool { return slices.Contains(sids, p.SID) })
 }

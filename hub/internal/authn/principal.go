@@ -57,3 +57,6 @@ func (s *Service) principal(ctx context.Context, raw string, cookie bool) (p Pri
 
 // errSessionEnded refuses an access token whose session has ended.
 var errSessionEnded = errors.New("the session has ended")
+
+// CachedPrincipals counts the authenticated tokens remembered.
+func (s *Service) CachedPrincipals() int { return s.principals.Len() }

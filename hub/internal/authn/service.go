@@ -70,9 +70,6 @@ type Config struct {
 	// AwaitAuthz waits until permission changes made so far reach OpenFGA
 	// (a first login's grants).
 	AwaitAuthz func(context.Context)
-	// SessionsEnded has the hub drop what it remembers of sessions (after
-	// a logout).
-	SessionsEnded func()
 }
 
 // validate checks that every dependency and hook is set.
@@ -84,7 +81,7 @@ func (c *Config) validate() error {
 	if c.OIDCHTTPClient == nil || c.Logger == nil || c.Now == nil {
 		errs = append(errs, errors.New("authn: OIDCHTTPClient, Logger and Now are required"))
 	}
-	if c.WriteError == nil || c.Unavailable == nil || c.Audit == nil || c.AwaitAuthz == nil || c.SessionsEnded == nil {
+	if c.WriteError == nil || c.Unavailable == nil || c.Audit == nil || c.AwaitAuthz == nil {
 		errs = append(errs, errors.New("authn: the hub's hooks are required"))
 	}
 	if c.SessionTTL <= 0 || c.RefreshTTL <= 0 || c.PrincipalTTL <= 0 {
@@ -101,10 +98,12 @@ type Service struct {
 	oidc  *oidcClient
 	// principals caches authenticated tokens (principal.go).
 	principals *ttlcache.Cache[principalCacheKey, Principal]
-	// failedLogins and loginStarts throttle logins per client address,
-	// throttledLogins counts the refusals (throttle.go).
-	failedLogins, loginStarts *throttle
-	throttledLogins           atomic.Int64
+	// failedLogins, loginStarts and pollRate throttle logins per client
+	// address, throttledLogins counts the refusals (throttle.go).
+	failedLogins, loginStarts, pollRate *throttle
+	throttledLogins                     atomic.Int64
+	// devicePolls pace the device flow's polls (devicepoll.go).
+	devicePolls *devicePolls
 }
 
 // New builds the service and tries to discover the identity provider: a
@@ -117,7 +116,9 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	s := &Service{cfg: cfg, store: cfg.Store, keys: cfg.Keys,
 		principals:   ttlcache.New[principalCacheKey, Principal](cfg.Now, cfg.PrincipalTTL),
 		failedLogins: newThrottle("failed-logins", loginFailures, cfg.Now, cfg.Store.Throttle),
-		loginStarts:  newThrottle("login-starts", loginStarts, cfg.Now, cfg.Store.Throttle)}
+		loginStarts:  newThrottle("login-starts", loginStarts, cfg.Now, cfg.Store.Throttle),
+		pollRate:     newThrottle("device-polls", devicePolling, cfg.Now, cfg.Store.Throttle),
+		devicePolls:  newDevicePolls()}
 	var err error
 	if s.oidc, err = newOIDC(ctx, &cfg); err != nil {
 		cfg.Logger.Error("the OIDC issuer did not answer; logins fail until it does", "err", err)
@@ -129,10 +130,13 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 // been disabled, or a session ended.
 func (s *Service) Forget() { s.principals.Clear() }
 
-// Prune forgets the client addresses whose login budgets are full again.
+// Prune forgets the client addresses whose login budgets are full again,
+// and the device codes that are dead.
 func (s *Service) Prune() {
 	s.failedLogins.prune()
 	s.loginStarts.prune()
+	s.pollRate.prune()
+	s.devicePolls.prune(s.cfg.Now())
 }
 
 // ThrottledLogins counts the logins refused for their client address.
@@ -145,5 +149,3 @@ func (s *Service) writeError(w http.ResponseWriter, r *http.Request, err error) 
 func (s *Service) appendAudit(r *http.Request, e store.AuditEntry) { s.cfg.Audit(r, e) }
 
 func (s *Service) awaitAuthz(ctx context.Context) { s.cfg.AwaitAuthz(ctx) }
-
-func (s *Service) dropAuthzCaches() { s.cfg.SessionsEnded() }

@@ -19,7 +19,8 @@ import (
 // audit entry, and most ask the OIDC issuer. Per client address, the hub
 // takes at most loginFailures.Burst failed logins at once, then one per
 // loginFailures.Every, and as many starts of a login (device flow,
-// dashboard) by loginStarts; beyond, it answers 429 with Retry-After, and
+// dashboard) by loginStarts, and as many device-flow polls by devicePolls
+// (five CLIs waiting at once at RFC 8628's 5 s interval); beyond, it answers 429 with Retry-After, and
 // audits that once a minute per address and replica. The buckets are
 // shared by the replicas through PostgreSQL (store.Throttle.Charge), so an
 // address gets that budget from the hub, not from each replica; a replica
@@ -28,6 +29,7 @@ import (
 var (
 	loginFailures = store.ThrottleRate{Burst: 10, Every: 6 * time.Second}
 	loginStarts   = store.ThrottleRate{Burst: 30, Every: 2 * time.Second}
+	devicePolling = store.ThrottleRate{Burst: 30, Every: time.Second}
 )
 
 // ThrottleKept is how long a shared bucket is kept after its last charge:

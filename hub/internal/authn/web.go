@@ -3,8 +3,10 @@ package authn
 import (
 	"crypto/subtle"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -18,25 +20,48 @@ import (
 // webLoginTTL bounds how long a browser may take at the identity provider.
 const webLoginTTL = 10 * time.Minute
 
+// webLoginLimits bound the pending logins (started, not finished, not
+// expired): a person has a few tabs logging in at once, not 20; the total
+// keeps the table small whatever the number of addresses (ADR 0022).
+var webLoginLimits = store.WebLoginLimits{PerSource: 20, Total: 10_000}
+
+// maxReturnTo bounds the path a login returns to.
+const maxReturnTo = 1024
+
 // HandleWebLogin starts the dashboard's authorization code + PKCE flow.
 // The pending login lives in PostgreSQL so any replica can finish it.
 func (s *Service) HandleWebLogin(w http.ResponseWriter, r *http.Request) {
 	if s.refuseThrottled(w, r, s.loginStarts, "login-throttled", "login starts", "") {
 		return
 	}
-	s.loginStarts.charge(r.Context(), s.ClientAddr(r))
+	addr := s.ClientAddr(r)
+	s.loginStarts.charge(r.Context(), addr)
 	ret := r.URL.Query().Get("return_to")
-	if !localPath(ret) {
-		ret = "/" // only local paths: no open redirect
+	switch {
+	case ret == "":
+		ret = "/"
+	case len(ret) > maxReturnTo || !localPath(ret): // only local paths: no open redirect
+		s.writeError(w, r, errors.Join(reply.ErrBadRequest, fmt.Errorf(
+			"return_to must be a path on this hub (starting with a single /) of at most %d bytes", maxReturnTo)))
+		return
 	}
+	now := s.cfg.Now()
 	wl := store.WebLogin{State: newSecret(), Verifier: oauth2.GenerateVerifier(), Nonce: newSecret(),
-		ReturnTo: ret, ExpiresAt: s.cfg.Now().Add(webLoginTTL)}
+		ReturnTo: ret, Source: throttleKey(addr).String(), ExpiresAt: now.Add(webLoginTTL)}
 	e, err := s.oidc.endpoints(r.Context())
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	if err := s.store.Sessions.PutWebLogin(r.Context(), wl); err != nil {
+	err = s.store.Sessions.PutWebLogin(r.Context(), wl, now, webLoginLimits)
+	if errors.Is(err, store.ErrTooManyWebLogins) {
+		s.throttledLogins.Add(1)
+		w.Header().Set("Retry-After", strconv.Itoa(int(webLoginTTL/time.Second)))
+		reply.JSON(w, http.StatusTooManyRequests, &reply.OAuthError{Code: "temporarily_unavailable",
+			Description: "too many logins started and not finished: finish one, or try again once they expire"})
+		return
+	}
+	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
@@ -158,22 +183,46 @@ func (s *Service) HandleWebRefresh(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
+// HandleWebLogout ends the browser's session: the one of its refresh
+// cookie, and the one of its access cookie, should the refresh cookie be
+// gone (a copy of the access token must not outlive the logout). A
+// request with neither a session of its own is refused 401, and forgets
+// nothing.
 func (s *Service) HandleWebLogout(w http.ResponseWriter, r *http.Request) {
 	if r.Header.Get("Origin") != s.cfg.PublicURL {
 		s.writeError(w, r, reply.ErrForbidden)
 		return
 	}
+	var ended []string
+	own := false // the browser showed a session of its own
 	if c, err := r.Cookie(refreshCookie); err == nil {
-		_ = s.store.Sessions.RevokeByHash(r.Context(), hashRefresh(c.Value), s.cfg.Now()) // already gone is fine
-	}
-	// The access cookie's session too, should the refresh cookie be gone:
-	// a copy of the access token must not outlive the logout.
-	if c, err := r.Cookie(accessCookie); err == nil {
-		if claims, err := s.keys.Verify(c.Value, Audience); err == nil && claims.SID != "" {
-			_ = s.store.Sessions.RevokeByID(r.Context(), claims.SID, s.cfg.Now())
+		sid, err := s.store.Sessions.RevokeByHash(r.Context(), hashRefresh(c.Value), s.cfg.Now())
+		switch {
+		case err == nil:
+			ended, own = append(ended, sid), true
+		case !errors.Is(err, store.ErrNotFound): // already gone is fine
+			s.writeError(w, r, err)
+			return
 		}
 	}
-	s.dropAuthzCaches()
+	if c, err := r.Cookie(accessCookie); err == nil {
+		if claims, err := s.keys.Verify(c.Value, Audience); err == nil {
+			own = true
+			if claims.SID != "" {
+				err := s.store.Sessions.RevokeByID(r.Context(), claims.SID, s.cfg.Now())
+				if err != nil && !errors.Is(err, store.ErrNotFound) {
+					s.writeError(w, r, err)
+					return
+				}
+				ended = append(ended, claims.SID)
+			}
+		}
+	}
+	if !own {
+		s.writeError(w, r, errors.Join(reply.ErrUnauthenticated, errors.New("no session to log out of")))
+		return
+	}
+	s.forgetSessions(ended)
 	http.SetCookie(w, &http.Cookie{Name: accessCookie, Path: "/", Secure: true, HttpOnly: true, MaxAge: -1})
 	http.SetCookie(w, &http.Cookie{Name: refreshCookie, Path: "/auth", Secure: true, HttpOnly: true, MaxAge: -1})
 	w.WriteHeader(http.StatusNoContent)

@@ -94,8 +94,9 @@ func (s *Sessions) PruneUsedRefreshTokens(ctx context.Context, cutoff time.Time)
 	return tag.RowsAffected(), pgErr("prune used refresh tokens", err)
 }
 
-// RevokeByHash ends the session holding refresh hash h.
-func (s *Sessions) RevokeByHash(ctx context.Context, h []byte, now time.Time) error {
+// RevokeByHash ends the session holding refresh hash h and returns its
+// id (ErrNotFound if none holds it or it already ended).
+func (s *Sessions) RevokeByHash(ctx context.Context, h []byte, now time.Time) (string, error) {
 	return s.revoke(ctx, `refresh_hash = $1`, h, now)
 }
 
@@ -103,20 +104,26 @@ func (s *Sessions) RevokeByHash(ctx context.Context, h []byte, now time.Time) er
 // already revoked). Like Sessions.RevokeByHash, it tells every replica, which then
 // refuses the session's access tokens from their next request.
 func (s *Sessions) RevokeByID(ctx context.Context, id string, now time.Time) error {
-	return s.revoke(ctx, `id = $1`, id, now)
+	if uuid.Validate(id) != nil {
+		return fmt.Errorf("session %q: %w", id, ErrNotFound)
+	}
+	_, err := s.revoke(ctx, `id = $1`, id, now)
+	return err
 }
 
-func (s *Sessions) revoke(ctx context.Context, where string, arg any, now time.Time) error {
-	return s.inTx(ctx, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `UPDATE sessions SET revoked_at = $2 WHERE `+where+` AND revoked_at IS NULL`, arg, now)
-		if err == nil && tag.RowsAffected() == 0 {
-			err = pgx.ErrNoRows
-		}
+func (s *Sessions) revoke(ctx context.Context, where string, arg any, now time.Time) (string, error) {
+	var id uuid.UUID
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		err := tx.QueryRow(ctx, `UPDATE sessions SET revoked_at = $2 WHERE `+where+` AND revoked_at IS NULL RETURNING id`, arg, now).Scan(&id)
 		if err == nil { // every replica drops the sessions it verified (ListenAuthzChanges)
 			_, err = tx.Exec(ctx, `SELECT pg_notify($1, '')`, authzChannel)
 		}
 		return pgErr("session", err)
 	})
+	if err != nil {
+		return "", err
+	}
+	return id.String(), nil
 }
 
 // Live reports whether session id exists and is not revoked: the
@@ -139,14 +146,46 @@ func (s *Sessions) Prune(ctx context.Context, cutoff time.Time) error {
 // WebLogin is a pending browser login (authorization code + PKCE).
 type WebLogin struct {
 	State, Verifier, Nonce, ReturnTo string
-	ExpiresAt                        time.Time
+	// Source is who started it (the client address's throttle key).
+	Source    string
+	ExpiresAt time.Time
 }
 
-// PutWebLogin stores a pending login.
-func (s *Sessions) PutWebLogin(ctx context.Context, w WebLogin) error {
-	_, err := s.pool.Exec(ctx, `INSERT INTO web_logins (state, verifier, nonce, return_to, expires_at) VALUES ($1, $2, $3, $4, $5)`,
-		w.State, w.Verifier, w.Nonce, w.ReturnTo, w.ExpiresAt)
-	return pgErr("web login", err)
+// WebLoginLimits bound the pending browser logins: PerSource for one
+// Source, Total for all of them.
+type WebLoginLimits struct{ PerSource, Total int }
+
+// ErrTooManyWebLogins refuses a login start past WebLoginLimits.
+var ErrTooManyWebLogins = errors.New("store: too many pending logins")
+
+// PutWebLogin stores a pending login, first deleting the expired ones (at
+// now); past lim it stores nothing and answers ErrTooManyWebLogins.
+func (s *Sessions) PutWebLogin(ctx context.Context, w WebLogin, now time.Time, lim WebLoginLimits) error {
+	return s.inTx(ctx, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `DELETE FROM web_logins WHERE expires_at <= $1`, now); err != nil {
+			return pgErr("prune web logins", err)
+		}
+		var mine, all int
+		if err := tx.QueryRow(ctx, `SELECT count(*) FILTER (WHERE source = $1), count(*) FROM web_logins`, w.Source).
+			Scan(&mine, &all); err != nil {
+			return pgErr("web logins", err)
+		}
+		if mine >= lim.PerSource {
+			return fmt.Errorf("%w: %d from this address", ErrTooManyWebLogins, mine)
+		}
+		if all >= lim.Total {
+			return fmt.Errorf("%w: %d in all", ErrTooManyWebLogins, all)
+		}
+		_, err := tx.Exec(ctx, `INSERT INTO web_logins (state, verifier, nonce, return_to, source, expires_at)
+			VALUES ($1, $2, $3, $4, $5, $6)`, w.State, w.Verifier, w.Nonce, w.ReturnTo, w.Source, w.ExpiresAt)
+		return pgErr("web login", err)
+	})
+}
+
+// PruneWebLogins deletes the pending logins expired at now.
+func (s *Sessions) PruneWebLogins(ctx context.Context, now time.Time) (int64, error) {
+	tag, err := s.pool.Exec(ctx, `DELETE FROM web_logins WHERE expires_at <= $1`, now)
+	return tag.RowsAffected(), pgErr("prune web logins", err)
 }
 
 // TakeWebLogin removes and returns a pending login; it can be taken once.
@@ -158,4 +197,11 @@ func (s *Sessions) TakeWebLogin(ctx context.Context, state string, now time.Time
 		return WebLogin{}, fmt.Errorf("web login: %w (expired)", ErrNotFound)
 	}
 	return w, pgErr("web login", err)
+}
+
+// CountWebLogins counts the pending browser logins stored, expired or not.
+func (s *Sessions) CountWebLogins(ctx context.Context) (int, error) {
+	var n int
+	err := s.pool.QueryRow(ctx, `SELECT count(*) FROM web_logins`).Scan(&n)
+	return n, pgErr("web logins", err)
 }

@@ -107,3 +107,21 @@ func (c *Cache[K, V]) Clear() {
 	c.gen++
 	c.m = map[K]entry[V]{}
 }
+
+// Len counts the answers held, expired or not.
+func (c *Cache[K, V]) Len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.m)
+}
+
+// DeleteFunc forgets the answers del picks.
+func (c *Cache[K, V]) DeleteFunc(del func(K, V) bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k, e := range c.m {
+		if del(k, e.v) {
+			delete(c.m, k)
+		}
+	}
+}
