@@ -20,7 +20,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -147,6 +149,9 @@ func New(cfg Config) (*Verifier, error) {
 	cfg.Issuer = strings.TrimRight(cfg.Issuer, "/")
 	if cfg.JWKSURL == "" {
 		cfg.JWKSURL = cfg.Issuer + "/.well-known/jwks.json"
+	}
+	if err := checkJWKSURL(cfg.JWKSURL); err != nil {
+		return nil, err
 	}
 	if cfg.MinRefresh == 0 {
 		cfg.MinRefresh = time.Second
@@ -340,6 +345,28 @@ func (v *Verifier) refreshIfStaleLocked(ctx context.Context) {
 
 // Wait waits for a background refetch of the JWKS, if one runs.
 func (v *Verifier) Wait() { v.refreshes.Wait() }
+
+// ErrInsecureJWKS refuses a JWKS URL the hub's keys could be forged
+// through: one not in https, to a host other than a loopback address.
+var ErrInsecureJWKS = errors.New("the hub's JWKS must be fetched over https")
+
+// checkJWKSURL accepts an https URL, or an http one to a loopback host
+// (a hub on the same machine: nobody on the network between).
+func checkJWKSURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return fmt.Errorf("%w: hub JWKS URL %q is not an absolute URL", ErrInsecureJWKS, raw)
+	}
+	switch u.Scheme {
+	case "https":
+		return nil
+	case "http":
+		if h := u.Hostname(); h == "localhost" || net.ParseIP(h).IsLoopback() {
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: hub JWKS URL %q: want https (plain http only to a loopback address)", ErrInsecureJWKS, raw)
+}
 
 // ErrUnavailable means the hub's JWKS could not be fetched.
 var ErrUnavailable = errors.New("hub JWKS unavailable")
