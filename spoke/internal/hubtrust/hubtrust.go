@@ -1,7 +1,7 @@
 // Package hubtrust verifies the per-request JWTs a hub sends to a spoke.
 //
-// Invariants: a token is accepted only if its algorithm is in Algorithms
-// (never "none"), its key id is in the hub's JWKS (fetched over TLS pinned
+// Invariants: a token is accepted only if its algorithm is the hub's keys'
+// (Algorithms: ES256 alone, never "none"), its key id is in the hub's JWKS (fetched over TLS pinned
 // to the hub's CA, cached, and refetched when an unknown key id shows up, at
 // most once per MinRefresh, so key rotation needs no restart while a flood
 // of forged kids cannot turn into a flood of fetches), its issuer is the
@@ -31,8 +31,10 @@ import (
 	"github.com/go-jose/go-jose/v4/jwt"
 )
 
-// Algorithms is the allow-list.
-var Algorithms = []jose.SignatureAlgorithm{jose.ES256, jose.RS256, jose.EdDSA}
+// Algorithms is the allow-list: the algorithm of the hub's keys. A token
+// in another is refused as it is read, before its key id costs a JWKS
+// fetch.
+var Algorithms = []jose.SignatureAlgorithm{jose.ES256}
 
 // Access levels a hub token can carry.
 const (
