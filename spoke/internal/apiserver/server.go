@@ -23,6 +23,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/internal/loopback"
 	"github.com/droverhq/drover/spoke/internal/agentgw"
 	"github.com/droverhq/drover/spoke/internal/blobs"
 	"github.com/droverhq/drover/spoke/internal/lookup"
@@ -165,7 +166,9 @@ func (s *Server) routes(metricsHandler http.Handler) chi.Router {
 	r.Use(s.instrument)
 	r.Get("/healthz", s.healthz)
 	r.Get("/readyz", s.readyz)
-	r.Handle("/metrics", metricsHandler)
+	// Served to the machine itself alone: the API address is anyone's
+	// (ADR 0023).
+	r.Handle("/metrics", loopback.Only(metricsHandler))
 
 	r.Route("/v1/internal", func(r chi.Router) {
 		r.Get("/ca", s.ep.peers.getCA)
