@@ -47,7 +47,7 @@ func newHubFlags(stderr io.Writer) (*flag.FlagSet, *hubFlags) {
 	fs.StringVar(&f.idpListen, "idp-listen", "127.0.0.1:17090", "address of the embedded development issuer (with --dev-identity)")
 	fs.StringVar(&cfg.OIDCClientSecret, "oidc-client-secret", "", "the hub's OIDC client secret (empty for a public client)")
 	fs.StringVar(&cfg.Listen, "listen", "127.0.0.1:17080", "HTTPS address")
-	fs.StringVar(&cfg.MetricsListen, "metrics-listen", "", "serve /metrics only here, over plain HTTP (an internal address), not on --listen")
+	fs.StringVar(&cfg.MetricsListen, "metrics-listen", "", "serve /metrics only here, over plain HTTP (an internal address), not on --listen (without it, --listen serves /metrics to this machine alone)")
 	fs.StringVar(&cfg.PublicURL, "public-url", "", "URL clients use (default https://LISTEN)")
 	fs.StringVar(&cfg.StateDir, "state-dir", "", "directory for the generated TLS CA and certificate")
 	fs.StringVar(&cfg.TLSCert, "tls-cert", "", "TLS certificate file (instead of a generated one)")
