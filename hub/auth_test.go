@@ -203,6 +203,29 @@ func TestMetricsOnAnInternalAddress(t *testing.T) {
 	}
 }
 
+// TestMetricsOnlyToTheMachineItself (issue 26, finding 12): without
+// MetricsListen the public address serves /metrics to the hub's machine
+// alone: a request relayed by a proxy (a forwarding header) is answered
+// 404, as one from another address is (internal/loopback's test).
+func TestMetricsOnlyToTheMachineItself(t *testing.T) {
+	e := newEnv(t)
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, e.url+"/metrics", nil)
+	req.Header.Set("X-Forwarded-For", "198.51.100.1")
+	hc := e.client
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound || strings.Contains(string(b), "drover_hub_") {
+		t.Fatalf("/metrics relayed by a proxy: %d %.100s", resp.StatusCode, b)
+	}
+}
+
 func TestHealthMetricsJWKS(t *testing.T) {
 	e := newEnv(t)
 	for _, p := range []string{"/healthz", "/readyz", "/metrics", "/.well-known/jwks.json"} {

@@ -3,6 +3,8 @@ package hub
 import (
 	"cmp"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -101,10 +103,10 @@ func (s controllersAPI) registerController(ctx context.Context, p authn.Principa
 	defer cancel()
 	var id api.ControllerIdentity
 	if err := sc.Do(cctx, u.Host, http.MethodGet, "/v1/internal/identity", "", nil, &id); err != nil {
-		return store.Controller{}, fmt.Errorf("%w: %s: %w", proxy.ErrUnavailable, u.Host, err)
+		return store.Controller{}, s.cannotRegister(u.Host, err)
 	}
 	if _, err := uuid.Parse(id.UUID); err != nil {
-		return store.Controller{}, fmt.Errorf("%w: %s is not a drover controller: its identity names no controller UUID", reply.ErrBadRequest, u.Host)
+		return store.Controller{}, fmt.Errorf("%w: %s: its identity names no controller UUID", errNotAController, u.Host)
 	}
 	if err := s.mayRegisterAgain(ctx, p, id.UUID, req, sc); err != nil {
 		return store.Controller{}, err
@@ -242,7 +244,39 @@ func (s controllersAPI) trustHub(ctx context.Context, sc *proxy.Client, host, to
 			return fmt.Errorf("%w: the controller refused the join token: %s", reply.ErrBadRequest, ae.Message)
 		}
 	}
-	return fmt.Errorf("%w: %s: %w", proxy.ErrUnavailable, host, err)
+	return s.cannotRegister(host, err)
+}
+
+// Why a controller being registered cannot be used, in the hub's words:
+// the Go error (addresses, resolver and TLS internals) goes to the log.
+var (
+	errControllerUnreachable = errors.New("controller unreachable")
+	errControllerTLS         = errors.New("TLS verification failed")
+	errNotAController        = errors.New("not a Drover controller")
+)
+
+// cannotRegister is the answer to a registration whose controller at host
+// failed with err, a transport error or an answer that is not the API's.
+func (s controllersAPI) cannotRegister(host string, err error) error {
+	s.cfg.Logger.Warn("register a controller: it failed", "host", host, "err", err)
+	var verify *tls.CertificateVerificationError
+	var unknownCA x509.UnknownAuthorityError
+	var badHost x509.HostnameError
+	var invalid x509.CertificateInvalidError
+	var record tls.RecordHeaderError
+	var ae *api.Error
+	switch {
+	case errors.As(err, &verify) || errors.As(err, &unknownCA) || errors.As(err, &badHost) || errors.As(err, &invalid):
+		return fmt.Errorf("%w: the server at %s did not present a certificate from the given controller CA for that address "+
+			"(give the CA 'drover show-controller' prints, and the address the controller's certificate names)", errControllerTLS, host)
+	case errors.Is(err, proxy.ErrNotAPI) || errors.As(err, &record):
+		return fmt.Errorf("%w: the server at %s does not answer as a Drover controller's API (check the URL and port)", errNotAController, host)
+	case errors.As(err, &ae):
+		return fmt.Errorf("%w: the controller at %s failed: %s", errControllerUnreachable, host, ae.Message)
+	case errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("%w: the controller at %s did not answer in time", errControllerUnreachable, host)
+	}
+	return fmt.Errorf("%w: nothing answered at %s (check the URL, that the controller runs, and that the hub may reach it)", errControllerUnreachable, host)
 }
 
 // hubCA is the CA (PEM) controllers pin to fetch the hub's JWKS: --tls-ca,

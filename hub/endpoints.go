@@ -6,6 +6,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/droverhq/drover/hub/internal/reply"
+	"github.com/droverhq/drover/internal/loopback"
 )
 
 // endpoint is one line of the hub's HTTP API: a method ("*" for any), a
@@ -80,7 +81,9 @@ func (s *Server) routes() {
 	r := chi.NewRouter()
 	r.Use(s.metrics)
 	if s.cfg.MetricsListen == "" {
-		r.Handle("/metrics", s.metricsHandler())
+		// Served to the machine itself alone: the public address is
+		// anyone's (ADR 0023).
+		r.Handle("/metrics", loopback.Only(s.metricsHandler()))
 	}
 	handle(r, s.publicEndpoints())
 	r.Route("/v1", func(api chi.Router) {

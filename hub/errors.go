@@ -34,6 +34,9 @@ var errorTable = []struct {
 	{store.ErrAlreadyExists, http.StatusConflict, api.CodeAlreadyExists, ""},
 	{reply.ErrConflict, http.StatusConflict, api.CodeConflict, ""},
 	{proxy.ErrUnavailable, http.StatusBadGateway, api.CodeUnavailable, ""},
+	{errControllerUnreachable, http.StatusBadGateway, api.CodeUnavailable, ""},
+	{errControllerTLS, http.StatusBadRequest, api.CodeBadRequest, ""},
+	{errNotAController, http.StatusBadRequest, api.CodeBadRequest, ""},
 }
 
 // unavailability says which of the hub's dependencies err is the want of

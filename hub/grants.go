@@ -134,7 +134,7 @@ func (s accessAPI) resolveGrant(ctx context.Context, p authn.Principal, req Gran
 			return authz.Tuple{}, nil, err
 		}
 		subject = authz.UserObject(id.ID)
-		if grant && id.Pending() {
+		if grant && strings.Contains(req.User, "@") && s.answeredAsPending(ctx, p, id) {
 			info.Details = map[string]any{"pending-user": id.Email}
 		}
 	case req.Group != "" && req.User == "":
@@ -391,7 +391,7 @@ func (s accessAPI) handleAddMember(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.gate.AwaitAuthz(r.Context())
-	if id.Pending() {
+	if p, _ := authn.PrincipalFrom(r.Context()); strings.Contains(req.User, "@") && s.answeredAsPending(r.Context(), p, id) {
 		annotate(r.Context(), func(a *auditInfo) { a.Details = map[string]any{"pending-user": id.Email} })
 		reply.JSON(w, http.StatusOK, GrantResponse{PendingUser: id.Email})
 		return

@@ -106,7 +106,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		StatusCacheBytes: bound(cfg.StatusCacheBytes, defaultStatusCacheBytes), MaxLiveCalls: cfg.MaxLiveCalls, RouteTTL: decisionTTL, IdleTimeout: cfg.IdleTimeout,
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.router.ServeHTTP(w, r) }),
 		Count:   func(route string, status int) { s.reqs.inc(route, status) },
-		Enabled: s.store.Identities.Enabled, Check: s.gate.Check}); err != nil {
+		Enabled: s.store.Identities.Enabled, Check: s.gate.Check, SessionsLive: s.store.Sessions.LiveOf}); err != nil {
 		return fail(err)
 	}
 	if s.outbox, err = outbox.New(outbox.Config{Store: s.store, Authz: s.authz, Logger: cfg.Logger.With("worker", "authz-outbox"),

@@ -169,6 +169,19 @@ func TestWatchResetDeltaResumeAndHealth(t *testing.T) {
 			t.Fatalf("%s: %d %.80s", path, resp.StatusCode, b)
 		}
 	}
+	// The metrics are the machine's own (issue 26, finding 12): relayed by
+	// a proxy, the request is answered 404.
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+c.nodes[0].cfg.Listen+"/metrics", nil)
+	req.Header.Set("X-Forwarded-For", "198.51.100.1")
+	resp, err := c.rawClient().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound || bytes.Contains(b, []byte("drover_api_requests_total")) {
+		t.Fatalf("/metrics relayed by a proxy: %d %.80s", resp.StatusCode, b)
+	}
 }
 
 func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }

@@ -28,6 +28,10 @@ type Config struct {
 	DataDir string
 	// Listen is the HTTPS API address (host:port).
 	Listen string
+	// MetricsListen, if set, is a plain HTTP address (an internal one) that
+	// alone serves /metrics; the API address then answers it 404. Without
+	// it the API address serves /metrics to the node's machine alone.
+	MetricsListen string
 	// RaftListen is the raft address; default: Listen's port + 1.
 	RaftListen string
 	// Advertise is the API address other nodes and clients use; default

@@ -117,7 +117,8 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	// whatever it is at each request.
 	hub := hubtrust.NewFollower(hubtrust.Config{Now: cfg.Now, ControllerCA: s.ca.Fingerprint()})
 	s.api, err = apiserver.New(apiserver.Config{Backend: s, Logger: s.logger, Now: cfg.Now, MaxCharmSize: cfg.MaxCharmSize, Hub: hub,
-		LogDir: filepath.Join(cfg.DataDir, "logs"), KeepaliveInterval: cfg.KeepaliveInterval, Collectors: s.joinAudit.collectors()})
+		MetricsElsewhere: cfg.MetricsListen != "",
+		LogDir:           filepath.Join(cfg.DataDir, "logs"), KeepaliveInterval: cfg.KeepaliveInterval, Collectors: s.joinAudit.collectors()})
 	if err != nil {
 		ln.Close()
 		s.node.Shutdown()
@@ -178,6 +179,13 @@ func (s *Server) openRaft() (*cluster.Node, error) {
 
 // Serve runs the API and the node's workers until ctx ends.
 func (s *Server) Serve(ctx context.Context) error {
+	var mln net.Listener
+	if s.cfg.MetricsListen != "" {
+		var err error
+		if mln, err = net.Listen("tcp", s.cfg.MetricsListen); err != nil {
+			return fmt.Errorf("spoke: metrics listen: %w", err)
+		}
+	}
 	srv := &http.Server{
 		Handler:           s.api,
 		ConnContext:       corkconn.ConnContext, // answers leave in one write (internal/corkconn)
@@ -210,6 +218,9 @@ func (s *Server) Serve(ctx context.Context) error {
 		srv.Shutdown(sctx)
 		return nil
 	})
+	if mln != nil {
+		s.serveMetrics(gctx, g, mln)
+	}
 	if s.cfg.Ready != nil {
 		close(s.cfg.Ready)
 	}
@@ -224,6 +235,30 @@ func (s *Server) Serve(ctx context.Context) error {
 		err = nil
 	}
 	return err
+}
+
+// serveMetrics serves /metrics alone, over plain HTTP, on ln
+// (MetricsListen, an internal address), in g until ctx ends.
+func (s *Server) serveMetrics(ctx context.Context, g *errgroup.Group, ln net.Listener) {
+	metrics := s.api.Metrics()
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/metrics" {
+			http.NotFound(w, r)
+			return
+		}
+		metrics.ServeHTTP(w, r)
+	}), ReadHeaderTimeout: 10 * time.Second}
+	g.Go(func() error {
+		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+		return nil
+	})
+	g.Go(func() error {
+		<-ctx.Done()
+		return srv.Close()
+	})
+	s.logger.Info("controller node metrics", "addr", ln.Addr().String())
 }
 
 // Store is the node's local replica of the model state.

@@ -37,7 +37,7 @@ func TestHubEmbeddedDefaults(t *testing.T) {
 	listen, idp := testkit.FreeAddr(t), testkit.FreeAddr(t)
 	caFile := filepath.Join(state, "hub-ca.crt")
 
-	args := []string{"--state-dir", state, "--listen", listen, "--idp-listen", idp, "--service-account", "ci=acme", "--default-org", "acme"}
+	args := []string{"--state-dir", state, "--listen", listen, "--dev-identity", "--idp-listen", idp, "--service-account", "ci=acme", "--default-org", "acme"}
 	run := func(extra ...string) (stop func()) {
 		t.Helper()
 		return runHub(t, bin, filepath.Join(root, "hub.log"), caFile, listen, append(extra, args...)...)
@@ -129,7 +129,7 @@ func TestHubReplicasShareEmbeddedOpenFGA(t *testing.T) {
 	common := []string{"--dsn", dsn, "--service-account", "ci=acme", "--service-account", "ops=acme", "--default-org", "acme",
 		"--public-url", "https://" + one}
 	defer runHub(t, bin, filepath.Join(root, "one.log"), caFile, one,
-		append([]string{"--state-dir", state, "--listen", one, "--idp-listen", idp}, common...)...)()
+		append([]string{"--state-dir", state, "--listen", one, "--dev-identity", "--idp-listen", idp}, common...)...)()
 	// The second replica: the first one's issuer and TLS identity, as
 	// replicas behind one address have.
 	defer runHub(t, bin, filepath.Join(root, "two.log"), caFile, two,

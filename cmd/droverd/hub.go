@@ -28,6 +28,7 @@ func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
 type hubFlags struct {
 	cfg                                              hub.Config
 	logLevel, kek, idpListen                         string
+	devIdentity                                      bool
 	admins, serviceAccounts, oldKEKs, trustedProxies stringList
 }
 
@@ -40,12 +41,13 @@ func newHubFlags(stderr io.Writer) (*flag.FlagSet, *hubFlags) {
 	fs.StringVar(&cfg.DSN, "dsn", "", "PostgreSQL connection string (default: a private PostgreSQL in --state-dir)")
 	fs.StringVar(&cfg.OpenFGAURL, "openfga-url", "", "OpenFGA HTTP API URL (default: an embedded OpenFGA keeping its tuples in schema openfga of the hub's database)")
 	fs.StringVar(&cfg.OpenFGAStore, "openfga-store", "drover", "OpenFGA store name")
-	fs.StringVar(&cfg.OIDCIssuer, "oidc-issuer", "", "OIDC issuer URL (default: the embedded development issuer on --idp-listen)")
+	fs.StringVar(&cfg.OIDCIssuer, "oidc-issuer", "", "OIDC issuer URL (required unless --dev-identity)")
+	fs.BoolVar(&f.devIdentity, "dev-identity", false, "use the embedded development issuer on --idp-listen instead of --oidc-issuer, with its public demo user made hub administrator: never in production")
 	fs.StringVar(&cfg.OIDCClientID, "oidc-client-id", "", "the hub's OIDC client id (required with --oidc-issuer)")
-	fs.StringVar(&f.idpListen, "idp-listen", "127.0.0.1:17090", "address of the embedded development issuer (without --oidc-issuer)")
+	fs.StringVar(&f.idpListen, "idp-listen", "127.0.0.1:17090", "address of the embedded development issuer (with --dev-identity)")
 	fs.StringVar(&cfg.OIDCClientSecret, "oidc-client-secret", "", "the hub's OIDC client secret (empty for a public client)")
 	fs.StringVar(&cfg.Listen, "listen", "127.0.0.1:17080", "HTTPS address")
-	fs.StringVar(&cfg.MetricsListen, "metrics-listen", "", "serve /metrics only here, over plain HTTP (an internal address), not on --listen")
+	fs.StringVar(&cfg.MetricsListen, "metrics-listen", "", "serve /metrics only here, over plain HTTP (an internal address), not on --listen (without it, --listen serves /metrics to this machine alone)")
 	fs.StringVar(&cfg.PublicURL, "public-url", "", "URL clients use (default https://LISTEN)")
 	fs.StringVar(&cfg.StateDir, "state-dir", "", "directory for the generated TLS CA and certificate")
 	fs.StringVar(&cfg.TLSCert, "tls-cert", "", "TLS certificate file (instead of a generated one)")
@@ -74,21 +76,22 @@ func newHubFlags(stderr io.Writer) (*flag.FlagSet, *hubFlags) {
 	return fs, f
 }
 
-const hubUsage = `Usage: droverd hub [--dsn DSN] [--openfga-url URL] [--oidc-issuer URL --oidc-client-id ID] [flags]
+const hubUsage = `Usage: droverd hub [--dsn DSN] [--openfga-url URL] (--oidc-issuer URL --oidc-client-id ID | --dev-identity) [flags]
 
 Runs a hub replica: OIDC login, OpenFGA permissions, PostgreSQL state and
 audit in front of every controller. Replicas sharing one database are
 interchangeable. Schema migrations are applied at start.
 
-Each of PostgreSQL, OpenFGA and the OIDC issuer has an embedded default:
-without --dsn a private PostgreSQL in --state-dir/postgres (one replica
-on one machine); without --openfga-url an OpenFGA server in droverd whose
-tuples live in schema openfga of the hub's database, so replicas sharing
---dsn share them (--dsn is then a postgres:// URL); without --oidc-issuer
-the development issuer (Dex) on --idp-listen, with the user
-demo@example.com / drover-demo (made hub administrator unless --admin
-names others) and a secret for each --service-account in
---state-dir/service-accounts.json. Name real ones in production.
+PostgreSQL and OpenFGA have embedded defaults: without --dsn a private
+PostgreSQL in --state-dir/postgres (one replica on one machine); without
+--openfga-url an OpenFGA server in droverd whose tuples live in schema
+openfga of the hub's database, so replicas sharing --dsn share them
+(--dsn is then a postgres:// URL). The OIDC issuer has one only when
+asked for: --dev-identity runs the development issuer (Dex) on
+--idp-listen, with the user demo@example.com / drover-demo (made hub
+administrator unless --admin names others) and a secret for each
+--service-account in --state-dir/service-accounts.json. Name real ones
+in production.
 
 Flags:
 `
@@ -121,6 +124,12 @@ func (f *hubFlags) config() (hub.Config, error) {
 			return cfg, usageError{fmt.Errorf("--service-account %q: want CLIENT_ID=ORG", sa)}
 		}
 		cfg.ServiceAccounts = append(cfg.ServiceAccounts, hub.ServiceAccount{ClientID: id, Org: org})
+	}
+	switch {
+	case cfg.OIDCIssuer == "" && !f.devIdentity:
+		return cfg, usageError{errors.New("--oidc-issuer is required (or --dev-identity for the embedded development issuer, whose demo user's password is public: never in production)")}
+	case cfg.OIDCIssuer != "" && f.devIdentity:
+		return cfg, usageError{errors.New("--dev-identity and --oidc-issuer: give one")}
 	}
 	return cfg, nil
 }
@@ -203,7 +212,7 @@ func embeddedDefaults(ctx context.Context, cfg *hub.Config, deps *embeddedDeps, 
 		if len(cfg.Admins) == 0 {
 			cfg.Admins = []string{devidp.DemoEmail}
 		}
-		cfg.Logger.Warn("no --oidc-issuer: using the embedded development issuer; name a real one in production",
+		cfg.Logger.Warn("--dev-identity: using the embedded development issuer; name a real one with --oidc-issuer in production",
 			"issuer", cfg.OIDCIssuer, "user", devidp.DemoEmail, "service-account-secrets", secretsFile)
 	}
 	return nil

@@ -58,3 +58,25 @@ func TestHubKeyEncryptionKeyIsChecked(t *testing.T) {
 		}
 	}
 }
+
+// TestHubNeedsAnIssuerOrDevIdentity (issue 26, finding 12): droverd hub
+// without --oidc-issuer does not fall back on the development issuer, whose
+// demo user and password are public, unless --dev-identity asks for it:
+// it refuses to start, saying what to give. Both at once are refused too.
+func TestHubNeedsAnIssuerOrDevIdentity(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--dsn", "postgres://127.0.0.1:1/hub", "--openfga-url", "http://127.0.0.1:1"},
+			"--oidc-issuer is required (or --dev-identity"},
+		{[]string{"--dev-identity", "--oidc-issuer", "https://idp.example.com", "--oidc-client-id", "drover-hub"},
+			"--dev-identity and --oidc-issuer: give one"},
+	} {
+		err := runHub(t.Context(), c.args, io.Discard)
+		var ue usageError
+		if !errors.As(err, &ue) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %v, want a usage error with %q", c.args, err, c.want)
+		}
+	}
+}

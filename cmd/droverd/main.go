@@ -130,6 +130,7 @@ func newSpokeFlags(stderr io.Writer) (*flag.FlagSet, *spokeFlags) {
 	fs.StringVar(&cfg.DataDir, "data-dir", "", "node data directory (required)")
 	fs.StringVar(&cfg.Listen, "listen", "127.0.0.1:17070", "HTTPS API address")
 	fs.StringVar(&cfg.RaftListen, "raft-listen", "", "raft address (default: the API port + 1)")
+	fs.StringVar(&cfg.MetricsListen, "metrics-listen", "", "serve /metrics only here, over plain HTTP (an internal address), not on --listen (without it, --listen serves /metrics to this machine alone)")
 	fs.StringVar(&cfg.Advertise, "advertise", "", "API address other nodes and clients use (default: --listen)")
 	fs.StringVar(&cfg.Name, "name", "drover", "controller name (with --bootstrap)")
 	fs.BoolVar(&cfg.Bootstrap, "bootstrap", false, "create a new one-node controller if the data dir is empty")

@@ -28,6 +28,10 @@ import (
 	"github.com/droverhq/drover/hub/internal/store"
 )
 
+// ErrNotAPI means a server answered with what the Drover API never
+// answers (no JSON error, an undecodable body): not a Drover controller.
+var ErrNotAPI = errors.New("the answer is not the Drover API's")
+
 // ErrUnavailable means no address of the owning controller answered.
 var ErrUnavailable = errors.New("controller unavailable")
 
@@ -266,12 +270,16 @@ func doSpoke(ctx context.Context, hc *http.Client, url, method, tok string, body
 		ae := &api.Error{Status: resp.StatusCode}
 		if json.Unmarshal(b, ae) != nil || ae.Code == "" {
 			ae.Code, ae.Message = api.CodeInternal, fmt.Sprintf("controller answered %s", resp.Status)
+			ae.Status = resp.StatusCode
+			return fmt.Errorf("%w: %w", ErrNotAPI, ae)
 		}
 		ae.Status = resp.StatusCode
 		return ae
 	}
 	if out != nil && len(b) > 0 {
-		return json.Unmarshal(b, out)
+		if err := json.Unmarshal(b, out); err != nil {
+			return fmt.Errorf("%w: %w", ErrNotAPI, err)
+		}
 	}
 	return nil
 }

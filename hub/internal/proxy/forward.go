@@ -3,6 +3,7 @@ package proxy
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httputil"
 	"sync"
@@ -49,6 +50,9 @@ func (s *Relay) Forward(w http.ResponseWriter, r *http.Request, rt Route) {
 		ModifyResponse: func(resp *http.Response) error {
 			if resp.StatusCode != http.StatusUnauthorized {
 				sanitizeUpgradeAnswer(resp)
+				if rwc, ok := resp.Body.(io.ReadWriteCloser); ok && resp.StatusCode == http.StatusSwitchingProtocols {
+					resp.Body = guard(rwc) // wsguard.go: both sides' messages bounded
+				}
 				return nil
 			}
 			defer resp.Body.Close()

@@ -120,8 +120,9 @@ func (s *Relay) FollowLive(ctx context.Context) error {
 	}
 }
 
-// recheckLive ends the live calls whose caller is gone or disabled, or no
-// longer holds the access the call rests on. Its cost does not grow with
+// recheckLive ends the live calls whose caller is gone or disabled, whose
+// session ended (logged out), or whose caller no longer holds the access
+// the call rests on. Its cost does not grow with
 // the calls but with what they rest on: one query reads which callers are
 // still enabled, and each distinct (caller, access, model) is checked
 // once, liveCheckers at a time. A check that fails (OpenFGA unreachable)
@@ -131,14 +132,28 @@ func (s *Relay) recheckLive(ctx context.Context) {
 	if len(calls) == 0 {
 		return
 	}
-	ids := map[string]bool{}
+	ids, sids := map[string]bool{}, map[string]bool{}
 	for _, c := range calls {
 		ids[c.p.Identity.ID] = true
+		if c.p.SID != "" {
+			sids[c.p.SID] = true
+		}
 	}
 	enabled, err := s.cfg.Enabled(ctx, slices.Collect(maps.Keys(ids)))
 	if err != nil {
 		s.cfg.Logger.Warn("live calls: cannot read their callers; checked at the next change", "err", err)
 		return
+	}
+	sessions, err := s.cfg.SessionsLive(ctx, slices.Collect(maps.Keys(sids)))
+	if err != nil {
+		s.cfg.Logger.Warn("live calls: cannot read their sessions; checked at the next change", "err", err)
+		return
+	}
+	for _, c := range calls {
+		if c.p.SID != "" && !sessions[c.p.SID] {
+			s.cfg.Logger.Info("ending a live call: its session ended", "user", c.p.Identity.Name(), "model", c.model)
+			c.cancel() // cancelling again below, should its access be gone too, does nothing
+		}
 	}
 	type need struct {
 		p     authn.Principal

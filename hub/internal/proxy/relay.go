@@ -52,6 +52,9 @@ type Config struct {
 	// again with them after each permission change.
 	Enabled func(ctx context.Context, ids []string) (map[string]bool, error)
 	Check   func(ctx context.Context, p authn.Principal, rel authz.Relation, object string) (bool, error)
+	// SessionsLive reports which of the sessions ids go on (not logged
+	// out): a long-lived call opened with a session's token ends with it.
+	SessionsLive func(ctx context.Context, ids []string) (map[string]bool, error)
 }
 
 // Relay is the hub's proxy to its controllers.
@@ -71,8 +74,8 @@ type Relay struct {
 
 // New builds a relay from a complete cfg.
 func New(cfg Config) (*Relay, error) {
-	if cfg.Logger == nil || cfg.Now == nil || cfg.Handler == nil || cfg.Count == nil || cfg.Enabled == nil || cfg.Check == nil {
-		return nil, errors.New("proxy: Config needs Logger, Now, Handler, Count, Enabled and Check")
+	if cfg.Logger == nil || cfg.Now == nil || cfg.Handler == nil || cfg.Count == nil || cfg.Enabled == nil || cfg.Check == nil || cfg.SessionsLive == nil {
+		return nil, errors.New("proxy: Config needs Logger, Now, Handler, Count, Enabled, Check and SessionsLive")
 	}
 	if cfg.RouteTTL <= 0 || cfg.IdleTimeout <= 0 || cfg.StatusCacheBytes < 0 {
 		return nil, errors.New("proxy: RouteTTL and IdleTimeout must be positive, StatusCacheBytes not negative")

@@ -16,8 +16,9 @@ func testRelay(t *testing.T) *Relay {
 	t.Helper()
 	r, err := New(Config{Logger: slog.New(slog.DiscardHandler), Now: time.Now, RouteTTL: time.Minute, IdleTimeout: time.Minute,
 		Handler: http.NotFoundHandler(), Count: func(string, int) {},
-		Enabled: func(context.Context, []string) (map[string]bool, error) { return nil, nil },
-		Check:   func(context.Context, authn.Principal, authz.Relation, string) (bool, error) { return false, nil }})
+		Enabled:      func(context.Context, []string) (map[string]bool, error) { return nil, nil },
+		Check:        func(context.Context, authn.Principal, authz.Relation, string) (bool, error) { return false, nil },
+		SessionsLive: func(context.Context, []string) (map[string]bool, error) { return nil, nil }})
 	if err != nil {
 		t.Fatal(err)
 	}

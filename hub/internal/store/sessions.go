@@ -137,6 +137,34 @@ func (s *Sessions) Live(ctx context.Context, id string) (bool, error) {
 	return live, pgErr("session", err)
 }
 
+// LiveOf reports which of the sessions ids exist and are not revoked
+// (Live for many: absent from the answer is not live).
+func (s *Sessions) LiveOf(ctx context.Context, ids []string) (map[string]bool, error) {
+	valid := make([]string, 0, len(ids))
+	for _, id := range ids {
+		if uuid.Validate(id) == nil {
+			valid = append(valid, id)
+		}
+	}
+	out := make(map[string]bool, len(valid))
+	if len(valid) == 0 {
+		return out, nil
+	}
+	rows, err := s.pool.Query(ctx, `SELECT id::text FROM sessions WHERE id = ANY($1::uuid[]) AND revoked_at IS NULL`, valid)
+	if err != nil {
+		return nil, pgErr("sessions", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, pgErr("sessions", err)
+		}
+		out[id] = true
+	}
+	return out, pgErr("sessions", rows.Err())
+}
+
 // Prune deletes sessions that expired or were revoked before cutoff.
 func (s *Sessions) Prune(ctx context.Context, cutoff time.Time) error {
 	_, err := s.pool.Exec(ctx, `DELETE FROM sessions WHERE expires_at < $1 OR revoked_at < $1`, cutoff)

@@ -6,7 +6,7 @@
 // and JWKS sign the tokens the hub sends to controllers (hub/spokes.go;
 // docs/decisions/0009-spoke-token-reuse.md).
 //
-// Verification accepts only the algorithms in Algorithms (never "none"),
+// Verification accepts only the algorithm of the hub's keys (Algorithm),
 // only tokens whose kid is one of the hub's keys, and checks issuer,
 // audience, expiry and not-before.
 package token
@@ -33,8 +33,10 @@ import (
 	"github.com/droverhq/drover/hub/internal/store"
 )
 
-// Algorithms is the allow-list for verification.
-var Algorithms = []jose.SignatureAlgorithm{jose.ES256, jose.RS256, jose.EdDSA}
+// Algorithm is the algorithm of the hub's keys, and the only one its
+// tokens are verified with: a token in another is refused as it is read,
+// before it costs a key lookup.
+const Algorithm = jose.ES256
 
 // ErrInvalid means a token was malformed, badly signed, expired, or meant
 // for another issuer or audience. Callers answer 401 without detail.
@@ -236,7 +238,7 @@ func (k *Keys) rotate(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("token: seal key: %w", err)
 	}
-	if err := k.cfg.Store.SigningKeys.Insert(ctx, store.SigningKey{KID: kid, Alg: string(jose.ES256),
+	if err := k.cfg.Store.SigningKeys.Insert(ctx, store.SigningKey{KID: kid, Alg: string(Algorithm),
 		PrivatePEM: stored, CreatedAt: now}); err != nil {
 		return "", err
 	}
@@ -265,7 +267,7 @@ func (k *Keys) Sign(c Claims) (string, error) {
 	k.mu.Lock()
 	cur := k.current
 	k.mu.Unlock()
-	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.ES256, Key: jose.JSONWebKey{Key: cur.priv, KeyID: cur.kid}},
+	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: Algorithm, Key: jose.JSONWebKey{Key: cur.priv, KeyID: cur.kid}},
 		(&jose.SignerOptions{}).WithType("JWT"))
 	if err != nil {
 		return "", fmt.Errorf("token: signer: %w", err)
@@ -282,7 +284,7 @@ func (k *Keys) Sign(c Claims) (string, error) {
 // Verify checks raw's algorithm, signature, issuer, audience and time
 // window, and returns its claims. Every failure wraps ErrInvalid.
 func (k *Keys) Verify(raw, audience string) (Claims, error) {
-	tok, err := jwt.ParseSigned(raw, Algorithms)
+	tok, err := jwt.ParseSigned(raw, []jose.SignatureAlgorithm{Algorithm})
 	if err != nil {
 		return Claims{}, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
@@ -376,7 +378,7 @@ func (k *Keys) JWKS() jose.JSONWebKeySet {
 	defer k.mu.Unlock()
 	var set jose.JSONWebKeySet
 	for _, kk := range k.byKID {
-		set.Keys = append(set.Keys, jose.JSONWebKey{Key: &kk.priv.PublicKey, KeyID: kk.kid, Algorithm: string(jose.ES256), Use: "sig"})
+		set.Keys = append(set.Keys, jose.JSONWebKey{Key: &kk.priv.PublicKey, KeyID: kk.kid, Algorithm: string(Algorithm), Use: "sig"})
 	}
 	return set
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/internal/loopback"
 	"github.com/droverhq/drover/spoke/internal/agentgw"
 	"github.com/droverhq/drover/spoke/internal/blobs"
 	"github.com/droverhq/drover/spoke/internal/credential"
@@ -82,6 +83,9 @@ type Config struct {
 	Logger       *slog.Logger
 	Now          func() time.Time
 	MaxCharmSize int64
+	// MetricsElsewhere leaves /metrics out of the API (another listener
+	// serves Metrics); without it the API serves it to the machine alone.
+	MetricsElsewhere bool
 	// MaxBodySize bounds JSON request bodies (default 16 MiB).
 	MaxBodySize int64
 	// Hub, if set, admits bearer tokens signed by the trusted hub.
@@ -108,8 +112,10 @@ type Server struct {
 	*base
 	router  chi.Router
 	metrics *metrics
-	agents  *agentgw.Gateway
-	ep      endpoints
+	// metricsHandler serves the registry metrics counts into.
+	metricsHandler http.Handler
+	agents         *agentgw.Gateway
+	ep             endpoints
 	// limiter throttles failed authentications, users', hubs' and
 	// agents' alike.
 	limiter *credential.Limiter
@@ -148,7 +154,8 @@ func New(cfg Config) (*Server, error) {
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	s.metrics = newMetrics(reg, cfg.Backend)
 	reg.MustRegister(cfg.Collectors...)
-	s.router = s.routes(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	s.metricsHandler = promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
+	s.router = s.routes(s.metricsHandler)
 	return s, nil
 }
 
@@ -173,12 +180,20 @@ func (s *Server) AgentConnections() int { return s.agents.Connections() }
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.router.ServeHTTP(w, r) }
 
+// Metrics serves the node's metrics, to a listener of their own
+// (Config.MetricsElsewhere).
+func (s *Server) Metrics() http.Handler { return s.metricsHandler }
+
 func (s *Server) routes(metricsHandler http.Handler) chi.Router {
 	r := chi.NewRouter()
 	r.Use(s.instrument)
 	r.Get("/healthz", s.healthz)
 	r.Get("/readyz", s.readyz)
-	r.Handle("/metrics", metricsHandler)
+	if !s.cfg.MetricsElsewhere {
+		// Served to the machine itself alone: the API address is anyone's
+		// (ADR 0023).
+		r.Handle("/metrics", loopback.Only(metricsHandler))
+	}
 
 	r.Route("/v1/internal", func(r chi.Router) {
 		r.Get("/ca", s.ep.peers.getCA)

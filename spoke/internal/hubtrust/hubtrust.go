@@ -1,7 +1,7 @@
 // Package hubtrust verifies the per-request JWTs a hub sends to a spoke.
 //
-// Invariants: a token is accepted only if its algorithm is in Algorithms
-// (never "none"), its key id is in the hub's JWKS (fetched over TLS pinned
+// Invariants: a token is accepted only if its algorithm is the hub's keys'
+// (Algorithms: ES256 alone, never "none"), its key id is in the hub's JWKS (fetched over TLS pinned
 // to the hub's CA, cached, and refetched when an unknown key id shows up, at
 // most once per MinRefresh, so key rotation needs no restart while a flood
 // of forged kids cannot turn into a flood of fetches), its issuer is the
@@ -20,7 +20,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -29,8 +31,10 @@ import (
 	"github.com/go-jose/go-jose/v4/jwt"
 )
 
-// Algorithms is the allow-list.
-var Algorithms = []jose.SignatureAlgorithm{jose.ES256, jose.RS256, jose.EdDSA}
+// Algorithms is the allow-list: the algorithm of the hub's keys. A token
+// in another is refused as it is read, before its key id costs a JWKS
+// fetch.
+var Algorithms = []jose.SignatureAlgorithm{jose.ES256}
 
 // Access levels a hub token can carry.
 const (
@@ -147,6 +151,9 @@ func New(cfg Config) (*Verifier, error) {
 	cfg.Issuer = strings.TrimRight(cfg.Issuer, "/")
 	if cfg.JWKSURL == "" {
 		cfg.JWKSURL = cfg.Issuer + "/.well-known/jwks.json"
+	}
+	if err := checkJWKSURL(cfg.JWKSURL); err != nil {
+		return nil, err
 	}
 	if cfg.MinRefresh == 0 {
 		cfg.MinRefresh = time.Second
@@ -340,6 +347,28 @@ func (v *Verifier) refreshIfStaleLocked(ctx context.Context) {
 
 // Wait waits for a background refetch of the JWKS, if one runs.
 func (v *Verifier) Wait() { v.refreshes.Wait() }
+
+// ErrInsecureJWKS refuses a JWKS URL the hub's keys could be forged
+// through: one not in https, to a host other than a loopback address.
+var ErrInsecureJWKS = errors.New("the hub's JWKS must be fetched over https")
+
+// checkJWKSURL accepts an https URL, or an http one to a loopback host
+// (a hub on the same machine: nobody on the network between).
+func checkJWKSURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return fmt.Errorf("%w: hub JWKS URL %q is not an absolute URL", ErrInsecureJWKS, raw)
+	}
+	switch u.Scheme {
+	case "https":
+		return nil
+	case "http":
+		if h := u.Hostname(); h == "localhost" || net.ParseIP(h).IsLoopback() {
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: hub JWKS URL %q: want https (plain http only to a loopback address)", ErrInsecureJWKS, raw)
+}
 
 // ErrUnavailable means the hub's JWKS could not be fetched.
 var ErrUnavailable = errors.New("hub JWKS unavailable")
