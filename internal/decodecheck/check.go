@@ -20,7 +20,8 @@ type Decoder func(body []byte, v any) error
 
 // Check asserts the decoder's promises for one body and one request type
 // (newV returns a pointer to a fresh value of it). strict says whether the
-// decoder refuses unknown object fields.
+// decoder refuses unknown object fields and data after the value (which
+// it would otherwise drop).
 func Check(t testing.TB, dec Decoder, strict bool, newV func() any, body []byte) {
 	t.Helper()
 	v1 := newV()
@@ -37,6 +38,9 @@ func Check(t testing.TB, dec Decoder, strict bool, newV func() any, body []byte)
 	}
 	if !Equal(reflect.ValueOf(v1), reflect.ValueOf(v2)) {
 		t.Fatalf("%T accepted %q as %#v; encoded %s it decodes to %#v", v1, body, v1, b1, v2)
+	}
+	if strict && dec(append(append(b1[:len(b1):len(b1)], ' '), b1...), newV()) == nil {
+		t.Fatalf("%T: strict decoder accepted %s followed by a second value, which it drops", v1, b1)
 	}
 	if reflect.TypeOf(v1).Elem().Kind() != reflect.Struct || len(b1) < 2 || b1[0] != '{' {
 		return
