@@ -61,18 +61,13 @@ func Check(t testing.TB, dec Decoder, strict bool, newV func() any, body []byte)
 
 // Equal is reflect.DeepEqual except that a nil and an empty slice or map
 // are equal (omitempty drops an empty one) and raw JSON is compared
-// compacted: neither difference is data the sender meant.
+// compacted, nil as null: no such difference is data the sender meant.
 func Equal(a, b reflect.Value) bool {
 	if a.Type() != b.Type() {
 		return false
 	}
 	if a.Type() == reflect.TypeOf(json.RawMessage(nil)) {
-		var ca, cb bytes.Buffer
-		ea, eb := json.Compact(&ca, a.Bytes()), json.Compact(&cb, b.Bytes())
-		if ea != nil || eb != nil {
-			return bytes.Equal(a.Bytes(), b.Bytes())
-		}
-		return bytes.Equal(ca.Bytes(), cb.Bytes())
+		return bytes.Equal(compact(a.Bytes()), compact(b.Bytes()))
 	}
 	switch a.Kind() {
 	case reflect.Pointer, reflect.Interface:
@@ -120,6 +115,19 @@ func Equal(a, b reflect.Value) bool {
 		return a.Float() == b.Float()
 	}
 	return reflect.DeepEqual(a.Interface(), b.Interface())
+}
+
+// compact is raw JSON without insignificant space; a nil one (which
+// encodes as null) is null.
+func compact(raw []byte) []byte {
+	if len(raw) == 0 {
+		return []byte("null")
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return raw
+	}
+	return b.Bytes()
 }
 
 // TypeKey names the type v points to as a handler's source spells it:

@@ -193,16 +193,16 @@ func unquoteByte(line string) (string, error) {
 }
 
 // SeedsCover fails t unless the corpus in dir holds, for every type in
-// kinds, a body dec accepts. With update it first writes Seeds(kinds)
+// kinds, a body its decoder (dec(kind)) accepts. With update it first writes Seeds(kinds)
 // there, which is how the committed corpus is made.
-func SeedsCover(t testing.TB, dir string, kinds []func() any, dec Decoder, update bool) {
+func SeedsCover(t testing.TB, dir string, kinds []func() any, dec func(kind int) Decoder, update bool) {
 	t.Helper()
 	if update {
 		WriteCorpus(t, dir, Seeds(kinds))
 	}
 	accepted := map[int]bool{}
 	for _, s := range ReadCorpus(t, dir) {
-		if k := int(s.Kind); k < len(kinds) && dec(s.Body, kinds[k]()) == nil {
+		if k := int(s.Kind); k < len(kinds) && dec(k)(s.Body, kinds[k]()) == nil {
 			accepted[k] = true
 		}
 	}
