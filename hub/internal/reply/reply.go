@@ -43,7 +43,8 @@ func JSONHeader(w http.ResponseWriter, status int) {
 	w.WriteHeader(status)
 }
 
-// Decode reads a JSON body of at most 64 KiB, rejecting unknown fields.
+// Decode reads a JSON body of at most 64 KiB, rejecting unknown fields and
+// anything after the one JSON value, which would otherwise be dropped.
 func Decode(r *http.Request, v any) error {
 	dec := json.NewDecoder(http.MaxBytesReader(nil, r.Body, 64<<10))
 	dec.DisallowUnknownFields()
@@ -52,6 +53,9 @@ func Decode(r *http.Request, v any) error {
 			err = errors.New("the request needs a JSON body")
 		}
 		return errors.Join(ErrBadRequest, err)
+	}
+	if dec.More() {
+		return errors.Join(ErrBadRequest, errors.New("unexpected data after the JSON value in the request body"))
 	}
 	return nil
 }
