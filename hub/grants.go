@@ -77,7 +77,7 @@ var seeRelation = map[string]authz.Relation{
 // annotations. Only administrators of the target may grant on it.
 func (s accessAPI) resolveGrant(ctx context.Context, p authn.Principal, req GrantRequest, grant bool) (authz.Tuple, *auditInfo, error) {
 	bad := func(format string, args ...any) (authz.Tuple, *auditInfo, error) {
-		return authz.Tuple{}, nil, fmt.Errorf("%w: %s", reply.ErrBadRequest, fmt.Sprintf(format, args...))
+		return authz.Tuple{}, nil, badGrant(format, args...)
 	}
 	info := &auditInfo{}
 	var typ, object string
@@ -110,20 +110,28 @@ func (s accessAPI) resolveGrant(ctx context.Context, p authn.Principal, req Gran
 	if m, err := s.store.Models.ByUUID(ctx, req.Model); typ == authz.TypeModel && err == nil {
 		info.Org, info.ControllerUUID = m.Org, m.ControllerUUID
 	}
-	var subject string
+	subject, err := s.grantSubject(ctx, p, req, grant, lv.Public, typ, info)
+	if err != nil {
+		return authz.Tuple{}, nil, err
+	}
+	return authz.Tuple{User: subject, Relation: lv.Rel, Object: object}, info, nil
+}
+
+// grantSubject resolves the user or group a grant names into an OpenFGA
+// subject; public says whether the level may be granted to everyone.
+func (s accessAPI) grantSubject(ctx context.Context, p authn.Principal, req GrantRequest, grant, public bool, typ string, info *auditInfo) (string, error) {
 	switch {
 	case req.User != "" && req.Group == "":
 		if req.User == "everyone" {
-			if !lv.Public {
-				return bad("level %q cannot be granted to everyone", req.Level)
+			if !public {
+				return "", badGrant("level %q cannot be granted to everyone", req.Level)
 			}
 			if typ == authz.TypeController && info.Org != "" {
 				// Everyone spans every tenant (ADR 0021).
-				return bad("controller %s belongs to organization %s: grant %s to its users or groups, not to everyone",
+				return "", badGrant("controller %s belongs to organization %s: grant %s to its users or groups, not to everyone",
 					req.Controller, info.Org, req.Level)
 			}
-			subject = authz.Everyone
-			break
+			return authz.Everyone, nil
 		}
 		find := s.identityByRef
 		if grant {
@@ -131,34 +139,38 @@ func (s accessAPI) resolveGrant(ctx context.Context, p authn.Principal, req Gran
 		}
 		id, err := find(ctx, req.User)
 		if err != nil {
-			return authz.Tuple{}, nil, err
+			return "", err
 		}
-		subject = authz.UserObject(id.ID)
 		if grant && strings.Contains(req.User, "@") && s.answeredAsPending(ctx, p, id) {
 			info.Details = map[string]any{"pending-user": id.Email}
 		}
+		return authz.UserObject(id.ID), nil
 	case req.Group != "" && req.User == "":
 		org, name, ok := strings.Cut(req.Group, "/")
 		if !ok {
-			return bad("group must be ORG/NAME")
+			return "", badGrant("group must be ORG/NAME")
 		}
 		g, err := s.store.Groups.ByName(ctx, org, name)
 		if err != nil {
-			return authz.Tuple{}, nil, unknownGroup(req.Group)
+			return "", unknownGroup(req.Group)
 		}
 		if grant {
 			// Another organization's groups are its own business: a grant
 			// to one is answered as for a group nobody made, so nobody
 			// learns another tenant's group names by trying them.
 			if seen, err := s.seesGroup(ctx, p, g); err != nil || !seen {
-				return authz.Tuple{}, nil, cmp.Or(err, unknownGroup(req.Group))
+				return "", cmp.Or(err, unknownGroup(req.Group))
 			}
 		}
-		subject = authz.GroupMembers(g.ID)
+		return authz.GroupMembers(g.ID), nil
 	default:
-		return bad("give exactly one of user and group")
+		return "", badGrant("give exactly one of user and group")
 	}
-	return authz.Tuple{User: subject, Relation: lv.Rel, Object: object}, info, nil
+}
+
+// badGrant is a grant request refused for its content.
+func badGrant(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", reply.ErrBadRequest, fmt.Sprintf(format, args...))
 }
 
 // unknownGroup is the answer for a group that does not exist, or that the

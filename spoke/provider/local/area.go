@@ -34,8 +34,12 @@ func (p *Provisioner) ensureArea(model, id string) (*machineUser, error) {
 	if err := os.MkdirAll(modelDir, 0o755); err != nil {
 		return nil, err
 	}
-	if err := os.Chmod(modelDir, 0o755); err != nil {
-		return nil, err
+	// Dir itself is made here, with the first machine (New checked the
+	// path to it), and may have gone with the last (removeEmptyDirs).
+	for _, d := range []string{p.cfg.Dir, modelDir} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			return nil, err
+		}
 	}
 	u, err := ensureUser(p.userName(model, id), dir, "drover machine "+id+" of model "+model)
 	if err != nil {

@@ -155,6 +155,10 @@ func New(cfg Config) (*Provisioner, error) {
 			"and %w; choose a --machine-dir whose parents are root-owned, searchable and not writable by others "+
 			"(the default, %s/..., is)", cfg.Dir, err, machineRoot)
 	}
+	// The directory is made again with the first machine (ensureArea): a
+	// controller that never provisions one, or is killed before it stops,
+	// leaves nothing on the host.
+	p.removeEmptyDirs()
 	return p, nil
 }
 
