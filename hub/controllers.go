@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -314,9 +313,6 @@ func (s *Server) RegisterController(ctx context.Context, req AddControllerReques
 	}
 	return c, nil
 }
-
-// CACertFile is where a hub with a generated certificate keeps its CA.
-func CACertFile(stateDir string) string { return filepath.Join(stateDir, caCertFile) }
 
 // RemoveControllerResponse answers DELETE /v1/controllers/{name}.
 type RemoveControllerResponse struct {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/droverhq/drover/internal/pki"
 	"github.com/droverhq/drover/tests/testkit"
 )
 
@@ -86,7 +87,7 @@ func TestIdleConnectionsClose(t *testing.T) {
 func testHTTPServer(t *testing.T, h http.HandlerFunc, idle time.Duration) (*http.Server, []byte) {
 	t.Helper()
 	dir := t.TempDir()
-	cert, err := generateTLS(dir, "127.0.0.1:0", time.Now())
+	cert, err := pki.NewHubCert(dir, "127.0.0.1:0", time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,6 @@ package hub
 import (
 	"crypto/tls"
 	"path/filepath"
-	"time"
 
 	"github.com/droverhq/drover/internal/pki"
 )
@@ -22,9 +21,4 @@ func loadTLS(c *Config) (tls.Certificate, error) {
 		return tls.LoadX509KeyPair(c.TLSCert, c.TLSKey)
 	}
 	return pki.LoadHubCert(c.StateDir, c.Listen, c.Now())
-}
-
-// generateTLS writes a new CA and serving certificate to dir.
-func generateTLS(dir, listen string, now time.Time) (tls.Certificate, error) {
-	return pki.NewHubCert(dir, listen, now)
 }

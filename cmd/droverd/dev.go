@@ -124,7 +124,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := waitReady(gctx, hubReady, g); err != nil {
 		return err
 	}
-	info := DevInfo{HubURL: hubCfg.PublicURL, CAFile: hub.CACertFile(hubCfg.StateDir), Issuer: hubCfg.OIDCIssuer,
+	info := DevInfo{HubURL: hubCfg.PublicURL, CAFile: hub.CACertPath(hubCfg.StateDir), Issuer: hubCfg.OIDCIssuer,
 		User: DevUser{Email: devidp.DemoEmail, Password: devidp.DemoPassword, Org: devOrg}, ServiceAccounts: secrets}
 	if info.Controllers, err = startDevSpokes(gctx, g, h, o, logger); err != nil {
 		return err

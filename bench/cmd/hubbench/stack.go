@@ -118,7 +118,7 @@ func (s *stack) startHub(ctx, gctx context.Context, root string, maxList uint32,
 	if err := wait(gctx, ready); err != nil {
 		return err
 	}
-	s.hubCA, err = os.ReadFile(hub.CACertFile(hubDir))
+	s.hubCA, err = os.ReadFile(hub.CACertPath(hubDir))
 	return err
 }
 
@@ -135,7 +135,7 @@ func (s *stack) startSpoke(ctx, gctx context.Context, root, spokeDir string, spo
 	}
 	if spokeProcess {
 		set := spokeSettings{dataDir: spokeDir, listen: s.spokeAddr, raft: raft, hubURL: "https://" + s.hubAddr,
-			hubCAFile: hub.CACertFile(filepath.Join(root, "hub"))}
+			hubCAFile: hub.CACertPath(filepath.Join(root, "hub"))}
 		proc, stop, err := startSpokeProcess(set, filepath.Join(root, "spoke.log"))
 		if err != nil {
 			return fmt.Errorf("spoke process: %w", err)
