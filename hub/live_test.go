@@ -25,17 +25,7 @@ func TestLongLivedCallsEndWithTheirAccess(t *testing.T) {
 	defer cancel()
 	watch := func(tok string) *websocket.Conn {
 		t.Helper()
-		u := "ws" + strings.TrimPrefix(f.url, "http") + "/v1/models/" + f.model + "/watch?since=0"
-		conn, _, err := websocket.DefaultDialer.DialContext(ctx, u, http.Header{"Authorization": {"Bearer " + tok}})
-		if err != nil {
-			t.Fatalf("watch: %v", err)
-		}
-		t.Cleanup(func() { conn.Close() })
-		var frame struct{ Type string }
-		if err := conn.ReadJSON(&frame); err != nil || frame.Type != "reset" {
-			t.Fatalf("first frame: %+v %v", frame, err)
-		}
-		return conn
+		return f.openWatch(t, ctx, tok)
 	}
 	// ended reads until the connection ends (frames and keepalives may
 	// come first) and reports whether it did before the deadline.

@@ -23,19 +23,9 @@ func TestLogoutEndsTheSessionsWatches(t *testing.T) {
 	me := f.whoami(person.AccessToken)
 	f.grant(authz.UserObject(me.ID), authz.Reader, authz.ModelObject(f.model))
 	f.settle()
-	u := "ws" + strings.TrimPrefix(f.url, "http") + "/v1/models/" + f.model + "/watch?since=0"
 	watch := func(tok string) *websocket.Conn {
 		t.Helper()
-		conn, _, err := websocket.DefaultDialer.DialContext(t.Context(), u, http.Header{"Authorization": {"Bearer " + tok}})
-		if err != nil {
-			t.Fatalf("watch: %v", err)
-		}
-		t.Cleanup(func() { conn.Close() })
-		var frame struct{ Type string }
-		if err := conn.ReadJSON(&frame); err != nil || frame.Type != "reset" {
-			t.Fatalf("first frame: %+v %v", frame, err)
-		}
-		return conn
+		return f.openWatch(t, t.Context(), tok)
 	}
 	// ended reads until the connection ends or within passes.
 	ended := func(conn *websocket.Conn, within time.Duration) bool {

@@ -491,3 +491,20 @@ func TestProxyAuthorizationMatrix(t *testing.T) {
 		return true, nil
 	}, "every proxied change audited")
 }
+
+// openWatch opens the model's watch through the hub with tok and reads its
+// first frame, which must be a reset; the watch is closed with the test.
+func (f *proxyFixture) openWatch(t *testing.T, ctx context.Context, tok string) *websocket.Conn {
+	t.Helper()
+	u := "ws" + strings.TrimPrefix(f.url, "http") + "/v1/models/" + f.model + "/watch?since=0"
+	conn, _, err := websocket.DefaultDialer.DialContext(ctx, u, http.Header{"Authorization": {"Bearer " + tok}})
+	if err != nil {
+		t.Fatalf("watch: %v", err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	var frame struct{ Type string }
+	if err := conn.ReadJSON(&frame); err != nil || frame.Type != "reset" {
+		t.Fatalf("first frame: %+v %v", frame, err)
+	}
+	return conn
+}

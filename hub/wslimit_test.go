@@ -3,7 +3,6 @@ package hub_test
 import (
 	"errors"
 	"net/http"
-	"strings"
 	"testing"
 	"time"
 
@@ -16,20 +15,10 @@ import (
 // big) and its watch ends; the hub goes on serving watches.
 func TestRelayedWebsocketRefusesAnOversizedMessage(t *testing.T) {
 	f := newProxyFixture(t)
-	u := "ws" + strings.TrimPrefix(f.url, "http") + "/v1/models/" + f.model + "/watch?since=0"
 	tok := f.token(f.rita, 5*time.Minute, "")
 	watch := func() *websocket.Conn {
 		t.Helper()
-		conn, _, err := websocket.DefaultDialer.DialContext(t.Context(), u, http.Header{"Authorization": {"Bearer " + tok}})
-		if err != nil {
-			t.Fatalf("watch: %v", err)
-		}
-		t.Cleanup(func() { conn.Close() })
-		var frame struct{ Type string }
-		if err := conn.ReadJSON(&frame); err != nil || frame.Type != "reset" {
-			t.Fatalf("first frame: %+v %v", frame, err)
-		}
-		return conn
+		return f.openWatch(t, t.Context(), tok)
 	}
 	conn := watch()
 	if err := conn.WriteMessage(websocket.BinaryMessage, make([]byte, 1<<20)); err != nil {
