@@ -63,6 +63,14 @@ func newAgentEnv(t *testing.T, nodes int) *agentEnv {
 			t.Fatal(err)
 		}
 	}
+	// Every node holds the new credentials before an agent dials it: a
+	// node refuses a credential it has not applied yet rather than pay a
+	// raft read for it (ADR 0019), and a real agent retries.
+	for _, n := range c.nodes {
+		if _, err := n.srv.WaitRead(ctx, 0, true); err != nil {
+			t.Fatal(err)
+		}
+	}
 	return e
 }
 
