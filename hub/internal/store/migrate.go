@@ -16,7 +16,7 @@ import (
 //go:embed migrations/*.sql
 var migrationFS embed.FS
 
-type migration struct {
+type schemaMigration struct {
 	version int
 	name    string
 	sql     string
@@ -24,12 +24,12 @@ type migration struct {
 
 // migrations returns the embedded migrations sorted by version; versions
 // must be 1..N without gaps.
-func migrations() ([]migration, error) {
+func migrations() ([]schemaMigration, error) {
 	entries, err := fs.ReadDir(migrationFS, "migrations")
 	if err != nil {
 		return nil, err
 	}
-	var out []migration
+	var out []schemaMigration
 	for _, e := range entries {
 		n, _, ok := strings.Cut(e.Name(), "_")
 		v, err := strconv.Atoi(n)
@@ -40,9 +40,9 @@ func migrations() ([]migration, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, migration{version: v, name: e.Name(), sql: string(b)})
+		out = append(out, schemaMigration{version: v, name: e.Name(), sql: string(b)})
 	}
-	slices.SortFunc(out, func(a, b migration) int { return a.version - b.version })
+	slices.SortFunc(out, func(a, b schemaMigration) int { return a.version - b.version })
 	for i, m := range out {
 		if m.version != i+1 {
 			return nil, fmt.Errorf("store: migration %s out of sequence", m.name)
@@ -75,7 +75,7 @@ func (s *Store) Migrate(ctx context.Context) error {
 }
 
 // migrateTo applies those of ms the database has not had yet.
-func (s *db) migrateTo(ctx context.Context, ms []migration) error {
+func (s *db) migrateTo(ctx context.Context, ms []schemaMigration) error {
 	return s.inTx(ctx, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", migrationLock); err != nil {
 			return fmt.Errorf("store: migration lock: %w", err)

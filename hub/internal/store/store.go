@@ -57,6 +57,7 @@ type Store struct {
 	SigningKeys     *SigningKeys
 	Throttle        *Throttle
 	Outbox          *Outbox
+	Migrations      *ModelMigrations
 }
 
 // db is what every part of the store shares: the pool, and the bound on
@@ -83,6 +84,7 @@ func newStore(pool *pgxpool.Pool, timeout time.Duration) *Store {
 		SigningKeys:     &SigningKeys{d},
 		Throttle:        &Throttle{d},
 		Outbox:          &Outbox{d},
+		Migrations:      &ModelMigrations{d},
 	}
 }
 
