@@ -117,3 +117,23 @@ func (s *SnapshotReader) Next() (RecordType, []byte, error) {
 	}
 	return RecordType(rt), data, nil
 }
+
+// RecExportHeader opens a model export (ModelExportHeader); it never
+// appears in a snapshot.
+const RecExportHeader RecordType = 23
+
+// ModelExportVersion is the version of the model description a model
+// export carries (ModelExportHeader.Version). A controller imports exports
+// of its own version and older ones; a change that an older importer
+// would misread takes the next version.
+const ModelExportVersion = 1
+
+// ModelExportHeader opens a model export: which model, from which
+// controller, as of which raft index. The records after it are the
+// model's rows in snapshot record form (see package tables' WriteModel).
+type ModelExportHeader struct {
+	Version    int    `json:"version"`
+	ModelUUID  string `json:"model-uuid"`
+	Controller string `json:"controller"`
+	Index      uint64 `json:"index"`
+}
