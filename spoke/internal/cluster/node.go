@@ -95,8 +95,8 @@ type Node struct {
 	log   *logStore
 	fsm   *trackedFSM
 	batch *batcher
-	// logs reads entries through the replication cache.
-	logs  raft.LogStore
+	// cache reads recent entries from memory, older ones from log.
+	cache raft.LogStore
 	reads *coalesce.Rounds[uint64]
 }
 
@@ -164,7 +164,7 @@ func Open(cfg Config) (*Node, error) {
 		closeLogs()
 		return nil, fmt.Errorf("start raft: %w", err)
 	}
-	node := &Node{cfg: cfg, raft: r, trans: trans, log: logs, fsm: fsm, logs: cached}
+	node := &Node{cfg: cfg, raft: r, trans: trans, log: logs, fsm: fsm, cache: cached}
 	node.batch = &batcher{n: node}
 	node.reads = coalesce.New(node.readIndexRound)
 	return node, nil

@@ -66,7 +66,7 @@ func (n *Node) termCommitted(ctx context.Context) (term, commit uint64, err erro
 		}
 		term, commit = n.raft.CurrentTerm(), n.raft.CommitIndex()
 		var l raft.Log
-		switch err := n.logs.GetLog(commit, &l); {
+		switch err := n.cache.GetLog(commit, &l); {
 		case err == nil && l.Term == term:
 			return term, commit, nil
 		case err != nil && !errors.Is(err, raft.ErrLogNotFound):
@@ -98,7 +98,7 @@ func (n *Node) termCommitted(ctx context.Context) (term, commit uint64, err erro
 func (n *Node) lastCommand(index uint64) (uint64, error) {
 	for i := index; i > 0; i-- {
 		var l raft.Log
-		if err := n.logs.GetLog(i, &l); err != nil {
+		if err := n.cache.GetLog(i, &l); err != nil {
 			if errors.Is(err, raft.ErrLogNotFound) {
 				return n.fsm.applied.Load(), nil
 			}
