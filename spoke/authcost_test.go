@@ -186,3 +186,56 @@ func TestFailedAuthenticationsAreRateLimited(t *testing.T) {
 		t.Fatalf("after Retry-After the admin answered %s, want 200", resp.Status)
 	}
 }
+
+// TestConsistentPathsWriteNoRaftEntries: the requests that still make a
+// node read consistently (a hub token from an untrusted issuer while a hub
+// token is pending, consistent reads) get a read index from the leader, a
+// heartbeat round, and append no raft log entry, on the leader and on a
+// follower (issue 26, finding 7; ADR 0026). A round that saw an entry
+// (leader workers write now and then) is tried again from another address.
+func TestConsistentPathsWriteNoRaftEntries(t *testing.T) {
+	c := newTestCluster(t, 3)
+	admin := c.client(0)
+	if _, err := admin.CreateHubToken(t.Context(), time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	leader := c.leader()
+	follower := (leader + 1) % len(c.nodes)
+	const perNode = 5
+	var fewest uint64
+	n := 0
+	for round := range 3 {
+		cl := c.rawClientFrom(fmt.Sprintf("127.0.0.%d", round+1))
+		// Every node must have applied the pending token: a node that
+		// has not would refuse the junk token without reading at all.
+		if _, err := admin.ControllerInfo(t.Context(), api.ReadOptions{Consistent: true}); err != nil {
+			t.Fatal(err)
+		}
+		before := c.nodes[leader].srv.node.Raft().LastIndex()
+		rounds := c.nodes[leader].srv.node.ReadIndexRounds()
+		n = 0
+		for _, node := range []int{leader, follower} {
+			for i := range perNode {
+				set := func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+junkHubToken(i)) }
+				if resp := c.do(cl, node, "GET", "/v1/whoami", set); resp.StatusCode != http.StatusUnauthorized {
+					t.Fatalf("junk hub token answered %s, want 401", resp.Status)
+				}
+				if _, err := c.client(node).ControllerInfo(t.Context(), api.ReadOptions{Consistent: true}); err != nil {
+					t.Fatal(err)
+				}
+				n += 2
+			}
+		}
+		if c.nodes[leader].srv.node.ReadIndexRounds() == rounds {
+			t.Fatal("no read index was taken: the requests did not reach the consistent paths")
+		}
+		added := c.nodes[leader].srv.node.Raft().LastIndex() - before
+		if added == 0 {
+			return
+		}
+		if round == 0 || added < fewest {
+			fewest = added
+		}
+	}
+	t.Fatalf("%d requests on the consistent paths appended %d raft log entries (the fewest of 3 rounds), want none", n, fewest)
+}

@@ -155,7 +155,7 @@ func (r *leaderRun) stop() {
 }
 
 func (s *Server) leaderSession(ctx context.Context) {
-	if _, err := s.node.ReadIndex(ctx); err != nil {
+	if err := s.node.Barrier(ctx); err != nil {
 		return
 	}
 	s.logger.Info("leader workers started")

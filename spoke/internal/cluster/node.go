@@ -1,6 +1,6 @@
 // Package cluster runs a controller node's raft member: the durable log
 // (bbolt), file snapshots, the mutual-TLS transport, membership changes,
-// and the read-index used for linearizable reads. It knows nothing about the
+// and the read index used for linearizable reads (readindex.go). It knows nothing about the
 // model state: it replicates opaque commands into the FSM it is given.
 //
 // Invariants: a command is acknowledged only after the leader applied it to
@@ -25,6 +25,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
+
+	"github.com/droverhq/drover/internal/coalesce"
 )
 
 // Errors callers test with errors.Is.
@@ -93,6 +95,9 @@ type Node struct {
 	log   *logStore
 	fsm   *trackedFSM
 	batch *batcher
+	// cache reads recent entries from memory, older ones from log.
+	cache raft.LogStore
+	reads *coalesce.Rounds[uint64]
 }
 
 // Open starts the raft member on its data dir, bootstrapping a new cluster
@@ -159,8 +164,9 @@ func Open(cfg Config) (*Node, error) {
 		closeLogs()
 		return nil, fmt.Errorf("start raft: %w", err)
 	}
-	node := &Node{cfg: cfg, raft: r, trans: trans, log: logs, fsm: fsm}
+	node := &Node{cfg: cfg, raft: r, trans: trans, log: logs, fsm: fsm, cache: cached}
 	node.batch = &batcher{n: node}
+	node.reads = coalesce.New(node.readIndexRound)
 	return node, nil
 }
 
@@ -230,19 +236,6 @@ func (n *Node) Apply(ctx context.Context, cmd []byte) (any, uint64, error) {
 		return nil, 0, ErrNotLeader
 	}
 	return n.batch.propose(ctx, cmd)
-}
-
-// ReadIndex returns an index such that state at or after it reflects every
-// write acknowledged before the call. Leader only: it commits a barrier,
-// which also proves this node still leads a quorum.
-func (n *Node) ReadIndex(ctx context.Context) (uint64, error) {
-	if n.raft.State() != raft.Leader {
-		return 0, ErrNotLeader
-	}
-	if err := n.raft.Barrier(timeoutOf(ctx, 10*time.Second)).Error(); err != nil {
-		return 0, mapRaftErr(err)
-	}
-	return n.fsm.applied.Load(), nil
 }
 
 // AppliedIndex is the index of the last command applied to the local FSM.

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/internal/coalesce"
 	"github.com/droverhq/drover/spoke/internal/cluster"
 	"github.com/droverhq/drover/spoke/internal/peer"
 	"github.com/droverhq/drover/spoke/internal/state"
@@ -28,12 +29,18 @@ type Proposer struct {
 	// settled latches once the local replica held this node's own
 	// controller-node record (CatchUp).
 	settled atomic.Bool
+	// forwarded shares a follower's requests for the leader's read index:
+	// one request to the leader in flight at a time, whatever the number
+	// of reads waiting (the leader shares its heartbeat rounds likewise).
+	forwarded *coalesce.Rounds[uint64]
 }
 
 // New returns the proposer of node, whose replica is fsm and which calls
 // other nodes with peers.
 func New(node *cluster.Node, fsm *state.FSM, peers *peer.Client) *Proposer {
-	return &Proposer{node: node, fsm: fsm, peers: peers}
+	s := &Proposer{node: node, fsm: fsm, peers: peers}
+	s.forwarded = coalesce.New(s.leaderReadIndex)
+	return s
 }
 
 // Propose encodes and replicates a command, forwarding it to the leader when
@@ -171,8 +178,9 @@ func (s *Proposer) ForwardedReadIndex(ctx context.Context) (uint64, error) {
 }
 
 // WaitRead prepares a read: with consistent it first learns the leader's
-// read index; then it waits until the local replica has applied at least
-// that and minIndex. It returns the index the read will reflect.
+// read index (a heartbeat round on the leader, no log entry; concurrent
+// reads share rounds); then it waits until the local replica has applied
+// at least that and minIndex. It returns the index the read will reflect.
 func (s *Proposer) WaitRead(ctx context.Context, minIndex uint64, consistent bool) (uint64, error) {
 	if consistent {
 		idx, err := s.readIndex(ctx)
@@ -276,6 +284,12 @@ func (s *Proposer) readIndexOnce(ctx context.Context) (uint64, error) {
 		}
 		return idx, err
 	}
+	return s.forwarded.Do(ctx)
+}
+
+// leaderReadIndex asks the leader for its read index: one round of
+// s.forwarded.
+func (s *Proposer) leaderReadIndex(ctx context.Context) (uint64, error) {
 	leaderID, _, err := s.node.Leader()
 	if err != nil {
 		return 0, err
