@@ -77,13 +77,14 @@ func (s *Server) seenIdentity(ctx context.Context, p authn.Principal, ref string
 }
 
 // heldNothing is the answer to p's revoke or removal naming ref (id) that
-// found nothing held: err as it is when p may see id, else unknownUser(ref).
-func (s *Server) heldNothing(ctx context.Context, p authn.Principal, id store.Identity, ref string, err error) error {
+// found nothing held: err as it is when p may see id, else hidden and
+// unknownUser(ref) (the request is then recorded as one naming nobody).
+func (s *Server) heldNothing(ctx context.Context, p authn.Principal, id store.Identity, ref string, err error) (hidden bool, answer error) {
 	switch ok, cerr := s.sees(ctx, p, id); {
 	case cerr != nil:
-		return cerr
+		return false, cerr
 	case !ok:
-		return unknownUser(ref)
+		return true, unknownUser(ref)
 	}
-	return err
+	return false, err
 }

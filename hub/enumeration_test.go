@@ -10,6 +10,9 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/droverhq/drover/hub/internal/store"
+	"github.com/droverhq/drover/tests/testkit"
 )
 
 // TestNoUserEnumeration (issue 26, finding 12): an organization's
@@ -74,15 +77,36 @@ func TestNoUserEnumerationByID(t *testing.T) {
 		{"add member", "POST", groupPath, func(ref string) any { return map[string]string{"user": ref} }, false},
 		{"remove member", "DELETE", groupPath + "/{ref}", nil, true},
 	}
-	// answer is what alice is told about ref, with ref itself blanked out
-	// (the answer may quote the name it was given).
+	// answer is what alice is told about ref, then what the audit log
+	// tells her of it, with ref itself blanked out (both may quote the name
+	// she gave) and what differs between any two entries (id, time,
+	// address) left out.
 	answer := func(method, path, ref string, body func(string) any) string {
 		var b any
 		if body != nil {
 			b = body(ref)
 		}
 		code, out := f.do(method, strings.ReplaceAll(path, "{ref}", url.PathEscape(ref)), alice, b)
-		return fmt.Sprintf("%d %s", code, strings.ReplaceAll(string(out), ref, "REF"))
+		var entry []byte
+		testkit.Eventually(t.Context(), t, func() (bool, error) {
+			code, b := f.do("GET", "/v1/audit?limit=1", alice, nil)
+			var log struct {
+				Entries []map[string]any `json:"entries"`
+			}
+			if code != http.StatusOK || json.Unmarshal(b, &log) != nil || len(log.Entries) != 1 {
+				return false, fmt.Errorf("audit: %d %s", code, b)
+			}
+			e := log.Entries[0]
+			if e["result"] == store.ResultPending {
+				return false, nil
+			}
+			delete(e, "id")
+			delete(e, "at")
+			delete(e, "remote-addr")
+			entry, _ = json.Marshal(e)
+			return true, nil
+		}, "alice's request audited")
+		return strings.ReplaceAll(fmt.Sprintf("%d %s, audited as %s", code, out, entry), ref, "REF")
 	}
 	for _, ask := range asks {
 		for _, c := range []struct{ what, foreign, unknown string }{

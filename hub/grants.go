@@ -112,7 +112,8 @@ func (s accessAPI) resolveGrant(ctx context.Context, p authn.Principal, req Gran
 	}
 	subject, err := s.grantSubject(ctx, p, req, grant, lv.Public, typ, info)
 	if err != nil {
-		return authz.Tuple{}, nil, err
+		// Recorded against its target too, whoever it named (or nobody).
+		return authz.Tuple{}, info, err
 	}
 	return authz.Tuple{User: subject, Relation: lv.Rel, Object: object}, info, nil
 }
@@ -133,12 +134,15 @@ func (s accessAPI) grantSubject(ctx context.Context, p authn.Principal, req Gran
 			}
 			return authz.Everyone, nil
 		}
-		id, err := s.identityByRef(ctx, req.User)
+		var id store.Identity
+		var err error
 		switch {
 		case grant && strings.Contains(req.User, "@"):
 			id, err = s.identityOrPending(ctx, req.User)
 		case grant:
 			id, err = s.seenIdentity(ctx, p, req.User)
+		default:
+			id, err = s.identityByRef(ctx, req.User)
 		}
 		if err != nil {
 			return "", err
@@ -264,7 +268,11 @@ func (s accessAPI) changeGrant(w http.ResponseWriter, r *http.Request, grant boo
 			case req.Group != "" && !s.seesGroupNamed(r.Context(), p, req.Group):
 				err = unknownGroup(req.Group)
 			case req.User != "" && req.User != "everyone":
-				err = s.heldNothing(r.Context(), p, info.subject, req.User, err)
+				var hidden bool
+				if hidden, err = s.heldNothing(r.Context(), p, info.subject, req.User, err); hidden {
+					// Recorded as a revoke naming nobody is: without the tuple.
+					annotate(r.Context(), func(a *auditInfo) { a.Details = nil })
+				}
 			}
 		}
 	}
@@ -446,7 +454,7 @@ func (s accessAPI) removeMember(r *http.Request) error {
 	err = s.store.Groups.RemoveMember(r.Context(), g.ID, id.ID)
 	if errors.Is(err, store.ErrNotFound) {
 		p, _ := authn.PrincipalFrom(r.Context())
-		err = s.heldNothing(r.Context(), p, id, member, err)
+		_, err = s.heldNothing(r.Context(), p, id, member, err)
 	}
 	return err
 }
