@@ -1,6 +1,7 @@
 package hub
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -59,7 +60,8 @@ func (s *Server) seenIdentity(ctx context.Context, p authn.Principal, ref string
 	id, err := s.identityByRef(ctx, ref)
 	if errors.Is(err, reply.ErrNotFound) {
 		// The Check an identity of another organization costs.
-		if _, cerr := s.gate.Check(ctx, p, authz.Administrator, authz.OrgObject(p.Identity.Org)); cerr != nil {
+		org := cmp.Or(p.Identity.Org, s.cfg.DefaultOrg)
+		if _, cerr := s.gate.Check(ctx, p, authz.Administrator, authz.OrgObject(org)); cerr != nil {
 			return id, cerr
 		}
 		return id, err
