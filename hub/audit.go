@@ -60,7 +60,8 @@ type auditInfo struct {
 	ControllerName string // recorded with the entry, should the controller be gone by then
 	Details        map[string]any
 
-	body map[string]any // the request's JSON object, unredacted: for handlers only
+	body    map[string]any // the request's JSON object, unredacted: for handlers only
+	subject store.Identity // the user a grant or revoke names: for handlers only
 }
 
 type auditKey struct{}

@@ -268,23 +268,15 @@ func TestAuthorizationMatrix(t *testing.T) {
 	})
 	for _, rt := range routes(f) {
 		t.Run(rt.name, func(t *testing.T) {
-			bad := map[string]string{
-				"no-token":       "",
-				"wrong-audience": f.token(f.alice, time.Minute, f.ctrl.UUID),
-				"expired":        f.token(f.alice, -time.Minute, ""),
-				"alg-none":       algNone(f.alice.ID),
-				"garbage":        "not.a.jwt",
-				// A hub token for one controller, replayed by another.
-				"another-controller": f.token(f.alice, time.Minute, f.otherCtrl.UUID),
-				// An agent's token, signed by a controller, not the hub.
-				"agent": agentToken(t),
-			}
-			for name, tok := range bad {
+			bad := strangers(t, f.env, f.alice, f.ctrl.UUID, f.otherCtrl.UUID)
+			bad["alg-none"] = "Bearer " + algNone(f.alice.ID)
+			bad["garbage"] = "Bearer not.a.jwt"
+			for name, auth := range bad {
 				var body any
 				if rt.body != nil {
 					body = rt.body(f, name)
 				}
-				if code, b := f.do(rt.method, rt.path, tok, body); code != http.StatusUnauthorized {
+				if code, b := f.doAuth(rt.method, rt.path, auth, body); code != http.StatusUnauthorized {
 					t.Errorf("%s: got %d %s, want 401", name, code, b)
 				}
 			}
@@ -306,9 +298,35 @@ func TestAuthorizationMatrix(t *testing.T) {
 	}
 }
 
+// strangers are the callers who are not the hub's users, as the
+// Authorization header each presents: every row of the matrices is run as
+// each of them, and each is refused (401). ctrl is a controller the hub
+// knows and other another one; alice is a user of the hub whose tokens
+// they hold.
+func strangers(t *testing.T, e *env, alice store.Identity, ctrl, other string) map[string]string {
+	basic := func(user, password string) string {
+		return "Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+password))
+	}
+	return map[string]string{
+		"no-token": "",
+		"expired":  "Bearer " + e.token(alice, -time.Minute, ""),
+		// What the hub sends a controller, replayed to the hub by that
+		// controller, and by another.
+		"controller":         "Bearer " + e.token(alice, time.Minute, ctrl),
+		"another-controller": "Bearer " + e.token(alice, time.Minute, other),
+		// A controller's own administrator credential.
+		"controller-admin": basic("admin", "controller-admin-password"),
+		// A machine agent: the tag and password of its agent.conf, as it
+		// presents them to its controller, and a token signed by a
+		// controller, not the hub.
+		"agent":       basic("machine-"+uuid.NewString()+"-0", "agent-password"),
+		"agent-token": "Bearer " + agentToken(t),
+	}
+}
+
 // matrixRoles are the callers each row of the matrix is run as, in the
 // order of route.want. Anonymous callers, agents and controllers are the
-// bad credentials every row is also run with (all 401).
+// strangers every row is also run as (all 401).
 func matrixRoles(f *fixture) []struct {
 	name string
 	id   store.Identity

@@ -112,7 +112,8 @@ func (s accessAPI) resolveGrant(ctx context.Context, p authn.Principal, req Gran
 	}
 	subject, err := s.grantSubject(ctx, p, req, grant, lv.Public, typ, info)
 	if err != nil {
-		return authz.Tuple{}, nil, err
+		// Recorded against its target too, whoever it named (or nobody).
+		return authz.Tuple{}, info, err
 	}
 	return authz.Tuple{User: subject, Relation: lv.Rel, Object: object}, info, nil
 }
@@ -133,14 +134,20 @@ func (s accessAPI) grantSubject(ctx context.Context, p authn.Principal, req Gran
 			}
 			return authz.Everyone, nil
 		}
-		find := s.identityByRef
-		if grant {
-			find = s.identityOrPending
+		var id store.Identity
+		var err error
+		switch {
+		case grant && strings.Contains(req.User, "@"):
+			id, err = s.identityOrPending(ctx, req.User)
+		case grant:
+			id, err = s.seenIdentity(ctx, p, req.User)
+		default:
+			id, err = s.identityByRef(ctx, req.User)
 		}
-		id, err := find(ctx, req.User)
 		if err != nil {
 			return "", err
 		}
+		info.subject = id
 		if grant && strings.Contains(req.User, "@") && s.answeredAsPending(ctx, p, id) {
 			info.Details = map[string]any{"pending-user": id.Email}
 		}
@@ -216,11 +223,7 @@ func (s *Server) identityByRef(ctx context.Context, ref string) (store.Identity,
 		id, err = s.store.Identities.ByClientID(ctx, ref)
 	}
 	if err != nil {
-		hint := ""
-		if strings.Contains(ref, "/") {
-			hint = "; a group is granted as one: drover grant --group ORG/NAME"
-		}
-		return id, fmt.Errorf("%w: user %q (nobody by that name has logged in or been granted access%s)", reply.ErrNotFound, ref, hint)
+		return id, unknownUser(ref)
 	}
 	return id, nil
 }
@@ -261,8 +264,15 @@ func (s accessAPI) changeGrant(w http.ResponseWriter, r *http.Request, grant boo
 			// target's administrators see who holds access to it).
 			err = fmt.Errorf("%w: %s holds no %s access on %s (nothing to revoke; inherited access is revoked where it is granted)",
 				reply.ErrNotFound, cmp.Or(req.User, "group "+req.Group), req.Level, s.grantTarget(r.Context(), req))
-			if req.Group != "" && !s.seesGroupNamed(r.Context(), p, req.Group) {
+			switch {
+			case req.Group != "" && !s.seesGroupNamed(r.Context(), p, req.Group):
 				err = unknownGroup(req.Group)
+			case req.User != "" && req.User != "everyone":
+				var hidden bool
+				if hidden, err = s.heldNothing(r.Context(), p, info.subject, req.User, err); hidden {
+					// Recorded as a revoke naming nobody is: without the tuple.
+					annotate(r.Context(), func(a *auditInfo) { a.Details = nil })
+				}
 			}
 		}
 	}
@@ -393,8 +403,14 @@ func (s accessAPI) handleAddMember(w http.ResponseWriter, r *http.Request) {
 	}
 	g, err := s.groupToChange(r)
 	var id store.Identity
+	p, _ := authn.PrincipalFrom(r.Context())
 	if err == nil {
-		if id, err = s.identityOrPending(r.Context(), req.User); err == nil {
+		if strings.Contains(req.User, "@") {
+			id, err = s.identityOrPending(r.Context(), req.User)
+		} else {
+			id, err = s.seenIdentity(r.Context(), p, req.User)
+		}
+		if err == nil {
 			err = s.store.Groups.AddMember(r.Context(), g.ID, id.ID)
 		}
 	}
@@ -403,7 +419,7 @@ func (s accessAPI) handleAddMember(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.gate.AwaitAuthz(r.Context())
-	if p, _ := authn.PrincipalFrom(r.Context()); strings.Contains(req.User, "@") && s.answeredAsPending(r.Context(), p, id) {
+	if strings.Contains(req.User, "@") && s.answeredAsPending(r.Context(), p, id) {
 		annotate(r.Context(), func(a *auditInfo) { a.Details = map[string]any{"pending-user": id.Email} })
 		reply.JSON(w, http.StatusOK, GrantResponse{PendingUser: id.Email})
 		return
@@ -435,5 +451,10 @@ func (s accessAPI) removeMember(r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return s.store.Groups.RemoveMember(r.Context(), g.ID, id.ID)
+	err = s.store.Groups.RemoveMember(r.Context(), g.ID, id.ID)
+	if errors.Is(err, store.ErrNotFound) {
+		p, _ := authn.PrincipalFrom(r.Context())
+		_, err = s.heldNothing(r.Context(), p, id, member, err)
+	}
+	return err
 }

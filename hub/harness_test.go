@@ -155,6 +155,15 @@ func (e *env) want(t *testing.T, what string, code int, token, method, path stri
 // []byte sent as a zip archive), and returns the status and body.
 func (e *env) do(method, path, token string, body any) (int, []byte) {
 	e.t.Helper()
+	if token != "" {
+		token = "Bearer " + token
+	}
+	return e.doAuth(method, path, token, body)
+}
+
+// doAuth is do with the request's Authorization header (none if empty).
+func (e *env) doAuth(method, path, authorization string, body any) (int, []byte) {
+	e.t.Helper()
 	var rd io.Reader
 	ctype := "application/json"
 	switch b := body.(type) {
@@ -166,8 +175,8 @@ func (e *env) do(method, path, token string, body any) (int, []byte) {
 		rd = bytes.NewReader(j)
 	}
 	req, _ := http.NewRequestWithContext(e.t.Context(), method, e.url+path, rd)
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
+	if authorization != "" {
+		req.Header.Set("Authorization", authorization)
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", ctype)

@@ -2,7 +2,6 @@ package hub
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
@@ -68,7 +67,7 @@ func (s readAPI) principalForAdmin(ctx context.Context, p authn.Principal, ref s
 			return authn.Principal{}, err
 		}
 		if !ok {
-			return authn.Principal{}, fmt.Errorf("%w: user %q (nobody by that name has logged in or been granted access)", reply.ErrNotFound, ref)
+			return authn.Principal{}, unknownUser(ref)
 		}
 	}
 	return authn.Principal{Identity: id, Object: authz.UserObject(id.ID)}, nil

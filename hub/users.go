@@ -81,7 +81,7 @@ func (s identitiesAPI) handleGetUser(w http.ResponseWriter, r *http.Request) {
 	if err == nil && id.ID != p.Identity.ID {
 		var ok bool
 		if ok, err = s.gate.Check(r.Context(), p, authz.Administrator, authz.OrgObject(id.Org)); err == nil && !ok {
-			err = fmt.Errorf("%w: user %q (nobody by that name has logged in or been granted access)", reply.ErrNotFound, ref)
+			err = unknownUser(ref)
 		}
 	}
 	var groups []string
@@ -119,7 +119,7 @@ func (s identitiesAPI) userForAdmin(r *http.Request) (store.Identity, error) {
 		return id, err
 	}
 	if !ok {
-		return store.Identity{}, fmt.Errorf("%w: user %q (nobody by that name has logged in or been granted access)", reply.ErrNotFound, ref)
+		return store.Identity{}, unknownUser(ref)
 	}
 	annotate(r.Context(), func(a *auditInfo) { a.Org, a.Target = id.Org, id.Name() })
 	if err := s.notAbove(r.Context(), p, authz.UserObject(id.ID), "user "+id.Name()); err != nil {

@@ -375,6 +375,15 @@ func (s *Server) ControllerInfo(ctx context.Context) (*api.ControllerInfo, error
 	return info, nil
 }
 
+// Routes lists every route of the controller API ("GET /v1/whoami", ...).
+func Routes() []string {
+	var out []string
+	for _, r := range apiserver.Routes() {
+		out = append(out, r.Method+" "+r.Pattern)
+	}
+	return out
+}
+
 // ModelRoutes lists the controller API's model routes ("GET
 // /v1/models/{model}/status", ...): the hub forwards each of them.
 func ModelRoutes() []string {

@@ -317,13 +317,24 @@ type Route struct{ Method, Pattern string }
 // ModelRoutes lists the routes under /v1/models/{model}: what the hub
 // forwards, and what its tests must cover.
 func ModelRoutes() []Route {
-	r := chi.NewRouter()
-	(&Server{base: &base{}}).userRoutes(r)
 	var out []Route
-	_ = chi.Walk(r, func(method, route string, _ http.Handler, _ ...func(http.Handler) http.Handler) error {
-		if strings.HasPrefix(route, "/models/{model}/") {
-			out = append(out, Route{Method: method, Pattern: "/v1" + strings.TrimSuffix(route, "/")})
+	for _, r := range Routes() {
+		if strings.HasPrefix(r.Pattern, "/v1/models/{model}/") || r.Pattern == "/v1/models/{model}" {
+			out = append(out, r)
 		}
+	}
+	return out
+}
+
+// Routes lists every route of the controller API, as its router serves
+// them: what the authorization tests must cover.
+func Routes() []Route {
+	var out []Route
+	_ = chi.Walk((&Server{base: &base{}}).routes(nil), func(method, route string, _ http.Handler, _ ...func(http.Handler) http.Handler) error {
+		if route != "/" {
+			route = strings.TrimSuffix(route, "/")
+		}
+		out = append(out, Route{Method: method, Pattern: strings.ReplaceAll(route, "/*/", "/")})
 		return nil
 	})
 	return out
