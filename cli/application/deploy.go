@@ -154,7 +154,7 @@ then relations). The application name defaults to the charm's name.
 recorded on the application (show-application); the local cloud does not
 provision storage yet. --base (ubuntu@24.04) and --channel
 ([TRACK/]RISK[/BRANCH]) are checked and recorded as the charm's origin
-(status shows the base). --trust trusts the application with the model's
+(show-application shows them). --trust trusts the application with the model's
 cloud credential. --constraints (mem=4G cores=2) apply to its machines.
 --overlay FILE (repeatable) merges overlay bundles into a bundle, as Juju
 does.
