@@ -70,8 +70,9 @@ storage:
 // TestResourcesEndToEnd deploys a charm archive with a file resource and
 // Juju's deploy flags, as a script would; the charm's hooks read the
 // resource with resource-get. refresh --resource with new content runs
-// upgrade-charm, whose resource-get sees the new content; the model is
-// then destroyed with --no-prompt --destroy-storage --force.
+// upgrade-charm, whose resource-get sees the new content, and so does
+// attach-resource; the model is then destroyed with --no-prompt
+// --destroy-storage --force.
 func TestResourcesEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs real processes")
@@ -135,8 +136,16 @@ func TestResourcesEndToEnd(t *testing.T) {
 	testkit.EventuallyWithin(t, 90*time.Second, func() (bool, error) {
 		return slices.Contains(hooks(), "upgrade-charm second") && unitStatus().WorkloadStatus.Message == "conf: second", nil
 	}, "upgrade-charm with the new content; hooks.log: %q", hooks())
+	if out := d.ok("resources", "-m", "res", "res"); !regexp.MustCompile(`(?m)^Resource\s+Supplied by\s+Revision\nconf\s+upload\s+2$`).MatchString(out) {
+		t.Errorf("resources:\n%s", out)
+	}
+	// attach-resource is the same change: back to the first content.
+	d.ok("attach-resource", "-m", "res", "res", "conf="+v1)
+	testkit.EventuallyWithin(t, 90*time.Second, func() (bool, error) {
+		return slices.Contains(hooks(), "upgrade-charm first") && unitStatus().WorkloadStatus.Message == "conf: first", nil
+	}, "upgrade-charm after attach-resource; hooks.log: %q", hooks())
 	// The same content again changes nothing.
-	if out := d.ok("refresh", "-m", "res", "res", "--path", archive, "--resource", "conf="+v2); !strings.Contains(out, "conf unchanged (revision 2)") {
+	if out := d.ok("refresh", "-m", "res", "res", "--path", archive, "--resource", "conf="+v1); !strings.Contains(out, "conf unchanged (revision 3)") {
 		t.Errorf("refresh with the same content:\n%s", out)
 	}
 

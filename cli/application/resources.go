@@ -6,6 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
 
 	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/charm"
@@ -122,4 +125,90 @@ func checkStorage(meta *charm.Meta, storage map[string]string) error {
 		}
 	}
 	return nil
+}
+
+// resourceView is one resource as `resources --format json|yaml` prints it.
+type resourceView struct {
+	Name     string `json:"name" yaml:"name"`
+	Type     string `json:"type" yaml:"type"`
+	Path     string `json:"path" yaml:"path"`
+	Revision int    `json:"revision" yaml:"revision"`
+	SHA256   string `json:"sha256" yaml:"sha256"`
+	Size     int64  `json:"size" yaml:"size"`
+	Origin   string `json:"origin" yaml:"origin"`
+	Uploaded string `json:"timestamp" yaml:"timestamp"`
+}
+
+// ResourcesCmd is 'drover resources'.
+func (a *Commands) ResourcesCmd() *cobra.Command {
+	var mo modelcmd.ModelOpt
+	var format modelcmd.FormatOpt
+	cmd := &cobra.Command{
+		Use:     "resources APPLICATION",
+		Aliases: []string{"list-resources"},
+		Short:   "Show an application's resources",
+		Long: `Shows the resources uploaded for an application (deploy --resource,
+attach-resource, refresh --resource): name, who supplied it (an upload) and
+its revision, as 'juju resources' does.`,
+		Example: "  drover resources web\n  drover resources web --format json",
+		Args:    modelcmd.ExactArgs(1, "an application name"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := format.Check(); err != nil {
+				return err
+			}
+			return a.WithModel(cmd.Context(), mo.Ref, func(mc *modelcmd.ModelConn) error {
+				list, err := mc.Client.Model(mc.UUID).Resources(cmd.Context(), args[0])
+				if err != nil {
+					return err
+				}
+				if format.Value != "tabular" {
+					out := []resourceView{}
+					for _, r := range list {
+						out = append(out, resourceView{Name: r.Name, Type: r.Type, Path: r.Path, Revision: r.Revision, SHA256: r.SHA256,
+							Size: r.Size, Origin: r.Origin, Uploaded: r.Uploaded.UTC().Format(time.RFC3339)})
+					}
+					return modelcmd.WriteFormatted(a.Stdout, format.Value, map[string]any{"resources": out})
+				}
+				if len(list) == 0 {
+					fmt.Fprintf(a.Stderr, "No resources to display.\n")
+					return nil
+				}
+				t := &modelcmd.Table{}
+				t.Row("Resource", "Supplied by", "Revision")
+				for _, r := range list {
+					t.Row(r.Name, r.Origin, fmt.Sprint(r.Revision))
+				}
+				return t.Write(a.Stdout)
+			})
+		},
+	}
+	mo.Add(cmd)
+	format.Add(cmd, "tabular", "tabular", "yaml", "json")
+	return cmd
+}
+
+// AttachResourceCmd is 'drover attach-resource'.
+func (a *Commands) AttachResourceCmd() *cobra.Command {
+	var mo modelcmd.ModelOpt
+	cmd := &cobra.Command{
+		Use:   "attach-resource APPLICATION NAME=PATH...",
+		Short: "Upload new content for an application's resources",
+		Long: `Uploads files for an application's file resources, as 'juju
+attach-resource' does: each resource whose content changes gets the next
+revision, and the units run upgrade-charm, whose resource-get sees the new
+content. The same content again changes nothing.`,
+		Example: "  drover attach-resource web site=./site-v2.tar.gz",
+		Args:    modelcmd.MinArgs(2, "an application name and NAME=PATH"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			res, err := nameValues("resource", args[1:])
+			if err != nil {
+				return err
+			}
+			return a.WithModel(cmd.Context(), mo.Ref, func(mc *modelcmd.ModelConn) error {
+				return a.attachResources(cmd.Context(), mc, refresh{app: args[0], resources: res})
+			})
+		},
+	}
+	mo.Add(cmd)
+	return cmd
 }
