@@ -129,3 +129,15 @@ relations:
 		t.Errorf("a missing overlay: %v", err)
 	}
 }
+
+// TestBundleResources: a bundle's resources are files relative to the
+// bundle; a store revision is refused with the reason.
+func TestBundleResources(t *testing.T) {
+	got, err := bundleResources("web", map[string]any{"site": "files/site.tgz", "abs": "/srv/x"}, "/bundles/shop")
+	if err != nil || got["site"] != "/bundles/shop/files/site.tgz" || got["abs"] != "/srv/x" {
+		t.Errorf("bundleResources: %v %v", got, err)
+	}
+	if _, err := bundleResources("web", map[string]any{"site": 3}, "/b"); err == nil || !strings.Contains(err.Error(), "no charm store") {
+		t.Errorf("a revision: %v", err)
+	}
+}
