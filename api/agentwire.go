@@ -63,6 +63,12 @@ type UnitRemoteState struct {
 	// resolved (and without running upgrade-charm; the failed hook stays
 	// failed and is retried with the new charm).
 	ForceCharmUpgrade bool `json:"force-charm-upgrade,omitempty"`
+	// CharmModifiedVersion moves when the application's resources change;
+	// the unit runs upgrade-charm for it (Juju's charm-modified-version).
+	CharmModifiedVersion int `json:"charm-modified-version,omitempty"`
+	// Resources are the application's uploaded file resources by name:
+	// what resource-get downloads.
+	Resources map[string]AgentResource `json:"resources,omitempty"`
 	// Trust: the application is trusted (juju trust); a change runs
 	// config-changed, as Juju's trust hash does.
 	Trust bool `json:"trust,omitempty"`
@@ -261,4 +267,14 @@ type LogRecord struct {
 	Level   string    `json:"level"`
 	Module  string    `json:"module"`
 	Message string    `json:"message"`
+}
+
+// AgentResource is one uploaded file resource as a unit sees it: the
+// content to download by hash (GET /v1/agent/resources/{sha256}), and the
+// filename the charm gave it.
+type AgentResource struct {
+	Path     string `json:"path"`
+	Revision int    `json:"revision"`
+	SHA256   string `json:"sha256"`
+	Size     int64  `json:"size"`
 }

@@ -132,12 +132,21 @@ type Application struct {
 	Exposed           bool           `json:"exposed"`
 	// Trust: the application's units may read the model's cloud
 	// credential (juju trust).
-	Trust           bool   `json:"trust,omitempty"`
-	Scale           int    `json:"scale"`
-	Life            Life   `json:"life"`
-	Status          Status `json:"status"`
-	WorkloadVersion string `json:"workload-version,omitempty"`
-	NextUnit        int    `json:"next-unit"`
+	Trust bool `json:"trust,omitempty"`
+	// Base and Channel are the charm origin the deploy gave (--base,
+	// --channel); Storage the storage directives by storage name.
+	Base    string            `json:"base,omitempty"`
+	Channel string            `json:"channel,omitempty"`
+	Storage map[string]string `json:"storage,omitempty"`
+	// CharmModifiedVersion moves when the charm's resources change: the
+	// units run upgrade-charm for it as for a new charm (Juju's
+	// charm-modified-version).
+	CharmModifiedVersion int    `json:"charm-modified-version,omitempty"`
+	Scale                int    `json:"scale"`
+	Life                 Life   `json:"life"`
+	Status               Status `json:"status"`
+	WorkloadVersion      string `json:"workload-version,omitempty"`
+	NextUnit             int    `json:"next-unit"`
 	Meta
 }
 

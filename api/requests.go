@@ -162,6 +162,13 @@ type DeployRequest struct {
 	Constraints string            `json:"constraints,omitempty"`
 	Base        string            `json:"base,omitempty"`
 	Trust       bool              `json:"trust,omitempty"`
+	// Channel is the charm origin's channel (--channel), recorded as given.
+	Channel string `json:"channel,omitempty"`
+	// Storage is the charm's storage directives by storage name
+	// (--storage NAME=POOL,SIZE,COUNT), recorded on the application.
+	Storage map[string]string `json:"storage,omitempty"`
+	// Resources is the uploaded content of the charm's file resources.
+	Resources map[string]ResourceContent `json:"resources,omitempty"`
 }
 
 // DeployResult lists what a deploy or add-unit created.

@@ -206,6 +206,7 @@ account's credentials for 'drover login'.`,
 	add(groupModel, mdl.AddModelCmd(), mdl.CloudsCmd(), mdl.RegionsCmd(), mdl.ModelsCmd(), mdl.ShowModelCmd(), mdl.DestroyModelCmd(), mdl.ModelConfigCmd(), hub.SetModelOwnerCmd())
 	add(groupApp, app.DeployCmd(), app.ConfigCmd(), app.AddUnitCmd(), app.RemoveUnitCmd(), app.ScaleCmd(),
 		app.RemoveApplicationCmd(), app.ExposeCmd(true), app.ExposeCmd(false), app.IntegrateCmd(), app.RemoveRelationCmd(), app.RefreshCmd(),
+		app.ResourcesCmd(), app.AttachResourceCmd(),
 		mach.MachinesCmd(), mach.ShowMachineCmd(), mach.AddMachineCmd(), mach.RemoveMachineCmd(), app.ShowApplicationCmd(), app.ShowUnitCmd(), app.ConstraintsCmd(), app.SetConstraintsCmd(), app.TrustCmd())
 	add(groupOps, st.StatusCmd(), act.RunCmd(), act.ExecCmd(), act.ShowTaskCmd(), act.CancelTaskCmd(), act.ActionsCmd(), act.ResolvedCmd(),
 		st.ShowStatusLogCmd(), st.DebugLogCmd())

@@ -63,6 +63,8 @@ func modelOperation(method, rest string, body map[string]any) (op, target string
 		return "model-config", ""
 	case method == http.MethodPost && len(seg) == 1 && seg[0] == "charms":
 		return "add-charm", ""
+	case method == http.MethodPost && len(seg) == 1 && seg[0] == "resource-blobs":
+		return "upload-resource", ""
 	case method == http.MethodPost && len(seg) == 1 && seg[0] == "applications":
 		return "deploy", str("application")
 	case method == http.MethodPost && len(seg) == 1 && seg[0] == "machines":
@@ -115,4 +117,5 @@ var applicationOperations = map[string]string{
 	http.MethodPost + " charm":       "refresh",
 	http.MethodPost + " constraints": "set-constraints",
 	http.MethodPost + " trust":       "trust",
+	http.MethodPost + " resources":   "attach-resource",
 }

@@ -17,6 +17,8 @@ func TestModelOperations(t *testing.T) {
 		{"DELETE", "/", "", "destroy-model", ""},
 		{"PATCH", "/config", `{"set":{"a":1}}`, "model-config", ""},
 		{"POST", "/charms", "", "add-charm", ""},
+		{"POST", "/resource-blobs", "", "upload-resource", ""},
+		{"POST", "/applications/web/resources", `{"resources":{}}`, "attach-resource", "web"},
 		{"POST", "/applications", `{"application":"kv","num-units":2}`, "deploy", "kv"},
 		{"DELETE", "/applications/kv", "", "remove-application", "kv"},
 		{"PATCH", "/applications/kv/config", `{"set":{"port":1}}`, "config", "kv"},

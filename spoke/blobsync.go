@@ -115,7 +115,7 @@ func (s *blobSync) FetchBlob(ctx context.Context, sha string) error {
 		}
 		errs = append(errs, err)
 	}
-	return api.Errorf(api.CodeNotFound, "charm archive %s is on no reachable controller node: %v", sha, errors.Join(errs...))
+	return api.Errorf(api.CodeNotFound, "blob %s (a charm archive or resource content) is on no reachable controller node: %v", sha, errors.Join(errs...))
 }
 
 // runBlobSync fetches every charm archive this node is missing, at start

@@ -106,9 +106,10 @@ func TestRefreshEndToEnd(t *testing.T) {
 		t.Fatalf("hooks after deploy: %q", got)
 	}
 
-	// Refusals, before anything is uploaded or changed.
-	if _, errs, code := d.run("refresh", "stamp", "--path", v1); code != 1 || !strings.Contains(errs, "already runs this charm") {
-		t.Errorf("refresh to the same charm: exit %d\n%s", code, errs)
+	// The same charm is no refresh, and no error; another charm without
+	// --switch is refused before anything is uploaded or changed.
+	if out, errs, code := d.run("refresh", "stamp", "--path", v1); code != 0 || !strings.Contains(out+errs, `Application "stamp" already runs local charm "stamp", revision 0`) {
+		t.Errorf("refresh to the same charm: exit %d\n%s%s", code, out, errs)
 	}
 	if _, errs, code := d.run("refresh", "stamp", "--path", "charms/kv"); code != 2 || !strings.Contains(errs, "--switch") {
 		t.Errorf("refresh to another charm without --switch: exit %d\n%s", code, errs)

@@ -171,13 +171,14 @@ func appOrder(b *charm.Bundle) ([]string, error) {
 type bundleRun struct {
 	a        *Commands
 	mc       *modelcmd.ModelConn
+	dir      string              // the bundle's directory: resource paths are relative to it
 	charms   map[string]string   // local path → uploaded sha256
 	machines map[string]string   // bundle machine id → model machine id
 	units    map[string][]string // application → its units, in order
 	next     map[string]int      // application → next unit for "app" placements
 }
 
-func (a *Commands) deployBundle(ctx context.Context, mc *modelcmd.ModelConn, b *charm.Bundle, overrides map[string]map[string]any) error {
+func (a *Commands) deployBundle(ctx context.Context, mc *modelcmd.ModelConn, b *charm.Bundle, dir string, overrides map[string]map[string]any) error {
 	for _, name := range modelcmd.SortedKeys(b.Applications) {
 		app := b.Applications[name]
 		if !app.IsLocalCharm() {
@@ -188,7 +189,7 @@ func (a *Commands) deployBundle(ctx context.Context, mc *modelcmd.ModelConn, b *
 	if err != nil {
 		return err
 	}
-	r := &bundleRun{a: a, mc: mc, charms: map[string]string{}, machines: map[string]string{},
+	r := &bundleRun{a: a, mc: mc, dir: dir, charms: map[string]string{}, machines: map[string]string{},
 		units: map[string][]string{}, next: map[string]int{}}
 	p := a.NewProgress("Deploying bundle")
 	defer p.Done("")
@@ -231,8 +232,17 @@ func (r *bundleRun) run(ctx context.Context, st bundleStep, override map[string]
 		for k, v := range override {
 			cfg[k] = v
 		}
+		paths, err := bundleResources(st.app, st.spec.Resources, r.dir)
+		if err != nil {
+			return err
+		}
+		resources, err := uploadResources(ctx, r.mc, paths)
+		if err != nil {
+			return err
+		}
 		res, err := c.Model(r.mc.UUID).Deploy(ctx, api.DeployRequest{Application: st.app, CharmSHA256: sha, NumUnits: st.units,
-			Config: cfg, Constraints: st.spec.Constraints, Base: st.spec.Base, Trust: st.spec.Trust})
+			Config: cfg, Constraints: st.spec.Constraints, Base: st.spec.Base, Trust: st.spec.Trust,
+			Channel: st.spec.Channel, Storage: st.spec.Storage, Resources: resources})
 		if err != nil {
 			return err
 		}

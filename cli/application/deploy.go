@@ -112,12 +112,13 @@ func deployConfig(values []string) (files map[string]map[string]any, strs map[st
 
 // deployFlags are deploy's flags.
 type deployFlags struct {
-	mo                modelcmd.ModelOpt
-	n                 int
-	to, config        []string
-	constraints, base string
-	trust             bool
-	wait              modelcmd.WaitOpt
+	mo                          modelcmd.ModelOpt
+	n                           int
+	to, config                  []string
+	resources, storage, overlay []string
+	constraints, base, channel  string
+	trust                       bool
+	wait                        modelcmd.WaitOpt
 }
 
 // deployPlan is deploy's command line, checked before a model is dialled.
@@ -126,6 +127,9 @@ type deployPlan struct {
 	files      map[string]map[string]any
 	strs       map[string]string
 	placements []string
+	overlays   []string
+	resources  map[string]string // --resource NAME=PATH
+	storage    map[string]string // --storage NAME=DIRECTIVE
 	waiting    bool
 	limit      time.Duration
 }
@@ -144,6 +148,17 @@ then relations). The application name defaults to the charm's name.
 {application: {key: value}}; a value @path reads the file's content.
 --to places units: a machine id, lxd:ID, or APP/N (next to that unit).
 
+--resource NAME=PATH uploads a file for one of the charm's file resources
+(metadata.yaml resources:); the charm reads it with resource-get NAME.
+--storage NAME=POOL,SIZE,COUNT is checked against the charm's storage and
+recorded on the application (show-application); the local cloud does not
+provision storage yet. --base (ubuntu@24.04) and --channel
+([TRACK/]RISK[/BRANCH]) are checked and recorded as the charm's origin
+(show-application shows them). --trust trusts the application with the model's
+cloud credential. --constraints (mem=4G cores=2) apply to its machines.
+--overlay FILE (repeatable) merges overlay bundles into a bundle, as Juju
+does.
+
 --wait waits until every unit of the deployed application(s) is settled:
 its agent idle and its workload active, blocked, waiting or unknown. It
 fails as soon as a unit is in error (a hook failed), and with
@@ -151,6 +166,7 @@ fails as soon as a unit is in error (a hook failed), and with
 		Example: `  drover deploy ./charms/kv
   drover deploy ./charms/kv store -n 3 --config port=7001
   drover deploy ./web.charm --to 0
+  drover deploy ./web.charm --resource site=./site.tar.gz --storage data=rootfs,10G
   drover deploy ./bundle.yaml --config overrides.yaml --wait=10m`,
 		Args: modelcmd.RangeArgs(1, 2, "a charm or bundle path and an optional application name"),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -160,8 +176,9 @@ fails as soon as a unit is in error (a hook failed), and with
 			}
 			return a.WithModel(cmd.Context(), f.mo.Ref, func(mc *modelcmd.ModelConn) error {
 				if plan.bundleFile != "" {
-					if len(args) == 2 || cmd.Flags().Changed("num-units") || len(plan.placements) > 0 || len(plan.strs) > 0 {
-						return modelcmd.Usagef("a bundle takes no application name, -n, --to or --config key=value (use a --config file)")
+					if len(args) == 2 || cmd.Flags().Changed("num-units") || len(plan.placements) > 0 || len(plan.strs) > 0 ||
+						len(plan.resources) > 0 || len(plan.storage) > 0 {
+						return modelcmd.Usagef("a bundle takes no application name, -n, --to, --resource, --storage or --config key=value (set them per application in the bundle or an --overlay; use a --config file)")
 					}
 					return a.deployBundleFile(cmd.Context(), mc, plan)
 				}
@@ -177,6 +194,10 @@ fails as soon as a unit is in error (a hook failed), and with
 	cmd.Flags().StringVar(&f.constraints, "constraints", "", "machine constraints, e.g. \"mem=4G cores=2\"")
 	cmd.Flags().StringVar(&f.base, "base", "", "OS base of new machines, e.g. ubuntu@24.04")
 	cmd.Flags().BoolVar(&f.trust, "trust", false, "trust the application with the model's cloud credential (as 'drover trust')")
+	cmd.Flags().StringVar(&f.channel, "channel", "", "the charm's channel, recorded as its origin, e.g. latest/stable")
+	cmd.Flags().StringArrayVar(&f.resources, "resource", nil, "NAME=PATH: upload a file for a charm resource (repeatable)")
+	cmd.Flags().StringArrayVar(&f.storage, "storage", nil, "NAME=POOL,SIZE,COUNT: storage directive (repeatable; recorded, not provisioned)")
+	cmd.Flags().StringArrayVar(&f.overlay, "overlay", nil, "bundle overlay file merged into a bundle (repeatable)")
 	return cmd
 }
 
@@ -193,20 +214,38 @@ func (f *deployFlags) plan(path string) (deployPlan, error) {
 	if _, err := api.ParseConstraints(f.constraints); err != nil {
 		return p, modelcmd.Usagef("--constraints: %v", err)
 	}
+	if err := checkOrigin(f.base, f.channel); err != nil {
+		return p, err
+	}
+	if p.resources, err = nameValues("resource", f.resources); err != nil {
+		return p, err
+	}
+	if p.storage, err = nameValues("storage", f.storage); err != nil {
+		return p, err
+	}
 	p.placements = modelcmd.SplitList(f.to)
 	for _, pl := range p.placements {
 		if _, err := charm.ParsePlacement(pl); err != nil {
 			return p, modelcmd.Usagef("--to: %v", err)
 		}
 	}
-	p.bundleFile, err = deployKind(path)
-	return p, err
+	if p.bundleFile, err = deployKind(path); err != nil {
+		return p, err
+	}
+	p.overlays = f.overlay
+	if len(f.overlay) > 0 && p.bundleFile == "" {
+		return p, modelcmd.Usagef("--overlay applies to a bundle; %s is a charm", path)
+	}
+	return p, nil
 }
 
 // deployBundleFile deploys the bundle plan names, then waits if asked.
 func (a *Commands) deployBundleFile(ctx context.Context, mc *modelcmd.ModelConn, plan deployPlan) error {
 	data, err := os.ReadFile(plan.bundleFile)
 	if err != nil {
+		return err
+	}
+	if data, err = mergeOverlays(data, plan.overlays); err != nil {
 		return err
 	}
 	b, err := charm.ParseBundle(data)
@@ -216,7 +255,7 @@ func (a *Commands) deployBundleFile(ctx context.Context, mc *modelcmd.ModelConn,
 	if err := b.ResolveCharmPaths(filepath.Dir(plan.bundleFile)); err != nil {
 		return err
 	}
-	if err := a.deployBundle(ctx, mc, b, plan.files); err != nil || !plan.waiting {
+	if err := a.deployBundle(ctx, mc, b, filepath.Dir(plan.bundleFile), plan.files); err != nil || !plan.waiting {
 		return err
 	}
 	return a.WaitSettled(ctx, mc, modelcmd.WaitSpec{Apps: modelcmd.SortedKeys(b.Applications)}, plan.limit)
@@ -225,8 +264,26 @@ func (a *Commands) deployBundleFile(ctx context.Context, mc *modelcmd.ModelConn,
 // deployCharm uploads the charm args[0] and deploys it as args[1] (or
 // its own name), then waits if asked.
 func (a *Commands) deployCharm(cmd *cobra.Command, mc *modelcmd.ModelConn, args []string, f *deployFlags, plan deployPlan) error {
+	data, local, err := readCharm(args[0])
+	if err != nil {
+		return err
+	}
+	if err := checkResources(local.Meta, plan.resources); err != nil {
+		return err
+	}
+	if err := checkStorage(local.Meta, plan.storage); err != nil {
+		return err
+	}
 	p := a.NewProgress("Uploading charm " + args[0])
-	ch, err := a.uploadCharm(cmd.Context(), mc.Client, mc.UUID, args[0])
+	ch, err := mc.Client.Model(mc.UUID).UploadCharm(cmd.Context(), bytes.NewReader(data))
+	if err != nil {
+		p.Done("")
+		return err
+	}
+	if len(plan.resources) > 0 {
+		p.Update("Uploading resources %s", strings.Join(modelcmd.SortedKeys(plan.resources), ", "))
+	}
+	resources, err := uploadResources(cmd.Context(), mc, plan.resources)
 	if err != nil {
 		p.Done("")
 		return err
@@ -245,7 +302,8 @@ func (a *Commands) deployCharm(cmd *cobra.Command, mc *modelcmd.ModelConn, args 
 	}
 	p.Update("Deploying %q from local charm %q", name, ch.Name)
 	res, err := mc.Client.Model(mc.UUID).Deploy(cmd.Context(), api.DeployRequest{Application: name, CharmSHA256: ch.SHA256,
-		NumUnits: units, Config: plan.files[name], ConfigStrs: plan.strs, To: plan.placements, Constraints: f.constraints, Base: f.base, Trust: f.trust})
+		NumUnits: units, Config: plan.files[name], ConfigStrs: plan.strs, To: plan.placements, Constraints: f.constraints, Base: f.base, Trust: f.trust,
+		Channel: f.channel, Storage: plan.storage, Resources: resources})
 	if err != nil {
 		p.Done("")
 		return err

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -19,7 +20,7 @@ func (a *Commands) RefreshCmd() *cobra.Command {
 	var mo modelcmd.ModelOpt
 	var path, switchTo string
 	var forceUnits bool
-	var config []string
+	var config, resources []string
 	cmd := &cobra.Command{
 		Use:     "refresh APPLICATION --path CHARM_DIR|CHARM.charm",
 		Aliases: []string{"upgrade-charm"}, // Juju 2.9's name
@@ -46,11 +47,19 @@ key=value (repeatable) or a YAML file {application: {key: value}}.
 
 --path refuses a charm of another name; --switch upgrades to one (a
 crossgrade). The new charm must keep every endpoint an integration uses,
-and be a subordinate if and only if the old one was.`,
+and be a subordinate if and only if the old one was. --path with the charm
+the application already runs changes no charm: the other flags still
+apply.
+
+--resource NAME=PATH uploads new content for a file resource; when the
+content differs from the resource's, its revision goes up by one and the
+units run upgrade-charm (then config-changed), whose resource-get sees the
+new content.`,
 		Example: `  drover refresh kv --path ./charms/kv
   drover refresh kv --path ./kv.charm --config port=7002
   drover refresh kv --path ./charms/kv --force-units
-  drover refresh kv --switch ./charms/kv-ng`,
+  drover refresh kv --switch ./charms/kv-ng
+  drover refresh web --path ./web.charm --resource site=./site-v2.tar.gz`,
 		Args: modelcmd.ExactArgs(1, "an application name"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			app := args[0]
@@ -65,11 +74,18 @@ and be a subordinate if and only if the old one was.`,
 			if err != nil {
 				return err
 			}
+			res, err := nameValues("resource", resources)
+			if err != nil {
+				return err
+			}
 			data, ch, err := readCharm(from)
 			if err != nil {
 				return err
 			}
-			r := refresh{app: app, from: from, data: data, ch: ch, switching: switchTo != "", forceUnits: forceUnits, files: files, strs: strs}
+			if err := checkResources(ch.Meta, res); err != nil {
+				return err
+			}
+			r := refresh{app: app, from: from, data: data, ch: ch, switching: switchTo != "", forceUnits: forceUnits, files: files, strs: strs, resources: res}
 			return a.WithModel(cmd.Context(), mo.Ref, func(mc *modelcmd.ModelConn) error {
 				return a.refresh(cmd.Context(), mc, r)
 			})
@@ -80,6 +96,7 @@ and be a subordinate if and only if the old one was.`,
 	cmd.Flags().StringVar(&switchTo, "switch", "", "another charm (of another name) to crossgrade the application to")
 	cmd.Flags().BoolVar(&forceUnits, "force-units", false, "upgrade units in error too, at once")
 	cmd.Flags().StringArrayVar(&config, "config", nil, "config key=value or a YAML file (repeatable)")
+	cmd.Flags().StringArrayVar(&resources, "resource", nil, "NAME=PATH: upload new content for a charm resource (repeatable)")
 	return cmd
 }
 
@@ -92,6 +109,7 @@ type refresh struct {
 	switching, forceUnits bool
 	files                 map[string]map[string]any
 	strs                  map[string]string
+	resources             map[string]string // --resource NAME=PATH
 }
 
 // refresh uploads r's charm and sets it on the application, then says
@@ -110,6 +128,12 @@ func (a *Commands) refresh(ctx context.Context, mc *modelcmd.ModelConn, r refres
 		p.Done("")
 		return err
 	}
+	if up.SHA256 == old.CharmSHA256 {
+		// The charm is unchanged: nothing to refresh but what the other
+		// flags give.
+		p.Done(fmt.Sprintf("Application %q already runs local charm %q, revision %d", r.app, up.Name, old.CharmRevision))
+		return a.refreshInPlace(ctx, mc, r)
+	}
 	p.Update("Refreshing %q to local charm %q", r.app, up.Name)
 	upd, err := mc.Client.Model(mc.UUID).SetCharm(ctx, r.app, api.SetCharmRequest{CharmSHA256: up.SHA256,
 		Switch: r.switching, ForceUnits: r.forceUnits, Config: r.files[r.app], ConfigStrs: r.strs})
@@ -118,6 +142,9 @@ func (a *Commands) refresh(ctx context.Context, mc *modelcmd.ModelConn, r refres
 		return err
 	}
 	p.Done(fmt.Sprintf("Added local charm %q, revision %d, to the model", up.Name, upd.CharmRevision))
+	if err := a.attachResources(ctx, mc, r); err != nil {
+		return err
+	}
 	if dropped := droppedSettings(old.Config, upd.Config, r.strs, r.files[r.app]); len(dropped) > 0 {
 		fmt.Fprintf(a.Stderr, "Settings dropped (charm %q has no such option, or refuses the value): %s\n", up.Name, strings.Join(dropped, ", "))
 	}
@@ -177,4 +204,60 @@ func unitsInError(fs *api.FullStatus, app string) []string {
 
 func unitInError(u api.UnitStatus) bool {
 	return u.JujuStatus.Current == "error" || u.WorkloadStatus.Current == "error"
+}
+
+// refreshInPlace applies a refresh's --config and --resource to an
+// application whose charm does not change.
+func (a *Commands) refreshInPlace(ctx context.Context, mc *modelcmd.ModelConn, r refresh) error {
+	if len(r.files[r.app]) > 0 || len(r.strs) > 0 {
+		set := map[string]any{}
+		for k, v := range r.files[r.app] {
+			set[k] = v
+		}
+		if _, err := mc.Client.Model(mc.UUID).SetApplicationConfig(ctx, r.app, api.ConfigChange{Set: set, SetStrings: r.strs}); err != nil {
+			return err
+		}
+	}
+	return a.attachResources(ctx, mc, r)
+}
+
+// attachResources uploads a refresh's --resource files and gives them to
+// the application.
+func (a *Commands) attachResources(ctx context.Context, mc *modelcmd.ModelConn, r refresh) error {
+	if len(r.resources) == 0 {
+		return nil
+	}
+	p := a.NewProgress("Uploading resources " + strings.Join(modelcmd.SortedKeys(r.resources), ", "))
+	content, err := uploadResources(ctx, mc, r.resources)
+	if err != nil {
+		p.Done("")
+		return err
+	}
+	before, err := mc.Client.Model(mc.UUID).Resources(ctx, r.app)
+	if err != nil {
+		p.Done("")
+		return err
+	}
+	if _, err := mc.Client.Model(mc.UUID).AttachResources(ctx, r.app, content); err != nil {
+		p.Done("")
+		return err
+	}
+	revs := map[string]int{}
+	for _, res := range before {
+		revs[res.Name] = res.Revision
+	}
+	var done []string
+	for _, name := range modelcmd.SortedKeys(content) {
+		same := false
+		for _, res := range before {
+			same = same || (res.Name == name && res.SHA256 == content[name].SHA256)
+		}
+		if same {
+			done = append(done, fmt.Sprintf("%s unchanged (revision %d)", name, revs[name]))
+		} else {
+			done = append(done, fmt.Sprintf("%s revision %d", name, revs[name]+1))
+		}
+	}
+	p.Done("Resources of " + strconv.Quote(r.app) + ": " + strings.Join(done, ", "))
+	return nil
 }

@@ -25,6 +25,9 @@ type applicationView struct {
 	Life        string                  `json:"life" yaml:"life"`
 	Scale       int                     `json:"scale" yaml:"scale"`
 	Constraints string                  `json:"constraints,omitempty" yaml:"constraints,omitempty"`
+	Base        string                  `json:"base,omitempty" yaml:"base,omitempty"`
+	Channel     string                  `json:"channel,omitempty" yaml:"channel,omitempty"`
+	Storage     map[string]string       `json:"storage,omitempty" yaml:"storage,omitempty"`
 	Status      string                  `json:"status,omitempty" yaml:"status,omitempty"`
 	Message     string                  `json:"message,omitempty" yaml:"message,omitempty"`
 	Version     string                  `json:"workload-version,omitempty" yaml:"workload-version,omitempty"`
@@ -41,7 +44,7 @@ type endpointView struct {
 func viewApplication(a *api.Application) applicationView {
 	v := applicationView{Charm: a.CharmName, CharmRev: a.CharmRevision, CharmSHA256: a.CharmSHA256,
 		Principal: !a.Subordinate, Exposed: a.Exposed, Trust: a.Trust, Life: string(a.Life), Scale: a.Scale,
-		Constraints: a.Constraints, Status: a.Status.Status, Message: a.Status.Message, Version: a.WorkloadVersion}
+		Constraints: a.Constraints, Base: a.Base, Channel: a.Channel, Storage: a.Storage, Status: a.Status.Status, Message: a.Status.Message, Version: a.WorkloadVersion}
 	if a.Subordinate {
 		v.Scale = 0 // its units follow its principals'
 	}

@@ -195,7 +195,7 @@ func modelUsersView(us []api.ModelUser, now time.Time) map[string]any {
 // DestroyModelCmd is 'drover destroy-model'.
 func (a *Commands) DestroyModelCmd() *cobra.Command {
 	var ctl modelcmd.ControllerOpt
-	var force, yes, noWait bool
+	var force, yes, noWait, destroyStorage, releaseStorage bool
 	var timeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "destroy-model [CONTROLLER:]MODEL",
@@ -203,10 +203,17 @@ func (a *Commands) DestroyModelCmd() *cobra.Command {
 		Long: `Destroys a model: its applications are removed (their agents run the
 teardown hooks), then the model. With --force everything is removed at once
 without waiting for agents. drover waits until the model is gone unless
---no-wait.`,
-		Example: "  drover destroy-model demo -y\n  drover destroy-model local:demo --force -y",
+--no-wait.
+
+--destroy-storage and --release-storage are Juju's choice for the model's
+storage; the local cloud provisions no storage, so there is none to
+destroy or release and either is accepted (not both).`,
+		Example: "  drover destroy-model demo -y\n  drover destroy-model local:demo --force -y\n  drover destroy-model demo --no-prompt --destroy-storage --force",
 		Args:    modelcmd.ExactArgs(1, "a model name"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if destroyStorage && releaseStorage {
+				return modelcmd.Usagef("--destroy-storage and --release-storage cannot both be given")
+			}
 			ref := args[0]
 			if c, _ := modelcmd.SplitModelRef(ref); c == "" && ctl.Name != "" {
 				ref = ctl.Name + ":" + ref
@@ -219,6 +226,8 @@ without waiting for agents. drover waits until the model is gone unless
 	modelcmd.AddYesFlags(cmd, &yes)
 	cmd.Flags().BoolVar(&noWait, "no-wait", false, "return once the model is dying")
 	cmd.Flags().DurationVar(&timeout, "timeout", 10*time.Minute, "how long to wait for the model to go")
+	cmd.Flags().BoolVar(&destroyStorage, "destroy-storage", false, "destroy the model's storage (the local cloud has none)")
+	cmd.Flags().BoolVar(&releaseStorage, "release-storage", false, "release the model's storage instead (the local cloud has none)")
 	return cmd
 }
 

@@ -25,6 +25,21 @@ type debugLogOptions struct {
 
 // DebugLogCmd is 'drover debug-log'.
 func (a *Commands) DebugLogCmd() *cobra.Command {
+	return a.debugLogCmd(func(ctx context.Context, ref string, o debugLogOptions) error {
+		return a.WithModel(ctx, ref, func(mc *modelcmd.ModelConn) error {
+			err := a.streamLogs(ctx, mc, o)
+			if errors.Is(err, api.ErrLogsUnsupported) {
+				return fmt.Errorf("controller %q has no debug-log stream (it is older than this client); upgrade it, "+
+					"or follow changes with 'drover status --watch' and 'drover show-status-log UNIT'", mc.Name)
+			}
+			return err
+		})
+	})
+}
+
+// debugLogCmd is debug-log's command line: run gets the model reference
+// and the checked options.
+func (a *Commands) debugLogCmd(run func(ctx context.Context, ref string, o debugLogOptions) error) *cobra.Command {
 	var mo modelcmd.ModelOpt
 	var lf debugLogFlags
 	o := debugLogOptions{}
@@ -38,7 +53,8 @@ Lines look like Juju's:
 
 By default the last --lines (10) lines are shown, then new lines as they
 arrive; --replay starts with every line the controller keeps instead, and
---no-tail prints and exits instead of following.
+--no-tail prints and exits instead of following. --limit N prints the N
+most recent lines and exits.
 
 --include and --exclude take entities: a unit (kv/0 or unit-kv-0), an
 application (kv: all its units), a machine (0 or machine-0); globs such as
@@ -58,14 +74,7 @@ shows the lines of the node it is connected to.`,
 			if err := lf.apply(&o, a.Terminal, cmd.Flags().Changed("lines")); err != nil {
 				return err
 			}
-			return a.WithModel(cmd.Context(), mo.Ref, func(mc *modelcmd.ModelConn) error {
-				err := a.streamLogs(cmd.Context(), mc, o)
-				if errors.Is(err, api.ErrLogsUnsupported) {
-					return fmt.Errorf("controller %q has no debug-log stream (it is older than this client); upgrade it, "+
-						"or follow changes with 'drover status --watch' and 'drover show-status-log UNIT'", mc.Name)
-				}
-				return err
-			})
+			return run(cmd.Context(), mo.Ref, o)
 		},
 	}
 	mo.Add(cmd)
@@ -78,11 +87,11 @@ shows the lines of the node it is connected to.`,
 	f.BoolVar(&o.replay, "replay", false, "start with every line the controller keeps")
 	f.IntVarP(&o.lines, "lines", "n", 10, "start with this many of the most recent lines")
 	f.BoolVar(&o.noTail, "no-tail", false, "print the lines kept so far and exit")
-	f.IntVar(&o.limit, "limit", 0, "exit after this many lines (0: no limit)")
+	f.IntVar(&o.limit, "limit", 0, "print this many of the most recent lines and exit (0: no limit)")
 	f.BoolVar(&lf.color, "color", false, "use ANSI colours even when not on a terminal")
 	f.BoolVar(&lf.noColor, "no-color", false, "never use colours")
 	f.BoolVar(&lf.utc, "utc", false, "show times in UTC")
-	f.BoolVar(&o.format.date, "date", false, "show dates as well as times")
+	f.BoolVar(&lf.date, "date", false, "show dates as well as times")
 	return cmd
 }
 
@@ -90,7 +99,7 @@ shows the lines of the node it is connected to.`,
 type debugLogFlags struct {
 	include, exclude, includeModule, excludeModule []string
 	level                                          string
-	color, noColor, utc                            bool
+	color, noColor, utc, date                      bool
 }
 
 // apply checks the flags and sets o's filter and format from them;
@@ -109,11 +118,19 @@ func (lf *debugLogFlags) apply(o *debugLogOptions, terminal, linesGiven bool) er
 	if o.replay && linesGiven {
 		return modelcmd.Usagef("--replay shows every line; it does not combine with --lines")
 	}
+	if o.limit > 0 {
+		// Juju's --limit: the most recent lines (at most --lines of them
+		// when that is given too), then exit.
+		if !linesGiven || o.lines > o.limit {
+			o.lines = o.limit
+		}
+		o.replay, o.noTail = false, true
+	}
 	o.filter.include = entityPatterns(modelcmd.SplitList(lf.include))
 	o.filter.exclude = entityPatterns(modelcmd.SplitList(lf.exclude))
 	o.filter.includeModule = modelcmd.SplitList(lf.includeModule)
 	o.filter.excludeModule = modelcmd.SplitList(lf.excludeModule)
-	o.format = logFormat{loc: time.Local, color: (terminal || lf.color) && !lf.noColor}
+	o.format = logFormat{loc: time.Local, color: (terminal || lf.color) && !lf.noColor, date: lf.date}
 	if lf.utc {
 		o.format.loc = time.UTC
 	}

@@ -308,6 +308,32 @@ func (c *Conn) HTTPClient() *http.Client {
 
 // Download fetches the charm archive sha256 from any controller.
 func (c *Conn) Download(ctx context.Context, sha string) ([]byte, error) {
+	var data []byte
+	err := c.fetch(ctx, "/v1/agent/charms/"+sha, func(resp *http.Response) (err error) {
+		data, err = readBody(resp)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("download charm %s: %w", sha, err)
+	}
+	return data, nil
+}
+
+// DownloadResource fetches resource content sha256 from any controller
+// into the file dst, streaming.
+func (c *Conn) DownloadResource(ctx context.Context, sha, dst string) error {
+	err := c.fetch(ctx, "/v1/agent/resources/"+sha, func(resp *http.Response) error {
+		return saveBody(resp, dst)
+	})
+	if err != nil {
+		return fmt.Errorf("download resource %s: %w", sha, err)
+	}
+	return nil
+}
+
+// fetch GETs path from the current controller, then the others, until
+// take accepts an answer.
+func (c *Conn) fetch(ctx context.Context, path string, take func(*http.Response) error) error {
 	var lastErr error
 	hc := c.HTTPClient()
 	defer hc.CloseIdleConnections()
@@ -316,9 +342,9 @@ func (c *Conn) Download(ctx context.Context, sha string) ([]byte, error) {
 		addrs = append([]string{cur}, addrs...)
 	}
 	for _, a := range addrs {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+a+"/v1/agent/charms/"+sha, nil)
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+a+path, nil)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		req.SetBasicAuth(c.cfg.Tag, c.cfg.Secret)
 		resp, err := hc.Do(req)
@@ -326,12 +352,9 @@ func (c *Conn) Download(ctx context.Context, sha string) ([]byte, error) {
 			lastErr = err
 			continue
 		}
-		data, err := readBody(resp)
-		if err != nil {
-			lastErr = err
-			continue
+		if lastErr = take(resp); lastErr == nil {
+			return nil
 		}
-		return data, nil
 	}
-	return nil, fmt.Errorf("download charm %s: %w", sha, lastErr)
+	return lastErr
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 
 	"github.com/droverhq/drover/api"
 )
@@ -31,4 +32,23 @@ func readBody(resp *http.Response) ([]byte, error) {
 		return nil, fmt.Errorf("archive over %d bytes", maxCharm)
 	}
 	return data, nil
+}
+
+// saveBody writes a successful answer's body to the file dst; an error
+// answer is returned as readBody returns it.
+func saveBody(resp *http.Response, dst string) error {
+	if resp.StatusCode != http.StatusOK {
+		_, err := readBody(resp)
+		return err
+	}
+	defer resp.Body.Close()
+	f, err := os.Create(dst)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, io.LimitReader(resp.Body, maxCharm+1)); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }

@@ -123,6 +123,12 @@ func New(cfg Config) (*Context, error) {
 	return c, nil
 }
 
+// ResourceGet returns the local path of the resource name's content
+// (resource-get).
+func (c *Context) ResourceGet(ctx context.Context, name string) (string, error) {
+	return c.cfg.Remote.ResourceGet(ctx, name)
+}
+
 // Ports returns the hook's port ranges: committed, and buffered for Flush.
 func (c *Context) Ports() *Ports { return c.ports }
 

@@ -63,6 +63,11 @@ type Remote interface {
 	GoalState(ctx context.Context) (GoalState, error)
 	// LogAction appends an action-log message to the running task.
 	LogAction(ctx context.Context, message string) error
+	// ResourceGet returns the local path of the application's file
+	// resource name, downloading its current content first if the unit
+	// does not have it. A resource the charm has no uploaded content for
+	// wraps ErrNotFound.
+	ResourceGet(ctx context.Context, name string) (string, error)
 }
 
 // LogFunc receives juju-log messages: level is TRACE, DEBUG, INFO, WARNING

@@ -174,3 +174,11 @@ func run(t *testing.T, hc *hookctx.Context, stdin *string, name string, args ...
 }
 
 func str(s string) *string { return &s }
+
+// ResourceGet has one resource, "conf", at /resources/conf/conf.txt.
+func (f *fakeRemote) ResourceGet(ctx context.Context, name string) (string, error) {
+	if name != "conf" {
+		return "", fmt.Errorf("%w: resource %q", hookctx.ErrNotFound, name)
+	}
+	return "/resources/conf/conf.txt", nil
+}

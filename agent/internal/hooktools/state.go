@@ -3,6 +3,7 @@ package hooktools
 import (
 	"errors"
 	"fmt"
+	"github.com/droverhq/drover/agent/internal/hookctx"
 	"maps"
 	"regexp"
 	"strings"
@@ -234,7 +235,16 @@ func (c *resourceGet) init(e *env, args []string) error {
 }
 
 func (c *resourceGet) run(e *env) error {
-	return fmt.Errorf("could not download resource: resource %q not found", c.name)
+	path, err := e.hc.ResourceGet(e.ctx, c.name)
+	if errors.Is(err, hookctx.ErrNotFound) {
+		return fmt.Errorf("could not download resource: resource %q not found", c.name)
+	}
+	if err != nil {
+		return fmt.Errorf("could not download resource: %w", err)
+	}
+	// Juju prints the path with no newline.
+	e.stdout.WriteString(path)
+	return nil
 }
 
 // jujuReboot asks the machine agent to reboot the machine: after the hook

@@ -124,7 +124,8 @@ func TestMachineTools(t *testing.T) {
 		{name: "storage-get id", argv: []string{"storage-get", "-s", "data/0"}, code: 1, stderr: "not found"},
 		{name: "credential-get", argv: []string{"credential-get", "--format=json"}, code: 1, stderr: "not supported on this cloud"},
 		{name: "juju-reboot", argv: []string{"juju-reboot", "--now"}, code: 1, stderr: "not supported"},
-		{name: "resource-get", argv: []string{"resource-get", "img"}, code: 1, stderr: "could not download resource"},
+		{name: "resource-get", argv: []string{"resource-get", "conf"}, stdout: "/resources/conf/conf.txt"},
+		{name: "resource-get not uploaded", argv: []string{"resource-get", "img"}, code: 1, stderr: `could not download resource: resource "img" not found`},
 		{name: "resource-get none", argv: []string{"resource-get"}, code: 2, stderr: "missing required resource name"},
 	})
 }

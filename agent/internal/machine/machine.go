@@ -246,7 +246,7 @@ func (a *Agent) startUniter(ctx context.Context, name, toolsDir string, exited c
 	dir := a.unitDir(name)
 	sum := sha256.Sum256([]byte(dir))
 	u, err := uniter.New(uniter.Config{Unit: name, Dir: dir, ToolsDir: toolsDir, Caller: a.conn,
-		Download: a.conn.Download, States: a.conn.State, APIAddresses: a.conn.Addresses, Lock: a.locks,
+		Download: a.conn.Download, DownloadResource: a.conn.DownloadResource, States: a.conn.State, APIAddresses: a.conn.Addresses, Lock: a.locks,
 		Logger: a.log, SocketAddress: "@drover-agent-" + hex.EncodeToString(sum[:10]) + "-" + filepath.Base(dir),
 		BootID: bootID(a.dataDir), Reboot: a.rebootFunc()})
 	if err != nil {

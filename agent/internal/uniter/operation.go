@@ -240,7 +240,7 @@ func (u *Uniter) prepareHook(ctx context.Context, h *HookInfo, r *Remote) error 
 		if err := u.deployCharm(ctx, h.Hash); err != nil {
 			return err
 		}
-		if h.Hash == u.local.CharmSHA {
+		if h.Hash == u.local.CharmSHA && h.Version == u.local.CharmModified {
 			// An upgrade a restart interrupted, and the controller went
 			// back to the unit's charm meanwhile: its files are whole
 			// again, and there is nothing to upgrade.
@@ -300,7 +300,7 @@ func (u *Uniter) commitHook(ctx context.Context, h HookInfo) error {
 	rl := l.Relations[h.RelationID]
 	switch h.Kind {
 	case HookInstall:
-		l.Installed, l.CharmSHA = true, h.Hash
+		l.Installed, l.CharmSHA, l.CharmModified = true, h.Hash, h.Version
 	case HookStart:
 		l.Started = true
 		if h.BootID != "" {
@@ -317,7 +317,7 @@ func (u *Uniter) commitHook(ctx context.Context, h HookInfo) error {
 			next = *hookOp(HookInfo{Kind: HookStart})
 		}
 	case HookUpgradeCharm:
-		l.CharmSHA = h.Hash
+		l.CharmSHA, l.CharmModified = h.Hash, h.Version
 		next = *hookOp(HookInfo{Kind: HookConfigChanged})
 	case HookLeaderElected:
 		l.Leader = true

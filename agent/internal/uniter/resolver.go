@@ -18,7 +18,11 @@ type Remote struct {
 	// ForceUpgrade: the charm was changed with --force-units, so a unit in
 	// error deploys it without waiting to be resolved.
 	ForceUpgrade bool
-	ConfigHash   string
+	// CharmModified is the application's charm-modified-version: it moves
+	// when the charm's resources change, and the unit upgrades for it as
+	// for a new charm.
+	CharmModified int
+	ConfigHash    string
 	// LeaderKnown is false until the first claim was answered.
 	LeaderKnown           bool
 	Leader                bool
@@ -74,9 +78,9 @@ func Resolve(l *Local, r *Remote) Decision {
 		// on a half-deployed charm directory; to the charm the controller
 		// wants now, should it have changed meanwhile.
 		op := l.Op
-		if r.CharmSHA != "" && op.Hook.Hash != r.CharmSHA {
+		if r.CharmSHA != "" && (op.Hook.Hash != r.CharmSHA || op.Hook.Version != r.CharmModified) {
 			h := *op.Hook
-			h.Hash = r.CharmSHA
+			h.Hash, h.Version = r.CharmSHA, r.CharmModified
 			op.Hook = &h
 		}
 		return Decision{Op: &op}
@@ -186,9 +190,9 @@ func resolveIdle(l *Local, r *Remote) Decision {
 	}
 	switch {
 	case !l.Installed:
-		return Decision{Op: hookOp(HookInfo{Kind: HookInstall, Hash: r.CharmSHA})}
-	case r.CharmSHA != "" && l.CharmSHA != r.CharmSHA:
-		return Decision{Op: hookOp(HookInfo{Kind: HookUpgradeCharm, Hash: r.CharmSHA})}
+		return Decision{Op: hookOp(HookInfo{Kind: HookInstall, Hash: r.CharmSHA, Version: r.CharmModified})}
+	case r.CharmSHA != "" && (l.CharmSHA != r.CharmSHA || l.CharmModified != r.CharmModified):
+		return Decision{Op: hookOp(HookInfo{Kind: HookUpgradeCharm, Hash: r.CharmSHA, Version: r.CharmModified})}
 	case l.ConfigHash != r.ConfigHash:
 		return Decision{Op: hookOp(HookInfo{Kind: HookConfigChanged, Hash: r.ConfigHash})}
 	}

@@ -287,3 +287,25 @@ func must[T any](v T, err error) T {
 	}
 	return v
 }
+
+// TestResolveResourceChange: new resource content (the application's
+// charm-modified-version moves, the charm does not) runs upgrade-charm,
+// whose commit records the version, after which nothing is left to do.
+func TestResolveResourceChange(t *testing.T) {
+	l, r := fresh(), remote()
+	r.CharmModified = 1
+	d := Resolve(l, r)
+	if got := describeOp(d); got != HookUpgradeCharm || d.Op.Hook.Hash != "c1" || d.Op.Hook.Version != 1 {
+		t.Fatalf("after a resource change: %q %+v, want upgrade-charm to c1 at version 1", got, d.Op)
+	}
+	l.CharmModified = 1
+	if got := describeOp(Resolve(l, r)); got != "" {
+		t.Fatalf("with the version recorded: %q, want nothing", got)
+	}
+	// An upgrade a restart interrupted follows a later resource change.
+	l.Op = *hookOp(HookInfo{Kind: HookUpgradeCharm, Hash: "c1", Version: 1})
+	r.CharmModified = 2
+	if d := Resolve(l, r); d.Op == nil || d.Op.Hook.Version != 2 {
+		t.Fatalf("interrupted upgrade: %+v, want it to version 2", d.Op)
+	}
+}

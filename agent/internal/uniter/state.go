@@ -67,7 +67,7 @@ type HookInfo struct {
 	DepartingUnit string `json:"departing-unit,omitempty"`
 	// Version is what the hook brings the local state to: the member's or
 	// the app bag's change version, the leader-settings version, the
-	// config hash or the charm sha.
+	// config hash, or the charm sha with the charm-modified-version.
 	Version int    `json:"version,omitempty"`
 	Hash    string `json:"hash,omitempty"`
 	// BootID is set on the start hook run because the machine rebooted:
@@ -139,6 +139,9 @@ type Local struct {
 	// BootID is the machine boot the unit last saw (reboot detection).
 	BootID   string `json:"boot-id,omitempty"`
 	CharmSHA string `json:"charm-sha,omitempty"` // the charm installed or upgraded to
+	// CharmModified is the charm-modified-version installed or upgraded
+	// to (it moves with the application's resources).
+	CharmModified int `json:"charm-modified,omitempty"`
 	// DeployedSHA is the charm on disk (it runs ahead of CharmSHA while an
 	// upgrade is pending).
 	DeployedSHA string `json:"deployed-sha,omitempty"`

@@ -63,6 +63,9 @@ type Config struct {
 	Caller   Caller
 	// Download fetches a charm archive by sha256.
 	Download func(ctx context.Context, sha string) ([]byte, error)
+	// DownloadResource fetches a resource's content by sha256 into the
+	// file dst (resource-get); nil refuses resource-get.
+	DownloadResource func(ctx context.Context, sha, dst string) error
 	// States returns the latest machine state and a channel closed when a
 	// newer one arrives.
 	States       func() (*api.MachineState, <-chan struct{})
@@ -219,7 +222,7 @@ func (u *Uniter) remote(ms *api.MachineState) *Remote {
 	due := u.updateDue
 	u.mu.Unlock()
 	return &Remote{Unit: u.cfg.Unit, Life: urs.Life, CharmSHA: urs.CharmSHA256, ForceUpgrade: urs.ForceCharmUpgrade,
-		ConfigHash: configHash(urs.Config, urs.Trust), LeaderKnown: known, Leader: leader, LeaderSettingsVersion: urs.LeaderSettingsVersion,
+		CharmModified: urs.CharmModifiedVersion, ConfigHash: configHash(urs.Config, urs.Trust), LeaderKnown: known, Leader: leader, LeaderSettingsVersion: urs.LeaderSettingsVersion,
 		Relations: urs.Relations, Tasks: urs.Tasks, Resolved: urs.Resolved, RetryVersion: urs.RetryVersion,
 		AutoRetry: ms.AutoRetry, UpdateStatusDue: due, BootID: u.cfg.BootID, Now: u.cfg.Now()}
 }

@@ -79,8 +79,12 @@ func evaluate(fs *api.FullStatus, spec WaitSpec) waitState {
 			return
 		}
 		seen[name] = true
-		st.total++
 		w, ag := u.WorkloadStatus, u.JujuStatus
+		// A dying unit is on its way out, not one to settle: it is
+		// waited for (below) without counting among the units.
+		if ag.Life == "" {
+			st.total++
+		}
 		switch {
 		case ag.Current == "error" || w.Current == "error":
 			msg := ag.Message
@@ -134,8 +138,22 @@ func evaluate(fs *api.FullStatus, spec WaitSpec) waitState {
 		}
 	}
 	for _, app := range SortedKeys(spec.Scale) {
-		if n := len(fs.Applications[app].Units); n != spec.Scale[app] {
-			st.pending = append(st.pending, fmt.Sprintf("application %s: %d of %d units", app, n, spec.Scale[app]))
+		want, n, alive := spec.Scale[app], len(fs.Applications[app].Units), 0
+		for _, u := range fs.Applications[app].Units {
+			if u.JujuStatus.Life == "" {
+				alive++
+			}
+		}
+		// The units still to come count among the units to settle, so
+		// progress reads against the scale asked for.
+		if alive < want {
+			st.total += want - alive
+		}
+		switch {
+		case n < want:
+			st.pending = append(st.pending, fmt.Sprintf("application %s: %d of %d units", app, n, want))
+		case n > want:
+			st.pending = append(st.pending, fmt.Sprintf("application %s: %d unit(s) still to remove (scaling to %d)", app, n-want, want))
 		}
 	}
 	return st

@@ -82,11 +82,21 @@ func appendUnitState(b []byte, u *api.UnitRemoteState) ([]byte, error) {
 	if u.ForceCharmUpgrade {
 		b = append(b, `,"force-charm-upgrade":true`...)
 	}
+	if u.CharmModifiedVersion != 0 {
+		b = append(b, `,"charm-modified-version":`...)
+		b = strconv.AppendInt(b, int64(u.CharmModifiedVersion), 10)
+	}
+	var err error
+	if len(u.Resources) > 0 {
+		b = append(b, `,"resources":`...)
+		if b, err = appendMarshal(b, u.Resources, false, ""); err != nil {
+			return nil, err
+		}
+	}
 	if u.Trust {
 		b = append(b, `,"trust":true`...)
 	}
 	b = append(b, `,"config":`...)
-	var err error
 	if b, err = appendMarshal(b, u.Config, len(u.Config) == 0 && u.Config != nil, "{}"); err != nil {
 		return nil, err
 	}

@@ -14,7 +14,7 @@ func TestAppendMachineStateMatchesMarshal(t *testing.T) {
 	// there too (and counted here).
 	for typ, n := range map[reflect.Type]int{
 		reflect.TypeFor[api.MachineState]():        9,
-		reflect.TypeFor[api.UnitRemoteState]():     18,
+		reflect.TypeFor[api.UnitRemoteState]():     20,
 		reflect.TypeFor[api.RelationRemoteState](): 10,
 		reflect.TypeFor[api.Status]():              4,
 	} {
@@ -25,6 +25,7 @@ func TestAppendMachineStateMatchesMarshal(t *testing.T) {
 	since := time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)
 	full := &api.UnitRemoteState{Unit: "web/10", Application: "web", Principal: "p/1", Life: api.Alive,
 		Resolved: "retry-hook", RetryVersion: 3, CharmSHA256: "abc", CharmRevision: 7, ForceCharmUpgrade: true, Trust: true,
+		CharmModifiedVersion: 2, Resources: map[string]api.AgentResource{"b": {Path: "b.bin", Revision: 1, SHA256: "s", Size: 3}, "a": {}},
 		Config: map[string]any{"b": 1, "a": "x<y>&\"z\"\u2028", "c": json.Number("2.5"), "d": true},
 		Leader: true, LeaseExpiry: since.Add(time.Minute), LeaderSettingsVersion: 4,
 		Relations: map[int]*api.RelationRemoteState{

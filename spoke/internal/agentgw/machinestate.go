@@ -79,7 +79,18 @@ func (g *Gateway) buildUnitState(snap *state.Snapshot, v storeVersion, memo *bui
 	urs := &api.UnitRemoteState{Unit: u.Name, Application: u.Application, Principal: u.Principal, Life: u.Life,
 		Resolved: u.Resolved, RetryVersion: u.RetryVersion, CharmSHA256: a.CharmSHA256, CharmRevision: a.CharmRevision, ForceCharmUpgrade: a.ForceCharmUpgrade, Trust: a.Trust,
 		OpenPorts: u.OpenPorts, WorkloadStatus: u.WorkloadStatus, Config: ap.config,
-		LeaderSettingsVersion: ap.leaderVersion, Relations: map[int]*api.RelationRemoteState{}}
+		LeaderSettingsVersion: ap.leaderVersion, Relations: map[int]*api.RelationRemoteState{},
+		CharmModifiedVersion: a.CharmModifiedVersion}
+	res, err := snap.ResourcesByApplication(u.ModelUUID, u.Application)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range res {
+		if urs.Resources == nil {
+			urs.Resources = map[string]api.AgentResource{}
+		}
+		urs.Resources[r.Name] = api.AgentResource{Path: r.Path, Revision: r.Revision, SHA256: r.SHA256, Size: r.Size}
+	}
 	if l := ap.lease; l != nil && l.Holder == u.Name && l.Expiry.After(now) {
 		urs.Leader, urs.LeaseExpiry = true, l.Expiry
 		in.leaderApps = append(in.leaderApps, a.Name)

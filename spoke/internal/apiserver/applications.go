@@ -96,7 +96,7 @@ func (s *applicationEndpoint) deploy(w http.ResponseWriter, r *http.Request) {
 		reply.WriteError(w, r, err)
 		return
 	}
-	_, p, err := s.charms.charmOf(s.b.Store().Snapshot(), req.CharmSHA256)
+	ch, p, err := s.charms.charmOf(s.b.Store().Snapshot(), req.CharmSHA256)
 	if err != nil {
 		reply.WriteError(w, r, err)
 		return
@@ -106,10 +106,24 @@ func (s *applicationEndpoint) deploy(w http.ResponseWriter, r *http.Request) {
 		reply.WriteError(w, r, err)
 		return
 	}
+	if err := checkOrigin(req.Base, req.Channel); err != nil {
+		reply.WriteError(w, r, err)
+		return
+	}
+	if err := checkStorage(ch, req.Storage); err != nil {
+		reply.WriteError(w, r, err)
+		return
+	}
+	ups, err := s.resourceUploads(r.Context(), ch, req.Resources)
+	if err != nil {
+		reply.WriteError(w, r, err)
+		return
+	}
 	var res state.AddApplicationResult
 	idx, err := s.propose(r, state.AddApplicationType, &state.AddApplicationRequest{
 		ModelUUID: modelOf(r), Name: req.Application, CharmSHA256: req.CharmSHA256, Config: set,
 		Constraints: cons, Base: req.Base, NumUnits: req.NumUnits, Placement: req.To, Trust: req.Trust, Now: s.now(),
+		OriginBase: req.Base, Channel: req.Channel, Storage: req.Storage, Resources: ups,
 	}, &res)
 	if err != nil {
 		reply.WriteError(w, r, err)

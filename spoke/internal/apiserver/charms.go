@@ -2,7 +2,6 @@ package apiserver
 
 import (
 	"archive/zip"
-	"errors"
 	"io"
 	"net/http"
 	"sync"
@@ -11,7 +10,6 @@ import (
 
 	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/charm"
-	"github.com/droverhq/drover/spoke/internal/blobs"
 	"github.com/droverhq/drover/spoke/internal/credential"
 	"github.com/droverhq/drover/spoke/internal/lookup"
 	"github.com/droverhq/drover/spoke/internal/reply"
@@ -170,32 +168,11 @@ const uploadRetryAfter = "5"
 // An archive declared over the limit is refused before its body is read;
 // one that runs over it is refused as soon as it does.
 func (s *charmEndpoint) uploadCharm(w http.ResponseWriter, r *http.Request) {
-	// A refusal leaves the body unread, and the connection is closed
-	// after it rather than drained of the body for reuse.
-	if r.ContentLength > s.cfg.MaxCharmSize {
-		w.Header().Set("Connection", "close")
-		reply.WriteError(w, r, api.Errorf(api.CodeTooLarge, "charm archive is over %d bytes", s.cfg.MaxCharmSize))
+	staged, release, ok := s.stageUpload(w, r, "charm archive")
+	if !ok {
 		return
 	}
-	select {
-	case s.uploads <- struct{}{}:
-		defer func() { <-s.uploads }()
-	default:
-		w.Header().Set("Connection", "close")
-		w.Header().Set("Retry-After", uploadRetryAfter)
-		reply.WriteError(w, r, api.Errorf(api.CodeTooMany, "this controller node is taking %d charm uploads already: retry in a few seconds", maxCharmUploads))
-		return
-	}
-	staged, err := s.b.Blobs().Stage(http.MaxBytesReader(w, r.Body, s.cfg.MaxCharmSize))
-	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) || errors.Is(err, blobs.ErrTooLarge) {
-			reply.WriteError(w, r, api.Errorf(api.CodeTooLarge, "charm archive is over %d bytes", s.cfg.MaxCharmSize))
-			return
-		}
-		reply.WriteError(w, r, api.Errorf(api.CodeBadRequest, "read charm archive: %v", err))
-		return
-	}
+	defer release()
 	defer staged.Discard()
 	if staged.Size == 0 {
 		reply.WriteError(w, r, api.Errorf(api.CodeBadRequest, "empty body: upload a charm archive (zip)"))

@@ -214,6 +214,7 @@ func (s *Server) routes(metricsHandler http.Handler) chi.Router {
 		// Agents authenticate with machine credentials, not as users.
 		r.Get("/agent/stream", s.agents.ServeStream)
 		r.Get("/agent/charms/{sha}", s.ep.charms.agentDownloadCharm)
+		r.Get("/agent/resources/{sha}", s.ep.charms.agentDownloadResource)
 		r.Group(func(r chi.Router) { s.userRoutes(r) })
 	})
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
@@ -273,6 +274,9 @@ func (s *Server) userRoutes(r chi.Router) {
 		r.Post("/applications/{app}/charm", s.ep.applications.setCharm)
 		r.Post("/applications/{app}/constraints", s.ep.applications.setConstraints)
 		r.Post("/applications/{app}/trust", s.ep.applications.setTrust)
+		r.Get("/applications/{app}/resources", s.ep.applications.listResources)
+		r.Post("/applications/{app}/resources", s.ep.applications.attachResources)
+		r.Post("/resource-blobs", s.ep.charms.uploadResourceBlob)
 
 		r.Get("/units", s.ep.units.listUnits)
 		r.Get("/units/{app}/{n}", s.ep.units.getUnit)

@@ -1,5 +1,5 @@
-// Package blobs stores charm archives content-addressed by sha256 on a
-// controller node's disk. A blob is written to a temporary file, hashed while
+// Package blobs stores charm archives and resource content,
+// content-addressed by sha256, on a controller node's disk. A blob is written to a temporary file, hashed while
 // written, and renamed into place only if its hash matches, so a stored blob
 // is always whole and always what its name says.
 package blobs

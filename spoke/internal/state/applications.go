@@ -1,6 +1,8 @@
 package state
 
 import (
+	"maps"
+
 	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/spoke/internal/state/tables"
 )
@@ -133,6 +135,7 @@ func addApplication(t *Txn, req *AddApplicationRequest) (*AddApplicationResult, 
 		ModelUUID: m.UUID, Name: req.Name, CharmSHA256: ch.SHA256, CharmName: ch.Name,
 		Subordinate: ch.Subordinate, Endpoints: charmEndpoints(ch),
 		Config: copyAnyMap(req.Config), Constraints: req.Constraints, Trust: req.Trust, Life: api.Alive,
+		Base: req.OriginBase, Channel: req.Channel, Storage: maps.Clone(req.Storage),
 		Status: api.Status{Status: "unknown", Since: req.Now},
 	}
 	if a.Config == nil {
@@ -143,6 +146,9 @@ func addApplication(t *Txn, req *AddApplicationRequest) (*AddApplicationResult, 
 		return nil, err
 	}
 	if err := t.createUnits(m, a, req.NumUnits, req.Placement, req.Base, req.Now, res); err != nil {
+		return nil, err
+	}
+	if _, err := t.attachResources(a, req.Resources, req.Now); err != nil {
 		return nil, err
 	}
 	if err := t.put(tables.Models, m); err != nil {
@@ -352,6 +358,9 @@ func (t *Txn) maybeRemoveApplication(model, name string) error {
 	}
 	if _, err := t.txn.DeleteAll(tables.LeaderSettings, "id", model, name); err != nil {
 		return internalf("delete leader settings: %v", err)
+	}
+	if _, err := t.txn.DeleteAll(tables.Resources, "application", model, name); err != nil {
+		return internalf("delete resources: %v", err)
 	}
 	if err := t.del(tables.Applications, a); err != nil {
 		return err

@@ -57,6 +57,7 @@ func copyApplication(a *api.Application) *api.Application {
 	c := *a
 	c.Endpoints = slices.Clone(a.Endpoints)
 	c.Config = copyAnyMap(a.Config)
+	c.Storage = maps.Clone(a.Storage)
 	c.Status = copyStatus(a.Status)
 	return &c
 }

@@ -28,6 +28,8 @@ func fillAll(h *harness) {
 	h.deploy("kv", "kv", 2)
 	h.deploy("web", "web", 1)
 	h.deploy("logger", "logger", 0)
+	h.must(AttachResourcesType, &AttachResourcesRequest{ModelUUID: testModel, App: "kv", Now: t0,
+		Resources: []ResourceUpload{{Name: "blob", Type: "file", Path: "blob.bin", SHA256: sha("blob-1"), Size: 3}}})
 	h.must(SetApplicationConfigType, &SetApplicationConfigRequest{ModelUUID: testModel, App: "kv",
 		Set: map[string]any{"port": 7000, "ratio": 0.5, "nested": map[string]any{"a": []any{1, "x"}}}})
 	r := h.relate("web:db", "kv")

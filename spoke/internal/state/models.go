@@ -12,7 +12,7 @@ import (
 var modelTables = []string{
 	tables.Applications, tables.Units, tables.Machines, tables.Relations, tables.RelationScopes,
 	tables.RelationData, tables.Leases, tables.Tasks, tables.StatusHistory, tables.Credentials,
-	tables.UnitState, tables.LeaderSettings, tables.ModelConfig,
+	tables.UnitState, tables.LeaderSettings, tables.ModelConfig, tables.Resources,
 }
 
 // byModel is the index and arguments that find a model's rows in a model

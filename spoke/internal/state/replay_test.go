@@ -38,7 +38,25 @@ const replayDir = "testdata/replay"
 // commands too).
 func replayCommands() []replayCommand {
 	return slices.Concat(replayControllerCommands(), replayModelCommands(), replayAgentCommands(), replayOperatorCommands(),
-		replayJoinTokenCommands())
+		replayJoinTokenCommands(), replayResourceCommands())
+}
+
+// replayResourceCommands are appended after the join token commands: an
+// application deployed with a file resource, storage and a charm origin,
+// then new content for the resource, then the same content again (no new
+// revision).
+func replayResourceCommands() []replayCommand {
+	const m = replayModel
+	cfg := ResourceUpload{Name: "config", Type: "file", Path: "config.tar.gz", SHA256: sha("config-1"), Size: 4096}
+	cfg2 := cfg
+	cfg2.SHA256, cfg2.Size = sha("config-2"), 5120
+	return []replayCommand{
+		{AddApplicationType, &AddApplicationRequest{ModelUUID: m, Name: "files", CharmSHA256: sha("kv-r1"), NumUnits: 0,
+			Base: "ubuntu@24.04", OriginBase: "ubuntu@24.04", Channel: "latest/edge", Storage: map[string]string{"data": "rootfs,1G,1"},
+			Resources: []ResourceUpload{cfg}, Now: replayAt(19 * time.Minute)}},
+		{AttachResourcesType, &AttachResourcesRequest{ModelUUID: m, App: "files", Resources: []ResourceUpload{cfg2}, Now: replayAt(20 * time.Minute)}},
+		{AttachResourcesType, &AttachResourcesRequest{ModelUUID: m, App: "files", Resources: []ResourceUpload{cfg2}, Now: replayAt(21 * time.Minute)}},
+	}
 }
 
 // replayJoinTokenCommands are appended after the commands the fixture was

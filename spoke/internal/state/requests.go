@@ -31,6 +31,8 @@ type (
 	SetApplicationConfigRequest  = format.SetApplicationConfigRequest
 	SetCharmRequest              = format.SetCharmRequest
 	SetTrustRequest              = format.SetTrustRequest
+	AttachResourcesRequest       = format.AttachResourcesRequest
+	ResourceUpload               = format.ResourceUpload
 	SetExposedRequest            = format.SetExposedRequest
 	SetConstraintsRequest        = format.SetConstraintsRequest
 	AddUnitsRequest              = format.AddUnitsRequest

@@ -165,7 +165,8 @@ func FromApplication(a *api.Application) *Application {
 	return &Application{ModelUUID: a.ModelUUID, Name: a.Name, CharmSHA256: a.CharmSHA256,
 		CharmName: a.CharmName, CharmRevision: a.CharmRevision, ForceCharmUpgrade: a.ForceCharmUpgrade,
 		Subordinate: a.Subordinate, Endpoints: convertSlice(a.Endpoints, toEndpoint), Config: a.Config,
-		Constraints: a.Constraints, Exposed: a.Exposed, Trust: a.Trust, Scale: a.Scale, Life: Life(a.Life),
+		Constraints: a.Constraints, Exposed: a.Exposed, Trust: a.Trust, Base: a.Base, Channel: a.Channel,
+		Storage: a.Storage, CharmModifiedVersion: a.CharmModifiedVersion, Scale: a.Scale, Life: Life(a.Life),
 		Status: Status(a.Status), WorkloadVersion: a.WorkloadVersion, NextUnit: a.NextUnit, Meta: Meta(a.Meta)}
 }
 
@@ -174,7 +175,8 @@ func (a *Application) API() *api.Application {
 	return &api.Application{ModelUUID: a.ModelUUID, Name: a.Name, CharmSHA256: a.CharmSHA256,
 		CharmName: a.CharmName, CharmRevision: a.CharmRevision, ForceCharmUpgrade: a.ForceCharmUpgrade,
 		Subordinate: a.Subordinate, Endpoints: convertSlice(a.Endpoints, fromEndpoint), Config: a.Config,
-		Constraints: a.Constraints, Exposed: a.Exposed, Trust: a.Trust, Scale: a.Scale, Life: api.Life(a.Life),
+		Constraints: a.Constraints, Exposed: a.Exposed, Trust: a.Trust, Base: a.Base, Channel: a.Channel,
+		Storage: a.Storage, CharmModifiedVersion: a.CharmModifiedVersion, Scale: a.Scale, Life: api.Life(a.Life),
 		Status: api.Status(a.Status), WorkloadVersion: a.WorkloadVersion, NextUnit: a.NextUnit, Meta: api.Meta(a.Meta)}
 }
 
@@ -286,4 +288,16 @@ func FromStatusHistoryEntry(e *api.StatusHistoryEntry) *StatusHistoryEntry {
 // API converts a status history entry back.
 func (e *StatusHistoryEntry) API() *api.StatusHistoryEntry {
 	return &api.StatusHistoryEntry{ModelUUID: e.ModelUUID, Entity: e.Entity, Kind: e.Kind, Seq: e.Seq, Status: api.Status(e.Status)}
+}
+
+// FromResource converts a resource.
+func FromResource(r *api.Resource) *Resource {
+	return &Resource{ModelUUID: r.ModelUUID, Application: r.Application, Name: r.Name, Type: r.Type, Path: r.Path,
+		Revision: r.Revision, SHA256: r.SHA256, Size: r.Size, Origin: r.Origin, Uploaded: r.Uploaded, Meta: Meta(r.Meta)}
+}
+
+// API converts a resource back.
+func (r *Resource) API() *api.Resource {
+	return &api.Resource{ModelUUID: r.ModelUUID, Application: r.Application, Name: r.Name, Type: r.Type, Path: r.Path,
+		Revision: r.Revision, SHA256: r.SHA256, Size: r.Size, Origin: r.Origin, Uploaded: r.Uploaded, Meta: api.Meta(r.Meta)}
 }

@@ -120,23 +120,27 @@ type Charm struct {
 
 // Application is a deployed charm.
 type Application struct {
-	ModelUUID         string         `json:"model-uuid"`
-	Name              string         `json:"name"`
-	CharmSHA256       string         `json:"charm-sha256"`
-	CharmName         string         `json:"charm-name"`
-	CharmRevision     int            `json:"charm-revision"`
-	ForceCharmUpgrade bool           `json:"force-charm-upgrade,omitempty"`
-	Subordinate       bool           `json:"subordinate"`
-	Endpoints         []Endpoint     `json:"endpoints"`
-	Config            map[string]any `json:"config"`
-	Constraints       string         `json:"constraints,omitempty"`
-	Exposed           bool           `json:"exposed"`
-	Trust             bool           `json:"trust,omitempty"`
-	Scale             int            `json:"scale"`
-	Life              Life           `json:"life"`
-	Status            Status         `json:"status"`
-	WorkloadVersion   string         `json:"workload-version,omitempty"`
-	NextUnit          int            `json:"next-unit"`
+	ModelUUID            string            `json:"model-uuid"`
+	Name                 string            `json:"name"`
+	CharmSHA256          string            `json:"charm-sha256"`
+	CharmName            string            `json:"charm-name"`
+	CharmRevision        int               `json:"charm-revision"`
+	ForceCharmUpgrade    bool              `json:"force-charm-upgrade,omitempty"`
+	Subordinate          bool              `json:"subordinate"`
+	Endpoints            []Endpoint        `json:"endpoints"`
+	Config               map[string]any    `json:"config"`
+	Constraints          string            `json:"constraints,omitempty"`
+	Exposed              bool              `json:"exposed"`
+	Trust                bool              `json:"trust,omitempty"`
+	Base                 string            `json:"base,omitempty"`
+	Channel              string            `json:"channel,omitempty"`
+	Storage              map[string]string `json:"storage,omitempty"`
+	CharmModifiedVersion int               `json:"charm-modified-version,omitempty"`
+	Scale                int               `json:"scale"`
+	Life                 Life              `json:"life"`
+	Status               Status            `json:"status"`
+	WorkloadVersion      string            `json:"workload-version,omitempty"`
+	NextUnit             int               `json:"next-unit"`
 	Meta
 }
 
@@ -344,5 +348,21 @@ type JoinToken struct {
 	Expires time.Time `json:"expires"`
 	Used    bool      `json:"used,omitempty"`
 	Node    string    `json:"node,omitempty"`
+	Meta
+}
+
+// Resource is an application's file resource: the uploaded content's
+// hash and size, and the revision of this upload.
+type Resource struct {
+	ModelUUID   string    `json:"model-uuid"`
+	Application string    `json:"application"`
+	Name        string    `json:"name"`
+	Type        string    `json:"type"`
+	Path        string    `json:"path"`
+	Revision    int       `json:"revision"`
+	SHA256      string    `json:"sha256"`
+	Size        int64     `json:"size"`
+	Origin      string    `json:"origin"`
+	Uploaded    time.Time `json:"uploaded"`
 	Meta
 }

@@ -155,6 +155,15 @@ type AddApplicationRequest struct {
 	Placement   []string       `json:"placement,omitempty"`
 	Trust       bool           `json:"trust,omitempty"`
 	Now         time.Time      `json:"now"`
+	// OriginBase, Channel and Storage are recorded on the application:
+	// the charm origin's base and channel (Base is the base of new
+	// machines), and the storage directives by name.
+	OriginBase string            `json:"origin-base,omitempty"`
+	Channel    string            `json:"channel,omitempty"`
+	Storage    map[string]string `json:"storage,omitempty"`
+	// Resources are the application's first resource revisions, already
+	// checked against the charm and stored by the proposer.
+	Resources []ResourceUpload `json:"resources,omitempty"`
 }
 
 // SetApplicationConfigRequest sets and unsets application config (typed by
@@ -456,4 +465,25 @@ type CommitHookChangesRequest struct {
 	ModelUUID string      `json:"model-uuid"`
 	Changes   HookChanges `json:"changes"`
 	Now       time.Time   `json:"now"`
+}
+
+// ResourceUpload is new content for one resource of an application: the
+// name, type and filename the charm declares, and the stored blob.
+type ResourceUpload struct {
+	Name   string `json:"name"`
+	Type   string `json:"type"`
+	Path   string `json:"path"`
+	SHA256 string `json:"sha256"`
+	Size   int64  `json:"size"`
+}
+
+// AttachResourcesRequest gives an application new resource content: each
+// resource whose content changed gets the next revision, and the
+// application's charm-modified-version moves once if any did, so its
+// units run upgrade-charm. Value: *api.Application.
+type AttachResourcesRequest struct {
+	ModelUUID string           `json:"model-uuid"`
+	App       string           `json:"app"`
+	Resources []ResourceUpload `json:"resources"`
+	Now       time.Time        `json:"now"`
 }

@@ -43,6 +43,7 @@ const (
 	RecHubTrust       RecordType = 20
 	RecHubToken       RecordType = 21
 	RecJoinToken      RecordType = 22
+	RecResource       RecordType = 23
 )
 
 // SnapshotWriter writes a snapshot stream.

@@ -104,6 +104,8 @@ func Meta(obj any) *api.Meta {
 		return &o.Meta
 	case *JoinToken:
 		return &o.Meta
+	case *api.Resource:
+		return &o.Meta
 	}
 	return nil
 }

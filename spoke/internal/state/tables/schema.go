@@ -33,6 +33,7 @@ const (
 	HubTrust        = "hub_trust"
 	HubTokens       = "hub_tokens"
 	JoinTokens      = "join_tokens"
+	Resources       = "resources"
 	// StatusRevisions is derived: see statusrev.go.
 	StatusRevisions = "status_revisions"
 )
@@ -48,7 +49,7 @@ var All = []string{
 	Models, Charms, Applications, Units, Machines,
 	Relations, RelationScopes, RelationData, Leases, Tasks,
 	StatusHistory, UnitState, LeaderSettings, ModelConfig,
-	HubTrust, HubTokens, JoinTokens,
+	HubTrust, HubTokens, JoinTokens, Resources,
 }
 
 // IndexEntry records the last raft index that modified a table.
@@ -124,6 +125,8 @@ func Schema() *memdb.DBSchema {
 		table(HubTrust, idIndex(str("Key"))),
 		table(HubTokens, idIndex(str("Hash"))),
 		table(JoinTokens, idIndex(str("Hash"))),
+		table(Resources, idIndex(compound(str("ModelUUID"), str("Application"), str("Name"))), modelIdx,
+			byIndex("application", compound(str("ModelUUID"), str("Application")), false)),
 		table(StatusRevisions, idIndex(str("ModelUUID"))),
 	}
 	s := &memdb.DBSchema{Tables: map[string]*memdb.TableSchema{}}

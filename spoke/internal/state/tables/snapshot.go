@@ -65,6 +65,7 @@ var snapshotTables = map[string]snapshotTable{
 	HubTrust:        record(format.RecHubTrust, hubTrustRecord, hubTrustFromRecord),
 	HubTokens:       record(format.RecHubToken, hubTokenRecord, hubTokenFromRecord),
 	JoinTokens:      record(format.RecJoinToken, joinTokenRecord, joinTokenFromRecord),
+	Resources:       record(format.RecResource, format.FromResource, (*format.Resource).API),
 }
 
 func userFromRecord(r *format.UserRecord) *api.User {
