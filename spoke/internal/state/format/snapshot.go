@@ -121,7 +121,7 @@ func (s *SnapshotReader) Next() (RecordType, []byte, error) {
 
 // RecExportHeader opens a model export (ModelExportHeader); it never
 // appears in a snapshot.
-const RecExportHeader RecordType = 23
+const RecExportHeader RecordType = 24
 
 // ModelExportVersion is the version of the model description a model
 // export carries (ModelExportHeader.Version). A controller imports exports

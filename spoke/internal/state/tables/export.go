@@ -24,7 +24,7 @@ import (
 // behind.
 var ModelTables = []string{
 	Credentials, Applications, Units, Machines, Relations, RelationScopes, RelationData,
-	Leases, Tasks, StatusHistory, UnitState, LeaderSettings, ModelConfig,
+	Leases, Tasks, StatusHistory, UnitState, LeaderSettings, ModelConfig, Resources,
 }
 
 // ModelRows are the rows of one model read from an export, by table,
