@@ -130,10 +130,8 @@ func runDev(ctx context.Context, o *devOptions, changed func(string) bool, stdou
 	if o.listen, err = resolveDevAddrs(o.stateDir, rec, o.listen, changed, netProbe); err != nil {
 		return err
 	}
-	if rec == nil {
-		if err := writeAddrRecord(o.stateDir, o.listen); err != nil {
-			return err
-		}
+	if err := writeAddrRecord(o.stateDir, o.listen); err != nil {
+		return err
 	}
 	secrets, err := serviceAccountSecrets(filepath.Join(o.stateDir, "service-accounts.json"),
 		[]hub.ServiceAccount{{ClientID: "ci-" + devOrg, Org: devOrg}, {ClientID: "ci-" + otherOrg, Org: otherOrg}})

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -115,12 +116,14 @@ func resolveDevAddrs(stateDir string, rec *devAddrs, given devAddrs, changed fun
 }
 
 // readAddrRecord reads the state dir's recorded addresses: nil when it has
-// none (a new state dir).
+// none (a new state dir). A state dir without a record whose dev.json
+// names every address (one made before addresses were recorded) is bound
+// to those.
 func readAddrRecord(stateDir string) (*devAddrs, error) {
 	path := filepath.Join(stateDir, addressesFile)
 	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return addrsOfDevInfo(filepath.Join(stateDir, "dev.json")), nil
 	}
 	if err != nil {
 		return nil, err
@@ -133,6 +136,39 @@ func readAddrRecord(stateDir string) (*devAddrs, error) {
 		return nil, fmt.Errorf("%s lacks an address (delete the state with --reset)", path)
 	}
 	return &a, nil
+}
+
+// addrsOfDevInfo reads the addresses from the URLs of the dev.json at
+// path: nil when it is missing or lacks one.
+func addrsOfDevInfo(path string) *devAddrs {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	var info DevInfo
+	if json.Unmarshal(b, &info) != nil {
+		return nil
+	}
+	host := func(raw string) string {
+		u, err := url.Parse(raw)
+		if err != nil {
+			return ""
+		}
+		return u.Host
+	}
+	a := devAddrs{Hub: host(info.HubURL), IDP: host(info.Issuer)}
+	for _, c := range info.Controllers {
+		switch c.Name {
+		case "east":
+			a.East = host(c.URL)
+		case "west":
+			a.West = host(c.URL)
+		}
+	}
+	if a.Hub == "" || a.IDP == "" || a.East == "" || a.West == "" {
+		return nil
+	}
+	return &a
 }
 
 // writeAddrRecord records the federation's addresses in its state dir.

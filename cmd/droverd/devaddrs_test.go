@@ -1,9 +1,12 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -119,5 +122,35 @@ func TestDevFreeAddressesOnTheNetwork(t *testing.T) {
 	}
 	if checkListen(addr, true) != nil || clashes(addr, true, []string{held.String()}) {
 		t.Errorf("freeAddr: %s, not free or clashing with %s", addr, held)
+	}
+}
+
+// TestDevAddressesOfAnOlderStateDir: a state dir without addresses.json
+// whose dev.json names the federation's URLs is bound to their addresses;
+// one without either is new.
+func TestDevAddressesOfAnOlderStateDir(t *testing.T) {
+	dir := t.TempDir()
+	if rec, err := readAddrRecord(dir); rec != nil || err != nil {
+		t.Fatalf("an empty state dir: %+v, %v", rec, err)
+	}
+	info := DevInfo{HubURL: "https://127.0.0.1:3000", Issuer: "http://127.0.0.1:3001/dex",
+		Controllers: []DevController{{Name: "east", URL: "https://127.0.0.1:3002"}, {Name: "west", URL: "https://127.0.0.1:3004"}}}
+	b, _ := json.Marshal(info)
+	if err := os.WriteFile(filepath.Join(dir, "dev.json"), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := readAddrRecord(dir)
+	want := devAddrs{Hub: "127.0.0.1:3000", IDP: "127.0.0.1:3001", East: "127.0.0.1:3002", West: "127.0.0.1:3004"}
+	if err != nil || rec == nil || *rec != want {
+		t.Fatalf("a state dir with dev.json only: %+v, %v; want %+v", rec, err, want)
+	}
+	// The record, once written, is what counts.
+	other := want
+	other.Hub = "127.0.0.1:4000"
+	if err := writeAddrRecord(dir, other); err != nil {
+		t.Fatal(err)
+	}
+	if rec, err := readAddrRecord(dir); err != nil || rec == nil || *rec != other {
+		t.Fatalf("a recorded state dir: %+v, %v; want %+v", rec, err, other)
 	}
 }
