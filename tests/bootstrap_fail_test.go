@@ -30,14 +30,26 @@ func TestFailedBootstrapLeavesNothing(t *testing.T) {
 	}
 	defer ln.Close()
 	_, errs, code := d.run("bootstrap", "retry", "--listen", ln.Addr().String(), "--timeout", "60s")
-	if code == 0 {
-		t.Fatalf("bootstrap on a port in use succeeded:\n%s", errs)
+	if code == 0 || !strings.Contains(errs, "address already in use") {
+		t.Fatalf("bootstrap on a port in use: exit %d, want the controller's own words:\n%s", code, errs)
 	}
 	if _, err := os.Stat(dataDir); !os.IsNotExist(err) {
 		t.Errorf("the failed bootstrap left its data dir %s (%v); it said:\n%s", dataDir, err, errs)
 	}
 	if left := processesNaming(dataDir); len(left) > 0 {
 		t.Errorf("processes left after the failed bootstrap: %v", left)
+	}
+	// A controller that does not answer in time is killed, and its data
+	// dir goes too.
+	_, errs, code = d.run("bootstrap", "retry", "--listen", pairAddr(t), "--timeout", "1ms")
+	if code == 0 || !strings.Contains(errs, "did not become ready in 1ms") {
+		t.Fatalf("bootstrap with --timeout 1ms: exit %d\n%s", code, errs)
+	}
+	if _, err := os.Stat(dataDir); !os.IsNotExist(err) {
+		t.Errorf("the timed-out bootstrap left its data dir %s (%v)", dataDir, err)
+	}
+	if left := processesNaming(dataDir); len(left) > 0 {
+		t.Errorf("processes left after the timed-out bootstrap: %v", left)
 	}
 	d.ok("bootstrap", "retry", "--listen", pairAddr(t))
 	d.ok("kill-controller", "retry", "-y")

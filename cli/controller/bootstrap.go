@@ -223,14 +223,15 @@ func (a *Commands) waitReady(ctx context.Context, dataDir string, exited <-chan 
 		}
 		select {
 		case <-exited:
-			return nil, nil, fmt.Errorf("the controller process exited during bootstrap; its log (%s) ends with:\n%s",
-				filepath.Join(dataDir, logFileName), logTail(dataDir, 10))
+			return nil, nil, fmt.Errorf("the controller process exited during bootstrap; its log ends with:\n%s", logTail(dataDir, 10))
 		case <-ctx.Done():
 			if lastErr == nil {
 				lastErr = ctx.Err()
 			}
-			return nil, nil, fmt.Errorf("the controller did not become ready in %s (%v); see %s", timeout, lastErr,
-				filepath.Join(dataDir, logFileName))
+			// The log goes with the data dir bootstrap removes: its end
+			// is quoted here.
+			return nil, nil, fmt.Errorf("the controller did not become ready in %s (%v); its log ends with:\n%s", timeout, lastErr,
+				logTail(dataDir, 10))
 		case <-tick.C:
 		}
 	}
