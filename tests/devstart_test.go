@@ -57,7 +57,8 @@ func runDevQuick(t *testing.T, args ...string) (int, string) {
 // recovery): droverd dev on a host whose default ports are taken starts on
 // free ones, prints them and writes them to dev.json; a later start of
 // that state dir with another address refuses at once, naming the flag,
-// both addresses and --reset, its error first, before any log line.
+// both addresses and --reset, its error first, before any log line; with
+// --reset it starts afresh on the new address.
 func TestDevStartPicksFreePortsAndKeepsThem(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs real processes (PostgreSQL, hub, two spokes)")
@@ -92,6 +93,18 @@ func TestDevStartPicksFreePortsAndKeepsThem(t *testing.T) {
 			t.Errorf("the refusal does not say %q:\n%s", want, out)
 		}
 	}
+
+	// --reset starts afresh on the new address (without it the recorded
+	// addresses refuse the flag, as above). The old dev.json goes first:
+	// the new one is what startDevStackIn waits for.
+	if err := os.Remove(filepath.Join(state, "dev.json")); err != nil {
+		t.Fatal(err)
+	}
+	s = startDevStackIn(t, state, filepath.Join(root, "dev-reset.log"), "--reset", "--east-listen", other)
+	if got := s.info.Addresses["east-listen"]; got != other {
+		t.Errorf("after --reset --east-listen %s, dev.json's east-listen is %s", other, got)
+	}
+	s.stop()
 }
 
 // TestDevStartOnABusyPortLeavesNoState: droverd dev given an address in
