@@ -118,17 +118,25 @@ func runDev(ctx context.Context, o *devOptions, changed func(string) bool, stdou
 	if err != nil {
 		return err
 	}
-	unlock, err := openDevState(o.stateDir, o.reset)
+	unlock, err := openDevState(o.stateDir)
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	rec, err := readAddrRecord(o.stateDir)
-	if err != nil {
-		return err
+	var rec *devAddrs // --reset: the state's addresses bind no more
+	if !o.reset {
+		if rec, err = readAddrRecord(o.stateDir); err != nil {
+			return err
+		}
 	}
 	if o.listen, err = resolveDevAddrs(o.stateDir, rec, o.listen, changed, netProbe); err != nil {
 		return err
+	}
+	// The new addresses are checked before --reset deletes anything.
+	if o.reset {
+		if err := resetDevState(o.stateDir); err != nil {
+			return fmt.Errorf("--reset: %w", err)
+		}
 	}
 	if err := writeAddrRecord(o.stateDir, o.listen); err != nil {
 		return err

@@ -20,10 +20,9 @@ const devLockFile = ".lock"
 var devSpokes = []string{"east", "west"}
 
 // openDevState makes the state dir (traversable by the postgres user),
-// checks that user can enter it, and locks it for this process; with reset
-// it then deletes the federation kept there, its controllers' local
-// machines first. unlock releases the lock.
-func openDevState(stateDir string, reset bool) (unlock func(), err error) {
+// checks that user can enter it, and locks it for this process. unlock
+// releases the lock.
+func openDevState(stateDir string) (unlock func(), err error) {
 	if err := prepareStateDir(stateDir); err != nil {
 		return nil, fmt.Errorf("--state-dir: %w", err)
 	}
@@ -45,17 +44,11 @@ func openDevState(stateDir string, reset bool) (unlock func(), err error) {
 		}
 		return nil, fmt.Errorf("lock %s: %w", f.Name(), err)
 	}
-	unlock = func() { f.Close() } // closing releases the flock
-	if reset {
-		if err := resetDevState(stateDir); err != nil {
-			unlock()
-			return nil, fmt.Errorf("--reset: %w", err)
-		}
-	}
-	return unlock, nil
+	return func() { f.Close() }, nil // closing releases the flock
 }
 
-// resetDevState deletes the federation kept in stateDir: its controllers'
+// resetDevState deletes the federation kept in stateDir (locked by
+// openDevState): its controllers'
 // local machines (their processes, directories and, as root, users, which
 // live outside the state dir), then everything in the dir but its lock.
 func resetDevState(stateDir string) error {

@@ -22,22 +22,22 @@ func TestDevStateLockAndReset(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	unlock, err := openDevState(dir, false)
+	unlock, err := openDevState(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := openDevState(dir, true); err == nil || !strings.Contains(err.Error(), "another droverd dev is running on "+dir) {
+	if _, err := openDevState(dir); err == nil || !strings.Contains(err.Error(), "another droverd dev is running on "+dir) {
 		t.Fatalf("a second droverd dev on %s: %v", dir, err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "dev.json")); err != nil {
-		t.Fatalf("a refused --reset deleted the state: %v", err)
-	}
 	unlock()
-	unlock, err = openDevState(dir, true)
+	unlock, err = openDevState(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer unlock()
+	if err := resetDevState(dir); err != nil {
+		t.Fatal(err)
+	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		t.Fatal(err)
