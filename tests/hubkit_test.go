@@ -29,9 +29,11 @@ import (
 
 // devInfo is the part of `droverd dev`'s dev.json the tests read.
 type devInfo struct {
-	HubURL string `json:"hub-url"`
-	CAFile string `json:"ca-file"`
-	User   struct {
+	HubURL    string            `json:"hub-url"`
+	CAFile    string            `json:"ca-file"`
+	Issuer    string            `json:"oidc-issuer"`
+	Addresses map[string]string `json:"addresses"`
+	User      struct {
 		Email    string `json:"email"`
 		Password string `json:"password"`
 		Org      string `json:"org"`
@@ -67,10 +69,18 @@ type devStack struct {
 // state.
 func startDevStack(t *testing.T) *devStack {
 	t.Helper()
-	bin := binaries(t)
 	root := postgresRoot(t, "drover-hub-e2e-")
-	state := filepath.Join(root, "state")
-	s := &devStack{t: t, state: state, log: filepath.Join(root, "dev.log"), exited: make(chan struct{})}
+	return startDevStackIn(t, filepath.Join(root, "state"), filepath.Join(root, "dev.log"),
+		"--hub-listen", testkit.FreeAddr(t), "--idp-listen", testkit.FreeAddr(t),
+		"--east-listen", pairAddr(t), "--west-listen", pairAddr(t), "--log-level", "warn")
+}
+
+// startDevStackIn runs the built `droverd dev --state-dir state` with args,
+// its output in logPath, and waits for its dev.json, as startDevStack.
+func startDevStackIn(t *testing.T, state, logPath string, args ...string) *devStack {
+	t.Helper()
+	bin := binaries(t)
+	s := &devStack{t: t, state: state, log: logPath, exited: make(chan struct{})}
 	for _, sp := range []string{"east", "west"} {
 		dataDir := filepath.Join(state, "spoke-"+sp)
 		t.Cleanup(func() {
@@ -85,9 +95,7 @@ func startDevStack(t *testing.T) *devStack {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { logf.Close() })
-	s.cmd = exec.Command(filepath.Join(bin, "droverd"), "dev", "--state-dir", state,
-		"--hub-listen", testkit.FreeAddr(t), "--idp-listen", testkit.FreeAddr(t),
-		"--east-listen", pairAddr(t), "--west-listen", pairAddr(t), "--log-level", "warn")
+	s.cmd = exec.Command(filepath.Join(bin, "droverd"), append([]string{"dev", "--state-dir", state}, args...)...)
 	s.cmd.Stdout, s.cmd.Stderr = logf, logf
 	s.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := s.cmd.Start(); err != nil {

@@ -69,9 +69,17 @@ func (a *Commands) bootstrap(ctx context.Context, name, dataDir, listen, raftLis
 		return err
 	}
 	if _, err := os.Stat(filepath.Join(dataDir, credentialFile)); err == nil {
+		if dataDir == filepath.Join(a.Store.Dir, "controllers", name) {
+			return fmt.Errorf("%s already holds a controller %q that the client store does not know; "+
+				"'drover kill-controller %s' stops and removes it", dataDir, name, name)
+		}
 		return fmt.Errorf("%s already holds a controller; remove it or choose another --data-dir", dataDir)
 	}
 	exe, err := a.findDroverd()
+	if err != nil {
+		return err
+	}
+	fresh, err := emptyOrMissing(dataDir)
 	if err != nil {
 		return err
 	}
@@ -86,22 +94,18 @@ func (a *Commands) bootstrap(ctx context.Context, name, dataDir, listen, raftLis
 	pid, exited, err := startDroverd(exe, dataDir, args)
 	if err != nil {
 		p.Done("")
-		return err
+		return errors.Join(err, a.undoBootstrap(ctx, dataDir, 0, fresh, p))
 	}
 	c, info, err := a.waitReady(ctx, dataDir, exited, timeout, p)
 	if err != nil {
 		p.Done("")
-		// Leave nothing running behind a failed bootstrap.
-		if serr := stopNodes(context.WithoutCancel(ctx), []localNode{{dataDir: dataDir, pid: pid}}, true, 0, p); serr != nil {
-			return fmt.Errorf("%w (and stopping process %d failed: %v)", err, pid, serr)
-		}
-		return err
+		return errors.Join(err, a.undoBootstrap(ctx, dataDir, pid, fresh, p))
 	}
 	defer c.Client.Close()
 	who, err := c.Client.WhoAmI(ctx)
 	if err != nil {
 		p.Done("")
-		return err
+		return errors.Join(err, a.undoBootstrap(ctx, dataDir, pid, fresh, p))
 	}
 	err = a.Store.Update(func(s *clientstore.State) error {
 		if _, ok := s.Controllers[name]; ok {
@@ -118,7 +122,7 @@ func (a *Commands) bootstrap(ctx context.Context, name, dataDir, listen, raftLis
 	})
 	if err != nil {
 		p.Done("")
-		return err
+		return errors.Join(err, a.undoBootstrap(ctx, dataDir, pid, fresh, p))
 	}
 	// The controller's own node record may not be replicated yet (info
 	// then lists no address); the credential's address is the same one.
@@ -130,6 +134,62 @@ func (a *Commands) bootstrap(ctx context.Context, name, dataDir, listen, raftLis
 			"Bootstrap as root to give each machine a user of its own (docs/security.md).\n")
 	}
 	return nil
+}
+
+// undoBootstrap leaves nothing behind a failed bootstrap, so that a retry
+// starts afresh: it kills the node (pid, when started), powers off and
+// removes its local machines, and empties the data dir when bootstrap
+// found it empty or missing (removing it when it was missing). The error
+// says what could not be undone.
+func (a *Commands) undoBootstrap(ctx context.Context, dataDir string, pid int, fresh freshness, p *modelcmd.Progress) error {
+	ctx = context.WithoutCancel(ctx)
+	if pid > 0 {
+		if err := stopNodes(ctx, []localNode{{dataDir: dataDir, pid: pid}}, true, 0, p); err != nil {
+			return fmt.Errorf("stopping the controller process %d failed: %w; remove %s once it is gone", pid, err, dataDir)
+		}
+	}
+	if err := a.teardownMachines(ctx, []localNode{{dataDir: dataDir}}, true); err != nil {
+		return fmt.Errorf("%w; 'drover kill-controller' removes what is left", err)
+	}
+	switch fresh {
+	case missing:
+		if err := os.RemoveAll(dataDir); err != nil {
+			return fmt.Errorf("the data directory could not be removed: %w", err)
+		}
+	case empty:
+		entries, err := os.ReadDir(dataDir)
+		if err != nil {
+			return err
+		}
+		for _, e := range entries {
+			if err := os.RemoveAll(filepath.Join(dataDir, e.Name())); err != nil {
+				return fmt.Errorf("the data directory could not be emptied: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+// freshness is what bootstrap found at its data dir.
+type freshness int
+
+const (
+	missing  freshness = iota // no directory: bootstrap makes it
+	empty                     // an empty directory
+	occupied                  // a directory with files bootstrap leaves alone
+)
+
+func emptyOrMissing(dir string) (freshness, error) {
+	entries, err := os.ReadDir(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return missing, nil
+	case err != nil:
+		return occupied, fmt.Errorf("cannot read the data directory: %w", err)
+	case len(entries) == 0:
+		return empty, nil
+	}
+	return occupied, nil
 }
 
 // waitReady waits for the node's credential file and a successful call.
@@ -163,14 +223,15 @@ func (a *Commands) waitReady(ctx context.Context, dataDir string, exited <-chan 
 		}
 		select {
 		case <-exited:
-			return nil, nil, fmt.Errorf("the controller process exited during bootstrap; its log (%s) ends with:\n%s",
-				filepath.Join(dataDir, logFileName), logTail(dataDir, 10))
+			return nil, nil, fmt.Errorf("the controller process exited during bootstrap; its log ends with:\n%s", logTail(dataDir, 10))
 		case <-ctx.Done():
 			if lastErr == nil {
 				lastErr = ctx.Err()
 			}
-			return nil, nil, fmt.Errorf("the controller did not become ready in %s (%v); see %s", timeout, lastErr,
-				filepath.Join(dataDir, logFileName))
+			// The log goes with the data dir bootstrap removes: its end
+			// is quoted here.
+			return nil, nil, fmt.Errorf("the controller did not become ready in %s (%v); its log ends with:\n%s", timeout, lastErr,
+				logTail(dataDir, 10))
 		case <-tick.C:
 		}
 	}

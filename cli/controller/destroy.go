@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -27,7 +28,12 @@ while any model has applications, unless --destroy-all-models is given.`
 		use, short = "kill-controller NAME", "Forcibly stop a local controller and forget it"
 		long = `Kills every process of a controller bootstrapped on this machine at once
 (SIGKILL), whatever its models contain, removes their data directories and
-removes the controller from the client store. Prefer destroy-controller.`
+removes the controller from the client store. Prefer destroy-controller.
+
+NAME may also be a controller the client store does not know but whose
+directory is in the client store's controllers directory (a bootstrap that
+was interrupted, a store entry removed by hand): kill-controller stops and
+removes it all the same.`
 	}
 	cmd := &cobra.Command{
 		Use:     use,
@@ -55,7 +61,18 @@ func (a *Commands) destroyController(ctx context.Context, name string, kill, des
 	}
 	d, ok := s.Controllers[name]
 	if !ok {
-		return fmt.Errorf("controller %q not found; 'drover controllers' lists the known ones", name)
+		// A controller whose bootstrap failed, or whose store entry is
+		// gone, may still have its directory (and a process) in the
+		// data root: kill-controller stops and removes it.
+		dir := filepath.Join(a.Store.Dir, "controllers", name)
+		if !controllerNameRe.MatchString(name) || !isDir(dir) {
+			return fmt.Errorf("controller %q not found; 'drover controllers' lists the known ones", name)
+		}
+		if !kill {
+			return fmt.Errorf("controller %q is not in the client store, only its directory %s; "+
+				"'drover kill-controller %s' stops and removes it", name, dir, name)
+		}
+		d = &clientstore.ControllerDetails{DataDir: dir}
 	}
 	if d.DataDir == "" {
 		return fmt.Errorf("controller %q was not bootstrapped from this machine; drover can only stop local controllers", name)
@@ -130,4 +147,9 @@ func (a *Commands) emptyController(ctx context.Context, name string, d *clientst
 		}
 	}
 	return nil
+}
+
+func isDir(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.IsDir()
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -12,6 +11,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/droverhq/drover/api"
@@ -24,7 +24,9 @@ import (
 
 // devOptions are the flags of `droverd dev`.
 type devOptions struct {
-	stateDir, hubListen, idpListen, eastListen, westListen, logLevel string
+	stateDir, logLevel string
+	listen             devAddrs
+	reset              bool
 }
 
 // DevInfo is dev.json: what scripts need to use the local federation.
@@ -35,6 +37,9 @@ type DevInfo struct {
 	User            DevUser          `json:"user"`
 	ServiceAccounts []DevServiceAcct `json:"service-accounts"`
 	Controllers     []DevController  `json:"controllers"`
+	// Addresses are the ones the federation listens on, kept for its
+	// later starts (a controller's raft port is its API port + 1).
+	Addresses devAddrs `json:"addresses"`
 }
 
 // DevUser is the demo person (device-flow login).
@@ -64,36 +69,76 @@ const (
 	otherOrg = "globex"
 )
 
-// newDevFlags defines the flags of `droverd dev`, with defaultStateDir as
-// --state-dir's default; its usage goes to stderr.
-func newDevFlags(stderr io.Writer, defaultStateDir string) (*flag.FlagSet, *devOptions) {
-	fs := flag.NewFlagSet("droverd dev", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+// newDevCmd is `droverd dev`, with defaultStateDir as --state-dir's
+// default; its summary goes to stdout, its logs to stderr.
+func newDevCmd(stdout, stderr io.Writer, defaultStateDir string) *cobra.Command {
 	o := &devOptions{}
+	cmd := &cobra.Command{
+		Use:   "dev [--state-dir DIR] [--reset]",
+		Short: "Run a whole federation on this machine: hub, PostgreSQL, OpenFGA, OIDC issuer and two controllers",
+		Long: `Runs a whole Drover federation on this machine, for development: a private
+PostgreSQL in the state dir, an embedded OpenFGA (its tuples in the hub's
+database), the development OIDC issuer (Dex), the hub, and two controllers,
+east and west, registered with the hub. Ctrl-C stops everything, the
+controllers' local machines too; the state is kept for the next start.
+
+A new state dir takes the addresses the flags give; a default port another
+process holds is replaced by a free one. The state dir records them
+(addresses.json) and later starts use them again: a flag naming another
+address is refused, and --reset deletes the state to start afresh. The
+addresses, URLs and logins are printed and written to STATE/dev.json.`,
+		Example: `  droverd dev
+  droverd dev --state-dir /tmp/fed --hub-listen 127.0.0.1:27080
+  droverd dev --reset --east-listen 127.0.0.1:27070`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runDev(cmd.Context(), o, cmd.Flags().Changed, stdout, stderr)
+		},
+	}
+	fs := cmd.Flags()
 	fs.StringVar(&o.stateDir, "state-dir", defaultStateDir, "where the local federation keeps its state across restarts")
-	fs.StringVar(&o.hubListen, "hub-listen", "127.0.0.1:17080", "hub HTTPS address")
-	fs.StringVar(&o.idpListen, "idp-listen", "127.0.0.1:17090", "development OIDC issuer address (kept stable: identities are bound to the issuer URL)")
-	fs.StringVar(&o.eastListen, "east-listen", "127.0.0.1:17070", "API address of the east controller (raft: port+1)")
-	fs.StringVar(&o.westListen, "west-listen", "127.0.0.1:17072", "API address of the west controller (raft: port+1)")
-	fs.StringVar(&o.logLevel, "log-level", "warn", "log level")
-	return fs, o
+	fs.StringVar(&o.listen.Hub, "hub-listen", "127.0.0.1:17080", "hub HTTPS address (default taken: a free port)")
+	fs.StringVar(&o.listen.IDP, "idp-listen", "127.0.0.1:17090", "development OIDC issuer address (identities are bound to the issuer URL; default taken: a free port)")
+	fs.StringVar(&o.listen.East, "east-listen", "127.0.0.1:17070", "API address of the east controller, raft on port+1 (default taken: free ports)")
+	fs.StringVar(&o.listen.West, "west-listen", "127.0.0.1:17072", "API address of the west controller, raft on port+1 (default taken: free ports)")
+	fs.BoolVar(&o.reset, "reset", false, "delete the state dir's federation (its controllers' machines too) and start afresh")
+	fs.StringVar(&o.logLevel, "log-level", "warn", "log level: debug, info, warn or error")
+	return cmd
 }
 
 // runDev starts a whole federation on one machine: a private PostgreSQL in
 // the state dir, an embedded OpenFGA (its tuples in schema openfga of the
 // hub's database), the embedded Dex issuer, the hub, and two spokes
 // (regions east and west) registered with the hub with hub tokens (so they
-// trust it). Shutdown runs in reverse order of start.
-func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs, o := newDevFlags(stderr, defaultDevStateDir())
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
+// trust it). What can be checked before anything starts is (the state
+// dir, the addresses), so that its errors come first. Shutdown runs in
+// reverse order of start.
+func runDev(ctx context.Context, o *devOptions, changed func(string) bool, stdout, stderr io.Writer) error {
 	logger, err := newLogger(stderr, o.logLevel)
 	if err != nil {
 		return err
 	}
-	if err := prepareStateDir(o.stateDir); err != nil {
+	unlock, err := openDevState(o.stateDir)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	var rec *devAddrs // --reset: the state's addresses bind no more
+	if !o.reset {
+		if rec, err = readAddrRecord(o.stateDir); err != nil {
+			return err
+		}
+	}
+	if o.listen, err = resolveDevAddrs(o.stateDir, rec, o.listen, changed, netProbe); err != nil {
+		return err
+	}
+	// The new addresses are checked before --reset deletes anything.
+	if o.reset {
+		if err := resetDevState(o.stateDir); err != nil {
+			return fmt.Errorf("--reset: %w", err)
+		}
+	}
+	if err := writeAddrRecord(o.stateDir, o.listen); err != nil {
 		return err
 	}
 	secrets, err := serviceAccountSecrets(filepath.Join(o.stateDir, "service-accounts.json"),
@@ -125,7 +170,8 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	info := DevInfo{HubURL: hubCfg.PublicURL, CAFile: hub.CACertPath(hubCfg.StateDir), Issuer: hubCfg.OIDCIssuer,
-		User: DevUser{Email: devidp.DemoEmail, Password: devidp.DemoPassword, Org: devOrg}, ServiceAccounts: secrets}
+		User: DevUser{Email: devidp.DemoEmail, Password: devidp.DemoPassword, Org: devOrg}, ServiceAccounts: secrets,
+		Addresses: o.listen}
 	if info.Controllers, err = startDevSpokes(gctx, g, h, o, logger); err != nil {
 		return err
 	}
@@ -159,8 +205,8 @@ func startDevDeps(ctx context.Context, deps *embeddedDeps, o *devOptions, secret
 	if err != nil {
 		return hub.Config{}, err
 	}
-	hubURL := "https://" + o.hubListen
-	issuer, err := deps.issuer(ctx, o.idpListen, hubURL, secrets, logger)
+	hubURL := "https://" + o.listen.Hub
+	issuer, err := deps.issuer(ctx, o.listen.IDP, hubURL, secrets, logger)
 	if err != nil {
 		return hub.Config{}, err
 	}
@@ -169,7 +215,7 @@ func startDevDeps(ctx context.Context, deps *embeddedDeps, o *devOptions, secret
 		return hub.Config{}, err
 	}
 	return hub.Config{DSN: dsn, OpenFGAURL: fgaURL, OIDCIssuer: issuer,
-		OIDCClientID: devidp.HubClientID, Listen: o.hubListen, PublicURL: hubURL, StateDir: filepath.Join(o.stateDir, "hub"),
+		OIDCClientID: devidp.HubClientID, Listen: o.listen.Hub, PublicURL: hubURL, StateDir: filepath.Join(o.stateDir, "hub"),
 		KeyEncryptionKey: kek, DefaultOrg: devOrg, Admins: []string{devidp.DemoEmail}, Logger: logger.With("component", "hub"),
 		ServiceAccounts: []hub.ServiceAccount{{ClientID: secrets[0].ClientID, Org: secrets[0].Org},
 			{ClientID: secrets[1].ClientID, Org: secrets[1].Org}}}, nil
@@ -179,7 +225,7 @@ func startDevDeps(ctx context.Context, deps *embeddedDeps, o *devOptions, secret
 // other, and registers each with the hub h once it is ready.
 func startDevSpokes(ctx context.Context, g *errgroup.Group, h *hub.Server, o *devOptions, logger *slog.Logger) ([]DevController, error) {
 	var out []DevController
-	for _, sp := range []struct{ name, listen string }{{"east", o.eastListen}, {"west", o.westListen}} {
+	for _, sp := range []struct{ name, listen string }{{"east", o.listen.East}, {"west", o.listen.West}} {
 		dir := filepath.Join(o.stateDir, "spoke-"+sp.name)
 		ready := make(chan struct{})
 		cfg := spoke.Config{DataDir: dir, Listen: sp.listen, Name: sp.name, Bootstrap: true, Ready: ready,
@@ -215,13 +261,14 @@ func defaultDevStateDir() string {
 func printDev(w io.Writer, info DevInfo, devFile, stateDir string) {
 	fmt.Fprintf(w, `Drover dev federation is running.
   hub:          %s  (CA: %s)
-  controllers:  east, west (regions east and west), registered with the hub
+  issuer:       %s
+  controllers:  east %s, west %s (regions east and west), registered with the hub
   log in:       drover login %s --ca %s
                 (device flow: open the URL it prints and sign in as %s / %s)
   scripts:      drover login %s --ca %s --client-id %s --client-secret %s
   details:      %s
 Press Ctrl-C to stop; state is kept in %s.
-`, info.HubURL, info.CAFile, info.HubURL, info.CAFile, info.User.Email, info.User.Password,
+`, info.HubURL, info.CAFile, info.Issuer, info.Controllers[0].URL, info.Controllers[1].URL, info.HubURL, info.CAFile, info.User.Email, info.User.Password,
 		info.HubURL, info.CAFile, info.ServiceAccounts[0].ClientID, info.ServiceAccounts[0].ClientSecret, devFile, stateDir)
 }
 

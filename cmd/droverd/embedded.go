@@ -57,8 +57,12 @@ func (e *embeddedDeps) postgres(ctx context.Context, stateDir, db string, logger
 		return pgserver.Start(ctx, dir, pgserver.Durable())
 	}
 	pg, err := start(ctx)
+	var ae *pgserver.AccessError
+	if errors.As(err, &ae) {
+		return "", usageError{fmt.Errorf("--state-dir %s: %w", stateDir, err)}
+	}
 	if err != nil {
-		return "", fmt.Errorf("postgres (the postgres user needs to traverse every parent of --state-dir): %w", err)
+		return "", fmt.Errorf("postgres: %w", err)
 	}
 	if err := pg.EnsureDatabase(ctx, db); err != nil {
 		_ = pg.Stop()

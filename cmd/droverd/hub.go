@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/netip"
@@ -13,15 +12,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
 	"github.com/droverhq/drover/hub"
 	"github.com/droverhq/drover/hub/devidp"
 )
-
-// stringList is a repeatable flag.
-type stringList []string
-
-func (l *stringList) String() string     { return strings.Join(*l, ",") }
-func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
 
 // hubFlags are the flags of `droverd hub`: hub.Config's fields and what
 // config turns into them.
@@ -29,14 +25,30 @@ type hubFlags struct {
 	cfg                                              hub.Config
 	logLevel, kek, idpListen                         string
 	devIdentity                                      bool
-	admins, serviceAccounts, oldKEKs, trustedProxies stringList
+	admins, serviceAccounts, oldKEKs, trustedProxies []string
 }
 
-// newHubFlags defines the flags of `droverd hub`; its usage goes to stderr.
-func newHubFlags(stderr io.Writer) (*flag.FlagSet, *hubFlags) {
-	fs := flag.NewFlagSet("droverd hub", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+// newHubCmd is `droverd hub`; its logs go to stderr.
+func newHubCmd(stderr io.Writer) *cobra.Command {
 	f := &hubFlags{}
+	cmd := &cobra.Command{
+		Use:   "hub [--dsn DSN] [--openfga-url URL] (--oidc-issuer URL --oidc-client-id ID | --dev-identity)",
+		Short: "Run a hub replica (OIDC, permissions, audit in front of every controller)",
+		Long:  hubLong,
+		Example: `  droverd hub --state-dir /var/lib/drover/hub --dev-identity
+  droverd hub --dsn postgres://hub@db/hub --openfga-url http://openfga:8080 \
+      --oidc-issuer https://idp.example.com --oidc-client-id drover-hub --key-encryption-key /etc/drover/kek`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runHub(cmd.Context(), f, stderr)
+		},
+	}
+	defineHubFlags(cmd.Flags(), f)
+	return cmd
+}
+
+// defineHubFlags defines the flags of `droverd hub` into f.
+func defineHubFlags(fs *pflag.FlagSet, f *hubFlags) {
 	cfg := &f.cfg
 	fs.StringVar(&cfg.DSN, "dsn", "", "PostgreSQL connection string (default: a private PostgreSQL in --state-dir)")
 	fs.StringVar(&cfg.OpenFGAURL, "openfga-url", "", "OpenFGA HTTP API URL (default: an embedded OpenFGA keeping its tuples in schema openfga of the hub's database)")
@@ -54,11 +66,11 @@ func newHubFlags(stderr io.Writer) (*flag.FlagSet, *hubFlags) {
 	fs.StringVar(&cfg.TLSKey, "tls-key", "", "TLS key file")
 	fs.StringVar(&cfg.TLSCA, "tls-ca", "", "PEM file of the CA that signed --tls-cert, handed to controllers registered with a join token (default: the generated CA; none: their system roots)")
 	fs.StringVar(&f.kek, "key-encryption-key", "", "file holding a secret of at least 32 bytes with which the hub seals its signing keys in the database (every replica the same; make one with: head -c 32 /dev/urandom | base64)")
-	fs.Var(&f.oldKEKs, "old-key-encryption-key", "file holding a secret --key-encryption-key replaces: keys sealed with it are sealed again at start (repeatable)")
-	fs.Var(&f.trustedProxies, "trusted-proxy", "CIDR or address of a load balancer or proxy in front of the hub, whose X-Forwarded-For names the client (audited, and logins throttled by it) (repeatable)")
+	fs.StringArrayVar(&f.oldKEKs, "old-key-encryption-key", nil, "`file` holding a secret --key-encryption-key replaces: keys sealed with it are sealed again at start (repeatable)")
+	fs.StringArrayVar(&f.trustedProxies, "trusted-proxy", nil, "`CIDR` or address of a load balancer or proxy in front of the hub, whose X-Forwarded-For names the client (audited, and logins throttled by it) (repeatable)")
 	fs.StringVar(&cfg.DefaultOrg, "default-org", "default", "organization people join on first login")
-	fs.Var(&f.admins, "admin", "email made hub administrator on first login (repeatable)")
-	fs.Var(&f.serviceAccounts, "service-account", "CLIENT_ID=ORG: a client allowed client-credentials login (repeatable)")
+	fs.StringArrayVar(&f.admins, "admin", nil, "`email` made hub administrator on first login (repeatable)")
+	fs.StringArrayVar(&f.serviceAccounts, "service-account", nil, "`CLIENT_ID=ORG`: a client allowed client-credentials login (repeatable)")
 	fs.DurationVar(&cfg.SessionTTL, "session-ttl", 0, "hub access token lifetime (default 15m)")
 	fs.DurationVar(&cfg.AuditRetention, "audit-retention", 0, "delete audit entries older than this (0 keeps them)")
 	fs.Int64Var(&cfg.StatusCacheBytes, "status-cache-size", 0, "the most bytes of model status the proxy keeps, to ask the controller only whether each changed (default 64 MiB; -1: none kept)")
@@ -69,16 +81,9 @@ func newHubFlags(stderr io.Writer) (*flag.FlagSet, *hubFlags) {
 	fs.DurationVar(&cfg.DatabaseTimeout, "database-timeout", 0, "bound on each PostgreSQL statement of a request, after which it is answered unavailable (default 10s)")
 	fs.DurationVar(&cfg.OpenFGATimeout, "openfga-timeout", 0, "bound on each request to OpenFGA, after which it is answered unavailable (default 10s)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
-	fs.Usage = func() {
-		fmt.Fprint(stderr, hubUsage)
-		fs.PrintDefaults()
-	}
-	return fs, f
 }
 
-const hubUsage = `Usage: droverd hub [--dsn DSN] [--openfga-url URL] (--oidc-issuer URL --oidc-client-id ID | --dev-identity) [flags]
-
-Runs a hub replica: OIDC login, OpenFGA permissions, PostgreSQL state and
+const hubLong = `Runs a hub replica: OIDC login, OpenFGA permissions, PostgreSQL state and
 audit in front of every controller. Replicas sharing one database are
 interchangeable. Schema migrations are applied at start.
 
@@ -91,10 +96,7 @@ asked for: --dev-identity runs the development issuer (Dex) on
 --idp-listen, with the user demo@example.com / drover-demo (made hub
 administrator unless --admin names others) and a secret for each
 --service-account in --state-dir/service-accounts.json. Name real ones
-in production.
-
-Flags:
-`
+in production.`
 
 // config checks the flags that hub.Config cannot hold as they are and
 // returns the configuration they make (without a logger).
@@ -136,14 +138,7 @@ func (f *hubFlags) config() (hub.Config, error) {
 
 // runHub runs one hub replica until ctx ends, with embedded dependencies
 // for those the flags leave out.
-func runHub(ctx context.Context, args []string, stderr io.Writer) error {
-	fs, f := newHubFlags(stderr)
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	if err := noArgs(fs); err != nil {
-		return err
-	}
+func runHub(ctx context.Context, f *hubFlags, stderr io.Writer) error {
 	cfg, err := f.config()
 	if err != nil {
 		return err

@@ -9,13 +9,23 @@ import (
 	"testing"
 )
 
+// execHub runs `droverd hub` with args.
+func execHub(t *testing.T, args []string) error {
+	cmd := newHubCmd(io.Discard)
+	cmd.SetArgs(args)
+	cmd.SetOut(io.Discard)
+	cmd.SetErr(io.Discard)
+	cmd.SilenceErrors, cmd.SilenceUsage = true, true
+	return cmd.ExecuteContext(t.Context())
+}
+
 // TestHubEmbeddedOpenFGANeedsADSNURL: the embedded OpenFGA keeps its
 // tuples in the hub's database and its migrations read the DSN as a URL,
 // so a keyword/value DSN without --openfga-url is refused at once, saying
 // why, before anything starts.
 func TestHubEmbeddedOpenFGANeedsADSNURL(t *testing.T) {
-	err := runHub(t.Context(), []string{"--dsn", "host=/tmp dbname=hub", "--oidc-issuer", "http://127.0.0.1:1/dex",
-		"--oidc-client-id", "drover-hub", "--state-dir", t.TempDir()}, io.Discard)
+	err := execHub(t, []string{"--dsn", "host=/tmp dbname=hub", "--oidc-issuer", "http://127.0.0.1:1/dex",
+		"--oidc-client-id", "drover-hub", "--state-dir", t.TempDir()})
 	var ue usageError
 	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "--dsn must be a postgres:// URL for the embedded OpenFGA") {
 		t.Fatalf("a keyword/value DSN without --openfga-url: %v", err)
@@ -51,7 +61,7 @@ func TestHubKeyEncryptionKeyIsChecked(t *testing.T) {
 	} {
 		// No state dir: had the secrets passed, the embedded defaults
 		// would refuse, with another message.
-		err := runHub(t.Context(), c.args, io.Discard)
+		err := execHub(t, c.args)
 		var ue usageError
 		if !errors.As(err, &ue) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: %v, want a usage error with %q", c.args, err, c.want)
@@ -73,7 +83,7 @@ func TestHubNeedsAnIssuerOrDevIdentity(t *testing.T) {
 		{[]string{"--dev-identity", "--oidc-issuer", "https://idp.example.com", "--oidc-client-id", "drover-hub"},
 			"--dev-identity and --oidc-issuer: give one"},
 	} {
-		err := runHub(t.Context(), c.args, io.Discard)
+		err := execHub(t, c.args)
 		var ue usageError
 		if !errors.As(err, &ue) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: %v, want a usage error with %q", c.args, err, c.want)

@@ -1,6 +1,7 @@
 // Command droverd runs Drover's servers: `droverd spoke` (a controller
-// node), `droverd hub` (the federation endpoint) and `droverd dev`
-// (everything local, for development).
+// node), `droverd hub` (the federation endpoint) and `droverd dev` (a
+// whole federation on one machine, for development). Its commands, help
+// and flags follow drover's (cobra, --long-flags).
 package main
 
 //go:generate go test -run TestFlagReference -update .
@@ -8,7 +9,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -16,23 +16,15 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/droverhq/drover/internal/gcpolicy"
 	"github.com/droverhq/drover/spoke"
 )
-
-const usage = `Usage: droverd COMMAND [flags]
-
-Commands:
-  spoke     run a controller (spoke) node
-  hub       run a hub replica (OIDC, permissions, audit in front of every controller)
-  dev       run a local controller on embedded defaults (used by 'make dev')
-  teardown  stop every local machine agent and workload of a controller's data dir
-  version   print the version
-
-Run 'droverd COMMAND --help' for a command's flags.
-`
 
 func main() {
 	if err := gcpolicy.Apply(); err != nil {
@@ -42,38 +34,22 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
+// run runs one command line and returns the exit code: 0 ok, 1 error, 2
+// usage. Errors go to stderr as "ERROR <message>", as drover's do.
 func run(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
-		return 2
-	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	root := newRoot(stdout, stderr, defaultDevStateDir())
+	root.SetArgs(args)
 	var err error
-	switch args[0] {
-	case "spoke":
-		err = runSpoke(ctx, args[1:], stderr)
-	case "hub":
-		err = runHub(ctx, args[1:], stderr)
-	case "dev":
-		err = runDev(ctx, args[1:], stdout, stderr)
-	case "teardown":
-		err = runTeardown(args[1:], stdout, stderr)
-	case "version", "--version":
-		fmt.Fprintln(stdout, spoke.Version)
-		return 0
-	case "help", "-h", "--help":
-		fmt.Fprint(stdout, usage)
-		return 0
-	default:
-		fmt.Fprintf(stderr, "droverd: unknown command %q\n\n%s", args[0], usage)
-		return 2
+	if _, _, ferr := root.Find(args); ferr != nil && len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		err = usageError{fmt.Errorf("unknown command %q; run 'droverd help' for the list of commands", args[0])}
+	} else {
+		err = root.ExecuteContext(ctx)
 	}
 	var ue usageError
 	switch {
 	case err == nil:
-		return 0
-	case errors.Is(err, flag.ErrHelp):
 		return 0
 	case errors.As(err, &ue):
 		fmt.Fprintf(stderr, "ERROR %v\n", err)
@@ -84,26 +60,67 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 }
 
+// usageError marks a command line mistake (exit code 2).
 type usageError struct{ error }
 
-// parseFlags parses args into fs: --help is flag.ErrHelp, any other
-// mistake a usage error.
-func parseFlags(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return usageError{err}
+func (e usageError) Unwrap() error { return e.error }
+
+// newRoot is droverd's command tree; output (help included) goes to
+// stdout, logs to stderr. defaultStateDir is droverd dev's --state-dir
+// default.
+func newRoot(stdout, stderr io.Writer, defaultStateDir string) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "droverd",
+		Short: "Drover's servers: controller nodes, hub replicas, and a whole local federation",
+		Long: `droverd runs Drover's servers. 'droverd spoke' is one controller node (what
+'drover bootstrap' and 'drover enable-ha' start), 'droverd hub' one hub
+replica in front of every controller.
+
+'droverd dev' runs a whole federation on this machine for development: a
+private PostgreSQL, an embedded OpenFGA and OIDC issuer, the hub, and two
+controllers (east and west) registered with it ('make dev').`,
+		Example: `  droverd dev
+  droverd spoke --data-dir /var/lib/drover/c1 --bootstrap --name c1
+  droverd hub --state-dir /var/lib/drover/hub --dev-identity`,
+		SilenceErrors:     true,
+		SilenceUsage:      true,
+		CompletionOptions: cobra.CompletionOptions{DisableDefaultCmd: true},
+		Version:           spoke.Version,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return cmd.Help()
+		},
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SetVersionTemplate("{{.Version}}\n")
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
+		return usageError{fmt.Errorf("%w (see '%s --help')", err, cmd.CommandPath())}
+	})
+	root.AddCommand(newSpokeCmd(stderr), newHubCmd(stderr), newDevCmd(stdout, stderr, defaultStateDir),
+		newTeardownCmd(stdout), newVersionCmd(stdout))
+	root.InitDefaultHelpCmd()
+	return root
+}
+
+// noArgs refuses arguments left after the flags.
+func noArgs(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return usageError{fmt.Errorf("%s: unexpected arguments %q; usage: %s", cmd.Name(), args, cmd.UseLine())}
 	}
 	return nil
 }
 
-// noArgs refuses arguments left after the flags.
-func noArgs(fs *flag.FlagSet) error {
-	if fs.NArg() > 0 {
-		return usageError{fmt.Errorf("unexpected arguments: %v", fs.Args())}
+func newVersionCmd(stdout io.Writer) *cobra.Command {
+	return &cobra.Command{
+		Use:     "version",
+		Short:   "Print the version",
+		Example: "  droverd version",
+		Args:    noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			fmt.Fprintln(stdout, spoke.Version)
+			return nil
+		},
 	}
-	return nil
 }
 
 func newLogger(w io.Writer, level string) (*slog.Logger, error) {
@@ -120,12 +137,30 @@ type spokeFlags struct {
 	logLevel, hubCA string
 }
 
-// newSpokeFlags defines the flags of `droverd spoke`; its usage goes to
-// stderr.
-func newSpokeFlags(stderr io.Writer) (*flag.FlagSet, *spokeFlags) {
-	fs := flag.NewFlagSet("droverd spoke", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+// newSpokeCmd is `droverd spoke`; its logs go to stderr.
+func newSpokeCmd(stderr io.Writer) *cobra.Command {
 	f := &spokeFlags{}
+	cmd := &cobra.Command{
+		Use:   "spoke --data-dir DIR [--listen HOST:PORT] (--bootstrap | --join ADDR --join-token T)",
+		Short: "Run a controller (spoke) node",
+		Long: `Runs one controller node. With --bootstrap on an empty data dir it creates a
+controller: a CA (the API is HTTPS from the start; clients pin the CA), and an
+admin credential written to DIR/controller.json. With --join it joins an
+existing controller as a new raft voter. A node restarted on its data dir
+resumes where it was.`,
+		Example: `  droverd spoke --data-dir /var/lib/drover/c1 --bootstrap --name c1
+  droverd spoke --data-dir /var/lib/drover/c1-2 --listen 127.0.0.1:17170 --join 127.0.0.1:17070 --join-token TOKEN`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runSpoke(cmd.Context(), f, stderr)
+		},
+	}
+	defineSpokeFlags(cmd.Flags(), f)
+	return cmd
+}
+
+// defineSpokeFlags defines the flags of `droverd spoke` into f.
+func defineSpokeFlags(fs *pflag.FlagSet, f *spokeFlags) {
 	cfg := &f.cfg
 	fs.StringVar(&cfg.DataDir, "data-dir", "", "node data directory (required)")
 	fs.StringVar(&cfg.Listen, "listen", "127.0.0.1:17070", "HTTPS API address")
@@ -141,32 +176,9 @@ func newSpokeFlags(stderr io.Writer) (*flag.FlagSet, *spokeFlags) {
 	fs.StringVar(&cfg.HubJWKSURL, "hub-jwks", "", "the hub's JWKS URL (default: --hub-url + /.well-known/jwks.json)")
 	fs.StringVar(&f.hubCA, "hub-ca", "", "PEM file of the hub's CA (to fetch its JWKS)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
-	fs.Usage = func() {
-		fmt.Fprint(stderr, spokeUsage)
-		fs.PrintDefaults()
-	}
-	return fs, f
 }
 
-const spokeUsage = `Usage: droverd spoke --data-dir DIR [--listen HOST:PORT] (--bootstrap | --join ADDR --join-token T)
-
-Runs one controller node. With --bootstrap on an empty data dir it creates a
-controller: a CA (the API is HTTPS from the start; clients pin the CA), and an
-admin credential written to DIR/controller.json. With --join it joins an
-existing controller as a new raft voter. A node restarted on its data dir
-resumes where it was.
-
-Flags:
-`
-
-func runSpoke(ctx context.Context, args []string, stderr io.Writer) error {
-	fs, f := newSpokeFlags(stderr)
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	if err := noArgs(fs); err != nil {
-		return err
-	}
+func runSpoke(ctx context.Context, f *spokeFlags, stderr io.Writer) error {
 	cfg := f.cfg
 	if cfg.DataDir == "" {
 		return usageError{errors.New("--data-dir is required")}

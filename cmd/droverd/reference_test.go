@@ -10,6 +10,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 var update = flag.Bool("update", false, "rewrite "+referenceFile+" from the flag definitions")
@@ -22,17 +25,14 @@ const referenceFile = "../../docs/reference/droverd-flags.md"
 const devStateDirDoc = "~/.local/share/drover/dev (as root: /var/lib/drover/dev)"
 
 // commands are droverd's subcommands with flags, in the reference's order.
-func commands() []*flag.FlagSet {
-	hubFS, _ := newHubFlags(io.Discard)
-	spokeFS, _ := newSpokeFlags(io.Discard)
-	devFS, _ := newDevFlags(io.Discard, devStateDirDoc)
-	teardownFS, _ := newTeardownFlags(io.Discard)
-	return []*flag.FlagSet{hubFS, spokeFS, devFS, teardownFS}
+func commands() []*cobra.Command {
+	return []*cobra.Command{newHubCmd(io.Discard), newSpokeCmd(io.Discard), newDevCmd(io.Discard, io.Discard, devStateDirDoc),
+		newTeardownCmd(io.Discard)}
 }
 
-// isZeroDefault mirrors flag.PrintDefaults, which leaves zero defaults out.
+// isZeroDefault mirrors --help, which leaves zero defaults out.
 func isZeroDefault(v string) bool {
-	return v == "" || v == "0" || v == "0s" || v == "false"
+	return v == "" || v == "0" || v == "0s" || v == "false" || v == "[]"
 }
 
 // renderReference writes the markdown reference of every command's flags.
@@ -48,14 +48,14 @@ differ; after changing a flag, regenerate it with:
 
 ` + "`droverd COMMAND --help`" + ` prints the same list.
 `)
-	for _, fs := range commands() {
-		fmt.Fprintf(&b, "\n## %s\n\n| Flag | Default | Description |\n| --- | --- | --- |\n", fs.Name())
-		fs.VisitAll(func(f *flag.Flag) {
+	for _, cmd := range commands() {
+		fmt.Fprintf(&b, "\n## droverd %s\n\n| Flag | Default | Description |\n| --- | --- | --- |\n", cmd.Name())
+		cmd.Flags().VisitAll(func(f *pflag.Flag) {
 			def := ""
 			if !isZeroDefault(f.DefValue) {
 				def = "`" + f.DefValue + "`"
 			}
-			name, usage := flag.UnquoteUsage(f)
+			name, usage := pflag.UnquoteUsage(f)
 			arg := ""
 			if name != "" {
 				arg = " " + name
@@ -91,9 +91,15 @@ func TestHubHelpMatchesReference(t *testing.T) {
 	if code := run([]string{"hub", "--help"}, &stdout, &stderr); code != 0 {
 		t.Fatalf("droverd hub --help: exit %d\n%s", code, stderr.String())
 	}
+	_, flags, ok := strings.Cut(stdout.String(), "\nFlags:\n")
+	if !ok {
+		t.Fatalf("droverd hub --help has no Flags section:\n%s", stdout.String())
+	}
 	var help []string
-	for _, m := range regexp.MustCompile(`(?m)^  -([a-z0-9-]+)`).FindAllStringSubmatch(stderr.String(), -1) {
-		help = append(help, m[1])
+	for _, m := range regexp.MustCompile(`(?m)^\s+(?:-[a-z], )?--([a-z0-9-]+)`).FindAllStringSubmatch(flags, -1) {
+		if m[1] != "help" {
+			help = append(help, m[1])
+		}
 	}
 	doc, err := os.ReadFile(referenceFile)
 	if err != nil {

@@ -1,10 +1,11 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"time"
+
+	"github.com/spf13/cobra"
 
 	"github.com/droverhq/drover/spoke/provider/local"
 )
@@ -16,22 +17,27 @@ type teardownFlags struct {
 	remove              bool
 }
 
-// newTeardownFlags defines the flags of `droverd teardown`; its usage goes
-// to stderr.
-func newTeardownFlags(stderr io.Writer) (*flag.FlagSet, *teardownFlags) {
-	fs := flag.NewFlagSet("droverd teardown", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+// newTeardownCmd is `droverd teardown`.
+func newTeardownCmd(stdout io.Writer) *cobra.Command {
 	f := &teardownFlags{}
+	cmd := &cobra.Command{
+		Use:   "teardown --data-dir DIR [--machine-dir DIR] [--grace 10s] [--remove]",
+		Short: "Stop every local machine agent and workload of a controller's data dir",
+		Long: `Stops every machine agent and workload process of a local controller's
+machines. 'drover kill-controller' and 'destroy-controller' run it after
+stopping the controller's nodes.`,
+		Example: "  droverd teardown --data-dir /var/lib/drover/c1 --remove",
+		Args:    noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runTeardown(f, stdout)
+		},
+	}
+	fs := cmd.Flags()
 	fs.StringVar(&f.dataDir, "data-dir", "", "controller node data directory (required)")
 	fs.StringVar(&f.machineDir, "machine-dir", "", "local machines directory (default as droverd's: DATA_DIR/machines, or as root /var/lib/drover-machines/...)")
 	fs.DurationVar(&f.grace, "grace", 10*time.Second, "time between SIGTERM and SIGKILL")
 	fs.BoolVar(&f.remove, "remove", false, "also delete the machines' directories and their users")
-	fs.Usage = func() {
-		fmt.Fprint(stderr, "Usage: droverd teardown --data-dir DIR [--machine-dir DIR] [--grace 10s] [--remove]\n\n"+
-			"Stops every machine agent and workload process of a local controller's machines.\n\nFlags:\n")
-		fs.PrintDefaults()
-	}
-	return fs, f
+	return cmd
 }
 
 // runTeardown powers off every local machine of a controller node's data
@@ -40,11 +46,7 @@ func newTeardownFlags(stderr io.Writer) (*flag.FlagSet, *teardownFlags) {
 // controller's nodes, when no hook can run any more; with --remove (the
 // controller's data is being deleted) it also deletes the machines'
 // directories and users.
-func runTeardown(args []string, stdout, stderr io.Writer) error {
-	fs, f := newTeardownFlags(stderr)
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
+func runTeardown(f *teardownFlags, stdout io.Writer) error {
 	if f.dataDir == "" && f.machineDir == "" {
 		return usageError{fmt.Errorf("--data-dir is required")}
 	}

@@ -10,7 +10,8 @@
 //     is cached in os.TempDir under a file lock and copied for each new
 //     data directory.
 //   - As root, the server runs as the postgres OS user, in a process group of
-//     its own, and dies with its parent.
+//     its own, and dies with its parent; a directory that user cannot enter
+//     is refused before the server starts (AccessError).
 //   - Only a Durable server keeps fsync, synchronous commit and full-page
 //     writes on, and it is stopped with a fast shutdown (a checkpoint).
 package pgserver

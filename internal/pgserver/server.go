@@ -65,8 +65,9 @@ func WithTCP(port int) Option {
 
 // Start starts a server whose data lives in dir/data. An
 // existing data directory is reused, so a dev server keeps its data across
-// restarts; otherwise the cached initdb template is copied in. The caller
-// must call Stop; dir is left in place.
+// restarts; otherwise the cached initdb template is copied in. A dir the
+// server's user cannot enter is an *AccessError at once. The caller must
+// call Stop; dir is left in place.
 func Start(ctx context.Context, dir string, opts ...Option) (*Server, error) {
 	var o options
 	for _, opt := range opts {
@@ -80,6 +81,9 @@ func Start(ctx context.Context, dir string, opts ...Option) (*Server, error) {
 		return nil, fmt.Errorf("pgserver: %w", err)
 	}
 	if err := pg.chown(dir); err != nil {
+		return nil, err
+	}
+	if err := pg.checkAccess(dir); err != nil {
 		return nil, err
 	}
 	data := filepath.Join(dir, "data")

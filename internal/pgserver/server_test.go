@@ -100,3 +100,39 @@ func TestThrowawayServerOverTCP(t *testing.T) {
 		t.Errorf("fsync = %s, want off", v)
 	}
 }
+
+// TestStartRefusesADirTheServerCannotEnter: as root the server runs as the
+// postgres user; a dir under a parent that user cannot traverse (0700,
+// owned by root) is an *AccessError naming that parent at once, not a
+// start that times out with a permission error in the server's log.
+func TestStartRefusesADirTheServerCannotEnter(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the server runs as the postgres user only as root")
+	}
+	parent, err := os.MkdirTemp("", "pgserver-private-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(parent) })
+	if err := os.Chmod(parent, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(parent, "state", "postgres")
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	s, err := Start(ctx, dir)
+	if errors.Is(err, ErrNoPostgres) {
+		t.Skip(err)
+	}
+	if err == nil {
+		s.Stop()
+		t.Fatalf("the server started in %s, under a 0700 root directory", dir)
+	}
+	var ae *AccessError
+	if !errors.As(err, &ae) || ae.Blocked != parent || ae.User != "postgres" {
+		t.Fatalf("Start under a 0700 root directory: %v, want an AccessError naming %s", err, parent)
+	}
+	if !strings.Contains(err.Error(), "chmod o+x "+parent) {
+		t.Errorf("the message says no remedy: %v", err)
+	}
+}
