@@ -61,6 +61,10 @@ type App struct {
 	Executable string
 	// Width is the terminal width for --watch redraws (0: unknown).
 	Width int
+	// Name is the name drover was invoked as (the base of argv[0]; empty:
+	// "drover"): installed as "juju", usage lines, examples and the
+	// completion scripts say "juju".
+	Name string
 
 	// env is what the commands share; Run makes it.
 	env *modelcmd.Env
@@ -82,7 +86,8 @@ func (a *App) environment() *modelcmd.Env {
 }
 
 // Run runs one command line and returns the exit code. With no arguments
-// on a terminal it opens the interactive shell.
+// it runs the shell: the interactive one on a terminal, else the commands
+// read from stdin, one per line.
 func (a *App) Run(ctx context.Context, args []string) int {
 	if a.Getenv == nil {
 		a.Getenv = os.Getenv
@@ -95,8 +100,11 @@ func (a *App) Run(ctx context.Context, args []string) int {
 		return a.fail(err)
 	}
 	a.environment().Store = &clientstore.Store{Dir: dir}
-	if len(args) == 0 && a.Terminal && a.StdinTerminal {
+	if len(args) == 0 && a.StdinTerminal && a.Terminal {
 		return a.shell(ctx)
+	}
+	if len(args) == 0 && !a.StdinTerminal && a.Stdin != nil {
+		return a.script(ctx, a.Stdin)
 	}
 	return a.execute(ctx, args)
 }
@@ -107,8 +115,8 @@ func (a *App) execute(ctx context.Context, args []string) int {
 	defer stop()
 	root := a.newRoot()
 	root.SetArgs(args)
-	if _, _, err := root.Find(args); err != nil && len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		return a.fail(modelcmd.Usagef("unknown command %q; run 'drover help' for the list of commands", args[0]))
+	if _, _, err := root.Find(args); err != nil && len(args) > 0 && !strings.HasPrefix(args[0], "-") && !isCompletionRequest(args[0]) {
+		return a.fail(modelcmd.Usagef("unknown command %q; run '%s help' for the list of commands", args[0], a.name()))
 	}
 	err := root.ExecuteContext(ctx)
 	return a.fail(err)
@@ -145,14 +153,15 @@ const (
 
 func (a *App) newRoot() *cobra.Command {
 	root := &cobra.Command{
-		Use:   "drover",
+		Use:   a.name(),
 		Short: "Drover: deploy, integrate, scale and operate applications with charms",
 		Long: `drover is the client of Drover controllers. Its commands, flags and outputs
 follow Juju's: bootstrap a controller, add a model, deploy charms and bundles,
 integrate them, and watch 'drover status'.
 
-With no arguments on a terminal, drover opens an interactive shell that runs
-the same commands.
+With no arguments, drover runs a shell: on a terminal an interactive one,
+otherwise the commands it reads from stdin, one per line ('#' starts a
+comment), as 'drover LINE' would.
 
 Environment: DROVER_CONTROLLER and DROVER_MODEL ([controller:]model) name
 the controller and model to work on instead of the current ones, for this
@@ -177,7 +186,7 @@ account's credentials for 'drover login'.`,
 	root.SetErr(a.Stderr)
 	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
-		return modelcmd.UsageError{Err: fmt.Errorf("%w (see 'drover help %s')", err, cmd.Name())}
+		return modelcmd.UsageError{Err: fmt.Errorf("%w (see '%s help %s')", err, a.name(), cmd.Name())}
 	})
 	root.AddGroup(
 		&cobra.Group{ID: groupController, Title: "Controllers:"},
@@ -211,7 +220,44 @@ account's credentials for 'drover login'.`,
 		st.ShowStatusLogCmd(), st.DebugLogCmd())
 	add(groupClient, a.versionCmd(), a.completionCmd())
 	root.InitDefaultHelpCmd() // now, so that Find and the shell know it
+	a.addCompletions(root)
+	if name := a.name(); name != "drover" {
+		renameExamples(root, name)
+	}
 	return root
+}
+
+// name is what drover was invoked as.
+func (a *App) name() string {
+	if a.Name == "" {
+		return "drover"
+	}
+	return a.Name
+}
+
+// renameExamples makes the examples' command lines start with name, the
+// name drover was invoked as. Prose and messages keep saying drover: the
+// product, and a command installed whatever other name it has.
+func renameExamples(c *cobra.Command, name string) {
+	lines := strings.Split(c.Example, "\n")
+	for i, l := range lines {
+		trimmed := strings.TrimLeft(l, " ")
+		if rest, ok := strings.CutPrefix(trimmed, "drover "); ok {
+			lines[i] = l[:len(l)-len(trimmed)] + name + " " + rest
+		}
+		lines[i] = strings.ReplaceAll(lines[i], "<(drover ", "<("+name+" ")
+		lines[i] = strings.ReplaceAll(lines[i], "| drover ", "| "+name+" ")
+	}
+	c.Example = strings.Join(lines, "\n")
+	for _, sub := range c.Commands() {
+		renameExamples(sub, name)
+	}
+}
+
+// isCompletionRequest is whether arg is the hidden command the completion
+// scripts call (cobra adds it when it runs, so Find does not know it).
+func isCompletionRequest(arg string) bool {
+	return arg == cobra.ShellCompRequestCmd || arg == cobra.ShellCompNoDescRequestCmd
 }
 
 // Argument validators that report usage errors.
