@@ -37,6 +37,7 @@ import (
 	"github.com/droverhq/drover/cli/model"
 	"github.com/droverhq/drover/cli/status"
 	"github.com/droverhq/drover/cli/user"
+	"github.com/droverhq/drover/cli/waitfor"
 	"github.com/droverhq/drover/internal/safetext"
 	"github.com/droverhq/drover/internal/version"
 )
@@ -205,7 +206,7 @@ account's credentials for 'drover login'.`,
 	env := a.environment()
 	act, app, ctl := &action.Commands{Env: env}, &application.Commands{Env: env}, &controller.Commands{Env: env}
 	hub, mach, mdl := &hubadmin.Commands{Env: env}, &machine.Commands{Env: env}, &model.Commands{Env: env}
-	st, usr := &status.Commands{Env: env}, &user.Commands{Env: env}
+	st, usr, wf := &status.Commands{Env: env}, &user.Commands{Env: env}, &waitfor.Commands{Env: env}
 	add(groupController, ctl.BootstrapCmd(), ctl.ControllersCmd(), ctl.ShowControllerCmd(), ctl.SwitchCmd(),
 		ctl.EnableHACmd(), ctl.DestroyControllerCmd(false), ctl.DestroyControllerCmd(true), ctl.WhoamiCmd(),
 		usr.LoginCmd(), usr.LogoutCmd(), hub.AddControllerCmd(), hub.RemoveControllerCmd(), hub.SetControllerDeprecatedCmd(), hub.GrantCmd(false), hub.GrantCmd(true), usr.AddGroupCmd(),
@@ -217,7 +218,7 @@ account's credentials for 'drover login'.`,
 		app.RemoveApplicationCmd(), app.ExposeCmd(true), app.ExposeCmd(false), app.IntegrateCmd(), app.RemoveRelationCmd(), app.RefreshCmd(),
 		mach.MachinesCmd(), mach.ShowMachineCmd(), mach.AddMachineCmd(), mach.RemoveMachineCmd(), app.ShowApplicationCmd(), app.ShowUnitCmd(), app.ConstraintsCmd(), app.SetConstraintsCmd(), app.TrustCmd())
 	add(groupOps, st.StatusCmd(), act.RunCmd(), act.ExecCmd(), act.ShowTaskCmd(), act.CancelTaskCmd(), act.ActionsCmd(), act.ResolvedCmd(),
-		st.ShowStatusLogCmd(), st.DebugLogCmd())
+		st.ShowStatusLogCmd(), st.DebugLogCmd(), wf.WaitForCmd())
 	add(groupClient, a.versionCmd(), a.completionCmd())
 	root.InitDefaultHelpCmd() // now, so that Find and the shell know it
 	a.addCompletions(root)
