@@ -218,6 +218,7 @@ account's credentials for 'drover login'.`,
 		app.RemoveApplicationCmd(), app.ExposeCmd(true), app.ExposeCmd(false), app.IntegrateCmd(), app.RemoveRelationCmd(), app.RefreshCmd(),
 		mach.MachinesCmd(), mach.ShowMachineCmd(), mach.AddMachineCmd(), mach.RemoveMachineCmd(), app.ShowApplicationCmd(), app.ShowUnitCmd(), app.ConstraintsCmd(), app.SetConstraintsCmd(), app.TrustCmd())
 	add(groupOps, st.StatusCmd(), act.RunCmd(), act.ExecCmd(), act.ShowTaskCmd(), act.CancelTaskCmd(), act.ActionsCmd(), act.ResolvedCmd(),
+		act.OperationsCmd(), act.ShowOperationCmd(),
 		st.ShowStatusLogCmd(), st.DebugLogCmd(), wf.WaitForCmd())
 	add(groupClient, a.versionCmd(), a.completionCmd())
 	root.InitDefaultHelpCmd() // now, so that Find and the shell know it
