@@ -172,7 +172,7 @@ directory; DROVER_CLIENT_ID and DROVER_CLIENT_SECRET are a service
 account's credentials for 'drover login'.`,
 		Example: `  drover bootstrap local
   drover add-model demo
-  drover deploy ./charms/kv
+  drover deploy ./charms/kvstore
   drover status --watch`,
 		SilenceErrors:     true,
 		SilenceUsage:      true,

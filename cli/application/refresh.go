@@ -47,10 +47,10 @@ key=value (repeatable) or a YAML file {application: {key: value}}.
 --path refuses a charm of another name; --switch upgrades to one (a
 crossgrade). The new charm must keep every endpoint an integration uses,
 and be a subordinate if and only if the old one was.`,
-		Example: `  drover refresh kv --path ./charms/kv
-  drover refresh kv --path ./kv.charm --config port=7002
-  drover refresh kv --path ./charms/kv --force-units
-  drover refresh kv --switch ./charms/kv-ng`,
+		Example: `  drover refresh kvstore --path ./charms/kvstore
+  drover refresh kvstore --path ~/src/kvstore/kvstore.charm --config port=7002
+  drover refresh kvstore --path ./charms/kvstore --force-units
+  drover refresh kvstore --switch ~/src/kvstore-ng`,
 		Args: modelcmd.ExactArgs(1, "an application name"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			app := args[0]
