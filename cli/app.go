@@ -116,7 +116,9 @@ func (a *App) execute(ctx context.Context, args []string) int {
 	defer stop()
 	root := a.newRoot()
 	root.SetArgs(args)
-	if _, _, err := root.Find(args); err != nil && len(args) > 0 && !strings.HasPrefix(args[0], "-") && !isCompletionRequest(args[0]) {
+	if len(args) > 0 && isCompletionRequest(args[0]) {
+		a.addFlagCompletions(root, args[1:])
+	} else if _, _, err := root.Find(args); err != nil && len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		return a.fail(modelcmd.Usagef("unknown command %q; run '%s help' for the list of commands", args[0], a.name()))
 	}
 	err := root.ExecuteContext(ctx)

@@ -49,26 +49,39 @@ var firstArgOnly = map[string]bool{
 }
 
 // addCompletions teaches the command tree to complete model, application,
-// unit and controller names: the positional arguments of the commands in
-// argNames, and every -m and -c flag. cobra's hidden __complete command,
-// which the generated shell scripts call, runs these functions.
+// unit and controller names in the positional arguments of the commands
+// in argNames. cobra's hidden __complete command, which the generated
+// shell scripts call, runs these functions.
 func (a *App) addCompletions(root *cobra.Command) {
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
 		if kind, ok := argNames[c.Name()]; ok && c.ValidArgsFunction == nil {
 			c.ValidArgsFunction = a.completeArgs(kind, firstArgOnly[c.Name()])
 		}
-		if f := c.Flags().Lookup("model"); f != nil && f.Shorthand == "m" {
-			_ = c.RegisterFlagCompletionFunc("model", a.completeFlag(namesModels))
-		}
-		if f := c.Flags().Lookup("controller"); f != nil && f.Shorthand == "c" {
-			_ = c.RegisterFlagCompletionFunc("controller", a.completeFlag(namesControllers))
-		}
 		for _, sub := range c.Commands() {
 			walk(sub)
 		}
 	}
 	walk(root)
+}
+
+// addFlagCompletions makes the -m and -c flags of the command a
+// completion request (args: what follows __complete) completes complete
+// model and controller names. cobra keeps flag completions in a global
+// map it never shrinks, so they are added for that one command, and only
+// for a completion request: never for every command of every tree the
+// interactive shell builds.
+func (a *App) addFlagCompletions(root *cobra.Command, args []string) {
+	c, _, err := root.Find(args)
+	if err != nil {
+		return
+	}
+	if f := c.Flags().Lookup("model"); f != nil && f.Shorthand == "m" {
+		_ = c.RegisterFlagCompletionFunc("model", a.completeFlag(namesModels))
+	}
+	if f := c.Flags().Lookup("controller"); f != nil && f.Shorthand == "c" {
+		_ = c.RegisterFlagCompletionFunc("controller", a.completeFlag(namesControllers))
+	}
 }
 
 func (a *App) completeArgs(kind nameKind, firstOnly bool) cobra.CompletionFunc {

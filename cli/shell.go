@@ -139,6 +139,7 @@ func (a *App) completions(args []string) []string {
 	var buf strings.Builder
 	root.SetOut(&buf)
 	root.SetErr(io.Discard)
+	a.addFlagCompletions(root, args)
 	root.SetArgs(append([]string{cobra.ShellCompNoDescRequestCmd}, args...))
 	if err := root.Execute(); err != nil {
 		return nil

@@ -88,6 +88,8 @@ func TestCompletionRequest(t *testing.T) {
 		{[]string{"__complete", "st"}, "status\t"},
 		{[]string{"__completeNoDesc", "status", "--for"}, "--format\n"},
 		{[]string{"__complete", "completion", ""}, "bash\n"},
+		// -m completes model names (none without a controller), not files.
+		{[]string{"__complete", "status", "-m", ""}, ":4\n"},
 	} {
 		a, out, errb := testApp(t)
 		if code := a.Run(t.Context(), tc.args); code != 0 || !strings.Contains(out.String(), tc.want) {

@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -62,6 +63,27 @@ func TestCLIAsScriptsUseIt(t *testing.T) {
 	if _, errs, code := d.run("wait-for", "unit", "kvstore/0", "--query", `workload-status=="blocked"`, "--timeout", "2s"); code != 1 ||
 		!strings.Contains(errs, `ERROR timed out after 2s waiting for unit "kvstore/0" to reach workload-status == "blocked"; last: life alive, workload-status active`) {
 		t.Errorf("wait-for that times out: exit %d\n%s", code, errs)
+	}
+
+	// One run on two units is one operation of two tasks.
+	d.ok("run", "kvstore/0", "kvstore/1", "get", "key=foo", "--wait", "2m")
+	var ops map[string]struct {
+		Summary, Status string
+		Tasks           map[string]struct{ Host, Status string }
+	}
+	if err := json.Unmarshal([]byte(d.ok("operations", "--format", "json")), &ops); err != nil {
+		t.Fatal(err)
+	}
+	if len(ops) != 1 {
+		t.Fatalf("operations: %+v", ops)
+	}
+	for id, op := range ops {
+		if op.Summary != "get run on 2 units" || op.Status != "completed" || len(op.Tasks) != 2 {
+			t.Errorf("operation %s: %+v", id, op)
+		}
+		if out := d.ok("show-operation", id); !strings.Contains(out, "host: kvstore/1") || !strings.Contains(out, "value: value-of-foo") {
+			t.Errorf("show-operation %s:\n%s", id, out)
+		}
 	}
 
 	// Commands piped to drover run one per line, as a script would.
