@@ -38,6 +38,8 @@ var argNames = map[string]nameKind{
 	"status": namesAppsAndUnits, "show-status-log": namesAppsAndUnits,
 	"destroy-model": namesModels, "show-model": namesModels, "switch": namesModels,
 	"show-controller": namesControllers, "destroy-controller": namesControllers, "kill-controller": namesControllers,
+	// wait-for's kinds
+	"application": namesApps, "unit": namesUnits, "model": namesModels,
 }
 
 // firstArgOnly lists the commands whose later arguments are not names
@@ -46,6 +48,7 @@ var firstArgOnly = map[string]bool{
 	"config": true, "constraints": true, "set-constraints": true, "scale": true, "add-unit": true,
 	"refresh": true, "trust": true, "actions": true, "run": true, "destroy-model": true,
 	"show-model": true, "switch": true, "show-controller": true, "destroy-controller": true, "kill-controller": true,
+	"application": true, "unit": true, "model": true,
 }
 
 // addCompletions teaches the command tree to complete model, application,

@@ -47,6 +47,9 @@ func TestCLIAsScriptsUseIt(t *testing.T) {
 		if got := complete(name + " show-unit kvstore/0 kv"); !equalWords(got, "kvstore/1") {
 			t.Errorf("%s show-unit kvstore/0 kv<TAB> = %q, want the other unit", name, got)
 		}
+		if got := complete(name + " wait-for application kv"); !equalWords(got, "kvstore") {
+			t.Errorf("%s wait-for application kv<TAB> = %q, want the application", name, got)
+		}
 		if got := complete(name + " status -m de"); !equalWords(got, "demo") {
 			t.Errorf("%s status -m de<TAB> = %q, want the model", name, got)
 		}
@@ -66,7 +69,7 @@ func TestCLIAsScriptsUseIt(t *testing.T) {
 	}
 
 	// One run on two units is one operation of two tasks.
-	d.ok("run", "kvstore/0", "kvstore/1", "get", "key=foo", "--wait", "2m")
+	d.ok("run", "kvstore/0", "kvstore/1", "get", "key=foo", "--wait=2m")
 	var ops map[string]struct {
 		Summary, Status string
 		Tasks           map[string]struct{ Host, Status string }
