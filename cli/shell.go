@@ -110,7 +110,7 @@ func (a *App) complete(line string) []string {
 		partial = words[len(words)-1]
 		words = words[:len(words)-1]
 	}
-	if len(words) > 0 && words[0] == a.name() {
+	if len(words) > 0 && (words[0] == "drover" || words[0] == a.name()) {
 		words = words[1:]
 	}
 	head := strings.TrimSuffix(line, partial)

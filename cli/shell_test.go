@@ -110,6 +110,7 @@ func TestShellCompletes(t *testing.T) {
 		"ex":                {"exec ", "exit", "expose "},
 		"completion b":      {"completion bash "},
 		"drover status --w": {"drover status --watch"},
+		"drover wait-for u": {"drover wait-for unit "},
 	} {
 		if got := a.complete(line); !reflect.DeepEqual(got, want) {
 			t.Errorf("complete(%q) = %q, want %q", line, got, want)
