@@ -277,7 +277,9 @@ type TaskLog struct {
 	Message string    `json:"message"`
 }
 
-// Task is one action run on one unit.
+// Task is one action run on one unit. Operation groups the tasks one run
+// request enqueued, as Juju's operations do: the first task's ID, which
+// the first task itself leaves empty (OperationID).
 type Task struct {
 	ModelUUID      string         `json:"model-uuid"`
 	ID             string         `json:"id"`
@@ -286,6 +288,7 @@ type Task struct {
 	Params         map[string]any `json:"params"`
 	Parallel       bool           `json:"parallel,omitempty"`
 	ExecutionGroup string         `json:"execution-group,omitempty"`
+	Operation      string         `json:"operation,omitempty"`
 	Status         string         `json:"status"`
 	Message        string         `json:"message,omitempty"`
 	Results        map[string]any `json:"results,omitempty"`
@@ -294,6 +297,15 @@ type Task struct {
 	Started        time.Time      `json:"started,omitzero"`
 	Completed      time.Time      `json:"completed,omitzero"`
 	Meta
+}
+
+// OperationID is the operation t belongs to: the ID of the first task
+// its run request enqueued.
+func (t *Task) OperationID() string {
+	if t.Operation == "" {
+		return t.ID
+	}
+	return t.Operation
 }
 
 // Status history kinds.

@@ -37,6 +37,7 @@ import (
 	"github.com/droverhq/drover/cli/model"
 	"github.com/droverhq/drover/cli/status"
 	"github.com/droverhq/drover/cli/user"
+	"github.com/droverhq/drover/cli/waitfor"
 	"github.com/droverhq/drover/internal/safetext"
 	"github.com/droverhq/drover/internal/version"
 )
@@ -61,6 +62,10 @@ type App struct {
 	Executable string
 	// Width is the terminal width for --watch redraws (0: unknown).
 	Width int
+	// Name is the name drover was invoked as (the base of argv[0]; empty:
+	// "drover"): installed as "juju", usage lines, examples and the
+	// completion scripts say "juju".
+	Name string
 
 	// env is what the commands share; Run makes it.
 	env *modelcmd.Env
@@ -82,7 +87,8 @@ func (a *App) environment() *modelcmd.Env {
 }
 
 // Run runs one command line and returns the exit code. With no arguments
-// on a terminal it opens the interactive shell.
+// it runs the shell: the interactive one on a terminal, else the commands
+// read from stdin, one per line.
 func (a *App) Run(ctx context.Context, args []string) int {
 	if a.Getenv == nil {
 		a.Getenv = os.Getenv
@@ -95,8 +101,11 @@ func (a *App) Run(ctx context.Context, args []string) int {
 		return a.fail(err)
 	}
 	a.environment().Store = &clientstore.Store{Dir: dir}
-	if len(args) == 0 && a.Terminal && a.StdinTerminal {
+	if len(args) == 0 && a.StdinTerminal && a.Terminal {
 		return a.shell(ctx)
+	}
+	if len(args) == 0 && !a.StdinTerminal && a.Stdin != nil {
+		return a.script(ctx, a.Stdin)
 	}
 	return a.execute(ctx, args)
 }
@@ -107,8 +116,10 @@ func (a *App) execute(ctx context.Context, args []string) int {
 	defer stop()
 	root := a.newRoot()
 	root.SetArgs(args)
-	if _, _, err := root.Find(args); err != nil && len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		return a.fail(modelcmd.Usagef("unknown command %q; run 'drover help' for the list of commands", args[0]))
+	if len(args) > 0 && isCompletionRequest(args[0]) {
+		a.addFlagCompletions(root, args[1:])
+	} else if _, _, err := root.Find(args); err != nil && len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		return a.fail(modelcmd.Usagef("unknown command %q; run '%s help' for the list of commands", args[0], a.name()))
 	}
 	err := root.ExecuteContext(ctx)
 	return a.fail(err)
@@ -145,14 +156,15 @@ const (
 
 func (a *App) newRoot() *cobra.Command {
 	root := &cobra.Command{
-		Use:   "drover",
+		Use:   a.name(),
 		Short: "Drover: deploy, integrate, scale and operate applications with charms",
 		Long: `drover is the client of Drover controllers. Its commands, flags and outputs
 follow Juju's: bootstrap a controller, add a model, deploy charms and bundles,
 integrate them, and watch 'drover status'.
 
-With no arguments on a terminal, drover opens an interactive shell that runs
-the same commands.
+With no arguments, drover runs a shell: on a terminal an interactive one,
+otherwise the commands it reads from stdin, one per line ('#' starts a
+comment), as 'drover LINE' would.
 
 Environment: DROVER_CONTROLLER and DROVER_MODEL ([controller:]model) name
 the controller and model to work on instead of the current ones, for this
@@ -162,7 +174,7 @@ directory; DROVER_CLIENT_ID and DROVER_CLIENT_SECRET are a service
 account's credentials for 'drover login'.`,
 		Example: `  drover bootstrap local
   drover add-model demo
-  drover deploy ./charms/kv
+  drover deploy ./charms/kvstore
   drover status --watch`,
 		SilenceErrors:     true,
 		SilenceUsage:      true,
@@ -177,7 +189,7 @@ account's credentials for 'drover login'.`,
 	root.SetErr(a.Stderr)
 	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
-		return modelcmd.UsageError{Err: fmt.Errorf("%w (see 'drover help %s')", err, cmd.Name())}
+		return modelcmd.UsageError{Err: fmt.Errorf("%w (see '%s help %s')", err, a.name(), cmd.Name())}
 	})
 	root.AddGroup(
 		&cobra.Group{ID: groupController, Title: "Controllers:"},
@@ -196,7 +208,7 @@ account's credentials for 'drover login'.`,
 	env := a.environment()
 	act, app, ctl := &action.Commands{Env: env}, &application.Commands{Env: env}, &controller.Commands{Env: env}
 	hub, mach, mdl := &hubadmin.Commands{Env: env}, &machine.Commands{Env: env}, &model.Commands{Env: env}
-	st, usr := &status.Commands{Env: env}, &user.Commands{Env: env}
+	st, usr, wf := &status.Commands{Env: env}, &user.Commands{Env: env}, &waitfor.Commands{Env: env}
 	add(groupController, ctl.BootstrapCmd(), ctl.ControllersCmd(), ctl.ShowControllerCmd(), ctl.SwitchCmd(),
 		ctl.EnableHACmd(), ctl.DestroyControllerCmd(false), ctl.DestroyControllerCmd(true), ctl.WhoamiCmd(),
 		usr.LoginCmd(), usr.LogoutCmd(), hub.AddControllerCmd(), hub.RemoveControllerCmd(), hub.SetControllerDeprecatedCmd(), hub.GrantCmd(false), hub.GrantCmd(true), usr.AddGroupCmd(),
@@ -209,10 +221,48 @@ account's credentials for 'drover login'.`,
 		app.ResourcesCmd(), app.AttachResourceCmd(),
 		mach.MachinesCmd(), mach.ShowMachineCmd(), mach.AddMachineCmd(), mach.RemoveMachineCmd(), app.ShowApplicationCmd(), app.ShowUnitCmd(), app.ConstraintsCmd(), app.SetConstraintsCmd(), app.TrustCmd())
 	add(groupOps, st.StatusCmd(), act.RunCmd(), act.ExecCmd(), act.ShowTaskCmd(), act.CancelTaskCmd(), act.ActionsCmd(), act.ResolvedCmd(),
-		st.ShowStatusLogCmd(), st.DebugLogCmd())
+		act.OperationsCmd(), act.ShowOperationCmd(),
+		st.ShowStatusLogCmd(), st.DebugLogCmd(), wf.WaitForCmd())
 	add(groupClient, a.versionCmd(), a.completionCmd())
 	root.InitDefaultHelpCmd() // now, so that Find and the shell know it
+	a.addCompletions(root)
+	if name := a.name(); name != "drover" {
+		renameExamples(root, name)
+	}
 	return root
+}
+
+// name is what drover was invoked as.
+func (a *App) name() string {
+	if a.Name == "" {
+		return "drover"
+	}
+	return a.Name
+}
+
+// renameExamples makes the examples' command lines start with name, the
+// name drover was invoked as. Prose and messages keep saying drover: the
+// product, and a command installed whatever other name it has.
+func renameExamples(c *cobra.Command, name string) {
+	lines := strings.Split(c.Example, "\n")
+	for i, l := range lines {
+		trimmed := strings.TrimLeft(l, " ")
+		if rest, ok := strings.CutPrefix(trimmed, "drover "); ok {
+			lines[i] = l[:len(l)-len(trimmed)] + name + " " + rest
+		}
+		lines[i] = strings.ReplaceAll(lines[i], "<(drover ", "<("+name+" ")
+		lines[i] = strings.ReplaceAll(lines[i], "| drover ", "| "+name+" ")
+	}
+	c.Example = strings.Join(lines, "\n")
+	for _, sub := range c.Commands() {
+		renameExamples(sub, name)
+	}
+}
+
+// isCompletionRequest is whether arg is the hidden command the completion
+// scripts call (cobra adds it when it runs, so Find does not know it).
+func isCompletionRequest(arg string) bool {
+	return arg == cobra.ShellCompRequestCmd || arg == cobra.ShellCompNoDescRequestCmd
 }
 
 // Argument validators that report usage errors.

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 
@@ -36,7 +37,11 @@ or install it where the shell looks for completions.`,
 			root := cmd.Root()
 			switch args[0] {
 			case "bash":
-				return root.GenBashCompletionV2(a.Stdout, true)
+				if err := root.GenBashCompletionV2(a.Stdout, true); err != nil {
+					return err
+				}
+				_, err := io.WriteString(a.Stdout, bashWordsFallback)
+				return err
 			case "zsh":
 				return root.GenZshCompletion(a.Stdout)
 			case "fish":
@@ -46,3 +51,24 @@ or install it where the shell looks for completions.`,
 		},
 	}
 }
+
+// bashWordsFallback completes the bash script on systems without the
+// bash-completion package, whose _get_comp_words_by_ref the script calls:
+// this one takes the words of the line up to the cursor, split at blanks
+// (so "-m ctl:model" stays one word, as the package's "-n =:" keeps it).
+const bashWordsFallback = `
+# Without the bash-completion package: a minimal _get_comp_words_by_ref.
+if ! declare -F _get_comp_words_by_ref >/dev/null 2>&1; then
+_get_comp_words_by_ref()
+{
+    local line=${COMP_LINE:0:COMP_POINT}
+    read -ra words <<< "$line"
+    if [[ -z $line || $line == *[[:blank:]] ]]; then
+        words+=("")
+    fi
+    cword=$((${#words[@]}-1))
+    cur=${words[cword]}
+    prev=${words[cword-1]}
+}
+fi
+`

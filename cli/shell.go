@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -11,7 +12,7 @@ import (
 	"strings"
 
 	"github.com/peterh/liner"
-	"github.com/spf13/pflag"
+	"github.com/spf13/cobra"
 )
 
 const historyFile = "shell_history"
@@ -57,7 +58,7 @@ func (a *App) shell(ctx context.Context) int {
 			fmt.Fprintf(a.Stderr, "ERROR %v\n", err)
 			continue
 		}
-		if len(args) > 0 && args[0] == "drover" {
+		if len(args) > 0 && (args[0] == "drover" || args[0] == a.name()) {
 			args = args[1:]
 		}
 		code = a.execute(ctx, args)
@@ -96,46 +97,60 @@ func (a *App) prompt() string {
 	return p + "> "
 }
 
-// complete offers command names for the first word and the command's
-// flags for later words starting with "-".
+// complete completes the shell's last word as the completion scripts do,
+// through cobra's __complete: command names (and exit, quit) first, then
+// flags, and the names of models, applications and units (complete.go).
 func (a *App) complete(line string) []string {
-	words := strings.Fields(line)
-	trailingSpace := strings.HasSuffix(line, " ")
-	root := a.newRoot()
+	words, err := splitWords(line)
+	if err != nil {
+		return nil
+	}
+	partial := ""
+	if len(words) > 0 && !strings.HasSuffix(line, " ") {
+		partial = words[len(words)-1]
+		words = words[:len(words)-1]
+	}
+	if len(words) > 0 && (words[0] == "drover" || words[0] == a.name()) {
+		words = words[1:]
+	}
+	head := strings.TrimSuffix(line, partial)
 	var out []string
-	if len(words) == 0 || (len(words) == 1 && !trailingSpace) {
-		prefix := ""
-		if len(words) == 1 {
-			prefix = words[0]
+	for _, c := range a.completions(append(words, partial)) {
+		if len(words) == 0 || !strings.HasPrefix(c, "-") {
+			c += " "
 		}
-		for _, c := range root.Commands() {
-			if !c.Hidden && strings.HasPrefix(c.Name(), prefix) {
-				out = append(out, c.Name()+" ")
-			}
-		}
+		out = append(out, head+c)
+	}
+	if len(words) == 0 {
 		for _, w := range []string{"exit", "quit"} {
-			if strings.HasPrefix(w, prefix) {
-				out = append(out, w)
+			if strings.HasPrefix(w, partial) {
+				out = append(out, head+w)
 			}
 		}
-		sort.Strings(out)
-		return out
 	}
-	cmd, _, err := root.Find(words[:1])
-	if err != nil || trailingSpace {
-		return nil
-	}
-	last := words[len(words)-1]
-	if !strings.HasPrefix(last, "-") {
-		return nil
-	}
-	head := strings.TrimSuffix(line, last)
-	cmd.Flags().VisitAll(func(f *pflag.Flag) {
-		if name := "--" + f.Name; strings.HasPrefix(name, last) {
-			out = append(out, head+name)
-		}
-	})
 	sort.Strings(out)
+	return out
+}
+
+// completions runs cobra's __completeNoDesc on args (the last one the
+// word to complete) and returns its candidates.
+func (a *App) completions(args []string) []string {
+	root := a.newRoot()
+	var buf strings.Builder
+	root.SetOut(&buf)
+	root.SetErr(io.Discard)
+	a.addFlagCompletions(root, args)
+	root.SetArgs(append([]string{cobra.ShellCompNoDescRequestCmd}, args...))
+	if err := root.Execute(); err != nil {
+		return nil
+	}
+	var out []string
+	for _, l := range strings.Split(buf.String(), "\n") {
+		if l == "" || strings.HasPrefix(l, ":") {
+			continue // ":N" is the directive, last
+		}
+		out = append(out, l)
+	}
 	return out
 }
 
@@ -180,4 +195,45 @@ func splitWords(line string) ([]string, error) {
 		words = append(words, cur.String())
 	}
 	return words, nil
+}
+
+// script is the shell without a terminal: it runs the commands read from
+// r, one per line, as 'drover LINE' would, skipping blank lines and '#'
+// comments, until the end of r, "exit" or "quit". As sh does, it goes on
+// past a failing command and returns the last command's exit code; a line
+// that cannot be split into words is a usage error (exit code 2).
+func (a *App) script(ctx context.Context, r io.Reader) int {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	code := 0
+	for n := 1; ctx.Err() == nil && sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if line == "exit" || line == "quit" {
+			break
+		}
+		args, err := splitWords(line)
+		if err != nil {
+			fmt.Fprintf(a.Stderr, "ERROR line %d: %v\n", n, err)
+			code = 2
+			continue
+		}
+		if len(args) > 0 && (args[0] == "drover" || args[0] == a.name()) {
+			args = args[1:]
+		}
+		if len(args) == 0 {
+			continue
+		}
+		code = a.execute(ctx, args)
+	}
+	if err := sc.Err(); err != nil {
+		fmt.Fprintf(a.Stderr, "ERROR reading commands: %v\n", err)
+		return 1
+	}
+	if ctx.Err() != nil {
+		return 1
+	}
+	return code
 }

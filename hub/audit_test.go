@@ -188,3 +188,49 @@ func (e *env) auditCSV(tok, query string, n int) [][]string {
 	}
 	return rows
 }
+
+// TestAuditShowsEveryoneTheirOwnEntries: a service account holding no
+// audit_viewer reads its own logins and nobody else's; asking for
+// another's entries gets none.
+func TestAuditShowsEveryoneTheirOwnEntries(t *testing.T) {
+	f := newFixture(t)
+	login := func() tokenResp {
+		code, sess := f.form("/v1/auth/token", url.Values{"grant_type": {"client_credentials"}, "client_id": {saAcme.ID}, "client_secret": {saAcme.Secret}})
+		if code != http.StatusOK {
+			t.Fatalf("service account login: %d %+v", code, sess)
+		}
+		return sess
+	}
+	login()
+	sess := login()
+	ci := f.whoami(sess.AccessToken)
+	// Others' entries, which the service account must not see.
+	f.get("/v1/audit", f.token(f.alice, time.Minute, ""), &struct{}{})
+	if code, _ := f.do(http.MethodPost, "/v1/grants", f.token(f.rita, time.Minute, ""),
+		map[string]string{"user": "rita@example.com", "level": "admin", "model": f.model.UUID}); code != http.StatusForbidden {
+		t.Fatalf("rita granting herself admin: %d", code)
+	}
+
+	var out struct{ Entries []store.AuditEntry }
+	f.get("/v1/audit?operation=login", sess.AccessToken, &out)
+	var got []string
+	for _, e := range out.Entries {
+		if e.IdentityID != ci.ID {
+			t.Errorf("the service account sees another's entry: %+v", e)
+		}
+		got = append(got, e.Operation+" "+e.Result)
+	}
+	if want := []string{"login-client-credentials ok", "login-client-credentials ok"}; !slices.Equal(got, want) {
+		t.Errorf("its own logins: %q, want %q", got, want)
+	}
+	f.get("/v1/audit", sess.AccessToken, &out)
+	for _, e := range out.Entries {
+		if e.IdentityID != ci.ID {
+			t.Errorf("the service account sees another's entry: %+v", e)
+		}
+	}
+	f.get("/v1/audit?user=rita@example.com", sess.AccessToken, &out)
+	if len(out.Entries) != 0 {
+		t.Errorf("the service account reads rita's entries: %+v", out.Entries)
+	}
+}

@@ -163,11 +163,11 @@ does.
 its agent idle and its workload active, blocked, waiting or unknown. It
 fails as soon as a unit is in error (a hook failed), and with
 --wait=DURATION when that time passes, listing the units still pending.`,
-		Example: `  drover deploy ./charms/kv
-  drover deploy ./charms/kv store -n 3 --config port=7001
-  drover deploy ./web.charm --to 0
-  drover deploy ./web.charm --resource site=./site.tar.gz --storage data=rootfs,10G
-  drover deploy ./bundle.yaml --config overrides.yaml --wait=10m`,
+		Example: `  drover deploy ./charms/kvstore
+  drover deploy ./charms/kvstore store -n 3 --config port=7001
+  drover deploy ./charms/webapp --to 0
+  drover deploy ./tests/testdata/bundle/bundle.yaml --config overrides.yaml --wait=10m
+  drover deploy ~/src/mycharm/mycharm.charm --resource config=~/config.tar.gz --storage data=rootfs,10G`,
 		Args: modelcmd.RangeArgs(1, 2, "a charm or bundle path and an optional application name"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			plan, err := f.plan(args[0])

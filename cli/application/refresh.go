@@ -55,11 +55,11 @@ apply.
 content differs from the resource's, its revision goes up by one and the
 units run upgrade-charm (then config-changed), whose resource-get sees the
 new content.`,
-		Example: `  drover refresh kv --path ./charms/kv
-  drover refresh kv --path ./kv.charm --config port=7002
-  drover refresh kv --path ./charms/kv --force-units
-  drover refresh kv --switch ./charms/kv-ng
-  drover refresh web --path ./web.charm --resource site=./site-v2.tar.gz`,
+		Example: `  drover refresh kvstore --path ./charms/kvstore
+  drover refresh kvstore --path ~/src/kvstore/kvstore.charm --config port=7002
+  drover refresh kvstore --path ./charms/kvstore --force-units
+  drover refresh kvstore --switch ~/src/kvstore-ng
+  drover refresh mycharm --path ~/src/mycharm/mycharm.charm --resource config=~/config-v2.tar.gz`,
 		Args: modelcmd.ExactArgs(1, "an application name"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			app := args[0]

@@ -50,7 +50,13 @@ removes it all the same.`
 	}
 	cmd.Flags().BoolVar(&keepData, "keep-data", false, "keep the nodes' data directories")
 	modelcmd.AddYesFlags(cmd, &yes)
-	cmd.Flags().DurationVar(&timeout, "timeout", 30*time.Second, "how long to wait for a graceful stop before killing")
+	if kill {
+		// Juju's kill-controller -t bounds its attempt to destroy through
+		// the API first; here the nodes are killed at once.
+		cmd.Flags().DurationVarP(&timeout, "timeout", "t", 0, "accepted as Juju's and ignored: the nodes are killed at once")
+	} else {
+		cmd.Flags().DurationVar(&timeout, "timeout", 30*time.Second, "how long to wait for a graceful stop before killing")
+	}
 	return cmd
 }
 

@@ -4,6 +4,7 @@ package main
 import (
 	"context"
 	"os"
+	"path/filepath"
 
 	"github.com/droverhq/drover/cli"
 	"golang.org/x/term"
@@ -22,6 +23,7 @@ func main() {
 		StdinTerminal: term.IsTerminal(int(os.Stdin.Fd())),
 		Executable:    exe,
 		Width:         width,
+		Name:          filepath.Base(os.Args[0]), // "juju" through a juju symlink
 	}
 	os.Exit(app.Run(context.Background(), os.Args[1:]))
 }

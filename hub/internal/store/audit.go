@@ -159,6 +159,9 @@ type AuditQuery struct {
 	Orgs        []string
 	Models      []string
 	Controllers []string
+	// Self is the caller's identity: their own entries are readable
+	// besides the scopes above ("" for none).
+	Self string
 
 	IdentityID string
 	Actor      string
@@ -191,8 +194,12 @@ func (s *Audit) Query(ctx context.Context, q AuditQuery) ([]AuditEntry, int64, e
 	var args []any
 	arg := func(v any) string { args = append(args, v); return fmt.Sprintf("$%d", len(args)) }
 	if !q.All {
-		conds = append(conds, fmt.Sprintf("(org = ANY(%s) OR model_uuid = ANY(%s::text[]::uuid[]) OR controller_uuid = ANY(%s::text[]::uuid[]))",
-			arg(q.Orgs), arg(q.Models), arg(q.Controllers)))
+		self := ""
+		if q.Self != "" {
+			self = " OR identity_id::text = " + arg(q.Self)
+		}
+		conds = append(conds, fmt.Sprintf("(org = ANY(%s) OR model_uuid = ANY(%s::text[]::uuid[]) OR controller_uuid = ANY(%s::text[]::uuid[])%s)",
+			arg(q.Orgs), arg(q.Models), arg(q.Controllers), self))
 	}
 	for _, f := range []struct {
 		col, v string

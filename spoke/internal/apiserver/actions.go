@@ -43,17 +43,19 @@ func (s *actionEndpoint) runAction(w http.ResponseWriter, r *http.Request) {
 	}
 	var tasks []api.Task
 	var last uint64
+	operation := ""
 	for _, j := range jobs {
 		var t api.Task
 		idx, err := s.propose(r, state.EnqueueTaskType, &state.EnqueueTaskRequest{
 			ModelUUID: model, Receiver: j.unit, Action: req.Action, Params: j.params,
-			Parallel: j.par, ExecutionGroup: j.group, Now: s.now(),
+			Parallel: j.par, ExecutionGroup: j.group, Operation: operation, Now: s.now(),
 		}, &t)
 		if err != nil {
 			reply.WriteError(w, r, err)
 			return
 		}
 		tasks, last = append(tasks, t), idx
+		operation = tasks[0].ID // the request's tasks are one operation
 	}
 	reply.Indexed(w, http.StatusCreated, last, tasks)
 }

@@ -63,7 +63,7 @@ func enqueueTask(t *Txn, req *EnqueueTaskRequest) (*api.Task, error) {
 	task := &api.Task{
 		ModelUUID: m.UUID, ID: strconv.Itoa(m.NextTask), Receiver: u.Name, Action: req.Action,
 		Params: copyAnyMap(req.Params), Parallel: req.Parallel, ExecutionGroup: req.ExecutionGroup,
-		Status: api.TaskPending, Enqueued: req.Now,
+		Operation: req.Operation, Status: api.TaskPending, Enqueued: req.Now,
 	}
 	m.NextTask++
 	if err := t.put(tables.Models, m); err != nil {

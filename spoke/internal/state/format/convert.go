@@ -267,7 +267,7 @@ func (l *Lease) API() *api.Lease {
 // FromTask converts a task.
 func FromTask(t *api.Task) *Task {
 	return &Task{ModelUUID: t.ModelUUID, ID: t.ID, Receiver: t.Receiver, Action: t.Action, Params: t.Params,
-		Parallel: t.Parallel, ExecutionGroup: t.ExecutionGroup, Status: t.Status, Message: t.Message,
+		Parallel: t.Parallel, ExecutionGroup: t.ExecutionGroup, Operation: t.Operation, Status: t.Status, Message: t.Message,
 		Results: t.Results, Log: convertSlice(t.Log, func(l api.TaskLog) TaskLog { return TaskLog(l) }),
 		Enqueued: t.Enqueued, Started: t.Started, Completed: t.Completed, Meta: Meta(t.Meta)}
 }
@@ -275,7 +275,7 @@ func FromTask(t *api.Task) *Task {
 // API converts a task back.
 func (t *Task) API() *api.Task {
 	return &api.Task{ModelUUID: t.ModelUUID, ID: t.ID, Receiver: t.Receiver, Action: t.Action, Params: t.Params,
-		Parallel: t.Parallel, ExecutionGroup: t.ExecutionGroup, Status: t.Status, Message: t.Message,
+		Parallel: t.Parallel, ExecutionGroup: t.ExecutionGroup, Operation: t.Operation, Status: t.Status, Message: t.Message,
 		Results: t.Results, Log: convertSlice(t.Log, func(l TaskLog) api.TaskLog { return api.TaskLog(l) }),
 		Enqueued: t.Enqueued, Started: t.Started, Completed: t.Completed, Meta: api.Meta(t.Meta)}
 }

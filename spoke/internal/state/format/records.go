@@ -244,6 +244,7 @@ type Task struct {
 	Params         map[string]any `json:"params"`
 	Parallel       bool           `json:"parallel,omitempty"`
 	ExecutionGroup string         `json:"execution-group,omitempty"`
+	Operation      string         `json:"operation,omitempty"`
 	Status         string         `json:"status"`
 	Message        string         `json:"message,omitempty"`
 	Results        map[string]any `json:"results,omitempty"`

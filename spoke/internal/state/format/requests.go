@@ -341,7 +341,11 @@ type EnqueueTaskRequest struct {
 	Params         map[string]any `json:"params,omitempty"`
 	Parallel       bool           `json:"parallel,omitempty"`
 	ExecutionGroup string         `json:"execution-group,omitempty"`
-	Now            time.Time      `json:"now"`
+	// Operation is the ID of the first task of the same run request; ""
+	// for the first (api.Task.OperationID), so that the tasks of logs
+	// written before the field replay as they were applied.
+	Operation string    `json:"operation,omitempty"`
+	Now       time.Time `json:"now"`
 }
 
 // StartTaskRequest moves a pending task to running. Value: *api.Task.
