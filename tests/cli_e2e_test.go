@@ -134,14 +134,14 @@ func TestCLIEndToEnd(t *testing.T) {
 		t.Fatalf("run output:\n%s", out)
 	}
 	var task struct {
-		ID, Unit, Action, Status string
-		Parameters, Results      map[string]any
+		ID, Unit, Status string
+		Results          map[string]any
 	}
 	if err := json.Unmarshal([]byte(d.ok("show-task", m[1], "--wait", "2m", "--format", "json")), &task); err != nil {
 		t.Fatal(err)
 	}
-	if task.Status != api.TaskCompleted || task.Unit != "kv/0" || task.Action != "get" || task.Parameters["key"] != "foo" ||
-		task.Results["value"] != "value-of-foo" {
+	if task.Status != api.TaskCompleted || task.Unit != "kv/0" || task.ID != m[1] || task.Results["value"] != "value-of-foo" ||
+		task.Results["return-code"] != float64(0) {
 		t.Errorf("task: %+v", task)
 	}
 
