@@ -245,3 +245,14 @@ type RunActionRequest struct {
 	Action    string         `json:"action"`
 	Params    map[string]any `json:"params,omitempty"`
 }
+
+// ModelConfigDefaults is the config every new model starts with; a key
+// holding its default here shows "default" as its source in
+// `model-config`, as Juju's does.
+func ModelConfigDefaults() map[string]any {
+	return map[string]any{
+		"update-status-hook-interval": "5m",
+		"automatically-retry-hooks":   true,
+		"logging-config":              "<root>=INFO",
+	}
+}

@@ -17,14 +17,9 @@ import (
 
 var modelNameRe = regexp.MustCompile(`^[a-z0-9]+[a-z0-9-]*$`)
 
-// DefaultModelConfig is the config every new model starts with.
-func DefaultModelConfig() map[string]any {
-	return map[string]any{
-		"update-status-hook-interval": "5m",
-		"automatically-retry-hooks":   true,
-		"logging-config":              "<root>=INFO",
-	}
-}
+// DefaultModelConfig is the config every new model starts with
+// (api.ModelConfigDefaults, which the CLI also reads).
+func DefaultModelConfig() map[string]any { return api.ModelConfigDefaults() }
 
 // validateModelConfig types the keys Drover interprets; other keys are
 // kept as given (Juju accepts arbitrary keys too).
