@@ -356,4 +356,3 @@ func (a *Commands) waitModelGone(ctx context.Context, mc *modelcmd.ModelConn, p 
 		}
 	}
 }
-
