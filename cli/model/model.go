@@ -125,18 +125,24 @@ func (a *Commands) ShowModelCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			status := map[string]any{"current": m.Status.Status, "message": m.Status.Message}
-			if !m.Status.Since.IsZero() { // unknown at a hub for a model indexed before it kept one
-				status["since"] = m.Status.Since
+			var st *api.ModelStatus
+			if m.Index == nil { // a controller: its cloud and version are in the model's status
+				if fs, err := mc.Client.Model(mc.UUID).Status(cmd.Context()); err == nil {
+					st = &fs.Model
+				}
 			}
-			view := map[string]any{"name": modelcmd.ModelRef(*m, ""), "short-name": m.Name, "model-uuid": m.UUID, "owner": m.Owner, "life": m.Life,
-				"controller-name": mc.Name, "controller-uuid": mc.Details.UUID, "status": status,
-				"created-at": m.CreatedAt, "config": m.Config}
+			view := modelInfoView(m, mc.Name, mc.Details.UUID, st)
 			if x := m.Index; x != nil {
 				// A hub answers from its index; the config is the
 				// controller's, read through the hub.
 				view["controller-name"], view["controller-uuid"] = mc.Name+"/"+x.Controller, x.ControllerUUID
-				view["cloud"], view["region"], view["organization"] = x.Cloud, x.Region, x.Org
+				view["organization"] = x.Org
+				if x.Cloud != "" {
+					view["cloud"] = x.Cloud
+				}
+				if x.Region != "" {
+					view["region"] = x.Region
+				}
 				if len(x.Users) > 0 {
 					view["users"] = modelUsersView(x.Users, a.Now())
 				}
@@ -161,6 +167,35 @@ func (a *Commands) ShowModelCmd() *cobra.Command {
 	mo.Add(cmd)
 	format.Add(cmd, "yaml", "yaml", "json")
 	return cmd
+}
+
+// modelInfoView is a model as juju show-model prints it (the fields
+// jubilant's ModelInfo requires among them: name, short-name, model-uuid,
+// model-type, controller-uuid, controller-name, is-controller, cloud,
+// life). st is the model section of its status, when known: cloud,
+// region and agent version. Drover models are machine models ("iaas") on
+// the local substrate, and no model is the controller's own.
+func modelInfoView(m *api.Model, ctlName, ctlUUID string, st *api.ModelStatus) map[string]any {
+	status := map[string]any{"current": m.Status.Status, "message": m.Status.Message}
+	if !m.Status.Since.IsZero() { // unknown at a hub for a model indexed before it kept one
+		status["since"] = m.Status.Since
+	}
+	view := map[string]any{"name": modelcmd.ModelRef(*m, ""), "short-name": m.Name, "model-uuid": m.UUID,
+		"model-type": "iaas", "is-controller": false, "owner": m.Owner, "life": m.Life,
+		"controller-name": ctlName, "controller-uuid": ctlUUID, "status": status,
+		"created-at": m.CreatedAt, "config": m.Config, "cloud": "localhost", "type": "local"}
+	if st != nil {
+		if st.Cloud != "" {
+			view["cloud"] = st.Cloud
+		}
+		if st.Region != "" {
+			view["region"] = st.Region
+		}
+		if st.Version != "" {
+			view["agent-version"] = st.Version
+		}
+	}
+	return view
 }
 
 // modelUsersView is show-model's users section, keyed by name as Juju's
