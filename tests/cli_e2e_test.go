@@ -80,7 +80,7 @@ func TestCLIEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out := d.ok("controllers"); !regexp.MustCompile(`(?m)^e2e\*\s+-\s+admin\s+superuser\s+1\s+none`).MatchString(out) {
+	if out := d.ok("controllers"); !regexp.MustCompile(`(?m)^e2e\*\s+-\s+admin\s+superuser\s+localhost\s+\d+\s+1\s+none`).MatchString(out) {
 		t.Errorf("controllers:\n%s", out)
 	}
 	if out := d.ok("show-controller", "--format", "json"); !strings.Contains(out, `"leader":true`) {
