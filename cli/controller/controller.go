@@ -51,11 +51,11 @@ type controllerListEntry struct {
 	Version      string `json:"agent-version,omitempty"`
 	// Cloud and Region are where the controller runs, and ModelCount the
 	// models the client knows on it, as Juju's controllers lists them.
-	Cloud        string `json:"cloud,omitempty"`
-	Region       string `json:"region,omitempty"`
-	ModelCount   int    `json:"model-count"`
-	Reachable    bool   `json:"reachable"`
-	Local        bool   `json:"local"`
+	Cloud      string `json:"cloud,omitempty"`
+	Region     string `json:"region,omitempty"`
+	ModelCount int    `json:"model-count"`
+	Reachable  bool   `json:"reachable"`
+	Local      bool   `json:"local"`
 	// Behind are the controllers registered with a hub, as it lists them
 	// (--format json and yaml; the table lists them below it).
 	Behind []map[string]any `json:"controllers-behind,omitempty"`
