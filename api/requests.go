@@ -33,6 +33,8 @@ import "time"
 //	POST   /v1/models/{model}/applications/{app}/scale  ScaleRequest → Application
 //	POST   /v1/models/{model}/applications/{app}/expose ExposeRequest → Application
 //	POST   /v1/models/{model}/applications/{app}/charm  SetCharmRequest → Application (refresh)
+//	GET    /v1/models/{model}/constraints → ModelConstraints
+//	POST   /v1/models/{model}/constraints SetModelConstraintsRequest → Model
 //	POST   /v1/models/{model}/applications/{app}/constraints SetConstraintsRequest → Application
 //	POST   /v1/models/{model}/applications/{app}/trust  SetTrustRequest → Application
 //	GET    /v1/models/{model}/units                     []Unit
@@ -200,6 +202,18 @@ type AddMachinesRequest struct {
 // [--remove]).
 type SetTrustRequest struct {
 	Trust bool `json:"trust"`
+}
+
+// SetModelConstraintsRequest sets a model's constraints (juju
+// set-model-constraints): POST /v1/models/{model}/constraints → Model.
+type SetModelConstraintsRequest struct {
+	Constraints string `json:"constraints"`
+}
+
+// ModelConstraints are a model's constraints: GET
+// /v1/models/{model}/constraints.
+type ModelConstraints struct {
+	Constraints string `json:"constraints"`
 }
 
 // SetConstraintsRequest sets the constraints of an application's new

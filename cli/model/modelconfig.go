@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -127,4 +129,86 @@ func warnUnknownKeys(w io.Writer, cfg, set map[string]any) {
 		}
 		fmt.Fprintf(w, "WARNING key %q is not defined in the current model configuration: possible misspelling\n", k)
 	}
+}
+
+// ModelConstraintsCmd is 'drover model-constraints'.
+func (a *Commands) ModelConstraintsCmd() *cobra.Command {
+	var mo modelcmd.ModelOpt
+	var format modelcmd.FormatOpt
+	cmd := &cobra.Command{
+		Use:     "model-constraints",
+		Aliases: []string{"get-model-constraints"},
+		Short:   "Show the constraints of a model's new machines",
+		Long: `Shows the model's constraints, as 'juju model-constraints' does: the
+defaults of its new machines, under each application's own constraints
+('drover constraints APP').`,
+		Example: "  drover model-constraints\n  drover model-constraints --format json",
+		Args:    modelcmd.ExactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := format.Check(); err != nil {
+				return err
+			}
+			return a.WithModel(cmd.Context(), mo.Ref, func(mc *modelcmd.ModelConn) error {
+				cons, err := mc.Client.Model(mc.UUID).ModelConstraints(cmd.Context())
+				if err != nil {
+					return err
+				}
+				if format.Value != "plain" {
+					return modelcmd.WriteFormatted(a.Stdout, format.Value, constraintsMap(cons))
+				}
+				fmt.Fprintln(a.Stdout, cons)
+				return nil
+			})
+		},
+	}
+	mo.Add(cmd)
+	format.Add(cmd, "plain", "plain", "json", "yaml")
+	return cmd
+}
+
+// constraintsMap is constraints as Juju's --format json prints them: an
+// object of the keys set (sizes in M, as numbers).
+func constraintsMap(cons string) map[string]any {
+	out := map[string]any{}
+	for _, f := range strings.Fields(cons) {
+		k, v, _ := strings.Cut(f, "=")
+		if v == "" {
+			continue
+		}
+		if n, err := strconv.ParseUint(strings.TrimSuffix(v, "M"), 10, 64); err == nil {
+			out[k] = n
+			continue
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// SetModelConstraintsCmd is 'drover set-model-constraints'.
+func (a *Commands) SetModelConstraintsCmd() *cobra.Command {
+	var mo modelcmd.ModelOpt
+	cmd := &cobra.Command{
+		Use:   "set-model-constraints KEY=VALUE...",
+		Short: "Set the constraints of a model's new machines",
+		Long: `Sets the model's constraints, as 'juju set-model-constraints' does (they
+replace the model's earlier ones): every new machine of the model gets
+them, under its application's own constraints key by key ('drover
+set-constraints APP' and add-machine --constraints win). Existing machines
+keep theirs. Keys as set-constraints'; sizes take M, G, T or P (M when
+bare).`,
+		Example: "  drover set-model-constraints mem=4G cores=2\n  drover set-model-constraints mem=",
+		Args:    modelcmd.MinArgs(1, "constraints (KEY=VALUE)"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cons, err := api.ParseConstraints(strings.Join(args, " "))
+			if err != nil {
+				return modelcmd.Usagef("%v", err)
+			}
+			return a.WithModel(cmd.Context(), mo.Ref, func(mc *modelcmd.ModelConn) error {
+				_, err := mc.Client.Model(mc.UUID).SetModelConstraints(cmd.Context(), cons)
+				return err
+			})
+		},
+	}
+	mo.Add(cmd)
+	return cmd
 }

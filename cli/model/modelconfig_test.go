@@ -16,13 +16,15 @@ import (
 const hubModelUUID = "6a1f0c2e-0000-4000-8000-0000000000cc"
 
 // runAtFakeHub runs the command mk makes with args on model "m" of a fake
-// hub serving mux (GET /v1/models is served here), as a script would.
-func runAtFakeHub(t *testing.T, mux *http.ServeMux, mk func(*Commands) *cobra.Command, args ...string) (string, string, error) {
+// hub serving h (GET /v1/models is served here), as a script would.
+func runAtFakeHub(t *testing.T, h http.Handler, mk func(*Commands) *cobra.Command, args ...string) (string, string, error) {
 	t.Helper()
+	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v1/models", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(map[string]any{"models": []api.Model{{UUID: hubModelUUID, Name: "m", Owner: "alice@example.com"}}})
 	})
+	mux.Handle("/", h)
 	e, out, errb := modelcmdtest.AtFakeHub(t, mux)
 	dir, err := clientstore.DefaultStoreDir(e.Getenv)
 	if err != nil {
@@ -79,5 +81,41 @@ func TestModelConfigWarnsOfUnknownKeys(t *testing.T) {
 	}
 	if patched.Set["update-stauts-hook-interval"] != "1m" || patched.Set["ftp-proxy"] != "x" {
 		t.Errorf("set %v", patched.Set)
+	}
+}
+
+// TestModelConstraints: set-model-constraints sends the constraints
+// normalized (sizes in M), and model-constraints prints the model's, as
+// text or, with --format json, as Juju's object.
+func TestModelConstraints(t *testing.T) {
+	cons := "cores=2"
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/models/"+hubModelUUID+"/constraints", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(api.ModelConstraints{Constraints: cons})
+	})
+	mux.HandleFunc("POST /v1/models/"+hubModelUUID+"/constraints", func(w http.ResponseWriter, r *http.Request) {
+		var req api.SetModelConstraintsRequest
+		_ = json.NewDecoder(r.Body).Decode(&req)
+		cons = req.Constraints
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(api.Model{UUID: hubModelUUID, Name: "m", Constraints: cons})
+	})
+	if _, _, err := runAtFakeHub(t, mux, (*Commands).SetModelConstraintsCmd, "mem=4G", "arch=amd64"); err != nil {
+		t.Fatal(err)
+	}
+	if cons != "mem=4096M arch=amd64" {
+		t.Errorf("constraints sent %q", cons)
+	}
+	out, _, err := runAtFakeHub(t, mux, (*Commands).ModelConstraintsCmd)
+	if err != nil || out != "mem=4096M arch=amd64\n" {
+		t.Errorf("model-constraints: %q %v", out, err)
+	}
+	out, _, err = runAtFakeHub(t, mux, (*Commands).ModelConstraintsCmd, "--format", "json")
+	if err != nil || out != `{"arch":"amd64","mem":4096}`+"\n" {
+		t.Errorf("model-constraints --format json: %q %v", out, err)
+	}
+	if _, _, err := runAtFakeHub(t, mux, (*Commands).SetModelConstraintsCmd, "memory=4G"); err == nil {
+		t.Error("an unknown constraint was accepted")
 	}
 }

@@ -39,6 +39,7 @@ var requestBodies = []func() any{
 	func() any { return new(api.RunActionRequest) },
 	func() any { return new(peer.AddVoterRequest) },
 	func() any { return new(peer.AdmitRequest) },
+	func() any { return new(api.SetModelConstraintsRequest) },
 }
 
 // decodeBody decodes as a handler does: reply.Decode, strict.

@@ -78,6 +78,7 @@ const (
 	SetTrustType              MessageType = 51
 	CreateJoinTokenType       MessageType = 52
 	UseJoinTokenType          MessageType = 53
+	SetModelConstraintsType   MessageType = 54
 	// Append new types here, with the next free number.
 )
 
@@ -142,6 +143,7 @@ var commands = commandTable(
 	command(SetTrustType, setTrust),
 	command(CreateJoinTokenType, noValue(createJoinToken)),
 	command(UseJoinTokenType, noValue(useJoinToken)),
+	command(SetModelConstraintsType, setModelConstraints),
 )
 
 // commandEntry is one raft command: its number, its request struct, its

@@ -38,7 +38,17 @@ const replayDir = "testdata/replay"
 // commands too).
 func replayCommands() []replayCommand {
 	return slices.Concat(replayControllerCommands(), replayModelCommands(), replayAgentCommands(), replayOperatorCommands(),
-		replayJoinTokenCommands())
+		replayJoinTokenCommands(), replayModelConstraintsCommands())
+}
+
+// replayModelConstraintsCommands are appended after the join tokens, so
+// the earlier lines of the log stay as they were: the model's
+// constraints, then a machine that takes them under its own.
+func replayModelConstraintsCommands() []replayCommand {
+	return []replayCommand{
+		{SetModelConstraintsType, &SetModelConstraintsRequest{ModelUUID: replayModel, Constraints: "mem=2048M arch=amd64"}},
+		{AddMachineType, &AddMachineRequest{ModelUUID: replayModel, Constraints: "mem=8192M"}},
+	}
 }
 
 // replayJoinTokenCommands are appended after the commands the fixture was

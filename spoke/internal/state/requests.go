@@ -33,6 +33,7 @@ type (
 	SetTrustRequest              = format.SetTrustRequest
 	SetExposedRequest            = format.SetExposedRequest
 	SetConstraintsRequest        = format.SetConstraintsRequest
+	SetModelConstraintsRequest   = format.SetModelConstraintsRequest
 	AddUnitsRequest              = format.AddUnitsRequest
 	ScaleApplicationRequest      = format.ScaleApplicationRequest
 	DestroyUnitsRequest          = format.DestroyUnitsRequest
