@@ -145,6 +145,18 @@ func TestCLIEndToEnd(t *testing.T) {
 		t.Errorf("task: %+v", task)
 	}
 
+	// As jubilant drives it: --format json, --wait as a separate argument;
+	// the results are Juju's shape, keyed by unit.
+	stdout, errs, code := d.run("run", "kv/0", "get", "key=foo", "--format", "json", "--wait", "2m")
+	var ran map[string]struct {
+		ID, Status, Unit string
+		Results          map[string]any
+	}
+	if err := json.Unmarshal([]byte(stdout), &ran); code != 0 || err != nil || ran["kv/0"].Status != api.TaskCompleted ||
+		ran["kv/0"].Unit != "kv/0" || ran["kv/0"].Results["value"] != "value-of-foo" || ran["kv/0"].Results["return-code"] != float64(0) {
+		t.Errorf("run --format json: exit %d (%v)\n%s%s", code, err, stdout, errs)
+	}
+
 	// status --format json matches the model.
 	var fs api.FullStatus
 	if err := json.Unmarshal([]byte(d.ok("status", "--format", "json")), &fs); err != nil {
