@@ -122,3 +122,33 @@ func sortedConstraintKeys() []string {
 	slices.Sort(keys)
 	return keys
 }
+
+// MergeConstraints lays over on under key by key, as Juju lays an
+// application's constraints over its model's: a key of over replaces the
+// same key of under, and an empty value ("mem=") removes it. Both are
+// normalized (ParseConstraints); so is the result, under's keys first.
+func MergeConstraints(under, over string) string {
+	if under == "" {
+		return over
+	}
+	overs := map[string]string{}
+	var order []string
+	for _, f := range strings.Fields(over) {
+		k, v, _ := strings.Cut(f, "=")
+		overs[k] = v
+		order = append(order, k)
+	}
+	var out []string
+	for _, f := range strings.Fields(under) {
+		k, _, _ := strings.Cut(f, "=")
+		if _, ok := overs[k]; !ok {
+			out = append(out, f)
+		}
+	}
+	for _, k := range order {
+		if overs[k] != "" {
+			out = append(out, k+"="+overs[k])
+		}
+	}
+	return strings.Join(out, " ")
+}

@@ -59,3 +59,18 @@ func FuzzParseConstraints(f *testing.F) {
 		}
 	})
 }
+
+// TestMergeConstraints: an application's constraints override its
+// model's key by key, and an empty value removes the model's.
+func TestMergeConstraints(t *testing.T) {
+	for _, c := range []struct{ under, over, want string }{
+		{"", "mem=4096M", "mem=4096M"},
+		{"mem=2048M arch=amd64", "", "mem=2048M arch=amd64"},
+		{"mem=2048M arch=amd64", "mem=8192M cores=2", "arch=amd64 mem=8192M cores=2"},
+		{"mem=2048M arch=amd64", "mem=", "arch=amd64"},
+	} {
+		if got := MergeConstraints(c.under, c.over); got != c.want {
+			t.Errorf("MergeConstraints(%q, %q) = %q, want %q", c.under, c.over, got, c.want)
+		}
+	}
+}

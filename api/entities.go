@@ -80,6 +80,10 @@ type Model struct {
 	NextMachine  int `json:"next-machine"`
 	NextRelation int `json:"next-relation"`
 	NextTask     int `json:"next-task"`
+	// Constraints are the model's machine constraints (juju
+	// set-model-constraints); an application's own override them key by
+	// key (MergeConstraints).
+	Constraints string `json:"constraints,omitempty"`
 	Meta
 	// Index is set on models listed by a hub (hubcompat.go).
 	Index *ModelIndex `json:"-"`

@@ -59,6 +59,22 @@ func (m ModelClient) Config(ctx context.Context, opts ...ReadOptions) (map[strin
 	return out, m.c.get(ctx, modelPath(m.uuid, "config"), nil, opts, &out)
 }
 
+// ModelConstraints returns the model's constraints (juju
+// model-constraints).
+func (m ModelClient) ModelConstraints(ctx context.Context, opts ...ReadOptions) (string, error) {
+	var out ModelConstraints
+	err := m.c.get(ctx, modelPath(m.uuid, "constraints"), nil, opts, &out)
+	return out.Constraints, err
+}
+
+// SetModelConstraints sets the model's constraints (juju
+// set-model-constraints): the defaults of its new machines, under their
+// application's own.
+func (m ModelClient) SetModelConstraints(ctx context.Context, constraints string) (*Model, error) {
+	var out Model
+	return &out, m.c.write(ctx, http.MethodPost, modelPath(m.uuid, "constraints"), nil, SetModelConstraintsRequest{Constraints: constraints}, &out)
+}
+
 // SetConfig changes the model's config and returns the new values of the
 // keys it changed (nil for a key now unset).
 func (m ModelClient) SetConfig(ctx context.Context, change ConfigChange) (map[string]any, error) {

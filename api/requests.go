@@ -33,6 +33,8 @@ import "time"
 //	POST   /v1/models/{model}/applications/{app}/scale  ScaleRequest → Application
 //	POST   /v1/models/{model}/applications/{app}/expose ExposeRequest → Application
 //	POST   /v1/models/{model}/applications/{app}/charm  SetCharmRequest → Application (refresh)
+//	GET    /v1/models/{model}/constraints → ModelConstraints
+//	POST   /v1/models/{model}/constraints SetModelConstraintsRequest → Model
 //	POST   /v1/models/{model}/applications/{app}/constraints SetConstraintsRequest → Application
 //	POST   /v1/models/{model}/applications/{app}/trust  SetTrustRequest → Application
 //	GET    /v1/models/{model}/units                     []Unit
@@ -209,6 +211,18 @@ type SetTrustRequest struct {
 	Trust bool `json:"trust"`
 }
 
+// SetModelConstraintsRequest sets a model's constraints (juju
+// set-model-constraints): POST /v1/models/{model}/constraints → Model.
+type SetModelConstraintsRequest struct {
+	Constraints string `json:"constraints"`
+}
+
+// ModelConstraints are a model's constraints: GET
+// /v1/models/{model}/constraints.
+type ModelConstraints struct {
+	Constraints string `json:"constraints"`
+}
+
 // SetConstraintsRequest sets the constraints of an application's new
 // machines (juju set-constraints), as ParseConstraints reads them.
 type SetConstraintsRequest struct {
@@ -251,4 +265,15 @@ type RunActionRequest struct {
 	Receivers []string       `json:"receivers"`
 	Action    string         `json:"action"`
 	Params    map[string]any `json:"params,omitempty"`
+}
+
+// ModelConfigDefaults is the config every new model starts with; a key
+// holding its default here shows "default" as its source in
+// `model-config`, as Juju's does.
+func ModelConfigDefaults() map[string]any {
+	return map[string]any{
+		"update-status-hook-interval": "5m",
+		"automatically-retry-hooks":   true,
+		"logging-config":              "<root>=INFO",
+	}
 }

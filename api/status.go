@@ -61,20 +61,33 @@ type BaseStatus struct {
 
 // ApplicationStatus is one application.
 type ApplicationStatus struct {
-	Charm            string                `json:"charm"`
-	CharmOrigin      string                `json:"charm-origin"`
-	CharmName        string                `json:"charm-name"`
-	CharmRev         int                   `json:"charm-rev"`
-	CharmSHA256      string                `json:"charm-sha256,omitempty"`
-	Exposed          bool                  `json:"exposed"`
-	Life             string                `json:"life,omitempty"`
-	Scale            int                   `json:"scale,omitempty"`
-	ApplicationStat  StatusDetail          `json:"application-status"`
-	Relations        map[string][]string   `json:"relations,omitempty"`
-	SubordinateTo    []string              `json:"subordinate-to,omitempty"`
-	Units            map[string]UnitStatus `json:"units,omitempty"`
-	Version          string                `json:"version,omitempty"`
-	EndpointBindings map[string]string     `json:"endpoint-bindings,omitempty"`
+	Charm string `json:"charm"`
+	// Base is the OS base its units' machines run, as Juju shows an
+	// application's; nil while none is known.
+	Base             *BaseStatus                     `json:"base,omitempty"`
+	CharmOrigin      string                          `json:"charm-origin"`
+	CharmName        string                          `json:"charm-name"`
+	CharmRev         int                             `json:"charm-rev"`
+	CharmSHA256      string                          `json:"charm-sha256,omitempty"`
+	Exposed          bool                            `json:"exposed"`
+	Life             string                          `json:"life,omitempty"`
+	Scale            int                             `json:"scale,omitempty"`
+	ApplicationStat  StatusDetail                    `json:"application-status"`
+	Relations        map[string][]RelatedApplication `json:"relations,omitempty"`
+	SubordinateTo    []string                        `json:"subordinate-to,omitempty"`
+	Units            map[string]UnitStatus           `json:"units,omitempty"`
+	Version          string                          `json:"version,omitempty"`
+	EndpointBindings map[string]string               `json:"endpoint-bindings,omitempty"`
+}
+
+// RelatedApplication is one integration of an application's endpoint, as
+// juju status lists it under the application's relations, keyed by the
+// endpoint: the application at the other end (itself for a peer
+// relation), the interface and the endpoint's scope (global or container).
+type RelatedApplication struct {
+	RelatedApplication string `json:"related-application"`
+	Interface          string `json:"interface"`
+	Scope              string `json:"scope"`
 }
 
 // UnitStatus is one unit; subordinate units nest under their principal.

@@ -215,7 +215,7 @@ account's credentials for 'drover login'.`,
 		usr.GroupsCmd(), usr.ShowGroupCmd(), usr.RenameGroupCmd(), usr.RemoveGroupCmd(), usr.UsersCmd(), usr.ShowUserCmd(),
 		usr.UserStateCmd(true), usr.UserStateCmd(false), usr.RemoveUserCmd(), hub.SigningKeysCmd(), hub.RotateSigningKeyCmd(),
 		usr.MemberCmd(true), usr.MemberCmd(false), hub.AuditCmd(), ctl.CreateHubTokenCmd(), ctl.RemoveHubTrustCmd())
-	add(groupModel, mdl.AddModelCmd(), mdl.CloudsCmd(), mdl.RegionsCmd(), mdl.ModelsCmd(), mdl.ShowModelCmd(), mdl.DestroyModelCmd(), mdl.ModelConfigCmd(), hub.SetModelOwnerCmd())
+	add(groupModel, mdl.AddModelCmd(), mdl.CloudsCmd(), mdl.RegionsCmd(), mdl.ModelsCmd(), mdl.ShowModelCmd(), mdl.DestroyModelCmd(), mdl.ModelConfigCmd(), mdl.ModelConstraintsCmd(), mdl.SetModelConstraintsCmd(), hub.SetModelOwnerCmd())
 	add(groupApp, app.DeployCmd(), app.ConfigCmd(), app.AddUnitCmd(), app.RemoveUnitCmd(), app.ScaleCmd(),
 		app.RemoveApplicationCmd(), app.ExposeCmd(true), app.ExposeCmd(false), app.IntegrateCmd(), app.RemoveRelationCmd(), app.RefreshCmd(),
 		app.ResourcesCmd(), app.AttachResourceCmd(),

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
@@ -10,16 +9,25 @@ import (
 )
 
 func (a *App) versionCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:     "version",
-		Short:   "Print the client version",
-		Example: "  drover version",
+	var all bool
+	var format modelcmd.FormatOpt
+	cmd := &cobra.Command{
+		Use:   "version",
+		Short: "Print the client version",
+		Long: `Prints the client's version as Juju prints its own: VERSION-OS-ARCH, with
+"genericlinux" for Linux. --all adds the build details (git commit and
+tree state, compiler, Go version); --format json or yaml for scripts.`,
+		Example: "  drover version\n  drover version --all\n  drover version --format json",
 		Args:    modelcmd.ExactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			fmt.Fprintln(a.Stdout, Version)
-			return nil
+			if err := format.Check(); err != nil {
+				return err
+			}
+			return a.runVersion(format.Value, all)
 		},
 	}
+	addVersionFlags(cmd, &all, &format)
+	return cmd
 }
 
 func (a *App) completionCmd() *cobra.Command {

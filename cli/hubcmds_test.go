@@ -246,16 +246,17 @@ func TestModelsOnALostController(t *testing.T) {
 	}
 	want := `Controller: hub
 
-Model  Controller  Cloud/Region    Status                               Owner              Apps  Machines  Units
-found  west        localhost/west  available                            -                  0     0         0
-prod   east        localhost/east  available (controller disconnected)  alice@example.com  2     0         0
-test   west        localhost/west  available                            alice@example.com  0     0         0
+Model  Controller  Cloud/Region    Type   Status                               Owner              Machines  Units  Access  Last connection
+found  west        localhost/west  local  available                            -                  0         0      -       -
+prod   east        localhost/east  local  available (controller disconnected)  alice@example.com  0         0      -       -
+test   west        localhost/west  local  available                            alice@example.com  0         0      -       -
 `
 	if out.String() != want {
 		t.Errorf("models:\n%s\nwant\n%s", out, want)
 	}
 	out.Reset()
-	if code := a.Run(t.Context(), []string{"models", "--format", "json"}); code != 0 || !strings.Contains(out.String(), `"controller-status":"disconnected"`) {
+	if code := a.Run(t.Context(), []string{"models", "--format", "json"}); code != 0 || !strings.Contains(out.String(), `"controller-status":"disconnected"`) ||
+		!strings.Contains(out.String(), `"model-type":"iaas","type":"local","is-controller":false`) {
 		t.Errorf("models --format json: exit %d: %s", code, out)
 	}
 	// As Juju's: name is OWNER/NAME, short-name the model's own.
@@ -354,7 +355,7 @@ func TestModelsOfAnotherUser(t *testing.T) {
 	if code := a.Run(t.Context(), []string{"models", "--user", "bob@example.com"}); code != 0 {
 		t.Fatalf("models --user: exit %d %s", code, errb)
 	}
-	if want := "shop   east        east          available  bob@example.com  1     2         2"; !strings.Contains(out.String(), want) ||
+	if want := "shop   east        east          local  available  bob@example.com  2         2      -       -"; !strings.Contains(out.String(), want) ||
 		!slices.Equal(asked, []string{"user=bob%40example.com"}) {
 		t.Errorf("models --user: asked %q\n%s\nwant a row\n%s", asked, out, want)
 	}

@@ -41,7 +41,7 @@ func TestShowUnitWithoutRelationData(t *testing.T) {
 	if code := a.Run(t.Context(), []string{"show-unit", "kv/0", "-m", "shop"}); code != 0 {
 		t.Fatalf("show-unit: exit %d: %s", code, errb)
 	}
-	if !strings.Contains(out.String(), "kv/0:\n  charm: kv\n  charm-rev: 2\n  leader: true\n  life: alive\n  machine: \"0\"\n") ||
+	if !strings.Contains(out.String(), "kv/0:\n  charm: local:kv-2\n  leader: true\n  life: alive\n  machine: \"0\"\n") ||
 		strings.Contains(out.String(), "relation-info") || !strings.Contains(errb.String(), "needs write access") {
 		t.Errorf("show-unit for a reader:\n%s%s", out, errb)
 	}

@@ -61,6 +61,8 @@ func modelOperation(method, rest string, body map[string]any) (op, target string
 		return "set-model-owner", ""
 	case method == http.MethodPatch && len(seg) == 1 && seg[0] == "config":
 		return "model-config", ""
+	case method == http.MethodPost && len(seg) == 1 && seg[0] == "constraints":
+		return "set-model-constraints", ""
 	case method == http.MethodPost && len(seg) == 1 && seg[0] == "charms":
 		return "add-charm", ""
 	case method == http.MethodPost && len(seg) == 1 && seg[0] == "resource-blobs":

@@ -16,6 +16,7 @@ func TestModelOperations(t *testing.T) {
 		{"DELETE", "", "", "destroy-model", ""},
 		{"DELETE", "/", "", "destroy-model", ""},
 		{"PATCH", "/config", `{"set":{"a":1}}`, "model-config", ""},
+		{"POST", "/constraints", `{"constraints":"mem=4G"}`, "set-model-constraints", ""},
 		{"POST", "/charms", "", "add-charm", ""},
 		{"POST", "/resource-blobs", "", "upload-resource", ""},
 		{"POST", "/applications/web/resources", `{"resources":{}}`, "attach-resource", "web"},

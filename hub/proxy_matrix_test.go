@@ -319,6 +319,8 @@ func TestProxyAuthorizationMatrix(t *testing.T) {
 		{name: "GET config", method: "GET", path: mp + "/config", want: read},
 		{name: "PATCH config", method: "PATCH", path: mp + "/config",
 			body: func(role string) any { return map[string]any{"set": map[string]any{"note-" + role: "x"}} }, want: write(200)},
+		{name: "GET model constraints", method: "GET", path: mp + "/constraints", want: read},
+		{name: "POST model constraints", method: "POST", path: mp + "/constraints", body: obj("constraints", "cores=1"), want: write(200)},
 		{name: "POST charms", method: "POST", path: mp + "/charms",
 			body: func(string) any { return charmArchive(t, "kvstore") }, want: write(201)},
 		{name: "GET charm", method: "GET", path: mp + "/charms/" + f.charmSHA, want: read},

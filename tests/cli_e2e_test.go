@@ -80,7 +80,7 @@ func TestCLIEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out := d.ok("controllers"); !regexp.MustCompile(`(?m)^e2e\*\s+-\s+admin\s+superuser\s+1\s+none`).MatchString(out) {
+	if out := d.ok("controllers"); !regexp.MustCompile(`(?m)^e2e\*\s+-\s+admin\s+superuser\s+localhost\s+\d+\s+1\s+none`).MatchString(out) {
 		t.Errorf("controllers:\n%s", out)
 	}
 	if out := d.ok("show-controller", "--format", "json"); !strings.Contains(out, `"leader":true`) {
@@ -134,15 +134,27 @@ func TestCLIEndToEnd(t *testing.T) {
 		t.Fatalf("run output:\n%s", out)
 	}
 	var task struct {
-		ID, Unit, Action, Status string
-		Parameters, Results      map[string]any
+		ID, Unit, Status string
+		Results          map[string]any
 	}
 	if err := json.Unmarshal([]byte(d.ok("show-task", m[1], "--wait", "2m", "--format", "json")), &task); err != nil {
 		t.Fatal(err)
 	}
-	if task.Status != api.TaskCompleted || task.Unit != "kv/0" || task.Action != "get" || task.Parameters["key"] != "foo" ||
-		task.Results["value"] != "value-of-foo" {
+	if task.Status != api.TaskCompleted || task.Unit != "kv/0" || task.ID != m[1] || task.Results["value"] != "value-of-foo" ||
+		task.Results["return-code"] != float64(0) {
 		t.Errorf("task: %+v", task)
+	}
+
+	// As jubilant drives it: --format json, --wait as a separate argument;
+	// the results are Juju's shape, keyed by unit.
+	stdout, errs, code := d.run("run", "kv/0", "get", "key=foo", "--format", "json", "--wait", "2m")
+	var ran map[string]struct {
+		ID, Status, Unit string
+		Results          map[string]any
+	}
+	if err := json.Unmarshal([]byte(stdout), &ran); code != 0 || err != nil || ran["kv/0"].Status != api.TaskCompleted ||
+		ran["kv/0"].Unit != "kv/0" || ran["kv/0"].Results["value"] != "value-of-foo" || ran["kv/0"].Results["return-code"] != float64(0) {
+		t.Errorf("run --format json: exit %d (%v)\n%s%s", code, err, stdout, errs)
 	}
 
 	// status --format json matches the model.

@@ -140,7 +140,7 @@ func TestRefreshEndToEnd(t *testing.T) {
 		t.Errorf("exec on the unit in error: exit %d, stdout %q, stderr %q", code, out, errs)
 	}
 	if out, errs, code := d.run("exec", "--application", "stamp", "exit", "4"); code != 1 ||
-		!strings.Contains(errs, "the command failed on stamp/0 (exit status 4)") {
+		!strings.Contains(errs, "the following task failed:") || !strings.Contains(errs, "with return code 4 (exit status 4)") {
 		t.Errorf("exec exiting 4: exit %d\n%s%s", code, out, errs)
 	}
 	if out, _, _ := d.run("exec", "--all", "--format", "json", "--", "echo", "hi"); !strings.Contains(out, `"stamp/0":{`) ||

@@ -1,7 +1,6 @@
 package action
 
 import (
-	"cmp"
 	"context"
 	"encoding/base64"
 	"fmt"
@@ -21,7 +20,7 @@ func (a *Commands) ExecCmd() *cobra.Command {
 	var mo modelcmd.ModelOpt
 	var format modelcmd.FormatOpt
 	var units, apps []string
-	var all, background bool
+	var all, background, utc bool
 	var timeout, wait string
 	cmd := &cobra.Command{
 		Use:   "exec (--unit UNIT... | --application APP... | --all) [--] COMMAND...",
@@ -38,9 +37,12 @@ that runs longer (its task fails); --wait bounds how long drover waits for
 the results (default: until done); --background returns at once with the
 task ids ('drover show-task ID' follows one).
 
-On one unit the command's output is printed as it is, and a command that
-exits non-zero makes drover exit 1. On several, each unit's return code,
-stdout and stderr are printed, keyed by unit.`,
+On one unit the command's output is printed as it is. On several, and
+with --format json or yaml, each unit's task is printed keyed by unit in
+Juju's shape: id, status, results (return-code, stdout, stderr), timing.
+A command that exits non-zero is a failed task: drover exits 1 with "the
+following task failed" after the output. --wait DURATION ends with "timed
+out" when it passes.`,
 		Example: `  drover exec --unit kv/0 -- hostname
   drover exec --application kv -- 'config-get port'
   drover exec --all --timeout 30s -- systemctl is-active snapd`,
@@ -59,9 +61,12 @@ stdout and stderr are printed, keyed by unit.`,
 				}
 				params["timeout"] = timeout
 			}
-			waitFor, err := taskWait(wait)
+			waitFor, err := waitOpt(wait)
 			if err != nil {
 				return err
+			}
+			if background && waitFor > 0 {
+				return modelcmd.Usagef("cannot specify both --wait and --background")
 			}
 			return a.WithModel(cmd.Context(), mo.Ref, func(mc *modelcmd.ModelConn) error {
 				receivers, err := execReceivers(cmd.Context(), mc, modelcmd.SplitList(units), modelcmd.SplitList(apps), all)
@@ -70,7 +75,7 @@ stdout and stderr are printed, keyed by unit.`,
 				}
 				tasks, err := mc.Client.Model(mc.UUID).RunAction(cmd.Context(), api.RunActionRequest{Receivers: receivers, Action: api.ExecAction, Params: params})
 				if err != nil {
-					return err
+					return enqueueErr(err)
 				}
 				if background {
 					a.sayRunning(tasks)
@@ -80,7 +85,7 @@ stdout and stderr are printed, keyed by unit.`,
 				if err != nil {
 					return err
 				}
-				return a.printExecResults(done, format.Value)
+				return a.printExecResults(done, format.Value, utc)
 			})
 		},
 	}
@@ -92,9 +97,9 @@ stdout and stderr are printed, keyed by unit.`,
 	cmd.Flags().StringSliceVarP(&apps, "application", "a", nil, "applications whose units run the command")
 	cmd.Flags().BoolVar(&all, "all", false, "run the command on every unit of the model")
 	cmd.Flags().StringVar(&timeout, "timeout", "", "end the command after this long (e.g. 30s)")
-	cmd.Flags().StringVar(&wait, "wait", "", "how long to wait for the results (default: until done)")
-	cmd.Flags().Lookup("wait").NoOptDefVal = modelcmd.WaitForever
+	cmd.Flags().StringVar(&wait, "wait", "", "how long to wait for the results, e.g. --wait 5m (default: until done)")
 	cmd.Flags().BoolVar(&background, "background", false, "return at once with the task ids")
+	cmd.Flags().BoolVar(&utc, "utc", false, "show times in UTC")
 	return cmd
 }
 
@@ -145,20 +150,6 @@ func btoi(b bool) int {
 	return 0
 }
 
-// execView is one unit's juju-exec outcome, as exec prints it.
-type execView struct {
-	Task       string `json:"id" yaml:"id"`
-	Status     string `json:"status" yaml:"status"`
-	Message    string `json:"message,omitempty" yaml:"message,omitempty"`
-	ReturnCode any    `json:"return-code,omitempty" yaml:"return-code,omitempty"`
-	Stdout     string `json:"stdout,omitempty" yaml:"stdout,omitempty"`
-	Stderr     string `json:"stderr,omitempty" yaml:"stderr,omitempty"`
-	// StdoutEncoding and StderrEncoding are "base64" for output that is
-	// not UTF-8, as Juju says it.
-	StdoutEncoding string `json:"stdout-encoding,omitempty" yaml:"stdout-encoding,omitempty"`
-	StderrEncoding string `json:"stderr-encoding,omitempty" yaml:"stderr-encoding,omitempty"`
-}
-
 // output reads a task's output result and its encoding.
 func output(results map[string]any, key string) (string, string) {
 	out, _ := results[key].(string)
@@ -177,38 +168,26 @@ func raw(out, encoding string) string {
 }
 
 // printExecResults prints what the commands printed. One unit's output is
-// written as it is (stdout and stderr to drover's); several units' as a
-// map by unit. A command that failed (non-zero exit, timeout) is an error.
-func (a *Commands) printExecResults(tasks []api.Task, format string) error {
-	var failed []string
-	views := map[string]execView{}
-	for _, t := range tasks {
-		v := execView{ReturnCode: t.Results["return-code"], Status: t.Status, Message: t.Message, Task: t.ID}
-		v.Stdout, v.StdoutEncoding = output(t.Results, "stdout")
-		v.Stderr, v.StderrEncoding = output(t.Results, "stderr")
-		views[t.Receiver] = v
-		if t.Status != api.TaskCompleted {
-			failed = append(failed, fmt.Sprintf("%s (%s)", t.Receiver, cmp.Or(t.Message, t.Status)))
-		}
-	}
+// written as it is (stdout and stderr to drover's); several units', and
+// --format json or yaml, as Juju's tasks keyed by unit. A command that
+// failed (non-zero exit, timeout) is a failed task: the error says so as
+// Juju's does, after the output.
+func (a *Commands) printExecResults(tasks []api.Task, format string, utc bool) error {
 	switch {
 	case format == "plain" && len(tasks) == 1:
-		v := views[tasks[0].Receiver]
-		fmt.Fprint(a.Stdout, withNewline(raw(v.Stdout, v.StdoutEncoding)))
-		fmt.Fprint(a.Stderr, withNewline(raw(v.Stderr, v.StderrEncoding)))
+		t := tasks[0]
+		fmt.Fprint(a.Stdout, withNewline(raw(output(t.Results, "stdout"))))
+		fmt.Fprint(a.Stderr, withNewline(raw(output(t.Results, "stderr"))))
 	case format == "plain":
-		if err := modelcmd.WriteYAML(a.Stdout, views); err != nil {
+		if err := a.writeTasks(tasks, "yaml", utc); err != nil {
 			return err
 		}
 	default:
-		if err := modelcmd.WriteFormatted(a.Stdout, format, views); err != nil {
+		if err := a.writeTasks(tasks, format, utc); err != nil {
 			return err
 		}
 	}
-	if len(failed) > 0 {
-		return fmt.Errorf("the command failed on %s", strings.Join(failed, ", "))
-	}
-	return nil
+	return taskFailure(tasks)
 }
 
 func withNewline(s string) string {

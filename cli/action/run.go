@@ -2,9 +2,7 @@ package action
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -19,19 +17,26 @@ import (
 func (a *Commands) RunCmd() *cobra.Command {
 	var mo modelcmd.ModelOpt
 	var format modelcmd.FormatOpt
-	var wait string
-	var background, stringArgs bool
+	var wait, paramsFile string
+	var background, stringArgs, utc bool
 	cmd := &cobra.Command{
 		Use:   "run UNIT|APP/leader [UNIT...] ACTION [KEY=VALUE...]",
 		Short: "Run an action on units and show its results",
 		Long: `Enqueues ACTION on each named unit (or on an application's leader with
 APP/leader), one task per unit, then waits for the tasks to finish and
-prints their results. Parameters are KEY=VALUE (a.b=VALUE nests); values
-are YAML unless --string-args. --background returns at once with the task
-ids; --wait=DURATION bounds the wait (default: until done). Follow a task
-later with 'drover show-task ID'.`,
+prints their results. Parameters come from a YAML file (--params FILE)
+and from KEY=VALUE arguments over it (a.b=VALUE nests); values are YAML
+unless --string-args. --background returns at once with the task ids;
+--wait DURATION bounds the wait (default: until done) and ends with
+"timed out" when it passes. Follow a task later with 'drover show-task ID'.
+
+--format json or yaml prints Juju's shape, keyed by unit: id, status,
+message, results (return-code, stdout, stderr and the action's own keys),
+log and timing. A task that fails makes drover exit 1 with "the following
+task failed", after printing the results.`,
 		Example: `  drover run kv/0 get key=foo
-  drover run kv/leader compact level=2 --wait=1m
+  drover run kv/leader compact level=2 --wait 1m
+  drover run kv/0 get --params params.yaml --format json
   drover run kv/0 kv/1 compact --background`,
 		Args: modelcmd.MinArgs(2, "a unit and an action name"),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -50,142 +55,73 @@ later with 'drover show-task ID'.`,
 				return modelcmd.Usagef("run: missing the action name after the units")
 			}
 			action := args[i]
-			params, err := modelcmd.ParseActionParams(args[i+1:], stringArgs)
+			params, err := actionParams(paramsFile, args[i+1:], stringArgs)
 			if err != nil {
 				return err
 			}
-			waitFor, err := taskWait(wait)
+			waitFor, err := waitOpt(wait)
 			if err != nil {
 				return err
+			}
+			if background && waitFor > 0 {
+				return modelcmd.Usagef("cannot specify both --wait and --background")
 			}
 			return a.WithModel(cmd.Context(), mo.Ref, func(mc *modelcmd.ModelConn) error {
-				tasks, err := mc.Client.Model(mc.UUID).RunAction(cmd.Context(), api.RunActionRequest{Receivers: receivers, Action: action, Params: params})
-				if err != nil {
-					return err
-				}
-				fmt.Fprintf(a.Stderr, "Running %s with %d task(s)\n", action, len(tasks))
-				for _, t := range tasks {
-					fmt.Fprintf(a.Stderr, "  - task %s on unit-%s\n", t.ID, strings.ReplaceAll(t.Receiver, "/", "-"))
-				}
-				if background {
-					fmt.Fprintf(a.Stderr, "\nCheck the task status with 'drover show-task %s'\n", tasks[0].ID)
-					return nil
-				}
-				done, err := a.waitTasks(cmd.Context(), mc, tasks, waitFor)
-				if err != nil {
-					return err
-				}
-				if err := a.printTaskResults(done, format.Value); err != nil {
-					return err
-				}
-				for _, t := range done {
-					if t.Status == api.TaskFailed || t.Status == api.TaskAborted || t.Status == api.TaskCancelled {
-						return fmt.Errorf("task %s on %s %s: %s", t.ID, t.Receiver, t.Status, t.Message)
-					}
-				}
-				return nil
+				req := api.RunActionRequest{Receivers: receivers, Action: action, Params: params}
+				return a.runAction(cmd.Context(), mc, req, runOpts{format: format.Value, wait: waitFor, background: background, utc: utc})
 			})
 		},
 	}
 	mo.Add(cmd)
 	format.Add(cmd, "plain", "plain", "yaml", "json")
-	cmd.Flags().StringVar(&wait, "wait", "", "how long to wait for the results (default: until done)")
-	cmd.Flags().Lookup("wait").NoOptDefVal = modelcmd.WaitForever
+	cmd.Flags().StringVar(&wait, "wait", "", "how long to wait for the results, e.g. --wait 5m (default: until done)")
+	cmd.Flags().StringVar(&paramsFile, "params", "", "a YAML file of parameters (KEY=VALUE arguments override it)")
 	cmd.Flags().BoolVar(&background, "background", false, "return at once with the task ids")
 	cmd.Flags().BoolVar(&stringArgs, "string-args", false, "pass every value as a string")
+	cmd.Flags().BoolVar(&utc, "utc", false, "show times in UTC")
 	return cmd
 }
 
-// taskWait reads --wait of run and exec: how long to wait for the tasks
-// (0: until done).
-func taskWait(wait string) (time.Duration, error) {
-	if wait == "" || wait == modelcmd.WaitForever {
-		return 0, nil
-	}
-	d, err := time.ParseDuration(wait)
-	if err != nil || d < 0 {
-		return 0, modelcmd.Usagef("--wait %q: want a duration such as 30s or 5m", wait)
-	}
-	return d, nil
+// runOpts are run's output and wait flags.
+type runOpts struct {
+	format     string
+	wait       time.Duration
+	background bool
+	utc        bool
 }
 
-func finished(status string) bool {
-	return status != api.TaskPending && status != api.TaskRunning
+// runAction enqueues req, waits for its tasks and prints them.
+func (a *Commands) runAction(ctx context.Context, mc *modelcmd.ModelConn, req api.RunActionRequest, o runOpts) error {
+	tasks, err := mc.Client.Model(mc.UUID).RunAction(ctx, req)
+	if err != nil {
+		return enqueueErr(err)
+	}
+	fmt.Fprintf(a.Stderr, "Running %s with %d task(s)\n", req.Action, len(tasks))
+	for _, t := range tasks {
+		fmt.Fprintf(a.Stderr, "  - task %s on unit-%s\n", t.ID, strings.ReplaceAll(t.Receiver, "/", "-"))
+	}
+	if o.background {
+		fmt.Fprintf(a.Stderr, "\nCheck the task status with 'drover show-task %s'\n", tasks[0].ID)
+		return nil
+	}
+	done, err := a.waitTasks(ctx, mc, tasks, o.wait)
+	if err != nil {
+		return err
+	}
+	if o.format == "plain" {
+		err = a.printTaskResults(done)
+	} else {
+		err = a.writeTasks(done, o.format, o.utc)
+	}
+	if err != nil {
+		return err
+	}
+	return taskFailure(done)
 }
 
-// waitTasks waits until every task finishes or limit passes (0: no limit).
-func (a *Commands) waitTasks(ctx context.Context, mc *modelcmd.ModelConn, tasks []api.Task, limit time.Duration) ([]api.Task, error) {
-	if limit > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, limit)
-		defer cancel()
-	}
-	p := a.NewProgress(fmt.Sprintf("Waiting for task %s on %s (%s)...", tasks[0].ID, tasks[0].Receiver, tasks[0].Status))
-	defer p.Done("")
-	out := slices.Clone(tasks)
-	for i := range out {
-		for !finished(out[i].Status) {
-			p.Update("Waiting for task %s on %s (%s)...", out[i].ID, out[i].Receiver, out[i].Status)
-			// The server holds the answer until the task finishes or the
-			// hold passes; loop to bound each request.
-			hold := 30 * time.Second
-			if dl, ok := ctx.Deadline(); ok {
-				hold = min(hold, max(time.Until(dl), time.Millisecond))
-			}
-			t, err := mc.Client.Model(mc.UUID).Task(ctx, out[i].ID, hold)
-			if err != nil {
-				if errors.Is(err, context.DeadlineExceeded) {
-					return nil, fmt.Errorf("task %s on %s is still %s after %s; follow it with 'drover show-task %s'",
-						out[i].ID, out[i].Receiver, out[i].Status, limit, out[i].ID)
-				}
-				return nil, err
-			}
-			out[i] = *t
-			if !finished(t.Status) && ctx.Err() != nil {
-				return nil, fmt.Errorf("task %s on %s is still %s after %s; follow it with 'drover show-task %s'",
-					t.ID, t.Receiver, t.Status, limit, t.ID)
-			}
-		}
-	}
-	return out, nil
-}
-
-// taskView is a task as run and show-task print it.
-type taskView struct {
-	ID      string         `json:"id"`
-	Unit    string         `json:"unit"`
-	Action  string         `json:"action"`
-	Status  string         `json:"status"`
-	Message string         `json:"message,omitempty"`
-	Params  map[string]any `json:"parameters,omitempty"`
-	Results map[string]any `json:"results,omitempty"`
-	Log     []string       `json:"log,omitempty"`
-	Timing  map[string]any `json:"timing"`
-}
-
-func viewTask(t api.Task) taskView {
-	v := taskView{ID: t.ID, Unit: t.Receiver, Action: t.Action, Status: t.Status, Message: t.Message,
-		Params: t.Params, Results: t.Results, Timing: map[string]any{"enqueued": t.Enqueued.UTC().Format(time.RFC3339)}}
-	if !t.Started.IsZero() {
-		v.Timing["started"] = t.Started.UTC().Format(time.RFC3339)
-	}
-	if !t.Completed.IsZero() {
-		v.Timing["completed"] = t.Completed.UTC().Format(time.RFC3339)
-	}
-	for _, l := range t.Log {
-		v.Log = append(v.Log, l.Time.UTC().Format(time.RFC3339)+" "+l.Message)
-	}
-	return v
-}
-
-func (a *Commands) printTaskResults(tasks []api.Task, format string) error {
-	if format != "plain" {
-		out := map[string]taskView{}
-		for _, t := range tasks {
-			out[t.Receiver] = viewTask(t)
-		}
-		return modelcmd.WriteFormatted(a.Stdout, format, out)
-	}
+// printTaskResults prints tasks as run's plain output does: each task's
+// log on stderr and its results as YAML.
+func (a *Commands) printTaskResults(tasks []api.Task) error {
 	for _, t := range tasks {
 		if len(tasks) > 1 {
 			fmt.Fprintf(a.Stdout, "%s:\n", t.Receiver)
@@ -207,6 +143,7 @@ func (a *Commands) ShowTaskCmd() *cobra.Command {
 	var mo modelcmd.ModelOpt
 	var format modelcmd.FormatOpt
 	var wait time.Duration
+	var utc bool
 	cmd := &cobra.Command{
 		Use:     "show-task ID",
 		Aliases: []string{"show-action-output"}, // Juju 2.9's name
@@ -225,15 +162,16 @@ for it to finish first. A task stays pending until the unit's agent runs it.`,
 					return err
 				}
 				if format.Value == "plain" {
-					return a.printTaskResults([]api.Task{*t}, "plain")
+					return a.printTaskResults([]api.Task{*t})
 				}
-				return modelcmd.WriteFormatted(a.Stdout, format.Value, viewTask(*t))
+				return modelcmd.WriteFormatted(a.Stdout, format.Value, jujuTask(*t, utc))
 			})
 		},
 	}
 	mo.Add(cmd)
 	format.Add(cmd, "yaml", "yaml", "json", "plain")
 	cmd.Flags().DurationVar(&wait, "wait", 0, "wait up to this long for the task to finish")
+	cmd.Flags().BoolVar(&utc, "utc", false, "show times in UTC")
 	return cmd
 }
 

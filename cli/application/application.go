@@ -21,7 +21,9 @@ func (a *Commands) ConfigCmd() *cobra.Command {
 		Use:   "config APPLICATION [KEY[=VALUE]...]",
 		Short: "Show or change an application's config",
 		Long: `With only APPLICATION, shows every option with its type, default, value and
-source. With KEY, prints that option's value. With KEY=VALUE, sets options
+source, in juju config's shape: {application, charm, settings: {KEY:
+{value, type, default, description, source}}, application-config: {trust:
+{...}}}. With KEY, prints that option's value. With KEY=VALUE, sets options
 (each value is parsed by the option's type, as Juju does; @path reads a
 file). --reset returns options to their defaults; --file sets options from a
 YAML file of the form {application: {key: value}}.`,
@@ -79,7 +81,11 @@ YAML file of the form {application: {key: value}}.`,
 					}
 					return nil
 				}
-				return modelcmd.WriteFormatted(a.Stdout, format.Value, cfg)
+				app, err := mc.Client.Model(mc.UUID).Application(cmd.Context(), app)
+				if err != nil {
+					return err
+				}
+				return modelcmd.WriteFormatted(a.Stdout, format.Value, viewConfig(cfg, app.Trust))
 			})
 		},
 	}
@@ -88,6 +94,44 @@ YAML file of the form {application: {key: value}}.`,
 	cmd.Flags().StringArrayVar(&reset, "reset", nil, "options to reset (comma-separated or repeated)")
 	cmd.Flags().StringVar(&file, "file", "", "YAML file of settings: {application: {key: value}}")
 	return cmd
+}
+
+// viewConfig is an application's config as juju config prints it: the
+// charm's options under settings, and Juju's own application options
+// (trust) under application-config. Maps, so that the keys come out
+// sorted as Juju's do.
+func viewConfig(cfg *api.ApplicationConfig, trusted bool) map[string]any {
+	settings := make(map[string]any, len(cfg.Settings))
+	for k, o := range cfg.Settings {
+		settings[k] = viewOption(o)
+	}
+	trust := api.ConfigOption{Type: "bool", Description: "Does this application have access to trusted credentials",
+		Default: false, Value: trusted, Source: "default"}
+	if trusted {
+		trust.Source = "user"
+	}
+	return map[string]any{
+		"application":        cfg.Application,
+		"charm":              cfg.Charm,
+		"settings":           settings,
+		"application-config": map[string]any{"trust": viewOption(trust)},
+	}
+}
+
+// viewOption is one option as juju config prints it; an option without a
+// default or a value has no such key.
+func viewOption(o api.ConfigOption) map[string]any {
+	v := map[string]any{"type": o.Type, "source": o.Source}
+	if o.Description != "" {
+		v["description"] = o.Description
+	}
+	if o.Default != nil {
+		v["default"] = o.Default
+	}
+	if o.Value != nil {
+		v["value"] = o.Value
+	}
+	return v
 }
 
 // AddUnitCmd is 'drover add-unit'.

@@ -98,8 +98,8 @@ is 'drover config APPLICATION'.`,
 
 // unitView is what show-unit prints of a unit, in juju show-unit's shape.
 type unitView struct {
+	// Charm is the charm's URL as Juju names a local charm: local:NAME-REV.
 	Charm           string                 `json:"charm" yaml:"charm"`
-	CharmRev        int                    `json:"charm-rev" yaml:"charm-rev"`
 	Leader          bool                   `json:"leader" yaml:"leader"`
 	Life            string                 `json:"life" yaml:"life"`
 	Machine         string                 `json:"machine,omitempty" yaml:"machine,omitempty"`
@@ -110,6 +110,12 @@ type unitView struct {
 	WorkloadStatus  api.StatusDetail       `json:"workload-status" yaml:"workload-status"`
 	JujuStatus      api.StatusDetail       `json:"juju-status" yaml:"juju-status"`
 	RelationInfo    []api.UnitRelationInfo `json:"relation-info,omitempty" yaml:"relation-info,omitempty"`
+}
+
+// charmURL names a charm as Juju names a local one (every Drover charm
+// comes from the client): local:NAME-REV.
+func charmURL(name string, rev int) string {
+	return fmt.Sprintf("local:%s-%d", name, rev)
 }
 
 // findUnit finds a unit (principal or subordinate) in a model's status.
@@ -162,7 +168,7 @@ Relation data may hold credentials, so it needs write access to the model
 					return fmt.Errorf("unit %q not found in model %q; 'drover status' lists them", name, mc.Model)
 				}
 				app := fs.Applications[strings.SplitN(name, "/", 2)[0]]
-				v := unitView{Charm: app.CharmName, CharmRev: app.CharmRev, Leader: us.Leader, Life: cmp.Or(us.JujuStatus.Life, "alive"),
+				v := unitView{Charm: charmURL(app.CharmName, app.CharmRev), Leader: us.Leader, Life: cmp.Or(us.JujuStatus.Life, "alive"),
 					Machine: us.Machine, Principal: principal, PublicAddress: us.PublicAddress, OpenedPorts: us.OpenPorts,
 					WorkloadVersion: app.Version, WorkloadStatus: us.WorkloadStatus, JujuStatus: us.JujuStatus}
 				if v.OpenedPorts == nil {
@@ -247,17 +253,23 @@ image-id. Sizes take M, G, T or P (M when bare); KEY= resets one.`,
 func (a *Commands) TrustCmd() *cobra.Command {
 	var mo modelcmd.ModelOpt
 	var remove bool
+	var scope string
 	cmd := &cobra.Command{
-		Use:   "trust APPLICATION",
+		Use:   "trust APPLICATION [--remove] [--scope cluster]",
 		Short: "Trust an application with the model's cloud credential",
 		Long: `Trusts the application's units with the model's cloud credential, as
 'juju trust' does (what credential-get reads where the cloud has one; the
 local cloud has none). --remove takes it back. Either way its units run
 config-changed. 'deploy --trust' and a bundle's trust: true trust an
-application from the start; show-application says whether it is.`,
-		Example: "  drover trust aws-integrator\n  drover trust aws-integrator --remove",
+application from the start; show-application and 'config APPLICATION'
+(application-config.trust) say whether it is. --scope takes Juju's only
+value, cluster, which grants the same trust (Drover has no narrower one).`,
+		Example: "  drover trust aws-integrator\n  drover trust aws-integrator --scope cluster\n  drover trust aws-integrator --remove",
 		Args:    modelcmd.ExactArgs(1, "an application name"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if cmd.Flags().Changed("scope") && scope != "cluster" {
+				return modelcmd.Usagef("--scope %q: only cluster scope is supported", scope)
+			}
 			return a.WithModel(cmd.Context(), mo.Ref, func(mc *modelcmd.ModelConn) error {
 				_, err := mc.Client.Model(mc.UUID).SetTrust(cmd.Context(), args[0], !remove)
 				return err
@@ -266,5 +278,6 @@ application from the start; show-application says whether it is.`,
 	}
 	mo.Add(cmd)
 	cmd.Flags().BoolVar(&remove, "remove", false, "take the trust back")
+	cmd.Flags().StringVar(&scope, "scope", "cluster", "what the trust covers: cluster (the only scope)")
 	return cmd
 }

@@ -1,11 +1,13 @@
 package controller
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -47,8 +49,13 @@ type controllerListEntry struct {
 	Nodes        int    `json:"controller-nodes"`
 	Voters       int    `json:"voters"`
 	Version      string `json:"agent-version,omitempty"`
-	Reachable    bool   `json:"reachable"`
-	Local        bool   `json:"local"`
+	// Cloud and Region are where the controller runs, and ModelCount the
+	// models the client knows on it, as Juju's controllers lists them.
+	Cloud      string `json:"cloud,omitempty"`
+	Region     string `json:"region,omitempty"`
+	ModelCount int    `json:"model-count"`
+	Reachable  bool   `json:"reachable"`
+	Local      bool   `json:"local"`
 	// Behind are the controllers registered with a hub, as it lists them
 	// (--format json and yaml; the table lists them below it).
 	Behind []map[string]any `json:"controllers-behind,omitempty"`
@@ -81,6 +88,9 @@ func (a *Commands) controllerEntry(ctx context.Context, s *clientstore.State, na
 	d := s.Controllers[name]
 	e := &controllerListEntry{Name: name, Current: name == current, Nodes: d.NodeCount, Voters: d.NodeCount,
 		Version: d.Version, Local: d.DataDir != "", CurrentModel: a.CurrentModel(s, name)}
+	if ms := s.Models[name]; ms != nil {
+		e.ModelCount = len(ms.Models)
+	}
 	if acct := s.Accounts[name]; acct != nil {
 		e.User, e.Access = acct.User, acct.Access
 	}
@@ -101,6 +111,7 @@ func (a *Commands) controllerEntry(ctx context.Context, s *clientstore.State, na
 		cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 		if info, err := c.Client.ControllerInfo(cctx); err == nil {
 			e.Reachable, e.Version, e.Nodes, e.Voters = true, info.Version, len(info.Nodes), 0
+			e.Cloud, e.Region = cmp.Or(info.Cloud, "localhost"), info.Region
 			for _, n := range info.Nodes {
 				if n.Voter {
 					e.Voters++
@@ -117,7 +128,7 @@ func (a *Commands) controllerEntry(ctx context.Context, s *clientstore.State, na
 // writeControllers is the controllers table, then each hub's controllers.
 func (a *Commands) writeControllers(ctx context.Context, s *clientstore.State, entries map[string]*controllerListEntry) error {
 	t := &modelcmd.Table{Color: a.Terminal}
-	t.Row("Controller", "Model", "User", "Access", "Nodes", "HA", "Version")
+	t.Row("Controller", "Model", "User", "Access", "Cloud/Region", "Models", "Nodes", "HA", "Version")
 	for _, name := range modelcmd.SortedKeys(entries) {
 		e := entries[name]
 		n := name
@@ -139,7 +150,7 @@ func (a *Commands) writeControllers(ctx context.Context, s *clientstore.State, e
 		case s.Controllers[name].Hub: // its controllers are listed below it
 			nodes, ha = modelcmd.Cell{Text: "-"}, "-"
 		}
-		t.Row(n, model, e.User, e.Access, nodes, ha, e.Version)
+		t.Row(n, model, e.User, e.Access, modelcmd.OrDash(strings.Trim(e.Cloud+"/"+e.Region, "/")), e.ModelCount, nodes, ha, e.Version)
 	}
 	if err := t.Write(a.Stdout); err != nil {
 		return err

@@ -125,18 +125,24 @@ func (a *Commands) ShowModelCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			status := map[string]any{"current": m.Status.Status, "message": m.Status.Message}
-			if !m.Status.Since.IsZero() { // unknown at a hub for a model indexed before it kept one
-				status["since"] = m.Status.Since
+			var st *api.ModelStatus
+			if m.Index == nil { // a controller: its cloud and version are in the model's status
+				if fs, err := mc.Client.Model(mc.UUID).Status(cmd.Context()); err == nil {
+					st = &fs.Model
+				}
 			}
-			view := map[string]any{"name": modelcmd.ModelRef(*m, ""), "short-name": m.Name, "model-uuid": m.UUID, "owner": m.Owner, "life": m.Life,
-				"controller-name": mc.Name, "controller-uuid": mc.Details.UUID, "status": status,
-				"created-at": m.CreatedAt, "config": m.Config}
+			view := modelInfoView(m, mc.Name, mc.Details.UUID, st)
 			if x := m.Index; x != nil {
 				// A hub answers from its index; the config is the
 				// controller's, read through the hub.
 				view["controller-name"], view["controller-uuid"] = mc.Name+"/"+x.Controller, x.ControllerUUID
-				view["cloud"], view["region"], view["organization"] = x.Cloud, x.Region, x.Org
+				view["organization"] = x.Org
+				if x.Cloud != "" {
+					view["cloud"] = x.Cloud
+				}
+				if x.Region != "" {
+					view["region"] = x.Region
+				}
 				if len(x.Users) > 0 {
 					view["users"] = modelUsersView(x.Users, a.Now())
 				}
@@ -161,6 +167,35 @@ func (a *Commands) ShowModelCmd() *cobra.Command {
 	mo.Add(cmd)
 	format.Add(cmd, "yaml", "yaml", "json")
 	return cmd
+}
+
+// modelInfoView is a model as juju show-model prints it (the fields
+// jubilant's ModelInfo requires among them: name, short-name, model-uuid,
+// model-type, controller-uuid, controller-name, is-controller, cloud,
+// life). st is the model section of its status, when known: cloud,
+// region and agent version. Drover models are machine models ("iaas") on
+// the local substrate, and no model is the controller's own.
+func modelInfoView(m *api.Model, ctlName, ctlUUID string, st *api.ModelStatus) map[string]any {
+	status := map[string]any{"current": m.Status.Status, "message": m.Status.Message}
+	if !m.Status.Since.IsZero() { // unknown at a hub for a model indexed before it kept one
+		status["since"] = m.Status.Since
+	}
+	view := map[string]any{"name": modelcmd.ModelRef(*m, ""), "short-name": m.Name, "model-uuid": m.UUID,
+		"model-type": "iaas", "is-controller": false, "owner": m.Owner, "life": m.Life,
+		"controller-name": ctlName, "controller-uuid": ctlUUID, "status": status,
+		"created-at": m.CreatedAt, "config": m.Config, "cloud": "localhost", "type": "local"}
+	if st != nil {
+		if st.Cloud != "" {
+			view["cloud"] = st.Cloud
+		}
+		if st.Region != "" {
+			view["region"] = st.Region
+		}
+		if st.Version != "" {
+			view["agent-version"] = st.Version
+		}
+	}
+	return view
 }
 
 // modelUsersView is show-model's users section, keyed by name as Juju's
@@ -364,69 +399,4 @@ func (a *Commands) waitModelGone(ctx context.Context, mc *modelcmd.ModelConn, p 
 			return nil
 		}
 	}
-}
-
-// ModelConfigCmd is 'drover model-config'.
-func (a *Commands) ModelConfigCmd() *cobra.Command {
-	var mo modelcmd.ModelOpt
-	var format modelcmd.FormatOpt
-	var reset []string
-	cmd := &cobra.Command{
-		Use:   "model-config [KEY[=VALUE]...]",
-		Short: "Show or change a model's config",
-		Long: `With no arguments, lists the model's config. With KEY, prints that value.
-With KEY=VALUE, sets it (values are parsed as YAML: 3 is a number, true a
-boolean). --reset returns keys to their defaults.`,
-		Example: "  drover model-config\n  drover model-config update-status-hook-interval=10m\n  drover model-config --reset update-status-hook-interval",
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := format.Check(); err != nil {
-				return err
-			}
-			set, get := modelcmd.SplitConfigArgs(args)
-			if len(get) > 0 && (len(set) > 0 || len(reset) > 0) {
-				return modelcmd.Usagef("cannot get and set config in one command")
-			}
-			if len(get) > 1 {
-				return modelcmd.Usagef("can only get one key at a time")
-			}
-			return a.WithModel(cmd.Context(), mo.Ref, func(mc *modelcmd.ModelConn) error {
-				if len(set) > 0 || len(reset) > 0 {
-					params, err := modelcmd.ParseActionParams(set, false)
-					if err != nil {
-						return err
-					}
-					_, err = mc.Client.Model(mc.UUID).SetConfig(cmd.Context(), api.ConfigChange{Set: params, Reset: modelcmd.SplitList(reset)})
-					return err
-				}
-				cfg, err := mc.Client.Model(mc.UUID).Config(cmd.Context())
-				if err != nil {
-					return err
-				}
-				if len(get) == 1 {
-					v, ok := cfg[get[0]]
-					if !ok {
-						return fmt.Errorf("key %q is not set in model %q", get[0], mc.Model)
-					}
-					if format.Value == "tabular" {
-						fmt.Fprintln(a.Stdout, v)
-						return nil
-					}
-					return modelcmd.WriteFormatted(a.Stdout, format.Value, v)
-				}
-				if format.Value != "tabular" {
-					return modelcmd.WriteFormatted(a.Stdout, format.Value, cfg)
-				}
-				t := &modelcmd.Table{}
-				t.Row("Attribute", "Value")
-				for _, k := range modelcmd.SortedKeys(cfg) {
-					t.Row(k, fmt.Sprint(cfg[k]))
-				}
-				return t.Write(a.Stdout)
-			})
-		},
-	}
-	mo.Add(cmd)
-	format.Add(cmd, "tabular", "tabular", "json", "yaml")
-	cmd.Flags().StringArrayVar(&reset, "reset", nil, "keys to reset to their defaults (comma-separated or repeated)")
-	return cmd
 }

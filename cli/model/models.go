@@ -33,6 +33,14 @@ type modelSummary struct {
 	Current   bool      `json:"current,omitempty"`
 	CreatedAt time.Time `json:"created-at"`
 	Cloud     string    `json:"cloud,omitempty"`
+	// ModelType, Type (the cloud's), IsController, Access and
+	// LastConnection are Juju's: every Drover model is a machine model
+	// ("iaas") on the local substrate, none is the controller's own.
+	ModelType      string `json:"model-type"`
+	Type           string `json:"type"`
+	IsController   bool   `json:"is-controller"`
+	Access         string `json:"access,omitempty"`
+	LastConnection string `json:"last-connection,omitempty"`
 	// Controller is the controller behind a hub that hosts the model.
 	Controller string `json:"controller,omitempty"`
 	// ControllerStatus is "disconnected" when the hub has lost that
@@ -116,7 +124,9 @@ func (a *Commands) models(ctx context.Context, ctlName string, o modelsOpts) err
 	sort.Slice(models, func(i, j int) bool { return models[i].Name < models[j].Name })
 	var out []modelSummary
 	for _, m := range models {
-		out = append(out, summarize(ctx, c, m, currentUUID))
+		ms := summarize(ctx, c, m, currentUUID)
+		ms.Access, ms.LastConnection = modelAccess(c, m, viewer, a.Now())
+		out = append(out, ms)
 	}
 	if o.format != "tabular" {
 		return modelcmd.WriteFormatted(a.Stdout, o.format, map[string]any{"models": out, "current-model": current})
@@ -150,7 +160,7 @@ func checkModelsScope(ctx context.Context, c *modelcmd.Conn, o modelsOpts) error
 // has one, else from the model's status.
 func summarize(ctx context.Context, c *modelcmd.Conn, m api.Model, currentUUID string) modelSummary {
 	ms := modelSummary{Name: modelcmd.ModelRef(m, ""), ShortName: m.Name, UUID: m.UUID, Owner: m.Owner, Life: m.Life, Status: m.Status.Status,
-		Current: m.UUID == currentUUID, CreatedAt: m.CreatedAt}
+		Current: m.UUID == currentUUID, CreatedAt: m.CreatedAt, ModelType: "iaas", Type: "local"}
 	if x := m.Index; x != nil {
 		// A hub answers from its index: no call per model.
 		ms.Apps, ms.Machines, ms.Units, ms.Controller = x.Applications, x.Machines, x.Units, x.Controller
@@ -168,11 +178,34 @@ func summarize(ctx context.Context, c *modelcmd.Conn, m api.Model, currentUUID s
 	return ms
 }
 
+// modelAccess is viewer's access to m and their last connection to it,
+// as Juju's models lists them, where known: a hub says so for the users
+// it shows; a controller's superuser administers every model. Unknown is
+// "".
+func modelAccess(c *modelcmd.Conn, m api.Model, viewer string, now time.Time) (string, string) {
+	if x := m.Index; x != nil {
+		for _, u := range x.Users {
+			if u.Name != viewer {
+				continue
+			}
+			if u.LastLogin != nil {
+				return u.Access, modelcmd.FriendlyAgo(*u.LastLogin, now)
+			}
+			return u.Access, "never connected"
+		}
+		return "", ""
+	}
+	if c.Account.Access == "superuser" || (m.Owner != "" && m.Owner == viewer) {
+		return "admin", ""
+	}
+	return "", ""
+}
+
 // writeModels is the models table, naming each model as viewer knows it.
 func (a *Commands) writeModels(c *modelcmd.Conn, out []modelSummary, viewer string, showUUID bool) error {
 	fmt.Fprintf(a.Stdout, "Controller: %s\n\n", c.Name)
 	t := &modelcmd.Table{Color: a.Terminal}
-	hdr := []any{"Model", "Cloud/Region", "Status", "Owner", "Apps", "Machines", "Units"}
+	hdr := []any{"Model", "Cloud/Region", "Type", "Status", "Owner", "Machines", "Units", "Access", "Last connection"}
 	hub := c.Details.Hub || slices.ContainsFunc(out, func(m modelSummary) bool { return m.Controller != "" })
 	if hub {
 		hdr = slices.Insert(hdr, 1, any("Controller"))
@@ -194,7 +227,8 @@ func (a *Commands) writeModels(c *modelcmd.Conn, out []modelSummary, viewer stri
 		if m.ControllerStatus != "" { // what the hub last heard, from a controller it lost
 			st = modelcmd.Colored(status+" (controller "+m.ControllerStatus+")", modelcmd.ColorRed)
 		}
-		row := []any{name, modelcmd.OrDash(m.Cloud), st, modelcmd.OrDash(m.Owner), m.Apps, m.Machines, m.Units} // an adopted model may have no owner yet
+		row := []any{name, modelcmd.OrDash(m.Cloud), m.Type, st, modelcmd.OrDash(m.Owner), // an adopted model may have no owner yet
+			m.Machines, m.Units, modelcmd.OrDash(m.Access), modelcmd.OrDash(m.LastConnection)}
 		if hub {
 			row = slices.Insert(row, 1, any(modelcmd.OrDash(m.Controller)))
 		}

@@ -27,9 +27,10 @@ principal), Machine and Integration sections. Arguments filter by
 application, unit or machine name (globs allowed).
 
 --format json and yaml print the same shape as 'juju status --format json'
-(model, machines, applications → units → workload-status, juju-status,
-open-ports, subordinates; relations), so scripts written for Juju keep
-working; --format short (or oneline, line) prints a line per unit, as
+(model, machines, applications → base, relations as {endpoint:
+[{related-application, interface, scope}]}, units → workload-status,
+juju-status, open-ports, subordinates; relations), so scripts written for
+Juju keep working; --format short (or oneline, line) prints a line per unit, as
 Juju's: "- kv/0: 127.0.0.1 (agent:idle, workload:active) 7070/tcp", its
 subordinates indented under it. --watch redraws the status live from the model's event stream.
 Colour is used on a terminal only, unless --color or --no-color.`,
@@ -60,6 +61,7 @@ Colour is used on a terminal only, unless --color or --no-color.`,
 	cmd.Flags().BoolVar(&color, "color", false, "use ANSI colours even when not on a terminal")
 	cmd.Flags().BoolVar(&noColor, "no-color", false, "never use colours")
 	cmd.Flags().BoolVar(&relations, "relations", false, "always show the Integration section")
+	cmd.Flags().BoolVar(&relations, "integrations", false, "the same as --relations")
 	return cmd
 }
 

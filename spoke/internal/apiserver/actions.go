@@ -98,7 +98,7 @@ func (s *actionEndpoint) actionJobs(snap *state.Snapshot, model string, req *api
 		}
 		spec, ok := p.actions.Spec(req.Action)
 		if !ok {
-			return nil, api.Errorf(api.CodeInvalid, "action %q not defined on application %q (its actions: %s)",
+			return nil, api.Errorf(api.CodeNotFound, "action %q not defined on application %q (its actions: %s)",
 				req.Action, app.Name, strings.Join(p.actions.Names(), ", "))
 		}
 		params, err := p.actions.Validate(req.Action, numbersToGo(req.Params))

@@ -17,14 +17,9 @@ import (
 
 var modelNameRe = regexp.MustCompile(`^[a-z0-9]+[a-z0-9-]*$`)
 
-// DefaultModelConfig is the config every new model starts with.
-func DefaultModelConfig() map[string]any {
-	return map[string]any{
-		"update-status-hook-interval": "5m",
-		"automatically-retry-hooks":   true,
-		"logging-config":              "<root>=INFO",
-	}
-}
+// DefaultModelConfig is the config every new model starts with
+// (api.ModelConfigDefaults, which the CLI also reads).
+func DefaultModelConfig() map[string]any { return api.ModelConfigDefaults() }
 
 // validateModelConfig types the keys Drover interprets; other keys are
 // kept as given (Juju accepts arbitrary keys too).
@@ -150,6 +145,44 @@ func (s *modelEndpoint) destroyModel(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	reply.Indexed(w, http.StatusAccepted, idx, &m)
+}
+
+// setModelConstraints sets the model's constraints (juju
+// set-model-constraints), checked and normalized as an application's.
+func (s *modelEndpoint) setModelConstraints(w http.ResponseWriter, r *http.Request) {
+	var req api.SetModelConstraintsRequest
+	if err := reply.Decode(w, r, s.cfg.MaxBodySize, &req); err != nil {
+		reply.WriteError(w, r, err)
+		return
+	}
+	cons, err := api.ParseConstraints(req.Constraints)
+	if err != nil {
+		reply.WriteError(w, r, err)
+		return
+	}
+	var m api.Model
+	idx, err := s.propose(r, state.SetModelConstraintsType, &state.SetModelConstraintsRequest{ModelUUID: modelOf(r), Constraints: cons}, &m)
+	if err != nil {
+		reply.WriteError(w, r, err)
+		return
+	}
+	reply.Indexed(w, http.StatusOK, idx, &m)
+}
+
+// getModelConstraints answers the model's constraints: a model path of
+// its own, which a hub relays (its GET of the model answers from its
+// index, without them).
+func (s *modelEndpoint) getModelConstraints(w http.ResponseWriter, r *http.Request) {
+	snap, at, ok := s.read(w, r)
+	if !ok {
+		return
+	}
+	m, err := lookup.Model(snap, modelOf(r))
+	if err != nil {
+		reply.WriteError(w, r, err)
+		return
+	}
+	reply.Indexed(w, http.StatusOK, at, api.ModelConstraints{Constraints: m.Constraints})
 }
 
 func (s *modelEndpoint) getModelConfig(w http.ResponseWriter, r *http.Request) {

@@ -40,6 +40,7 @@ var requestBodies = []func() any{
 	func() any { return new(peer.AddVoterRequest) },
 	func() any { return new(peer.AdmitRequest) },
 	func() any { return new(api.AttachResourcesRequest) },
+	func() any { return new(api.SetModelConstraintsRequest) },
 }
 
 // decodeBody decodes as a handler does: reply.Decode, strict.

@@ -256,6 +256,8 @@ func (s *Server) userRoutes(r chi.Router) {
 		r.Delete("/", s.ep.models.destroyModel)
 		r.Get("/config", s.ep.models.getModelConfig)
 		r.Patch("/config", s.ep.models.setModelConfig)
+		r.Get("/constraints", s.ep.models.getModelConstraints)
+		r.Post("/constraints", s.ep.models.setModelConstraints)
 		r.Get("/status", s.ep.status.getStatus)
 		r.Get("/watch", s.ep.status.watch)
 		r.Post("/charms", s.ep.charms.uploadCharm)   // the hub forwards model-scoped uploads here

@@ -78,7 +78,8 @@ const (
 	SetTrustType              MessageType = 51
 	CreateJoinTokenType       MessageType = 52
 	UseJoinTokenType          MessageType = 53
-	AttachResourcesType       MessageType = 60
+	SetModelConstraintsType   MessageType = 54
+	AttachResourcesType       MessageType = 55
 	// Append new types here, with the next free number.
 )
 
@@ -143,6 +144,7 @@ var commands = commandTable(
 	command(SetTrustType, setTrust),
 	command(CreateJoinTokenType, noValue(createJoinToken)),
 	command(UseJoinTokenType, noValue(useJoinToken)),
+	command(SetModelConstraintsType, setModelConstraints),
 	command(AttachResourcesType, attachResources),
 )
 

@@ -29,10 +29,11 @@ func (t *Txn) machine(model, id string) (*api.Machine, error) {
 	return m, nil
 }
 
-// newMachine creates the model's next machine.
+// newMachine creates the model's next machine, with the model's
+// constraints under the given ones (an application's, or add-machine's).
 func (t *Txn) newMachine(m *api.Model, base, constraints string) (*api.Machine, error) {
 	mc := &api.Machine{
-		ModelUUID: m.UUID, ID: strconv.Itoa(m.NextMachine), Base: base, Constraints: constraints,
+		ModelUUID: m.UUID, ID: strconv.Itoa(m.NextMachine), Base: base, Constraints: api.MergeConstraints(m.Constraints, constraints),
 		Life: api.Alive, AgentStatus: api.Status{Status: "pending"}, InstanceStatus: api.Status{Status: "pending"},
 	}
 	m.NextMachine++

@@ -122,6 +122,18 @@ func addModel(t *Txn, req *AddModelRequest) (*api.Model, error) {
 
 // setModelConfig sets and unsets model config keys. Value: the changed
 // keys with their new values (nil for an unset key).
+// setModelConstraints sets a model's constraints: its new machines'
+// defaults, under their application's own.
+func setModelConstraints(t *Txn, req *SetModelConstraintsRequest) (*api.Model, error) {
+	m, err := t.aliveModel(req.ModelUUID)
+	if err != nil {
+		return nil, err
+	}
+	m = copyModel(m)
+	m.Constraints = req.Constraints
+	return m, t.put(tables.Models, m)
+}
+
 func setModelConfig(t *Txn, req *SetModelConfigRequest) (map[string]any, error) {
 	if _, err := t.aliveModel(req.ModelUUID); err != nil {
 		return nil, err

@@ -169,3 +169,33 @@ func TestForcedModelDestroyInOneCommand(t *testing.T) {
 		t.Errorf("%d machines, want 0, 1 and 2 (dying)", len(machines))
 	}
 }
+
+// TestModelConstraintsUnderApplications: a model's constraints go to its
+// new machines under their application's (or add-machine's) own, key by
+// key, as Juju lays them; machines made before keep theirs.
+func TestModelConstraintsUnderApplications(t *testing.T) {
+	h := newHarness(t)
+	h.seed()
+	h.deploy("kv", "kv", 1)
+	h.fails(SetModelConstraintsType, &SetModelConstraintsRequest{ModelUUID: "nope", Constraints: "cores=2"}, api.ErrNotFound)
+	m := h.must(SetModelConstraintsType, &SetModelConstraintsRequest{ModelUUID: testModel, Constraints: "mem=2048M arch=amd64"}).(*api.Model)
+	if m.Constraints != "mem=2048M arch=amd64" {
+		t.Errorf("model constraints %q", m.Constraints)
+	}
+	h.must(SetConstraintsType, &SetConstraintsRequest{ModelUUID: testModel, App: "kv", Constraints: "mem=8192M"})
+	h.must(AddUnitsType, &AddUnitsRequest{ModelUUID: testModel, App: "kv", N: 1, Now: t0})
+	added := h.must(AddMachineType, &AddMachineRequest{ModelUUID: testModel, Constraints: "cores=4"}).(*api.Machine)
+	for id, want := range map[string]string{
+		h.unit("kv/0").MachineID: "",                             // made before
+		h.unit("kv/1").MachineID: "arch=amd64 mem=8192M",         // the application's mem wins
+		added.ID:                 "mem=2048M arch=amd64 cores=4", // add-machine's own added
+	} {
+		mc, err := h.snap().MachineByID(testModel, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if mc.Constraints != want {
+			t.Errorf("machine %s constraints %q, want %q", id, mc.Constraints, want)
+		}
+	}
+}

@@ -38,7 +38,7 @@ const replayDir = "testdata/replay"
 // commands too).
 func replayCommands() []replayCommand {
 	return slices.Concat(replayControllerCommands(), replayModelCommands(), replayAgentCommands(), replayOperatorCommands(),
-		replayJoinTokenCommands(), replayResourceCommands())
+		replayJoinTokenCommands(), replayResourceCommands(), replayModelConstraintsCommands())
 }
 
 // replayResourceCommands are appended after the join token commands: an
@@ -56,6 +56,16 @@ func replayResourceCommands() []replayCommand {
 			Resources: []ResourceUpload{cfg}, Now: replayAt(19 * time.Minute)}},
 		{AttachResourcesType, &AttachResourcesRequest{ModelUUID: m, App: "files", Resources: []ResourceUpload{cfg2}, Now: replayAt(20 * time.Minute)}},
 		{AttachResourcesType, &AttachResourcesRequest{ModelUUID: m, App: "files", Resources: []ResourceUpload{cfg2}, Now: replayAt(21 * time.Minute)}},
+	}
+}
+
+// replayModelConstraintsCommands are appended after the resource commands, so
+// the earlier lines of the log stay as they were: the model's
+// constraints, then a machine that takes them under its own.
+func replayModelConstraintsCommands() []replayCommand {
+	return []replayCommand{
+		{SetModelConstraintsType, &SetModelConstraintsRequest{ModelUUID: replayModel, Constraints: "mem=2048M arch=amd64"}},
+		{AddMachineType, &AddMachineRequest{ModelUUID: replayModel, Constraints: "mem=8192M"}},
 	}
 }
 

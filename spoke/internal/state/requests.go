@@ -35,6 +35,7 @@ type (
 	ResourceUpload               = format.ResourceUpload
 	SetExposedRequest            = format.SetExposedRequest
 	SetConstraintsRequest        = format.SetConstraintsRequest
+	SetModelConstraintsRequest   = format.SetModelConstraintsRequest
 	AddUnitsRequest              = format.AddUnitsRequest
 	ScaleApplicationRequest      = format.ScaleApplicationRequest
 	DestroyUnitsRequest          = format.DestroyUnitsRequest

@@ -204,13 +204,27 @@ func machineStatus(mc *api.Machine) api.MachineStatus {
 	return ms
 }
 
+// applicationBase is the base of the first of units (by name) whose
+// machine's base is known: Juju shows an application's base, and a
+// Drover application runs on the bases of its machines.
+func (b *statusBuilder) applicationBase(units []*api.Unit) *api.BaseStatus {
+	sorted := slices.Clone(units)
+	slices.SortFunc(sorted, func(x, y *api.Unit) int { return strings.Compare(x.Name, y.Name) })
+	for _, u := range sorted {
+		if mc := b.machines[u.MachineID]; mc != nil && mc.Base != "" {
+			return machineStatus(mc).Base
+		}
+	}
+	return nil
+}
+
 func (b *statusBuilder) applicationStatus(a *api.Application, units []*api.Unit,
 	subsOf map[string][]*api.Unit, rels []*api.Relation) (api.ApplicationStatus, error) {
 	as := api.ApplicationStatus{
 		Charm: a.CharmName, CharmOrigin: "local", CharmName: a.CharmName, CharmRev: a.CharmRevision,
 		CharmSHA256: a.CharmSHA256, Exposed: a.Exposed, Version: a.WorkloadVersion,
 		ApplicationStat:  b.appStatusDetail(a, units),
-		Relations:        map[string][]string{},
+		Relations:        map[string][]api.RelatedApplication{},
 		EndpointBindings: map[string]string{"": "alpha"},
 	}
 	if a.Life != api.Alive {
@@ -228,7 +242,10 @@ func (b *statusBuilder) applicationStatus(a *api.Application, units []*api.Unit,
 				if other.Application == a.Name && len(r.Endpoints) > 1 {
 					continue
 				}
-				as.Relations[ep.Name] = appendUnique(as.Relations[ep.Name], other.Application)
+				ra := api.RelatedApplication{RelatedApplication: other.Application, Interface: ep.Interface, Scope: cmp.Or(ep.Scope, "global")}
+				if !slices.Contains(as.Relations[ep.Name], ra) {
+					as.Relations[ep.Name] = append(as.Relations[ep.Name], ra)
+				}
 				if a.Subordinate && ep.Scope == "container" && other.Application != a.Name {
 					as.SubordinateTo = appendUnique(as.SubordinateTo, other.Application)
 				}
@@ -236,8 +253,11 @@ func (b *statusBuilder) applicationStatus(a *api.Application, units []*api.Unit,
 		}
 	}
 	for k := range as.Relations {
-		slices.Sort(as.Relations[k])
+		slices.SortFunc(as.Relations[k], func(x, y api.RelatedApplication) int {
+			return strings.Compare(x.RelatedApplication, y.RelatedApplication)
+		})
 	}
+	as.Base = b.applicationBase(units)
 	slices.Sort(as.SubordinateTo)
 	if len(as.Relations) == 0 {
 		as.Relations = nil

@@ -205,6 +205,13 @@ type SetExposedRequest struct {
 	Exposed   bool   `json:"exposed"`
 }
 
+// SetModelConstraintsRequest sets a model's constraints (normalized by
+// api.ParseConstraints). Value: *api.Model.
+type SetModelConstraintsRequest struct {
+	ModelUUID   string `json:"model-uuid"`
+	Constraints string `json:"constraints"`
+}
+
 // SetConstraintsRequest sets an application's constraints. Value: *api.Application.
 type SetConstraintsRequest struct {
 	ModelUUID   string `json:"model-uuid"`
