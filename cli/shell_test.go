@@ -24,14 +24,15 @@ func TestSplitWords(t *testing.T) {
 // terminal runs the commands it reads, one per line, as sh would: blank
 // lines and comments skipped, on past a failure, the last exit code.
 func TestShellReadsPipedCommands(t *testing.T) {
+	v := jujuVersion()
 	for _, tc := range []struct {
 		input, out, stderr string
 		code               int
 	}{
-		{"version\n# a comment\n\n  drover version  \n", Version + "\n" + Version + "\n", "", 0},
-		{"no-such-command\nversion\n", Version + "\n", `ERROR unknown command "no-such-command"`, 0},
-		{"version\nno-such-command\n", Version + "\n", `ERROR unknown command "no-such-command"`, 2},
-		{"version\nexit\nversion\n", Version + "\n", "", 0},
+		{"version\n# a comment\n\n  drover version  \n", v + "\n" + v + "\n", "", 0},
+		{"no-such-command\nversion\n", v + "\n", `ERROR unknown command "no-such-command"`, 0},
+		{"version\nno-such-command\n", v + "\n", `ERROR unknown command "no-such-command"`, 2},
+		{"version\nexit\nversion\n", v + "\n", "", 0},
 		{"version 'open\n", "", `ERROR line 1: unterminated quote`, 2},
 	} {
 		a, out, errb := testApp(t)
