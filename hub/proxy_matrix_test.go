@@ -341,6 +341,13 @@ func TestProxyAuthorizationMatrix(t *testing.T) {
 		{name: "POST trust", method: "POST", path: mp + "/applications/kv-{role}/trust", body: obj("trust", true), want: write(200)},
 		{name: "POST charm", method: "POST", path: mp + "/applications/kv-{role}/charm",
 			body: obj("charm-sha256", f.kv2SHA), want: write(200)},
+		{name: "POST resource-blobs", method: "POST", path: mp + "/resource-blobs",
+			body: func(role string) any { return []byte("content of " + role) }, want: write(201)},
+		{name: "GET application resources", method: "GET", path: mp + "/applications/kv-writer/resources", want: read},
+		// kvstore declares no resource: an administrator or writer passes
+		// the hub and the controller refuses the name.
+		{name: "POST application resources", method: "POST", path: mp + "/applications/kv-{role}/resources",
+			body: obj("resources", map[string]any{"config": map[string]any{"sha256": strings.Repeat("a", 64), "size": 1}}), want: write(422)},
 		{name: "GET units", method: "GET", path: mp + "/units", want: read},
 		{name: "GET unit", method: "GET", path: mp + "/units/kv-writer/0", want: read},
 		// Relation data may hold credentials: writers only (show-unit).
