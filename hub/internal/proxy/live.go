@@ -107,6 +107,19 @@ func (l *liveCalls) snapshot() []*liveCall {
 	return out
 }
 
+// ofSession returns the live calls opened with a token of session sid.
+func (l *liveCalls) ofSession(sid string) []*liveCall {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []*liveCall
+	for c := range l.calls {
+		if c.p.SID == sid {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 // FollowLive checks the live calls again after every permission change,
 // until ctx ends.
 func (s *Relay) FollowLive(ctx context.Context) error {
