@@ -19,7 +19,8 @@ import (
 // checked again whenever permissions change on any replica (the same
 // notification that drops the caches): a call whose caller was disabled or
 // removed, or no longer holds the access it rests on, is ended, as a new
-// request would be refused.
+// request would be refused. A call opened with a token of a session that
+// ends (logout) is ended at once (EndSession).
 
 // liveCalls is the set of long-lived calls in flight on this replica.
 type liveCalls struct {

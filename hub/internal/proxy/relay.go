@@ -10,7 +10,7 @@
 // The proxy decides nothing: the hub authorizes a call, then hands it to
 // Forward with its Route, and may Remember the route for the caller's next
 // reads; Forget drops every remembered route the moment a permission
-// changes. Answers relayed are sanitized (answersafe.go): a controller
+// changes, and EndSession those of one session the moment it ends. Answers relayed are sanitized (answersafe.go): a controller
 // cannot set the hub's cookies or have its answers sniffed.
 package proxy
 

@@ -17,7 +17,8 @@ import (
 // Config.RouteTTL and never past the token's expiry or the cached
 // decision's. The routes are forgotten with the decisions whenever the
 // outbox writes a tuple (Forget), so a revocation made here applies at
-// once, and one made through another replica within the decisions' TTL.
+// once, and one made through another replica within the decisions' TTL;
+// a session's routes are forgotten when it ends (EndSession).
 
 // proxyRouteKey names a remembered read route: the presented token, how it
 // was presented, and the model.
