@@ -14,9 +14,21 @@ const decisionTTL = 2 * time.Second
 // dropAuthzCaches forgets the authenticated tokens, permission decisions,
 // listings and remembered routes this replica holds.
 func (s *Server) dropAuthzCaches() {
+	s.cachesDropped.Add(1)
 	s.authn.Forget() // an identity may have been disabled
 	s.gate.Forget()
 	s.proxy.Forget() // and end the long-lived calls that no longer hold
+}
+
+// endSession forgets what this replica holds of session sid, which ended
+// on some replica (logout, a refresh token presented again): the tokens of
+// it verified here, the routes remembered for them and the long-lived
+// calls opened with them. A session's end changes no permission, so the
+// decisions, and every other caller's entries, stay (ADR 0025).
+func (s *Server) endSession(sid string) {
+	s.sessionsEnded.Add(1)
+	s.authn.ForgetSessions([]string{sid})
+	s.proxy.EndSession(sid)
 }
 
 // reloadKeys has this replica reload the signing keys now (another one

@@ -81,3 +81,10 @@ func (s *Server) StatusCopies() (revalidated, kept int64) {
 
 // CachedPrincipals counts the authenticated tokens this replica remembers.
 func (s *Server) CachedPrincipals() int { return s.authn.CachedPrincipals() }
+
+// AuthzCacheDrops returns how many times this replica dropped every cache
+// resting on permissions, and how many ended sessions it dropped only the
+// entries of (authzsync.go).
+func (s *Server) AuthzCacheDrops() (all, sessions int64) {
+	return s.cachesDropped.Load(), s.sessionsEnded.Load()
+}

@@ -101,6 +101,12 @@ func (s *Server) collectors() []prometheus.Collector {
 				}
 				return float64(n)
 			}),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "drover_hub_authz_caches_dropped_total",
+			Help: "Times this replica dropped every cached token, permission decision and remembered route (a permission changed on some replica)."},
+			func() float64 { return float64(s.cachesDropped.Load()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "drover_hub_sessions_ended_total",
+			Help: "Sessions ended on some replica (logout) of which this replica dropped the cached tokens, routes and long-lived calls, and nothing else."},
+			func() float64 { return float64(s.sessionsEnded.Load()) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "drover_hub_listed_models_read_total",
 			Help: "Models in GET /v1/models answers read whole from PostgreSQL (new or changed since they were last listed)."},
 			func() float64 { return float64(s.modelJSON.misses.Load()) }),

@@ -89,7 +89,7 @@ func (s modelCallsAPI) handleModelProxy(w http.ResponseWriter, r *http.Request) 
 			(until.IsZero() || exp.Before(until)) {
 			until = exp
 		}
-		s.proxy.Remember(r, id, rt, gen, until)
+		s.proxy.Remember(r, id, rt, p.SID, gen, until)
 	}
 	if proxy.LongLived(r) {
 		tracked, done, err := s.proxy.Track(r, p, rel, id)

@@ -56,6 +56,10 @@ type Server struct {
 	proxy *proxy.Relay
 	// claimRenewals counts add-model claims renewed (placement.go).
 	claimRenewals atomic.Int64
+	// cachesDropped counts the times this replica dropped every cache
+	// resting on permissions, and sessionsEnded the ended sessions it
+	// dropped only the entries of (authzsync.go).
+	cachesDropped, sessionsEnded atomic.Int64
 
 	router  chi.Router
 	api     chi.Router // /v1, authenticated and audited
@@ -86,7 +90,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		return fail(err)
 	}
 	if s.gate, err = gate.New(gate.Config{Authz: s.authz, Store: s.store, TTL: decisionTTL, Logger: cfg.Logger, Now: cfg.Now,
-		Kick: func() { s.outbox.Kick() }, Changed: s.dropAuthzCaches, KeysChanged: s.reloadKeys}); err != nil {
+		Kick: func() { s.outbox.Kick() }, Changed: s.dropAuthzCaches, KeysChanged: s.reloadKeys, SessionEnded: s.endSession}); err != nil {
 		return fail(err)
 	}
 	if s.authn, err = authn.New(ctx, authn.Config{Store: s.store, Keys: s.keys,

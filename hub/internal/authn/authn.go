@@ -478,13 +478,14 @@ func (s *Service) HandleLogout(w http.ResponseWriter, r *http.Request) {
 		}
 		ended = append(ended, p.SID)
 	}
-	s.forgetSessions(ended)
+	s.ForgetSessions(ended)
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// forgetSessions drops the remembered tokens of the sessions sids, and
+// ForgetSessions drops the remembered tokens of the sessions sids, and
 // nothing else: a logout is the caller's, and ends only what is theirs.
-func (s *Service) forgetSessions(sids []string) {
+// A token of theirs being verified meanwhile is not remembered either.
+func (s *Service) ForgetSessions(sids []string) {
 	if len(sids) == 0 {
 		return
 	}

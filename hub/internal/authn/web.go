@@ -222,7 +222,7 @@ func (s *Service) HandleWebLogout(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, errors.Join(reply.ErrUnauthenticated, errors.New("no session to log out of")))
 		return
 	}
-	s.forgetSessions(ended)
+	s.ForgetSessions(ended)
 	http.SetCookie(w, &http.Cookie{Name: accessCookie, Path: "/", Secure: true, HttpOnly: true, MaxAge: -1})
 	http.SetCookie(w, &http.Cookie{Name: refreshCookie, Path: "/auth", Secure: true, HttpOnly: true, MaxAge: -1})
 	w.WriteHeader(http.StatusNoContent)

@@ -40,6 +40,10 @@ type Config struct {
 	Changed func()
 	// KeysChanged reloads the signing keys another replica changed.
 	KeysChanged func(context.Context)
+	// SessionEnded drops what this replica holds of session sid, which
+	// ended on some replica (logout, a refresh token presented again),
+	// and nothing else: a session's end changes no permission.
+	SessionEnded func(sid string)
 }
 
 // Gate answers the hub's authorization questions.
@@ -56,7 +60,7 @@ type Gate struct {
 // New builds a gate from a complete cfg.
 func New(cfg Config) (*Gate, error) {
 	if cfg.Authz == nil || cfg.Store == nil || cfg.Logger == nil || cfg.Now == nil ||
-		cfg.Kick == nil || cfg.Changed == nil || cfg.KeysChanged == nil || cfg.TTL <= 0 {
+		cfg.Kick == nil || cfg.Changed == nil || cfg.KeysChanged == nil || cfg.SessionEnded == nil || cfg.TTL <= 0 {
 		return nil, errors.New("gate: Config needs Authz, Store, Logger, Now, the hooks and a positive TTL")
 	}
 	return &Gate{cfg: cfg, authz: cfg.Authz, store: cfg.Store,

@@ -48,13 +48,14 @@ func (g *Gate) AwaitAuthz(ctx context.Context) {
 }
 
 // Follow has this replica drop its cached decisions (Config.Changed)
-// whenever any replica
-// has delivered permission changes to OpenFGA (announced through
-// PostgreSQL), so a grant or a revoke made through one replica holds on
-// every other one from its next request, not when the 2 s cache expires.
-// It listens again after a failure, dropping the caches for what it may
-// have missed. The same channel announces a change of the signing keys
-// (rotate-signing-key), which it reloads.
+// whenever any replica has delivered permission changes to OpenFGA
+// (announced through PostgreSQL), so a grant or a revoke made through one
+// replica holds on every other one from its next request, not when the
+// 2 s cache expires. It listens again after a failure, dropping the caches
+// for what it may have missed. The same channel announces a change of the
+// signing keys (rotate-signing-key), which it reloads, and the end of a
+// session, of which it drops only what rests on that session
+// (Config.SessionEnded): one user's logout leaves every other cache warm.
 func (g *Gate) Follow(ctx context.Context) error {
 	for relisten := false; ; relisten = true {
 		err := g.store.ListenAuthzChanges(ctx, func() {
@@ -62,12 +63,15 @@ func (g *Gate) Follow(ctx context.Context) error {
 				g.cfg.KeysChanged(ctx) // for a change of keys it may have missed
 			}
 			g.cfg.Changed()
-		}, func(payload string) {
-			if payload == store.SigningKeysChanged {
+		}, func(c store.Change) {
+			switch c.Kind {
+			case store.ChangeSigningKeys:
 				g.cfg.KeysChanged(ctx)
-				return
+			case store.ChangeSessionEnded:
+				g.cfg.SessionEnded(c.Session)
+			default:
+				g.cfg.Changed()
 			}
-			g.cfg.Changed()
 		})
 		if ctx.Err() != nil {
 			return ctx.Err()

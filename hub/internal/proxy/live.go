@@ -19,7 +19,8 @@ import (
 // checked again whenever permissions change on any replica (the same
 // notification that drops the caches): a call whose caller was disabled or
 // removed, or no longer holds the access it rests on, is ended, as a new
-// request would be refused.
+// request would be refused. A call opened with a token of a session that
+// ends (logout) is ended at once (EndSession).
 
 // liveCalls is the set of long-lived calls in flight on this replica.
 type liveCalls struct {
@@ -103,6 +104,19 @@ func (l *liveCalls) snapshot() []*liveCall {
 	out := make([]*liveCall, 0, len(l.calls))
 	for c := range l.calls {
 		out = append(out, c)
+	}
+	return out
+}
+
+// ofSession returns the live calls opened with a token of session sid.
+func (l *liveCalls) ofSession(sid string) []*liveCall {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []*liveCall
+	for c := range l.calls {
+		if c.p.SID == sid {
+			out = append(out, c)
+		}
 	}
 	return out
 }

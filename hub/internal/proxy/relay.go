@@ -10,7 +10,7 @@
 // The proxy decides nothing: the hub authorizes a call, then hands it to
 // Forward with its Route, and may Remember the route for the caller's next
 // reads; Forget drops every remembered route the moment a permission
-// changes. Answers relayed are sanitized (answersafe.go): a controller
+// changes, and EndSession those of one session the moment it ends. Answers relayed are sanitized (answersafe.go): a controller
 // cannot set the hub's cookies or have its answers sniffed.
 package proxy
 
@@ -61,7 +61,7 @@ type Config struct {
 type Relay struct {
 	cfg Config
 	// proxyRoutes are the remembered read routes (remember.go).
-	proxyRoutes *ttlcache.Cache[proxyRouteKey, Route]
+	proxyRoutes *ttlcache.Cache[proxyRouteKey, rememberedRoute]
 	// statuses keeps models' statuses to revalidate (statuscache.go); nil
 	// when Config.StatusCacheBytes is 0.
 	statuses  *statusCache
@@ -81,7 +81,7 @@ func New(cfg Config) (*Relay, error) {
 		return nil, errors.New("proxy: RouteTTL and IdleTimeout must be positive, StatusCacheBytes not negative")
 	}
 	s := &Relay{cfg: cfg, handback: newHandback(), live: newLiveCalls(cfg.MaxLiveCalls),
-		proxyRoutes: ttlcache.New[proxyRouteKey, Route](cfg.Now, cfg.RouteTTL)}
+		proxyRoutes: ttlcache.New[proxyRouteKey, rememberedRoute](cfg.Now, cfg.RouteTTL)}
 	if cfg.StatusCacheBytes > 0 {
 		s.statuses = newStatusCache(cfg.StatusCacheBytes)
 	}
@@ -93,6 +93,21 @@ func New(cfg Config) (*Relay, error) {
 func (s *Relay) Forget() {
 	s.proxyRoutes.Clear()
 	s.live.changed()
+}
+
+// EndSession drops the remembered routes of the tokens of session sid, and
+// ends the long-lived calls opened with them, without asking PostgreSQL or
+// OpenFGA again: the session ended (logged out) on some replica. Everyone
+// else's routes and calls are left as they are.
+func (s *Relay) EndSession(sid string) {
+	if sid == "" {
+		return
+	}
+	s.proxyRoutes.DeleteFunc(func(_ proxyRouteKey, pr rememberedRoute) bool { return pr.sid == sid })
+	for _, c := range s.live.ofSession(sid) {
+		s.cfg.Logger.Info("ending a live call: its session ended", "user", c.p.Identity.Name(), "model", c.model)
+		c.cancel()
+	}
 }
 
 // Track counts r, a long-lived call (LongLived) of p's resting on rel on

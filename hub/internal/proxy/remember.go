@@ -17,7 +17,8 @@ import (
 // Config.RouteTTL and never past the token's expiry or the cached
 // decision's. The routes are forgotten with the decisions whenever the
 // outbox writes a tuple (Forget), so a revocation made here applies at
-// once, and one made through another replica within the decisions' TTL.
+// once, and one made through another replica within the decisions' TTL;
+// a session's routes are forgotten when it ends (EndSession).
 
 // proxyRouteKey names a remembered read route: the presented token, how it
 // was presented, and the model.
@@ -25,6 +26,14 @@ type proxyRouteKey struct {
 	raw    string
 	cookie bool
 	model  string
+}
+
+// rememberedRoute is a remembered read route and the session of the token
+// it was remembered for ("" for a token minted without one), by which it
+// is forgotten when that session ends (EndSession).
+type rememberedRoute struct {
+	Route
+	sid string
 }
 
 // modelCallRoute is the route pattern proxied model calls are counted under.
@@ -84,16 +93,17 @@ func RelationDataRead(r *http.Request) bool {
 
 // Remember has the proxy serve r's caller's next reads of r's model
 // through rt without asking the hub, until until (never past Config's
-// RouteTTL), unless the routes were forgotten (Forget) since gen
-// (Generation) was read. r must be Memoizable.
-func (s *Relay) Remember(r *http.Request, model string, rt Route, gen uint64, until time.Time) {
+// RouteTTL), unless routes were forgotten (Forget, EndSession) since gen
+// (Generation) was read. sid is the session of the token r presents. r
+// must be Memoizable.
+func (s *Relay) Remember(r *http.Request, model string, rt Route, sid string, gen uint64, until time.Time) {
 	if raw, cookie := authn.Credential(r); raw != "" {
-		s.proxyRoutes.Put(proxyRouteKey{raw: raw, cookie: cookie, model: model}, rt, gen, until)
+		s.proxyRoutes.Put(proxyRouteKey{raw: raw, cookie: cookie, model: model}, rememberedRoute{Route: rt, sid: sid}, gen, until)
 	}
 }
 
-// Generation is the count of Forgets, read before deciding what may be
-// remembered.
+// Generation is the count of Forgets and EndSessions, read before
+// deciding what may be remembered.
 func (s *Relay) Generation() uint64 { return s.proxyRoutes.Generation() }
 
 // Remembers reports whether the proxy holds a remembered read route for

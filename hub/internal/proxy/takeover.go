@@ -168,7 +168,8 @@ func (s *Relay) takenRoute(req *http.Request) (Route, bool) {
 	if raw == "" {
 		return Route{}, false
 	}
-	return s.proxyRoutes.Get(proxyRouteKey{raw: raw, cookie: cookie, model: id})
+	pr, ok := s.proxyRoutes.Get(proxyRouteKey{raw: raw, cookie: cookie, model: id})
+	return pr.Route, ok
 }
 
 // serveTakenRead forwards req and reports whether its answer went out

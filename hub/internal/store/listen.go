@@ -8,18 +8,16 @@ import (
 )
 
 // authzChannel is the PostgreSQL notification channel on which deliveries
-// to OpenFGA are announced.
+// to OpenFGA, changes of identities, ended sessions and changes of the
+// signing keys are announced (a Change each).
 const authzChannel = "drover_authz_delivered"
 
-// SigningKeysChanged is the payload of the notification SigningKeys.Notify
-// sends on the channel ListenAuthzChanges follows.
-const SigningKeysChanged = "signing-keys"
-
-// ListenAuthzChanges calls changed whenever any replica has delivered
-// permission changes to OpenFGA (payload "") or changed the signing keys
-// (payload SigningKeysChanged), until ctx ends or the connection fails
-// (then the caller listens again, and treats the gap as a change of both).
-func (s *Store) ListenAuthzChanges(ctx context.Context, listening func(), changed func(payload string)) error {
+// ListenAuthzChanges calls changed with each Change any replica announces
+// (permission changes delivered to OpenFGA, an identity disabled, a
+// session ended, the signing keys changed), until ctx ends or the
+// connection fails (then the caller listens again, and treats the gap as
+// a change of everything).
+func (s *Store) ListenAuthzChanges(ctx context.Context, listening func(), changed func(Change)) error {
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return pgErr("listen", err)
@@ -37,7 +35,7 @@ func (s *Store) ListenAuthzChanges(ctx context.Context, listening func(), change
 		cancel()
 		switch {
 		case err == nil:
-			changed(n.Payload)
+			changed(ParseChange(n.Payload))
 		case ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded):
 			// Quiet for a while: make sure the connection still leads
 			// to the server. One that died without a word (a network

@@ -29,7 +29,7 @@ func TestListenerNoticesADeadConnection(t *testing.T) {
 
 	listening, changes, ended := make(chan struct{}), make(chan struct{}, 16), make(chan error, 1)
 	go func() {
-		ended <- s.ListenAuthzChanges(t.Context(), func() { close(listening) }, func(string) { changes <- struct{}{} })
+		ended <- s.ListenAuthzChanges(t.Context(), func() { close(listening) }, func(store.Change) { changes <- struct{}{} })
 	}()
 	<-listening
 	pings := store.ListenPings()

@@ -74,7 +74,7 @@ func (s *Sessions) Rotate(ctx context.Context, old, next []byte, expires, now ti
 			RETURNING sessions.id, sessions.identity_id, u.used_at`, old, now, now.Add(-RefreshReuseGrace)).Scan(&sid, &iid, &reused.UsedAt)
 		if rerr == nil {
 			// Every replica refuses the session's access tokens from now.
-			_, _ = s.pool.Exec(ctx, `SELECT pg_notify($1, '')`, authzChannel)
+			_, _ = s.pool.Exec(ctx, `SELECT pg_notify($1, $2)`, authzChannel, SessionEnded(sid.String()).Payload())
 			reused.SessionID, reused.IdentityID = sid.String(), iid.String()
 			return Session{}, reused
 		}
@@ -115,8 +115,8 @@ func (s *Sessions) revoke(ctx context.Context, where string, arg any, now time.T
 	var id uuid.UUID
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		err := tx.QueryRow(ctx, `UPDATE sessions SET revoked_at = $2 WHERE `+where+` AND revoked_at IS NULL RETURNING id`, arg, now).Scan(&id)
-		if err == nil { // every replica drops the sessions it verified (ListenAuthzChanges)
-			_, err = tx.Exec(ctx, `SELECT pg_notify($1, '')`, authzChannel)
+		if err == nil { // every replica drops what it holds of the session (ListenAuthzChanges)
+			_, err = tx.Exec(ctx, `SELECT pg_notify($1, $2)`, authzChannel, SessionEnded(id.String()).Payload())
 		}
 		return pgErr("session", err)
 	})

@@ -78,6 +78,6 @@ func (s *SigningKeys) List(ctx context.Context, since time.Time) ([]SigningKey, 
 // (one rotated now, or revoked), so each reloads them at once rather than
 // at its next minute's refresh.
 func (s *SigningKeys) Notify(ctx context.Context) error {
-	_, err := s.pool.Exec(ctx, `SELECT pg_notify($1, $2)`, authzChannel, SigningKeysChanged)
+	_, err := s.pool.Exec(ctx, `SELECT pg_notify($1, $2)`, authzChannel, Change{Kind: ChangeSigningKeys}.Payload())
 	return pgErr("notify signing keys", err)
 }

@@ -115,10 +115,14 @@ func (c *Cache[K, V]) Len() int {
 	return len(c.m)
 }
 
-// DeleteFunc forgets the answers del picks.
+// DeleteFunc forgets the answers del picks, and has Put refuse those whose
+// lookup began before it, as Clear does: one still in flight may rest on
+// what the deleted answers were deleted for (a session that ended while
+// its token was being verified).
 func (c *Cache[K, V]) DeleteFunc(del func(K, V) bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.gen++
 	for k, e := range c.m {
 		if del(k, e.v) {
 			delete(c.m, k)

@@ -80,3 +80,20 @@ func TestTTLCacheExpiry(t *testing.T) {
 		t.Fatalf("expiry of b: %v %v, want its sooner limit", exp, ok)
 	}
 }
+
+// TestDeleteFuncRefusesLookupsInFlight: an answer whose lookup began
+// before a DeleteFunc is not cached: it may rest on what the deleted
+// answers were deleted for (a token verified while its session ended).
+func TestDeleteFuncRefusesLookupsInFlight(t *testing.T) {
+	c := New[string, string](nil, time.Minute)
+	c.Put("b", "session-b", c.Generation(), time.Time{})
+	gen := c.Generation() // a lookup of a's token begins
+	c.DeleteFunc(func(_, sid string) bool { return sid == "session-a" })
+	c.Put("a", "session-a", gen, time.Time{})
+	if _, hit := c.Get("a"); hit {
+		t.Fatal("an answer looked up before the DeleteFunc was cached")
+	}
+	if _, hit := c.Get("b"); !hit {
+		t.Fatal("DeleteFunc dropped an answer it did not pick")
+	}
+}
