@@ -69,12 +69,19 @@ func (s *Sessions) Rotate(ctx context.Context, old, next []byte, expires, now ti
 	if errors.Is(err, pgx.ErrNoRows) {
 		reused := &ReusedRefreshError{}
 		var sid, iid uuid.UUID
-		rerr := s.pool.QueryRow(ctx, `UPDATE sessions SET revoked_at = $2 FROM used_refresh_tokens u
+		// The revocation and its notice commit together: every replica
+		// refuses the session's access tokens from then on.
+		rerr := s.inTx(ctx, func(tx pgx.Tx) error {
+			err := tx.QueryRow(ctx, `UPDATE sessions SET revoked_at = $2 FROM used_refresh_tokens u
 			WHERE u.refresh_hash = $1 AND sessions.id = u.session_id AND u.used_at < $3 AND sessions.revoked_at IS NULL
 			RETURNING sessions.id, sessions.identity_id, u.used_at`, old, now, now.Add(-RefreshReuseGrace)).Scan(&sid, &iid, &reused.UsedAt)
+			if err != nil {
+				return err
+			}
+			_, err = tx.Exec(ctx, `SELECT pg_notify($1, $2)`, authzChannel, SessionEnded(sid.String()).Payload())
+			return err
+		})
 		if rerr == nil {
-			// Every replica refuses the session's access tokens from now.
-			_, _ = s.pool.Exec(ctx, `SELECT pg_notify($1, $2)`, authzChannel, SessionEnded(sid.String()).Payload())
 			reused.SessionID, reused.IdentityID = sid.String(), iid.String()
 			return Session{}, reused
 		}
