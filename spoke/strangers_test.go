@@ -28,8 +28,9 @@ var nodeRoutes = map[string]bool{
 // agentRoutes are the machine agents' routes: a machine's credential,
 // nothing else.
 var agentRoutes = map[string]bool{
-	"GET /v1/agent/stream":       true,
-	"GET /v1/agent/charms/{sha}": true,
+	"GET /v1/agent/stream":          true,
+	"GET /v1/agent/charms/{sha}":    true,
+	"GET /v1/agent/resources/{sha}": true,
 }
 
 // openRoutes answer without a credential in the Authorization header, each

@@ -207,7 +207,7 @@ func TestHubEndToEnd(t *testing.T) {
 
 	// show-unit through the hub: webapp/0's relation with kvstore, with
 	// kvstore/0's bag (its address) as webapp's hooks read it.
-	if out := demo.ok("show-unit", "webapp/0", "-m", east); !strings.Contains(out, "webapp/0:\n  charm: webapp\n") ||
+	if out := demo.ok("show-unit", "webapp/0", "-m", east); !strings.Contains(out, "webapp/0:\n  charm: local:webapp-0\n") ||
 		!regexp.MustCompile(`(?s)endpoint: db\n\s+related-endpoint: kv\n.*related-units:\n\s+kvstore/0:\n\s+in-scope: true\n\s+data:\n.*ingress-address: 127\.0\.0\.1`).MatchString(out) {
 		t.Errorf("show-unit webapp/0 through the hub:\n%s", out)
 	}
