@@ -66,6 +66,11 @@ type Backend interface {
 	NewHubToken(ctx context.Context, ttl time.Duration) (api.JoinToken, uint64, error)
 	TrustHub(ctx context.Context, req api.TrustHubRequest) (*api.HubTrust, uint64, error)
 	IsLeader() bool
+	// LeaderAPIAddr is the API address of the node this one believes
+	// leads; PeerTransport presents this node's certificate to it. A read
+	// this node cannot serve in time is relayed there (readBehind).
+	LeaderAPIAddr() (string, error)
+	PeerTransport() http.RoundTripper
 	NodeID() string
 	CACert() []byte
 
@@ -100,6 +105,9 @@ type Config struct {
 	// CatchUpWait bounds how long a stream resumed from an index this node
 	// has not reached waits for the node to get there (default 2s).
 	CatchUpWait time.Duration
+	// ReadWait bounds how long a read naming a raft index this node has
+	// not applied waits before it is relayed to the leader (default 2s).
+	ReadWait time.Duration
 	// AuthLimits bound failed authentications per source address and per
 	// claimed name (zero fields: credential.DefaultLimits).
 	AuthLimits credential.Limits
@@ -134,6 +142,12 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.CatchUpWait == 0 {
 		cfg.CatchUpWait = 2 * time.Second
+	}
+	if cfg.ReadWait == 0 {
+		cfg.ReadWait = 2 * time.Second
+	}
+	if cfg.ReadWait < 0 {
+		return nil, errors.New("apiserver: negative ReadWait")
 	}
 	if cfg.MaxCharmSize == 0 {
 		cfg.MaxCharmSize = 256 << 20

@@ -295,6 +295,15 @@ func (s *Proposer) readIndexOnce(ctx context.Context) (uint64, error) {
 	return out.Index, nil
 }
 
+// LeaderAPIAddr is the API address of the node this one believes leads.
+func (s *Proposer) LeaderAPIAddr() (string, error) {
+	id, _, err := s.node.Leader()
+	if err != nil {
+		return "", err
+	}
+	return s.APIAddrOf(id)
+}
+
 // APIAddrOf maps a raft server ID to its API address from the replicated
 // controller-node records.
 func (s *Proposer) APIAddrOf(nodeID string) (string, error) {

@@ -1,0 +1,49 @@
+package spoke
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/tests/testkit"
+)
+
+// A node that cannot reach the index a read names answers within
+// ReadWait, and never from older state: cut off from the leader it says
+// unavailable, so a client that knows other nodes reads its write there.
+func TestLaggingNodeNeverAnswersOlderThanTheIndexAsked(t *testing.T) {
+	c := newTestClusterWith(t, 3, func(cfg *Config) { cfg.ReadWait = 300 * time.Millisecond })
+	ctx := t.Context()
+	l := c.leader()
+	lag, other := (l+1)%3, (l+2)%3
+	c.isolate(lag)
+	var m *api.Model
+	testkit.EventuallyWithin(t, 30*time.Second, func() (bool, error) {
+		var err error
+		m, err = c.client(l, other).AddModel(ctx, api.AddModelRequest{Name: "fresh"})
+		return err == nil || errors.Is(err, api.ErrAlreadyExists), nil
+	}, "a write to the majority")
+	if m == nil {
+		t.Fatal("no model")
+	}
+
+	short, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	start := time.Now()
+	_, err := c.client(lag).Model(m.UUID).Info(short, api.ReadOptions{Index: m.ModifyIndex})
+	var ae *api.Error
+	if !errors.As(err, &ae) || ae.Code != api.CodeUnavailable {
+		t.Fatalf("read at index %d on the cut-off node: %v; want unavailable", m.ModifyIndex, err)
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Fatalf("the cut-off node took %s to refuse; want about ReadWait", d)
+	}
+
+	// The same read through a client that knows another node fails over.
+	got, err := c.client(lag, other).Model(m.UUID).Info(short, api.ReadOptions{Index: m.ModifyIndex})
+	if err != nil || got.Name != "fresh" {
+		t.Fatalf("read at index through the cut-off node then another: %+v, %v", got, err)
+	}
+}
