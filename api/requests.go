@@ -86,7 +86,12 @@ type NodeInfo struct {
 	RaftAddress  string `json:"raft-address"`
 	Voter        bool   `json:"voter"`
 	Leader       bool   `json:"leader"`
-	AppliedIndex uint64 `json:"applied-index,omitempty"`
+	// AppliedIndex is the index of the last command the node has applied
+	// and Lag how far that is behind the leader's; Unreachable says the
+	// node did not answer when asked (both are then unknown).
+	AppliedIndex uint64 `json:"applied-index"`
+	Lag          uint64 `json:"lag"`
+	Unreachable  bool   `json:"unreachable,omitempty"`
 }
 
 // EnableHARequest asks a controller to grow to N voting nodes (3, 5 or 7).

@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -27,6 +28,25 @@ func TestCLIReadsItsOwnWritesOnAnHAController(t *testing.T) {
 	d.ok("enable-ha", "-n", "3")
 	if n := len(d.addresses("c")); n != 3 {
 		t.Fatalf("after enable-ha the client store knows %d addresses; want 3", n)
+	}
+	// enable-ha has returned: every node has caught up, and says so.
+	var shown map[string]struct {
+		Nodes map[string]struct {
+			Applied     *uint64 `json:"applied-index"`
+			Lag         *uint64 `json:"lag"`
+			Unreachable bool    `json:"unreachable"`
+		} `json:"controller-nodes"`
+	}
+	if err := json.Unmarshal([]byte(d.ok("show-controller", "--format", "json")), &shown); err != nil {
+		t.Fatal(err)
+	}
+	if len(shown["c"].Nodes) != 3 {
+		t.Fatalf("show-controller lists %d nodes; want 3", len(shown["c"].Nodes))
+	}
+	for id, n := range shown["c"].Nodes {
+		if n.Applied == nil || *n.Applied == 0 || n.Lag == nil || *n.Lag != 0 || n.Unreachable {
+			t.Errorf("node %s right after enable-ha: applied %v, lag %v, unreachable %v; want caught up", id, n.Applied, n.Lag, n.Unreachable)
+		}
 	}
 	for i := range 50 {
 		name := fmt.Sprintf("m%d", i)

@@ -204,7 +204,12 @@ type nodeView struct {
 	RaftAddress  string `json:"raft-address"`
 	Voter        bool   `json:"voter"`
 	Leader       bool   `json:"leader"`
-	AppliedIndex uint64 `json:"applied-index,omitempty"`
+	// AppliedIndex is the last raft index the node applied and Lag how
+	// far behind the leader's that is; Unreachable: the node did not
+	// answer (neither is known).
+	AppliedIndex uint64 `json:"applied-index"`
+	Lag          uint64 `json:"lag"`
+	Unreachable  bool   `json:"unreachable,omitempty"`
 }
 
 func (a *Commands) showController(ctx context.Context, name, format string) error {
@@ -226,7 +231,8 @@ func (a *Commands) showController(ctx context.Context, name, format string) erro
 	a.cacheControllerInfo(c.Name, info)
 	nodes := map[string]nodeView{}
 	for _, n := range info.Nodes {
-		nodes[n.ID] = nodeView{APIAddress: n.APIAddress, RaftAddress: n.RaftAddress, Voter: n.Voter, Leader: n.Leader, AppliedIndex: n.AppliedIndex}
+		nodes[n.ID] = nodeView{APIAddress: n.APIAddress, RaftAddress: n.RaftAddress, Voter: n.Voter, Leader: n.Leader,
+			AppliedIndex: n.AppliedIndex, Lag: n.Lag, Unreachable: n.Unreachable}
 	}
 	details := map[string]any{
 		"uuid": info.UUID, "controller-name": info.Name, "api-endpoints": info.APIAddresses,
@@ -454,13 +460,13 @@ func (a *Commands) enableHA(ctx context.Context, name string, n int) error {
 	a.cacheControllerInfo(c.Name, info)
 	p.Done("")
 	t := &modelcmd.Table{Color: a.Terminal}
-	t.Row("Node", "API address", "Voter", "Leader")
+	t.Row("Node", "API address", "Voter", "Leader", "Applied", "Lag")
 	for _, nd := range info.Nodes {
 		leader := ""
 		if nd.Leader {
 			leader = "*"
 		}
-		t.Row(nd.ID, nd.APIAddress, strconv.FormatBool(nd.Voter), leader)
+		t.Row(nd.ID, nd.APIAddress, strconv.FormatBool(nd.Voter), leader, strconv.FormatUint(nd.AppliedIndex, 10), strconv.FormatUint(nd.Lag, 10))
 	}
 	if err := t.Write(a.Stdout); err != nil {
 		return err

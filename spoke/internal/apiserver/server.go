@@ -56,6 +56,9 @@ type Backend interface {
 	ReplicateBlob(ctx context.Context, sha string) error
 	FetchBlob(ctx context.Context, sha string) error
 	ControllerInfo(ctx context.Context) (*api.ControllerInfo, error)
+	// ControllerProgress is ControllerInfo with each node's applied
+	// index and lag behind the leader (it asks every node).
+	ControllerProgress(ctx context.Context) (*api.ControllerInfo, error)
 	EnableHA(ctx context.Context, n int) (*api.ControllerInfo, error)
 	// NewJoinToken records and returns a single-use node join token;
 	// Admit consumes one and hands the new node its admission material
@@ -218,6 +221,7 @@ func (s *Server) routes(metricsHandler http.Handler) chi.Router {
 			r.Use(requireNodeCert)
 			r.Post("/raft/apply", s.ep.peers.internalApply)
 			r.Post("/raft/read-index", s.ep.peers.internalReadIndex)
+			r.Post("/raft/applied", s.ep.peers.internalApplied)
 			r.Post("/add-voter", s.ep.peers.internalAddVoter)
 			r.Get("/blobs/{sha}", s.ep.peers.internalGetBlob)
 			r.Put("/blobs/{sha}", s.ep.peers.internalPutBlob)

@@ -105,6 +105,14 @@ func (c *Client) ReadIndex(ctx context.Context, addr string) (ReadIndexResponse,
 	return out, err
 }
 
+// Applied asks the node at addr for the index of the last command it has
+// applied.
+func (c *Client) Applied(ctx context.Context, addr string) (uint64, error) {
+	var out AppliedResponse
+	err := c.Call(ctx, addr, PathApplied, nil, &out)
+	return out.Index, err
+}
+
 // AddVoter asks the node at addr to add a node as a voter.
 func (c *Client) AddVoter(ctx context.Context, addr string, req AddVoterRequest) error {
 	body, _ := json.Marshal(req)
