@@ -73,6 +73,9 @@ type Proposer interface {
 	// CatchUp waits until the local replica has applied what this node
 	// knows is committed, with no message and no log entry.
 	CatchUp(ctx context.Context) error
+	// CatchUpNext waits until the node hears of a newer commit (or ctx
+	// ends) and catches up; heard says whether it heard of one.
+	CatchUpNext(ctx context.Context) (heard bool, err error)
 }
 
 // Config holds the gateway's dependencies.

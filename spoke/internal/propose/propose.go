@@ -222,6 +222,32 @@ func (s *Proposer) CatchUp(ctx context.Context) error {
 	return nil
 }
 
+// CatchUpNext waits until this node hears of a commit newer than the
+// newest it knew on entry, or ctx ends, then catches up (CatchUp); heard
+// reports whether it heard of one. The leader knows every commit at once:
+// it hears of none. A follower learns that entries it holds are committed
+// with the leader's next append, some tens of milliseconds after the
+// leader acknowledged them; it sends no message.
+func (s *Proposer) CatchUpNext(ctx context.Context) (heard bool, err error) {
+	if s.node.IsLeader() {
+		return false, nil
+	}
+	r := s.node.Raft()
+	known := r.CommitIndex()
+	t := time.NewTicker(catchUpPoll)
+	for r.CommitIndex() <= known && ctx.Err() == nil {
+		select {
+		case <-ctx.Done():
+		case <-t.C:
+		}
+	}
+	t.Stop()
+	if r.CommitIndex() <= known {
+		return false, nil
+	}
+	return true, s.CatchUp(ctx)
+}
+
 // registered reports whether the local replica holds this node's own
 // controller-node record.
 func (s *Proposer) registered() bool {
