@@ -45,7 +45,7 @@ func TestCLIReadsItsOwnWritesOnAnHAController(t *testing.T) {
 	}
 	for id, n := range shown["c"].Nodes {
 		if n.Applied == nil || *n.Applied == 0 || n.Lag == nil || *n.Lag != 0 || n.Unreachable {
-			t.Errorf("node %s right after enable-ha: applied %v, lag %v, unreachable %v; want caught up", id, n.Applied, n.Lag, n.Unreachable)
+			t.Errorf("node %s right after enable-ha: applied %s, lag %s, unreachable %v; want caught up", id, shownUint(n.Applied), shownUint(n.Lag), n.Unreachable)
 		}
 	}
 	for i := range 50 {
@@ -105,4 +105,12 @@ func (d *droverCLI) controllersDoc() map[string]any {
 		d.t.Fatal(err)
 	}
 	return doc
+}
+
+// shownUint prints a number a JSON answer may lack.
+func shownUint(p *uint64) string {
+	if p == nil {
+		return "missing"
+	}
+	return fmt.Sprint(*p)
 }

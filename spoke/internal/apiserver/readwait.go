@@ -37,6 +37,14 @@ func (s *base) waitRead(w http.ResponseWriter, r *http.Request, min uint64, cons
 		}
 	}
 	applied, _ := s.b.WaitRead(r.Context(), 0, false) // waits for nothing
+	if s.b.IsLeader() {
+		// The leader has applied every command committed: an index
+		// beyond it is not this controller's history (a client that
+		// kept it while the controller was restored from a backup).
+		return 0, api.Errorf(api.CodeUnavailable,
+			"raft index %d is ahead of this controller (its leader is at %d); if the controller was restored from a backup, remove its entry from indexes.yaml in the client store",
+			min, applied)
+	}
 	return 0, api.Errorf(api.CodeUnavailable,
 		"controller node %s has not reached raft index %d in %s (it is at %d); try another node",
 		s.b.NodeID(), min, s.cfg.ReadWait, applied)
