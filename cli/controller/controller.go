@@ -430,7 +430,9 @@ func (a *Commands) EnableHACmd() *cobra.Command {
 		Short: "Grow the controller to 3, 5 or 7 voting nodes",
 		Long: `Makes the controller highly available: the controller starts new nodes
 (beside a locally bootstrapped node's data dir) and waits until every one
-votes in the raft cluster. The count can only grow.`,
+votes in the raft cluster and has caught up with the leader, so that every
+node serves reads at once. It prints each node's applied raft index and
+its lag behind the leader. The count can only grow.`,
 		Example: "  drover enable-ha\n  drover enable-ha -n 5 -c lab",
 		Args:    modelcmd.ExactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
