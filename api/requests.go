@@ -81,11 +81,11 @@ type ControllerInfo struct {
 
 // NodeInfo is one controller node as a client sees it.
 type NodeInfo struct {
-	ID           string `json:"id"`
-	APIAddress   string `json:"api-address"`
-	RaftAddress  string `json:"raft-address"`
-	Voter        bool   `json:"voter"`
-	Leader       bool   `json:"leader"`
+	ID          string `json:"id"`
+	APIAddress  string `json:"api-address"`
+	RaftAddress string `json:"raft-address"`
+	Voter       bool   `json:"voter"`
+	Leader      bool   `json:"leader"`
 	// AppliedIndex is the index of the last command the node has applied
 	// and Lag how far that is behind the leader's; Unreachable says the
 	// node did not answer when asked (both are then unknown).

@@ -200,10 +200,10 @@ addresses).`,
 }
 
 type nodeView struct {
-	APIAddress   string `json:"api-address"`
-	RaftAddress  string `json:"raft-address"`
-	Voter        bool   `json:"voter"`
-	Leader       bool   `json:"leader"`
+	APIAddress  string `json:"api-address"`
+	RaftAddress string `json:"raft-address"`
+	Voter       bool   `json:"voter"`
+	Leader      bool   `json:"leader"`
 	// AppliedIndex is the last raft index the node applied and Lag how
 	// far behind the leader's that is; Unreachable: the node did not
 	// answer (neither is known).
