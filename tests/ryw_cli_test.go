@@ -18,7 +18,8 @@ import (
 // each model is added through one node and configured at once through
 // another (the test turns the client store's address list between
 // commands), then read back through the third. Every command must succeed
-// and see the one before it, and the current model must never be lost.
+// and see the one before it, and the current model must never be lost,
+// even when the client store holds no index for the controller.
 func TestCLIReadsItsOwnWritesOnAnHAController(t *testing.T) {
 	d := newDroverCLI(t)
 	dataDir := filepath.Join(t.TempDir(), "ctl")
@@ -57,6 +58,22 @@ func TestCLIReadsItsOwnWritesOnAnHAController(t *testing.T) {
 		d.turnAddresses("c")
 		if got := strings.TrimSpace(d.ok("model-config", "k")); got != fmt.Sprintf("v%d", i) {
 			t.Fatalf("iteration %d: model-config k through another node = %q; want v%d", i, got, i)
+		}
+	}
+	// A model this client has no index for (as if another client had added
+	// it) is not forgotten when a lagging node does not know it yet: the
+	// CLI asks the controller with a consistent read before it gives up.
+	for i := range 10 {
+		name := fmt.Sprintf("other%d", i)
+		d.turnAddresses("c")
+		d.ok("add-model", name)
+		if err := os.Remove(filepath.Join(d.store, "indexes.yaml")); err != nil {
+			t.Fatal(err)
+		}
+		d.turnAddresses("c")
+		d.ok("model-config", "k=w")
+		if got := strings.TrimSpace(d.ok("switch")); got != "c:"+name {
+			t.Fatalf("iteration %d: the current model is %q; want c:%s", i, got, name)
 		}
 	}
 }
