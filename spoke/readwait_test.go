@@ -47,3 +47,45 @@ func TestLaggingNodeNeverAnswersOlderThanTheIndexAsked(t *testing.T) {
 		t.Fatalf("read at index through the cut-off node then another: %+v, %v", got, err)
 	}
 }
+
+// A follower that gets no log entries but still hears from its leader's
+// API relays a read naming an index it has not applied to the leader,
+// after ReadWait, and answers with the leader's state: the client never
+// waits without end and never reads older than its write.
+func TestLaggingFollowerRelaysReadToTheLeader(t *testing.T) {
+	c := newTestClusterWith(t, 3, func(cfg *Config) {
+		cfg.ReadWait = 200 * time.Millisecond
+		// The follower cut from raft keeps its leader for the test's span.
+		cfg.RaftHeartbeat, cfg.RaftElection = 3*time.Second, 3*time.Second
+	})
+	ctx := t.Context()
+	l := c.leader()
+	lag := (l + 1) % 3
+	m, err := c.client(l).AddModel(ctx, api.AddModelRequest{Name: "relay"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.faults.CutRaft(c.nodes[lag].srv.NodeID(), c.nodes[l].srv.NodeID())
+	defer c.faults.Heal()
+	cl := c.client(l)
+	if _, err := cl.Model(m.UUID).SetConfig(ctx, api.ConfigChange{Set: map[string]any{"k": "relayed"}}); err != nil {
+		t.Fatal(err)
+	}
+	want := cl.Index()
+	if at, _ := c.nodes[lag].srv.WaitRead(ctx, 0, false); at >= want {
+		t.Fatalf("the cut-off follower applied index %d already (want it behind %d)", at, want)
+	}
+	short, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	lc := c.client(lag)
+	cfg, err := lc.Model(m.UUID).Config(short, api.ReadOptions{Index: want})
+	if err != nil || cfg["k"] != "relayed" {
+		t.Fatalf("read at index %d through the follower cut from raft: %v, %v", want, cfg, err)
+	}
+	if lc.Index() < want {
+		t.Fatalf("the relayed read answered index %d; want at least %d", lc.Index(), want)
+	}
+	if at, _ := c.nodes[lag].srv.WaitRead(ctx, 0, false); at >= want {
+		t.Fatalf("the follower caught up (at %d) instead of relaying", at)
+	}
+}
