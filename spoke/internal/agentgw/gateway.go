@@ -73,9 +73,9 @@ type Proposer interface {
 	// CatchUp waits until the local replica has applied what this node
 	// knows is committed, with no message and no log entry.
 	CatchUp(ctx context.Context) error
-	// CatchUpNext waits until the node hears of a newer commit (or ctx
-	// ends) and catches up; heard says whether it heard of one.
-	CatchUpNext(ctx context.Context) (heard bool, err error)
+	// HeardCommit waits until the node knows of a newer commit index
+	// than known (or ctx ends); heard says whether it does.
+	HeardCommit(ctx context.Context, known uint64) (commit uint64, heard bool)
 }
 
 // Config holds the gateway's dependencies.

@@ -53,9 +53,9 @@ type Backend interface {
 	// knows is committed, with no message and no log entry: what
 	// authentication waits for before refusing a name it does not know.
 	CatchUp(ctx context.Context) error
-	// CatchUpNext waits until the node hears of a newer commit (or ctx
-	// ends) and catches up; heard says whether it heard of one.
-	CatchUpNext(ctx context.Context) (heard bool, err error)
+	// HeardCommit waits until the node knows of a newer commit index
+	// than known (or ctx ends); heard says whether it does.
+	HeardCommit(ctx context.Context, known uint64) (commit uint64, heard bool)
 	ReplicateBlob(ctx context.Context, sha string) error
 	FetchBlob(ctx context.Context, sha string) error
 	ControllerInfo(ctx context.Context) (*api.ControllerInfo, error)

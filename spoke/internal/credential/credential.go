@@ -21,10 +21,11 @@ import (
 // committed, without a message or a log entry (propose.Proposer.CatchUp).
 type Reader interface {
 	CatchUp(ctx context.Context) error
-	// CatchUpNext waits until the node hears of a newer commit than it
-	// knew, or ctx ends, and catches up; heard reports whether it heard
-	// of one (propose.Proposer.CatchUpNext).
-	CatchUpNext(ctx context.Context) (heard bool, err error)
+	// HeardCommit waits until the node knows of a newer commit index
+	// than known, or ctx ends, and returns the newest it knows; heard
+	// says whether it is newer (never on the leader, which knows every
+	// commit at once; propose.Proposer.HeardCommit).
+	HeardCommit(ctx context.Context, known uint64) (commit uint64, heard bool)
 }
 
 // catchUpWait bounds how long a check waits for the local replica.
@@ -56,10 +57,10 @@ func SecretMatches(secret, hash string) bool {
 // joined recently, or lags, may not yet have applied a user or agent
 // credential the leader has (the admin user, a new machine's secret).
 // A wrong secret for a known name is refused at once. Neither costs a
-// raft round trip: an unknown name is looked up once more after the node
-// has heard of the next commit (CatchUpNext, a bounded wait for the
-// leader's next append), so a credential written through another node
-// just before is found, and is then refused on what this node knows.
+// raft round trip: on a follower an unknown name is looked up again at
+// each commit the node hears of (HeardCommit: the leader's next appends),
+// for a bounded time, so a credential written through another node just
+// before is found; then it is refused on what this node knows.
 func Check(ctx context.Context, r Reader, check func() (bool, bool, error)) (bool, error) {
 	ok, found, err := check()
 	if err != nil || ok || found {
@@ -72,26 +73,30 @@ func Check(ctx context.Context, r Reader, check func() (bool, bool, error)) (boo
 		return ok, err
 	}
 	// The node may not yet know that the entry with the credential is
-	// committed: it hears so with the leader's next appends. Look again
-	// at each commit it hears of, for at most commitNewsWait.
+	// committed: it hears so with the leader's next appends. Catch up to
+	// each commit it hears of and look again, for at most commitNewsWait.
+	// The commit index is read before catching up, so news that arrives
+	// while the replica catches up or is read is never missed.
 	cctx, cancel := context.WithTimeout(ctx, commitNewsWait)
 	defer cancel()
-	for {
-		heard, err := r.CatchUpNext(cctx)
-		if !heard || err != nil {
+	known, follower := r.HeardCommit(cctx, 0)
+	for follower {
+		if r.CatchUp(cctx) != nil {
 			return false, nil
 		}
 		if ok, found, err = check(); err != nil || ok || found {
 			return ok, err
 		}
+		known, follower = r.HeardCommit(cctx, known)
 	}
+	return false, nil
 }
 
 // commitNewsWait bounds how long Check looks again at each commit a node
 // hears of: several times the leader's commit timeout (hashicorp/raft's
 // default 50 ms), after which a follower has heard of every commit made
 // before the request arrived.
-const commitNewsWait = 300 * time.Millisecond
+const commitNewsWait = 500 * time.Millisecond
 
 // CaughtUp lets the local replica catch up (for at most a short while) and
 // reports whether it has.

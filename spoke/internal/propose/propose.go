@@ -222,30 +222,29 @@ func (s *Proposer) CatchUp(ctx context.Context) error {
 	return nil
 }
 
-// CatchUpNext waits until this node hears of a commit newer than the
-// newest it knew on entry, or ctx ends, then catches up (CatchUp); heard
-// reports whether it heard of one. The leader knows every commit at once:
-// it hears of none. A follower learns that entries it holds are committed
-// with the leader's next append, some tens of milliseconds after the
-// leader acknowledged them; it sends no message.
-func (s *Proposer) CatchUpNext(ctx context.Context) (heard bool, err error) {
+// HeardCommit waits until this node knows of a commit index newer than
+// known, or ctx ends, and returns the newest it knows; heard reports
+// whether it is newer than known. The leader knows every commit at once:
+// it hears of none. A follower learns that entries are committed with
+// the leader's next append, some tens of milliseconds after the leader
+// acknowledged them; waiting sends no message.
+func (s *Proposer) HeardCommit(ctx context.Context, known uint64) (commit uint64, heard bool) {
 	if s.node.IsLeader() {
-		return false, nil
+		return 0, false
 	}
 	r := s.node.Raft()
-	known := r.CommitIndex()
 	t := time.NewTicker(catchUpPoll)
-	for r.CommitIndex() <= known && ctx.Err() == nil {
+	defer t.Stop()
+	for {
+		if c := r.CommitIndex(); c > known {
+			return c, true
+		}
 		select {
 		case <-ctx.Done():
+			return r.CommitIndex(), false
 		case <-t.C:
 		}
 	}
-	t.Stop()
-	if r.CommitIndex() <= known {
-		return false, nil
-	}
-	return true, s.CatchUp(ctx)
 }
 
 // registered reports whether the local replica holds this node's own
