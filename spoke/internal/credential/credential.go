@@ -72,24 +72,35 @@ func Check(ctx context.Context, r Reader, check func() (bool, bool, error)) (boo
 	if ok, found, err = check(); err != nil || ok || found {
 		return ok, err
 	}
-	// The node may not yet know that the entry with the credential is
-	// committed: it hears so with the leader's next appends. Catch up to
-	// each commit it hears of and look again, for at most commitNewsWait.
-	// The commit index is read before catching up, so news that arrives
-	// while the replica catches up or is read is never missed.
-	cctx, cancel := context.WithTimeout(ctx, commitNewsWait)
+	err = Recheck(ctx, r, func() (bool, error) {
+		var found bool
+		ok, found, err = check()
+		return ok || found, err
+	})
+	return ok, err
+}
+
+// Recheck calls look again at each commit a follower hears of, having
+// caught up to it, until look reports done, it fails, or commitNewsWait
+// has passed; on the leader, which knows every commit at once, it returns
+// at once. A follower learns that an entry is committed with the leader's
+// next append, so a record written through another node just before the
+// request (a credential, a hub's trust) is found. The commit index is read
+// before catching up, so news that arrives meanwhile is never missed.
+func Recheck(ctx context.Context, r Reader, look func() (done bool, err error)) error {
+	ctx, cancel := context.WithTimeout(ctx, commitNewsWait)
 	defer cancel()
-	known, follower := r.HeardCommit(cctx, 0)
+	known, follower := r.HeardCommit(ctx, 0)
 	for follower {
-		if r.CatchUp(cctx) != nil {
-			return false, nil
+		if r.CatchUp(ctx) != nil {
+			return nil
 		}
-		if ok, found, err = check(); err != nil || ok || found {
-			return ok, err
+		if done, err := look(); done || err != nil {
+			return err
 		}
-		known, follower = r.HeardCommit(cctx, known)
+		known, follower = r.HeardCommit(ctx, known)
 	}
-	return false, nil
+	return nil
 }
 
 // commitNewsWait bounds how long Check looks again at each commit a node
