@@ -1,8 +1,10 @@
 package spoke
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"net/http"
 	"testing"
 	"time"
 
@@ -88,4 +90,55 @@ func TestLaggingFollowerRelaysReadToTheLeader(t *testing.T) {
 	if at, _ := c.nodes[lag].srv.WaitRead(ctx, 0, false); at >= want {
 		t.Fatalf("the follower caught up (at %d) instead of relaying", at)
 	}
+}
+
+// An agent failing over to a follower that has not reached the index it
+// resumes after is refused as unavailable (it tries another node), never
+// given a state older than what it has seen; a node that has reached it
+// serves it.
+func TestAgentResumingAheadOfAFollowerIsRefused(t *testing.T) {
+	c := newTestCluster(t, 3)
+	ctx := t.Context()
+	l := c.leader()
+	lag, other := (l+1)%3, (l+2)%3
+	cl := c.client(l)
+	m, err := cl.AddModel(ctx, api.AddModelRequest{Name: "agents"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch, err := cl.UploadCharm(ctx, bytes.NewReader(archive(t, "testdata/charms/kv")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cl.Model(m.UUID).Deploy(ctx, api.DeployRequest{Application: "kv", CharmSHA256: ch.SHA256, NumUnits: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.nodes[l].srv.SetAgentSecret(ctx, m.UUID, "0", "secret-0"); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range c.nodes {
+		if _, err := n.srv.WaitRead(ctx, 0, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.faults.CutRaft(c.nodes[lag].srv.NodeID(), c.nodes[l].srv.NodeID())
+	defer c.faults.Heal()
+	if _, err := cl.Model(m.UUID).SetConfig(ctx, api.ConfigChange{Set: map[string]any{"k": "later"}}); err != nil {
+		t.Fatal(err)
+	}
+	since := cl.Index()
+	tag, ca := "machine-"+m.UUID+"-0", []byte(c.cred.CACert)
+	a, resp, err := dialAgent(ctx, c.nodes[lag].cfg.Listen, ca, tag, "secret-0", since)
+	if err == nil {
+		a.close()
+		t.Fatalf("a follower cut from raft served an agent resuming after index %d", since)
+	}
+	if resp == nil || resp.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("agent resuming after %d on the cut-off follower: %v %v; want 503", since, err, resp)
+	}
+	a, _, err = dialAgent(ctx, c.nodes[other].cfg.Listen, ca, tag, "secret-0", since)
+	if err != nil {
+		t.Fatalf("agent resuming after %d on a current follower: %v", since, err)
+	}
+	a.close()
 }

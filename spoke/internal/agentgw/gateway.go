@@ -76,6 +76,8 @@ type Proposer interface {
 	// HeardCommit waits until the node knows of a newer commit index
 	// than known (or ctx ends); heard says whether it does.
 	HeardCommit(ctx context.Context, known uint64) (commit uint64, heard bool)
+	// IsLeader reports whether this node believes it leads.
+	IsLeader() bool
 }
 
 // Config holds the gateway's dependencies.
