@@ -46,6 +46,9 @@ type ClientConfig struct {
 	// ReadYourWrites makes every read that names no index of its own wait
 	// for the highest X-Drover-Index this client has seen (see Index).
 	ReadYourWrites bool
+	// Index starts the highest index seen there: the last index a client
+	// saw in an earlier process (the CLI keeps it in its store).
+	Index uint64
 	// WatchIdleTimeout, if positive, makes a watcher drop a connection that
 	// carried no frame (keepalives included) for that long and resume on
 	// another; it catches half-open connections to a partitioned node.
@@ -132,6 +135,7 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 		addrs:     slices.Clone(cfg.Addresses),
 		header:    cfg.Header.Clone(),
 	}
+	c.index.Store(cfg.Index)
 	c.reorderLocked() // not yet shared
 	if c.logger == nil {
 		c.logger = slog.New(slog.DiscardHandler)

@@ -83,12 +83,17 @@ type ControllerInfo struct {
 
 // NodeInfo is one controller node as a client sees it.
 type NodeInfo struct {
-	ID           string `json:"id"`
-	APIAddress   string `json:"api-address"`
-	RaftAddress  string `json:"raft-address"`
-	Voter        bool   `json:"voter"`
-	Leader       bool   `json:"leader"`
-	AppliedIndex uint64 `json:"applied-index,omitempty"`
+	ID          string `json:"id"`
+	APIAddress  string `json:"api-address"`
+	RaftAddress string `json:"raft-address"`
+	Voter       bool   `json:"voter"`
+	Leader      bool   `json:"leader"`
+	// AppliedIndex is the index of the last command the node has applied
+	// and Lag how far that is behind the leader's; Unreachable says the
+	// node did not answer when asked (both are then unknown).
+	AppliedIndex uint64 `json:"applied-index"`
+	Lag          uint64 `json:"lag"`
+	Unreachable  bool   `json:"unreachable,omitempty"`
 }
 
 // EnableHARequest asks a controller to grow to N voting nodes (3, 5 or 7).

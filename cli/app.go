@@ -122,6 +122,11 @@ func (a *App) execute(ctx context.Context, args []string) int {
 		return a.fail(modelcmd.Usagef("unknown command %q; run '%s help' for the list of commands", args[0], a.name()))
 	}
 	err := root.ExecuteContext(ctx)
+	if rerr := a.environment().RecordIndexes(); rerr != nil {
+		// The command's own outcome stands; the next one may read a node
+		// that lags behind this one's writes.
+		fmt.Fprintf(a.Stderr, "WARNING cannot keep the controller's raft index in the client store: %v\n", rerr)
+	}
 	return a.fail(err)
 }
 

@@ -57,6 +57,10 @@ type Config struct {
 	// KeepaliveInterval is how long a watch or event stream may stay
 	// silent before it sends a keepalive frame (default 30 s).
 	KeepaliveInterval time.Duration
+	// ReadWait bounds how long a read that names a raft index this node
+	// has not applied waits for it before the node relays the read to the
+	// leader (default 2 s; ADR 0028).
+	ReadWait time.Duration
 	// IdleTimeout closes a client's keep-alive connection left idle this
 	// long (default 5 min: longer than a hub keeps an idle connection to a
 	// controller, 90 s, so the hub closes first). Watches, event streams

@@ -75,7 +75,42 @@ func (s *Server) EnableHA(ctx context.Context, n int) (*api.ControllerInfo, erro
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
-	return s.ControllerInfo(ctx)
+	return s.waitServing(ctx, n)
+}
+
+// waitServing waits until n nodes are registered and each has applied
+// every command committed when the wait began: then every node serves
+// reads without relaying them, and enable-ha answers (ADR 0028).
+func (s *Server) waitServing(ctx context.Context, n int) (*api.ControllerInfo, error) {
+	target, err := s.WaitRead(ctx, 0, true)
+	if err != nil {
+		return nil, err
+	}
+	for {
+		info, err := s.ControllerProgress(ctx)
+		if err == nil && caughtUp(info, n, target) {
+			return info, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, api.Errorf(api.CodeTimeout, "enable-ha: the new nodes vote but have not caught up yet; 'drover show-controller' shows their lag")
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// caughtUp reports whether info lists n nodes, each reachable and at or
+// past target.
+func caughtUp(info *api.ControllerInfo, n int, target uint64) bool {
+	if len(info.Nodes) < n {
+		return false
+	}
+	for _, nd := range info.Nodes {
+		if nd.Unreachable || nd.AppliedIndex < target {
+			return false
+		}
+	}
+	return true
 }
 
 func (s *Server) spawnNode(exe, host, token string) error {

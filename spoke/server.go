@@ -118,7 +118,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	hub := hubtrust.NewFollower(hubtrust.Config{Now: cfg.Now, ControllerCA: s.ca.Fingerprint()})
 	s.api, err = apiserver.New(apiserver.Config{Backend: s, Logger: s.logger, Now: cfg.Now, MaxCharmSize: cfg.MaxCharmSize, Hub: hub,
 		MetricsElsewhere: cfg.MetricsListen != "",
-		LogDir:           filepath.Join(cfg.DataDir, "logs"), KeepaliveInterval: cfg.KeepaliveInterval, Collectors: s.joinAudit.collectors()})
+		LogDir:           filepath.Join(cfg.DataDir, "logs"), KeepaliveInterval: cfg.KeepaliveInterval, ReadWait: cfg.ReadWait, Collectors: s.joinAudit.collectors()})
 	if err != nil {
 		ln.Close()
 		s.node.Shutdown()
@@ -294,6 +294,9 @@ func (s *Server) CACert() []byte { return s.ca.CertPEM }
 
 // IsLeader reports whether this node leads the raft cluster.
 func (s *Server) IsLeader() bool { return s.node.IsLeader() }
+
+// PeerTransport presents this node's certificate to another node.
+func (s *Server) PeerTransport() http.RoundTripper { return s.peers.Transport() }
 
 func (s *Server) initBootstrap(files pki.Files) error {
 	now := s.cfg.Now()

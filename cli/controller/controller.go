@@ -211,11 +211,16 @@ addresses).`,
 }
 
 type nodeView struct {
-	APIAddress   string `json:"api-address"`
-	RaftAddress  string `json:"raft-address"`
-	Voter        bool   `json:"voter"`
-	Leader       bool   `json:"leader"`
-	AppliedIndex uint64 `json:"applied-index,omitempty"`
+	APIAddress  string `json:"api-address"`
+	RaftAddress string `json:"raft-address"`
+	Voter       bool   `json:"voter"`
+	Leader      bool   `json:"leader"`
+	// AppliedIndex is the last raft index the node applied and Lag how
+	// far behind the leader's that is; Unreachable: the node did not
+	// answer (neither is known).
+	AppliedIndex uint64 `json:"applied-index"`
+	Lag          uint64 `json:"lag"`
+	Unreachable  bool   `json:"unreachable,omitempty"`
 }
 
 func (a *Commands) showController(ctx context.Context, name, format string) error {
@@ -237,7 +242,8 @@ func (a *Commands) showController(ctx context.Context, name, format string) erro
 	a.cacheControllerInfo(c.Name, info)
 	nodes := map[string]nodeView{}
 	for _, n := range info.Nodes {
-		nodes[n.ID] = nodeView{APIAddress: n.APIAddress, RaftAddress: n.RaftAddress, Voter: n.Voter, Leader: n.Leader, AppliedIndex: n.AppliedIndex}
+		nodes[n.ID] = nodeView{APIAddress: n.APIAddress, RaftAddress: n.RaftAddress, Voter: n.Voter, Leader: n.Leader,
+			AppliedIndex: n.AppliedIndex, Lag: n.Lag, Unreachable: n.Unreachable}
 	}
 	details := map[string]any{
 		"uuid": info.UUID, "controller-name": info.Name, "api-endpoints": info.APIAddresses,
@@ -435,7 +441,9 @@ func (a *Commands) EnableHACmd() *cobra.Command {
 		Short: "Grow the controller to 3, 5 or 7 voting nodes",
 		Long: `Makes the controller highly available: the controller starts new nodes
 (beside a locally bootstrapped node's data dir) and waits until every one
-votes in the raft cluster. The count can only grow.`,
+votes in the raft cluster and has caught up with the leader, so that every
+node serves reads at once. It prints each node's applied raft index and
+its lag behind the leader. The count can only grow.`,
 		Example: "  drover enable-ha\n  drover enable-ha -n 5 -c lab",
 		Args:    modelcmd.ExactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -465,13 +473,13 @@ func (a *Commands) enableHA(ctx context.Context, name string, n int) error {
 	a.cacheControllerInfo(c.Name, info)
 	p.Done("")
 	t := &modelcmd.Table{Color: a.Terminal}
-	t.Row("Node", "API address", "Voter", "Leader")
+	t.Row("Node", "API address", "Voter", "Leader", "Applied", "Lag")
 	for _, nd := range info.Nodes {
 		leader := ""
 		if nd.Leader {
 			leader = "*"
 		}
-		t.Row(nd.ID, nd.APIAddress, strconv.FormatBool(nd.Voter), leader)
+		t.Row(nd.ID, nd.APIAddress, strconv.FormatBool(nd.Voter), leader, strconv.FormatUint(nd.AppliedIndex, 10), strconv.FormatUint(nd.Lag, 10))
 	}
 	if err := t.Write(a.Stdout); err != nil {
 		return err

@@ -112,7 +112,18 @@ func (a *Commands) destroyController(ctx context.Context, name string, kill, des
 			}
 		}
 	}
-	if err := a.Store.Update(func(s *clientstore.State) error { s.RemoveController(name); return nil }); err != nil {
+	uuid := ""
+	if err := a.Store.Update(func(s *clientstore.State) error {
+		if d := s.Controllers[name]; d != nil {
+			uuid = d.UUID
+		}
+		s.RemoveController(name)
+		return nil
+	}); err != nil {
+		p.Done("")
+		return err
+	}
+	if err := a.Store.ForgetIndex(uuid); err != nil {
 		p.Done("")
 		return err
 	}

@@ -15,14 +15,16 @@ import (
 )
 
 // The client store lives in one directory (DROVER_DATA, default
-// ~/.local/share/drover) as three YAML files, like Juju's: controllers,
-// models and accounts. Every file is written atomically (temp file, fsync,
+// ~/.local/share/drover) as YAML files: controllers, models and accounts
+// like Juju's, and indexes (the last raft index each controller answered
+// with). Every file is written atomically (temp file, fsync,
 // rename) with mode 0600, under an exclusive lock so that two drover
 // processes never lose each other's updates.
 const (
 	controllersFile = "controllers.yaml"
 	modelsFile      = "models.yaml"
 	accountsFile    = "accounts.yaml"
+	indexesFile     = "indexes.yaml"
 	lockFile        = ".lock"
 )
 
@@ -188,6 +190,20 @@ func (st *Store) load() (*State, error) {
 // Update loads the store under an exclusive lock, lets fn change it, and
 // writes it back unless fn fails.
 func (st *Store) Update(fn func(*State) error) error {
+	return st.locked(func() error {
+		s, err := st.Load()
+		if err != nil {
+			return err
+		}
+		if err := fn(s); err != nil {
+			return err
+		}
+		return st.save(s)
+	})
+}
+
+// locked runs fn under the store's exclusive lock.
+func (st *Store) locked(fn func() error) error {
 	if err := os.MkdirAll(st.Dir, 0o700); err != nil {
 		return fmt.Errorf("cannot create the client store %s: %w", st.Dir, err)
 	}
@@ -200,14 +216,67 @@ func (st *Store) Update(fn func(*State) error) error {
 		return fmt.Errorf("cannot lock the client store: %w", err)
 	}
 	defer unix.Flock(int(lf.Fd()), unix.LOCK_UN) //nolint:errcheck // closing releases it too
-	s, err := st.Load()
-	if err != nil {
-		return err
+	return fn()
+}
+
+// indexesDoc is indexes.yaml: the highest raft index each controller
+// (by UUID) has answered this client with. Every read sends it, so no
+// node serves the client state older than what it wrote or saw, in this
+// invocation or an earlier one (read-your-writes, ADR 0028). It is keyed
+// by UUID, not name: a controller bootstrapped again under an old name
+// starts from nothing.
+type indexesDoc struct {
+	Controllers map[string]uint64 `yaml:"controllers"`
+}
+
+// LastIndex is the highest raft index controller uuid has answered with
+// (0: none known).
+func (st *Store) LastIndex(uuid string) (uint64, error) {
+	var d indexesDoc
+	if err := readYAML(filepath.Join(st.Dir, indexesFile), &d); err != nil {
+		return 0, err
 	}
-	if err := fn(s); err != nil {
-		return err
+	return d.Controllers[uuid], nil
+}
+
+// RecordIndex raises controller uuid's last index to idx (a lower idx
+// changes nothing: two drover processes may finish in any order).
+func (st *Store) RecordIndex(uuid string, idx uint64) error {
+	if uuid == "" || idx == 0 {
+		return nil
 	}
-	return st.save(s)
+	return st.locked(func() error {
+		path := filepath.Join(st.Dir, indexesFile)
+		var d indexesDoc
+		if err := readYAML(path, &d); err != nil {
+			return err
+		}
+		if d.Controllers[uuid] >= idx {
+			return nil
+		}
+		if d.Controllers == nil {
+			d.Controllers = map[string]uint64{}
+		}
+		d.Controllers[uuid] = idx
+		return writeYAML(path, d)
+	})
+}
+
+// ForgetIndex drops what the store knows of controller uuid's index (the
+// controller is gone).
+func (st *Store) ForgetIndex(uuid string) error {
+	return st.locked(func() error {
+		path := filepath.Join(st.Dir, indexesFile)
+		var d indexesDoc
+		if err := readYAML(path, &d); err != nil {
+			return err
+		}
+		if _, ok := d.Controllers[uuid]; !ok {
+			return nil
+		}
+		delete(d.Controllers, uuid)
+		return writeYAML(path, d)
+	})
 }
 
 func (st *Store) save(s *State) error {

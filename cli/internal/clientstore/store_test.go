@@ -106,3 +106,33 @@ func TestDefaultStoreDir(t *testing.T) {
 		t.Errorf("DROVER_DATA %q", d)
 	}
 }
+
+// TestIndexOnlyRises: the last index kept per controller UUID only rises,
+// survives other updates of the store, and is the controller's alone.
+func TestIndexOnlyRises(t *testing.T) {
+	st := &Store{Dir: filepath.Join(t.TempDir(), "drover")}
+	for _, idx := range []uint64{7, 42, 9} {
+		if err := st.RecordIndex("u-1", idx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := st.Update(func(s *State) error { s.CurrentController = "x"; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := st.LastIndex("u-1"); err != nil || got != 42 {
+		t.Fatalf("LastIndex(u-1) = %d, %v; want 42", got, err)
+	}
+	if got, err := st.LastIndex("u-2"); err != nil || got != 0 {
+		t.Fatalf("LastIndex(u-2) = %d, %v; want 0", got, err)
+	}
+	if err := st.ForgetIndex("u-1"); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := st.LastIndex("u-1"); got != 0 {
+		t.Fatalf("LastIndex after ForgetIndex = %d", got)
+	}
+	fi, err := os.Stat(filepath.Join(st.Dir, indexesFile))
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("indexes file: %v, %v", fi, err)
+	}
+}

@@ -135,6 +135,7 @@ func (a *Env) Dial(name string) (*Conn, error) {
 	c, err := NewConn(name, s.Controllers[name], s.Accounts[name])
 	if err == nil {
 		a.AtHub = c.Details.Hub
+		a.track(c)
 	}
 	return c, err
 }
@@ -158,6 +159,12 @@ func NewConn(name string, d *clientstore.ControllerDetails, acct *clientstore.Ac
 		// client-wide index would make reads wait on the wrong one.
 		cfg.ReadYourWrites = false
 		cfg.ServerKind = "hub"
+	} else if acct.Store != nil {
+		idx, err := acct.Store.LastIndex(d.UUID)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Index = idx
 	}
 	if acct.Token != "" {
 		cfg.User, cfg.Password, cfg.Token = "", "", acct.Token
@@ -187,6 +194,7 @@ func (a *Env) DialModel(ctx context.Context, ref string) (*ModelConn, error) {
 		return nil, err
 	}
 	a.AtHub = c.Details.Hub
+	a.track(c)
 	if model == "" {
 		model = a.CurrentModel(s, ctlName)
 		if model == "" {
@@ -214,7 +222,21 @@ func (a *Env) FindModel(ctx context.Context, c *Conn, ref string) (*api.Model, e
 		return nil, err
 	}
 	if m == nil {
-		_ = a.ForgetModel(c.Name, ref) // a stale cache entry is harmless
+		// The node that answered may lag behind a write this client did
+		// not see (another user's, or one made before the store kept
+		// indexes): only a consistent read, which reflects every
+		// acknowledged write, may make the client forget the model.
+		if models, err = c.Client.Models(ctx, api.ReadOptions{Consistent: true}); err != nil {
+			return nil, err
+		}
+		if m, err = PickModel(models, ref, c.Account.User); err != nil {
+			return nil, err
+		}
+	}
+	if m == nil {
+		if err := a.ForgetModel(c.Name, ref); err != nil {
+			return nil, err
+		}
 		return nil, fmt.Errorf("model %q not found on controller %q; 'drover models' lists them", ref, c.Name)
 	}
 	return m, a.RememberModel(c.Name, c.Account.User, *m, false)

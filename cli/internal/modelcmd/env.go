@@ -8,7 +8,9 @@
 package modelcmd
 
 import (
+	"errors"
 	"io"
+	"sync"
 	"time"
 
 	"github.com/droverhq/drover/cli/internal/clientstore"
@@ -36,4 +38,37 @@ type Env struct {
 	Store *clientstore.Store
 	// AtHub is whether the command's connection is to a hub (Explain).
 	AtHub bool
+
+	// mu guards opened: the controller connections the commands opened,
+	// whose last raft index RecordIndexes keeps in the store.
+	mu     sync.Mutex
+	opened []*Conn
+}
+
+// track remembers c for RecordIndexes.
+func (a *Env) track(c *Conn) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.opened = append(a.opened, c)
+}
+
+// RecordIndexes keeps, for each controller the commands reached, the
+// highest raft index it answered with, so that the next invocation reads
+// nothing older (read-your-writes across invocations, ADR 0028). It runs
+// when a command ends, whether it failed or not.
+func (a *Env) RecordIndexes() error {
+	a.mu.Lock()
+	opened := a.opened
+	a.opened = nil
+	a.mu.Unlock()
+	var errs []error
+	for _, c := range opened {
+		if c.Details.Hub || a.Store == nil {
+			continue
+		}
+		if err := a.Store.RecordIndex(c.Details.UUID, c.Client.Index()); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }

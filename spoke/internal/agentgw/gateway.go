@@ -73,6 +73,11 @@ type Proposer interface {
 	// CatchUp waits until the local replica has applied what this node
 	// knows is committed, with no message and no log entry.
 	CatchUp(ctx context.Context) error
+	// HeardCommit waits until the node knows of a newer commit index
+	// than known (or ctx ends); heard says whether it does.
+	HeardCommit(ctx context.Context, known uint64) (commit uint64, heard bool)
+	// IsLeader reports whether this node believes it leads.
+	IsLeader() bool
 }
 
 // Config holds the gateway's dependencies.

@@ -132,6 +132,10 @@ func (g *Gateway) ServeStream(w http.ResponseWriter, r *http.Request) {
 		reply.WriteError(w, r, err)
 		return
 	}
+	if err := g.reachSince(r.Context(), since); err != nil {
+		reply.WriteError(w, r, err)
+		return
+	}
 	ws, err := agentUpgrader.Upgrade(w, r, nil)
 	if err != nil {
 		return // the upgrader has answered
@@ -151,22 +155,37 @@ func (g *Gateway) ServeStream(w http.ResponseWriter, r *http.Request) {
 	}()
 }
 
+// sinceWait bounds how long an agent resuming from an index this node
+// has not applied waits for it.
+const sinceWait = 5 * time.Second
+
+// reachSince waits, for at most sinceWait, until this replica has applied
+// since, the index an agent failing over resumes after, so that its state
+// never goes backwards (ADR 0028). A follower still behind then refuses
+// as unavailable: the agent tries another node. The leader has applied
+// every committed command, so an index beyond it is from another history
+// (a restored controller): it serves the agent, whose stream starts with
+// the state as it is.
+func (g *Gateway) reachSince(ctx context.Context, since uint64) error {
+	if since == 0 {
+		return nil
+	}
+	wctx, cancel := context.WithTimeout(ctx, sinceWait)
+	defer cancel()
+	at, err := g.b.WaitRead(wctx, since, false)
+	if err == nil || g.b.IsLeader() || ctx.Err() != nil {
+		return nil
+	}
+	at, _ = g.b.WaitRead(ctx, 0, false) // waits for nothing
+	return api.Errorf(api.CodeUnavailable, "this controller node has not reached raft index %d (it is at %d); try another node", since, at)
+}
+
 // run is the reader side of a connection: it registers with the hub, asks
 // for the first state frame, and serves requests until the connection
 // fails or the server closes.
 func (c *agentConn) run(ctx context.Context, since uint64) {
 	g := c.g
 	defer c.shut()
-	if since > 0 {
-		// An agent failing over from a node that was ahead waits for this
-		// replica to catch up, so its state never goes backwards.
-		wctx, wcancel := context.WithTimeout(ctx, 5*time.Second)
-		_, err := g.b.WaitRead(wctx, since, false)
-		wcancel()
-		if err != nil {
-			g.log.Debug("agent resumed ahead of this replica", "model", c.model, "machine", c.machine, "since", since)
-		}
-	}
 	if !g.hub.register(c) {
 		return // the server is closing
 	}

@@ -12,7 +12,7 @@ func (s *controllerEndpoint) getController(w http.ResponseWriter, r *http.Reques
 	if _, _, ok := s.read(w, r); !ok {
 		return
 	}
-	info, err := s.b.ControllerInfo(r.Context())
+	info, err := s.b.ControllerProgress(r.Context())
 	if err != nil {
 		reply.WriteError(w, r, err)
 		return

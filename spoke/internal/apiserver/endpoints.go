@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"errors"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -124,7 +125,9 @@ type logEndpoint struct {
 }
 
 // read prepares a read as the query asks (?index=N, ?consistent=true) and
-// returns a snapshot of the local replica and the index it reflects.
+// returns a snapshot of the local replica and the index it reflects. A
+// node that cannot reach the index in time relays the read to the leader
+// and answers false, having answered the request (readwait.go).
 func (s *base) read(w http.ResponseWriter, r *http.Request) (*state.Snapshot, uint64, bool) {
 	q := r.URL.Query()
 	min, err := reply.UintParam(r, "index", "want a raft index (an unsigned integer)")
@@ -141,9 +144,11 @@ func (s *base) read(w http.ResponseWriter, r *http.Request) (*state.Snapshot, ui
 		}
 		consistent = b
 	}
-	at, err := s.b.WaitRead(r.Context(), min, consistent)
+	at, err := s.waitRead(w, r, min, consistent)
 	if err != nil {
-		reply.WriteError(w, r, err)
+		if !errors.Is(err, errRelayed) {
+			reply.WriteError(w, r, err)
+		}
 		return nil, 0, false
 	}
 	return s.b.Store().Snapshot(), at, true

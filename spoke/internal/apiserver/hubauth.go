@@ -104,8 +104,9 @@ func (s *Server) authenticateHub(w http.ResponseWriter, r *http.Request, raw str
 // it may lag behind a trust just set through another node (a hub that
 // registered this controller calls it at once, see ADR 0006), so it looks
 // again once the replica has applied what this node knows is committed
-// (no raft traffic), and, only while a hub token is pending (a hub may be
-// registering right now), after a consistent read. Outside a registration
+// and at each commit it hears of for a short while (no raft traffic), and,
+// only while a hub token is pending (a hub may be registering right now),
+// after a consistent read. Outside a registration
 // no token costs a raft round trip, whatever issuer it names (ADR 0019).
 func (s *Server) trustedHub(ctx context.Context, snap *state.Snapshot, raw string) (*hubtrust.Hub, error) {
 	t, err := snap.HubTrust()
@@ -120,6 +121,19 @@ func (s *Server) trustedHub(ctx context.Context, snap *state.Snapshot, raw strin
 		if t, err = snap.HubTrust(); err != nil {
 			return nil, err
 		}
+	}
+	if trusts(t, raw) {
+		return hubOf(t), nil
+	}
+	// A trust set through another node just before: a follower hears that
+	// it is committed with the leader's next append (ADR 0028).
+	err = credential.Recheck(ctx, s.b, func() (bool, error) {
+		snap = s.b.Store().Snapshot()
+		t, err = snap.HubTrust()
+		return err != nil || trusts(t, raw), err
+	})
+	if err != nil {
+		return nil, err
 	}
 	if trusts(t, raw) {
 		return hubOf(t), nil

@@ -34,6 +34,15 @@ func (s *peerEndpoint) internalReadIndex(w http.ResponseWriter, r *http.Request)
 	reply.JSON(w, http.StatusOK, out)
 }
 
+func (s *peerEndpoint) internalApplied(w http.ResponseWriter, r *http.Request) {
+	idx, err := s.b.WaitRead(r.Context(), 0, false) // waits for nothing
+	if err != nil {
+		reply.WriteError(w, r, err)
+		return
+	}
+	reply.JSON(w, http.StatusOK, peer.AppliedResponse{Index: idx})
+}
+
 func (s *peerEndpoint) internalAddVoter(w http.ResponseWriter, r *http.Request) {
 	var req peer.AddVoterRequest
 	if err := reply.Decode(w, r, 1<<20, &req); err != nil {

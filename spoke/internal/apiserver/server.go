@@ -53,9 +53,15 @@ type Backend interface {
 	// knows is committed, with no message and no log entry: what
 	// authentication waits for before refusing a name it does not know.
 	CatchUp(ctx context.Context) error
+	// HeardCommit waits until the node knows of a newer commit index
+	// than known (or ctx ends); heard says whether it does.
+	HeardCommit(ctx context.Context, known uint64) (commit uint64, heard bool)
 	ReplicateBlob(ctx context.Context, sha string) error
 	FetchBlob(ctx context.Context, sha string) error
 	ControllerInfo(ctx context.Context) (*api.ControllerInfo, error)
+	// ControllerProgress is ControllerInfo with each node's applied
+	// index and lag behind the leader (it asks every node).
+	ControllerProgress(ctx context.Context) (*api.ControllerInfo, error)
 	EnableHA(ctx context.Context, n int) (*api.ControllerInfo, error)
 	// NewJoinToken records and returns a single-use node join token;
 	// Admit consumes one and hands the new node its admission material
@@ -66,6 +72,11 @@ type Backend interface {
 	NewHubToken(ctx context.Context, ttl time.Duration) (api.JoinToken, uint64, error)
 	TrustHub(ctx context.Context, req api.TrustHubRequest) (*api.HubTrust, uint64, error)
 	IsLeader() bool
+	// LeaderAPIAddr is the API address of the node this one believes
+	// leads; PeerTransport presents this node's certificate to it. A read
+	// this node cannot serve in time is relayed there (readBehind).
+	LeaderAPIAddr() (string, error)
+	PeerTransport() http.RoundTripper
 	NodeID() string
 	CACert() []byte
 
@@ -100,6 +111,9 @@ type Config struct {
 	// CatchUpWait bounds how long a stream resumed from an index this node
 	// has not reached waits for the node to get there (default 2s).
 	CatchUpWait time.Duration
+	// ReadWait bounds how long a read naming a raft index this node has
+	// not applied waits before it is relayed to the leader (default 2s).
+	ReadWait time.Duration
 	// AuthLimits bound failed authentications per source address and per
 	// claimed name (zero fields: credential.DefaultLimits).
 	AuthLimits credential.Limits
@@ -134,6 +148,12 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.CatchUpWait == 0 {
 		cfg.CatchUpWait = 2 * time.Second
+	}
+	if cfg.ReadWait == 0 {
+		cfg.ReadWait = 2 * time.Second
+	}
+	if cfg.ReadWait < 0 {
+		return nil, errors.New("apiserver: negative ReadWait")
 	}
 	if cfg.MaxCharmSize == 0 {
 		cfg.MaxCharmSize = 256 << 20
@@ -204,6 +224,7 @@ func (s *Server) routes(metricsHandler http.Handler) chi.Router {
 			r.Use(requireNodeCert)
 			r.Post("/raft/apply", s.ep.peers.internalApply)
 			r.Post("/raft/read-index", s.ep.peers.internalReadIndex)
+			r.Post("/raft/applied", s.ep.peers.internalApplied)
 			r.Post("/add-voter", s.ep.peers.internalAddVoter)
 			r.Get("/blobs/{sha}", s.ep.peers.internalGetBlob)
 			r.Put("/blobs/{sha}", s.ep.peers.internalPutBlob)

@@ -17,12 +17,16 @@ type Faults struct {
 	mu      sync.Mutex
 	addrs   map[string]string // listen address -> node id
 	blocked map[[2]string]bool
-	conns   map[*faultConn]struct{}
+	// raftBlocked cuts raft connections only (CutRaft): node-to-node
+	// HTTP between the two still flows.
+	raftBlocked map[[2]string]bool
+	conns       map[*faultConn]struct{}
 }
 
 // NewFaults makes an empty fault injector: everything connected.
 func NewFaults() *Faults {
-	return &Faults{addrs: map[string]string{}, blocked: map[[2]string]bool{}, conns: map[*faultConn]struct{}{}}
+	return &Faults{addrs: map[string]string{}, blocked: map[[2]string]bool{}, raftBlocked: map[[2]string]bool{},
+		conns: map[*faultConn]struct{}{}}
 }
 
 // Register tells the injector which node listens on addr.
@@ -58,11 +62,31 @@ func (f *Faults) Cut(a, b string) {
 	}
 }
 
+// CutRaft blocks raft traffic both ways between a and b and closes their
+// open raft connections; their API calls to each other still flow (a node
+// that receives no log entries yet can relay a read to the leader).
+func (f *Faults) CutRaft(a, b string) {
+	f.mu.Lock()
+	f.raftBlocked[[2]string{a, b}] = true
+	f.raftBlocked[[2]string{b, a}] = true
+	var victims []*faultConn
+	for c := range f.conns {
+		if c.raft && ((c.local == a && c.remote == b) || (c.local == b && c.remote == a)) {
+			victims = append(victims, c)
+		}
+	}
+	f.mu.Unlock()
+	for _, c := range victims {
+		c.Conn.Close()
+	}
+}
+
 // Heal removes every partition.
 func (f *Faults) Heal() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.blocked = map[[2]string]bool{}
+	f.raftBlocked = map[[2]string]bool{}
 }
 
 func (f *Faults) isBlocked(local, remote string) bool {
@@ -74,18 +98,30 @@ func (f *Faults) isBlocked(local, remote string) bool {
 	return f.blocked[[2]string{local, remote}]
 }
 
+// isRaftBlocked reports whether raft traffic from local to remote is cut.
+func (f *Faults) isRaftBlocked(local, remote string) bool {
+	if f == nil {
+		return false
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	k := [2]string{local, remote}
+	return f.blocked[k] || f.raftBlocked[k]
+}
+
 func (f *Faults) nodeAt(addr string) string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.addrs[addr]
 }
 
-// wrap tracks a connection between local and remote so Cut can close it.
-func (f *Faults) wrap(c net.Conn, local, remote string) net.Conn {
+// wrap tracks a connection between local and remote so Cut can close it;
+// raft marks a raft connection, which CutRaft closes too.
+func (f *Faults) wrap(c net.Conn, local, remote string, raft bool) net.Conn {
 	if f == nil || remote == "" {
 		return c
 	}
-	fc := &faultConn{Conn: c, f: f, local: local, remote: remote}
+	fc := &faultConn{Conn: c, f: f, local: local, remote: remote, raft: raft}
 	f.mu.Lock()
 	f.conns[fc] = struct{}{}
 	f.mu.Unlock()
@@ -103,7 +139,7 @@ func (f *Faults) DialContext(local string, d *net.Dialer) func(ctx context.Conte
 		if err != nil {
 			return nil, err
 		}
-		return f.wrap(c, local, remote), nil
+		return f.wrap(c, local, remote, false), nil
 	}
 }
 
@@ -111,11 +147,19 @@ type faultConn struct {
 	net.Conn
 	f             *Faults
 	local, remote string
+	raft          bool
 	once          sync.Once
 }
 
+func (c *faultConn) blocked() bool {
+	if c.raft {
+		return c.f.isRaftBlocked(c.local, c.remote)
+	}
+	return c.f.isBlocked(c.local, c.remote)
+}
+
 func (c *faultConn) Read(b []byte) (int, error) {
-	if c.f.isBlocked(c.local, c.remote) {
+	if c.blocked() {
 		c.Close()
 		return 0, ErrPartitioned
 	}
@@ -123,7 +167,7 @@ func (c *faultConn) Read(b []byte) (int, error) {
 }
 
 func (c *faultConn) Write(b []byte) (int, error) {
-	if c.f.isBlocked(c.local, c.remote) {
+	if c.blocked() {
 		c.Close()
 		return 0, ErrPartitioned
 	}

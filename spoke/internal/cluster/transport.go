@@ -53,11 +53,11 @@ func (s *streamLayer) Accept() (net.Conn, error) {
 		if certs := tc.ConnectionState().PeerCertificates; len(certs) > 0 {
 			remote = certs[0].Subject.CommonName
 		}
-		if s.faults.isBlocked(s.node, remote) {
+		if s.faults.isRaftBlocked(s.node, remote) {
 			tc.Close()
 			continue
 		}
-		return s.faults.wrap(tc, s.node, remote), nil
+		return s.faults.wrap(tc, s.node, remote, true), nil
 	}
 }
 
@@ -65,7 +65,7 @@ func (s *streamLayer) Dial(addr raft.ServerAddress, timeout time.Duration) (net.
 	remote := ""
 	if s.faults != nil {
 		remote = s.faults.nodeAt(string(addr))
-		if s.faults.isBlocked(s.node, remote) {
+		if s.faults.isRaftBlocked(s.node, remote) {
 			return nil, ErrPartitioned
 		}
 	}
@@ -74,5 +74,5 @@ func (s *streamLayer) Dial(addr raft.ServerAddress, timeout time.Duration) (net.
 	if err != nil {
 		return nil, err
 	}
-	return s.faults.wrap(c, s.node, remote), nil
+	return s.faults.wrap(c, s.node, remote, true), nil
 }

@@ -21,6 +21,11 @@ import (
 // committed, without a message or a log entry (propose.Proposer.CatchUp).
 type Reader interface {
 	CatchUp(ctx context.Context) error
+	// HeardCommit waits until the node knows of a newer commit index
+	// than known, or ctx ends, and returns the newest it knows; heard
+	// says whether it is newer (never on the leader, which knows every
+	// commit at once; propose.Proposer.HeardCommit).
+	HeardCommit(ctx context.Context, known uint64) (commit uint64, heard bool)
 }
 
 // catchUpWait bounds how long a check waits for the local replica.
@@ -52,9 +57,10 @@ func SecretMatches(secret, hash string) bool {
 // joined recently, or lags, may not yet have applied a user or agent
 // credential the leader has (the admin user, a new machine's secret).
 // A wrong secret for a known name is refused at once. Neither costs a
-// raft round trip: an unknown name is refused on what this node knows,
-// and a client that wrote a credential through another node a heartbeat
-// ago retries (agents reconnect with backoff).
+// raft round trip: on a follower an unknown name is looked up again at
+// each commit the node hears of (HeardCommit: the leader's next appends),
+// for a bounded time, so a credential written through another node just
+// before is found; then it is refused on what this node knows.
 func Check(ctx context.Context, r Reader, check func() (bool, bool, error)) (bool, error) {
 	ok, found, err := check()
 	if err != nil || ok || found {
@@ -63,9 +69,45 @@ func Check(ctx context.Context, r Reader, check func() (bool, bool, error)) (boo
 	if !CaughtUp(ctx, r) {
 		return false, nil
 	}
-	ok, _, err = check()
+	if ok, found, err = check(); err != nil || ok || found {
+		return ok, err
+	}
+	err = Recheck(ctx, r, func() (bool, error) {
+		var found bool
+		ok, found, err = check()
+		return ok || found, err
+	})
 	return ok, err
 }
+
+// Recheck calls look again at each commit a follower hears of, having
+// caught up to it, until look reports done, it fails, or commitNewsWait
+// has passed; on the leader, which knows every commit at once, it returns
+// at once. A follower learns that an entry is committed with the leader's
+// next append, so a record written through another node just before the
+// request (a credential, a hub's trust) is found. The commit index is read
+// before catching up, so news that arrives meanwhile is never missed.
+func Recheck(ctx context.Context, r Reader, look func() (done bool, err error)) error {
+	ctx, cancel := context.WithTimeout(ctx, commitNewsWait)
+	defer cancel()
+	known, follower := r.HeardCommit(ctx, 0)
+	for follower {
+		if r.CatchUp(ctx) != nil {
+			return nil
+		}
+		if done, err := look(); done || err != nil {
+			return err
+		}
+		known, follower = r.HeardCommit(ctx, known)
+	}
+	return nil
+}
+
+// commitNewsWait bounds how long Check looks again at each commit a node
+// hears of: several times the leader's commit timeout (hashicorp/raft's
+// default 50 ms), after which a follower has heard of every commit made
+// before the request arrived.
+const commitNewsWait = 500 * time.Millisecond
 
 // CaughtUp lets the local replica catch up (for at most a short while) and
 // reports whether it has.

@@ -83,6 +83,14 @@ func isDialError(err error) bool {
 	return errors.Is(err, syscall.ECONNREFUSED) || errors.As(err, &tlsErr)
 }
 
+// Transport is the round tripper that presents this node's certificate:
+// a read a lagging node cannot serve is relayed to the leader through it.
+func (c *Client) Transport() http.RoundTripper { return c.hc.Transport }
+
+// HeaderForwardedRead marks a read a follower relayed to the leader: the
+// leader answers it or refuses it, never relays it again.
+const HeaderForwardedRead = "X-Drover-Forwarded-Read"
+
 // Apply forwards an encoded raft command to the node at addr (the leader).
 func (c *Client) Apply(ctx context.Context, addr string, cmd []byte) (ApplyResponse, error) {
 	var out ApplyResponse
@@ -95,6 +103,14 @@ func (c *Client) ReadIndex(ctx context.Context, addr string) (ReadIndexResponse,
 	var out ReadIndexResponse
 	err := c.Call(ctx, addr, PathReadIndex, nil, &out)
 	return out, err
+}
+
+// Applied asks the node at addr for the index of the last command it has
+// applied.
+func (c *Client) Applied(ctx context.Context, addr string) (uint64, error) {
+	var out AppliedResponse
+	err := c.Call(ctx, addr, PathApplied, nil, &out)
+	return out.Index, err
 }
 
 // AddVoter asks the node at addr to add a node as a voter.

@@ -23,6 +23,7 @@ const (
 	PathAdmit     = "/v1/internal/admit"
 	PathApply     = "/v1/internal/raft/apply"
 	PathReadIndex = "/v1/internal/raft/read-index"
+	PathApplied   = "/v1/internal/raft/applied"
 	PathAddVoter  = "/v1/internal/add-voter"
 	pathBlobs     = "/v1/internal/blobs/"
 )
@@ -32,6 +33,11 @@ type ApplyResponse struct {
 	Index uint64          `json:"index"`
 	Value json.RawMessage `json:"value,omitempty"`
 	Error *api.Error      `json:"error,omitempty"`
+}
+
+// AppliedResponse is the index of the last command a node has applied.
+type AppliedResponse struct {
+	Index uint64 `json:"index"`
 }
 
 // ReadIndexResponse answers a forwarded read-index request.

@@ -230,6 +230,31 @@ func (s *Proposer) CatchUp(ctx context.Context) error {
 	return nil
 }
 
+// HeardCommit waits until this node knows of a commit index newer than
+// known, or ctx ends, and returns the newest it knows; heard reports
+// whether it is newer than known. The leader knows every commit at once:
+// it hears of none. A follower learns that entries are committed with
+// the leader's next append, some tens of milliseconds after the leader
+// acknowledged them; waiting sends no message.
+func (s *Proposer) HeardCommit(ctx context.Context, known uint64) (commit uint64, heard bool) {
+	if s.node.IsLeader() {
+		return 0, false
+	}
+	r := s.node.Raft()
+	t := time.NewTicker(catchUpPoll)
+	defer t.Stop()
+	for {
+		if c := r.CommitIndex(); c > known {
+			return c, true
+		}
+		select {
+		case <-ctx.Done():
+			return r.CommitIndex(), false
+		case <-t.C:
+		}
+	}
+}
+
 // registered reports whether the local replica holds this node's own
 // controller-node record.
 func (s *Proposer) registered() bool {
@@ -307,6 +332,15 @@ func (s *Proposer) leaderReadIndex(ctx context.Context) (uint64, error) {
 		return 0, errRetry{out.Error}
 	}
 	return out.Index, nil
+}
+
+// LeaderAPIAddr is the API address of the node this one believes leads.
+func (s *Proposer) LeaderAPIAddr() (string, error) {
+	id, _, err := s.node.Leader()
+	if err != nil {
+		return "", err
+	}
+	return s.APIAddrOf(id)
 }
 
 // APIAddrOf maps a raft server ID to its API address from the replicated
