@@ -20,6 +20,7 @@ import (
 var nodeRoutes = map[string]bool{
 	"POST /v1/internal/raft/apply":      true,
 	"POST /v1/internal/raft/read-index": true,
+	"POST /v1/internal/raft/applied":    true,
 	"POST /v1/internal/add-voter":       true,
 	"GET /v1/internal/blobs/{sha}":      true,
 	"PUT /v1/internal/blobs/{sha}":      true,
