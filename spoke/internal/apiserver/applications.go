@@ -216,21 +216,30 @@ func (s *applicationEndpoint) getApplicationConfig(w http.ResponseWriter, r *htt
 	reply.Indexed(w, http.StatusOK, at, cfg)
 }
 
-func (s *applicationEndpoint) setApplicationConfig(w http.ResponseWriter, r *http.Request) {
-	var req api.ConfigChange
-	if err := reply.Decode(w, r, s.cfg.MaxBodySize, &req); err != nil {
+// decodeForApp decodes r's body into req and looks up the application
+// the route names with its charm. On failure it has answered, and ok is
+// false.
+func (s *applicationEndpoint) decodeForApp(w http.ResponseWriter, r *http.Request, req any) (a *api.Application, ch *api.Charm, p *parsedCharm, ok bool) {
+	if err := reply.Decode(w, r, s.cfg.MaxBodySize, req); err != nil {
 		reply.WriteError(w, r, err)
-		return
+		return nil, nil, nil, false
 	}
 	snap := s.b.Store().Snapshot()
 	a, err := lookup.Application(snap, modelOf(r), appOf(r))
-	if err != nil {
-		reply.WriteError(w, r, err)
-		return
+	if err == nil {
+		ch, p, err = s.charms.charmOf(snap, a.CharmSHA256)
 	}
-	_, p, err := s.charms.charmOf(snap, a.CharmSHA256)
 	if err != nil {
 		reply.WriteError(w, r, err)
+		return nil, nil, nil, false
+	}
+	return a, ch, p, true
+}
+
+func (s *applicationEndpoint) setApplicationConfig(w http.ResponseWriter, r *http.Request) {
+	var req api.ConfigChange
+	a, _, p, ok := s.decodeForApp(w, r, &req)
+	if !ok {
 		return
 	}
 	set, reset, err := typedConfig(p.config, req.Set, req.SetStrings, req.Reset)

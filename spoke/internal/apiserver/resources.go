@@ -147,19 +147,8 @@ func (s *applicationEndpoint) listResources(w http.ResponseWriter, r *http.Reque
 // units run upgrade-charm.
 func (s *applicationEndpoint) attachResources(w http.ResponseWriter, r *http.Request) {
 	var req api.AttachResourcesRequest
-	if err := reply.Decode(w, r, s.cfg.MaxBodySize, &req); err != nil {
-		reply.WriteError(w, r, err)
-		return
-	}
-	snap := s.b.Store().Snapshot()
-	a, err := lookup.Application(snap, modelOf(r), appOf(r))
-	if err != nil {
-		reply.WriteError(w, r, err)
-		return
-	}
-	ch, _, err := s.charms.charmOf(snap, a.CharmSHA256)
-	if err != nil {
-		reply.WriteError(w, r, err)
+	a, ch, _, ok := s.decodeForApp(w, r, &req)
+	if !ok {
 		return
 	}
 	ups, err := s.resourceUploads(r.Context(), ch, req.Resources)
