@@ -88,6 +88,14 @@ func (n *Node) termCommitted(ctx context.Context) (term, commit uint64, err erro
 	}
 }
 
+// CommittedCommand is the index of the last command at or before the
+// commit index this node knows (a follower learns it with the leader's
+// appends): the index its FSM must have applied to reflect every entry
+// the node knows committed. Raft's own applied index is no such signal:
+// raft advances it when it hands entries to the FSM, before the FSM has
+// applied them.
+func (n *Node) CommittedCommand() (uint64, error) { return n.lastCommand(n.raft.CommitIndex()) }
+
 // lastCommand is the index of the last command at or before index. The
 // entries after it up to index (elections' no-ops, barriers,
 // configuration changes) change no state, and the tracked FSM's applied

@@ -214,18 +214,12 @@ func (s *Proposer) CatchUp(ctx context.Context) error {
 		_, err := s.WaitRead(ctx, 0, true)
 		return err
 	}
-	r := s.node.Raft()
-	idx := r.CommitIndex()
-	// Raft's applied index counts every entry; the FSM's only commands,
-	// and it signals only those: between them (a barrier, a configuration
-	// change) look again after a short while.
-	for r.AppliedIndex() < idx {
-		wctx, cancel := context.WithTimeout(ctx, catchUpPoll)
-		err := s.node.WaitApplied(wctx, s.node.AppliedIndex()+1)
-		cancel()
-		if err != nil && ctx.Err() != nil {
-			return api.Errorf(api.CodeTimeout, "waiting for raft index %d: %v", idx, ctx.Err())
-		}
+	idx, err := s.node.CommittedCommand()
+	if err != nil {
+		return api.Errorf(api.CodeUnavailable, "read the raft log: %v", err)
+	}
+	if err := s.node.WaitApplied(ctx, idx); err != nil {
+		return api.Errorf(api.CodeTimeout, "waiting for raft index %d: %v", idx, err)
 	}
 	return nil
 }
@@ -241,7 +235,7 @@ func (s *Proposer) HeardCommit(ctx context.Context, known uint64) (commit uint64
 		return 0, false
 	}
 	r := s.node.Raft()
-	t := time.NewTicker(catchUpPoll)
+	t := time.NewTicker(commitPoll)
 	defer t.Stop()
 	for {
 		if c := r.CommitIndex(); c > known {
@@ -274,9 +268,9 @@ func (s *Proposer) registered() bool {
 	return false
 }
 
-// catchUpPoll is how often CatchUp looks at raft's applied index while
-// entries that are not commands apply.
-const catchUpPoll = 5 * time.Millisecond
+// commitPoll is how often HeardCommit looks at the commit index, which
+// raft signals to no one.
+const commitPoll = 5 * time.Millisecond
 
 func (s *Proposer) readIndex(ctx context.Context) (uint64, error) {
 	if _, ok := ctx.Deadline(); !ok {
