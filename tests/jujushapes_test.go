@@ -313,3 +313,17 @@ type jujuModelSummary struct {
 	Current      bool   `json:"current,omitempty"`
 	CreatedAt    string `json:"created-at,omitempty"`
 }
+
+// jujuVersionDetail is version --format json --all.
+type jujuVersionDetail struct {
+	Version             string `json:"version"`
+	GitCommit           string `json:"git-commit,omitempty"`
+	GitTreeState        string `json:"git-tree-state,omitempty"`
+	Compiler            string `json:"compiler"`
+	OfficialBuildNumber int    `json:"official-build-number,omitempty"`
+	Official            bool   `json:"official"`
+	Grade               string `json:"grade,omitempty"`
+	GoBuildTags         string `json:"go-build-tags,omitempty"`
+
+	GoVersion string `json:"go-version,omitempty"` // Drover's own
+}

@@ -41,94 +41,104 @@ func TestCLIAsACharmTestDrivesIt(t *testing.T) {
 	}
 	j := &jujuScript{t: t, cli: &juju}
 
+	// jubilant's version(): --all, parsed by Juju's version regexps.
 	var ver string
 	decodeJuju(t, "version --format json", j.ok("version", "--format", "json"), &ver)
-	if !regexp.MustCompile(`^\d+\.\d+\.\d+-genericlinux-[a-z0-9]+$`).MatchString(ver) {
-		t.Errorf("version %q is not Juju's NUMBER-genericlinux-ARCH", ver)
+	var all jujuVersionDetail
+	decodeJuju(t, "version --format json --all", j.ok("version", "--format", "json", "--all"), &all)
+	if !regexp.MustCompile(`^\d+\.\d+(\.\d+)?-genericlinux-[a-z0-9]+$`).MatchString(ver) || all.Version != ver || all.Compiler == "" {
+		t.Errorf("version %q, --all %+v: not Juju's NUMBER-genericlinux-ARCH", ver, all)
 	}
 
-	// jubilant's temp_model: add-model --no-switch, then -m on every call.
-	j.ok("add-model", "charmtest", "--no-switch")
-	m := []string{"-m", "charmtest"}
-	j.ok(append(m, "model-config", "update-status-hook-interval=1h")...)
+	// jubilant's add_model: --no-switch, then --model after the command
+	// name on every call that works in the model.
+	j.ok("add-model", "--no-switch", "charmtest")
+	j.model = "charmtest"
+	j.ok("model-config", "update-status-hook-interval=1h")
 
 	files := t.TempDir()
 	archive := packCharm(t, filepath.Join("testdata", "charms", "res"), files)
 	conf := filepath.Join(files, "conf.txt")
 	params := filepath.Join(files, "params.yaml")
 	writeFile(t, conf, "first")
-	writeFile(t, params, "prefix: 'conf='\ntimes: 2\n")
+	writeFile(t, params, "prefix: conf=\ntimes: 2\n") // as jubilant's yaml.safe_dump writes run's params
 
-	j.ok(append(m, "deploy", archive, "--resource", "conf="+conf)...)
-	j.ok(append(m, "deploy", "./charms/kv", "store")...)
-	j.ok(append(m, "integrate", "res:db", "store:kv")...)
-	j.ok(append(m, "wait-for", "application", "res", "--query", `life=="alive" && status=="active"`, "--timeout", "5m")...)
-	j.ok(append(m, "wait-for", "unit", "store/0", "--timeout", "5m")...)
+	j.ok("deploy", archive, "--resource", "conf="+conf)
+	j.ok("deploy", "./charms/kv", "store")
+	j.ok("integrate", "res:db", "store:kv")
+	j.ok("wait-for", "application", "res", "--query", `life=="alive" && status=="active"`, "--timeout", "5m")
+	j.ok("wait-for", "unit", "store/0", "--timeout", "5m")
 
 	var st jujuStatus
-	decodeJuju(t, "status --format json", j.ok(append(m, "status", "--format", "json")...), &st)
+	decodeJuju(t, "status --format json", j.ok("status", "--format", "json"), &st)
 	checkScriptStatus(t, &st)
 
-	// An action with a params file, as jubilant's run(params=...) passes it.
+	// jubilant's run(unit, action, params, wait=120): the params in a YAML
+	// file, the wait in seconds as a float.
 	ran := map[string]jujuTask{}
-	decodeJuju(t, "run --params --format json", j.ok(append(m, "run", "res/0", "read-conf", "--params", params, "--format", "json", "--wait", "2m")...), &ran)
+	decodeJuju(t, "run --params", j.ok("run", "--format", "json", "res/0", "read-conf", "--wait", "120.0s", "--params", params), &ran)
 	if task := ran["res/0"]; len(ran) != 1 || task.Status != "completed" || task.Unit != "res/0" || task.ID == "" ||
 		task.Results["content"] != "conf=firstfirst" || task.Results["greeting"] != "hello" ||
 		task.Results["return-code"] != float64(0) || task.Results["stdout"] != "read 5 bytes\n" ||
-		len(task.Log) != 1 || !strings.HasSuffix(task.Log[0], " reading "+resourcePathOf(task.Log[0])) ||
+		len(task.Log) != 1 || !regexp.MustCompile(`^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(\.\d+)? [+-]\d{4} \S+ reading /\S+/conf\.txt$`).MatchString(task.Log[0]) ||
 		task.Timing.Enqueued == "" || task.Timing.Started == "" || task.Timing.Completed == "" {
 		t.Errorf("run read-conf: %+v", ran)
 	}
 
-	// A failing action: its results are printed, then "task failed", exit 1.
-	out, errs, code := j.run(append(m, "run", "res/0", "fail", "reason=told to", "--format", "json", "--wait", "2m")...)
+	// A failing action: its results on stdout, then "task failed", exit 1
+	// (jubilant reads both, and raises TaskError).
+	out, errs, code := j.run("run", "--format", "json", "res/0", "fail", "--wait", "120.0s", "--params", writeParams(t, files, "reason: told to\n"))
 	failed := map[string]jujuTask{}
-	decodeJuju(t, "run fail --format json", out, &failed)
+	decodeJuju(t, "failed run", out, &failed)
 	if task := failed["res/0"]; code != 1 || task.Status != "failed" || task.Message != "told to" ||
 		!strings.Contains(errs, "ERROR the following task failed:\n - id \""+task.ID+"\" with return code 0") {
 		t.Errorf("run fail: exit %d %+v\n%s", code, failed, errs)
 	}
-	// An action the charm does not define.
-	if _, errs, code := j.run(append(m, "run", "res/0", "nope", "--format", "json", "--wait", "2m")...); code != 1 || !strings.Contains(errs, "(not found)") {
-		t.Errorf("run of an unknown action: exit %d\n%s", code, errs)
+	// An action the charm does not define: jubilant raises on an error
+	// without "task failed"; Juju's text ends "(not found)".
+	if out, errs, code := j.run("run", "--format", "json", "res/0", "nope", "--wait", "120.0s"); code != 1 || out != "" ||
+		strings.Contains(errs, "task failed") || !strings.Contains(errs, "(not found)") {
+		t.Errorf("run of an unknown action: exit %d\n%s%s", code, out, errs)
 	}
 
-	// exec in the unit's hook context, where resource-get works too. As
-	// Juju does, the arguments are joined with spaces into one shell
-	// command (jubilant's exec(command, *args) relies on it).
+	// jubilant's exec(command, *args, unit=U): the unit's hook context,
+	// where resource-get works too; as Juju does, the words are joined
+	// with spaces into one shell command.
 	execd := map[string]jujuTask{}
-	decodeJuju(t, "exec --format json", j.ok(append(m, "exec", "--unit", "res/0", "--format", "json", "--wait", "2m", "--",
-		`cat "$(resource-get conf)";`, "echo", `" on $JUJU_UNIT_NAME"`)...), &execd)
+	decodeJuju(t, "exec", j.ok("exec", "--format", "json", "--unit", "res/0", "--wait", "120.0s", "--",
+		`cat "$(resource-get conf)";`, "echo", `" on $JUJU_UNIT_NAME"`), &execd)
 	if task := execd["res/0"]; len(execd) != 1 || task.Status != "completed" || task.Results["return-code"] != float64(0) ||
 		task.Results["stdout"] != "first on res/0\n" {
 		t.Errorf("exec: %+v", execd)
 	}
-	out, errs, code = j.run(append(m, "exec", "--unit", "res/0", "--format", "json", "--wait", "2m", "--", "echo oops >&2; exit 3")...)
+	out, errs, code = j.run("exec", "--format", "json", "--unit", "res/0", "--wait", "120.0s", "--", "echo oops >&2; exit 3")
 	execd = map[string]jujuTask{}
-	decodeJuju(t, "failing exec --format json", out, &execd)
+	decodeJuju(t, "failing exec", out, &execd)
 	if task := execd["res/0"]; code != 1 || task.Status != "failed" || task.Results["return-code"] != float64(3) ||
-		task.Results["stderr"] != "oops\n" || !strings.Contains(errs, "with return code 3") {
+		task.Results["stderr"] != "oops\n" || !strings.Contains(errs, "task failed") || !strings.Contains(errs, "with return code 3") {
 		t.Errorf("failing exec: exit %d %+v\n%s", code, execd, errs)
 	}
 
 	units := map[string]jujuUnitInfo{}
-	decodeJuju(t, "show-unit --format json", j.ok(append(m, "show-unit", "res/0", "--format", "json")...), &units)
+	decodeJuju(t, "show-unit", j.ok("show-unit", "res/0", "--format", "json"), &units)
 	if u := units["res/0"]; len(units) != 1 || !regexp.MustCompile(`^local:res-\d+$`).MatchString(u.Charm) || !u.Leader ||
 		u.Life != "alive" || u.Machine != st.Applications["res"].Units["res/0"].Machine || u.OpenedPorts == nil ||
 		len(u.RelationInfo) != 1 || u.RelationInfo[0].Endpoint != "db" || u.RelationInfo[0].RelatedEndpoint != "kv" ||
-		u.RelationInfo[0].ApplicationData == nil {
+		u.RelationInfo[0].ApplicationData == nil || !u.RelationInfo[0].RelatedUnits["store/0"].InScope {
 		t.Errorf("show-unit res/0: %+v", units)
 	}
 
+	// jubilant's config(app) and config(app, app_config=True).
 	var cfg jujuAppConfig
-	decodeJuju(t, "config --format json", j.ok(append(m, "config", "res", "--format", "json")...), &cfg)
+	decodeJuju(t, "config", j.ok("config", "--format", "json", "res"), &cfg)
 	if g := cfg.Settings["greeting"]; cfg.Application != "res" || cfg.Charm != "res" || g.Value != "hello" || g.Default != "hello" ||
-		g.Type != "string" || g.Source != "default" || cfg.ApplicationConfig["trust"].Value != false {
+		g.Type != "string" || g.Source != "default" || cfg.ApplicationConfig["trust"].Value != false || cfg.ApplicationConfig["trust"].Type != "bool" {
 		t.Errorf("config res: %+v", cfg)
 	}
 
+	// jubilant's model_config(): {KEY: {Value, Source}}.
 	mcfg := map[string]jujuConfigValue{}
-	decodeJuju(t, "model-config --format json", j.ok(append(m, "model-config", "--format", "json")...), &mcfg)
+	decodeJuju(t, "model-config", j.ok("model-config", "--format", "json"), &mcfg)
 	if v := mcfg["update-status-hook-interval"]; v.Value != "1h" || v.Source != "model" {
 		t.Errorf("model-config update-status-hook-interval: %+v", v)
 	}
@@ -136,8 +146,9 @@ func TestCLIAsACharmTestDrivesIt(t *testing.T) {
 		t.Errorf("model-config automatically-retry-hooks: %+v", v)
 	}
 
+	// jubilant's show_model(): the model as an argument, keyed by its short name.
 	shown := map[string]jujuModelInfo{}
-	decodeJuju(t, "show-model --format json", j.ok(append(m, "show-model", "--format", "json")...), &shown)
+	decodeJuju(t, "show-model", j.global("show-model", "--format", "json", "charmtest"), &shown)
 	if info, ok := shown["charmtest"]; len(shown) != 1 || !ok || info.Name != "admin/charmtest" || info.ShortName != "charmtest" ||
 		info.UUID != st.Model.UUID || info.ModelType != "iaas" || info.ControllerUUID == "" || info.ControllerName != "scripted" ||
 		info.IsController == nil || *info.IsController || info.Cloud == "" || info.Life != "alive" || info.Status == nil || info.Status.Current != "available" {
@@ -145,7 +156,7 @@ func TestCLIAsACharmTestDrivesIt(t *testing.T) {
 	}
 
 	var models jujuModelSummarySet
-	decodeJuju(t, "models --format json", j.ok("models", "--format", "json"), &models)
+	decodeJuju(t, "models", j.global("models", "--format", "json"), &models)
 	var listed *jujuModelSummary
 	for i, mi := range models.Models {
 		if mi.ShortName == "charmtest" {
@@ -159,8 +170,9 @@ func TestCLIAsACharmTestDrivesIt(t *testing.T) {
 		t.Errorf("models (charmtest listed, not current after --no-switch): %+v", models)
 	}
 
-	// debug-log --limit: the most recent lines, in Juju's line format, and exit.
-	out = j.ok(append(m, "debug-log", "--limit", "5")...)
+	// jubilant's debug_log(limit=5): the most recent lines, in Juju's line
+	// format, and exit.
+	out = j.ok("debug-log", "--limit", "5")
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
 	if len(lines) != 5 {
 		t.Errorf("debug-log --limit 5 printed %d lines:\n%s", len(lines), out)
@@ -171,34 +183,50 @@ func TestCLIAsACharmTestDrivesIt(t *testing.T) {
 		}
 	}
 
-	j.ok("destroy-model", "charmtest", "--no-prompt", "--destroy-storage", "--force")
+	// jubilant's destroy_model(name, destroy_storage=True, force=True).
+	j.global("destroy-model", "charmtest", "--no-prompt", "--destroy-storage", "--force")
 	// No models and no current one: an empty list, no current-model, as
 	// Juju prints them.
-	if out := j.ok("models", "--format", "json"); strings.TrimSpace(out) != `{"models":[]}` {
+	if out := j.global("models", "--format", "json"); strings.TrimSpace(out) != `{"models":[]}` {
 		t.Errorf("models after destroy-model: %s", out)
 	}
 }
 
-// jujuScript runs the CLI as a test library does: stdout is the answer,
-// stderr the progress and errors, the exit code the verdict.
+// jujuScript runs the CLI as jubilant does: stdout is the answer,
+// stderr the progress and errors, the exit code the verdict; with a
+// model set, --model MODEL goes right after the command's name.
 type jujuScript struct {
-	t   *testing.T
-	cli *droverCLI
+	t     *testing.T
+	cli   *droverCLI
+	model string
 }
 
 func (j *jujuScript) run(args ...string) (string, string, int) {
 	j.t.Helper()
+	if j.model != "" {
+		args = append([]string{args[0], "--model", j.model}, args[1:]...)
+	}
 	return j.cli.run(args...)
 }
 
-// ok runs juju and returns its stdout, failing the test unless it exits 0.
+// ok runs a command in the model and returns its stdout, failing the
+// test unless it exits 0.
 func (j *jujuScript) ok(args ...string) string {
 	j.t.Helper()
-	out, errs, code := j.cli.run(args...)
+	out, errs, code := j.run(args...)
 	if code != 0 {
 		j.t.Fatalf("juju %s: exit %d\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), code, out, errs)
 	}
 	return out
+}
+
+// global is ok for the commands jubilant runs without --model.
+func (j *jujuScript) global(args ...string) string {
+	j.t.Helper()
+	model := j.model
+	j.model = ""
+	defer func() { j.model = model }()
+	return j.ok(args...)
 }
 
 // decodeJuju decodes one JSON document into v, refusing keys v's structs
@@ -215,9 +243,18 @@ func decodeJuju(t *testing.T, what, data string, v any) {
 	}
 }
 
-// resourcePathOf returns the path at the end of an action-log line.
-func resourcePathOf(line string) string {
-	return line[strings.LastIndexByte(line, ' ')+1:]
+// writeParams writes an action's params file in dir.
+func writeParams(t *testing.T, dir, yaml string) string {
+	t.Helper()
+	f, err := os.CreateTemp(dir, "params-*.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(yaml); err != nil {
+		t.Fatal(err)
+	}
+	return f.Name()
 }
 
 func writeFile(t *testing.T, path, content string) {
