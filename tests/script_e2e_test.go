@@ -85,6 +85,19 @@ func TestCLIAsACharmTestDrivesIt(t *testing.T) {
 		t.Errorf("run read-conf: %+v", ran)
 	}
 
+	// APP/leader runs on the leader, keyed by the unit it ran on.
+	ran = map[string]jujuTask{}
+	decodeJuju(t, "run on res/leader", j.ok("run", "--format", "json", "res/leader", "read-conf", "--wait", "120.0s", "--params", params), &ran)
+	if task := ran["res/0"]; len(ran) != 1 || task.Status != "completed" || task.Results["content"] != "conf=firstfirst" {
+		t.Errorf("run on res/leader: %+v", ran)
+	}
+	// A wait that runs out: "timed out" (jubilant raises TimeoutError) and
+	// no results.
+	if out, errs, code := j.run("run", "--format", "json", "res/0", "read-conf", "--wait", "0.001s", "--params", params); code != 1 ||
+		strings.TrimSpace(out) != "" || !strings.Contains(errs, "timed out") {
+		t.Errorf("run --wait 0.001s: exit %d\n%s%s", code, out, errs)
+	}
+
 	// A failing action: its results on stdout, then "task failed", exit 1
 	// (jubilant reads both, and raises TaskError).
 	out, errs, code := j.run("run", "--format", "json", "res/0", "fail", "--wait", "120.0s", "--params", writeParams(t, files, "reason: told to\n"))
