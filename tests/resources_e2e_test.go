@@ -11,61 +11,9 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/api"
-	"github.com/droverhq/drover/charm"
 	"github.com/droverhq/drover/spoke/provider/local"
 	"github.com/droverhq/drover/tests/testkit"
 )
-
-// resHook is the hook of the res test charm: every hook reads the conf
-// resource with resource-get, logs "<hook> <content>" to hooks.log in
-// its directory, and shows the content as its workload status.
-const resHook = `#!/bin/bash
-set -eu
-cd "$CHARM_DIR"
-path=$(resource-get conf)
-content=$(cat "$path")
-echo "$JUJU_HOOK_NAME $content" >>hooks.log
-status-set active "conf: $content"
-`
-
-// resCharm packs the res charm as a .charm archive: a file resource
-// "conf" and a filesystem storage "data".
-func resCharm(t *testing.T) string {
-	t.Helper()
-	dir := filepath.Join(t.TempDir(), "res")
-	if err := os.MkdirAll(filepath.Join(dir, "hooks"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	meta := `name: res
-summary: reads a file resource
-description: resource test charm
-resources:
-  conf: {type: file, filename: conf.txt, description: the configuration}
-storage:
-  data: {type: filesystem, minimum-size: 1G}
-`
-	if err := os.WriteFile(filepath.Join(dir, "metadata.yaml"), []byte(meta), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "hooks", "hook"), []byte(resHook), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for _, h := range []string{"install", "config-changed", "start", "upgrade-charm", "update-status", "stop", "remove"} {
-		if err := os.Symlink("hook", filepath.Join(dir, "hooks", h)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	archive := filepath.Join(t.TempDir(), "res.charm")
-	f, err := os.Create(archive)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if err := charm.ArchiveDir(dir, f); err != nil {
-		t.Fatal(err)
-	}
-	return archive
-}
 
 // TestResourcesEndToEnd deploys a charm archive with a file resource and
 // Juju's deploy flags, as a script would; the charm's hooks read the
@@ -84,8 +32,11 @@ func TestResourcesEndToEnd(t *testing.T) {
 	d.ok("add-model", "res", "--no-switch")
 	d.ok("model-config", "-m", "res", "update-status-hook-interval=1h")
 
-	archive := resCharm(t)
 	files := t.TempDir()
+	// The res charm: a file resource "conf", which every hook reads with
+	// resource-get, logging "<hook> <content>" to hooks.log in the charm
+	// directory; and a filesystem storage "data".
+	archive := packCharm(t, filepath.Join("testdata", "charms", "res"), files)
 	v1, v2 := filepath.Join(files, "conf-v1.txt"), filepath.Join(files, "conf-v2.txt")
 	os.WriteFile(v1, []byte("first"), 0o644)
 	os.WriteFile(v2, []byte("second"), 0o644)

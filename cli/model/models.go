@@ -21,18 +21,23 @@ import (
 type modelSummary struct {
 	// Name is OWNER/NAME (ModelRef for nobody), and ShortName the model's
 	// own name, as Juju's models and show-model output them.
-	Name      string    `json:"name"`
-	ShortName string    `json:"short-name"`
-	UUID      string    `json:"model-uuid"`
-	Owner     string    `json:"owner"`
-	Life      api.Life  `json:"life"`
-	Status    string    `json:"status"`
-	Machines  int       `json:"machines"`
-	Units     int       `json:"units"`
-	Apps      int       `json:"applications"`
-	Current   bool      `json:"current,omitempty"`
-	CreatedAt time.Time `json:"created-at"`
-	Cloud     string    `json:"cloud,omitempty"`
+	Name           string `json:"name"`
+	ShortName      string `json:"short-name"`
+	UUID           string `json:"model-uuid"`
+	ControllerUUID string `json:"controller-uuid"`
+	// ControllerName is the controller's name in the client's store; at a
+	// hub, HUB/CONTROLLER, as show-model names it.
+	ControllerName string          `json:"controller-name"`
+	Owner          string          `json:"owner"`
+	Life           api.Life        `json:"life"`
+	Status         modelStatusView `json:"status"`
+	Machines       int             `json:"machines"`
+	Units          int             `json:"units"`
+	Apps           int             `json:"applications"`
+	Current        bool            `json:"current,omitempty"`
+	CreatedAt      time.Time       `json:"created-at"`
+	Cloud          string          `json:"cloud"`
+	Region         string          `json:"region,omitempty"`
 	// ModelType, Type (the cloud's), IsController, Access and
 	// LastConnection are Juju's: every Drover model is a machine model
 	// ("iaas") on the local substrate, none is the controller's own.
@@ -46,6 +51,13 @@ type modelSummary struct {
 	// ControllerStatus is "disconnected" when the hub has lost that
 	// controller: the rest is what it last heard.
 	ControllerStatus string `json:"controller-status,omitempty"`
+}
+
+// modelStatusView is a model's status as Juju's models prints it.
+type modelStatusView struct {
+	Current string     `json:"current"`
+	Message string     `json:"message,omitempty"`
+	Since   *time.Time `json:"since,omitempty"`
 }
 
 // ModelsCmd is 'drover models'.
@@ -122,14 +134,18 @@ func (a *Commands) models(ctx context.Context, ctlName string, o modelsOpts) err
 		}
 	}
 	sort.Slice(models, func(i, j int) bool { return models[i].Name < models[j].Name })
-	var out []modelSummary
+	out := []modelSummary{} // [] when there are none, as Juju prints it
 	for _, m := range models {
 		ms := summarize(ctx, c, m, currentUUID)
 		ms.Access, ms.LastConnection = modelAccess(c, m, viewer, a.Now())
 		out = append(out, ms)
 	}
 	if o.format != "tabular" {
-		return modelcmd.WriteFormatted(a.Stdout, o.format, map[string]any{"models": out, "current-model": current})
+		set := map[string]any{"models": out}
+		if current != "" { // omitted without one, as Juju does
+			set["current-model"] = current
+		}
+		return modelcmd.WriteFormatted(a.Stdout, o.format, set)
 	}
 	return a.writeModels(c, out, viewer, o.uuid)
 }
@@ -159,19 +175,34 @@ func checkModelsScope(ctx context.Context, c *modelcmd.Conn, o modelsOpts) error
 // summarize is m's line in the listing: from the hub's index when it
 // has one, else from the model's status.
 func summarize(ctx context.Context, c *modelcmd.Conn, m api.Model, currentUUID string) modelSummary {
-	ms := modelSummary{Name: modelcmd.ModelRef(m, ""), ShortName: m.Name, UUID: m.UUID, Owner: m.Owner, Life: m.Life, Status: m.Status.Status,
-		Current: m.UUID == currentUUID, CreatedAt: m.CreatedAt, ModelType: "iaas", Type: "local"}
+	var fs *api.FullStatus
+	if m.Index == nil {
+		fs, _ = c.Client.Model(m.UUID).Status(ctx) // counts and cloud stay unknown without it
+	}
+	return summaryOf(m, fs, c.Name, c.Details.UUID, currentUUID)
+}
+
+// summaryOf is m's line in the listing of controller ctlName (UUID
+// ctlUUID): its counts, cloud and controller from a hub's index entry
+// when m has one, else from fs, the model's status, when known.
+func summaryOf(m api.Model, fs *api.FullStatus, ctlName, ctlUUID, currentUUID string) modelSummary {
+	ms := modelSummary{Name: modelcmd.ModelRef(m, ""), ShortName: m.Name, UUID: m.UUID, Owner: m.Owner, Life: m.Life,
+		Status:  modelStatusView{Current: m.Status.Status, Message: m.Status.Message},
+		Current: m.UUID == currentUUID, CreatedAt: m.CreatedAt, ModelType: "iaas", Type: "local",
+		ControllerName: ctlName, ControllerUUID: ctlUUID}
+	if !m.Status.Since.IsZero() {
+		since := m.Status.Since
+		ms.Status.Since = &since
+	}
 	if x := m.Index; x != nil {
 		// A hub answers from its index: no call per model.
 		ms.Apps, ms.Machines, ms.Units, ms.Controller = x.Applications, x.Machines, x.Units, x.Controller
 		ms.ControllerStatus = x.ControllerStatus
-		ms.Cloud = strings.Trim(x.Cloud+"/"+x.Region, "/")
-	} else if st, err := c.Client.Model(m.UUID).Status(ctx); err == nil {
-		ms.Machines, ms.Apps, ms.Cloud = len(st.Machines), len(st.Applications), st.Model.Cloud
-		if st.Model.Region != "" {
-			ms.Cloud += "/" + st.Model.Region
-		}
-		for _, app := range st.Applications {
+		ms.ControllerName, ms.ControllerUUID = ctlName+"/"+x.Controller, x.ControllerUUID
+		ms.Cloud, ms.Region = x.Cloud, x.Region
+	} else if fs != nil {
+		ms.Machines, ms.Apps, ms.Cloud, ms.Region = len(fs.Machines), len(fs.Applications), fs.Model.Cloud, fs.Model.Region
+		for _, app := range fs.Applications {
 			ms.Units += len(app.Units)
 		}
 	}
@@ -219,7 +250,7 @@ func (a *Commands) writeModels(c *modelcmd.Conn, out []modelSummary, viewer stri
 		if m.Current {
 			name += "*"
 		}
-		status := m.Status
+		status := m.Status.Current
 		if m.Life != api.Alive && m.Life != "" {
 			status = string(m.Life)
 		}
@@ -227,7 +258,7 @@ func (a *Commands) writeModels(c *modelcmd.Conn, out []modelSummary, viewer stri
 		if m.ControllerStatus != "" { // what the hub last heard, from a controller it lost
 			st = modelcmd.Colored(status+" (controller "+m.ControllerStatus+")", modelcmd.ColorRed)
 		}
-		row := []any{name, modelcmd.OrDash(m.Cloud), m.Type, st, modelcmd.OrDash(m.Owner), // an adopted model may have no owner yet
+		row := []any{name, modelcmd.OrDash(strings.Trim(m.Cloud+"/"+m.Region, "/")), m.Type, st, modelcmd.OrDash(m.Owner), // an adopted model may have no owner yet
 			m.Machines, m.Units, modelcmd.OrDash(m.Access), modelcmd.OrDash(m.LastConnection)}
 		if hub {
 			row = slices.Insert(row, 1, any(modelcmd.OrDash(m.Controller)))
