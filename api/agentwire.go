@@ -44,6 +44,9 @@ type MachineState struct {
 	UpdateStatusInterval time.Duration               `json:"update-status-interval"`
 	AutoRetry            bool                        `json:"automatically-retry-hooks"`
 	Units                map[string]*UnitRemoteState `json:"units"`
+	// Tasks are the machine's own pending and running tasks (juju-exec
+	// on the machine, outside any unit), oldest first.
+	Tasks []TaskRef `json:"tasks,omitempty"`
 }
 
 // UnitRemoteState is the controller's view of one unit (Juju's uniter
@@ -197,9 +200,11 @@ type AgentReadParams struct {
 	App        bool   `json:"app,omitempty"`
 }
 
-// AgentTaskParams reports on an action task.
+// AgentTaskParams reports on an action task: a unit's (Unit), or the
+// machine's own (Machine, the agent's machine ID, with Unit empty).
 type AgentTaskParams struct {
 	Unit    string         `json:"unit"`
+	Machine string         `json:"machine,omitempty"`
 	ID      string         `json:"id"`
 	Status  string         `json:"status,omitempty"`
 	Message string         `json:"message,omitempty"`

@@ -1,6 +1,9 @@
 package api
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // Life is the lifecycle stage of a model entity, as in Juju: alive, then
 // dying while it is torn down, then dead just before it is removed.
@@ -281,13 +284,16 @@ type TaskLog struct {
 	Message string    `json:"message"`
 }
 
-// Task is one action run on one unit. Operation groups the tasks one run
-// request enqueued, as Juju's operations do: the first task's ID, which
-// the first task itself leaves empty (OperationID).
+// Task is one action run on one unit, or juju-exec on one machine.
+// Operation groups the tasks one run request enqueued, as Juju's
+// operations do: the first task's ID, which the first task itself leaves
+// empty (OperationID).
 type Task struct {
-	ModelUUID      string         `json:"model-uuid"`
-	ID             string         `json:"id"`
-	Receiver       string         `json:"receiver"` // unit name
+	ModelUUID string `json:"model-uuid"`
+	ID        string `json:"id"`
+	// Receiver is a unit name ("kv/0"), or a machine's tag ("machine-0",
+	// MachineReceiver) for a command run on the machine itself.
+	Receiver       string         `json:"receiver"`
 	Action         string         `json:"action"`
 	Params         map[string]any `json:"params"`
 	Parallel       bool           `json:"parallel,omitempty"`
@@ -301,6 +307,20 @@ type Task struct {
 	Started        time.Time      `json:"started,omitzero"`
 	Completed      time.Time      `json:"completed,omitzero"`
 	Meta
+}
+
+// machineReceiverPrefix starts a task receiver that names a machine.
+const machineReceiverPrefix = "machine-"
+
+// MachineReceiver is the task receiver naming machine id: its Juju tag,
+// "machine-<id>". The replicated store holds it, so it never changes.
+func MachineReceiver(id string) string { return machineReceiverPrefix + id }
+
+// ReceiverMachine is the machine ID a task receiver names, and whether it
+// names one (a unit's name never starts with "machine-": it holds a "/").
+func ReceiverMachine(receiver string) (string, bool) {
+	id, ok := strings.CutPrefix(receiver, machineReceiverPrefix)
+	return id, ok && id != "" && !strings.Contains(receiver, "/")
 }
 
 // OperationID is the operation t belongs to: the ID of the first task

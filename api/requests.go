@@ -259,13 +259,16 @@ type IntegrateRequest struct {
 }
 
 // ExecAction is the predefined action behind `juju exec`: it runs Params
-// "command" (a bash script) in the unit's hook context, bounded by the
+// "command" (a bash script) in the unit's hook context (on a machine: as
+// the machine agent's user, in its directory), bounded by the
 // optional "timeout" (a duration, such as "5m"). Its results are
 // return-code, stdout and stderr. It needs admin access to the model.
 const ExecAction = "juju-exec"
 
 // RunActionRequest enqueues an action on units. A receiver is a unit name
-// or "app/leader".
+// or "app/leader"; for ExecAction also a machine, by its tag
+// ("machine-0", MachineReceiver), on which the command runs outside any
+// unit's hook context.
 type RunActionRequest struct {
 	Receivers []string       `json:"receivers"`
 	Action    string         `json:"action"`

@@ -99,12 +99,29 @@ func (op operation) status() string {
 	return api.TaskCompleted
 }
 
+// summary names the operation's receivers by their tags (unit-kv-0,
+// machine-0), or counts them.
 func (op operation) summary() string {
 	first := op.tasks[0]
 	if len(op.tasks) == 1 {
+		if _, ok := api.ReceiverMachine(first.Receiver); ok {
+			return fmt.Sprintf("%s run on %s", first.Action, first.Receiver)
+		}
 		return fmt.Sprintf("%s run on unit-%s", first.Action, strings.ReplaceAll(first.Receiver, "/", "-"))
 	}
-	return fmt.Sprintf("%s run on %d units", first.Action, len(op.tasks))
+	machines := 0
+	for _, t := range op.tasks {
+		if _, ok := api.ReceiverMachine(t.Receiver); ok {
+			machines++
+		}
+	}
+	switch machines {
+	case 0:
+		return fmt.Sprintf("%s run on %d units", first.Action, len(op.tasks))
+	case len(op.tasks):
+		return fmt.Sprintf("%s run on %d machines", first.Action, len(op.tasks))
+	}
+	return fmt.Sprintf("%s run on %d units and %d machines", first.Action, len(op.tasks)-machines, machines)
 }
 
 // timing is the operation's: the first enqueued and started, and the last
@@ -145,7 +162,8 @@ func (op operation) view() operationView {
 		Tasks:  map[string]operationTaskView{},
 	}
 	for _, t := range op.tasks {
-		tv := operationTaskView{Host: t.Receiver, Status: t.Status, Message: t.Message, Results: t.Results,
+		_, host := receiverOf(t.Receiver)
+		tv := operationTaskView{Host: host, Status: t.Status, Message: t.Message, Results: t.Results,
 			Timing: operationTiming{Enqueued: stamp(t.Enqueued), Started: stamp(t.Started), Completed: stamp(t.Completed)}}
 		for _, l := range t.Log {
 			tv.Log = append(tv.Log, stamp(l.Time)+" "+l.Message)
@@ -155,9 +173,11 @@ func (op operation) view() operationView {
 	return v
 }
 
-// operationFilter is operations' --apps, --units, --actions and --status:
-// an operation matches when one of its tasks matches every given list.
-type operationFilter struct{ apps, units, actions, status []string }
+// operationFilter is operations' --apps, --units, --machines, --actions
+// and --status: an operation matches when one of its tasks matches every
+// given list. A machine's task has no application or unit; a unit's task
+// no machine.
+type operationFilter struct{ apps, units, machines, actions, status []string }
 
 func (f operationFilter) match(op operation) bool {
 	in := func(list []string, v string) bool { return len(list) == 0 || slices.Contains(list, v) }
@@ -165,8 +185,14 @@ func (f operationFilter) match(op operation) bool {
 		return false
 	}
 	for _, t := range op.tasks {
-		app, _, _ := strings.Cut(t.Receiver, "/")
-		if in(f.apps, app) && in(f.units, t.Receiver) && in(f.actions, t.Action) {
+		app, unit, machine := "", "", ""
+		if id, ok := api.ReceiverMachine(t.Receiver); ok {
+			machine = id
+		} else {
+			unit = t.Receiver
+			app, _, _ = strings.Cut(t.Receiver, "/")
+		}
+		if in(f.apps, app) && in(f.units, unit) && in(f.machines, machine) && in(f.actions, t.Action) {
 			return true
 		}
 	}
@@ -184,7 +210,8 @@ func (a *Commands) OperationsCmd() *cobra.Command {
 		Aliases: []string{"list-operations"},
 		Short:   "List the operations run in the model: the actions run, with their tasks",
 		Long: `Lists operations as 'juju operations' does, oldest first. An operation is
-one 'drover run' or 'drover exec': a task on each unit it named. Its ID is
+one 'drover run' or 'drover exec': a task on each unit (or, for exec,
+machine) it named. Its ID is
 its first task's; 'drover show-operation ID' shows it with its tasks,
 'drover show-task ID' one task. Its status is running while a task runs,
 pending while one waits, then failed, aborted or cancelled if a task was,
@@ -201,8 +228,8 @@ each of them.`,
 			if limit < 0 {
 				return modelcmd.Usagef("operations: --limit must be 0 (all) or more")
 			}
-			f.apps, f.units, f.actions, f.status = modelcmd.SplitList(f.apps), modelcmd.SplitList(f.units),
-				modelcmd.SplitList(f.actions), modelcmd.SplitList(f.status)
+			f.apps, f.units, f.machines, f.actions, f.status = modelcmd.SplitList(f.apps), modelcmd.SplitList(f.units),
+				modelcmd.SplitList(f.machines), modelcmd.SplitList(f.actions), modelcmd.SplitList(f.status)
 			return a.WithModel(cmd.Context(), mo.Ref, func(mc *modelcmd.ModelConn) error {
 				return a.listOperations(cmd.Context(), mc, f, limit, format.Value)
 			})
@@ -212,6 +239,7 @@ each of them.`,
 	format.Add(cmd, "tabular", "tabular", "json", "yaml")
 	cmd.Flags().StringArrayVar(&f.apps, "apps", nil, "only operations on units of these applications")
 	cmd.Flags().StringArrayVar(&f.units, "units", nil, "only operations on these units")
+	cmd.Flags().StringArrayVar(&f.machines, "machines", nil, "only operations on these machines (exec --machine)")
 	cmd.Flags().StringArrayVar(&f.actions, "actions", nil, "only operations running these actions")
 	cmd.Flags().StringArrayVar(&f.status, "status", nil, "only operations in these states: pending, running, completed, failed, cancelled, aborted")
 	cmd.Flags().IntVar(&limit, "limit", 0, "only the newest N operations (0: all)")

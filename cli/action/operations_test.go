@@ -115,3 +115,35 @@ tasks:
 		t.Errorf("show-operation of a task that is not an operation's first: %v", err)
 	}
 }
+
+// TestOperationsOfMachineExec: an exec on machines is an operation whose
+// summary names the machine's tag, whose tasks' host is the machine
+// number, and which --machines selects (and --units and --apps do not).
+func TestOperationsOfMachineExec(t *testing.T) {
+	ops := groupOperations(append(machineTasks(), api.Task{ID: "9", Receiver: "machine-4", Action: api.ExecAction, Status: api.TaskPending}))
+	if len(ops) != 2 {
+		t.Fatalf("%d operations, want 2", len(ops))
+	}
+	if got := ops[0].summary(); got != "juju-exec run on 2 machines" {
+		t.Errorf("summary %q", got)
+	}
+	if got := ops[1].summary(); got != "juju-exec run on machine-4" {
+		t.Errorf("summary %q", got)
+	}
+	if v := ops[0].view(); v.Tasks["8"].Host != "1" {
+		t.Errorf("task 8's host %q, want 1", v.Tasks["8"].Host)
+	}
+	for _, c := range []struct {
+		f    operationFilter
+		want bool
+	}{
+		{operationFilter{machines: []string{"1"}}, true},
+		{operationFilter{machines: []string{"4"}}, false},
+		{operationFilter{units: []string{"machine-0"}}, false},
+		{operationFilter{apps: []string{"machine-0"}}, false},
+	} {
+		if got := c.f.match(ops[0]); got != c.want {
+			t.Errorf("%+v matches operation 7: %v, want %v", c.f, got, c.want)
+		}
+	}
+}

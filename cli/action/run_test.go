@@ -76,7 +76,7 @@ func (f *fakeActions) handler() http.Handler {
 		f.lastReq = req
 		var out []api.Task
 		for i, u := range req.Receivers {
-			if !strings.HasPrefix(u, "kv/") {
+			if !strings.HasPrefix(u, "kv/") && !strings.HasPrefix(u, "machine-") {
 				modelcmdtest.AnswerError(w, http.StatusNotFound, api.CodeNotFound, `unit "`+u+`" not found`)
 				return
 			}

@@ -19,11 +19,14 @@ import (
 // jujuTask is a task as `juju run`, `juju exec` and `juju show-task`
 // print it with --format json or yaml: a map, so that the keys come out
 // sorted as Juju's do (id, log, message, results, status, timing, unit).
+// A machine's task has "machine": ID where a unit's has "unit": NAME, as
+// Juju keys it by its receiver's tag kind.
 // Empty stdout and stderr are left out of results and return-code is an
 // integer, as Juju's convertActionOutput has them; times are Go's
 // time.String() in the local zone (UTC with utc), as Juju prints them.
 func jujuTask(t api.Task, utc bool) map[string]any {
-	out := map[string]any{"id": t.ID, "status": t.Status, "unit": t.Receiver}
+	kind, id := receiverOf(t.Receiver)
+	out := map[string]any{"id": t.ID, "status": t.Status, kind: id}
 	if t.Message != "" {
 		out["message"] = t.Message
 	}
@@ -63,6 +66,15 @@ func jujuTask(t api.Task, utc bool) map[string]any {
 	return out
 }
 
+// receiverOf is a task's receiver as Juju prints it: its kind ("unit" or
+// "machine") and its ID (the unit's name, the machine's number).
+func receiverOf(receiver string) (kind, id string) {
+	if id, ok := api.ReceiverMachine(receiver); ok {
+		return "machine", id
+	}
+	return "unit", receiver
+}
+
 // taskTime is a task's time as Juju prints it: time.String() in the local
 // zone, or in UTC.
 func taskTime(t time.Time, utc bool) string {
@@ -87,12 +99,13 @@ func returnCode(results map[string]any) (int, bool) {
 	return 0, false
 }
 
-// writeTasks writes finished tasks keyed by unit, as juju run and exec do
-// with --format json or yaml.
+// writeTasks writes finished tasks keyed by unit name or machine number,
+// as juju run and exec do with --format json or yaml.
 func (a *Commands) writeTasks(tasks []api.Task, format string, utc bool) error {
 	out := make(map[string]any, len(tasks))
 	for _, t := range tasks {
-		out[t.Receiver] = jujuTask(t, utc)
+		_, id := receiverOf(t.Receiver)
+		out[id] = jujuTask(t, utc)
 	}
 	return modelcmd.WriteFormatted(a.Stdout, format, out)
 }
@@ -126,15 +139,16 @@ func taskFailure(tasks []api.Task) error {
 }
 
 // errTimedOut is a wait for tasks that ran out of time; its text names
-// the units still running, as Juju's does.
-type errTimedOut struct{ units []string }
+// the receivers still running ("unit kv/0", "machine 0"), as Juju's does.
+type errTimedOut struct{ receivers []string }
 
 func (e *errTimedOut) Error() string {
-	units := make([]string, len(e.units))
-	for i, u := range e.units {
-		units[i] = "unit " + u
+	names := make([]string, len(e.receivers))
+	for i, r := range e.receivers {
+		kind, id := receiverOf(r)
+		names[i] = kind + " " + id
 	}
-	return "timed out waiting for results from: " + strings.Join(units, ", ")
+	return "timed out waiting for results from: " + strings.Join(names, ", ")
 }
 
 // enqueueErr explains a refused enqueue; a unit or action that does not
@@ -203,7 +217,7 @@ func mergeParams(dst, src map[string]any) {
 
 // waitTasks waits until every task finishes or limit passes (0: no
 // limit); on expiry it returns an *errTimedOut naming the unfinished
-// tasks' units.
+// tasks' receivers.
 func (a *Commands) waitTasks(ctx context.Context, mc *modelcmd.ModelConn, tasks []api.Task, limit time.Duration) ([]api.Task, error) {
 	if limit > 0 {
 		var cancel context.CancelFunc
@@ -214,13 +228,13 @@ func (a *Commands) waitTasks(ctx context.Context, mc *modelcmd.ModelConn, tasks 
 	defer p.Done("")
 	out := slices.Clone(tasks)
 	timedOut := func() error {
-		var units []string
+		var receivers []string
 		for _, t := range out {
 			if !finished(t.Status) {
-				units = append(units, t.Receiver)
+				receivers = append(receivers, t.Receiver)
 			}
 		}
-		return &errTimedOut{units: units}
+		return &errTimedOut{receivers: receivers}
 	}
 	for i := range out {
 		for !finished(out[i].Status) {

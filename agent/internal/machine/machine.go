@@ -1,7 +1,8 @@
 // Package machine is the machine agent: it reads agent.conf, keeps the
 // controller connection (with failover), and runs one uniter per unit on
 // the machine, starting uniters for new units and stopping them for units
-// that are gone.
+// that are gone; it runs the machine's own tasks (juju exec --machine)
+// outside any unit, as the machine's user, in the machine's directory.
 //
 // Invariants:
 //   - Every controller address the controller announces is persisted in
@@ -159,10 +160,16 @@ func (a *Agent) Run(ctx context.Context) error {
 		return err
 	}
 	a.log.Info("machine agent started", "tag", a.conf.Tag, "controllers", a.conn.Addresses())
+	mx, err := newMachineExec(execConfig{Machine: a.conf.Machine, Dir: a.dataDir, Env: os.Environ(), Caller: a.conn,
+		States: a.conn.State, Lock: a.locks, Logger: a.log.With("component", "exec")})
+	if err != nil {
+		return err
+	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return a.conn.Run(gctx) })
 	g.Go(func() error { return a.supervise(gctx, toolsDir) })
-	err := g.Wait()
+	g.Go(func() error { return mx.Run(gctx) })
+	err = g.Wait()
 	if a.rebooting.Load() {
 		return a.powerOff()
 	}

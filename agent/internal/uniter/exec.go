@@ -335,8 +335,8 @@ func taskResult(unit string, task *api.TaskRef, ex *execResult, err error) api.A
 		p.Status, p.Message = api.TaskFailed, "action not implemented on unit \""+unit+"\""
 	default:
 		p.Results["return-code"] = ex.res.code
-		outputResult(p.Results, "stdout", ex.res.stdout)
-		outputResult(p.Results, "stderr", ex.res.stderr)
+		OutputResult(p.Results, "stdout", ex.res.stdout)
+		OutputResult(p.Results, "stderr", ex.res.stderr)
 		if ex.outcome.Failed {
 			p.Status, p.Message = api.TaskFailed, ex.outcome.Message
 		} else if ex.res.code != 0 {
@@ -366,10 +366,10 @@ func (u *Uniter) finishTask(ctx context.Context, p api.AgentTaskParams) error {
 	}
 }
 
-// outputResult records a task's output under key, as Juju does: text as
+// OutputResult records a task's output under key, as Juju does: text as
 // it is, and output that is not UTF-8 (JSON would mangle it) in base64,
 // said by "<key>-encoding": "base64".
-func outputResult(results map[string]any, key, out string) {
+func OutputResult(results map[string]any, key, out string) {
 	switch {
 	case out == "":
 	case utf8.ValidString(out):

@@ -52,6 +52,13 @@ func appendMachineState(b []byte, ms *api.MachineState) ([]byte, error) {
 		}
 		b = append(b, '}')
 	}
+	if len(ms.Tasks) > 0 {
+		b = append(b, `,"tasks":`...)
+		var err error
+		if b, err = appendMarshal(b, ms.Tasks, false, ""); err != nil {
+			return nil, err
+		}
+	}
 	return append(b, '}'), nil
 }
 

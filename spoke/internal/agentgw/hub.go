@@ -241,7 +241,7 @@ func (in *interest) concerns(ev stream.Event) bool {
 	case *api.Lease:
 		return slices.Contains(in.units, o.Holder) || slices.Contains(in.leaderApps, o.Application)
 	case *api.Task:
-		return slices.Contains(in.units, o.Receiver)
+		return slices.Contains(in.units, o.Receiver) || o.Receiver == api.MachineReceiver(in.machine)
 	case *tables.AppLeaderSettings:
 		return slices.Contains(in.apps, o.Application)
 	case *tables.ModelConfigEntry:

@@ -63,7 +63,29 @@ func (g *Gateway) buildMachineState(snap *state.Snapshot, v storeVersion, memo *
 		}
 		ms.Units[u.Name] = urs
 	}
+	if ms.Tasks, err = activeTasks(snap, model, api.MachineReceiver(machine)); err != nil {
+		return nil, in, err
+	}
 	return ms, in, nil
+}
+
+// activeTasks are receiver's pending and running tasks, oldest first.
+func activeTasks(snap *state.Snapshot, model, receiver string) ([]api.TaskRef, error) {
+	tasks, err := snap.ListTasks(model, state.TaskFilter{Receiver: receiver})
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(tasks, func(x, y *api.Task) int {
+		return cmp.Or(x.Enqueued.Compare(y.Enqueued), cmp.Compare(atoi(x.ID), atoi(y.ID)))
+	})
+	var out []api.TaskRef
+	for _, t := range tasks {
+		if t.Status == api.TaskPending || t.Status == api.TaskRunning {
+			out = append(out, api.TaskRef{ID: t.ID, Action: t.Action, Params: t.Params,
+				Parallel: t.Parallel, ExecutionGroup: t.ExecutionGroup, Status: t.Status})
+		}
+	}
+	return out, nil
 }
 
 func (g *Gateway) buildUnitState(snap *state.Snapshot, v storeVersion, memo *buildMemo, u *api.Unit, now time.Time, in *interest) (*api.UnitRemoteState, error) {
@@ -95,18 +117,8 @@ func (g *Gateway) buildUnitState(snap *state.Snapshot, v storeVersion, memo *bui
 		urs.Leader, urs.LeaseExpiry = true, l.Expiry
 		in.leaderApps = append(in.leaderApps, a.Name)
 	}
-	tasks, err := snap.ListTasks(u.ModelUUID, state.TaskFilter{Receiver: u.Name})
-	if err != nil {
+	if urs.Tasks, err = activeTasks(snap, u.ModelUUID, u.Name); err != nil {
 		return nil, err
-	}
-	slices.SortFunc(tasks, func(x, y *api.Task) int {
-		return cmp.Or(x.Enqueued.Compare(y.Enqueued), cmp.Compare(atoi(x.ID), atoi(y.ID)))
-	})
-	for _, t := range tasks {
-		if t.Status == api.TaskPending || t.Status == api.TaskRunning {
-			urs.Tasks = append(urs.Tasks, api.TaskRef{ID: t.ID, Action: t.Action, Params: t.Params,
-				Parallel: t.Parallel, ExecutionGroup: t.ExecutionGroup, Status: t.Status})
-		}
 	}
 	for _, r := range ap.rels {
 		rrs, err := buildRelationState(snap, v, memo, u, r)

@@ -66,8 +66,15 @@ func inRelation(rel *api.Relation, app string) bool {
 	return false
 }
 
-// ownTask checks the task is addressed to one of the agent's units.
+// ownTask checks the task is addressed to one of the agent's units, or
+// (p.Machine) to the agent's machine itself.
 func (g *Gateway) ownTask(c *agentConn, raw json.RawMessage, p *api.AgentTaskParams) error {
+	if err := params(raw, p); err != nil {
+		return err
+	}
+	if p.Machine != "" {
+		return g.ownMachineTask(c, p)
+	}
 	snap, u, err := g.unitParams(c, raw, p, func() string { return p.Unit })
 	if err != nil {
 		return err
@@ -78,6 +85,25 @@ func (g *Gateway) ownTask(c *agentConn, raw json.RawMessage, p *api.AgentTaskPar
 	}
 	if t.Receiver != u.Name {
 		return api.Errorf(api.CodeForbidden, "task %s is not for unit %s", p.ID, u.Name)
+	}
+	return nil
+}
+
+// ownMachineTask checks a task reported for a machine is the agent's own
+// machine's.
+func (g *Gateway) ownMachineTask(c *agentConn, p *api.AgentTaskParams) error {
+	if p.Unit != "" {
+		return api.Errorf(api.CodeBadRequest, "a task report names a unit or a machine, not both")
+	}
+	if p.Machine != c.machine {
+		return api.Errorf(api.CodeForbidden, "machine %s is not this agent's (machine %s)", p.Machine, c.machine)
+	}
+	t, err := lookup.Task(g.b.Store().Snapshot(), c.model, p.ID)
+	if err != nil {
+		return err
+	}
+	if t.Receiver != api.MachineReceiver(c.machine) {
+		return api.Errorf(api.CodeForbidden, "task %s is not for machine %s", p.ID, c.machine)
 	}
 	return nil
 }

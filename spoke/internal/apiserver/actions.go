@@ -47,7 +47,7 @@ func (s *actionEndpoint) runAction(w http.ResponseWriter, r *http.Request) {
 	for _, j := range jobs {
 		var t api.Task
 		idx, err := s.propose(r, state.EnqueueTaskType, &state.EnqueueTaskRequest{
-			ModelUUID: model, Receiver: j.unit, Action: req.Action, Params: j.params,
+			ModelUUID: model, Receiver: j.unit, Machine: j.machine, Action: req.Action, Params: j.params,
 			Parallel: j.par, ExecutionGroup: j.group, Operation: operation, Now: s.now(),
 		}, &t)
 		if err != nil {
@@ -60,21 +60,38 @@ func (s *actionEndpoint) runAction(w http.ResponseWriter, r *http.Request) {
 	reply.Indexed(w, http.StatusCreated, last, tasks)
 }
 
-// actionJob is one task an action request enqueues.
+// actionJob is one task an action request enqueues: on a unit, or (exec
+// only) on a machine.
 type actionJob struct {
-	unit   string
-	params map[string]any
-	par    bool
-	group  string
+	unit    string
+	machine string
+	params  map[string]any
+	par     bool
+	group   string
 }
 
-// actionJobs resolves an action request's receivers to units and checks
-// the action and its params against each unit's charm, all before any
-// task is enqueued.
+// actionJobs resolves an action request's receivers to units and machines
+// and checks the action and its params against each unit's charm, all
+// before any task is enqueued.
 func (s *actionEndpoint) actionJobs(snap *state.Snapshot, model string, req *api.RunActionRequest) ([]actionJob, error) {
 	exec := req.Action == api.ExecAction
 	var jobs []actionJob
 	for _, recv := range req.Receivers {
+		if id, ok := api.ReceiverMachine(recv); ok {
+			if !exec {
+				return nil, api.Errorf(api.CodeInvalid, "action %q cannot run on machine %s: only %s runs on a machine", req.Action, id, api.ExecAction)
+			}
+			mc, err := lookup.Machine(snap, model, id)
+			if err != nil {
+				return nil, err
+			}
+			if mc.Life == api.Dead {
+				return nil, api.Errorf(api.CodeConflict, "machine %q is dead", id)
+			}
+			// In parallel, as juju exec --machine's default --parallel.
+			jobs = append(jobs, actionJob{machine: id, params: req.Params, par: true})
+			continue
+		}
 		unit, err := s.resolveReceiver(snap, model, recv)
 		if err != nil {
 			return nil, err
@@ -141,7 +158,7 @@ func checkExec(c caller, params map[string]any) error {
 func (s *actionEndpoint) resolveReceiver(snap *state.Snapshot, model, recv string) (string, error) {
 	app, rest, ok := strings.Cut(recv, "/")
 	if !ok || app == "" || rest == "" {
-		return "", api.Errorf(api.CodeInvalid, "bad receiver %q: want a unit (app/0) or app/leader", recv)
+		return "", api.Errorf(api.CodeInvalid, "bad receiver %q: want a unit (app/0), app/leader or a machine (machine-0)", recv)
 	}
 	if rest != "leader" {
 		return recv, nil

@@ -38,7 +38,7 @@ const replayDir = "testdata/replay"
 // commands too).
 func replayCommands() []replayCommand {
 	return slices.Concat(replayControllerCommands(), replayModelCommands(), replayAgentCommands(), replayOperatorCommands(),
-		replayJoinTokenCommands(), replayResourceCommands(), replayModelConstraintsCommands())
+		replayJoinTokenCommands(), replayResourceCommands(), replayModelConstraintsCommands(), replayMachineTaskCommands())
 }
 
 // replayResourceCommands are appended after the join token commands: an
@@ -66,6 +66,23 @@ func replayModelConstraintsCommands() []replayCommand {
 	return []replayCommand{
 		{SetModelConstraintsType, &SetModelConstraintsRequest{ModelUUID: replayModel, Constraints: "mem=2048M arch=amd64"}},
 		{AddMachineType, &AddMachineRequest{ModelUUID: replayModel, Constraints: "mem=8192M"}},
+	}
+}
+
+// replayMachineTaskCommands are appended after the model constraints
+// commands, so the earlier lines of the log stay as they were: juju-exec
+// on machine 6 (EnqueueTaskRequest.Machine), started and finished, then
+// one on a machine that does not exist (refused).
+func replayMachineTaskCommands() []replayCommand {
+	const m = replayModel
+	return []replayCommand{
+		{EnqueueTaskType, &EnqueueTaskRequest{ModelUUID: m, Machine: "6", Action: "juju-exec", Params: map[string]any{"command": "hostname"},
+			Parallel: true, Now: replayAt(22 * time.Minute)}},
+		{StartTaskType, &StartTaskRequest{ModelUUID: m, ID: "3", Now: replayAt(22 * time.Minute)}},
+		{FinishTaskType, &FinishTaskRequest{ModelUUID: m, ID: "3", Status: api.TaskFailed, Message: "exit status 1",
+			Results: map[string]any{"return-code": 1, "stderr": "no\n"}, Now: replayAt(23 * time.Minute)}},
+		{EnqueueTaskType, &EnqueueTaskRequest{ModelUUID: m, Machine: "60", Action: "juju-exec", Params: map[string]any{"command": "true"},
+			Now: replayAt(24 * time.Minute)}},
 	}
 }
 
@@ -491,7 +508,7 @@ func writeReplayFixture(t *testing.T) {
 	}
 	f, results := replay(t, cmds)
 	for _, r := range results {
-		if r.Err != "" && r.Type != AddModelType.String() && r.Type != UseJoinTokenType.String() {
+		if r.Err != "" && r.Type != AddModelType.String() && r.Type != UseJoinTokenType.String() && r.Type != EnqueueTaskType.String() {
 			t.Fatalf("fixture command %d (%s) failed: %s", r.Index, r.Type, r.Err)
 		}
 	}

@@ -43,25 +43,23 @@ func (r *reader) ListTasks(model string, f TaskFilter) ([]*api.Task, error) {
 	return out, nil
 }
 
-// enqueueTask queues an action on a unit; IDs count up from Model.NextTask.
+// enqueueTask queues an action on a unit, or juju-exec on a machine; IDs
+// count up from Model.NextTask.
 func enqueueTask(t *Txn, req *EnqueueTaskRequest) (*api.Task, error) {
 	m, err := t.aliveModel(req.ModelUUID)
 	if err != nil {
 		return nil, err
 	}
-	u, err := t.unit(req.ModelUUID, req.Receiver)
+	receiver, err := taskReceiver(t, req)
 	if err != nil {
 		return nil, err
-	}
-	if u.Life == api.Dead {
-		return nil, api.Errorf(api.CodeConflict, "unit %q is dead", u.Name)
 	}
 	if req.Action == "" {
 		return nil, api.Errorf(api.CodeInvalid, "action name is required")
 	}
 	m = copyModel(m)
 	task := &api.Task{
-		ModelUUID: m.UUID, ID: strconv.Itoa(m.NextTask), Receiver: u.Name, Action: req.Action,
+		ModelUUID: m.UUID, ID: strconv.Itoa(m.NextTask), Receiver: receiver, Action: req.Action,
 		Params: copyAnyMap(req.Params), Parallel: req.Parallel, ExecutionGroup: req.ExecutionGroup,
 		Operation: req.Operation, Status: api.TaskPending, Enqueued: req.Now,
 	}
@@ -70,6 +68,36 @@ func enqueueTask(t *Txn, req *EnqueueTaskRequest) (*api.Task, error) {
 		return nil, err
 	}
 	return task, t.put(tables.Tasks, task)
+}
+
+// taskReceiver is the receiver of the task req enqueues: a unit that is
+// not dead, or a machine that is not dead (only juju-exec runs on a
+// machine: it has no charm to hold other actions).
+func taskReceiver(t *Txn, req *EnqueueTaskRequest) (string, error) {
+	if req.Machine == "" {
+		u, err := t.unit(req.ModelUUID, req.Receiver)
+		if err != nil {
+			return "", err
+		}
+		if u.Life == api.Dead {
+			return "", api.Errorf(api.CodeConflict, "unit %q is dead", u.Name)
+		}
+		return u.Name, nil
+	}
+	if req.Receiver != "" {
+		return "", api.Errorf(api.CodeInvalid, "a task runs on a unit or on a machine, not both (%q and machine %q)", req.Receiver, req.Machine)
+	}
+	if req.Action != api.ExecAction {
+		return "", api.Errorf(api.CodeInvalid, "only %s runs on a machine, not %q", api.ExecAction, req.Action)
+	}
+	mc, err := t.machine(req.ModelUUID, req.Machine)
+	if err != nil {
+		return "", err
+	}
+	if mc.Life == api.Dead {
+		return "", api.Errorf(api.CodeConflict, "machine %q is dead", mc.ID)
+	}
+	return api.MachineReceiver(mc.ID), nil
 }
 
 // startTask moves a pending task to running.

@@ -339,11 +339,16 @@ type ExpireLeasesRequest struct {
 	Now time.Time `json:"now"`
 }
 
-// EnqueueTaskRequest queues an action on a unit; the ID comes from
+// EnqueueTaskRequest queues an action on a unit (Receiver), or juju-exec
+// on a machine (Machine, with Receiver empty): the task's receiver is then
+// "machine-<id>", as Juju's machine tag. The ID comes from
 // Model.NextTask. Params are already validated. Value: *api.Task.
 type EnqueueTaskRequest struct {
-	ModelUUID      string         `json:"model-uuid"`
-	Receiver       string         `json:"receiver"`
+	ModelUUID string `json:"model-uuid"`
+	Receiver  string `json:"receiver"`
+	// Machine is a machine ID; logs written before the field carry none,
+	// and their Receiver names a unit as it always did.
+	Machine        string         `json:"machine,omitempty"`
 	Action         string         `json:"action"`
 	Params         map[string]any `json:"params,omitempty"`
 	Parallel       bool           `json:"parallel,omitempty"`
