@@ -193,7 +193,7 @@ func (c *Client) attempt(ctx context.Context, addr string, r *request) (*respons
 		return nil, err
 	}
 	if idx, err := strconv.ParseUint(resp.Header.Get(HeaderIndex), 10, 64); err == nil {
-		c.observeIndex(idx)
+		c.observe(r.method, r.path, idx)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		defer cancel()
@@ -222,10 +222,7 @@ func (c *Client) do(req *http.Request) (*http.Response, error) {
 func (c *Client) newRequest(ctx context.Context, addr string, r *request) (*http.Request, error) {
 	q := r.query
 	if r.idempotent() {
-		idx := r.read.Index
-		if c.ryw {
-			idx = max(idx, c.Index())
-		}
+		idx := max(r.read.Index, c.readIndex(r))
 		if idx > 0 || r.read.Consistent {
 			q = url.Values{}
 			for k, v := range r.query {
