@@ -239,6 +239,16 @@ func (st *Store) LastIndex(uuid string) (uint64, error) {
 	return d.Controllers[uuid], nil
 }
 
+// Indexes is every controller's last index, by UUID: what a hub client
+// starts with, not knowing yet which controllers its models are on.
+func (st *Store) Indexes() (map[string]uint64, error) {
+	var d indexesDoc
+	if err := readYAML(filepath.Join(st.Dir, indexesFile), &d); err != nil {
+		return nil, err
+	}
+	return d.Controllers, nil
+}
+
 // RecordIndex raises controller uuid's last index to idx (a lower idx
 // changes nothing: two drover processes may finish in any order).
 func (st *Store) RecordIndex(uuid string, idx uint64) error {
