@@ -43,6 +43,19 @@ func (c *Client) PlaceModel(model, controller string) {
 	c.placed.Store(&next)
 }
 
+// placeAt places model on controller (PlaceModel) and raises the
+// controller's index to idx.
+func (c *Client) placeAt(model, controller string, idx uint64) {
+	if model == "" || controller == "" {
+		return
+	}
+	c.PlaceModel(model, controller)
+	c.scopeMu.Lock()
+	ctr := c.controllerIndexLocked(controller)
+	c.scopeMu.Unlock()
+	raise(ctr, idx)
+}
+
 // Indexes is the highest index each controller behind a hub (by UUID)
 // has answered the calls of the models placed on it with, or started
 // with (ClientConfig.Indexes).

@@ -31,6 +31,13 @@ func newFakeHub() *fakeHub {
 		writeJSON(w, 0, map[string]any{"models": []map[string]string{
 			{"uuid": "m-a", "name": "a", "controller-uuid": "ctl-a"}, {"uuid": "m-b", "name": "b", "controller-uuid": "ctl-b"}}})
 	})
+	h.handler.HandleFunc("POST /v1/models", func(w http.ResponseWriter, r *http.Request) {
+		h.mu.Lock()
+		h.placed["m-new"] = "ctl-b"
+		h.mu.Unlock()
+		// The hub's entry, and the index at which the controller created it.
+		writeJSON(w, h.at("m-new", true), map[string]string{"uuid": "m-new", "name": "new", "controller-uuid": "ctl-b"})
+	})
 	h.handler.HandleFunc("GET /v1/models/{model}", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, 0, map[string]string{"uuid": r.PathValue("model"), "controller-uuid": h.placed[r.PathValue("model")]})
 	})
@@ -109,6 +116,11 @@ func TestPlacedModelsKeepTheirControllersIndex(t *testing.T) {
 		{func() error { _, err := c.Models(ctx); return err }, ""},
 		{func() error { _, err := c.Model("m-a").Info(ctx); return err }, ""},
 		{func() error { _, err := c.Model("m-b").Applications(ctx, api.ReadOptions{Index: 4}); return err }, "index=5"},
+		// A model added through the hub is placed where the hub says,
+		// at the index its controller created it.
+		{func() error { _, err := c.AddModel(ctx, api.AddModelRequest{Name: "new"}); return err }, ""},
+		{func() error { _, err := c.Model("m-new").Applications(ctx); return err }, "index=6"},
+		{func() error { _, err := c.Model("m-a").Applications(ctx); return err }, "index=101"},
 	}
 	for i, s := range steps {
 		if err := s.do(); err != nil {
@@ -121,11 +133,11 @@ func TestPlacedModelsKeepTheirControllersIndex(t *testing.T) {
 			t.Errorf("step %d (%s %s): query %q, want %q", i, got[i].Method, got[i].Path, got[i].Query, s.query)
 		}
 	}
-	if want := map[string]uint64{"ctl-a": 101, "ctl-b": 5}; !maps.Equal(c.Indexes(), want) {
+	if want := map[string]uint64{"ctl-a": 101, "ctl-b": 6}; !maps.Equal(c.Indexes(), want) {
 		t.Errorf("Indexes() = %v, want %v", c.Indexes(), want)
 	}
-	if c.Index() != 0 {
-		t.Errorf("the client-wide index is %d: a placed model's answer raised it", c.Index())
+	if c.Index() != 6 { // the add-model answer's, the hub's own route
+		t.Errorf("the client-wide index is %d, want 6: a placed model's answer raised it", c.Index())
 	}
 
 	// A model placed on no controller the client knows of is the

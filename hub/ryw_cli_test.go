@@ -21,11 +21,12 @@ import (
 )
 
 // TestCLIReadsItsWritesThroughTheHub: a write the CLI makes through the hub
-// raises, in the client store, the index of the controller the model is
-// on (by its UUID, as for a direct connection), and the next drover
-// invocation's read of that model sends it: the hub relays the read to a
-// node cut off from raft before the write, which must not answer older
-// than the write (it waits, then relays the read to its leader).
+// (add-model, model-config) raises, in the client store, the index of the
+// controller the model is on (by its UUID, as for a direct connection),
+// and the next drover invocation's reads of that model send it: the hub
+// relays them to a node cut off from raft before the write, which must
+// not answer older than the write (it waits, then relays the read to its
+// leader).
 func TestCLIReadsItsWritesThroughTheHub(t *testing.T) {
 	e := newEnv(t)
 	alice := e.user("alice", "acme")
@@ -140,14 +141,22 @@ func TestCLIReadsItsWritesThroughTheHub(t *testing.T) {
 
 	faults.CutRaft(lag.ID, leader.ID)
 	t.Cleanup(faults.Heal)
+	// Issue 34's reproduction through the hub: a model added, then
+	// configured and read by the next invocations, through a node that
+	// has not heard of it.
+	drover("add-model", "second", "--region", "east")
+	drover("model-config", "k=second")
+	if got := strings.TrimSpace(drover("model-config", "k")); got != "second" {
+		t.Fatalf("model-config k of the model just added = %q; want second", got)
+	}
 	for i := range 3 {
 		want := fmt.Sprint("through-hub-", i)
-		drover("model-config", "k="+want)
+		drover("model-config", "-m", "prod", "k="+want)
 		written, err := (&cli.Store{Dir: store}).LastIndex(cred.ControllerUUID)
 		if err != nil || written == 0 {
 			t.Fatalf("round %d: the client store keeps index %d for controller %s after a write through the hub (%v)", i, written, cred.ControllerUUID, err)
 		}
-		if got := strings.TrimSpace(drover("model-config", "k")); got != want {
+		if got := strings.TrimSpace(drover("model-config", "-m", "prod", "k")); got != want {
 			t.Fatalf("round %d: model-config k through the hub = %q; want %q (the write's index %d)", i, got, want, written)
 		}
 		info, err := admin.ControllerInfo(t.Context())
