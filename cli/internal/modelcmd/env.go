@@ -72,10 +72,8 @@ func (a *Env) RecordIndexes() error {
 		if c.Details.Hub {
 			indexes = c.Client.Indexes()
 		}
-		for uuid, idx := range indexes {
-			if err := a.Store.RecordIndex(uuid, idx); err != nil {
-				errs = append(errs, err)
-			}
+		if err := a.Store.RecordIndexes(indexes); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)
