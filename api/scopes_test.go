@@ -39,7 +39,10 @@ func newFakeHub() *fakeHub {
 		writeJSON(w, h.at("m-new", true), map[string]string{"uuid": "m-new", "name": "new", "controller-uuid": "ctl-b"})
 	})
 	h.handler.HandleFunc("GET /v1/models/{model}", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, 0, map[string]string{"uuid": r.PathValue("model"), "controller-uuid": h.placed[r.PathValue("model")]})
+		h.mu.Lock()
+		ctl := h.placed[r.PathValue("model")]
+		h.mu.Unlock()
+		writeJSON(w, 0, map[string]string{"uuid": r.PathValue("model"), "controller-uuid": ctl})
 	})
 	h.handler.HandleFunc("GET /v1/models/{model}/applications", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, h.at(r.PathValue("model"), false), []api.Application{})
