@@ -49,6 +49,10 @@ type ClientConfig struct {
 	// Index starts the highest index seen there: the last index a client
 	// saw in an earlier process (the CLI keeps it in its store).
 	Index uint64
+	// Indexes start, by controller UUID, the highest index each controller
+	// behind a hub has answered with (PlaceModel), as Index does for a
+	// controller reached directly.
+	Indexes map[string]uint64
 	// WatchIdleTimeout, if positive, makes a watcher drop a connection that
 	// carried no frame (keepalives included) for that long and resume on
 	// another; it catches half-open connections to a partitioned node.
@@ -94,6 +98,15 @@ type Client struct {
 
 	refreshMu sync.Mutex // one refresh at a time
 
+	// scopeMu guards controllers and serialises updates of placed
+	// (scopes.go).
+	scopeMu     sync.Mutex
+	controllers map[string]*atomic.Uint64 // by controller UUID: the highest index it answered with
+	// placed maps each model placed behind a hub to its controller's
+	// entry in controllers; replaced whole, never modified, so a request
+	// reads it without locking. nil until a model is placed.
+	placed atomic.Pointer[map[string]*atomic.Uint64]
+
 	// mu guards the address list and the preferred position in it, and
 	// serialises updates of order.
 	mu        sync.Mutex
@@ -136,6 +149,9 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 		header:    cfg.Header.Clone(),
 	}
 	c.index.Store(cfg.Index)
+	for uuid, idx := range cfg.Indexes {
+		c.controllerIndexLocked(uuid).Store(idx) // not yet shared
+	}
 	c.reorderLocked() // not yet shared
 	if c.logger == nil {
 		c.logger = slog.New(slog.DiscardHandler)
@@ -184,17 +200,10 @@ func (c *Client) Close() {
 	}
 }
 
-// Index is the highest raft index (X-Drover-Index) any response has carried.
+// Index is the highest raft index (X-Drover-Index) any response has
+// carried, but those to the calls of a model placed behind a hub
+// (PlaceModel, Indexes).
 func (c *Client) Index() uint64 { return c.index.Load() }
-
-func (c *Client) observeIndex(idx uint64) {
-	for {
-		cur := c.index.Load()
-		if idx <= cur || c.index.CompareAndSwap(cur, idx) {
-			return
-		}
-	}
-}
 
 // Addresses returns the current address list.
 func (c *Client) Addresses() []string {

@@ -44,15 +44,24 @@ func (c *Client) get(ctx context.Context, p string, q url.Values, opts []ReadOpt
 
 // write sends a JSON body (nil for none) with method and decodes the answer.
 func (c *Client) write(ctx context.Context, method, p string, q url.Values, in, out any) error {
+	r, err := writeRequest(method, p, q, in)
+	if err != nil {
+		return err
+	}
+	return c.call(ctx, r, out)
+}
+
+// writeRequest is a request with a JSON body (nil for none).
+func writeRequest(method, p string, q url.Values, in any) (*request, error) {
 	r := &request{method: method, path: p, query: q}
 	if in != nil {
 		data, err := json.Marshal(in)
 		if err != nil {
-			return Errorf(CodeBadRequest, "api client: encode %s %s: %v", method, p, err)
+			return nil, Errorf(CodeBadRequest, "api client: encode %s %s: %v", method, p, err)
 		}
 		r.body, r.contentType = data, "application/json"
 	}
-	return c.call(ctx, r, out)
+	return r, nil
 }
 
 func forceQuery(force bool) url.Values {
@@ -158,17 +167,25 @@ func (c *Client) ModelsOf(ctx context.Context, user string) ([]Model, error) {
 	return out, c.get(ctx, v1Path("models"), url.Values{"user": {user}}, nil, &out)
 }
 
-// AddModel creates a model.
+// AddModel creates a model. A hub answers where it placed the model, and
+// the index at which that controller created it: the client places the
+// model there (PlaceModel), its controller's index raised to the
+// creation's, so that its next reads find it.
 func (c *Client) AddModel(ctx context.Context, req AddModelRequest) (*Model, error) {
 	var out struct {
 		Model
 		ModelIndex
 	}
-	if err := c.write(ctx, http.MethodPost, v1Path("models"), nil, req, &out); err != nil {
+	r, err := writeRequest(http.MethodPost, v1Path("models"), nil, req)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.call(ctx, r, &out); err != nil {
 		return nil, err
 	}
 	if out.ControllerUUID != "" { // a hub's index entry: where it placed it
 		out.Model.applyIndex(&out.ModelIndex)
+		c.placeAt(out.UUID, out.ControllerUUID, r.answered)
 	}
 	return &out.Model, nil
 }

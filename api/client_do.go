@@ -33,6 +33,9 @@ type request struct {
 	// stream bounds only the wait for the answer's headers by the
 	// per-attempt timeout, not the reading of its body (log streams).
 	stream bool
+	// answered is the X-Drover-Index of the answer (0: none), set by
+	// attempt.
+	answered uint64
 }
 
 // idempotent reports whether the request may be sent again after it may
@@ -193,7 +196,8 @@ func (c *Client) attempt(ctx context.Context, addr string, r *request) (*respons
 		return nil, err
 	}
 	if idx, err := strconv.ParseUint(resp.Header.Get(HeaderIndex), 10, 64); err == nil {
-		c.observeIndex(idx)
+		r.answered = idx
+		c.observe(r.method, r.path, idx)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		defer cancel()
@@ -222,10 +226,7 @@ func (c *Client) do(req *http.Request) (*http.Response, error) {
 func (c *Client) newRequest(ctx context.Context, addr string, r *request) (*http.Request, error) {
 	q := r.query
 	if r.idempotent() {
-		idx := r.read.Index
-		if c.ryw {
-			idx = max(idx, c.Index())
-		}
+		idx := max(r.read.Index, c.readIndex(r))
 		if idx > 0 || r.read.Consistent {
 			q = url.Values{}
 			for k, v := range r.query {

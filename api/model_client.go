@@ -15,7 +15,8 @@ import (
 // through its Client, so it shares that client's transport, credentials,
 // addresses and the highest X-Drover-Index seen: a write through one
 // ModelClient is visible to a ReadYourWrites read through any other of
-// the same Client.
+// the same Client. Behind a hub that index is the one of the controller
+// the model is placed on (PlaceModel).
 type ModelClient struct {
 	c    *Client
 	uuid string

@@ -30,6 +30,7 @@ const (
 type Watcher struct {
 	c     *Client
 	model string
+	path  string // of the watch route, whose index its frames raise
 	idle  time.Duration
 	// ctx is the watch's life: it ends on Close or when Watch's ctx ends.
 	ctx    context.Context
@@ -61,7 +62,7 @@ func (m ModelClient) Watch(ctx context.Context, since uint64) (*Watcher, error) 
 		return nil, err
 	}
 	wctx, cancel := context.WithCancel(ctx)
-	w := &Watcher{c: c, model: m.uuid, idle: c.watchIdle, ctx: wctx, cancel: cancel, index: since}
+	w := &Watcher{c: c, model: m.uuid, path: modelPath(m.uuid, "watch"), idle: c.watchIdle, ctx: wctx, cancel: cancel, index: since}
 	if _, err := w.install(conn); err != nil {
 		cancel()
 		return nil, err
@@ -100,7 +101,7 @@ func (w *Watcher) Next(ctx context.Context) (*WatchFrame, error) {
 			if f.Type == FrameReset || f.Index >= w.index {
 				w.index, w.mark = f.Index, f.Mark
 			}
-			w.c.observeIndex(f.Index)
+			w.c.observe(http.MethodGet, w.path, f.Index)
 			if f.Type == FrameKeepalive {
 				continue
 			}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -31,9 +32,12 @@ func (s controllersAPI) handleAddModel(w http.ResponseWriter, r *http.Request) {
 	p, _ := authn.PrincipalFrom(r.Context())
 	var req api.AddModelRequest
 	err := reply.Decode(r, &req)
-	var m store.Model
+	var (
+		m   store.Model
+		idx uint64
+	)
 	if err == nil {
-		m, err = s.addModel(r.Context(), p, req)
+		m, idx, err = s.addModel(r.Context(), p, req)
 	}
 	annotate(r.Context(), func(a *auditInfo) {
 		a.ModelUUID, a.ControllerUUID, a.ModelName = m.UUID, m.ControllerUUID, req.Name
@@ -42,30 +46,37 @@ func (s controllersAPI) handleAddModel(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
+	// The controller's index of the creation, as a relayed answer carries
+	// it: a client's next read of the model waits for it (ADR 0028).
+	if idx > 0 {
+		w.Header().Set(api.HeaderIndex, strconv.FormatUint(idx, 10))
+	}
 	reply.JSON(w, http.StatusCreated, m)
 }
 
-func (s controllersAPI) addModel(ctx context.Context, p authn.Principal, req api.AddModelRequest) (store.Model, error) {
+// addModel places the model and returns it with the raft index at which
+// its controller created it.
+func (s controllersAPI) addModel(ctx context.Context, p authn.Principal, req api.AddModelRequest) (store.Model, uint64, error) {
 	if req.Name == "" {
-		return store.Model{}, fmt.Errorf("%w: a model name is required", reply.ErrBadRequest)
+		return store.Model{}, 0, fmt.Errorf("%w: a model name is required", reply.ErrBadRequest)
 	}
 	if err := api.CheckModelName(req.Name); err != nil { // before claiming it, or asking any controller
-		return store.Model{}, fmt.Errorf("%w: %w", reply.ErrBadRequest, err)
+		return store.Model{}, 0, fmt.Errorf("%w: %w", reply.ErrBadRequest, err)
 	}
 	if req.Owner != "" && req.Owner != p.Identity.Name() && req.Owner != p.Identity.ID {
-		return store.Model{}, fmt.Errorf("%w: a model added through the hub is owned by its creator", reply.ErrBadRequest)
+		return store.Model{}, 0, fmt.Errorf("%w: a model added through the hub is owned by its creator", reply.ErrBadRequest)
 	}
 	// One add-model of a name at a time in an organization; the others
 	// are told the name is taken, before any controller is asked.
 	claimed, err := s.store.Models.ClaimName(ctx, p.Identity.Org, req.Name, s.cfg.claimLease)
 	if err != nil {
-		return store.Model{}, err
+		return store.Model{}, 0, err
 	}
 	if !claimed {
 		if _, err := s.store.Models.ByName(ctx, p.Identity.Org, req.Name); err == nil {
-			return store.Model{}, modelExists(p, req.Name)
+			return store.Model{}, 0, modelExists(p, req.Name)
 		}
-		return store.Model{}, errors.Join(store.ErrAlreadyExists, fmt.Errorf("model %q is being added in organization %s by another request "+
+		return store.Model{}, 0, errors.Join(store.ErrAlreadyExists, fmt.Errorf("model %q is being added in organization %s by another request "+
 			"(if none is running, one was interrupted: the name is free again within %v)", req.Name, p.Identity.Org, s.cfg.claimLease))
 	}
 	defer func() {
@@ -78,28 +89,29 @@ func (s controllersAPI) addModel(ctx context.Context, p authn.Principal, req api
 		return s.store.Models.RenewName(ctx, p.Identity.Org, req.Name, s.cfg.claimLease)
 	})()
 	if _, err := s.store.Models.ByName(ctx, p.Identity.Org, req.Name); err == nil {
-		return store.Model{}, modelExists(p, req.Name)
+		return store.Model{}, 0, modelExists(p, req.Name)
 	} else if !errors.Is(err, store.ErrNotFound) {
-		return store.Model{}, err
+		return store.Model{}, 0, err
 	}
 	cands, err := s.placementCandidates(ctx, p, req)
 	if err != nil {
-		return store.Model{}, err
+		return store.Model{}, 0, err
 	}
 	var errs []error
 	for _, c := range cands {
-		m, next, err := s.placeOn(ctx, c, p, req)
+		m, idx, next, err := s.placeOn(ctx, c, p, req)
 		if err == nil {
 			s.gate.AwaitAuthz(ctx)
-			return s.store.Models.ByUUID(ctx, m.UUID)
+			m, err = s.store.Models.ByUUID(ctx, m.UUID)
+			return m, idx, err
 		}
 		if !next {
-			return store.Model{}, err
+			return store.Model{}, 0, err
 		}
 		s.cfg.Logger.Warn("placement: controller failed, trying the next", "controller", c.Name, "err", err)
 		errs = append(errs, fmt.Errorf("%s: %w", c.Name, err))
 	}
-	return store.Model{}, fmt.Errorf("%w: no controller could add the model: %w ('drover controllers' shows their health)",
+	return store.Model{}, 0, fmt.Errorf("%w: no controller could add the model: %w ('drover controllers' shows their health)",
 		proxy.ErrUnavailable, joinErrors(errs, "; "))
 }
 
@@ -140,11 +152,12 @@ func (s controllersAPI) holdClaim(ctx context.Context, what string, renew func(c
 // which the next candidate may be tried. Meanwhile a claim keeps the
 // indexer from adopting the model when the controller's event comes
 // first; if it adopted it anyway (the claim expired), the insert takes the
-// row over (store.Models.Insert).
-func (s controllersAPI) placeOn(ctx context.Context, c store.Controller, p authn.Principal, req api.AddModelRequest) (m store.Model, next bool, err error) {
+// row over (store.Models.Insert). idx is the controller's raft index of
+// the creation.
+func (s controllersAPI) placeOn(ctx context.Context, c store.Controller, p authn.Principal, req api.AddModelRequest) (m store.Model, idx uint64, next bool, err error) {
 	owner := p.Identity.Name()
 	if err := s.store.Models.ClaimPlacement(ctx, c.UUID, req.Name, owner, s.cfg.claimLease); err != nil {
-		return store.Model{}, false, err
+		return store.Model{}, 0, false, err
 	}
 	defer s.holdClaim(ctx, "placement of "+req.Name, func(ctx context.Context) error {
 		return s.store.Models.ClaimPlacement(ctx, c.UUID, req.Name, owner, s.cfg.claimLease)
@@ -159,7 +172,7 @@ func (s controllersAPI) placeOn(ctx context.Context, c store.Controller, p authn
 		api.AddModelRequest{Name: req.Name, Owner: owner, Config: req.Config}, &created); err != nil {
 		var ae *api.Error
 		// A 4xx is about the request itself: another controller would say the same.
-		return store.Model{}, !errors.As(err, &ae) || ae.Status >= 500, err
+		return store.Model{}, 0, !errors.As(err, &ae) || ae.Status >= 500, err
 	}
 	m = store.Model{UUID: created.UUID, Name: req.Name, Org: p.Identity.Org, Owner: p.Identity.ID,
 		ControllerUUID: c.UUID, Life: string(created.Life), Status: "available"}
@@ -169,9 +182,9 @@ func (s controllersAPI) placeOn(ctx context.Context, c store.Controller, p authn
 			"/v1/models/"+created.UUID+"?force=true", nil, nil); uerr != nil {
 			s.cfg.Logger.Error("placement: could not remove an orphan model", "controller", c.Name, "model", created.UUID, "err", uerr)
 		}
-		return store.Model{}, false, err
+		return store.Model{}, 0, false, err
 	}
-	return m, false, nil
+	return m, created.ModifyIndex, false, nil
 }
 
 // noPlacement says why no controller may host the model: 403 when the

@@ -66,7 +66,7 @@ type Config struct {
 	// controller, 90 s, so the hub closes first). Watches, event streams
 	// and agents' websockets are not idle.
 	IdleTimeout time.Duration
-	// Faults injects network partitions (tests only).
+	// Faults injects network partitions (tests only; NewFaults).
 	Faults *cluster.Faults
 	// RaftTimeouts shortens raft's timers (tests only); zero: defaults.
 	RaftHeartbeat time.Duration
@@ -93,6 +93,12 @@ type Config struct {
 	// provisioned by someone else, e.g. a benchmark or a test).
 	NoProvisioner bool
 }
+
+// NewFaults is a fault injector for the Faults of in-process nodes
+// (tests only, in other packages too: a hub test cuts a node of a
+// controller behind it from raft): nodes given the same one can be cut
+// apart (Cut, CutRaft, Isolate) and healed (Heal).
+func NewFaults() *cluster.Faults { return cluster.NewFaults() }
 
 func (c *Config) setDefaults() error {
 	if c.DataDir == "" {

@@ -239,10 +239,30 @@ func (st *Store) LastIndex(uuid string) (uint64, error) {
 	return d.Controllers[uuid], nil
 }
 
+// Indexes is every controller's last index, by UUID: what a hub client
+// starts with, not knowing yet which controllers its models are on.
+func (st *Store) Indexes() (map[string]uint64, error) {
+	var d indexesDoc
+	if err := readYAML(filepath.Join(st.Dir, indexesFile), &d); err != nil {
+		return nil, err
+	}
+	return d.Controllers, nil
+}
+
 // RecordIndex raises controller uuid's last index to idx (a lower idx
 // changes nothing: two drover processes may finish in any order).
 func (st *Store) RecordIndex(uuid string, idx uint64) error {
-	if uuid == "" || idx == 0 {
+	return st.RecordIndexes(map[string]uint64{uuid: idx})
+}
+
+// RecordIndexes raises each controller's last index (by UUID) as
+// RecordIndex does, in one write.
+func (st *Store) RecordIndexes(indexes map[string]uint64) error {
+	changed := false
+	for uuid, idx := range indexes {
+		changed = changed || (uuid != "" && idx > 0)
+	}
+	if !changed {
 		return nil
 	}
 	return st.locked(func() error {
@@ -251,13 +271,19 @@ func (st *Store) RecordIndex(uuid string, idx uint64) error {
 		if err := readYAML(path, &d); err != nil {
 			return err
 		}
-		if d.Controllers[uuid] >= idx {
+		changed := false
+		for uuid, idx := range indexes {
+			if uuid == "" || d.Controllers[uuid] >= idx {
+				continue
+			}
+			if d.Controllers == nil {
+				d.Controllers = map[string]uint64{}
+			}
+			d.Controllers[uuid], changed = idx, true
+		}
+		if !changed {
 			return nil
 		}
-		if d.Controllers == nil {
-			d.Controllers = map[string]uint64{}
-		}
-		d.Controllers[uuid] = idx
 		return writeYAML(path, d)
 	})
 }

@@ -1,6 +1,7 @@
 package clientstore
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -134,5 +135,25 @@ func TestIndexOnlyRises(t *testing.T) {
 	fi, err := os.Stat(filepath.Join(st.Dir, indexesFile))
 	if err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("indexes file: %v, %v", fi, err)
+	}
+}
+
+// TestIndexesOfSeveralControllers: a hub client records the indexes of
+// every controller its commands reached in one write, each only rising,
+// and reads them all back (Indexes), the direct connections' among them.
+func TestIndexesOfSeveralControllers(t *testing.T) {
+	st := &Store{Dir: filepath.Join(t.TempDir(), "drover")}
+	if err := st.RecordIndex("direct", 5); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.RecordIndexes(map[string]uint64{"a": 10, "b": 3, "direct": 4, "": 9, "zero": 0}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.RecordIndexes(map[string]uint64{"a": 8, "b": 6}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := st.Indexes()
+	if want := map[string]uint64{"a": 10, "b": 6, "direct": 5}; err != nil || !maps.Equal(got, want) {
+		t.Fatalf("Indexes() = %v, %v; want %v", got, err, want)
 	}
 }

@@ -156,9 +156,17 @@ func NewConn(name string, d *clientstore.ControllerDetails, acct *clientstore.Ac
 	}
 	if d.Hub {
 		// Raft indexes belong to each controller behind the hub: one
-		// client-wide index would make reads wait on the wrong one.
+		// client-wide index would make reads wait on the wrong one. Each
+		// model's calls wait for its controller's (FindModel places it).
 		cfg.ReadYourWrites = false
 		cfg.ServerKind = "hub"
+		if acct.Store != nil {
+			idx, err := acct.Store.Indexes()
+			if err != nil {
+				return nil, err
+			}
+			cfg.Indexes = idx
+		}
 	} else if acct.Store != nil {
 		idx, err := acct.Store.LastIndex(d.UUID)
 		if err != nil {
@@ -238,6 +246,9 @@ func (a *Env) FindModel(ctx context.Context, c *Conn, ref string) (*api.Model, e
 			return nil, err
 		}
 		return nil, fmt.Errorf("model %q not found on controller %q; 'drover models' lists them", ref, c.Name)
+	}
+	if m.Index != nil { // a hub's entry: its calls go to that controller
+		c.Client.PlaceModel(m.UUID, m.Index.ControllerUUID)
 	}
 	return m, a.RememberModel(c.Name, c.Account.User, *m, false)
 }

@@ -54,19 +54,25 @@ func (a *Env) track(c *Conn) {
 
 // RecordIndexes keeps, for each controller the commands reached, the
 // highest raft index it answered with, so that the next invocation reads
-// nothing older (read-your-writes across invocations, ADR 0028). It runs
-// when a command ends, whether it failed or not.
+// nothing older (read-your-writes across invocations, ADR 0028). Through
+// a hub, those are the controllers of the models the commands called,
+// under the same UUIDs as when reached directly. It runs when a command
+// ends, whether it failed or not.
 func (a *Env) RecordIndexes() error {
 	a.mu.Lock()
 	opened := a.opened
 	a.opened = nil
 	a.mu.Unlock()
+	if a.Store == nil {
+		return nil
+	}
 	var errs []error
 	for _, c := range opened {
-		if c.Details.Hub || a.Store == nil {
-			continue
+		indexes := map[string]uint64{c.Details.UUID: c.Client.Index()}
+		if c.Details.Hub {
+			indexes = c.Client.Indexes()
 		}
-		if err := a.Store.RecordIndex(c.Details.UUID, c.Client.Index()); err != nil {
+		if err := a.Store.RecordIndexes(indexes); err != nil {
 			errs = append(errs, err)
 		}
 	}
