@@ -115,18 +115,11 @@ func (s *charmEndpoint) downloadCharm(w http.ResponseWriter, r *http.Request) {
 // agentDownloadCharm serves GET /v1/agent/charms/{sha} to machine agents:
 // only a charm an application of the agent's model uses.
 func (s *charmEndpoint) agentDownloadCharm(w http.ResponseWriter, r *http.Request) {
-	model, _, err := s.agents.Authenticate(r)
-	if err != nil {
-		reply.WriteError(w, r, credential.Refusal(w.Header(), err))
+	_, _, apps, ok := s.agentApps(w, r)
+	if !ok {
 		return
 	}
 	sha := chi.URLParam(r, "sha")
-	snap := s.b.Store().Snapshot()
-	apps, err := snap.ListApplications(model)
-	if err != nil {
-		reply.WriteError(w, r, err)
-		return
-	}
 	used := false
 	for _, a := range apps {
 		used = used || a.CharmSHA256 == sha
@@ -136,6 +129,23 @@ func (s *charmEndpoint) agentDownloadCharm(w http.ResponseWriter, r *http.Reques
 		return
 	}
 	s.sendCharm(w, r, sha)
+}
+
+// agentApps authenticates a machine agent and lists the applications of
+// its model, which bound what it may download. On failure it has
+// answered, and ok is false.
+func (s *charmEndpoint) agentApps(w http.ResponseWriter, r *http.Request) (model string, snap *state.Snapshot, apps []*api.Application, ok bool) {
+	model, _, err := s.agents.Authenticate(r)
+	if err != nil {
+		reply.WriteError(w, r, credential.Refusal(w.Header(), err))
+		return "", nil, nil, false
+	}
+	snap = s.b.Store().Snapshot()
+	if apps, err = snap.ListApplications(model); err != nil {
+		reply.WriteError(w, r, err)
+		return "", nil, nil, false
+	}
+	return model, snap, apps, true
 }
 
 func (s *charmEndpoint) sendCharm(w http.ResponseWriter, r *http.Request, sha string) {

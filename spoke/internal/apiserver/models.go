@@ -107,16 +107,24 @@ func (s *modelEndpoint) addModel(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *modelEndpoint) getModel(w http.ResponseWriter, r *http.Request) {
+	if m, at, ok := s.readModel(w, r); ok {
+		reply.Indexed(w, http.StatusOK, at, m)
+	}
+}
+
+// readModel reads the model the route names, as the query asks (read).
+// On failure it has answered, and ok is false.
+func (s *modelEndpoint) readModel(w http.ResponseWriter, r *http.Request) (*api.Model, uint64, bool) {
 	snap, at, ok := s.read(w, r)
 	if !ok {
-		return
+		return nil, 0, false
 	}
 	m, err := lookup.Model(snap, modelOf(r))
 	if err != nil {
 		reply.WriteError(w, r, err)
-		return
+		return nil, 0, false
 	}
-	reply.Indexed(w, http.StatusOK, at, m)
+	return m, at, true
 }
 
 // destroyModel makes the model dying; an empty model is removed at once.
@@ -173,16 +181,9 @@ func (s *modelEndpoint) setModelConstraints(w http.ResponseWriter, r *http.Reque
 // its own, which a hub relays (its GET of the model answers from its
 // index, without them).
 func (s *modelEndpoint) getModelConstraints(w http.ResponseWriter, r *http.Request) {
-	snap, at, ok := s.read(w, r)
-	if !ok {
-		return
+	if m, at, ok := s.readModel(w, r); ok {
+		reply.Indexed(w, http.StatusOK, at, api.ModelConstraints{Constraints: m.Constraints})
 	}
-	m, err := lookup.Model(snap, modelOf(r))
-	if err != nil {
-		reply.WriteError(w, r, err)
-		return
-	}
-	reply.Indexed(w, http.StatusOK, at, api.ModelConstraints{Constraints: m.Constraints})
 }
 
 func (s *modelEndpoint) getModelConfig(w http.ResponseWriter, r *http.Request) {

@@ -13,7 +13,6 @@ import (
 	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/charm"
 	"github.com/droverhq/drover/spoke/internal/blobs"
-	"github.com/droverhq/drover/spoke/internal/credential"
 	"github.com/droverhq/drover/spoke/internal/lookup"
 	"github.com/droverhq/drover/spoke/internal/reply"
 	"github.com/droverhq/drover/spoke/internal/state"
@@ -79,18 +78,11 @@ func (s *charmEndpoint) uploadResourceBlob(w http.ResponseWriter, r *http.Reques
 // agentDownloadResource serves GET /v1/agent/resources/{sha} to machine
 // agents: only content a resource of the agent's model has.
 func (s *charmEndpoint) agentDownloadResource(w http.ResponseWriter, r *http.Request) {
-	model, _, err := s.agents.Authenticate(r)
-	if err != nil {
-		reply.WriteError(w, r, credential.Refusal(w.Header(), err))
+	model, snap, apps, ok := s.agentApps(w, r)
+	if !ok {
 		return
 	}
 	sha := chi.URLParam(r, "sha")
-	snap := s.b.Store().Snapshot()
-	apps, err := snap.ListApplications(model)
-	if err != nil {
-		reply.WriteError(w, r, err)
-		return
-	}
 	var size int64 = -1
 	for _, a := range apps {
 		res, err := snap.ResourcesByApplication(model, a.Name)
