@@ -87,10 +87,34 @@ type Model struct {
 	// set-model-constraints); an application's own override them key by
 	// key (MergeConstraints).
 	Constraints string `json:"constraints,omitempty"`
+	// Migration is set while the model takes part in a migration: on the
+	// source, quiesced; on the target, being imported.
+	Migration *ModelMigration `json:"migration,omitempty"`
+	// ImportedBy is the migration that brought the model here, once
+	// activated.
+	ImportedBy string `json:"imported-by,omitempty"`
 	Meta
 	// Index is set on models listed by a hub (hubcompat.go).
 	Index *ModelIndex `json:"-"`
 }
+
+// ModelMigration is a model's part in a migration (hub/internal/migration).
+type ModelMigration struct {
+	ID string `json:"id"`
+	// Role is MigrationSource or MigrationTarget.
+	Role  string    `json:"role"`
+	Since time.Time `json:"since"`
+}
+
+// A model's roles in a migration.
+const (
+	// MigrationSource: the model is quiesced; only its agents' writes
+	// (the hooks running when it was quiesced finishing) are accepted.
+	MigrationSource = "source"
+	// MigrationTarget: the model is being imported; nothing but the
+	// migration touches it.
+	MigrationTarget = "target"
+)
 
 // Endpoint is a charm relation endpoint.
 type Endpoint struct {

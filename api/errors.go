@@ -10,19 +10,20 @@ type Code string
 
 // Error codes. They never change meaning; new ones are only added.
 const (
-	CodeBadRequest    Code = "bad-request"    // malformed body or parameters
-	CodeInvalid       Code = "invalid"        // well-formed but fails validation
-	CodeNotFound      Code = "not-found"      // the named entity does not exist
-	CodeAlreadyExists Code = "already-exists" // a name is taken
-	CodeConflict      Code = "conflict"       // the entity's state forbids it (life, scope)
-	CodeNotLeader     Code = "not-leader"     // application leadership required
-	CodeUnauthorized  Code = "unauthorized"   // no or bad credentials
-	CodeForbidden     Code = "forbidden"      // authenticated but not allowed
-	CodeUnavailable   Code = "unavailable"    // no raft leader / shutting down; retry
-	CodeTimeout       Code = "timeout"        // the deadline passed; outcome unknown
-	CodeTooLarge      Code = "too-large"      // body or archive over the limit
-	CodeTooMany       Code = "too-many"       // a limit on open calls reached; close some
-	CodeInternal      Code = "internal"       // a bug or an unexpected failure
+	CodeBadRequest    Code = "bad-request"           // malformed body or parameters
+	CodeInvalid       Code = "invalid"               // well-formed but fails validation
+	CodeNotFound      Code = "not-found"             // the named entity does not exist
+	CodeAlreadyExists Code = "already-exists"        // a name is taken
+	CodeConflict      Code = "conflict"              // the entity's state forbids it (life, scope)
+	CodeNotLeader     Code = "not-leader"            // application leadership required
+	CodeUnauthorized  Code = "unauthorized"          // no or bad credentials
+	CodeForbidden     Code = "forbidden"             // authenticated but not allowed
+	CodeUnavailable   Code = "unavailable"           // no raft leader / shutting down; retry
+	CodeTimeout       Code = "timeout"               // the deadline passed; outcome unknown
+	CodeTooLarge      Code = "too-large"             // body or archive over the limit
+	CodeTooMany       Code = "too-many"              // a limit on open calls reached; close some
+	CodeInternal      Code = "internal"              // a bug or an unexpected failure
+	CodeMigrating     Code = "migration-in-progress" // the model is migrating; retry later
 )
 
 // Error is the typed error every API call returns. Message is for people;
@@ -66,6 +67,7 @@ var (
 	ErrTooLarge      = &Error{Code: CodeTooLarge}
 	ErrTooMany       = &Error{Code: CodeTooMany}
 	ErrInternal      = &Error{Code: CodeInternal}
+	ErrMigrating     = &Error{Code: CodeMigrating}
 )
 
 // Errorf builds an *Error with a code and a formatted message.

@@ -64,6 +64,7 @@ var relayedCodes = map[api.Code]int{
 	api.CodeInvalid:       http.StatusUnprocessableEntity,
 	api.CodeAlreadyExists: http.StatusConflict,
 	api.CodeConflict:      http.StatusConflict,
+	api.CodeMigrating:     http.StatusConflict,
 	api.CodeTooLarge:      http.StatusRequestEntityTooLarge,
 	api.CodeTooMany:       http.StatusTooManyRequests, // the hub's own too (live.go)
 }

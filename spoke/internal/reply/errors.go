@@ -17,6 +17,10 @@ import (
 	"github.com/droverhq/drover/spoke/internal/peer"
 )
 
+// migratingRetryAfter is the Retry-After, in seconds, of a change refused
+// because its model is migrating.
+const migratingRetryAfter = "5"
+
 // httpStatus is the one table from error codes to HTTP statuses.
 var httpStatus = map[api.Code]int{
 	api.CodeBadRequest:     http.StatusBadRequest,
@@ -32,6 +36,7 @@ var httpStatus = map[api.Code]int{
 	api.CodeTooLarge:       http.StatusRequestEntityTooLarge,
 	api.CodeTooMany:        http.StatusTooManyRequests,
 	api.CodeInternal:       http.StatusInternalServerError,
+	api.CodeMigrating:      http.StatusConflict,
 	peer.CodeNotRaftLeader: http.StatusMisdirectedRequest,
 }
 
@@ -72,6 +77,10 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	if e.Code == api.CodeInternal {
 		slog.Default().Error("internal error", "method", r.Method, "path", r.URL.Path, "err", err)
+	}
+	if e.Code == api.CodeMigrating && w.Header().Get("Retry-After") == "" {
+		// A migration quiesces a model for seconds to minutes.
+		w.Header().Set("Retry-After", migratingRetryAfter)
 	}
 	JSON(w, status, e)
 }

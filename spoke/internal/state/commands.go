@@ -80,6 +80,11 @@ const (
 	UseJoinTokenType          MessageType = 53
 	SetModelConstraintsType   MessageType = 54
 	AttachResourcesType       MessageType = 55
+	QuiesceModelType          MessageType = 56
+	ReleaseModelType          MessageType = 57
+	ImportModelType           MessageType = 58
+	ActivateModelType         MessageType = 59
+	AbortImportType           MessageType = 60
 	// Append new types here, with the next free number.
 )
 
@@ -146,6 +151,11 @@ var commands = commandTable(
 	command(UseJoinTokenType, noValue(useJoinToken)),
 	command(SetModelConstraintsType, setModelConstraints),
 	command(AttachResourcesType, attachResources),
+	command(QuiesceModelType, noValue(quiesceModel)),
+	command(ReleaseModelType, noValue(releaseModel)),
+	command(ImportModelType, noValue(importModel)),
+	command(ActivateModelType, noValue(activateModel)),
+	command(AbortImportType, noValue(abortImport)),
 )
 
 // commandEntry is one raft command: its number, its request struct, its
@@ -219,6 +229,7 @@ func commandTable(entries ...commandEntry) *[256]*commandEntry {
 		}
 		t[e.typ] = e
 	}
+	guardMigrations(&t)
 	return &t
 }
 

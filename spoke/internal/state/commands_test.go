@@ -27,6 +27,7 @@ func TestMessageTypesArePinned(t *testing.T) {
 		"DestroyMachine": 44, "RemoveMachine": 45, "CommitHookChanges": 46,
 		"CreateHubToken": 47, "SetHubTrust": 48, "RemoveHubTrust": 49, "SetPlacement": 50, "SetTrust": 51,
 		"CreateJoinToken": 52, "UseJoinToken": 53, "SetModelConstraints": 54, "AttachResources": 55,
+		"QuiesceModel": 56, "ReleaseModel": 57, "ImportModel": 58, "ActivateModel": 59, "AbortImport": 60,
 	}
 	if n := len(registeredTypes()); len(pinned) != n {
 		t.Fatalf("%d pinned, %d registered: pin the new type here", len(pinned), n)
@@ -80,11 +81,11 @@ func registeredTypes() []MessageType {
 	return out
 }
 
-// TestCommandTable checks that the numbers 1 to 55 have exactly one entry
+// TestCommandTable checks that the numbers 1 to 60 have exactly one entry
 // each (commandTable refuses a second one) and that any other number is
 // refused by Encode and Decode.
 func TestCommandTable(t *testing.T) {
-	const last = AttachResourcesType
+	const last = AbortImportType
 	for n := range len(commands) {
 		typ, c := MessageType(n), commands[n]
 		if known := n >= 1 && typ <= last; known != (c != nil) {

@@ -91,6 +91,13 @@ func expireLeases(t *Txn, req *ExpireLeasesRequest) ([]string, error) {
 		if l.Holder == "" || req.Now.Before(l.Expiry) {
 			continue
 		}
+		// A migrating model's leases do not expire: its leaders stay
+		// leaders until the migration ends (migration.go).
+		if m, err := first[api.Model](&t.reader, tables.Models, "id", l.ModelUUID); err != nil {
+			return nil, err
+		} else if m != nil && m.Migration != nil {
+			continue
+		}
 		if err := t.vacate(l); err != nil {
 			return nil, err
 		}

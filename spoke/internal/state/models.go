@@ -7,14 +7,6 @@ import (
 	"github.com/droverhq/drover/spoke/internal/state/tables"
 )
 
-// modelTables are the tables whose rows belong to a model; removeModel
-// empties them for the model, finding its rows with byModel.
-var modelTables = []string{
-	tables.Applications, tables.Units, tables.Machines, tables.Relations, tables.RelationScopes,
-	tables.RelationData, tables.Leases, tables.Tasks, tables.StatusHistory, tables.Credentials,
-	tables.UnitState, tables.LeaderSettings, tables.ModelConfig, tables.Resources,
-}
-
 // byModel is the index and arguments that find a model's rows in a model
 // table: its "model" index, or for model config (which has none) the
 // prefix of its primary key (model, key).
@@ -268,7 +260,12 @@ func removeModel(t *Txn, req *RemoveModelRequest) error {
 			}
 		}
 	}
-	for _, tbl := range modelTables {
+	return t.deleteModel(m)
+}
+
+// deleteModel deletes model m and every row of it.
+func (t *Txn) deleteModel(m *api.Model) error {
+	for _, tbl := range tables.ModelTables {
 		index, args := byModel(tbl, m.UUID)
 		if _, err := t.txn.DeleteAll(tbl, index, args...); err != nil {
 			return internalf("delete from %s: %v", tbl, err)

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"maps"
 	"os"
 	"path/filepath"
@@ -38,7 +39,8 @@ const replayDir = "testdata/replay"
 // commands too).
 func replayCommands() []replayCommand {
 	return slices.Concat(replayControllerCommands(), replayModelCommands(), replayAgentCommands(), replayOperatorCommands(),
-		replayJoinTokenCommands(), replayResourceCommands(), replayModelConstraintsCommands(), replayMachineTaskCommands())
+		replayJoinTokenCommands(), replayResourceCommands(), replayModelConstraintsCommands(), replayMachineTaskCommands(),
+		replayMigrationCommands())
 }
 
 // replayResourceCommands are appended after the join token commands: an
@@ -84,6 +86,51 @@ func replayMachineTaskCommands() []replayCommand {
 		{EnqueueTaskType, &EnqueueTaskRequest{ModelUUID: m, Machine: "60", Action: "juju-exec", Params: map[string]any{"command": "true"},
 			Now: replayAt(24 * time.Minute)}},
 	}
+}
+
+// replayMigrationCommands are appended after the machine tasks: the
+// model quiesced for a migration and released (an abort), then a model
+// from another controller imported and activated, and one imported and
+// aborted.
+func replayMigrationCommands() []replayCommand {
+	const m = replayModel
+	moved, dropped := "3e8d6c4b-2a1f-4e0d-9c8b-7a6f5e4d3c2b", "9a1b2c3d-4e5f-4a6b-8c7d-0e1f2a3b4c5d"
+	return []replayCommand{
+		{QuiesceModelType, &QuiesceModelRequest{ModelUUID: m, MigrationID: "c0ffee00-0000-4000-8000-000000000001", Now: replayAt(25 * time.Minute)}},
+		{ReleaseModelType, &ReleaseModelRequest{ModelUUID: m, MigrationID: "c0ffee00-0000-4000-8000-000000000001"}},
+		{ImportModelType, &ImportModelRequest{MigrationID: "c0ffee00-0000-4000-8000-000000000002", Export: replayExport(moved, "moved"), Now: replayAt(26 * time.Minute)}},
+		{ActivateModelType, &ActivateModelRequest{ModelUUID: moved, MigrationID: "c0ffee00-0000-4000-8000-000000000002"}},
+		{ImportModelType, &ImportModelRequest{MigrationID: "c0ffee00-0000-4000-8000-000000000003", Export: replayExport(dropped, "dropped"), Now: replayAt(27 * time.Minute)}},
+		{AbortImportType, &AbortImportRequest{ModelUUID: dropped, MigrationID: "c0ffee00-0000-4000-8000-000000000003"}},
+	}
+}
+
+// replayExport is the export of a small model made on another controller:
+// one application of one unit.
+func replayExport(uuid, name string) []byte {
+	f, err := NewFSM(FSMConfig{Logger: slog.New(slog.DiscardHandler), EventBufferSize: 16})
+	if err != nil {
+		panic(err)
+	}
+	charm := api.Charm{SHA256: sha("moved-r1"), Name: "moved", Size: 512, MetadataYAML: "name: moved\n"}
+	for i, c := range []replayCommand{
+		{AddModelType, &AddModelRequest{UUID: uuid, Name: name, Owner: "admin", Now: replayStart}},
+		{AddCharmType, &AddCharmRequest{Charm: charm}},
+		{AddApplicationType, &AddApplicationRequest{ModelUUID: uuid, Name: "app", CharmSHA256: charm.SHA256, NumUnits: 1, Now: replayStart}},
+	} {
+		b, err := Encode(c.typ, c.req)
+		if err != nil {
+			panic(err)
+		}
+		if res := f.Apply(&raft.Log{Index: uint64(i + 1), Type: raft.LogCommand, Data: b}).(ApplyResult); res.Err != nil {
+			panic(res.Err)
+		}
+	}
+	var buf bytes.Buffer
+	if _, err := ExportModel(f.Store().Snapshot(), uuid, "7f3e2d1c-0b9a-4c8d-9e7f-6a5b4c3d2e1f", 3, &buf); err != nil {
+		panic(err)
+	}
+	return buf.Bytes()
 }
 
 // replayJoinTokenCommands are appended after the commands the fixture was

@@ -36,6 +36,11 @@ type (
 	SetExposedRequest            = format.SetExposedRequest
 	SetConstraintsRequest        = format.SetConstraintsRequest
 	SetModelConstraintsRequest   = format.SetModelConstraintsRequest
+	QuiesceModelRequest          = format.QuiesceModelRequest
+	ReleaseModelRequest          = format.ReleaseModelRequest
+	ImportModelRequest           = format.ImportModelRequest
+	ActivateModelRequest         = format.ActivateModelRequest
+	AbortImportRequest           = format.AbortImportRequest
 	AddUnitsRequest              = format.AddUnitsRequest
 	ScaleApplicationRequest      = format.ScaleApplicationRequest
 	DestroyUnitsRequest          = format.DestroyUnitsRequest

@@ -136,14 +136,16 @@ func (c *Credential) API() *api.Credential {
 func FromModel(m *api.Model) *Model {
 	return &Model{UUID: m.UUID, Name: m.Name, Owner: m.Owner, Life: Life(m.Life), Config: m.Config,
 		Status: Status(m.Status), CreatedAt: m.CreatedAt, NextMachine: m.NextMachine,
-		NextRelation: m.NextRelation, NextTask: m.NextTask, Constraints: m.Constraints, Meta: Meta(m.Meta)}
+		NextRelation: m.NextRelation, NextTask: m.NextTask, Constraints: m.Constraints,
+		Migration: (*ModelMigration)(m.Migration), ImportedBy: m.ImportedBy, Meta: Meta(m.Meta)}
 }
 
 // API converts a model back.
 func (m *Model) API() *api.Model {
 	return &api.Model{UUID: m.UUID, Name: m.Name, Owner: m.Owner, Life: api.Life(m.Life), Config: m.Config,
 		Status: api.Status(m.Status), CreatedAt: m.CreatedAt, NextMachine: m.NextMachine,
-		NextRelation: m.NextRelation, NextTask: m.NextTask, Constraints: m.Constraints, Meta: api.Meta(m.Meta)}
+		NextRelation: m.NextRelation, NextTask: m.NextTask, Constraints: m.Constraints,
+		Migration: (*api.ModelMigration)(m.Migration), ImportedBy: m.ImportedBy, Meta: api.Meta(m.Meta)}
 }
 
 // FromCharm converts a charm.

@@ -95,8 +95,17 @@ type Model struct {
 	// Constraints are the model's machine constraints (juju
 	// set-model-constraints); an application's own override them key by
 	// key.
-	Constraints string `json:"constraints,omitempty"`
+	Constraints string          `json:"constraints,omitempty"`
+	Migration   *ModelMigration `json:"migration,omitempty"`
+	ImportedBy  string          `json:"imported-by,omitempty"`
 	Meta
+}
+
+// ModelMigration is a model's part in a migration.
+type ModelMigration struct {
+	ID    string    `json:"id"`
+	Role  string    `json:"role"`
+	Since time.Time `json:"since"`
 }
 
 // Endpoint is a charm relation endpoint.

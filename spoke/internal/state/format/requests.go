@@ -503,3 +503,45 @@ type AttachResourcesRequest struct {
 	Resources []ResourceUpload `json:"resources"`
 	Now       time.Time        `json:"now"`
 }
+
+// QuiesceModelRequest makes a model the source of migration MigrationID:
+// it refuses every change but its agents' until ReleaseModel. Asking
+// again for the same migration changes nothing. Value: none.
+type QuiesceModelRequest struct {
+	ModelUUID   string    `json:"model-uuid"`
+	MigrationID string    `json:"migration-id"`
+	Now         time.Time `json:"now"`
+}
+
+// ReleaseModelRequest ends a source model's quiescence for migration
+// MigrationID (an abort). A model not quiesced changes nothing. Value:
+// none.
+type ReleaseModelRequest struct {
+	ModelUUID   string `json:"model-uuid"`
+	MigrationID string `json:"migration-id"`
+}
+
+// ImportModelRequest creates a model from a model export, hidden as the
+// target of migration MigrationID until ActivateModel. Importing the same
+// migration's model again changes nothing. Value: none.
+type ImportModelRequest struct {
+	MigrationID string    `json:"migration-id"`
+	Export      []byte    `json:"export"`
+	Now         time.Time `json:"now"`
+}
+
+// ActivateModelRequest makes an imported model the controller's own.
+// Activating it again changes nothing; an import aborted meanwhile is
+// gone (not found). Value: none.
+type ActivateModelRequest struct {
+	ModelUUID   string `json:"model-uuid"`
+	MigrationID string `json:"migration-id"`
+}
+
+// AbortImportRequest removes a model being imported for migration
+// MigrationID, every row of it. A model already gone changes nothing; one
+// activated is refused. Value: none.
+type AbortImportRequest struct {
+	ModelUUID   string `json:"model-uuid"`
+	MigrationID string `json:"migration-id"`
+}
