@@ -69,7 +69,9 @@ func (s *eventEndpoint) streamSummaries(ctx context.Context, conn *websocket.Con
 		}
 		f := &api.EventFrame{Type: api.EventFrameReset, Index: idx, Models: []api.ModelSummary{}, APIAddresses: addrs, Mark: s.mark(idx)}
 		for _, m := range models {
-			f.Models = append(f.Models, summarize(snap, m))
+			if !m.Importing() {
+				f.Models = append(f.Models, summarize(snap, m))
+			}
 		}
 		return idx, send(f)
 	}
@@ -80,10 +82,16 @@ func (s *eventEndpoint) streamSummaries(ctx context.Context, conn *websocket.Con
 		},
 		events: func(idx uint64, evs []stream.Event) (bool, error) {
 			var touched []string
+			// hidden are models removed while being imported (an
+			// aborted import): the hub never heard of them here.
+			var hidden []string
 			nodes := false
 			for _, ev := range evs {
 				if ev.ModelUUID != "" && !slices.Contains(touched, ev.ModelUUID) && summaryKinds[ev.Kind] {
 					touched = append(touched, ev.ModelUUID)
+				}
+				if m, ok := ev.Object.(*api.Model); ok && ev.Op == stream.OpDelete && m.Importing() {
+					hidden = append(hidden, m.UUID)
 				}
 				nodes = nodes || ev.Kind == state.KindControllerNode
 			}
@@ -101,11 +109,18 @@ func (s *eventEndpoint) streamSummaries(ctx context.Context, conn *websocket.Con
 			}
 			for _, id := range touched {
 				m, err := snap.ModelByUUID(id)
-				if err != nil || m == nil {
+				switch {
+				case (err != nil || m == nil) && !slices.Contains(hidden, id):
 					f.Removed = append(f.Removed, id)
-					continue
+				case err != nil || m == nil || m.Importing():
+					// An import's events are the hub's to learn of at
+					// activation, whose model event summarizes it.
+				default:
+					f.Models = append(f.Models, summarize(snap, m))
 				}
-				f.Models = append(f.Models, summarize(snap, m))
+			}
+			if len(f.Models) == 0 && len(f.Removed) == 0 && !nodes {
+				return false, nil
 			}
 			return true, send(f)
 		},
