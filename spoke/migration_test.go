@@ -1,0 +1,254 @@
+package spoke
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/spoke/internal/state"
+	"github.com/droverhq/drover/spoke/internal/state/tables"
+)
+
+// migrationCall is one call of the hub's migration driver to node 0 of c,
+// as the controller's administrator: the step's route under
+// /v1/controller/migrations/{model}, its Idempotency-Key (none when
+// empty), a body and more headers. It returns the status, the headers
+// and the body.
+func (c *testCluster) migrationCall(t *testing.T, method, model, step, key string, body []byte, hdr map[string]string) (int, http.Header, []byte) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), method,
+		"https://"+c.nodes[0].cfg.Listen+"/v1/controller/migrations/"+model+"/"+step, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.SetBasicAuth(c.cred.User, c.cred.Password)
+	if key != "" {
+		req.Header.Set(api.HeaderIdempotencyKey, key)
+	}
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := c.rawClient().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, step, err)
+	}
+	return resp.StatusCode, resp.Header, b
+}
+
+// stepBody is a MigrationStepRequest's body.
+func stepBody(id string) []byte {
+	b, _ := json.Marshal(api.MigrationStepRequest{MigrationID: id})
+	return b
+}
+
+// wantStep fails unless a call answered status.
+func wantStep(t *testing.T, what string, status, want int, body []byte) {
+	t.Helper()
+	if status != want {
+		t.Fatalf("%s: HTTP %d %s, want %d", what, status, body, want)
+	}
+}
+
+// exportedRows is an export's model and rows with their raft indexes and
+// the model's migration marks cleared: what a migration must carry over.
+func exportedRows(t *testing.T, b []byte) string {
+	t.Helper()
+	rows, err := state.ReadModelExport(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := *rows.Model
+	m.Migration, m.ImportedBy, m.Meta = nil, "", api.Meta{}
+	out := map[string]any{"model": &m}
+	for _, ch := range rows.Charms {
+		ch.Meta = api.Meta{}
+	}
+	out["charms"] = rows.Charms
+	for table, rs := range rows.Rows {
+		for _, r := range rs {
+			*tables.Meta(r) = api.Meta{}
+		}
+		out[table] = rs
+	}
+	j, err := json.MarshalIndent(out, "", " ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(j)
+}
+
+// listed reports whether node 0 of c lists model to its administrator.
+func listed(t *testing.T, c *testCluster, model string) bool {
+	t.Helper()
+	models, err := c.client(0).Models(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return slices.ContainsFunc(models, func(m api.Model) bool { return m.UUID == model })
+}
+
+// TestMigrationMovesAModelBetweenControllers drives a model from one
+// controller to another through the migration routes, as the hub's
+// driver does: quiesce (a user's write is then refused, 409 with
+// Retry-After), export, an import whose SHA-256 does not match (refused,
+// nothing imported), an import aborted, the import, activate. Each call
+// asked again with its key answers the same. While it is imported the
+// model is in no listing, no event frame, and its agents are refused;
+// activated, it is listed, the event stream names it, its agents are
+// served, and its rows equal the source's.
+func TestMigrationMovesAModelBetweenControllers(t *testing.T) {
+	env := newAgentEnv(t, 1)
+	src, model := env.c, env.model
+	dst := newTestCluster(t, 1)
+	ctx := t.Context()
+
+	// Quiesce, asked twice: the same answer.
+	status, _, first := src.migrationCall(t, "POST", model, "quiesce", "mig-1/QUIESCE/1", stepBody("mig-1"), nil)
+	wantStep(t, "quiesce", status, http.StatusOK, first)
+	status, _, again := src.migrationCall(t, "POST", model, "quiesce", "mig-1/QUIESCE/1", stepBody("mig-1"), nil)
+	wantStep(t, "quiesce asked again", status, http.StatusOK, again)
+	if !bytes.Equal(first, again) {
+		t.Errorf("quiesce asked again answered\n%s\nnot\n%s", again, first)
+	}
+	var quiesced api.Model
+	if err := json.Unmarshal(first, &quiesced); err != nil || quiesced.Migration == nil ||
+		quiesced.Migration.ID != "mig-1" || quiesced.Migration.Role != api.MigrationSource {
+		t.Fatalf("quiesced model %s: %v", first, err)
+	}
+	// A user's write is refused until the migration ends; the model stays
+	// listed on the source.
+	status, e := src.raw(t, "PATCH", "/v1/models/"+model+"/config", `{"set":{"k":"v"}}`)
+	if status != http.StatusConflict || e.Code != api.CodeMigrating {
+		t.Fatalf("a write to a quiesced model: HTTP %d %+v, want 409 %s", status, e, api.CodeMigrating)
+	}
+	resp := src.do(src.rawClient(), 0, "PATCH", "/v1/models/"+model+"/config", func(r *http.Request) {
+		r.SetBasicAuth(src.cred.User, src.cred.Password)
+		r.Body = io.NopCloser(strings.NewReader(`{"set":{"k":"v"}}`))
+	})
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusConflict || resp.Header.Get("Retry-After") == "" {
+		t.Fatalf("a write to a quiesced model: HTTP %d, Retry-After %q", resp.StatusCode, resp.Header.Get("Retry-After"))
+	}
+	if !listed(t, src, model) {
+		t.Fatal("the quiesced source model is not listed")
+	}
+
+	// Export: the bytes have the SHA-256 the header names.
+	status, hdr, export := src.migrationCall(t, "GET", model, "export?migration=mig-1", "mig-1/EXPORT/1", nil, nil)
+	wantStep(t, "export", status, http.StatusOK, export)
+	sum := sha256.Sum256(export)
+	if got := hdr.Get(api.HeaderExportSHA256); got != hex.EncodeToString(sum[:]) || hdr.Get(api.HeaderIndex) == "" {
+		t.Fatalf("export headers: sha256 %q (the bytes' is %x), index %q", got, sum, hdr.Get(api.HeaderIndex))
+	}
+	shaHdr := map[string]string{api.HeaderExportSHA256: hdr.Get(api.HeaderExportSHA256)}
+
+	// The target's event stream, from before the import.
+	events, reset := dialEvents(t, dst, 0)
+	if slices.ContainsFunc(reset.Models, func(m api.ModelSummary) bool { return m.UUID == model }) {
+		t.Fatal("the target's reset frame names the model before its import")
+	}
+
+	// A body that is not the export named is refused, and nothing is
+	// imported.
+	tampered := bytes.Clone(export)
+	tampered[len(tampered)-1] ^= 1
+	status, _, b := dst.migrationCall(t, "POST", model, "import?migration=mig-1", "mig-1/IMPORT/1", tampered, shaHdr)
+	if status != http.StatusUnprocessableEntity || !strings.Contains(string(b), "nothing was imported") {
+		t.Fatalf("an import whose SHA-256 differs: HTTP %d %s", status, b)
+	}
+	if m, err := dst.nodes[0].srv.Store().Snapshot().ModelByUUID(model); err != nil || m != nil {
+		t.Fatalf("after a refused import the target holds %+v, %v", m, err)
+	}
+
+	// An import aborted leaves nothing, and may be aborted again.
+	status, _, b = dst.migrationCall(t, "POST", model, "import?migration=mig-0", "mig-0/IMPORT/1", export, shaHdr)
+	wantStep(t, "import for mig-0", status, http.StatusOK, b)
+	for range 2 {
+		status, _, b = dst.migrationCall(t, "POST", model, "abort-import", "mig-0/ABORTING/1", stepBody("mig-0"), nil)
+		wantStep(t, "abort-import", status, http.StatusNoContent, b)
+	}
+	if m, err := dst.nodes[0].srv.Store().Snapshot().ModelByUUID(model); err != nil || m != nil {
+		t.Fatalf("after an aborted import the target holds %+v, %v", m, err)
+	}
+
+	// The import, asked twice: the same answer.
+	status, _, first = dst.migrationCall(t, "POST", model, "import?migration=mig-1", "mig-1/IMPORT/1", export, shaHdr)
+	wantStep(t, "import", status, http.StatusOK, first)
+	status, _, again = dst.migrationCall(t, "POST", model, "import?migration=mig-1", "mig-1/IMPORT/1", export, shaHdr)
+	wantStep(t, "import asked again", status, http.StatusOK, again)
+	if !bytes.Equal(first, again) {
+		t.Errorf("import asked again answered\n%s\nnot\n%s", again, first)
+	}
+
+	// Imported, the model is hidden: unlisted, absent from a new event
+	// stream's reset, its agents refused.
+	if listed(t, dst, model) {
+		t.Error("the target lists the model being imported")
+	}
+	_, reset = dialEvents(t, dst, 0)
+	if slices.ContainsFunc(reset.Models, func(m api.ModelSummary) bool { return m.UUID == model }) {
+		t.Error("the target's reset frame names the model being imported")
+	}
+	_, aresp, err := dialAgent(ctx, dst.nodes[0].cfg.Listen, []byte(dst.cred.CACert), "machine-"+model+"-0", "secret-0", 0)
+	if err == nil || aresp == nil || aresp.StatusCode != http.StatusConflict {
+		t.Fatalf("an agent of the model being imported dialled the target: %v (%v)", err, aresp)
+	}
+
+	// Activate, asked twice: the same answer.
+	status, hdr, first = dst.migrationCall(t, "POST", model, "activate", "mig-1/SUCCESS/1", stepBody("mig-1"), nil)
+	wantStep(t, "activate", status, http.StatusOK, first)
+	activatedAt, _ := strconv.ParseUint(hdr.Get(api.HeaderIndex), 10, 64)
+	status, _, again = dst.migrationCall(t, "POST", model, "activate", "mig-1/SUCCESS/1", stepBody("mig-1"), nil)
+	wantStep(t, "activate asked again", status, http.StatusOK, again)
+	if !bytes.Equal(first, again) {
+		t.Errorf("activate asked again answered\n%s\nnot\n%s", again, first)
+	}
+
+	// The event stream opened before the import names the model only from
+	// its activation on, and never as removed.
+	events.SetReadDeadline(time.Now().Add(30 * time.Second))
+	for {
+		var f api.EventFrame
+		if err := events.ReadJSON(&f); err != nil {
+			t.Fatalf("the target's event stream never named the activated model: %v", err)
+		}
+		if slices.Contains(f.Removed, model) {
+			t.Fatalf("frame at %d names the model removed: the hub never heard of it here", f.Index)
+		}
+		if slices.ContainsFunc(f.Models, func(m api.ModelSummary) bool { return m.UUID == model }) {
+			if f.Index < activatedAt {
+				t.Fatalf("frame at %d names the model, before its activation at %d", f.Index, activatedAt)
+			}
+			break
+		}
+	}
+	if !listed(t, dst, model) {
+		t.Error("the target does not list the activated model")
+	}
+	env.c = dst
+	env.dial(t, 0, "0") // its agent is served
+
+	// The model serves on the target with the source's rows.
+	status, _, got := dst.migrationCall(t, "GET", model, "export?migration=mig-2", "mig-2/EXPORT/1", nil, nil)
+	wantStep(t, "export from the target", status, http.StatusOK, got)
+	if g, w := exportedRows(t, got), exportedRows(t, export); g != w {
+		t.Fatalf("the target's model differs from the source's:\n got %s\nwant %s", g, w)
+	}
+	if _, err := dst.client(0).Model(model).SetConfig(ctx, api.ConfigChange{Set: map[string]any{"k": "v"}}); err != nil {
+		t.Fatalf("a write to the activated model: %v", err)
+	}
+}
