@@ -3,6 +3,7 @@ package spoke
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"io"
@@ -13,9 +14,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-jose/go-jose/v4/jwt"
+
 	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/spoke/internal/state"
 	"github.com/droverhq/drover/spoke/internal/state/tables"
+	"github.com/droverhq/drover/tests/testkit"
 )
 
 // migrationCall is one call of the hub's migration driver to node 0 of c,
@@ -252,5 +256,78 @@ func TestMigrationMovesAModelBetweenControllers(t *testing.T) {
 	env.dial(t, 0, "0")
 	if _, err := dst.client(0).Model(model).SetConfig(ctx, api.ConfigChange{Set: map[string]any{"k": "v"}}); err != nil {
 		t.Fatalf("a write to the activated model: %v", err)
+	}
+}
+
+// TestMigrationCallsAreTheHubDriversAlone: a migration call needs a
+// controller superuser (the controller's administrator or the hub's
+// superuser token, not a model's admin token) and an Idempotency-Key of
+// its own migration; an import names the SHA-256 it sends. A call refused
+// changes nothing.
+func TestMigrationCallsAreTheHubDriversAlone(t *testing.T) {
+	hub := newFakeHub(t)
+	key := newECKey(t)
+	hub.publish("k1", key)
+	c := newTestClusterWith(t, 1, func(cfg *Config) { cfg.HubURL = hub.srv.URL })
+	admin := c.client(0)
+	ctx := t.Context()
+	testkit.EventuallyWithin(t, 20*time.Second, func() (bool, error) {
+		tr, err := admin.HubTrust(ctx)
+		return err == nil && tr.URL == hub.srv.URL, nil
+	}, "trust from --hub-url replicated")
+	info, err := admin.ControllerInfo(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := deployKV(t, admin, "moving")
+	if _, _, err := c.nodes[0].srv.Propose(ctx, state.UpsertUserType, &state.UpsertUserRequest{
+		User: api.User{Name: "bob", Access: "login"}, PasswordHash: HashSecret("bob-pw")}); err != nil {
+		t.Fatal(err)
+	}
+	bob := map[string]string{"Authorization": "Basic " + base64.StdEncoding.EncodeToString([]byte("bob:bob-pw"))}
+	hubToken := func(access, model string) map[string]string {
+		now := time.Now()
+		return map[string]string{"Authorization": "Bearer " + sign(t, "k1", key, hubClaims{Claims: jwt.Claims{Issuer: hub.srv.URL,
+			Subject: "alice@example.com", Audience: jwt.Audience{info.UUID}, Expiry: jwt.NewNumericDate(now.Add(time.Minute)),
+			IssuedAt: jwt.NewNumericDate(now)}, Access: access, Model: model})}
+	}
+	for _, r := range []struct {
+		name, step, key string
+		body            []byte
+		hdr             map[string]string
+		status          int
+		code            api.Code
+	}{
+		{"no key", "quiesce", "", stepBody("mig-1"), nil, 400, api.CodeBadRequest},
+		{"a key without an attempt", "quiesce", "mig-1/QUIESCE", stepBody("mig-1"), nil, 400, api.CodeBadRequest},
+		{"another migration's key", "quiesce", "mig-2/QUIESCE/1", stepBody("mig-1"), nil, 422, api.CodeInvalid},
+		{"no migration", "quiesce", "mig-1/QUIESCE/1", stepBody(""), nil, 422, api.CodeInvalid},
+		{"a user without superuser access", "quiesce", "mig-1/QUIESCE/1", stepBody("mig-1"), bob, 403, api.CodeForbidden},
+		{"a model admin's hub token", "quiesce", "mig-1/QUIESCE/1", stepBody("mig-1"), hubToken("admin", model), 403, api.CodeForbidden},
+		{"an import naming no SHA-256", "import?migration=mig-1", "mig-1/IMPORT/1", []byte("export"), nil, 400, api.CodeBadRequest},
+		{"an export with another migration's key", "export?migration=mig-1", "mig-3/EXPORT/1", nil, nil, 422, api.CodeInvalid},
+	} {
+		method := "POST"
+		if strings.HasPrefix(r.step, "export") {
+			method = "GET"
+		}
+		status, _, b := c.migrationCall(t, method, model, r.step, r.key, r.body, r.hdr)
+		var e api.Error
+		_ = json.Unmarshal(b, &e)
+		if status != r.status || e.Code != r.code {
+			t.Errorf("%s: HTTP %d %s, want %d %s", r.name, status, b, r.status, r.code)
+		}
+	}
+	if m, err := admin.Model(model).Info(ctx, api.ReadOptions{Consistent: true}); err != nil || m.Migration != nil {
+		t.Fatalf("after refused calls the model is %+v, %v", m, err)
+	}
+	// The hub's superuser token quiesces it; the controller's
+	// administrator asking again with the same key gets the same answer.
+	status, _, b := c.migrationCall(t, "POST", model, "quiesce", "mig-1/QUIESCE/1", stepBody("mig-1"), hubToken("superuser", ""))
+	wantStep(t, "quiesce with the hub's superuser token", status, http.StatusOK, b)
+	status, _, again := c.migrationCall(t, "POST", model, "quiesce", "mig-1/QUIESCE/1", stepBody("mig-1"), nil)
+	wantStep(t, "quiesce asked again", status, http.StatusOK, again)
+	if !bytes.Equal(b, again) {
+		t.Errorf("quiesce asked again answered\n%s\nnot\n%s", again, b)
 	}
 }
