@@ -268,7 +268,7 @@ func TestMigrationCallsAreTheHubDriversAlone(t *testing.T) {
 	hub := newFakeHub(t)
 	key := newECKey(t)
 	hub.publish("k1", key)
-	c := newTestClusterWith(t, 1, func(cfg *Config) { cfg.HubURL = hub.srv.URL })
+	c := newTestClusterWith(t, 1, func(cfg *Config) { cfg.HubURL, cfg.MaxExportSize = hub.srv.URL, 1<<10 })
 	admin := c.client(0)
 	ctx := t.Context()
 	testkit.EventuallyWithin(t, 20*time.Second, func() (bool, error) {
@@ -321,9 +321,25 @@ func TestMigrationCallsAreTheHubDriversAlone(t *testing.T) {
 	if m, err := admin.Model(model).Info(ctx, api.ReadOptions{Consistent: true}); err != nil || m.Migration != nil {
 		t.Fatalf("after refused calls the model is %+v, %v", m, err)
 	}
+	// An export over the controller's bound is refused whole.
+	other := newTestCluster(t, 1)
+	status, hdr, export := other.migrationCall(t, "GET", deployKV(t, other.client(0), "big"), "export?migration=mig-9", "mig-9/EXPORT/1", nil, nil)
+	wantStep(t, "export", status, http.StatusOK, export)
+	rows, err := state.ReadModelExport(bytes.NewReader(export))
+	if err != nil || len(export) <= 1<<10 {
+		t.Fatalf("an export of %d bytes: %v", len(export), err)
+	}
+	status, _, b := c.migrationCall(t, "POST", rows.Model.UUID, "import?migration=mig-9", "mig-9/IMPORT/1", export,
+		map[string]string{api.HeaderExportSHA256: hdr.Get(api.HeaderExportSHA256)})
+	if status != http.StatusRequestEntityTooLarge || !strings.Contains(string(b), "nothing was imported") {
+		t.Fatalf("an export over the bound: HTTP %d %s", status, b)
+	}
+	if m, err := c.nodes[0].srv.Store().Snapshot().ModelByUUID(rows.Model.UUID); err != nil || m != nil {
+		t.Fatalf("after an import over the bound the controller holds %+v, %v", m, err)
+	}
 	// The hub's superuser token quiesces it; the controller's
 	// administrator asking again with the same key gets the same answer.
-	status, _, b := c.migrationCall(t, "POST", model, "quiesce", "mig-1/QUIESCE/1", stepBody("mig-1"), hubToken("superuser", ""))
+	status, _, b = c.migrationCall(t, "POST", model, "quiesce", "mig-1/QUIESCE/1", stepBody("mig-1"), hubToken("superuser", ""))
 	wantStep(t, "quiesce with the hub's superuser token", status, http.StatusOK, b)
 	status, _, again := c.migrationCall(t, "POST", model, "quiesce", "mig-1/QUIESCE/1", stepBody("mig-1"), nil)
 	wantStep(t, "quiesce asked again", status, http.StatusOK, again)
