@@ -16,7 +16,7 @@ package api
 //	POST /v1/controller/migrations/{model}/abort-import  MigrationStepRequest → 204
 //
 // An export's answer carries HeaderExportSHA256 (its bytes' SHA-256, hex)
-// and HeaderIndex (the raft index it was read at); an import names the
+// and HeaderIndex (the raft index it reflects, as its header record does); an import names the
 // SHA-256 it sends in HeaderExportSHA256 and is refused, importing
 // nothing, when the bytes differ.
 
