@@ -9,12 +9,12 @@ import (
 	"io"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/go-jose/go-jose/v4/jwt"
+	"github.com/gorilla/websocket"
 
 	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/spoke/internal/state"
@@ -95,6 +95,30 @@ func exportedRows(t *testing.T, b []byte) string {
 		t.Fatal(err)
 	}
 	return string(j)
+}
+
+// readEvents reads event frames until one names until's summary; a frame
+// before it, or it, naming model removed, or model's summary when model is
+// not until, fails the test.
+func readEvents(t *testing.T, ws *websocket.Conn, model, until, what string) {
+	t.Helper()
+	ws.SetReadDeadline(time.Now().Add(30 * time.Second))
+	for {
+		var f api.EventFrame
+		if err := ws.ReadJSON(&f); err != nil {
+			t.Fatalf("reading events up to the summary of %s: %v", until, err)
+		}
+		if slices.Contains(f.Removed, model) {
+			t.Fatalf("the frame at %d names %s removed: the hub never heard of it here", f.Index, what)
+		}
+		named := slices.ContainsFunc(f.Models, func(m api.ModelSummary) bool { return m.UUID == model })
+		if named && model != until {
+			t.Fatalf("the frame at %d names %s", f.Index, what)
+		}
+		if slices.ContainsFunc(f.Models, func(m api.ModelSummary) bool { return m.UUID == until }) {
+			return
+		}
+	}
 }
 
 // listed reports whether node 0 of c lists model to its administrator.
@@ -213,35 +237,27 @@ func TestMigrationMovesAModelBetweenControllers(t *testing.T) {
 	if err == nil || aresp == nil || aresp.StatusCode != http.StatusConflict {
 		t.Fatalf("an agent of the model being imported dialled the target: %v (%v)", err, aresp)
 	}
+	// The stream opened before the import sends none of it (nor of the
+	// aborted import, not even its removal): read up to the frame of a
+	// model added after them.
+	marker, err := dst.client(0).AddModel(ctx, api.AddModelRequest{Name: "marker"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	readEvents(t, events, model, marker.UUID, "the model being imported")
 
 	// Activate, asked twice: the same answer.
-	status, hdr, first = dst.migrationCall(t, "POST", model, "activate", "mig-1/SUCCESS/1", stepBody("mig-1"), nil)
+	status, _, first = dst.migrationCall(t, "POST", model, "activate", "mig-1/SUCCESS/1", stepBody("mig-1"), nil)
 	wantStep(t, "activate", status, http.StatusOK, first)
-	activatedAt, _ := strconv.ParseUint(hdr.Get(api.HeaderIndex), 10, 64)
 	status, _, again = dst.migrationCall(t, "POST", model, "activate", "mig-1/SUCCESS/1", stepBody("mig-1"), nil)
 	wantStep(t, "activate asked again", status, http.StatusOK, again)
 	if !bytes.Equal(first, again) {
 		t.Errorf("activate asked again answered\n%s\nnot\n%s", again, first)
 	}
 
-	// The event stream opened before the import names the model only from
-	// its activation on, and never as removed.
-	events.SetReadDeadline(time.Now().Add(30 * time.Second))
-	for {
-		var f api.EventFrame
-		if err := events.ReadJSON(&f); err != nil {
-			t.Fatalf("the target's event stream never named the activated model: %v", err)
-		}
-		if slices.Contains(f.Removed, model) {
-			t.Fatalf("frame at %d names the model removed: the hub never heard of it here", f.Index)
-		}
-		if slices.ContainsFunc(f.Models, func(m api.ModelSummary) bool { return m.UUID == model }) {
-			if f.Index < activatedAt {
-				t.Fatalf("frame at %d names the model, before its activation at %d", f.Index, activatedAt)
-			}
-			break
-		}
-	}
+	// Activated, the stream sends the model's summary: how the hub's
+	// indexer learns of it.
+	readEvents(t, events, model, model, "the activated model")
 	if !listed(t, dst, model) {
 		t.Error("the target does not list the activated model")
 	}
@@ -345,5 +361,34 @@ func TestMigrationCallsAreTheHubDriversAlone(t *testing.T) {
 	wantStep(t, "quiesce asked again", status, http.StatusOK, again)
 	if !bytes.Equal(b, again) {
 		t.Errorf("quiesce asked again answered\n%s\nnot\n%s", again, b)
+	}
+}
+
+// TestEventStreamNamesRemovedModels: a model removed from the controller
+// is named removed in the event stream (an aborted import is not:
+// TestMigrationMovesAModelBetweenControllers).
+func TestEventStreamNamesRemovedModels(t *testing.T) {
+	c := newTestCluster(t, 1)
+	cl := c.client(0)
+	m, err := cl.AddModel(t.Context(), api.AddModelRequest{Name: "gone"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, reset := dialEvents(t, c, 0)
+	if !slices.ContainsFunc(reset.Models, func(s api.ModelSummary) bool { return s.UUID == m.UUID }) {
+		t.Fatalf("the reset frame does not name the model: %+v", reset.Models)
+	}
+	if _, err := cl.Model(m.UUID).Destroy(t.Context(), false); err != nil {
+		t.Fatal(err)
+	}
+	ws.SetReadDeadline(time.Now().Add(30 * time.Second))
+	for {
+		var f api.EventFrame
+		if err := ws.ReadJSON(&f); err != nil {
+			t.Fatalf("the event stream never named the model removed: %v", err)
+		}
+		if slices.Contains(f.Removed, m.UUID) {
+			return
+		}
 	}
 }

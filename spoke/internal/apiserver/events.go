@@ -82,16 +82,16 @@ func (s *eventEndpoint) streamSummaries(ctx context.Context, conn *websocket.Con
 		},
 		events: func(idx uint64, evs []stream.Event) (bool, error) {
 			var touched []string
-			// hidden are models removed while being imported (an
-			// aborted import): the hub never heard of them here.
-			var hidden []string
+			// removed are the models whose record these events delete,
+			// but for an aborted import: the hub never heard of it here.
+			var removed []string
 			nodes := false
 			for _, ev := range evs {
 				if ev.ModelUUID != "" && !slices.Contains(touched, ev.ModelUUID) && summaryKinds[ev.Kind] {
 					touched = append(touched, ev.ModelUUID)
 				}
-				if m, ok := ev.Object.(*api.Model); ok && ev.Op == stream.OpDelete && m.Importing() {
-					hidden = append(hidden, m.UUID)
+				if m, ok := ev.Object.(*api.Model); ok && ev.Op == stream.OpDelete && !m.Importing() {
+					removed = append(removed, m.UUID)
 				}
 				nodes = nodes || ev.Kind == state.KindControllerNode
 			}
@@ -110,9 +110,13 @@ func (s *eventEndpoint) streamSummaries(ctx context.Context, conn *websocket.Con
 			for _, id := range touched {
 				m, err := snap.ModelByUUID(id)
 				switch {
-				case (err != nil || m == nil) && !slices.Contains(hidden, id):
+				case err != nil || (m == nil && slices.Contains(removed, id)):
 					f.Removed = append(f.Removed, id)
-				case err != nil || m == nil || m.Importing():
+				case m == nil:
+					// Removed by a later command, whose events say so
+					// (the snapshot is newer than these events), or an
+					// aborted import.
+				case m.Importing():
 					// An import's events are the hub's to learn of at
 					// activation, whose model event summarizes it.
 				default:
