@@ -237,6 +237,10 @@ func TestMigrationMovesAModelBetweenControllers(t *testing.T) {
 	if err == nil || aresp == nil || aresp.StatusCode != http.StatusConflict {
 		t.Fatalf("an agent of the model being imported dialled the target: %v (%v)", err, aresp)
 	}
+	status, _, b = dst.migrationCall(t, "GET", model, "export?migration=mig-1", "mig-1/EXPORT/1", nil, nil)
+	if status != http.StatusConflict {
+		t.Errorf("an export of the model being imported: HTTP %d %s, want 409", status, b)
+	}
 	// The stream opened before the import sends none of it (nor of the
 	// aborted import, not even its removal): read up to the frame of a
 	// model added after them.
@@ -361,6 +365,18 @@ func TestMigrationCallsAreTheHubDriversAlone(t *testing.T) {
 	wantStep(t, "quiesce asked again", status, http.StatusOK, again)
 	if !bytes.Equal(b, again) {
 		t.Errorf("quiesce asked again answered\n%s\nnot\n%s", again, b)
+	}
+	// Released (an abort), asked twice, the model takes changes again.
+	for range 2 {
+		status, _, b = c.migrationCall(t, "POST", model, "release", "mig-1/ABORTING/1", stepBody("mig-1"), hubToken("superuser", ""))
+		wantStep(t, "release", status, http.StatusOK, b)
+		var m api.Model
+		if err := json.Unmarshal(b, &m); err != nil || m.Migration != nil {
+			t.Fatalf("released model %s: %v", b, err)
+		}
+	}
+	if _, err := admin.Model(model).SetConfig(ctx, api.ConfigChange{Set: map[string]any{"k": "v"}}); err != nil {
+		t.Fatalf("a write to the released model: %v", err)
 	}
 }
 
