@@ -106,6 +106,13 @@ type ModelMigration struct {
 	Since time.Time `json:"since"`
 }
 
+// Importing reports whether the model is being imported by a migration:
+// a controller hides it from its users, its event stream and its agents
+// until the migration activates it.
+func (m *Model) Importing() bool {
+	return m != nil && m.Migration != nil && m.Migration.Role == MigrationTarget
+}
+
 // A model's roles in a migration.
 const (
 	// MigrationSource: the model is quiesced; only its agents' writes

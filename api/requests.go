@@ -10,6 +10,7 @@ import "time"
 //	POST   /v1/controller/enable-ha       EnableHARequest → ControllerInfo
 //	POST   /v1/controller/join-tokens     JoinTokenRequest → JoinToken
 //	PUT    /v1/controller/placement       Placement → Placement
+//	       /v1/controller/migrations/...  the hub's migration driver (migration.go)
 //	GET    /v1/whoami                                   WhoAmI
 //	GET    /v1/charms                                   []Charm
 //	POST   /v1/charms        (body: charm zip archive)  Charm

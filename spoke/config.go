@@ -54,6 +54,9 @@ type Config struct {
 	Executable string
 	// MaxCharmSize bounds uploaded charm archives (default 256 MiB).
 	MaxCharmSize int64
+	// MaxExportSize bounds a model export a migration imports (default
+	// and at most 40 MiB: the import is one raft command).
+	MaxExportSize int64
 	// KeepaliveInterval is how long a watch or event stream may stay
 	// silent before it sends a keepalive frame (default 30 s).
 	KeepaliveInterval time.Duration

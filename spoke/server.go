@@ -116,7 +116,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	// only propose it, see applyHubFlags); the follower verifies against
 	// whatever it is at each request.
 	hub := hubtrust.NewFollower(hubtrust.Config{Now: cfg.Now, ControllerCA: s.ca.Fingerprint()})
-	s.api, err = apiserver.New(apiserver.Config{Backend: s, Logger: s.logger, Now: cfg.Now, MaxCharmSize: cfg.MaxCharmSize, Hub: hub,
+	s.api, err = apiserver.New(apiserver.Config{Backend: s, Logger: s.logger, Now: cfg.Now, MaxCharmSize: cfg.MaxCharmSize, MaxExportSize: cfg.MaxExportSize, Hub: hub,
 		MetricsElsewhere: cfg.MetricsListen != "",
 		LogDir:           filepath.Join(cfg.DataDir, "logs"), KeepaliveInterval: cfg.KeepaliveInterval, ReadWait: cfg.ReadWait, Collectors: s.joinAudit.collectors()})
 	if err != nil {

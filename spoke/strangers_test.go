@@ -150,3 +150,40 @@ func TestEveryRouteRefusesAgentsAndOtherControllers(t *testing.T) {
 		t.Errorf("an agent reading its model's status as a user: %v, want unauthorized", err)
 	}
 }
+
+// driverRoutes are the hub migration driver's routes: a controller
+// superuser's alone (TestMigrationCallsAreTheHubDriversAlone), and none of
+// them a model route, which the hub relays to its users.
+var driverRoutes = map[string]bool{
+	"POST /v1/controller/migrations/{model}/quiesce":      true,
+	"POST /v1/controller/migrations/{model}/release":      true,
+	"GET /v1/controller/migrations/{model}/export":        true,
+	"POST /v1/controller/migrations/{model}/import":       true,
+	"POST /v1/controller/migrations/{model}/activate":     true,
+	"POST /v1/controller/migrations/{model}/abort-import": true,
+}
+
+// TestMigrationRoutesAreNotModelRoutes: every route under
+// /v1/controller/migrations is in driverRoutes, every one of driverRoutes
+// is served, and none is among the model routes the hub relays.
+func TestMigrationRoutesAreNotModelRoutes(t *testing.T) {
+	served := map[string]bool{}
+	for _, r := range Routes() {
+		served[r] = true
+		if _, pattern, _ := strings.Cut(r, " "); strings.HasPrefix(pattern, "/v1/controller/migrations/") && !driverRoutes[r] {
+			t.Errorf("the migration route %s is not in driverRoutes", r)
+		}
+	}
+	model := map[string]bool{}
+	for _, r := range ModelRoutes() {
+		model[r] = true
+	}
+	for r := range driverRoutes {
+		if !served[r] {
+			t.Errorf("driverRoutes names %s, which the controller does not serve", r)
+		}
+		if model[r] {
+			t.Errorf("the driver's route %s is a model route: the hub would relay it to its users", r)
+		}
+	}
+}

@@ -116,6 +116,15 @@ func (g *Gateway) Authenticate(r *http.Request) (model, machine string, err erro
 		g.cfg.Limiter.Fail(addr, tag)
 		return "", "", api.Errorf(api.CodeUnauthorized, "invalid agent tag or secret")
 	}
+	// A model being imported is served to no agent until its migration
+	// activates it: its agents still run against the source.
+	m, err := g.b.Store().Snapshot().ModelByUUID(cred.ModelUUID)
+	if err != nil {
+		return "", "", err
+	}
+	if m.Importing() {
+		return "", "", api.Errorf(api.CodeMigrating, "model %q is being migrated to this controller (migration %s): its agents are served once the migration activates it", m.Name, m.Migration.ID)
+	}
 	// Copies, so the connection does not pin the decoded header.
 	return cred.ModelUUID, strings.Clone(machine), nil
 }

@@ -47,6 +47,7 @@ type endpoints struct {
 	status       *statusEndpoint
 	events       *eventEndpoint
 	logs         *logEndpoint
+	migrations   *migrationEndpoint
 }
 
 func newEndpoints(b *base, charms *charmCache, logs *logBook, agents *agentgw.Gateway) endpoints {
@@ -63,6 +64,7 @@ func newEndpoints(b *base, charms *charmCache, logs *logBook, agents *agentgw.Ga
 		status:       &statusEndpoint{base: b, epoch: status.NewEpoch()},
 		events:       &eventEndpoint{b},
 		logs:         &logEndpoint{base: b, book: logs},
+		migrations:   &migrationEndpoint{b},
 	}
 }
 

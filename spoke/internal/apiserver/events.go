@@ -69,7 +69,9 @@ func (s *eventEndpoint) streamSummaries(ctx context.Context, conn *websocket.Con
 		}
 		f := &api.EventFrame{Type: api.EventFrameReset, Index: idx, Models: []api.ModelSummary{}, APIAddresses: addrs, Mark: s.mark(idx)}
 		for _, m := range models {
-			f.Models = append(f.Models, summarize(snap, m))
+			if !m.Importing() {
+				f.Models = append(f.Models, summarize(snap, m))
+			}
 		}
 		return idx, send(f)
 	}
@@ -80,10 +82,16 @@ func (s *eventEndpoint) streamSummaries(ctx context.Context, conn *websocket.Con
 		},
 		events: func(idx uint64, evs []stream.Event) (bool, error) {
 			var touched []string
+			// removed are the models whose record these events delete,
+			// but for an aborted import: the hub never heard of it here.
+			var removed []string
 			nodes := false
 			for _, ev := range evs {
 				if ev.ModelUUID != "" && !slices.Contains(touched, ev.ModelUUID) && summaryKinds[ev.Kind] {
 					touched = append(touched, ev.ModelUUID)
+				}
+				if m, ok := ev.Object.(*api.Model); ok && ev.Op == stream.OpDelete && !m.Importing() {
+					removed = append(removed, m.UUID)
 				}
 				nodes = nodes || ev.Kind == state.KindControllerNode
 			}
@@ -101,11 +109,22 @@ func (s *eventEndpoint) streamSummaries(ctx context.Context, conn *websocket.Con
 			}
 			for _, id := range touched {
 				m, err := snap.ModelByUUID(id)
-				if err != nil || m == nil {
+				switch {
+				case err != nil || (m == nil && slices.Contains(removed, id)):
 					f.Removed = append(f.Removed, id)
-					continue
+				case m == nil:
+					// Removed by a later command, whose events say so
+					// (the snapshot is newer than these events), or an
+					// aborted import.
+				case m.Importing():
+					// An import's events are the hub's to learn of at
+					// activation, whose model event summarizes it.
+				default:
+					f.Models = append(f.Models, summarize(snap, m))
 				}
-				f.Models = append(f.Models, summarize(snap, m))
+			}
+			if len(f.Models) == 0 && len(f.Removed) == 0 && !nodes {
+				return false, nil
 			}
 			return true, send(f)
 		},

@@ -65,10 +65,18 @@ func (s *modelEndpoint) listModels(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	list, err := snap.ListModels()
+	all, err := snap.ListModels()
 	if err != nil {
 		reply.WriteError(w, r, err)
 		return
+	}
+	// A model being imported is no one's until its migration activates
+	// it: unlisted, so its name finds nothing either.
+	list := all[:0:0]
+	for _, m := range all {
+		if !m.Importing() {
+			list = append(list, m)
+		}
 	}
 	reply.Indexed(w, http.StatusOK, at, nonNil(list))
 }

@@ -41,6 +41,7 @@ var requestBodies = []func() any{
 	func() any { return new(peer.AdmitRequest) },
 	func() any { return new(api.AttachResourcesRequest) },
 	func() any { return new(api.SetModelConstraintsRequest) },
+	func() any { return new(api.MigrationStepRequest) },
 }
 
 // decodeBody decodes as a handler does: reply.Decode, strict.

@@ -12,6 +12,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -99,6 +100,9 @@ type Config struct {
 	MetricsElsewhere bool
 	// MaxBodySize bounds JSON request bodies (default 16 MiB).
 	MaxBodySize int64
+	// MaxExportSize bounds a model export a migration imports (default
+	// and at most 40 MiB: the import is one raft command).
+	MaxExportSize int64
 	// Hub, if set, admits bearer tokens signed by the trusted hub.
 	Hub TokenVerifier
 	// LogDir, if set, is where debug-log records are kept across restarts.
@@ -145,6 +149,12 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.MaxBodySize == 0 {
 		cfg.MaxBodySize = 16 << 20
+	}
+	if cfg.MaxExportSize == 0 {
+		cfg.MaxExportSize = maxExportSizeLimit
+	}
+	if cfg.MaxExportSize < 0 || cfg.MaxExportSize > maxExportSizeLimit {
+		return nil, fmt.Errorf("apiserver: MaxExportSize %d is not between 1 and %d bytes", cfg.MaxExportSize, maxExportSizeLimit)
 	}
 	if cfg.CatchUpWait == 0 {
 		cfg.CatchUpWait = 2 * time.Second
@@ -259,6 +269,17 @@ func (s *Server) userRoutes(r chi.Router) {
 	r.With(requireLocalSuperuser).Post("/controller/hub-tokens", s.ep.controller.createHubToken)
 	r.With(requireSuperuser).Get("/controller/hub", s.ep.controller.getHubTrust)
 	r.With(requireLocalSuperuser).Delete("/controller/hub", s.ep.controller.removeHubTrust)
+	// The hub's migration driver (api/migration.go): outside
+	// /v1/models/{model}, which the hub relays to its users.
+	r.Route("/controller/migrations/{model}", func(r chi.Router) {
+		r.Use(requireSuperuser, s.modelCtx)
+		r.Post("/quiesce", s.ep.migrations.quiesce)
+		r.Post("/release", s.ep.migrations.release)
+		r.Get("/export", s.ep.migrations.export)
+		r.Post("/import", s.ep.migrations.importModel)
+		r.Post("/activate", s.ep.migrations.activate)
+		r.Post("/abort-import", s.ep.migrations.abortImport)
+	})
 	r.Group(func(r chi.Router) {
 		r.Use(requireSuperuser)
 		r.Mount("/debug/pprof", pprofRouter())
