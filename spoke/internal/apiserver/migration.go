@@ -48,16 +48,11 @@ func (s *migrationEndpoint) activate(w http.ResponseWriter, r *http.Request) {
 
 // abortImport answers 204: the model is gone, or was never imported.
 func (s *migrationEndpoint) abortImport(w http.ResponseWriter, r *http.Request) {
-	var req api.MigrationStepRequest
-	if err := reply.Decode(w, r, s.cfg.MaxBodySize, &req); err != nil {
-		reply.WriteError(w, r, err)
+	id, ok := s.decodeStep(w, r)
+	if !ok {
 		return
 	}
-	if err := checkStepKey(r, req.MigrationID); err != nil {
-		reply.WriteError(w, r, err)
-		return
-	}
-	idx, err := s.propose(r, state.AbortImportType, &state.AbortImportRequest{ModelUUID: modelOf(r), MigrationID: req.MigrationID}, nil)
+	idx, err := s.propose(r, state.AbortImportType, &state.AbortImportRequest{ModelUUID: modelOf(r), MigrationID: id}, nil)
 	if err != nil {
 		reply.WriteError(w, r, err)
 		return
@@ -66,19 +61,30 @@ func (s *migrationEndpoint) abortImport(w http.ResponseWriter, r *http.Request) 
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// step decodes a MigrationStepRequest, checks its key, proposes the
-// command cmd makes of it and answers the model as the command left it.
-func (s *migrationEndpoint) step(w http.ResponseWriter, r *http.Request, cmd func(model, id string) (state.MessageType, any)) {
+// decodeStep decodes a MigrationStepRequest and checks the call's
+// Idempotency-Key names its migration. On failure it has answered, and ok
+// is false.
+func (s *migrationEndpoint) decodeStep(w http.ResponseWriter, r *http.Request) (string, bool) {
 	var req api.MigrationStepRequest
 	if err := reply.Decode(w, r, s.cfg.MaxBodySize, &req); err != nil {
 		reply.WriteError(w, r, err)
-		return
+		return "", false
 	}
 	if err := checkStepKey(r, req.MigrationID); err != nil {
 		reply.WriteError(w, r, err)
+		return "", false
+	}
+	return req.MigrationID, true
+}
+
+// step decodes a MigrationStepRequest, checks its key, proposes the
+// command cmd makes of it and answers the model as the command left it.
+func (s *migrationEndpoint) step(w http.ResponseWriter, r *http.Request, cmd func(model, id string) (state.MessageType, any)) {
+	id, ok := s.decodeStep(w, r)
+	if !ok {
 		return
 	}
-	t, body := cmd(modelOf(r), req.MigrationID)
+	t, body := cmd(modelOf(r), id)
 	idx, err := s.propose(r, t, body, nil)
 	if err != nil {
 		reply.WriteError(w, r, err)
