@@ -244,7 +244,11 @@ func (p *Provisioner) reconcile(ctx context.Context) error {
 		for _, mc := range machines {
 			key := m.UUID + "/" + mc.ID
 			seen[key] = true
-			if mc.ProviderID != "" && !strings.HasPrefix(mc.ProviderID, "local:") {
+			// A model being imported is not this controller's until the
+			// migration activates it: its machines run under the source
+			// controller, and starting their agents here would run their
+			// hooks on both sides.
+			if m.Importing() || (mc.ProviderID != "" && !strings.HasPrefix(mc.ProviderID, "local:")) {
 				continue
 			}
 			units, err := snap.UnitsByMachine(m.UUID, mc.ID)
