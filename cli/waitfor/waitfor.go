@@ -170,7 +170,7 @@ func exampleName(kind string) string {
 }
 
 // parseQuery parses q and checks it against the kind's names, so that a
-// typo is a usage error now rather than a wait that cannot end.
+// typo is a usage error before any waiting, not a wait that cannot end.
 func parseQuery(q string, k kind) (query.Expr, error) {
 	x, err := query.Parse(q)
 	if err != nil {

@@ -119,7 +119,7 @@ func (p Phase) Active() bool { return !p.Final() && p != ReapFailed }
 func (p Phase) Abortable() bool { return slices.Contains(edges[p], Aborting) }
 
 // Migrated reports whether the model belongs to the target in p: from
-// SUCCESS on, aborting is no longer possible.
+// SUCCESS on, a migration cannot be aborted.
 func (p Phase) Migrated() bool {
 	switch p {
 	case Success, LogTransfer, Reap, Done, ReapFailed:

@@ -19,8 +19,8 @@ import (
 // and only along the edge table.
 type ModelMigrations struct{ *db }
 
-// ErrPhaseMoved is Advance's answer when the migration is no longer in the
-// phase the caller read: another driver moved it meanwhile.
+// ErrPhaseMoved is Advance's answer when the migration is not in the phase
+// the caller read: another driver moved it meanwhile.
 var ErrPhaseMoved = errors.New("store: the migration's phase moved meanwhile")
 
 // Migration is one model migration.

@@ -150,7 +150,7 @@ func (s *base) since(w http.ResponseWriter, r *http.Request) (uint64, bool) {
 // another history than this controller's: the controller was restored from
 // an older copy and went past since again, so the entry its log holds
 // there is another one. Such a stream starts with a reset. Without a mark
-// (an older client), or where the log no longer holds the entry, it cannot
+// (an older client), or where the entry is compacted out of the log, it cannot
 // tell.
 func (s *base) otherHistory(r *http.Request, since uint64) bool {
 	m, ok := s.b.LogMark(since)

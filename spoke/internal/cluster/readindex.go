@@ -100,7 +100,7 @@ func (n *Node) CommittedCommand() (uint64, error) { return n.lastCommand(n.raft.
 // entries after it up to index (elections' no-ops, barriers,
 // configuration changes) change no state, and the tracked FSM's applied
 // index counts commands only, so that is the index a replica must reach.
-// Where the log no longer holds an entry, a snapshot of this node's FSM
+// Where an entry is compacted out of the log, a snapshot of this node's FSM
 // covers it (raft compacts the log only behind a snapshot it took or
 // restored), so this FSM's applied index covers every command up to there.
 func (n *Node) lastCommand(index uint64) (uint64, error) {
