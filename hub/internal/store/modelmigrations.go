@@ -176,7 +176,7 @@ func (s *ModelMigrations) List(ctx context.Context, f MigrationFilter) ([]Migrat
 // Advance moves migration id from phase from to phase to, with message as
 // its progress (and, moving to ABORTING, as its failure), and records the
 // change. The change must be an edge of the table (migration.ErrEdge
-// otherwise); a migration no longer in from gives ErrPhaseMoved. The
+// otherwise); a migration not in from gives ErrPhaseMoved. The
 // step's attempt starts again at 0.
 func (s *ModelMigrations) Advance(ctx context.Context, id string, from, to migration.Phase, message string, now time.Time) (Migration, error) {
 	if err := migration.Check(from, to); err != nil {
@@ -266,7 +266,7 @@ func (s *ModelMigrations) SetMinions(ctx context.Context, id string, minions jso
 
 // ErrNotAbortable is RequestAbort's answer for a migration past SUCCESS
 // (or finished).
-var ErrNotAbortable = errors.New("store: the migration can no longer be aborted")
+var ErrNotAbortable = errors.New("store: the migration is past SUCCESS and cannot be aborted")
 
 // RequestAbort asks the driver to abort migration id, on behalf of by. A
 // migration that reached SUCCESS or ended gives ErrNotAbortable; asking

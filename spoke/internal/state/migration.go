@@ -194,7 +194,7 @@ func abortImport(t *Txn, req *AbortImportRequest) error {
 	case m == nil:
 		return nil
 	case m.Migration == nil && m.ImportedBy == req.MigrationID:
-		return api.Errorf(api.CodeConflict, "model %q was activated by migration %s: the import can no longer be aborted", m.Name, req.MigrationID)
+		return api.Errorf(api.CodeConflict, "model %q was activated by migration %s: its import cannot be aborted", m.Name, req.MigrationID)
 	case m.Migration == nil || m.Migration.Role != api.MigrationTarget || m.Migration.ID != req.MigrationID:
 		return api.Errorf(api.CodeConflict, "model %q is not being imported by migration %s", m.Name, req.MigrationID)
 	}
