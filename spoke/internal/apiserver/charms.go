@@ -149,6 +149,15 @@ func (s *charmEndpoint) agentApps(w http.ResponseWriter, r *http.Request) (model
 }
 
 func (s *charmEndpoint) sendCharm(w http.ResponseWriter, r *http.Request, sha string) {
+	s.sendBlob(w, r, sha, func(h http.Header) {
+		h.Set("Content-Type", "application/zip")
+		h.Set("Content-Disposition", `attachment; filename="`+sha+`.charm"`)
+	})
+}
+
+// sendBlob answers the content stored under sha, fetched from a peer
+// first if this node lacks it, with the headers set adds.
+func (s *charmEndpoint) sendBlob(w http.ResponseWriter, r *http.Request, sha string, set func(http.Header)) {
 	if err := s.b.FetchBlob(r.Context(), sha); err != nil {
 		reply.WriteError(w, r, err)
 		return
@@ -159,8 +168,7 @@ func (s *charmEndpoint) sendCharm(w http.ResponseWriter, r *http.Request, sha st
 		return
 	}
 	defer f.Close()
-	w.Header().Set("Content-Type", "application/zip")
-	w.Header().Set("Content-Disposition", `attachment; filename="`+sha+`.charm"`)
+	set(w.Header())
 	io.Copy(w, f)
 }
 

@@ -3,7 +3,6 @@ package apiserver
 import (
 	"context"
 	"errors"
-	"io"
 	"net/http"
 	"sort"
 	"strconv"
@@ -100,19 +99,10 @@ func (s *charmEndpoint) agentDownloadResource(w http.ResponseWriter, r *http.Req
 		reply.WriteError(w, r, api.Errorf(api.CodeNotFound, "resource content %q is not used in this model", sha))
 		return
 	}
-	if err := s.b.FetchBlob(r.Context(), sha); err != nil {
-		reply.WriteError(w, r, err)
-		return
-	}
-	f, err := s.b.Blobs().Open(sha)
-	if err != nil {
-		reply.WriteError(w, r, err)
-		return
-	}
-	defer f.Close()
-	w.Header().Set("Content-Type", "application/octet-stream")
-	w.Header().Set("Content-Length", strconv.FormatInt(size, 10))
-	io.Copy(w, f)
+	s.sendBlob(w, r, sha, func(h http.Header) {
+		h.Set("Content-Type", "application/octet-stream")
+		h.Set("Content-Length", strconv.FormatInt(size, 10))
+	})
 }
 
 // listResources answers an application's resources, by name (juju
