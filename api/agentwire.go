@@ -47,6 +47,9 @@ type MachineState struct {
 	// Tasks are the machine's own pending and running tasks (juju-exec
 	// on the machine, outside any unit), oldest first.
 	Tasks []TaskRef `json:"tasks,omitempty"`
+	// Migration is set while the model migrates away from this
+	// controller: the minion protocol (MigrationQuiesce and on).
+	Migration *AgentMigration `json:"migration,omitempty"`
 }
 
 // UnitRemoteState is the controller's view of one unit (Juju's uniter

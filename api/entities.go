@@ -104,6 +104,13 @@ type ModelMigration struct {
 	// Role is MigrationSource or MigrationTarget.
 	Role  string    `json:"role"`
 	Since time.Time `json:"since"`
+	// Phase is where a source model's agents are in the minion protocol:
+	// MigrationQuiesce, MigrationValidation or MigrationSuccess.
+	Phase string `json:"phase,omitempty"`
+	// Target is where a source model goes, from MigrationValidation on.
+	Target *TargetController `json:"target,omitempty"`
+	// Minions are a source model's agents' latest reports, by agent tag.
+	Minions map[string]MinionReport `json:"minions,omitempty"`
 }
 
 // Importing reports whether the model is being imported by a migration:

@@ -24,6 +24,7 @@ const (
 	CodeTooMany       Code = "too-many"              // a limit on open calls reached; close some
 	CodeInternal      Code = "internal"              // a bug or an unexpected failure
 	CodeMigrating     Code = "migration-in-progress" // the model is migrating; retry later
+	CodeRedirect      Code = "redirect"              // the model was migrated away; Details["target"] says where
 )
 
 // Error is the typed error every API call returns. Message is for people;
@@ -68,6 +69,7 @@ var (
 	ErrTooMany       = &Error{Code: CodeTooMany}
 	ErrInternal      = &Error{Code: CodeInternal}
 	ErrMigrating     = &Error{Code: CodeMigrating}
+	ErrRedirect      = &Error{Code: CodeRedirect}
 )
 
 // Errorf builds an *Error with a code and a formatted message.

@@ -1,5 +1,11 @@
 package api
 
+import (
+	"encoding/json"
+	"errors"
+	"time"
+)
+
 // A model migration's routes on a controller, for the hub's migration
 // driver alone (a controller superuser: the controller's own
 // administrator or a hub superuser token). The hub does not relay them to
@@ -30,4 +36,152 @@ const (
 // to.
 type MigrationStepRequest struct {
 	MigrationID string `json:"migration-id"`
+}
+
+// The source's side of a migration that agents follow (Model.Migration.Phase
+// and MachineState.Migration.Phase): the hub's phases the minion protocol
+// reacts to. Before VALIDATION a source model is in MigrationQuiesce.
+const (
+	// MigrationQuiesce: agents finish the hook they run, start nothing
+	// new, and report once idle.
+	MigrationQuiesce = "QUIESCE"
+	// MigrationValidation: each agent dials Target with the credential it
+	// already has (POST /v1/agent/migration/validate) and reports.
+	MigrationValidation = "VALIDATION"
+	// MigrationSuccess: the model is the target's. Each agent reports,
+	// then persists Target's addresses and CA and reconnects there; the
+	// source refuses everything else on the model with CodeRedirect.
+	MigrationSuccess = "SUCCESS"
+)
+
+// TargetController is where a migrating model goes: what an agent needs to
+// reach the target controller, and what a redirect names.
+type TargetController struct {
+	ControllerUUID string   `json:"controller-uuid"`
+	ControllerName string   `json:"controller-name,omitempty"`
+	Addresses      []string `json:"addresses"`
+	CACert         string   `json:"ca-cert"`
+}
+
+// MinionReport is one agent's answer to a migration phase (Juju's minion
+// report). An agent sends it as AgentMigrationReport; the source keeps the
+// latest per agent tag in Model.Migration.Minions.
+type MinionReport struct {
+	MigrationID string    `json:"migration-id"`
+	Phase       string    `json:"phase"`
+	Success     bool      `json:"success"`
+	Message     string    `json:"message,omitempty"`
+	Time        time.Time `json:"time,omitzero"`
+}
+
+// AgentMigration is the part of a model's migration its agents see in
+// MachineState.
+type AgentMigration struct {
+	ID     string            `json:"id"`
+	Phase  string            `json:"phase"`
+	Target *TargetController `json:"target,omitempty"`
+}
+
+// AgentMigrationReport is the agent request that sends a MinionReport.
+const AgentMigrationReport = "migration-report"
+
+// PathAgentValidate is the target's route an agent dials in VALIDATION:
+// POST, HTTP Basic auth as the agent (tag and secret), body
+// AgentValidateRequest, 204 when the credential opens the model the
+// migration is importing.
+const PathAgentValidate = "/v1/agent/migration/validate"
+
+// AgentValidateRequest names the migration an agent validates.
+type AgentValidateRequest struct {
+	MigrationID string `json:"migration-id"`
+}
+
+// MigrationPhaseRequest moves a source model's migration to Phase
+// (MigrationValidation or MigrationSuccess), naming the target.
+//
+//	POST /v1/controller/migrations/{model}/phase   MigrationPhaseRequest → Model
+type MigrationPhaseRequest struct {
+	MigrationID string            `json:"migration-id"`
+	Phase       string            `json:"phase"`
+	Target      *TargetController `json:"target,omitempty"`
+}
+
+// MigrationPrecheckRequest asks a controller whether it can take its part
+// in a migration: Role MigrationSource or MigrationTarget. A target is
+// told what the source answered.
+//
+//	POST /v1/controller/migrations/{model}/precheck   MigrationPrecheckRequest → MigrationPrecheckResult
+//
+// A refusal is CodeInvalid (or CodeAlreadyExists for a name or UUID
+// clash) whose message names what is wrong: the unit in error, the
+// version, the clashing model.
+type MigrationPrecheckRequest struct {
+	MigrationID string                   `json:"migration-id"`
+	Role        string                   `json:"role"` // MigrationSource or MigrationTarget
+	Source      *MigrationPrecheckResult `json:"source,omitempty"`
+}
+
+// MigrationPrecheckResult describes a source model for its target.
+type MigrationPrecheckResult struct {
+	ModelUUID      string `json:"model-uuid"`
+	ModelName      string `json:"model-name"`
+	Owner          string `json:"owner"`
+	ControllerUUID string `json:"controller-uuid"`
+	// Version is the controller's drover version, ExportVersion the
+	// description format its export is written in.
+	Version       string `json:"version"`
+	ExportVersion int    `json:"export-version"`
+	// Machines counts the model's machines and Units its units: the
+	// agents that must report.
+	Machines int `json:"machines"`
+	Units    int `json:"units"`
+	// Hosts are the hosts the model's local machines run on (local
+	// substrate); a target on another host cannot adopt them.
+	Hosts []string `json:"hosts,omitempty"`
+}
+
+// More routes of the driver, under /v1/controller/migrations/{model}:
+//
+//	GET  .../{model}?migration=ID                 → Model (also a hidden, importing one), read consistently
+//	POST .../{model}/reap        MigrationStepRequest → 204: the source drops the model, keeping a tombstone
+//	GET  .../{model}/logs?migration=ID            → the model's debug-log records, newline-delimited LogRecord
+//	POST .../{model}/logs?migration=ID   (body: newline-delimited LogRecord) → 204, records already held are skipped
+
+// CodeRedirect's Details carry the TargetController as "target": the model
+// was migrated to another controller (Juju's redirect error).
+const DetailRedirectTarget = "target"
+
+// Redirect is a CodeRedirect error naming where the model went.
+func Redirect(model string, t TargetController) *Error {
+	name := t.ControllerName
+	if name == "" {
+		name = t.ControllerUUID
+	}
+	return &Error{Code: CodeRedirect, Message: "model " + model + " was migrated to controller " + name,
+		Details: map[string]any{DetailRedirectTarget: t}}
+}
+
+// RedirectTarget is the target a CodeRedirect error names, whether it
+// travelled over the wire (Details decoded as JSON) or not.
+func RedirectTarget(err error) (*TargetController, bool) {
+	var e *Error
+	if !errors.As(err, &e) || e.Code != CodeRedirect || e.Details == nil {
+		return nil, false
+	}
+	switch v := e.Details[DetailRedirectTarget].(type) {
+	case TargetController:
+		return &v, true
+	case *TargetController:
+		return v, v != nil
+	default:
+		data, err := json.Marshal(v)
+		if err != nil {
+			return nil, false
+		}
+		var t TargetController
+		if json.Unmarshal(data, &t) != nil || t.ControllerUUID == "" {
+			return nil, false
+		}
+		return &t, true
+	}
 }

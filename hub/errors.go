@@ -65,6 +65,7 @@ var relayedCodes = map[api.Code]int{
 	api.CodeAlreadyExists: http.StatusConflict,
 	api.CodeConflict:      http.StatusConflict,
 	api.CodeMigrating:     http.StatusConflict,
+	api.CodeRedirect:      http.StatusConflict,
 	api.CodeTooLarge:      http.StatusRequestEntityTooLarge,
 	api.CodeTooMany:       http.StatusTooManyRequests, // the hub's own too (live.go)
 }

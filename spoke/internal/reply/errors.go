@@ -37,6 +37,7 @@ var httpStatus = map[api.Code]int{
 	api.CodeTooMany:        http.StatusTooManyRequests,
 	api.CodeInternal:       http.StatusInternalServerError,
 	api.CodeMigrating:      http.StatusConflict,
+	api.CodeRedirect:       http.StatusConflict,
 	peer.CodeNotRaftLeader: http.StatusMisdirectedRequest,
 }
 

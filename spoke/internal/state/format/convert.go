@@ -137,7 +137,7 @@ func FromModel(m *api.Model) *Model {
 	return &Model{UUID: m.UUID, Name: m.Name, Owner: m.Owner, Life: Life(m.Life), Config: m.Config,
 		Status: Status(m.Status), CreatedAt: m.CreatedAt, NextMachine: m.NextMachine,
 		NextRelation: m.NextRelation, NextTask: m.NextTask, Constraints: m.Constraints,
-		Migration: (*ModelMigration)(m.Migration), ImportedBy: m.ImportedBy, Meta: Meta(m.Meta)}
+		Migration: fromModelMigration(m.Migration), ImportedBy: m.ImportedBy, Meta: Meta(m.Meta)}
 }
 
 // API converts a model back.
@@ -145,7 +145,37 @@ func (m *Model) API() *api.Model {
 	return &api.Model{UUID: m.UUID, Name: m.Name, Owner: m.Owner, Life: api.Life(m.Life), Config: m.Config,
 		Status: api.Status(m.Status), CreatedAt: m.CreatedAt, NextMachine: m.NextMachine,
 		NextRelation: m.NextRelation, NextTask: m.NextTask, Constraints: m.Constraints,
-		Migration: (*api.ModelMigration)(m.Migration), ImportedBy: m.ImportedBy, Meta: api.Meta(m.Meta)}
+		Migration: m.Migration.api(), ImportedBy: m.ImportedBy, Meta: api.Meta(m.Meta)}
+}
+
+func fromModelMigration(m *api.ModelMigration) *ModelMigration {
+	if m == nil {
+		return nil
+	}
+	f := &ModelMigration{ID: m.ID, Role: m.Role, Since: m.Since, Phase: m.Phase,
+		Target: (*TargetController)(m.Target)}
+	if m.Minions != nil {
+		f.Minions = make(map[string]MinionReport, len(m.Minions))
+		for k, v := range m.Minions {
+			f.Minions[k] = MinionReport(v)
+		}
+	}
+	return f
+}
+
+func (m *ModelMigration) api() *api.ModelMigration {
+	if m == nil {
+		return nil
+	}
+	a := &api.ModelMigration{ID: m.ID, Role: m.Role, Since: m.Since, Phase: m.Phase,
+		Target: (*api.TargetController)(m.Target)}
+	if m.Minions != nil {
+		a.Minions = make(map[string]api.MinionReport, len(m.Minions))
+		for k, v := range m.Minions {
+			a.Minions[k] = api.MinionReport(v)
+		}
+	}
+	return a
 }
 
 // FromCharm converts a charm.

@@ -103,9 +103,29 @@ type Model struct {
 
 // ModelMigration is a model's part in a migration.
 type ModelMigration struct {
-	ID    string    `json:"id"`
-	Role  string    `json:"role"`
-	Since time.Time `json:"since"`
+	ID      string                  `json:"id"`
+	Role    string                  `json:"role"`
+	Since   time.Time               `json:"since"`
+	Phase   string                  `json:"phase,omitempty"`
+	Target  *TargetController       `json:"target,omitempty"`
+	Minions map[string]MinionReport `json:"minions,omitempty"`
+}
+
+// TargetController is where a migrating model goes.
+type TargetController struct {
+	ControllerUUID string   `json:"controller-uuid"`
+	ControllerName string   `json:"controller-name,omitempty"`
+	Addresses      []string `json:"addresses"`
+	CACert         string   `json:"ca-cert"`
+}
+
+// MinionReport is an agent's answer to a migration phase.
+type MinionReport struct {
+	MigrationID string    `json:"migration-id"`
+	Phase       string    `json:"phase"`
+	Success     bool      `json:"success"`
+	Message     string    `json:"message,omitempty"`
+	Time        time.Time `json:"time,omitzero"`
 }
 
 // Endpoint is a charm relation endpoint.
