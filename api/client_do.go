@@ -29,6 +29,7 @@ type request struct {
 	body        []byte
 	contentType string
 	read        ReadOptions
+	header      http.Header   // set on the request after the client's own
 	extra       time.Duration // added to the per-attempt timeout (task waits)
 	// stream bounds only the wait for the answer's headers by the
 	// per-attempt timeout, not the reading of its body (log streams).
@@ -253,6 +254,9 @@ func (c *Client) newRequest(ctx context.Context, addr string, r *request) (*http
 		return nil, Errorf(CodeBadRequest, "api client: %v", err)
 	}
 	for k, v := range c.header {
+		req.Header[k] = v
+	}
+	for k, v := range r.header {
 		req.Header[k] = v
 	}
 	req.Header.Set("Accept", "application/json")

@@ -33,9 +33,9 @@ type ModelIndex struct {
 	// Users are who hold a grant on the model itself; a hub shows them to
 	// the model's administrators (GET /v1/models/{uuid}).
 	Users []ModelUser `json:"users,omitempty"`
-	// Migration is the model's latest migration, on GET /v1/models/{uuid}
+	// LastMigration is the model's latest migration, on GET /v1/models/{uuid}
 	// (show-model's migration section).
-	Migration *Migration `json:"migration,omitempty"`
+	LastMigration *Migration `json:"last-migration,omitempty"`
 }
 
 // ModelUser is a user, a group or everyone with access to a model, as

@@ -14,7 +14,7 @@ import "time"
 //
 // Who may migrate a model: its administrator (or an administrator of the
 // controller it is on) who may also add models on the target controller.
-// The hub's model record carries the latest migration (ModelIndex.Migration).
+// The hub's model record carries the latest migration (ModelIndex.LastMigration).
 
 // MigrateRequest starts a migration of Model (a UUID, or owner/name, or a
 // name the caller owns) to TargetController (a controller name).
