@@ -175,4 +175,3 @@ mig-1  db     east  west  ABORTED  2/1/0   2026-11-21 21:33:10Z  2026-11-21 21:3
 		t.Errorf("a bad phase: %v", err)
 	}
 }
-
