@@ -99,3 +99,22 @@ func TestMigrateExitCodes(t *testing.T) {
 		t.Errorf("one argument: exit %d: %s", code, errb)
 	}
 }
+
+// TestMigrateCompletesModels: migrate's first argument completes the
+// hub's model names; its second (a controller behind the hub) does not.
+func TestMigrateCompletesModels(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/models", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"models": []any{map[string]any{"uuid": "6a1f0c2e-0000-4000-8000-0000000000a3",
+			"name": "prod", "owner": "alice@example.com", "status": "available", "controller": "east", "controller-uuid": "c1"}}})
+	})
+	a, out, errb := atFakeHub(t, mux)
+	if code := a.Run(t.Context(), []string{"__completeNoDesc", "migrate", "pr"}); code != 0 || out.String() != "prod\n:4\n" {
+		t.Errorf("migrate's model: exit %d %q %s", code, out, errb)
+	}
+	out.Reset()
+	if code := a.Run(t.Context(), []string{"__completeNoDesc", "migrate", "prod", ""}); code != 0 || out.String() != ":4\n" {
+		t.Errorf("migrate's controller: exit %d %q %s", code, out, errb)
+	}
+}
