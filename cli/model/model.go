@@ -139,6 +139,9 @@ that failed did).`,
 				}
 			}
 			view := modelInfoView(m, mc.Name, mc.Details.UUID, st)
+			if m.Migration != nil {
+				addModelMigration(view, m.Migration)
+			}
 			if x := m.Index; x != nil {
 				// A hub answers from its index; the config is the
 				// controller's, read through the hub.

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"cmp"
 	"fmt"
 
 	"github.com/droverhq/drover/api"
@@ -56,4 +57,23 @@ func migrationStatus(mig *api.Migration) string {
 		return "migrating: " + mig.Message
 	}
 	return "migrating: " + mig.Phase
+}
+
+// addModelMigration adds what a controller's model record says of a
+// migration it takes part in (the source's quiesce, the target's import)
+// to show-model's status, as Juju shows it while a model migrates: a
+// hub's record (addMigration), when there is one, says more.
+func addModelMigration(view map[string]any, mm *api.ModelMigration) {
+	status, ok := view["status"].(map[string]any)
+	if !ok {
+		return
+	}
+	what := "migrating: " + cmp.Or(mm.Phase, "QUIESCE")
+	if mm.Role == api.MigrationTarget {
+		what = "importing: migration " + mm.ID
+	} else if mm.Target != nil && mm.Target.ControllerName != "" {
+		what += " (to controller " + mm.Target.ControllerName + ")"
+	}
+	status["migration"] = what
+	status["migration-start"] = mm.Since
 }
