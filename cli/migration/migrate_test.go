@@ -3,13 +3,17 @@ package migration
 import (
 	"context"
 	"errors"
+	"net/http"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/spf13/cobra"
 
+	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/cli/internal/clientstore"
 	"github.com/droverhq/drover/cli/internal/modelcmd"
+	"github.com/droverhq/drover/cli/internal/modelcmd/modelcmdtest"
 )
 
 func migrateCmd(c *Commands) *cobra.Command { return c.MigrateCmd() }
@@ -231,5 +235,43 @@ func TestMigrateUsage(t *testing.T) {
 	}
 	if err := run(t.Context(), e, migrateCmd, "shop", "west"); err == nil || !strings.Contains(err.Error(), `controller "hub" is not a hub: models migrate between the controllers of a hub`) {
 		t.Errorf("at a controller: %v", err)
+	}
+}
+
+// TestMigrateWaitsOutAnUnavailableHub: a hub that cannot answer for a
+// moment (a replica restarting) does not end the wait; any other refusal
+// does.
+func TestMigrateWaitsOutAnUnavailableHub(t *testing.T) {
+	h := newFakeHub(t, shop)
+	inner := h.handler()
+	var mu sync.Mutex
+	gets, refuse := 0, api.CodeUnavailable
+	mux := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/v1/migrations/mig-") {
+			mu.Lock()
+			gets++
+			n, code := gets, refuse
+			mu.Unlock()
+			if n == 2 || n == 3 {
+				status := http.StatusServiceUnavailable
+				if code == api.CodeForbidden {
+					status = http.StatusForbidden
+				}
+				modelcmdtest.AnswerError(w, status, code, "the hub cannot answer: "+string(code))
+				return
+			}
+		}
+		inner.ServeHTTP(w, r)
+	})
+	e, out, _ := modelcmdtest.AtFakeHub(t, mux)
+	if err := run(t.Context(), e, migrateCmd, "shop", "west", "--wait"); err != nil || !strings.HasSuffix(out.String(), "DONE\nModel \"shop\" migrated to controller \"west\".\n") {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	mu.Lock()
+	gets, refuse = 0, api.CodeForbidden
+	mu.Unlock()
+	err := run(t.Context(), e, migrateCmd, "shop", "west", "--wait")
+	if api.CodeOf(err) != api.CodeForbidden {
+		t.Fatalf("a refusal while waiting: %v", err)
 	}
 }
