@@ -175,3 +175,18 @@ mig-1  db     east  west  ABORTED  2/1/0   2026-11-21 21:33:10Z  2026-11-21 21:3
 		t.Errorf("a bad phase: %v", err)
 	}
 }
+
+// TestDrainTimeout: --timeout ends the drain with an error; the migration
+// in progress goes on and the models not started are listed.
+func TestDrainTimeout(t *testing.T) {
+	h := newFakeHub(t, shop, db)
+	h.advance = func(*fakeHub, string) bool { return false }
+	e, out, _ := h.env()
+	err := run(t.Context(), e, drainCmd, "east", "--to", "west", "--timeout", "30ms")
+	if !errors.Is(err, errStoppedWaiting) || !strings.Contains(err.Error(), `the drain of controller "east" timed out`) {
+		t.Fatalf("got %v", err)
+	}
+	if !strings.HasSuffix(out.String(), "\n\nStill migrating (1):\n  db: migration mig-1 goes on (in PRECHECK)\nNot started (1): shop\n") {
+		t.Errorf("output\n%s", out)
+	}
+}
