@@ -149,12 +149,13 @@ func progressLine(m *api.Migration) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%-11s", m.Phase)
 	if m.Message != "" {
-		b.WriteString(" " + safetext.Terminal(m.Message))
+		b.WriteString(" " + m.Message)
 	}
 	if ag := m.Agents; ag.OK+ag.Failed+ag.Pending > 0 {
 		fmt.Fprintf(&b, " (agents: %s)", agentCounts(ag))
 	}
-	return strings.TrimRight(b.String(), " ")
+	// The hub's words, shown so that they cannot drive the terminal.
+	return safetext.Terminal(strings.TrimRight(b.String(), " "))
 }
 
 func agentCounts(ag api.MigrationAgents) string {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/cli/internal/modelcmd"
+	"github.com/droverhq/drover/internal/safetext"
 )
 
 // DrainControllerCmd is 'drover drain-controller': migrate every model
@@ -171,7 +172,7 @@ func (a *Commands) drainOne(ctx context.Context, c *api.Client, m api.Model, ref
 			return r
 		}
 		r.state, r.reason = failed, modelcmd.Explain(err, true)
-		say("%s: %s", ref, r.reason)
+		say("%s: %s", ref, safetext.TerminalLines(r.reason))
 		return r
 	}
 	final, err := a.follow(ctx, c, mig.ID, func(m *api.Migration) { say("%s: %s", ref, progressLine(m)) })
@@ -243,7 +244,7 @@ func (a *Commands) drainSummary(ctx, wctx context.Context, name string, results 
 	if rs := by[failed]; len(rs) > 0 {
 		fmt.Fprintf(a.Stdout, "Failed (%d):\n", len(rs))
 		for _, r := range rs {
-			fmt.Fprintf(a.Stdout, "  %s: %s\n", r.model, strings.ReplaceAll(r.reason, "\n", "\n  "))
+			fmt.Fprintf(a.Stdout, "  %s: %s\n", r.model, strings.ReplaceAll(safetext.TerminalLines(r.reason), "\n", "\n  "))
 		}
 	}
 	if rs := by[unfinished]; len(rs) > 0 {

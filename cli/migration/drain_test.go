@@ -190,3 +190,22 @@ func TestDrainTimeout(t *testing.T) {
 		t.Errorf("output\n%s", out)
 	}
 }
+
+// TestHubTextCannotDriveTheTerminal: the hub's messages and failure
+// reasons, in progress lines and in a drain's summary, show control
+// characters as escapes.
+func TestHubTextCannotDriveTheTerminal(t *testing.T) {
+	h := newFakeHub(t, db)
+	path := abortedPath("", db, "west")
+	path[0].Message = "checking\x1b[2J"
+	path[len(path)-1].Failure = "refused\x1b[1A"
+	h.script["db"] = path
+	e, out, _ := h.env()
+	if err := run(t.Context(), e, drainCmd, "east", "--to", "west"); err == nil {
+		t.Fatal("a drain whose migration aborted succeeded")
+	}
+	if strings.Contains(out.String(), "\x1b") || !strings.Contains(out.String(), `db: PRECHECK    checking\x1b[2J`) ||
+		!strings.Contains(out.String(), `aborted: refused\x1b[1A;`) {
+		t.Errorf("output\n%q", out)
+	}
+}
