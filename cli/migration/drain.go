@@ -26,13 +26,14 @@ func (a *Commands) DrainControllerCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "drain-controller NAME --to CONTROLLER [--parallel N] [--timeout D]",
 		Short: "Migrate every model off a controller of the hub",
-		Long: `Migrates every model on controller NAME to controller CONTROLLER, both
-behind the hub, at most N at a time (--parallel, default 1), and shows a
-line for each model as its migration changes phase. It ends with a
-summary: the models migrated, and those that failed with why (a failed
-migration leaves its model on NAME, as it was). It exits 1 when any
-failed; when none did, NAME hosts no models and 'drover
-remove-controller NAME' can remove it from the hub. A model whose
+		Long: `Migrates every model on controller NAME (those the hub lists for you) to
+controller CONTROLLER, both behind the hub, at most N at a time
+(--parallel, default 1), and shows a line for each model as its
+migration changes phase. It ends with a summary: the models migrated,
+and those that failed with why (a failed migration leaves its model on
+NAME, as it was). It exits 1 when any failed; when none did, 'drover
+remove-controller NAME' can remove NAME from the hub (it refuses, naming
+them, while models you cannot see are still there). A model whose
 migration to CONTROLLER is already in progress (a drain run again) is
 followed, not started again.
 
@@ -114,7 +115,7 @@ func (a *Commands) drain(ctx context.Context, c *modelcmd.Conn, name, to string,
 		}
 	}
 	if len(models) == 0 {
-		fmt.Fprintf(a.Stdout, "Controller %q hosts no models: 'drover remove-controller %s' can remove it from the hub.\n", name, name)
+		fmt.Fprintf(a.Stdout, "Controller %q hosts no model you can see: 'drover remove-controller %s' can remove it from the hub.\n", name, name)
 		return nil
 	}
 	slices.SortFunc(models, func(x, y api.Model) int {
@@ -266,6 +267,6 @@ func (a *Commands) drainSummary(ctx, wctx context.Context, name string, results 
 	case len(by[failed]) > 0:
 		return &DrainError{Controller: name, Failed: len(by[failed]), Models: len(results)}
 	}
-	fmt.Fprintf(a.Stdout, "Controller %q hosts no models: 'drover remove-controller %s' can now remove it from the hub.\n", name, name)
+	fmt.Fprintf(a.Stdout, "Controller %q hosts no model you can see: 'drover remove-controller %s' can now remove it from the hub.\n", name, name)
 	return nil
 }

@@ -73,7 +73,7 @@ func TestDrainDone(t *testing.T) {
 	if !strings.Contains(got, "db: migration mig-0 in progress\n") || h.started != 1 {
 		t.Errorf("started %d migrations\n%s", h.started, got)
 	}
-	if !strings.HasSuffix(got, "\nMigrated (2): db, shop\nController \"east\" hosts no models: 'drover remove-controller east' can now remove it from the hub.\n") {
+	if !strings.HasSuffix(got, "\nMigrated (2): db, shop\nController \"east\" hosts no model you can see: 'drover remove-controller east' can now remove it from the hub.\n") {
 		t.Errorf("output\n%s", got)
 	}
 }
@@ -105,7 +105,7 @@ func TestDrainRefusals(t *testing.T) {
 		t.Errorf("refusals started %d migrations", h.started)
 	}
 	if err := run(t.Context(), e, drainCmd, "west", "--to", "east"); err != nil ||
-		out.String() != "Controller \"west\" hosts no models: 'drover remove-controller west' can remove it from the hub.\n" {
+		out.String() != "Controller \"west\" hosts no model you can see: 'drover remove-controller west' can remove it from the hub.\n" {
 		t.Errorf("an empty controller: %v, %q", err, out)
 	}
 }
