@@ -6,7 +6,15 @@
 // stores its hash as the machine's credential, writes agent.conf (mode
 // 0600), starts `drover-agent machine --config <dir>/agent.conf` in its own
 // process group and records the PID in agent.pid, then marks the machine
-// provisioned ("local:<hostname>:<id>", 127.0.0.1).
+// provisioned ("local:<hostname>:<id>", 127.0.0.1) with the directory as
+// its Area.
+//
+// A machine lives in its Area wherever that is (place.go): a model that
+// migrated here from another controller of this host keeps its machines in
+// that controller's Dir, where this provisioner supervises their agents in
+// place, and the source leaves them alone once the migration reached
+// SUCCESS (handover.go). No agent or workload is stopped or moved by a
+// migration.
 //
 // A controller running as root runs each machine's agent, and so all charm
 // code of the machine, as the machine's own system user, which owns the
@@ -27,9 +35,12 @@
 //   - A crashed agent is restarted with exponential backoff (reset after it
 //     has run for a minute).
 //   - A dying or dead machine with no units has its agent stopped (SIGTERM,
-//     SIGKILL after StopGrace), is removed from the model, and its
-//     directory deleted. Directories of machines no longer in the store are
-//     torn down too.
+//     SIGKILL after StopGrace), its directory deleted, and is removed from
+//     the model. Directories of machines no longer in the store are torn
+//     down too, but those of a model handed over to another controller.
+//   - A model's machines are supervised by one controller at a time: a
+//     model being imported is left to the source, a source's model that
+//     reached SUCCESS to the target.
 //   - Every step is idempotent, so a crash between steps is repaired by the
 //     next round: a machine without provider ID is provisioned afresh
 //     (stopping any agent an earlier attempt left behind).
