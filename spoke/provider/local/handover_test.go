@@ -12,6 +12,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -170,6 +171,9 @@ type handoverEnv struct {
 	root     string
 	bin      string
 	isolated bool
+	// skew is added to the provisioners' clock: a test moves it past a
+	// crashed agent's restart backoff.
+	skew atomic.Int64
 }
 
 func newHandoverEnv(t *testing.T, isolated bool) *handoverEnv {
@@ -210,7 +214,8 @@ func (e *handoverEnv) provisioner(name string, c *controller) *Provisioner {
 	e.t.Helper()
 	p, err := New(Config{Store: c.fsm.Store(), Events: stream.NewBroker(16), Propose: c.propose,
 		Dir: e.dir(name), ControllerUUID: name + "-controller", AgentBinary: e.bin, Hostname: "host",
-		Logger: slog.New(slog.DiscardHandler), StopGrace: 2 * time.Second})
+		Logger: slog.New(slog.DiscardHandler), StopGrace: 2 * time.Second,
+		Now: func() time.Time { return time.Now().Add(time.Duration(e.skew.Load())) }})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -314,9 +319,20 @@ func testHandover(t *testing.T, isolated bool) {
 		t.Fatal("west made a user of its own for east's machine")
 	}
 
-	// A crash: west restarts it, in place, as the machine's user.
+	// A crash: east, past any restart backoff, does not restart it; west
+	// restarts it, in place, as the machine's user.
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
+	}
+	testkit.EventuallyWithin(t, 10*time.Second, func() (bool, error) {
+		return agentIn(area) == 0, nil
+	}, "the killed agent is gone")
+	for range 3 {
+		reconcile(t, pe)
+		e.skew.Add(int64(time.Hour))
+	}
+	if got := agentIn(area); got != 0 {
+		t.Fatalf("east restarted the handed-over agent (pid %d)", got)
 	}
 	var restarted int
 	testkit.EventuallyWithin(t, 20*time.Second, func() (bool, error) {
