@@ -460,3 +460,41 @@ func TestAreaBackfilled(t *testing.T) {
 		t.Error("machine 0's agent does not run")
 	}
 }
+
+// TestRunningAgentIsAdopted: an agent of the machine's agent.conf that
+// agent.pid does not name (another controller of the host restarted it
+// around a handover) is adopted, not started a second time.
+func TestRunningAgentIsAdopted(t *testing.T) {
+	e := newHandoverEnv(t, false)
+	c := newController(t)
+	p := e.provisioner("west", c)
+	dir := filepath.Join(e.dir("east"), handoverModel, "0")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	conf := filepath.Join(dir, "agent.conf")
+	if err := os.WriteFile(conf, []byte("{}"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c.must(state.AddModelType, &state.AddModelRequest{UUID: handoverModel, Name: "m", Owner: "admin", Now: handoverTime})
+	c.must(state.AddMachineType, &state.AddMachineRequest{ModelUUID: handoverModel})
+	c.must(state.SetMachineProvisionedType, &state.SetMachineProvisionedRequest{ModelUUID: handoverModel, ID: "0",
+		ProviderID: "local:host:0", Addresses: []string{"127.0.0.1"}, Area: dir})
+	cmd := exec.Command(e.bin, "machine", "--config", conf)
+	cmd.Dir = dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	t.Cleanup(func() { cmd.Process.Kill(); <-done })
+
+	reconcile(t, p)
+	if pr := p.procs[handoverModel+"/0"]; pr == nil || pr.pid != cmd.Process.Pid {
+		t.Fatalf("the running agent %d was not adopted: %+v", cmd.Process.Pid, pr)
+	}
+	if got := readPID(dir); got != cmd.Process.Pid {
+		t.Fatalf("agent.pid names %d, want %d", got, cmd.Process.Pid)
+	}
+}

@@ -106,7 +106,30 @@ func (p *Provisioner) ensureRunning(pl place) error {
 	if _, err := os.Stat(conf); err != nil {
 		return err
 	}
+	// An agent of this agent.conf that agent.pid does not name (another
+	// controller of this host restarted it, around a migration's handover)
+	// is adopted, not doubled.
+	if pid := findAgent(conf, uid); pid > 0 {
+		pr.pid, pr.started = pid, now
+		p.cfg.Logger.Info("agent adopted", "model", mcModel, "machine", mcID, "pid", pid, "dir", pl.dir)
+		return writeOwned(filepath.Join(pl.dir, "agent.pid"), []byte(strconv.Itoa(pid)+"\n"), nil)
+	}
 	return p.start(pl)
+}
+
+// findAgent is a live agent for conf whose user is uid (alive), 0 if none.
+func findAgent(conf string, uid int) int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0
+	}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err == nil && pid > 1 && alive(pid, conf, uid) {
+			return pid
+		}
+	}
+	return 0
 }
 
 // agentUID is the user the machine's agent runs as: its own user's as
