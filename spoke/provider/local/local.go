@@ -262,16 +262,18 @@ func (p *Provisioner) reconcile(ctx context.Context) error {
 		}
 		for _, mc := range machines {
 			seen[m.UUID+"/"+mc.ID] = true
+			// A model handed over to another controller is that
+			// controller's: its agents and workloads run on, supervised
+			// there (handover.go).
+			if handedOver(m) {
+				p.forget(p.placeOf(mc))
+				continue
+			}
 			// A model being imported is not this controller's until the
 			// migration activates it: its machines run under the source
 			// controller, and starting their agents here would run their
-			// hooks on both sides. A model handed over to another
-			// controller is that controller's: its agents and workloads
-			// run on, supervised there (handover.go).
-			if m.Importing() || handedOver(m) || (mc.ProviderID != "" && !strings.HasPrefix(mc.ProviderID, "local:")) {
-				if handedOver(m) {
-					p.forget(p.placeOf(mc))
-				}
+			// hooks on both sides.
+			if m.Importing() || (mc.ProviderID != "" && !strings.HasPrefix(mc.ProviderID, "local:")) {
 				continue
 			}
 			if err := p.reconcileMachine(ctx, snap, m, mc, binErr == nil); err != nil {
