@@ -190,6 +190,12 @@ func newHandoverEnv(t *testing.T, isolated bool) *handoverEnv {
 	}
 	e := &handoverEnv{t: t, root: root, bin: filepath.Join(root, "drover-agent"), isolated: isolated}
 	t.Cleanup(func() {
+		// A test that failed half-way may leave a handover marker, which
+		// DestroyMachines respects.
+		markers, _ := filepath.Glob(filepath.Join(root, "*", "*", HandoverMarker))
+		for _, m := range markers {
+			os.Remove(m)
+		}
 		for _, dir := range []string{e.dir("east"), e.dir("west")} {
 			if err := DestroyMachines(dir, 5*time.Second); err != nil {
 				t.Error(err)
