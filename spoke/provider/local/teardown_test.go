@@ -205,6 +205,14 @@ func TestDestroyMachinesSparesHandedOverModels(t *testing.T) {
 		t.Cleanup(func() { cmd.Process.Kill(); <-done })
 		return done
 	}
+	var keptUser string
+	if os.Geteuid() == 0 { // machine users exist under a controller running as root
+		keptUser = UserName("east-controller", "model-kept", "0")
+		if _, err := ensureUser(keptUser, kept, "drover test machine"); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { removeUser(keptUser, kept, time.Second) })
+	}
 	goneAgent := start(gone, binCopy, "machine", "--config", filepath.Join(gone, "agent.conf"))
 	keptAgent := start("/", binCopy, "machine", "--config", filepath.Join(kept, "agent.conf"))
 	keptWorkload := start(kept, e.bin)
@@ -226,6 +234,9 @@ func TestDestroyMachinesSparesHandedOverModels(t *testing.T) {
 	}
 	if exists(filepath.Dir(gone)) {
 		t.Error("the directory of a model still here was kept")
+	}
+	if keptUser != "" && userGone(keptUser) {
+		t.Errorf("the handed-over machine's user %s was removed", keptUser)
 	}
 	for _, f := range []string{filepath.Join(kept, BootFile), filepath.Join(filepath.Dir(kept), HandoverMarker)} {
 		if !exists(f) {
