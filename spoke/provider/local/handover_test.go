@@ -504,3 +504,23 @@ func TestRunningAgentIsAdopted(t *testing.T) {
 		t.Fatalf("agent.pid names %d, want %d", got, cmd.Process.Pid)
 	}
 }
+
+// TestForeignTeardownRetried: a machine of another controller's Dir whose
+// directory is already gone (a teardown that failed after removing it)
+// still has its user removed: the machine user whose home it was.
+func TestForeignTeardownRetried(t *testing.T) {
+	e := newHandoverEnv(t, true)
+	p := e.provisioner("west", newController(t))
+	home := filepath.Join(e.dir("east"), handoverModel, "0")
+	name := UserName("east-controller", handoverModel, "0")
+	if _, err := ensureUser(name, home, "drover test machine"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { removeUser(name, home, time.Second) })
+	if err := p.removeArea(place{model: handoverModel, id: "0", dir: home}); err != nil {
+		t.Fatal(err)
+	}
+	if !userGone(name) {
+		t.Fatalf("user %s of a machine whose directory is gone was left", name)
+	}
+}
