@@ -43,7 +43,8 @@ func fillAll(h *harness) {
 	h.must(SetStatusType, &SetStatusRequest{ModelUUID: testModel, Kind: api.StatusKindWorkload, Entity: "kv/0",
 		Status: api.Status{Status: "active", Data: map[string]any{"k": 1}, Since: t0}})
 	h.must(SetUnitPortsType, &SetUnitPortsRequest{ModelUUID: testModel, Unit: "kv/0", Open: []api.Port{{Protocol: "tcp", From: 80, To: 80}}})
-	h.must(SetMachineProvisionedType, &SetMachineProvisionedRequest{ModelUUID: testModel, ID: "0", ProviderID: "i-0", Addresses: []string{"10.0.0.1"}})
+	h.must(SetMachineProvisionedType, &SetMachineProvisionedRequest{ModelUUID: testModel, ID: "0", ProviderID: "i-0", Addresses: []string{"10.0.0.1"},
+		Area: "/var/lib/drover-machines/c/" + testModel + "/0"})
 	h.must(CommitHookChangesType, &CommitHookChangesRequest{ModelUUID: testModel, Now: t0, Changes: api.AgentHookChanges{
 		Unit: "kv/0", StateSet: map[string]string{"s": "1"},
 		LeaderSettings: &api.SettingsChange{Set: map[string]string{"ls": "v"}}}})

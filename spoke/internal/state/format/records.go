@@ -210,6 +210,7 @@ type Machine struct {
 	Addresses      []string `json:"addresses,omitempty"`
 	Base           string   `json:"base,omitempty"`
 	Constraints    string   `json:"constraints,omitempty"`
+	Area           string   `json:"area,omitempty"`
 	Life           Life     `json:"life"`
 	AgentStatus    Status   `json:"agent-status"`
 	InstanceStatus Status   `json:"instance-status"`

@@ -456,6 +456,9 @@ type SetMachineProvisionedRequest struct {
 	Addresses  []string `json:"addresses,omitempty"`
 	// Base is the instance's OS base, kept when the machine asked for none.
 	Base string `json:"base,omitempty"`
+	// Area is where the instance lives on the host (api.Machine.Area);
+	// empty keeps the machine's.
+	Area string `json:"area,omitempty"`
 }
 
 // DestroyMachineRequest makes a machine dying; refused while units remain
