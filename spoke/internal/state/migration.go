@@ -89,7 +89,7 @@ func (t *Txn) openToCommand(model string, agent, success bool) error {
 		return err
 	}
 	switch {
-	case migratedAway(m):
+	case MigratedAway(m):
 		if success {
 			return nil
 		}

@@ -32,9 +32,9 @@ func phaseRank(phase string) int {
 	return -1
 }
 
-// migratedAway reports whether m is a source model whose migration
+// MigratedAway reports whether m is a source model whose migration
 // reached SUCCESS: the target's, whatever this controller still holds.
-func migratedAway(m *api.Model) bool {
+func MigratedAway(m *api.Model) bool {
 	return m != nil && m.Migration != nil && m.Migration.Role == api.MigrationSource &&
 		m.Migration.Phase == api.MigrationSuccess && m.Migration.Target != nil
 }
@@ -49,7 +49,7 @@ func (r *reader) MigratedTo(uuid string) (name string, target *api.TargetControl
 		return "", nil, false, err
 	}
 	if m != nil {
-		if !migratedAway(m) {
+		if !MigratedAway(m) {
 			return "", nil, false, nil
 		}
 		t := *m.Migration.Target
@@ -158,7 +158,7 @@ func reapModel(t *Txn, req *ReapModelRequest) error {
 		return api.Errorf(api.CodeConflict, "model %q is not migrating away (migration %s): it cannot be reaped", m.Name, req.MigrationID)
 	case m.Migration.ID != req.MigrationID:
 		return api.Errorf(api.CodeMigrating, "model %q is part of migration %s, not %s", m.Name, m.Migration.ID, req.MigrationID)
-	case !migratedAway(m):
+	case !MigratedAway(m):
 		return api.Errorf(api.CodeConflict, "migration %s is in phase %s: model %q is reaped only once the migration reached SUCCESS",
 			req.MigrationID, migrationPhases[max(phaseRank(m.Migration.Phase), 0)], m.Name)
 	}
