@@ -1,7 +1,6 @@
 package apiserver
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -301,38 +300,37 @@ func (s *migrationEndpoint) sendLogs(w http.ResponseWriter, r *http.Request) {
 }
 
 // decodeLogRecords reads newline-delimited api.LogRecord values (blank
-// lines skipped), each naming its entity and time, from a body bounded by
-// max bytes.
+// lines skipped), each naming its entity and time, from a body of at most
+// max bytes; a longer one is refused whole.
 func decodeLogRecords(body io.Reader, max int64) ([]api.LogRecord, error) {
-	sc := bufio.NewScanner(body)
-	sc.Buffer(make([]byte, 0, 64<<10), int(min(max, 1<<30))+1)
+	data, err := io.ReadAll(io.LimitReader(body, max+1))
+	var tooBig *http.MaxBytesError
+	switch {
+	case int64(len(data)) > max || errors.As(err, &tooBig):
+		return nil, api.Errorf(api.CodeTooLarge, "the log records are over %d bytes: send them in smaller batches", max)
+	case err != nil:
+		return nil, api.Errorf(api.CodeBadRequest, "reading the log records: %v", err)
+	}
 	var out []api.LogRecord
-	for line := 1; sc.Scan(); line++ {
-		b := bytes.TrimSpace(sc.Bytes())
-		if len(b) == 0 {
+	for i, line := range bytes.Split(data, []byte("\n")) {
+		line = bytes.TrimSpace(line)
+		if len(line) == 0 {
 			continue
 		}
 		var rec api.LogRecord
-		dec := json.NewDecoder(bytes.NewReader(b))
+		dec := json.NewDecoder(bytes.NewReader(line))
 		dec.DisallowUnknownFields()
 		err := dec.Decode(&rec)
 		if err == nil && dec.More() {
 			err = errors.New("data after the record")
 		}
 		if err != nil {
-			return nil, api.Errorf(api.CodeBadRequest, "log record on line %d is not one JSON LogRecord: %v", line, err)
+			return nil, api.Errorf(api.CodeBadRequest, "log record on line %d is not one JSON LogRecord: %v", i+1, err)
 		}
 		if rec.Entity == "" || rec.Time.IsZero() {
-			return nil, api.Errorf(api.CodeBadRequest, "log record on line %d needs an entity and a time", line)
+			return nil, api.Errorf(api.CodeBadRequest, "log record on line %d needs an entity and a time", i+1)
 		}
 		out = append(out, rec)
-	}
-	if err := sc.Err(); err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) || errors.Is(err, bufio.ErrTooLong) {
-			return nil, api.Errorf(api.CodeTooLarge, "the log records are over %d bytes: send them in smaller batches", max)
-		}
-		return nil, api.Errorf(api.CodeBadRequest, "reading the log records: %v", err)
 	}
 	return out, nil
 }
