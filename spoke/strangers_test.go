@@ -161,6 +161,12 @@ var driverRoutes = map[string]bool{
 	"POST /v1/controller/migrations/{model}/import":       true,
 	"POST /v1/controller/migrations/{model}/activate":     true,
 	"POST /v1/controller/migrations/{model}/abort-import": true,
+	"GET /v1/controller/migrations/{model}":               true,
+	"POST /v1/controller/migrations/{model}/precheck":     true,
+	"POST /v1/controller/migrations/{model}/phase":        true,
+	"POST /v1/controller/migrations/{model}/reap":         true,
+	"GET /v1/controller/migrations/{model}/logs":          true,
+	"POST /v1/controller/migrations/{model}/logs":         true,
 }
 
 // TestMigrationRoutesAreNotModelRoutes: every route under

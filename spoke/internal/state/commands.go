@@ -85,6 +85,8 @@ const (
 	ImportModelType           MessageType = 58
 	ActivateModelType         MessageType = 59
 	AbortImportType           MessageType = 60
+	SetMigrationPhaseType     MessageType = 61
+	ReapModelType             MessageType = 63
 	// Append new types here, with the next free number.
 )
 
@@ -156,6 +158,8 @@ var commands = commandTable(
 	command(ImportModelType, noValue(importModel)),
 	command(ActivateModelType, noValue(activateModel)),
 	command(AbortImportType, noValue(abortImport)),
+	commandVia(SetMigrationPhaseType, noValue(setMigrationPhase), (*SetMigrationPhaseRequest).wire, setMigrationPhaseRequest),
+	command(ReapModelType, noValue(reapModel)),
 )
 
 // commandEntry is one raft command: its number, its request struct, its

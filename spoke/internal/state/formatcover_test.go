@@ -30,6 +30,8 @@ func TestFormatCoversStateTypes(t *testing.T) {
 		{reflect.TypeFor[tables.HubTrustRecord](), reflect.TypeFor[format.HubTrustRecord]()},
 		{reflect.TypeFor[tables.HubToken](), reflect.TypeFor[format.HubToken]()},
 		{reflect.TypeFor[tables.JoinToken](), reflect.TypeFor[format.JoinToken]()},
+		{reflect.TypeFor[tables.Tombstone](), reflect.TypeFor[format.Tombstone]()},
+		{reflect.TypeFor[SetMigrationPhaseRequest](), reflect.TypeFor[format.SetMigrationPhaseRequest]()},
 	}
 	names := func(t reflect.Type) []string {
 		var out []string

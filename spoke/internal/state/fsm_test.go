@@ -54,6 +54,13 @@ func fillAll(h *harness) {
 		FlagsNode: "n1", FlagsDigest: "d1", Now: t0})
 	h.must(CreateJoinTokenType, &CreateJoinTokenRequest{Hash: "join-hash", Expires: t0.Add(time.Hour), Now: t0})
 	h.must(UseJoinTokenType, &UseJoinTokenRequest{Hash: "join-hash", Node: "node-1", Now: t0})
+	// A model that migrated away leaves a tombstone.
+	h.must(AddModelType, &AddModelRequest{UUID: "gone-uuid", Name: "gone", Owner: "admin", Now: t0})
+	h.must(QuiesceModelType, &QuiesceModelRequest{ModelUUID: "gone-uuid", MigrationID: "mig-gone", Now: t0})
+	target := &api.TargetController{ControllerUUID: "c2", ControllerName: "west", Addresses: []string{"10.0.0.2:17070"}, CACert: "PEM"}
+	h.must(SetMigrationPhaseType, &SetMigrationPhaseRequest{ModelUUID: "gone-uuid", MigrationID: "mig-gone", Phase: api.MigrationValidation, Target: target})
+	h.must(SetMigrationPhaseType, &SetMigrationPhaseRequest{ModelUUID: "gone-uuid", MigrationID: "mig-gone", Phase: api.MigrationSuccess, Target: target})
+	h.must(ReapModelType, &ReapModelRequest{ModelUUID: "gone-uuid", MigrationID: "mig-gone", Now: t0})
 }
 
 func snapshotBytes(t testing.TB, s *Store) []byte {

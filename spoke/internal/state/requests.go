@@ -41,6 +41,7 @@ type (
 	ImportModelRequest           = format.ImportModelRequest
 	ActivateModelRequest         = format.ActivateModelRequest
 	AbortImportRequest           = format.AbortImportRequest
+	ReapModelRequest             = format.ReapModelRequest
 	AddUnitsRequest              = format.AddUnitsRequest
 	ScaleApplicationRequest      = format.ScaleApplicationRequest
 	DestroyUnitsRequest          = format.DestroyUnitsRequest
@@ -139,6 +140,15 @@ type CommitHookChangesRequest struct {
 	Now       time.Time            `json:"now"`
 }
 
+// SetMigrationPhaseRequest moves a source model's migration to Phase
+// (format.SetMigrationPhaseRequest says how).
+type SetMigrationPhaseRequest struct {
+	ModelUUID   string                `json:"model-uuid"`
+	MigrationID string                `json:"migration-id"`
+	Phase       string                `json:"phase"`
+	Target      *api.TargetController `json:"target,omitempty"`
+}
+
 // AddApplicationResult is the Value of AddApplication and AddUnits.
 type AddApplicationResult struct {
 	Application *api.Application `json:"application"`
@@ -217,4 +227,14 @@ func (r *CommitHookChangesRequest) wire() *format.CommitHookChangesRequest {
 
 func commitHookChangesRequest(w *format.CommitHookChangesRequest) *CommitHookChangesRequest {
 	return &CommitHookChangesRequest{ModelUUID: w.ModelUUID, Changes: w.Changes.API(), Now: w.Now}
+}
+
+func (r *SetMigrationPhaseRequest) wire() *format.SetMigrationPhaseRequest {
+	return &format.SetMigrationPhaseRequest{ModelUUID: r.ModelUUID, MigrationID: r.MigrationID, Phase: r.Phase,
+		Target: (*format.TargetController)(r.Target)}
+}
+
+func setMigrationPhaseRequest(w *format.SetMigrationPhaseRequest) *SetMigrationPhaseRequest {
+	return &SetMigrationPhaseRequest{ModelUUID: w.ModelUUID, MigrationID: w.MigrationID, Phase: w.Phase,
+		Target: (*api.TargetController)(w.Target)}
 }

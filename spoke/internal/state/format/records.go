@@ -386,6 +386,19 @@ type JoinToken struct {
 	Meta
 }
 
+// Tombstone is what a controller keeps of a model that migrated away
+// (ReapModel): where it went, so that a late client or agent is
+// redirected there.
+type Tombstone struct {
+	ModelUUID   string           `json:"model-uuid"`
+	ModelName   string           `json:"model-name"`
+	Owner       string           `json:"owner"`
+	MigrationID string           `json:"migration-id"`
+	Target      TargetController `json:"target"`
+	Time        time.Time        `json:"time"`
+	Meta
+}
+
 // Resource is an application's file resource: the uploaded content's
 // hash and size, and the revision of this upload.
 type Resource struct {

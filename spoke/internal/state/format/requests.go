@@ -548,3 +548,24 @@ type AbortImportRequest struct {
 	ModelUUID   string `json:"model-uuid"`
 	MigrationID string `json:"migration-id"`
 }
+
+// SetMigrationPhaseRequest moves the migration a source model is quiesced
+// for to Phase: QUIESCE → VALIDATION → SUCCESS, each naming Target. The
+// same phase again changes nothing; a step back or another migration is
+// refused. From SUCCESS on the model answers every other command with a
+// redirect to Target. Value: none.
+type SetMigrationPhaseRequest struct {
+	ModelUUID   string            `json:"model-uuid"`
+	MigrationID string            `json:"migration-id"`
+	Phase       string            `json:"phase"`
+	Target      *TargetController `json:"target,omitempty"`
+}
+
+// ReapModelRequest removes every row of a source model its migration took
+// to SUCCESS and keeps a Tombstone of it (Now is the tombstone's time).
+// Reaping it again changes nothing. Value: none.
+type ReapModelRequest struct {
+	ModelUUID   string    `json:"model-uuid"`
+	MigrationID string    `json:"migration-id"`
+	Now         time.Time `json:"now"`
+}
