@@ -85,6 +85,7 @@ const (
 	ImportModelType           MessageType = 58
 	ActivateModelType         MessageType = 59
 	AbortImportType           MessageType = 60
+	ReportMinionType          MessageType = 62
 	// Append new types here, with the next free number.
 )
 
@@ -156,6 +157,7 @@ var commands = commandTable(
 	command(ImportModelType, noValue(importModel)),
 	command(ActivateModelType, noValue(activateModel)),
 	command(AbortImportType, noValue(abortImport)),
+	command(ReportMinionType, noValue(reportMinion)),
 )
 
 // commandEntry is one raft command: its number, its request struct, its

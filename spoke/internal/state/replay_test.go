@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/spoke/internal/state/format"
 	"github.com/droverhq/drover/spoke/internal/state/tables"
 	"github.com/hashicorp/raft"
 )
@@ -40,7 +41,7 @@ const replayDir = "testdata/replay"
 func replayCommands() []replayCommand {
 	return slices.Concat(replayControllerCommands(), replayModelCommands(), replayAgentCommands(), replayOperatorCommands(),
 		replayJoinTokenCommands(), replayResourceCommands(), replayModelConstraintsCommands(), replayMachineTaskCommands(),
-		replayMigrationCommands())
+		replayMigrationCommands(), replayMinionCommands())
 }
 
 // replayResourceCommands are appended after the join token commands: an
@@ -102,6 +103,19 @@ func replayMigrationCommands() []replayCommand {
 		{ActivateModelType, &ActivateModelRequest{ModelUUID: moved, MigrationID: "c0ffee00-0000-4000-8000-000000000002"}},
 		{ImportModelType, &ImportModelRequest{MigrationID: "c0ffee00-0000-4000-8000-000000000003", Export: replayExport(dropped, "dropped"), Now: replayAt(27 * time.Minute)}},
 		{AbortImportType, &AbortImportRequest{ModelUUID: dropped, MigrationID: "c0ffee00-0000-4000-8000-000000000003"}},
+	}
+}
+
+// replayMinionCommands are appended after the migration commands: a
+// machine agent reports on a migration of the model, which is then
+// released.
+func replayMinionCommands() []replayCommand {
+	const m, id = replayModel, "c0ffee00-0000-4000-8000-000000000004"
+	return []replayCommand{
+		{QuiesceModelType, &QuiesceModelRequest{ModelUUID: m, MigrationID: id, Now: replayAt(28 * time.Minute)}},
+		{ReportMinionType, &ReportMinionRequest{ModelUUID: m, Tag: "machine-" + m + "-0",
+			Report: format.MinionReport{MigrationID: id, Phase: api.MigrationQuiesce, Success: true, Time: replayAt(29 * time.Minute)}}},
+		{ReleaseModelType, &ReleaseModelRequest{ModelUUID: m, MigrationID: id}},
 	}
 }
 

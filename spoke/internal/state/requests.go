@@ -41,6 +41,7 @@ type (
 	ImportModelRequest           = format.ImportModelRequest
 	ActivateModelRequest         = format.ActivateModelRequest
 	AbortImportRequest           = format.AbortImportRequest
+	ReportMinionRequest          = format.ReportMinionRequest
 	AddUnitsRequest              = format.AddUnitsRequest
 	ScaleApplicationRequest      = format.ScaleApplicationRequest
 	DestroyUnitsRequest          = format.DestroyUnitsRequest

@@ -1,0 +1,35 @@
+package state
+
+import (
+	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/spoke/internal/state/stream"
+	"github.com/droverhq/drover/spoke/internal/state/tables"
+)
+
+// SetMigrationForTest changes a model's migration mark on this replica
+// alone, outside raft, and resets events so every watcher rebuilds from
+// the store: tests' stand-in for the hub's phase changes. Production code
+// never calls it.
+func SetMigrationForTest(s *Store, events *stream.Broker, model string, set func(*api.ModelMigration)) error {
+	index, err := s.Snapshot().LatestIndex()
+	if err != nil {
+		return err
+	}
+	_, _, err = s.Update(index, func(tx *Txn) (any, error) {
+		m, err := tx.model(model)
+		if err != nil {
+			return nil, err
+		}
+		if m.Migration == nil {
+			return nil, api.Errorf(api.CodeConflict, "model %q is not migrating", m.Name)
+		}
+		next, mig := *m, *m.Migration
+		set(&mig)
+		next.Migration = &mig
+		return nil, tx.put(tables.Models, &next)
+	})
+	if err == nil {
+		events.Reset(index)
+	}
+	return err
+}
