@@ -157,7 +157,7 @@ var commands = commandTable(
 	command(ImportModelType, noValue(importModel)),
 	command(ActivateModelType, noValue(activateModel)),
 	command(AbortImportType, noValue(abortImport)),
-	command(ReportMinionType, noValue(reportMinion)),
+	commandVia(ReportMinionType, noValue(reportMinion), (*ReportMinionRequest).wire, reportMinionRequest),
 )
 
 // commandEntry is one raft command: its number, its request struct, its

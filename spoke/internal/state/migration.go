@@ -233,7 +233,7 @@ func reportMinion(t *Txn, req *ReportMinionRequest) error {
 	if err != nil {
 		return err
 	}
-	r := api.MinionReport(req.Report)
+	r := req.Report
 	mig := m.Migration
 	switch {
 	case req.Tag == "":

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/api"
-	"github.com/droverhq/drover/spoke/internal/state/format"
 	"github.com/droverhq/drover/spoke/internal/state/tables"
 )
 
@@ -191,7 +190,7 @@ func TestReportMinion(t *testing.T) {
 	h.deploy("kv", "kv", 1)
 	report := func(tag, id, phase string) (any, error) {
 		return h.apply(ReportMinionType, &ReportMinionRequest{ModelUUID: testModel, Tag: tag,
-			Report: format.MinionReport{MigrationID: id, Phase: phase, Success: true, Time: t0}})
+			Report: api.MinionReport{MigrationID: id, Phase: phase, Success: true, Time: t0}})
 	}
 	_, err := report("machine-0", "mig-1", api.MigrationQuiesce)
 	wantCode(t, "a report on a model not migrating", err, api.CodeConflict)

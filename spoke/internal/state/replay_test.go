@@ -19,7 +19,6 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/api"
-	"github.com/droverhq/drover/spoke/internal/state/format"
 	"github.com/droverhq/drover/spoke/internal/state/tables"
 	"github.com/hashicorp/raft"
 )
@@ -114,7 +113,7 @@ func replayMinionCommands() []replayCommand {
 	return []replayCommand{
 		{QuiesceModelType, &QuiesceModelRequest{ModelUUID: m, MigrationID: id, Now: replayAt(28 * time.Minute)}},
 		{ReportMinionType, &ReportMinionRequest{ModelUUID: m, Tag: "machine-" + m + "-0",
-			Report: format.MinionReport{MigrationID: id, Phase: api.MigrationQuiesce, Success: true, Time: replayAt(29 * time.Minute)}}},
+			Report: api.MinionReport{MigrationID: id, Phase: api.MigrationQuiesce, Success: true, Time: replayAt(29 * time.Minute)}}},
 		{ReleaseModelType, &ReleaseModelRequest{ModelUUID: m, MigrationID: id}},
 	}
 }

@@ -41,7 +41,6 @@ type (
 	ImportModelRequest           = format.ImportModelRequest
 	ActivateModelRequest         = format.ActivateModelRequest
 	AbortImportRequest           = format.AbortImportRequest
-	ReportMinionRequest          = format.ReportMinionRequest
 	AddUnitsRequest              = format.AddUnitsRequest
 	ScaleApplicationRequest      = format.ScaleApplicationRequest
 	DestroyUnitsRequest          = format.DestroyUnitsRequest
@@ -140,6 +139,14 @@ type CommitHookChangesRequest struct {
 	Now       time.Time            `json:"now"`
 }
 
+// ReportMinionRequest stores an agent's report on its model's migration
+// under Tag, the agent's credential tag (see format.ReportMinionRequest).
+type ReportMinionRequest struct {
+	ModelUUID string           `json:"model-uuid"`
+	Tag       string           `json:"tag"`
+	Report    api.MinionReport `json:"report"`
+}
+
 // AddApplicationResult is the Value of AddApplication and AddUnits.
 type AddApplicationResult struct {
 	Application *api.Application `json:"application"`
@@ -218,4 +225,12 @@ func (r *CommitHookChangesRequest) wire() *format.CommitHookChangesRequest {
 
 func commitHookChangesRequest(w *format.CommitHookChangesRequest) *CommitHookChangesRequest {
 	return &CommitHookChangesRequest{ModelUUID: w.ModelUUID, Changes: w.Changes.API(), Now: w.Now}
+}
+
+func (r *ReportMinionRequest) wire() *format.ReportMinionRequest {
+	return &format.ReportMinionRequest{ModelUUID: r.ModelUUID, Tag: r.Tag, Report: format.MinionReport(r.Report)}
+}
+
+func reportMinionRequest(w *format.ReportMinionRequest) *ReportMinionRequest {
+	return &ReportMinionRequest{ModelUUID: w.ModelUUID, Tag: w.Tag, Report: api.MinionReport(w.Report)}
 }

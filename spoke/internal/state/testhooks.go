@@ -7,8 +7,9 @@ import (
 )
 
 // SetMigrationForTest changes a model's migration mark on this replica
-// alone, outside raft, and resets events so every watcher rebuilds from
-// the store: tests' stand-in for the hub's phase changes. Production code
+// alone, outside raft, at its current index, as a new store generation
+// (what a restore makes), and resets events so every watcher rebuilds
+// from the store: tests' stand-in for the hub's phase changes. Production code
 // never calls it.
 func SetMigrationForTest(s *Store, events *stream.Broker, model string, set func(*api.ModelMigration)) error {
 	index, err := s.Snapshot().LatestIndex()
@@ -28,8 +29,12 @@ func SetMigrationForTest(s *Store, events *stream.Broker, model string, set func
 		next.Migration = &mig
 		return nil, tx.put(tables.Models, &next)
 	})
-	if err == nil {
-		events.Reset(index)
+	if err != nil {
+		return err
 	}
-	return err
+	s.mu.Lock()
+	s.gen++
+	s.mu.Unlock()
+	events.Reset(index)
+	return nil
 }
