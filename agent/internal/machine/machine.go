@@ -61,8 +61,6 @@ type Agent struct {
 	log     *slog.Logger
 	// moveMu serialises moves to another controller (moveTo).
 	moveMu sync.Mutex
-	// validateRetry paces VALIDATION's dials of the target.
-	validateRetry validateRetry
 	// stop ends Run's context; rebooting says why (juju-reboot).
 	stop      context.CancelFunc
 	rebooting atomic.Bool
@@ -94,7 +92,7 @@ func New(cfg Config) (*Agent, error) {
 		return nil, err
 	}
 	a := &Agent{cfg: cfg, conf: conf, dataDir: conf.DataDir, locks: newLocks(),
-		log: cfg.Logger.With("machine", conf.Machine), validateRetry: defaultValidateRetry}
+		log: cfg.Logger.With("machine", conf.Machine)}
 	if a.dataDir == "" {
 		a.dataDir = filepath.Dir(cfg.ConfigPath)
 	}
@@ -181,7 +179,8 @@ func (a *Agent) Run(ctx context.Context) error {
 	g.Go(func() error { return a.conn.Run(gctx) })
 	g.Go(func() error { return a.supervise(gctx, toolsDir) })
 	g.Go(func() error { return mx.Run(gctx) })
-	mn := &minion{a: a, gate: a.gate, retry: a.validateRetry}
+	mn := &minion{conn: a.conn, move: a.moveTo, dataDir: a.dataDir, tag: a.conf.Tag, secret: a.conf.Secret,
+		gate: a.gate, retry: defaultValidateRetry, log: a.log.With("component", "migration-minion")}
 	g.Go(func() error { return mn.run(gctx) })
 	err = g.Wait()
 	if a.rebooting.Load() {

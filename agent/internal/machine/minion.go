@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -40,9 +41,22 @@ import (
 // the report only switches). A report the controller refuses (the
 // migration ended, or moved on) is not recorded: the next state decides.
 type minion struct {
-	a     *Agent
-	gate  *fortress.Fortress
-	retry validateRetry
+	conn minionConn
+	// move persists the target controller and switches to it (Agent.moveTo).
+	move    func(api.TargetController) error
+	dataDir string
+	// tag and secret are the agent's credential, which VALIDATION checks
+	// on the target.
+	tag, secret string
+	gate        *fortress.Fortress
+	retry       validateRetry
+	log         *slog.Logger
+}
+
+// minionConn is what the minion needs of the controller connection.
+type minionConn interface {
+	State() (*api.MachineState, <-chan struct{})
+	Call(ctx context.Context, method string, params, out any) error
 }
 
 // validateRetry is how VALIDATION retries dialling the target: Juju's 10
@@ -62,7 +76,7 @@ type minionRecord struct {
 	Reported    []string `json:"reported"`
 }
 
-func (mn *minion) recordFile() string { return filepath.Join(mn.a.dataDir, "migration.json") }
+func (mn *minion) recordFile() string { return filepath.Join(mn.dataDir, "migration.json") }
 
 func (mn *minion) load() (minionRecord, error) {
 	var r minionRecord
@@ -94,11 +108,11 @@ func (mn *minion) markReported(m *api.AgentMigration) error {
 // run follows the machine state until ctx ends.
 func (mn *minion) run(ctx context.Context) error {
 	for {
-		ms, changed := mn.a.conn.State()
+		ms, changed := mn.conn.State()
 		var retry <-chan time.Time
 		if ms != nil && ms.Migration != nil {
 			if err := mn.phase(ctx, ms.Migration, changed); err != nil && ctx.Err() == nil {
-				mn.a.log.Warn("migration minion: will retry", "migration", ms.Migration.ID, "phase", ms.Migration.Phase, "err", err)
+				mn.log.Warn("migration minion: will retry", "migration", ms.Migration.ID, "phase", ms.Migration.Phase, "err", err)
 				retry = time.After(time.Second)
 			}
 		}
@@ -145,17 +159,17 @@ func (mn *minion) phase(ctx context.Context, m *api.AgentMigration, changed <-ch
 			}
 			// At SUCCESS the model is the target's whatever the source
 			// says: the agent moves.
-			mn.a.log.Warn("migration minion: the source refused the report; moving to the target", "migration", m.ID, "err", err)
+			mn.log.Warn("migration minion: the source refused the report; moving to the target", "migration", m.ID, "err", err)
 		} else if err := mn.markReported(m); err != nil {
 			return err
 		}
-		mn.a.log.Info("migration minion reported", "migration", m.ID, "phase", m.Phase, "success", rep.Success, "message", rep.Message)
+		mn.log.Info("migration minion reported", "migration", m.ID, "phase", m.Phase, "success", rep.Success, "message", rep.Message)
 	}
 	if m.Phase == api.MigrationSuccess {
 		if m.Target == nil {
 			return fmt.Errorf("migration %s succeeded but names no target controller", m.ID)
 		}
-		return mn.a.moveTo(*m.Target)
+		return mn.move(*m.Target)
 	}
 	return nil
 }
@@ -164,7 +178,7 @@ func (mn *minion) phase(ctx context.Context, m *api.AgentMigration, changed <-ch
 func (mn *minion) report(ctx context.Context, rep api.MinionReport) error {
 	delay := 100 * time.Millisecond
 	for {
-		err := mn.a.conn.Call(ctx, api.AgentMigrationReport, rep, nil)
+		err := mn.conn.Call(ctx, api.AgentMigrationReport, rep, nil)
 		if err == nil || !errors.Is(err, apiconn.ErrDisconnected) {
 			return err
 		}
@@ -219,7 +233,7 @@ func (mn *minion) validateAt(ctx context.Context, hc *http.Client, addr string, 
 		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.SetBasicAuth(mn.a.conf.Tag, mn.a.conf.Secret)
+	req.SetBasicAuth(mn.tag, mn.secret)
 	resp, err := hc.Do(req)
 	if err != nil {
 		return err
