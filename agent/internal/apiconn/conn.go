@@ -40,6 +40,9 @@ import (
 	"github.com/droverhq/drover/internal/supervise"
 )
 
+// errSwitched ends a session whose connection Switch replaced.
+var errSwitched = errors.New("apiconn: moved to another controller")
+
 // ErrDisconnected is returned by Call when there is no connection or the
 // connection failed before the answer arrived.
 var ErrDisconnected = errors.New("apiconn: not connected to a controller")
@@ -124,6 +127,7 @@ func (c *Conn) Switch(addrs []string, caCert []byte) error {
 	c.addrs, c.next, c.index, c.tlsCfg = slices.Clone(addrs), 0, 0, tlsCfg
 	c.cfg.CACert = slices.Clone(caCert)
 	ws := c.ws
+	c.ws, c.current = nil, ""
 	c.mu.Unlock()
 	if ws != nil {
 		ws.Close()
@@ -248,6 +252,12 @@ func (c *Conn) readLoop(ws *websocket.Conn) error {
 			return fmt.Errorf("bad frame: %w", err)
 		}
 		c.mu.Lock()
+		if c.ws != ws {
+			// Switched to another controller: this one's frames and
+			// indexes are no longer the agent's.
+			c.mu.Unlock()
+			return errSwitched
+		}
 		c.index = max(c.index, f.Index)
 		c.mu.Unlock()
 		switch f.Type {
