@@ -153,17 +153,19 @@ func (mn *minion) phase(ctx context.Context, m *api.AgentMigration, changed <-ch
 		default:
 			return nil // a phase this agent does not know: nothing to do
 		}
-		if err := mn.report(ctx, rep); err != nil {
-			if m.Phase != api.MigrationSuccess || ctx.Err() != nil {
+		switch err := mn.report(ctx, rep); {
+		case err == nil:
+			if err := mn.markReported(m); err != nil {
 				return err
 			}
+			mn.log.Info("migration minion reported", "migration", m.ID, "phase", m.Phase, "success", rep.Success, "message", rep.Message)
+		case m.Phase != api.MigrationSuccess || ctx.Err() != nil:
+			return err
+		default:
 			// At SUCCESS the model is the target's whatever the source
 			// says: the agent moves.
 			mn.log.Warn("migration minion: the source refused the report; moving to the target", "migration", m.ID, "err", err)
-		} else if err := mn.markReported(m); err != nil {
-			return err
 		}
-		mn.log.Info("migration minion reported", "migration", m.ID, "phase", m.Phase, "success", rep.Success, "message", rep.Message)
 	}
 	if m.Phase == api.MigrationSuccess {
 		if m.Target == nil {
