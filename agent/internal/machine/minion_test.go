@@ -246,3 +246,20 @@ func TestMinionReportsAFailedValidation(t *testing.T) {
 		t.Fatalf("the report made again: %v, %v", err, conn.log())
 	}
 }
+
+// TestMinionMovesWhenTheSourceRefusesTheSuccessReport: at SUCCESS the
+// model is the target's whatever the source answers (it may already have
+// dropped the model): the agent moves.
+func TestMinionMovesWhenTheSourceRefusesTheSuccessReport(t *testing.T) {
+	conn := newFakeMinionConn()
+	mn := newTestMinion(conn, fortress.New(conn.State), t.TempDir())
+	conn.set(&api.AgentMigration{ID: "mig-1", Phase: api.MigrationSuccess,
+		Target: &api.TargetController{ControllerName: "west", Addresses: []string{"127.0.0.1:1"}, CACert: "ca"}})
+	conn.refuse = api.Errorf(api.CodeConflict, "model is not migrating")
+	if err := mn.testPhase(t, conn); err != nil {
+		t.Fatal(err)
+	}
+	if got := conn.log(); len(got) != 1 || got[0] != "move west" {
+		t.Fatalf("after a refused SUCCESS report: %v, want the move", got)
+	}
+}
