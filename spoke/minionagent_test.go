@@ -142,10 +142,31 @@ func TestMachineAgentFollowsItsModelsMigration(t *testing.T) {
 		t.Fatalf("the command on the source: %+v", task.Results)
 	}
 
+	// A command runs when the model is quiesced: it finishes and reports,
+	// and only then does the agent report QUIESCE.
+	release := filepath.Join(t.TempDir(), "release")
+	mc := src.client(0).Model(model)
+	tasks, err := mc.RunAction(t.Context(), api.RunActionRequest{Receivers: []string{"machine-" + machine},
+		Action: api.ExecAction, Params: map[string]any{"command": "while [ ! -e " + release + " ]; do sleep 0.02; done; echo done"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	testkit.EventuallyWithin(t, 30*time.Second, func() (bool, error) {
+		task, err := mc.Task(t.Context(), tasks[0].ID, 0)
+		return err == nil && task.Status == api.TaskRunning, err
+	}, "the command running")
 	status, _, b := src.migrationCall(t, "POST", model, "quiesce", "mig-1/QUIESCE/1", stepBody("mig-1"), nil)
 	wantStep(t, "quiesce", status, http.StatusOK, b)
-	if r := waitReport(t, src, model, online.tag, api.MigrationQuiesce); !r.Success || r.MigrationID != "mig-1" {
-		t.Fatalf("the QUIESCE report: %+v", r)
+	if err := os.WriteFile(release, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := waitReport(t, src, model, online.tag, api.MigrationQuiesce)
+	task, err := mc.Task(t.Context(), tasks[0].ID, 0)
+	if err != nil || task.Status != api.TaskCompleted || task.Results["stdout"] != "done\n" {
+		t.Fatalf("the command running at the quiesce: %+v, %v (want it completed)", task, err)
+	}
+	if !r.Success || r.MigrationID != "mig-1" || r.Time.Before(task.Completed) {
+		t.Fatalf("the QUIESCE report %+v, the command completed at %v: want a success after it", r, task.Completed)
 	}
 	status, hdr, export := src.migrationCall(t, "GET", model, "export?migration=mig-1", "mig-1/EXPORT/1", nil, nil)
 	wantStep(t, "export", status, http.StatusOK, export)
