@@ -206,3 +206,32 @@ func TestMachineAgentFollowsItsModelsMigration(t *testing.T) {
 		t.Fatalf("the command on the redirected agent: %+v", task.Results)
 	}
 }
+
+// TestMachineAgentResumesAfterAnAbort: a migration released (aborted)
+// lets the agent run commands again, and a later migration of the model is
+// reported anew.
+func TestMachineAgentResumesAfterAnAbort(t *testing.T) {
+	env := newAgentEnv(t, 1)
+	src, model := env.c, env.model
+	m := addMachineAgent(t, env, src)
+	m.start(t)
+	machine := m.config(t).Machine
+	runOn(t, src, model, machine, "true")
+	for _, id := range []string{"mig-1", "mig-2"} {
+		status, _, b := src.migrationCall(t, "POST", model, "quiesce", id+"/QUIESCE/1", stepBody(id), nil)
+		wantStep(t, "quiesce "+id, status, http.StatusOK, b)
+		testkit.EventuallyWithin(t, 30*time.Second, func() (bool, error) {
+			mod, err := src.nodes[0].srv.Store().Snapshot().ModelByUUID(model)
+			if err != nil || mod.Migration == nil {
+				return false, err
+			}
+			r := mod.Migration.Minions[m.tag]
+			return r.MigrationID == id && r.Phase == api.MigrationQuiesce && r.Success, nil
+		}, m.tag+" reports QUIESCE for "+id)
+		status, _, b = src.migrationCall(t, "POST", model, "release", id+"/ABORTING/1", stepBody(id), nil)
+		wantStep(t, "release "+id, status, http.StatusOK, b)
+		if task := runOn(t, src, model, machine, "echo "+id); task.Results["stdout"] != id+"\n" {
+			t.Fatalf("a command after %s was released: %+v", id, task.Results)
+		}
+	}
+}
