@@ -32,6 +32,7 @@ var agentRoutes = map[string]bool{
 	"GET /v1/agent/stream":          true,
 	"GET /v1/agent/charms/{sha}":    true,
 	"GET /v1/agent/resources/{sha}": true,
+	"POST " + api.PathAgentValidate: true,
 }
 
 // openRoutes answer without a credential in the Authorization header, each

@@ -265,6 +265,7 @@ func (s *Server) routes(metricsHandler http.Handler) chi.Router {
 	r.Route("/v1", func(r chi.Router) {
 		// Agents authenticate with machine credentials, not as users.
 		r.Get("/agent/stream", s.agents.ServeStream)
+		r.Post(strings.TrimPrefix(api.PathAgentValidate, "/v1"), s.agents.ServeValidate)
 		r.Get("/agent/charms/{sha}", s.ep.charms.agentDownloadCharm)
 		r.Get("/agent/resources/{sha}", s.ep.charms.agentDownloadResource)
 		r.Group(func(r chi.Router) { s.userRoutes(r) })

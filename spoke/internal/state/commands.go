@@ -87,6 +87,7 @@ const (
 	AbortImportType           MessageType = 60
 	SetMigrationPhaseType     MessageType = 61
 	ReapModelType             MessageType = 63
+	ReportMinionType          MessageType = 62
 	// Append new types here, with the next free number.
 )
 
@@ -160,6 +161,7 @@ var commands = commandTable(
 	command(AbortImportType, noValue(abortImport)),
 	commandVia(SetMigrationPhaseType, noValue(setMigrationPhase), (*SetMigrationPhaseRequest).wire, setMigrationPhaseRequest),
 	command(ReapModelType, noValue(reapModel)),
+	commandVia(ReportMinionType, noValue(reportMinion), (*ReportMinionRequest).wire, reportMinionRequest),
 )
 
 // commandEntry is one raft command: its number, its request struct, its

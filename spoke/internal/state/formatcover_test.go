@@ -23,6 +23,7 @@ func TestFormatCoversStateTypes(t *testing.T) {
 		{reflect.TypeFor[SetStatusRequest](), reflect.TypeFor[format.SetStatusRequest]()},
 		{reflect.TypeFor[SetUnitPortsRequest](), reflect.TypeFor[format.SetUnitPortsRequest]()},
 		{reflect.TypeFor[CommitHookChangesRequest](), reflect.TypeFor[format.CommitHookChangesRequest]()},
+		{reflect.TypeFor[ReportMinionRequest](), reflect.TypeFor[format.ReportMinionRequest]()},
 		{reflect.TypeFor[tables.IndexEntry](), reflect.TypeFor[format.IndexEntry]()},
 		{reflect.TypeFor[tables.UnitCharmState](), reflect.TypeFor[format.UnitState]()},
 		{reflect.TypeFor[tables.AppLeaderSettings](), reflect.TypeFor[format.LeaderSettings]()},

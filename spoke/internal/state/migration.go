@@ -2,6 +2,7 @@ package state
 
 import (
 	"bytes"
+	"maps"
 	"reflect"
 
 	"github.com/droverhq/drover/api"
@@ -50,13 +51,14 @@ var agentWrites = map[MessageType]bool{
 	SetWorkloadVersionType: true, StartTaskType: true, AppendTaskLogType: true,
 	FinishTaskType: true, EnterScopeType: true, LeaveScopeType: true,
 	SetRelationDataType: true, SetMachineProvisionedType: true, ClaimLeaseType: true,
+	ReportMinionType: true,
 }
 
 // successWrites are the commands a source model whose migration reached
 // SUCCESS still accepts (beside migrationCommands): its agents' reports
 // of the phase. Every other command, an agent's too, is answered with
 // api.Redirect to the target.
-var successWrites = map[MessageType]bool{}
+var successWrites = map[MessageType]bool{ReportMinionType: true}
 
 // guardMigrations makes every command that names a model (a ModelUUID
 // field) refuse a model the migration rules close to it.
@@ -255,4 +257,34 @@ func fresh[T any](row T) T {
 		*m = api.Meta{}
 	}
 	return out
+}
+
+// reportMinion stores an agent's latest report on its model's migration
+// (the minion protocol, docs/decisions/0036-minion-protocol.md).
+func reportMinion(t *Txn, req *ReportMinionRequest) error {
+	m, err := t.model(req.ModelUUID)
+	if err != nil {
+		return err
+	}
+	r := req.Report
+	mig := m.Migration
+	switch {
+	case req.Tag == "":
+		return api.Errorf(api.CodeInvalid, "a minion report needs the agent's tag")
+	case r.Phase != api.MigrationQuiesce && r.Phase != api.MigrationValidation && r.Phase != api.MigrationSuccess:
+		return api.Errorf(api.CodeInvalid, "a minion report's phase must be %s, %s or %s, not %q",
+			api.MigrationQuiesce, api.MigrationValidation, api.MigrationSuccess, r.Phase)
+	case mig == nil || mig.Role != api.MigrationSource:
+		return api.Errorf(api.CodeConflict, "model %q is not migrating away: there is no migration %s to report on", m.Name, r.MigrationID)
+	case mig.ID != r.MigrationID:
+		return api.Errorf(api.CodeConflict, "model %q is part of migration %s, not %s", m.Name, mig.ID, r.MigrationID)
+	}
+	next, nm := *m, *mig
+	nm.Minions = maps.Clone(mig.Minions)
+	if nm.Minions == nil {
+		nm.Minions = map[string]api.MinionReport{}
+	}
+	nm.Minions[req.Tag] = r
+	next.Migration = &nm
+	return t.put(tables.Models, &next)
 }

@@ -40,7 +40,7 @@ const replayDir = "testdata/replay"
 func replayCommands() []replayCommand {
 	return slices.Concat(replayControllerCommands(), replayModelCommands(), replayAgentCommands(), replayOperatorCommands(),
 		replayJoinTokenCommands(), replayResourceCommands(), replayModelConstraintsCommands(), replayMachineTaskCommands(),
-		replayMigrationCommands(), replayMigrationReapCommands())
+		replayMigrationCommands(), replayMigrationReapCommands(), replayMinionCommands())
 }
 
 // replayResourceCommands are appended after the join token commands: an
@@ -128,6 +128,19 @@ func replayMigrationReapCommands() []replayCommand {
 		{ReapModelType, &ReapModelRequest{ModelUUID: gone, MigrationID: out, Now: replayAt(30 * time.Minute)}},
 		{ImportModelType, &ImportModelRequest{MigrationID: crash, Export: replayExport(left, "left"), Now: replayAt(31 * time.Minute)}},
 		{ImportModelType, &ImportModelRequest{MigrationID: retry, Export: replayExport(left, "left"), Now: replayAt(32 * time.Minute)}},
+	}
+}
+
+// replayMinionCommands are appended after the reap commands: a
+// machine agent reports on a migration of the model, which is then
+// released.
+func replayMinionCommands() []replayCommand {
+	const m, id = replayModel, "c0ffee00-0000-4000-8000-000000000004"
+	return []replayCommand{
+		{QuiesceModelType, &QuiesceModelRequest{ModelUUID: m, MigrationID: id, Now: replayAt(28 * time.Minute)}},
+		{ReportMinionType, &ReportMinionRequest{ModelUUID: m, Tag: "machine-" + m + "-0",
+			Report: api.MinionReport{MigrationID: id, Phase: api.MigrationQuiesce, Success: true, Time: replayAt(29 * time.Minute)}}},
+		{ReleaseModelType, &ReleaseModelRequest{ModelUUID: m, MigrationID: id}},
 	}
 }
 

@@ -149,6 +149,14 @@ type SetMigrationPhaseRequest struct {
 	Target      *api.TargetController `json:"target,omitempty"`
 }
 
+// ReportMinionRequest stores an agent's report on its model's migration
+// under Tag, the agent's credential tag (see format.ReportMinionRequest).
+type ReportMinionRequest struct {
+	ModelUUID string           `json:"model-uuid"`
+	Tag       string           `json:"tag"`
+	Report    api.MinionReport `json:"report"`
+}
+
 // AddApplicationResult is the Value of AddApplication and AddUnits.
 type AddApplicationResult struct {
 	Application *api.Application `json:"application"`
@@ -237,4 +245,12 @@ func (r *SetMigrationPhaseRequest) wire() *format.SetMigrationPhaseRequest {
 func setMigrationPhaseRequest(w *format.SetMigrationPhaseRequest) *SetMigrationPhaseRequest {
 	return &SetMigrationPhaseRequest{ModelUUID: w.ModelUUID, MigrationID: w.MigrationID, Phase: w.Phase,
 		Target: (*api.TargetController)(w.Target)}
+}
+
+func (r *ReportMinionRequest) wire() *format.ReportMinionRequest {
+	return &format.ReportMinionRequest{ModelUUID: r.ModelUUID, Tag: r.Tag, Report: format.MinionReport(r.Report)}
+}
+
+func reportMinionRequest(w *format.ReportMinionRequest) *ReportMinionRequest {
+	return &ReportMinionRequest{ModelUUID: w.ModelUUID, Tag: w.Tag, Report: api.MinionReport(w.Report)}
 }

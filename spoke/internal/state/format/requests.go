@@ -541,6 +541,16 @@ type ActivateModelRequest struct {
 	MigrationID string `json:"migration-id"`
 }
 
+// ReportMinionRequest stores an agent's report on a source model's
+// migration: the latest per agent Tag (its credential tag) in the model's
+// Migration.Minions. A model that is not a migration's source, or whose
+// migration is not Report.MigrationID, refuses it. Value: none.
+type ReportMinionRequest struct {
+	ModelUUID string       `json:"model-uuid"`
+	Tag       string       `json:"tag"`
+	Report    MinionReport `json:"report"`
+}
+
 // AbortImportRequest removes a model being imported for migration
 // MigrationID, every row of it. A model already gone changes nothing; one
 // activated is refused. Value: none.
