@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/droverhq/drover/api"
-	"github.com/droverhq/drover/spoke/internal/state"
 )
 
 // validate posts an agent's api.AgentValidateRequest to node 0 of c and
@@ -33,16 +32,21 @@ func validate(t *testing.T, c *testCluster, tag, secret, migration string) (int,
 	return resp.StatusCode, e
 }
 
-// setPhase moves the source model's migration on node 0 of c, as the
-// hub's phase changes do.
+// setPhase moves the source model's migration on c through the phase
+// route, as the hub's driver does.
 func setPhase(t *testing.T, c *testCluster, model, phase string, target *api.TargetController) {
 	t.Helper()
-	srv := c.nodes[0].srv
-	if err := state.SetMigrationForTest(srv.Store(), srv.Events(), model, func(m *api.ModelMigration) {
-		m.Phase, m.Target = phase, target
-	}); err != nil {
+	m, err := c.nodes[0].srv.Store().Snapshot().ModelByUUID(model)
+	if err != nil || m.Migration == nil {
+		t.Fatalf("model %s is not migrating: %v", model, err)
+	}
+	id := m.Migration.ID
+	body, err := json.Marshal(api.MigrationPhaseRequest{MigrationID: id, Phase: phase, Target: target})
+	if err != nil {
 		t.Fatal(err)
 	}
+	status, _, b := c.migrationCall(t, "POST", model, "phase", id+"/"+phase+"/1", body, nil)
+	wantStep(t, "phase "+phase, status, http.StatusOK, b)
 }
 
 // TestMinionProtocolOnTheControllers: the source's agents see their

@@ -135,7 +135,7 @@ func TestMachineAgentFollowsItsModelsMigration(t *testing.T) {
 	env := newAgentEnv(t, 1)
 	src, model := env.c, env.model
 	dst := newTestCluster(t, 1)
-	online, offline := addMachineAgent(t, env, src), addMachineAgent(t, env, src)
+	online, offline, late := addMachineAgent(t, env, src), addMachineAgent(t, env, src), addMachineAgent(t, env, src)
 	online.start(t)
 	machine := online.config(t).Machine
 	if task := runOn(t, src, model, machine, "echo east"); task.Results["stdout"] != "east\n" {
@@ -204,6 +204,16 @@ func TestMachineAgentFollowsItsModelsMigration(t *testing.T) {
 	offline.waitMoved(t, target)
 	if task := runOn(t, dst, model, offline.config(t).Machine, "echo back"); task.Results["stdout"] != "back\n" {
 		t.Fatalf("the command on the redirected agent: %+v", task.Results)
+	}
+
+	// Once the source reaped the model, its tombstone still redirects an
+	// agent that proves who it is with the secret it had.
+	status, _, b = src.migrationCall(t, "POST", model, "reap", "mig-1/REAP/1", stepBody("mig-1"), nil)
+	wantStep(t, "reap", status, http.StatusNoContent, b)
+	late.start(t)
+	late.waitMoved(t, target)
+	if task := runOn(t, dst, model, late.config(t).Machine, "echo late"); task.Results["stdout"] != "late\n" {
+		t.Fatalf("the command on the agent redirected by the tombstone: %+v", task.Results)
 	}
 }
 

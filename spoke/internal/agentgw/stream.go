@@ -144,6 +144,9 @@ func (g *Gateway) checkAgent(r *http.Request) (*api.Credential, string, error) {
 		return nil, "", err
 	}
 	if !ok {
+		if redirect := g.reapedRedirect(tag, secret); redirect != nil {
+			return nil, "", redirect
+		}
 		g.cfg.Limiter.Fail(addr, tag)
 		return nil, "", api.Errorf(api.CodeUnauthorized, "invalid agent tag or secret")
 	}
@@ -153,6 +156,26 @@ func (g *Gateway) checkAgent(r *http.Request) (*api.Credential, string, error) {
 		return nil, "", api.Errorf(api.CodeUnauthorized, "invalid agent tag or secret")
 	}
 	return cred, machine, nil
+}
+
+// reapedRedirect is the redirect an agent of a model this controller
+// reaped after migrating it away gets, once its secret matches the one
+// the tombstone kept (an agent that was away through the migration); nil
+// for any other tag or secret.
+func (g *Gateway) reapedRedirect(tag, secret string) error {
+	rest, _ := strings.CutPrefix(tag, "machine-")
+	if len(rest) < 38 || rest[36] != '-' {
+		return nil
+	}
+	tomb, err := g.b.Store().Snapshot().TombstoneByModel(rest[:36])
+	if err != nil || tomb == nil {
+		return nil
+	}
+	hash, ok := tomb.Agents[tag]
+	if !ok || !credential.SecretMatches(secret, hash) {
+		return nil
+	}
+	return api.Redirect(tomb.ModelName, tomb.Target)
 }
 
 // ServeStream serves GET /v1/agent/stream?since=N.

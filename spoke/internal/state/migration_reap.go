@@ -164,6 +164,16 @@ func reapModel(t *Txn, req *ReapModelRequest) error {
 	}
 	tomb := &Tombstone{ModelUUID: m.UUID, ModelName: m.Name, Owner: m.Owner, MigrationID: req.MigrationID,
 		Target: *m.Migration.Target, Time: req.Now}
+	creds, err := list[api.Credential](&t.reader, tables.Credentials, "model", m.UUID)
+	if err != nil {
+		return err
+	}
+	for _, c := range creds {
+		if tomb.Agents == nil {
+			tomb.Agents = map[string]string{}
+		}
+		tomb.Agents[c.Tag] = c.Hash
+	}
 	if err := t.deleteModel(m); err != nil {
 		return err
 	}

@@ -396,6 +396,8 @@ type Tombstone struct {
 	MigrationID string           `json:"migration-id"`
 	Target      TargetController `json:"target"`
 	Time        time.Time        `json:"time"`
+	// Agents are the model's agent credentials: tag → secret hash.
+	Agents map[string]string `json:"agents,omitempty"`
 	Meta
 }
 

@@ -71,6 +71,10 @@ type Tombstone struct {
 	MigrationID string               `json:"migration-id"`
 	Target      api.TargetController `json:"target"`
 	Time        time.Time            `json:"time"`
+	// Agents are the model's agent credentials (tag → secret hash) when
+	// it was reaped: an agent that was away through the migration proves
+	// who it is with them before it is told where the model went.
+	Agents map[string]string `json:"agents,omitempty"`
 	api.Meta
 }
 

@@ -131,12 +131,12 @@ func joinTokenFromRecord(t *format.JoinToken) *JoinToken {
 
 func tombstoneRecord(t *Tombstone) *format.Tombstone {
 	return &format.Tombstone{ModelUUID: t.ModelUUID, ModelName: t.ModelName, Owner: t.Owner, MigrationID: t.MigrationID,
-		Target: format.TargetController(t.Target), Time: t.Time, Meta: format.Meta(t.Meta)}
+		Target: format.TargetController(t.Target), Time: t.Time, Agents: t.Agents, Meta: format.Meta(t.Meta)}
 }
 
 func tombstoneFromRecord(t *format.Tombstone) *Tombstone {
 	return &Tombstone{ModelUUID: t.ModelUUID, ModelName: t.ModelName, Owner: t.Owner, MigrationID: t.MigrationID,
-		Target: api.TargetController(t.Target), Time: t.Time, Meta: api.Meta(t.Meta)}
+		Target: api.TargetController(t.Target), Time: t.Time, Agents: t.Agents, Meta: api.Meta(t.Meta)}
 }
 
 // unmarshal decodes numbers in untyped maps as json.Number, as
