@@ -41,6 +41,21 @@ func TestMigrationPrechecks(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// A machine without an agent yet could never report.
+	_, err = cl.MigrationPrecheck(ctx, model, step, api.MigrationPrecheckRequest{Role: api.MigrationSource})
+	wantAPIError(t, "a machine not provisioned", err, api.CodeInvalid, "machine 0 is not provisioned yet")
+	provision := func(area string) {
+		t.Helper()
+		if _, _, err := src.nodes[0].srv.Propose(ctx, state.SetMachineProvisionedType, &state.SetMachineProvisionedRequest{
+			ModelUUID: model, ID: "0", ProviderID: "local:" + hostname(t) + ":0", Addresses: []string{"127.0.0.1"}, Area: area}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A local machine whose directory the target could not find.
+	provision("")
+	_, err = cl.MigrationPrecheck(ctx, model, step, api.MigrationPrecheckRequest{Role: api.MigrationSource})
+	wantAPIError(t, "a local machine without its area", err, api.CodeInvalid, "machine 0 has no recorded directory")
+	provision("/var/lib/drover-machines/east/" + model + "/0")
 	desc, err := cl.MigrationPrecheck(ctx, model, step, api.MigrationPrecheckRequest{Role: api.MigrationSource})
 	if err != nil {
 		t.Fatal(err)
@@ -55,10 +70,7 @@ func TestMigrationPrechecks(t *testing.T) {
 	wantAPIError(t, "an unknown model", err, api.CodeNotFound)
 
 	target := dst.client(0)
-	host, err := os.Hostname()
-	if err != nil {
-		t.Fatal(err)
-	}
+	host := hostname(t)
 	at := func(change func(d *api.MigrationPrecheckResult)) error {
 		d := *desc
 		change(&d)
@@ -235,4 +247,13 @@ func TestMigrationSucceedsThenRedirects(t *testing.T) {
 	if _, err := tcl.Model(model).Info(ctx, api.ReadOptions{}); err != nil {
 		t.Fatalf("the target serves the model: %v", err)
 	}
+}
+
+func hostname(t *testing.T) string {
+	t.Helper()
+	h, err := os.Hostname()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
 }

@@ -153,11 +153,24 @@ func (s *migrationEndpoint) precheckSource(snap *state.Snapshot, model, id strin
 	if err != nil {
 		return nil, err
 	}
-	var hosts []string
+	var hosts, unsettled []string
 	for _, mc := range machines {
-		if h, ok := localHost(mc.ProviderID); ok && !slices.Contains(hosts, h) {
+		h, local := localHost(mc.ProviderID)
+		switch {
+		case mc.ProviderID == "":
+			unsettled = append(unsettled, fmt.Sprintf("machine %s is not provisioned yet: wait until it is started", mc.ID))
+		case mc.Life != api.Alive:
+			unsettled = append(unsettled, fmt.Sprintf("machine %s is %s: wait until it is removed", mc.ID, mc.Life))
+		case local && mc.Area == "":
+			// The target would not find the machine's directory.
+			unsettled = append(unsettled, fmt.Sprintf("machine %s has no recorded directory yet: wait for the provisioner to record it", mc.ID))
+		}
+		if local && !slices.Contains(hosts, h) {
 			hosts = append(hosts, h)
 		}
+	}
+	if len(unsettled) > 0 {
+		return nil, api.Errorf(api.CodeInvalid, "model %q cannot migrate: %s", m.Name, strings.Join(unsettled, "; "))
 	}
 	slices.Sort(hosts)
 	return &api.MigrationPrecheckResult{ModelUUID: m.UUID, ModelName: m.Name, Owner: m.Owner, ControllerUUID: ctrl.UUID,
