@@ -316,7 +316,7 @@ func TestDrainControllerEndToEnd(t *testing.T) {
 		if got := modelUUID(t, cl, n); got != uuids[n] {
 			t.Errorf("model %s has UUID %s after the drain, want %s", n, got, uuids[n])
 		}
-		if out := demo.ok("show-model", n); !strings.Contains(out, "controller-name: west") && !strings.Contains(out, "controller: west") {
+		if out := demo.ok("show-model", n); !strings.Contains(out, "controller-name: hub/west") || !strings.Contains(out, "migration: migrated from controller east to west") {
 			t.Errorf("show-model %s after the drain:\n%s", n, out)
 		}
 		if cfg := demo.ok("model-config", "-m", n, "logging-config"); !strings.Contains(cfg, "<root>=DEBUG") {
