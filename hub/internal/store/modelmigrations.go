@@ -177,7 +177,8 @@ func (s *ModelMigrations) List(ctx context.Context, f MigrationFilter) ([]Migrat
 // its progress (and, moving to ABORTING, as its failure), and records the
 // change. The change must be an edge of the table (migration.ErrEdge
 // otherwise); a migration not in from gives ErrPhaseMoved. The
-// step's attempt starts again at 0.
+// step's attempt starts again at 0. The change is audited in its
+// transaction (OpMigrationPhase).
 func (s *ModelMigrations) Advance(ctx context.Context, id string, from, to migration.Phase, message string, now time.Time) (Migration, error) {
 	if err := migration.Check(from, to); err != nil {
 		return Migration{}, err
@@ -204,6 +205,9 @@ func (s *ModelMigrations) Advance(ctx context.Context, id string, from, to migra
 			return fmt.Errorf("migration %s is not in %s: %w", id, from, ErrPhaseMoved)
 		}
 		if err != nil {
+			return err
+		}
+		if err := auditPhase(ctx, tx, m, from, now); err != nil {
 			return err
 		}
 		return appendMigrationEvent(ctx, tx, id, now, EventPhase, to, 0, message)
