@@ -74,6 +74,19 @@ func TestSwitchControllerMovesIndexAndTupleTogether(t *testing.T) {
 	if len(queued) != 2 || !queued[0].Delete || queued[0].Tuple != oldT || queued[1].Delete || queued[1].Tuple != newT {
 		t.Fatalf("outbox after the switch: %+v", queued)
 	}
+	// The source's summaries are ignored from now on, the target's applied
+	// from its first index.
+	if _, err := s.Models.UpdateSummary(ctx, store.Model{UUID: model, ControllerUUID: east, Life: "alive", Status: "from east",
+		EventIndex: 1000}, now); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Models.UpdateSummary(ctx, store.Model{UUID: model, ControllerUUID: west, Life: "alive", Status: "from west",
+		EventIndex: 3}, now); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.Models.ByUUID(ctx, model); got.Status != "from west" || got.EventIndex != 3 {
+		t.Fatalf("after summaries from both controllers: %+v", got)
+	}
 	head, _ := s.Outbox.Head(ctx)
 	if err := s.Migrations.SwitchController(ctx, m, now); err != nil {
 		t.Fatalf("switching again: %v", err)
