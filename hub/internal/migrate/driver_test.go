@@ -487,3 +487,38 @@ func TestRestartWhileAborting(t *testing.T) {
 		})
 	}
 }
+
+// TestProgressWhileWaitingForAgents: while agents have not reported, the
+// migration's message says how many did, its agents summary how many are
+// pending; an abort requested during the wait is honoured.
+func TestProgressWhileWaitingForAgents(t *testing.T) {
+	e := newEnv(t)
+	e.f.agentSilent["QUIESCE"] = true
+	m := e.start()
+	e.run(e.driver("d1", nil))
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		got, err := e.st.Migrations.ByID(t.Context(), m.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var agents struct {
+			Pending int `json:"pending"`
+		}
+		_ = json.Unmarshal(got.Minions, &agents)
+		if got.Message == "quiescing, waiting for agents to report back (0/3)" && agents.Pending == 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("message %q, agents %s", got.Message, got.Minions)
+		}
+		time.Sleep(5 * time.Millisecond) // polling a condition
+	}
+	if _, err := e.st.Migrations.RequestAbort(t.Context(), m.ID, "alice", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.wait(m.ID, migration.Aborted, migration.Done); got.Phase != migration.Aborted ||
+		!strings.Contains(got.Failure, "aborted at the request of a user") {
+		t.Fatalf("ended %s, failure %q", got.Phase, got.Failure)
+	}
+}

@@ -231,11 +231,13 @@ func (s *ModelMigrations) byIDTx(ctx context.Context, tx pgx.Tx, id string) (Mig
 
 // Intend records that the driver is about to run the step of phase at
 // attempt (the migration must still be in phase, ErrPhaseMoved
-// otherwise); it makes attempt the migration's current attempt.
+// otherwise); it makes attempt the migration's current attempt, and
+// detail, when given, its progress.
 func (s *ModelMigrations) Intend(ctx context.Context, id string, phase migration.Phase, attempt int, detail string, now time.Time) error {
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `UPDATE model_migrations SET attempt = $3, updated_at = $4
-			WHERE id = $1 AND phase = $2`, id, phase, attempt, now)
+		tag, err := tx.Exec(ctx, `UPDATE model_migrations SET attempt = $3, updated_at = $4,
+			message = CASE WHEN $5 <> '' THEN $5 ELSE message END
+			WHERE id = $1 AND phase = $2`, id, phase, attempt, now, clip(detail, 4096))
 		if err != nil {
 			return err
 		}
