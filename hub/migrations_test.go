@@ -102,7 +102,10 @@ func TestMigrationAPI(t *testing.T) {
 			t.Errorf("%s: %d %s, want %d saying %q", c.what, code, b, c.code, c.says)
 		}
 	}
-	if north.calls != 0 {
+	north.mu.Lock()
+	reached := north.calls
+	north.mu.Unlock()
+	if reached != 0 {
 		t.Errorf("a refused request reached a controller")
 	}
 
