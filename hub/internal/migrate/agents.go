@@ -82,9 +82,18 @@ func (d *Driver) waitAgents(ctx context.Context, m store.Migration, src Client, 
 	for {
 		model, err := src.MigrationModel(ctx, m.ModelUUID, m.ID)
 		switch {
+		case err != nil && (refused(err) || api.CodeOf(err) == api.CodeRedirect):
+			// The source will not say: waiting longer changes nothing.
+			if !strict {
+				return last, nil
+			}
+			return last, abortf("reading the agents' reports from the source: %v", err)
 		case err != nil:
 			d.cfg.Logger.Info("migrate: reading agents' reports", "migration", m.ID, "err", err)
 		case model.Migration == nil || model.Migration.ID != m.ID:
+			if !strict {
+				return last, nil
+			}
 			return agents{}, fmt.Errorf("the source model is not migrating in migration %s", m.ID)
 		default:
 			last, others = summarize(model.Migration.Minions, m.ID, phase, expected)

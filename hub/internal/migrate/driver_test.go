@@ -522,3 +522,17 @@ func TestProgressWhileWaitingForAgents(t *testing.T) {
 		t.Fatalf("ended %s, failure %q", got.Phase, got.Failure)
 	}
 }
+
+// TestSourceRedirectEndsTheWaitForSwitchedAgents: agents silent at
+// SUCCESS on a source that answers with its redirect do not hold the
+// migration for MinionWait: it goes on to DONE.
+func TestSourceRedirectEndsTheWaitForSwitchedAgents(t *testing.T) {
+	e := newEnv(t)
+	e.f.agentSilent["SUCCESS"] = true
+	e.f.redirects = true
+	m := e.start()
+	e.run(e.driver("d1", nil, func(c *migrate.Config) { c.MinionWait = time.Hour }))
+	if got := e.wait(m.ID, migration.Done, migration.Aborted); got.Phase != migration.Done {
+		t.Fatalf("ended %s (%s)", got.Phase, got.Failure)
+	}
+}

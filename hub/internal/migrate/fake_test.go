@@ -31,6 +31,10 @@ type fakeControllers struct {
 	// keeps them silent in it.
 	agentFail, agentSilent map[string]bool
 
+	// redirects makes the source answer reads of the model with a
+	// redirect once its agents were told SUCCESS.
+	redirects bool
+
 	srcMigration         *api.ModelMigration
 	importing, activated bool
 	importID             string
@@ -244,6 +248,9 @@ func (c *fakeClient) MigrationModel(_ context.Context, model, id string) (*api.M
 	}
 	if c.f.srcMigration == nil {
 		return &api.Model{}, nil
+	}
+	if c.f.redirects && c.f.srcMigration.Phase == api.MigrationSuccess {
+		return nil, api.Redirect(model, *c.f.srcMigration.Target)
 	}
 	mig := *c.f.srcMigration
 	mig.Minions = map[string]api.MinionReport{}
