@@ -1,10 +1,12 @@
 package hub_test
 
 import (
+	"context"
 	"encoding/json"
 	"encoding/pem"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +16,7 @@ import (
 	"github.com/droverhq/drover/authz"
 	"github.com/droverhq/drover/hub/internal/migration"
 	"github.com/droverhq/drover/hub/internal/store"
+	"github.com/droverhq/drover/tests/testkit"
 )
 
 // precheckSpoke is a controller that answers the migration precheck
@@ -23,6 +26,10 @@ type precheckSpoke struct {
 	mu      sync.Mutex
 	refusal *api.Error
 	calls   int
+	// paths are the requests' methods and paths; bearer counts those
+	// that carried a bearer token.
+	paths  []string
+	bearer int
 }
 
 func (p *precheckSpoke) refuse(e *api.Error) {
@@ -38,6 +45,10 @@ func startPrecheckSpoke(t *testing.T, e *env, name string) *precheckSpoke {
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		p.calls++
+		p.paths = append(p.paths, r.Method+" "+r.URL.Path)
+		if strings.HasPrefix(r.Header.Get("Authorization"), "Bearer ") {
+			p.bearer++
+		}
 		if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/precheck") ||
 			!strings.HasPrefix(r.URL.Path, "/v1/controller/migrations/") || !strings.HasPrefix(r.Header.Get("Authorization"), "Bearer ") {
 			http.Error(w, "no such route", http.StatusNotFound)
@@ -219,5 +230,54 @@ func TestMigrationAPI(t *testing.T) {
 	}
 	if ops["migrate"] < 2 || ops["abort-migration"] < 2 || ops["retry-reap"] < 2 || ops[store.OpMigrationPhase] != 11 {
 		t.Errorf("audited operations %v", ops)
+	}
+}
+
+// TestTheHubDrivesMigrations: the hub runs the driver, which calls the
+// controllers with its tokens: a source that does not serve the quiesce
+// route aborts the migration, whose abort then removes the import and
+// releases the source, and ends ABORTED naming what failed.
+func TestTheHubDrivesMigrations(t *testing.T) {
+	e := newEnv(t)
+	ctx := t.Context()
+	bob := e.user("bob", "acme")
+	east, west := startPrecheckSpoke(t, e, "east"), startPrecheckSpoke(t, e, "west")
+	model := newUUID()
+	if err := e.st.Models.Insert(ctx, store.Model{UUID: model, Name: "shop", Org: "acme", Owner: bob.ID, ControllerUUID: east.UUID}); err != nil {
+		t.Fatal(err)
+	}
+	e.grant(authz.UserObject(bob.ID), authz.CanAddModel, authz.ControllerObject(west.UUID))
+	e.settle()
+	rctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- e.hub.RunMigrations(rctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	var m api.Migration
+	if err := json.Unmarshal(e.want(t, "migrate", http.StatusCreated, e.token(bob, time.Minute, ""), http.MethodPost, "/v1/migrations",
+		api.MigrateRequest{Model: "shop", TargetController: "west"}), &m); err != nil {
+		t.Fatal(err)
+	}
+	testkit.EventuallyWithin(t, 30*time.Second, func() (bool, error) {
+		got, err := e.st.Migrations.ByID(ctx, m.ID)
+		return got.Phase == migration.Aborted, err
+	}, "the migration aborted")
+	got, _ := e.st.Migrations.ByID(ctx, m.ID)
+	if !strings.Contains(got.Failure, "QUIESCE") || !strings.Contains(got.Failure, "/quiesce") {
+		t.Errorf("failure %q, want it to name the quiesce", got.Failure)
+	}
+	for _, c := range []*precheckSpoke{east, west} {
+		c.mu.Lock()
+		paths, bearer := c.paths, c.bearer
+		c.mu.Unlock()
+		if bearer != len(paths) {
+			t.Errorf("%s: %d of %d requests carried a bearer token", c.Name, bearer, len(paths))
+		}
+		want := "/abort-import"
+		if c == east {
+			want = "/release"
+		}
+		if !slices.ContainsFunc(paths, func(p string) bool { return strings.HasSuffix(p, want) }) {
+			t.Errorf("%s was asked %v, not %s", c.Name, paths, want)
+		}
 	}
 }
