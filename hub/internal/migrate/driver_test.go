@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/droverhq/drover/authz"
 	"github.com/droverhq/drover/hub/internal/hubtest"
 	"github.com/droverhq/drover/hub/internal/migrate"
 	"github.com/droverhq/drover/hub/internal/migration"
@@ -180,6 +181,15 @@ func TestHappyPathWalksEveryPhase(t *testing.T) {
 	}
 	if c := e.modelController(); c != e.west {
 		t.Fatalf("the index names controller %s, not west", c)
+	}
+	ts, err := e.st.Outbox.ExpectedTuples(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	onWest := authz.Tuple{User: authz.ControllerObject(e.west), Relation: authz.RelController, Object: authz.ModelObject(e.model)}
+	onEast := authz.Tuple{User: authz.ControllerObject(e.east), Relation: authz.RelController, Object: authz.ModelObject(e.model)}
+	if !slices.Contains(ts, onWest) || slices.Contains(ts, onEast) {
+		t.Fatalf("expected tuples %v", ts)
 	}
 	if tr := e.f.traces(); !tr.activated || !tr.reaped || tr.logs != 3 {
 		t.Fatalf("controllers: %+v", tr)
