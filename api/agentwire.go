@@ -11,6 +11,18 @@ import "time"
 // them), fails over to another on a dropped connection, and resumes with
 // since=<last index>; the controller then sends the current state (state
 // frames are whole, so nothing is lost by missing intermediate ones).
+//
+// Migration (the minion protocol, docs/decisions/0036-minion-protocol.md).
+// While the model migrates away, MachineState.Migration names the
+// migration, its phase and, from VALIDATION on, the target controller.
+// The agent starts no new hook, action or command while it is set (one
+// running finishes and commits), and sends one AgentMigrationReport per
+// phase: QUIESCE once nothing runs; VALIDATION after POST
+// PathAgentValidate to the target with its own credential; SUCCESS, after
+// which it persists the target's addresses and CA and reconnects there
+// from since=0. A login to the source after SUCCESS is answered 409 with
+// the CodeRedirect error (Redirect, RedirectTarget) in the handshake's
+// body: the agent moves to the target it names.
 
 // Agent frame types.
 const (

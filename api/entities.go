@@ -230,7 +230,12 @@ type Machine struct {
 	Addresses   []string `json:"addresses,omitempty"`
 	Base        string   `json:"base,omitempty"`
 	Constraints string   `json:"constraints,omitempty"`
-	Life        Life     `json:"life"`
+	// Area is where the machine lives on a host shared by controllers:
+	// the local substrate's machine directory (an absolute path), which
+	// the controller that serves the machine supervises in place, as a
+	// model migrates between two controllers of one host.
+	Area string `json:"area,omitempty"`
+	Life Life   `json:"life"`
 	// AgentStatus is the machine agent's status; InstanceStatus the provider's.
 	AgentStatus    Status `json:"agent-status"`
 	InstanceStatus Status `json:"instance-status"`

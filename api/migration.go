@@ -82,13 +82,17 @@ type AgentMigration struct {
 	Target *TargetController `json:"target,omitempty"`
 }
 
-// AgentMigrationReport is the agent request that sends a MinionReport.
+// AgentMigrationReport is the agent request that sends a MinionReport
+// (params; the controller sets Time). The source stores it under the
+// tag the agent logged in with; it refuses it with CodeConflict when the
+// model is not migrating away or the report names another migration.
 const AgentMigrationReport = "migration-report"
 
 // PathAgentValidate is the target's route an agent dials in VALIDATION:
 // POST, HTTP Basic auth as the agent (tag and secret), body
 // AgentValidateRequest, 204 when the credential opens the model the
-// migration is importing.
+// migration is importing; 401 for a bad credential, CodeConflict when the
+// model is not being imported by that migration. It serves nothing else.
 const PathAgentValidate = "/v1/agent/migration/validate"
 
 // AgentValidateRequest names the migration an agent validates.

@@ -5,7 +5,7 @@
 // This package is the entry point (App), the command tree and the
 // interactive shell. The commands live in packages by area, as Juju's
 // cmd/juju does: controller, model, application, machine, action, status,
-// user and hubadmin, each with a Commands type over the shared
+// user, hubadmin and migration, each with a Commands type over the shared
 // modelcmd.Env (streams, clock, client store, connections, output).
 //
 // Every command is built fresh for each run (so the interactive shell can
@@ -34,6 +34,7 @@ import (
 	"github.com/droverhq/drover/cli/internal/clientstore"
 	"github.com/droverhq/drover/cli/internal/modelcmd"
 	"github.com/droverhq/drover/cli/machine"
+	"github.com/droverhq/drover/cli/migration"
 	"github.com/droverhq/drover/cli/model"
 	"github.com/droverhq/drover/cli/status"
 	"github.com/droverhq/drover/cli/user"
@@ -214,13 +215,16 @@ account's credentials for 'drover login'.`,
 	act, app, ctl := &action.Commands{Env: env}, &application.Commands{Env: env}, &controller.Commands{Env: env}
 	hub, mach, mdl := &hubadmin.Commands{Env: env}, &machine.Commands{Env: env}, &model.Commands{Env: env}
 	st, usr, wf := &status.Commands{Env: env}, &user.Commands{Env: env}, &waitfor.Commands{Env: env}
+	mig := &migration.Commands{Env: env}
 	add(groupController, ctl.BootstrapCmd(), ctl.ControllersCmd(), ctl.ShowControllerCmd(), ctl.SwitchCmd(),
 		ctl.EnableHACmd(), ctl.DestroyControllerCmd(false), ctl.DestroyControllerCmd(true), ctl.WhoamiCmd(),
 		usr.LoginCmd(), usr.LogoutCmd(), hub.AddControllerCmd(), hub.RemoveControllerCmd(), hub.SetControllerDeprecatedCmd(), hub.GrantCmd(false), hub.GrantCmd(true), usr.AddGroupCmd(),
 		usr.GroupsCmd(), usr.ShowGroupCmd(), usr.RenameGroupCmd(), usr.RemoveGroupCmd(), usr.UsersCmd(), usr.ShowUserCmd(),
 		usr.UserStateCmd(true), usr.UserStateCmd(false), usr.RemoveUserCmd(), hub.SigningKeysCmd(), hub.RotateSigningKeyCmd(),
-		usr.MemberCmd(true), usr.MemberCmd(false), hub.AuditCmd(), ctl.CreateHubTokenCmd(), ctl.RemoveHubTrustCmd())
-	add(groupModel, mdl.AddModelCmd(), mdl.CloudsCmd(), mdl.RegionsCmd(), mdl.ModelsCmd(), mdl.ShowModelCmd(), mdl.DestroyModelCmd(), mdl.ModelConfigCmd(), mdl.ModelConstraintsCmd(), mdl.SetModelConstraintsCmd(), hub.SetModelOwnerCmd())
+		usr.MemberCmd(true), usr.MemberCmd(false), hub.AuditCmd(), ctl.CreateHubTokenCmd(), ctl.RemoveHubTrustCmd(),
+		mig.DrainControllerCmd())
+	add(groupModel, mdl.AddModelCmd(), mdl.CloudsCmd(), mdl.RegionsCmd(), mdl.ModelsCmd(), mdl.ShowModelCmd(), mdl.DestroyModelCmd(), mdl.ModelConfigCmd(), mdl.ModelConstraintsCmd(), mdl.SetModelConstraintsCmd(), hub.SetModelOwnerCmd(),
+		mig.MigrateCmd(), mig.MigrationsCmd())
 	add(groupApp, app.DeployCmd(), app.ConfigCmd(), app.AddUnitCmd(), app.RemoveUnitCmd(), app.ScaleCmd(),
 		app.RemoveApplicationCmd(), app.ExposeCmd(true), app.ExposeCmd(false), app.IntegrateCmd(), app.RemoveRelationCmd(), app.RefreshCmd(),
 		app.ResourcesCmd(), app.AttachResourceCmd(),

@@ -36,7 +36,7 @@ var argNames = map[string]nameKind{
 	"show-application": namesApps, "trust": namesApps, "remove-relation": namesApps,
 	"remove-unit": namesUnits, "resolved": namesUnits, "show-unit": namesUnits, "run": namesUnits,
 	"status": namesAppsAndUnits, "show-status-log": namesAppsAndUnits,
-	"destroy-model": namesModels, "show-model": namesModels, "switch": namesModels,
+	"destroy-model": namesModels, "show-model": namesModels, "switch": namesModels, "migrate": namesModels,
 	"show-controller": namesControllers, "destroy-controller": namesControllers, "kill-controller": namesControllers,
 	// wait-for's kinds
 	"application": namesApps, "unit": namesUnits, "model": namesModels,
@@ -47,7 +47,7 @@ var argNames = map[string]nameKind{
 var firstArgOnly = map[string]bool{
 	"config": true, "constraints": true, "set-constraints": true, "scale": true, "add-unit": true,
 	"refresh": true, "trust": true, "actions": true, "run": true, "destroy-model": true,
-	"show-model": true, "switch": true, "show-controller": true, "destroy-controller": true, "kill-controller": true,
+	"show-model": true, "switch": true, "migrate": true, "show-controller": true, "destroy-controller": true, "kill-controller": true,
 	"application": true, "unit": true, "model": true,
 }
 

@@ -32,6 +32,7 @@ var agentRoutes = map[string]bool{
 	"GET /v1/agent/stream":          true,
 	"GET /v1/agent/charms/{sha}":    true,
 	"GET /v1/agent/resources/{sha}": true,
+	"POST " + api.PathAgentValidate: true,
 }
 
 // openRoutes answer without a credential in the Authorization header, each
@@ -161,6 +162,12 @@ var driverRoutes = map[string]bool{
 	"POST /v1/controller/migrations/{model}/import":       true,
 	"POST /v1/controller/migrations/{model}/activate":     true,
 	"POST /v1/controller/migrations/{model}/abort-import": true,
+	"GET /v1/controller/migrations/{model}":               true,
+	"POST /v1/controller/migrations/{model}/precheck":     true,
+	"POST /v1/controller/migrations/{model}/phase":        true,
+	"POST /v1/controller/migrations/{model}/reap":         true,
+	"GET /v1/controller/migrations/{model}/logs":          true,
+	"POST /v1/controller/migrations/{model}/logs":         true,
 }
 
 // TestMigrationRoutesAreNotModelRoutes: every route under

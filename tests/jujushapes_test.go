@@ -273,9 +273,11 @@ type jujuModelInfo struct {
 	AgentVersion      string                     `json:"agent-version,omitempty"`
 	SupportedFeatures []json.RawMessage          `json:"supported-features,omitempty"`
 
-	// Drover's own: the model's config and when it was created.
-	Config    map[string]any `json:"config,omitempty"`
-	CreatedAt string         `json:"created-at,omitempty"`
+	// Drover's own: the model's config and when it was created, and at a
+	// hub its latest migration.
+	Config    map[string]any  `json:"config,omitempty"`
+	CreatedAt string          `json:"created-at,omitempty"`
+	Migration json.RawMessage `json:"migration,omitempty"`
 }
 
 // jujuModelSummarySet is models --format json (Juju's ModelSummarySet).

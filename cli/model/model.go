@@ -104,8 +104,15 @@ func (a *Commands) ShowModelCmd() *cobra.Command {
 	var mo modelcmd.ModelOpt
 	var format modelcmd.FormatOpt
 	cmd := &cobra.Command{
-		Use:     "show-model [[CONTROLLER:]MODEL]",
-		Short:   "Show a model's details",
+		Use:   "show-model [[CONTROLLER:]MODEL]",
+		Short: "Show a model's details",
+		Long: `Shows a model as 'juju show-model' does, keyed by its name. At a hub,
+also the model's users (for its administrators), the controller it is on,
+and its latest migration: in status, Juju's migration (what it is doing,
+or how it ended), migration-start and migration-end, and a migration
+section with its ID, phase, controllers (from, to), message, failure,
+start, end and the agents' reports (ok, failed, pending, and why those
+that failed did).`,
 		Example: "  drover show-model\n  drover show-model local:demo --format json",
 		Args:    modelcmd.RangeArgs(0, 1, "at most one model"),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -132,6 +139,9 @@ func (a *Commands) ShowModelCmd() *cobra.Command {
 				}
 			}
 			view := modelInfoView(m, mc.Name, mc.Details.UUID, st)
+			if m.Migration != nil {
+				addModelMigration(view, m.Migration)
+			}
 			if x := m.Index; x != nil {
 				// A hub answers from its index; the config is the
 				// controller's, read through the hub.
@@ -148,6 +158,9 @@ func (a *Commands) ShowModelCmd() *cobra.Command {
 				}
 				if x.ControllerStatus != "" { // the rest is what the hub last heard
 					view["controller-status"] = x.ControllerStatus
+				}
+				if x.LastMigration != nil {
+					addMigration(view, x.LastMigration)
 				}
 				cfg, err := mc.Client.Model(mc.UUID).Config(cmd.Context())
 				switch {

@@ -35,3 +35,27 @@ func TestShowModelShapeGolden(t *testing.T) {
 		}
 	}
 }
+
+// TestShowModelMigratingAtController: a controller's model record that
+// takes part in a migration shows in status as Juju's migration and
+// migration-start; the source says its minion phase and target.
+func TestShowModelMigratingAtController(t *testing.T) {
+	since := time.Date(2026, 11, 21, 21, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		mm   api.ModelMigration
+		want string
+	}{
+		{api.ModelMigration{ID: "mig-1", Role: api.MigrationSource, Since: since}, "migrating: QUIESCE"},
+		{api.ModelMigration{ID: "mig-1", Role: api.MigrationSource, Since: since, Phase: api.MigrationValidation,
+			Target: &api.TargetController{ControllerName: "west"}}, "migrating: VALIDATION (to controller west)"},
+		{api.ModelMigration{ID: "mig-1", Role: api.MigrationTarget, Since: since}, "importing: migration mig-1"},
+	} {
+		m := &api.Model{UUID: "6a1f0c2e-0000-4000-8000-0000000000dd", Name: "demo", Owner: "admin", Life: api.Alive, Migration: &c.mm}
+		view := modelInfoView(m, "local", "c0ffee00-0000-4000-8000-000000000001", nil)
+		addModelMigration(view, m.Migration)
+		st := view["status"].(map[string]any)
+		if st["migration"] != c.want || st["migration-start"] != since {
+			t.Errorf("%+v: status %v, want migration %q", c.mm, st, c.want)
+		}
+	}
+}

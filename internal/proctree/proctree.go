@@ -24,12 +24,37 @@ import (
 // SIGTERM first, SIGKILL after grace. It returns how many processes are
 // left.
 func KillUnder(dir string, grace time.Duration) int {
+	return KillUnderExcept(dir, nil, grace)
+}
+
+// KillUnderExcept is KillUnder, sparing every process that belongs to one
+// of the directories except (inside dir) as well: a process whose working
+// directory is there, or whose command line names a path there, whatever
+// else it names under dir.
+func KillUnderExcept(dir string, except []string, grace time.Duration) int {
 	dir, err := filepath.Abs(dir)
 	if err != nil {
 		return 0
 	}
 	prefix := strings.TrimSuffix(dir, "/") + "/"
-	victims := processesUnder(prefix)
+	var spared []string
+	for _, e := range except {
+		if abs, err := filepath.Abs(e); err == nil {
+			spared = append(spared, strings.TrimSuffix(abs, "/")+"/")
+		}
+	}
+	belongs := func(pid int, prefix string) bool {
+		if !belongsTo(pid, prefix) {
+			return false
+		}
+		for _, s := range spared {
+			if belongsTo(pid, s) {
+				return false
+			}
+		}
+		return true
+	}
+	victims := processesUnder(prefix, belongs)
 	for _, pid := range victims {
 		syscall.Kill(pid, syscall.SIGTERM)
 	}
@@ -53,10 +78,10 @@ func KillUnder(dir string, grace time.Duration) int {
 		}
 		time.Sleep(20 * time.Millisecond) // other processes' exits: nothing to wait on
 	}
-	return len(processesUnder(prefix))
+	return len(processesUnder(prefix, belongs))
 }
 
-func processesUnder(prefix string) []int {
+func processesUnder(prefix string, belongs func(int, string) bool) []int {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil
@@ -75,9 +100,9 @@ func processesUnder(prefix string) []int {
 	return out
 }
 
-// belongs reports whether a live (not zombie) process works in or names a
-// path under prefix.
-func belongs(pid int, prefix string) bool {
+// belongsTo reports whether a live (not zombie) process works in or names
+// a path under prefix.
+func belongsTo(pid int, prefix string) bool {
 	base := "/proc/" + strconv.Itoa(pid)
 	if st, err := os.ReadFile(base + "/stat"); err != nil || zombie(st) {
 		return false

@@ -11,6 +11,12 @@
 //     sees the newest state, never a queue of stale ones.
 //   - The address list is replaced by every state frame's controller
 //     addresses (when non-empty) and handed to OnAddresses for persistence.
+//   - Switch moves the connection to another controller (a migrated
+//     model's): its addresses and CA replace the old ones, the index starts
+//     again from 0 (the new controller's raft log is another history), and
+//     the open websocket is closed. The last state stays until the new
+//     controller sends one. A handshake answered with api.CodeRedirect
+//     hands the target to OnRedirect, which persists it and switches.
 package apiconn
 
 import (
@@ -34,6 +40,9 @@ import (
 	"github.com/droverhq/drover/internal/supervise"
 )
 
+// errSwitched ends a session whose connection Switch replaced.
+var errSwitched = errors.New("apiconn: moved to another controller")
+
 // ErrDisconnected is returned by Call when there is no connection or the
 // connection failed before the answer arrived.
 var ErrDisconnected = errors.New("apiconn: not connected to a controller")
@@ -47,16 +56,19 @@ type Config struct {
 	Logger    *slog.Logger
 	// OnAddresses is called (from the reader) when the address list changes.
 	OnAddresses func([]string)
+	// OnRedirect is called (from the dialler) when a controller answers
+	// the login with api.CodeRedirect: the model moved to target.
+	OnRedirect func(target api.TargetController)
 	// CallTimeout bounds one request (default 30s).
 	CallTimeout time.Duration
 }
 
 // Conn is the agent's controller connection.
 type Conn struct {
-	cfg    Config
-	tlsCfg *tls.Config
+	cfg Config
 
 	mu      sync.Mutex
+	tlsCfg  *tls.Config
 	addrs   []string
 	next    int // rotation position
 	ws      *websocket.Conn
@@ -83,12 +95,52 @@ func New(cfg Config) (*Conn, error) {
 	if cfg.CallTimeout <= 0 {
 		cfg.CallTimeout = 30 * time.Second
 	}
+	tlsCfg, err := TLSConfig(cfg.CACert)
+	if err != nil {
+		return nil, err
+	}
+	return &Conn{cfg: cfg, tlsCfg: tlsCfg,
+		addrs: slices.Clone(cfg.Addresses), pending: map[uint64]chan *frame{}, notify: make(chan struct{})}, nil
+}
+
+// TLSConfig trusts caCert alone (none: the system's roots).
+func TLSConfig(caCert []byte) (*tls.Config, error) {
 	pool := x509.NewCertPool()
-	if len(cfg.CACert) > 0 && !pool.AppendCertsFromPEM(cfg.CACert) {
+	if len(caCert) > 0 && !pool.AppendCertsFromPEM(caCert) {
 		return nil, errors.New("apiconn: bad CA certificate")
 	}
-	return &Conn{cfg: cfg, tlsCfg: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12},
-		addrs: slices.Clone(cfg.Addresses), pending: map[uint64]chan *frame{}, notify: make(chan struct{})}, nil
+	return &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}, nil
+}
+
+// Switch moves the connection to another controller: addrs and caCert
+// replace the known ones, and the open websocket, if any, is closed so
+// that the next session dials the new controller from index 0.
+func (c *Conn) Switch(addrs []string, caCert []byte) error {
+	if len(addrs) == 0 {
+		return errors.New("apiconn: a controller to switch to needs addresses")
+	}
+	tlsCfg, err := TLSConfig(caCert)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	c.addrs, c.next, c.index, c.tlsCfg = slices.Clone(addrs), 0, 0, tlsCfg
+	c.cfg.CACert = slices.Clone(caCert)
+	ws := c.ws
+	c.ws, c.current = nil, ""
+	c.mu.Unlock()
+	if ws != nil {
+		ws.Close()
+	}
+	return nil
+}
+
+// Controller is the controller the connection uses: its addresses and
+// CA.
+func (c *Conn) Controller() (addrs []string, caCert []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.addrs), slices.Clone(c.cfg.CACert)
 }
 
 // Addresses returns the current controller address list.
@@ -143,9 +195,9 @@ func (c *Conn) pick() string {
 // session dials addr and reads frames until the connection fails.
 func (c *Conn) session(ctx context.Context, addr string) error {
 	c.mu.Lock()
-	since := c.index
+	since, tlsCfg := c.index, c.tlsCfg
 	c.mu.Unlock()
-	d := websocket.Dialer{TLSClientConfig: c.tlsCfg, HandshakeTimeout: 10 * time.Second, ReadBufferSize: 4 << 10}
+	d := websocket.Dialer{TLSClientConfig: tlsCfg, HandshakeTimeout: 10 * time.Second, ReadBufferSize: 4 << 10}
 	h := http.Header{}
 	req, _ := http.NewRequest(http.MethodGet, "https://x", nil)
 	req.SetBasicAuth(c.cfg.Tag, c.cfg.Secret)
@@ -156,12 +208,20 @@ func (c *Conn) session(ctx context.Context, addr string) error {
 	if err != nil {
 		if resp != nil {
 			resp.Body.Close()
+			if resp.StatusCode == http.StatusConflict {
+				return c.refused(ctx, addr, tlsCfg, h, resp)
+			}
 			return fmt.Errorf("dial %s: %w (HTTP %d)", addr, err, resp.StatusCode)
 		}
 		return fmt.Errorf("dial %s: %w", addr, err)
 	}
 	ws.SetReadLimit(64 << 20)
 	c.mu.Lock()
+	if c.tlsCfg != tlsCfg { // switched meanwhile
+		c.mu.Unlock()
+		ws.Close()
+		return fmt.Errorf("dial %s: the agent moved to another controller", addr)
+	}
 	c.ws, c.current = ws, addr
 	c.mu.Unlock()
 	c.cfg.Logger.Info("connected to controller", "addr", addr, "since", since)
@@ -192,6 +252,12 @@ func (c *Conn) readLoop(ws *websocket.Conn) error {
 			return fmt.Errorf("bad frame: %w", err)
 		}
 		c.mu.Lock()
+		if c.ws != ws {
+			// Switched to another controller: this one's frames and
+			// indexes are no longer the agent's.
+			c.mu.Unlock()
+			return errSwitched
+		}
 		c.index = max(c.index, f.Index)
 		c.mu.Unlock()
 		switch f.Type {
@@ -303,6 +369,8 @@ func (c *Conn) Current() string {
 // HTTPClient returns a client for the agent's plain HTTP routes (charm
 // downloads), trusting the controller CA.
 func (c *Conn) HTTPClient() *http.Client {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	return &http.Client{Timeout: 5 * time.Minute, Transport: &http.Transport{TLSClientConfig: c.tlsCfg}}
 }
 

@@ -40,6 +40,9 @@ type execConfig struct {
 	States func() (*api.MachineState, <-chan struct{})
 	Lock   uniter.Locker
 	Logger *slog.Logger
+	// Gate, if set, admits each command before it starts (the migration
+	// fortress); a refused one is offered again with the next state.
+	Gate uniter.Gate
 }
 
 // machineExec runs the machine's own tasks (juju exec --machine): each
@@ -78,13 +81,24 @@ func (m *machineExec) Run(ctx context.Context) error {
 				if taken[t.ID] || t.Action != api.ExecAction {
 					continue
 				}
-				taken[t.ID] = true
 				task := t
 				if task.Status == api.TaskRunning {
+					taken[t.ID] = true
 					g.Go(func() error { return m.report(gctx, done, m.failed(task.ID, errAgentRestarted)) })
 					continue
 				}
-				g.Go(func() error { return m.run(gctx, done, task) })
+				leave := func() {}
+				if m.cfg.Gate != nil {
+					var ok bool
+					if leave, ok = m.cfg.Gate.Enter(); !ok {
+						continue // the model migrates: held until the next state
+					}
+				}
+				taken[t.ID] = true
+				g.Go(func() error {
+					defer leave()
+					return m.run(gctx, done, task)
+				})
 			}
 			for id := range taken {
 				if !present[id] {

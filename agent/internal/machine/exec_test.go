@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/droverhq/drover/agent/internal/fortress"
 	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/tests/testkit"
 )
@@ -25,6 +26,8 @@ type fakeController struct {
 	notify   chan struct{}
 	started  []string
 	finished map[string]api.AgentTaskParams
+	// migration is the machine state's.
+	migration *api.AgentMigration
 }
 
 func newFakeController(tasks ...api.TaskRef) *fakeController {
@@ -34,7 +37,7 @@ func newFakeController(tasks ...api.TaskRef) *fakeController {
 func (f *fakeController) State() (*api.MachineState, <-chan struct{}) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return &api.MachineState{Machine: "3", Life: api.Alive, Tasks: slices.Clone(f.tasks)}, f.notify
+	return &api.MachineState{Machine: "3", Life: api.Alive, Tasks: slices.Clone(f.tasks), Migration: f.migration}, f.notify
 }
 
 func (f *fakeController) changedLocked() {
@@ -151,4 +154,38 @@ func TestMachineExecRunsTasks(t *testing.T) {
 	if !slices.Equal(f.started, []string{"1", "2", "3"}) {
 		t.Errorf("started %v, want the pending tasks 1, 2, 3 once each", f.started)
 	}
+}
+
+// TestMachineExecHeldWhileMigrating: a pending command does not start
+// while the model migrates (the fortress refuses it); it runs once the
+// migration goes away.
+func TestMachineExecHeldWhileMigrating(t *testing.T) {
+	testkit.CheckLeaks(t)
+	f := newFakeController(execTask("1", "true"))
+	f.migration = &api.AgentMigration{ID: "mig-1", Phase: api.MigrationQuiesce}
+	gate := fortress.New(f.State)
+	mx, err := newMachineExec(execConfig{Machine: "3", Dir: t.TempDir(), Env: []string{"PATH=" + os.Getenv("PATH")},
+		Caller: f, States: f.State, Lock: newLocks(), Gate: gate, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	errc := make(chan error, 1)
+	go func() { errc <- mx.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-errc; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	}()
+	testkit.EventuallyWithin(t, 20*time.Second, func() (bool, error) { return gate.Refused() > 0, nil }, "the command held")
+	f.mu.Lock()
+	started := len(f.started)
+	f.migration = nil
+	f.changedLocked()
+	f.mu.Unlock()
+	if started != 0 {
+		t.Fatalf("a command started while the model migrates: %v", f.started)
+	}
+	testkit.EventuallyWithin(t, 20*time.Second, func() (bool, error) { _, ok := f.report("1"); return ok, nil }, "the command ran after the release")
 }

@@ -12,6 +12,10 @@
 //     uniter whose unit finished its teardown has its directory removed and
 //     is never started again by this process.
 //   - Hooks are serialised machine-wide by one in-process lock.
+//   - While the model migrates, no operation starts on the machine (the
+//     fortress); the minion reports on each phase and, at SUCCESS or when
+//     a login is redirected, moves the agent to the model's new controller
+//     (minion.go, switch.go).
 package machine
 
 import (
@@ -26,12 +30,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/errgroup"
 
 	"github.com/droverhq/drover/agent/internal/apiconn"
+	"github.com/droverhq/drover/agent/internal/fortress"
 	"github.com/droverhq/drover/agent/internal/hooktools"
 	"github.com/droverhq/drover/agent/internal/uniter"
 	"github.com/droverhq/drover/api"
@@ -51,7 +57,10 @@ type Agent struct {
 	dataDir string
 	conn    *apiconn.Conn
 	locks   *locks
+	gate    *fortress.Fortress
 	log     *slog.Logger
+	// moveMu serialises moves to another controller (moveTo).
+	moveMu sync.Mutex
 	// stop ends Run's context; rebooting says why (juju-reboot).
 	stop      context.CancelFunc
 	rebooting atomic.Bool
@@ -94,10 +103,11 @@ func New(cfg Config) (*Agent, error) {
 		addrs = append(saved, addrs...) // saved first; agent.conf as the fallback
 	}
 	a.conn, err = apiconn.New(apiconn.Config{Addresses: dedupe(addrs), CACert: []byte(conf.CACert), Tag: conf.Tag,
-		Secret: conf.Secret, Logger: a.log.With("component", "apiconn"), OnAddresses: a.saveAddresses})
+		Secret: conf.Secret, Logger: a.log.With("component", "apiconn"), OnAddresses: a.saveAddresses, OnRedirect: a.redirected})
 	if err != nil {
 		return nil, err
 	}
+	a.gate = fortress.New(a.conn.State)
 	return a, nil
 }
 
@@ -161,7 +171,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	}
 	a.log.Info("machine agent started", "tag", a.conf.Tag, "controllers", a.conn.Addresses())
 	mx, err := newMachineExec(execConfig{Machine: a.conf.Machine, Dir: a.dataDir, Env: os.Environ(), Caller: a.conn,
-		States: a.conn.State, Lock: a.locks, Logger: a.log.With("component", "exec")})
+		States: a.conn.State, Lock: a.locks, Gate: a.gate, Logger: a.log.With("component", "exec")})
 	if err != nil {
 		return err
 	}
@@ -169,6 +179,9 @@ func (a *Agent) Run(ctx context.Context) error {
 	g.Go(func() error { return a.conn.Run(gctx) })
 	g.Go(func() error { return a.supervise(gctx, toolsDir) })
 	g.Go(func() error { return mx.Run(gctx) })
+	mn := &minion{conn: a.conn, move: a.moveTo, dataDir: a.dataDir, tag: a.conf.Tag, secret: a.conf.Secret,
+		gate: a.gate, retry: defaultValidateRetry, log: a.log.With("component", "migration-minion")}
+	g.Go(func() error { return mn.run(gctx) })
 	err = g.Wait()
 	if a.rebooting.Load() {
 		return a.powerOff()
@@ -255,7 +268,7 @@ func (a *Agent) startUniter(ctx context.Context, name, toolsDir string, exited c
 	u, err := uniter.New(uniter.Config{Unit: name, Dir: dir, ToolsDir: toolsDir, Caller: a.conn,
 		Download: a.conn.Download, DownloadResource: a.conn.DownloadResource, States: a.conn.State, APIAddresses: a.conn.Addresses, Lock: a.locks,
 		Logger: a.log, SocketAddress: "@drover-agent-" + hex.EncodeToString(sum[:10]) + "-" + filepath.Base(dir),
-		BootID: bootID(a.dataDir), Reboot: a.rebootFunc()})
+		BootID: bootID(a.dataDir), Reboot: a.rebootFunc(), Gate: a.gate})
 	if err != nil {
 		return nil, err
 	}

@@ -86,6 +86,16 @@ type Config struct {
 	// Reboot, if set, has the machine agent reboot the machine (juju-reboot);
 	// the agent then stops this uniter. Nil: juju-reboot is unsupported.
 	Reboot func(ctx context.Context) error
+	// Gate, if set, admits each operation (hook, action, deployment)
+	// before it starts: while the model migrates it refuses, and the
+	// uniter waits for the next state (fortress.Fortress).
+	Gate Gate
+}
+
+// Gate admits an operation: leave is called once it has finished; a
+// refused operation is not started.
+type Gate interface {
+	Enter() (leave func(), ok bool)
 }
 
 // Uniter runs one unit.
@@ -260,6 +270,18 @@ func (u *Uniter) loop(ctx context.Context) error {
 			continue
 		}
 		d := Resolve(u.local, r)
+		leave := func() {}
+		if g := u.cfg.Gate; g != nil && (d.ForceDeploy != "" || d.Op != nil) {
+			var ok bool
+			if leave, ok = g.Enter(); !ok {
+				// The model migrates: nothing starts until it is released
+				// or this agent has moved to its new controller.
+				if err := u.waitFor(ctx, changed, time.Time{}); err != nil {
+					return nil
+				}
+				continue
+			}
+		}
 		var finished bool
 		var err error
 		switch {
@@ -268,12 +290,14 @@ func (u *Uniter) loop(ctx context.Context) error {
 		case d.Op != nil:
 			finished, err = u.runOp(ctx, d.Op, r, ms)
 		default:
+			leave()
 			u.setAgentStatus(ctx, u.idleStatus())
 			if err := u.waitFor(ctx, changed, d.Wake); err != nil {
 				return nil
 			}
 			continue
 		}
+		leave()
 		if finished {
 			u.markFinished()
 			return nil

@@ -59,6 +59,13 @@ func appendMachineState(b []byte, ms *api.MachineState) ([]byte, error) {
 			return nil, err
 		}
 	}
+	if ms.Migration != nil {
+		b = append(b, `,"migration":`...)
+		var err error
+		if b, err = appendMarshal(b, ms.Migration, false, ""); err != nil {
+			return nil, err
+		}
+	}
 	return append(b, '}'), nil
 }
 

@@ -13,7 +13,7 @@ func TestAppendMachineStateMatchesMarshal(t *testing.T) {
 	// appendMachineState spells out every field; a new field must be added
 	// there too (and counted here).
 	for typ, n := range map[reflect.Type]int{
-		reflect.TypeFor[api.MachineState]():        10,
+		reflect.TypeFor[api.MachineState]():        11,
 		reflect.TypeFor[api.UnitRemoteState]():     20,
 		reflect.TypeFor[api.RelationRemoteState](): 10,
 		reflect.TypeFor[api.Status]():              4,
@@ -49,7 +49,10 @@ func TestAppendMachineStateMatchesMarshal(t *testing.T) {
 				"web/9":  {Unit: "web/9", Application: "web", Config: map[string]any{}, Relations: map[int]*api.RelationRemoteState{}},
 				"sub/0":  {Unit: "sub/0", Config: nil, Relations: nil, WorkloadStatus: api.Status{Status: "waiting"}},
 			},
-			Tasks: []api.TaskRef{{ID: "4", Action: api.ExecAction, Params: map[string]any{"command": "uname -a"}, Parallel: true, Status: "running"}}},
+			Tasks: []api.TaskRef{{ID: "4", Action: api.ExecAction, Params: map[string]any{"command": "uname -a"}, Parallel: true, Status: "running"}},
+			Migration: &api.AgentMigration{ID: "mig-1", Phase: api.MigrationValidation,
+				Target: &api.TargetController{ControllerUUID: "c", Addresses: []string{"127.0.0.1:3"}, CACert: "-----BEGIN CERTIFICATE-----\n"}}},
+		"quiesced": {ModelUUID: "u", Units: map[string]*api.UnitRemoteState{}, Migration: &api.AgentMigration{ID: "mig-1", Phase: api.MigrationQuiesce}},
 	} {
 		want, err := json.Marshal(ms)
 		if err != nil {

@@ -46,7 +46,7 @@ func (g *Gateway) buildMachineState(snap *state.Snapshot, v storeVersion, memo *
 	}
 	ms := &api.MachineState{ModelUUID: mp.m.UUID, ModelName: mp.m.Name, Machine: machine, Life: api.Dead,
 		UpdateStatusInterval: mp.interval, AutoRetry: mp.autoRetry, ControllerAddresses: mp.controllers,
-		Units: map[string]*api.UnitRemoteState{}}
+		Units: map[string]*api.UnitRemoteState{}, Migration: agentMigration(mp.m)}
 	mc, err := snap.MachineByID(model, machine)
 	if err != nil || mc == nil {
 		return ms, in, err // gone: dead, no units
@@ -67,6 +67,22 @@ func (g *Gateway) buildMachineState(snap *state.Snapshot, v storeVersion, memo *
 		return nil, in, err
 	}
 	return ms, in, nil
+}
+
+// agentMigration is what the agents of a model migrating away see of its
+// migration (the minion protocol): nil unless the model is a migration's
+// source. A quiesced model whose phase is not set yet is in
+// api.MigrationQuiesce.
+func agentMigration(m *api.Model) *api.AgentMigration {
+	mig := m.Migration
+	if mig == nil || mig.Role != api.MigrationSource {
+		return nil
+	}
+	phase := mig.Phase
+	if phase == "" {
+		phase = api.MigrationQuiesce
+	}
+	return &api.AgentMigration{ID: mig.ID, Phase: phase, Target: mig.Target}
 }
 
 // activeTasks are receiver's pending and running tasks, oldest first.

@@ -28,6 +28,7 @@ var requestBodies = []func() any{
 	func() any { return new(api.AgentReadParams) },
 	func() any { return new(api.AgentTaskParams) },
 	func() any { return new(api.AgentLogParams) },
+	func() any { return new(api.MinionReport) },
 }
 
 // decodeBody decodes as the gateway does: the frame with json.Unmarshal

@@ -40,6 +40,7 @@ var agentMethods = map[string]agentMethod{
 	api.AgentLog:                (*Gateway).agentLog,
 	api.AgentCharmState:         (*Gateway).agentCharmState,
 	api.AgentLeaderSettings:     (*Gateway).agentLeaderSettings,
+	api.AgentMigrationReport:    (*Gateway).agentMigrationReport,
 }
 
 func (g *Gateway) handleAgentRequest(ctx context.Context, c *agentConn, req *agentRequestIn) (any, uint64, error) {
@@ -205,4 +206,18 @@ func relationNotFound(err error) error {
 		return api.Errorf(api.CodeNotFound, "relation not found")
 	}
 	return err
+}
+
+// agentMigrationReport stores the agent's report on its model's migration
+// (the minion protocol) under the tag the connection authenticated as,
+// timed by this node.
+func (g *Gateway) agentMigrationReport(ctx context.Context, c *agentConn, raw json.RawMessage) (any, uint64, error) {
+	var p api.MinionReport
+	if err := params(raw, &p); err != nil {
+		return nil, 0, err
+	}
+	p.Time = g.now()
+	idx, err := g.proposeAgent(ctx, state.ReportMinionType,
+		&state.ReportMinionRequest{ModelUUID: c.model, Tag: c.tag(), Report: p}, nil)
+	return nil, idx, err
 }

@@ -55,6 +55,9 @@ type agentConn struct {
 	closed    bool // the connection is done: no more writers
 }
 
+// tag is the credential tag the connection authenticated as.
+func (c *agentConn) tag() string { return "machine-" + c.model + "-" + c.machine }
+
 // poke says "your state may have changed".
 func (c *agentConn) poke() {
 	c.mu.Lock()
@@ -88,45 +91,91 @@ func (c *agentConn) shut() {
 // Authenticate checks a machine agent's Basic credentials and returns
 // its model and machine. Failures are charged to the source address and
 // the tag; over the limit it returns a *credential.ThrottledError, which
-// credential.Refusal turns into the answer.
+// credential.Refusal turns into the answer. A model being imported is
+// served to no agent (CodeMigrating); one migrated away answers
+// CodeRedirect, naming its new controller.
 func (g *Gateway) Authenticate(r *http.Request) (model, machine string, err error) {
+	cred, machine, err := g.checkAgent(r)
+	if err != nil {
+		return "", "", err
+	}
+	m, err := g.b.Store().Snapshot().ModelByUUID(cred.ModelUUID)
+	if err != nil {
+		return "", "", err
+	}
+	switch mig := modelMigration(m); {
+	case m.Importing():
+		// Its agents still run against the source until the migration
+		// activates it.
+		return "", "", api.Errorf(api.CodeMigrating, "model %q is being migrated to this controller (migration %s): its agents are served once the migration activates it", m.Name, mig.ID)
+	case mig != nil && mig.Role == api.MigrationSource && mig.Phase == api.MigrationSuccess && mig.Target != nil:
+		return "", "", api.Redirect(m.Name, *mig.Target)
+	}
+	// Copies, so the connection does not pin the decoded header.
+	return cred.ModelUUID, strings.Clone(machine), nil
+}
+
+func modelMigration(m *api.Model) *api.ModelMigration {
+	if m == nil {
+		return nil
+	}
+	return m.Migration
+}
+
+// checkAgent checks a machine agent's Basic credentials against the
+// credentials table, whatever its model's state, and returns the
+// credential and the machine its tag names.
+func (g *Gateway) checkAgent(r *http.Request) (*api.Credential, string, error) {
 	tag, secret, ok := r.BasicAuth()
 	if !ok || !strings.HasPrefix(tag, "machine-") {
-		return "", "", api.Errorf(api.CodeUnauthorized, "authentication required: pass the machine agent's tag and secret")
+		return nil, "", api.Errorf(api.CodeUnauthorized, "authentication required: pass the machine agent's tag and secret")
 	}
 	addr := credential.SourceAddr(r.RemoteAddr)
 	if te := g.cfg.Limiter.Allow(addr, tag); te != nil {
-		return "", "", te
+		return nil, "", te
 	}
 	var cred *api.Credential
-	ok, err = credential.Check(r.Context(), g.b, func() (bool, bool, error) {
+	ok, err := credential.Check(r.Context(), g.b, func() (bool, bool, error) {
 		var err error
 		cred, err = g.b.Store().Snapshot().CredentialByTag(tag)
 		return err == nil && cred != nil && cred.ModelUUID != "" && credential.SecretMatches(secret, cred.Hash), cred != nil, err
 	})
 	if err != nil {
-		return "", "", err
+		return nil, "", err
 	}
 	if !ok {
+		if redirect := g.reapedRedirect(tag, secret); redirect != nil {
+			return nil, "", redirect
+		}
 		g.cfg.Limiter.Fail(addr, tag)
-		return "", "", api.Errorf(api.CodeUnauthorized, "invalid agent tag or secret")
+		return nil, "", api.Errorf(api.CodeUnauthorized, "invalid agent tag or secret")
 	}
-	machine, ok = strings.CutPrefix(tag, "machine-"+cred.ModelUUID+"-")
+	machine, ok := strings.CutPrefix(tag, "machine-"+cred.ModelUUID+"-")
 	if !ok || machine == "" {
 		g.cfg.Limiter.Fail(addr, tag)
-		return "", "", api.Errorf(api.CodeUnauthorized, "invalid agent tag or secret")
+		return nil, "", api.Errorf(api.CodeUnauthorized, "invalid agent tag or secret")
 	}
-	// A model being imported is served to no agent until its migration
-	// activates it: its agents still run against the source.
-	m, err := g.b.Store().Snapshot().ModelByUUID(cred.ModelUUID)
-	if err != nil {
-		return "", "", err
+	return cred, machine, nil
+}
+
+// reapedRedirect is the redirect an agent of a model this controller
+// reaped after migrating it away gets, once its secret matches the one
+// the tombstone kept (an agent that was away through the migration); nil
+// for any other tag or secret.
+func (g *Gateway) reapedRedirect(tag, secret string) error {
+	rest, _ := strings.CutPrefix(tag, "machine-")
+	if len(rest) < 38 || rest[36] != '-' {
+		return nil
 	}
-	if m.Importing() {
-		return "", "", api.Errorf(api.CodeMigrating, "model %q is being migrated to this controller (migration %s): its agents are served once the migration activates it", m.Name, m.Migration.ID)
+	tomb, err := g.b.Store().Snapshot().TombstoneByModel(rest[:36])
+	if err != nil || tomb == nil {
+		return nil
 	}
-	// Copies, so the connection does not pin the decoded header.
-	return cred.ModelUUID, strings.Clone(machine), nil
+	hash, ok := tomb.Agents[tag]
+	if !ok || !credential.SecretMatches(secret, hash) {
+		return nil
+	}
+	return api.Redirect(tomb.ModelName, tomb.Target)
 }
 
 // ServeStream serves GET /v1/agent/stream?since=N.

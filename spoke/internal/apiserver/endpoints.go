@@ -10,6 +10,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/spoke/internal/lookup"
 	"github.com/droverhq/drover/spoke/internal/reply"
 	"github.com/droverhq/drover/spoke/internal/state"
 
@@ -64,7 +65,7 @@ func newEndpoints(b *base, charms *charmCache, logs *logBook, agents *agentgw.Ga
 		status:       &statusEndpoint{base: b, epoch: status.NewEpoch()},
 		events:       &eventEndpoint{b},
 		logs:         &logEndpoint{base: b, book: logs},
-		migrations:   &migrationEndpoint{b},
+		migrations:   &migrationEndpoint{base: b, book: logs},
 	}
 }
 
@@ -178,6 +179,19 @@ func (s *base) modelCtx(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if m := modelOf(r); m == "" || len(m) > 64 {
 			reply.WriteError(w, r, api.Errorf(api.CodeBadRequest, "bad model UUID %q", m))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// redirectMigrated answers a request for a model that migrated away from
+// this controller with api.CodeRedirect, naming the controller it went
+// to (lookup.Migrated).
+func (s *base) redirectMigrated(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := lookup.Migrated(s.b.Store().Snapshot(), modelOf(r)); err != nil {
+			reply.WriteError(w, r, err)
 			return
 		}
 		next.ServeHTTP(w, r)

@@ -69,7 +69,7 @@ func (s *eventEndpoint) streamSummaries(ctx context.Context, conn *websocket.Con
 		}
 		f := &api.EventFrame{Type: api.EventFrameReset, Index: idx, Models: []api.ModelSummary{}, APIAddresses: addrs, Mark: s.mark(idx)}
 		for _, m := range models {
-			if !m.Importing() {
+			if !m.Importing() && !state.MigratedAway(m) {
 				f.Models = append(f.Models, summarize(snap, m))
 			}
 		}
@@ -83,14 +83,15 @@ func (s *eventEndpoint) streamSummaries(ctx context.Context, conn *websocket.Con
 		events: func(idx uint64, evs []stream.Event) (bool, error) {
 			var touched []string
 			// removed are the models whose record these events delete,
-			// but for an aborted import: the hub never heard of it here.
+			// but for an aborted import (the hub never heard of it here)
+			// and a reaped model (the hub indexes it on its target).
 			var removed []string
 			nodes := false
 			for _, ev := range evs {
 				if ev.ModelUUID != "" && !slices.Contains(touched, ev.ModelUUID) && summaryKinds[ev.Kind] {
 					touched = append(touched, ev.ModelUUID)
 				}
-				if m, ok := ev.Object.(*api.Model); ok && ev.Op == stream.OpDelete && !m.Importing() {
+				if m, ok := ev.Object.(*api.Model); ok && ev.Op == stream.OpDelete && !m.Importing() && !state.MigratedAway(m) {
 					removed = append(removed, m.UUID)
 				}
 				nodes = nodes || ev.Kind == state.KindControllerNode
@@ -119,6 +120,10 @@ func (s *eventEndpoint) streamSummaries(ctx context.Context, conn *websocket.Con
 				case m.Importing():
 					// An import's events are the hub's to learn of at
 					// activation, whose model event summarizes it.
+				case state.MigratedAway(m):
+					// From SUCCESS on the hub indexes the model on its
+					// target: a summary from here would name two
+					// controllers.
 				default:
 					f.Models = append(f.Models, summarize(snap, m))
 				}

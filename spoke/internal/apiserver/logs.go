@@ -130,6 +130,51 @@ func (b *logBook) close() {
 func (b *logBook) append(model string, rec api.LogRecord) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.appendLocked(model, rec)
+	close(b.notify)
+	b.notify = make(chan struct{})
+}
+
+// logKey is what makes two records the same one when a migration
+// transfers them: who logged what, when.
+type logKey struct {
+	entity, message string
+	time            int64
+}
+
+func keyOf(r api.LogRecord) logKey {
+	return logKey{entity: r.Entity, message: r.Message, time: r.Time.UnixNano()}
+}
+
+// appendNew appends the records of recs the model's ring does not hold
+// yet (the same entity, time and message, once bounded), in order, and
+// returns how many it appended: a transfer sent again adds nothing.
+func (b *logBook) appendNew(model string, recs []api.LogRecord) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	held := map[logKey]bool{}
+	for _, r := range b.models[model] {
+		held[keyOf(r)] = true
+	}
+	n := 0
+	for _, rec := range recs {
+		rec = boundRecord(rec)
+		if k := keyOf(rec); !held[k] {
+			held[k] = true
+			b.appendLocked(model, rec)
+			n++
+		}
+	}
+	if n > 0 {
+		close(b.notify)
+		b.notify = make(chan struct{})
+	}
+	return n
+}
+
+// appendLocked appends one record with the next sequence number; the
+// caller wakes the followers.
+func (b *logBook) appendLocked(model string, rec api.LogRecord) {
 	b.seq++
 	if b.disk != nil {
 		b.disk.reserve(b.seq) // before anyone sees the number
@@ -145,8 +190,6 @@ func (b *logBook) append(model string, rec api.LogRecord) {
 	if b.disk != nil {
 		b.disk.append(model, rec, ring, b.max, b.maxBytes)
 	}
-	close(b.notify)
-	b.notify = make(chan struct{})
 }
 
 // since returns the model's records after seq, and the channel that is

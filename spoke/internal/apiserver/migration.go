@@ -21,7 +21,10 @@ import (
 // each one raft command of state/migration.go or a read. Those commands
 // are idempotent for their migration, so a step asked again with the same
 // Idempotency-Key is proposed again and answers as the first did.
-type migrationEndpoint struct{ *base }
+type migrationEndpoint struct {
+	*base
+	book *logBook // this node's debug log, which a migration transfers
+}
 
 // maxExportSizeLimit bounds Config.MaxExportSize: an import is one raft
 // command, which a follower forwards to the leader base64-encoded in a

@@ -42,6 +42,8 @@ var requestBodies = []func() any{
 	func() any { return new(api.AttachResourcesRequest) },
 	func() any { return new(api.SetModelConstraintsRequest) },
 	func() any { return new(api.MigrationStepRequest) },
+	func() any { return new(api.MigrationPhaseRequest) },
+	func() any { return new(api.MigrationPrecheckRequest) },
 }
 
 // decodeBody decodes as a handler does: reply.Decode, strict.

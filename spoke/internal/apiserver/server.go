@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
 	"strings"
 	"time"
 
@@ -25,6 +26,7 @@ import (
 
 	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/internal/loopback"
+	"github.com/droverhq/drover/internal/version"
 	"github.com/droverhq/drover/spoke/internal/agentgw"
 	"github.com/droverhq/drover/spoke/internal/blobs"
 	"github.com/droverhq/drover/spoke/internal/credential"
@@ -121,6 +123,12 @@ type Config struct {
 	// AuthLimits bound failed authentications per source address and per
 	// claimed name (zero fields: credential.DefaultLimits).
 	AuthLimits credential.Limits
+	// Version is the drover release the controller runs, which a
+	// migration's prechecks compare (default version.Version).
+	Version string
+	// Hostname is the host the local substrate's machines run on, which
+	// a migration's target precheck compares (default os.Hostname()).
+	Hostname string
 }
 
 // Server is the http.Handler of a controller node: the authentication
@@ -167,6 +175,19 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.MaxCharmSize == 0 {
 		cfg.MaxCharmSize = 256 << 20
+	}
+	if cfg.Version == "" {
+		cfg.Version = version.Version
+	}
+	if _, _, err := majorMinor(cfg.Version); err != nil {
+		return nil, fmt.Errorf("apiserver: Version: %w", err)
+	}
+	if cfg.Hostname == "" {
+		h, err := os.Hostname()
+		if err != nil {
+			return nil, fmt.Errorf("apiserver: Hostname not given and unknown: %w", err)
+		}
+		cfg.Hostname = h
 	}
 	s := &Server{base: &base{cfg: cfg, b: cfg.Backend, log: cfg.Logger, closing: make(chan struct{})},
 		limiter: credential.NewLimiter(cfg.AuthLimits, cfg.Now)}
@@ -244,6 +265,7 @@ func (s *Server) routes(metricsHandler http.Handler) chi.Router {
 	r.Route("/v1", func(r chi.Router) {
 		// Agents authenticate with machine credentials, not as users.
 		r.Get("/agent/stream", s.agents.ServeStream)
+		r.Post(strings.TrimPrefix(api.PathAgentValidate, "/v1"), s.agents.ServeValidate)
 		r.Get("/agent/charms/{sha}", s.ep.charms.agentDownloadCharm)
 		r.Get("/agent/resources/{sha}", s.ep.charms.agentDownloadResource)
 		r.Group(func(r chi.Router) { s.userRoutes(r) })
@@ -273,7 +295,13 @@ func (s *Server) userRoutes(r chi.Router) {
 	// /v1/models/{model}, which the hub relays to its users.
 	r.Route("/controller/migrations/{model}", func(r chi.Router) {
 		r.Use(requireSuperuser, s.modelCtx)
+		r.Get("/", s.ep.migrations.getModel)
+		r.Post("/precheck", s.ep.migrations.precheck)
 		r.Post("/quiesce", s.ep.migrations.quiesce)
+		r.Post("/phase", s.ep.migrations.setPhase)
+		r.Post("/reap", s.ep.migrations.reap)
+		r.Get("/logs", s.ep.migrations.getLogs)
+		r.Post("/logs", s.ep.migrations.sendLogs)
 		r.Post("/release", s.ep.migrations.release)
 		r.Get("/export", s.ep.migrations.export)
 		r.Post("/import", s.ep.migrations.importModel)
@@ -293,7 +321,7 @@ func (s *Server) userRoutes(r chi.Router) {
 	r.Get("/models", s.ep.models.listModels)
 	r.Post("/models", s.ep.models.addModel)
 	r.Route("/models/{model}", func(r chi.Router) {
-		r.Use(s.modelCtx)
+		r.Use(s.modelCtx, s.redirectMigrated)
 		r.Get("/", s.ep.models.getModel)
 		r.Delete("/", s.ep.models.destroyModel)
 		r.Get("/config", s.ep.models.getModelConfig)

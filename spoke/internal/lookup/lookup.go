@@ -52,3 +52,14 @@ func Controller(snap *state.Snapshot) (*api.Controller, error) {
 	v, err := snap.Controller()
 	return found(v, err, "controller not initialised yet")
 }
+
+// Migrated is the api.Redirect error for a model that migrated away from
+// this controller (its migration reached SUCCESS, or it was reaped to a
+// tombstone), and nil for any other, known or not.
+func Migrated(snap *state.Snapshot, uuid string) error {
+	name, target, ok, err := snap.MigratedTo(uuid)
+	if err != nil || !ok {
+		return err
+	}
+	return api.Redirect(name, *target)
+}

@@ -85,6 +85,9 @@ const (
 	ImportModelType           MessageType = 58
 	ActivateModelType         MessageType = 59
 	AbortImportType           MessageType = 60
+	SetMigrationPhaseType     MessageType = 61
+	ReapModelType             MessageType = 63
+	ReportMinionType          MessageType = 62
 	// Append new types here, with the next free number.
 )
 
@@ -156,6 +159,9 @@ var commands = commandTable(
 	command(ImportModelType, noValue(importModel)),
 	command(ActivateModelType, noValue(activateModel)),
 	command(AbortImportType, noValue(abortImport)),
+	commandVia(SetMigrationPhaseType, noValue(setMigrationPhase), (*SetMigrationPhaseRequest).wire, setMigrationPhaseRequest),
+	command(ReapModelType, noValue(reapModel)),
+	commandVia(ReportMinionType, noValue(reportMinion), (*ReportMinionRequest).wire, reportMinionRequest),
 )
 
 // commandEntry is one raft command: its number, its request struct, its

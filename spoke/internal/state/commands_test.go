@@ -28,6 +28,7 @@ func TestMessageTypesArePinned(t *testing.T) {
 		"CreateHubToken": 47, "SetHubTrust": 48, "RemoveHubTrust": 49, "SetPlacement": 50, "SetTrust": 51,
 		"CreateJoinToken": 52, "UseJoinToken": 53, "SetModelConstraints": 54, "AttachResources": 55,
 		"QuiesceModel": 56, "ReleaseModel": 57, "ImportModel": 58, "ActivateModel": 59, "AbortImport": 60,
+		"SetMigrationPhase": 61, "ReportMinion": 62, "ReapModel": 63,
 	}
 	if n := len(registeredTypes()); len(pinned) != n {
 		t.Fatalf("%d pinned, %d registered: pin the new type here", len(pinned), n)
@@ -81,11 +82,11 @@ func registeredTypes() []MessageType {
 	return out
 }
 
-// TestCommandTable checks that the numbers 1 to 60 have exactly one entry
-// each (commandTable refuses a second one) and that any other number is
-// refused by Encode and Decode.
+// TestCommandTable checks that the numbers 1 to 63 have exactly one
+// entry each (commandTable refuses a second one) and that any other
+// number is refused by Encode and Decode.
 func TestCommandTable(t *testing.T) {
-	const last = AbortImportType
+	const last = ReapModelType
 	for n := range len(commands) {
 		typ, c := MessageType(n), commands[n]
 		if known := n >= 1 && typ <= last; known != (c != nil) {

@@ -26,3 +26,7 @@ func ExportModel(snap *Snapshot, model, controller string, index uint64, w io.Wr
 // ReadModelExport reads and checks a model export (tables.ReadModel); a
 // bad one gives an error wrapping tables.ErrBadExport.
 func ReadModelExport(r io.Reader) (*tables.ModelRows, error) { return tables.ReadModel(r) }
+
+// ModelExportVersion is the version of the exports this controller writes,
+// and the newest it reads.
+const ModelExportVersion = format.ModelExportVersion

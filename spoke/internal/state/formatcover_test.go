@@ -23,6 +23,7 @@ func TestFormatCoversStateTypes(t *testing.T) {
 		{reflect.TypeFor[SetStatusRequest](), reflect.TypeFor[format.SetStatusRequest]()},
 		{reflect.TypeFor[SetUnitPortsRequest](), reflect.TypeFor[format.SetUnitPortsRequest]()},
 		{reflect.TypeFor[CommitHookChangesRequest](), reflect.TypeFor[format.CommitHookChangesRequest]()},
+		{reflect.TypeFor[ReportMinionRequest](), reflect.TypeFor[format.ReportMinionRequest]()},
 		{reflect.TypeFor[tables.IndexEntry](), reflect.TypeFor[format.IndexEntry]()},
 		{reflect.TypeFor[tables.UnitCharmState](), reflect.TypeFor[format.UnitState]()},
 		{reflect.TypeFor[tables.AppLeaderSettings](), reflect.TypeFor[format.LeaderSettings]()},
@@ -30,6 +31,8 @@ func TestFormatCoversStateTypes(t *testing.T) {
 		{reflect.TypeFor[tables.HubTrustRecord](), reflect.TypeFor[format.HubTrustRecord]()},
 		{reflect.TypeFor[tables.HubToken](), reflect.TypeFor[format.HubToken]()},
 		{reflect.TypeFor[tables.JoinToken](), reflect.TypeFor[format.JoinToken]()},
+		{reflect.TypeFor[tables.Tombstone](), reflect.TypeFor[format.Tombstone]()},
+		{reflect.TypeFor[SetMigrationPhaseRequest](), reflect.TypeFor[format.SetMigrationPhaseRequest]()},
 	}
 	names := func(t reflect.Type) []string {
 		var out []string

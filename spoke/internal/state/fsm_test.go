@@ -43,7 +43,8 @@ func fillAll(h *harness) {
 	h.must(SetStatusType, &SetStatusRequest{ModelUUID: testModel, Kind: api.StatusKindWorkload, Entity: "kv/0",
 		Status: api.Status{Status: "active", Data: map[string]any{"k": 1}, Since: t0}})
 	h.must(SetUnitPortsType, &SetUnitPortsRequest{ModelUUID: testModel, Unit: "kv/0", Open: []api.Port{{Protocol: "tcp", From: 80, To: 80}}})
-	h.must(SetMachineProvisionedType, &SetMachineProvisionedRequest{ModelUUID: testModel, ID: "0", ProviderID: "i-0", Addresses: []string{"10.0.0.1"}})
+	h.must(SetMachineProvisionedType, &SetMachineProvisionedRequest{ModelUUID: testModel, ID: "0", ProviderID: "i-0", Addresses: []string{"10.0.0.1"},
+		Area: "/var/lib/drover-machines/c/" + testModel + "/0"})
 	h.must(CommitHookChangesType, &CommitHookChangesRequest{ModelUUID: testModel, Now: t0, Changes: api.AgentHookChanges{
 		Unit: "kv/0", StateSet: map[string]string{"s": "1"},
 		LeaderSettings: &api.SettingsChange{Set: map[string]string{"ls": "v"}}}})
@@ -53,6 +54,13 @@ func fillAll(h *harness) {
 		FlagsNode: "n1", FlagsDigest: "d1", Now: t0})
 	h.must(CreateJoinTokenType, &CreateJoinTokenRequest{Hash: "join-hash", Expires: t0.Add(time.Hour), Now: t0})
 	h.must(UseJoinTokenType, &UseJoinTokenRequest{Hash: "join-hash", Node: "node-1", Now: t0})
+	// A model that migrated away leaves a tombstone.
+	h.must(AddModelType, &AddModelRequest{UUID: "gone-uuid", Name: "gone", Owner: "admin", Now: t0})
+	h.must(QuiesceModelType, &QuiesceModelRequest{ModelUUID: "gone-uuid", MigrationID: "mig-gone", Now: t0})
+	target := &api.TargetController{ControllerUUID: "c2", ControllerName: "west", Addresses: []string{"10.0.0.2:17070"}, CACert: "PEM"}
+	h.must(SetMigrationPhaseType, &SetMigrationPhaseRequest{ModelUUID: "gone-uuid", MigrationID: "mig-gone", Phase: api.MigrationValidation, Target: target})
+	h.must(SetMigrationPhaseType, &SetMigrationPhaseRequest{ModelUUID: "gone-uuid", MigrationID: "mig-gone", Phase: api.MigrationSuccess, Target: target})
+	h.must(ReapModelType, &ReapModelRequest{ModelUUID: "gone-uuid", MigrationID: "mig-gone", Now: t0})
 }
 
 func snapshotBytes(t testing.TB, s *Store) []byte {

@@ -107,6 +107,9 @@ func setMachineProvisioned(t *Txn, req *SetMachineProvisionedRequest) (*api.Mach
 	if mc.Base == "" {
 		mc.Base = req.Base
 	}
+	if req.Area != "" {
+		mc.Area = req.Area
+	}
 	return mc, t.put(tables.Machines, mc)
 }
 

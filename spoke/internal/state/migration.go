@@ -2,6 +2,7 @@ package state
 
 import (
 	"bytes"
+	"maps"
 	"reflect"
 
 	"github.com/droverhq/drover/api"
@@ -21,7 +22,13 @@ import (
 //     activates it (ActivateModel) or removes every row of it
 //     (AbortImport). An import claim moves importing → activated | gone,
 //     never back: an activated model refuses AbortImport, an aborted one
-//     is not found by ActivateModel.
+//     is not found by ActivateModel. An import left by another migration
+//     (a driver that crashed mid-import) is replaced by the next one;
+//   - the source's phase moves QUIESCE → VALIDATION → SUCCESS
+//     (SetMigrationPhase). SUCCESS is the point of no return: ReleaseModel
+//     is refused, and every command but successWrites is answered with a
+//     redirect to the target; ReapModel then drops the model's rows and
+//     keeps a tombstone (migration_reap.go).
 //
 // Each command is idempotent for its migration, so a driver that lost its
 // answer asks again and gets the same outcome.
@@ -30,7 +37,8 @@ import (
 // lets them through, they check the model's migration themselves.
 var migrationCommands = map[MessageType]bool{
 	QuiesceModelType: true, ReleaseModelType: true, ImportModelType: true,
-	ActivateModelType: true, AbortImportType: true,
+	ActivateModelType: true, AbortImportType: true, SetMigrationPhaseType: true,
+	ReapModelType: true,
 }
 
 // agentWrites are the commands a quiesced source model still accepts:
@@ -43,7 +51,14 @@ var agentWrites = map[MessageType]bool{
 	SetWorkloadVersionType: true, StartTaskType: true, AppendTaskLogType: true,
 	FinishTaskType: true, EnterScopeType: true, LeaveScopeType: true,
 	SetRelationDataType: true, SetMachineProvisionedType: true, ClaimLeaseType: true,
+	ReportMinionType: true,
 }
+
+// successWrites are the commands a source model whose migration reached
+// SUCCESS still accepts (beside migrationCommands): its agents' reports
+// of the phase. Every other command, an agent's too, is answered with
+// api.Redirect to the target.
+var successWrites = map[MessageType]bool{ReportMinionType: true}
 
 // guardMigrations makes every command that names a model (a ModelUUID
 // field) refuse a model the migration rules close to it.
@@ -56,10 +71,10 @@ func guardMigrations(t *[256]*commandEntry) {
 		if !ok || f.Type.Kind() != reflect.String {
 			continue
 		}
-		apply, agent, idx := e.apply, agentWrites[e.typ], f.Index
+		apply, agent, success, idx := e.apply, agentWrites[e.typ], successWrites[e.typ], f.Index
 		e.apply = func(tx *Txn, req any) (any, error) {
 			model := reflect.ValueOf(req).Elem().FieldByIndex(idx).String()
-			if err := tx.openToCommand(model, agent); err != nil {
+			if err := tx.openToCommand(model, agent, success); err != nil {
 				return nil, err
 			}
 			return apply(tx, req)
@@ -67,17 +82,23 @@ func guardMigrations(t *[256]*commandEntry) {
 	}
 }
 
-// openToCommand refuses a command on a model being imported, and one that
-// is not an agent's on a quiesced model.
-func (t *Txn) openToCommand(model string, agent bool) error {
+// openToCommand refuses a command on a model being imported, one that is
+// not an agent's on a quiesced model, and one that is not in
+// successWrites on a model that migrated away (a redirect).
+func (t *Txn) openToCommand(model string, agent, success bool) error {
 	m, err := first[api.Model](&t.reader, tables.Models, "id", model)
 	if err != nil || m == nil || m.Migration == nil {
 		return err
 	}
 	switch {
+	case MigratedAway(m):
+		if success {
+			return nil
+		}
+		return api.Redirect(m.Name, *m.Migration.Target)
 	case m.Migration.Role == api.MigrationTarget:
 		return api.Errorf(api.CodeMigrating, "model %q is being migrated to this controller (migration %s)", m.Name, m.Migration.ID)
-	case !agent:
+	case !agent && !success:
 		return api.Errorf(api.CodeMigrating, "model %q is being migrated (migration %s): changes are refused until the migration ends", m.Name, m.Migration.ID)
 	}
 	return nil
@@ -100,7 +121,7 @@ func quiesceModel(t *Txn, req *QuiesceModelRequest) error {
 		return api.Errorf(api.CodeConflict, "model %q is %s: it cannot migrate", m.Name, m.Life)
 	}
 	next := *m
-	next.Migration = &api.ModelMigration{ID: req.MigrationID, Role: api.MigrationSource, Since: req.Now}
+	next.Migration = &api.ModelMigration{ID: req.MigrationID, Role: api.MigrationSource, Since: req.Now, Phase: api.MigrationQuiesce}
 	return t.put(tables.Models, &next)
 }
 
@@ -114,6 +135,8 @@ func releaseModel(t *Txn, req *ReleaseModelRequest) error {
 		return nil
 	case m.Migration.ID != req.MigrationID || m.Migration.Role != api.MigrationSource:
 		return api.Errorf(api.CodeMigrating, "model %q is part of migration %s, not %s", m.Name, m.Migration.ID, req.MigrationID)
+	case m.Migration.Phase == api.MigrationSuccess:
+		return api.Errorf(api.CodeConflict, "migration %s reached SUCCESS; the model belongs to the target", req.MigrationID)
 	}
 	next := *m
 	next.Migration = nil
@@ -132,10 +155,19 @@ func importModel(t *Txn, req *ImportModelRequest) error {
 	if old, err := first[api.Model](&t.reader, tables.Models, "id", in.UUID); err != nil {
 		return err
 	} else if old != nil {
-		if old.Migration != nil && old.Migration.ID == req.MigrationID && old.Migration.Role == api.MigrationTarget {
+		switch {
+		case old.Importing() && old.Migration.ID == req.MigrationID:
 			return nil
+		case old.Importing():
+			// A leftover of another migration's import (its driver
+			// crashed or gave up): it never served anyone, and a retry
+			// must not be blocked by it (Juju #20361).
+			if err := t.deleteModel(old); err != nil {
+				return err
+			}
+		default:
+			return api.Errorf(api.CodeAlreadyExists, "model %s (%q) already exists on this controller", in.UUID, old.Name)
 		}
-		return api.Errorf(api.CodeAlreadyExists, "model %s (%q) already exists on this controller", in.UUID, old.Name)
 	}
 	if same, err := first[api.Model](&t.reader, tables.Models, "name", in.Owner, in.Name); err != nil {
 		return err
@@ -150,6 +182,9 @@ func importModel(t *Txn, req *ImportModelRequest) error {
 				return err
 			}
 		}
+	}
+	if err := t.dropTombstone(in.UUID); err != nil {
+		return err
 	}
 	m := fresh(in)
 	m.Migration = &api.ModelMigration{ID: req.MigrationID, Role: api.MigrationTarget, Since: req.Now}
@@ -222,4 +257,34 @@ func fresh[T any](row T) T {
 		*m = api.Meta{}
 	}
 	return out
+}
+
+// reportMinion stores an agent's latest report on its model's migration
+// (the minion protocol, docs/decisions/0036-minion-protocol.md).
+func reportMinion(t *Txn, req *ReportMinionRequest) error {
+	m, err := t.model(req.ModelUUID)
+	if err != nil {
+		return err
+	}
+	r := req.Report
+	mig := m.Migration
+	switch {
+	case req.Tag == "":
+		return api.Errorf(api.CodeInvalid, "a minion report needs the agent's tag")
+	case r.Phase != api.MigrationQuiesce && r.Phase != api.MigrationValidation && r.Phase != api.MigrationSuccess:
+		return api.Errorf(api.CodeInvalid, "a minion report's phase must be %s, %s or %s, not %q",
+			api.MigrationQuiesce, api.MigrationValidation, api.MigrationSuccess, r.Phase)
+	case mig == nil || mig.Role != api.MigrationSource:
+		return api.Errorf(api.CodeConflict, "model %q is not migrating away: there is no migration %s to report on", m.Name, r.MigrationID)
+	case mig.ID != r.MigrationID:
+		return api.Errorf(api.CodeConflict, "model %q is part of migration %s, not %s", m.Name, mig.ID, r.MigrationID)
+	}
+	next, nm := *m, *mig
+	nm.Minions = maps.Clone(mig.Minions)
+	if nm.Minions == nil {
+		nm.Minions = map[string]api.MinionReport{}
+	}
+	nm.Minions[req.Tag] = r
+	next.Migration = &nm
+	return t.put(tables.Models, &next)
 }

@@ -3,6 +3,7 @@ package state
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 	"strconv"
 	"testing"
 	"time"
@@ -117,8 +118,6 @@ func TestImportActivateAbort(t *testing.T) {
 	wantCode(t, "a corrupt export", err, api.CodeInvalid)
 	dst.must(ImportModelType, &ImportModelRequest{MigrationID: "mig-1", Export: export.Bytes(), Now: t0})
 	dst.must(ImportModelType, &ImportModelRequest{MigrationID: "mig-1", Export: export.Bytes(), Now: t0}) // asked again
-	_, err = dst.apply(ImportModelType, &ImportModelRequest{MigrationID: "mig-2", Export: export.Bytes(), Now: t0})
-	wantCode(t, "another migration's import of the same model", err, api.CodeAlreadyExists)
 	_, err = dst.apply(SetModelConfigType, &SetModelConfigRequest{ModelUUID: testModel, Set: map[string]any{"k": "v"}})
 	wantCode(t, "a change to a model being imported", err, api.CodeMigrating)
 	_, err = dst.apply(SetStatusType, &SetStatusRequest{ModelUUID: testModel, Kind: api.StatusKindWorkload, Entity: "kv/0",
@@ -178,4 +177,44 @@ func TestImportRefusesANameTaken(t *testing.T) {
 	dst.must(AddModelType, &AddModelRequest{UUID: "another-uuid", Name: "m", Owner: "admin", Now: t0})
 	_, err := dst.apply(ImportModelType, &ImportModelRequest{MigrationID: "mig-1", Export: export.Bytes(), Now: t0})
 	wantCode(t, "an import whose owner already has the name", err, api.CodeAlreadyExists)
+}
+
+// TestReportMinion: a quiesced source model keeps each agent's latest
+// report; a model not migrating, or another migration's report, is
+// refused.
+func TestReportMinion(t *testing.T) {
+	h := newHarness(t)
+	h.seed()
+	h.deploy("kv", "kv", 1)
+	report := func(tag, id, phase string) (any, error) {
+		return h.apply(ReportMinionType, &ReportMinionRequest{ModelUUID: testModel, Tag: tag,
+			Report: api.MinionReport{MigrationID: id, Phase: phase, Success: true, Time: t0}})
+	}
+	_, err := report("machine-0", "mig-1", api.MigrationQuiesce)
+	wantCode(t, "a report on a model not migrating", err, api.CodeConflict)
+	h.must(QuiesceModelType, &QuiesceModelRequest{ModelUUID: testModel, MigrationID: "mig-1", Now: t0})
+	_, err = report("machine-0", "mig-2", api.MigrationQuiesce)
+	wantCode(t, "a report on another migration", err, api.CodeConflict)
+	_, err = report("machine-0", "mig-1", "EXPORT")
+	wantCode(t, "a report on a phase agents do not see", err, api.CodeInvalid)
+	if _, err := report("machine-0", "mig-1", api.MigrationQuiesce); err != nil {
+		t.Fatalf("a quiesced model refused its agent's report: %v", err)
+	}
+	if _, err := report("machine-1", "mig-1", api.MigrationQuiesce); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := report("machine-0", "mig-1", api.MigrationValidation); err != nil {
+		t.Fatal(err)
+	}
+	m, _ := h.snap().ModelByUUID(testModel)
+	want := map[string]api.MinionReport{
+		"machine-0": {MigrationID: "mig-1", Phase: api.MigrationValidation, Success: true, Time: t0},
+		"machine-1": {MigrationID: "mig-1", Phase: api.MigrationQuiesce, Success: true, Time: t0},
+	}
+	if !reflect.DeepEqual(m.Migration.Minions, want) {
+		t.Fatalf("minions %+v, want %+v", m.Migration.Minions, want)
+	}
+	h.must(ReleaseModelType, &ReleaseModelRequest{ModelUUID: testModel, MigrationID: "mig-1"})
+	_, err = report("machine-0", "mig-1", api.MigrationQuiesce)
+	wantCode(t, "a report after the release", err, api.CodeConflict)
 }

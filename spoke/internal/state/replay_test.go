@@ -40,7 +40,7 @@ const replayDir = "testdata/replay"
 func replayCommands() []replayCommand {
 	return slices.Concat(replayControllerCommands(), replayModelCommands(), replayAgentCommands(), replayOperatorCommands(),
 		replayJoinTokenCommands(), replayResourceCommands(), replayModelConstraintsCommands(), replayMachineTaskCommands(),
-		replayMigrationCommands())
+		replayMigrationCommands(), replayMigrationReapCommands(), replayMinionCommands())
 }
 
 // replayResourceCommands are appended after the join token commands: an
@@ -102,6 +102,45 @@ func replayMigrationCommands() []replayCommand {
 		{ActivateModelType, &ActivateModelRequest{ModelUUID: moved, MigrationID: "c0ffee00-0000-4000-8000-000000000002"}},
 		{ImportModelType, &ImportModelRequest{MigrationID: "c0ffee00-0000-4000-8000-000000000003", Export: replayExport(dropped, "dropped"), Now: replayAt(27 * time.Minute)}},
 		{AbortImportType, &AbortImportRequest{ModelUUID: dropped, MigrationID: "c0ffee00-0000-4000-8000-000000000003"}},
+	}
+}
+
+// replayMigrationReapCommands are appended after the migration commands:
+// a model imported and activated, then migrated away through its phases
+// and reaped to a tombstone; then an import left by one migration and
+// replaced by another's (which stays importing).
+func replayMigrationReapCommands() []replayCommand {
+	gone, left := "7c6b5a49-3827-4165-9a4b-3c2d1e0f9a8b", "1f2e3d4c-5b6a-4798-8a1b-2c3d4e5f6a7b"
+	const (
+		in    = "c0ffee00-0000-4000-8000-000000000004"
+		out   = "c0ffee00-0000-4000-8000-000000000005"
+		crash = "c0ffee00-0000-4000-8000-000000000006"
+		retry = "c0ffee00-0000-4000-8000-000000000007"
+	)
+	target := &api.TargetController{ControllerUUID: "0d1e2f3a-4b5c-4d6e-8f7a-8b9c0d1e2f3a", ControllerName: "west",
+		Addresses: []string{"10.0.1.5:17070", "10.0.1.6:17070"}, CACert: "-----BEGIN CERTIFICATE-----\nWEST\n-----END CERTIFICATE-----\n"}
+	return []replayCommand{
+		{ImportModelType, &ImportModelRequest{MigrationID: in, Export: replayExport(gone, "gone"), Now: replayAt(28 * time.Minute)}},
+		{ActivateModelType, &ActivateModelRequest{ModelUUID: gone, MigrationID: in}},
+		{QuiesceModelType, &QuiesceModelRequest{ModelUUID: gone, MigrationID: out, Now: replayAt(29 * time.Minute)}},
+		{SetMigrationPhaseType, &SetMigrationPhaseRequest{ModelUUID: gone, MigrationID: out, Phase: api.MigrationValidation, Target: target}},
+		{SetMigrationPhaseType, &SetMigrationPhaseRequest{ModelUUID: gone, MigrationID: out, Phase: api.MigrationSuccess, Target: target}},
+		{ReapModelType, &ReapModelRequest{ModelUUID: gone, MigrationID: out, Now: replayAt(30 * time.Minute)}},
+		{ImportModelType, &ImportModelRequest{MigrationID: crash, Export: replayExport(left, "left"), Now: replayAt(31 * time.Minute)}},
+		{ImportModelType, &ImportModelRequest{MigrationID: retry, Export: replayExport(left, "left"), Now: replayAt(32 * time.Minute)}},
+	}
+}
+
+// replayMinionCommands are appended after the reap commands: a
+// machine agent reports on a migration of the model, which is then
+// released.
+func replayMinionCommands() []replayCommand {
+	const m, id = replayModel, "c0ffee00-0000-4000-8000-000000000004"
+	return []replayCommand{
+		{QuiesceModelType, &QuiesceModelRequest{ModelUUID: m, MigrationID: id, Now: replayAt(28 * time.Minute)}},
+		{ReportMinionType, &ReportMinionRequest{ModelUUID: m, Tag: "machine-" + m + "-0",
+			Report: api.MinionReport{MigrationID: id, Phase: api.MigrationQuiesce, Success: true, Time: replayAt(29 * time.Minute)}}},
+		{ReleaseModelType, &ReleaseModelRequest{ModelUUID: m, MigrationID: id}},
 	}
 }
 

@@ -41,6 +41,7 @@ type (
 	ImportModelRequest           = format.ImportModelRequest
 	ActivateModelRequest         = format.ActivateModelRequest
 	AbortImportRequest           = format.AbortImportRequest
+	ReapModelRequest             = format.ReapModelRequest
 	AddUnitsRequest              = format.AddUnitsRequest
 	ScaleApplicationRequest      = format.ScaleApplicationRequest
 	DestroyUnitsRequest          = format.DestroyUnitsRequest
@@ -139,6 +140,23 @@ type CommitHookChangesRequest struct {
 	Now       time.Time            `json:"now"`
 }
 
+// SetMigrationPhaseRequest moves a source model's migration to Phase
+// (format.SetMigrationPhaseRequest says how).
+type SetMigrationPhaseRequest struct {
+	ModelUUID   string                `json:"model-uuid"`
+	MigrationID string                `json:"migration-id"`
+	Phase       string                `json:"phase"`
+	Target      *api.TargetController `json:"target,omitempty"`
+}
+
+// ReportMinionRequest stores an agent's report on its model's migration
+// under Tag, the agent's credential tag (see format.ReportMinionRequest).
+type ReportMinionRequest struct {
+	ModelUUID string           `json:"model-uuid"`
+	Tag       string           `json:"tag"`
+	Report    api.MinionReport `json:"report"`
+}
+
 // AddApplicationResult is the Value of AddApplication and AddUnits.
 type AddApplicationResult struct {
 	Application *api.Application `json:"application"`
@@ -217,4 +235,22 @@ func (r *CommitHookChangesRequest) wire() *format.CommitHookChangesRequest {
 
 func commitHookChangesRequest(w *format.CommitHookChangesRequest) *CommitHookChangesRequest {
 	return &CommitHookChangesRequest{ModelUUID: w.ModelUUID, Changes: w.Changes.API(), Now: w.Now}
+}
+
+func (r *SetMigrationPhaseRequest) wire() *format.SetMigrationPhaseRequest {
+	return &format.SetMigrationPhaseRequest{ModelUUID: r.ModelUUID, MigrationID: r.MigrationID, Phase: r.Phase,
+		Target: (*format.TargetController)(r.Target)}
+}
+
+func setMigrationPhaseRequest(w *format.SetMigrationPhaseRequest) *SetMigrationPhaseRequest {
+	return &SetMigrationPhaseRequest{ModelUUID: w.ModelUUID, MigrationID: w.MigrationID, Phase: w.Phase,
+		Target: (*api.TargetController)(w.Target)}
+}
+
+func (r *ReportMinionRequest) wire() *format.ReportMinionRequest {
+	return &format.ReportMinionRequest{ModelUUID: r.ModelUUID, Tag: r.Tag, Report: format.MinionReport(r.Report)}
+}
+
+func reportMinionRequest(w *format.ReportMinionRequest) *ReportMinionRequest {
+	return &ReportMinionRequest{ModelUUID: w.ModelUUID, Tag: w.Tag, Report: api.MinionReport(w.Report)}
 }

@@ -24,9 +24,14 @@ const agentBinDir = ".agent"
 
 // ensureArea makes the machine's directory and returns its user (nil in
 // shared mode). As root: the user exists, Dir and Dir/<model> are
-// root-owned 0755, and the directory is the user's with mode 0700.
-func (p *Provisioner) ensureArea(model, id string) (*machineUser, error) {
-	dir := p.machineDir(model, id)
+// root-owned 0755, and the directory is the user's with mode 0700. A
+// machine elsewhere (another controller's Dir) is not made: its directory
+// must exist, owned by its user (ensureForeignArea).
+func (p *Provisioner) ensureArea(pl place) (*machineUser, error) {
+	if !pl.own {
+		return p.ensureForeignArea(pl)
+	}
+	model, id, dir := pl.model, pl.id, pl.dir
 	if !p.isolated {
 		return nil, os.MkdirAll(dir, 0o700)
 	}
@@ -70,6 +75,38 @@ func (p *Provisioner) ensureArea(model, id string) (*machineUser, error) {
 	return u, os.Chmod(dir, 0o700)
 }
 
+// ensureForeignArea checks a machine's directory in another controller's
+// Dir and returns its user (nil in shared mode): the controller that made
+// it made its user too.
+func (p *Provisioner) ensureForeignArea(pl place) (*machineUser, error) {
+	fi, err := os.Lstat(pl.dir)
+	if err != nil {
+		return nil, fmt.Errorf("machine %s of model %s lives in %s: %w", pl.id, pl.model, pl.dir, err)
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("%s is not a directory", pl.dir)
+	}
+	if !p.isolated {
+		return nil, nil
+	}
+	// Dir holds the agent's copy (agentBinary) machine users run.
+	if err := os.MkdirAll(p.cfg.Dir, 0o755); err != nil {
+		return nil, err
+	}
+	if err := os.Chmod(p.cfg.Dir, 0o755); err != nil {
+		return nil, err
+	}
+	u, err := ownerUser(pl.dir)
+	if err == nil && u == nil {
+		err = fmt.Errorf("%s: %w", pl.dir, os.ErrNotExist)
+	}
+	if err != nil {
+		return nil, err
+	}
+	p.users[pl.key()] = u
+	return u, nil
+}
+
 func isEmptyDir(dir string) bool {
 	entries, err := os.ReadDir(dir)
 	return err == nil && len(entries) == 0
@@ -82,32 +119,55 @@ func (p *Provisioner) userName(model, id string) string {
 
 // knownUser is the machine's user if it exists (nil in shared mode or
 // when there is none).
-func (p *Provisioner) knownUser(model, id string) *machineUser {
+func (p *Provisioner) knownUser(pl place) *machineUser {
 	if !p.isolated {
 		return nil
 	}
-	if u := p.users[model+"/"+id]; u != nil {
+	if u := p.users[pl.key()]; u != nil {
 		return u
 	}
-	u, err := lookupUser(p.userName(model, id), p.machineDir(model, id))
+	var u *machineUser
+	var err error
+	if pl.own {
+		u, err = lookupUser(p.userName(pl.model, pl.id), pl.dir)
+	} else {
+		u, err = ownerUser(pl.dir)
+	}
 	if err != nil || u == nil {
 		return nil
 	}
-	p.users[model+"/"+id] = u
+	p.users[pl.key()] = u
 	return u
 }
 
 // removeArea deletes the machine's directory and, as root, ends its user's
-// processes and deletes the user.
-func (p *Provisioner) removeArea(model, id string) error {
-	dir := p.machineDir(model, id)
+// processes and deletes the user: UserName of this controller for its own
+// machines, the directory's owner (or, once the directory is gone, the
+// machine user whose home it was) for a machine elsewhere.
+func (p *Provisioner) removeArea(pl place) error {
 	if p.isolated {
-		delete(p.users, model+"/"+id)
-		if err := removeUser(p.userName(model, id), dir, p.cfg.StopGrace); err != nil {
-			return err
+		delete(p.users, pl.key())
+		name := p.userName(pl.model, pl.id)
+		if !pl.own {
+			u, err := ownerUser(pl.dir)
+			switch {
+			case errors.Is(err, errNoMachineUser):
+				name = "" // not a machine user's: no user to remove
+			case err != nil:
+				return err
+			case u != nil:
+				name = u.name
+			default:
+				name = userWithHome(pl.dir)
+			}
+		}
+		if name != "" {
+			if err := removeUser(name, pl.dir, p.cfg.StopGrace); err != nil {
+				return err
+			}
 		}
 	}
-	return os.RemoveAll(dir)
+	return os.RemoveAll(pl.dir)
 }
 
 // writeOwned replaces path with data (mode 0600), owned by u (nil: by the

@@ -43,13 +43,16 @@ func ensureBoot(dir string, u *machineUser) error {
 }
 
 // forgetBoots removes the boot markers of the machines under dir (a
-// machine directory, or a directory of models' machine directories): they
-// were powered off, so their next start is a new boot.
-func forgetBoots(dir string) {
+// machine directory, or a directory of models' machine directories) but
+// those in the directories spared: they were powered off, so their next
+// start is a new boot.
+func forgetBoots(dir string, spared []string) {
 	for _, pattern := range []string{BootFile, "*/" + BootFile, "*/*/" + BootFile} {
 		matches, _ := filepath.Glob(filepath.Join(dir, pattern))
 		for _, m := range matches {
-			os.Remove(m)
+			if abs, err := filepath.Abs(m); err == nil && !within(abs, spared) {
+				os.Remove(m)
+			}
 		}
 	}
 }

@@ -91,7 +91,7 @@ func TestProvisionerLeavesAModelBeingImported(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { p.stop(model, "0"); _ = p.removeArea(model, "0") })
+		t.Cleanup(func() { pl := p.ownPlace(model, "0"); p.stop(pl); _ = p.removeArea(pl) })
 		if err := p.reconcile(t.Context()); err != nil {
 			t.Fatal(err)
 		}

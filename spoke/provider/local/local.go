@@ -6,7 +6,15 @@
 // stores its hash as the machine's credential, writes agent.conf (mode
 // 0600), starts `drover-agent machine --config <dir>/agent.conf` in its own
 // process group and records the PID in agent.pid, then marks the machine
-// provisioned ("local:<hostname>:<id>", 127.0.0.1).
+// provisioned ("local:<hostname>:<id>", 127.0.0.1) with the directory as
+// its Area.
+//
+// A machine lives in its Area wherever that is (place.go): a model that
+// migrated here from another controller of this host keeps its machines in
+// that controller's Dir, where this provisioner supervises their agents in
+// place, and the source leaves them alone once the migration reached
+// SUCCESS (handover.go). No agent or workload is stopped or moved by a
+// migration.
 //
 // A controller running as root runs each machine's agent, and so all charm
 // code of the machine, as the machine's own system user, which owns the
@@ -27,9 +35,12 @@
 //   - A crashed agent is restarted with exponential backoff (reset after it
 //     has run for a minute).
 //   - A dying or dead machine with no units has its agent stopped (SIGTERM,
-//     SIGKILL after StopGrace), is removed from the model, and its
-//     directory deleted. Directories of machines no longer in the store are
-//     torn down too.
+//     SIGKILL after StopGrace), its directory deleted, and is removed from
+//     the model. Directories of machines no longer in the store are torn
+//     down too, but those of a model handed over to another controller.
+//   - A model's machines are supervised by one controller at a time: a
+//     model being imported is left to the source, a source's model that
+//     reached SUCCESS to the target.
 //   - Every step is idempotent, so a crash between steps is repaired by the
 //     next round: a machine without provider ID is provisioned afresh
 //     (stopping any agent an earlier attempt left behind).
@@ -110,6 +121,13 @@ func New(cfg Config) (*Provisioner, error) {
 	if cfg.Dir == "" || cfg.AgentBinary == "" {
 		return nil, errors.New("local: Dir and AgentBinary are required")
 	}
+	// Machines record their directory (Area) as an absolute path, and an
+	// agent is known by the agent.conf path on its command line.
+	abs, err := filepath.Abs(cfg.Dir)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Dir = abs
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -130,11 +148,7 @@ func New(cfg Config) (*Provisioner, error) {
 		cfg.StopGrace = 10 * time.Second
 	}
 	if cfg.ControllerUUID == "" {
-		abs, err := filepath.Abs(cfg.Dir)
-		if err != nil {
-			return nil, err
-		}
-		cfg.ControllerUUID = abs
+		cfg.ControllerUUID = cfg.Dir
 	}
 	p := &Provisioner{cfg: cfg, isolated: os.Geteuid() == 0, procs: map[string]*proc{}, users: map[string]*machineUser{}}
 	if !p.isolated {
@@ -235,15 +249,26 @@ func (p *Provisioner) reconcile(ctx context.Context) error {
 		p.cfg.Logger.Warn("agent binary not found: machines are not provisioned", "binary", p.cfg.AgentBinary, "err", binErr)
 		p.warned = true
 	}
-	seen := map[string]bool{}
+	seen := map[string]bool{}    // "<model>/<id>" of every machine in the store
+	present := map[string]bool{} // every model in the store
 	for _, m := range models {
+		present[m.UUID] = true
+		if err := p.noteMigration(m); err != nil {
+			p.cfg.Logger.Warn("local provisioner", "model", m.UUID, "err", err)
+		}
 		machines, err := snap.ListMachines(m.UUID)
 		if err != nil {
 			return err
 		}
 		for _, mc := range machines {
-			key := m.UUID + "/" + mc.ID
-			seen[key] = true
+			seen[m.UUID+"/"+mc.ID] = true
+			// A model handed over to another controller is that
+			// controller's: its agents and workloads run on, supervised
+			// there (handover.go).
+			if handedOver(m) {
+				p.forget(p.placeOf(mc))
+				continue
+			}
 			// A model being imported is not this controller's until the
 			// migration activates it: its machines run under the source
 			// controller, and starting their agents here would run their
@@ -251,38 +276,67 @@ func (p *Provisioner) reconcile(ctx context.Context) error {
 			if m.Importing() || (mc.ProviderID != "" && !strings.HasPrefix(mc.ProviderID, "local:")) {
 				continue
 			}
-			units, err := snap.UnitsByMachine(m.UUID, mc.ID)
-			if err != nil {
-				return err
-			}
-			switch {
-			case mc.ProviderID == "" && mc.Life == api.Alive:
-				if binErr == nil {
-					err = p.provision(ctx, snap, mc)
-				}
-			case mc.Life != api.Alive && len(units) == 0:
-				err = p.teardown(ctx, mc)
-			case mc.ProviderID != "":
-				err = p.ensureRunning(mc.ModelUUID, mc.ID)
-				if err == nil && mc.InstanceStatus.Status != instanceRunning {
-					err = p.markRunning(ctx, mc.ModelUUID, mc.ID) // provisioned by a version that did not
-				}
-			}
-			if err != nil {
+			if err := p.reconcileMachine(ctx, snap, m, mc, binErr == nil); err != nil {
 				p.cfg.Logger.Warn("local provisioner", "model", m.UUID, "machine", mc.ID, "err", err)
 			}
 		}
 	}
-	return p.removeOrphans(seen)
+	return p.removeOrphans(seen, present)
+}
+
+// reconcileMachine provisions, supervises or tears down one machine. A
+// quiesced source model's machines are only supervised: its agents must
+// keep running while it migrates, and the model refuses the commands that
+// provisioning and removal propose.
+func (p *Provisioner) reconcileMachine(ctx context.Context, snap *state.Snapshot, m *api.Model, mc *api.Machine, haveBinary bool) error {
+	migrating := m.Migration != nil && m.Migration.Role == api.MigrationSource
+	units, err := snap.UnitsByMachine(m.UUID, mc.ID)
+	if err != nil {
+		return err
+	}
+	switch {
+	case mc.ProviderID == "" && mc.Life == api.Alive:
+		if haveBinary && !migrating {
+			return p.provision(ctx, snap, mc)
+		}
+	case mc.Life != api.Alive && len(units) == 0 && !migrating:
+		return p.teardown(ctx, mc)
+	case mc.ProviderID != "":
+		pl := p.placeOf(mc)
+		if err := p.ensureRunning(pl); err != nil {
+			return err
+		}
+		if mc.Area == "" {
+			// Provisioned by a version that did not record it; ensureRunning
+			// found its agent.conf there.
+			if err := p.recordArea(ctx, mc, pl.dir); err != nil {
+				return err
+			}
+		}
+		if mc.InstanceStatus.Status != instanceRunning {
+			return p.markRunning(ctx, mc.ModelUUID, mc.ID) // provisioned by a version that did not
+		}
+	}
+	return nil
+}
+
+// recordArea records the machine's directory on its row.
+func (p *Provisioner) recordArea(ctx context.Context, mc *api.Machine, dir string) error {
+	_, _, err := p.cfg.Propose(ctx, state.SetMachineProvisionedType, &state.SetMachineProvisionedRequest{
+		ModelUUID: mc.ModelUUID, ID: mc.ID, ProviderID: mc.ProviderID, Addresses: mc.Addresses, Area: dir})
+	if err != nil {
+		return fmt.Errorf("record the machine's area: %w", err)
+	}
+	return nil
 }
 
 func (p *Provisioner) machineDir(model, id string) string { return filepath.Join(p.cfg.Dir, model, id) }
 
 func (p *Provisioner) provision(ctx context.Context, snap *state.Snapshot, mc *api.Machine) error {
-	dir := p.machineDir(mc.ModelUUID, mc.ID)
-	conf := filepath.Join(dir, "agent.conf")
-	p.stop(mc.ModelUUID, mc.ID) // an earlier attempt's agent, if any
-	u, err := p.ensureArea(mc.ModelUUID, mc.ID)
+	pl := p.ownPlace(mc.ModelUUID, mc.ID)
+	dir, conf := pl.dir, pl.conf()
+	p.stop(pl) // an earlier attempt's agent, if any
+	u, err := p.ensureArea(pl)
 	if err != nil {
 		return err
 	}
@@ -314,12 +368,12 @@ func (p *Provisioner) provision(ctx context.Context, snap *state.Snapshot, mc *a
 	if err := writeOwned(conf, data, u); err != nil {
 		return err
 	}
-	if err := p.start(mc.ModelUUID, mc.ID); err != nil {
+	if err := p.start(pl); err != nil {
 		return err
 	}
 	_, _, err = p.cfg.Propose(ctx, state.SetMachineProvisionedType, &state.SetMachineProvisionedRequest{
 		ModelUUID: mc.ModelUUID, ID: mc.ID, ProviderID: "local:" + p.cfg.Hostname + ":" + mc.ID,
-		Addresses: []string{"127.0.0.1"}, Base: p.cfg.Base})
+		Addresses: []string{"127.0.0.1"}, Base: p.cfg.Base, Area: dir})
 	if err != nil {
 		return fmt.Errorf("set provisioned: %w", err)
 	}
@@ -371,21 +425,31 @@ func (p *Provisioner) markRunning(ctx context.Context, model, id string) error {
 	return nil
 }
 
+// teardown removes a machine, in its place: one that migrated here from
+// another controller of this host goes from that controller's Dir as one
+// of this controller's own would. Its directory and user go before its
+// row, so a failure is retried from the row (removeOrphans knows only the
+// directories in this controller's Dir).
 func (p *Provisioner) teardown(ctx context.Context, mc *api.Machine) error {
-	p.stop(mc.ModelUUID, mc.ID)
+	pl := p.placeOf(mc)
+	p.stop(pl)
 	// Workloads a charm left running (a forced removal runs no stop hook)
 	// go with the machine.
-	KillProcessesUnder(p.machineDir(mc.ModelUUID, mc.ID), p.cfg.StopGrace)
+	KillProcessesUnder(pl.dir, p.cfg.StopGrace)
+	if err := p.removeArea(pl); err != nil {
+		return err
+	}
 	if _, _, err := p.cfg.Propose(ctx, state.RemoveMachineType,
 		&state.RemoveMachineRequest{ModelUUID: mc.ModelUUID, ID: mc.ID}); err != nil && !errors.Is(err, api.ErrNotFound) {
 		return fmt.Errorf("remove machine: %w", err)
 	}
-	p.cfg.Logger.Info("machine removed", "model", mc.ModelUUID, "machine", mc.ID)
-	return p.removeArea(mc.ModelUUID, mc.ID)
+	p.cfg.Logger.Info("machine removed", "model", mc.ModelUUID, "machine", mc.ID, "dir", pl.dir)
+	return nil
 }
 
-// removeOrphans tears down machine directories the store no longer knows.
-func (p *Provisioner) removeOrphans(seen map[string]bool) error {
+// removeOrphans tears down machine directories the store no longer knows,
+// but those of a model handed over to another controller (handover.go).
+func (p *Provisioner) removeOrphans(seen, present map[string]bool) error {
 	models, err := os.ReadDir(p.cfg.Dir)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
@@ -397,7 +461,14 @@ func (p *Provisioner) removeOrphans(seen map[string]bool) error {
 		if m.Name() == agentBinDir {
 			continue
 		}
-		ids, err := os.ReadDir(filepath.Join(p.cfg.Dir, m.Name()))
+		modelDir := filepath.Join(p.cfg.Dir, m.Name())
+		if hasHandoverMarker(modelDir) {
+			if !present[m.Name()] {
+				p.removeHandedOverDir(modelDir)
+			}
+			continue
+		}
+		ids, err := os.ReadDir(modelDir)
 		if err != nil {
 			continue
 		}
@@ -405,8 +476,9 @@ func (p *Provisioner) removeOrphans(seen map[string]bool) error {
 			if seen[m.Name()+"/"+id.Name()] {
 				continue
 			}
-			p.stop(m.Name(), id.Name())
-			if err := p.removeArea(m.Name(), id.Name()); err != nil {
+			pl := p.ownPlace(m.Name(), id.Name())
+			p.stop(pl)
+			if err := p.removeArea(pl); err != nil {
 				return err
 			}
 		}
@@ -430,6 +502,9 @@ func (p *Provisioner) removeEmptyDirs() {
 	for _, e := range entries {
 		if e.Name() == agentBinDir {
 			continue
+		}
+		if e.IsDir() && hasHandoverMarker(filepath.Join(p.cfg.Dir, e.Name())) {
+			p.removeHandedOverDir(filepath.Join(p.cfg.Dir, e.Name()))
 		}
 		if !e.IsDir() || os.Remove(filepath.Join(p.cfg.Dir, e.Name())) != nil {
 			left++

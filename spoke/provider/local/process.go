@@ -23,10 +23,9 @@ const (
 // outlives the spoke), as the machine's user when root, with output
 // appended to agent.log, and records its PID. Nothing waits on it: alive
 // reaps it.
-func (p *Provisioner) start(model, id string) error {
-	dir := p.machineDir(model, id)
-	conf := filepath.Join(dir, "agent.conf")
-	u, err := p.ensureArea(model, id)
+func (p *Provisioner) start(pl place) error {
+	dir, conf := pl.dir, pl.conf()
+	u, err := p.ensureArea(pl)
 	if err != nil {
 		return err
 	}
@@ -58,27 +57,28 @@ func (p *Provisioner) start(model, id string) error {
 	if err := cmd.Process.Release(); err != nil {
 		return err
 	}
-	key := model + "/" + id
-	pr := p.procs[key]
+	pr := p.procs[pl.key()]
 	if pr == nil {
 		pr = &proc{}
-		p.procs[key] = pr
+		p.procs[pl.key()] = pr
 	}
 	pr.pid, pr.started = pid, p.cfg.Now()
 	return writeOwned(filepath.Join(dir, "agent.pid"), []byte(strconv.Itoa(pid)+"\n"), nil)
 }
 
-// ensureRunning re-adopts or restarts a provisioned machine's agent.
-func (p *Provisioner) ensureRunning(mcModel string, mcID string) error {
-	key := mcModel + "/" + mcID
-	pr := p.procs[key]
-	conf := filepath.Join(p.machineDir(mcModel, mcID), "agent.conf")
-	uid := p.agentUID(mcModel, mcID)
+// ensureRunning re-adopts or restarts a provisioned machine's agent, in
+// its place (a machine that migrated here from another controller of this
+// host runs in that controller's Dir).
+func (p *Provisioner) ensureRunning(pl place) error {
+	mcModel, mcID := pl.model, pl.id
+	pr := p.procs[pl.key()]
+	conf := pl.conf()
+	uid := p.agentUID(pl)
 	if pr == nil {
-		pr = &proc{pid: readPID(p.machineDir(mcModel, mcID)), started: p.cfg.Now()}
-		p.procs[key] = pr
+		pr = &proc{pid: readPID(pl.dir), started: p.cfg.Now()}
+		p.procs[pl.key()] = pr
 		if pr.pid > 0 && alive(pr.pid, conf, uid) {
-			p.cfg.Logger.Info("agent re-adopted", "model", mcModel, "machine", mcID, "pid", pr.pid)
+			p.cfg.Logger.Info("agent re-adopted", "model", mcModel, "machine", mcID, "pid", pr.pid, "dir", pl.dir)
 			return nil
 		}
 		pr.pid = 0
@@ -106,16 +106,39 @@ func (p *Provisioner) ensureRunning(mcModel string, mcID string) error {
 	if _, err := os.Stat(conf); err != nil {
 		return err
 	}
-	return p.start(mcModel, mcID)
+	// An agent of this agent.conf that agent.pid does not name (another
+	// controller of this host restarted it, around a migration's handover)
+	// is adopted, not doubled.
+	if pid := findAgent(conf, uid); pid > 0 {
+		pr.pid, pr.started = pid, now
+		p.cfg.Logger.Info("agent adopted", "model", mcModel, "machine", mcID, "pid", pid, "dir", pl.dir)
+		return writeOwned(filepath.Join(pl.dir, "agent.pid"), []byte(strconv.Itoa(pid)+"\n"), nil)
+	}
+	return p.start(pl)
+}
+
+// findAgent is a live agent for conf whose user is uid (alive), 0 if none.
+func findAgent(conf string, uid int) int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0
+	}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err == nil && pid > 1 && alive(pid, conf, uid) {
+			return pid
+		}
+	}
+	return 0
 }
 
 // agentUID is the user the machine's agent runs as: its own user's as
 // root (-1 if it has none: no agent of it can run), or any in shared mode.
-func (p *Provisioner) agentUID(model, id string) int {
+func (p *Provisioner) agentUID(pl place) int {
 	if !p.isolated {
 		return anyUID
 	}
-	if u := p.knownUser(model, id); u != nil {
+	if u := p.knownUser(pl); u != nil {
 		return u.uid
 	}
 	return -1
@@ -127,16 +150,15 @@ const anyUID = -2
 // stop ends a machine's agent: SIGTERM to its process group, SIGKILL
 // after StopGrace. Only a PID whose command line names this machine's
 // agent.conf (and that runs as the machine's user, as root) is signalled.
-func (p *Provisioner) stop(model, id string) {
-	key := model + "/" + id
-	dir := p.machineDir(model, id)
-	conf := filepath.Join(dir, "agent.conf")
-	uid := p.agentUID(model, id)
-	pid := readPID(dir)
-	if pr := p.procs[key]; pr != nil && pr.pid > 0 {
+func (p *Provisioner) stop(pl place) {
+	model, id := pl.model, pl.id
+	conf := pl.conf()
+	uid := p.agentUID(pl)
+	pid := readPID(pl.dir)
+	if pr := p.procs[pl.key()]; pr != nil && pr.pid > 0 {
 		pid = pr.pid
 	}
-	delete(p.procs, key)
+	delete(p.procs, pl.key())
 	if pid <= 0 || !alive(pid, conf, uid) {
 		return
 	}

@@ -161,3 +161,86 @@ func TestProvisionerLeavesNoEmptyDirs(t *testing.T) {
 		t.Errorf("a machine's directory went with the provisioner: %v", err)
 	}
 }
+
+// TestDestroyMachinesSparesHandedOverModels: tearing down a controller's
+// machines (kill-controller, after its models were drained to another
+// controller of the host) leaves the machines of a handed-over model to
+// the controller that serves them: their agent (even one that runs this
+// controller's copy of the agent binary), their workloads, their boot
+// markers and their directories.
+func TestDestroyMachinesSparesHandedOverModels(t *testing.T) {
+	e := newHandoverEnv(t, false)
+	dir := e.dir("east")
+	gone, kept := filepath.Join(dir, "model-gone", "0"), filepath.Join(dir, "model-kept", "0")
+	for _, d := range []string{gone, kept, filepath.Join(dir, agentBinDir)} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, d := range []string{gone, kept} {
+		if err := os.WriteFile(filepath.Join(d, BootFile), []byte("boot host\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(filepath.Dir(kept), HandoverMarker), []byte("mig-1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	binCopy := filepath.Join(dir, agentBinDir, "drover-agent")
+	data, err := os.ReadFile(e.bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(binCopy, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	start := func(cwd, bin string, args ...string) chan struct{} {
+		cmd := exec.Command(bin, args...)
+		cmd.Dir = cwd
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		t.Cleanup(func() { cmd.Process.Kill(); <-done })
+		return done
+	}
+	var keptUser string
+	if os.Geteuid() == 0 { // machine users exist under a controller running as root
+		keptUser = UserName("east-controller", "model-kept", "0")
+		if _, err := ensureUser(keptUser, kept, "drover test machine"); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { removeUser(keptUser, kept, time.Second) })
+	}
+	goneAgent := start(gone, binCopy, "machine", "--config", filepath.Join(gone, "agent.conf"))
+	keptAgent := start("/", binCopy, "machine", "--config", filepath.Join(kept, "agent.conf"))
+	keptWorkload := start(kept, e.bin)
+
+	if err := DestroyMachines(dir, 2*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-goneAgent:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the agent of a model still here survived")
+	}
+	for name, done := range map[string]chan struct{}{"agent": keptAgent, "workload": keptWorkload} {
+		select {
+		case <-done:
+			t.Errorf("the handed-over machine's %s was stopped", name)
+		default:
+		}
+	}
+	if exists(filepath.Dir(gone)) {
+		t.Error("the directory of a model still here was kept")
+	}
+	if keptUser != "" && userGone(keptUser) {
+		t.Errorf("the handed-over machine's user %s was removed", keptUser)
+	}
+	for _, f := range []string{filepath.Join(kept, BootFile), filepath.Join(filepath.Dir(kept), HandoverMarker)} {
+		if !exists(f) {
+			t.Errorf("%s of the handed-over machine was removed", f)
+		}
+	}
+}

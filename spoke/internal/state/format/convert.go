@@ -231,14 +231,14 @@ func (u *Unit) API() *api.Unit {
 // FromMachine converts a machine.
 func FromMachine(m *api.Machine) *Machine {
 	return &Machine{ModelUUID: m.ModelUUID, ID: m.ID, ProviderID: m.ProviderID, Addresses: m.Addresses,
-		Base: m.Base, Constraints: m.Constraints, Life: Life(m.Life), AgentStatus: Status(m.AgentStatus),
+		Base: m.Base, Constraints: m.Constraints, Area: m.Area, Life: Life(m.Life), AgentStatus: Status(m.AgentStatus),
 		InstanceStatus: Status(m.InstanceStatus), Meta: Meta(m.Meta)}
 }
 
 // API converts a machine back.
 func (m *Machine) API() *api.Machine {
 	return &api.Machine{ModelUUID: m.ModelUUID, ID: m.ID, ProviderID: m.ProviderID, Addresses: m.Addresses,
-		Base: m.Base, Constraints: m.Constraints, Life: api.Life(m.Life), AgentStatus: api.Status(m.AgentStatus),
+		Base: m.Base, Constraints: m.Constraints, Area: m.Area, Life: api.Life(m.Life), AgentStatus: api.Status(m.AgentStatus),
 		InstanceStatus: api.Status(m.InstanceStatus), Meta: api.Meta(m.Meta)}
 }
 

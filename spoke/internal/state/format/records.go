@@ -210,6 +210,7 @@ type Machine struct {
 	Addresses      []string `json:"addresses,omitempty"`
 	Base           string   `json:"base,omitempty"`
 	Constraints    string   `json:"constraints,omitempty"`
+	Area           string   `json:"area,omitempty"`
 	Life           Life     `json:"life"`
 	AgentStatus    Status   `json:"agent-status"`
 	InstanceStatus Status   `json:"instance-status"`
@@ -382,6 +383,21 @@ type JoinToken struct {
 	Expires time.Time `json:"expires"`
 	Used    bool      `json:"used,omitempty"`
 	Node    string    `json:"node,omitempty"`
+	Meta
+}
+
+// Tombstone is what a controller keeps of a model that migrated away
+// (ReapModel): where it went, so that a late client or agent is
+// redirected there.
+type Tombstone struct {
+	ModelUUID   string           `json:"model-uuid"`
+	ModelName   string           `json:"model-name"`
+	Owner       string           `json:"owner"`
+	MigrationID string           `json:"migration-id"`
+	Target      TargetController `json:"target"`
+	Time        time.Time        `json:"time"`
+	// Agents are the model's agent credentials: tag → secret hash.
+	Agents map[string]string `json:"agents,omitempty"`
 	Meta
 }
 

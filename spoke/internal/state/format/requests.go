@@ -456,6 +456,9 @@ type SetMachineProvisionedRequest struct {
 	Addresses  []string `json:"addresses,omitempty"`
 	// Base is the instance's OS base, kept when the machine asked for none.
 	Base string `json:"base,omitempty"`
+	// Area is where the instance lives on the host (api.Machine.Area);
+	// empty keeps the machine's.
+	Area string `json:"area,omitempty"`
 }
 
 // DestroyMachineRequest makes a machine dying; refused while units remain
@@ -538,10 +541,41 @@ type ActivateModelRequest struct {
 	MigrationID string `json:"migration-id"`
 }
 
+// ReportMinionRequest stores an agent's report on a source model's
+// migration: the latest per agent Tag (its credential tag) in the model's
+// Migration.Minions. A model that is not a migration's source, or whose
+// migration is not Report.MigrationID, refuses it. Value: none.
+type ReportMinionRequest struct {
+	ModelUUID string       `json:"model-uuid"`
+	Tag       string       `json:"tag"`
+	Report    MinionReport `json:"report"`
+}
+
 // AbortImportRequest removes a model being imported for migration
 // MigrationID, every row of it. A model already gone changes nothing; one
 // activated is refused. Value: none.
 type AbortImportRequest struct {
 	ModelUUID   string `json:"model-uuid"`
 	MigrationID string `json:"migration-id"`
+}
+
+// SetMigrationPhaseRequest moves the migration a source model is quiesced
+// for to Phase: QUIESCE → VALIDATION → SUCCESS, each naming Target. The
+// same phase again changes nothing; a step back or another migration is
+// refused. From SUCCESS on the model answers every other command with a
+// redirect to Target. Value: none.
+type SetMigrationPhaseRequest struct {
+	ModelUUID   string            `json:"model-uuid"`
+	MigrationID string            `json:"migration-id"`
+	Phase       string            `json:"phase"`
+	Target      *TargetController `json:"target,omitempty"`
+}
+
+// ReapModelRequest removes every row of a source model its migration took
+// to SUCCESS and keeps a Tombstone of it (Now is the tombstone's time).
+// Reaping it again changes nothing. Value: none.
+type ReapModelRequest struct {
+	ModelUUID   string    `json:"model-uuid"`
+	MigrationID string    `json:"migration-id"`
+	Now         time.Time `json:"now"`
 }

@@ -44,6 +44,7 @@ const (
 	RecHubToken       RecordType = 21
 	RecJoinToken      RecordType = 22
 	RecResource       RecordType = 23
+	RecTombstone      RecordType = 25
 )
 
 // SnapshotWriter writes a snapshot stream.

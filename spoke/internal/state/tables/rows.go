@@ -60,6 +60,24 @@ type JoinToken struct {
 	api.Meta
 }
 
+// Tombstone is what the controller keeps of a model that migrated away:
+// its name, the migration and the controller it went to, and when it was
+// reaped. Client requests and agents that name the model are redirected
+// to Target.
+type Tombstone struct {
+	ModelUUID   string               `json:"model-uuid"`
+	ModelName   string               `json:"model-name"`
+	Owner       string               `json:"owner"`
+	MigrationID string               `json:"migration-id"`
+	Target      api.TargetController `json:"target"`
+	Time        time.Time            `json:"time"`
+	// Agents are the model's agent credentials (tag → secret hash) when
+	// it was reaped: an agent that was away through the migration proves
+	// who it is with them before it is told where the model went.
+	Agents map[string]string `json:"agents,omitempty"`
+	api.Meta
+}
+
 // Meta returns the raft indexes of a stored object, nil for a row that
 // has none (the index table's and the status revisions').
 func Meta(obj any) *api.Meta {
@@ -105,6 +123,8 @@ func Meta(obj any) *api.Meta {
 	case *JoinToken:
 		return &o.Meta
 	case *api.Resource:
+		return &o.Meta
+	case *Tombstone:
 		return &o.Meta
 	}
 	return nil

@@ -34,6 +34,9 @@ const (
 	HubTokens       = "hub_tokens"
 	JoinTokens      = "join_tokens"
 	Resources       = "resources"
+	// Tombstones are controller-level: a reaped model's rows are gone,
+	// its tombstone stays (ReapModel).
+	Tombstones = "tombstones"
 	// StatusRevisions is derived: see statusrev.go.
 	StatusRevisions = "status_revisions"
 )
@@ -49,7 +52,7 @@ var All = []string{
 	Models, Charms, Applications, Units, Machines,
 	Relations, RelationScopes, RelationData, Leases, Tasks,
 	StatusHistory, UnitState, LeaderSettings, ModelConfig,
-	HubTrust, HubTokens, JoinTokens, Resources,
+	HubTrust, HubTokens, JoinTokens, Resources, Tombstones,
 }
 
 // IndexEntry records the last raft index that modified a table.
@@ -127,6 +130,7 @@ func Schema() *memdb.DBSchema {
 		table(JoinTokens, idIndex(str("Hash"))),
 		table(Resources, idIndex(compound(str("ModelUUID"), str("Application"), str("Name"))), modelIdx,
 			byIndex("application", compound(str("ModelUUID"), str("Application")), false)),
+		table(Tombstones, idIndex(str("ModelUUID"))),
 		table(StatusRevisions, idIndex(str("ModelUUID"))),
 	}
 	s := &memdb.DBSchema{Tables: map[string]*memdb.TableSchema{}}

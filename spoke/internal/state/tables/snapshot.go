@@ -66,6 +66,7 @@ var snapshotTables = map[string]snapshotTable{
 	HubTokens:       record(format.RecHubToken, hubTokenRecord, hubTokenFromRecord),
 	JoinTokens:      record(format.RecJoinToken, joinTokenRecord, joinTokenFromRecord),
 	Resources:       record(format.RecResource, format.FromResource, (*format.Resource).API),
+	Tombstones:      record(format.RecTombstone, tombstoneRecord, tombstoneFromRecord),
 }
 
 func userFromRecord(r *format.UserRecord) *api.User {
@@ -126,6 +127,16 @@ func joinTokenRecord(t *JoinToken) *format.JoinToken {
 
 func joinTokenFromRecord(t *format.JoinToken) *JoinToken {
 	return &JoinToken{Hash: t.Hash, Expires: t.Expires, Used: t.Used, Node: t.Node, Meta: api.Meta(t.Meta)}
+}
+
+func tombstoneRecord(t *Tombstone) *format.Tombstone {
+	return &format.Tombstone{ModelUUID: t.ModelUUID, ModelName: t.ModelName, Owner: t.Owner, MigrationID: t.MigrationID,
+		Target: format.TargetController(t.Target), Time: t.Time, Agents: t.Agents, Meta: format.Meta(t.Meta)}
+}
+
+func tombstoneFromRecord(t *format.Tombstone) *Tombstone {
+	return &Tombstone{ModelUUID: t.ModelUUID, ModelName: t.ModelName, Owner: t.Owner, MigrationID: t.MigrationID,
+		Target: api.TargetController(t.Target), Time: t.Time, Agents: t.Agents, Meta: api.Meta(t.Meta)}
 }
 
 // unmarshal decodes numbers in untyped maps as json.Number, as

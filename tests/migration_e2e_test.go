@@ -1,0 +1,251 @@
+package tests
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/tests/testkit"
+)
+
+// TestMigrationEndToEnd moves a live model from east to west through the
+// hub with real processes (the `droverd dev` stack: PostgreSQL, OpenFGA,
+// Dex, the hub, both spokes, the machines' agents and the sample charms'
+// workloads): an HTTP client hits the webapp every 50 ms throughout and
+// never fails; a pending action waits out the migration and runs on west;
+// no hook runs twice; afterwards the model keeps its UUID, its relation
+// data and its leader, its units are active on west, a config change runs
+// its hook through west, and stopping east changes nothing.
+func TestMigrationEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs real processes (PostgreSQL, hub, two spokes, agents)")
+	}
+	s := startDevStack(t)
+	demo := newDroverCLI(t)
+	deviceLogin(t, demo, s)
+	const model = "moving"
+	demo.ok("add-model", model, "east")
+	charms := filepath.Join(repoRoot(t), "charms")
+	webPort := testkit.FreePort(t)
+	demo.ok("deploy", filepath.Join(charms, "kvstore"), "kvstore", "-m", model, "--config", fmt.Sprintf("port=%d", testkit.FreePort(t)))
+	demo.ok("deploy", filepath.Join(charms, "webapp"), "webapp", "-m", model, "--config", fmt.Sprintf("port=%d", webPort))
+	demo.ok("integrate", "webapp", "kvstore", "-m", model)
+	waitActive(t, demo, model, "east", "kvstore", "webapp")
+	demo.ok("run", "kvstore/0", "set", "key=colour", "value=teal", "-m", model)
+
+	cl := hubClient(t, demo, s)
+	uuid := modelUUID(t, cl, model)
+	before := normalizedModel(t, demo, model)
+	hooksBefore := hookLogs(t, s, uuid)
+	if len(hooksBefore) == 0 {
+		t.Fatalf("no hook logs found for model %s", uuid)
+	}
+
+	// The webapp serves throughout: every 50 ms, from now until the end.
+	var hits, failures atomic.Int64
+	var firstFailure atomic.Value
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		tick := time.NewTicker(50 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+			hits.Add(1)
+			if _, err := httpGet(fmt.Sprintf("http://127.0.0.1:%d/data", webPort)); err != nil {
+				failures.Add(1)
+				firstFailure.CompareAndSwap(nil, err.Error())
+			}
+		}
+	}()
+	defer func() { close(stop); wg.Wait() }()
+
+	// A pending action: the unit is busy with a command when the
+	// migration quiesces the model, so the action queued behind it waits
+	// for the migration and runs on west.
+	demo.ok("exec", "--unit", "kvstore/0", "-m", model, "--background", "--", "sleep", "8")
+	pending := demo.ok("run", "kvstore/0", "get", "key=colour", "-m", model, "--background")
+	taskID := lastField(pending)
+
+	out := demo.ok("migrate", model, "west", "--wait", "--timeout", "3m")
+	if !strings.Contains(out, "DONE") {
+		t.Fatalf("migrate --wait:\n%s", out)
+	}
+	close(stop)
+	wg.Wait()
+	stop = make(chan struct{})
+	if n := failures.Load(); n > 0 || hits.Load() < 20 {
+		t.Errorf("webapp requests during the migration: %d of %d failed (first: %v)", n, hits.Load(), firstFailure.Load())
+	}
+
+	// Same UUID, on west, every unit active there.
+	if got := modelUUID(t, cl, model); got != uuid {
+		t.Fatalf("model UUID after migration %s, want %s", got, uuid)
+	}
+	waitActive(t, demo, model, "west", "kvstore", "webapp")
+	// The pending action ran, on west.
+	task := waitTask(t, demo, model, taskID)
+	if task["status"] != "completed" || !strings.Contains(fmt.Sprint(task["results"]), "teal") {
+		t.Errorf("the pending action after the migration: %v", task)
+	}
+	after := normalizedModel(t, demo, model)
+	if before != after {
+		t.Errorf("the model changed in the migration:\nbefore %s\nafter  %s", before, after)
+	}
+	// No hook ran twice: the logs continue, and nothing was replayed.
+	hooksAfter := hookLogs(t, s, uuid)
+	for unit, log := range hooksBefore {
+		if got := hooksAfter[unit]; len(got) < len(log) || !slices.Equal(got[:len(log)], log) {
+			t.Errorf("hook log of %s was rewritten:\nbefore %q\nafter  %q", unit, log, got)
+		}
+	}
+	// A config change runs its hook through west.
+	demo.ok("config", "webapp", "title=Moved", "-m", model)
+	testkit.EventuallyWithin(t, time.Minute, func() (bool, error) {
+		body, err := httpGet(fmt.Sprintf("http://127.0.0.1:%d/", webPort))
+		return strings.Contains(body, "Moved"), err
+	}, "the webapp shows the new title set through west")
+	// The migration is recorded: phases, agents, DONE.
+	if out := demo.ok("migrations", "--model", model); !strings.Contains(out, "DONE") || !strings.Contains(out, "east") || !strings.Contains(out, "west") {
+		t.Errorf("migrations:\n%s", out)
+	}
+	if out := demo.ok("show-model", model); !strings.Contains(out, "migration:") || !strings.Contains(out, "phase: DONE") {
+		t.Errorf("show-model after the migration:\n%s", out)
+	}
+}
+
+// waitActive waits until the model's units of apps are active, served by
+// controller ctl.
+func waitActive(t *testing.T, d *droverCLI, model, ctl string, apps ...string) {
+	t.Helper()
+	var last *api.FullStatus
+	testkit.EventuallyWithin(t, 3*time.Minute, func() (bool, error) {
+		fs, err := statusOf(d, model)
+		if err != nil {
+			return false, err
+		}
+		last = fs
+		return fs.Controller.Name == ctl && unitsActive(fs, 1, apps...), nil
+	}, "units of %v active in %s on %s; last:\n%s", apps, model, ctl, describeStatusLazy(&last))
+}
+
+func modelUUID(t *testing.T, cl *api.Client, name string) string {
+	t.Helper()
+	ms, err := cl.Models(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range ms {
+		if m.Name == name {
+			return m.UUID
+		}
+	}
+	t.Fatalf("model %s not listed", name)
+	return ""
+}
+
+// normalizedModel is what a migration must keep: applications, units,
+// leaders, relation data and workload statuses, as the CLI shows them.
+func normalizedModel(t *testing.T, d *droverCLI, model string) string {
+	t.Helper()
+	fs, err := statusOf(d, model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, name := range sortedKeys(fs.Applications) {
+		app := fs.Applications[name]
+		fmt.Fprintf(&b, "%s charm=%s rev=%d;", name, app.Charm, app.CharmRev)
+		for _, un := range sortedKeys(app.Units) {
+			u := app.Units[un]
+			fmt.Fprintf(&b, " %s leader=%v workload=%s/%s;", un, u.Leader, u.WorkloadStatus.Current, u.WorkloadStatus.Message)
+			data := d.ok("show-unit", un, "-m", model, "--format", "json")
+			var doc map[string]any
+			if err := json.Unmarshal([]byte(data), &doc); err != nil {
+				t.Fatalf("show-unit %s: %v", un, err)
+			}
+			rel, _ := json.Marshal(doc[un].(map[string]any)["relation-info"])
+			fmt.Fprintf(&b, " relations=%s;", rel)
+		}
+	}
+	return b.String()
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// hookLogs are the hooks each unit of the model recorded (the sample
+// charms append one line per successful hook to hooks.log), by unit
+// directory name, wherever the controllers keep their machines.
+func hookLogs(t *testing.T, s *devStack, model string) map[string][]string {
+	t.Helper()
+	var roots []string
+	for _, c := range s.info.Controllers {
+		roots = append(roots, filepath.Join(c.DataDir, "machines"))
+	}
+	roots = append(roots, "/var/lib/drover-machines/*")
+	out := map[string][]string{}
+	for _, root := range roots {
+		files, _ := filepath.Glob(filepath.Join(root, model, "*", "agents", "*", "charm", "hooks.log"))
+		for _, f := range files {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			unit := filepath.Base(filepath.Dir(filepath.Dir(f)))
+			if _, dup := out[unit]; dup {
+				t.Errorf("unit %s has hook logs on two controllers' machines", unit)
+			}
+			out[unit] = strings.Fields(strings.TrimSpace(string(data)))
+		}
+	}
+	return out
+}
+
+func lastField(s string) string {
+	f := strings.Fields(s)
+	if len(f) == 0 {
+		return ""
+	}
+	return f[len(f)-1]
+}
+
+// waitTask waits until a task has finished and returns it as show-task's
+// JSON.
+func waitTask(t *testing.T, d *droverCLI, model, id string) map[string]any {
+	t.Helper()
+	var task map[string]any
+	testkit.EventuallyWithin(t, 2*time.Minute, func() (bool, error) {
+		out, errs, code := d.run("show-task", id, "-m", model, "--format", "json")
+		if code != 0 {
+			return false, fmt.Errorf("show-task: %s", errs)
+		}
+		task = map[string]any{}
+		if err := json.Unmarshal([]byte(out), &task); err != nil {
+			return false, err
+		}
+		st := fmt.Sprint(task["status"])
+		return st == "completed" || st == "failed", nil
+	}, "task %s finished", id)
+	return task
+}
