@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"syscall"
 
+	"github.com/droverhq/drover/agent/internal/uniter"
 	"github.com/droverhq/drover/api"
 )
 
@@ -69,42 +69,16 @@ func rewriteAgentConf(path string, addrs []string, caCert string) error {
 	if err != nil {
 		return err
 	}
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if err := writeLike(tmp, append(out, '\n'), st); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return err
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
+	return uniter.WriteFileAtomicWith(path, append(out, '\n'), func(f *os.File) error { return sameModeAndOwner(f, st) })
 }
 
-// writeLike writes data to f, which gets st's permissions and owner.
-func writeLike(f *os.File, data []byte, st os.FileInfo) error {
-	if _, err := f.Write(data); err != nil {
-		return err
-	}
+// sameModeAndOwner gives f st's permissions and owner.
+func sameModeAndOwner(f *os.File, st os.FileInfo) error {
 	if err := f.Chmod(st.Mode().Perm()); err != nil {
 		return err
 	}
 	if sys, ok := st.Sys().(*syscall.Stat_t); ok && (int(sys.Uid) != os.Geteuid() || int(sys.Gid) != os.Getegid()) {
-		if err := f.Chown(int(sys.Uid), int(sys.Gid)); err != nil {
-			return err
-		}
+		return f.Chown(int(sys.Uid), int(sys.Gid))
 	}
-	return f.Sync()
+	return nil
 }

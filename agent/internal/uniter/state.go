@@ -226,6 +226,13 @@ func (f StateFile) Save(l *Local) error {
 
 // WriteFileAtomic replaces path with data durably.
 func WriteFileAtomic(path string, data []byte, mode os.FileMode) error {
+	return WriteFileAtomicWith(path, data, func(f *os.File) error { return f.Chmod(mode) })
+}
+
+// WriteFileAtomicWith replaces path with data durably: a new file in the
+// same directory, which prepare gives its mode (and owner), synced and
+// renamed over path, then the directory synced.
+func WriteFileAtomicWith(path string, data []byte, prepare func(*os.File) error) error {
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
@@ -236,7 +243,7 @@ func WriteFileAtomic(path string, data []byte, mode os.FileMode) error {
 		tmp.Close()
 		return err
 	}
-	if err := tmp.Chmod(mode); err != nil {
+	if err := prepare(tmp); err != nil {
 		tmp.Close()
 		return err
 	}

@@ -157,7 +157,7 @@ func (s *charmEndpoint) sendCharm(w http.ResponseWriter, r *http.Request, sha st
 
 // sendBlob answers the content stored under sha, fetched from a peer
 // first if this node lacks it, with the headers set adds.
-func (s *charmEndpoint) sendBlob(w http.ResponseWriter, r *http.Request, sha string, set func(http.Header)) {
+func (s *base) sendBlob(w http.ResponseWriter, r *http.Request, sha string, set func(http.Header)) {
 	if err := s.b.FetchBlob(r.Context(), sha); err != nil {
 		reply.WriteError(w, r, err)
 		return

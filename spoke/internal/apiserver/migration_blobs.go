@@ -2,10 +2,8 @@ package apiserver
 
 import (
 	"errors"
-	"io"
 	"net/http"
 	"slices"
-	"strconv"
 
 	"github.com/go-chi/chi/v5"
 
@@ -100,22 +98,7 @@ func (s *migrationEndpoint) getBlob(w http.ResponseWriter, r *http.Request) {
 		reply.WriteError(w, r, api.Errorf(api.CodeNotFound, "model %s names no charm archive or resource content %q", modelOf(r), sha))
 		return
 	}
-	if err := s.b.FetchBlob(r.Context(), sha); err != nil {
-		reply.WriteError(w, r, err)
-		return
-	}
-	f, err := s.b.Blobs().Open(sha)
-	if err != nil {
-		reply.WriteError(w, r, err)
-		return
-	}
-	defer f.Close()
-	w.Header().Set("Content-Type", "application/octet-stream")
-	if st, err := f.Stat(); err == nil {
-		w.Header().Set("Content-Length", strconv.FormatInt(st.Size(), 10))
-	}
-	w.WriteHeader(http.StatusOK)
-	io.Copy(w, f)
+	s.sendBlob(w, r, sha, func(h http.Header) { h.Set("Content-Type", "application/octet-stream") })
 }
 
 // putBlob stores one blob the model names, checking its content hashes to
