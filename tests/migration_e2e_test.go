@@ -45,6 +45,7 @@ func TestMigrationEndToEnd(t *testing.T) {
 	cl := hubClient(t, demo, s)
 	uuid := modelUUID(t, cl, model)
 	before := normalizedModel(t, demo, model)
+	historyBefore := statusLogs(t, demo, model, "kvstore/0", "webapp/0")
 	hooksBefore := hookLogs(t, s, uuid)
 	if len(hooksBefore) == 0 {
 		t.Fatalf("no hook logs found for model %s", uuid)
@@ -128,6 +129,14 @@ func TestMigrationEndToEnd(t *testing.T) {
 		t.Errorf("the pending action completed at %v, the migration reached SUCCESS at %v (%v): want it run on west", done.Completed, success, err)
 	}
 	after := normalizedModel(t, demo, model)
+	// The status history came along: every entry recorded before the
+	// migration is there after it, in the same order.
+	historyAfter := statusLogs(t, demo, model, "kvstore/0", "webapp/0")
+	for unit, log := range historyBefore {
+		if got := historyAfter[unit]; len(got) < len(log) || !slices.Equal(got[:len(log)], log) {
+			t.Errorf("status history of %s after the migration does not start with the one before:\nbefore %q\nafter  %q", unit, log, got)
+		}
+	}
 	if before != after {
 		t.Errorf("the model changed in the migration:\nbefore %s\nafter  %s", before, after)
 	}
@@ -217,6 +226,24 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// statusLogs are the units' status histories, oldest first, one line per
+// entry (show-status-log's JSON).
+func statusLogs(t *testing.T, d *droverCLI, model string, units ...string) map[string][]string {
+	t.Helper()
+	out := map[string][]string{}
+	for _, u := range units {
+		var entries []map[string]any
+		if err := json.Unmarshal([]byte(d.ok("show-status-log", u, "-m", model, "-n", "1000", "--format", "json")), &entries); err != nil {
+			t.Fatalf("show-status-log %s: %v", u, err)
+		}
+		for _, e := range entries {
+			b, _ := json.Marshal(e)
+			out[u] = append(out[u], string(b))
+		}
+	}
+	return out
 }
 
 // hookLogs are the hooks each unit of the model recorded (the sample
