@@ -38,7 +38,7 @@ var auditedFields = map[string]bool{
 	"receivers": true, "action": true, "reset": true,
 	"trust": true, "switch": true, "force-units": true, "num-machines": true,
 	// hub requests
-	"revoke-previous": true, "deprecated": true,
+	"revoke-previous": true, "deprecated": true, "target-controller": true,
 }
 
 // keyedFields are request body objects whose keys are recorded (which

@@ -33,6 +33,8 @@ type fixture struct {
 	ctrl, otherCtrl                                store.Controller
 	model                                          store.Model
 	group                                          store.Group
+	// migration is prod's migration from east to north, in PRECHECK.
+	migration string
 }
 
 func newFixture(t *testing.T) *fixture {
@@ -91,6 +93,18 @@ func newMatrixFixture(t *testing.T) *fixture {
 	f.grant(authz.UserObject(f.carl.ID), authz.Administrator, authz.ControllerObject(f.ctrl.UUID))
 	f.grant(authz.UserObject(f.root.ID), authz.Administrator, authz.HubObject())
 	f.grant(authz.UserObject(f.hal.ID), authz.Administrator, authz.HubObject())
+	// north, acme's other controller, where carl may add models too.
+	north := store.Controller{UUID: uuid.NewString(), Name: "north", Org: "acme", Region: "north", APIAddresses: []string{"127.0.0.1:1"}}
+	if err := f.st.Controllers.Upsert(t.Context(), north); err != nil {
+		t.Fatal(err)
+	}
+	f.grant(authz.UserObject(f.carl.ID), authz.CanAddModel, authz.ControllerObject(north.UUID))
+	m, err := f.st.Migrations.Start(t.Context(), store.NewMigration{ModelUUID: f.model.UUID, ModelName: f.model.Name,
+		SourceController: f.ctrl.UUID, TargetController: north.UUID, RequestedBy: "alice@example.com"}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.migration = m.ID
 	f.settle()
 	return f
 }
@@ -210,6 +224,20 @@ func routes(f *fixture) []route {
 		{name: "set model owner", method: "PATCH", path: "/v1/models/" + f.model.UUID,
 			body: func(*fixture, string) any { return map[string]string{"owner": "dave@example.com"} },
 			want: [6]int{403, 403, 200, 404, 403, 200}},
+		// Migrations: the model's administrators (its controller's among
+		// them) who may add models on the target; prod has a migration
+		// already (409) in the matrix fixture. Its readers follow
+		// migrations; others learn nothing (404).
+		{name: "migrate", method: "POST", path: "/v1/migrations",
+			body: func(f *fixture, _ string) any {
+				return map[string]string{"model": f.model.UUID, "target-controller": "north"}
+			},
+			want: [6]int{403, 403, 409, 404, 409, 409}},
+		{name: "list migrations", method: "GET", path: "/v1/migrations", want: [6]int{200, 200, 200, 200, 200, 200}},
+		{name: "show migration", method: "GET", path: "/v1/migrations/" + f.migration, want: [6]int{200, 200, 200, 404, 200, 200}},
+		{name: "migration events", method: "GET", path: "/v1/migrations/" + f.migration + "/events", want: [6]int{200, 200, 200, 404, 200, 200}},
+		{name: "retry reap", method: "POST", path: "/v1/migrations/" + f.migration + "/retry-reap", want: [6]int{403, 403, 409, 404, 409, 409}},
+		{name: "abort migration", method: "POST", path: "/v1/migrations/" + f.migration + "/abort", want: [6]int{403, 403, 200, 404, 200, 200}},
 	}
 }
 
@@ -247,6 +275,9 @@ func TestAuthorizationMatrix(t *testing.T) {
 		covered["POST /v1/users/{user}/enable"] = covered["POST /v1/users/dave@example.com/enable"]
 		covered["DELETE /v1/users/{user}"] = covered["DELETE /v1/users/gone@example.com"]
 		covered["GET /v1/users/{user}"] = covered["GET /v1/users/dave@example.com"]
+		for _, r := range []string{"GET /v1/migrations/{id}", "GET /v1/migrations/{id}/events", "POST /v1/migrations/{id}/abort", "POST /v1/migrations/{id}/retry-reap"} {
+			covered[r] = covered[strings.Replace(r, "{id}", f.migration, 1)]
+		}
 		covered["DELETE /v1/groups/{group}"] = covered["DELETE /v1/groups/acme%2Fdoomed"]
 		for _, r := range f.hub.Routes() {
 			method, path, _ := strings.Cut(r, " ")

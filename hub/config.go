@@ -97,6 +97,10 @@ type Config struct {
 	// models whole again (a reset), repairing whatever the index came to
 	// hold wrong (default 1h).
 	IndexResyncEvery time.Duration
+	// MigrationAgentWait bounds the migration driver's wait for a model's
+	// agents to report in a phase (default 15 minutes, Juju's
+	// migration-agent-wait-time).
+	MigrationAgentWait time.Duration
 	// MaxControllerModels bounds the models the index holds for one
 	// controller when it adopts those created on the controller directly
 	// (default 20,000; negative: no bound). A controller registered by an

@@ -36,6 +36,7 @@ func (s *Server) publicEndpoints() []endpoint {
 // audited.
 func (s *Server) apiEndpoints() []endpoint {
 	access, ctrls, ids, reads, models := accessAPI{s}, controllersAPI{s}, identitiesAPI{s}, readAPI{s}, modelCallsAPI{s}
+	migs := migrationsAPI{s}
 	return []endpoint{
 		{"GET", "/whoami", ids.handleWhoami},
 		{"GET", "/hub", ids.handleHubInfo},
@@ -69,6 +70,12 @@ func (s *Server) apiEndpoints() []endpoint {
 		{"DELETE", "/models/{uuid}", models.handleModelProxy},
 		{"PATCH", "/models/{uuid}", access.handleSetModelOwner},
 		{"*", "/models/{uuid}/*", models.handleModelProxy},
+		{"POST", "/migrations", migs.handleMigrate},
+		{"GET", "/migrations", migs.handleListMigrations},
+		{"GET", "/migrations/{id}", migs.handleGetMigration},
+		{"GET", "/migrations/{id}/events", migs.handleMigrationEvents},
+		{"POST", "/migrations/{id}/abort", migs.handleAbortMigration},
+		{"POST", "/migrations/{id}/retry-reap", migs.handleRetryReap},
 	}
 }
 

@@ -12,6 +12,10 @@ import (
 // server), for tests that serve the hub with httptest.
 func (s *Server) RunIndexer(ctx context.Context) error { return s.indexer.Run(ctx) }
 
+// RunMigrations runs the migration driver alone (Run starts it with the
+// HTTPS server), for tests that serve the hub with httptest.
+func (s *Server) RunMigrations(ctx context.Context) error { return s.migrations.Run(ctx) }
+
 // FollowAuthz runs the listener for other replicas' permission changes
 // alone (Run starts it), for tests that serve the hub with httptest.
 func (s *Server) FollowAuthz(ctx context.Context) error { return s.followAuthz(ctx) }

@@ -30,6 +30,9 @@ var hubOperations = map[string]string{
 	"POST /v1/models":                            "add-model",
 	"POST /v1/auth/logout":                       "logout",
 	"POST /v1/hub/signing-keys":                  "rotate-signing-key",
+	"POST /v1/migrations":                        "migrate",
+	"POST /v1/migrations/{id}/abort":             "abort-migration",
+	"POST /v1/migrations/{id}/retry-reap":        "retry-reap",
 }
 
 // hubOperation names a mutating request on the hub's own routes (not a

@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/authz"
 	"github.com/droverhq/drover/hub/internal/authn"
 	"github.com/droverhq/drover/hub/internal/reply"
@@ -93,11 +94,18 @@ func (s readAPI) handleGetModel(w http.ResponseWriter, r *http.Request) {
 	if err == nil && admin {
 		m.Users, err = s.store.Models.Users(r.Context(), id)
 	}
+	var last *api.Migration
+	if err == nil {
+		last, err = s.lastMigration(r.Context(), id)
+	}
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	reply.JSON(w, http.StatusOK, m)
+	reply.JSON(w, http.StatusOK, struct {
+		store.ModelDetail
+		LastMigration *api.Migration `json:"last-migration,omitempty"`
+	}{m, last})
 }
 
 func nonNil[T any](xs []T) []T {

@@ -56,6 +56,7 @@ var requestBodies = []func() any{
 			RefreshToken string `json:"refresh_token"`
 		})
 	},
+	func() any { return new(api.MigrateRequest) },
 }
 
 // decodeBody decodes as a handler does: reply.Decode, strict.

@@ -21,6 +21,7 @@ import (
 	"github.com/droverhq/drover/hub/internal/authn"
 	"github.com/droverhq/drover/hub/internal/gate"
 	"github.com/droverhq/drover/hub/internal/indexer"
+	"github.com/droverhq/drover/hub/internal/migrate"
 	"github.com/droverhq/drover/hub/internal/outbox"
 	"github.com/droverhq/drover/hub/internal/proxy"
 	"github.com/droverhq/drover/hub/internal/reply"
@@ -68,6 +69,8 @@ type Server struct {
 	outages *outageCounters
 	spokes  *proxy.Clients
 	indexer *indexer.Indexer
+	// migrations drives model migrations (hub/internal/migrate).
+	migrations *migrate.Driver
 }
 
 // New connects to PostgreSQL (migrating it), OpenFGA and the OIDC issuer,
@@ -133,6 +136,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		WriteRate:   bound(cfg.IndexWriteRate, defaultIndexWriteRate),
 		Poll:        5 * time.Second, MaxEventFrame: cfg.maxEventFrame,
 		Kick: func() { s.outbox.Kick() }, Subscribe: s.subscribeEvents}); err != nil {
+		return fail(err)
+	}
+	if s.migrations, err = s.newMigrationDriver(); err != nil {
 		return fail(err)
 	}
 	s.reg.MustRegister(s.collectors()...)
@@ -247,6 +253,7 @@ func (s *Server) Run(ctx context.Context) error {
 	g.Go(func() error { return ignoreCanceled(s.followAuthz(gctx)) })
 	g.Go(func() error { return ignoreCanceled(s.janitor(gctx)) })
 	g.Go(func() error { return ignoreCanceled(s.indexer.Run(gctx)) })
+	g.Go(func() error { return ignoreCanceled(s.migrations.Run(gctx)) })
 	g.Go(func() error {
 		<-gctx.Done()
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(gctx), 10*time.Second)

@@ -77,6 +77,7 @@ func defineHubFlags(fs *pflag.FlagSet, f *hubFlags) {
 	fs.IntVar(&cfg.IndexWriteRate, "index-write-rate", 0, "the most index rows one controller's events write per second, sustained; past it the hub reads its events more slowly (default 1000, bursts of ten times that; -1: no bound)")
 	fs.IntVar(&cfg.MaxControllerModels, "max-controller-models", 0, "the most models the index adopts from one controller (made on it directly); past it they are not indexed, so an organization's controller cannot fill the hub's database (default 20000; -1: no bound)")
 	fs.DurationVar(&cfg.IndexResyncEvery, "index-resync", 0, "how often the index reads each controller's models whole again, repairing what it holds wrong (default 1h; at least 1m)")
+	fs.DurationVar(&cfg.MigrationAgentWait, "migration-agent-wait", 0, "how long a model migration waits for the model's agents to report in a phase before it aborts (default 15m, Juju's migration-agent-wait-time)")
 	fs.IntVar(&cfg.MaxLiveCalls, "max-live-calls", 1000, "watches and followed logs one identity may hold open on this replica (-1: no bound)")
 	fs.DurationVar(&cfg.DatabaseTimeout, "database-timeout", 0, "bound on each PostgreSQL statement of a request, after which it is answered unavailable (default 10s)")
 	fs.DurationVar(&cfg.OpenFGATimeout, "openfga-timeout", 0, "bound on each request to OpenFGA, after which it is answered unavailable (default 10s)")

@@ -177,7 +177,11 @@ func (s *ModelMigrations) List(ctx context.Context, f MigrationFilter) ([]Migrat
 // its progress (and, moving to ABORTING, as its failure), and records the
 // change. The change must be an edge of the table (migration.ErrEdge
 // otherwise); a migration not in from gives ErrPhaseMoved. The
-// step's attempt starts again at 0.
+// step's attempt starts again at 0. A migration whose abort was requested
+// does not reach SUCCESS (ErrPhaseMoved): RequestAbort and Advance
+// serialise on the row, so an abort either is requested before SUCCESS
+// and honoured, or refused. The change is audited in its
+// transaction (OpMigrationPhase).
 func (s *ModelMigrations) Advance(ctx context.Context, id string, from, to migration.Phase, message string, now time.Time) (Migration, error) {
 	if err := migration.Check(from, to); err != nil {
 		return Migration{}, err
@@ -191,8 +195,8 @@ func (s *ModelMigrations) Advance(ctx context.Context, id string, from, to migra
 		rows, err := tx.Query(ctx, `UPDATE model_migrations SET phase = $3, attempt = 0, message = $4,
 			failure = CASE WHEN $5 <> '' THEN $5 ELSE failure END, updated_at = $6,
 			ended_at = CASE WHEN $7 THEN $6 ELSE ended_at END
-			WHERE id = $1 AND phase = $2 RETURNING `+migrationCols,
-			id, from, to, clip(message, 4096), clip(failure, 4096), now, !to.Active())
+			WHERE id = $1 AND phase = $2 AND NOT ($8 AND abort_requested) RETURNING `+migrationCols,
+			id, from, to, clip(message, 4096), clip(failure, 4096), now, !to.Active(), to.Migrated())
 		if err != nil {
 			return err
 		}
@@ -201,9 +205,12 @@ func (s *ModelMigrations) Advance(ctx context.Context, id string, from, to migra
 			if _, err := s.byIDTx(ctx, tx, id); err != nil {
 				return err
 			}
-			return fmt.Errorf("migration %s is not in %s: %w", id, from, ErrPhaseMoved)
+			return fmt.Errorf("migration %s is not in %s, or its abort was requested: %w", id, from, ErrPhaseMoved)
 		}
 		if err != nil {
+			return err
+		}
+		if err := auditPhase(ctx, tx, m, from, now); err != nil {
 			return err
 		}
 		return appendMigrationEvent(ctx, tx, id, now, EventPhase, to, 0, message)
@@ -224,11 +231,13 @@ func (s *ModelMigrations) byIDTx(ctx context.Context, tx pgx.Tx, id string) (Mig
 
 // Intend records that the driver is about to run the step of phase at
 // attempt (the migration must still be in phase, ErrPhaseMoved
-// otherwise); it makes attempt the migration's current attempt.
+// otherwise); it makes attempt the migration's current attempt, and
+// detail, when given, its progress.
 func (s *ModelMigrations) Intend(ctx context.Context, id string, phase migration.Phase, attempt int, detail string, now time.Time) error {
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `UPDATE model_migrations SET attempt = $3, updated_at = $4
-			WHERE id = $1 AND phase = $2`, id, phase, attempt, now)
+		tag, err := tx.Exec(ctx, `UPDATE model_migrations SET attempt = $3, updated_at = $4,
+			message = CASE WHEN $5 <> '' THEN $5 ELSE message END
+			WHERE id = $1 AND phase = $2`, id, phase, attempt, now, clip(detail, 4096))
 		if err != nil {
 			return err
 		}
@@ -284,8 +293,13 @@ func (s *ModelMigrations) RequestAbort(ctx context.Context, id, by string, now t
 		if !m.Phase.Abortable() {
 			return fmt.Errorf("migration %s is in %s: %w", id, m.Phase, ErrNotAbortable)
 		}
-		if _, err := tx.Exec(ctx, `UPDATE model_migrations SET abort_requested = true, updated_at = $2 WHERE id = $1`, id, now); err != nil {
+		tag, err := tx.Exec(ctx, `UPDATE model_migrations SET abort_requested = true, updated_at = $2
+			WHERE id = $1 AND phase = $3`, id, now, m.Phase)
+		if err != nil {
 			return err
+		}
+		if tag.RowsAffected() == 0 { // it moved meanwhile: to SUCCESS, or ABORTING
+			return fmt.Errorf("migration %s moved past %s: %w", id, m.Phase, ErrNotAbortable)
 		}
 		m.AbortRequested, m.UpdatedAt = true, now
 		return appendMigrationEvent(ctx, tx, id, now, EventAbort, m.Phase, m.Attempt, "abort requested by "+by)
