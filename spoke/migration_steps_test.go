@@ -35,7 +35,7 @@ func TestMigrationPrechecks(t *testing.T) {
 	ctx := t.Context()
 	cl := src.client(0)
 	model := deployKV(t, cl, "moving")
-	step := api.MigrationStep{MigrationID: "mig-1", Key: "mig-1/PRECHECK/1"}
+	step := api.MigrationStep{MigrationID: "mig-1", Key: "mig-1/PRECHECK/0"} // the hub's first attempt is 0
 	info, err := cl.ControllerInfo(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -320,6 +320,7 @@ func TestMigrationCallsAreTheHubDriversAlone(t *testing.T) {
 	}{
 		{"no key", "quiesce", "", stepBody("mig-1"), nil, 400, api.CodeBadRequest},
 		{"a key without an attempt", "quiesce", "mig-1/QUIESCE", stepBody("mig-1"), nil, 400, api.CodeBadRequest},
+		{"a key whose attempt is no number", "quiesce", "mig-1/QUIESCE/-1", stepBody("mig-1"), nil, 400, api.CodeBadRequest},
 		{"another migration's key", "quiesce", "mig-2/QUIESCE/1", stepBody("mig-1"), nil, 422, api.CodeInvalid},
 		{"no migration", "quiesce", "mig-1/QUIESCE/1", stepBody(""), nil, 422, api.CodeInvalid},
 		{"a user without superuser access", "quiesce", "mig-1/QUIESCE/1", stepBody("mig-1"), bob, 403, api.CodeForbidden},

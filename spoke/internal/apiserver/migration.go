@@ -225,8 +225,8 @@ func checkStepKey(r *http.Request, migration string) error {
 	if len(parts) != 3 || parts[1] == "" {
 		return api.Errorf(api.CodeBadRequest, "header %s %q is not <migration-id>/<phase>/<attempt>", api.HeaderIdempotencyKey, key)
 	}
-	if n, err := strconv.ParseUint(parts[2], 10, 32); err != nil || n == 0 {
-		return api.Errorf(api.CodeBadRequest, "header %s %q: the attempt must be a positive number", api.HeaderIdempotencyKey, key)
+	if _, err := strconv.ParseUint(parts[2], 10, 32); err != nil {
+		return api.Errorf(api.CodeBadRequest, "header %s %q: the attempt must be a number (0 and up)", api.HeaderIdempotencyKey, key)
 	}
 	if parts[0] != migration {
 		return api.Errorf(api.CodeInvalid, "header %s %q is for migration %q, not %q", api.HeaderIdempotencyKey, key, parts[0], migration)
