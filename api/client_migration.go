@@ -182,3 +182,39 @@ func (c *Client) MigrationSendLogs(ctx context.Context, model string, step Migra
 		header: http.Header{HeaderIdempotencyKey: {step.Key}}}
 	return c.call(ctx, r, nil)
 }
+
+// MigrationMissingBlobs lists the charm archives and resource content the
+// target's copy of the model names and the answering node lacks.
+func (c *Client) MigrationMissingBlobs(ctx context.Context, model, migrationID string) ([]string, error) {
+	var out MigrationBlobs
+	err := c.get(ctx, migrationPath(model, "blobs"), url.Values{"migration": {migrationID}}, []ReadOptions{{Consistent: true}}, &out)
+	return out.Missing, err
+}
+
+// MigrationBlob reads one blob the source's model names, checking its
+// content against its SHA-256.
+func (c *Client) MigrationBlob(ctx context.Context, model, migrationID, sha string) ([]byte, error) {
+	r := &request{method: http.MethodGet, path: migrationPath(model, "blobs", sha),
+		query: url.Values{"migration": {migrationID}}, stream: true}
+	resp, err := c.send(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, MaxExportRead+1))
+	if err != nil {
+		return nil, unavailablef(err, "reading blob %s of model %s failed", sha, model)
+	}
+	if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != sha {
+		return nil, Errorf(CodeUnavailable, "blob %s of model %s arrived with other content", sha, model)
+	}
+	return data, nil
+}
+
+// MigrationPutBlob stores one blob the target's model names.
+func (c *Client) MigrationPutBlob(ctx context.Context, model string, step MigrationStep, sha string, data []byte) error {
+	r := &request{method: http.MethodPut, path: migrationPath(model, "blobs", sha),
+		query: url.Values{"migration": {step.MigrationID}}, body: data, contentType: "application/octet-stream",
+		header: http.Header{HeaderIdempotencyKey: {step.Key}}}
+	return c.call(ctx, r, nil)
+}

@@ -151,6 +151,20 @@ type MigrationPrecheckResult struct {
 //	GET  .../{model}/logs?migration=ID            → the model's debug-log records, newline-delimited LogRecord
 //	POST .../{model}/logs?migration=ID   (body: newline-delimited LogRecord) → 204, records already held are skipped
 
+// Blob routes, under /v1/controller/migrations/{model}: the charm
+// archives and resource content the model's rows name travel beside the
+// export, by SHA-256.
+//
+//	GET .../{model}/blobs?migration=ID            → MigrationBlobs: those this node lacks
+//	GET .../{model}/blobs/{sha256}?migration=ID   → the content (one the model names)
+//	PUT .../{model}/blobs/{sha256}?migration=ID   (body: the content) → 204; refused unless it hashes to {sha256}
+
+// MigrationBlobs lists the content an imported model names that the
+// target lacks.
+type MigrationBlobs struct {
+	Missing []string `json:"missing"`
+}
+
 // CodeRedirect's Details carry the TargetController as "target": the model
 // was migrated to another controller (Juju's redirect error).
 const DetailRedirectTarget = "target"

@@ -156,6 +156,33 @@ func TestMigrationSucceedsThenRedirects(t *testing.T) {
 		t.Fatalf("the target's model being imported: %+v, %v", m, err)
 	}
 
+	// The charm archive the model names travels beside the export: the
+	// target lists it as missing until it is put there, and takes only
+	// content that hashes to its name.
+	missing, err := tcl.MigrationMissingBlobs(ctx, model, "mig-1")
+	if err != nil || len(missing) != 1 {
+		t.Fatalf("the target's missing blobs: %v, %v (want the charm archive)", missing, err)
+	}
+	if have, err := cl.MigrationMissingBlobs(ctx, model, "mig-1"); err != nil || len(have) != 0 {
+		t.Fatalf("the source's missing blobs: %v, %v (want none)", have, err)
+	}
+	blob, err := cl.MigrationBlob(ctx, model, "mig-1", missing[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = cl.MigrationBlob(ctx, model, "mig-1", strings.Repeat("0", 64))
+	wantAPIError(t, "a blob the model does not name", err, api.CodeNotFound)
+	err = tcl.MigrationPutBlob(ctx, model, step("IMPORT"), missing[0], append([]byte("x"), blob...))
+	wantAPIError(t, "content that does not hash to its name", err, api.CodeInvalid, "nothing was stored")
+	for range 2 {
+		if err := tcl.MigrationPutBlob(ctx, model, step("IMPORT"), missing[0], blob); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if left, err := tcl.MigrationMissingBlobs(ctx, model, "mig-1"); err != nil || len(left) != 0 {
+		t.Fatalf("the target's missing blobs once put: %v, %v", left, err)
+	}
+
 	// The source's log, sent to the target twice: the second adds
 	// nothing; the target's log is then the source's.
 	t1 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)

@@ -156,18 +156,21 @@ func TestEveryRouteRefusesAgentsAndOtherControllers(t *testing.T) {
 // superuser's alone (TestMigrationCallsAreTheHubDriversAlone), and none of
 // them a model route, which the hub relays to its users.
 var driverRoutes = map[string]bool{
-	"POST /v1/controller/migrations/{model}/quiesce":      true,
-	"POST /v1/controller/migrations/{model}/release":      true,
-	"GET /v1/controller/migrations/{model}/export":        true,
-	"POST /v1/controller/migrations/{model}/import":       true,
-	"POST /v1/controller/migrations/{model}/activate":     true,
-	"POST /v1/controller/migrations/{model}/abort-import": true,
-	"GET /v1/controller/migrations/{model}":               true,
-	"POST /v1/controller/migrations/{model}/precheck":     true,
-	"POST /v1/controller/migrations/{model}/phase":        true,
-	"POST /v1/controller/migrations/{model}/reap":         true,
-	"GET /v1/controller/migrations/{model}/logs":          true,
-	"POST /v1/controller/migrations/{model}/logs":         true,
+	"POST /v1/controller/migrations/{model}/quiesce":       true,
+	"POST /v1/controller/migrations/{model}/release":       true,
+	"GET /v1/controller/migrations/{model}/export":         true,
+	"POST /v1/controller/migrations/{model}/import":        true,
+	"POST /v1/controller/migrations/{model}/activate":      true,
+	"POST /v1/controller/migrations/{model}/abort-import":  true,
+	"GET /v1/controller/migrations/{model}":                true,
+	"POST /v1/controller/migrations/{model}/precheck":      true,
+	"POST /v1/controller/migrations/{model}/phase":         true,
+	"POST /v1/controller/migrations/{model}/reap":          true,
+	"GET /v1/controller/migrations/{model}/logs":           true,
+	"POST /v1/controller/migrations/{model}/logs":          true,
+	"GET /v1/controller/migrations/{model}/blobs":          true,
+	"GET /v1/controller/migrations/{model}/blobs/{sha256}": true,
+	"PUT /v1/controller/migrations/{model}/blobs/{sha256}": true,
 }
 
 // TestMigrationRoutesAreNotModelRoutes: every route under

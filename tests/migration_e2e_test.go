@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -78,8 +79,12 @@ func TestMigrationEndToEnd(t *testing.T) {
 	// migration quiesces the model, so the action queued behind it waits
 	// for the migration and runs on west.
 	demo.ok("exec", "--unit", "kvstore/0", "-m", model, "--background", "--", "sleep", "8")
-	pending := demo.ok("run", "kvstore/0", "get", "key=colour", "-m", model, "--background")
-	taskID := lastField(pending)
+	_, scheduled, code := demo.run("run", "kvstore/0", "get", "key=colour", "-m", model, "--background")
+	m := regexp.MustCompile(`show-task (\S+)'`).FindStringSubmatch(scheduled)
+	if code != 0 || m == nil {
+		t.Fatalf("run --background: exit %d, %s", code, scheduled)
+	}
+	taskID := m[1]
 
 	out := demo.ok("migrate", model, "west", "--wait", "--timeout", "3m")
 	if !strings.Contains(out, "DONE") {
@@ -220,14 +225,6 @@ func hookLogs(t *testing.T, s *devStack, model string) map[string][]string {
 		}
 	}
 	return out
-}
-
-func lastField(s string) string {
-	f := strings.Fields(s)
-	if len(f) == 0 {
-		return ""
-	}
-	return f[len(f)-1]
 }
 
 // waitTask waits until a task has finished and returns it as show-task's

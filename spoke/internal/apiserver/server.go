@@ -306,6 +306,9 @@ func (s *Server) userRoutes(r chi.Router) {
 		r.Get("/export", s.ep.migrations.export)
 		r.Post("/import", s.ep.migrations.importModel)
 		r.Post("/activate", s.ep.migrations.activate)
+		r.Get("/blobs", s.ep.migrations.missingBlobs)
+		r.Get("/blobs/{sha256}", s.ep.migrations.getBlob)
+		r.Put("/blobs/{sha256}", s.ep.migrations.putBlob)
 		r.Post("/abort-import", s.ep.migrations.abortImport)
 	})
 	r.Group(func(r chi.Router) {
