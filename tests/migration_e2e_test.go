@@ -87,6 +87,7 @@ func TestMigrationEndToEnd(t *testing.T) {
 	taskID := m[1]
 
 	out := demo.ok("migrate", model, "west", "--wait", "--timeout", "3m")
+	t.Logf("drover migrate --wait:\n%s", out)
 	if !strings.Contains(out, "DONE") {
 		t.Fatalf("migrate --wait:\n%s", out)
 	}
@@ -102,10 +103,29 @@ func TestMigrationEndToEnd(t *testing.T) {
 		t.Fatalf("model UUID after migration %s, want %s", got, uuid)
 	}
 	waitActive(t, demo, model, "west", "kvstore", "webapp")
-	// The pending action ran, on west.
+	// The pending action waited out the migration and ran on west: it
+	// completed after the migration reached SUCCESS.
 	task := waitTask(t, demo, model, taskID)
 	if task["status"] != "completed" || !strings.Contains(fmt.Sprint(task["results"]), "teal") {
 		t.Errorf("the pending action after the migration: %v", task)
+	}
+	migs, err := cl.Migrations(t.Context(), api.MigrationFilter{Model: uuid})
+	if err != nil || len(migs) != 1 || migs[0].Phase != "DONE" || migs[0].Agents.OK == 0 {
+		t.Fatalf("the model's migrations: %+v, %v", migs, err)
+	}
+	events, err := cl.MigrationEvents(t.Context(), migs[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var success time.Time
+	for _, e := range events {
+		if e.Kind == "phase" && e.Phase == "SUCCESS" {
+			success = e.At
+		}
+	}
+	done, err := cl.Model(uuid).Task(t.Context(), taskID, 0)
+	if err != nil || success.IsZero() || done.Completed.Before(success) {
+		t.Errorf("the pending action completed at %v, the migration reached SUCCESS at %v (%v): want it run on west", done.Completed, success, err)
 	}
 	after := normalizedModel(t, demo, model)
 	if before != after {
