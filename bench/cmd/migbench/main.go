@@ -197,6 +197,9 @@ func (e *env) migrateOnce(ctx context.Context, o options, dir, name string) (res
 	if err := agents.Wait(); err != nil {
 		return result{}, fmt.Errorf("agents: %w", err)
 	}
+	if got := e.west.Server.AgentConnections(); got < len(mins) {
+		return result{}, fmt.Errorf("west serves %d agent streams after the migration, want at least %d", got, len(mins))
+	}
 	events, err := e.cl.MigrationEvents(ctx, mig.ID)
 	if err != nil {
 		return result{}, err
@@ -211,8 +214,8 @@ func (e *env) migrateOnce(ctx context.Context, o options, dir, name string) (res
 	if err != nil {
 		return result{}, fmt.Errorf("migration %s: %w", mig.ID, err)
 	}
-	r.observed = observed
-	fmt.Printf("migbench: %s: migration %s DONE in %v (%d agents on west)\n", name, mig.ID, r.endToEnd.Round(time.Millisecond), len(mins))
+	fmt.Printf("migbench: %s: migration %s DONE in %v, read DONE after %v; %d agents on west\n",
+		name, mig.ID, r.endToEnd.Round(time.Millisecond), observed.Round(time.Millisecond), len(mins))
 	return r, nil
 }
 

@@ -19,7 +19,6 @@ type result struct {
 	endToEnd time.Duration            // the POST to the DONE event
 	pause    time.Duration            // QUIESCE's start to the last agent's first state on the target
 	moved    time.Duration            // SUCCESS's start to the same
-	observed time.Duration            // the POST until the bench read the migration DONE
 }
 
 // measure computes a migration's figures from its events (oldest first),
