@@ -205,12 +205,18 @@ func (e *env) migrateOnce(ctx context.Context, o options, dir, name string) (res
 		return result{}, err
 	}
 	var lastOnTarget time.Time
+	lastReport := map[string]time.Time{}
 	for _, mn := range mins {
 		if mn.onTarget.After(lastOnTarget) {
 			lastOnTarget = mn.onTarget
 		}
+		for p, t := range mn.reportedAt {
+			if t.After(lastReport[p]) {
+				lastReport[p] = t
+			}
+		}
 	}
-	r, err := measure(events, posted, lastOnTarget)
+	r, err := measure(events, posted, lastOnTarget, lastReport)
 	if err != nil {
 		return result{}, fmt.Errorf("migration %s: %w", mig.ID, err)
 	}

@@ -21,7 +21,7 @@ func TestMeasure(t *testing.T) {
 		ev("phase", "VALIDATION", 3), ev("phase", "SUCCESS", 5), ev("phase", "LOGTRANSFER", 7),
 		ev("phase", "REAP", 7.25), ev("phase", "DONE", 7.5),
 	}
-	r, err := measure(events, t0, at(6))
+	r, err := measure(events, t0, at(6), map[string]time.Time{"QUIESCE": at(1), "VALIDATION": at(4.5), "SUCCESS": at(5.5)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,10 +36,16 @@ func TestMeasure(t *testing.T) {
 	if r.endToEnd != 7500*time.Millisecond || r.pause != 5500*time.Millisecond || r.moved != time.Second {
 		t.Errorf("end to end %v (want 7.5s), pause %v (want 5.5s), agents' move %v (want 1s)", r.endToEnd, r.pause, r.moved)
 	}
-	if _, err := measure(events[:len(events)-1], t0, at(6)); err == nil {
+	wantReports := map[string]time.Duration{"QUIESCE": 500 * time.Millisecond, "VALIDATION": 1500 * time.Millisecond, "SUCCESS": 500 * time.Millisecond}
+	for p, d := range wantReports {
+		if got := r.reports[p]; got != d {
+			t.Errorf("last report of %s: %v after the phase began, want %v", p, got, d)
+		}
+	}
+	if _, err := measure(events[:len(events)-1], t0, at(6), nil); err == nil {
 		t.Error("a migration without DONE measured")
 	}
-	if _, err := measure(events, t0, time.Time{}); err == nil {
+	if _, err := measure(events, t0, time.Time{}, nil); err == nil {
 		t.Error("a migration whose agents never reached the target measured")
 	}
 }

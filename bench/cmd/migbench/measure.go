@@ -19,13 +19,23 @@ type result struct {
 	endToEnd time.Duration            // the POST to the DONE event
 	pause    time.Duration            // QUIESCE's start to the last agent's first state on the target
 	moved    time.Duration            // SUCCESS's start to the same
+	// reports is, for each phase the agents report (QUIESCE, VALIDATION,
+	// SUCCESS), the time from the phase's start until the source had
+	// answered the last agent's report: the rest of the phase is the
+	// driver's.
+	reports map[string]time.Duration
 }
 
+// minionPhases are the phases the agents report.
+var minionPhases = []string{"QUIESCE", "VALIDATION", "SUCCESS"}
+
 // measure computes a migration's figures from its events (oldest first),
-// the time it was requested, and the time the last agent held its first
-// state from the target.
-func measure(events []api.MigrationEvent, posted, lastOnTarget time.Time) (result, error) {
-	r := result{phase: map[string]time.Duration{}}
+// the time it was requested, the time the last agent held its first state
+// from the target, and when the last agent's report of each phase was
+// answered.
+func measure(events []api.MigrationEvent, posted, lastOnTarget time.Time, lastReport map[string]time.Time) (result, error) {
+	r := result{phase: map[string]time.Duration{}, reports: map[string]time.Duration{}}
+	began := map[string]time.Time{}
 	var starts []api.MigrationEvent
 	for _, e := range events {
 		if e.Kind == "phase" {
@@ -34,6 +44,7 @@ func measure(events []api.MigrationEvent, posted, lastOnTarget time.Time) (resul
 	}
 	var quiesce, success, done time.Time
 	for i, e := range starts {
+		began[e.Phase] = e.At
 		switch e.Phase {
 		case "QUIESCE":
 			quiesce = e.At
@@ -57,6 +68,11 @@ func measure(events []api.MigrationEvent, posted, lastOnTarget time.Time) (resul
 	r.endToEnd = done.Sub(posted)
 	r.pause = lastOnTarget.Sub(quiesce)
 	r.moved = lastOnTarget.Sub(success)
+	for _, p := range minionPhases {
+		if t, ok := lastReport[p]; ok {
+			r.reports[p] = t.Sub(began[p])
+		}
+	}
 	return r, nil
 }
 
@@ -97,6 +113,18 @@ func printTable(w io.Writer, n int, rs []result) {
 		}
 		fmt.Fprintf(w, " %11.2f %11.2f %11.2f\n", r.endToEnd.Seconds(), r.pause.Seconds(), r.moved.Seconds())
 		e2e, pause = append(e2e, r.endToEnd), append(pause, r.pause)
+	}
+	fmt.Fprintf(w, "agents' last report answered, after the phase began; seconds\n%-4s", "rep")
+	for _, p := range minionPhases {
+		fmt.Fprintf(w, " %11s", p)
+	}
+	fmt.Fprintln(w)
+	for i, r := range rs {
+		fmt.Fprintf(w, "%-4d", i+1)
+		for _, p := range minionPhases {
+			fmt.Fprintf(w, " %11.2f", r.reports[p].Seconds())
+		}
+		fmt.Fprintln(w)
 	}
 	worst := slices.Max(e2e)
 	if t, ok := target(n); ok {

@@ -129,13 +129,15 @@ func (c *conn) close() {
 type minion struct {
 	tag, secret string
 	src, dst    *conn
-	onTarget    time.Time // when the target's first state arrived
+	onTarget    time.Time            // when the target's first state arrived
+	reportedAt  map[string]time.Time // by phase: when the source answered the report
 }
 
 // follow runs the protocol on the source's stream until the agent holds
 // its state from the target.
 func (mn *minion) follow(ctx context.Context) error {
 	reported := map[string]bool{} // "<migration>/<phase>"
+	mn.reportedAt = map[string]time.Time{}
 	for {
 		var st *api.MachineState
 		select {
@@ -165,6 +167,7 @@ func (mn *minion) follow(ctx context.Context) error {
 			}
 		}
 		reported[m.ID+"/"+m.Phase] = true
+		mn.reportedAt[m.Phase] = time.Now()
 		if m.Phase == api.MigrationSuccess {
 			return mn.move(ctx, m.Target)
 		}
