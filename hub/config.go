@@ -101,6 +101,11 @@ type Config struct {
 	// agents to report in a phase (default 15 minutes, Juju's
 	// migration-agent-wait-time).
 	MigrationAgentWait time.Duration
+	// MigrationFaults is called at each of the migration driver's named
+	// fault points ("before-call:QUIESCE", "after-persist:EXPORT", ...;
+	// hub/internal/migrate); an error there stops the driver's work on
+	// the migration as a crash would. Nil outside fault-injection tests.
+	MigrationFaults func(point string) error
 	// MaxControllerModels bounds the models the index holds for one
 	// controller when it adopts those created on the controller directly
 	// (default 20,000; negative: no bound). A controller registered by an

@@ -44,7 +44,7 @@ func (mc migrationControllers) Client(ctx context.Context, controllerUUID string
 func (s *Server) newMigrationDriver() (*migrate.Driver, error) {
 	return migrate.New(migrate.Config{Logger: s.cfg.Logger.With("worker", "migrations"), Now: s.cfg.Now, Store: s.store,
 		Controllers: migrationControllers{s}, Kick: func() { s.outbox.Kick() },
-		MinionWait: cmpOr(s.cfg.MigrationAgentWait, defaultMigrationAgentWait)})
+		MinionWait: cmpOr(s.cfg.MigrationAgentWait, defaultMigrationAgentWait), Faults: s.cfg.MigrationFaults})
 }
 
 func cmpOr(d, def time.Duration) time.Duration {

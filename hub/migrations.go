@@ -159,7 +159,7 @@ func (s migrationsAPI) precheck(ctx context.Context, m store.Model, targetUUID s
 	defer dst.Close()
 	// The migration is not recorded yet: the prechecks name one of their own.
 	id := uuid.NewString()
-	step := api.MigrationStep{MigrationID: id, Key: id + "/" + string(migration.Precheck) + "/0"}
+	step := api.MigrationStep{MigrationID: id, Key: id + "/" + string(migration.Precheck) + "/1"}
 	res, err := src.MigrationPrecheck(ctx, m.UUID, step, api.MigrationPrecheckRequest{Role: api.MigrationSource})
 	if err != nil {
 		return fmt.Errorf("the source controller's precheck: %w", err)

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/authz"
 	"github.com/droverhq/drover/hub/internal/migration"
@@ -55,6 +57,13 @@ func startPrecheckSpoke(t *testing.T, e *env, name string) *precheckSpoke {
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
+		// A step's key: <migration-id>/<PHASE>/<attempt>, attempt from 1.
+		if parts := strings.Split(r.Header.Get(api.HeaderIdempotencyKey), "/"); len(parts) != 3 || uuid.Validate(parts[0]) != nil ||
+			parts[1] == "" || parts[2] == "" || parts[2][0] < '1' || parts[2][0] > '9' {
+			w.WriteHeader(http.StatusBadRequest)
+			_ = json.NewEncoder(w).Encode(api.Error{Code: api.CodeBadRequest, Message: "bad idempotency key " + r.Header.Get(api.HeaderIdempotencyKey)})
+			return
+		}
 		if p.refusal != nil {
 			w.WriteHeader(http.StatusUnprocessableEntity)
 			_ = json.NewEncoder(w).Encode(p.refusal)

@@ -215,6 +215,14 @@ func TestMachineAgentFollowsItsModelsMigration(t *testing.T) {
 	if task := runOn(t, dst, model, late.config(t).Machine, "echo late"); task.Results["stdout"] != "late\n" {
 		t.Fatalf("the command on the agent redirected by the tombstone: %+v", task.Results)
 	}
+
+	// With every node of the source stopped, the model runs on as before.
+	src.stopAll()
+	for _, a := range []*machineAgent{online, offline, late} {
+		if task := runOn(t, dst, model, a.config(t).Machine, "echo alone"); task.Results["stdout"] != "alone\n" {
+			t.Fatalf("a command on %s with the source stopped: %+v", a.tag, task.Results)
+		}
+	}
 }
 
 // TestMachineAgentResumesAfterAnAbort: a migration released (aborted)

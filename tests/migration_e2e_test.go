@@ -266,3 +266,64 @@ func waitTask(t *testing.T, d *droverCLI, model, id string) map[string]any {
 	}, "task %s finished", id)
 	return task
 }
+
+// TestDrainControllerEndToEnd drains three models off east with two
+// migrations at a time through the real hub and spokes, then removes east
+// from the hub: nothing is left on it, and every model is served by west
+// with the same UUID.
+func TestDrainControllerEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs real processes (PostgreSQL, hub, two spokes)")
+	}
+	s := startDevStack(t)
+	demo := newDroverCLI(t)
+	deviceLogin(t, demo, s)
+	cl := hubClient(t, demo, s)
+	names := []string{"drain-a", "drain-b", "drain-c"}
+	uuids := map[string]string{}
+	for _, n := range names {
+		demo.ok("add-model", n, "east")
+		demo.ok("model-config", "-m", n, "logging-config=<root>=DEBUG")
+		uuids[n] = modelUUID(t, cl, n)
+	}
+	out := demo.ok("drain-controller", "east", "--to", "west", "--parallel", "2", "--timeout", "3m")
+	t.Logf("drover drain-controller:\n%s", out)
+	if !strings.Contains(out, "remove-controller east") {
+		t.Errorf("drain-controller's summary does not say east can be removed:\n%s", out)
+	}
+	// At most two at once: the migrations' lifetimes never overlap three deep.
+	migs, err := cl.Migrations(t.Context(), api.MigrationFilter{Controller: "east"})
+	if err != nil || len(migs) != len(names) {
+		t.Fatalf("migrations off east: %+v, %v", migs, err)
+	}
+	for _, m := range migs {
+		if m.Phase != "DONE" || m.SourceController != "east" || m.TargetController != "west" || m.EndedAt == nil {
+			t.Errorf("migration %s of %s: %s from %s to %s", m.ID, m.ModelName, m.Phase, m.SourceController, m.TargetController)
+		}
+	}
+	for _, a := range migs {
+		overlapping := 0
+		for _, b := range migs {
+			if !b.StartedAt.After(a.StartedAt) && b.EndedAt.After(a.StartedAt) {
+				overlapping++
+			}
+		}
+		if overlapping > 2 {
+			t.Errorf("%d migrations ran at once when %s started (--parallel 2)", overlapping, a.ModelName)
+		}
+	}
+	for _, n := range names {
+		if got := modelUUID(t, cl, n); got != uuids[n] {
+			t.Errorf("model %s has UUID %s after the drain, want %s", n, got, uuids[n])
+		}
+		if out := demo.ok("show-model", n); !strings.Contains(out, "controller-name: hub/west") || !strings.Contains(out, "migration: migrated from controller east to west") {
+			t.Errorf("show-model %s after the drain:\n%s", n, out)
+		}
+		if cfg := demo.ok("model-config", "-m", n, "logging-config"); !strings.Contains(cfg, "<root>=DEBUG") {
+			t.Errorf("model %s lost its config in the drain: %s", n, cfg)
+		}
+	}
+	if out := demo.ok("remove-controller", "east", "-y"); !strings.Contains(out, `Controller "east" removed from the hub.`) || strings.Contains(out, "forgot the models") {
+		t.Errorf("remove-controller east after the drain:\n%s", out)
+	}
+}

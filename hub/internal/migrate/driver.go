@@ -55,6 +55,9 @@ type Client interface {
 	MigrationReap(ctx context.Context, model string, step api.MigrationStep) error
 	MigrationLogs(ctx context.Context, model, migrationID string) ([]api.LogRecord, error)
 	MigrationSendLogs(ctx context.Context, model string, step api.MigrationStep, recs []api.LogRecord) error
+	MigrationMissingBlobs(ctx context.Context, model, migrationID string) ([]string, error)
+	MigrationBlob(ctx context.Context, model, migrationID, sha string) ([]byte, error)
+	MigrationPutBlob(ctx context.Context, model string, step api.MigrationStep, sha string, data []byte) error
 	Close()
 }
 

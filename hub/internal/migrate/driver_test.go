@@ -159,6 +159,7 @@ func TestNewRefusesAnIncompleteConfig(t *testing.T) {
 // the matching tuple, and the agents' summary is stored.
 func TestHappyPathWalksEveryPhase(t *testing.T) {
 	e := newEnv(t)
+	e.f.blobs = []string{"charm-sha", "resource-sha"}
 	m := e.start()
 	e.run(e.driver("d1", nil))
 	got := e.wait(m.ID, migration.Done, migration.Aborted)
@@ -193,6 +194,12 @@ func TestHappyPathWalksEveryPhase(t *testing.T) {
 	}
 	if tr := e.f.traces(); !tr.activated || !tr.reaped || tr.logs != 3 {
 		t.Fatalf("controllers: %+v", tr)
+	}
+	e.f.mu.Lock()
+	put := slices.Clone(e.f.blobsPut)
+	e.f.mu.Unlock()
+	if !slices.Equal(put, []string{"charm-sha", "resource-sha"}) {
+		t.Fatalf("the target received the blobs %v, want the model's charm archive and resource", put)
 	}
 	var agents struct {
 		OK       int `json:"ok"`
@@ -544,5 +551,22 @@ func TestSourceRedirectEndsTheWaitForSwitchedAgents(t *testing.T) {
 	e.run(e.driver("d1", nil, func(c *migrate.Config) { c.MinionWait = time.Hour }))
 	if got := e.wait(m.ID, migration.Done, migration.Aborted); got.Phase != migration.Done {
 		t.Fatalf("ended %s (%s)", got.Phase, got.Failure)
+	}
+}
+
+// TestBlobsTheTargetCannotTakeAbort: content the target refuses to keep
+// fails the import, which aborts the migration before SUCCESS.
+func TestBlobsTheTargetCannotTakeAbort(t *testing.T) {
+	e := newEnv(t)
+	e.f.blobs = []string{"charm-sha"}
+	e.f.setFail("target put-blob", -1)
+	m := e.start()
+	e.run(e.driver("d1", nil))
+	got := e.wait(m.ID, migration.Done, migration.Aborted)
+	if got.Phase != migration.Aborted || !strings.Contains(got.Failure, "charm archive or resource charm-sha") {
+		t.Fatalf("ended %s (%s), want ABORTED naming the blob", got.Phase, got.Failure)
+	}
+	if tr := e.f.traces(); tr.importing || tr.activated {
+		t.Fatalf("the target after the abort: %+v", tr)
 	}
 }

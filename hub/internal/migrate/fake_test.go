@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -40,6 +41,9 @@ type fakeControllers struct {
 	importID             string
 	reaped, released     bool
 	logsSent             int
+	// blobs are the charm archives and resources the model names (by
+	// SHA-256) and blobsPut those the target received.
+	blobs, blobsPut []string
 }
 
 func newFake(source, target string, agents ...string) *fakeControllers {
@@ -299,4 +303,43 @@ func (f *fakeControllers) traces() fakeTraces {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return fakeTraces{importing: f.importing, activated: f.activated, quiesced: f.srcMigration != nil, reaped: f.reaped, logs: f.logsSent}
+}
+
+func (c *fakeClient) MigrationMissingBlobs(_ context.Context, _, id string) ([]string, error) {
+	c.f.mu.Lock()
+	defer c.f.mu.Unlock()
+	if err := c.enter("missing-blobs", id); err != nil {
+		return nil, err
+	}
+	var missing []string
+	for _, b := range c.f.blobs {
+		if c.role == "target" && !slices.Contains(c.f.blobsPut, b) {
+			missing = append(missing, b)
+		}
+	}
+	return missing, nil
+}
+
+func (c *fakeClient) MigrationBlob(_ context.Context, _, id, sha string) ([]byte, error) {
+	c.f.mu.Lock()
+	defer c.f.mu.Unlock()
+	if err := c.enter("blob", id); err != nil {
+		return nil, err
+	}
+	return []byte(sha), nil
+}
+
+func (c *fakeClient) MigrationPutBlob(_ context.Context, _ string, step api.MigrationStep, sha string, data []byte) error {
+	c.f.mu.Lock()
+	defer c.f.mu.Unlock()
+	if err := c.enter("put-blob", step.Key); err != nil {
+		return err
+	}
+	if string(data) != sha {
+		return api.Errorf(api.CodeInvalid, "blob %s: other content", sha)
+	}
+	if !slices.Contains(c.f.blobsPut, sha) {
+		c.f.blobsPut = append(c.f.blobsPut, sha)
+	}
+	return nil
 }

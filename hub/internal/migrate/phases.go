@@ -89,7 +89,38 @@ func (c call) importModel(ctx context.Context) (outcome, error) {
 	if _, err := c.dst.MigrationImport(ctx, c.m.ModelUUID, c.step, ex.data, ex.sha); err != nil {
 		return outcome{}, classify("importing the model into the target", err)
 	}
-	return outcome{next: migration.Validation, message: fmt.Sprintf("imported %d bytes, sha256 %s", len(ex.data), ex.sha)}, nil
+	n, err := c.copyBlobs(ctx)
+	if err != nil {
+		return outcome{}, err
+	}
+	return outcome{next: migration.Validation,
+		message: fmt.Sprintf("imported %d bytes, sha256 %s, and %d charm archives and resources", len(ex.data), ex.sha, n)}, nil
+}
+
+// copyBlobs puts on the target the charm archives and resource content
+// its import names and it lacks, read from the source by SHA-256 (each
+// checked on both ends). The target's list is asked again at the end, so
+// a node that could not keep one fails the step.
+func (c call) copyBlobs(ctx context.Context) (int, error) {
+	missing, err := c.dst.MigrationMissingBlobs(ctx, c.m.ModelUUID, c.m.ID)
+	if err != nil {
+		return 0, classify("listing the charm archives and resources the target lacks", err)
+	}
+	for _, sha := range missing {
+		data, err := c.src.MigrationBlob(ctx, c.m.ModelUUID, c.m.ID, sha)
+		if err != nil {
+			return 0, classify("reading charm archive or resource "+sha+" from the source", err)
+		}
+		if err := c.dst.MigrationPutBlob(ctx, c.m.ModelUUID, c.step, sha, data); err != nil {
+			return 0, classify("putting charm archive or resource "+sha+" on the target", err)
+		}
+	}
+	if left, err := c.dst.MigrationMissingBlobs(ctx, c.m.ModelUUID, c.m.ID); err != nil {
+		return 0, classify("listing the charm archives and resources the target lacks", err)
+	} else if len(left) > 0 {
+		return 0, fmt.Errorf("the target still lacks %d charm archives or resources", len(left))
+	}
+	return len(missing), nil
 }
 
 // target is what agents and redirects need of m's target controller.
