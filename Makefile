@@ -44,6 +44,8 @@ bench: deps build
 	cd bench && $(GO) run ./cmd/commitbench -targets drover,etcd -levels 1,64,256 -duration 5s
 	cd bench && $(GO) run ./cmd/agentbench -n 10000 -reps 5
 	cd bench && $(GO) run ./cmd/hubbench
+	cd bench && $(GO) run ./cmd/migbench -n 100 -reps 3
+	cd bench && $(GO) run ./cmd/migbench -n 1000 -reps 1
 
 ## dev: run Drover locally on embedded defaults (see README).
 dev: deps build

@@ -253,3 +253,25 @@ func TestMachineAgentResumesAfterAnAbort(t *testing.T) {
 		}
 	}
 }
+
+// TestSetMachineProvider records a machine as provisioned under the
+// provider ID given, as benchmarks with simulated agents do.
+func TestSetMachineProvider(t *testing.T) {
+	env := newAgentEnv(t, 1)
+	ctx := t.Context()
+	ms, err := env.cl.Model(env.model).AddMachines(ctx, api.AddMachinesRequest{NumMachines: 1})
+	if err != nil || len(ms) != 1 {
+		t.Fatalf("add machine: %v %v", ms, err)
+	}
+	id := ms[0].ID
+	if err := env.c.nodes[0].srv.SetMachineProvider(ctx, env.model, id, "manual:bench:"+id); err != nil {
+		t.Fatal(err)
+	}
+	mc, err := env.cl.Model(env.model).Machine(ctx, id, api.ReadOptions{Consistent: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mc.ProviderID != "manual:bench:"+id {
+		t.Fatalf("machine %s provider ID %q, want manual:bench:%s", id, mc.ProviderID, id)
+	}
+}

@@ -202,6 +202,16 @@ func (s *Server) SetAgentSecret(ctx context.Context, model, machine, secret stri
 	return err
 }
 
+// SetMachineProvider records a machine as provisioned outside Drover's
+// provisioners (a manual machine), under providerID: benchmarks whose
+// agents are simulated call it, since a migration's precheck refuses a
+// model with an unprovisioned machine.
+func (s *Server) SetMachineProvider(ctx context.Context, model, machine, providerID string) error {
+	_, _, err := s.Propose(ctx, state.SetMachineProvisionedType, &state.SetMachineProvisionedRequest{
+		ModelUUID: model, ID: machine, ProviderID: providerID})
+	return err
+}
+
 // AgentConnections is the number of agent streams this node serves.
 func (s *Server) AgentConnections() int { return s.api.AgentConnections() }
 

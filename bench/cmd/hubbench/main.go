@@ -99,8 +99,8 @@ func run(ctx context.Context, o options) (err error) {
 		return err
 	}
 	defer st.close()
-	l := hubload.New(st.hub)
-	u, err := populate(ctx, l, st.issuer, o)
+	l := hubload.New(st.Server)
+	u, err := populate(ctx, l, st.Issuer, o)
 	if err != nil {
 		return err
 	}
@@ -177,7 +177,7 @@ func benchList(ctx context.Context, o options, st *stack, l *hubload.Loader, use
 		if err != nil {
 			return err
 		}
-		cl, err := client([]string{st.hubAddr}, st.hubCA, tok)
+		cl, err := client([]string{st.Addr}, st.CA, tok)
 		if err != nil {
 			return err
 		}

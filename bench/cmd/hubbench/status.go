@@ -28,7 +28,7 @@ func benchStatus(ctx context.Context, o options, st *stack, l *hubload.Loader, u
 	if err != nil {
 		return err
 	}
-	viaHub, err := client([]string{st.hubAddr}, st.hubCA, tok)
+	viaHub, err := client([]string{st.Addr}, st.CA, tok)
 	if err != nil {
 		return err
 	}
@@ -36,7 +36,7 @@ func benchStatus(ctx context.Context, o options, st *stack, l *hubload.Loader, u
 	// relayed asks the hub not to use its copy of the status (no-store):
 	// the controller builds every answer and the hub relays it, so the
 	// figure is the hub's hop alone, without its status cache.
-	relayed, err := client([]string{st.hubAddr}, st.hubCA, tok, "Cache-Control", "no-store")
+	relayed, err := client([]string{st.Addr}, st.CA, tok, "Cache-Control", "no-store")
 	if err != nil {
 		return err
 	}
