@@ -131,7 +131,7 @@ func (d *Driver) waitAgents(ctx context.Context, m store.Migration, src Client, 
 				return last, abortf("aborted at the request of a user")
 			}
 		}
-		if err := sleep(ctx, min(d.cfg.Poll, max(deadline.Sub(d.cfg.Now()), time.Millisecond))); err != nil {
+		if err := sleep(ctx, min(d.cfg.ReportPoll, max(deadline.Sub(d.cfg.Now()), time.Millisecond))); err != nil {
 			return agents{}, err
 		}
 	}

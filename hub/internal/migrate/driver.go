@@ -90,21 +90,26 @@ type Config struct {
 	Attempts            int
 	Backoff, MaxBackoff time.Duration
 	// Poll is how often the leader looks for new migrations and checks
-	// its lock, and how often agents' reports are read (default 2 s).
+	// its lock (default 2 s).
 	Poll time.Duration
+	// ReportPoll is how often the agents' reports are read from the
+	// source while the driver waits for them (default 200 ms): every
+	// read is one consistent read of one model, and each wait it saves
+	// is time the model's hooks are held.
+	ReportPoll time.Duration
 }
 
 func (c *Config) validate() error {
 	if c.Logger == nil || c.Now == nil || c.Store == nil || c.Controllers == nil {
 		return errors.New("migrate: Config needs Logger, Now, Store and Controllers")
 	}
-	if c.MinionWait < 0 || c.Attempts < 0 || c.Backoff < 0 || c.MaxBackoff < 0 || c.Poll < 0 {
+	if c.MinionWait < 0 || c.Attempts < 0 || c.Backoff < 0 || c.MaxBackoff < 0 || c.Poll < 0 || c.ReportPoll < 0 {
 		return errors.New("migrate: durations and Attempts must not be negative")
 	}
 	defaults := []struct {
 		d *time.Duration
 		v time.Duration
-	}{{&c.MinionWait, 15 * time.Minute}, {&c.Backoff, time.Second}, {&c.MaxBackoff, 30 * time.Second}, {&c.Poll, 2 * time.Second}}
+	}{{&c.MinionWait, 15 * time.Minute}, {&c.Backoff, time.Second}, {&c.MaxBackoff, 30 * time.Second}, {&c.Poll, 2 * time.Second}, {&c.ReportPoll, 200 * time.Millisecond}}
 	for _, d := range defaults {
 		if *d.d == 0 {
 			*d.d = d.v

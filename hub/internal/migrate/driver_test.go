@@ -67,7 +67,7 @@ func (e *env) driver(name string, faults func(string) error, tweak ...func(*migr
 	e.t.Helper()
 	cfg := migrate.Config{Logger: slog.New(slog.DiscardHandler), Now: time.Now, Store: e.st, Controllers: e.f.as(name),
 		Faults: faults, MinionWait: 20 * time.Second, Attempts: 3, Backoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond,
-		Poll: 10 * time.Millisecond}
+		Poll: 10 * time.Millisecond, ReportPoll: 10 * time.Millisecond}
 	for _, fn := range tweak {
 		fn(&cfg)
 	}
