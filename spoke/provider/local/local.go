@@ -14,7 +14,10 @@
 // that controller's Dir, where this provisioner supervises their agents in
 // place, and the source leaves them alone once the migration reached
 // SUCCESS (handover.go). No agent or workload is stopped or moved by a
-// migration.
+// migration. The provisioner keeps <Dir>/<model>/<id> as a link to the
+// area of each machine it adopted that way, so that powering off or
+// destroying the machines under its Dir (KillProcessesUnder,
+// DestroyMachines) reaches them (adopted.go).
 //
 // A controller running as root runs each machine's agent, and so all charm
 // code of the machine, as the machine's own system user, which owns the
@@ -37,7 +40,9 @@
 //   - A dying or dead machine with no units has its agent stopped (SIGTERM,
 //     SIGKILL after StopGrace), its directory deleted, and is removed from
 //     the model. Directories of machines no longer in the store are torn
-//     down too, but those of a model handed over to another controller.
+//     down too, but those of a model handed over to another controller;
+//     a link to an adopted machine's area whose machine is gone is
+//     removed, its target left alone.
 //   - A model's machines are supervised by one controller at a time: a
 //     model being imported is left to the source, a source's model that
 //     reached SUCCESS to the target.
