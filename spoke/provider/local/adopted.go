@@ -23,12 +23,12 @@ import (
 //     whose home the area is, the area), then the links; the other
 //     controller's model directory that held the area goes too once it
 //     holds nothing but its HandoverMarker;
-//   - a link is followed only to an area: an absolute path with no link in
-//     it, to a directory holding agent.conf that is owned by this process's
+//   - a link is followed only to an area: an absolute, clean path to a
+//     directory (not a link) holding agent.conf, owned by this process's
 //     user or, as root, by the machine user whose home it is; the link and
 //     the model directory holding it must be this process's user's, the
-//     directory not writable by others (machine users cannot write there).
-//     A link that fails these checks is removed, never followed;
+//     directory not writable by others (machine users cannot write
+//     there). A link that fails these checks is removed, never followed;
 //   - everything else that walks Dir (orphan sweeps, boot markers, users)
 //     sees a link as a link: removing it removes the link only.
 //
@@ -102,17 +102,12 @@ func isLink(path string) bool {
 }
 
 // checkArea reports why dir may not be treated as a machine's area: it
-// must be an absolute path with no link in it, a directory holding
-// agent.conf, and owned by this process's user or, as root, by the machine
+// must be an absolute, clean path to a directory (not a link) holding
+// agent.conf, owned by this process's user or, as root, by the machine
 // user whose home it is.
 func checkArea(dir string) error {
 	if !filepath.IsAbs(dir) || filepath.Clean(dir) != dir {
 		return fmt.Errorf("%q is not an absolute, clean path", dir)
-	}
-	if real, err := filepath.EvalSymlinks(dir); err != nil {
-		return err
-	} else if real != dir {
-		return fmt.Errorf("%s goes through a link (to %s)", dir, real)
 	}
 	fi, err := os.Lstat(dir)
 	if err != nil {
