@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -38,7 +39,7 @@ import (
 // linkArea keeps <Dir>/<model>/<id> a link to the area of a machine that
 // lives elsewhere (idempotent). The area must pass checkArea.
 func (p *Provisioner) linkArea(pl place) error {
-	if pl.own || filepath.Base(pl.key()) != pl.id {
+	if pl.own || strings.Contains(pl.id, "/") {
 		return nil
 	}
 	link := p.machineDir(pl.model, pl.id)
