@@ -45,15 +45,31 @@ func ensureBoot(dir string, u *machineUser) error {
 // forgetBoots removes the boot markers of the machines under dir (a
 // machine directory, or a directory of models' machine directories) but
 // those in the directories spared: they were powered off, so their next
-// start is a new boot.
+// start is a new boot. Links are not followed (the areas of adopted
+// machines are another's directories: killAdopted).
 func forgetBoots(dir string, spared []string) {
-	for _, pattern := range []string{BootFile, "*/" + BootFile, "*/*/" + BootFile} {
-		matches, _ := filepath.Glob(filepath.Join(dir, pattern))
-		for _, m := range matches {
-			if abs, err := filepath.Abs(m); err == nil && !within(abs, spared) {
-				os.Remove(m)
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return
+	}
+	var walk func(d string, depth int)
+	walk = func(d string, depth int) {
+		if within(d, spared) {
+			return
+		}
+		os.Remove(filepath.Join(d, BootFile)) // a link planted there goes, not its target
+		if depth == 2 {
+			return
+		}
+		entries, _ := os.ReadDir(d)
+		for _, e := range entries {
+			if e.IsDir() { // not a link to one
+				walk(filepath.Join(d, e.Name()), depth+1)
 			}
 		}
+	}
+	if fi, err := os.Lstat(abs); err == nil && fi.IsDir() {
+		walk(abs, 0)
 	}
 }
 

@@ -74,10 +74,13 @@ func (p *Provisioner) noteMigration(m *api.Model) error {
 }
 
 // forget drops what the provisioner knows of a handed-over machine's
-// agent, so that a model that comes back re-adopts its agents afresh.
-func (p *Provisioner) forget(pl place) {
+// agent, so that a model that comes back re-adopts its agents afresh, and
+// the link to its area if it was adopted here (adopted.go): it is the
+// target's now.
+func (p *Provisioner) forget(pl place) error {
 	delete(p.procs, pl.key())
 	delete(p.users, pl.key())
+	return p.unlinkArea(pl)
 }
 
 // hasHandoverMarker reports whether a model's directory carries the marker.
@@ -89,24 +92,37 @@ func hasHandoverMarker(modelDir string) bool {
 // removeHandedOverDir removes a handed-over model's marker and directory
 // once the target removed every machine directory in it.
 func (p *Provisioner) removeHandedOverDir(modelDir string) {
-	entries, err := os.ReadDir(modelDir)
+	removed, err := removeBareHandover(modelDir)
 	if err != nil {
+		p.cfg.Logger.Warn("remove a handed-over model's directory", "dir", modelDir, "err", err)
 		return
 	}
+	if removed {
+		p.cfg.Logger.Info("handed-over model's directory removed: the target removed its machines", "dir", modelDir)
+	}
+}
+
+// removeBareHandover removes a handed-over model's directory that holds
+// nothing but its marker and links (to the areas of machines this
+// controller adopted before it handed the model on: they are the
+// target's). It reports whether it did.
+func removeBareHandover(modelDir string) (bool, error) {
+	entries, err := os.ReadDir(modelDir)
+	if err != nil {
+		return false, nil
+	}
 	for _, e := range entries {
-		if e.Name() != HandoverMarker && e.Name() != HandoverMarker+".tmp" {
-			return // a machine of the target's
+		if e.Name() != HandoverMarker && e.Name() != HandoverMarker+".tmp" && e.Type()&os.ModeSymlink == 0 {
+			return false, nil // a machine of the target's
 		}
 	}
 	for _, e := range entries {
 		if err := os.Remove(filepath.Join(modelDir, e.Name())); err != nil {
-			p.cfg.Logger.Warn("remove a handed-over model's marker", "dir", modelDir, "err", err)
-			return
+			return false, err
 		}
 	}
 	if err := os.Remove(modelDir); err != nil {
-		p.cfg.Logger.Warn("remove a handed-over model's directory", "dir", modelDir, "err", err)
-		return
+		return false, err
 	}
-	p.cfg.Logger.Info("handed-over model's directory removed: the target removed its machines", "dir", modelDir)
+	return true, nil
 }

@@ -318,8 +318,9 @@ func testHandover(t *testing.T, isolated bool) {
 	if pr := pw.procs[handoverModel+"/0"]; pr == nil || pr.pid != pid {
 		t.Fatalf("west did not adopt agent %d: %+v", pid, pr)
 	}
-	if exists(filepath.Join(e.dir("west"), handoverModel)) {
-		t.Fatal("west made a directory for a machine that lives in east's")
+	link := filepath.Join(e.dir("west"), handoverModel, "0")
+	if target, err := os.Readlink(link); err != nil || target != area {
+		t.Fatalf("west's %s: link to %q (%v), want a link to %s", link, target, err, area)
 	}
 	if isolated && !userGone(UserName("west-controller", handoverModel, "0")) {
 		t.Fatal("west made a user of its own for east's machine")
@@ -379,6 +380,9 @@ func testHandover(t *testing.T, isolated bool) {
 	}
 	if alive(restarted, filepath.Join(area, "agent.conf"), anyUID) || exists(area) {
 		t.Fatalf("west's teardown left the agent or %s", area)
+	}
+	if exists(link) {
+		t.Fatalf("west's teardown left the link %s", link)
 	}
 	if isolated && !userGone(eastUser) {
 		t.Fatalf("west's teardown left the machine's user %s", eastUser)

@@ -14,7 +14,10 @@
 // that controller's Dir, where this provisioner supervises their agents in
 // place, and the source leaves them alone once the migration reached
 // SUCCESS (handover.go). No agent or workload is stopped or moved by a
-// migration.
+// migration. The provisioner keeps <Dir>/<model>/<id> as a link to the
+// area of each machine it adopted that way, so that powering off or
+// destroying the machines under its Dir (KillProcessesUnder,
+// DestroyMachines) reaches them (adopted.go).
 //
 // A controller running as root runs each machine's agent, and so all charm
 // code of the machine, as the machine's own system user, which owns the
@@ -37,7 +40,9 @@
 //   - A dying or dead machine with no units has its agent stopped (SIGTERM,
 //     SIGKILL after StopGrace), its directory deleted, and is removed from
 //     the model. Directories of machines no longer in the store are torn
-//     down too, but those of a model handed over to another controller.
+//     down too, but those of a model handed over to another controller;
+//     a link to an adopted machine's area whose machine is gone is
+//     removed, its target left alone.
 //   - A model's machines are supervised by one controller at a time: a
 //     model being imported is left to the source, a source's model that
 //     reached SUCCESS to the target.
@@ -266,7 +271,9 @@ func (p *Provisioner) reconcile(ctx context.Context) error {
 			// controller's: its agents and workloads run on, supervised
 			// there (handover.go).
 			if handedOver(m) {
-				p.forget(p.placeOf(mc))
+				if err := p.forget(p.placeOf(mc)); err != nil {
+					p.cfg.Logger.Warn("local provisioner", "model", m.UUID, "machine", mc.ID, "err", err)
+				}
 				continue
 			}
 			// A model being imported is not this controller's until the
@@ -303,6 +310,11 @@ func (p *Provisioner) reconcileMachine(ctx context.Context, snap *state.Snapshot
 		return p.teardown(ctx, mc)
 	case mc.ProviderID != "":
 		pl := p.placeOf(mc)
+		// Linked first, so that a teardown from this controller's Dir
+		// reaches the machine even while its agent fails to start.
+		if err := p.linkArea(pl); err != nil {
+			p.cfg.Logger.Warn("link the adopted machine's area", "model", mc.ModelUUID, "machine", mc.ID, "err", err)
+		}
 		if err := p.ensureRunning(pl); err != nil {
 			return err
 		}
@@ -439,6 +451,9 @@ func (p *Provisioner) teardown(ctx context.Context, mc *api.Machine) error {
 	if err := p.removeArea(pl); err != nil {
 		return err
 	}
+	if err := p.unlinkArea(pl); err != nil {
+		return err
+	}
 	if _, _, err := p.cfg.Propose(ctx, state.RemoveMachineType,
 		&state.RemoveMachineRequest{ModelUUID: mc.ModelUUID, ID: mc.ID}); err != nil && !errors.Is(err, api.ErrNotFound) {
 		return fmt.Errorf("remove machine: %w", err)
@@ -474,6 +489,14 @@ func (p *Provisioner) removeOrphans(seen, present map[string]bool) error {
 		}
 		for _, id := range ids {
 			if seen[m.Name()+"/"+id.Name()] {
+				continue
+			}
+			if id.Type()&os.ModeSymlink != 0 {
+				// A link to the area of a machine adopted here: its target
+				// went with the machine, or is another's now.
+				if err := os.Remove(filepath.Join(modelDir, id.Name())); err != nil {
+					return err
+				}
 				continue
 			}
 			pl := p.ownPlace(m.Name(), id.Name())

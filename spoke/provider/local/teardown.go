@@ -21,14 +21,16 @@ import (
 //
 // The machines of a model handed over to another controller of this host
 // (a model directory in dir that carries HandoverMarker) are that
-// controller's: their processes and boot markers are left alone.
+// controller's: their processes and boot markers are left alone. The
+// machines this controller adopted from another (links under dir to their
+// areas, adopted.go) are its own: they are powered off too.
 func KillProcessesUnder(dir string, grace time.Duration) int {
 	spared := handedOverUnder(dir)
 	left := proctree.KillUnderExcept(dir, spared, grace)
 	if left == 0 {
 		forgetBoots(dir, spared)
 	}
-	return left
+	return left + killAdopted(adoptedUnder(dir, spared), grace)
 }
 
 // handedOverUnder lists dir, or the models' directories in it, that carry
@@ -67,7 +69,9 @@ func within(path string, dirs []string) bool {
 // whose home is under dir (the machines' users, as root) and deletes those
 // users, then removes dir. The machines of a model handed over to another
 // controller of this host are that controller's, and stay, with their
-// users and the directories that hold them.
+// users and the directories that hold them; a handed-over model's
+// directory that holds nothing but its marker goes. The machines this
+// controller adopted from another go with their areas (destroyAdopted).
 func DestroyMachines(dir string, grace time.Duration) error {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -77,6 +81,9 @@ func DestroyMachines(dir string, grace time.Duration) error {
 	var errs []error
 	if left := KillProcessesUnder(abs, grace); left > 0 {
 		errs = append(errs, fmt.Errorf("%d processes under %s could not be stopped", left, abs))
+	}
+	if err := destroyAdopted(adoptedUnder(abs, spared), grace); err != nil {
+		errs = append(errs, err)
 	}
 	for _, u := range usersUnder(abs) {
 		if within(u.home, spared) {
@@ -88,6 +95,14 @@ func DestroyMachines(dir string, grace time.Duration) error {
 	}
 	if err := removeAllBut(abs, spared); err != nil {
 		errs = append(errs, err)
+	}
+	for _, d := range spared {
+		if _, err := removeBareHandover(d); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(spared) > 0 {
+		removeEmptyControllerDir(abs)
 	}
 	if filepath.Dir(abs) == machineRoot {
 		// The shared default root goes with its last controller; another
