@@ -106,6 +106,11 @@ type Config struct {
 	// hub/internal/migrate); an error there stops the driver's work on
 	// the migration as a crash would. Nil outside fault-injection tests.
 	MigrationFaults func(point string) error
+	// MigrationAttempts bounds the tries of a migration step before its
+	// phase gives up (default 5), MigrationBackoff the pause after the
+	// first failed try, doubling (default 1 s).
+	MigrationAttempts int
+	MigrationBackoff  time.Duration
 	// MaxControllerModels bounds the models the index holds for one
 	// controller when it adopts those created on the controller directly
 	// (default 20,000; negative: no bound). A controller registered by an

@@ -44,7 +44,8 @@ func (mc migrationControllers) Client(ctx context.Context, controllerUUID string
 func (s *Server) newMigrationDriver() (*migrate.Driver, error) {
 	return migrate.New(migrate.Config{Logger: s.cfg.Logger.With("worker", "migrations"), Now: s.cfg.Now, Store: s.store,
 		Controllers: migrationControllers{s}, Kick: func() { s.outbox.Kick() },
-		MinionWait: cmpOr(s.cfg.MigrationAgentWait, defaultMigrationAgentWait), Faults: s.cfg.MigrationFaults})
+		MinionWait: cmpOr(s.cfg.MigrationAgentWait, defaultMigrationAgentWait), Faults: s.cfg.MigrationFaults,
+		Attempts: s.cfg.MigrationAttempts, Backoff: s.cfg.MigrationBackoff})
 }
 
 func cmpOr(d, def time.Duration) time.Duration {
