@@ -139,6 +139,8 @@ type MigrationPrecheckResult struct {
 	// agents that must report.
 	Machines int `json:"machines"`
 	Units    int `json:"units"`
+	// Agents are the tags of the machine agents that must report.
+	Agents []string `json:"agents,omitempty"`
 	// Hosts are the hosts the model's local machines run on (local
 	// substrate); a target on another host cannot adopt them.
 	Hosts []string `json:"hosts,omitempty"`

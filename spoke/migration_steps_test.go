@@ -3,6 +3,7 @@ package spoke
 import (
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -61,7 +62,8 @@ func TestMigrationPrechecks(t *testing.T) {
 		t.Fatal(err)
 	}
 	if desc.ModelUUID != model || desc.ModelName != "moving" || desc.Owner == "" || desc.ControllerUUID != info.UUID ||
-		desc.Version != version.Version || desc.ExportVersion != state.ModelExportVersion || desc.Units != 1 || desc.Machines != 1 {
+		desc.Version != version.Version || desc.ExportVersion != state.ModelExportVersion || desc.Units != 1 || desc.Machines != 1 ||
+		!slices.Equal(desc.Agents, []string{"machine-" + model + "-0"}) {
 		t.Fatalf("the source's description: %+v", desc)
 	}
 	_, err = cl.MigrationPrecheck(ctx, model, step, api.MigrationPrecheckRequest{Role: "bystander"})

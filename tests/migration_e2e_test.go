@@ -7,9 +7,11 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -358,4 +360,87 @@ func TestDrainControllerEndToEnd(t *testing.T) {
 	if out := demo.ok("remove-controller", "east", "-y"); !strings.Contains(out, `Controller "east" removed from the hub.`) || strings.Contains(out, "forgot the models") {
 		t.Errorf("remove-controller east after the drain:\n%s", out)
 	}
+}
+
+// TestMigrationAbortsForAStoppedAgentEndToEnd: a machine agent that
+// cannot answer (stopped with SIGSTOP) keeps the migration from going on:
+// after the agent wait it aborts naming the agent, the model stays on
+// east, and once the agent runs again its hooks resume there and the
+// model migrates.
+func TestMigrationAbortsForAStoppedAgentEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs real processes (PostgreSQL, hub, two spokes, agents)")
+	}
+	root := postgresRoot(t, "drover-hub-e2e-")
+	s := startDevStackIn(t, filepath.Join(root, "state"), filepath.Join(root, "dev.log"),
+		"--hub-listen", testkit.FreeAddr(t), "--idp-listen", testkit.FreeAddr(t),
+		"--east-listen", pairAddr(t), "--west-listen", pairAddr(t), "--log-level", "warn", "--migration-agent-wait", "6s")
+	demo := newDroverCLI(t)
+	deviceLogin(t, demo, s)
+	const model = "stalled"
+	demo.ok("add-model", model, "east")
+	demo.ok("deploy", filepath.Join(repoRoot(t), "charms", "kvstore"), "kvstore", "-m", model, "--config", fmt.Sprintf("port=%d", testkit.FreePort(t)))
+	waitActive(t, demo, model, "east", "kvstore")
+	uuid := modelUUID(t, hubClient(t, demo, s), model)
+
+	pid := machineAgentPID(t, s, uuid, "0")
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	resumed := false
+	resume := func() {
+		if !resumed {
+			resumed = true
+			if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
+				t.Errorf("resume the agent: %v", err)
+			}
+		}
+	}
+	defer resume()
+	out, errs, code := demo.run("migrate", model, "west", "--wait", "--timeout", "2m")
+	if code == 0 || !strings.Contains(out+errs, "ABORTED") || !strings.Contains(out+errs, "machine-"+uuid+"-0") {
+		t.Fatalf("migrate with a stopped agent: exit %d\n%s\n%s", code, out, errs)
+	}
+	resume()
+
+	// The model stays on east, and its hooks run there again.
+	before := len(hookLogs(t, s, uuid)["unit-kvstore-0"])
+	demo.ok("config", "kvstore", fmt.Sprintf("port=%d", testkit.FreePort(t)), "-m", model)
+	testkit.EventuallyWithin(t, time.Minute, func() (bool, error) {
+		log := hookLogs(t, s, uuid)["unit-kvstore-0"]
+		return len(log) > before && slices.Contains(log[before:], "config-changed"), nil
+	}, "kvstore/0 ran config-changed on east after the abort")
+	waitActive(t, demo, model, "east", "kvstore")
+
+	// And it migrates once its agent answers.
+	if out := demo.ok("migrate", model, "west", "--wait", "--timeout", "2m"); !strings.Contains(out, "DONE") {
+		t.Fatalf("migrate after the agent resumed:\n%s", out)
+	}
+	waitActive(t, demo, model, "west", "kvstore")
+}
+
+// machineAgentPID is the PID of the agent of a model's machine, from the
+// agent.pid in its directory (wherever the controllers keep machines).
+func machineAgentPID(t *testing.T, s *devStack, model, machine string) int {
+	t.Helper()
+	var roots []string
+	for _, c := range s.info.Controllers {
+		roots = append(roots, filepath.Join(c.DataDir, "machines"))
+	}
+	roots = append(roots, "/var/lib/drover-machines/*")
+	for _, root := range roots {
+		files, _ := filepath.Glob(filepath.Join(root, model, machine, "agent.pid"))
+		for _, f := range files {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+			if err == nil && pid > 0 {
+				return pid
+			}
+		}
+	}
+	t.Fatalf("no agent.pid for machine %s of model %s", machine, model)
+	return 0
 }

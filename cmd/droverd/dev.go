@@ -27,6 +27,7 @@ type devOptions struct {
 	stateDir, logLevel string
 	listen             devAddrs
 	reset              bool
+	migrationAgentWait time.Duration
 }
 
 // DevInfo is dev.json: what scripts need to use the local federation.
@@ -103,6 +104,7 @@ addresses, URLs and logins are printed and written to STATE/dev.json.`,
 	fs.StringVar(&o.listen.West, "west-listen", "127.0.0.1:17072", "API address of the west controller, raft on port+1 (default taken: free ports)")
 	fs.BoolVar(&o.reset, "reset", false, "delete the state dir's federation (its controllers' machines too) and start afresh")
 	fs.StringVar(&o.logLevel, "log-level", "warn", "log level: debug, info, warn or error")
+	fs.DurationVar(&o.migrationAgentWait, "migration-agent-wait", 0, "how long a model migration waits for the model's agents to report in a phase before it aborts (default 15m, Juju's migration-agent-wait-time)")
 	return cmd
 }
 
@@ -217,6 +219,7 @@ func startDevDeps(ctx context.Context, deps *embeddedDeps, o *devOptions, secret
 	return hub.Config{DSN: dsn, OpenFGAURL: fgaURL, OIDCIssuer: issuer,
 		OIDCClientID: devidp.HubClientID, Listen: o.listen.Hub, PublicURL: hubURL, StateDir: filepath.Join(o.stateDir, "hub"),
 		KeyEncryptionKey: kek, DefaultOrg: devOrg, Admins: []string{devidp.DemoEmail}, Logger: logger.With("component", "hub"),
+		MigrationAgentWait: o.migrationAgentWait,
 		ServiceAccounts: []hub.ServiceAccount{{ClientID: secrets[0].ClientID, Org: secrets[0].Org},
 			{ClientID: secrets[1].ClientID, Org: secrets[1].Org}}}, nil
 }

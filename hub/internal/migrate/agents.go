@@ -18,6 +18,9 @@ import (
 type agents struct {
 	Phase    string `json:"phase,omitempty"`
 	Expected int    `json:"expected"`
+	// Tags are the agents that must report, as the source's precheck
+	// named them.
+	Tags []string `json:"tags,omitempty"`
 	api.MigrationAgents
 }
 
@@ -26,12 +29,23 @@ func (a agents) json() json.RawMessage {
 	return data
 }
 
-// expectedAgents is how many agents must report in m, as its precheck
-// recorded.
-func expectedAgents(m store.Migration) int {
+// expectedAgents is how many agents must report in m, and which, as its
+// precheck recorded.
+func expectedAgents(m store.Migration) (int, []string) {
 	var a agents
 	_ = json.Unmarshal(m.Minions, &a)
-	return a.Expected
+	return a.Expected, a.Tags
+}
+
+// silent are the tags that have no report for migration id's phase.
+func silent(tags []string, reports map[string]api.MinionReport, id, phase string) []string {
+	var out []string
+	for _, tag := range tags {
+		if r, ok := reports[tag]; !ok || r.MigrationID != id || r.Phase != phase {
+			out = append(out, tag)
+		}
+	}
+	return out
 }
 
 // summarize counts the reports for migration id's phase.
@@ -63,7 +77,8 @@ func summarize(reports map[string]api.MinionReport, id, phase string, expected i
 // abort request end the wait with an abortError naming the agents;
 // without, the wait ends at the timeout with the summary as it is.
 func (d *Driver) waitAgents(ctx context.Context, m store.Migration, src Client, phase, what string, strict bool) (agents, error) {
-	expected := expectedAgents(m)
+	expected, tags := expectedAgents(m)
+	var reports map[string]api.MinionReport
 	evs, err := d.store.Migrations.Events(ctx, m.ID)
 	if err != nil {
 		return agents{}, err
@@ -96,7 +111,9 @@ func (d *Driver) waitAgents(ctx context.Context, m store.Migration, src Client, 
 			}
 			return agents{}, fmt.Errorf("the source model is not migrating in migration %s", m.ID)
 		default:
-			last, others = summarize(model.Migration.Minions, m.ID, phase, expected)
+			reports = model.Migration.Minions
+			last, others = summarize(reports, m.ID, phase, expected)
+			last.Tags = tags
 			data := string(last.json())
 			if data != stored {
 				msg := fmt.Sprintf("%s (%d/%d)", what, last.OK, expected)
@@ -117,8 +134,12 @@ func (d *Driver) waitAgents(ctx context.Context, m store.Migration, src Client, 
 				return last, nil
 			}
 			msg := fmt.Sprintf("%d of %d agents did not report %s within %s", expected-last.OK-last.Failed, expected, phase, d.cfg.MinionWait)
-			if len(others) > 0 {
-				msg += " (not reported: " + strings.Join(others, ", ") + ")"
+			quiet := silent(tags, reports, m.ID, phase)
+			if len(tags) == 0 {
+				quiet = others
+			}
+			if len(quiet) > 0 {
+				msg += " (not reported: " + strings.Join(quiet, ", ") + ")"
 			}
 			return last, abortf("%s", msg)
 		}

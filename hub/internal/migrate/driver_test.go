@@ -337,14 +337,15 @@ func TestAbortRequestedInEachPhase(t *testing.T) {
 }
 
 // TestAgentsThatDoNotReportAbort: agents silent in QUIESCE past
-// MinionWait abort the migration, the failure saying so.
+// MinionWait abort the migration, the failure saying so and naming them.
 func TestAgentsThatDoNotReportAbort(t *testing.T) {
 	e := newEnv(t)
 	e.f.agentSilent["QUIESCE"] = true
 	m := e.start()
 	e.run(e.driver("d1", nil, func(c *migrate.Config) { c.MinionWait = 300 * time.Millisecond }))
 	got := e.wait(m.ID, migration.Aborted, migration.Done)
-	if got.Phase != migration.Aborted || !strings.Contains(got.Failure, "3 of 3 agents did not report QUIESCE") {
+	if got.Phase != migration.Aborted || !strings.Contains(got.Failure, "3 of 3 agents did not report QUIESCE") ||
+		!strings.Contains(got.Failure, "not reported: "+strings.Join(e.f.agents, ", ")) {
 		t.Fatalf("ended %s, failure %q", got.Phase, got.Failure)
 	}
 }

@@ -143,7 +143,8 @@ func (c *fakeClient) MigrationPrecheck(_ context.Context, model string, step api
 	if err := c.enter("precheck", step.Key); err != nil {
 		return nil, err
 	}
-	return &api.MigrationPrecheckResult{ModelUUID: model, ModelName: "shop", Machines: len(c.f.agents), Units: len(c.f.agents)}, nil
+	return &api.MigrationPrecheckResult{ModelUUID: model, ModelName: "shop", Machines: len(c.f.agents), Units: len(c.f.agents),
+		Agents: slices.Clone(c.f.agents)}, nil
 }
 
 func (c *fakeClient) MigrationQuiesce(_ context.Context, _ string, step api.MigrationStep) (*api.Model, error) {

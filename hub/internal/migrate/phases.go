@@ -40,7 +40,7 @@ func (c call) precheck(ctx context.Context) (outcome, error) {
 	if _, err := c.dst.MigrationPrecheck(ctx, model, c.step, api.MigrationPrecheckRequest{Role: api.MigrationTarget, Source: res}); err != nil {
 		return outcome{}, classify("the target's precheck", err)
 	}
-	if err := c.d.store.Migrations.SetMinions(ctx, c.m.ID, agents{Expected: res.Machines,
+	if err := c.d.store.Migrations.SetMinions(ctx, c.m.ID, agents{Expected: res.Machines, Tags: res.Agents,
 		MigrationAgents: api.MigrationAgents{Pending: res.Machines}}.json(), c.d.cfg.Now()); err != nil {
 		return outcome{}, err
 	}

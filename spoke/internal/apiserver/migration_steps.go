@@ -153,8 +153,9 @@ func (s *migrationEndpoint) precheckSource(snap *state.Snapshot, model, id strin
 	if err != nil {
 		return nil, err
 	}
-	var hosts, unsettled []string
+	var hosts, unsettled, tags []string
 	for _, mc := range machines {
+		tags = append(tags, "machine-"+model+"-"+mc.ID)
 		h, local := localHost(mc.ProviderID)
 		switch {
 		case mc.ProviderID == "":
@@ -174,7 +175,7 @@ func (s *migrationEndpoint) precheckSource(snap *state.Snapshot, model, id strin
 	}
 	slices.Sort(hosts)
 	return &api.MigrationPrecheckResult{ModelUUID: m.UUID, ModelName: m.Name, Owner: m.Owner, ControllerUUID: ctrl.UUID,
-		Version: s.cfg.Version, ExportVersion: state.ModelExportVersion, Machines: len(machines), Units: len(units), Hosts: hosts}, nil
+		Version: s.cfg.Version, ExportVersion: state.ModelExportVersion, Machines: len(machines), Units: len(units), Hosts: hosts, Agents: tags}, nil
 }
 
 // localHost is the host of a local substrate machine's provider ID,
