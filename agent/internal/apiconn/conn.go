@@ -253,8 +253,8 @@ func (c *Conn) readLoop(ws *websocket.Conn) error {
 		}
 		c.mu.Lock()
 		if c.ws != ws {
-			// Switched to another controller: this one's frames and
-			// indexes are no longer the agent's.
+			// The agent switched to another controller: frames and
+			// indexes of this connection are not the agent's.
 			c.mu.Unlock()
 			return errSwitched
 		}
