@@ -87,15 +87,25 @@ func (s *migrationEndpoint) namedBlobs(w http.ResponseWriter, r *http.Request) (
 	return idx, shas, true
 }
 
-// getBlob sends one blob the model names (and no other).
-func (s *migrationEndpoint) getBlob(w http.ResponseWriter, r *http.Request) {
+// namedBlob is the route's {sha256} if the model names it. On false it
+// has answered.
+func (s *migrationEndpoint) namedBlob(w http.ResponseWriter, r *http.Request) (string, bool) {
 	_, shas, ok := s.namedBlobs(w, r)
 	if !ok {
-		return
+		return "", false
 	}
 	sha := chi.URLParam(r, "sha256")
 	if !slices.Contains(shas, sha) {
 		reply.WriteError(w, r, api.Errorf(api.CodeNotFound, "model %s names no charm archive or resource content %q", modelOf(r), sha))
+		return "", false
+	}
+	return sha, true
+}
+
+// getBlob sends one blob the model names (and no other).
+func (s *migrationEndpoint) getBlob(w http.ResponseWriter, r *http.Request) {
+	sha, ok := s.namedBlob(w, r)
+	if !ok {
 		return
 	}
 	s.sendBlob(w, r, sha, func(h http.Header) { h.Set("Content-Type", "application/octet-stream") })
@@ -110,13 +120,8 @@ func (s *migrationEndpoint) putBlob(w http.ResponseWriter, r *http.Request) {
 		reply.WriteError(w, r, err)
 		return
 	}
-	_, shas, ok := s.namedBlobs(w, r)
+	sha, ok := s.namedBlob(w, r)
 	if !ok {
-		return
-	}
-	sha := chi.URLParam(r, "sha256")
-	if !slices.Contains(shas, sha) {
-		reply.WriteError(w, r, api.Errorf(api.CodeNotFound, "model %s names no charm archive or resource content %q", modelOf(r), sha))
 		return
 	}
 	staged, err := s.b.Blobs().Stage(http.MaxBytesReader(w, r.Body, s.cfg.MaxCharmSize))
