@@ -152,7 +152,7 @@ func TestMinionProtocolOnTheControllers(t *testing.T) {
 		t.Fatalf("a bad credential after SUCCESS: %v (%v), want 401", err, resp)
 	}
 
-	// Activated, the model is no longer being imported: validate refuses.
+	// An activated model is not being imported: validate refuses.
 	status, _, b = dst.migrationCall(t, "POST", model, "activate", "mig-1/SUCCESS/1", stepBody("mig-1"), nil)
 	wantStep(t, "activate", status, http.StatusOK, b)
 	if code, e := validate(t, dst, tag, "secret-0", "mig-1"); code != http.StatusConflict || e.Code != api.CodeConflict {

@@ -216,7 +216,7 @@ func TestMachineAgentFollowsItsModelsMigration(t *testing.T) {
 		t.Fatalf("the command on the agent redirected by the tombstone: %+v", task.Results)
 	}
 
-	// With every node of the source stopped, the model runs on as before.
+	// With every node of the source stopped, the model runs on.
 	src.stopAll()
 	for _, a := range []*machineAgent{online, offline, late} {
 		if task := runOn(t, dst, model, a.config(t).Machine, "echo alone"); task.Results["stdout"] != "alone\n" {

@@ -149,7 +149,7 @@ func (c call) validate(ctx context.Context) (outcome, error) {
 		return outcome{}, classify("reading the import on the target", err)
 	}
 	if !imported.Importing() || imported.Migration.ID != c.m.ID {
-		return outcome{}, abortf("the target controller no longer holds the import of model %s", c.m.ModelName)
+		return outcome{}, abortf("the target controller holds no import of model %s", c.m.ModelName)
 	}
 	return outcome{next: migration.Success, message: fmt.Sprintf("validated: %d agents reached the target", sum.OK)}, nil
 }

@@ -96,7 +96,7 @@ func (s *ModelMigrations) SwitchController(ctx context.Context, m Migration, now
 
 // Progress records migration id's progress within its step in phase: the
 // message and, when not nil, the agents' summary; not in the history (the
-// step's intent and result are). A migration no longer in phase is left
+// step's intent and result are). A migration in another phase is left
 // as it is.
 func (s *ModelMigrations) Progress(ctx context.Context, id string, phase migration.Phase, message string, minions []byte, now time.Time) error {
 	var agents any // NULL keeps the stored summary

@@ -68,7 +68,7 @@ func (p *Provisioner) noteMigration(m *api.Model) error {
 		if err != nil {
 			return err
 		}
-		p.cfg.Logger.Info("model no longer handed over: its machines are supervised here", "model", m.UUID)
+		p.cfg.Logger.Info("model not handed over: its machines are supervised here", "model", m.UUID)
 	}
 	return nil
 }
