@@ -39,7 +39,7 @@
 //     has run for a minute).
 //   - A dying or dead machine with no units has its agent stopped (SIGTERM,
 //     SIGKILL after StopGrace), its directory deleted, and is removed from
-//     the model. Directories of machines no longer in the store are torn
+//     the model. Directories of machines the store does not hold are torn
 //     down too, but those of a model handed over to another controller;
 //     a link to an adopted machine's area whose machine is gone is
 //     removed, its target left alone.
@@ -462,7 +462,7 @@ func (p *Provisioner) teardown(ctx context.Context, mc *api.Machine) error {
 	return nil
 }
 
-// removeOrphans tears down machine directories the store no longer knows,
+// removeOrphans tears down machine directories the store does not know,
 // but those of a model handed over to another controller (handover.go).
 func (p *Provisioner) removeOrphans(seen, present map[string]bool) error {
 	models, err := os.ReadDir(p.cfg.Dir)
