@@ -108,18 +108,8 @@ func TestHubTokens(t *testing.T) {
 	hub := newFakeHub(t)
 	k1 := newECKey(t)
 	hub.publish("k1", k1)
-	c := newTestClusterWith(t, 1, func(cfg *Config) { cfg.HubURL = hub.srv.URL })
-	admin := c.client(0)
+	c, admin, info := hubTrustingCluster(t, hub, nil)
 	ctx := t.Context()
-	// The flags propose the trust once the node is up.
-	testkit.EventuallyWithin(t, 20*time.Second, func() (bool, error) {
-		tr, err := admin.HubTrust(ctx)
-		return err == nil && tr.URL == hub.srv.URL && tr.Source == api.HubTrustFromFlags, nil
-	}, "trust from --hub-url replicated")
-	info, err := admin.ControllerInfo(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
 	now := time.Now()
 	claims := func(access, model string) hubClaims {
 		return hubClaims{Claims: jwt.Claims{Issuer: hub.srv.URL, Subject: "alice@example.com",
@@ -246,4 +236,27 @@ func algNone(c hubClaims) string {
 	h, _ := json.Marshal(map[string]string{"alg": "none", "typ": "JWT", "kid": "k1"})
 	p, _ := json.Marshal(c)
 	return strings.Join([]string{enc.EncodeToString(h), enc.EncodeToString(p), ""}, ".")
+}
+
+// hubTrustingCluster is a one-node controller started with --hub-url
+// naming hub (and what adjust sets), once the trust its flags propose is
+// replicated: the cluster, its administrator's client and its info.
+func hubTrustingCluster(t *testing.T, hub *fakeHub, adjust func(*Config)) (*testCluster, *api.Client, *api.ControllerInfo) {
+	t.Helper()
+	c := newTestClusterWith(t, 1, func(cfg *Config) {
+		cfg.HubURL = hub.srv.URL
+		if adjust != nil {
+			adjust(cfg)
+		}
+	})
+	admin := c.client(0)
+	testkit.EventuallyWithin(t, 20*time.Second, func() (bool, error) {
+		tr, err := admin.HubTrust(t.Context())
+		return err == nil && tr.URL == hub.srv.URL && tr.Source == api.HubTrustFromFlags, nil
+	}, "trust from --hub-url replicated")
+	info, err := admin.ControllerInfo(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, admin, info
 }

@@ -19,7 +19,6 @@ import (
 	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/spoke/internal/state"
 	"github.com/droverhq/drover/spoke/internal/state/tables"
-	"github.com/droverhq/drover/tests/testkit"
 )
 
 // migrationCall is one call of the hub's migration driver to node 0 of c,
@@ -288,17 +287,8 @@ func TestMigrationCallsAreTheHubDriversAlone(t *testing.T) {
 	hub := newFakeHub(t)
 	key := newECKey(t)
 	hub.publish("k1", key)
-	c := newTestClusterWith(t, 1, func(cfg *Config) { cfg.HubURL, cfg.MaxExportSize = hub.srv.URL, 1<<10 })
-	admin := c.client(0)
+	c, admin, info := hubTrustingCluster(t, hub, func(cfg *Config) { cfg.MaxExportSize = 1 << 10 })
 	ctx := t.Context()
-	testkit.EventuallyWithin(t, 20*time.Second, func() (bool, error) {
-		tr, err := admin.HubTrust(ctx)
-		return err == nil && tr.URL == hub.srv.URL, nil
-	}, "trust from --hub-url replicated")
-	info, err := admin.ControllerInfo(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
 	model := deployKV(t, admin, "moving")
 	if _, _, err := c.nodes[0].srv.Propose(ctx, state.UpsertUserType, &state.UpsertUserRequest{
 		User: api.User{Name: "bob", Access: "login"}, PasswordHash: HashSecret("bob-pw")}); err != nil {

@@ -11,7 +11,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/droverhq/drover/api"
-	"github.com/droverhq/drover/tests/testkit"
 )
 
 // nodeRoutes are the controller's routes for its other nodes alone: they
@@ -63,17 +62,8 @@ func TestEveryRouteRefusesAgentsAndOtherControllers(t *testing.T) {
 	// Time passes between the refusals, as between a real stranger's
 	// tries: the limiter's budget is not what this test checks.
 	clock := &offsetClock{}
-	c := newTestClusterWith(t, 1, func(cfg *Config) { cfg.HubURL, cfg.Now = hub.srv.URL, clock.Now })
-	admin := c.client(0)
+	c, admin, info := hubTrustingCluster(t, hub, func(cfg *Config) { cfg.Now = clock.Now })
 	ctx := t.Context()
-	testkit.EventuallyWithin(t, 20*time.Second, func() (bool, error) {
-		tr, err := admin.HubTrust(ctx)
-		return err == nil && tr.URL == hub.srv.URL, nil
-	}, "trust from --hub-url replicated")
-	info, err := admin.ControllerInfo(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
 	model := deployKV(t, admin, "strangers")
 	if err := c.nodes[0].srv.SetAgentSecret(ctx, model, "0", "secret-0"); err != nil {
 		t.Fatal(err)

@@ -116,15 +116,7 @@ func TestMachineExecRunsTasks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(t.Context())
-	errc := make(chan error, 1)
-	go func() { errc <- mx.Run(ctx) }()
-	defer func() {
-		cancel()
-		if err := <-errc; err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	}()
+	runUntilEnd(t, mx)
 	testkit.EventuallyWithin(t, 20*time.Second, func() (bool, error) {
 		f.mu.Lock()
 		defer f.mu.Unlock()
@@ -169,15 +161,7 @@ func TestMachineExecHeldWhileMigrating(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(t.Context())
-	errc := make(chan error, 1)
-	go func() { errc <- mx.Run(ctx) }()
-	defer func() {
-		cancel()
-		if err := <-errc; err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	}()
+	runUntilEnd(t, mx)
 	testkit.EventuallyWithin(t, 20*time.Second, func() (bool, error) { return gate.Refused() > 0, nil }, "the command held")
 	f.mu.Lock()
 	started := len(f.started)
@@ -188,4 +172,17 @@ func TestMachineExecHeldWhileMigrating(t *testing.T) {
 		t.Fatalf("a command started while the model migrates: %v", f.started)
 	}
 	testkit.EventuallyWithin(t, 20*time.Second, func() (bool, error) { _, ok := f.report("1"); return ok, nil }, "the command ran after the release")
+}
+
+// runUntilEnd runs mx until the test ends, failing it if Run fails.
+func runUntilEnd(t *testing.T, mx *machineExec) {
+	ctx, cancel := context.WithCancel(t.Context())
+	errc := make(chan error, 1)
+	go func() { errc <- mx.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-errc; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
 }

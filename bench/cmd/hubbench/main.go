@@ -36,6 +36,7 @@ import (
 
 	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/authz"
+	"github.com/droverhq/drover/bench/internal/hubstack"
 	"github.com/droverhq/drover/bench/internal/prof"
 	"github.com/droverhq/drover/hub/hubload"
 	"github.com/droverhq/drover/internal/gcpolicy"
@@ -82,17 +83,11 @@ func main() {
 }
 
 func run(ctx context.Context, o options) (err error) {
-	// PostgreSQL runs as the postgres user: the root must be traversable.
-	root, err := os.MkdirTemp("/tmp", "hubbench-")
+	root, remove, err := hubstack.Root("hubbench", o.keep)
 	if err != nil {
 		return err
 	}
-	if !o.keep {
-		defer os.RemoveAll(root)
-	}
-	if err := os.Chmod(root, 0o755); err != nil {
-		return err
-	}
+	defer remove()
 	total := o.controllers * o.models
 	st, err := startStack(ctx, root, uint32(total+1000), o.spokeProcess)
 	if err != nil {

@@ -78,17 +78,11 @@ type env struct {
 }
 
 func run(ctx context.Context, o options) (err error) {
-	// PostgreSQL runs as the postgres user: the root must be traversable.
-	root, err := os.MkdirTemp("/tmp", "migbench-")
+	root, remove, err := hubstack.Root("migbench", o.keep)
 	if err != nil {
 		return err
 	}
-	if !o.keep {
-		defer os.RemoveAll(root)
-	}
-	if err := os.Chmod(root, 0o755); err != nil {
-		return err
-	}
+	defer remove()
 	t0 := time.Now()
 	h, err := hubstack.Start(ctx, root, hubstack.Config{})
 	if err != nil {

@@ -240,3 +240,23 @@ func Sleep(ctx context.Context, d time.Duration) error {
 		return ctx.Err()
 	}
 }
+
+// Root makes a benchmark's temporary directory, /tmp/<prefix>-*,
+// traversable by others (PostgreSQL runs as the postgres user), and the
+// function that removes it (which keeps it when keep is set).
+func Root(prefix string, keep bool) (string, func(), error) {
+	root, err := os.MkdirTemp("/tmp", prefix+"-")
+	if err != nil {
+		return "", nil, err
+	}
+	remove := func() {
+		if !keep {
+			os.RemoveAll(root)
+		}
+	}
+	if err := os.Chmod(root, 0o755); err != nil {
+		remove()
+		return "", nil, err
+	}
+	return root, remove, nil
+}

@@ -1,7 +1,6 @@
 package state
 
 import (
-	"bytes"
 	"testing"
 	"time"
 
@@ -120,10 +119,7 @@ func TestMigratedModelRedirects(t *testing.T) {
 func TestReapKeepsATombstone(t *testing.T) {
 	h := newHarness(t)
 	fillAll(h)
-	var export bytes.Buffer
-	if _, err := ExportModel(h.snap(), testModel, "c1", h.index, &export); err != nil {
-		t.Fatal(err)
-	}
+	export := h.exportModel(t)
 	reap := &ReapModelRequest{ModelUUID: testModel, MigrationID: "mig-1", Now: t0.Add(time.Hour)}
 	_, err := h.apply(ReapModelType, reap)
 	wantCode(t, "a reap of a model not migrating", err, api.CodeConflict)
@@ -165,7 +161,7 @@ func TestReapKeepsATombstone(t *testing.T) {
 	}
 
 	// The model comes back.
-	h.must(ImportModelType, &ImportModelRequest{MigrationID: "mig-9", Export: export.Bytes(), Now: t0})
+	h.must(ImportModelType, &ImportModelRequest{MigrationID: "mig-9", Export: export, Now: t0})
 	if _, err := h.snap().TombstoneByModel(testModel); api.CodeOf(err) != api.CodeNotFound {
 		t.Fatalf("the tombstone of a model imported again: %v", err)
 	}
@@ -183,14 +179,11 @@ func TestReapKeepsATombstone(t *testing.T) {
 func TestImportReplacesALeftover(t *testing.T) {
 	src := newHarness(t)
 	fillAll(src)
-	var export bytes.Buffer
-	if _, err := ExportModel(src.snap(), testModel, "c1", src.index, &export); err != nil {
-		t.Fatal(err)
-	}
+	export := src.exportModel(t)
 	want := exportRows(t, src)
 	dst := newHarness(t)
-	dst.must(ImportModelType, &ImportModelRequest{MigrationID: "mig-1", Export: export.Bytes(), Now: t0})
-	dst.must(ImportModelType, &ImportModelRequest{MigrationID: "mig-2", Export: export.Bytes(), Now: t0})
+	dst.must(ImportModelType, &ImportModelRequest{MigrationID: "mig-1", Export: export, Now: t0})
+	dst.must(ImportModelType, &ImportModelRequest{MigrationID: "mig-2", Export: export, Now: t0})
 	m, _ := dst.snap().ModelByUUID(testModel)
 	if m.Migration == nil || m.Migration.ID != "mig-2" {
 		t.Fatalf("after a second import the model's migration is %+v", m.Migration)
@@ -201,6 +194,6 @@ func TestImportReplacesALeftover(t *testing.T) {
 	if got := exportRows(t, dst); got != want {
 		t.Fatalf("the replacing import differs from the source:\n got %s\nwant %s", got, want)
 	}
-	_, err = dst.apply(ImportModelType, &ImportModelRequest{MigrationID: "mig-3", Export: export.Bytes(), Now: t0})
+	_, err = dst.apply(ImportModelType, &ImportModelRequest{MigrationID: "mig-3", Export: export, Now: t0})
 	wantCode(t, "an import over a live model", err, api.CodeAlreadyExists)
 }

@@ -106,18 +106,15 @@ func exportRows(t *testing.T, h *harness) string {
 func TestImportActivateAbort(t *testing.T) {
 	src := newHarness(t)
 	fillAll(src)
-	var export bytes.Buffer
-	if _, err := ExportModel(src.snap(), testModel, "c1", src.index, &export); err != nil {
-		t.Fatal(err)
-	}
+	export := src.exportModel(t)
 	want := exportRows(t, src)
 
 	dst := newHarness(t)
 	dst.must(ControllerInitType, &ControllerInitRequest{UUID: "c2", Name: "west", CACert: "PEM"})
 	_, err := dst.apply(ImportModelType, &ImportModelRequest{MigrationID: "mig-1", Export: []byte("junk"), Now: t0})
 	wantCode(t, "a corrupt export", err, api.CodeInvalid)
-	dst.must(ImportModelType, &ImportModelRequest{MigrationID: "mig-1", Export: export.Bytes(), Now: t0})
-	dst.must(ImportModelType, &ImportModelRequest{MigrationID: "mig-1", Export: export.Bytes(), Now: t0}) // asked again
+	dst.must(ImportModelType, &ImportModelRequest{MigrationID: "mig-1", Export: export, Now: t0})
+	dst.must(ImportModelType, &ImportModelRequest{MigrationID: "mig-1", Export: export, Now: t0}) // asked again
 	_, err = dst.apply(SetModelConfigType, &SetModelConfigRequest{ModelUUID: testModel, Set: map[string]any{"k": "v"}})
 	wantCode(t, "a change to a model being imported", err, api.CodeMigrating)
 	_, err = dst.apply(SetStatusType, &SetStatusRequest{ModelUUID: testModel, Kind: api.StatusKindWorkload, Entity: "kv/0",
@@ -146,7 +143,7 @@ func TestImportActivateAbort(t *testing.T) {
 	// An import aborted leaves nothing of the model, and may be aborted
 	// again; its model cannot then be activated.
 	other := newHarness(t)
-	other.must(ImportModelType, &ImportModelRequest{MigrationID: "mig-3", Export: export.Bytes(), Now: t0})
+	other.must(ImportModelType, &ImportModelRequest{MigrationID: "mig-3", Export: export, Now: t0})
 	other.must(AbortImportType, &AbortImportRequest{ModelUUID: testModel, MigrationID: "mig-3"})
 	other.must(AbortImportType, &AbortImportRequest{ModelUUID: testModel, MigrationID: "mig-3"})
 	_, err = other.apply(ActivateModelType, &ActivateModelRequest{ModelUUID: testModel, MigrationID: "mig-3"})
@@ -162,20 +159,17 @@ func TestImportActivateAbort(t *testing.T) {
 		}
 	}
 	// The same model may be imported again after an abort.
-	other.must(ImportModelType, &ImportModelRequest{MigrationID: "mig-4", Export: export.Bytes(), Now: t0})
+	other.must(ImportModelType, &ImportModelRequest{MigrationID: "mig-4", Export: export, Now: t0})
 }
 
 // TestImportRefusesANameTaken: an owner's model names stay unique.
 func TestImportRefusesANameTaken(t *testing.T) {
 	src := newHarness(t)
 	src.seed()
-	var export bytes.Buffer
-	if _, err := ExportModel(src.snap(), testModel, "c1", src.index, &export); err != nil {
-		t.Fatal(err)
-	}
+	export := src.exportModel(t)
 	dst := newHarness(t)
 	dst.must(AddModelType, &AddModelRequest{UUID: "another-uuid", Name: "m", Owner: "admin", Now: t0})
-	_, err := dst.apply(ImportModelType, &ImportModelRequest{MigrationID: "mig-1", Export: export.Bytes(), Now: t0})
+	_, err := dst.apply(ImportModelType, &ImportModelRequest{MigrationID: "mig-1", Export: export, Now: t0})
 	wantCode(t, "an import whose owner already has the name", err, api.CodeAlreadyExists)
 }
 
@@ -217,4 +211,15 @@ func TestReportMinion(t *testing.T) {
 	h.must(ReleaseModelType, &ReleaseModelRequest{ModelUUID: testModel, MigrationID: "mig-1"})
 	_, err = report("machine-0", "mig-1", api.MigrationQuiesce)
 	wantCode(t, "a report after the release", err, api.CodeConflict)
+}
+
+// exportModel is the export of testModel as h holds it, from controller
+// "c1".
+func (h *harness) exportModel(t *testing.T) []byte {
+	t.Helper()
+	var export bytes.Buffer
+	if _, err := ExportModel(h.snap(), testModel, "c1", h.index, &export); err != nil {
+		t.Fatal(err)
+	}
+	return export.Bytes()
 }
