@@ -51,11 +51,20 @@ func (s *migrationEndpoint) activate(w http.ResponseWriter, r *http.Request) {
 
 // abortImport answers 204: the model is gone, or was never imported.
 func (s *migrationEndpoint) abortImport(w http.ResponseWriter, r *http.Request) {
+	s.stepNoContent(w, r, func(model, id string) (state.MessageType, any) {
+		return state.AbortImportType, &state.AbortImportRequest{ModelUUID: model, MigrationID: id}
+	})
+}
+
+// stepNoContent is step for a command whose answer is 204, with the raft
+// index it committed at.
+func (s *migrationEndpoint) stepNoContent(w http.ResponseWriter, r *http.Request, cmd func(model, id string) (state.MessageType, any)) {
 	id, ok := s.decodeStep(w, r)
 	if !ok {
 		return
 	}
-	idx, err := s.propose(r, state.AbortImportType, &state.AbortImportRequest{ModelUUID: modelOf(r), MigrationID: id}, nil)
+	t, body := cmd(modelOf(r), id)
+	idx, err := s.propose(r, t, body, nil)
 	if err != nil {
 		reply.WriteError(w, r, err)
 		return
@@ -69,15 +78,23 @@ func (s *migrationEndpoint) abortImport(w http.ResponseWriter, r *http.Request) 
 // is false.
 func (s *migrationEndpoint) decodeStep(w http.ResponseWriter, r *http.Request) (string, bool) {
 	var req api.MigrationStepRequest
-	if err := reply.Decode(w, r, s.cfg.MaxBodySize, &req); err != nil {
+	ok := s.decodeKeyed(w, r, &req, func() string { return req.MigrationID })
+	return req.MigrationID, ok
+}
+
+// decodeKeyed decodes a step's body into v and checks the call's
+// Idempotency-Key names the migration id reads from it. On failure it has
+// answered, and returns false.
+func (s *migrationEndpoint) decodeKeyed(w http.ResponseWriter, r *http.Request, v any, id func() string) bool {
+	if err := reply.Decode(w, r, s.cfg.MaxBodySize, v); err != nil {
 		reply.WriteError(w, r, err)
-		return "", false
+		return false
 	}
-	if err := checkStepKey(r, req.MigrationID); err != nil {
+	if err := checkStepKey(r, id()); err != nil {
 		reply.WriteError(w, r, err)
-		return "", false
+		return false
 	}
-	return req.MigrationID, true
+	return true
 }
 
 // step decodes a MigrationStepRequest, checks its key, proposes the

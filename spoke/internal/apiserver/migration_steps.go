@@ -45,12 +45,7 @@ func (s *migrationEndpoint) getModel(w http.ResponseWriter, r *http.Request) {
 // answers the model.
 func (s *migrationEndpoint) setPhase(w http.ResponseWriter, r *http.Request) {
 	var req api.MigrationPhaseRequest
-	if err := reply.Decode(w, r, s.cfg.MaxBodySize, &req); err != nil {
-		reply.WriteError(w, r, err)
-		return
-	}
-	if err := checkStepKey(r, req.MigrationID); err != nil {
-		reply.WriteError(w, r, err)
+	if !s.decodeKeyed(w, r, &req, func() string { return req.MigrationID }) {
 		return
 	}
 	idx, err := s.propose(r, state.SetMigrationPhaseType, &state.SetMigrationPhaseRequest{ModelUUID: modelOf(r),
@@ -65,17 +60,9 @@ func (s *migrationEndpoint) setPhase(w http.ResponseWriter, r *http.Request) {
 // reap drops the source's copy of a model its migration took to SUCCESS,
 // keeping a tombstone; 204.
 func (s *migrationEndpoint) reap(w http.ResponseWriter, r *http.Request) {
-	id, ok := s.decodeStep(w, r)
-	if !ok {
-		return
-	}
-	idx, err := s.propose(r, state.ReapModelType, &state.ReapModelRequest{ModelUUID: modelOf(r), MigrationID: id, Now: s.now()}, nil)
-	if err != nil {
-		reply.WriteError(w, r, err)
-		return
-	}
-	w.Header().Set(api.HeaderIndex, strconv.FormatUint(idx, 10))
-	w.WriteHeader(http.StatusNoContent)
+	s.stepNoContent(w, r, func(model, id string) (state.MessageType, any) {
+		return state.ReapModelType, &state.ReapModelRequest{ModelUUID: model, MigrationID: id, Now: s.now()}
+	})
 }
 
 // precheck answers whether this controller can take its role in the
@@ -84,12 +71,7 @@ func (s *migrationEndpoint) reap(w http.ResponseWriter, r *http.Request) {
 // source described.
 func (s *migrationEndpoint) precheck(w http.ResponseWriter, r *http.Request) {
 	var req api.MigrationPrecheckRequest
-	if err := reply.Decode(w, r, s.cfg.MaxBodySize, &req); err != nil {
-		reply.WriteError(w, r, err)
-		return
-	}
-	if err := checkStepKey(r, req.MigrationID); err != nil {
-		reply.WriteError(w, r, err)
+	if !s.decodeKeyed(w, r, &req, func() string { return req.MigrationID }) {
 		return
 	}
 	if _, err := s.b.WaitRead(r.Context(), 0, true); err != nil {

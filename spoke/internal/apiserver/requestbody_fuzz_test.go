@@ -62,12 +62,12 @@ func FuzzRequestBodies(f *testing.F) {
 }
 
 // TestRequestBodyTableCoversHandlers walks this package's source for
-// reply.Decode(w, r, max, &x), decodeForApp(w, r, &x) and
+// reply.Decode(w, r, max, &x), decodeForApp(w, r, &x), decodeKeyed(w, r, &x, id) and
 // appRequest(..., func(req T)) and fails
 // for a decoded type missing from requestBodies (or one listed that no
 // handler decodes).
 func TestRequestBodyTableCoversHandlers(t *testing.T) {
-	sites := decodecheck.DecodedTypes(t, []string{"."}, map[string]int{"reply.Decode": 3, "appRequest": 4, "s.decodeForApp": 2})
+	sites := decodecheck.DecodedTypes(t, []string{"."}, map[string]int{"reply.Decode": 3, "appRequest": 4, "s.decodeForApp": 2, "s.decodeKeyed": 2})
 	decodecheck.Covered(t, sites, decodecheck.Keys(requestBodies, "github.com/droverhq/drover/spoke/internal/apiserver"))
 }
 
