@@ -55,6 +55,10 @@ type ModelSummary struct {
 	// CreatedAt is when the model was created on the controller (a hub
 	// that adopts the model records it; absent from older controllers).
 	CreatedAt time.Time `json:"created-at,omitzero"`
+	// Charms are the model's applications' charms (name, revision,
+	// archive hash, unit count), for the hub's compliance views (absent
+	// from older controllers).
+	Charms []CharmInUse `json:"charms,omitempty"`
 }
 
 // ControllerIdentity is GET /v1/internal/identity (no authentication): what
