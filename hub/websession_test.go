@@ -63,7 +63,8 @@ func (b *browser) do(method, path, origin string, body any, header ...string) (*
 // TestBrowserSession drives the dashboard's login end to end against the
 // development issuer (authorization code + PKCE, the issuer's login form
 // filled as a person would), then uses the session cookies as a browser
-// does: reads, a change from the hub's origin and refused from another,
+// does: reads, a change from the hub's origin with the CSRF header and
+// refused from another or without the header,
 // a websocket upgrade refused from another origin, a refresh that rotates
 // the refresh cookie, and a logout that ends the session.
 func TestBrowserSession(t *testing.T) {
@@ -100,7 +101,11 @@ func TestBrowserSession(t *testing.T) {
 			t.Fatalf("a change with the cookie from origin %q: %d %s", origin, resp.StatusCode, body)
 		}
 	}
-	if resp, body := b.do(http.MethodPost, "/v1/groups", publicURL, group); resp.StatusCode != http.StatusCreated {
+	if resp, body := b.do(http.MethodPost, "/v1/groups", publicURL, group); resp.StatusCode != http.StatusForbidden ||
+		!strings.Contains(string(body), "X-Drover-CSRF") {
+		t.Fatalf("a change with the cookie from the hub's origin without the CSRF header: %d %s", resp.StatusCode, body)
+	}
+	if resp, body := b.do(http.MethodPost, "/v1/groups", publicURL, group, "X-Drover-CSRF", "1"); resp.StatusCode != http.StatusCreated {
 		t.Fatalf("a change with the cookie from the hub's origin: %d %s", resp.StatusCode, body)
 	}
 	watch := "/v1/models/" + uuid.NewString() + "/watch"

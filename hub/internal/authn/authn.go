@@ -52,10 +52,18 @@ const (
 	refreshCookie = "__Secure-drover_refresh"
 )
 
+// CSRFHeader must be present on every cookie-authenticated change. A page
+// of another origin cannot send a custom header without a CORS preflight,
+// which the hub never grants: with the Origin check it is a second,
+// independent guard against cross-site request forgery, should a browser
+// leave Origin out or a proxy rewrite it.
+const CSRFHeader = "X-Drover-CSRF"
+
 // Authenticate accepts a hub session token as a bearer token or in the
 // browser cookie. Cookie-authenticated unsafe requests, and websocket
 // upgrades (a GET a page of any origin may open with the cookie), must
-// come from the hub's own origin (CSRF, cross-site websocket hijacking).
+// come from the hub's own origin (CSRF, cross-site websocket hijacking);
+// cookie-authenticated unsafe requests must also carry CSRFHeader.
 func (s *Service) Authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		raw, cookie := Credential(r)
@@ -66,6 +74,10 @@ func (s *Service) Authenticate(next http.Handler) http.Handler {
 		}
 		if cookie && (!SafeMethod(r.Method) || isWebsocket(r)) && r.Header.Get("Origin") != s.cfg.PublicURL {
 			s.writeError(w, r, errors.Join(reply.ErrForbidden, errors.New("cross-origin request with a session cookie")))
+			return
+		}
+		if cookie && !SafeMethod(r.Method) && r.Header.Get(CSRFHeader) == "" {
+			s.writeError(w, r, errors.Join(reply.ErrForbidden, errors.New("a change with a session cookie needs the "+CSRFHeader+" header")))
 			return
 		}
 		p, badToken, err := s.principal(r.Context(), raw, cookie)
