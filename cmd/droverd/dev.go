@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -28,6 +30,9 @@ type devOptions struct {
 	listen             devAddrs
 	reset              bool
 	migrationAgentWait time.Duration
+	// hubPublicURL is the hub's URL as browsers reach it ("": its own
+	// address).
+	hubPublicURL string
 }
 
 // DevInfo is dev.json: what scripts need to use the local federation.
@@ -102,6 +107,7 @@ addresses, URLs and logins are printed and written to STATE/dev.json.`,
 	fs.StringVar(&o.listen.IDP, "idp-listen", "127.0.0.1:17090", "development OIDC issuer address (identities are bound to the issuer URL; default taken: a free port)")
 	fs.StringVar(&o.listen.East, "east-listen", "127.0.0.1:17070", "API address of the east controller, raft on port+1 (default taken: free ports)")
 	fs.StringVar(&o.listen.West, "west-listen", "127.0.0.1:17072", "API address of the west controller, raft on port+1 (default taken: free ports)")
+	fs.StringVar(&o.hubPublicURL, "hub-public-url", "", "the hub's URL as browsers and clients reach it, when a port forward or TCP proxy stands in front of it (default https://<hub-listen>)")
 	fs.BoolVar(&o.reset, "reset", false, "delete the state dir's federation (its controllers' machines too) and start afresh")
 	fs.StringVar(&o.logLevel, "log-level", "warn", "log level: debug, info, warn or error")
 	fs.DurationVar(&o.migrationAgentWait, "migration-agent-wait", 0, "how long a model migration waits for the model's agents to report in a phase before it aborts (default 15m, Juju's migration-agent-wait-time)")
@@ -208,6 +214,13 @@ func startDevDeps(ctx context.Context, deps *embeddedDeps, o *devOptions, secret
 		return hub.Config{}, err
 	}
 	hubURL := "https://" + o.listen.Hub
+	if o.hubPublicURL != "" {
+		u, err := url.Parse(o.hubPublicURL)
+		if err != nil || u.Scheme != "https" || u.Host == "" || (u.Path != "" && u.Path != "/") {
+			return hub.Config{}, fmt.Errorf("--hub-public-url %q: give https://HOST[:PORT], with no path", o.hubPublicURL)
+		}
+		hubURL = strings.TrimSuffix(o.hubPublicURL, "/")
+	}
 	issuer, err := deps.issuer(ctx, o.listen.IDP, hubURL, secrets, logger)
 	if err != nil {
 		return hub.Config{}, err
