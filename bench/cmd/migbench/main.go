@@ -30,6 +30,7 @@ import (
 
 	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/authz"
+	"github.com/droverhq/drover/bench/internal/agentsim"
 	"github.com/droverhq/drover/bench/internal/hubstack"
 	"github.com/droverhq/drover/bench/internal/prof"
 	"github.com/droverhq/drover/hub/hubload"
@@ -149,7 +150,7 @@ func adminClient(ctx context.Context, h *hubstack.Hub) (*api.Client, error) {
 // migrates it to west and measures.
 func (e *env) migrateOnce(ctx context.Context, o options, dir, name string) (result, error) {
 	t0 := time.Now()
-	m, err := deploy(ctx, e.cl, e.east, dir, name, o.n, o.conc)
+	m, err := agentsim.Deploy(ctx, e.cl, e.east, dir, name, o.n, o.conc)
 	if err != nil {
 		return result{}, err
 	}
@@ -170,7 +171,7 @@ func (e *env) migrateOnce(ctx context.Context, o options, dir, name string) (res
 		agents.Go(func() error { return mn.follow(actx) })
 	}
 	posted := time.Now()
-	mig, err := e.cl.Migrate(mctx, api.MigrateRequest{Model: m.uuid, TargetController: e.west.Name})
+	mig, err := e.cl.Migrate(mctx, api.MigrateRequest{Model: m.UUID, TargetController: e.west.Name})
 	if err != nil {
 		cancel()
 		_ = agents.Wait()

@@ -9,115 +9,11 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"sync"
 	"time"
 
-	"github.com/gorilla/websocket"
-
 	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/bench/internal/agentsim"
 )
-
-// conn is one simulated agent's websocket to a controller: a reader
-// goroutine that keeps the latest machine state and hands responses to the
-// one caller.
-type conn struct {
-	ws      *websocket.Conn
-	initial chan struct{} // closed when the first state arrives
-	first   time.Time     // when it arrived (set before initial closes)
-	states  chan *api.MachineState
-	resp    chan *api.AgentFrame
-	done    chan struct{}
-	nextID  uint64
-}
-
-// wsDialer is shared by every simulated agent: small buffers, as
-// agentbench's.
-func wsDialer(ca []byte) websocket.Dialer {
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(ca)
-	return websocket.Dialer{TLSClientConfig: &tls.Config{RootCAs: pool}, HandshakeTimeout: time.Minute,
-		ReadBufferSize: 1024, WriteBufferSize: 512, WriteBufferPool: &sync.Pool{}}
-}
-
-// dial opens the agent stream at addr as tag, with the dialer's CA.
-func dial(ctx context.Context, d *websocket.Dialer, addr, tag, secret string) (*conn, error) {
-	req, _ := http.NewRequest(http.MethodGet, "https://x", nil)
-	req.SetBasicAuth(tag, secret)
-	h := http.Header{"Authorization": req.Header["Authorization"]}
-	ws, resp, err := d.DialContext(ctx, "wss://"+addr+"/v1/agent/stream", h)
-	if err != nil {
-		if resp != nil {
-			return nil, fmt.Errorf("dial %s as %s: %w (HTTP %d)", addr, tag, err, resp.StatusCode)
-		}
-		return nil, fmt.Errorf("dial %s as %s: %w", addr, tag, err)
-	}
-	c := &conn{ws: ws, initial: make(chan struct{}), states: make(chan *api.MachineState, 1),
-		resp: make(chan *api.AgentFrame, 1), done: make(chan struct{})}
-	go c.read() // ends when ws closes
-	return c, nil
-}
-
-func (c *conn) read() {
-	defer close(c.done)
-	started := false
-	for {
-		_, data, err := c.ws.ReadMessage()
-		if err != nil {
-			return
-		}
-		var f api.AgentFrame
-		if err := json.Unmarshal(data, &f); err != nil {
-			continue
-		}
-		switch {
-		case f.Type == "state" && f.State != nil:
-			if !started {
-				c.first = time.Now()
-				started = true
-				close(c.initial)
-			}
-			select { // keep only the latest
-			case <-c.states:
-			default:
-			}
-			c.states <- f.State
-		case f.Type == "response":
-			select {
-			case c.resp <- &f:
-			default: // nobody waits for it (a call that gave up)
-			}
-		}
-	}
-}
-
-// call sends one request and waits for its answer.
-func (c *conn) call(ctx context.Context, method string, params any) error {
-	c.nextID++
-	if err := c.ws.WriteJSON(api.AgentRequest{ID: c.nextID, Method: method, Params: params}); err != nil {
-		return err
-	}
-	for {
-		select {
-		case f := <-c.resp:
-			if f.ID != c.nextID {
-				continue // the answer of an earlier call that gave up
-			}
-			if f.Error != nil {
-				return fmt.Errorf("%s: %w", method, f.Error)
-			}
-			return nil
-		case <-c.done:
-			return fmt.Errorf("%s: connection closed", method)
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-}
-
-func (c *conn) close() {
-	c.ws.Close()
-	<-c.done
-}
 
 // minion is one simulated machine agent following the minion protocol
 // (docs/decisions/0036-minion-protocol.md) as agent/internal/machine's
@@ -128,7 +24,7 @@ func (c *conn) close() {
 // and holds its stream.
 type minion struct {
 	tag, secret string
-	src, dst    *conn
+	src, dst    *agentsim.Conn
 	onTarget    time.Time            // when the target's first state arrived
 	reportedAt  map[string]time.Time // by phase: when the source answered the report
 }
@@ -141,8 +37,8 @@ func (mn *minion) follow(ctx context.Context) error {
 	for {
 		var st *api.MachineState
 		select {
-		case st = <-mn.src.states:
-		case <-mn.src.done:
+		case st = <-mn.src.States:
+		case <-mn.src.Done:
 			return fmt.Errorf("%s: the source closed the stream before SUCCESS", mn.tag)
 		case <-ctx.Done():
 			return ctx.Err()
@@ -161,7 +57,7 @@ func (mn *minion) follow(ctx context.Context) error {
 		default:
 			continue
 		}
-		if err := mn.src.call(ctx, api.AgentMigrationReport, rep); err != nil {
+		if err := mn.src.Call(ctx, api.AgentMigrationReport, rep); err != nil {
 			if m.Phase != api.MigrationSuccess {
 				return fmt.Errorf("%s: report %s: %w", mn.tag, m.Phase, err)
 			}
@@ -179,25 +75,25 @@ func (mn *minion) move(ctx context.Context, t *api.TargetController) error {
 	if t == nil || len(t.Addresses) == 0 {
 		return fmt.Errorf("%s: SUCCESS names no target", mn.tag)
 	}
-	d := wsDialer([]byte(t.CACert))
+	d := agentsim.WSDialer([]byte(t.CACert))
 	var errs []error
 	for _, addr := range t.Addresses {
-		c, err := dial(ctx, &d, addr, mn.tag, mn.secret)
+		c, err := agentsim.Dial(ctx, &d, addr, mn.tag, mn.secret)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
 		select {
-		case <-c.initial:
-		case <-c.done:
+		case <-c.Initial:
+		case <-c.Done:
 			errs = append(errs, fmt.Errorf("%s: the target closed the stream", mn.tag))
 			continue
 		case <-ctx.Done():
-			c.close()
+			c.Close()
 			return ctx.Err()
 		}
-		mn.dst, mn.onTarget = c, c.first
-		mn.src.close()
+		mn.dst, mn.onTarget = c, c.First
+		mn.src.Close()
 		return nil
 	}
 	return errors.Join(errs...)
