@@ -1,10 +1,10 @@
-import { defineConfig } from 'vite';
+import { defineConfig } from 'vitest/config';
 import preact from '@preact/preset-vite';
 
 // Deterministic output: content-hashed names, no timestamps, no source
 // maps (the Go side embeds dist and checks it against the sources).
 export default defineConfig({
-  plugins: [preact({ devToolsInProd: false, prefreshEnabled: false })],
+  plugins: [preact({ devtoolsInProd: false, prefreshEnabled: false })],
   build: {
     outDir: 'dist',
     emptyOutDir: false,

@@ -13,10 +13,10 @@ export class ApiError extends Error {
   }
 }
 
-// onUnauthorized is called on a 401: the session module sends the user to
-// log in again.
-let onUnauthorized: (() => void) | null = null;
-export function setUnauthorizedHandler(fn: () => void): void {
+// onUnauthorized is called on a 401: the session module refreshes the
+// session (true: the call is tried once more) or sends the user to log in.
+let onUnauthorized: (() => Promise<boolean>) | null = null;
+export function setUnauthorizedHandler(fn: () => Promise<boolean>): void {
   onUnauthorized = fn;
 }
 
@@ -27,7 +27,7 @@ export interface CallOptions {
   signal?: AbortSignal;
 }
 
-export async function call<T>(method: string, path: string, opts: CallOptions = {}): Promise<T> {
+export async function call<T>(method: string, path: string, opts: CallOptions = {}, retried = false): Promise<T> {
   const headers: Record<string, string> = { Accept: 'application/json' };
   let body: BodyInit | undefined;
   if (opts.raw !== undefined) {
@@ -39,7 +39,9 @@ export async function call<T>(method: string, path: string, opts: CallOptions = 
   }
   if (method !== 'GET' && method !== 'HEAD') headers['X-Drover-CSRF'] = '1';
   const resp = await fetch(path, { method, headers, body, credentials: 'same-origin', signal: opts.signal });
-  if (resp.status === 401 && onUnauthorized) onUnauthorized();
+  if (resp.status === 401 && onUnauthorized && !retried && (await onUnauthorized())) {
+    return call<T>(method, path, opts, true);
+  }
   if (!resp.ok) {
     let code = 'internal';
     let message = resp.statusText || `HTTP ${resp.status}`;
