@@ -1,6 +1,6 @@
 import { useEffect } from 'preact/hooks';
 import { conn, reconnect, setScope } from './live';
-import { match, navigate, route } from './router';
+import { match, route } from './router';
 import { can, config, logout, me, needLogin, loginURL } from './session';
 import { lazy } from './components';
 import { Controllers } from './views/controllers';
@@ -65,13 +65,9 @@ function scopeOf(path: string): string {
 
 function Page() {
   const path = route.value.path;
-  if (path === '/' || path === '') {
-    navigate('/models', true);
-    return null;
-  }
   let m: Record<string, string> | null;
   if (path === '/controllers') return <Controllers />;
-  if (path === '/models') return <Models />;
+  if (path === '/models' || path === '/') return <Models />;
   if ((m = match('/models/:uuid', path))) return <ModelView uuid={m.uuid} />;
   if (path === '/audit') return <Audit />;
   if (path === '/compliance') return <Compliance />;

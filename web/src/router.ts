@@ -34,6 +34,7 @@ export function setQuery(params: Record<string, string | undefined>, replace = t
 }
 
 export function startRouter(): void {
+  route.value = current();
   addEventListener('popstate', () => {
     route.value = current();
   });

@@ -63,7 +63,7 @@ export function ModelView({ uuid }: { uuid: string }) {
           This model was destroyed.
         </p>
       )}
-      <Tabs tabs={TABS} current={tab} href={href} />
+      <Tabs tabs={access?.write ? TABS : TABS.filter(([id]) => id !== 'operate')} current={tab} href={href} />
       {!s?.loaded ? (
         <Loading what="Loading the model" />
       ) : tab === 'units' ? (

@@ -1,4 +1,4 @@
-import { useEffect, useMemo, useState } from 'preact/hooks';
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { load as loadYAML } from 'js-yaml';
 import { enc, get, patch, post } from '../api';
 import { configFields, plan, shown, type ConfigField } from '../forms/config';
@@ -128,7 +128,14 @@ export function ActionForm({ uuid, app, sha256, units, tasks }: { uuid: string; 
     return specsFromDoc(c['actions-yaml'] ? loadYAML(c['actions-yaml']) : {});
   }, [uuid, app, sha256]);
   const [action, setAction] = useState('');
-  const [values, setValues] = useState<Record<string, string>>({});
+  const [values, setValuesState] = useState<Record<string, string>>({});
+  // latest holds the values as typed, for a submit that comes before the
+  // next render.
+  const latest = useRef<Record<string, string>>({});
+  const setValues = (v: Record<string, string>) => {
+    latest.current = v;
+    setValuesState(v);
+  };
   const [receivers, setReceivers] = useState<string[]>([]);
   const [running, setRunning] = useState<Task[]>([]);
   const [err, setErr] = useState<unknown>(null);
@@ -160,10 +167,11 @@ export function ActionForm({ uuid, app, sha256, units, tasks }: { uuid: string; 
   const run = async (e: Event) => {
     e.preventDefault();
     setTried(true);
-    if (Object.keys(checked.errors).length || !receivers.length || !action) return;
+    const now = actionParams(fields, latest.current);
+    if (Object.keys(now.errors).length || !receivers.length || !action) return;
     setErr(null);
     try {
-      setRunning(await post<Task[]>(`/v1/models/${uuid}/actions`, { receivers, action, params: checked.params }));
+      setRunning(await post<Task[]>(`/v1/models/${uuid}/actions`, { receivers, action, params: now.params }));
     } catch (x) {
       setErr(x);
     }
