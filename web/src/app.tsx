@@ -59,7 +59,7 @@ function scopeOf(path: string): string {
   const m = match('/models/:uuid', path) ?? match('/models/:uuid/:tab', path);
   if (m) return `model:${m.uuid}`;
   if (config.value.mode !== 'hub') return '';
-  if (/^\/(controllers|models|compliance|migrations|access)?\/?$/.test(path) || path === '/') return 'federation';
+  if (/^\/(controllers|models|compliance|migrations|access)?\/?$/.test(path) || path.startsWith('/migrations/')) return 'federation';
   return '';
 }
 

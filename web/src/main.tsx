@@ -7,7 +7,10 @@ import './styles.css';
 startRouter();
 const root = document.getElementById('app')!;
 boot().then(
-  () => render(<App />, root),
+  () => {
+    root.textContent = ''; // the static "Loading…" of index.html
+    render(<App />, root);
+  },
   (e) => {
     root.textContent = `The dashboard could not start: ${e instanceof Error ? e.message : String(e)}`;
   },

@@ -1,3 +1,17 @@
+// nextFrame runs fn at the next animation frame, or after 100 ms if no
+// frame comes first: a hidden tab gets no animation frames, and its queue
+// must not grow for as long as it stays hidden.
+export function nextFrame(fn: () => void): void {
+  let done = false;
+  const once = () => {
+    if (done) return;
+    done = true;
+    fn();
+  };
+  if (typeof requestAnimationFrame === 'function') requestAnimationFrame(once);
+  setTimeout(once, 100);
+}
+
 // FrameBatcher queues frames and applies them together once per animation
 // frame, so a burst of deltas costs one render.
 export class FrameBatcher<F> {
@@ -6,8 +20,7 @@ export class FrameBatcher<F> {
 
   constructor(
     private readonly apply: (frames: F[]) => void,
-    private readonly schedule: (fn: () => void) => void = (fn) =>
-      typeof requestAnimationFrame === 'function' ? requestAnimationFrame(() => fn()) : setTimeout(fn, 16),
+    private readonly schedule: (fn: () => void) => void = nextFrame,
   ) {}
 
   push(f: F): void {

@@ -1,5 +1,6 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { ErrorBox } from '../components';
+import { nextFrame } from '../live/batch';
 
 // DebugLog tails a model's debug-log (GET /v1/models/{m}/logs?since=N&
 // follow=true: newline-delimited api.LogRecord values), keeping the last
@@ -38,12 +39,14 @@ export function DebugLog({ uuid }: { uuid: string }) {
     let since = 0;
     let backoff = 250;
     let pending: LogRecord[] = [];
-    let flush = 0;
+    let flush = false;
     const push = (r: LogRecord) => {
       pending.push(r);
       if (flush) return;
-      flush = requestAnimationFrame(() => {
-        flush = 0;
+      flush = true;
+      nextFrame(() => {
+        flush = false;
+        if (ac.signal.aborted) return;
         const add = pending;
         pending = [];
         setRecs((old) => {
@@ -87,10 +90,7 @@ export function DebugLog({ uuid }: { uuid: string }) {
       }
     };
     void run();
-    return () => {
-      ac.abort();
-      if (flush) cancelAnimationFrame(flush);
-    };
+    return () => ac.abort();
   }, [uuid]);
   const shown = useMemo(
     () =>
