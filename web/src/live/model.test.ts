@@ -108,3 +108,22 @@ describe('model reducer', () => {
     expect(s.gone).toBe(true);
   });
 });
+
+describe('model reducer at scale', () => {
+  it('applies 100 deltas to a 1,000-unit model well within a frame', () => {
+    const big = status();
+    const units: Record<string, any> = {};
+    for (let i = 0; i < 1000; i++) units[`db/${i}`] = { 'workload-status': { current: 'active' }, 'juju-status': { current: 'idle' }, machine: String(i) };
+    big.applications!.db.units = units;
+    const s = emptyModel('M');
+    applyModelFrame(s, { type: 'reset', index: 10, status: big });
+    expect(s.units.size).toBe(1001);
+    const deltas = Array.from({ length: 100 }, (_, i) => ({ kind: 'unit', key: `db/${i * 7}`, op: 'upsert' as const, object: unit(`db/${i * 7}`, 'maintenance') }));
+    const t0 = performance.now();
+    applyModelFrame(s, { type: 'delta', index: 11, deltas });
+    const took = performance.now() - t0;
+    expect(took).toBeLessThan(16);
+    expect(s.units.size).toBe(1001);
+    expect(s.units.get('db/7')!.workload).toBe('maintenance');
+  });
+});
