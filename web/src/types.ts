@@ -135,7 +135,7 @@ export interface FullStatus {
   machines: Record<string, MachineStatus> | null;
   applications: Record<string, ApplicationStatus> | null;
   relations?: RelationStatus[];
-  offers?: Record<string, unknown>;
+  offers?: Record<string, Record<string, unknown>>;
   index: number;
 }
 

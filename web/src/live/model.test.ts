@@ -45,6 +45,9 @@ describe('model reducer', () => {
     expect(s.relations.get(2)!.type).toBe('subordinate');
     expect(s.apps.get('log')!.subordinate).toBe(true);
     expect(s.index).toBe(10);
+    expect(s.offers).toEqual({});
+    applyModelFrame(s, { type: 'reset', index: 11, status: { ...status(), offers: { db: { application: 'db', endpoints: { db: 'pgsql' } } } } });
+    expect(Object.keys(s.offers)).toEqual(['db']);
   });
 
   it('a second reset replaces, never duplicates', () => {

@@ -69,12 +69,15 @@ export interface ModelState {
   relations: Map<number, RelationRow>;
   leaders: Map<string, string>; // application → leader unit
   tasks: Map<string, Task>;
+  // offers are the model's offers as its status lists them (cross-model
+  // relations), when the controller reports any.
+  offers: Record<string, Record<string, unknown>>;
 }
 
 export function emptyModel(uuid: string): ModelState {
   return {
     uuid, index: 0, loaded: false, gone: false, name: '', controller: '', region: '', status: '',
-    apps: new Map(), units: new Map(), machines: new Map(), relations: new Map(), leaders: new Map(), tasks: new Map(),
+    apps: new Map(), units: new Map(), machines: new Map(), relations: new Map(), leaders: new Map(), tasks: new Map(), offers: {},
   };
 }
 
@@ -107,6 +110,7 @@ function resetFrom(s: ModelState, fs: FullStatus, index: number): void {
   s.controller = fs.model?.controller ?? '';
   s.region = fs.model?.region ?? '';
   s.status = fs.model?.['model-status']?.current ?? '';
+  s.offers = (fs.offers ?? {}) as Record<string, Record<string, unknown>>;
   for (const [name, a] of Object.entries(fs.applications ?? {})) {
     s.apps.set(name, {
       name,

@@ -79,10 +79,38 @@ export function ModelView({ uuid }: { uuid: string }) {
       ) : tab === 'operate' ? (
         access?.write ? <Operate uuid={uuid} apps={apps} relations={relations} units={units} tasks={s.tasks} version={v} /> : <p class="muted">You may not change this model.</p>
       ) : (
-        <Apps apps={apps} uuid={uuid} />
+        <>
+          <Apps apps={apps} uuid={uuid} />
+          <Offers offers={s.offers} />
+        </>
       )}
       {unit && s?.loaded && <UnitDrawer uuid={uuid} name={unit} canRead={!!access?.write} />}
     </section>
+  );
+}
+
+// Offers lists the model's offers when its status carries any.
+function Offers({ offers }: { offers: Record<string, Record<string, unknown>> }) {
+  const names = Object.keys(offers).sort();
+  if (!names.length) return null;
+  const show = (v: unknown) => (v === undefined || v === null ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v));
+  return (
+    <>
+      <h2>Offers</h2>
+      <VirtualTable
+        rows={names}
+        testId="offers-table"
+        rowTestId="offer-row"
+        caption="Offers"
+        rowKey={(n) => n}
+        columns={[
+          { title: 'Offer', cell: (n) => n },
+          { title: 'Application', cell: (n) => show(offers[n].application) },
+          { title: 'Endpoints', cell: (n) => show(offers[n].endpoints) },
+          { title: 'Connections', cell: (n) => show(offers[n]['active-connected-count'] ?? offers[n].connections) },
+        ]}
+      />
+    </>
   );
 }
 
