@@ -102,6 +102,7 @@ describe('the app', () => {
     FakeWS.all[0].send({ type: 'delta', index: 4, models: [models(6)[5]], removed: [{ kind: 'model', id: 'M1' }] });
     await vi.waitFor(() => expect(document.querySelector('[data-key="M6"]')).not.toBeNull());
     expect(text('model-count')).toBe('5');
+    await vi.waitFor(() => expect(($$('conn-state')[0] as HTMLElement).dataset.index).toBe('4'));
     expect([...$$('model-row')].map((r) => (r as HTMLElement).dataset.key)).not.toContain('M1');
   });
 

@@ -1,5 +1,5 @@
 import { useEffect } from 'preact/hooks';
-import { conn, reconnect, setScope } from './live';
+import { appliedIndex, conn, reconnect, setScope } from './live';
 import { match, route } from './router';
 import { can, config, logout, me, needLogin, loginURL } from './session';
 import { lazy } from './components';
@@ -21,7 +21,9 @@ function ConnState() {
   return (
     <span class={`conn conn-${text}`} role="status" aria-live="polite">
       <span class="dot" aria-hidden="true" />
-      <span data-testid="conn-state">{text}</span>
+      <span data-testid="conn-state" data-index={appliedIndex.value}>
+        {text}
+      </span>
       {since && <span data-testid="conn-stale-since">{since}</span>}
       {state !== 'live' && (
         <button type="button" class="link" onClick={reconnect} data-testid="reconnect">

@@ -15,6 +15,9 @@ import { LiveSocket, type ConnState } from './socket';
 export const conn = signal<{ state: ConnState | 'off'; staleSince: number | null }>({ state: 'off', staleSince: null });
 export const fedVersion = signal(0);
 export const modelVersion = signal(0);
+// appliedIndex is the index of the last frame the current scope applied
+// (the header shows it as data-index, for tests and benchmarks).
+export const appliedIndex = signal(0);
 export let federation: FederationState = emptyFederation();
 export let model: ModelState = emptyModel('');
 
@@ -49,6 +52,7 @@ export function setScope(next: string): void {
       let changed = false;
       for (const f of fs) changed = applyFederationFrame(federation, f) || changed;
       if (changed) fedVersion.value++;
+      appliedIndex.value = federation.index;
     });
     const s = new LiveSocket<FederationFrame>({
       url: (since) => wsURL(`/v1/watch?since=${since}`),
@@ -65,6 +69,7 @@ export function setScope(next: string): void {
       let changed = false;
       for (const f of fs) changed = applyModelFrame(model, f) || changed;
       if (changed) modelVersion.value++;
+      appliedIndex.value = model.index;
     });
     const s = new LiveSocket<WatchFrame>({
       url: (since, m) => wsURL(`/v1/models/${encodeURIComponent(uuid)}/watch?since=${since}${m ? `&mark=${encodeURIComponent(m)}` : ''}`),
