@@ -154,7 +154,7 @@ func (e *embeddedDeps) issuer(ctx context.Context, listen, hubURL string, accoun
 		clients = append(clients, devidp.Client{ID: a.ClientID, Secret: a.ClientSecret})
 	}
 	idp, err := devidp.Start(ctx, devidp.Config{Listen: listen, HubRedirectURIs: []string{hubURL + "/auth/callback"},
-		ServiceAccounts: clients, Logger: logger})
+		ServiceAccounts: clients, Users: devidp.DevUsers(), Logger: logger})
 	if err != nil {
 		return "", fmt.Errorf("identity provider: %w", err)
 	}
