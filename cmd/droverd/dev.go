@@ -222,7 +222,7 @@ func startDevDeps(ctx context.Context, deps *embeddedDeps, o *devOptions, secret
 		return hub.Config{}, err
 	}
 	hubURL := "https://" + o.listen.Hub
-	issuer, err := deps.issuer(ctx, o.listen.IDP, hubURL, secrets, logger)
+	issuer, err := deps.issuer(ctx, o.listen.IDP, hubURL, secrets, devidp.DevUsers(), logger)
 	if err != nil {
 		return hub.Config{}, err
 	}
