@@ -36,7 +36,7 @@ web-deps:
 	@if [ -f web/package-lock.json ]; then cd web && \
 		want=$$(sha256sum package-lock.json | cut -d' ' -f1); \
 		if [ "$$(cat node_modules/.drover-lock 2>/dev/null)" != "$$want" ]; then \
-			npm ci --prefer-offline --no-audit --no-fund && echo "$$want" > node_modules/.drover-lock; \
+			npm ci --prefer-offline --no-audit --no-fund && mkdir -p node_modules && echo "$$want" > node_modules/.drover-lock; \
 		fi; fi
 
 ## web: build the dashboard into web/dist (embedded by droverd) and record
