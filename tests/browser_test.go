@@ -47,12 +47,17 @@ func newBrowser(t *testing.T) *browser {
 		}
 		t.Fatalf("%s is missing: run make deps (scripts/deps.sh installs chromium)", chromiumPath)
 	}
-	alloc, cancelAlloc := chromedp.NewExecAllocator(t.Context(), chromedp.ExecPath(chromiumPath),
+	// Chromium's own temporary files go to the test's directory, which
+	// the test removes: a killed browser leaves nothing in /tmp.
+	tmp := t.TempDir()
+	// Not t.Context(): that ends before the cleanups, and the screenshot
+	// of a failed test is taken in one.
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), chromedp.ExecPath(chromiumPath), chromedp.Env("TMPDIR="+tmp),
 		chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
 		chromedp.IgnoreCertErrors, chromedp.WindowSize(1280, 900),
 		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
 		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-dev-shm-usage", true), chromedp.UserDataDir(t.TempDir()))
+		chromedp.UserDataDir(filepath.Join(tmp, "profile")))
 	tab, cancelTab := chromedp.NewContext(alloc, chromedp.WithLogf(t.Logf))
 	ctx, cancelTimeout := context.WithTimeout(tab, browserTimeout)
 	t.Cleanup(func() { cancelTimeout(); cancelTab(); cancelAlloc() })
