@@ -8,11 +8,12 @@ PKGS     := ./...
 TESTTIME ?= 20m
 export GOFLAGS := -buildvcs=false
 
-.PHONY: all build deps test test-short vet fmt-check bench soak dev clean
+.PHONY: all build deps test test-short vet fmt-check bench soak dev clean web web-deps web-check web-test
 
 all: build
 
-## deps: install system packages the tests and `make dev` need (PostgreSQL).
+## deps: install system packages the tests and `make dev` need (PostgreSQL,
+## Node.js and npm, Chromium for the browser tests).
 deps:
 	@scripts/deps.sh
 
@@ -28,9 +29,40 @@ fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
-## test: the whole suite: static checks, unit, cluster, linearizability
-## (short form) and end-to-end tests with real processes.
-test: deps fmt-check vet build
+## web-deps: the dashboard's npm packages, installed (`npm ci`) only when
+## node_modules is missing or package-lock.json changed since. npm's cache
+## stays in ~/.npm, outside the clone.
+web-deps:
+	@if [ -f web/package-lock.json ]; then cd web && \
+		want=$$(sha256sum package-lock.json | cut -d' ' -f1); \
+		if [ "$$(cat node_modules/.drover-lock 2>/dev/null)" != "$$want" ]; then \
+			npm ci --prefer-offline --no-audit --no-fund && mkdir -p node_modules && echo "$$want" > node_modules/.drover-lock; \
+		fi; fi
+
+## web: build the dashboard into web/dist (embedded by droverd) and record
+## the hash of its sources there (the stale check, docs/dashboard.md).
+web: web-deps
+	@if [ -f web/package.json ]; then \
+		(cd web && npm run build) && $(GO) run ./web/cmd/sourcehash web > web/dist/source.sha256; \
+	else echo "web: no app sources (web/package.json); keeping the committed web/dist"; fi
+
+## web-check: the committed web/dist is exactly what the sources build.
+web-check: web-deps
+	@if [ -f web/package.json ]; then \
+		tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
+		(cd web && DROVER_WEB_OUT="$$tmp/dist" npm run build) && \
+		$(GO) run ./web/cmd/sourcehash web > "$$tmp/dist/source.sha256" && \
+		diff -r "$$tmp/dist" web/dist || { echo "web/dist does not match the sources: run make web"; exit 1; }; \
+	fi
+
+## web-test: the dashboard's own tests and checks (vitest, types, lint).
+web-test: web-deps
+	@if [ -f web/package.json ]; then cd web && npm test && npm run check; fi
+
+## test: the whole suite: static checks, the dashboard's build check and
+## tests, unit, cluster, linearizability (short form), end-to-end and
+## browser tests with real processes.
+test: deps fmt-check vet web-check web-test build
 	$(GO) test -count=1 -timeout $(TESTTIME) $(PKGS)
 
 ## soak: the long linearizability and crash runs.
@@ -47,8 +79,9 @@ bench: deps build
 	cd bench && $(GO) run ./cmd/migbench -n 100 -reps 3
 	cd bench && $(GO) run ./cmd/migbench -n 1000 -reps 1
 
-## dev: run Drover locally on embedded defaults (see README).
-dev: deps build
+## dev: build the dashboard and run Drover locally on embedded defaults
+## (see README); it prints the dashboard's URL.
+dev: deps web build
 	$(BIN)/droverd dev
 
 clean:

@@ -1,12 +1,16 @@
 package hub
 
 import (
+	"fmt"
 	"net/http"
+	"net/url"
 
 	"github.com/go-chi/chi/v5"
 
 	"github.com/droverhq/drover/hub/internal/reply"
 	"github.com/droverhq/drover/internal/loopback"
+	"github.com/droverhq/drover/internal/version"
+	"github.com/droverhq/drover/web"
 )
 
 // endpoint is one line of the hub's HTTP API: a method ("*" for any), a
@@ -83,9 +87,16 @@ func (s *Server) apiEndpoints() []endpoint {
 // and everything else through the router (routes).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.proxy.ServeHTTP(w, r) }
 
-// routes builds the router from the endpoint tables.
-func (s *Server) routes() {
+// routes builds the router from the endpoint tables. What no route takes
+// is the dashboard's (package web), which hands the API's own paths back as
+// a JSON 404.
+func (s *Server) routes() error {
+	dash, err := s.dashboard()
+	if err != nil {
+		return err
+	}
 	r := chi.NewRouter()
+	r.NotFound(dash.ServeHTTP)
 	r.Use(s.metrics)
 	if s.cfg.MetricsListen == "" {
 		// Served to the machine itself alone: the public address is
@@ -99,6 +110,23 @@ func (s *Server) routes() {
 		s.api = api
 	})
 	s.router = r
+	return nil
+}
+
+// dashboard serves the web app at every path the API leaves free.
+func (s *Server) dashboard() (*web.Handler, error) {
+	name := s.cfg.PublicURL
+	if u, err := url.Parse(s.cfg.PublicURL); err == nil && u.Host != "" {
+		name = u.Host
+	}
+	h, err := web.New(web.Config{Mode: web.ModeHub, Name: func() string { return name }, Version: version.Version,
+		NotFound: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			s.writeError(w, r, fmt.Errorf("%w: no route for %s %s", reply.ErrNotFound, r.Method, r.URL.Path))
+		})})
+	if err != nil {
+		return nil, fmt.Errorf("hub: %w", err)
+	}
+	return h, nil
 }
 
 func handle(r chi.Router, es []endpoint) {

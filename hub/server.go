@@ -142,7 +142,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		return fail(err)
 	}
 	s.reg.MustRegister(s.collectors()...)
-	s.routes()
+	if err := s.routes(); err != nil {
+		return fail(err)
+	}
 	return s, nil
 }
 

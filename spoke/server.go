@@ -29,6 +29,7 @@ import (
 	"github.com/droverhq/drover/spoke/internal/propose"
 	"github.com/droverhq/drover/spoke/internal/state"
 	"github.com/droverhq/drover/spoke/internal/state/stream"
+	"github.com/droverhq/drover/spoke/internal/websession"
 	"github.com/google/uuid"
 )
 
@@ -98,6 +99,12 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if s.fsm, err = state.NewFSM(state.FSMConfig{Logger: s.logger}); err != nil {
 		return nil, err
 	}
+	// Every node holds the cluster secret, so a dashboard session begun
+	// on one node is good on all (docs/decisions/0038-dashboard-sessions.md).
+	sessionKey, err := websession.Key(s.secret)
+	if err != nil {
+		return nil, err
+	}
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return nil, fmt.Errorf("listen %s: %w", cfg.Listen, err)
@@ -117,6 +124,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	// whatever it is at each request.
 	hub := hubtrust.NewFollower(hubtrust.Config{Now: cfg.Now, ControllerCA: s.ca.Fingerprint()})
 	s.api, err = apiserver.New(apiserver.Config{Backend: s, Logger: s.logger, Now: cfg.Now, MaxCharmSize: cfg.MaxCharmSize, MaxExportSize: cfg.MaxExportSize, Hub: hub,
+		SessionKey:       sessionKey,
 		MetricsElsewhere: cfg.MetricsListen != "",
 		LogDir:           filepath.Join(cfg.DataDir, "logs"), KeepaliveInterval: cfg.KeepaliveInterval, ReadWait: cfg.ReadWait, Collectors: s.joinAudit.collectors()})
 	if err != nil {

@@ -44,6 +44,8 @@ var openRoutes = map[string]string{
 	"GET /v1/internal/identity":   "who the node is, public",
 	"POST /v1/internal/admit":     "a join token in the body (TestJoinTokenRefusals)",
 	"POST /v1/internal/hub-trust": "a hub token in the body (TestHubTrustAtRuntime)",
+	"POST /auth/login":            "a user's name and password in the body (TestDashboardLoginOnAController)",
+	"POST /auth/logout":           "clears the caller's own session cookie (TestDashboardLoginOnAController)",
 }
 
 // TestEveryRouteRefusesAgentsAndOtherControllers runs every route of the

@@ -33,11 +33,13 @@ type devInfo struct {
 	CAFile    string            `json:"ca-file"`
 	Issuer    string            `json:"oidc-issuer"`
 	Addresses map[string]string `json:"addresses"`
-	User      struct {
-		Email    string `json:"email"`
-		Password string `json:"password"`
-		Org      string `json:"org"`
-	} `json:"user"`
+	// User is the demo person (a hub administrator), Reader a member of
+	// the same organization with no grants of its own, OtherOrgUser a
+	// member of another organization.
+	User            devUser `json:"user"`
+	Reader          devUser `json:"reader"`
+	OtherOrgUser    devUser `json:"other-org-user"`
+	DashboardURL    string  `json:"dashboard-url"`
 	ServiceAccounts []struct {
 		ClientID     string `json:"client-id"`
 		ClientSecret string `json:"client-secret"`
@@ -49,6 +51,13 @@ type devInfo struct {
 		URL     string `json:"url"`
 		DataDir string `json:"data-dir"`
 	} `json:"controllers"`
+}
+
+// devUser is a person of droverd dev's issuer.
+type devUser struct {
+	Email    string `json:"email"`
+	Password string `json:"password"`
+	Org      string `json:"org"`
 }
 
 // devStack is a `droverd dev` process: private PostgreSQL, embedded

@@ -3,10 +3,12 @@ import preact from '@preact/preset-vite';
 
 // Deterministic output: content-hashed names, no timestamps, no source
 // maps (the Go side embeds dist and checks it against the sources).
+// DROVER_WEB_OUT builds elsewhere (make web-check compares that build
+// with the committed dist).
 export default defineConfig({
   plugins: [preact({ devtoolsInProd: false, prefreshEnabled: false })],
   build: {
-    outDir: 'dist',
+    outDir: process.env.DROVER_WEB_OUT ?? 'dist',
     emptyOutDir: false,
     sourcemap: false,
     target: 'es2022',

@@ -37,10 +37,19 @@ type devOptions struct {
 
 // DevInfo is dev.json: what scripts need to use the local federation.
 type DevInfo struct {
-	HubURL          string           `json:"hub-url"`
-	CAFile          string           `json:"ca-file"`
-	Issuer          string           `json:"oidc-issuer"`
-	User            DevUser          `json:"user"`
+	HubURL string `json:"hub-url"`
+	CAFile string `json:"ca-file"`
+	Issuer string `json:"oidc-issuer"`
+	// User is the demo person, an administrator of the hub; Reader a
+	// member of the same organization with no grant of its own (what it
+	// may read is granted to it); OtherOrgUser a member of another
+	// organization.
+	User         DevUser `json:"user"`
+	Reader       DevUser `json:"reader"`
+	OtherOrgUser DevUser `json:"other-org-user"`
+	// DashboardURL is where a browser opens the dashboard: the hub's
+	// public URL.
+	DashboardURL    string           `json:"dashboard-url"`
 	ServiceAccounts []DevServiceAcct `json:"service-accounts"`
 	Controllers     []DevController  `json:"controllers"`
 	// Addresses are the ones the federation listens on, kept for its
@@ -48,7 +57,7 @@ type DevInfo struct {
 	Addresses devAddrs `json:"addresses"`
 }
 
-// DevUser is the demo person (device-flow login).
+// DevUser is a person of the dev issuer (device-flow and dashboard login).
 type DevUser struct {
 	Email    string `json:"email"`
 	Password string `json:"password"`
@@ -178,8 +187,13 @@ func runDev(ctx context.Context, o *devOptions, changed func(string) bool, stdou
 		return err
 	}
 	info := DevInfo{HubURL: hubCfg.PublicURL, CAFile: hub.CACertPath(hubCfg.StateDir), Issuer: hubCfg.OIDCIssuer,
-		User: DevUser{Email: devidp.DemoEmail, Password: devidp.DemoPassword, Org: devOrg}, ServiceAccounts: secrets,
-		Addresses: o.listen}
+		User:         DevUser{Email: devidp.DemoEmail, Password: devidp.DemoPassword, Org: devOrg},
+		Reader:       DevUser{Email: devidp.ReaderEmail, Password: devidp.ReaderPassword, Org: devOrg},
+		OtherOrgUser: DevUser{Email: devidp.OtherEmail, Password: devidp.OtherPassword, Org: otherOrg},
+		DashboardURL: hubCfg.PublicURL + "/", ServiceAccounts: secrets, Addresses: o.listen}
+	if err := seedDevPeople(gctx, h, info.Reader, info.OtherOrgUser); err != nil {
+		return err
+	}
 	if info.Controllers, err = startDevSpokes(gctx, g, h, o, logger); err != nil {
 		return err
 	}
@@ -221,7 +235,7 @@ func startDevDeps(ctx context.Context, deps *embeddedDeps, o *devOptions, secret
 		}
 		hubURL = strings.TrimSuffix(o.hubPublicURL, "/")
 	}
-	issuer, err := deps.issuer(ctx, o.listen.IDP, hubURL, secrets, logger)
+	issuer, err := deps.issuer(ctx, o.listen.IDP, hubURL, secrets, devidp.DevUsers(), logger)
 	if err != nil {
 		return hub.Config{}, err
 	}
@@ -274,8 +288,23 @@ func defaultDevStateDir() string {
 	return filepath.Join(home, ".local", "share", "drover", "dev")
 }
 
+// seedDevPeople places the dev issuer's other people in their
+// organizations before they first log in (a first login otherwise joins
+// the hub's default organization): their identities are made as a grant
+// by email makes them, which their login takes over.
+func seedDevPeople(ctx context.Context, h *hub.Server, people ...DevUser) error {
+	for _, p := range people {
+		if _, err := h.Store().Identities.Pending(ctx, p.Email, p.Org); err != nil {
+			return fmt.Errorf("dev user %s: %w", p.Email, err)
+		}
+	}
+	return nil
+}
+
 func printDev(w io.Writer, info DevInfo, devFile, stateDir string) {
 	fmt.Fprintf(w, `Drover dev federation is running.
+  dashboard:    %s  (sign in as %s / %s; also %s / %s, a reader, and
+                %s / %s of organization %s)
   hub:          %s  (CA: %s)
   issuer:       %s
   controllers:  east %s, west %s (regions east and west), registered with the hub
@@ -284,7 +313,9 @@ func printDev(w io.Writer, info DevInfo, devFile, stateDir string) {
   scripts:      drover login %s --ca %s --client-id %s --client-secret %s
   details:      %s
 Press Ctrl-C to stop; state is kept in %s.
-`, info.HubURL, info.CAFile, info.Issuer, info.Controllers[0].URL, info.Controllers[1].URL, info.HubURL, info.CAFile, info.User.Email, info.User.Password,
+`, info.DashboardURL, info.User.Email, info.User.Password, info.Reader.Email, info.Reader.Password,
+		info.OtherOrgUser.Email, info.OtherOrgUser.Password, info.OtherOrgUser.Org,
+		info.HubURL, info.CAFile, info.Issuer, info.Controllers[0].URL, info.Controllers[1].URL, info.HubURL, info.CAFile, info.User.Email, info.User.Password,
 		info.HubURL, info.CAFile, info.ServiceAccounts[0].ClientID, info.ServiceAccounts[0].ClientSecret, devFile, stateDir)
 }
 

@@ -148,13 +148,13 @@ const (
 
 // issuer starts the development issuer on listen for a hub at hubURL, with
 // the demo user and the given service accounts, and returns its URL.
-func (e *embeddedDeps) issuer(ctx context.Context, listen, hubURL string, accounts []DevServiceAcct, logger *slog.Logger) (string, error) {
+func (e *embeddedDeps) issuer(ctx context.Context, listen, hubURL string, accounts []DevServiceAcct, users map[string]string, logger *slog.Logger) (string, error) {
 	clients := make([]devidp.Client, 0, len(accounts))
 	for _, a := range accounts {
 		clients = append(clients, devidp.Client{ID: a.ClientID, Secret: a.ClientSecret})
 	}
 	idp, err := devidp.Start(ctx, devidp.Config{Listen: listen, HubRedirectURIs: []string{hubURL + "/auth/callback"},
-		ServiceAccounts: clients, Logger: logger})
+		ServiceAccounts: clients, Users: users, Logger: logger})
 	if err != nil {
 		return "", fmt.Errorf("identity provider: %w", err)
 	}

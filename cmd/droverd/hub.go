@@ -201,7 +201,7 @@ func embeddedDefaults(ctx context.Context, cfg *hub.Config, deps *embeddedDeps, 
 			return err
 		}
 		publicURL := cmp.Or(cfg.PublicURL, "https://"+cfg.Listen)
-		if cfg.OIDCIssuer, err = deps.issuer(ctx, idpListen, strings.TrimRight(publicURL, "/"), secrets, cfg.Logger); err != nil {
+		if cfg.OIDCIssuer, err = deps.issuer(ctx, idpListen, strings.TrimRight(publicURL, "/"), secrets, nil, cfg.Logger); err != nil {
 			return err
 		}
 		cfg.OIDCClientID = devidp.HubClientID

@@ -1,6 +1,6 @@
 // Package devidp is the development OIDC issuer of `droverd dev` and the
 // hub's tests: Dex's real server package with in-memory storage, one static
-// password user, a public client for the hub (device flow and
+// password user (or the ones configured), a public client for the hub (device flow and
 // authorization code + PKCE) and confidential clients for service accounts
 // (client credentials). It is never used in production, where the hub is
 // configured with the organisation's issuer.
@@ -30,6 +30,21 @@ const (
 	DemoPassword = "drover-demo"
 	HubClientID  = "drover-hub"
 )
+
+// The other people of `droverd dev`, for the dashboard's browser tests:
+// a reader in the demo user's organization and a member of another one.
+const (
+	ReaderEmail    = "reader@example.com"
+	ReaderPassword = "drover-reader"
+	OtherEmail     = "other@globex.example"
+	OtherPassword  = "drover-other"
+)
+
+// DevUsers are the static passwords of `droverd dev`: the demo user, the
+// reader and the other organization's member.
+func DevUsers() map[string]string {
+	return map[string]string{DemoEmail: DemoPassword, ReaderEmail: ReaderPassword, OtherEmail: OtherPassword}
+}
 
 // Client is a confidential client allowed the client-credentials grant.
 type Client struct {

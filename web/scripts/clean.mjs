@@ -3,6 +3,7 @@
 // hashed chunks behind.
 import { rmSync, existsSync } from 'node:fs';
 
-for (const p of ['dist/assets', 'dist/index.html']) {
+const out = process.env.DROVER_WEB_OUT ?? 'dist';
+for (const p of [`${out}/assets`, `${out}/index.html`]) {
   if (existsSync(p)) rmSync(p, { recursive: true, force: true });
 }

@@ -4,7 +4,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 
 const BUDGET = 200 * 1024;
-const dir = 'dist/assets';
+const dir = `${process.env.DROVER_WEB_OUT ?? 'dist'}/assets`;
 let total = 0;
 const rows = [];
 for (const f of readdirSync(dir).sort()) {

@@ -5,7 +5,6 @@ import (
 	"net/http"
 
 	"github.com/droverhq/drover/api"
-	"github.com/droverhq/drover/spoke/internal/credential"
 	"github.com/droverhq/drover/spoke/internal/reply"
 )
 
@@ -33,9 +32,10 @@ func callerOf(ctx context.Context) caller {
 
 // authenticate checks HTTP Basic credentials against the replicated users
 // (local users authenticate with generated secrets, see spoke.HashSecret),
-// or a hub's bearer token when the controller trusts a hub (hubauth.go).
-// Failures are charged to the source address and the claimed name
-// (s.limiter); neither a failure nor a refusal touches raft.
+// or a hub's bearer token when the controller trusts a hub (hubauth.go),
+// or else the dashboard's session cookie (session.go). Failures are
+// charged to the source address and the claimed name (s.limiter); neither
+// a failure nor a refusal touches raft.
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if raw, ok := bearerToken(r); ok {
@@ -44,24 +44,17 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		}
 		name, secret, ok := r.BasicAuth()
 		if !ok {
+			if c, err := r.Cookie(sessionCookie); err == nil {
+				s.authenticateSession(w, r, c.Value, next)
+				return
+			}
 			w.Header().Set("WWW-Authenticate", `Basic realm="drover"`)
 			reply.WriteError(w, r, api.Errorf(api.CodeUnauthorized, "authentication required: pass the controller's user and password"))
 			return
 		}
-		addr := credential.SourceAddr(r.RemoteAddr)
-		if te := s.limiter.Allow(addr, name); te != nil {
-			reply.WriteError(w, r, credential.Refusal(w.Header(), te))
-			return
-		}
-		var u *api.User
-		ok, err := credential.Check(r.Context(), s.b, func() (bool, bool, error) {
-			var err error
-			u, err = s.b.Store().Snapshot().UserByName(name)
-			return err == nil && u != nil && !u.Disabled && credential.SecretMatches(secret, u.PasswordHash), u != nil, err
-		})
-		if err != nil || !ok {
-			s.limiter.Fail(addr, name)
-			reply.WriteError(w, r, api.Errorf(api.CodeUnauthorized, "invalid user name or password"))
+		u, err := s.checkPassword(w, r, name, secret)
+		if err != nil {
+			reply.WriteError(w, r, err)
 			return
 		}
 		ctx := context.WithValue(r.Context(), userKey, caller{Name: u.Name, Access: u.Access})

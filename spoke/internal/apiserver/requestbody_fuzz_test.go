@@ -44,6 +44,7 @@ var requestBodies = []func() any{
 	func() any { return new(api.MigrationStepRequest) },
 	func() any { return new(api.MigrationPhaseRequest) },
 	func() any { return new(api.MigrationPrecheckRequest) },
+	func() any { return new(LoginRequest) },
 }
 
 // decodeBody decodes as a handler does: reply.Decode, strict.

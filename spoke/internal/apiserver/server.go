@@ -35,6 +35,7 @@ import (
 	"github.com/droverhq/drover/spoke/internal/reply"
 	"github.com/droverhq/drover/spoke/internal/state"
 	"github.com/droverhq/drover/spoke/internal/state/stream"
+	"github.com/droverhq/drover/web"
 )
 
 // Backend is the controller node the API serves.
@@ -126,6 +127,13 @@ type Config struct {
 	// Version is the drover release the controller runs, which a
 	// migration's prechecks compare (default version.Version).
 	Version string
+	// SessionKey signs the dashboard's session cookies; every node of the
+	// controller must hold the same (spoke derives it from the cluster
+	// secret with websession.Key). Empty: POST /auth/login answers 404.
+	SessionKey []byte
+	// SessionTTL is how long a dashboard session lasts (default
+	// DefaultSessionTTL).
+	SessionTTL time.Duration
 	// Hostname is the host the local substrate's machines run on, which
 	// a migration's target precheck compares (default os.Hostname()).
 	Hostname string
@@ -145,6 +153,8 @@ type Server struct {
 	// limiter throttles failed authentications, users', hubs' and
 	// agents' alike.
 	limiter *credential.Limiter
+	// dashboard serves the web app at the paths no route takes.
+	dashboard http.Handler
 }
 
 // New builds the router.
@@ -206,6 +216,11 @@ func New(cfg Config) (*Server, error) {
 	s.metrics = newMetrics(reg, cfg.Backend)
 	reg.MustRegister(cfg.Collectors...)
 	s.metricsHandler = promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
+	dash, err := web.New(web.Config{Mode: web.ModeController, Name: s.controllerName, Version: cfg.Version, NotFound: http.HandlerFunc(notFound)})
+	if err != nil {
+		return nil, fmt.Errorf("apiserver: %w", err)
+	}
+	s.dashboard = dash
 	s.router = s.routes(s.metricsHandler)
 	return s, nil
 }
@@ -270,9 +285,15 @@ func (s *Server) routes(metricsHandler http.Handler) chi.Router {
 		r.Get("/agent/resources/{sha}", s.ep.charms.agentDownloadResource)
 		r.Group(func(r chi.Router) { s.userRoutes(r) })
 	})
-	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
-		reply.WriteError(w, r, api.Errorf(api.CodeNotFound, "no route for %s %s", r.Method, r.URL.Path))
-	})
+	// The dashboard's login (session.go): open routes, the credential is
+	// in the body.
+	r.Post("/auth/login", s.login)
+	r.Post("/auth/logout", s.logout)
+	if s.dashboard != nil {
+		r.NotFound(s.dashboard.ServeHTTP) // which hands the API's paths back to notFound
+	} else {
+		r.NotFound(notFound)
+	}
 	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
 		reply.WriteError(w, r, &api.Error{Code: api.CodeBadRequest, Message: "method " + r.Method + " not allowed on " + r.URL.Path, Status: http.StatusMethodNotAllowed})
 	})
@@ -374,6 +395,19 @@ func (s *Server) userRoutes(r chi.Router) {
 		r.Post("/tasks/{id}/cancel", s.ep.actions.cancelTask)
 		r.Get("/logs", s.ep.logs.getLogs)
 	})
+}
+
+func notFound(w http.ResponseWriter, r *http.Request) {
+	reply.WriteError(w, r, api.Errorf(api.CodeNotFound, "no route for %s %s", r.Method, r.URL.Path))
+}
+
+// controllerName is the name the dashboard shows: the controller's, once
+// raft has its record.
+func (s *Server) controllerName() string {
+	if c, err := lookup.Controller(s.b.Store().Snapshot()); err == nil && c != nil {
+		return c.Name
+	}
+	return ""
 }
 
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
