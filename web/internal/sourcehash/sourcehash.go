@@ -1,6 +1,6 @@
 // Package sourcehash names the dashboard's sources with one SHA-256: the
 // files `npm run build` reads (the npm manifests, index.html, the Vite and
-// TypeScript configuration, src/ and public/). The Makefile writes it next
+// TypeScript configuration, src/, public/ and the build's scripts/). The Makefile writes it next
 // to the build (dist/source.sha256) and a test of package web compares, so
 // a change to the sources without a rebuild of the committed dist fails.
 package sourcehash
@@ -20,7 +20,7 @@ import (
 // build; dirs are the directories whose every file does.
 var (
 	topLevel = []string{"package.json", "package-lock.json", "index.html", "vite.config.*", "tsconfig*.json"}
-	dirs     = []string{"src", "public"}
+	dirs     = []string{"src", "public", "scripts"}
 )
 
 // Files lists the source files under root (the web/ directory), sorted,

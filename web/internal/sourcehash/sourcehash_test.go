@@ -10,14 +10,14 @@ func TestFilesAreTheBuildsInputs(t *testing.T) {
 	fsys := fstest.MapFS{
 		"package.json": {}, "package-lock.json": {}, "index.html": {}, "vite.config.ts": {}, "tsconfig.json": {},
 		"tsconfig.node.json": {}, "src/main.tsx": {}, "src/views/a.tsx": {}, "public/robots.txt": {},
-		"node_modules/x/index.js": {}, "dist/index.html": {}, "README.md": {}, "doc.go": {},
+		"scripts/clean.mjs": {}, "node_modules/x/index.js": {}, "dist/index.html": {}, "README.md": {}, "doc.go": {},
 	}
 	got, err := Files(fsys)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"index.html", "package-lock.json", "package.json", "public/robots.txt", "src/main.tsx", "src/views/a.tsx",
-		"tsconfig.json", "tsconfig.node.json", "vite.config.ts"}
+	want := []string{"index.html", "package-lock.json", "package.json", "public/robots.txt", "scripts/clean.mjs", "src/main.tsx",
+		"src/views/a.tsx", "tsconfig.json", "tsconfig.node.json", "vite.config.ts"}
 	if !slices.Equal(got, want) {
 		t.Errorf("Files: %q, want %q", got, want)
 	}
