@@ -12,7 +12,8 @@ import (
 // byte either way, on open connections and new ones, until it is lifted
 // (a hung server: connections open, nothing answered); Cut silences the
 // connections open so far for good, without closing them, while new ones
-// are relayed normally (a path that died without a word).
+// are relayed normally (a path that died without a word); Drop closes the
+// connections open so far (a server or load balancer that drops them).
 type FaultProxy struct {
 	ln      net.Listener
 	network string // of the target: "unix" or "tcp"
@@ -23,6 +24,7 @@ type FaultProxy struct {
 	stalled bool
 	resumed *sync.Cond
 	cuts    chan struct{} // closed by Cut, for the connections open then
+	drops   chan struct{} // closed by Drop, for the connections open then
 }
 
 // NewFaultProxy relays to target (network "unix" or "tcp") until the test
@@ -33,7 +35,8 @@ func NewFaultProxy(t testing.TB, network, target string) *FaultProxy {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &FaultProxy{ln: ln, network: network, target: target, done: make(chan struct{}), cuts: make(chan struct{})}
+	p := &FaultProxy{ln: ln, network: network, target: target, done: make(chan struct{}), cuts: make(chan struct{}),
+		drops: make(chan struct{})}
 	p.resumed = sync.NewCond(&p.mu)
 	t.Cleanup(func() { ln.Close(); p.Stall(false); close(p.done) })
 	go func() {
@@ -43,9 +46,9 @@ func NewFaultProxy(t testing.TB, network, target string) *FaultProxy {
 				return
 			}
 			p.mu.Lock()
-			cut := p.cuts
+			cut, drop := p.cuts, p.drops
 			p.mu.Unlock()
-			go p.relay(c, cut)
+			go p.relay(c, cut, drop)
 		}
 	}()
 	return p
@@ -70,6 +73,14 @@ func (p *FaultProxy) Cut() {
 	p.mu.Unlock()
 }
 
+// Drop closes every connection relayed so far, both ways.
+func (p *FaultProxy) Drop() {
+	p.mu.Lock()
+	close(p.drops)
+	p.drops = make(chan struct{})
+	p.mu.Unlock()
+}
+
 func (p *FaultProxy) wait() {
 	p.mu.Lock()
 	for p.stalled {
@@ -78,7 +89,7 @@ func (p *FaultProxy) wait() {
 	p.mu.Unlock()
 }
 
-func (p *FaultProxy) relay(c net.Conn, cut chan struct{}) {
+func (p *FaultProxy) relay(c net.Conn, cut, drop chan struct{}) {
 	defer c.Close()
 	p.wait()
 	up, err := net.Dial(p.network, p.target)
@@ -86,6 +97,16 @@ func (p *FaultProxy) relay(c net.Conn, cut chan struct{}) {
 		return
 	}
 	defer up.Close()
+	relayed := make(chan struct{})
+	defer close(relayed)
+	go func() {
+		select {
+		case <-drop:
+			c.Close()
+			up.Close()
+		case <-relayed:
+		}
+	}()
 	pipe := func(dst, src net.Conn) {
 		defer dst.Close()
 		buf := make([]byte, 32<<10)
