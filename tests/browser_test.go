@@ -24,7 +24,7 @@ const chromiumPath = "/usr/bin/chromium"
 
 // browserTimeout bounds each browser test's whole conversation with
 // Chromium.
-const browserTimeout = 2 * time.Minute
+const browserTimeout = 10 * time.Minute
 
 // browser is one headless Chromium with a profile of its own; ctx is its
 // tab (chromedp.Run(b.ctx, ...)).
@@ -99,6 +99,19 @@ func screenshot(t *testing.T, tab context.Context) {
 	}
 	url, _ := chromedp.Run(ctx, chromedp.Location())
 	t.Logf("screenshot of %s: %s", url, path)
+}
+
+// with is b for t: a subtest's steps fail the subtest, and a failed
+// subtest leaves its own screenshot.
+func (b *browser) with(t *testing.T) *browser {
+	c := *b
+	c.t = t
+	t.Cleanup(func() {
+		if t.Failed() {
+			screenshot(t, c.ctx)
+		}
+	})
+	return &c
 }
 
 // run runs steps in the tab, failing the test on error.

@@ -46,7 +46,7 @@ export default function Graph({ apps, relations, units }: { apps: AppRow[]; rela
           width={l.width * zoom}
           height={l.height * zoom}
           viewBox={`0 0 ${l.width} ${l.height}`}
-          role="img"
+          role="group"
           aria-label={`${apps.length} applications and ${relations.length} integrations; the table below lists them`}
           data-testid="graph"
         >
@@ -66,7 +66,7 @@ export default function Graph({ apps, relations, units }: { apps: AppRow[]; rela
               const st = appStatus(model, a);
               return (
                 <g transform={`translate(${n.x},${n.y})`} class={`node${a.subordinate ? ' node-sub' : ''} node-${st}`} data-testid="graph-node" data-app={n.id} key={n.id}>
-                  <a href={`/models/${model.uuid}?tab=units&app=${encodeURIComponent(n.id)}`}>
+                  <a href={`/models/${model.uuid}?tab=units&app=${encodeURIComponent(n.id)}`} aria-label={`${n.id}: ${counts.get(n.id) ?? 0} units, ${st}`}>
                     <rect width={NODE_W} height={NODE_H} rx={a.subordinate ? 20 : 6} />
                     <text x={10} y={20} class="name">
                       {n.id.length > 18 ? `${n.id.slice(0, 17)}…` : n.id}
