@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"net/http"
 	"strconv"
 	"sync"
 	"time"
@@ -88,7 +87,8 @@ func (w *FederationWatcher) Next(ctx context.Context) (*FederationFrame, error) 
 			if f.Type == FederationFrameReset || f.Index >= w.index {
 				w.index = f.Index
 			}
-			w.c.observe(http.MethodGet, federationPath, uint64(max(f.Index, 0)))
+			// The hub's index orders its own index, not a controller's
+			// writes: the client's read-your-writes index is not raised.
 			if f.Type == FederationFrameKeepalive {
 				continue
 			}
