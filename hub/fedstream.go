@@ -82,6 +82,10 @@ type sentCtrl struct {
 var upgrader = websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return true }}
 
 func (s *Server) handleFederationWatch(w http.ResponseWriter, r *http.Request) {
+	if !websocket.IsWebSocketUpgrade(r) {
+		s.writeError(w, r, fmt.Errorf("%w: GET /v1/watch is a websocket", reply.ErrBadRequest))
+		return
+	}
 	since, err := parseSince(r.URL.Query().Get("since"))
 	if err != nil {
 		s.writeError(w, r, err)
