@@ -328,3 +328,32 @@ func TestFederationStreamRefusals(t *testing.T) {
 		t.Fatalf("since=-1: %v %v, want 400", err, resp)
 	}
 }
+
+// TestFederationStreamResetsAfterLostNotifications: when the replica's
+// LISTEN connection is lost (its backend terminated), the changes
+// committed meanwhile were not announced: once it listens again, every
+// stream sends a reset.
+func TestFederationStreamResetsAfterLostNotifications(t *testing.T) {
+	f := newFedFixture(t)
+	ctx := t.Context()
+	conn := f.open(t, f.tok, 0)
+	if fr := next(t, conn); fr.Type != api.FederationFrameReset {
+		t.Fatalf("first frame %s", fr.Type)
+	}
+	db, err := pgx.Connect(ctx, f.cfg.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close(ctx)
+	var n int
+	if err := db.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+		WHERE datname = current_database() AND query = 'LISTEN drover_index_changed'`).Scan(&n); err != nil || n != 1 {
+		t.Fatalf("terminated %d listeners (%v), want 1", n, err)
+	}
+	m3 := f.model("acme", "m3", f.ctrl)
+	fr := f.until(t, conn, "a reset", func(fr api.FederationFrame) bool { return fr.Type == api.FederationFrameReset })
+	// m3 is in the reset, or comes after it should it commit later.
+	if ms, _ := ids(t, fr); !slices.Contains(ms, m3) {
+		f.until(t, conn, "m3", func(fr api.FederationFrame) bool { ms, _ := ids(t, fr); return slices.Contains(ms, m3) })
+	}
+}
