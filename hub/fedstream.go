@@ -66,7 +66,10 @@ type fedStream struct {
 	readCtrls, memberOrgs []string
 	models                map[[16]byte]int64 // sent: version
 	ctrls                 map[string]sentCtrl
-	resumed               bool
+	// resumedTo is, on a stream resumed with since, the highest version
+	// taken when it resumed: removals up to it may be of rows the client
+	// holds though the stream never sent them (0: a reset was sent).
+	resumedTo int64
 }
 
 // sentCtrl is what a stream sent of a controller.
@@ -256,7 +259,7 @@ func (st *fedStream) reset(ctx context.Context) error {
 	}); err != nil {
 		return err
 	}
-	st.resumed = false
+	st.resumedTo = 0
 	return st.write(f)
 }
 
@@ -281,7 +284,9 @@ func (st *fedStream) resume(ctx context.Context, since int64) error {
 		// changed after.
 		st.ctrls[c.UUID] = sentCtrl{name: c.Name, version: since, place: placeOf(c)}
 	}
-	st.resumed = true
+	if st.resumedTo, _, err = st.s.store.IndexHorizon(ctx); err != nil {
+		return err
+	}
 	upto := st.index
 	st.index = since
 	_, err = st.deltaForce(ctx, upto, true)
@@ -356,17 +361,27 @@ func (st *fedStream) deltaForce(ctx context.Context, upto int64, force bool) (bo
 		return false, err
 	}
 	for _, rm := range rms {
-		if rm.Kind != "model" {
-			continue // controllers: by the visible list above
-		}
-		id, err := parseUUID(rm.ID)
-		if err != nil {
-			continue
-		}
-		_, sent := st.models[id]
-		if sent || st.resumed && (slices.Contains(st.memberOrgs, rm.Org) || slices.Contains(st.readCtrls, rm.ControllerUUID)) {
-			delete(st.models, id)
-			f.Removed = append(f.Removed, api.FederationKey{Kind: "model", ID: rm.ID})
+		// What the client may hold of a resumed stream: its
+		// organizations' rows, those on the controllers it reads, and the
+		// shared controllers.
+		mayHold := rm.Version <= st.resumedTo && (slices.Contains(st.memberOrgs, rm.Org) ||
+			slices.Contains(st.readCtrls, rm.ControllerUUID) || rm.Kind == "controller" && rm.Org == "")
+		switch rm.Kind {
+		case "model":
+			id, err := parseUUID(rm.ID)
+			if err != nil {
+				continue
+			}
+			if _, sent := st.models[id]; sent || mayHold {
+				delete(st.models, id)
+				f.Removed = append(f.Removed, api.FederationKey{Kind: "model", ID: rm.ID})
+			}
+		case "controller":
+			// One the stream sent went with the list above.
+			key := api.FederationKey{Kind: "controller", ID: rm.ID}
+			if _, sent := st.ctrls[rm.ControllerUUID]; !sent && mayHold && !slices.Contains(f.Removed, key) {
+				f.Removed = append(f.Removed, key)
+			}
 		}
 	}
 	st.index = upto

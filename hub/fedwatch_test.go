@@ -161,11 +161,16 @@ func (f *fedFixture) until(t *testing.T, conn *websocket.Conn, what string, ok f
 func TestFederationStreamResetDeltasAndResume(t *testing.T) {
 	testkit.CheckLeaks(t)
 	f := newFedFixture(t)
+	north := store.Controller{UUID: uuid.NewString(), Name: "north", Org: "acme", Region: "r3", APIAddresses: []string{"127.0.0.1:1"}}
+	if err := f.st.Controllers.Upsert(t.Context(), north); err != nil {
+		t.Fatal(err)
+	}
+	f.settle() // its link to acme
 	conn := f.open(t, f.tok, 0)
 	reset := next(t, conn)
 	ms, cs := ids(t, reset)
-	if reset.Type != api.FederationFrameReset || !slices.Equal(ms, sorted(f.m1, f.m2)) || !slices.Equal(cs, []string{"east"}) {
-		t.Fatalf("first frame %s models %v controllers %v, want a reset of m1, m2 and east", reset.Type, ms, cs)
+	if reset.Type != api.FederationFrameReset || !slices.Equal(ms, sorted(f.m1, f.m2)) || !slices.Equal(cs, []string{"east", "north"}) {
+		t.Fatalf("first frame %s models %v controllers %v, want a reset of m1, m2, east and north", reset.Type, ms, cs)
 	}
 	// Rows exactly as the listings answer them.
 	var listed struct{ Models []json.RawMessage }
@@ -181,7 +186,7 @@ func TestFederationStreamResetDeltasAndResume(t *testing.T) {
 	if err := json.Unmarshal(f.want(t, "list controllers", http.StatusOK, f.tok, http.MethodGet, "/v1/controllers", nil), &ctrls); err != nil {
 		t.Fatal(err)
 	}
-	if len(ctrls.Controllers) != 1 || string(ctrls.Controllers[0]) != string(reset.Controllers[0]) {
+	if len(ctrls.Controllers) != 2 || string(ctrls.Controllers[0]) != string(reset.Controllers[0]) || string(ctrls.Controllers[1]) != string(reset.Controllers[1]) {
 		t.Errorf("streamed controller %s, listed %s", reset.Controllers[0], ctrls.Controllers)
 	}
 
@@ -199,10 +204,13 @@ func TestFederationStreamResetDeltasAndResume(t *testing.T) {
 	}
 	_ = conn.Close()
 
-	// Away: m3 added, m1 removed, globex changed.
+	// Away: m3 added, m1 and north removed, globex changed.
 	at := d.Index
 	m3 := f.model("acme", "m3", f.ctrl)
 	f.remove(f.m1)
+	if _, err := f.st.Controllers.Remove(t.Context(), north.UUID, false); err != nil {
+		t.Fatal(err)
+	}
 	f.model("globex", "g2", f.otherCtrl)
 	conn = f.open(t, f.tok, at)
 	// The hub may serve the resumption in more than one delta (as its
@@ -215,10 +223,10 @@ func TestFederationStreamResetDeltasAndResume(t *testing.T) {
 			t.Fatalf("resumed from %d: %s with controllers %v, want deltas of models", at, fr.Type, cs)
 		}
 		got, removed = append(got, ms...), append(removed, fr.Removed...)
-		return len(removed) > 0
+		return len(removed) >= 2
 	})
-	if !slices.Equal(got, []string{m3}) || !slices.Equal(removed, []api.FederationKey{{Kind: "model", ID: f.m1}}) {
-		t.Fatalf("resumed from %d: models %v removed %v; want m3 and m1's removal", at, got, removed)
+	if want := []api.FederationKey{{Kind: "model", ID: f.m1}, {Kind: "controller", ID: "north"}}; !slices.Equal(got, []string{m3}) || !slices.Equal(removed, want) {
+		t.Fatalf("resumed from %d: models %v removed %v; want m3, and the removals %v", at, got, removed, want)
 	}
 	_ = conn.Close()
 
