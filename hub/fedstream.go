@@ -35,9 +35,10 @@ import (
 // permissions change, the stream reads what its caller may read again and
 // sends the difference: rows now readable, and removals of those no
 // longer are. A stream resumed with since does not know what its client
-// holds: it takes what the caller reads now as sent, and tells removals
-// of models in the organizations the caller belongs to or on the
-// controllers it reads (another organization's removals stay unsaid).
+// holds: it takes what the caller reads now as sent and, of the removals
+// made before it resumed, tells those of its caller's organizations'
+// models and controllers, of models on the controllers it reads, and of
+// shared controllers (another organization's stay unsaid).
 
 // parseSince reads the since of GET /v1/watch: absent or 0 asks for a
 // reset.
