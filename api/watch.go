@@ -226,6 +226,17 @@ func (w *Watcher) connection(ctx context.Context) (<-chan readResult, error) {
 // the controller's history (a controller restored from an older copy holds
 // another one there, and answers with a reset).
 func (c *Client) dialWatch(ctx context.Context, model string, since uint64, mark string) (*websocket.Conn, error) {
+	p := modelPath(model, "watch") + "?since=" + strconv.FormatUint(since, 10)
+	if mark != "" {
+		p += "&mark=" + url.QueryEscape(mark)
+	}
+	return c.dialWebsocket(ctx, p, "watch model "+model)
+}
+
+// dialWebsocket opens the websocket at path p on the first address that
+// accepts it, renewing the session token once should it be refused;
+// what names the call in errors.
+func (c *Client) dialWebsocket(ctx context.Context, p, what string) (*websocket.Conn, error) {
 	d := websocket.Dialer{TLSClientConfig: c.tls.Clone(), HandshakeTimeout: handshakeTimeout}
 	if c.timeout > 0 {
 		d.HandshakeTimeout = c.timeout
@@ -233,10 +244,6 @@ func (c *Client) dialWatch(ctx context.Context, model string, since uint64, mark
 	h := http.Header{}
 	c.setAuth(h)
 	used, refreshed := *c.token.Load(), false
-	p := modelPath(model, "watch") + "?since=" + strconv.FormatUint(since, 10)
-	if mark != "" {
-		p += "&mark=" + url.QueryEscape(mark)
-	}
 	addrs := c.rotation()
 	var lastErr error
 	for i := 0; i < len(addrs); i++ {
@@ -247,7 +254,7 @@ func (c *Client) dialWatch(ctx context.Context, model string, since uint64, mark
 			return conn, nil
 		}
 		if ctx.Err() != nil {
-			return nil, fmt.Errorf("watch %s: %w", model, ctx.Err())
+			return nil, fmt.Errorf("%s: %w", what, ctx.Err())
 		}
 		if resp != nil && errors.Is(err, websocket.ErrBadHandshake) {
 			apiErr := decodeError(resp)
@@ -271,5 +278,5 @@ func (c *Client) dialWatch(ctx context.Context, model string, since uint64, mark
 		}
 		lastErr = err
 	}
-	return nil, unavailablef(lastErr, "cannot watch model %s at %s", model, strings.Join(addrs, ", "))
+	return nil, unavailablef(lastErr, "cannot %s at %s", what, strings.Join(addrs, ", "))
 }

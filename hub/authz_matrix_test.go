@@ -128,6 +128,10 @@ func routes(f *fixture) []route {
 	return []route{
 		{name: "whoami", method: "GET", path: "/v1/whoami", want: [6]int{200, 200, 200, 200, 200, 200}},
 		{name: "hub info", method: "GET", path: "/v1/hub", want: [6]int{200, 200, 200, 200, 200, 200}},
+		// The federation stream is a websocket (TestFederationStreamRefusals
+		// and the other TestFederationStream tests): a plain GET is a bad request.
+		{name: "federation stream", method: "GET", path: "/v1/watch", want: [6]int{400, 400, 400, 400, 400, 400}},
+		{name: "access", method: "GET", path: "/v1/access?object=model:" + f.model.UUID, want: [6]int{200, 200, 200, 404, 200, 200}},
 		// The hub's signing keys: its administrators only (TestRevokingTheSigningKeys).
 		{name: "list signing keys", method: "GET", path: "/v1/hub/signing-keys", want: [6]int{403, 403, 403, 403, 403, 200}},
 		{name: "rotate signing key", method: "POST", path: "/v1/hub/signing-keys",
@@ -269,6 +273,7 @@ func TestAuthorizationMatrix(t *testing.T) {
 		}
 		covered["DELETE /v1/groups/{group}/members/{member}"] = covered["DELETE /v1/groups/{group}/members/rita@example.com"]
 		covered["GET /v1/controllers/{name}"] = covered["GET /v1/controllers/east"]
+		covered["GET /v1/access"] = covered["GET /v1/access?object=model:{uuid}"]
 		covered["DELETE /v1/controllers/{name}"] = covered["DELETE /v1/controllers/east"]
 		covered["PATCH /v1/controllers/{name}"] = covered["PATCH /v1/controllers/east"]
 		covered["POST /v1/users/{user}/disable"] = covered["POST /v1/users/dave@example.com/disable"]

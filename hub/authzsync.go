@@ -18,6 +18,7 @@ func (s *Server) dropAuthzCaches() {
 	s.authn.Forget() // an identity may have been disabled
 	s.gate.Forget()
 	s.proxy.Forget() // and end the long-lived calls that no longer hold
+	s.fed.authzChanged()
 }
 
 // endSession forgets what this replica holds of session sid, which ended
@@ -29,6 +30,7 @@ func (s *Server) endSession(sid string) {
 	s.sessionsEnded.Add(1)
 	s.authn.ForgetSessions([]string{sid})
 	s.proxy.EndSession(sid)
+	s.fed.endSession(sid)
 }
 
 // reloadKeys has this replica reload the signing keys now (another one

@@ -151,6 +151,13 @@ type Config struct {
 	// stream (indexer.Config.MaxEventFrame).
 	oidcTimeout, answerHeadTimeout, claimLease, restoreLimit time.Duration
 	maxEventFrame                                            int64
+	// fedKeepalive is the silence after which a federation stream sends
+	// a keepalive (30 s); fedWriteTimeout bounds the write of one of its
+	// frames (10 s), and fedQueue the notes a stream may fall behind
+	// (64): past either, the client is too slow and the stream ends
+	// (fedstream.go).
+	fedKeepalive, fedWriteTimeout time.Duration
+	fedQueue                      int
 }
 
 // Audience is the audience of the hub's session tokens. Spoke tokens carry
@@ -224,6 +231,9 @@ func (c *Config) Validate() error {
 	c.claimLease = cmp.Or(c.claimLease, 30*time.Second)
 	c.restoreLimit = cmp.Or(c.restoreLimit, 5*time.Minute)
 	c.maxEventFrame = cmp.Or(c.maxEventFrame, 64<<20)
+	c.fedKeepalive = cmp.Or(c.fedKeepalive, 30*time.Second)
+	c.fedWriteTimeout = cmp.Or(c.fedWriteTimeout, 10*time.Second)
+	c.fedQueue = cmp.Or(c.fedQueue, 64)
 	if c.OIDCHTTPClient == nil {
 		c.OIDCHTTPClient = &http.Client{}
 	}

@@ -43,6 +43,8 @@ func (s *Server) apiEndpoints() []endpoint {
 	migs := migrationsAPI{s}
 	return []endpoint{
 		{"GET", "/whoami", ids.handleWhoami},
+		{"GET", "/watch", s.handleFederationWatch},
+		{"GET", "/access", access.handleAccess},
 		{"GET", "/hub", ids.handleHubInfo},
 		{"GET", "/hub/signing-keys", ids.handleListSigningKeys},
 		{"POST", "/hub/signing-keys", ids.handleRotateSigningKey},

@@ -92,3 +92,17 @@ func (s *Server) CachedPrincipals() int { return s.authn.CachedPrincipals() }
 func (s *Server) AuthzCacheDrops() (all, sessions int64) {
 	return s.cachesDropped.Load(), s.sessionsEnded.Load()
 }
+
+// RunFederation runs the federation stream's worker alone (Run starts
+// it), for tests that serve the hub with httptest.
+func (s *Server) RunFederation(ctx context.Context) error { return s.fed.Run(ctx) }
+
+// SetFederationStream changes a federation stream's keepalive period,
+// frame write timeout and queue of notes in c (zero: the default).
+func SetFederationStream(c *Config, keepalive, writeTimeout time.Duration, queue int) {
+	c.fedKeepalive, c.fedWriteTimeout, c.fedQueue = keepalive, writeTimeout, queue
+}
+
+// FederationStreams returns how many federation streams this replica
+// serves, and how many it ended for a client too slow.
+func (s *Server) FederationStreams() (open int, slow int64) { return s.fed.count(), s.fedSlow.Load() }

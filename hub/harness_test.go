@@ -53,8 +53,9 @@ func newEnvOn(t *testing.T, dsn string, opts ...func(*hub.Config)) *env {
 	return serveHub(t, cfg)
 }
 
-// serveHub starts a hub replica with cfg, its outbox worker and its
-// listener for other replicas' permission changes running, served over
+// serveHub starts a hub replica with cfg, its outbox worker, its
+// listener for other replicas' permission changes and its federation
+// stream's worker running, served over
 // plain HTTP by httptest.
 func serveHub(t *testing.T, cfg hub.Config) *env {
 	t.Helper()
@@ -64,12 +65,13 @@ func serveHub(t *testing.T, cfg hub.Config) *env {
 	}
 	t.Cleanup(s.Close)
 	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 2)
+	done := make(chan error, 3)
 	go func() { done <- s.Outbox().Run(ctx) }()
 	go func() { done <- s.FollowAuthz(ctx) }()
+	go func() { done <- s.RunFederation(ctx) }()
 	srv := httptest.NewServer(s.Handler())
 	go srv.Config.Serve(s.HandbackListener())
-	t.Cleanup(func() { srv.Close(); cancel(); <-done; <-done })
+	t.Cleanup(func() { srv.Close(); cancel(); <-done; <-done; <-done })
 	return &env{t: t, hub: s, st: s.Store(), url: srv.URL, cfg: cfg}
 }
 

@@ -71,6 +71,10 @@ type Server struct {
 	indexer *indexer.Indexer
 	// migrations drives model migrations (hub/internal/migrate).
 	migrations *migrate.Driver
+	// fed serves the federation stream (federation.go); fedSlow counts
+	// its streams ended for a client that did not keep up.
+	fed     *federation
+	fedSlow atomic.Int64
 }
 
 // New connects to PostgreSQL (migrating it), OpenFGA and the OIDC issuer,
@@ -85,6 +89,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	fail := func(err error) (*Server, error) { s.store.Close(); return nil, err }
+	s.fed = newFederation(s)
 	if s.authz, err = authz.New(ctx, cfg.OpenFGAURL, cfg.OpenFGAStore, authz.WithRequestTimeout(cfg.OpenFGATimeout)); err != nil {
 		return fail(err)
 	}
@@ -256,6 +261,7 @@ func (s *Server) Run(ctx context.Context) error {
 	g.Go(func() error { return ignoreCanceled(s.janitor(gctx)) })
 	g.Go(func() error { return ignoreCanceled(s.indexer.Run(gctx)) })
 	g.Go(func() error { return ignoreCanceled(s.migrations.Run(gctx)) })
+	g.Go(func() error { return ignoreCanceled(s.fed.Run(gctx)) })
 	g.Go(func() error {
 		<-gctx.Done()
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(gctx), 10*time.Second)
@@ -307,6 +313,14 @@ const usedRefreshKept = 7 * 24 * time.Hour
 // them should the controller be registered again.
 const forgottenKept = 90 * 24 * time.Hour
 
+// removalsKept and removalsKeptRows bound the index removals the hub
+// keeps for federation streams resuming after them (fedstream.go): a
+// stream away longer, or behind more removals, gets a reset.
+const (
+	removalsKept     = 24 * time.Hour
+	removalsKeptRows = 100_000
+)
+
 // janitor applies the retention settings, refreshes signing keys and
 // closes the proxy's idle controller connections, every minute.
 func (s *Server) janitor(ctx context.Context) error {
@@ -335,6 +349,9 @@ func (s *Server) janitor(ctx context.Context) error {
 		}
 		if _, err := s.store.Models.PruneForgotten(mctx, now.Add(-forgottenKept)); err != nil {
 			s.cfg.Logger.Warn("forgotten model pruning failed", "err", err)
+		}
+		if _, err := s.store.PruneRemovals(mctx, now.Add(-removalsKept), removalsKeptRows); err != nil {
+			s.cfg.Logger.Warn("index removal pruning failed", "err", err)
 		}
 		if _, err := s.store.Sessions.PruneWebLogins(mctx, now); err != nil {
 			s.cfg.Logger.Warn("pending web login pruning failed", "err", err)

@@ -25,7 +25,8 @@ func (s identitiesAPI) handleHubInfo(w http.ResponseWriter, r *http.Request) {
 // handleWhoami answers who the caller is. user and access make the answer
 // readable as a controller's WhoAmI, in Juju's controller access levels:
 // "superuser" for the hub's administrators, "login" for everyone else
-// (what they may do beyond that comes from their grants).
+// (what they may do beyond that comes from their grants); can says what
+// the dashboard may offer them (api.Capabilities).
 func (s identitiesAPI) handleWhoami(w http.ResponseWriter, r *http.Request) {
 	p, _ := authn.PrincipalFrom(r.Context())
 	admin, err := s.authz.Check(r.Context(), p.Object, authz.Administrator, authz.HubObject())
@@ -37,9 +38,15 @@ func (s identitiesAPI) handleWhoami(w http.ResponseWriter, r *http.Request) {
 	if admin {
 		access = "superuser"
 	}
+	can, err := s.capabilities(r.Context(), p, admin)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
 	reply.JSON(w, http.StatusOK, struct {
 		store.Identity
-		User   string `json:"user"`
-		Access string `json:"access"`
-	}{p.Identity, p.Identity.Name(), access})
+		User   string           `json:"user"`
+		Access string           `json:"access"`
+		Can    api.Capabilities `json:"can"`
+	}{p.Identity, p.Identity.Name(), access, can})
 }

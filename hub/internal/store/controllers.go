@@ -35,15 +35,17 @@ type Controller struct {
 	CreatedAt time.Time  `json:"created-at"`
 	// Deprecated controllers take no new models (Controllers.SetDeprecated).
 	Deprecated bool `json:"deprecated,omitempty"`
+	// Version is the row's index version (migrations/0022_index_versions.sql).
+	Version int64 `json:"-"`
 }
 
-const controllerCols = `uuid, name, coalesce(org, ''), region, cloud, api_addresses, ca_cert, status, health, event_index, last_seen, created_at, deprecated, event_mark`
+const controllerCols = `uuid, name, coalesce(org, ''), region, cloud, api_addresses, ca_cert, status, health, event_index, last_seen, created_at, deprecated, event_mark, version`
 
 func scanController(r pgx.CollectableRow) (Controller, error) {
 	var c Controller
 	var id uuid.UUID
 	var idx int64
-	err := r.Scan(&id, &c.Name, &c.Org, &c.Region, &c.Cloud, &c.APIAddresses, &c.CACert, &c.Status, &c.Health, &idx, &c.LastSeen, &c.CreatedAt, &c.Deprecated, &c.EventMark)
+	err := r.Scan(&id, &c.Name, &c.Org, &c.Region, &c.Cloud, &c.APIAddresses, &c.CACert, &c.Status, &c.Health, &idx, &c.LastSeen, &c.CreatedAt, &c.Deprecated, &c.EventMark, &c.Version)
 	c.UUID, c.EventIndex = id.String(), uint64(idx)
 	return c, err
 }

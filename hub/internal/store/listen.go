@@ -18,6 +18,12 @@ const authzChannel = "drover_authz_delivered"
 // connection fails (then the caller listens again, and treats the gap as
 // a change of everything).
 func (s *Store) ListenAuthzChanges(ctx context.Context, listening func(), changed func(Change)) error {
+	return s.listen(ctx, authzChannel, listening, func(payload string) { changed(ParseChange(payload)) })
+}
+
+// listen calls notified with the payload of each notification on channel,
+// on a connection of its own, until ctx ends or the connection fails.
+func (s *Store) listen(ctx context.Context, channel string, listening func(), notified func(payload string)) error {
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return pgErr("listen", err)
@@ -25,7 +31,7 @@ func (s *Store) ListenAuthzChanges(ctx context.Context, listening func(), change
 	// The connection leaves the pool: LISTEN is a session's state.
 	pc := conn.Hijack()
 	defer pc.Close(context.WithoutCancel(ctx))
-	if _, err := pc.Exec(ctx, "LISTEN "+authzChannel); err != nil {
+	if _, err := pc.Exec(ctx, "LISTEN "+channel); err != nil {
 		return pgErr("listen", err)
 	}
 	listening()
@@ -35,7 +41,7 @@ func (s *Store) ListenAuthzChanges(ctx context.Context, listening func(), change
 		cancel()
 		switch {
 		case err == nil:
-			changed(ParseChange(n.Payload))
+			notified(n.Payload)
 		case ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded):
 			// Quiet for a while: make sure the connection still leads
 			// to the server. One that died without a word (a network
