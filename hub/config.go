@@ -148,9 +148,11 @@ type Config struct {
 	// this long, and a name's wait is as short. restoreLimit bounds how
 	// long the API waits for OpenFGA's tuples to be restored at start
 	// (restore.go). maxEventFrame bounds one frame of a controller's event
-	// stream (indexer.Config.MaxEventFrame).
+	// stream (indexer.Config.MaxEventFrame). exportRows bounds the rows
+	// of one export (GET /v1/audit/export, GET /v1/compliance/access).
 	oidcTimeout, answerHeadTimeout, claimLease, restoreLimit time.Duration
 	maxEventFrame                                            int64
+	exportRows                                               int
 }
 
 // Audience is the audience of the hub's session tokens. Spoke tokens carry
@@ -224,6 +226,7 @@ func (c *Config) Validate() error {
 	c.claimLease = cmp.Or(c.claimLease, 30*time.Second)
 	c.restoreLimit = cmp.Or(c.restoreLimit, 5*time.Minute)
 	c.maxEventFrame = cmp.Or(c.maxEventFrame, 64<<20)
+	c.exportRows = cmp.Or(c.exportRows, 1_000_000)
 	if c.OIDCHTTPClient == nil {
 		c.OIDCHTTPClient = &http.Client{}
 	}
