@@ -45,9 +45,20 @@ func newTable(w io.Writer, header ...string) (*table, error) {
 func (t *table) row(cells ...string) error {
 	safe := make([]string, len(cells))
 	for i, c := range cells {
-		safe[i] = safetext.CSVCell(safetext.Terminal(c))
+		safe[i] = safeCell(c)
 	}
 	return t.cw.Write(safe)
+}
+
+// safeCell is c with its control characters escaped, prefixed with '
+// when it starts as a formula would, as written or as escaped (a tab or
+// CR, escaped to \t or \r, is still guarded: the cell was given so).
+func safeCell(c string) string {
+	e := safetext.Terminal(c)
+	if safetext.CSVCell(c) != c || safetext.CSVCell(e) != e {
+		return "'" + e
+	}
+	return e
 }
 
 // flush writes out what is buffered.
@@ -117,7 +128,7 @@ func (j *jsonArray) end() error {
 // and completed with the result and what serve adds to its details. A
 // request the hub cannot record is refused.
 func (s *Server) auditedRead(w http.ResponseWriter, r *http.Request, op string, filters []string,
-	serve func(w http.ResponseWriter, details map[string]any)) {
+	serve func(w http.ResponseWriter, details map[string]any, at time.Time)) {
 	p, _ := authn.PrincipalFrom(r.Context())
 	details := map[string]any{}
 	v := r.URL.Query()
@@ -148,7 +159,7 @@ func (s *Server) auditedRead(w http.ResponseWriter, r *http.Request, op string, 
 			s.cfg.Logger.Error("audit write failed: the entry stays pending", "err", err, "id", id, "operation", op)
 		}
 	}()
-	serve(rec, details)
+	serve(rec, details, e.At)
 }
 
 // truncate cuts s to at most n bytes, on a character boundary.
@@ -178,11 +189,13 @@ var errTooManyRows = errors.New("the export holds more rows than the hub answers
 
 // handleAuditExport answers GET /v1/audit/export: the entries GET
 // /v1/audit would answer, on every page, as one CSV file or one JSON
-// array. An export the hub cannot finish (its database fails meanwhile)
+// array. It holds the entries older than itself (its own audit entry's
+// time, its until unless that is earlier): entries written while it runs
+// are not in it, and it is not in itself. An export the hub cannot finish (its database fails meanwhile)
 // is cut off (http.ErrAbortHandler), so that no client takes a part
 // for the whole.
 func (s *Server) handleAuditExport(w http.ResponseWriter, r *http.Request) {
-	s.auditedRead(w, r, "audit-export", auditFilters, func(w http.ResponseWriter, details map[string]any) {
+	s.auditedRead(w, r, "audit-export", auditFilters, func(w http.ResponseWriter, details map[string]any, at time.Time) {
 		p, _ := authn.PrincipalFrom(r.Context())
 		format := r.URL.Query().Get("format")
 		if format == "" {
@@ -197,6 +210,9 @@ func (s *Server) handleAuditExport(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			s.writeError(w, r, err)
 			return
+		}
+		if q.Until.IsZero() || q.Until.After(at) {
+			q.Until = at
 		}
 		n := 0
 		if !nobody {

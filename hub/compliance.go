@@ -57,7 +57,7 @@ func (s *Server) handleComplianceCharms(w http.ResponseWriter, r *http.Request) 
 // those on its objects, to anyone else 403. The review is a record taken
 // out of the hub: audited (access-review-export) as the audit export is.
 func (s *Server) handleComplianceAccess(w http.ResponseWriter, r *http.Request) {
-	s.auditedRead(w, r, "access-review-export", []string{"org", "format"}, func(w http.ResponseWriter, details map[string]any) {
+	s.auditedRead(w, r, "access-review-export", []string{"org", "format"}, func(w http.ResponseWriter, details map[string]any, _ time.Time) {
 		ctx := r.Context()
 		p, _ := authn.PrincipalFrom(ctx)
 		v := r.URL.Query()
