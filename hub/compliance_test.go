@@ -99,7 +99,8 @@ func TestAccessReviewScope(t *testing.T) {
 }
 
 // TestCharmInventoryFollowsTheSpoke: a deploy on a real controller
-// reaches the hub's index through its event stream, and so does a scale;
+// reaches the hub's index through its event stream, and so do a scale
+// and a refresh;
 // GET /v1/compliance/charms answers from the index to those who may read
 // the model, and a model's listing is unchanged by its charms.
 func TestCharmInventoryFollowsTheSpoke(t *testing.T) {
@@ -116,7 +117,7 @@ func TestCharmInventoryFollowsTheSpoke(t *testing.T) {
 		return out.Charms
 	}
 	rita := f.token(f.rita, 5*time.Minute, "")
-	waitFor := func(units int) {
+	waitFor := func(units int, sha string, revision int) {
 		t.Helper()
 		testkit.EventuallyWithin(t, time.Minute, func() (bool, error) {
 			cs := inventory(rita)
@@ -124,17 +125,19 @@ func TestCharmInventoryFollowsTheSpoke(t *testing.T) {
 				return false, nil
 			}
 			c := cs[0]
-			if c.Application != "kv" || c.Charm != "kvstore" || c.SHA256 != f.charmSHA ||
+			if c.Application != "kv" || c.Charm != "kvstore" ||
 				c.ModelUUID != f.model || c.Model != "prod" || c.Org != "acme" || c.Controller != "east" || c.Region != "east" ||
 				c.ControllerUUID != f.spoke.UUID {
 				return false, fmt.Errorf("inventory %+v", c)
 			}
-			return c.Units == units, nil
-		}, "kv with %d units in the inventory", units)
+			return c.Units == units && c.SHA256 == sha && c.Revision == revision, nil
+		}, "kv with %d units of %s (revision %d) in the inventory", units, sha, revision)
 	}
-	waitFor(1)
+	waitFor(1, f.charmSHA, 0)
 	f.want(t, "scale kv", http.StatusOK, alice, http.MethodPost, mp+"/applications/kv/scale", map[string]any{"scale": 3})
-	waitFor(3)
+	waitFor(3, f.charmSHA, 0)
+	f.want(t, "refresh kv", http.StatusOK, alice, http.MethodPost, mp+"/applications/kv/charm", map[string]any{"charm-sha256": f.kv2SHA})
+	waitFor(3, f.kv2SHA, 1)
 
 	if cs := inventory(f.token(f.olga, time.Minute, "")); len(cs) != 0 {
 		t.Errorf("another organization's administrator sees acme's charms: %+v", cs)
