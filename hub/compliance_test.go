@@ -12,7 +12,9 @@ import (
 
 	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/authz"
+	"github.com/droverhq/drover/hub"
 	"github.com/droverhq/drover/hub/internal/store"
+	"github.com/droverhq/drover/spoke"
 	"github.com/droverhq/drover/tests/testkit"
 )
 
@@ -155,4 +157,34 @@ func TestCharmInventoryFollowsTheSpoke(t *testing.T) {
 	if code != http.StatusOK || strings.Contains(string(b), "charm") {
 		t.Errorf("the listing carries charms: %d %s", code, b)
 	}
+}
+
+// TestResyncRepairsCharms: charms the index holds wrong, with every count
+// right, are repaired by the indexer's periodic reset as any other drift.
+func TestResyncRepairsCharms(t *testing.T) {
+	e := newServedEnv(t, func(c *hub.Config) { c.IndexResyncEvery = time.Second })
+	ctx := t.Context()
+	_, stop, admin, _ := runRegisteredNode(t, e, t.TempDir(), func(c *spoke.Config) { c.KeepaliveInterval = 200 * time.Millisecond })
+	defer stop()
+	m, err := admin.AddModel(ctx, api.AddModelRequest{Name: "shop"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var indexed store.Model
+	testkit.EventuallyWithin(t, 30*time.Second, func() (bool, error) {
+		indexed, err = e.st.Models.ByUUID(ctx, m.UUID)
+		c, cerr := e.st.Controllers.ByName(ctx, "east")
+		return err == nil && cerr == nil && c.EventIndex >= admin.Index(), nil
+	}, "the model indexed")
+	wrong := []store.Charm{{Application: "ghost", Charm: "ghost", SHA256: "00"}}
+	if _, err := e.st.Models.Summarize(ctx, store.Summary{Model: indexed, Charms: wrong}, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if cs, err := e.st.Models.ListCharms(ctx, store.CharmScope{All: true}); err != nil || len(cs) != 1 {
+		t.Fatalf("the wrong charms written: %+v %v", cs, err)
+	}
+	testkit.EventuallyWithin(t, 30*time.Second, func() (bool, error) {
+		cs, err := e.st.Models.ListCharms(ctx, store.CharmScope{All: true})
+		return err == nil && len(cs) == 0, err
+	}, "the charms repaired")
 }

@@ -588,14 +588,3 @@ func (ix *Indexer) adopt(ctx context.Context, c store.Controller, m store.Model,
 	ix.cfg.Logger.Info("indexer: adopted model", "controller", c.Name, "model", got.UUID, "name", got.Name, "org", got.Org)
 	return true, nil
 }
-
-// charmsOf is a summary's charms as the index keeps them: never nil, so
-// that a summary without any (no application, or a controller that does
-// not send them) clears those the index held.
-func charmsOf(cs []api.CharmInUse) []store.Charm {
-	out := make([]store.Charm, len(cs))
-	for i, c := range cs {
-		out[i] = store.Charm{Application: c.Application, Charm: c.Charm, Revision: c.Revision, SHA256: c.SHA256, Units: c.Units}
-	}
-	return out
-}
