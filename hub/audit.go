@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -23,7 +23,6 @@ import (
 	"github.com/droverhq/drover/hub/internal/proxy"
 	"github.com/droverhq/drover/hub/internal/reply"
 	"github.com/droverhq/drover/hub/internal/store"
-	"github.com/droverhq/drover/internal/safetext"
 )
 
 // auditedFields is the allow-list of request body fields copied into the
@@ -205,8 +204,48 @@ func (s *Server) appendAudit(r *http.Request, e store.AuditEntry) {
 // controllers and models their entries, found with ListObjects.
 func (s *Server) handleAudit(w http.ResponseWriter, r *http.Request) {
 	p, _ := authn.PrincipalFrom(r.Context())
-	q, err := parseAuditQuery(r)
-	var nobody error // user= names nobody
+	q, nobody, err := s.auditQuery(r, p)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	var entries []store.AuditEntry
+	var next store.AuditCursor
+	if !nobody {
+		entries, next, err = s.store.Audit.Query(r.Context(), q)
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if r.URL.Query().Get("format") == "csv" {
+		w.Header().Set("Content-Type", "text/csv; charset=utf-8")
+		if !next.IsZero() {
+			w.Header().Set("X-Next-Cursor", next.String())
+		}
+		out := newAuditCSV(w)
+		if err := out.entries(entries); err != nil {
+			s.cfg.Logger.Warn("audit csv answer failed", "err", err)
+		}
+		return
+	}
+	if entries == nil {
+		entries = []store.AuditEntry{}
+	}
+	resp := map[string]any{"entries": entries}
+	if !next.IsZero() {
+		resp["next"] = next.String()
+	}
+	reply.JSON(w, http.StatusOK, resp)
+}
+
+// auditQuery reads the filters of r (GET /v1/audit and its export and
+// activity) and scopes them to what p may read of the audit log. nobody
+// is true when user= names nobody the caller may be told of: the answer
+// is then empty, as for someone with no entries.
+func (s *Server) auditQuery(r *http.Request, p authn.Principal) (q store.AuditQuery, nobody bool, err error) {
+	q, err = parseAuditQuery(r.URL.Query())
+	var unknown error // user= names nobody
 	if err == nil && q.ControllerUUID != "" && uuid.Validate(q.ControllerUUID) != nil {
 		q.ControllerUUID, q.ControllerName, err = s.auditController(r.Context(), p, q.ControllerUUID)
 	}
@@ -220,61 +259,48 @@ func (s *Server) handleAudit(w http.ResponseWriter, r *http.Request) {
 		var id store.Identity
 		id, err = s.identityByRef(r.Context(), q.IdentityID)
 		if errors.Is(err, reply.ErrNotFound) {
-			id.ID, nobody, err = "", err, nil
+			id.ID, unknown, err = "", err, nil
 		}
 		q.IdentityID = id.ID
 	}
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return q, false, err
 	}
-	all, err := s.authz.Check(r.Context(), p.Object, authz.AuditViewer, authz.HubObject())
+	if err := s.auditScope(r.Context(), p, &q); err != nil {
+		return q, false, err
+	}
+	if q.All && unknown != nil {
+		return q, false, unknown
+	}
+	return q, unknown != nil, nil
+}
+
+// auditScope restricts q to what p may read of the audit log: all of it
+// with audit_viewer on the hub; else the entries of the organizations,
+// controllers and models p holds audit_viewer on, and p's own.
+func (s *Server) auditScope(ctx context.Context, p authn.Principal, q *store.AuditQuery) error {
+	all, err := s.authz.Check(ctx, p.Object, authz.AuditViewer, authz.HubObject())
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	q.All = all
-	if all && nobody != nil {
-		s.writeError(w, r, nobody)
-		return
+	if all {
+		return nil
 	}
-	if !all {
-		for _, l := range []struct {
-			typ string
-			dst *[]string
-		}{{authz.TypeOrganization, &q.Orgs}, {authz.TypeController, &q.Controllers}, {authz.TypeModel, &q.Models}} {
-			objs, err := s.authz.ListObjects(r.Context(), p.Object, authz.AuditViewer, l.typ)
-			if err != nil {
-				s.writeError(w, r, err)
-				return
-			}
-			*l.dst = gate.IDs(objs)
+	for _, l := range []struct {
+		typ string
+		dst *[]string
+	}{{authz.TypeOrganization, &q.Orgs}, {authz.TypeController, &q.Controllers}, {authz.TypeModel, &q.Models}} {
+		objs, err := s.authz.ListObjects(ctx, p.Object, authz.AuditViewer, l.typ)
+		if err != nil {
+			return err
 		}
-		// Everyone reads their own entries, such as a service account
-		// its logins; audit_viewer adds everybody's in its scope.
-		q.Self = p.Identity.ID
+		*l.dst = gate.IDs(objs)
 	}
-	var entries []store.AuditEntry
-	var next int64
-	if nobody == nil {
-		entries, next, err = s.store.Audit.Query(r.Context(), q)
-	}
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	if r.URL.Query().Get("format") == "csv" {
-		writeAuditCSV(w, entries, next)
-		return
-	}
-	if entries == nil {
-		entries = []store.AuditEntry{}
-	}
-	resp := map[string]any{"entries": entries}
-	if next != 0 {
-		resp["next"] = strconv.FormatInt(next, 10)
-	}
-	reply.JSON(w, http.StatusOK, resp)
+	// Everyone reads their own entries, such as a service account its
+	// logins; audit_viewer adds everybody's in its scope.
+	q.Self = p.Identity.ID
+	return nil
 }
 
 // auditController reads controller= given as a name: a registered
@@ -299,10 +325,13 @@ func (s *Server) auditController(ctx context.Context, p authn.Principal, name st
 	return "", "", err
 }
 
-func parseAuditQuery(r *http.Request) (store.AuditQuery, error) {
-	v := r.URL.Query()
+// auditResults are the results result= takes.
+var auditResults = map[string]bool{store.ResultOK: true, store.ResultDenied: true, store.ResultError: true, store.ResultPending: true}
+
+// parseAuditQuery reads the filters of GET /v1/audit from v.
+func parseAuditQuery(v url.Values) (store.AuditQuery, error) {
 	q := store.AuditQuery{IdentityID: v.Get("user"), ModelUUID: v.Get("model"), ControllerUUID: v.Get("controller"),
-		Operation: v.Get("operation"), Actor: v.Get("actor"), Limit: 100}
+		Operation: v.Get("operation"), Actor: v.Get("actor"), Org: v.Get("org"), Result: v.Get("result"), Text: v.Get("q"), Limit: 100}
 	if q.ModelUUID != "" && uuid.Validate(q.ModelUUID) != nil {
 		// A name: every model that had it, destroyed ones included.
 		q.ModelName, q.ModelUUID = q.ModelUUID, ""
@@ -327,11 +356,17 @@ func parseAuditQuery(r *http.Request) (store.AuditQuery, error) {
 		q.Limit = n
 	}
 	if s := v.Get("after"); s != "" {
-		n, err := strconv.ParseInt(s, 10, 64)
-		if err != nil || n < 0 {
+		c, err := store.ParseAuditCursor(s)
+		if err != nil {
 			errs = append(errs, errors.New("after must be a cursor from a previous page"))
 		}
-		q.After = n
+		q.After = c
+	}
+	if q.Result != "" && !auditResults[q.Result] {
+		errs = append(errs, errors.New("result must be ok, denied, error or pending"))
+	}
+	if len(q.Text) > store.MaxAuditText {
+		errs = append(errs, fmt.Errorf("q must be at most %d bytes", store.MaxAuditText))
 	}
 	if f := v.Get("format"); f != "" && f != "json" && f != "csv" {
 		errs = append(errs, errors.New("format must be json or csv"))
@@ -340,25 +375,4 @@ func parseAuditQuery(r *http.Request) (store.AuditQuery, error) {
 		return q, errors.Join(append([]error{reply.ErrBadRequest}, errs...)...)
 	}
 	return q, nil
-}
-
-func writeAuditCSV(w http.ResponseWriter, entries []store.AuditEntry, next int64) {
-	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
-	if next != 0 {
-		w.Header().Set("X-Next-Cursor", strconv.FormatInt(next, 10))
-	}
-	cw := csv.NewWriter(w)
-	_ = cw.Write([]string{"id", "at", "actor", "identity_id", "org", "operation", "method", "path",
-		"model_uuid", "controller_uuid", "status", "result", "details", "model", "controller"})
-	// Text others wrote (a failed login's client id, a path) is made safe
-	// to open in a spreadsheet, or to print: no formula, control characters
-	// written as escapes (the JSON answer has it exact).
-	cell := func(s string) string { return safetext.CSVCell(safetext.Terminal(s)) }
-	for _, e := range entries {
-		d, _ := json.Marshal(e.Details)
-		_ = cw.Write([]string{strconv.FormatInt(e.ID, 10), e.At.UTC().Format(time.RFC3339Nano), cell(e.Actor), e.IdentityID,
-			cell(e.Org), cell(e.Operation), cell(e.Method), cell(e.Path), e.ModelUUID, e.ControllerUUID, strconv.Itoa(e.Status),
-			cell(e.Result), string(d), cell(e.Model), cell(e.Controller)})
-	}
-	cw.Flush()
 }

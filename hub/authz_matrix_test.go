@@ -197,6 +197,10 @@ func routes(f *fixture) []route {
 			},
 			want: [6]int{403, 403, 204, 404, 403, 204}},
 		{name: "audit", method: "GET", path: "/v1/audit", want: [6]int{200, 200, 200, 200, 200, 200}}, // everyone reads their own entries
+		{name: "audit export", method: "GET", path: "/v1/audit/export", want: [6]int{200, 200, 200, 200, 200, 200}},
+		{name: "audit activity", method: "GET", path: "/v1/audit/activity", want: [6]int{200, 200, 200, 200, 200, 200}},
+		{name: "charm inventory", method: "GET", path: "/v1/compliance/charms", want: [6]int{200, 200, 200, 200, 200, 200}}, // the models each reads
+		{name: "access review", method: "GET", path: "/v1/compliance/access", want: [6]int{403, 403, 200, 200, 403, 200}},
 		// Adding a model: the organization's administrator passes (and the
 		// controller is unusable: 502); members see the controller but may
 		// not (403); others do not see it (404).

@@ -148,7 +148,8 @@ type Config struct {
 	// this long, and a name's wait is as short. restoreLimit bounds how
 	// long the API waits for OpenFGA's tuples to be restored at start
 	// (restore.go). maxEventFrame bounds one frame of a controller's event
-	// stream (indexer.Config.MaxEventFrame).
+	// stream (indexer.Config.MaxEventFrame). exportRows bounds the rows
+	// of one export (GET /v1/audit/export, GET /v1/compliance/access).
 	oidcTimeout, answerHeadTimeout, claimLease, restoreLimit time.Duration
 	maxEventFrame                                            int64
 	// fedKeepalive is the silence after which a federation stream sends
@@ -158,6 +159,7 @@ type Config struct {
 	// (fedstream.go).
 	fedKeepalive, fedWriteTimeout time.Duration
 	fedQueue                      int
+	exportRows                    int
 }
 
 // Audience is the audience of the hub's session tokens. Spoke tokens carry
@@ -234,6 +236,7 @@ func (c *Config) Validate() error {
 	c.fedKeepalive = cmp.Or(c.fedKeepalive, 30*time.Second)
 	c.fedWriteTimeout = cmp.Or(c.fedWriteTimeout, 10*time.Second)
 	c.fedQueue = cmp.Or(c.fedQueue, 64)
+	c.exportRows = cmp.Or(c.exportRows, 1_000_000)
 	if c.OIDCHTTPClient == nil {
 		c.OIDCHTTPClient = &http.Client{}
 	}

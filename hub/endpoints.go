@@ -82,6 +82,11 @@ func (s *Server) apiEndpoints() []endpoint {
 		{"GET", "/migrations/{id}/events", migs.handleMigrationEvents},
 		{"POST", "/migrations/{id}/abort", migs.handleAbortMigration},
 		{"POST", "/migrations/{id}/retry-reap", migs.handleRetryReap},
+		// The audit and compliance views (docs/hub.md).
+		{"GET", "/audit/export", s.handleAuditExport},
+		{"GET", "/audit/activity", s.handleAuditActivity},
+		{"GET", "/compliance/charms", s.handleComplianceCharms},
+		{"GET", "/compliance/access", s.handleComplianceAccess},
 	}
 }
 

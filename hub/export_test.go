@@ -56,6 +56,9 @@ func SetOIDCTimeout(c *Config, d time.Duration) { c.oidcTimeout = d }
 // stream in c.
 func SetMaxEventFrame(c *Config, n int64) { c.maxEventFrame = n }
 
+// SetExportRows bounds the rows of one export.
+func SetExportRows(c *Config, n int) { c.exportRows = n }
+
 // SetClaimLease changes how long an add-model's claims last unless
 // renewed in c.
 func SetClaimLease(c *Config, d time.Duration) { c.claimLease = d }

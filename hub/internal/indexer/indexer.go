@@ -364,10 +364,11 @@ func (ix *Indexer) apply(ctx context.Context, c *store.Controller, f *api.EventF
 		sum := store.Model{UUID: m.UUID, Name: m.Name, ControllerUUID: c.UUID, Life: string(m.Life), Status: m.Status,
 			ApplicationCount: m.ApplicationCount, UnitCount: m.UnitCount, MachineCount: m.MachineCount,
 			EventIndex: f.Index, CreatedAt: m.CreatedAt}
+		charms := charmsOf(m.Charms)
 		if err := ix.pace(ctx, c, fs); err != nil {
 			return err
 		}
-		indexed, err := st.Models.UpdateSummary(ctx, sum, now)
+		indexed, err := st.Models.Summarize(ctx, store.Summary{Model: sum, Charms: charms}, now)
 		if err != nil {
 			return err
 		}
@@ -382,7 +383,7 @@ func (ix *Indexer) apply(ctx context.Context, c *store.Controller, f *api.EventF
 				unadopted++
 				continue
 			}
-			adopted, err := ix.adopt(ctx, *c, sum, m.Owner)
+			adopted, err := ix.adopt(ctx, *c, sum, charms, m.Owner)
 			if err != nil {
 				return err
 			}
@@ -527,7 +528,7 @@ func (ix *Indexer) reset(ctx context.Context, c *store.Controller, f *api.EventF
 		switch {
 		case !ok:
 		case k.Life == string(m.Life) && k.Status == m.Status && k.ApplicationCount == m.ApplicationCount &&
-			k.UnitCount == m.UnitCount && k.MachineCount == m.MachineCount:
+			k.UnitCount == m.UnitCount && k.MachineCount == m.MachineCount && slices.Equal(k.Charms, charmsOf(m.Charms)):
 			same[m.UUID] = true
 		default:
 			wrong = append(wrong, m.UUID)
@@ -564,7 +565,7 @@ func (ix *Indexer) reset(ctx context.Context, c *store.Controller, f *api.EventF
 // grant but the structural ones. A model whose every candidate name is
 // taken is skipped (and tried again on its next event or reset): one
 // model never stops the frame.
-func (ix *Indexer) adopt(ctx context.Context, c store.Controller, m store.Model, spokeOwner string) (bool, error) {
+func (ix *Indexer) adopt(ctx context.Context, c store.Controller, m store.Model, charms []store.Charm, spokeOwner string) (bool, error) {
 	if err := api.CheckModelName(m.Name); err != nil {
 		// No controller of ours names a model so: not indexed.
 		ix.cfg.Logger.Warn("indexer: not adopting a model with an invalid name", "controller", c.Name, "uuid", m.UUID, "err", err)
@@ -575,7 +576,7 @@ func (ix *Indexer) adopt(ctx context.Context, c store.Controller, m store.Model,
 		m.Org = ix.cfg.DefaultOrg
 	}
 	got, adopted, err := ix.store.Models.Adopt(ctx, store.Adoption{Model: m, ControllerName: c.Name,
-		SpokeOwner: spokeOwner, At: ix.cfg.Now()})
+		SpokeOwner: spokeOwner, Charms: charms, At: ix.cfg.Now()})
 	if errors.Is(err, store.ErrAlreadyExists) {
 		ix.cfg.Logger.Warn("indexer: cannot adopt model", "controller", c.Name, "model", m.UUID, "err", err)
 		return false, nil

@@ -23,7 +23,9 @@ type Adoption struct {
 	// SpokeOwner is the controller's local owner of the model, recorded in
 	// the audit entry only: it is not a hub identity.
 	SpokeOwner string
-	At         time.Time
+	// Charms are the model's charms from its summary (nil: none known).
+	Charms []Charm
+	At     time.Time
 }
 
 // AdoptionNames are the names an adopted model may take in its
@@ -147,13 +149,13 @@ func adoptIn(ctx context.Context, tx pgx.Tx, a Adoption, m Model) (Model, bool, 
 		// then there is no row to apply the summary to; it describes the
 		// model just created, as the insert does, and later events
 		// update the row.
-		_, err := updateSummary(ctx, tx, m, a.At)
+		_, err := updateSummary(ctx, tx, m, a.Charms, a.At)
 		return m, false, err
 	}
 	if err := ensureOrg(ctx, tx, m.Org); err != nil {
 		return m, false, err
 	}
-	m, inserted, err := insertAdopted(ctx, tx, m, names, owner, a.At)
+	m, inserted, err := insertAdopted(ctx, tx, m, a.Charms, names, owner, a.At)
 	if err != nil || !inserted {
 		return m, false, err
 	}
@@ -177,7 +179,7 @@ func placementClaims(ctx context.Context, tx pgx.Tx, m Model, spokeOwner string)
 // returns false when the model is indexed already (by a placement that
 // committed after the caller looked), whose summary it then applies, and
 // ErrAlreadyExists when every name is taken.
-func insertAdopted(ctx context.Context, tx pgx.Tx, m Model, names []string, owner *string, at time.Time) (Model, bool, error) {
+func insertAdopted(ctx context.Context, tx pgx.Tx, m Model, charms []Charm, names []string, owner *string, at time.Time) (Model, bool, error) {
 	// Created when the controller created it, where it says so.
 	created := at
 	if !m.CreatedAt.IsZero() {
@@ -187,10 +189,10 @@ func insertAdopted(ctx context.Context, tx pgx.Tx, m Model, names []string, owne
 		// DO NOTHING on either key: a concurrent insert of the same UUID
 		// (placement) or of the same name is waited for, then skipped.
 		tag, err := tx.Exec(ctx, `INSERT INTO models (uuid, name, org, owner, controller_uuid, life, status,
-			application_count, unit_count, machine_count, event_index, updated_at, status_since, created_at)
-			VALUES ($1, $2, $3, $13, $4, $5, $6, $7, $8, $9, $10, $11, $11, $12)
+			application_count, unit_count, machine_count, event_index, updated_at, status_since, created_at, charms)
+			VALUES ($1, $2, $3, $13, $4, $5, $6, $7, $8, $9, $10, $11, $11, $12, coalesce($14, '[]'::jsonb))
 			ON CONFLICT DO NOTHING`, m.UUID, name, m.Org, m.ControllerUUID, m.Life, m.Status,
-			m.ApplicationCount, m.UnitCount, m.MachineCount, int64(m.EventIndex), at, created, owner)
+			m.ApplicationCount, m.UnitCount, m.MachineCount, int64(m.EventIndex), at, created, owner, charmsArg(charms))
 		if err != nil {
 			return m, false, pgErr("adopt model "+name, err)
 		}
@@ -205,7 +207,7 @@ func insertAdopted(ctx context.Context, tx pgx.Tx, m Model, names []string, owne
 		// Not inserted: either the name is taken, or the model is indexed
 		// (by a placement that committed after the caller looked): then
 		// the summary still applies.
-		indexed, err := updateSummary(ctx, tx, m, at)
+		indexed, err := updateSummary(ctx, tx, m, charms, at)
 		if err != nil || indexed {
 			return m, false, err
 		}

@@ -8,7 +8,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 )
 
 // Audit is the audit log.
@@ -149,117 +148,6 @@ func appendAudit(ctx context.Context, db querier, e AuditEntry) (int64, error) {
 		e.At, nullUUID(e.IdentityID), e.Actor, e.Org, e.Operation, e.Method, e.Path,
 		nullUUID(e.ModelUUID), nullUUID(e.ControllerUUID), e.Status, e.Result, e.Details, e.RemoteAddr, e.Model, e.Controller).Scan(&id)
 	return id, pgErr("append audit", err)
-}
-
-// AuditQuery filters the audit log. The scope fields restrict the answer to
-// what the reader may see: unless All, an entry is visible when its org is
-// in Orgs, its model in Models or its controller in Controllers.
-type AuditQuery struct {
-	All         bool
-	Orgs        []string
-	Models      []string
-	Controllers []string
-	// Self is the caller's identity: their own entries are readable
-	// besides the scopes above ("" for none).
-	Self string
-
-	IdentityID string
-	Actor      string
-	ModelUUID  string
-	// ModelName matches entries of every model that had that name when
-	// the entry was written, gone ones included.
-	ModelName      string
-	ControllerUUID string
-	// ControllerName matches entries of every controller that had that
-	// name when the entry was written, removed ones included.
-	ControllerName string
-	// Operation matches that operation, and the family it is the first
-	// word of: "login" matches login-device and login-web, "model" the
-	// hub's "model adopted" and "model forgotten".
-	Operation    string
-	Since, Until time.Time
-	// After is the pagination cursor: entries with a smaller id than After
-	// (newest first). Zero starts at the newest.
-	After int64
-	Limit int
-}
-
-// Query returns entries newest first, and the cursor of the next page
-// (0 when there is none).
-func (s *Audit) Query(ctx context.Context, q AuditQuery) ([]AuditEntry, int64, error) {
-	if q.Limit <= 0 || q.Limit > 1000 {
-		return nil, 0, fmt.Errorf("store: audit: %w: limit must be 1..1000", ErrInvalid)
-	}
-	var conds []string
-	var args []any
-	arg := func(v any) string { args = append(args, v); return fmt.Sprintf("$%d", len(args)) }
-	if !q.All {
-		self := ""
-		if q.Self != "" {
-			self = " OR identity_id::text = " + arg(q.Self)
-		}
-		conds = append(conds, fmt.Sprintf("(org = ANY(%s) OR model_uuid = ANY(%s::text[]::uuid[]) OR controller_uuid = ANY(%s::text[]::uuid[])%s)",
-			arg(q.Orgs), arg(q.Models), arg(q.Controllers), self))
-	}
-	for _, f := range []struct {
-		col, v string
-	}{{"identity_id::text", q.IdentityID}, {"actor", q.Actor}, {"model_uuid::text", q.ModelUUID},
-		{"controller_uuid::text", q.ControllerUUID}, {"model_name", q.ModelName},
-		{"controller_name", q.ControllerName}} {
-		if f.v != "" {
-			conds = append(conds, f.col+" = "+arg(f.v))
-		}
-	}
-	if q.Operation != "" {
-		conds = append(conds, fmt.Sprintf("(operation = %s OR operation LIKE %s OR operation LIKE %s)", arg(q.Operation),
-			arg(likeEscape(q.Operation)+"-%"), arg(likeEscape(q.Operation)+" %")))
-	}
-	if !q.Since.IsZero() {
-		conds = append(conds, "at >= "+arg(q.Since))
-	}
-	if !q.Until.IsZero() {
-		conds = append(conds, "at < "+arg(q.Until))
-	}
-	if q.After > 0 {
-		conds = append(conds, "id < "+arg(q.After))
-	}
-	where := "TRUE"
-	if len(conds) > 0 {
-		where = strings.Join(conds, " AND ")
-	}
-	// A model is named in an entry of its own organization, or to those
-	// who may read its audit; an entry of another organization (someone
-	// there tried it, and was refused) gives its UUID alone, as the
-	// refusal did.
-	named := "m.org = audit_log.org"
-	if q.All {
-		named = "TRUE"
-	} else if len(q.Models) > 0 {
-		named = fmt.Sprintf("(m.org = audit_log.org OR m.uuid = ANY(%s::text[]::uuid[]))", arg(q.Models))
-	}
-	rows, err := s.pool.Query(ctx, `SELECT id, at, coalesce(identity_id::text, ''), actor, org, operation, method, path,
-		coalesce(model_uuid::text, ''), coalesce((SELECT name FROM models m WHERE m.uuid = audit_log.model_uuid AND `+named+`), model_name),
-		coalesce(controller_uuid::text, ''), coalesce((SELECT name FROM controllers WHERE uuid = audit_log.controller_uuid), controller_name),
-		status, result, details, remote_addr
-		FROM audit_log WHERE `+where+` ORDER BY id DESC LIMIT `+arg(q.Limit+1), args...)
-	if err != nil {
-		return nil, 0, pgErr("query audit", err)
-	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (AuditEntry, error) {
-		var e AuditEntry
-		err := r.Scan(&e.ID, &e.At, &e.IdentityID, &e.Actor, &e.Org, &e.Operation, &e.Method, &e.Path,
-			&e.ModelUUID, &e.Model, &e.ControllerUUID, &e.Controller, &e.Status, &e.Result, &e.Details, &e.RemoteAddr)
-		return e, err
-	})
-	if err != nil {
-		return nil, 0, pgErr("query audit", err)
-	}
-	var next int64
-	if len(out) > q.Limit {
-		out = out[:q.Limit]
-		next = out[len(out)-1].ID
-	}
-	return out, next, nil
 }
 
 // DeleteBefore deletes entries older than cutoff (retention).

@@ -158,7 +158,12 @@ func (s *Models) Insert(ctx context.Context, m Model) error {
 // index holds the model at all (false: a model the hub has not seen, which
 // the indexer adopts).
 func (s *Models) UpdateSummary(ctx context.Context, m Model, now time.Time) (indexed bool, err error) {
-	return updateSummary(ctx, s.pool, m, now)
+	return updateSummary(ctx, s.pool, m, nil, now)
+}
+
+// Summarize is UpdateSummary writing the summary's charms too.
+func (s *Models) Summarize(ctx context.Context, sum Summary, now time.Time) (indexed bool, err error) {
+	return updateSummary(ctx, s.pool, sum.Model, sum.Charms, now)
 }
 
 // querier is a pool or a transaction.
@@ -166,17 +171,18 @@ type querier interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
-func updateSummary(ctx context.Context, db querier, m Model, now time.Time) (indexed bool, err error) {
+// updateSummary writes m's summary, and charms unless nil.
+func updateSummary(ctx context.Context, db querier, m Model, charms []Charm, now time.Time) (indexed bool, err error) {
 	// One statement: the second EXISTS sees the row as it was before the
 	// update, so a stale summary still counts as indexed. A row inserted
 	// by a transaction still running is not seen (Models.Adopt waits for it).
 	err = db.QueryRow(ctx, `WITH u AS (
 			UPDATE models SET life = $2, status = $3, application_count = $4, unit_count = $5,
-				machine_count = $6, event_index = $7, updated_at = $8,
+				machine_count = $6, event_index = $7, updated_at = $8, charms = coalesce($10, charms),
 				status_since = CASE WHEN status IS DISTINCT FROM $3 THEN $8 ELSE status_since END
 			WHERE uuid = $1 AND controller_uuid = $9 AND event_index <= $7 RETURNING 1)
 		SELECT EXISTS (SELECT 1 FROM u) OR EXISTS (SELECT 1 FROM models WHERE uuid = $1)`,
-		m.UUID, m.Life, m.Status, m.ApplicationCount, m.UnitCount, m.MachineCount, int64(m.EventIndex), now, m.ControllerUUID).Scan(&indexed)
+		m.UUID, m.Life, m.Status, m.ApplicationCount, m.UnitCount, m.MachineCount, int64(m.EventIndex), now, m.ControllerUUID, charmsArg(charms)).Scan(&indexed)
 	return indexed, pgErr("model "+m.UUID, err)
 }
 

@@ -112,14 +112,15 @@ func (s *Controllers) CountModels(ctx context.Context, id string) (int, error) {
 }
 
 // ModelSummaries returns the summary the index holds of each model on
-// controller id (UUID, life, status, counts), by UUID.
-func (s *Controllers) ModelSummaries(ctx context.Context, id string) (map[string]Model, error) {
-	rows, _ := s.pool.Query(ctx, `SELECT uuid::text, life, status, application_count, unit_count, machine_count
+// controller id (UUID, life, status, counts, charms), by UUID.
+func (s *Controllers) ModelSummaries(ctx context.Context, id string) (map[string]Summary, error) {
+	rows, _ := s.pool.Query(ctx, `SELECT uuid::text, life, status, application_count, unit_count, machine_count, charms
 		FROM models WHERE controller_uuid = $1`, id)
-	out := map[string]Model{}
-	var m Model
-	_, err := pgx.ForEachRow(rows, []any{&m.UUID, &m.Life, &m.Status, &m.ApplicationCount, &m.UnitCount, &m.MachineCount}, func() error {
+	out := map[string]Summary{}
+	var m Summary
+	_, err := pgx.ForEachRow(rows, []any{&m.UUID, &m.Life, &m.Status, &m.ApplicationCount, &m.UnitCount, &m.MachineCount, &m.Charms}, func() error {
 		out[m.UUID] = m
+		m.Charms = nil
 		return nil
 	})
 	return out, pgErr("controller models", err)

@@ -163,12 +163,12 @@ func TestAuditQueryScopesFiltersAndPages(t *testing.T) {
 		}
 	}
 	page, next, err := s.Audit.Query(ctx, store.AuditQuery{Orgs: []string{"a"}, Limit: 2})
-	if err != nil || len(page) != 2 || next == 0 {
-		t.Fatalf("page 1: %v next=%d err=%v", page, next, err)
+	if err != nil || len(page) != 2 || next.IsZero() {
+		t.Fatalf("page 1: %v next=%v err=%v", page, next, err)
 	}
 	rest, next2, err := s.Audit.Query(ctx, store.AuditQuery{Orgs: []string{"a"}, Limit: 2, After: next})
-	if err != nil || len(rest) != 1 || next2 != 0 {
-		t.Fatalf("page 2: %v next=%d err=%v", rest, next2, err)
+	if err != nil || len(rest) != 1 || !next2.IsZero() {
+		t.Fatalf("page 2: %v next=%v err=%v", rest, next2, err)
 	}
 	for _, e := range append(page, rest...) {
 		if e.Org != "a" {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -166,6 +167,18 @@ func summarize(snap *state.Snapshot, m *api.Model) api.ModelSummary {
 	units, _ := snap.ListUnits(m.UUID)
 	machines, _ := snap.ListMachines(m.UUID)
 	sum.ApplicationCount, sum.UnitCount, sum.MachineCount = len(apps), len(units), len(machines)
+	// One entry an application, in name order, for the hub's compliance
+	// views: an application event (deploy, refresh) or a unit event
+	// (scale) summarizes the model again (summaryKinds).
+	perApp := map[string]int{}
+	for _, u := range units {
+		perApp[u.Application]++
+	}
+	for _, a := range apps {
+		sum.Charms = append(sum.Charms, api.CharmInUse{Application: a.Name, Charm: a.CharmName, Revision: a.CharmRevision,
+			SHA256: a.CharmSHA256, Units: perApp[a.Name]})
+	}
+	slices.SortFunc(sum.Charms, func(a, b api.CharmInUse) int { return strings.Compare(a.Application, b.Application) })
 	worst := ""
 	for _, u := range units {
 		st := u.WorkloadStatus.Status
