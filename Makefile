@@ -70,7 +70,7 @@ soak: deps build
 	DROVER_SOAK=1 $(GO) test -count=1 -timeout 60m -run 'Linearizab|Kill9' -v ./tests/... ./spoke/...
 
 ## bench: benchmarks that print figures (see bench/README.md).
-bench: deps build
+bench: deps build web
 	$(GO) build -o bench/bin/droverd ./cmd/droverd
 	cd bench && $(GO) build -o bin/etcd go.etcd.io/etcd/server/v3
 	cd bench && $(GO) run ./cmd/commitbench -targets drover,etcd -levels 1,64,256 -duration 5s
@@ -78,6 +78,7 @@ bench: deps build
 	cd bench && $(GO) run ./cmd/hubbench
 	cd bench && $(GO) run ./cmd/migbench -n 100 -reps 3
 	cd bench && $(GO) run ./cmd/migbench -n 1000 -reps 1
+	cd bench && $(GO) run ./cmd/webbench -models 1000 -units 1000
 
 ## dev: build the dashboard and run Drover locally on embedded defaults
 ## (see README); it prints the dashboard's URL.

@@ -33,6 +33,7 @@ func TestRemoveController(t *testing.T) {
 		t.Fatalf("add model: %d %s", code, b)
 	}
 	e.indexed(prod.UUID)
+	e.settle() // the model's tuples reach OpenFGA: alice administers it through its organization
 	rita := e.user("rita", "acme")
 	if code, b := e.do("POST", "/v1/grants", e.token(alice, time.Minute, ""),
 		map[string]string{"user": "rita@example.com", "level": "read", "model": prod.UUID}); code != http.StatusNoContent {
