@@ -8,7 +8,7 @@ PKGS     := ./...
 TESTTIME ?= 20m
 export GOFLAGS := -buildvcs=false
 
-.PHONY: all build deps test test-short vet fmt-check bench soak dev clean web web-deps web-check web-test
+.PHONY: dashboard-shots all build deps test test-short vet fmt-check bench soak dev clean web web-deps web-check web-test
 
 all: build
 

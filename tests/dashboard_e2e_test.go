@@ -52,6 +52,7 @@ func TestDashboardEndToEnd(t *testing.T) {
 	t.Run("live-unit", func(t *testing.T) { checkLiveUnit(t, b.with(t), demo, hub, east) })
 	t.Run("drop", func(t *testing.T) { checkDrop(t, b.with(t), proxy, hub, east) })
 	t.Run("graph", func(t *testing.T) { checkGraph(t, b.with(t), demo, hub, east) })
+	t.Run("unit-and-logs", func(t *testing.T) { checkUnitAndLogs(t, b.with(t), hub, east) })
 	t.Run("config", func(t *testing.T) { checkConfigEdit(t, b.with(t), demo, hub, east) })
 	t.Run("action", func(t *testing.T) { checkAction(t, b.with(t), hub, east) })
 	t.Run("audit", func(t *testing.T) { checkAuditExport(t, b.with(t), hub) })
@@ -118,6 +119,7 @@ func checkLiveUnit(t *testing.T, b *browser, demo *droverCLI, hub, model string)
 	if !jsValue[bool](b, `window.__loaded === true`) {
 		t.Error("the page reloaded")
 	}
+	axe(t, b)
 	b.docShot("model-units")
 }
 
@@ -168,6 +170,25 @@ func checkGraph(t *testing.T, b *browser, demo *droverCLI, hub, model string) {
 	b.docShot("model-graph")
 }
 
+// checkUnitAndLogs: a unit's drawer shows its relation data as its hooks
+// see it, and the debug-log tail shows the model's hooks, filtered.
+func checkUnitAndLogs(t *testing.T, b *browser, hub, model string) {
+	b.open(hub, "/models/"+model+"?tab=units&unit=webapp/0")
+	b.waitJS(15*time.Second, "the unit's relation data", fmt.Sprintf(`(document.querySelector(%q)?.textContent ?? "").includes("kvstore/0")`,
+		byID("relation-info")))
+	axe(t, b)
+	b.docShot("unit-detail")
+	b.open(hub, "/models/"+model+"?tab=logs")
+	b.waitJS(15*time.Second, "the debug log", fmt.Sprintf(`document.querySelectorAll(%q).length > 0`, byID("log-line")))
+	b.set("log-entity", "unit-webapp-0")
+	b.waitJS(10*time.Second, "only webapp/0's lines", fmt.Sprintf(`(() => {
+		const ls = [...document.querySelectorAll(%q)];
+		return ls.length > 0 && ls.every(l => l.textContent.includes("unit-webapp-0"));
+	})()`, byID("log-line")))
+	axe(t, b)
+	b.docShot("debug-log")
+}
+
 // checkConfigEdit: a config change made in the form, through its diff, is
 // what `drover config` reads.
 func checkConfigEdit(t *testing.T, b *browser, demo *droverCLI, hub, model string) {
@@ -178,6 +199,7 @@ func checkConfigEdit(t *testing.T, b *browser, demo *droverCLI, hub, model strin
 	if d := b.text("config-diff"); !strings.Contains(d, "Drover demo") || !strings.Contains(d, "Edited in the dashboard") {
 		t.Errorf("the diff before saving: %q", d)
 	}
+	axe(t, b)
 	b.docShot("operate-config")
 	b.click("save-config")
 	b.waitJS(10*time.Second, "saved", fmt.Sprintf(`!!document.querySelector(%q)`, byID("config-saved")))
@@ -194,6 +216,7 @@ func checkAction(t *testing.T, b *browser, hub, model string) {
 	b.set("action-param-value", "yes")
 	b.click("run-action")
 	b.waitJS(time.Minute, "the action's result", fmt.Sprintf(`document.querySelector(%q)?.dataset.status === "completed"`, byID("action-result")))
+	axe(t, b)
 	b.docShot("operate-action")
 }
 
@@ -250,10 +273,13 @@ func checkCompliance(t *testing.T, b *browser, hub string) {
 	axe(t, b)
 	b.docShot("compliance")
 	b.open(hub, "/access")
-	b.waitJS(10*time.Second, "the access view", fmt.Sprintf(`!!document.querySelector(%q)`, byID("grant-form")))
+	b.waitJS(10*time.Second, "the access view with its grants", fmt.Sprintf(`!!document.querySelector(%q) && !!document.querySelector(%q)`,
+		byID("grant-form"), byID("grants-table")))
+	axe(t, b)
 	b.docShot("access")
 	b.open(hub, "/migrations")
 	b.waitJS(10*time.Second, "the migrations view", fmt.Sprintf(`!!document.querySelector(%q)`, byID("migrations-table")))
+	axe(t, b)
 	b.docShot("migrations")
 }
 

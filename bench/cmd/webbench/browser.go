@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
@@ -67,12 +68,18 @@ func (b *browser) markAfterLoad(ctx context.Context, url, mark string) (time.Dur
 	}
 	wctx, cancel := context.WithTimeout(b.ctx, time.Minute)
 	defer cancel()
-	ms, err := chromedp.Run(wctx, chromedp.Poll[float64](fmt.Sprintf(
-		`(() => { const m = performance.getEntriesByName(%q); return m.length ? m[0].startTime : null })()`, mark)))
-	if err != nil {
-		return 0, fmt.Errorf("%s never set the mark %s: %w", url, mark, err)
+	for {
+		ms, err := chromedp.Run(wctx, chromedp.Poll[float64](fmt.Sprintf(
+			`(() => { const m = performance.getEntriesByName(%q); return m.length ? m[0].startTime : null })()`, mark)))
+		if err == nil {
+			return time.Duration(ms * float64(time.Millisecond)), ctx.Err()
+		}
+		// The page's execution context went away under the poll (the
+		// navigation was still settling): ask the new one.
+		if wctx.Err() != nil || !strings.Contains(err.Error(), "Cannot find context") {
+			return 0, fmt.Errorf("%s never set the mark %s: %w", url, mark, err)
+		}
 	}
-	return time.Duration(ms * float64(time.Millisecond)), ctx.Err()
 }
 
 // eval evaluates a JavaScript expression in the page.
