@@ -12,9 +12,7 @@ import (
 
 	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/authz"
-	"github.com/droverhq/drover/hub"
 	"github.com/droverhq/drover/hub/internal/store"
-	"github.com/droverhq/drover/spoke"
 	"github.com/droverhq/drover/tests/testkit"
 )
 
@@ -162,20 +160,9 @@ func TestCharmInventoryFollowsTheSpoke(t *testing.T) {
 // TestResyncRepairsCharms: charms the index holds wrong, with every count
 // right, are repaired by the indexer's periodic reset as any other drift.
 func TestResyncRepairsCharms(t *testing.T) {
-	e := newServedEnv(t, func(c *hub.Config) { c.IndexResyncEvery = time.Second })
+	e, admin, m := resyncingModel(t)
 	ctx := t.Context()
-	_, stop, admin, _ := runRegisteredNode(t, e, t.TempDir(), func(c *spoke.Config) { c.KeepaliveInterval = 200 * time.Millisecond })
-	defer stop()
-	m, err := admin.AddModel(ctx, api.AddModelRequest{Name: "shop"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var indexed store.Model
-	testkit.EventuallyWithin(t, 30*time.Second, func() (bool, error) {
-		indexed, err = e.st.Models.ByUUID(ctx, m.UUID)
-		c, cerr := e.st.Controllers.ByName(ctx, "east")
-		return err == nil && cerr == nil && c.EventIndex >= admin.Index(), nil
-	}, "the model indexed")
+	indexed := indexedModel(t, e, admin, m.UUID)
 	wrong := []store.Charm{{Application: "ghost", Charm: "ghost", SHA256: "00"}}
 	if _, err := e.st.Models.Summarize(ctx, store.Summary{Model: indexed, Charms: wrong}, time.Now()); err != nil {
 		t.Fatal(err)

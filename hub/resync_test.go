@@ -160,6 +160,35 @@ func runRegisteredNode(t *testing.T, e *env, dataDir string, opts ...func(*spoke
 	return cfg, stop, admin, cred
 }
 
+// resyncingModel is a served hub that asks every controller for a reset
+// every second, the controller east registered with it (its stop is the
+// test's cleanup), and a model shop added on east.
+func resyncingModel(t *testing.T) (*env, *api.Client, *api.Model) {
+	t.Helper()
+	e := newServedEnv(t, func(c *hub.Config) { c.IndexResyncEvery = time.Second })
+	_, stop, admin, _ := runRegisteredNode(t, e, t.TempDir(), func(c *spoke.Config) { c.KeepaliveInterval = 200 * time.Millisecond })
+	t.Cleanup(stop)
+	m, err := admin.AddModel(t.Context(), api.AddModelRequest{Name: "shop"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e, admin, m
+}
+
+// indexedModel waits until the hub's index holds the model as the
+// controller has it at the admin client's last write, and returns it.
+func indexedModel(t *testing.T, e *env, admin *api.Client, uuid string) store.Model {
+	t.Helper()
+	var indexed store.Model
+	testkit.EventuallyWithin(t, 30*time.Second, func() (bool, error) {
+		var err error
+		indexed, err = e.st.Models.ByUUID(t.Context(), uuid)
+		c, cerr := e.st.Controllers.ByName(t.Context(), "east")
+		return err == nil && cerr == nil && c.EventIndex >= admin.Index(), nil
+	}, "the model indexed")
+	return indexed
+}
+
 // TestIndexDriftIsRepaired: whatever the hub's index comes to hold wrong
 // about a controller's models (here written into it behind the indexer's
 // back: a summary, and a model the controller does not have) is repaired
@@ -167,25 +196,14 @@ func runRegisteredNode(t *testing.T, e *env, dataDir string, opts ...func(*spoke
 // Before, the index was only ever corrected by the controller's next
 // event on that model, so an event lost to a bug left it wrong for good.
 func TestIndexDriftIsRepaired(t *testing.T) {
-	e := newServedEnv(t, func(c *hub.Config) { c.IndexResyncEvery = time.Second })
+	e, admin, m := resyncingModel(t)
 	ctx := t.Context()
-	_, stop, admin, _ := runRegisteredNode(t, e, t.TempDir(), func(c *spoke.Config) { c.KeepaliveInterval = 200 * time.Millisecond })
-	defer stop()
-	m, err := admin.AddModel(ctx, api.AddModelRequest{Name: "shop"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	// A model placed through the hub is indexed by the hub as the
 	// controller summarises it: no drift either.
 	if code, out := e.do(http.MethodPost, "/v1/models", e.hubAdmin(), map[string]string{"name": "placed", "region": "east"}); code != http.StatusCreated {
 		t.Fatalf("add-model placed: %d %s", code, out)
 	}
-	var indexed store.Model
-	testkit.EventuallyWithin(t, 30*time.Second, func() (bool, error) {
-		indexed, err = e.st.Models.ByUUID(ctx, m.UUID)
-		c, cerr := e.st.Controllers.ByName(ctx, "east")
-		return err == nil && cerr == nil && c.EventIndex >= admin.Index(), nil
-	}, "the model indexed")
+	indexed := indexedModel(t, e, admin, m.UUID)
 	resyncs := e.metric("drover_hub_index_resyncs_total")
 
 	wrong := indexed
