@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
+
 	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/tests/testkit"
 )
@@ -299,7 +301,7 @@ func checkReader(t *testing.T, demo *droverCLI, s *devStack, model string) {
 		}
 	}
 	body, _ := json.Marshal(map[string]any{"set": map[string]string{"title": "forced"}})
-	if code := r.forceCall("POST", "/v1/models/"+model+"/applications/webapp/config", string(body)); code != 403 {
+	if code := r.forceCall("PATCH", "/v1/models/"+model+"/applications/webapp/config", string(body)); code != 403 {
 		t.Errorf("a reader's forced config change: %d, want 403", code)
 	}
 }
@@ -320,5 +322,38 @@ func checkOtherOrg(t *testing.T, s *devStack, model string) {
 	}
 	if code := o.fetchJSON("/v1/models/"+url.PathEscape(model)+"/status", nil); code != 404 && code != 403 {
 		t.Errorf("GET the model's status as another organization's member: %d", code)
+	}
+}
+
+// TestDashboardOnAController: a standalone controller serves the
+// dashboard at its own address; its administrator signs in with the
+// controller's credential in the app's form, and the models view and a
+// model's live page follow the controller (issue 29: "served at / by the
+// hub and by a standalone spoke").
+func TestDashboardOnAController(t *testing.T) {
+	b := newBrowser(t)
+	c := startProcClusterWith(t, 1, nil)
+	cl := c.client(0)
+	m, err := cl.AddModel(t.Context(), api.AddModelRequest{Name: "standalone"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := "https://" + c.nodes[0].listen
+	b.open(base, "/models")
+	b.waitJS(15*time.Second, "the login form", fmt.Sprintf(`!!document.querySelector(%q)`, byID("login-form")))
+	b.run("sign in", chromedp.SendKeys(chromedp.CSS("#login-user"), c.cred.User),
+		chromedp.SendKeys(chromedp.CSS("#login-password"), c.cred.Password), chromedp.Click(chromedp.CSS(byID("login-submit"))))
+	b.waitJS(15*time.Second, "the controller's models", fmt.Sprintf(`[...document.querySelectorAll(%q)].some(r => r.dataset.key === %q)`,
+		byID("model-row"), m.UUID))
+	axe(t, b)
+	b.open(base, "/models/"+m.UUID+"?tab=apps")
+	b.waitJS(15*time.Second, "the model's stream is live", fmt.Sprintf(`document.querySelector(%q)?.textContent === "live"`, byID("conn-state")))
+	// A change with the cookie from the page works.
+	if code := b.forceCall("PATCH", "/v1/models/"+m.UUID+"/config", `{"set":{"logging-config":"<root>=DEBUG"}}`); code/100 != 2 {
+		t.Errorf("a config change from the controller's own page: %d", code)
+	}
+	cfg, err := cl.Model(m.UUID).Config(t.Context())
+	if err != nil || cfg["logging-config"] != "<root>=DEBUG" {
+		t.Errorf("the model's config after the page's change: %v %v", cfg, err)
 	}
 }
