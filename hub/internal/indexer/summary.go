@@ -20,8 +20,11 @@ func (fs *following) health(h map[string]any) map[string]any {
 		h = map[string]any{}
 	}
 	if fs.summary != nil {
-		h[healthVersion] = fs.summary.Version
-		h[healthNodes] = fs.summary.Nodes
+		nodes := fs.summary.Nodes
+		if nodes == nil {
+			nodes = []api.NodeInfo{} // the dashboard reads an array
+		}
+		h[healthVersion], h[healthNodes] = fs.summary.Version, nodes
 	}
 	return h
 }
