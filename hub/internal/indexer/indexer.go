@@ -425,24 +425,6 @@ func (ix *Indexer) apply(ctx context.Context, c *store.Controller, f *api.EventF
 	return st.Controllers.SetHealth(ctx, c.UUID, StatusConnected, health, f.Index, f.Mark, now)
 }
 
-// followAddresses records the controller's addresses when the frame
-// names others.
-func (ix *Indexer) followAddresses(ctx context.Context, c *store.Controller, f *api.EventFrame) error {
-	if len(f.APIAddresses) == 0 || slices.Equal(f.APIAddresses, c.APIAddresses) {
-		return nil
-	}
-	changed, err := ix.store.Controllers.SetAddresses(ctx, c.UUID, f.APIAddresses)
-	if err != nil {
-		return err
-	}
-	if changed {
-		ix.cfg.Logger.Info("indexer: controller's addresses changed", "controller", c.Name,
-			"was", c.APIAddresses, "now", f.APIAddresses)
-	}
-	c.APIAddresses = slices.Clone(f.APIAddresses)
-	return nil
-}
-
 // remove drops from the index the models the frame says the controller
 // removed (those the index holds on it).
 func (ix *Indexer) remove(ctx context.Context, c *store.Controller, f *api.EventFrame, fs *following) error {

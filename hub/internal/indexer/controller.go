@@ -1,9 +1,15 @@
+// What the index keeps of a controller itself, beside its models: its
+// nodes' addresses and its summary (version and nodes).
+
 package indexer
 
 import (
+	"context"
 	"encoding/json"
+	"slices"
 
 	"github.com/droverhq/drover/api"
+	"github.com/droverhq/drover/hub/internal/store"
 )
 
 // The keys of a controller's health map that hold its summary
@@ -44,4 +50,22 @@ func summaryOf(h map[string]any) *api.ControllerSummary {
 		}
 	}
 	return sum
+}
+
+// followAddresses records the controller's addresses when the frame
+// names others.
+func (ix *Indexer) followAddresses(ctx context.Context, c *store.Controller, f *api.EventFrame) error {
+	if len(f.APIAddresses) == 0 || slices.Equal(f.APIAddresses, c.APIAddresses) {
+		return nil
+	}
+	changed, err := ix.store.Controllers.SetAddresses(ctx, c.UUID, f.APIAddresses)
+	if err != nil {
+		return err
+	}
+	if changed {
+		ix.cfg.Logger.Info("indexer: controller's addresses changed", "controller", c.Name,
+			"was", c.APIAddresses, "now", f.APIAddresses)
+	}
+	c.APIAddresses = slices.Clone(f.APIAddresses)
+	return nil
 }
