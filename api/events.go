@@ -20,6 +20,16 @@ import "time"
 // controller (enable-ha), also carry APIAddresses, every node's address:
 // the hub keeps them, so it reaches an HA controller through any node that
 // is up, not only the one it was registered with.
+//
+// Controller, the controller's version and its nodes (as GET /v1/controller
+// answers them, seen from the node that streams), is in every reset frame,
+// and in a "models" frame (with or without models) whenever it differs from
+// the last one the stream sent: a node joined or left, leadership moved, a
+// node became unreachable or reachable again. Only those changes count: a
+// node's applied index and lag change with every write, and the values sent
+// are those measured when the summary last changed. The stream checks every
+// few seconds (leadership and reachability change no state the stream
+// follows), so the hub learns of a change within that much.
 const (
 	EventFrameReset     = "reset"
 	EventFrameModels    = "models"
@@ -40,6 +50,36 @@ type EventFrame struct {
 	// ("": unknown; controllers that predate the field never send it). A
 	// consumer resumes with since=Index and mark=Mark.
 	Mark string `json:"mark,omitempty"`
+	// Controller, when set, is the controller's version and nodes
+	// (controllers that predate the field never send it).
+	Controller *ControllerSummary `json:"controller,omitempty"`
+}
+
+// ControllerSummary is a controller as the hub's index keeps it: its
+// version and its nodes' roles and health.
+type ControllerSummary struct {
+	Version string     `json:"version"`
+	Nodes   []NodeInfo `json:"nodes"`
+}
+
+// SameHealth says whether a and b name the same version, nodes, addresses,
+// roles and reachability, whatever the nodes' applied indexes and lags (they
+// move with every write). Nodes are compared in order.
+func (a *ControllerSummary) SameHealth(b *ControllerSummary) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	if a.Version != b.Version || len(a.Nodes) != len(b.Nodes) {
+		return false
+	}
+	for i, n := range a.Nodes {
+		m := b.Nodes[i]
+		n.AppliedIndex, n.Lag, m.AppliedIndex, m.Lag = 0, 0, 0, 0
+		if n != m {
+			return false
+		}
+	}
+	return true
 }
 
 // ModelSummary is a model as the hub's index keeps it.

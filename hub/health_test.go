@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/droverhq/drover/internal/version"
 	"github.com/droverhq/drover/tests/testkit"
 )
 
@@ -12,7 +13,9 @@ import (
 // shows (drover controllers) follows the controller: connected while the
 // hub's event subscription runs, disconnected with the reason once the
 // controller stops, and connected again as soon as the hub is subscribed
-// anew, not at the controller's next frame.
+// anew, not at the controller's next frame. The health keeps the
+// controller's version and nodes as the controller last reported them,
+// connected or not.
 func TestControllerHealthFollowsTheController(t *testing.T) {
 	e := newServedEnv(t)
 	tok := e.hubAdmin()
@@ -30,6 +33,7 @@ func TestControllerHealthFollowsTheController(t *testing.T) {
 	}
 
 	var lastSeen *time.Time
+	var lastHealth map[string]any
 	health := func() (status, reason string) {
 		var out struct {
 			Controllers []struct {
@@ -43,7 +47,7 @@ func TestControllerHealthFollowsTheController(t *testing.T) {
 		for _, c := range out.Controllers {
 			if c.Name == "east" {
 				r, _ := c.Health["error"].(string)
-				lastSeen = c.LastSeen
+				lastSeen, lastHealth = c.LastSeen, c.Health
 				return c.Status, r
 			}
 		}
@@ -61,11 +65,29 @@ func TestControllerHealthFollowsTheController(t *testing.T) {
 		t.Fatalf("connected, last seen %v", lastSeen)
 	}
 	seen := *lastSeen
+	// Its version and its one node, leading, from the index alone.
+	testkit.EventuallyWithin(t, 30*time.Second, func() (bool, error) {
+		health()
+		return lastHealth["version"] != nil, nil
+	}, "the controller's version in its health")
+	wantSummary := func(when string) {
+		t.Helper()
+		nodes, _ := lastHealth["nodes"].([]any)
+		if v := lastHealth["version"]; v != version.Version || len(nodes) != 1 {
+			t.Fatalf("%s: health %v, want version %s and one node", when, lastHealth, version.Version)
+		}
+		n, _ := nodes[0].(map[string]any)
+		if n["api-address"] != cfg.Listen || n["leader"] != true || n["voter"] != true || n["id"] == "" {
+			t.Errorf("%s: node %v, want the voting leader at %s", when, n, cfg.Listen)
+		}
+	}
+	wantSummary("connected")
 	stop()
 	waitFor("disconnected", 30*time.Second)
 	if _, reason := health(); reason == "" {
 		t.Errorf("disconnected without a reason")
 	}
+	wantSummary("disconnected")
 	// When it was last heard from stays: it is what an operator asks.
 	if lastSeen == nil || lastSeen.Before(seen) {
 		t.Errorf("disconnected, last seen %v; it was seen at %v", lastSeen, seen)

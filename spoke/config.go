@@ -60,6 +60,10 @@ type Config struct {
 	// KeepaliveInterval is how long a watch or event stream may stay
 	// silent before it sends a keepalive frame (default 30 s).
 	KeepaliveInterval time.Duration
+	// HealthInterval is how often the hub's event stream checks the
+	// controller's nodes (leader, reachability) for a change to report
+	// (default 5 s).
+	HealthInterval time.Duration
 	// ReadWait bounds how long a read that names a raft index this node
 	// has not applied waits for it before the node relays the read to the
 	// leader (default 2 s; ADR 0028).

@@ -126,7 +126,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.api, err = apiserver.New(apiserver.Config{Backend: s, Logger: s.logger, Now: cfg.Now, MaxCharmSize: cfg.MaxCharmSize, MaxExportSize: cfg.MaxExportSize, Hub: hub,
 		SessionKey:       sessionKey,
 		MetricsElsewhere: cfg.MetricsListen != "",
-		LogDir:           filepath.Join(cfg.DataDir, "logs"), KeepaliveInterval: cfg.KeepaliveInterval, ReadWait: cfg.ReadWait, Collectors: s.joinAudit.collectors()})
+		LogDir:           filepath.Join(cfg.DataDir, "logs"), KeepaliveInterval: cfg.KeepaliveInterval, HealthInterval: cfg.HealthInterval, ReadWait: cfg.ReadWait, Collectors: s.joinAudit.collectors()})
 	if err != nil {
 		ln.Close()
 		s.node.Shutdown()

@@ -242,6 +242,9 @@ func (ix *Indexer) followOnce(ctx context.Context, id string, fs *following) err
 		if err != nil {
 			return nil // unregistered
 		}
+		if !fs.summarySeeded {
+			fs.summary, fs.summarySeeded = summaryOf(c.Health), true
+		}
 		err = ix.subscribe(ctx, c, fs)
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -249,7 +252,7 @@ func (ix *Indexer) followOnce(ctx context.Context, id string, fs *following) err
 		if errors.Is(err, errResync) {
 			continue
 		}
-		health := map[string]any{"error": err.Error()}
+		health := fs.health(map[string]any{"error": err.Error()})
 		// Not heard from now: when it last was stays as recorded.
 		if herr := ix.store.Controllers.SetHealth(context.WithoutCancel(ctx), id, StatusDisconnected, health, 0, "", time.Time{}); herr != nil {
 			ix.cfg.Logger.Warn("indexer: record health", "controller", c.Name, "err", herr)
@@ -273,6 +276,13 @@ type following struct {
 	// nil for no bound. slowedSaid is when the hub last logged waiting.
 	writes     *rate.Limiter
 	slowedSaid time.Time
+	// summary is the controller's version and nodes as it last sent
+	// them (nil: it never did), recorded with every health observation:
+	// the controller sends it only when it changes. It starts as the
+	// one recorded (summarySeeded), which a hub that starts following
+	// keeps until the controller says otherwise.
+	summary       *api.ControllerSummary
+	summarySeeded bool
 }
 
 // maxUnadoptedTracked bounds following.unadopted: the hub's memory is not
@@ -312,7 +322,7 @@ func (ix *Indexer) subscribe(ctx context.Context, c store.Controller, fs *follow
 	defer stop()
 	// Subscribed is connected, before the first frame: a controller with
 	// nothing to report sends its first keepalive only after 30 s.
-	if err := ix.store.Controllers.SetHealth(ctx, c.UUID, StatusConnected, nil, c.EventIndex, c.EventMark, ix.cfg.Now()); err != nil {
+	if err := ix.store.Controllers.SetHealth(ctx, c.UUID, StatusConnected, fs.health(nil), c.EventIndex, c.EventMark, ix.cfg.Now()); err != nil {
 		return err
 	}
 	ix.cfg.Logger.Info("indexer: following controller", "controller", c.Name, "since", c.EventIndex)
@@ -344,6 +354,11 @@ func (ix *Indexer) apply(ctx context.Context, c *store.Controller, f *api.EventF
 	now := ix.cfg.Now()
 	if err := ix.followAddresses(ctx, c, f); err != nil {
 		return err
+	}
+	// A reset says all the controller reports: one that sends no
+	// summary (older than the field) has none.
+	if f.Controller != nil || f.Type == api.EventFrameReset {
+		fs.summary = f.Controller
 	}
 	var same map[string]bool
 	if f.Type == api.EventFrameReset {
@@ -403,29 +418,11 @@ func (ix *Indexer) apply(ctx context.Context, c *store.Controller, f *api.EventF
 	if f.Index >= c.EventIndex {
 		c.EventIndex, c.EventMark = f.Index, f.Mark
 	}
-	health := map[string]any{}
+	health := fs.health(nil)
 	if n := len(fs.unadopted); n > 0 {
 		health["models-not-indexed"], health["model-limit"] = n, ix.cfg.MaxModels
 	}
 	return st.Controllers.SetHealth(ctx, c.UUID, StatusConnected, health, f.Index, f.Mark, now)
-}
-
-// followAddresses records the controller's addresses when the frame
-// names others.
-func (ix *Indexer) followAddresses(ctx context.Context, c *store.Controller, f *api.EventFrame) error {
-	if len(f.APIAddresses) == 0 || slices.Equal(f.APIAddresses, c.APIAddresses) {
-		return nil
-	}
-	changed, err := ix.store.Controllers.SetAddresses(ctx, c.UUID, f.APIAddresses)
-	if err != nil {
-		return err
-	}
-	if changed {
-		ix.cfg.Logger.Info("indexer: controller's addresses changed", "controller", c.Name,
-			"was", c.APIAddresses, "now", f.APIAddresses)
-	}
-	c.APIAddresses = slices.Clone(f.APIAddresses)
-	return nil
 }
 
 // remove drops from the index the models the frame says the controller

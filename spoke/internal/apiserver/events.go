@@ -54,6 +54,22 @@ func (s *eventEndpoint) streamSummaries(ctx context.Context, conn *websocket.Con
 		conn.SetWriteDeadline(time.Now().Add(writeTimeout))
 		return conn.WriteJSON(f)
 	}
+	// sent is the controller summary the stream last sent (nil: none).
+	var sent *api.ControllerSummary
+	// changed is the controller's summary when it differs from the one
+	// sent (nil otherwise, and when it cannot be told, which the next
+	// check tries again).
+	changed := func() *api.ControllerSummary {
+		sum, err := s.controllerSummary(ctx)
+		if err != nil {
+			s.log.Debug("event stream: controller summary", "err", err)
+			return nil
+		}
+		if sum.SameHealth(sent) {
+			return nil
+		}
+		return sum
+	}
 	reset := func() (uint64, error) {
 		snap := s.b.Store().Snapshot()
 		idx, err := snap.LatestIndex()
@@ -68,7 +84,10 @@ func (s *eventEndpoint) streamSummaries(ctx context.Context, conn *websocket.Con
 		if err != nil {
 			return 0, err
 		}
-		f := &api.EventFrame{Type: api.EventFrameReset, Index: idx, Models: []api.ModelSummary{}, APIAddresses: addrs, Mark: s.mark(idx)}
+		sent = nil // a reset replaces all the consumer knew
+		f := &api.EventFrame{Type: api.EventFrameReset, Index: idx, Models: []api.ModelSummary{}, APIAddresses: addrs, Mark: s.mark(idx),
+			Controller: changed()}
+		sent = f.Controller
 		for _, m := range models {
 			if !m.Importing() && !state.MigratedAway(m) {
 				f.Models = append(f.Models, summarize(snap, m))
@@ -80,6 +99,17 @@ func (s *eventEndpoint) streamSummaries(ctx context.Context, conn *websocket.Con
 		reset: reset,
 		keepalive: func(idx uint64) error {
 			return send(&api.EventFrame{Type: api.EventFrameKeepalive, Index: idx, Mark: s.mark(idx)})
+		},
+		// Leadership and reachability change no state the stream
+		// follows: they are looked for every healthInterval.
+		pollEvery: s.healthInterval(),
+		poll: func(idx uint64) (bool, error) {
+			sum := changed()
+			if sum == nil {
+				return false, nil
+			}
+			sent = sum
+			return true, send(&api.EventFrame{Type: api.EventFrameModels, Index: idx, Mark: s.mark(idx), Controller: sum})
 		},
 		events: func(idx uint64, evs []stream.Event) (bool, error) {
 			var touched []string
@@ -108,6 +138,9 @@ func (s *eventEndpoint) streamSummaries(ctx context.Context, conn *websocket.Con
 					return false, err
 				}
 				f.APIAddresses = addrs
+				if f.Controller = changed(); f.Controller != nil {
+					sent = f.Controller
+				}
 			}
 			for _, id := range touched {
 				m, err := snap.ModelByUUID(id)
@@ -135,6 +168,16 @@ func (s *eventEndpoint) streamSummaries(ctx context.Context, conn *websocket.Con
 			return true, send(f)
 		},
 	})
+}
+
+// controllerSummary is the controller's version and nodes as GET
+// /v1/controller answers them.
+func (s *eventEndpoint) controllerSummary(ctx context.Context) (*api.ControllerSummary, error) {
+	info, err := s.b.ControllerProgress(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &api.ControllerSummary{Version: info.Version, Nodes: info.Nodes}, nil
 }
 
 // nodeAddresses lists the API address of every node of the controller

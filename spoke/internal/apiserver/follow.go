@@ -22,6 +22,11 @@ type follower struct {
 	// whether it sent a frame.
 	events    func(index uint64, evs []stream.Event) (sent bool, err error)
 	keepalive func(index uint64) error
+	// poll, when set, runs at once and then every pollEvery between
+	// events: it reports what no event announces, and says whether it
+	// sent a frame.
+	poll      func(index uint64) (sent bool, err error)
+	pollEvery time.Duration
 }
 
 // follow runs f from since. A keepalive goes out whenever the stream has
@@ -45,6 +50,7 @@ func (s *base) follow(ctx context.Context, since uint64, f follower) error {
 			return err
 		}
 	}
+	pollDue := time.Now()
 	for {
 		sub, err := s.b.Events().Subscribe(ctx, stream.SubscribeRequest{ModelUUID: f.model, Since: since})
 		if err != nil {
@@ -52,7 +58,11 @@ func (s *base) follow(ctx context.Context, since uint64, f follower) error {
 		}
 		due := time.Now().Add(s.keepaliveInterval())
 		for {
-			nctx, ncancel := context.WithDeadline(ctx, due)
+			wake := due
+			if f.poll != nil && pollDue.Before(wake) {
+				wake = pollDue
+			}
+			nctx, ncancel := context.WithDeadline(ctx, wake)
 			evs, err := sub.Next(nctx)
 			ncancel()
 			if ctx.Err() != nil {
@@ -79,6 +89,16 @@ func (s *base) follow(ctx context.Context, since uint64, f follower) error {
 					due = time.Now().Add(s.keepaliveInterval())
 				}
 			}
+			if f.poll != nil && !time.Now().Before(pollDue) {
+				sent, err := f.poll(since)
+				if err != nil {
+					return err
+				}
+				if sent {
+					due = time.Now().Add(s.keepaliveInterval())
+				}
+				pollDue = time.Now().Add(f.pollEvery)
+			}
 			if !time.Now().Before(due) {
 				if err := f.keepalive(since); err != nil {
 					return err
@@ -90,6 +110,17 @@ func (s *base) follow(ctx context.Context, since uint64, f follower) error {
 			return err
 		}
 	}
+}
+
+// HealthInterval is how often the hub's event stream checks the
+// controller's nodes for a change (Config.HealthInterval overrides it).
+const HealthInterval = 5 * time.Second
+
+func (s *base) healthInterval() time.Duration {
+	if s.cfg.HealthInterval > 0 {
+		return s.cfg.HealthInterval
+	}
+	return HealthInterval
 }
 
 func (s *base) keepaliveInterval() time.Duration {

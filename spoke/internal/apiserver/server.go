@@ -113,6 +113,10 @@ type Config struct {
 	// KeepaliveInterval is how long a stream may stay silent before it
 	// sends a keepalive (default: the package's KeepaliveInterval).
 	KeepaliveInterval time.Duration
+	// HealthInterval is how often the hub's event stream checks the
+	// controller's nodes for a change no event announces (leadership,
+	// reachability; default the package's HealthInterval).
+	HealthInterval time.Duration
 	// Collectors are the backend's own metrics, served with the API's.
 	Collectors []prometheus.Collector
 	// CatchUpWait bounds how long a stream resumed from an index this node
