@@ -156,11 +156,20 @@ func TestMigrationFaultMatrix(t *testing.T) {
 		t.Run("abort in "+string(phase), func(t *testing.T) {
 			before := shape(on)
 			var m api.Migration
+			// The driver may reach the fault point before the POST's
+			// answer is read here: the hook waits for the migration's id.
+			posted := make(chan struct{})
 			plan.set("before-call:"+string(phase), func() error {
+				select {
+				case <-posted:
+				case <-ctx.Done():
+					return ctx.Err()
+				}
 				e.want(t, "abort", http.StatusOK, tok, http.MethodPost, "/v1/migrations/"+m.ID+"/abort", nil)
 				return nil
 			})
 			m = migrate()
+			close(posted)
 			if got := wait(m.ID); got != migration.Aborted || !plan.wasHit() {
 				t.Fatalf("a migration aborted in %s ended %s (fault point hit: %v)", phase, got, plan.wasHit())
 			}
