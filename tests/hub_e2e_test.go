@@ -534,7 +534,7 @@ func checkAudit(t *testing.T, demo *droverCLI, s *devStack, eastUUID, westUUID s
 	}
 	// Paging: --limit bounds the entries, and the command says how to read on.
 	first, more, code := demo.run("audit", "--limit", "1", "--format", "json")
-	cursor := regexp.MustCompile(`--after (\d+)`).FindStringSubmatch(more)
+	cursor := regexp.MustCompile(`--after (\S+)`).FindStringSubmatch(more)
 	var page1, page2 []struct{ ID int64 }
 	if code != 0 || json.Unmarshal([]byte(first), &page1) != nil || len(page1) != 1 || cursor == nil {
 		t.Fatalf("audit --limit 1: exit %d, %s / %s", code, first, more)

@@ -39,6 +39,7 @@ always has it). RESULT is ok, denied, error, or pending: a change the hub
 recorded before making it, and could not record the end of.`,
 		Example: `  drover audit --model prod --since 2026-01-01 --format csv
   drover audit --operation login --since 24h
+  drover audit --org acme --result denied --text grant
   drover audit --user bob@example.com --since 2026-11-01T09:00:00Z --until 2026-11-08 --limit 0`,
 		Args: modelcmd.ExactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -71,6 +72,9 @@ recorded before making it, and could not record the end of.`,
 	cmd.Flags().StringVar(&f.since, "since", "", "only entries at or after this time: RFC 3339, a date (UTC midnight) or how long ago (30m, 24h, 7d)")
 	cmd.Flags().StringVar(&f.until, "until", "", "only entries before this time (as --since)")
 	cmd.Flags().StringVar(&f.operation, "operation", "", "only this operation, as the OPERATION column shows it, or its first word for a family (login: every kind of login; remove: every removal; model: the hub's model adopted and forgotten)")
+	cmd.Flags().StringVar(&f.org, "org", "", "only entries of this organization")
+	cmd.Flags().StringVar(&f.result, "result", "", "only entries with this result: ok, denied, error or pending")
+	cmd.Flags().StringVar(&f.text, "text", "", "only entries whose actor, operation, path, model or controller name, or details contain this text (any case)")
 	cmd.Flags().StringVar(&f.after, "after", "", "read on from this cursor (the one a previous run printed)")
 	cmd.Flags().IntVar(&limit, "limit", 100, "at most this many entries (0: all)")
 	cmd.Flags().StringVar(&format, "format", "tabular", "tabular, json or csv")
@@ -81,6 +85,7 @@ recorded before making it, and could not record the end of.`,
 // auditFilter are audit's flags that choose the entries.
 type auditFilter struct {
 	user, model, forController, since, until, operation, after string
+	org, result, text                                          string
 }
 
 // query is the filter as GET /v1/audit takes it, times in RFC 3339.
@@ -101,7 +106,7 @@ func (f *auditFilter) query(now time.Time) (url.Values, error) {
 	}
 	q := url.Values{}
 	for k, v := range map[string]string{"user": f.user, "model": f.model, "controller": f.forController, "since": since, "until": until,
-		"operation": f.operation, "after": f.after} {
+		"operation": f.operation, "after": f.after, "org": f.org, "result": f.result, "q": f.text} {
 		if v != "" {
 			q.Set(k, v)
 		}

@@ -1,6 +1,9 @@
 package hubadmin
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 // TestAuditTarget: the TARGET column says what an entry acted on, a
 // grant's controller or organization included, and never a redacted value.
@@ -20,5 +23,26 @@ func TestAuditTarget(t *testing.T) {
 		if got := auditTarget(map[string]any{"details": c.details}); got != c.want {
 			t.Errorf("auditTarget(%v) = %q, want %q", c.details, got, c.want)
 		}
+	}
+}
+
+// TestAuditFilterQuery: every filter flag reaches GET /v1/audit under the
+// parameter the hub reads.
+func TestAuditFilterQuery(t *testing.T) {
+	f := auditFilter{user: "bob@example.com", model: "prod", forController: "east", operation: "grant",
+		after: "1764190000000000_33", org: "acme", result: "denied", text: "ops"}
+	q, err := f.query(time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"user": "bob@example.com", "model": "prod", "controller": "east", "operation": "grant",
+		"after": "1764190000000000_33", "org": "acme", "result": "denied", "q": "ops"}
+	for k, v := range want {
+		if q.Get(k) != v {
+			t.Errorf("%s=%q, want %q (query %s)", k, q.Get(k), v, q.Encode())
+		}
+	}
+	if len(q) != len(want) {
+		t.Errorf("query %s, want exactly %v", q.Encode(), want)
 	}
 }
