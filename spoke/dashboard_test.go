@@ -63,6 +63,19 @@ func TestControllerServesTheDashboard(t *testing.T) {
 			t.Errorf("GET %s: headers %v", p, resp.Header)
 		}
 	}
+	// The app's own calls get no Basic challenge (the browser would hold
+	// them behind its password prompt); other clients do.
+	for _, x := range []struct{ mode, want string }{{"cors", ""}, {"same-origin", ""}, {"navigate", `Basic realm="drover"`}, {"", `Basic realm="drover"`}} {
+		resp, b := c.dashReq(cl, 0, "GET", "/v1/whoami", nil, func(r *http.Request) {
+			if x.mode != "" {
+				r.Header.Set("Sec-Fetch-Mode", x.mode)
+			}
+		})
+		if resp.StatusCode != http.StatusUnauthorized || resp.Header.Get("WWW-Authenticate") != x.want {
+			t.Errorf("GET /v1/whoami with Sec-Fetch-Mode %q and no credential: %s, challenge %q %.80s; want 401, challenge %q",
+				x.mode, resp.Status, resp.Header.Get("WWW-Authenticate"), b, x.want)
+		}
+	}
 	resp, b := c.dashReq(cl, 0, "GET", "/config.json", nil, nil)
 	var sc web.SiteConfig
 	if err := json.Unmarshal([]byte(b), &sc); err != nil || resp.StatusCode != 200 {

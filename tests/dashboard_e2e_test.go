@@ -12,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/chromedp"
-
 	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/tests/testkit"
 )
@@ -341,8 +339,9 @@ func TestDashboardOnAController(t *testing.T) {
 	base := "https://" + c.nodes[0].listen
 	b.open(base, "/models")
 	b.waitJS(15*time.Second, "the login form", fmt.Sprintf(`!!document.querySelector(%q)`, byID("login-form")))
-	b.run("sign in", chromedp.SendKeys(chromedp.CSS("#login-user"), c.cred.User),
-		chromedp.SendKeys(chromedp.CSS("#login-password"), c.cred.Password), chromedp.Click(chromedp.CSS(byID("login-submit"))))
+	b.setCSS("#login-user", c.cred.User)
+	b.setCSS("#login-password", c.cred.Password)
+	b.click("login-submit")
 	b.waitJS(15*time.Second, "the controller's models", fmt.Sprintf(`[...document.querySelectorAll(%q)].some(r => r.dataset.key === %q)`,
 		byID("model-row"), m.UUID))
 	axe(t, b)

@@ -77,7 +77,13 @@ func (b *browser) click(id string) {
 // would (the app listens to input and change events).
 func (b *browser) set(id, value string) {
 	b.t.Helper()
-	b.run("wait for "+id, chromedp.WaitVisible(chromedp.CSS(byID(id))))
+	b.setCSS(byID(id), value)
+}
+
+// setCSS is set for the element a CSS selector names.
+func (b *browser) setCSS(sel, value string) {
+	b.t.Helper()
+	b.run("wait for "+sel, chromedp.WaitVisible(chromedp.CSS(sel)))
 	ok := jsValue[bool](b, fmt.Sprintf(`(() => {
 		const el = document.querySelector(%q);
 		if (!el) return false;
@@ -85,9 +91,9 @@ func (b *browser) set(id, value string) {
 		Object.getOwnPropertyDescriptor(proto, "value").set.call(el, %q);
 		el.dispatchEvent(new Event(el.tagName === "SELECT" ? "change" : "input", {bubbles: true}));
 		return true;
-	})()`, byID(id), value))
+	})()`, sel, value))
 	if !ok {
-		b.t.Fatalf("no %s to set", id)
+		b.t.Fatalf("no %s to set", sel)
 	}
 }
 

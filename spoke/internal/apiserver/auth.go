@@ -48,7 +48,9 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 				s.authenticateSession(w, r, c.Value, next)
 				return
 			}
-			w.Header().Set("WWW-Authenticate", `Basic realm="drover"`)
+			if !fromScript(r) {
+				w.Header().Set("WWW-Authenticate", `Basic realm="drover"`)
+			}
 			reply.WriteError(w, r, api.Errorf(api.CodeUnauthorized, "authentication required: pass the controller's user and password"))
 			return
 		}
@@ -60,6 +62,17 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		ctx := context.WithValue(r.Context(), userKey, caller{Name: u.Name, Access: u.Access})
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
+}
+
+// fromScript reports whether a browser's page script sent r (fetch or
+// XMLHttpRequest: Sec-Fetch-Mode other than navigate). Such a request is
+// refused without a Basic challenge, which would have the browser hold
+// the dashboard's call behind its own password prompt; the dashboard
+// shows its login form instead. Clients that are not browsers send no
+// Sec-Fetch-Mode and get the challenge.
+func fromScript(r *http.Request) bool {
+	m := r.Header.Get("Sec-Fetch-Mode")
+	return m != "" && m != "navigate"
 }
 
 func requireSuperuser(next http.Handler) http.Handler {
