@@ -13,11 +13,18 @@ interface ControllerInfo {
   nodes: { id: string; 'api-address': string; voter: boolean; leader: boolean; unreachable?: boolean; lag: number }[];
 }
 
-function health(c: ControllerRow): string {
+// health says what is wrong with a controller, or "healthy": its error,
+// its unreachable nodes, and any other note the hub keeps (the version
+// and the nodes have columns of their own).
+export function health(c: ControllerRow): string {
   const h = c.health ?? {};
   const parts: string[] = [];
   if (typeof h.error === 'string') parts.push(h.error);
-  for (const k of Object.keys(h).sort()) if (k !== 'error' && k !== 'nodes') parts.push(`${k}: ${JSON.stringify(h[k])}`);
+  const ns = (c.nodes ?? (h.nodes as ControllerRow['nodes'])) ?? [];
+  const down = ns.filter((n) => n.unreachable).length;
+  if (down) parts.push(`${down} of ${ns.length} nodes unreachable`);
+  for (const k of Object.keys(h).sort()) if (k !== 'error' && k !== 'nodes' && k !== 'version') parts.push(`${k}: ${JSON.stringify(h[k])}`);
+  if (!parts.length && c.status !== 'disconnected') return 'healthy';
   return parts.join('; ');
 }
 
