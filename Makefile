@@ -80,6 +80,11 @@ bench: deps build web
 	cd bench && $(GO) run ./cmd/migbench -n 1000 -reps 1
 	cd bench && $(GO) run ./cmd/webbench -models 1000 -units 1000
 
+## dashboard-shots: the screenshots of docs/dashboard.md, taken by the
+## dashboard's browser test.
+dashboard-shots: deps build web
+	DROVER_DASHBOARD_SHOTS=$(CURDIR)/docs/dashboard $(GO) test -count=1 -run TestDashboardEndToEnd ./tests
+
 ## dev: build the dashboard and run Drover locally on embedded defaults
 ## (see README); it prints the dashboard's URL.
 dev: deps web build
