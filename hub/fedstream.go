@@ -341,12 +341,7 @@ func (st *fedStream) deltaForce(ctx context.Context, upto int64, force bool) (bo
 			return false, err
 		}
 	}
-	for id, c := range st.ctrls {
-		if !now[id] {
-			f.Removed = append(f.Removed, api.FederationKey{Kind: "controller", ID: c.name})
-			delete(st.ctrls, id)
-		}
-	}
+	st.dropControllersNotIn(f, now)
 	places, err := st.s.store.Controllers.Places(ctx)
 	if err != nil {
 		return false, err
@@ -419,12 +414,7 @@ func (st *fedStream) permissionsChanged(ctx context.Context) (bool, error) {
 			}
 		}
 	}
-	for id, c := range st.ctrls {
-		if !now[id] {
-			f.Removed = append(f.Removed, api.FederationKey{Kind: "controller", ID: c.name})
-			delete(st.ctrls, id)
-		}
-	}
+	st.dropControllersNotIn(f, now)
 	keys, err := st.s.store.Models.VisibleKeys(ctx, st.vis, nil)
 	if err != nil {
 		return false, err
@@ -467,3 +457,14 @@ func parseUUID(s string) ([16]byte, error) {
 }
 
 func uuidString(id [16]byte) string { return uuid.UUID(id).String() }
+
+// dropControllersNotIn tells f the removal of every controller the stream
+// sent that now does not name, and forgets it.
+func (st *fedStream) dropControllersNotIn(f *api.FederationFrame, now map[string]bool) {
+	for id, c := range st.ctrls {
+		if !now[id] {
+			f.Removed = append(f.Removed, api.FederationKey{Kind: "controller", ID: c.name})
+			delete(st.ctrls, id)
+		}
+	}
+}

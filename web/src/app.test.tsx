@@ -4,29 +4,11 @@ import { App } from './app';
 import { boot } from './session';
 import { navigate, startRouter } from './router';
 import { setScope } from './live';
+import { FakeWS } from './testing/fakews';
 
 // The app in happy-dom against a fake server: fetch answers from a table,
 // and a fake WebSocket the test drives.
 
-class FakeWS {
-  static all: FakeWS[] = [];
-  onmessage: ((e: { data: string }) => void) | null = null;
-  onclose: ((e: unknown) => void) | null = null;
-  onerror: ((e: unknown) => void) | null = null;
-  onopen: ((e: unknown) => void) | null = null;
-  closed = false;
-  constructor(readonly url: string) {
-    FakeWS.all.push(this);
-  }
-  send(f: unknown) {
-    this.onmessage?.({ data: JSON.stringify(f) });
-  }
-  close() {
-    if (this.closed) return;
-    this.closed = true;
-    this.onclose?.({});
-  }
-}
 
 const calls: { method: string; url: string; body?: string; headers: Record<string, string> }[] = [];
 const answers: Record<string, unknown> = {

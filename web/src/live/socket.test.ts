@@ -1,26 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { BACKOFF_MAX, BACKOFF_MIN, LiveSocket, nextBackoff, STALE_AFTER, type ConnState, type Frame } from './socket';
 import { FrameBatcher } from './batch';
+import { FakeWS } from '../testing/fakews';
 
-class FakeWS {
-  static all: FakeWS[] = [];
-  onopen: ((e: unknown) => void) | null = null;
-  onmessage: ((e: { data: string }) => void) | null = null;
-  onclose: ((e: unknown) => void) | null = null;
-  onerror: ((e: unknown) => void) | null = null;
-  closed = false;
-  constructor(readonly url: string) {
-    FakeWS.all.push(this);
-  }
-  send(f: Frame) {
-    this.onmessage?.({ data: JSON.stringify(f) });
-  }
-  close() {
-    if (this.closed) return;
-    this.closed = true;
-    this.onclose?.({});
-  }
-}
 
 function setup() {
   const frames: Frame[] = [];
