@@ -23,10 +23,10 @@ import (
 // row of the index takes a new one from one sequence, and so does every
 // removal. A client resumes with since=<the last Index it applied>; the
 // hub answers with a delta of what changed after it, or with a reset
-// (the whole index the caller may read) when it no longer holds the
-// removals after since, when since is ahead of the index, or when what
-// the caller may read changed (a grant or revoke). Keepalives go out
-// after 30 s of silence, with the current index.
+// (the whole index the caller may read) when the removals after since
+// have been pruned or since is ahead of the index. A grant or revoke
+// sends the rows the caller may now read and removes those it may not.
+// Keepalives go out after 30 s of silence, with the current index.
 const (
 	FederationFrameReset     = "reset"
 	FederationFrameDelta     = "delta"
