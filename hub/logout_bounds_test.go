@@ -6,9 +6,11 @@ import (
 	"net/netip"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/droverhq/drover/hub"
 	"github.com/droverhq/drover/hub/devidp"
+	"github.com/droverhq/drover/tests/testkit"
 )
 
 // TestAnonymousLogoutForgetsNothing: a POST /auth/logout from the hub's
@@ -18,17 +20,27 @@ import (
 func TestAnonymousLogoutForgetsNothing(t *testing.T) {
 	e := newEnv(t)
 	person := e.deviceLogin(devidp.DemoEmail, devidp.DemoPassword)
-	e.whoami(person.AccessToken)
-	if n := e.hub.CachedPrincipals(); n != 1 {
-		t.Fatalf("remembered sessions after a whoami: %d, want 1", n)
-	}
+	e.settle()
 	anon := &browser{t: t, e: e, cookies: map[string]*http.Cookie{}}
-	if resp, body := anon.do(http.MethodPost, "/auth/logout", publicURL, nil); resp.StatusCode != http.StatusUnauthorized {
-		t.Errorf("an anonymous logout: %d %s, want 401", resp.StatusCode, body)
-	}
-	if n := e.hub.CachedPrincipals(); n != 1 {
-		t.Fatalf("remembered sessions after an anonymous logout: %d, want 1 (it flushed them)", n)
-	}
+	// A permission change announced meanwhile (the login's own tuples
+	// reaching OpenFGA) rightly drops every cache: the check is made
+	// again over a span no such change crossed.
+	testkit.EventuallyWithin(t, 30*time.Second, func() (bool, error) {
+		drops, _ := e.hub.AuthzCacheDrops()
+		e.whoami(person.AccessToken)
+		before := e.hub.CachedPrincipals()
+		if resp, body := anon.do(http.MethodPost, "/auth/logout", publicURL, nil); resp.StatusCode != http.StatusUnauthorized {
+			t.Errorf("an anonymous logout: %d %s, want 401", resp.StatusCode, body)
+		}
+		after := e.hub.CachedPrincipals()
+		if d, _ := e.hub.AuthzCacheDrops(); d != drops {
+			return false, nil
+		}
+		if before != 1 || after != 1 {
+			t.Fatalf("remembered sessions after a whoami: %d, after an anonymous logout: %d; want 1 and 1", before, after)
+		}
+		return true, nil
+	}, "a whoami and an anonymous logout with no permission change between")
 	e.whoami(person.AccessToken)
 
 	b, _, _ := webLogin(t, e, "/")

@@ -59,6 +59,7 @@ func TestDashboardEndToEnd(t *testing.T) {
 	t.Run("compliance", func(t *testing.T) { checkCompliance(t, b.with(t), hub) })
 	t.Run("reader", func(t *testing.T) { checkReader(t, demo, s, east) })
 	t.Run("other-org", func(t *testing.T) { checkOtherOrg(t, s, east) })
+	t.Run("migrate", func(t *testing.T) { checkMigrateFromTheDashboard(t, b.with(t), hub, modelUUID(t, cl, "dash-west")) })
 }
 
 // checkModelsView: the models list is the API's, row for row.
@@ -281,6 +282,32 @@ func checkCompliance(t *testing.T, b *browser, hub string) {
 	b.waitJS(10*time.Second, "the migrations view", fmt.Sprintf(`!!document.querySelector(%q)`, byID("migrations-table")))
 	axe(t, b)
 	b.docShot("migrations")
+}
+
+// checkMigrateFromTheDashboard: a migration started from the migrations
+// view (west to east, the model's agent following) shows its phases to
+// DONE, and the API agrees.
+func checkMigrateFromTheDashboard(t *testing.T, b *browser, hub, model string) {
+	b.open(hub, "/migrations")
+	b.waitJS(10*time.Second, "the model among those to migrate", fmt.Sprintf(`[...document.querySelectorAll(%q)].some(o => o.value === %q)`,
+		byID("migrate-model")+" option", model))
+	b.set("migrate-model", model)
+	b.set("migrate-target", "east")
+	b.click("migrate")
+	b.waitJS(3*time.Minute, "the migration's timeline at DONE", fmt.Sprintf(`document.querySelector(%q)?.textContent === "DONE"`,
+		byID("migration-phase-now")))
+	axe(t, b)
+	b.docShot("migration")
+	var list []api.Migration
+	if code := b.fetchJSON("/v1/migrations", &list); code != 200 {
+		t.Fatalf("GET /v1/migrations: %d", code)
+	}
+	for _, m := range list {
+		if m.ModelUUID == model && m.Phase == "DONE" && m.TargetController == "east" {
+			return
+		}
+	}
+	t.Errorf("no DONE migration of %s to east in the API's list: %+v", model, list)
 }
 
 // checkReader: a reader of the model sees it with no edit control, and a

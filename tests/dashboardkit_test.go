@@ -148,6 +148,9 @@ func (b *browser) docShot(name string) {
 	if dir == "" {
 		return
 	}
+	// From the top: a sticky header scrolled along would be drawn
+	// across the middle of a full-page shot.
+	jsValue[bool](b, `(window.scrollTo(0, 0), true)`)
 	png, err := chromedp.Run(b.ctx, chromedp.FullScreenshot(100))
 	if err != nil {
 		b.t.Fatalf("screenshot %s: %v", name, err)
