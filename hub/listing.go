@@ -337,5 +337,8 @@ func appendModelTail(b []byte, m *store.ModelRow) []byte {
 	b = jsonw.Int(append(b, `,"event-index":`...), m.EventIndex)
 	b = jsonw.Time(append(b, `,"created-at":`...), m.CreatedAt)
 	b = jsonw.Time(append(b, `,"updated-at":`...), m.UpdatedAt)
+	if len(m.MigrationPhase) > 0 {
+		b = jsonw.String(append(b, `,"migration-phase":`...), m.MigrationPhase)
+	}
 	return append(b, '}')
 }

@@ -27,7 +27,7 @@ func (b *browser) waitJS(d time.Duration, what, expr string) {
 	b.t.Helper()
 	ctx, cancel := context.WithTimeout(b.ctx, d)
 	defer cancel()
-	if _, err := chromedp.Run(ctx, chromedp.Poll[any](expr, chromedp.WithPollingInterval(50*time.Millisecond))); err != nil {
+	if _, err := chromedp.Run(ctx, chromedp.Poll[any](expr, chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(d))); err != nil {
 		b.t.Fatalf("%s (within %v): %v", what, d, err)
 	}
 }

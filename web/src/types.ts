@@ -66,6 +66,8 @@ export interface ModelRow {
   'unit-count'?: number;
   'machine-count'?: number;
   charms?: CharmInUse[];
+  // The phase of the model's latest migration (absent: never migrated).
+  'migration-phase'?: string;
 }
 
 export interface FederationKey {

@@ -53,6 +53,9 @@ type ModelRow struct {
 	MachineCount                int32
 	EventIndex                  int64
 	CreatedAt, UpdatedAt        time.Time
+	// MigrationPhase is the phase of the model's latest migration (empty
+	// for none).
+	MigrationPhase []byte
 	// Version is the row's version: every write to the row gives it a
 	// new one (migrations/0007_model_versions.sql), so two reads with the
 	// same Version read the same row.
@@ -128,7 +131,7 @@ func (s *Models) modelRows(ctx context.Context, what, query string, args []any, 
 // listCols are the columns ModelRow.decode reads.
 const listCols = `m.uuid, m.name, m.org, m.owner, m.controller_uuid, m.life, m.status,
 		m.application_count, m.unit_count, m.machine_count, m.event_index, m.created_at, m.updated_at,
-		m.owner_name, m.version`
+		m.owner_name, m.version, m.migration_phase`
 
 // listModels is Models.Visible's query. org and name are byte-ordered (the
 // "C" collation, migrations/0004_byte_order.sql), so the order is the same
@@ -171,7 +174,7 @@ var errRow = errors.New("store: malformed model row")
 
 // decode reads the binary columns listCols.
 func (m *ModelRow) decode(v [][]byte) error {
-	if len(v) != 15 {
+	if len(v) != 16 {
 		return fmt.Errorf("%w: %d columns", errRow, len(v))
 	}
 	ok := fixed(v[0], m.UUID[:]) && fixed(v[4], m.ControllerUUID[:])
@@ -179,7 +182,7 @@ func (m *ModelRow) decode(v [][]byte) error {
 	if m.HasOwner {
 		ok = ok && fixed(v[3], m.Owner[:])
 	}
-	m.Name, m.Org, m.Life, m.Status, m.OwnerName = v[1], v[2], v[5], v[6], v[13]
+	m.Name, m.Org, m.Life, m.Status, m.OwnerName, m.MigrationPhase = v[1], v[2], v[5], v[6], v[13], v[15]
 	var i4 [3][4]byte
 	var i8 [4][8]byte
 	ok = ok && fixed(v[7], i4[0][:]) && fixed(v[8], i4[1][:]) && fixed(v[9], i4[2][:]) &&

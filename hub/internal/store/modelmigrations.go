@@ -108,6 +108,9 @@ func (s *ModelMigrations) Start(ctx context.Context, n NewMigration, now time.Ti
 		if m, err = pgx.CollectExactlyOneRow(rows, scanMigration); err != nil {
 			return err
 		}
+		if err := setModelMigrationPhase(ctx, tx, m.ModelUUID, m.Phase); err != nil {
+			return err
+		}
 		return appendMigrationEvent(ctx, tx, m.ID, now, EventPhase, m.Phase, 0, "started by "+n.RequestedBy)
 	})
 	return m, pgErr("start migration", err)
@@ -213,12 +216,23 @@ func (s *ModelMigrations) Advance(ctx context.Context, id string, from, to migra
 		if err := auditPhase(ctx, tx, m, from, now); err != nil {
 			return err
 		}
+		if err := setModelMigrationPhase(ctx, tx, m.ModelUUID, to); err != nil {
+			return err
+		}
 		return appendMigrationEvent(ctx, tx, id, now, EventPhase, to, 0, message)
 	})
 	if errors.Is(err, ErrPhaseMoved) {
 		return Migration{}, err
 	}
 	return m, pgErr("advance migration", err)
+}
+
+// setModelMigrationPhase records phase on the model's index row (gone
+// rows, a model reaped and forgotten, are left alone): the row takes a new
+// version, so the federation stream carries the phase.
+func setModelMigrationPhase(ctx context.Context, tx pgx.Tx, model string, phase migration.Phase) error {
+	_, err := tx.Exec(ctx, `UPDATE models SET migration_phase = $2 WHERE uuid = $1 AND migration_phase <> $2`, model, string(phase))
+	return err
 }
 
 func (s *ModelMigrations) byIDTx(ctx context.Context, tx pgx.Tx, id string) (Migration, error) {

@@ -189,3 +189,44 @@ func TestMigrationEventsAreAppendOnly(t *testing.T) {
 		t.Error("a phase outside the table was stored")
 	}
 }
+
+// TestMigrationPhaseOnTheModelsRow: starting a migration and each phase
+// change write the phase on the model's index row, which takes a new
+// version each time (the federation stream carries the row).
+func TestMigrationPhaseOnTheModelsRow(t *testing.T) {
+	f := newAdoptFixture(t)
+	ctx := t.Context()
+	id := uuid.New()
+	if err := f.s.Models.Insert(ctx, store.Model{UUID: id.String(), Name: "prod", Org: "acme", Owner: f.bob.ID, ControllerUUID: f.ctrl}); err != nil {
+		t.Fatal(err)
+	}
+	row := func() (phase string, version int64) {
+		t.Helper()
+		err := f.s.Models.RowsByUUID(ctx, [][16]byte{id}, func(m *store.ModelRow) error {
+			phase, version = string(m.MigrationPhase), m.Version
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return phase, version
+	}
+	if p, _ := row(); p != "" {
+		t.Fatalf("a model never migrated has migration phase %q", p)
+	}
+	_, v0 := row()
+	m, err := f.s.Migrations.Start(ctx, newMigration(id.String()), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p1, v1 := row()
+	if p1 != string(migration.Precheck) || v1 <= v0 {
+		t.Fatalf("after the start: phase %q version %d (was %d)", p1, v1, v0)
+	}
+	if _, err := f.s.Migrations.Advance(ctx, m.ID, migration.Precheck, migration.Quiesce, "", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if p2, v2 := row(); p2 != string(migration.Quiesce) || v2 <= v1 {
+		t.Fatalf("after QUIESCE: phase %q version %d (was %d)", p2, v2, v1)
+	}
+}

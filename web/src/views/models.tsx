@@ -140,7 +140,7 @@ function ModelList({ rows }: { rows: ModelRow[] }) {
                 { title: 'Region', cell: (m: ModelRow) => [m.cloud, m.region].filter(Boolean).join('/') },
               ]
             : []),
-          { title: 'Status', cell: (m) => <Status value={m['controller-status'] === 'disconnected' ? `${modelStatus(m)} (controller disconnected)` : modelStatus(m)} /> },
+          { title: 'Status', cell: (m) => <Status value={statusText(m)} /> },
           { title: 'Apps', cell: (m) => String(m['application-count'] ?? ''), class: 'num' },
           { title: 'Units', cell: (m) => String(m['unit-count'] ?? ''), class: 'num' },
           { title: 'Machines', cell: (m) => String(m['machine-count'] ?? ''), class: 'num' },
@@ -148,4 +148,14 @@ function ModelList({ rows }: { rows: ModelRow[] }) {
       />
     </section>
   );
+}
+
+// statusText is a model's status as the table shows it: with its
+// controller's loss, and with the phase of a migration under way.
+export function statusText(m: ModelRow): string {
+  let s = modelStatus(m);
+  if (m['controller-status'] === 'disconnected') s += ' (controller disconnected)';
+  const p = m['migration-phase'];
+  if (p && !['DONE', 'ABORTED', 'REAPFAILED'].includes(p)) s += ` (migrating: ${p})`;
+  return s;
 }
