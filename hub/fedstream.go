@@ -131,7 +131,9 @@ func (s *Server) handleFederationWatch(w http.ResponseWriter, r *http.Request) {
 		case errors.Is(err, errSlowConsumer):
 			code, text = websocket.CloseTryAgainLater, "too slow: resume with since"
 			s.fedSlow.Add(1)
-		case err != nil && ctx.Err() == nil:
+		case err != nil && gctx.Err() == nil:
+			// gctx ends first when the client went away (its reader
+			// failed): that is no failure of the stream's.
 			code, text = websocket.CloseInternalServerErr, "resume with since"
 			s.cfg.Logger.Warn("federation stream ended", "user", p.Identity.Name(), "err", err)
 		}
