@@ -294,8 +294,13 @@ func checkMigrateFromTheDashboard(t *testing.T, b *browser, hub, model string) {
 	b.set("migrate-model", model)
 	b.set("migrate-target", "east")
 	b.click("migrate")
-	b.waitJS(3*time.Minute, "the migration's timeline at DONE", fmt.Sprintf(`document.querySelector(%q)?.textContent === "DONE"`,
-		byID("migration-phase-now")))
+	done := fmt.Sprintf(`document.querySelector(%q)?.textContent === "DONE"`, byID("migration-phase-now"))
+	if !b.within(3*time.Minute, done) {
+		var list []api.Migration
+		b.fetchJSON("/v1/migrations", &list)
+		t.Fatalf("the migration's timeline shows %q after 3 minutes, at %s; the API's migrations: %+v",
+			b.text("migration-phase-now"), b.location(), list)
+	}
 	axe(t, b)
 	b.docShot("migration")
 	var list []api.Migration

@@ -25,11 +25,19 @@ func byID(id string) string { return fmt.Sprintf(`[data-testid=%q]`, id) }
 // d has passed, and fails the test then with what.
 func (b *browser) waitJS(d time.Duration, what, expr string) {
 	b.t.Helper()
+	if !b.within(d, expr) {
+		b.t.Fatalf("%s: not within %v", what, d)
+	}
+}
+
+// within polls a JavaScript expression in the page until it is truthy
+// (true) or d has passed (false).
+func (b *browser) within(d time.Duration, expr string) bool {
+	b.t.Helper()
 	ctx, cancel := context.WithTimeout(b.ctx, d)
 	defer cancel()
-	if _, err := chromedp.Run(ctx, chromedp.Poll[any](expr, chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(d))); err != nil {
-		b.t.Fatalf("%s (within %v): %v", what, d, err)
-	}
+	_, err := chromedp.Run(ctx, chromedp.Poll[any](expr, chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(d)))
+	return err == nil
 }
 
 // jsValue evaluates an expression in the page (awaiting it, should it

@@ -3,7 +3,7 @@ import { enc, get, post, qs } from '../api';
 import { federation, fedVersion } from '../live';
 import { navigate, route, setQuery } from '../router';
 import { ErrorBox, Field, Loading, Status, useAsync, VirtualTable } from '../components';
-import type { Migration, MigrationEvent } from '../types';
+import type { ModelRow, Migration, MigrationEvent } from '../types';
 
 // Migrations (GET/POST /v1/migrations, events, abort): a list, a start
 // form, and one migration's phase timeline with its agents' counts. A
@@ -110,11 +110,18 @@ function List() {
   );
 }
 
+// reloadKey names what of a model's row a migration's page reloads on:
+// the row's migration phase changes with every phase of the migration (the
+// hub writes it there), its controller at SUCCESS.
+export function reloadKey(row: ModelRow): string {
+  return `${row.controller}|${row['migration-phase'] ?? ''}|${JSON.stringify(row.status)}|${row.life}`;
+}
+
 function Detail({ id }: { id: string }) {
   fedVersion.value; // re-read when the stream changes the model's row
   const [uuid, setUUID] = useState('');
   const row = uuid ? federation.models.get(uuid) : undefined;
-  const rowKey = row ? `${row.controller}|${JSON.stringify(row.status)}|${row.life}` : '';
+  const rowKey = row ? reloadKey(row) : '';
   const both = useAsync(
     async (s) => {
       const [mig, events] = await Promise.all([get<Migration>(`/v1/migrations/${enc(id)}`, s), get<MigrationEvent[]>(`/v1/migrations/${enc(id)}/events`, s)]);

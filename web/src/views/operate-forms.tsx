@@ -34,17 +34,14 @@ function input(f: { type: string; choices?: string[] | null }, id: string, value
 }
 
 // ConfigForm edits an application's config: a field per option of the
-// charm's schema, then a diff of what changes, then the PATCH.
+// charm's schema, then a diff of what changes, then the PATCH. Render it
+// keyed by the application: another application starts a fresh form.
 export function ConfigForm({ uuid, app }: { uuid: string; app: string }) {
   const cfg = useAsync((s) => get<ApplicationConfig>(`/v1/models/${uuid}/applications/${enc(app)}/config`, s), [uuid, app]);
   const fields = useMemo(() => (cfg.data ? configFields(cfg.data) : []), [cfg.data]);
   const [edited, setEdited] = useState<Record<string, string>>({});
   const [review, setReview] = useState(false);
   const [result, setResult] = useState<{ ok?: string; err?: unknown }>({});
-  useEffect(() => {
-    setEdited({});
-    setReview(false);
-  }, [app, cfg.data]);
   if (cfg.error) return <ErrorBox error={cfg.error} />;
   if (!cfg.data) return <Loading />;
   const p = plan(fields, edited);
@@ -53,6 +50,7 @@ export function ConfigForm({ uuid, app }: { uuid: string; app: string }) {
     try {
       await patch(`/v1/models/${uuid}/applications/${enc(app)}/config`, p.change);
       setResult({ ok: `Saved ${p.rows.length} change${p.rows.length === 1 ? '' : 's'}.` });
+      setEdited({});
       cfg.reload();
     } catch (err) {
       setResult({ err });

@@ -231,7 +231,7 @@ export default function Operate({ uuid, apps, relations, units, tasks }: Props) 
             <>
               <Scale uuid={uuid} app={app} units={units} />
               <div class="card">
-                <ConfigForm uuid={uuid} app={app.name} />
+                <ConfigForm key={app.name} uuid={uuid} app={app.name} />
               </div>
               <div class="card">
                 <ActionForm uuid={uuid} app={app.name} sha256={app.sha256} units={units.filter((u) => u.app === app.name).map((u) => u.name)} tasks={tasks} />
