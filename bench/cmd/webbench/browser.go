@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -30,7 +31,10 @@ func newBrowser(ctx context.Context, profile string) (*browser, error) {
 	if _, err := os.Stat(chromium); err != nil {
 		return nil, fmt.Errorf("webbench needs Debian's Chromium at %s (scripts/deps.sh installs it as root): %w", chromium, err)
 	}
-	actx, acancel := chromedp.NewExecAllocator(ctx, chromedp.ExecPath(chromium), chromedp.Headless, chromedp.NoSandbox,
+	// Chromium's temporary files go beside the profile, which the bench
+	// removes with its state: a run leaves nothing in /tmp.
+	actx, acancel := chromedp.NewExecAllocator(ctx, chromedp.ExecPath(chromium), chromedp.Env("TMPDIR="+filepath.Dir(profile)),
+		chromedp.Headless, chromedp.NoSandbox,
 		chromedp.DisableGPU, chromedp.NoFirstRun, chromedp.Flag("disable-quic", true),
 		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true), chromedp.Flag("ignore-certificate-errors", true),
