@@ -426,21 +426,8 @@ func TestRestartAfterEachFaultPoint(t *testing.T) {
 			t.Run(string(phase)+"/"+point, func(t *testing.T) {
 				e := newEnv(t)
 				m := e.start()
-				crashed := make(chan struct{})
-				var stop func()
-				faults := func(p string) error {
-					if p != point+":"+string(phase) {
-						return nil
-					}
-					select {
-					case <-crashed:
-						return nil
-					default:
-					}
-					close(crashed)
-					return errCrash
-				}
-				stop = e.run(e.driver("d1", faults))
+				faults, crashed := crashOnce(point + ":" + string(phase))
+				stop := e.run(e.driver("d1", faults))
 				<-crashed
 				stop()
 				e.run(e.driver("d2", nil))
@@ -479,19 +466,7 @@ func TestRestartWhileAborting(t *testing.T) {
 			e := newEnv(t)
 			e.f.setFail("target import", -1)
 			m := e.start()
-			crashed := make(chan struct{})
-			faults := func(p string) error {
-				if p != point+":ABORTING" {
-					return nil
-				}
-				select {
-				case <-crashed:
-					return nil
-				default:
-				}
-				close(crashed)
-				return errCrash
-			}
+			faults, crashed := crashOnce(point + ":ABORTING")
 			stop := e.run(e.driver("d1", faults))
 			<-crashed
 			stop()
@@ -570,4 +545,22 @@ func TestBlobsTheTargetCannotTakeAbort(t *testing.T) {
 	if tr := e.f.traces(); tr.importing || tr.activated {
 		t.Fatalf("the target after the abort: %+v", tr)
 	}
+}
+
+// crashOnce is a fault hook that fails the driver with errCrash the first
+// time it reaches at, and closes crashed then.
+func crashOnce(at string) (faults func(string) error, crashed <-chan struct{}) {
+	c := make(chan struct{})
+	return func(p string) error {
+		if p != at {
+			return nil
+		}
+		select {
+		case <-c:
+			return nil
+		default:
+		}
+		close(c)
+		return errCrash
+	}, c
 }
