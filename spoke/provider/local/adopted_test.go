@@ -192,15 +192,7 @@ func TestUntrustedLinksNotFollowed(t *testing.T) {
 	if err := os.WriteFile(victimBoot, []byte("x"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	proc := exec.Command(e.bin, "victim")
-	proc.Dir = victim
-	proc.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := proc.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan struct{})
-	go func() { proc.Wait(); close(exited) }()
-	t.Cleanup(func() { proc.Process.Kill(); <-exited })
+	exited := startProcess(t, victim, &syscall.SysProcAttr{Setpgid: true}, e.bin, "victim")
 	bad := filepath.Join(e.dir("west"), handoverModel, "7")
 	if err := os.Symlink(victim, bad); err != nil {
 		t.Fatal(err)

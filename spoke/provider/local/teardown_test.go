@@ -193,17 +193,8 @@ func TestDestroyMachinesSparesHandedOverModels(t *testing.T) {
 	if err := os.WriteFile(binCopy, data, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	start := func(cwd, bin string, args ...string) chan struct{} {
-		cmd := exec.Command(bin, args...)
-		cmd.Dir = cwd
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		t.Cleanup(func() { cmd.Process.Kill(); <-done })
-		return done
+	start := func(cwd, bin string, args ...string) <-chan struct{} {
+		return startProcess(t, cwd, &syscall.SysProcAttr{Setsid: true}, bin, args...)
 	}
 	var keptUser string
 	if os.Geteuid() == 0 { // machine users exist under a controller running as root
@@ -225,7 +216,7 @@ func TestDestroyMachinesSparesHandedOverModels(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the agent of a model still here survived")
 	}
-	for name, done := range map[string]chan struct{}{"agent": keptAgent, "workload": keptWorkload} {
+	for name, done := range map[string]<-chan struct{}{"agent": keptAgent, "workload": keptWorkload} {
 		select {
 		case <-done:
 			t.Errorf("the handed-over machine's %s was stopped", name)
@@ -243,4 +234,20 @@ func TestDestroyMachinesSparesHandedOverModels(t *testing.T) {
 			t.Errorf("%s of the handed-over machine was removed", f)
 		}
 	}
+}
+
+// startProcess starts bin in dir with attr; the test's end kills it. The
+// channel closes when it has exited.
+func startProcess(t *testing.T, dir string, attr *syscall.SysProcAttr, bin string, args ...string) <-chan struct{} {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
+	cmd.SysProcAttr = attr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	t.Cleanup(func() { cmd.Process.Kill(); <-done })
+	return done
 }
