@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/api"
-	"github.com/droverhq/drover/spoke/internal/state/tables"
 )
 
 var westTarget = &api.TargetController{ControllerUUID: "c2", ControllerName: "west", Addresses: []string{"127.0.0.1:17071"}, CACert: "PEM"}
@@ -134,16 +133,7 @@ func TestReapKeepsATombstone(t *testing.T) {
 	h.must(ReapModelType, reap)
 	h.must(ReapModelType, reap)                                                     // asked again
 	h.must(SetMigrationPhaseType, phase("mig-1", api.MigrationSuccess, westTarget)) // a late replay of SUCCESS
-	txn := h.snap().txn
-	for _, table := range append([]string{tables.Models}, tables.ModelTables...) {
-		index, args := byModel(table, testModel)
-		if table == tables.Models {
-			index = "id"
-		}
-		if obj, err := txn.First(table, index, args...); err != nil || obj != nil {
-			t.Errorf("%s keeps a row of the reaped model: %v %v", table, obj, err)
-		}
-	}
+	noRowsOf(t, h, "reaped model")
 	tomb, err := h.snap().TombstoneByModel(testModel)
 	if err != nil {
 		t.Fatal(err)

@@ -148,16 +148,7 @@ func TestImportActivateAbort(t *testing.T) {
 	other.must(AbortImportType, &AbortImportRequest{ModelUUID: testModel, MigrationID: "mig-3"})
 	_, err = other.apply(ActivateModelType, &ActivateModelRequest{ModelUUID: testModel, MigrationID: "mig-3"})
 	wantCode(t, "activation after abort", err, api.CodeNotFound)
-	txn := other.snap().txn
-	for _, table := range append([]string{tables.Models}, tables.ModelTables...) {
-		index, args := byModel(table, testModel)
-		if table == tables.Models {
-			index = "id"
-		}
-		if obj, err := txn.First(table, index, args...); err != nil || obj != nil {
-			t.Errorf("%s keeps a row of the aborted import: %v %v", table, obj, err)
-		}
-	}
+	noRowsOf(t, other, "aborted import")
 	// The same model may be imported again after an abort.
 	other.must(ImportModelType, &ImportModelRequest{MigrationID: "mig-4", Export: export, Now: t0})
 }
@@ -222,4 +213,21 @@ func (h *harness) exportModel(t *testing.T) []byte {
 		t.Fatal(err)
 	}
 	return export.Bytes()
+}
+
+// noRowsOf fails t for every row of testModel h's store holds, in the
+// models table and every table of a model's entities; what names the
+// model in the failure.
+func noRowsOf(t *testing.T, h *harness, what string) {
+	t.Helper()
+	txn := h.snap().txn
+	for _, table := range append([]string{tables.Models}, tables.ModelTables...) {
+		index, args := byModel(table, testModel)
+		if table == tables.Models {
+			index = "id"
+		}
+		if obj, err := txn.First(table, index, args...); err != nil || obj != nil {
+			t.Errorf("%s keeps a row of the %s: %v %v", table, what, obj, err)
+		}
+	}
 }
